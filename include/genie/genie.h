@@ -1,0 +1,336 @@
+/*
+ * genie: a generic inverted index for batched similarity search.
+ *
+ * The model (seeds/003 section II-A, generalised):
+ *   - an object is a set of 32-bit keywords, numbered 0..n-1 in the index,
+ *     optionally carrying a 64-bit user label and a stored text record;
+ *   - a query is a list of items; an item is a keyword range [lo, hi] with
+ *     an integer weight 1..255;
+ *   - MC(Q, O) = sum over items of weight * |{keywords of O in [lo, hi]}|;
+ *   - a search returns, per query, the top-k objects by MC, count descending,
+ *     ties broken by smaller object id; objects with MC = 0, or below the
+ *     query's minimum count, are never returned; fewer than k results come
+ *     back when fewer objects qualify.
+ * Every backend returns the same ids and counts; the CPU backend is the
+ * reference.
+ *
+ * Conventions: every function returns a genie_status (GENIE_OK = 0, negative
+ * codes otherwise; genie_strerror() names them).  On failure the detailed
+ * message (which file, record, value) is kept per thread and read with
+ * genie_last_error().  Handles are opaque; each has a matching _free or
+ * _close, and passing NULL to it is a no-op.  Unless stated otherwise a
+ * handle may be used by one thread at a time; an opened genie_index is
+ * read-only and may be searched from many threads at once.
+ */
+#ifndef GENIE_GENIE_H
+#define GENIE_GENIE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ errors */
+
+typedef int genie_status;
+
+/* Error codes live in a reserved negative range, as LMDB's do. */
+enum {
+    GENIE_OK = 0,
+    GENIE_EINVAL = -30800,   /* bad argument or malformed input */
+    GENIE_ENOMEM = -30799,   /* host memory exhausted */
+    GENIE_EIO = -30798,      /* read, write, open or rename failed */
+    GENIE_ECORRUPT = -30797, /* index file damaged: checksum, count, offset */
+    GENIE_EFORMAT = -30796,  /* not a genie index, or an unknown version */
+    GENIE_ENOTSUP = -30795,  /* feature not built in (e.g. CUDA) */
+    GENIE_EGPU = -30794,     /* CUDA error or no usable GPU */
+    GENIE_ERANGE = -30793    /* value out of the supported range */
+};
+
+/** @return a static, short description of @p status (never NULL). */
+const char *genie_strerror(genie_status status);
+
+/**
+ * @return the detailed message of the last failed call on this thread, or
+ * "" when none failed.  Valid until the next genie call on this thread.
+ */
+const char *genie_last_error(void);
+
+/** @return the library version, e.g. "0.1.0". */
+const char *genie_version(void);
+
+/* --------------------------------------------------------------- building */
+
+typedef struct genie_builder genie_builder;
+
+/** What the keywords of an index stand for; stored in the index. */
+typedef enum genie_index_type {
+    GENIE_TYPE_KEYWORDS = 0, /* keyword sets given by the user */
+    GENIE_TYPE_TEXT = 1      /* short documents, words through a vocabulary */
+} genie_index_type;
+
+typedef struct genie_build_options {
+    /** Longest (sub)list after splitting (III-B1); 0 = 4096. */
+    uint32_t sublist_length;
+    /** Called now and then with objects added so far; may be NULL. */
+    void (*progress)(void *ctx, uint64_t done);
+    void *progress_ctx;
+} genie_build_options;
+
+/** One object to add.  Keywords need not be sorted; duplicates count once. */
+typedef struct genie_object {
+    const uint32_t *keywords;
+    size_t n_keywords;
+    int has_label; /* non-zero: label is stored; all or no objects have one */
+    uint64_t label;
+    const char *record; /* optional text stored with the object; NULL = none */
+    size_t record_len;
+} genie_object;
+
+/**
+ * Start a new index in memory.
+ * @param[out] out  the builder; free with genie_builder_free().
+ * @param[in]  opt  options, or NULL for the defaults.
+ * @return GENIE_OK, GENIE_EINVAL (bad option), GENIE_ENOMEM.
+ */
+genie_status genie_builder_new(genie_builder **out, const genie_build_options *opt);
+
+/**
+ * Append one object; it gets the next object id (0, 1, ...).
+ * @return GENIE_OK, GENIE_EINVAL (label given for some objects only, record
+ *         given for some objects only, too many objects), GENIE_ENOMEM.
+ */
+genie_status genie_builder_add(genie_builder *b, const genie_object *obj);
+
+/**
+ * Attach a vocabulary: word i stands for keyword i.  Makes a text index.
+ * The words are copied.  Words must be distinct and non-empty.
+ */
+genie_status genie_builder_set_vocabulary(genie_builder *b, const char *const *words,
+                                          const size_t *lengths, size_t n_words);
+
+/**
+ * Write the index to @p path crash-safely: a temporary file in the same
+ * folder, fsync, then rename over @p path.  An existing file at @p path is
+ * replaced only once the new one is complete.  The builder stays usable.
+ * @return GENIE_OK, GENIE_EIO, GENIE_ENOMEM.
+ */
+genie_status genie_builder_write(genie_builder *b, const char *path);
+
+/** Number of objects added so far. */
+uint64_t genie_builder_count(const genie_builder *b);
+
+void genie_builder_free(genie_builder *b);
+
+/* ------------------------------------------------------ short documents */
+
+typedef struct genie_text_builder genie_text_builder;
+
+/**
+ * A text front-end (seeds/003 V-B): documents are lower-cased and split
+ * into words (maximal runs of ASCII letters and digits and of bytes >= 0x80,
+ * so UTF-8 letters stay inside words); each distinct word becomes one
+ * keyword through a vocabulary stored in the index.
+ * @param[in] stop_words  words never indexed (NULL or n_stop = 0: none);
+ *                        matched after lower-casing.
+ * @param[in] store_records  non-zero: keep each document's text in the index.
+ */
+genie_status genie_text_builder_new(genie_text_builder **out, const genie_build_options *opt,
+                                    const char *const *stop_words, size_t n_stop,
+                                    int store_records);
+/** Add one document; it gets the next object id. */
+genie_status genie_text_builder_add(genie_text_builder *tb, const char *text, size_t len);
+/** Write the index (see genie_builder_write()). */
+genie_status genie_text_builder_write(genie_text_builder *tb, const char *path);
+uint64_t genie_text_builder_count(const genie_text_builder *tb);
+void genie_text_builder_free(genie_text_builder *tb);
+
+/* --------------------------------------------------------- input files */
+
+/**
+ * How genie_build_files() and genie_query_reader read text files.
+ *   keywords: one object per line, whitespace-separated integers
+ *             0..4294967295 (an empty line is an object with no keywords);
+ *   text:     one document per line, or per block of lines between lines
+ *             equal to @c delimiter (the fortune format uses "%").
+ */
+typedef struct genie_input_options {
+    genie_index_type type;
+    const char *delimiter;          /* NULL: one record per line */
+    int labels;                     /* keywords: first number is a 64-bit label */
+    int store_records;              /* keep each record's text in the index */
+    const char *const *stop_words;  /* text: words never indexed */
+    size_t n_stop_words;
+} genie_input_options;
+
+/**
+ * Read @p n_inputs files ("-" = standard input) in order and write an
+ * index to @p output (crash-safely; see genie_builder_write()).
+ * @return GENIE_OK; GENIE_EINVAL for malformed input, the message naming
+ *         file, line and token; GENIE_EIO; GENIE_ENOMEM.  An input with no
+ *         objects at all is GENIE_EINVAL.  On failure @p output is untouched.
+ */
+genie_status genie_build_files(const char *const *inputs, size_t n_inputs, const genie_input_options *in,
+                               const genie_build_options *opt, const char *output);
+
+/* ------------------------------------------------------------------ index */
+
+typedef struct genie_index genie_index;
+
+typedef struct genie_index_info {
+    genie_index_type type;
+    uint32_t format_version;
+    uint64_t n_objects;
+    uint64_t n_postings;
+    uint64_t n_keywords; /* distinct keywords with a non-empty list */
+    uint64_t n_sublists;
+    uint32_t sublist_length;
+    uint32_t max_object_length; /* most keywords in one object */
+    uint64_t longest_list;
+    uint64_t n_words; /* vocabulary size (text indexes), else 0 */
+    int has_labels;
+    int has_records;
+    uint64_t file_size;
+} genie_index_info;
+
+/**
+ * Open an index file: memory-map it and validate every count, offset and
+ * checksum before use.
+ * @param[out] out  the index; close with genie_index_close().
+ * @return GENIE_OK, GENIE_EIO (cannot open or map), GENIE_EFORMAT (not a
+ *         genie index or unknown version), GENIE_ECORRUPT (names the section).
+ */
+genie_status genie_index_open(const char *path, genie_index **out);
+void genie_index_close(genie_index *idx);
+void genie_index_get_info(const genie_index *idx, genie_index_info *out);
+
+/** @param[out] label  the object's label; GENIE_EINVAL when it has none. */
+genie_status genie_index_label(const genie_index *idx, uint32_t object, uint64_t *label);
+/**
+ * @param[out] text, len  the object's stored record, valid while @p idx is
+ *                        open; not NUL-terminated.  GENIE_EINVAL when none.
+ */
+genie_status genie_index_record(const genie_index *idx, uint32_t object, const char **text,
+                                size_t *len);
+/**
+ * Look a word up in a text index's vocabulary (the word must already be
+ * lower-cased).  @param[out] keyword  its keyword id.
+ * @return GENIE_OK, or GENIE_EINVAL when the word is unknown or the index has
+ *         no vocabulary.
+ */
+genie_status genie_index_word(const genie_index *idx, const char *word, size_t len,
+                              uint32_t *keyword);
+
+/* ---------------------------------------------------------------- queries */
+
+typedef struct genie_item {
+    uint32_t lo, hi; /* inclusive keyword range, lo <= hi */
+    uint32_t weight; /* 1..255 */
+} genie_item;
+
+typedef struct genie_queries genie_queries;
+
+genie_status genie_queries_new(genie_queries **out);
+/**
+ * Append one query.  @param[in] min_count  objects below it are not
+ * returned (0 or 1: any object with MC >= 1).
+ * @return GENIE_OK, GENIE_EINVAL (lo > hi, weight outside 1..255; the message
+ *         names the item), GENIE_ENOMEM.
+ */
+genie_status genie_queries_add(genie_queries *q, const genie_item *items, size_t n_items,
+                               uint32_t min_count);
+/**
+ * Append one query made from a text document through @p idx's vocabulary:
+ * one item of weight 1 per distinct known word.  Unknown words are skipped.
+ */
+genie_status genie_queries_add_text(genie_queries *q, const genie_index *idx, const char *text,
+                                    size_t len, uint32_t min_count);
+size_t genie_queries_count(const genie_queries *q);
+/** Drop all queries, keeping the memory. */
+void genie_queries_clear(genie_queries *q);
+void genie_queries_free(genie_queries *q);
+
+/**
+ * Reads queries from a file in the form that suits @p idx: item lines
+ * ("lo-hi[:weight]" or "keyword[:weight]" tokens) for a keyword index,
+ * text records for a text index.  An empty line is an empty query.
+ */
+typedef struct genie_query_reader genie_query_reader;
+
+/** @param[in] delimiter  text queries: record delimiter line, or NULL. */
+genie_status genie_query_reader_open(genie_query_reader **out, const char *path, const genie_index *idx,
+                                     const char *delimiter);
+/**
+ * Append up to @p max queries to @p q.  @param[out] n_read  how many were
+ * read; 0 means the end of the file.  Errors name the file and line.
+ */
+genie_status genie_query_reader_read(genie_query_reader *r, genie_queries *q, size_t max, uint32_t min_count,
+                                     size_t *n_read);
+void genie_query_reader_close(genie_query_reader *r);
+
+/* ----------------------------------------------------------------- search */
+
+typedef enum genie_backend {
+    GENIE_BACKEND_AUTO = 0,   /* cuda when built and a GPU is present, else cpu */
+    GENIE_BACKEND_CPU = 1,    /* reference: counts + selection over touched ids */
+    GENIE_BACKEND_CPU_IDX = 2, /* baseline CPU-Idx (VI-A2): full count array */
+    GENIE_BACKEND_CUDA = 3,   /* GENIE with the c-PQ on the GPU */
+    GENIE_BACKEND_CUDA_SPQ = 4 /* baseline GEN-SPQ: count table + k-selection */
+} genie_backend;
+
+/** @return "cpu", "cpu-idx", ...; NULL for an unknown value. */
+const char *genie_backend_name(genie_backend backend);
+/** Parse a backend name. @return GENIE_OK or GENIE_EINVAL. */
+genie_status genie_backend_parse(const char *name, genie_backend *out);
+
+typedef struct genie_search_options {
+    genie_backend backend;
+    uint32_t k;           /* >= 1; larger than the object count is allowed */
+    unsigned threads;     /* CPU threads; 0 = all cores */
+    uint64_t gpu_memory;  /* GPU memory budget in bytes; 0 = most of the free */
+    int load_balance;     /* CUDA: split long lists, at most two per block */
+    /** Called from the calling thread with queries done so far; may be NULL. */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
+    /** Filled on return: the backend that actually ran. */
+    genie_backend used_backend;
+} genie_search_options;
+
+typedef struct genie_hit {
+    uint32_t object;
+    uint32_t count;
+} genie_hit;
+
+typedef struct genie_results genie_results;
+
+/**
+ * Answer every query in @p q.
+ * @param[in,out] opt  options (k required); used_backend is set on return.
+ * @param[out] out     the results; free with genie_results_free().
+ * @return GENIE_OK, GENIE_EINVAL (k = 0, a query whose count could overflow
+ *         32 bits), GENIE_ENOTSUP (CUDA asked for but not built), GENIE_EGPU,
+ *         GENIE_ENOMEM.
+ */
+genie_status genie_search(const genie_index *idx, const genie_queries *q,
+                          genie_search_options *opt, genie_results **out);
+
+size_t genie_results_queries(const genie_results *r);
+/**
+ * @param[out] n  number of hits of query @p query (<= k).
+ * @return the hits, best first; valid until genie_results_free().
+ */
+const genie_hit *genie_results_get(const genie_results *r, size_t query, size_t *n);
+void genie_results_free(genie_results *r);
+
+/** @return non-zero when this library was built with the CUDA backend. */
+int genie_cuda_built(void);
+/** @return non-zero when the CUDA backend was built and a GPU is usable. */
+int genie_cuda_available(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GENIE_GENIE_H */

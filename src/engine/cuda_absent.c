@@ -1,0 +1,32 @@
+/*
+ * The CUDA backend's entry points in a build without CUDA: every call says
+ * so, and genie_search() falls back to the CPU backend under "auto".
+ */
+#include "engine/engine.h"
+#include "util/error.h"
+
+int engine_cuda_usable(void)
+{
+    return 0;
+}
+
+static genie_status not_built(void)
+{
+    return util_error(GENIE_ENOTSUP, "this genie was built without CUDA support");
+}
+
+genie_status engine_cuda_search(const engine_request *req, genie_hit *aHit, uint32_t *aN)
+{
+    (void)req;
+    (void)aHit;
+    (void)aN;
+    return not_built();
+}
+
+genie_status engine_cuda_spq_search(const engine_request *req, genie_hit *aHit, uint32_t *aN)
+{
+    (void)req;
+    (void)aHit;
+    (void)aN;
+    return not_built();
+}

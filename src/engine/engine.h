@@ -1,0 +1,68 @@
+/*
+ * The engine's private interface: the query store, the results, and the
+ * table of backends (as Redis's ae_*.c sit behind one table).
+ *
+ * genie_search() (engine.c) validates the queries against the index,
+ * computes each query's count bound, cuts the batch into chunks whose
+ * output fits a memory cap, and hands each chunk to a backend as an
+ * engine_request.  A backend writes, for query i of the chunk, at most k
+ * hits to aHit[i * k ...], best first, and their number to aN[i].  Hits are
+ * ordered by count descending, then object id ascending; objects below the
+ * query's minimum count (at least 1) are left out.
+ */
+#ifndef GENIE_ENGINE_ENGINE_H
+#define GENIE_ENGINE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "genie/genie.h"
+
+struct genie_queries {
+    genie_item *aItem;
+    size_t nItem, nItemCap;
+    size_t *aItemEnd; /* end of query i in aItem */
+    uint32_t *aMinCount;
+    size_t nQuery, nQueryCap;
+};
+
+struct genie_results {
+    size_t nQuery;
+    uint64_t *aEnd; /* end of query i's hits in aHit */
+    genie_hit *aHit;
+};
+
+typedef struct engine_request {
+    const genie_index *idx;
+    const genie_queries *q;
+    size_t first, n;             /* queries first .. first+n-1 of q */
+    uint32_t k;                  /* already clamped to 1..n_objects */
+    const uint32_t *aCountBound; /* n: no object can count more than this */
+    const genie_search_options *opt;
+} engine_request;
+
+typedef genie_status (*engine_search_fn)(const engine_request *req, genie_hit *aHit, uint32_t *aN);
+
+/** Items of query @p i. */
+static inline const genie_item *engine_query_items(const genie_queries *q, size_t i, size_t *n)
+{
+    size_t b = i ? q->aItemEnd[i - 1] : 0;
+    *n = q->aItemEnd[i] - b;
+    return q->aItem + b;
+}
+
+/** Minimum count that query @p i returns (at least 1). */
+static inline uint32_t engine_query_threshold(const genie_queries *q, size_t i)
+{
+    return q->aMinCount[i] ? q->aMinCount[i] : 1;
+}
+
+/* The backends. */
+genie_status engine_cpu_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
+genie_status engine_cpu_idx_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
+genie_status engine_cuda_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
+genie_status engine_cuda_spq_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
+/** Non-zero when the CUDA backend is built and a device is usable. */
+int engine_cuda_usable(void);
+
+#endif

@@ -1,0 +1,82 @@
+/* The query store (genie_queries_*): items of all queries in one array. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "util/error.h"
+
+genie_status genie_queries_new(genie_queries **out)
+{
+    util_error_clear();
+    *out = calloc(1, sizeof **out);
+    return *out ? GENIE_OK : util_error(GENIE_ENOMEM, "out of memory");
+}
+
+void genie_queries_free(genie_queries *q)
+{
+    if (!q)
+        return;
+    free(q->aItem);
+    free(q->aItemEnd);
+    free(q->aMinCount);
+    free(q);
+}
+
+size_t genie_queries_count(const genie_queries *q)
+{
+    return q->nQuery;
+}
+
+void genie_queries_clear(genie_queries *q)
+{
+    q->nItem = 0;
+    q->nQuery = 0;
+}
+
+static genie_status reserve(genie_queries *q, size_t nItems)
+{
+    if (q->nItem + nItems > q->nItemCap) {
+        size_t c = q->nItemCap ? q->nItemCap : 256;
+        while (c < q->nItem + nItems)
+            c *= 2;
+        genie_item *p = realloc(q->aItem, c * sizeof *p);
+        if (!p)
+            return util_error(GENIE_ENOMEM, "out of memory for query items");
+        q->aItem = p;
+        q->nItemCap = c;
+    }
+    if (q->nQuery + 1 > q->nQueryCap) {
+        size_t c = q->nQueryCap ? q->nQueryCap * 2 : 64;
+        size_t *pEnd = realloc(q->aItemEnd, c * sizeof *pEnd);
+        if (!pEnd)
+            return util_error(GENIE_ENOMEM, "out of memory for queries");
+        q->aItemEnd = pEnd;
+        uint32_t *pMin = realloc(q->aMinCount, c * sizeof *pMin);
+        if (!pMin)
+            return util_error(GENIE_ENOMEM, "out of memory for queries");
+        q->aMinCount = pMin;
+        q->nQueryCap = c;
+    }
+    return GENIE_OK;
+}
+
+genie_status genie_queries_add(genie_queries *q, const genie_item *items, size_t n_items, uint32_t min_count)
+{
+    util_error_clear();
+    for (size_t i = 0; i < n_items; i++) {
+        if (items[i].lo > items[i].hi)
+            return util_error(GENIE_EINVAL, "item %zu: range %u-%u has lo > hi", i + 1, items[i].lo,
+                              items[i].hi);
+        if (items[i].weight < 1 || items[i].weight > 255)
+            return util_error(GENIE_EINVAL, "item %zu: weight %u is outside 1..255", i + 1,
+                              items[i].weight);
+    }
+    GENIE_TRY(reserve(q, n_items));
+    if (n_items)
+        memcpy(q->aItem + q->nItem, items, n_items * sizeof *items);
+    q->nItem += n_items;
+    q->aItemEnd[q->nQuery] = q->nItem;
+    q->aMinCount[q->nQuery] = min_count;
+    q->nQuery++;
+    return GENIE_OK;
+}

@@ -1,0 +1,419 @@
+/*
+ * Building an index in memory and writing it (genie_builder_*).
+ *
+ * Objects arrive one at a time, in id order.  Each object's keywords are
+ * sorted, de-duplicated and appended to one growing array (the "store"),
+ * and a hash map counts the postings of every keyword.  Writing then
+ *   1. sorts the distinct keywords and turns the counts into list offsets,
+ *   2. scatters the store into the postings array by a counting sort:
+ *      walking objects in id order leaves each list sorted by object id,
+ *   3. derives the sublist split (III-B1) from the offsets,
+ * and hands the arrays to format_write().
+ *
+ * Memory: the store and the postings array hold 4 bytes per posting each,
+ * so a build needs about twice the postings' size plus the per-keyword
+ * tables (the issue's bound is three times).  Growing arrays use realloc,
+ * which glibc serves with mremap for large blocks, so growth does not
+ * copy.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/format_write.h"
+#include "util/error.h"
+#include "util/hash.h"
+
+#define DEFAULT_SUBLIST_LENGTH 4096u
+
+struct genie_builder {
+    genie_build_options opt;
+    uint32_t *aStore; /* keywords of all objects, each object's sorted */
+    uint64_t nStore, nStoreCap;
+    uint64_t *aObjectEnd; /* end of object i in aStore */
+    uint64_t nObjects, nObjectCap;
+    uint32_t *aScratch; /* one object's keywords while sorting */
+    size_t nScratchCap;
+    util_u32map counts; /* keyword -> postings */
+    uint32_t maxObjectLength;
+    int labelMode;      /* -1 undecided, 0 none, 1 all labelled */
+    uint64_t *aLabel;
+    int recordMode;     /* -1 undecided, 0 none, 1 all have records */
+    uint64_t *aRecordEnd;
+    char *aRecordBytes;
+    uint64_t nRecordBytes, nRecordCap;
+    char *aWordBytes; /* vocabulary, when set */
+    uint64_t *aWordOffset;
+    uint64_t nWords;
+};
+
+/* Grow *pArray (elements of @p size bytes) to hold at least @p need. */
+static genie_status grow(void **pArray, uint64_t *pCap, uint64_t need, size_t size)
+{
+    if (need <= *pCap)
+        return GENIE_OK;
+    uint64_t cap = *pCap ? *pCap : 1024;
+    while (cap < need)
+        cap += cap / 2;
+    if (cap > SIZE_MAX / size)
+        return util_error(GENIE_ENOMEM, "index too large for this machine");
+    void *p = realloc(*pArray, (size_t)cap * size);
+    if (!p)
+        return util_error(GENIE_ENOMEM, "out of memory building the index (%llu elements)",
+                          (unsigned long long)need);
+    *pArray = p;
+    *pCap = cap;
+    return GENIE_OK;
+}
+
+genie_status genie_builder_new(genie_builder **out, const genie_build_options *opt)
+{
+    util_error_clear();
+    *out = NULL;
+    genie_builder *b = calloc(1, sizeof *b);
+    if (!b)
+        return util_error(GENIE_ENOMEM, "out of memory");
+    if (opt)
+        b->opt = *opt;
+    if (b->opt.sublist_length == 0)
+        b->opt.sublist_length = DEFAULT_SUBLIST_LENGTH;
+    b->labelMode = -1;
+    b->recordMode = -1;
+    genie_status rc = util_u32map_init(&b->counts, 1024);
+    if (rc != GENIE_OK) {
+        free(b);
+        return rc;
+    }
+    *out = b;
+    return GENIE_OK;
+}
+
+void genie_builder_free(genie_builder *b)
+{
+    if (!b)
+        return;
+    free(b->aStore);
+    free(b->aObjectEnd);
+    free(b->aScratch);
+    util_u32map_free(&b->counts);
+    free(b->aLabel);
+    free(b->aRecordEnd);
+    free(b->aRecordBytes);
+    free(b->aWordBytes);
+    free(b->aWordOffset);
+    free(b);
+}
+
+uint64_t genie_builder_count(const genie_builder *b)
+{
+    return b->nObjects;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sort and de-duplicate @p n keywords into b->aScratch; returns the count. */
+static size_t sorted_distinct(genie_builder *b, const uint32_t *aKw, size_t n)
+{
+    memcpy(b->aScratch, aKw, n * sizeof *aKw);
+    qsort(b->aScratch, n, sizeof *aKw, cmp_u32);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || b->aScratch[i] != b->aScratch[m - 1])
+            b->aScratch[m++] = b->aScratch[i];
+    return m;
+}
+
+static genie_status check_modes(genie_builder *b, const genie_object *obj)
+{
+    int hasLabel = obj->has_label != 0, hasRecord = obj->record != NULL;
+    if (b->labelMode >= 0 && b->labelMode != hasLabel)
+        return util_error(GENIE_EINVAL, "object %llu: labels must be given for all objects or none",
+                          (unsigned long long)b->nObjects);
+    if (b->recordMode >= 0 && b->recordMode != hasRecord)
+        return util_error(GENIE_EINVAL, "object %llu: records must be given for all objects or none",
+                          (unsigned long long)b->nObjects);
+    if (b->nObjects >= UINT32_MAX)
+        return util_error(GENIE_ERANGE, "an index holds at most 2^32-1 objects");
+    return GENIE_OK;
+}
+
+static genie_status add_extras(genie_builder *b, const genie_object *obj)
+{
+    uint64_t i = b->nObjects;
+    if (obj->has_label) {
+        uint64_t cap = b->nObjectCap;
+        /* aLabel shares aObjectEnd's capacity; realloc to that size. */
+        uint64_t *p = realloc(b->aLabel, (size_t)cap * sizeof *p);
+        if (!p)
+            return util_error(GENIE_ENOMEM, "out of memory for labels");
+        b->aLabel = p;
+        b->aLabel[i] = obj->label;
+    }
+    if (obj->record) {
+        uint64_t *p = realloc(b->aRecordEnd, (size_t)b->nObjectCap * sizeof *p);
+        if (!p)
+            return util_error(GENIE_ENOMEM, "out of memory for records");
+        b->aRecordEnd = p;
+        GENIE_TRY(grow((void **)&b->aRecordBytes, &b->nRecordCap, b->nRecordBytes + obj->record_len, 1));
+        memcpy(b->aRecordBytes + b->nRecordBytes, obj->record, obj->record_len);
+        b->nRecordBytes += obj->record_len;
+        b->aRecordEnd[i] = b->nRecordBytes;
+    }
+    return GENIE_OK;
+}
+
+genie_status genie_builder_add(genie_builder *b, const genie_object *obj)
+{
+    util_error_clear();
+    GENIE_TRY(check_modes(b, obj));
+    size_t n = obj->n_keywords;
+    if (n > UINT32_MAX)
+        return util_error(GENIE_ERANGE, "object %llu has more than 2^32-1 keywords",
+                          (unsigned long long)b->nObjects);
+    if (n > b->nScratchCap) {
+        uint32_t *p = realloc(b->aScratch, n * sizeof *p);
+        if (!p)
+            return util_error(GENIE_ENOMEM, "out of memory");
+        b->aScratch = p;
+        b->nScratchCap = n;
+    }
+    size_t m = n ? sorted_distinct(b, obj->keywords, n) : 0;
+    GENIE_TRY(grow((void **)&b->aStore, &b->nStoreCap, b->nStore + m, sizeof *b->aStore));
+    GENIE_TRY(grow((void **)&b->aObjectEnd, &b->nObjectCap, b->nObjects + 1, sizeof *b->aObjectEnd));
+    GENIE_TRY(add_extras(b, obj));
+    for (size_t i = 0; i < m; i++) {
+        uint64_t *pCount = util_u32map_upsert(&b->counts, b->aScratch[i]);
+        if (!pCount)
+            return util_error(GENIE_ENOMEM, "out of memory counting keywords");
+        ++*pCount;
+    }
+    memcpy(b->aStore + b->nStore, b->aScratch, m * sizeof *b->aStore);
+    b->nStore += m;
+    b->aObjectEnd[b->nObjects++] = b->nStore;
+    if (m > b->maxObjectLength)
+        b->maxObjectLength = (uint32_t)m;
+    if (b->labelMode < 0)
+        b->labelMode = obj->has_label != 0;
+    if (b->recordMode < 0)
+        b->recordMode = obj->record != NULL;
+    if (b->opt.progress && (b->nObjects & 0xffff) == 0)
+        b->opt.progress(b->opt.progress_ctx, b->nObjects);
+    return GENIE_OK;
+}
+
+genie_status genie_builder_set_vocabulary(genie_builder *b, const char *const *words, const size_t *lengths,
+                                          size_t n_words)
+{
+    util_error_clear();
+    uint64_t total = 0;
+    for (size_t i = 0; i < n_words; i++) {
+        if (lengths[i] == 0)
+            return util_error(GENIE_EINVAL, "vocabulary word %zu is empty", i);
+        total += lengths[i];
+    }
+    char *aBytes = malloc(total ? (size_t)total : 1);
+    uint64_t *aOffset = malloc((n_words + 1) * sizeof *aOffset);
+    if (!aBytes || !aOffset) {
+        free(aBytes);
+        free(aOffset);
+        return util_error(GENIE_ENOMEM, "out of memory for the vocabulary");
+    }
+    aOffset[0] = 0;
+    for (size_t i = 0; i < n_words; i++) {
+        memcpy(aBytes + aOffset[i], words[i], lengths[i]);
+        aOffset[i + 1] = aOffset[i] + lengths[i];
+    }
+    free(b->aWordBytes);
+    free(b->aWordOffset);
+    b->aWordBytes = aBytes;
+    b->aWordOffset = aOffset;
+    b->nWords = n_words;
+    return GENIE_OK;
+}
+
+/* ------------------------------------------------------------- writing */
+
+/* The arrays a write derives from the store; freed after the write. */
+typedef struct build_arrays {
+    uint32_t *aKeyword;
+    uint64_t *aListOffset;
+    uint32_t *aPosting;
+    uint64_t *aSublistStart;
+    uint64_t *aKeywordSublist;
+    uint64_t *aRecordOffset;
+    uint32_t *aWordOrder;
+    uint64_t nKeywords, nSublists;
+} build_arrays;
+
+static void arrays_free(build_arrays *a)
+{
+    free(a->aKeyword);
+    free(a->aListOffset);
+    free(a->aPosting);
+    free(a->aSublistStart);
+    free(a->aKeywordSublist);
+    free(a->aRecordOffset);
+    free(a->aWordOrder);
+}
+
+static genie_status make_lists(genie_builder *b, build_arrays *a)
+{
+    util_u32map *m = &b->counts;
+    uint64_t nk = m->nUsed;
+    a->nKeywords = nk;
+    a->aKeyword = malloc((nk ? nk : 1) * sizeof *a->aKeyword);
+    a->aListOffset = malloc((nk + 1) * sizeof *a->aListOffset);
+    a->aPosting = malloc((b->nStore ? b->nStore : 1) * sizeof *a->aPosting);
+    uint64_t *aCursor = malloc((nk ? nk : 1) * sizeof *aCursor);
+    if (!a->aKeyword || !a->aListOffset || !a->aPosting || !aCursor) {
+        free(aCursor);
+        return util_error(GENIE_ENOMEM, "out of memory writing the index (%llu postings)",
+                          (unsigned long long)b->nStore);
+    }
+    uint64_t j = 0;
+    for (size_t s = 0; s < m->nCap; s++)
+        if (m->aUsed[s])
+            a->aKeyword[j++] = m->aKey[s];
+    qsort(a->aKeyword, nk, sizeof *a->aKeyword, cmp_u32);
+    a->aListOffset[0] = 0;
+    for (j = 0; j < nk; j++) {
+        uint64_t *pVal = util_u32map_find(m, a->aKeyword[j]);
+        a->aListOffset[j + 1] = a->aListOffset[j] + *pVal;
+        aCursor[j] = a->aListOffset[j];
+    }
+    /* Scatter: the map now answers keyword -> list index (temporarily). */
+    uint64_t *aSaved = malloc((nk ? nk : 1) * sizeof *aSaved);
+    if (!aSaved) {
+        free(aCursor);
+        return util_error(GENIE_ENOMEM, "out of memory writing the index");
+    }
+    for (j = 0; j < nk; j++) {
+        uint64_t *pVal = util_u32map_find(m, a->aKeyword[j]);
+        aSaved[j] = *pVal;
+        *pVal = j;
+    }
+    uint64_t begin = 0;
+    for (uint64_t o = 0; o < b->nObjects; o++) {
+        for (uint64_t i = begin; i < b->aObjectEnd[o]; i++) {
+            uint64_t list = *util_u32map_find(m, b->aStore[i]);
+            a->aPosting[aCursor[list]++] = (uint32_t)o;
+        }
+        begin = b->aObjectEnd[o];
+    }
+    for (j = 0; j < nk; j++)
+        *util_u32map_find(m, a->aKeyword[j]) = aSaved[j]; /* builder stays usable */
+    free(aSaved);
+    free(aCursor);
+    return GENIE_OK;
+}
+
+static genie_status make_sublists(const genie_builder *b, build_arrays *a)
+{
+    uint64_t L = b->opt.sublist_length, nk = a->nKeywords, ns = 0;
+    for (uint64_t j = 0; j < nk; j++)
+        ns += (a->aListOffset[j + 1] - a->aListOffset[j] + L - 1) / L;
+    a->nSublists = ns;
+    a->aSublistStart = malloc((ns + 1) * sizeof *a->aSublistStart);
+    a->aKeywordSublist = malloc((nk + 1) * sizeof *a->aKeywordSublist);
+    if (!a->aSublistStart || !a->aKeywordSublist)
+        return util_error(GENIE_ENOMEM, "out of memory for the sublist map");
+    uint64_t s = 0;
+    for (uint64_t j = 0; j < nk; j++) {
+        a->aKeywordSublist[j] = s;
+        for (uint64_t p = a->aListOffset[j]; p < a->aListOffset[j + 1]; p += L)
+            a->aSublistStart[s++] = p;
+    }
+    a->aKeywordSublist[nk] = s;
+    a->aSublistStart[s] = b->nStore;
+    return GENIE_OK;
+}
+
+static int cmp_word(const void *pa, const void *pb, void *ctx)
+{
+    const genie_builder *b = ctx;
+    uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
+    uint64_t nx = b->aWordOffset[x + 1] - b->aWordOffset[x];
+    uint64_t ny = b->aWordOffset[y + 1] - b->aWordOffset[y];
+    int c = memcmp(b->aWordBytes + b->aWordOffset[x], b->aWordBytes + b->aWordOffset[y], nx < ny ? nx : ny);
+    if (c != 0)
+        return c;
+    return (nx > ny) - (nx < ny);
+}
+
+static genie_status make_extras(genie_builder *b, build_arrays *a)
+{
+    if (b->recordMode == 1) {
+        a->aRecordOffset = malloc((b->nObjects + 1) * sizeof *a->aRecordOffset);
+        if (!a->aRecordOffset)
+            return util_error(GENIE_ENOMEM, "out of memory for records");
+        a->aRecordOffset[0] = 0;
+        memcpy(a->aRecordOffset + 1, b->aRecordEnd, b->nObjects * sizeof *a->aRecordOffset);
+    }
+    if (b->aWordOffset) {
+        if (a->nKeywords && a->aKeyword[a->nKeywords - 1] >= b->nWords)
+            return util_error(GENIE_EINVAL, "keyword %u has no vocabulary word",
+                              a->aKeyword[a->nKeywords - 1]);
+        a->aWordOrder = malloc((b->nWords ? b->nWords : 1) * sizeof *a->aWordOrder);
+        if (!a->aWordOrder)
+            return util_error(GENIE_ENOMEM, "out of memory for the vocabulary");
+        for (uint64_t i = 0; i < b->nWords; i++)
+            a->aWordOrder[i] = (uint32_t)i;
+        qsort_r(a->aWordOrder, b->nWords, sizeof *a->aWordOrder, cmp_word, b);
+        for (uint64_t i = 1; i < b->nWords; i++)
+            if (cmp_word(&a->aWordOrder[i - 1], &a->aWordOrder[i], b) == 0)
+                return util_error(GENIE_EINVAL, "vocabulary word %u occurs twice", a->aWordOrder[i]);
+    }
+    return GENIE_OK;
+}
+
+static void fill_image(const genie_builder *b, const build_arrays *a, format_image *img)
+{
+    memset(img, 0, sizeof *img);
+    img->nObjects = b->nObjects;
+    img->nPostings = b->nStore;
+    img->nKeywords = a->nKeywords;
+    img->nSublists = a->nSublists;
+    img->nWords = b->aWordOffset ? b->nWords : 0;
+    img->sublistLength = b->opt.sublist_length;
+    img->maxObjectLength = b->maxObjectLength;
+    img->type = b->aWordOffset ? GENIE_TYPE_TEXT : GENIE_TYPE_KEYWORDS;
+    img->flags = (b->labelMode == 1 ? FORMAT_FLAG_LABELS : 0) | (b->recordMode == 1 ? FORMAT_FLAG_RECORDS : 0) |
+                 (b->aWordOffset ? FORMAT_FLAG_VOCABULARY : 0);
+    format_blob *s = img->aSection;
+    s[SEC_KEYWORDS - 1] = (format_blob){a->aKeyword, 4 * a->nKeywords};
+    s[SEC_LIST_OFFSETS - 1] = (format_blob){a->aListOffset, 8 * (a->nKeywords + 1)};
+    s[SEC_POSTINGS - 1] = (format_blob){a->aPosting, 4 * b->nStore};
+    s[SEC_SUBLISTS - 1] = (format_blob){a->aSublistStart, 8 * (a->nSublists + 1)};
+    s[SEC_KEYWORD_SUBLISTS - 1] = (format_blob){a->aKeywordSublist, 8 * (a->nKeywords + 1)};
+    if (b->labelMode == 1)
+        s[SEC_LABELS - 1] = (format_blob){b->aLabel, 8 * b->nObjects};
+    if (b->recordMode == 1) {
+        s[SEC_RECORD_OFFSETS - 1] = (format_blob){a->aRecordOffset, 8 * (b->nObjects + 1)};
+        s[SEC_RECORD_BYTES - 1] = (format_blob){b->aRecordBytes, b->nRecordBytes};
+    }
+    if (b->aWordOffset) {
+        s[SEC_WORD_OFFSETS - 1] = (format_blob){b->aWordOffset, 8 * (b->nWords + 1)};
+        s[SEC_WORD_BYTES - 1] = (format_blob){b->aWordBytes, b->aWordOffset[b->nWords]};
+        s[SEC_WORD_ORDER - 1] = (format_blob){a->aWordOrder, 4 * b->nWords};
+    }
+}
+
+genie_status genie_builder_write(genie_builder *b, const char *path)
+{
+    util_error_clear();
+    build_arrays a;
+    memset(&a, 0, sizeof a);
+    format_image img;
+    genie_status rc;
+    GENIE_TRY_GOTO(rc, make_lists(b, &a), done);
+    GENIE_TRY_GOTO(rc, make_sublists(b, &a), done);
+    GENIE_TRY_GOTO(rc, make_extras(b, &a), done);
+    fill_image(b, &a, &img);
+    rc = format_write(path, &img);
+done:
+    arrays_free(&a);
+    return rc;
+}

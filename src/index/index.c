@@ -1,0 +1,111 @@
+/* Opening, closing and reading an index (the public genie_index_* calls). */
+#include "index/index.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+
+genie_status genie_index_open(const char *path, genie_index **out)
+{
+    util_error_clear();
+    *out = NULL;
+    if (!path)
+        return util_error(GENIE_EINVAL, "no index path given");
+    genie_index *idx = malloc(sizeof *idx);
+    if (!idx)
+        return util_error(GENIE_ENOMEM, "out of memory opening %s", path);
+    util_mapping m;
+    genie_status rc = util_map_file(path, &m);
+    if (rc == GENIE_OK) {
+        rc = index_from_mapping(path, &m, idx);
+        util_unmap_file(&m); /* no-op when adopted */
+    }
+    if (rc != GENIE_OK) {
+        free(idx);
+        return rc;
+    }
+    *out = idx;
+    return GENIE_OK;
+}
+
+void genie_index_close(genie_index *idx)
+{
+    if (!idx)
+        return;
+    util_unmap_file(&idx->map);
+    free(idx);
+}
+
+void genie_index_get_info(const genie_index *idx, genie_index_info *out)
+{
+    *out = idx->info;
+}
+
+genie_status genie_index_label(const genie_index *idx, uint32_t object, uint64_t *label)
+{
+    if (!idx->aLabel || object >= idx->info.n_objects)
+        return util_error(GENIE_EINVAL, "object %u has no label", object);
+    *label = idx->aLabel[object];
+    return GENIE_OK;
+}
+
+genie_status genie_index_record(const genie_index *idx, uint32_t object, const char **text, size_t *len)
+{
+    if (!idx->aRecordOffset || object >= idx->info.n_objects)
+        return util_error(GENIE_EINVAL, "object %u has no stored record", object);
+    *text = idx->aRecordBytes + idx->aRecordOffset[object];
+    *len = (size_t)(idx->aRecordOffset[object + 1] - idx->aRecordOffset[object]);
+    return GENIE_OK;
+}
+
+static int word_compare(const genie_index *idx, uint32_t id, const char *word, size_t len)
+{
+    const char *w = idx->aWordBytes + idx->aWordOffset[id];
+    size_t n = (size_t)(idx->aWordOffset[id + 1] - idx->aWordOffset[id]);
+    int c = memcmp(w, word, n < len ? n : len);
+    if (c != 0)
+        return c;
+    return n < len ? -1 : n > len;
+}
+
+genie_status genie_index_word(const genie_index *idx, const char *word, size_t len, uint32_t *keyword)
+{
+    if (!idx->aWordOrder)
+        return util_error(GENIE_EINVAL, "index has no vocabulary");
+    size_t lo = 0, hi = (size_t)idx->info.n_words;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = word_compare(idx, idx->aWordOrder[mid], word, len);
+        if (c == 0) {
+            *keyword = idx->aWordOrder[mid];
+            return GENIE_OK;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return util_error(GENIE_EINVAL, "word not in the vocabulary");
+}
+
+/* First list whose keyword is >= key. */
+static size_t lower_bound(const uint32_t *a, size_t n, uint64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_t *pFirst, size_t *pEnd)
+{
+    size_t n = (size_t)idx->info.n_keywords;
+    *pFirst = lower_bound(idx->aKeyword, n, lo);
+    *pEnd = lower_bound(idx->aKeyword, n, (uint64_t)hi + 1);
+}

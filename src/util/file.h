@@ -1,0 +1,42 @@
+/*
+ * File helpers: crash-safe replacement of a file, and read-only mapping.
+ *
+ * util_atomic_*: write into a temporary file beside the target, fsync it,
+ * rename it over the target, fsync the folder.  Until commit the target is
+ * untouched; abort (or a crash) leaves at most a stray temporary file.
+ */
+#ifndef GENIE_UTIL_FILE_H
+#define GENIE_UTIL_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "genie/genie.h"
+
+typedef struct util_atomic_file {
+    int fd;
+    char *zPath; /* target */
+    char *zTmp;  /* temporary file beside it */
+    uint64_t nWritten;
+} util_atomic_file;
+
+genie_status util_atomic_open(util_atomic_file *af, const char *path);
+/** Append @p n bytes. */
+genie_status util_atomic_write(util_atomic_file *af, const void *data, size_t n);
+/** Overwrite @p n bytes at @p offset (which must already be written). */
+genie_status util_atomic_pwrite(util_atomic_file *af, const void *data, size_t n, uint64_t offset);
+/** fsync, rename over the target, fsync the folder; frees @p af's memory. */
+genie_status util_atomic_commit(util_atomic_file *af);
+/** Remove the temporary file and free @p af's memory. Safe after commit. */
+void util_atomic_abort(util_atomic_file *af);
+
+typedef struct util_mapping {
+    const unsigned char *p;
+    size_t n;
+} util_mapping;
+
+/** Map @p path read-only. An empty file maps to p = NULL, n = 0. */
+genie_status util_map_file(const char *path, util_mapping *m);
+void util_unmap_file(util_mapping *m);
+
+#endif

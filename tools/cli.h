@@ -1,0 +1,45 @@
+/*
+ * Helpers shared by the genie subcommands: exit codes, option values,
+ * and progress lines on a terminal.
+ *
+ * Exit codes: 0 ok, 1 bad input or failure (the library's message is
+ * printed), 2 usage error.
+ */
+#ifndef GENIE_TOOLS_CLI_H
+#define GENIE_TOOLS_CLI_H
+
+#include <stdint.h>
+
+#include "genie/genie.h"
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_USAGE 2
+
+int cmd_build(int argc, char **argv);
+int cmd_search(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+/** Print "genie CMD: message" and the usage hint; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *zCmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** Print "genie: <genie_last_error() or strerror>"; returns CLI_EXIT_FAIL. */
+int cli_fail(genie_status rc);
+
+/** Parse a whole unsigned number in [lo, hi]; 0 on failure. */
+int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+/** Parse a byte size with an optional K, M, G or T suffix (powers of 1024). */
+int cli_parse_bytes(const char *s, uint64_t *out);
+
+/* Progress on stderr: shown only on a terminal, after the first second. */
+typedef struct cli_progress {
+    const char *zWhat;
+    double tStart, tLast;
+    int enabled, shown;
+} cli_progress;
+
+double cli_now(void);
+void cli_progress_start(cli_progress *p, const char *zWhat, int quiet);
+void cli_progress_update(cli_progress *p, uint64_t done, uint64_t total);
+void cli_progress_end(cli_progress *p);
+
+#endif

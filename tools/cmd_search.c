@@ -1,0 +1,290 @@
+/*
+ * genie search: read queries in chunks, answer each chunk, print it.
+ * Reading in chunks keeps memory bounded for query files of any length.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define QUERIES_PER_CHUNK 8192
+
+static const char zHelp[] =
+    "Usage: genie search [options] INDEX [QUERIES]\n"
+    "\n"
+    "Answer each query of QUERIES (default: standard input) with the top-k\n"
+    "objects of INDEX by match count: count descending, ties by smaller\n"
+    "object id; objects with count 0 are never returned.\n"
+    "\n"
+    "Queries take the form of the index:\n"
+    "  keyword index: one query per line, items separated by white space,\n"
+    "                 each 'lo-hi' or 'keyword', optionally ':weight' (1..255),\n"
+    "                 e.g. '3 10-20:2'; an empty line is a query with no items\n"
+    "  text index:    one document per line (or per record, see --delimiter)\n"
+    "\n"
+    "Output, one line per hit (queries and ranks count from 1):\n"
+    "  query_no <TAB> rank <TAB> object <TAB> label <TAB> count\n"
+    "label is '-' when the index has none.  With --show a sixth column holds\n"
+    "the stored record, with tab, newline and backslash written \\t \\n \\\\.\n"
+    "\n"
+    "  -k, --k N               results per query, >= 1 (default 10)\n"
+    "  -m, --min-count N       leave out objects whose count is below N\n"
+    "  -b, --backend NAME      auto (default: cuda when built and a GPU is\n"
+    "                          present, else cpu), cpu, cpu-idx (baseline),\n"
+    "                          cuda, cuda-spq (baseline)\n"
+    "  -j, --threads N         CPU threads (default: all cores)\n"
+    "      --gpu-memory BYTES  GPU memory budget, suffix K/M/G allowed\n"
+    "                          (default: most of the free memory)\n"
+    "      --load-balance      cuda: split long lists, at most two per block\n"
+    "  -d, --delimiter LINE    text queries: records are blocks of lines\n"
+    "                          between lines equal to LINE (e.g. '%')\n"
+    "      --json              one JSON object per query instead of TSV\n"
+    "      --show              print each hit's stored record\n"
+    "  -q, --quiet             no progress or notices on standard error\n"
+    "  -h, --help              show this help\n";
+
+typedef struct search_output {
+    const genie_index *idx;
+    int json, show, hasLabels, hasRecords;
+} search_output;
+
+static void put_escaped_tsv(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (ch == '\t')
+            fputs("\\t", stdout);
+        else if (ch == '\n')
+            fputs("\\n", stdout);
+        else if (ch == '\\')
+            fputs("\\\\", stdout);
+        else
+            putchar(ch);
+    }
+}
+
+static void put_json_string(const char *s, size_t n)
+{
+    putchar('"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch == '\n')
+            fputs("\\n", stdout);
+        else if (ch == '\t')
+            fputs("\\t", stdout);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void print_hit_tsv(const search_output *o, uint64_t queryNo, size_t rank, const genie_hit *h)
+{
+    printf("%llu\t%zu\t%u\t", (unsigned long long)queryNo, rank, h->object);
+    uint64_t label;
+    if (o->hasLabels && genie_index_label(o->idx, h->object, &label) == GENIE_OK)
+        printf("%llu", (unsigned long long)label);
+    else
+        putchar('-');
+    printf("\t%u", h->count);
+    const char *rec;
+    size_t n;
+    if (o->show) {
+        putchar('\t');
+        if (genie_index_record(o->idx, h->object, &rec, &n) == GENIE_OK)
+            put_escaped_tsv(rec, n);
+    }
+    putchar('\n');
+}
+
+static void print_query_json(const search_output *o, uint64_t queryNo, const genie_hit *aHit, size_t n)
+{
+    printf("{\"query\":%llu,\"hits\":[", (unsigned long long)queryNo);
+    for (size_t r = 0; r < n; r++) {
+        printf("%s{\"rank\":%zu,\"object\":%u,\"label\":", r ? "," : "", r + 1, aHit[r].object);
+        uint64_t label;
+        if (o->hasLabels && genie_index_label(o->idx, aHit[r].object, &label) == GENIE_OK)
+            printf("%llu", (unsigned long long)label);
+        else
+            fputs("null", stdout);
+        printf(",\"count\":%u", aHit[r].count);
+        const char *rec;
+        size_t len;
+        if (o->show && genie_index_record(o->idx, aHit[r].object, &rec, &len) == GENIE_OK) {
+            fputs(",\"record\":", stdout);
+            put_json_string(rec, len);
+        }
+        putchar('}');
+    }
+    fputs("]}\n", stdout);
+}
+
+static void print_results(const search_output *o, const genie_results *r, uint64_t firstQueryNo)
+{
+    for (size_t q = 0; q < genie_results_queries(r); q++) {
+        size_t n;
+        const genie_hit *aHit = genie_results_get(r, q, &n);
+        if (o->json)
+            print_query_json(o, firstQueryNo + q, aHit, n);
+        else
+            for (size_t i = 0; i < n; i++)
+                print_hit_tsv(o, firstQueryNo + q, i + 1, &aHit[i]);
+    }
+}
+
+typedef struct search_progress {
+    cli_progress bar;
+    uint64_t base;
+} search_progress;
+
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    (void)total;
+    search_progress *p = ctx;
+    cli_progress_update(&p->bar, p->base + done, 0);
+}
+
+static int parse_search_options(int argc, char **argv, genie_search_options *opt, uint32_t *pMin,
+                                const char **pDelim, search_output *o, int *pQuiet)
+{
+    static const struct option aOpt[] = {
+        {"k", required_argument, 0, 'k'},          {"min-count", required_argument, 0, 'm'},
+        {"backend", required_argument, 0, 'b'},    {"threads", required_argument, 0, 'j'},
+        {"gpu-memory", required_argument, 0, 'G'}, {"load-balance", no_argument, 0, 'B'},
+        {"delimiter", required_argument, 0, 'd'},  {"json", no_argument, 0, 'J'},
+        {"show", no_argument, 0, 's'},             {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+    int c;
+    uint64_t v;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "k:m:b:j:d:qh", aOpt, NULL)) != -1) {
+        switch (c) {
+        case 'k':
+            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
+                return cli_usage_error("search", "-k must be an integer 1..4294967295, not '%s'", optarg);
+            opt->k = (uint32_t)v;
+            break;
+        case 'm':
+            if (!cli_parse_u64(optarg, 0, UINT32_MAX, &v))
+                return cli_usage_error("search", "--min-count must be 0..4294967295, not '%s'", optarg);
+            *pMin = (uint32_t)v;
+            break;
+        case 'b':
+            if (genie_backend_parse(optarg, &opt->backend) != GENIE_OK)
+                return cli_usage_error("search", "%s", genie_last_error());
+            break;
+        case 'j':
+            if (!cli_parse_u64(optarg, 1, 4096, &v))
+                return cli_usage_error("search", "--threads must be 1..4096, not '%s'", optarg);
+            opt->threads = (unsigned)v;
+            break;
+        case 'G':
+            if (!cli_parse_bytes(optarg, &opt->gpu_memory))
+                return cli_usage_error("search", "--gpu-memory must be a size like 8G, not '%s'", optarg);
+            break;
+        case 'B': opt->load_balance = 1; break;
+        case 'd': *pDelim = optarg; break;
+        case 'J': o->json = 1; break;
+        case 's': o->show = 1; break;
+        case 'q': *pQuiet = 1; break;
+        case 'h': fputs(zHelp, stdout); exit(CLI_EXIT_OK);
+        default: return cli_usage_error("search", "bad option");
+        }
+    }
+    if (optind >= argc || argc - optind > 2)
+        return cli_usage_error("search", "expected INDEX and at most one QUERIES file");
+    if (*pDelim && !**pDelim)
+        return cli_usage_error("search", "--delimiter must not be empty");
+    return CLI_EXIT_OK;
+}
+
+static int run_search(genie_index *idx, genie_query_reader *qr, genie_search_options *opt, uint32_t minCount,
+                      const search_output *o, int quiet)
+{
+    genie_queries *q = NULL;
+    genie_status rc = genie_queries_new(&q);
+    if (rc != GENIE_OK)
+        return cli_fail(rc);
+    search_progress prog;
+    cli_progress_start(&prog.bar, "searching: queries", quiet);
+    prog.base = 0;
+    opt->progress = on_progress;
+    opt->progress_ctx = &prog;
+    int status = CLI_EXIT_OK, noticed = quiet;
+    for (;;) {
+        size_t n;
+        genie_queries_clear(q);
+        rc = genie_query_reader_read(qr, q, QUERIES_PER_CHUNK, minCount, &n);
+        if (rc != GENIE_OK || n == 0)
+            break;
+        genie_results *r;
+        genie_backend asked = opt->backend;
+        rc = genie_search(idx, q, opt, &r);
+        if (rc != GENIE_OK)
+            break;
+        if (!noticed && asked == GENIE_BACKEND_AUTO && genie_cuda_built() &&
+            opt->used_backend != GENIE_BACKEND_CUDA) {
+            fprintf(stderr, "genie: no usable GPU; using the cpu backend\n");
+            noticed = 1;
+        }
+        cli_progress_end(&prog.bar);
+        print_results(o, r, prog.base + 1);
+        genie_results_free(r);
+        prog.base += n;
+    }
+    cli_progress_end(&prog.bar);
+    if (rc != GENIE_OK)
+        status = cli_fail(rc);
+    if (fflush(stdout) != 0 && status == CLI_EXIT_OK) {
+        fprintf(stderr, "genie: cannot write the results\n");
+        status = CLI_EXIT_FAIL;
+    }
+    genie_queries_free(q);
+    return status;
+}
+
+int cmd_search(int argc, char **argv)
+{
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.k = 10;
+    search_output o;
+    memset(&o, 0, sizeof o);
+    uint32_t minCount = 0;
+    const char *zDelim = NULL;
+    int quiet = 0;
+    int st = parse_search_options(argc, argv, &opt, &minCount, &zDelim, &o, &quiet);
+    if (st != CLI_EXIT_OK)
+        return st;
+    const char *zIndex = argv[optind];
+    const char *zQueries = optind + 1 < argc ? argv[optind + 1] : "-";
+    genie_index *idx;
+    genie_status rc = genie_index_open(zIndex, &idx);
+    if (rc != GENIE_OK)
+        return cli_fail(rc);
+    genie_index_info info;
+    genie_index_get_info(idx, &info);
+    o.idx = idx;
+    o.hasLabels = info.has_labels;
+    o.hasRecords = info.has_records;
+    if (o.show && !info.has_records) {
+        genie_index_close(idx);
+        return cli_usage_error("search", "--show: %s stores no records (built with --no-records?)", zIndex);
+    }
+    genie_query_reader *qr;
+    rc = genie_query_reader_open(&qr, zQueries, idx, zDelim);
+    if (rc != GENIE_OK) {
+        genie_index_close(idx);
+        return cli_fail(rc);
+    }
+    st = run_search(idx, qr, &opt, minCount, &o, quiet);
+    genie_query_reader_close(qr);
+    genie_index_close(idx);
+    return st;
+}

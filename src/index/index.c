@@ -25,6 +25,7 @@ genie_status genie_index_open(const char *path, genie_index **out)
         free(idx);
         return rc;
     }
+    pthread_mutex_init(&idx->deviceLock, NULL);
     *out = idx;
     return GENIE_OK;
 }
@@ -33,6 +34,9 @@ void genie_index_close(genie_index *idx)
 {
     if (!idx)
         return;
+    if (idx->pDevice && idx->pfnDeviceFree)
+        idx->pfnDeviceFree(idx->pDevice);
+    pthread_mutex_destroy(&idx->deviceLock);
     util_unmap_file(&idx->map);
     free(idx);
 }

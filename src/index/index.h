@@ -8,6 +8,7 @@
 #ifndef GENIE_INDEX_INDEX_H
 #define GENIE_INDEX_INDEX_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,14 @@ struct genie_index {
     const uint64_t *aWordOffset;     /* n_words + 1, or NULL */
     const char *aWordBytes;
     const uint32_t *aWordOrder;      /* n_words */
+    /*
+     * A backend's per-index state (the CUDA backend keeps the uploaded
+     * List Array here so it is uploaded once and reused across searches).
+     * Created lazily under deviceLock; released by pfnDeviceFree at close.
+     */
+    pthread_mutex_t deviceLock;
+    void *pDevice;
+    void (*pfnDeviceFree)(void *pDevice);
 };
 
 /**

@@ -1,0 +1,43 @@
+/*
+ * Work units: what one thread block of a counting kernel scans.
+ *
+ * Every query item maps to one contiguous slice of the List Array (the
+ * postings of the keywords in [lo, hi] lie next to each other).  Without
+ * load balance a unit is one item's whole slice (seeds/003 III-B: a block
+ * per query item).  With load balance (III-B1) a unit is at most two
+ * consecutive sublists of the item's lists, each at most the index's
+ * sublist length, so no block scans more than 2 * L postings.
+ *
+ * Plain C so that host planning compiles without nvcc; the kernels read the
+ * same struct.
+ */
+#ifndef GENIE_ENGINE_CUDA_WORK_PLAN_H
+#define GENIE_ENGINE_CUDA_WORK_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+/* A unit of 16 bytes; uQueryWeight = (query within the batch) << 8 | weight. */
+typedef struct cuda_unit {
+    uint64_t iBegin;      /* first posting of the slice */
+    uint32_t nPosting;    /* postings in the slice, >= 1 */
+    uint32_t uQueryWeight;
+} cuda_unit;
+
+/* Longest slice one unit takes without load balance (keeps nPosting in 32 bits). */
+#define PLAN_MAX_UNIT_POSTINGS (1u << 30)
+/* Most queries one batch may hold (the query number has 24 bits in a unit). */
+#define PLAN_MAX_BATCH_QUERIES (1u << 24)
+
+/**
+ * Write the units of query @p iQuery of @p q (global number) to @p aUnit,
+ * tagged with batch-local number @p iLocal; with @p aUnit NULL only count.
+ * @param[out] pnPosting  postings the query scans (may be NULL).
+ * @return the number of units.
+ */
+size_t plan_query_units(const genie_index *idx, const genie_queries *q, size_t iQuery, int loadBalance,
+                        uint32_t iLocal, cuda_unit *aUnit, uint64_t *pnPosting);
+
+#endif

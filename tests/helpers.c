@@ -1,0 +1,80 @@
+/* Helpers shared by the tests (see test.h). */
+#include <stdarg.h>
+#include <unistd.h>
+
+#include "test.h"
+
+extern char g_zTestDir[]; /* set by runner.c for the running test */
+
+void test_fail_at(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "    %s:%d: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+    _exit(1);
+}
+
+const char *test_path(const char *name)
+{
+    static char z[4][1024];
+    static int i;
+    i = (i + 1) % 4;
+    snprintf(z[i], sizeof z[i], "%s/%s", g_zTestDir, name);
+    return z[i];
+}
+
+genie_backend test_backend(void)
+{
+    const char *z = getenv("GENIE_TEST_BACKEND");
+    genie_backend b = GENIE_BACKEND_CPU;
+    if (z && *z && genie_backend_parse(z, &b) != GENIE_OK)
+        test_fail_at(__FILE__, __LINE__, "bad GENIE_TEST_BACKEND '%s'", z);
+    return b;
+}
+
+uint64_t test_rand(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+genie_index *test_build(const test_objects *objs, uint32_t sublistLength, const char *path)
+{
+    genie_build_options opt = {sublistLength, NULL, NULL};
+    genie_builder *b;
+    CHECK_OK(genie_builder_new(&b, &opt));
+    for (size_t i = 0; i < objs->n; i++) {
+        genie_object o = {objs->aKw[i], objs->aN[i], 0, 0, NULL, 0};
+        CHECK_OK(genie_builder_add(b, &o));
+    }
+    CHECK_OK(genie_builder_write(b, path));
+    genie_builder_free(b);
+    genie_index *idx;
+    CHECK_OK(genie_index_open(path, &idx));
+    return idx;
+}
+
+void test_objects_free(test_objects *objs)
+{
+    for (size_t i = 0; i < objs->n; i++)
+        free(objs->aKw[i]);
+    free(objs->aKw);
+    free(objs->aN);
+}
+
+genie_results *test_search(const genie_index *idx, const genie_queries *q, genie_backend b, uint32_t k)
+{
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = b;
+    opt.k = k;
+    genie_results *r;
+    CHECK_OK(genie_search(idx, q, &opt, &r));
+    return r;
+}

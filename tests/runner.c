@@ -1,0 +1,151 @@
+/*
+ * The test runner: one list of tests, each run in its own process with its
+ * own timeout; golden CLI cases (the .test files in tests/golden)
+ * join the list at start.  Prints one line per test and, last,
+ * "N passed, N failed"; exits non-zero when any failed.
+ *
+ * Usage: genie_tests [SUBSTRING]   run the tests whose name contains it
+ */
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "golden.h"
+#include "test.h"
+
+char g_zTestDir[1024];
+
+#define TESTS(X)                                  \
+    X(model_weights, 10)                          \
+    X(model_overlapping_ranges, 10)               \
+    X(model_duplicate_keywords, 10)               \
+    X(model_ties_smaller_id_first, 10)            \
+    X(model_k_larger_than_matches, 10)            \
+    X(model_empty_query_and_no_match, 10)         \
+    X(model_min_count, 10)                        \
+    X(model_bad_items_rejected, 10)               \
+    X(model_k_zero_and_huge, 10)                  \
+    X(model_count_overflow_rejected, 10)          \
+    X(model_backends_agree_on_empty_index, 10)    \
+    X(oracle_random_small, 240)                   \
+    X(oracle_random_skewed, 240)                  \
+    X(oracle_threads_deterministic, 120)          \
+    X(format_round_trip, 30)                      \
+    X(format_labels_and_records, 30)              \
+    X(format_sublists, 30)                        \
+    X(format_overwrite_is_atomic, 30)             \
+    X(corrupt_truncate_every_offset, 240)         \
+    X(corrupt_flip_every_byte, 240)               \
+    X(corrupt_foreign_and_empty_files, 30)        \
+    X(text_tokenizer, 10)                         \
+    X(text_index_and_queries, 30)                 \
+    X(text_stop_words, 30)                        \
+    X(io_records_and_parsing, 30)
+
+#define DECLARE(name, secs) void test_##name(void);
+TESTS(DECLARE)
+
+typedef struct test_entry {
+    const char *zName;
+    void (*fn)(void);
+    unsigned timeout;
+    int golden; /* index into the golden cases, or -1 */
+} test_entry;
+
+#define ENTRY(name, secs) {#name, test_##name, secs, -1},
+static const test_entry aBuiltin[] = {TESTS(ENTRY)};
+
+static int g_goldenIndex;
+static void run_golden_case(void)
+{
+    golden_run(g_goldenIndex);
+}
+
+static void remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            char z[2048];
+            snprintf(z, sizeof z, "%s/%s", path, e->d_name);
+            struct stat st;
+            if (lstat(z, &st) == 0 && S_ISDIR(st.st_mode))
+                remove_tree(z);
+            else
+                unlink(z);
+        }
+        closedir(d);
+    }
+    rmdir(path);
+}
+
+/* Run one test in a child; returns 1 when it passed. */
+static int run_one(const test_entry *t)
+{
+    const char *zTmp = getenv("TMPDIR");
+    snprintf(g_zTestDir, sizeof g_zTestDir, "%s/genie-test-XXXXXX", zTmp && *zTmp ? zTmp : "/tmp");
+    if (!mkdtemp(g_zTestDir)) {
+        perror("mkdtemp");
+        return 0;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(t->timeout);
+        t->fn();
+        fflush(stdout);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    remove_tree(g_zTestDir);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (ok)
+        printf("ok    %-45s %6.2f s\n", t->zName, secs);
+    else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+        printf("FAIL  %-45s timed out after %u s\n", t->zName, t->timeout);
+    else if (WIFSIGNALED(status))
+        printf("FAIL  %-45s killed by signal %d\n", t->zName, WTERMSIG(status));
+    else
+        printf("FAIL  %s\n", t->zName);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    const char *zFilter = argc > 1 ? argv[1] : NULL;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    int nGolden = golden_load(GENIE_TEST_SOURCE_DIR "/golden");
+    if (nGolden < 0)
+        return 2;
+    size_t nBuiltin = sizeof aBuiltin / sizeof *aBuiltin;
+    int nPass = 0, nFail = 0;
+    for (size_t i = 0; i < nBuiltin + (size_t)nGolden; i++) {
+        test_entry t;
+        if (i < nBuiltin) {
+            t = aBuiltin[i];
+        } else {
+            g_goldenIndex = (int)(i - nBuiltin);
+            t = (test_entry){golden_name(g_goldenIndex), run_golden_case, 60, g_goldenIndex};
+        }
+        if (zFilter && !strstr(t.zName, zFilter))
+            continue;
+        if (run_one(&t))
+            nPass++;
+        else
+            nFail++;
+    }
+    printf("%d passed, %d failed\n", nPass, nFail);
+    return nFail ? 1 : 0;
+}

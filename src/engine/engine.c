@@ -108,7 +108,8 @@ static genie_status append_chunk(genie_results *r, const genie_hit *aHit, const 
         *pCap = c;
     }
     for (size_t i = 0; i < n; i++) {
-        memcpy(r->aHit + have, aHit + (size_t)i * k, aN[i] * sizeof *aHit);
+        if (aN[i])
+            memcpy(r->aHit + have, aHit + (size_t)i * k, aN[i] * sizeof *aHit);
         have += aN[i];
         r->aEnd[r->nQuery++] = have;
     }

@@ -158,7 +158,8 @@ static genie_status add_extras(genie_builder *b, const genie_object *obj)
             return util_error(GENIE_ENOMEM, "out of memory for records");
         b->aRecordEnd = p;
         GENIE_TRY(grow((void **)&b->aRecordBytes, &b->nRecordCap, b->nRecordBytes + obj->record_len, 1));
-        memcpy(b->aRecordBytes + b->nRecordBytes, obj->record, obj->record_len);
+        if (obj->record_len)
+            memcpy(b->aRecordBytes + b->nRecordBytes, obj->record, obj->record_len);
         b->nRecordBytes += obj->record_len;
         b->aRecordEnd[i] = b->nRecordBytes;
     }
@@ -190,7 +191,8 @@ genie_status genie_builder_add(genie_builder *b, const genie_object *obj)
             return util_error(GENIE_ENOMEM, "out of memory counting keywords");
         ++*pCount;
     }
-    memcpy(b->aStore + b->nStore, b->aScratch, m * sizeof *b->aStore);
+    if (m)
+        memcpy(b->aStore + b->nStore, b->aScratch, m * sizeof *b->aStore);
     b->nStore += m;
     b->aObjectEnd[b->nObjects++] = b->nStore;
     if (m > b->maxObjectLength)

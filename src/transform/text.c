@@ -226,7 +226,8 @@ genie_status genie_queries_add_text(genie_queries *q, const genie_index *idx, co
         rc = util_error(GENIE_ENOMEM, "out of memory");
         goto done;
     }
-    qsort(aKw, n, sizeof *aKw, cmp_u32);
+    if (n)
+        qsort(aKw, n, sizeof *aKw, cmp_u32);
     genie_item *aItem = malloc((n ? n : 1) * sizeof *aItem);
     if (!aItem) {
         rc = util_error(GENIE_ENOMEM, "out of memory");

@@ -1,0 +1,272 @@
+/*
+ * The batch driver shared by the c-PQ and GEN-SPQ methods: see cuda_batch.h.
+ *
+ * Host memory: per chunk query its unit count and growth shift, plus
+ * staging for one batch's units, hits and infos.  Device memory: one
+ * workspace, grown only when a batch needs more, laid out as
+ *   [units | hits (nQuery * k) | infos (nQuery) | method scratch]
+ * each region aligned to CUDA_ALIGN.  The method scratch and the infos are
+ * zeroed before every batch.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/cuda/cuda_batch.h"
+
+/* Reruns of overflowing queries before giving up (each doubles the table). */
+#define DRIVER_MAX_SHIFT 12
+/* Halvings of the budget tried when cudaMalloc says out of memory. */
+#define DRIVER_MAX_SHRINK 8
+
+typedef struct driver {
+    const engine_request *req;
+    const cuda_method *method;
+    const cuda_index *dev;
+    uint64_t budget;
+    uint32_t *aUnitCount; /* per chunk query */
+    uint8_t *aShift;      /* per chunk query */
+    void *d_ws;
+    uint64_t nWs;
+    cuda_unit *h_aUnit;
+    size_t nUnitCap;
+    genie_hit *h_aHit;
+    cuda_query_info *h_aInfo;
+    size_t nStageCap; /* queries the staging buffers hold */
+    cudaStream_t stream;
+} driver;
+
+static uint64_t query_cost(const driver *d, uint32_t i, uint64_t *pScratch)
+{
+    uint64_t s = d->method->query_bytes(d->req, i, d->aShift[i]);
+    *pScratch = s;
+    if (s == UINT64_MAX)
+        return UINT64_MAX;
+    return s + (uint64_t)d->aUnitCount[i] * sizeof(cuda_unit) + (uint64_t)d->req->k * sizeof(genie_hit) +
+           sizeof(cuda_query_info);
+}
+
+/*
+ * Queries aList[pos..*pEnd) form the next batch; *pBytes is its workspace
+ * size.  At least one query is taken; it fails if that one does not fit.
+ */
+static genie_status plan_batch(const driver *d, const uint32_t *aList, size_t nList, size_t pos, size_t *pEnd,
+                               uint64_t *pBytes)
+{
+    uint64_t total = 4 * (uint64_t)CUDA_ALIGN, scratch;
+    size_t end = pos;
+    while (end < nList && end - pos < PLAN_MAX_BATCH_QUERIES) {
+        uint64_t c = query_cost(d, aList[end], &scratch);
+        if (c == UINT64_MAX || total + c > d->budget) {
+            if (end > pos)
+                break;
+            return util_error(GENIE_EGPU,
+                              "CUDA %s: query %zu needs %llu bytes of GPU memory, more than the budget of %llu "
+                              "(count bound %u, k %u); lower k, or raise --gpu-memory",
+                              d->method->zName, d->req->first + aList[end] + 1,
+                              (unsigned long long)(c == UINT64_MAX ? 0 : c), (unsigned long long)d->budget,
+                              d->req->aCountBound[aList[end]], d->req->k);
+        }
+        total += c;
+        end++;
+    }
+    *pEnd = end;
+    *pBytes = total;
+    return GENIE_OK;
+}
+
+static genie_status ensure_host(driver *d, size_t nQuery, size_t nUnit)
+{
+    if (nUnit > d->nUnitCap) {
+        free(d->h_aUnit);
+        d->h_aUnit = (cuda_unit *)malloc(nUnit * sizeof *d->h_aUnit);
+        d->nUnitCap = d->h_aUnit ? nUnit : 0;
+    }
+    if (nQuery > d->nStageCap) {
+        free(d->h_aHit);
+        free(d->h_aInfo);
+        d->h_aHit = (genie_hit *)malloc(nQuery * d->req->k * sizeof *d->h_aHit);
+        d->h_aInfo = (cuda_query_info *)malloc(nQuery * sizeof *d->h_aInfo);
+        d->nStageCap = d->h_aHit && d->h_aInfo ? nQuery : 0;
+    }
+    if (d->nUnitCap < nUnit || d->nStageCap < nQuery)
+        return util_error(GENIE_ENOMEM, "out of host memory staging a GPU batch of %zu queries", nQuery);
+    return GENIE_OK;
+}
+
+/* Grow the workspace to @p nBytes; *pOom is set when cudaMalloc ran out of memory. */
+static genie_status ensure_device(driver *d, uint64_t nBytes, int *pOom)
+{
+    *pOom = 0;
+    if (nBytes <= d->nWs)
+        return GENIE_OK;
+    CUDA_TRY(cudaFree(d->d_ws));
+    d->d_ws = NULL;
+    d->nWs = 0;
+    cudaError_t err = cudaMalloc(&d->d_ws, nBytes);
+    if (err == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        d->d_ws = NULL;
+        *pOom = 1;
+        return GENIE_OK;
+    }
+    if (err != cudaSuccess)
+        return cuda_fail(err, "cudaMalloc(workspace)");
+    d->nWs = nBytes;
+    return GENIE_OK;
+}
+
+static int hit_compare(const void *pa, const void *pb)
+{
+    const genie_hit *a = (const genie_hit *)pa, *b = (const genie_hit *)pb;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    return a->object < b->object ? -1 : a->object > b->object;
+}
+
+static genie_status run_batch(driver *d, const uint32_t *aQuery, size_t nQuery, uint64_t nBytes)
+{
+    const engine_request *req = d->req;
+    size_t nUnit = 0;
+    for (size_t j = 0; j < nQuery; j++)
+        nUnit += d->aUnitCount[aQuery[j]];
+    GENIE_TRY(ensure_host(d, nQuery, nUnit));
+    size_t u = 0;
+    for (size_t j = 0; j < nQuery; j++)
+        u += plan_query_units(req->idx, req->q, req->first + aQuery[j], req->opt->load_balance, (uint32_t)j,
+                              d->h_aUnit + u, NULL);
+
+    char *p = (char *)d->d_ws;
+    uint64_t nUnitBytes = cuda_align(nUnit * sizeof(cuda_unit));
+    uint64_t nHitBytes = cuda_align((uint64_t)nQuery * req->k * sizeof(genie_hit));
+    uint64_t nInfoBytes = cuda_align(nQuery * sizeof(cuda_query_info));
+    cuda_batch b;
+    b.req = req;
+    b.aQuery = aQuery;
+    b.aShift = d->aShift;
+    b.nQuery = (uint32_t)nQuery;
+    b.d_aPosting = d->dev->d_aPosting;
+    b.d_aUnit = (const cuda_unit *)p;
+    b.nUnit = (uint32_t)nUnit;
+    b.d_aHit = (genie_hit *)(p + nUnitBytes);
+    b.d_aInfo = (cuda_query_info *)(p + nUnitBytes + nHitBytes);
+    b.d_scratch = p + nUnitBytes + nHitBytes + nInfoBytes;
+    b.stream = d->stream;
+    uint64_t nScratch = nBytes - (nUnitBytes + nHitBytes + nInfoBytes);
+
+    CUDA_TRY(cudaMemcpyAsync((void *)b.d_aUnit, d->h_aUnit, nUnit * sizeof(cuda_unit), cudaMemcpyHostToDevice,
+                             d->stream));
+    CUDA_TRY(cudaMemsetAsync(b.d_aInfo, 0, nInfoBytes + nScratch, d->stream));
+    GENIE_TRY(d->method->run(&b));
+    CUDA_TRY(cudaMemcpyAsync(d->h_aHit, b.d_aHit, (size_t)nQuery * req->k * sizeof(genie_hit),
+                             cudaMemcpyDeviceToHost, d->stream));
+    CUDA_TRY(cudaMemcpyAsync(d->h_aInfo, b.d_aInfo, nQuery * sizeof(cuda_query_info), cudaMemcpyDeviceToHost,
+                             d->stream));
+    CUDA_TRY(cudaStreamSynchronize(d->stream));
+    return GENIE_OK;
+}
+
+/*
+ * Store the batch's answers in aHit/aN; overflowing queries go to aRetry
+ * with a larger table.
+ */
+static genie_status collect(driver *d, const uint32_t *aQuery, size_t nQuery, genie_hit *aHit, uint32_t *aN,
+                            uint32_t *aRetry, size_t *pnRetry)
+{
+    uint32_t k = d->req->k;
+    for (size_t j = 0; j < nQuery; j++) {
+        uint32_t i = aQuery[j];
+        const cuda_query_info *info = &d->h_aInfo[j];
+        if (info->overflow) {
+            if (d->aShift[i] >= DRIVER_MAX_SHIFT)
+                return util_error(GENIE_EGPU, "CUDA %s: query %zu: the hash table still overflowed after %d reruns",
+                                  d->method->zName, d->req->first + i + 1, DRIVER_MAX_SHIFT);
+            d->aShift[i]++;
+            aRetry[(*pnRetry)++] = i;
+            continue;
+        }
+        genie_hit *out = aHit + (size_t)i * k;
+        memcpy(out, d->h_aHit + j * k, info->nHit * sizeof *out);
+        if (info->nAbove > TOPK_SORT_MAX) /* the device sorted smaller sets */
+            qsort(out, info->nAbove, sizeof *out, hit_compare);
+        aN[i] = info->nHit;
+    }
+    return GENIE_OK;
+}
+
+/* Run every query of aList in as many batches as the budget needs. */
+static genie_status run_list(driver *d, const uint32_t *aList, size_t nList, genie_hit *aHit, uint32_t *aN,
+                             uint32_t *aRetry, size_t *pnRetry)
+{
+    size_t pos = 0;
+    int nShrink = 0;
+    while (pos < nList) {
+        size_t end;
+        uint64_t nBytes;
+        GENIE_TRY(plan_batch(d, aList, nList, pos, &end, &nBytes));
+        int oom;
+        GENIE_TRY(ensure_device(d, nBytes, &oom));
+        if (oom) {
+            if (++nShrink > DRIVER_MAX_SHRINK)
+                return util_error(GENIE_EGPU, "CUDA %s: out of GPU memory for a batch of %llu bytes",
+                                  d->method->zName, (unsigned long long)nBytes);
+            d->budget = nBytes / 2;
+            continue;
+        }
+        GENIE_TRY(run_batch(d, aList + pos, end - pos, nBytes));
+        GENIE_TRY(collect(d, aList + pos, end - pos, aHit, aN, aRetry, pnRetry));
+        pos = end;
+    }
+    return GENIE_OK;
+}
+
+genie_status cuda_run_batches(const engine_request *req, const cuda_method *method, genie_hit *aHit, uint32_t *aN)
+{
+    genie_status rc = GENIE_OK;
+    driver d;
+    memset(&d, 0, sizeof d);
+    d.req = req;
+    d.method = method;
+    uint32_t *aList = NULL, *aRetry = NULL;
+    GENIE_TRY(cuda_index_get(req->idx, &d.dev));
+    GENIE_TRY(cuda_memory_budget(req->opt, &d.budget));
+    d.aUnitCount = (uint32_t *)malloc(req->n * sizeof *d.aUnitCount);
+    d.aShift = (uint8_t *)calloc(req->n, 1);
+    aList = (uint32_t *)malloc(req->n * sizeof *aList);
+    aRetry = (uint32_t *)malloc(req->n * sizeof *aRetry);
+    if (!d.aUnitCount || !d.aShift || !aList || !aRetry) {
+        rc = util_error(GENIE_ENOMEM, "out of host memory planning %zu GPU queries", req->n);
+        goto done;
+    }
+    {
+        /* Queries that scan no posting have no hits and take no GPU memory. */
+        size_t nList = 0, nRetry = 0;
+        for (size_t i = 0; i < req->n; i++) {
+            d.aUnitCount[i] = (uint32_t)plan_query_units(req->idx, req->q, req->first + i, req->opt->load_balance,
+                                                         0, NULL, NULL);
+            aN[i] = 0;
+            if (d.aUnitCount[i])
+                aList[nList++] = (uint32_t)i;
+        }
+        CUDA_TRY_GOTO(rc, cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking), done);
+        while (nList) {
+            nRetry = 0;
+            GENIE_TRY_GOTO(rc, run_list(&d, aList, nList, aHit, aN, aRetry, &nRetry), done);
+            uint32_t *t = aList;
+            aList = aRetry;
+            aRetry = t;
+            nList = nRetry;
+        }
+    }
+done:
+    if (d.stream)
+        cudaStreamDestroy(d.stream);
+    cudaFree(d.d_ws);
+    free(d.h_aUnit);
+    free(d.h_aHit);
+    free(d.h_aInfo);
+    free(d.aUnitCount);
+    free(d.aShift);
+    free(aList);
+    free(aRetry);
+    return rc;
+}

@@ -1,0 +1,71 @@
+/*
+ * Batching, shared by the c-PQ and the GEN-SPQ methods.
+ *
+ * cuda_run_batches() answers one engine_request on the GPU:
+ *   1. plans batches: each query needs method->query_bytes() of method
+ *      scratch plus its work units, its k output hits and one
+ *      cuda_query_info; consecutive queries join a batch while the total
+ *      stays within the memory budget (--gpu-memory, or most of the free);
+ *   2. allocates one workspace for the largest batch and reuses it;
+ *   3. per batch: uploads the work units, zeroes the workspace, calls
+ *      method->run(), copies hits and infos back;
+ *   4. queries whose info says "overflow" (the c-PQ hash table filled up)
+ *      are run again, with a larger table (shift + 1), until none remains.
+ * Methods write, per batch query, the hits best first except that the first
+ * nAbove hits may be unsorted when nAbove > TOPK_SORT_MAX (the driver then
+ * sorts them on the host; counts above the k-th count come first, ties at
+ * the k-th count follow in id order).
+ */
+#ifndef GENIE_ENGINE_CUDA_CUDA_BATCH_H
+#define GENIE_ENGINE_CUDA_CUDA_BATCH_H
+
+#include "engine/cuda/cuda_common.h"
+extern "C" {
+#include "engine/cuda/work_plan.h"
+}
+
+/* Per batch query; zeroed before method->run(). */
+typedef struct cuda_query_info {
+    uint32_t atMinus1; /* c-PQ: AuditThreshold - 1 */
+    uint32_t overflow; /* c-PQ: the hash table overflowed; rerun */
+    uint32_t nAbove;   /* hits with a count above the k-th count */
+    uint32_t nHit;     /* hits written */
+} cuda_query_info;
+
+typedef struct cuda_batch {
+    const engine_request *req;
+    const uint32_t *aQuery;   /* chunk-local query numbers, nQuery of them */
+    const uint8_t *aShift;    /* per chunk query: hash-table growth steps */
+    uint32_t nQuery;
+    const uint32_t *d_aPosting;
+    const cuda_unit *d_aUnit; /* units of the batch, query tag = batch position */
+    uint32_t nUnit;
+    genie_hit *d_aHit;        /* nQuery * k */
+    cuda_query_info *d_aInfo; /* nQuery */
+    void *d_scratch;          /* the method's zeroed scratch */
+    cudaStream_t stream;
+} cuda_batch;
+
+typedef struct cuda_method {
+    const char *zName;
+    /** Scratch bytes for chunk query @p i at growth @p shift; UINT64_MAX if it can never run. */
+    uint64_t (*query_bytes)(const engine_request *req, size_t i, unsigned shift);
+    /** Launch the method's kernels for @p b (asynchronously on b->stream). */
+    genie_status (*run)(const cuda_batch *b);
+} cuda_method;
+
+/* The device sorts at most this many hits above the k-th count per query. */
+#define TOPK_SORT_MAX 4096u
+
+/* Alignment of every carved region of the workspace. */
+#define CUDA_ALIGN 256u
+
+static inline uint64_t cuda_align(uint64_t n)
+{
+    return (n + CUDA_ALIGN - 1) & ~(uint64_t)(CUDA_ALIGN - 1);
+}
+
+genie_status cuda_run_batches(const engine_request *req, const cuda_method *method, genie_hit *aHit,
+                              uint32_t *aN);
+
+#endif

@@ -1,0 +1,148 @@
+/*
+ * Device helpers for the last step of both GPU methods: given a row of
+ * counters (the c-PQ's Bitmap Counter, or GEN-SPQ's count table, packed
+ * as 1 << log2Bits bits per object in 32-bit words) and the k-th count,
+ * produce the answer the CPU backend gives:
+ *   - the hits above the k-th count, sorted by count desc, id asc
+ *     (topk_sort_hits), then
+ *   - the ties at the k-th count with the smallest ids, found by one
+ *     ordered scan of the row that stops as soon as enough were found
+ *     (topk_ties_in_order).
+ *
+ * Contract: every function here is called by all CUDA_BLOCK threads of a
+ * block, from uniform control flow (they contain __syncthreads), and
+ * returns the same value to every thread.
+ */
+#ifndef GENIE_ENGINE_CUDA_TOPK_DEVICE_CUH
+#define GENIE_ENGINE_CUDA_TOPK_DEVICE_CUH
+
+#include "engine/cuda/cuda_batch.h"
+
+/* Threads per block of every kernel in this backend. */
+#define CUDA_BLOCK 256u
+#define CUDA_WARPS (CUDA_BLOCK / 32u)
+#define FULL_MASK 0xffffffffu
+
+/* Counter of object @p o in a packed row (any thread, any time after counting). */
+__device__ static inline uint32_t counter_get(const uint32_t *row, uint32_t o, uint32_t log2Bits)
+{
+    uint32_t perWordLog2 = 5u - log2Bits;
+    uint32_t word = row[o >> perWordLog2];
+    uint32_t shift = (o & ((1u << perWordLog2) - 1u)) << log2Bits;
+    uint32_t mask = log2Bits == 5u ? 0xffffffffu : (1u << (1u << log2Bits)) - 1u;
+    return (word >> shift) & mask;
+}
+
+/* Exclusive prefix sum of @p x over the block; *pTotal gets the block's sum. */
+__device__ static inline uint32_t block_exclusive_sum(uint32_t x, uint32_t *pTotal)
+{
+    __shared__ uint32_t s_warp[CUDA_WARPS];
+    uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    uint32_t v = x;
+    for (uint32_t o = 1; o < 32u; o <<= 1) {
+        uint32_t y = __shfl_up_sync(FULL_MASK, v, o);
+        if (lane >= o)
+            v += y;
+    }
+    if (lane == 31u)
+        s_warp[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        uint32_t w = lane < CUDA_WARPS ? s_warp[lane] : 0;
+        for (uint32_t o = 1; o < CUDA_WARPS; o <<= 1) {
+            uint32_t y = __shfl_up_sync(FULL_MASK, w, o);
+            if (lane >= o)
+                w += y;
+        }
+        if (lane < CUDA_WARPS)
+            s_warp[lane] = w;
+    }
+    __syncthreads();
+    uint32_t before = warp ? s_warp[warp - 1] : 0;
+    *pTotal = s_warp[CUDA_WARPS - 1];
+    __syncthreads(); /* s_warp is reused by the next call */
+    return before + v - x;
+}
+
+/* Words of the row each thread reads per step of the ordered scan (one 16-byte load). */
+#define TIE_WORDS 4u
+
+/*
+ * Write to out[0..) the @p r smallest object ids whose counter equals
+ * @p target (>= 1), in id order, each with count @p target; return how
+ * many were written (<= r).  @p row is 16-byte aligned and nWord is a
+ * multiple of TIE_WORDS (padding words are zero, so never match).
+ * Reads only as far as the r-th match.
+ */
+__device__ static uint32_t topk_ties_in_order(const uint32_t *row, uint64_t nWord, uint32_t log2Bits,
+                                              uint32_t target, uint32_t r, genie_hit *out)
+{
+    uint32_t perWordLog2 = 5u - log2Bits, perWord = 1u << perWordLog2;
+    uint32_t mask = log2Bits == 5u ? 0xffffffffu : (1u << (1u << log2Bits)) - 1u;
+    uint32_t found = 0;
+    for (uint64_t base = 0; base < nWord && found < r; base += (uint64_t)CUDA_BLOCK * TIE_WORDS) {
+        uint64_t w0 = base + (uint64_t)threadIdx.x * TIE_WORDS;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (w0 < nWord)
+            v = *(const uint4 *)(row + w0);
+        uint32_t aWord[TIE_WORDS] = {v.x, v.y, v.z, v.w};
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < TIE_WORDS; i++)
+            for (uint32_t f = 0; f < perWord; f++)
+                n += ((aWord[i] >> (f << log2Bits)) & mask) == target;
+        uint32_t total;
+        uint32_t pos = found + block_exclusive_sum(n, &total);
+        for (uint32_t i = 0; i < TIE_WORDS && n; i++) {
+            for (uint32_t f = 0; f < perWord; f++) {
+                if (((aWord[i] >> (f << log2Bits)) & mask) != target)
+                    continue;
+                if (pos < r) {
+                    out[pos].object = (uint32_t)(((w0 + i) << perWordLog2) + f);
+                    out[pos].count = target;
+                }
+                pos++;
+                n--;
+            }
+        }
+        found += total;
+    }
+    return found < r ? found : r;
+}
+
+/* Sort out[0..n) (n <= TOPK_SORT_MAX) by count desc, id asc: a bitonic network in shared memory. */
+__device__ static void topk_sort_hits(genie_hit *out, uint32_t n)
+{
+    __shared__ unsigned long long s_key[TOPK_SORT_MAX];
+    if (n < 2)
+        return;
+    uint32_t p2 = 2;
+    while (p2 < n)
+        p2 <<= 1;
+    /* Key: count high, complemented id low, so a larger key is a better hit; 0 pads. */
+    for (uint32_t i = threadIdx.x; i < p2; i += CUDA_BLOCK)
+        s_key[i] = i < n ? (unsigned long long)out[i].count << 32 | (unsigned long long)(~out[i].object) : 0ull;
+    __syncthreads();
+    for (uint32_t size = 2; size <= p2; size <<= 1) {
+        for (uint32_t stride = size >> 1; stride > 0; stride >>= 1) {
+            for (uint32_t i = threadIdx.x; i < p2; i += CUDA_BLOCK) {
+                uint32_t j = i ^ stride;
+                if (j <= i)
+                    continue;
+                unsigned long long a = s_key[i], b = s_key[j];
+                int descending = (i & size) == 0;
+                if (descending ? a < b : a > b) {
+                    s_key[i] = b;
+                    s_key[j] = a;
+                }
+            }
+            __syncthreads();
+        }
+    }
+    for (uint32_t i = threadIdx.x; i < n; i += CUDA_BLOCK) {
+        out[i].object = ~(uint32_t)s_key[i];
+        out[i].count = (uint32_t)(s_key[i] >> 32);
+    }
+    __syncthreads();
+}
+
+#endif

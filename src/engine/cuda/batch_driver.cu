@@ -200,8 +200,8 @@ static genie_status run_list(driver *d, const uint32_t *aList, size_t nList, gen
     size_t pos = 0;
     int nShrink = 0;
     while (pos < nList) {
-        size_t end;
-        uint64_t nBytes;
+        size_t end = pos;
+        uint64_t nBytes = 0;
         GENIE_TRY(plan_batch(d, aList, nList, pos, &end, &nBytes));
         int oom;
         GENIE_TRY(ensure_device(d, nBytes, &oom));

@@ -37,6 +37,7 @@
  *     stops at the (k - taken)-th tie: the smallest ids, as the CPU gives.
  */
 #include "engine/cuda/topk_device.cuh"
+#include "engine/cuda/cuda_testing.h"
 
 /* Probe budget of one insert, in slot visits and lost races, per slot. */
 #define HT_STEPS_PER_SLOT 4u
@@ -216,10 +217,18 @@ static uint32_t counter_log2_bits(uint32_t bound)
     return l;
 }
 
+/* Tests force tiny tables through cpq_testing_set_slots() to exercise reruns. */
+static uint64_t gTestingSlots;
+
+extern "C" void cpq_testing_set_slots(uint64_t nSlot)
+{
+    gTestingSlots = nSlot;
+}
+
 /* Hash-table slots: Theorem III.1 bounds live entries by about 2k plus those in flight. */
 static uint64_t cpq_slots(const engine_request *req, unsigned shift)
 {
-    uint64_t want = 4ull * req->k + 2048, s = 1;
+    uint64_t want = gTestingSlots ? gTestingSlots : 4ull * req->k + 2048, s = 1;
     while (s < want)
         s <<= 1;
     return s << shift;

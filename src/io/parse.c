@@ -28,6 +28,20 @@ int io_parse_u64(const char *s, size_t n, uint64_t *out)
     return 1;
 }
 
+/* Make room for one more element of @p size bytes in *pArray. */
+static genie_status grow_one(void **pArray, size_t *pCap, size_t n, size_t size, const char *zWhere)
+{
+    if (n < *pCap)
+        return GENIE_OK;
+    size_t cap = *pCap ? *pCap * 2 : 64;
+    void *a = realloc(*pArray, cap * size);
+    if (!a)
+        return util_error(GENIE_ENOMEM, "%s: out of memory", zWhere);
+    *pArray = a;
+    *pCap = cap;
+    return GENIE_OK;
+}
+
 /* Next whitespace-separated token of [*pp, end); returns its length, 0 at end. */
 static size_t next_token(const char **pp, const char *end, const char **pTok)
 {
@@ -64,14 +78,7 @@ genie_status io_parse_keywords(const char *line, size_t len, const char *zWhere,
         uint64_t v;
         if (!io_parse_u64(tok, n, &v) || v > UINT32_MAX)
             return bad_token(zWhere, tok, n, "a keyword (an integer 0..4294967295)");
-        if (out->n == out->cap) {
-            size_t cap = out->cap ? out->cap * 2 : 64;
-            uint32_t *a = realloc(out->a, cap * sizeof *a);
-            if (!a)
-                return util_error(GENIE_ENOMEM, "%s: out of memory", zWhere);
-            out->a = a;
-            out->cap = cap;
-        }
+        GENIE_TRY(grow_one((void **)&out->a, &out->cap, out->n, sizeof *out->a, zWhere));
         out->a[out->n++] = (uint32_t)v;
     }
     return GENIE_OK;
@@ -120,14 +127,7 @@ genie_status io_parse_items(const char *line, size_t len, const char *zWhere, io
     size_t n;
     out->n = 0;
     while ((n = next_token(&p, end, &tok)) > 0) {
-        if (out->n == out->cap) {
-            size_t cap = out->cap ? out->cap * 2 : 64;
-            genie_item *a = realloc(out->a, cap * sizeof *a);
-            if (!a)
-                return util_error(GENIE_ENOMEM, "%s: out of memory", zWhere);
-            out->a = a;
-            out->cap = cap;
-        }
+        GENIE_TRY(grow_one((void **)&out->a, &out->cap, out->n, sizeof *out->a, zWhere));
         GENIE_TRY(parse_item(tok, n, zWhere, &out->a[out->n]));
         out->n++;
     }

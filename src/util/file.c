@@ -39,23 +39,6 @@ genie_status util_atomic_open(util_atomic_file *af, const char *path)
     return GENIE_OK;
 }
 
-genie_status util_atomic_write(util_atomic_file *af, const void *data, size_t n)
-{
-    const char *p = data;
-    while (n > 0) {
-        ssize_t w = write(af->fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return util_error_errno(GENIE_EIO, "cannot write %s", af->zTmp);
-        }
-        p += w;
-        n -= (size_t)w;
-        af->nWritten += (uint64_t)w;
-    }
-    return GENIE_OK;
-}
-
 genie_status util_atomic_pwrite(util_atomic_file *af, const void *data, size_t n, uint64_t offset)
 {
     const char *p = data;
@@ -70,6 +53,13 @@ genie_status util_atomic_pwrite(util_atomic_file *af, const void *data, size_t n
         n -= (size_t)w;
         offset += (uint64_t)w;
     }
+    return GENIE_OK;
+}
+
+genie_status util_atomic_write(util_atomic_file *af, const void *data, size_t n)
+{
+    GENIE_TRY(util_atomic_pwrite(af, data, n, af->nWritten));
+    af->nWritten += n;
     return GENIE_OK;
 }
 

@@ -139,14 +139,16 @@ genie_status genie_search(const genie_index *idx, const genie_queries *q, genie_
     size_t nChunkAlloc = chunk < q->nQuery ? chunk : (q->nQuery ? q->nQuery : 1);
     genie_hit *aHit = malloc(nChunkAlloc * k * sizeof *aHit);
     uint32_t *aN = malloc(nChunkAlloc * sizeof *aN);
-    if (r)
+    if (r) {
         r->aEnd = malloc((q->nQuery ? q->nQuery : 1) * sizeof *r->aEnd);
-    if (!r || !r->aEnd || !aBound || !aHit || !aN) {
+        r->aHit = malloc(sizeof *r->aHit); /* never NULL, even with no hits */
+    }
+    if (!r || !r->aEnd || !r->aHit || !aBound || !aHit || !aN) {
         rc = util_error(GENIE_ENOMEM, "out of memory for %zu queries with k = %u", q->nQuery, k);
         goto fail;
     }
     GENIE_TRY_GOTO(rc, count_bounds(idx, q, aBound), fail);
-    uint64_t cap = 0;
+    uint64_t cap = 1;
     for (size_t first = 0; first < q->nQuery; first += chunk) {
         size_t n = q->nQuery - first < chunk ? q->nQuery - first : chunk;
         engine_request req = {idx, q, first, n, k, aBound + first, opt};

@@ -13,8 +13,8 @@
 
 #include "engine/cuda/cuda_batch.h"
 
-/* Reruns of overflowing queries before giving up (each doubles the table). */
-#define DRIVER_MAX_SHIFT 12
+/* Reruns of overflowing queries before giving up (each grows the table). */
+#define DRIVER_MAX_SHIFT 8
 /* Halvings of the budget tried when cudaMalloc says out of memory. */
 #define DRIVER_MAX_SHRINK 8
 

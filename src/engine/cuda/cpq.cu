@@ -225,13 +225,16 @@ extern "C" void cpq_testing_set_slots(uint64_t nSlot)
     gTestingSlots = nSlot;
 }
 
-/* Hash-table slots: Theorem III.1 bounds live entries by about 2k plus those in flight. */
+/*
+ * Hash-table slots: Theorem III.1 bounds live entries by about 2k plus the
+ * inserts in flight.  Each rerun after an overflow quadruples the table.
+ */
 static uint64_t cpq_slots(const engine_request *req, unsigned shift)
 {
-    uint64_t want = gTestingSlots ? gTestingSlots : 4ull * req->k + 2048, s = 1;
+    uint64_t want = gTestingSlots && shift == 0 ? gTestingSlots : 4ull * req->k + 2048, s = 1;
     while (s < want)
         s <<= 1;
-    return s << shift;
+    return s << (2 * shift);
 }
 
 typedef struct cpq_layout {
@@ -252,7 +255,7 @@ static void cpq_lay_out(const engine_request *req, size_t i, unsigned shift, cpq
 
 static uint64_t cpq_query_bytes(const engine_request *req, size_t i, unsigned shift)
 {
-    if (req->aCountBound[i] > CPQ_MAX_BOUND || shift > 20)
+    if (req->aCountBound[i] > CPQ_MAX_BOUND || shift > 10)
         return UINT64_MAX;
     cpq_layout l;
     cpq_lay_out(req, i, shift, &l);

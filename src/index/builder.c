@@ -37,8 +37,10 @@ struct genie_builder {
     uint32_t maxObjectLength;
     int labelMode;      /* -1 undecided, 0 none, 1 all labelled */
     uint64_t *aLabel;
+    uint64_t nLabelCap;
     int recordMode;     /* -1 undecided, 0 none, 1 all have records */
     uint64_t *aRecordEnd;
+    uint64_t nRecordEndCap;
     char *aRecordBytes;
     uint64_t nRecordBytes, nRecordCap;
     char *aWordBytes; /* vocabulary, when set */
@@ -144,19 +146,11 @@ static genie_status add_extras(genie_builder *b, const genie_object *obj)
 {
     uint64_t i = b->nObjects;
     if (obj->has_label) {
-        uint64_t cap = b->nObjectCap;
-        /* aLabel shares aObjectEnd's capacity; realloc to that size. */
-        uint64_t *p = realloc(b->aLabel, (size_t)cap * sizeof *p);
-        if (!p)
-            return util_error(GENIE_ENOMEM, "out of memory for labels");
-        b->aLabel = p;
+        GENIE_TRY(grow((void **)&b->aLabel, &b->nLabelCap, i + 1, sizeof *b->aLabel));
         b->aLabel[i] = obj->label;
     }
     if (obj->record) {
-        uint64_t *p = realloc(b->aRecordEnd, (size_t)b->nObjectCap * sizeof *p);
-        if (!p)
-            return util_error(GENIE_ENOMEM, "out of memory for records");
-        b->aRecordEnd = p;
+        GENIE_TRY(grow((void **)&b->aRecordEnd, &b->nRecordEndCap, i + 1, sizeof *b->aRecordEnd));
         GENIE_TRY(grow((void **)&b->aRecordBytes, &b->nRecordCap, b->nRecordBytes + obj->record_len, 1));
         if (obj->record_len)
             memcpy(b->aRecordBytes + b->nRecordBytes, obj->record, obj->record_len);

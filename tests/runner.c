@@ -34,6 +34,7 @@ char g_zTestDir[1024];
     X(oracle_random_skewed, 240)                  \
     X(oracle_threads_deterministic, 120)          \
     X(format_round_trip, 30)                      \
+    X(format_frontend_parameters, 30)             \
     X(format_labels_and_records, 30)              \
     X(format_sublists, 30)                        \
     X(format_overwrite_is_atomic, 30)             \

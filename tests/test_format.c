@@ -1,6 +1,7 @@
 /* Index file round trips: what is written is what is read back. */
 #include <sys/stat.h>
 
+#include "index/builder.h"
 #include "index/index.h"
 #include "test.h"
 
@@ -24,7 +25,9 @@ TEST(format_round_trip)
     genie_index_info info;
     genie_index_get_info(idx, &info);
     CHECK_EQ(info.n_objects, 500);
-    CHECK_EQ(info.format_version, 1);
+    CHECK_EQ(info.format_version, 2);
+    CHECK_EQ(info.type, GENIE_TYPE_KEYWORDS);
+    CHECK(idx->aFrontend == NULL && idx->nFrontend == 0);
     CHECK_EQ(info.sublist_length, 5);
     CHECK(!info.has_labels && !info.has_records);
     /* Every posting: object o is in keyword w's list iff w is in o's set. */
@@ -48,6 +51,30 @@ TEST(format_round_trip)
     CHECK_EQ(st.st_size, info.file_size);
     genie_index_close(idx);
     test_objects_free(&o);
+}
+
+TEST(format_frontend_parameters)
+{
+    genie_builder *b;
+    CHECK_OK(genie_builder_new(&b, NULL));
+    uint32_t kw[] = {7, 2};
+    genie_object a = {kw, 2, 0, 0, NULL, 0};
+    CHECK_OK(genie_builder_add(b, &a));
+    const unsigned char aParam[] = {1, 0, 0, 0, 0xfe, 0xff, 42};
+    CHECK_OK(builder_set_frontend(b, GENIE_TYPE_SEQUENCES, "old", 3));
+    CHECK_OK(builder_set_frontend(b, GENIE_TYPE_SEQUENCES, aParam, sizeof aParam));
+    CHECK_OK(genie_builder_write(b, test_path("fe.genie")));
+    genie_builder_free(b);
+    genie_index *idx;
+    CHECK_OK(genie_index_open(test_path("fe.genie"), &idx));
+    genie_index_info info;
+    genie_index_get_info(idx, &info);
+    CHECK_EQ(info.type, GENIE_TYPE_SEQUENCES);
+    CHECK_EQ(idx->nFrontend, sizeof aParam);
+    CHECK(memcmp(idx->aFrontend, aParam, sizeof aParam) == 0);
+    CHECK(strcmp(genie_index_type_name(info.type), "sequences") == 0);
+    CHECK(strcmp(genie_index_type_name((genie_index_type)99), "?") == 0);
+    genie_index_close(idx);
 }
 
 TEST(format_labels_and_records)

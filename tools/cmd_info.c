@@ -35,7 +35,7 @@ int cmd_info(int argc, char **argv)
     printf("file: %s\n", argv[optind]);
     printf("format_version: %u\n", i.format_version);
     printf("file_size: %llu\n", (unsigned long long)i.file_size);
-    printf("type: %s\n", i.type == GENIE_TYPE_TEXT ? "text" : "keywords");
+    printf("type: %s\n", genie_index_type_name(i.type));
     printf("objects: %llu\n", (unsigned long long)i.n_objects);
     printf("postings: %llu\n", (unsigned long long)i.n_postings);
     printf("keywords: %llu\n", (unsigned long long)i.n_keywords);

@@ -67,9 +67,16 @@ typedef struct genie_builder genie_builder;
 
 /** What the keywords of an index stand for; stored in the index. */
 typedef enum genie_index_type {
-    GENIE_TYPE_KEYWORDS = 0, /* keyword sets given by the user */
-    GENIE_TYPE_TEXT = 1      /* short documents, words through a vocabulary */
+    GENIE_TYPE_KEYWORDS = 0,  /* keyword sets given by the user */
+    GENIE_TYPE_TEXT = 1,      /* short documents, words through a vocabulary */
+    GENIE_TYPE_SETS = 2,      /* sets of strings, MinHash (Jaccard) */
+    GENIE_TYPE_SEQUENCES = 3, /* strings, ordered n-grams (edit distance) */
+    GENIE_TYPE_TABLE = 4,     /* rows of a relational table, binned columns */
+    GENIE_TYPE_VECTORS = 5    /* dense vectors, LSH (L2, L1, cosine) */
 } genie_index_type;
+
+/** "keywords", "text", "sets", "sequences", "table", "vectors"; "?" else. */
+const char *genie_index_type_name(genie_index_type type);
 
 typedef struct genie_build_options {
     /** Longest (sub)list after splitting (III-B1); 0 = 4096. */

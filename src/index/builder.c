@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/builder.h"
 #include "index/format_write.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -46,6 +47,10 @@ struct genie_builder {
     char *aWordBytes; /* vocabulary, when set */
     uint64_t *aWordOffset;
     uint64_t nWords;
+    int hasFrontend; /* builder_set_frontend() was called */
+    genie_index_type frontendType;
+    unsigned char *aFrontend;
+    size_t nFrontend;
 };
 
 /* Grow *pArray (elements of @p size bytes) to hold at least @p need. */
@@ -102,6 +107,7 @@ void genie_builder_free(genie_builder *b)
     free(b->aRecordBytes);
     free(b->aWordBytes);
     free(b->aWordOffset);
+    free(b->aFrontend);
     free(b);
 }
 
@@ -227,6 +233,21 @@ genie_status genie_builder_set_vocabulary(genie_builder *b, const char *const *w
     b->aWordBytes = aBytes;
     b->aWordOffset = aOffset;
     b->nWords = n_words;
+    return GENIE_OK;
+}
+
+genie_status builder_set_frontend(genie_builder *b, genie_index_type type, const void *params, size_t n)
+{
+    unsigned char *p = malloc(n ? n : 1);
+    if (!p)
+        return util_error(GENIE_ENOMEM, "out of memory for the front-end parameters");
+    if (n)
+        memcpy(p, params, n);
+    free(b->aFrontend);
+    b->aFrontend = p;
+    b->nFrontend = n;
+    b->frontendType = type;
+    b->hasFrontend = 1;
     return GENIE_OK;
 }
 
@@ -375,9 +396,9 @@ static void fill_image(const genie_builder *b, const build_arrays *a, format_ima
     img->nWords = b->aWordOffset ? b->nWords : 0;
     img->sublistLength = b->opt.sublist_length;
     img->maxObjectLength = b->maxObjectLength;
-    img->type = b->aWordOffset ? GENIE_TYPE_TEXT : GENIE_TYPE_KEYWORDS;
+    img->type = b->hasFrontend ? b->frontendType : b->aWordOffset ? GENIE_TYPE_TEXT : GENIE_TYPE_KEYWORDS;
     img->flags = (b->labelMode == 1 ? FORMAT_FLAG_LABELS : 0) | (b->recordMode == 1 ? FORMAT_FLAG_RECORDS : 0) |
-                 (b->aWordOffset ? FORMAT_FLAG_VOCABULARY : 0);
+                 (b->aWordOffset ? FORMAT_FLAG_VOCABULARY : 0) | (b->hasFrontend ? FORMAT_FLAG_FRONTEND : 0);
     format_blob *s = img->aSection;
     s[SEC_KEYWORDS - 1] = (format_blob){a->aKeyword, 4 * a->nKeywords};
     s[SEC_LIST_OFFSETS - 1] = (format_blob){a->aListOffset, 8 * (a->nKeywords + 1)};
@@ -395,6 +416,8 @@ static void fill_image(const genie_builder *b, const build_arrays *a, format_ima
         s[SEC_WORD_BYTES - 1] = (format_blob){b->aWordBytes, b->aWordOffset[b->nWords]};
         s[SEC_WORD_ORDER - 1] = (format_blob){a->aWordOrder, 4 * b->nWords};
     }
+    if (b->hasFrontend)
+        s[SEC_FRONTEND - 1] = (format_blob){b->aFrontend, b->nFrontend};
 }
 
 genie_status genie_builder_write(genie_builder *b, const char *path)

@@ -1,10 +1,11 @@
 /*
- * The genie index file, format version 1.
+ * The genie index file, format version 2.
  *
  * One file holds one index: the inverted lists (the "List Array" of
  * seeds/003 III-B), the position map from keyword to list, the sublist
  * split used for load balance (III-B1), and optional per-object labels,
- * stored records and a vocabulary.  Everything is little-endian and every
+ * stored records a vocabulary and the
+ * front-end's parameters.  Everything is little-endian and every
  * section starts on a 64-byte boundary, so the file can be memory-mapped
  * and its arrays used in place.
  *
@@ -12,8 +13,8 @@
  *
  *   off  size  field
  *     0     8  magic "GENIEIDX"
- *     8     4  format version (1)
- *    12     4  header size in bytes, section table included (440)
+ *     8     4  format version (2)
+ *    12     4  header size in bytes, section table included (472)
  *    16     8  file size in bytes
  *    24     8  n_objects        objects, ids 0..n_objects-1 (< 2^32)
  *    32     8  n_postings       total postings
@@ -22,11 +23,13 @@
  *    56     8  n_words          vocabulary words (text indexes), else 0
  *    64     4  sublist_length   L of III-B1, >= 1
  *    68     4  max_object_length  most keywords in one object
- *    72     4  index type       0 keywords, 1 text
- *    76     4  flags            bit 0 labels, bit 1 records, bit 2 vocabulary
- *    80     4  n_sections       (11)
+ *    72     4  index type       0 keywords, 1 text, 2 sets, 3 sequences,
+ *                                4 table, 5 vectors
+ *    76     4  flags            bit 0 labels, bit 1 records, bit 2 vocabulary,
+ *                                bit 3 front-end parameters
+ *    80     4  n_sections       (12)
  *    84     4  header CRC32C    over bytes 0..header size, this field as 0
- *    88   352  section table: 11 entries of 32 bytes
+ *    88   384  section table: 12 entries of 32 bytes
  *
  * Section table entry:   +0 u32 id   +4 u32 0   +8 u64 offset   +16 u64 size
  *                        +24 u32 CRC32C of the section's bytes   +28 u32 0
@@ -49,6 +52,10 @@
  *                        keyword i
  *   10  WORD_BYTES       word i is bytes[off[i], off[i+1])
  *   11  WORD_ORDER       u32[n_words]: word ids in byte-wise order (lookup)
+ *   12  FRONTEND         (flag bit 3) the parameters of the front-end that
+ *                        made the keywords (hash seeds, n of the n-grams,
+ *                        bin edges, ...): bytes the front-end of the index
+ *                        type reads and validates; opaque to the index
  *
  * A query item [lo, hi] maps, by binary search in KEYWORDS, to a run of
  * lists that is one contiguous slice of POSTINGS, and to one contiguous run
@@ -60,8 +67,8 @@
 #include <stdint.h>
 
 #define FORMAT_MAGIC "GENIEIDX"
-#define FORMAT_VERSION 1u
-#define FORMAT_N_SECTIONS 11u
+#define FORMAT_VERSION 2u
+#define FORMAT_N_SECTIONS 12u
 #define FORMAT_FIXED_HEADER 88u
 #define FORMAT_ENTRY_SIZE 32u
 #define FORMAT_HEADER_SIZE (FORMAT_FIXED_HEADER + FORMAT_N_SECTIONS * FORMAT_ENTRY_SIZE)
@@ -70,6 +77,8 @@
 #define FORMAT_FLAG_LABELS 1u
 #define FORMAT_FLAG_RECORDS 2u
 #define FORMAT_FLAG_VOCABULARY 4u
+#define FORMAT_FLAG_FRONTEND 8u
+#define FORMAT_ALL_FLAGS 15u
 
 enum format_section {
     SEC_KEYWORDS = 1,
@@ -82,7 +91,8 @@ enum format_section {
     SEC_RECORD_BYTES,
     SEC_WORD_OFFSETS,
     SEC_WORD_BYTES,
-    SEC_WORD_ORDER
+    SEC_WORD_ORDER,
+    SEC_FRONTEND
 };
 
 /** Name of section @p id for messages ("POSTINGS"); "?" when unknown. */

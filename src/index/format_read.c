@@ -20,7 +20,7 @@
 
 static const char *const azSectionName[FORMAT_N_SECTIONS] = {
     "KEYWORDS",      "LIST_OFFSETS",   "POSTINGS",     "SUBLISTS",   "KEYWORD_SUBLISTS", "LABELS",
-    "RECORD_OFFSETS", "RECORD_BYTES", "WORD_OFFSETS", "WORD_BYTES", "WORD_ORDER"};
+    "RECORD_OFFSETS", "RECORD_BYTES", "WORD_OFFSETS", "WORD_BYTES", "WORD_ORDER",     "FRONTEND"};
 
 const char *format_section_name(uint32_t id)
 {
@@ -96,7 +96,7 @@ static genie_status read_header(const char *path, const util_mapping *m, header_
         return corrupt(path, 0, "more than 2^32-1 objects");
     if (h->sublistLength == 0)
         return corrupt(path, 0, "sublist length is 0");
-    if (h->type > GENIE_TYPE_TEXT || (h->flags & ~7u))
+    if (h->type > GENIE_TYPE_VECTORS || (h->flags & ~FORMAT_ALL_FLAGS))
         return corrupt(path, 0, "unknown index type or flags");
     if ((h->type == GENIE_TYPE_TEXT) != ((h->flags & FORMAT_FLAG_VOCABULARY) != 0))
         return corrupt(path, 0, "a text index needs a vocabulary and only a text index has one");
@@ -113,6 +113,7 @@ static uint64_t expected_size(const header_fields *h, uint32_t id)
     int labels = (h->flags & FORMAT_FLAG_LABELS) != 0;
     int records = (h->flags & FORMAT_FLAG_RECORDS) != 0;
     int vocab = (h->flags & FORMAT_FLAG_VOCABULARY) != 0;
+    int frontend = (h->flags & FORMAT_FLAG_FRONTEND) != 0;
     switch (id) {
     case SEC_KEYWORDS: return 4 * h->nKeywords;
     case SEC_LIST_OFFSETS: return 8 * (h->nKeywords + 1);
@@ -125,6 +126,7 @@ static uint64_t expected_size(const header_fields *h, uint32_t id)
     case SEC_WORD_OFFSETS: return vocab ? 8 * (h->nWords + 1) : 0;
     case SEC_WORD_BYTES: return vocab ? UINT64_MAX : 0;
     case SEC_WORD_ORDER: return vocab ? 4 * h->nWords : 0;
+    case SEC_FRONTEND: return frontend ? UINT64_MAX : 0;
     default: return 0;
     }
 }
@@ -277,6 +279,10 @@ genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *
         idx->aWordOffset = SEC_PTR(uint64_t, SEC_WORD_OFFSETS);
         idx->aWordBytes = SEC_PTR(char, SEC_WORD_BYTES);
         idx->aWordOrder = SEC_PTR(uint32_t, SEC_WORD_ORDER);
+    }
+    if (h.flags & FORMAT_FLAG_FRONTEND) {
+        idx->aFrontend = SEC_PTR(unsigned char, SEC_FRONTEND);
+        idx->nFrontend = aSpan[SEC_FRONTEND - 1].size;
     }
 #undef SEC_PTR
     GENIE_TRY(check_lists(path, idx, &h));

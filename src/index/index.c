@@ -113,3 +113,9 @@ void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_
     *pFirst = lower_bound(idx->aKeyword, n, lo);
     *pEnd = lower_bound(idx->aKeyword, n, (uint64_t)hi + 1);
 }
+
+const char *genie_index_type_name(genie_index_type type)
+{
+    static const char *const azName[] = {"keywords", "text", "sets", "sequences", "table", "vectors"};
+    return (unsigned)type < sizeof azName / sizeof azName[0] ? azName[type] : "?";
+}

@@ -29,6 +29,8 @@ struct genie_index {
     const uint64_t *aWordOffset;     /* n_words + 1, or NULL */
     const char *aWordBytes;
     const uint32_t *aWordOrder;      /* n_words */
+    const unsigned char *aFrontend;  /* front-end parameters, or NULL */
+    uint64_t nFrontend;              /* bytes at aFrontend */
     /*
      * A backend's per-index state (the CUDA backend keeps the uploaded
      * List Array here so it is uploaded once and reused across searches).

@@ -20,6 +20,33 @@ int cmd_build(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 
+/*
+ * Front-ends with their own options (tools/frontends.c): one entry per data
+ * type in cli_aFrontend, ended by an entry whose zType is NULL.
+ *   xBuild(argc, argv):         `genie build --type zType ...` (argv[0] is
+ *                               "build"; it parses every option itself);
+ *   xSearch(argc, argv, zIndex): `genie search ...` when the index found
+ *                               in argv is of this type (argv[0] "search").
+ * Both return a CLI_EXIT_* code.
+ */
+typedef struct cli_frontend {
+    const char *zType;
+    genie_index_type type;
+    int (*xBuild)(int argc, char **argv);
+    int (*xSearch)(int argc, char **argv, const char *zIndex);
+} cli_frontend;
+
+extern const cli_frontend cli_aFrontend[];
+const cli_frontend *cli_frontend_by_name(const char *zType);
+const cli_frontend *cli_frontend_by_type(genie_index_type type);
+/** The value of -t/--type in argv, or NULL. */
+const char *cli_find_type_arg(int argc, char **argv);
+/**
+ * The first argument naming a file that starts with the index magic, and
+ * the type its header claims (genie_index_open() validates it later).
+ */
+const char *cli_find_index_arg(int argc, char **argv, genie_index_type *pType);
+
 /** Print "genie CMD: message" and the usage hint; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *zCmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Print "genie: <genie_last_error() or strerror>"; returns CLI_EXIT_FAIL. */

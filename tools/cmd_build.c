@@ -85,6 +85,10 @@ int cmd_build(int argc, char **argv)
         {"labels", no_argument, 0, 'l'},         {"sublist-length", required_argument, 0, 'L'},
         {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
+    const char *zType = cli_find_type_arg(argc, argv);
+    const cli_frontend *fe = zType ? cli_frontend_by_name(zType) : NULL;
+    if (fe)
+        return fe->xBuild(argc, argv);
     const char *zOut = NULL, *zStop = NULL;
     genie_input_options in = {GENIE_TYPE_KEYWORDS, NULL, 0, -1, NULL, 0};
     genie_build_options opt = {0, NULL, NULL};

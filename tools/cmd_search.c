@@ -251,6 +251,12 @@ static int run_search(genie_index *idx, genie_query_reader *qr, genie_search_opt
 
 int cmd_search(int argc, char **argv)
 {
+    /* An index made by a front-end with options of its own: hand over. */
+    genie_index_type type;
+    const char *zFrontendIndex = cli_find_index_arg(argc, argv, &type);
+    const cli_frontend *fe = zFrontendIndex ? cli_frontend_by_type(type) : NULL;
+    if (fe)
+        return fe->xSearch(argc, argv, zFrontendIndex);
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
     opt.k = 10;

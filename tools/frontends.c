@@ -1,0 +1,67 @@
+/*
+ * The front-end commands: `genie build --type T` and `genie search` on an
+ * index of type T hand over to the front-end's own build and search
+ * functions (tools/type_<T>.c), because each data type has options of its
+ * own (hash functions, n-gram length, bins, re-ranking).  cmd_build.c and
+ * cmd_search.c keep the keyword and text types.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+const cli_frontend cli_aFrontend[] = {
+    {NULL, GENIE_TYPE_KEYWORDS, NULL, NULL}};
+
+const cli_frontend *cli_frontend_by_name(const char *zType)
+{
+    for (const cli_frontend *f = cli_aFrontend; f->zType; f++)
+        if (strcmp(f->zType, zType) == 0)
+            return f;
+    return NULL;
+}
+
+const cli_frontend *cli_frontend_by_type(genie_index_type type)
+{
+    for (const cli_frontend *f = cli_aFrontend; f->zType; f++)
+        if (f->type == type)
+            return f;
+    return NULL;
+}
+
+const char *cli_find_type_arg(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if ((strcmp(argv[i], "-t") == 0 || strcmp(argv[i], "--type") == 0) && i + 1 < argc)
+            return argv[i + 1];
+        if (strncmp(argv[i], "--type=", 7) == 0)
+            return argv[i] + 7;
+        if (strncmp(argv[i], "-t", 2) == 0 && argv[i][2])
+            return argv[i] + 2;
+    }
+    return NULL;
+}
+
+const char *cli_find_index_arg(int argc, char **argv, genie_index_type *pType)
+{
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-')
+            continue;
+        FILE *f = fopen(argv[i], "rb");
+        if (!f)
+            continue;
+        /* The magic at byte 0 and the index type at byte 72 (format.h). */
+        unsigned char aHead[76];
+        int isIndex = fread(aHead, 1, sizeof aHead, f) == sizeof aHead && memcmp(aHead, "GENIEIDX", 8) == 0;
+        fclose(f);
+        if (isIndex) {
+            uint32_t type;
+            memcpy(&type, aHead + 72, 4);
+            *pType = (genie_index_type)type;
+            return argv[i];
+        }
+    }
+    return NULL;
+}

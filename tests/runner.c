@@ -44,7 +44,13 @@ char g_zTestDir[1024];
     X(text_tokenizer, 10)                         \
     X(text_index_and_queries, 30)                 \
     X(text_stop_words, 30)                        \
-    X(io_records_and_parsing, 30)
+    X(io_records_and_parsing, 30)                 \
+    X(csv_quoting, 10)                            \
+    X(csv_malformed, 10)                          \
+    X(csv_numbers, 10)                            \
+    X(arff_parse, 10)                             \
+    X(arff_malformed, 10)                         \
+    X(csv_arff_fuzz, 60)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

@@ -44,7 +44,12 @@ char g_zTestDir[1024];
     X(text_tokenizer, 10)                         \
     X(text_index_and_queries, 30)                 \
     X(text_stop_words, 30)                        \
-    X(io_records_and_parsing, 30)                 \
+    X(io_records_and_parsing, 30) \
+    X(seq_edit_distance_random, 30) \
+    X(seq_ordered_ngrams, 10) \
+    X(seq_certified_equals_brute_force, 120) \
+    X(seq_certify_rounds_raise_k, 30) \
+    X(seq_edge_cases_and_bad_input, 30)                 \
     X(csv_quoting, 10)                            \
     X(csv_malformed, 10)                          \
     X(csv_numbers, 10)                            \

@@ -1,0 +1,648 @@
+/*
+ * The sequences front-end (seeds/003 V-A): strings indexed by their
+ * ordered n-grams, searched under edit distance.
+ *
+ * Building: each string becomes one object whose keywords are its ordered
+ * n-grams (sequences.h) and whose record is the string itself, so the
+ * verification step can read it back.  The FRONTEND parameters are
+ * 8 bytes: u32 version (1), u32 n.
+ *
+ * Searching (Algorithm 2, generalised to top-k):
+ *   1. a query's ordered n-grams become items (equal keywords merged into
+ *      one item whose weight is their multiplicity, so MC >= the number of
+ *      shared ordered n-grams even when hashes collide);
+ *   2. the engine returns the top-K candidates by match count (any
+ *      backend);
+ *   3. candidates are verified in match-count order with an exact edit
+ *      distance bounded by the current k-th best distance tau_k; once a
+ *      candidate's count is below |Q| - n + 1 - n * tau_k every later one
+ *      is farther than tau_k (Theorem V.1) and the scan stops; candidates
+ *      whose length differs from |Q| by more than tau_k are skipped (length
+ *      filter).  The answer is the k best by (distance, object id).
+ *   4. Theorem V.2: every object that was not a candidate has a count of at
+ *      most c_K (the K-th candidate's count, or 0 when fewer than K came
+ *      back); when c_K < |Q| - n + 1 - n * tau_k such an object is farther
+ *      than tau_k, so the answer is the exact top-k: the query is
+ *      certified.  Ties are safe because the bound is strict.
+ *   5. with max_candidates, uncertified queries are searched again with K
+ *      doubled until certified or K reaches the limit (VI-D3).
+ * The exact mode computes the distance to every string (ground truth).
+ */
+#include "transform/sequences.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "index/builder.h"
+#include "index/index.h"
+#include "util/error.h"
+#include "util/hash.h"
+#include "util/threads.h"
+
+/* ------------------------------------------------------- edit distance */
+
+void seq_pattern_init(seq_pattern *p, const char *z, size_t n)
+{
+    p->z = (const unsigned char *)z;
+    p->n = n;
+    p->aRow = NULL;
+    p->nRowCap = 0;
+    if (n <= 64) {
+        memset(p->aPeq, 0, sizeof p->aPeq);
+        for (size_t i = 0; i < n; i++)
+            p->aPeq[p->z[i]] |= (uint64_t)1 << i;
+    }
+}
+
+void seq_pattern_free(seq_pattern *p)
+{
+    free(p->aRow);
+    p->aRow = NULL;
+    p->nRowCap = 0;
+}
+
+/* Myers / Hyyro: column-wise deltas of the DP matrix for a pattern of at
+ * most 64 symbols, one text symbol per step. */
+static uint32_t myers_distance(const seq_pattern *p, const unsigned char *s, size_t n, uint32_t max)
+{
+    size_t m = p->n;
+    uint64_t pv = ~(uint64_t)0, mv = 0, high = (uint64_t)1 << (m - 1);
+    uint64_t score = m;
+    for (size_t j = 0; j < n; j++) {
+        uint64_t eq = p->aPeq[s[j]];
+        uint64_t xv = eq | mv;
+        uint64_t xh = (((eq & pv) + pv) ^ pv) | eq;
+        uint64_t ph = mv | ~(xh | pv);
+        uint64_t mh = pv & xh;
+        if (ph & high)
+            score++;
+        else if (mh & high)
+            score--;
+        ph = (ph << 1) | 1; /* global distance: the top row grows by one */
+        mh <<= 1;
+        pv = mh | ~(xv | ph);
+        mv = ph & xv;
+        /* the score falls by at most one per remaining text symbol */
+        if (score > (uint64_t)max + (n - j - 1))
+            return max + 1;
+    }
+    return score > max ? max + 1 : (uint32_t)score;
+}
+
+/* Ukkonen: only cells with |i - j| <= max can hold a value <= max. */
+static genie_status banded_distance(seq_pattern *p, const unsigned char *s, size_t n, uint32_t max,
+                                    uint32_t *pDist)
+{
+    const unsigned char *q = p->z;
+    size_t m = p->n;
+    if ((uint64_t)max > m + n)
+        max = (uint32_t)(m + n < UINT32_MAX ? m + n : UINT32_MAX - 1);
+    uint32_t inf = max + 1;
+    if (p->nRowCap < 2 * (n + 1)) {
+        uint32_t *a = realloc(p->aRow, 2 * (n + 1) * sizeof *a);
+        if (!a)
+            return util_error(GENIE_ENOMEM, "out of memory computing an edit distance");
+        p->aRow = a;
+        p->nRowCap = 2 * (n + 1);
+    }
+    uint32_t *prev = p->aRow, *cur = p->aRow + n + 1;
+    for (size_t j = 0; j <= n; j++)
+        prev[j] = j <= max ? (uint32_t)j : inf;
+    for (size_t i = 1; i <= m; i++) {
+        size_t lo = i > max ? i - max : 0, hi = i + max < n ? i + max : n;
+        if (lo > 0)
+            cur[lo - 1] = inf;
+        uint32_t rowMin = inf;
+        for (size_t j = lo; j <= hi; j++) {
+            uint32_t v;
+            if (j == 0) {
+                v = i <= max ? (uint32_t)i : inf;
+            } else {
+                v = prev[j - 1] + (q[i - 1] != s[j - 1]);
+                uint32_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+                if (del < v)
+                    v = del;
+                if (ins < v)
+                    v = ins;
+                if (v > inf)
+                    v = inf;
+            }
+            cur[j] = v;
+            if (v < rowMin)
+                rowMin = v;
+        }
+        if (hi < n)
+            cur[hi + 1] = inf;
+        if (rowMin > max) {
+            *pDist = inf;
+            return GENIE_OK;
+        }
+        uint32_t *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    *pDist = prev[n] > max ? inf : prev[n];
+    return GENIE_OK;
+}
+
+genie_status seq_pattern_distance(seq_pattern *p, const char *s, size_t n, uint32_t max, uint32_t *pDist)
+{
+    size_t m = p->n;
+    size_t diff = m > n ? m - n : n - m;
+    if (diff > max) {
+        *pDist = max + 1;
+        return GENIE_OK;
+    }
+    if (m == 0 || n == 0) {
+        *pDist = (uint32_t)(m + n);
+        return GENIE_OK;
+    }
+    if (max == UINT32_MAX)
+        max = UINT32_MAX - 1;
+    if (m <= 64) {
+        *pDist = myers_distance(p, (const unsigned char *)s, n, max);
+        return GENIE_OK;
+    }
+    return banded_distance(p, (const unsigned char *)s, n, max, pDist);
+}
+
+/* --------------------------------------------------- ordered n-grams */
+
+typedef struct gram_pos {
+    uint64_t h;
+    uint32_t pos;
+} gram_pos;
+
+static int cmp_gram_pos(const void *a, const void *b)
+{
+    const gram_pos *x = a, *y = b;
+    if (x->h != y->h)
+        return x->h < y->h ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+genie_status seq_keywords(const char *s, size_t len, uint32_t gram, uint32_t **paKw, size_t *pnCap, size_t *pnKw)
+{
+    *pnKw = 0;
+    if (len < gram)
+        return GENIE_OK;
+    if (len - gram + 1 > UINT32_MAX)
+        return util_error(GENIE_ERANGE, "a string of %zu bytes is too long", len);
+    size_t nGram = len - gram + 1;
+    if (*pnCap < nGram) {
+        uint32_t *a = realloc(*paKw, nGram * sizeof *a);
+        if (!a)
+            return util_error(GENIE_ENOMEM, "out of memory");
+        *paKw = a;
+        *pnCap = nGram;
+    }
+    gram_pos *aG = malloc(nGram * sizeof *aG);
+    if (!aG)
+        return util_error(GENIE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nGram; i++) {
+        uint64_t h = util_murmur3_32(s + i, gram, 0x5eed0001u);
+        h = (h << 32) | util_murmur3_32(s + i, gram, 0x5eed0002u);
+        aG[i] = (gram_pos){h, (uint32_t)i};
+    }
+    qsort(aG, nGram, sizeof *aG, cmp_gram_pos);
+    uint32_t occ = 0;
+    for (size_t i = 0; i < nGram; i++) {
+        occ = (i > 0 && aG[i].h == aG[i - 1].h) ? occ + 1 : 0;
+        unsigned char aKey[12];
+        memcpy(aKey, &aG[i].h, 8);
+        memcpy(aKey + 8, &occ, 4);
+        (*paKw)[aG[i].pos] = util_murmur3_32(aKey, sizeof aKey, 0x5eed0003u);
+    }
+    free(aG);
+    *pnKw = nGram;
+    return GENIE_OK;
+}
+
+/* ------------------------------------------------------------ building */
+
+struct genie_seq_builder {
+    genie_builder *b;
+    uint32_t gram;
+    uint32_t *aKw;
+    size_t nKwCap;
+};
+
+genie_status genie_seq_builder_new(genie_seq_builder **out, const genie_build_options *opt, uint32_t gram)
+{
+    util_error_clear();
+    *out = NULL;
+    if (gram == 0)
+        gram = 3;
+    if (gram > SEQ_GRAM_MAX)
+        return util_error(GENIE_EINVAL, "n-gram length %u is outside 1..%u", gram, SEQ_GRAM_MAX);
+    genie_seq_builder *sb = calloc(1, sizeof *sb);
+    if (!sb)
+        return util_error(GENIE_ENOMEM, "out of memory");
+    sb->gram = gram;
+    genie_status rc;
+    GENIE_TRY_GOTO(rc, genie_builder_new(&sb->b, opt), fail);
+    unsigned char aParam[SEQ_PARAMS_SIZE];
+    uint32_t v = SEQ_PARAMS_VERSION;
+    memcpy(aParam, &v, 4);
+    memcpy(aParam + 4, &gram, 4);
+    GENIE_TRY_GOTO(rc, builder_set_frontend(sb->b, GENIE_TYPE_SEQUENCES, aParam, sizeof aParam), fail);
+    *out = sb;
+    return GENIE_OK;
+fail:
+    genie_seq_builder_free(sb);
+    return rc;
+}
+
+void genie_seq_builder_free(genie_seq_builder *sb)
+{
+    if (!sb)
+        return;
+    genie_builder_free(sb->b);
+    free(sb->aKw);
+    free(sb);
+}
+
+uint64_t genie_seq_builder_count(const genie_seq_builder *sb)
+{
+    return genie_builder_count(sb->b);
+}
+
+genie_status genie_seq_builder_add(genie_seq_builder *sb, const char *s, size_t len)
+{
+    util_error_clear();
+    size_t nKw;
+    GENIE_TRY(seq_keywords(s, len, sb->gram, &sb->aKw, &sb->nKwCap, &nKw));
+    genie_object obj = {sb->aKw, nKw, 0, 0, s ? s : "", len};
+    return genie_builder_add(sb->b, &obj);
+}
+
+genie_status genie_seq_builder_write(genie_seq_builder *sb, const char *path)
+{
+    util_error_clear();
+    return genie_builder_write(sb->b, path);
+}
+
+/* ------------------------------------------------------------ searching */
+
+struct genie_seq_results {
+    size_t nQuery;
+    uint32_t k;
+    genie_seq_hit *aHit;   /* nQuery * k */
+    uint32_t *aN;          /* hits per query */
+    uint32_t *aUsedK;      /* K of the last round (0 in exact mode) */
+    unsigned char *aCertified;
+    genie_seq_stats stats;
+};
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static genie_status seq_index_gram(const genie_index *idx, uint32_t *pGram)
+{
+    if (idx->info.type != GENIE_TYPE_SEQUENCES)
+        return util_error(GENIE_EINVAL, "not a sequences index (its type is %s)",
+                          genie_index_type_name(idx->info.type));
+    uint32_t v, gram;
+    if (idx->nFrontend != SEQ_PARAMS_SIZE || !idx->aRecordOffset)
+        return util_error(GENIE_ECORRUPT, "sequences index without its parameters or strings");
+    memcpy(&v, idx->aFrontend, 4);
+    memcpy(&gram, idx->aFrontend + 4, 4);
+    if (v != SEQ_PARAMS_VERSION || gram == 0 || gram > SEQ_GRAM_MAX)
+        return util_error(GENIE_EFORMAT, "sequences parameters version %u, n-gram length %u not supported", v,
+                          gram);
+    *pGram = gram;
+    return GENIE_OK;
+}
+
+static void record_of(const genie_index *idx, uint32_t o, const char **pz, size_t *pn)
+{
+    *pz = idx->aRecordBytes + idx->aRecordOffset[o];
+    *pn = (size_t)(idx->aRecordOffset[o + 1] - idx->aRecordOffset[o]);
+}
+
+/* The k best (distance, object) so far, sorted ascending; aHit has room for k. */
+static void topk_insert(genie_seq_hit *aHit, uint32_t *pN, uint32_t k, genie_seq_hit h)
+{
+    uint32_t n = *pN;
+    if (n == k) {
+        genie_seq_hit *w = &aHit[k - 1];
+        if (h.distance > w->distance || (h.distance == w->distance && h.object > w->object))
+            return;
+        n--;
+    }
+    uint32_t i = n;
+    while (i > 0 && (aHit[i - 1].distance > h.distance ||
+                     (aHit[i - 1].distance == h.distance && aHit[i - 1].object > h.object))) {
+        aHit[i] = aHit[i - 1];
+        i--;
+    }
+    aHit[i] = h;
+    *pN = n + 1;
+}
+
+typedef struct seq_job {
+    const genie_index *idx;
+    const char *const *azQuery;
+    const size_t *aLen;
+    uint32_t gram;
+    genie_seq_results *r;
+    const size_t *aPending;     /* queries of this round */
+    size_t nPending;
+    const genie_results *cand;  /* candidates, one row per pending query */
+    uint32_t K;
+    atomic_size_t next;
+    atomic_uint_fast64_t verified;
+    atomic_int rc;
+} seq_job;
+
+/* Algorithm 2 and Theorem V.2 for pending query i. */
+static genie_status verify_one(seq_job *job, size_t i, seq_pattern *pat, uint64_t *pVerified)
+{
+    size_t q = job->aPending[i];
+    genie_seq_results *r = job->r;
+    genie_seq_hit *aHit = r->aHit + q * r->k;
+    uint32_t nHit = 0, k = r->k;
+    size_t nCand;
+    const genie_hit *aCand = genie_results_get(job->cand, i, &nCand);
+    int64_t base = (int64_t)job->aLen[q] - job->gram + 1; /* |Q| - n + 1 */
+    seq_pattern_init(pat, job->azQuery[q], job->aLen[q]);
+    genie_status rc = GENIE_OK;
+    for (size_t j = 0; j < nCand; j++) {
+        uint32_t max = nHit == k ? aHit[k - 1].distance : UINT32_MAX;
+        if (nHit == k && (int64_t)aCand[j].count < base - (int64_t)job->gram * max)
+            break; /* Theorem V.1: this and every later candidate is farther than tau_k */
+        const char *z;
+        size_t n;
+        record_of(job->idx, aCand[j].object, &z, &n);
+        uint32_t d;
+        GENIE_TRY_GOTO(rc, seq_pattern_distance(pat, z, n, max, &d), done);
+        (*pVerified)++;
+        if (d <= max)
+            topk_insert(aHit, &nHit, k, (genie_seq_hit){aCand[j].object, d, aCand[j].count});
+    }
+    uint64_t nObj = job->idx->info.n_objects;
+    uint32_t want = nObj < k ? (uint32_t)nObj : k;
+    int certified = 0;
+    if (nCand == nObj) {
+        certified = 1; /* every object was a candidate */
+    } else if (nHit == want && nHit > 0) {
+        int64_t cK = nCand == job->K ? (int64_t)aCand[nCand - 1].count : 0;
+        certified = cK < base - (int64_t)job->gram * aHit[nHit - 1].distance;
+    }
+    r->aN[q] = nHit;
+    r->aCertified[q] = (unsigned char)certified;
+    r->aUsedK[q] = job->K;
+done:
+    seq_pattern_free(pat);
+    return rc;
+}
+
+static void verify_worker(void *ctx, unsigned t)
+{
+    (void)t;
+    seq_job *job = ctx;
+    seq_pattern *pat = malloc(sizeof *pat);
+    uint64_t verified = 0;
+    if (!pat) {
+        atomic_store(&job->rc, util_error(GENIE_ENOMEM, "out of memory"));
+        return;
+    }
+    size_t i;
+    while (atomic_load(&job->rc) == GENIE_OK && (i = atomic_fetch_add(&job->next, 1)) < job->nPending) {
+        genie_status rc = verify_one(job, i, pat, &verified);
+        if (rc != GENIE_OK)
+            atomic_store(&job->rc, rc);
+    }
+    atomic_fetch_add(&job->verified, verified);
+    free(pat);
+}
+
+/* Ground truth: the distance to every string, with the length filter and
+ * the bound of the current k-th best. */
+static void exact_worker(void *ctx, unsigned t)
+{
+    (void)t;
+    seq_job *job = ctx;
+    seq_pattern *pat = malloc(sizeof *pat);
+    if (!pat) {
+        atomic_store(&job->rc, util_error(GENIE_ENOMEM, "out of memory"));
+        return;
+    }
+    genie_seq_results *r = job->r;
+    uint64_t verified = 0;
+    uint32_t nObj = (uint32_t)job->idx->info.n_objects;
+    size_t q;
+    while (atomic_load(&job->rc) == GENIE_OK && (q = atomic_fetch_add(&job->next, 1)) < r->nQuery) {
+        genie_seq_hit *aHit = r->aHit + q * r->k;
+        uint32_t nHit = 0;
+        seq_pattern_init(pat, job->azQuery[q], job->aLen[q]);
+        for (uint32_t o = 0; o < nObj; o++) {
+            uint32_t max = nHit == r->k ? aHit[r->k - 1].distance : UINT32_MAX;
+            const char *z;
+            size_t n;
+            record_of(job->idx, o, &z, &n);
+            uint32_t d;
+            genie_status rc = seq_pattern_distance(pat, z, n, max, &d);
+            if (rc != GENIE_OK) {
+                atomic_store(&job->rc, rc);
+                break;
+            }
+            verified++;
+            if (d <= max)
+                topk_insert(aHit, &nHit, r->k, (genie_seq_hit){o, d, 0});
+        }
+        seq_pattern_free(pat);
+        r->aN[q] = nHit;
+        r->aCertified[q] = 1;
+    }
+    atomic_fetch_add(&job->verified, verified);
+    free(pat);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static genie_status add_query_items(genie_queries *qs, const char *z, size_t len, uint32_t gram,
+                                    uint32_t **paKw, size_t *pnCap, genie_item **paItem, size_t *pnItemCap)
+{
+    size_t nKw;
+    GENIE_TRY(seq_keywords(z, len, gram, paKw, pnCap, &nKw));
+    uint32_t *aKw = *paKw;
+    if (nKw > 1)
+        qsort(aKw, nKw, sizeof *aKw, cmp_u32);
+    if (*pnItemCap < nKw + 1) {
+        genie_item *a = realloc(*paItem, (nKw + 1) * sizeof *a);
+        if (!a)
+            return util_error(GENIE_ENOMEM, "out of memory");
+        *paItem = a;
+        *pnItemCap = nKw + 1;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < nKw; i++) {
+        if (m > 0 && (*paItem)[m - 1].lo == aKw[i] && (*paItem)[m - 1].weight < 255)
+            (*paItem)[m - 1].weight++;
+        else
+            (*paItem)[m++] = (genie_item){aKw[i], aKw[i], 1};
+    }
+    return genie_queries_add(qs, *paItem, m, 0);
+}
+
+/* One round: candidates for the pending queries with K, then verification. */
+static genie_status seq_round(seq_job *job, genie_search_options *opt)
+{
+    genie_queries *qs = NULL;
+    genie_results *cand = NULL;
+    uint32_t *aKw = NULL;
+    genie_item *aItem = NULL;
+    size_t nKwCap = 0, nItemCap = 0;
+    genie_status rc;
+    GENIE_TRY_GOTO(rc, genie_queries_new(&qs), done);
+    for (size_t i = 0; i < job->nPending; i++) {
+        size_t q = job->aPending[i];
+        GENIE_TRY_GOTO(rc, add_query_items(qs, job->azQuery[q], job->aLen[q], job->gram, &aKw, &nKwCap, &aItem,
+                                           &nItemCap), done);
+    }
+    double t0 = now_seconds();
+    opt->k = job->K;
+    GENIE_TRY_GOTO(rc, genie_search(job->idx, qs, opt, &cand), done);
+    double t1 = now_seconds();
+    job->cand = cand;
+    atomic_store(&job->next, 0);
+    atomic_store(&job->rc, GENIE_OK);
+    util_parallel_run(opt->threads ? opt->threads : util_ncores(), verify_worker, job);
+    rc = atomic_load(&job->rc);
+    job->r->stats.match_seconds += t1 - t0;
+    job->r->stats.verify_seconds += now_seconds() - t1;
+    job->r->stats.rounds++;
+done:
+    genie_results_free(cand);
+    genie_queries_free(qs);
+    free(aKw);
+    free(aItem);
+    return rc;
+}
+
+genie_status genie_seq_search(const genie_index *idx, const char *const *queries, const size_t *lengths,
+                              size_t n_queries, const genie_seq_options *sopt, genie_search_options *opt,
+                              genie_seq_results **out)
+{
+    util_error_clear();
+    *out = NULL;
+    uint32_t gram = 0;
+    GENIE_TRY(seq_index_gram(idx, &gram));
+    uint32_t k = sopt->k;
+    if (k == 0 || k > 65536)
+        return util_error(GENIE_EINVAL, "k must be 1..65536, not %u", k);
+    uint32_t K = sopt->candidates ? sopt->candidates : 32;
+    if (K < k)
+        K = k;
+    if (sopt->max_candidates && sopt->max_candidates < K)
+        return util_error(GENIE_EINVAL, "the candidate limit %u is below K = %u", sopt->max_candidates, K);
+    genie_seq_results *r = calloc(1, sizeof *r);
+    size_t *aPending = NULL;
+    genie_status rc = GENIE_OK;
+    if (!r)
+        return util_error(GENIE_ENOMEM, "out of memory");
+    r->nQuery = n_queries;
+    r->k = k;
+    size_t nq = n_queries ? n_queries : 1;
+    r->aHit = malloc(nq * k * sizeof *r->aHit);
+    r->aN = calloc(nq, sizeof *r->aN);
+    r->aUsedK = calloc(nq, sizeof *r->aUsedK);
+    r->aCertified = calloc(nq, 1);
+    aPending = malloc(nq * sizeof *aPending);
+    if (!r->aHit || !r->aN || !r->aUsedK || !r->aCertified || !aPending) {
+        rc = util_error(GENIE_ENOMEM, "out of memory for %zu queries, k = %u", n_queries, k);
+        goto fail;
+    }
+    seq_job job;
+    memset(&job, 0, sizeof job);
+    job.idx = idx;
+    job.azQuery = queries;
+    job.aLen = lengths;
+    job.gram = gram;
+    job.r = r;
+    atomic_init(&job.next, 0);
+    atomic_init(&job.verified, 0);
+    atomic_init(&job.rc, GENIE_OK);
+    if (sopt->exact) {
+        double t0 = now_seconds();
+        util_parallel_run(opt->threads ? opt->threads : util_ncores(), exact_worker, &job);
+        r->stats.verify_seconds = now_seconds() - t0;
+        rc = atomic_load(&job.rc);
+        if (rc != GENIE_OK)
+            goto fail;
+    } else {
+        for (size_t i = 0; i < n_queries; i++)
+            aPending[i] = i;
+        job.aPending = aPending;
+        job.nPending = n_queries;
+        uint32_t limit = sopt->max_candidates ? sopt->max_candidates : K;
+        for (job.K = K; job.nPending > 0;) {
+            GENIE_TRY_GOTO(rc, seq_round(&job, opt), fail);
+            if (job.K >= limit || job.K >= idx->info.n_objects)
+                break;
+            size_t m = 0;
+            for (size_t i = 0; i < job.nPending; i++)
+                if (!r->aCertified[aPending[i]])
+                    aPending[m++] = aPending[i];
+            job.nPending = m;
+            job.K = job.K > limit / 2 ? limit : job.K * 2;
+        }
+    }
+    r->stats.verified = atomic_load(&job.verified);
+    free(aPending);
+    *out = r;
+    return GENIE_OK;
+fail:
+    free(aPending);
+    genie_seq_results_free(r);
+    return rc;
+}
+
+size_t genie_seq_results_queries(const genie_seq_results *r)
+{
+    return r->nQuery;
+}
+
+const genie_seq_hit *genie_seq_results_get(const genie_seq_results *r, size_t query, size_t *n, int *certified,
+                                           uint32_t *used_k)
+{
+    *n = r->aN[query];
+    if (certified)
+        *certified = r->aCertified[query];
+    if (used_k)
+        *used_k = r->aUsedK[query];
+    return r->aHit + query * r->k;
+}
+
+void genie_seq_results_stats(const genie_seq_results *r, genie_seq_stats *out)
+{
+    *out = r->stats;
+}
+
+void genie_seq_results_free(genie_seq_results *r)
+{
+    if (!r)
+        return;
+    free(r->aHit);
+    free(r->aN);
+    free(r->aUsedK);
+    free(r->aCertified);
+    free(r);
+}
+
+genie_status genie_seq_gram_length(const genie_index *idx, uint32_t *gram)
+{
+    util_error_clear();
+    return seq_index_gram(idx, gram);
+}

@@ -283,8 +283,9 @@ typedef enum genie_backend {
     GENIE_BACKEND_AUTO = 0,   /* cuda when built and a GPU is present, else cpu */
     GENIE_BACKEND_CPU = 1,    /* reference: counts + selection over touched ids */
     GENIE_BACKEND_CPU_IDX = 2, /* baseline CPU-Idx (VI-A2): full count array */
-    GENIE_BACKEND_CUDA = 3,   /* GENIE with the c-PQ on the GPU */
-    GENIE_BACKEND_CUDA_SPQ = 4 /* baseline GEN-SPQ: count table + k-selection */
+    GENIE_BACKEND_CUDA = 3,   /* GENIE with the c-PQ on the GPU (tile layout) */
+    GENIE_BACKEND_CUDA_SPQ = 4, /* baseline GEN-SPQ: count table + k-selection */
+    GENIE_BACKEND_CUDA_CPQ_PAPER = 5 /* the c-PQ in the paper's layout (III-C) */
 } genie_backend;
 
 /** @return "cpu", "cpu-idx", ...; NULL for an unknown value. */

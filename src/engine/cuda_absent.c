@@ -30,3 +30,11 @@ genie_status engine_cuda_spq_search(const engine_request *req, genie_hit *aHit, 
     (void)aN;
     return not_built();
 }
+
+genie_status engine_cuda_cpq_paper_search(const engine_request *req, genie_hit *aHit, uint32_t *aN)
+{
+    (void)req;
+    (void)aHit;
+    (void)aN;
+    return not_built();
+}

@@ -57,11 +57,32 @@ static inline uint32_t engine_query_threshold(const genie_queries *q, size_t i)
     return q->aMinCount[i] ? q->aMinCount[i] : 1;
 }
 
+/** Seconds on a monotonic clock. */
+double engine_now(void);
+
+/**
+ * The count bound of queries first .. first+n-1 of @p q on @p idx (a
+ * one-part index or a part's view) into aBound[0 .. n).
+ * @return GENIE_OK, GENIE_ERANGE when a count could exceed 2^32-1.
+ */
+genie_status engine_count_bounds(const genie_index *idx, const genie_queries *q, size_t first, size_t n,
+                                 uint32_t *aBound);
+
+/**
+ * Search an index of several parts (parts.c): @p fn on each part's view,
+ * chunk by chunk, the per-part top-k merged into @p r (whose aEnd is
+ * allocated for every query; aHit is grown).  Adds its times to @p stats.
+ */
+genie_status engine_search_parts(const genie_index *idx, const genie_queries *q, const genie_search_options *opt,
+                                 engine_search_fn fn, uint32_t k, size_t chunk, genie_results *r,
+                                 genie_search_stats *stats);
+
 /* The backends. */
 genie_status engine_cpu_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
 genie_status engine_cpu_idx_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
 genie_status engine_cuda_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
 genie_status engine_cuda_spq_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
+genie_status engine_cuda_cpq_paper_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
 /** Non-zero when the CUDA backend is built and a device is usable. */
 int engine_cuda_usable(void);
 

@@ -5,8 +5,11 @@
  * staging for one batch's units, hits and infos.  Device memory: one
  * workspace, grown only when a batch needs more, laid out as
  *   [units | hits (nQuery * k) | infos (nQuery) | method scratch]
- * each region aligned to CUDA_ALIGN.  The method scratch and the infos are
- * zeroed before every batch.
+ * each region aligned to CUDA_ALIGN.  The infos (and the method scratch,
+ * if the method asks) are zeroed before every batch.  The workspace and
+ * the stream are the index's cached ones (cuda_workspace) when no other
+ * search holds them, so a call allocates nothing on the device in the
+ * common case.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +36,7 @@ typedef struct driver {
     cuda_query_info *h_aInfo;
     size_t nStageCap; /* queries the staging buffers hold */
     cudaStream_t stream;
+    plan_mode mode;
 } driver;
 
 static uint64_t query_cost(const driver *d, uint32_t i, uint64_t *pScratch)
@@ -132,8 +136,8 @@ static genie_status run_batch(driver *d, const uint32_t *aQuery, size_t nQuery, 
     GENIE_TRY(ensure_host(d, nQuery, nUnit));
     size_t u = 0;
     for (size_t j = 0; j < nQuery; j++)
-        u += plan_query_units(req->idx, req->q, req->first + aQuery[j], req->opt->load_balance, (uint32_t)j,
-                              d->h_aUnit + u, NULL);
+        u += plan_query_units(req->idx, req->q, req->first + aQuery[j], d->mode, (uint32_t)j, d->h_aUnit + u,
+                              NULL);
 
     char *p = (char *)d->d_ws;
     uint64_t nUnitBytes = cuda_align(nUnit * sizeof(cuda_unit));
@@ -146,6 +150,7 @@ static genie_status run_batch(driver *d, const uint32_t *aQuery, size_t nQuery, 
     b.nQuery = (uint32_t)nQuery;
     b.d_aPosting = d->dev->d_aPosting;
     b.d_aUnit = (const cuda_unit *)p;
+    b.h_aUnit = d->h_aUnit;
     b.nUnit = (uint32_t)nUnit;
     b.d_aHit = (genie_hit *)(p + nUnitBytes);
     b.d_aInfo = (cuda_query_info *)(p + nUnitBytes + nHitBytes);
@@ -155,7 +160,7 @@ static genie_status run_batch(driver *d, const uint32_t *aQuery, size_t nQuery, 
 
     CUDA_TRY(cudaMemcpyAsync((void *)b.d_aUnit, d->h_aUnit, nUnit * sizeof(cuda_unit), cudaMemcpyHostToDevice,
                              d->stream));
-    CUDA_TRY(cudaMemsetAsync(b.d_aInfo, 0, nInfoBytes + nScratch, d->stream));
+    CUDA_TRY(cudaMemsetAsync(b.d_aInfo, 0, nInfoBytes + (d->method->zeroScratch ? nScratch : 0), d->stream));
     GENIE_TRY(d->method->run(&b));
     CUDA_TRY(cudaMemcpyAsync(d->h_aHit, b.d_aHit, (size_t)nQuery * req->k * sizeof(genie_hit),
                              cudaMemcpyDeviceToHost, d->stream));
@@ -226,9 +231,18 @@ genie_status cuda_run_batches(const engine_request *req, const cuda_method *meth
     memset(&d, 0, sizeof d);
     d.req = req;
     d.method = method;
+    d.mode = method->listUnits ? PLAN_LISTS : req->opt->load_balance ? PLAN_SUBLISTS : PLAN_ITEMS;
     uint32_t *aList = NULL, *aRetry = NULL;
     GENIE_TRY(cuda_index_get(req->idx, &d.dev));
-    GENIE_TRY(cuda_memory_budget(req->opt, &d.budget));
+    /* The index's workspace, unless another search holds it (then a private one). */
+    cuda_workspace *ws = d.dev->pWs;
+    int cached = pthread_mutex_trylock(&ws->lock) == 0;
+    if (cached) {
+        d.d_ws = ws->d_mem;
+        d.nWs = ws->nBytes;
+        d.stream = ws->stream;
+    }
+    GENIE_TRY_GOTO(rc, cuda_memory_budget(req->opt, d.nWs, &d.budget), done);
     d.aUnitCount = (uint32_t *)malloc(req->n * sizeof *d.aUnitCount);
     d.aShift = (uint8_t *)calloc(req->n, 1);
     aList = (uint32_t *)malloc(req->n * sizeof *aList);
@@ -241,13 +255,13 @@ genie_status cuda_run_batches(const engine_request *req, const cuda_method *meth
         /* Queries that scan no posting have no hits and take no GPU memory. */
         size_t nList = 0, nRetry = 0;
         for (size_t i = 0; i < req->n; i++) {
-            d.aUnitCount[i] = (uint32_t)plan_query_units(req->idx, req->q, req->first + i, req->opt->load_balance,
-                                                         0, NULL, NULL);
+            d.aUnitCount[i] = (uint32_t)plan_query_units(req->idx, req->q, req->first + i, d.mode, 0, NULL, NULL);
             aN[i] = 0;
             if (d.aUnitCount[i])
                 aList[nList++] = (uint32_t)i;
         }
-        CUDA_TRY_GOTO(rc, cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking), done);
+        if (!d.stream)
+            CUDA_TRY_GOTO(rc, cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking), done);
         while (nList) {
             nRetry = 0;
             GENIE_TRY_GOTO(rc, run_list(&d, aList, nList, aHit, aN, aRetry, &nRetry), done);
@@ -258,9 +272,16 @@ genie_status cuda_run_batches(const engine_request *req, const cuda_method *meth
         }
     }
 done:
-    if (d.stream)
-        cudaStreamDestroy(d.stream);
-    cudaFree(d.d_ws);
+    if (cached) {
+        ws->d_mem = d.d_ws;
+        ws->nBytes = d.nWs;
+        ws->stream = d.stream;
+        pthread_mutex_unlock(&ws->lock);
+    } else {
+        if (d.stream)
+            cudaStreamDestroy(d.stream);
+        cudaFree(d.d_ws);
+    }
     free(d.h_aUnit);
     free(d.h_aHit);
     free(d.h_aInfo);

@@ -197,16 +197,7 @@ __global__ void __launch_bounds__(CUDA_BLOCK) cpq_finish_kernel(cpq_args a)
         }
     }
     __syncthreads();
-    uint32_t nAbove = min(s_nAbove, a.k);
-    if (nAbove <= TOPK_SORT_MAX)
-        topk_sort_hits(out, nAbove);
-    uint32_t nTie = 0;
-    if (kth >= q.threshold && nAbove < a.k)
-        nTie = topk_ties_in_order(bc, q.nBcWord, q.log2Bits, kth, a.k - nAbove, out + nAbove);
-    if (threadIdx.x == 0) {
-        info->nAbove = nAbove;
-        info->nHit = nAbove + nTie;
-    }
+    topk_finish_row(out, s_nAbove, a.k, bc, q.nBcWord, q.log2Bits, kth, q.threshold, info);
 }
 
 static uint32_t counter_log2_bits(uint32_t bound)
@@ -316,9 +307,9 @@ done:
     return rc;
 }
 
-static const cuda_method cpq_method = {"c-PQ", cpq_query_bytes, cpq_run};
+static const cuda_method cpq_method = {"c-PQ", 0, 1, cpq_query_bytes, cpq_run};
 
-extern "C" genie_status engine_cuda_search(const engine_request *req, genie_hit *aHit, uint32_t *aN)
+extern "C" genie_status engine_cuda_cpq_paper_search(const engine_request *req, genie_hit *aHit, uint32_t *aN)
 {
     return cuda_run_batches(req, &cpq_method, aHit, aN);
 }

@@ -6,9 +6,11 @@
  *      scratch plus its work units, its k output hits and one
  *      cuda_query_info; consecutive queries join a batch while the total
  *      stays within the memory budget (--gpu-memory, or most of the free);
- *   2. allocates one workspace for the largest batch and reuses it;
- *   3. per batch: uploads the work units, zeroes the workspace, calls
- *      method->run(), copies hits and infos back;
+ *   2. grows one workspace to the largest batch and reuses it, also across
+ *      calls (cuda_index.pWs: kept until the index is closed);
+ *   3. per batch: uploads the work units, zeroes the infos (and the method
+ *      scratch when the method asks), calls method->run(), copies hits and
+ *      infos back;
  *   4. queries whose info says "overflow" (the c-PQ hash table filled up)
  *      are run again, with a larger table (shift + 1), until none remains.
  * Methods write, per batch query, the hits best first except that the first
@@ -39,15 +41,18 @@ typedef struct cuda_batch {
     uint32_t nQuery;
     const uint32_t *d_aPosting;
     const cuda_unit *d_aUnit; /* units of the batch, query tag = batch position */
+    const cuda_unit *h_aUnit; /* their host copy, grouped by query in batch order */
     uint32_t nUnit;
     genie_hit *d_aHit;        /* nQuery * k */
     cuda_query_info *d_aInfo; /* nQuery */
-    void *d_scratch;          /* the method's zeroed scratch */
+    void *d_scratch;          /* the method's scratch (zeroed when zeroScratch) */
     cudaStream_t stream;
 } cuda_batch;
 
 typedef struct cuda_method {
     const char *zName;
+    int listUnits;   /* units are whole lists (PLAN_LISTS), whatever --load-balance says */
+    int zeroScratch; /* the scratch must be zero before run() */
     /** Scratch bytes for chunk query @p i at growth @p shift; UINT64_MAX if it can never run. */
     uint64_t (*query_bytes)(const engine_request *req, size_t i, unsigned shift);
     /** Launch the method's kernels for @p b (asynchronously on b->stream). */

@@ -11,6 +11,7 @@
 #define GENIE_ENGINE_CUDA_CUDA_COMMON_H
 
 #include <cuda_runtime.h>
+#include <pthread.h>
 #include <stdint.h>
 
 extern "C" {
@@ -49,14 +50,48 @@ genie_status cuda_fail(cudaError_t err, const char *zCall);
     } while (0)
 
 /*
+ * The tile layout (tile.cu) cuts the object ids into tiles of TILE_OBJECTS.
+ * Postings are sorted by id within a list, so a list splits into one
+ * segment per tile; the upload stores, for every list longer than
+ * TILE_ROW_MIN_PER_TILE postings per tile, the start of each tile's segment
+ * (relative to the list start, nTile + 1 entries: a "row"), so a block
+ * finds its segment with two loads.  Shorter lists are binary-searched
+ * (a few steps).  The rows take at most 4 / TILE_ROW_MIN_PER_TILE bytes per
+ * posting.
+ */
+#define TILE_LOG2 15u
+#define TILE_OBJECTS (1u << TILE_LOG2)
+#define TILE_ROW_MIN_PER_TILE 2u
+#define TILE_NO_ROW 0xffffffffu
+
+/*
+ * The workspace kept between searches of one index (the first 10 ms of a
+ * call used to be cudaMalloc/cudaFree and stream creation).  One search at
+ * a time holds it (lock, taken with trylock: a concurrent search allocates
+ * its own); released at index close.
+ */
+typedef struct cuda_workspace {
+    pthread_mutex_t lock;
+    void *d_mem;
+    uint64_t nBytes;
+    cudaStream_t stream; /* 0 until first use */
+} cuda_workspace;
+
+/*
  * The List Array on the device (seeds/003 III-B): every posting of the
  * index, uploaded once per opened index and kept in genie_index.pDevice
- * until genie_index_close.  The Position Map stays on the host.
+ * until genie_index_close, with the list offsets and the tile rows.  The
+ * Position Map stays on the host.
  */
 typedef struct cuda_index {
-    int device;            /* the device the postings live on */
-    uint32_t *d_aPosting;  /* n_postings object ids */
+    int device;               /* the device the postings live on */
+    uint32_t *d_aPosting;     /* n_postings object ids */
     uint64_t nPosting;
+    uint64_t *d_aListOffset;  /* n_keywords + 1: list l is d_aPosting[off[l] .. off[l + 1]) */
+    uint32_t *d_aListRow;     /* n_keywords: the list's tile row, or TILE_NO_ROW */
+    uint32_t *d_aTileOff;     /* rows of nTile + 1 segment starts, relative to the list */
+    uint32_t nTile;           /* ceil(n_objects / TILE_OBJECTS), at least 1 */
+    cuda_workspace *pWs;
 } cuda_index;
 
 /**
@@ -66,7 +101,10 @@ typedef struct cuda_index {
  */
 genie_status cuda_index_get(const genie_index *idx, const cuda_index **ppDev);
 
-/** Bytes of device memory a batch may use: opt->gpu_memory, or most of the free. */
-genie_status cuda_memory_budget(const genie_search_options *opt, uint64_t *pBytes);
+/**
+ * Bytes of device memory a batch may use: opt->gpu_memory, or most of the
+ * free memory plus @p nHeld bytes the caller already holds (its workspace).
+ */
+genie_status cuda_memory_budget(const genie_search_options *opt, uint64_t nHeld, uint64_t *pBytes);
 
 #endif

@@ -2,9 +2,11 @@
  * Device discovery, the uploaded List Array and the memory budget.
  *
  * The index is uploaded once per opened genie_index: the first CUDA search
- * takes idx->deviceLock, copies aPosting to device 0 and leaves a
- * cuda_index in idx->pDevice; genie_index_close() calls cuda_index_free()
- * through idx->pfnDeviceFree.  Later searches (from any thread) reuse it.
+ * takes idx->deviceLock, copies aPosting, the list offsets and the tile
+ * rows (cuda_common.h) to device 0 and leaves a cuda_index in
+ * idx->pDevice; genie_index_close() calls cuda_index_free() through
+ * idx->pfnDeviceFree, which also frees the cached workspace.  Later
+ * searches (from any thread) reuse both.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -50,31 +52,102 @@ static void cuda_index_free(void *p)
         return;
     cudaSetDevice(dev->device);
     cudaFree(dev->d_aPosting);
+    cudaFree(dev->d_aListOffset);
+    cudaFree(dev->d_aListRow);
+    cudaFree(dev->d_aTileOff);
+    if (dev->pWs) {
+        cudaFree(dev->pWs->d_mem);
+        if (dev->pWs->stream)
+            cudaStreamDestroy(dev->pWs->stream);
+        pthread_mutex_destroy(&dev->pWs->lock);
+        free(dev->pWs);
+    }
     free(dev);
+}
+
+/* Copy @p nBytes of @p h to a new device buffer *pd (at least 4 bytes, so never NULL). */
+static genie_status upload_array(void **pd, const void *h, uint64_t nBytes, const char *zWhat)
+{
+    cudaError_t err = cudaMalloc(pd, nBytes ? nBytes : 4);
+    if (err != cudaSuccess) {
+        *pd = NULL;
+        return util_error(GENIE_EGPU, "CUDA: cannot upload the index: cudaMalloc of %llu bytes of %s: %s",
+                          (unsigned long long)nBytes, zWhat, cudaGetErrorString(err));
+    }
+    if (nBytes)
+        CUDA_TRY(cudaMemcpy(*pd, h, nBytes, cudaMemcpyHostToDevice));
+    return GENIE_OK;
+}
+
+/*
+ * The tile rows: for each list with more than TILE_ROW_MIN_PER_TILE
+ * postings per tile, the offset of the first posting >= t * TILE_OBJECTS
+ * for t = 0..nTile (the last is the list's length).  One pass per list.
+ */
+static genie_status upload_tile_rows(const genie_index *idx, cuda_index *dev)
+{
+    uint64_t nList = idx->info.n_keywords, nRow = 0, nPer = (uint64_t)dev->nTile + 1;
+    uint32_t *aRowOf = (uint32_t *)malloc((nList ? nList : 1) * sizeof *aRowOf);
+    if (!aRowOf)
+        return util_error(GENIE_ENOMEM, "out of memory for the tile rows of %llu lists", (unsigned long long)nList);
+    for (uint64_t l = 0; l < nList; l++) {
+        uint64_t len = idx->aListOffset[l + 1] - idx->aListOffset[l];
+        aRowOf[l] = dev->nTile > 1 && len > (uint64_t)TILE_ROW_MIN_PER_TILE * dev->nTile ? (uint32_t)nRow++
+                                                                                        : TILE_NO_ROW;
+    }
+    genie_status rc = GENIE_OK;
+    uint32_t *aOff = (uint32_t *)malloc((nRow ? nRow * nPer : 1) * sizeof *aOff);
+    if (!aOff) {
+        free(aRowOf);
+        return util_error(GENIE_ENOMEM, "out of memory for %llu tile rows", (unsigned long long)nRow);
+    }
+    for (uint64_t l = 0; l < nList; l++) {
+        if (aRowOf[l] == TILE_NO_ROW)
+            continue;
+        const uint32_t *post = idx->aPosting + idx->aListOffset[l];
+        uint64_t len = idx->aListOffset[l + 1] - idx->aListOffset[l], p = 0;
+        uint32_t *row = aOff + (uint64_t)aRowOf[l] * nPer;
+        for (uint64_t t = 0; t < nPer; t++) {
+            while (p < len && post[p] < t * TILE_OBJECTS)
+                p++;
+            row[t] = (uint32_t)p;
+        }
+        row[dev->nTile] = (uint32_t)len;
+    }
+    rc = upload_array((void **)&dev->d_aListRow, aRowOf, nList * sizeof *aRowOf, "list rows");
+    if (rc == GENIE_OK)
+        rc = upload_array((void **)&dev->d_aTileOff, aOff, nRow * nPer * sizeof *aOff, "tile rows");
+    free(aRowOf);
+    free(aOff);
+    return rc;
 }
 
 static genie_status upload(const genie_index *idx, cuda_index **ppDev)
 {
     genie_status rc = GENIE_OK;
     cuda_index *dev = (cuda_index *)calloc(1, sizeof *dev);
-    if (!dev)
+    cuda_workspace *ws = (cuda_workspace *)calloc(1, sizeof *ws);
+    if (!dev || !ws) {
+        free(dev);
+        free(ws);
         return util_error(GENIE_ENOMEM, "out of memory for the device index");
+    }
+    pthread_mutex_init(&ws->lock, NULL);
+    dev->pWs = ws;
     dev->device = 0;
     dev->nPosting = idx->info.n_postings;
-    size_t nBytes = (size_t)(dev->nPosting ? dev->nPosting : 1) * sizeof(uint32_t);
-    cudaError_t err = cudaMalloc((void **)&dev->d_aPosting, nBytes);
-    if (err != cudaSuccess) {
-        rc = util_error(GENIE_EGPU, "CUDA: cannot upload the index: cudaMalloc of %zu bytes of postings: %s",
-                        nBytes, cudaGetErrorString(err));
-        goto fail;
-    }
-    if (dev->nPosting)
-        CUDA_TRY_GOTO(rc, cudaMemcpy(dev->d_aPosting, idx->aPosting, nBytes, cudaMemcpyHostToDevice), fail);
+    dev->nTile = (uint32_t)((idx->info.n_objects + TILE_OBJECTS - 1) / TILE_OBJECTS);
+    if (dev->nTile == 0)
+        dev->nTile = 1;
+    GENIE_TRY_GOTO(rc, upload_array((void **)&dev->d_aPosting, idx->aPosting, dev->nPosting * sizeof(uint32_t),
+                                    "postings"), fail);
+    GENIE_TRY_GOTO(rc, upload_array((void **)&dev->d_aListOffset, idx->aListOffset,
+                                    (idx->info.n_keywords + 1) * sizeof(uint64_t), "list offsets"), fail);
+    GENIE_TRY_GOTO(rc, upload_tile_rows(idx, dev), fail);
     *ppDev = dev;
     return GENIE_OK;
 fail:
-    cudaFree(dev->d_aPosting);
-    free(dev);
+    cuda_index_free(dev);
     return rc;
 }
 
@@ -105,11 +178,11 @@ done:
     return GENIE_OK;
 }
 
-genie_status cuda_memory_budget(const genie_search_options *opt, uint64_t *pBytes)
+genie_status cuda_memory_budget(const genie_search_options *opt, uint64_t nHeld, uint64_t *pBytes)
 {
     size_t nFree = 0, nTotal = 0;
     CUDA_TRY(cudaMemGetInfo(&nFree, &nTotal));
-    uint64_t avail = (uint64_t)(nFree * BUDGET_FREE_FRACTION);
+    uint64_t avail = (uint64_t)((nFree + nHeld) * BUDGET_FREE_FRACTION);
     *pBytes = opt->gpu_memory && opt->gpu_memory < avail ? opt->gpu_memory : avail;
     return GENIE_OK;
 }

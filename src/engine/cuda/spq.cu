@@ -113,16 +113,7 @@ __global__ void __launch_bounds__(CUDA_BLOCK) spq_select_kernel(spq_args a)
         }
     }
     __syncthreads();
-    uint32_t nAbove = min(s_nAbove, a.k);
-    if (nAbove <= TOPK_SORT_MAX)
-        topk_sort_hits(out, nAbove);
-    uint32_t nTie = 0;
-    if (kth >= q.threshold && nAbove < a.k)
-        nTie = topk_ties_in_order(row, q.nWord, 5u, kth, a.k - nAbove, out + nAbove);
-    if (threadIdx.x == 0) {
-        a.d_aInfo[iQuery].nAbove = nAbove;
-        a.d_aInfo[iQuery].nHit = nAbove + nTie;
-    }
+    topk_finish_row(out, s_nAbove, a.k, row, q.nWord, 5u, kth, q.threshold, &a.d_aInfo[iQuery]);
 }
 
 static uint64_t spq_row_words(const engine_request *req)
@@ -175,7 +166,7 @@ done:
     return rc;
 }
 
-static const cuda_method spq_method = {"GEN-SPQ", spq_query_bytes, spq_run};
+static const cuda_method spq_method = {"GEN-SPQ", 0, 1, spq_query_bytes, spq_run};
 
 extern "C" genie_status engine_cuda_spq_search(const engine_request *req, genie_hit *aHit, uint32_t *aN)
 {

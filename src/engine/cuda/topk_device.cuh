@@ -145,4 +145,27 @@ __device__ static void topk_sort_hits(genie_hit *out, uint32_t n)
     __syncthreads();
 }
 
+/*
+ * The common end of a selection: out[0..nFound) hold the hits above the
+ * k-th count @p kth (unordered; at most k are kept); sort them, append the
+ * ties at kth from @p row in id order (when kth reaches the query's
+ * @p threshold) and record both numbers in @p info.  Sets above
+ * TOPK_SORT_MAX are left for the host to sort (cuda_batch.h).
+ */
+__device__ static void topk_finish_row(genie_hit *out, uint32_t nFound, uint32_t k, const uint32_t *row,
+                                       uint64_t nWord, uint32_t log2Bits, uint32_t kth, uint32_t threshold,
+                                       cuda_query_info *info)
+{
+    uint32_t nAbove = min(nFound, k);
+    if (nAbove <= TOPK_SORT_MAX)
+        topk_sort_hits(out, nAbove);
+    uint32_t nTie = 0;
+    if (kth >= threshold && nAbove < k)
+        nTie = topk_ties_in_order(row, nWord, log2Bits, kth, k - nAbove, out + nAbove);
+    if (threadIdx.x == 0) {
+        info->nAbove = nAbove;
+        info->nHit = nAbove + nTie;
+    }
+}
+
 #endif

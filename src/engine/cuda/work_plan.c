@@ -13,7 +13,7 @@ static size_t emit(cuda_unit *aUnit, size_t n, uint64_t iBegin, uint64_t iEnd, u
     return n + 1;
 }
 
-size_t plan_query_units(const genie_index *idx, const genie_queries *q, size_t iQuery, int loadBalance,
+size_t plan_query_units(const genie_index *idx, const genie_queries *q, size_t iQuery, plan_mode mode,
                         uint32_t iLocal, cuda_unit *aUnit, uint64_t *pnPosting)
 {
     size_t nItem, nUnit = 0;
@@ -27,7 +27,11 @@ size_t plan_query_units(const genie_index *idx, const genie_queries *q, size_t i
             continue;
         nPosting += iEnd - iBegin;
         uint32_t uTag = iLocal << 8 | aItem[j].weight;
-        if (loadBalance) {
+        if (mode == PLAN_LISTS) {
+            for (size_t l = first; l < end; l++)
+                if (idx->aListOffset[l + 1] > idx->aListOffset[l])
+                    nUnit = emit(aUnit, nUnit, l, l + idx->aListOffset[l + 1] - idx->aListOffset[l], uTag);
+        } else if (mode == PLAN_SUBLISTS) {
             /* Sublists never straddle lists, and an item's sublists are consecutive. */
             uint64_t s = idx->aKeywordSublist[first], sEnd = idx->aKeywordSublist[end];
             for (; s < sEnd; s += 2) {

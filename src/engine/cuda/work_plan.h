@@ -6,7 +6,10 @@
  * load balance a unit is one item's whole slice (seeds/003 III-B: a block
  * per query item).  With load balance (III-B1) a unit is at most two
  * consecutive sublists of the item's lists, each at most the index's
- * sublist length, so no block scans more than 2 * L postings.
+ * sublist length, so no block scans more than 2 * L postings.  For the
+ * tile layout (tile.cu) a unit is one list: iBegin is the list's index
+ * (the keyword's position in the index) and nPosting its length, because
+ * a tile block needs each list's own per-tile segment.
  *
  * Plain C so that host planning compiles without nvcc; the kernels read the
  * same struct.
@@ -21,7 +24,7 @@
 
 /* A unit of 16 bytes; uQueryWeight = (query within the batch) << 8 | weight. */
 typedef struct cuda_unit {
-    uint64_t iBegin;      /* first posting of the slice */
+    uint64_t iBegin;      /* first posting of the slice (PLAN_LISTS: the list's index) */
     uint32_t nPosting;    /* postings in the slice, >= 1 */
     uint32_t uQueryWeight;
 } cuda_unit;
@@ -31,13 +34,20 @@ typedef struct cuda_unit {
 /* Most queries one batch may hold (the query number has 24 bits in a unit). */
 #define PLAN_MAX_BATCH_QUERIES (1u << 24)
 
+/* How a query's postings are cut into units. */
+typedef enum plan_mode {
+    PLAN_ITEMS = 0,    /* one unit per query item (its whole slice) */
+    PLAN_SUBLISTS = 1, /* load balance: at most two sublists per unit */
+    PLAN_LISTS = 2     /* one unit per non-empty list of an item */
+} plan_mode;
+
 /**
  * Write the units of query @p iQuery of @p q (global number) to @p aUnit,
  * tagged with batch-local number @p iLocal; with @p aUnit NULL only count.
  * @param[out] pnPosting  postings the query scans (may be NULL).
  * @return the number of units.
  */
-size_t plan_query_units(const genie_index *idx, const genie_queries *q, size_t iQuery, int loadBalance,
+size_t plan_query_units(const genie_index *idx, const genie_queries *q, size_t iQuery, plan_mode mode,
                         uint32_t iLocal, cuda_unit *aUnit, uint64_t *pnPosting);
 
 #endif

@@ -49,7 +49,10 @@ char g_zTestDir[1024];
     X(seq_ordered_ngrams, 10) \
     X(seq_certified_equals_brute_force, 120) \
     X(seq_certify_rounds_raise_k, 30) \
-    X(seq_edge_cases_and_bad_input, 30)                 \
+    X(seq_edge_cases_and_bad_input, 30)                  \
+    X(sets_parse_rules, 10) \
+    X(sets_exact_and_minhash_against_oracle, 60) \
+    X(sets_bad_input, 10)\
     X(csv_quoting, 10)                            \
     X(csv_malformed, 10)                          \
     X(csv_numbers, 10)                            \

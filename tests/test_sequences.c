@@ -323,6 +323,18 @@ TEST(seq_edge_cases_and_bad_input)
     CHECK_EQ(aHit[1].object, 1); /* "ab", distance 2, ties with "abc" by id */
     CHECK_EQ(aHit[1].distance, 2);
     genie_seq_results_free(r);
+    /* --certify with a limit beyond the string count certifies every query */
+    so = (genie_seq_options){2, 2, 1024, 0};
+    CHECK_OK(genie_seq_search(idx, azQ, anQ, 4, &so, &opt, &r));
+    for (size_t q = 0; q < 4; q++) {
+        genie_seq_results_get(r, q, &n, &cert, NULL);
+        CHECK(cert);
+        CHECK_EQ(n, 2);
+    }
+    aHit = genie_seq_results_get(r, 1, &n, &cert, NULL);
+    CHECK_EQ(aHit[0].object, 1); /* "ab" itself, shorter than n */
+    CHECK_EQ(aHit[0].distance, 0);
+    genie_seq_results_free(r);
     so.k = 0;
     CHECK_RC(genie_seq_search(idx, azQ, anQ, 1, &so, &opt, &r), GENIE_EINVAL);
     so = (genie_seq_options){1, 16, 8, 0};

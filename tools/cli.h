@@ -9,6 +9,7 @@
 #define GENIE_TOOLS_CLI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "genie/genie.h"
 
@@ -46,6 +47,41 @@ const char *cli_find_type_arg(int argc, char **argv);
  * the type its header claims (genie_index_open() validates it later).
  */
 const char *cli_find_index_arg(int argc, char **argv, genie_index_type *pType);
+
+/*
+ * Line batches for the line-oriented front-ends (tools/type_sequences.c):
+ * cli_lines_read() reads up to max lines into one buffer; azLine[i] and
+ * anLine[i] (without the '\n' and a '\r' before it) stay valid until the
+ * next read.  Errors are printed with the file name.
+ */
+typedef struct cli_lines {
+    FILE *f;
+    const char *zName;
+    uint64_t lineNo;       /* lines read so far */
+    char *zLine;           /* getline buffer */
+    size_t nLineBuf;
+    char *aBuf;            /* the batch's bytes, each line NUL-terminated */
+    size_t nBufCap;
+    const char **azLine;
+    size_t *anLine;
+    size_t nLine, nLineCap;
+} cli_lines;
+
+/** Open @p path ("-" or NULL: standard input). @return 0, or -1 (printed). */
+int cli_lines_open(cli_lines *l, const char *path);
+/** @return lines read (0 at the end), or -1 on a read error (printed). */
+long cli_lines_read(cli_lines *l, size_t max);
+void cli_lines_close(cli_lines *l);
+/** Write @p s with tab, newline and backslash as \\t \\n \\\\. */
+void cli_put_escaped(const char *s, size_t n);
+/** Write @p s as a JSON string; bytes < 0x20 and >= 0x7f as \\u00XX. */
+void cli_put_json_string(const char *s, size_t n);
+
+/* Front-ends: sequences (tools/type_sequences.c), sets (tools/type_sets.c). */
+int seq_cli_build(int argc, char **argv);
+int seq_cli_search(int argc, char **argv, const char *zIndex);
+int set_cli_build(int argc, char **argv);
+int set_cli_search(int argc, char **argv, const char *zIndex);
 
 /** Print "genie CMD: message" and the usage hint; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *zCmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

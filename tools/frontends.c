@@ -11,6 +11,8 @@
 #include "cli.h"
 
 const cli_frontend cli_aFrontend[] = {
+    {"sequences", GENIE_TYPE_SEQUENCES, seq_cli_build, seq_cli_search},
+    {"sets", GENIE_TYPE_SETS, set_cli_build, set_cli_search},
     {NULL, GENIE_TYPE_KEYWORDS, NULL, NULL}};
 
 const cli_frontend *cli_frontend_by_name(const char *zType)

@@ -437,8 +437,9 @@ static void exact_worker(void *ctx, unsigned t)
     genie_seq_results *r = job->r;
     uint64_t verified = 0;
     uint32_t nObj = (uint32_t)job->idx->info.n_objects;
-    size_t q;
-    while (atomic_load(&job->rc) == GENIE_OK && (q = atomic_fetch_add(&job->next, 1)) < r->nQuery) {
+    size_t i;
+    while (atomic_load(&job->rc) == GENIE_OK && (i = atomic_fetch_add(&job->next, 1)) < job->nPending) {
+        size_t q = job->aPending[i];
         genie_seq_hit *aHit = r->aHit + q * r->k;
         uint32_t nHit = 0;
         seq_pattern_init(pat, job->azQuery[q], job->aLen[q]);
@@ -460,6 +461,7 @@ static void exact_worker(void *ctx, unsigned t)
         seq_pattern_free(pat);
         r->aN[q] = nHit;
         r->aCertified[q] = 1;
+        r->aUsedK[q] = job->K;
     }
     atomic_fetch_add(&job->verified, verified);
     free(pat);
@@ -574,30 +576,34 @@ genie_status genie_seq_search(const genie_index *idx, const char *const *queries
     atomic_init(&job.next, 0);
     atomic_init(&job.verified, 0);
     atomic_init(&job.rc, GENIE_OK);
-    if (sopt->exact) {
+    for (size_t i = 0; i < n_queries; i++)
+        aPending[i] = i;
+    job.aPending = aPending;
+    job.nPending = n_queries;
+    uint32_t limit = sopt->max_candidates ? sopt->max_candidates : K;
+    for (job.K = K; !sopt->exact && job.nPending > 0;) {
+        GENIE_TRY_GOTO(rc, seq_round(&job, opt), fail);
+        size_t m = 0;
+        for (size_t i = 0; i < job.nPending; i++)
+            if (!r->aCertified[aPending[i]])
+                aPending[m++] = aPending[i];
+        job.nPending = m;
+        if (job.K >= limit || job.K >= idx->info.n_objects)
+            break;
+        job.K = job.K > limit / 2 ? limit : job.K * 2;
+    }
+    /* Exact mode; or --certify whose K reached every string: the scan of
+     * the whole collection the worst case needs (V-A). */
+    if (sopt->exact || (sopt->max_candidates && limit >= idx->info.n_objects)) {
+        if (sopt->exact)
+            job.K = 0;
         double t0 = now_seconds();
+        atomic_store(&job.next, 0);
         util_parallel_run(opt->threads ? opt->threads : util_ncores(), exact_worker, &job);
-        r->stats.verify_seconds = now_seconds() - t0;
+        r->stats.verify_seconds += now_seconds() - t0;
         rc = atomic_load(&job.rc);
         if (rc != GENIE_OK)
             goto fail;
-    } else {
-        for (size_t i = 0; i < n_queries; i++)
-            aPending[i] = i;
-        job.aPending = aPending;
-        job.nPending = n_queries;
-        uint32_t limit = sopt->max_candidates ? sopt->max_candidates : K;
-        for (job.K = K; job.nPending > 0;) {
-            GENIE_TRY_GOTO(rc, seq_round(&job, opt), fail);
-            if (job.K >= limit || job.K >= idx->info.n_objects)
-                break;
-            size_t m = 0;
-            for (size_t i = 0; i < job.nPending; i++)
-                if (!r->aCertified[aPending[i]])
-                    aPending[m++] = aPending[i];
-            job.nPending = m;
-            job.K = job.K > limit / 2 ? limit : job.K * 2;
-        }
     }
     r->stats.verified = atomic_load(&job.verified);
     free(aPending);

@@ -1,0 +1,483 @@
+/*
+ * The sets front-end: MinHash keywords (sets.h), top-K candidates by match
+ * count, exact Jaccard re-rank to the top-k; and an exact mode that
+ * computes the Jaccard similarity to every set (ground truth).
+ *
+ * FRONTEND parameters, 20 bytes little-endian:
+ *   u32 version (1) | u32 m | u32 seed | u32 D | u8 separator | 3 zero bytes
+ *
+ * Answers are ordered by Jaccard similarity descending (compared exactly
+ * as fractions), ties by smaller object id; a set sharing no element with
+ * the query (Jaccard 0) is never returned, so an empty query, or an empty
+ * set, matches nothing.
+ */
+#include "transform/sets.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "index/builder.h"
+#include "index/index.h"
+#include "util/error.h"
+#include "util/hash.h"
+#include "util/threads.h"
+
+/* ---------------------------------------------------- parsing, MinHash */
+
+static int is_space(unsigned char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f';
+}
+
+static int cmp_slice(const set_slice *a, const set_slice *b)
+{
+    size_t n = a->n < b->n ? a->n : b->n;
+    int c = n ? memcmp(a->z, b->z, n) : 0;
+    if (c)
+        return c;
+    return (a->n > b->n) - (a->n < b->n);
+}
+
+static int cmp_slice_void(const void *a, const void *b)
+{
+    return cmp_slice(a, b);
+}
+
+genie_status set_parse(const char *z, size_t n, char separator, set_slice **paS, size_t *pnCap, size_t *pnS)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n;) {
+        int sep = separator ? z[i] == separator : is_space((unsigned char)z[i]);
+        if (sep) {
+            i++;
+            continue;
+        }
+        size_t start = i;
+        while (i < n && !(separator ? z[i] == separator : is_space((unsigned char)z[i])))
+            i++;
+        if (m == *pnCap) {
+            size_t cap = *pnCap ? *pnCap * 2 : 64;
+            set_slice *a = realloc(*paS, cap * sizeof *a);
+            if (!a)
+                return util_error(GENIE_ENOMEM, "out of memory parsing a set");
+            *paS = a;
+            *pnCap = cap;
+        }
+        (*paS)[m++] = (set_slice){z + start, i - start};
+    }
+    set_slice *a = *paS;
+    if (m > 1)
+        qsort(a, m, sizeof *a, cmp_slice_void);
+    size_t d = 0;
+    for (size_t i = 0; i < m; i++)
+        if (d == 0 || cmp_slice(&a[d - 1], &a[i]) != 0)
+            a[d++] = a[i];
+    *pnS = d;
+    return GENIE_OK;
+}
+
+size_t set_intersection(const set_slice *a, size_t na, const set_slice *b, size_t nb)
+{
+    size_t i = 0, j = 0, c = 0;
+    while (i < na && j < nb) {
+        int r = cmp_slice(&a[i], &b[j]);
+        if (r == 0) {
+            c++;
+            i++;
+            j++;
+        } else if (r < 0) {
+            i++;
+        } else {
+            j++;
+        }
+    }
+    return c;
+}
+
+static uint64_t splitmix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+void set_keywords(const set_slice *a, size_t n, uint32_t m, uint32_t seed, uint32_t D, uint32_t *aKw)
+{
+    if (n == 0)
+        return;
+    for (uint32_t i = 0; i < m; i++)
+        aKw[i] = UINT32_MAX;
+    uint64_t aMin[64];
+    for (uint32_t i0 = 0; i0 < m; i0 += 64) { /* 64 functions at a time */
+        uint32_t nf = m - i0 < 64 ? m - i0 : 64;
+        for (uint32_t f = 0; f < nf; f++)
+            aMin[f] = UINT64_MAX;
+        for (size_t e = 0; e < n; e++) {
+            uint64_t h = ((uint64_t)util_murmur3_32(a[e].z, a[e].n, seed) << 32) |
+                         util_murmur3_32(a[e].z, a[e].n, seed ^ 0x5bd1e995u);
+            for (uint32_t f = 0; f < nf; f++) {
+                uint64_t v = splitmix64(h ^ splitmix64(((uint64_t)seed << 32) | (i0 + f)));
+                if (v < aMin[f])
+                    aMin[f] = v;
+            }
+        }
+        for (uint32_t f = 0; f < nf; f++) {
+            uint32_t i = i0 + f;
+            uint64_t r = splitmix64(aMin[f] ^ 0x243f6a8885a308d3ull ^ i);
+            aKw[i] = i * D + (uint32_t)(r % D);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ building */
+
+struct genie_set_builder {
+    genie_builder *b;
+    uint32_t m, seed, D;
+    char separator;
+    set_slice *aS;
+    size_t nSCap;
+    uint32_t *aKw;
+};
+
+genie_status genie_set_builder_new(genie_set_builder **out, const genie_build_options *opt,
+                                   const genie_set_params *p)
+{
+    util_error_clear();
+    *out = NULL;
+    genie_set_params def = {0, 0, 0};
+    if (!p)
+        p = &def;
+    uint32_t m = p->hashes ? p->hashes : 64;
+    if (m > SET_HASHES_MAX)
+        return util_error(GENIE_EINVAL, "%u hash functions: at most %u", m, SET_HASHES_MAX);
+    if (p->separator == '\n')
+        return util_error(GENIE_EINVAL, "the separator cannot be a newline");
+    genie_set_builder *sb = calloc(1, sizeof *sb);
+    if (!sb)
+        return util_error(GENIE_ENOMEM, "out of memory");
+    sb->m = m;
+    sb->seed = p->seed;
+    sb->D = (uint32_t)(((uint64_t)1 << 32) / m > UINT32_MAX ? UINT32_MAX : ((uint64_t)1 << 32) / m);
+    sb->separator = p->separator;
+    genie_status rc;
+    sb->aKw = malloc(m * sizeof *sb->aKw);
+    if (!sb->aKw) {
+        rc = util_error(GENIE_ENOMEM, "out of memory");
+        goto done;
+    }
+    GENIE_TRY_GOTO(rc, genie_builder_new(&sb->b, opt), done);
+    unsigned char aParam[SET_PARAMS_SIZE] = {0};
+    uint32_t v = SET_PARAMS_VERSION;
+    memcpy(aParam, &v, 4);
+    memcpy(aParam + 4, &sb->m, 4);
+    memcpy(aParam + 8, &sb->seed, 4);
+    memcpy(aParam + 12, &sb->D, 4);
+    aParam[16] = (unsigned char)sb->separator;
+    GENIE_TRY_GOTO(rc, builder_set_frontend(sb->b, GENIE_TYPE_SETS, aParam, sizeof aParam), done);
+    *out = sb;
+    return GENIE_OK;
+done:
+    genie_set_builder_free(sb);
+    return rc;
+}
+
+void genie_set_builder_free(genie_set_builder *sb)
+{
+    if (!sb)
+        return;
+    genie_builder_free(sb->b);
+    free(sb->aS);
+    free(sb->aKw);
+    free(sb);
+}
+
+uint64_t genie_set_builder_count(const genie_set_builder *sb)
+{
+    return genie_builder_count(sb->b);
+}
+
+genie_status genie_set_builder_add(genie_set_builder *sb, const char *line, size_t len)
+{
+    util_error_clear();
+    size_t n;
+    GENIE_TRY(set_parse(line ? line : "", len, sb->separator, &sb->aS, &sb->nSCap, &n));
+    set_keywords(sb->aS, n, sb->m, sb->seed, sb->D, sb->aKw);
+    genie_object obj = {sb->aKw, n ? sb->m : 0, 0, 0, line ? line : "", len};
+    return genie_builder_add(sb->b, &obj);
+}
+
+genie_status genie_set_builder_write(genie_set_builder *sb, const char *path)
+{
+    util_error_clear();
+    return genie_builder_write(sb->b, path);
+}
+
+/* ------------------------------------------------------------ searching */
+
+typedef struct set_params {
+    uint32_t m, seed, D;
+    char separator;
+} set_params;
+
+struct genie_set_results {
+    size_t nQuery;
+    uint32_t k;
+    genie_set_hit *aHit; /* nQuery * k */
+    uint32_t *aN;
+    double matchSeconds, verifySeconds;
+};
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static genie_status set_index_params(const genie_index *idx, set_params *p)
+{
+    if (idx->info.type != GENIE_TYPE_SETS)
+        return util_error(GENIE_EINVAL, "not a sets index (its type is %s)", genie_index_type_name(idx->info.type));
+    if (idx->nFrontend != SET_PARAMS_SIZE || !idx->aRecordOffset)
+        return util_error(GENIE_ECORRUPT, "sets index without its parameters or sets");
+    uint32_t v;
+    memcpy(&v, idx->aFrontend, 4);
+    memcpy(&p->m, idx->aFrontend + 4, 4);
+    memcpy(&p->seed, idx->aFrontend + 8, 4);
+    memcpy(&p->D, idx->aFrontend + 12, 4);
+    p->separator = (char)idx->aFrontend[16];
+    if (v != SET_PARAMS_VERSION || p->m == 0 || p->m > SET_HASHES_MAX || p->D == 0 ||
+        (uint64_t)p->m * p->D > ((uint64_t)1 << 32))
+        return util_error(GENIE_EFORMAT, "sets parameters version %u, m %u, D %u not supported", v, p->m, p->D);
+    return GENIE_OK;
+}
+
+/* a better than b: larger Jaccard (exact fractions), then smaller id */
+static int hit_better(const genie_set_hit *a, const genie_set_hit *b)
+{
+    uint64_t l = (uint64_t)a->shared * b->union_size, r = (uint64_t)b->shared * a->union_size;
+    if (l != r)
+        return l > r;
+    return a->object < b->object;
+}
+
+static void topk_insert(genie_set_hit *aHit, uint32_t *pN, uint32_t k, genie_set_hit h)
+{
+    uint32_t n = *pN;
+    if (n == k) {
+        if (!hit_better(&h, &aHit[k - 1]))
+            return;
+        n--;
+    }
+    uint32_t i = n;
+    while (i > 0 && hit_better(&h, &aHit[i - 1])) {
+        aHit[i] = aHit[i - 1];
+        i--;
+    }
+    aHit[i] = h;
+    *pN = n + 1;
+}
+
+typedef struct set_job {
+    const genie_index *idx;
+    const char *const *azQuery;
+    const size_t *aLen;
+    set_params p;
+    genie_set_results *r;
+    const genie_results *cand; /* NULL: exact mode */
+    const set_slice *const *aaObj; /* exact mode: parsed objects */
+    const size_t *anObj;
+    atomic_size_t next;
+    atomic_int rc;
+} set_job;
+
+static void record_of(const genie_index *idx, uint32_t o, const char **pz, size_t *pn)
+{
+    *pz = idx->aRecordBytes + idx->aRecordOffset[o];
+    *pn = (size_t)(idx->aRecordOffset[o + 1] - idx->aRecordOffset[o]);
+}
+
+static genie_status rank_one(set_job *job, size_t q, set_slice **paQ, size_t *pnQCap, set_slice **paO,
+                             size_t *pnOCap)
+{
+    genie_set_results *r = job->r;
+    genie_set_hit *aHit = r->aHit + q * r->k;
+    uint32_t nHit = 0;
+    size_t nQ;
+    GENIE_TRY(set_parse(job->azQuery[q], job->aLen[q], job->p.separator, paQ, pnQCap, &nQ));
+    if (job->cand) {
+        size_t nCand;
+        const genie_hit *aCand = genie_results_get(job->cand, q, &nCand);
+        for (size_t j = 0; j < nCand; j++) {
+            const char *z;
+            size_t n, nO;
+            record_of(job->idx, aCand[j].object, &z, &n);
+            GENIE_TRY(set_parse(z, n, job->p.separator, paO, pnOCap, &nO));
+            size_t shared = set_intersection(*paQ, nQ, *paO, nO);
+            if (shared)
+                topk_insert(aHit, &nHit, r->k,
+                            (genie_set_hit){aCand[j].object, (uint32_t)shared, (uint32_t)(nQ + nO - shared),
+                                            aCand[j].count});
+        }
+    } else {
+        uint32_t nObj = (uint32_t)job->idx->info.n_objects;
+        for (uint32_t o = 0; o < nObj && nQ; o++) {
+            size_t shared = set_intersection(*paQ, nQ, job->aaObj[o], job->anObj[o]);
+            if (shared)
+                topk_insert(aHit, &nHit, r->k,
+                            (genie_set_hit){o, (uint32_t)shared, (uint32_t)(nQ + job->anObj[o] - shared), 0});
+        }
+    }
+    r->aN[q] = nHit;
+    return GENIE_OK;
+}
+
+static void rank_worker(void *ctx, unsigned t)
+{
+    (void)t;
+    set_job *job = ctx;
+    set_slice *aQ = NULL, *aO = NULL;
+    size_t nQCap = 0, nOCap = 0, q;
+    while (atomic_load(&job->rc) == GENIE_OK && (q = atomic_fetch_add(&job->next, 1)) < job->r->nQuery) {
+        genie_status rc = rank_one(job, q, &aQ, &nQCap, &aO, &nOCap);
+        if (rc != GENIE_OK)
+            atomic_store(&job->rc, rc);
+    }
+    free(aQ);
+    free(aO);
+}
+
+/* Exact mode: every stored set parsed once, slices into the mapping. */
+static genie_status parse_all(const genie_index *idx, char separator, set_slice ***paa, size_t **pan)
+{
+    uint32_t nObj = (uint32_t)idx->info.n_objects;
+    set_slice **aa = calloc(nObj ? nObj : 1, sizeof *aa);
+    size_t *an = calloc(nObj ? nObj : 1, sizeof *an);
+    *paa = aa;
+    *pan = an;
+    if (!aa || !an)
+        return util_error(GENIE_ENOMEM, "out of memory parsing %u sets", nObj);
+    for (uint32_t o = 0; o < nObj; o++) {
+        const char *z;
+        size_t n, cap = 0;
+        record_of(idx, o, &z, &n);
+        GENIE_TRY(set_parse(z, n, separator, &aa[o], &cap, &an[o]));
+    }
+    return GENIE_OK;
+}
+
+genie_status genie_set_search(const genie_index *idx, const char *const *queries, const size_t *lengths,
+                              size_t n_queries, const genie_set_options *sopt, genie_search_options *opt,
+                              genie_set_results **out)
+{
+    util_error_clear();
+    *out = NULL;
+    set_job job;
+    memset(&job, 0, sizeof job);
+    GENIE_TRY(set_index_params(idx, &job.p));
+    uint32_t k = sopt->k;
+    if (k == 0 || k > 65536)
+        return util_error(GENIE_EINVAL, "k must be 1..65536, not %u", k);
+    uint32_t K = sopt->candidates ? sopt->candidates : 100;
+    if (K < k)
+        K = k;
+    genie_set_results *r = calloc(1, sizeof *r);
+    genie_queries *qs = NULL;
+    genie_results *cand = NULL;
+    set_slice *aS = NULL, **aaObj = NULL;
+    size_t nSCap = 0, *anObj = NULL;
+    uint32_t *aKw = NULL;
+    genie_item *aItem = NULL;
+    genie_status rc = GENIE_OK;
+    if (!r)
+        return util_error(GENIE_ENOMEM, "out of memory");
+    r->nQuery = n_queries;
+    r->k = k;
+    size_t nq = n_queries ? n_queries : 1;
+    r->aHit = malloc(nq * k * sizeof *r->aHit);
+    r->aN = calloc(nq, sizeof *r->aN);
+    aKw = malloc(job.p.m * sizeof *aKw);
+    aItem = malloc(job.p.m * sizeof *aItem);
+    if (!r->aHit || !r->aN || !aKw || !aItem) {
+        rc = util_error(GENIE_ENOMEM, "out of memory for %zu queries, k = %u", n_queries, k);
+        goto done;
+    }
+    job.idx = idx;
+    job.azQuery = queries;
+    job.aLen = lengths;
+    job.r = r;
+    atomic_init(&job.next, 0);
+    atomic_init(&job.rc, GENIE_OK);
+    double t0 = now_seconds();
+    if (sopt->exact) {
+        GENIE_TRY_GOTO(rc, parse_all(idx, job.p.separator, &aaObj, &anObj), done);
+        job.aaObj = (const set_slice *const *)aaObj;
+        job.anObj = anObj;
+    } else {
+        GENIE_TRY_GOTO(rc, genie_queries_new(&qs), done);
+        for (size_t q = 0; q < n_queries; q++) {
+            size_t n;
+            GENIE_TRY_GOTO(rc, set_parse(queries[q], lengths[q], job.p.separator, &aS, &nSCap, &n), done);
+            set_keywords(aS, n, job.p.m, job.p.seed, job.p.D, aKw);
+            size_t nItem = n ? job.p.m : 0;
+            for (size_t i = 0; i < nItem; i++)
+                aItem[i] = (genie_item){aKw[i], aKw[i], 1};
+            GENIE_TRY_GOTO(rc, genie_queries_add(qs, aItem, nItem, 0), done);
+        }
+        opt->k = K;
+        GENIE_TRY_GOTO(rc, genie_search(idx, qs, opt, &cand), done);
+        job.cand = cand;
+    }
+    double t1 = now_seconds();
+    util_parallel_run(opt->threads ? opt->threads : util_ncores(), rank_worker, &job);
+    rc = atomic_load(&job.rc);
+    if (rc != GENIE_OK)
+        goto done;
+    r->matchSeconds = sopt->exact ? 0 : t1 - t0;
+    r->verifySeconds = now_seconds() - (sopt->exact ? t0 : t1);
+    *out = r;
+    r = NULL;
+done:
+    if (aaObj)
+        for (uint32_t o = 0; o < idx->info.n_objects; o++)
+            free(aaObj[o]);
+    free(aaObj);
+    free(anObj);
+    free(aS);
+    free(aKw);
+    free(aItem);
+    genie_results_free(cand);
+    genie_queries_free(qs);
+    genie_set_results_free(r);
+    return rc;
+}
+
+size_t genie_set_results_queries(const genie_set_results *r)
+{
+    return r->nQuery;
+}
+
+const genie_set_hit *genie_set_results_get(const genie_set_results *r, size_t query, size_t *n)
+{
+    *n = r->aN[query];
+    return r->aHit + query * r->k;
+}
+
+void genie_set_results_times(const genie_set_results *r, double *match_seconds, double *rank_seconds)
+{
+    *match_seconds = r->matchSeconds;
+    *rank_seconds = r->verifySeconds;
+}
+
+void genie_set_results_free(genie_set_results *r)
+{
+    if (!r)
+        return;
+    free(r->aHit);
+    free(r->aN);
+    free(r);
+}

@@ -1,0 +1,432 @@
+/*
+ * `genie build --type sequences` and `genie search` on a sequences index:
+ * strings, one per line, searched under edit distance (docs/SEQUENCES.md).
+ *
+ * Also the line reader the line-oriented front-ends share (cli.h): it
+ * reads a batch of lines into one buffer, so a query file of any length
+ * is answered in bounded memory.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define SEQ_QUERIES_PER_CHUNK 8192
+
+/* ------------------------------------------------------------ lines */
+
+int cli_lines_open(cli_lines *l, const char *path)
+{
+    memset(l, 0, sizeof *l);
+    l->zName = path && strcmp(path, "-") != 0 ? path : "(stdin)";
+    l->f = path && strcmp(path, "-") != 0 ? fopen(path, "rb") : stdin;
+    if (!l->f) {
+        fprintf(stderr, "genie: cannot open %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void cli_lines_close(cli_lines *l)
+{
+    if (l->f && l->f != stdin)
+        fclose(l->f);
+    free(l->zLine);
+    free(l->aBuf);
+    free(l->azLine);
+    free(l->anLine);
+    memset(l, 0, sizeof *l);
+}
+
+static int lines_reserve(cli_lines *l, size_t nBytes, size_t nLines)
+{
+    if (nBytes > l->nBufCap) {
+        size_t cap = l->nBufCap ? l->nBufCap : 65536;
+        while (cap < nBytes)
+            cap *= 2;
+        char *a = realloc(l->aBuf, cap);
+        if (!a)
+            return -1;
+        l->aBuf = a;
+        l->nBufCap = cap;
+    }
+    if (nLines > l->nLineCap) {
+        size_t cap = l->nLineCap ? l->nLineCap * 2 : 1024;
+        const char **az = realloc(l->azLine, cap * sizeof *az);
+        if (az)
+            l->azLine = az;
+        size_t *an = realloc(l->anLine, cap * sizeof *an);
+        if (an)
+            l->anLine = an;
+        if (!az || !an)
+            return -1;
+        l->nLineCap = cap;
+    }
+    return 0;
+}
+
+long cli_lines_read(cli_lines *l, size_t max)
+{
+    size_t nBytes = 0, n = 0;
+    while (n < max) {
+        ssize_t r = getline(&l->zLine, &l->nLineBuf, l->f);
+        if (r < 0)
+            break;
+        l->lineNo++;
+        size_t len = (size_t)r;
+        if (len && l->zLine[len - 1] == '\n')
+            len--;
+        if (len && l->zLine[len - 1] == '\r')
+            len--;
+        if (lines_reserve(l, nBytes + len + 1, n + 1) != 0) {
+            fprintf(stderr, "genie: out of memory reading %s\n", l->zName);
+            return -1;
+        }
+        memcpy(l->aBuf + nBytes, l->zLine, len);
+        l->aBuf[nBytes + len] = '\0';
+        l->anLine[n] = len;
+        /* offsets for now: the buffer may move while growing */
+        l->azLine[n] = (const char *)(uintptr_t)nBytes;
+        nBytes += len + 1;
+        n++;
+    }
+    if (ferror(l->f)) {
+        fprintf(stderr, "genie: cannot read %s: %s\n", l->zName, strerror(errno));
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        l->azLine[i] = l->aBuf + (uintptr_t)l->azLine[i];
+    l->nLine = n;
+    return (long)n;
+}
+
+void cli_put_escaped(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (ch == '\t')
+            fputs("\\t", stdout);
+        else if (ch == '\n')
+            fputs("\\n", stdout);
+        else if (ch == '\\')
+            fputs("\\\\", stdout);
+        else
+            putchar(ch);
+    }
+}
+
+/* ------------------------------------------------------------ build */
+
+static const char zBuildHelp[] =
+    "Usage: genie build --type sequences [options] -o INDEX INPUT...\n"
+    "\n"
+    "Index strings for search under edit distance (seeds/003 V-A): one\n"
+    "string per line of each INPUT ('-' is standard input), object ids 0, 1,\n"
+    "... in input order.  A line's bytes are the string, without its '\\n'\n"
+    "and a '\\r' before it; bytes are symbols (no UTF-8 decoding, any byte\n"
+    "but '\\n' allowed).  Each string is indexed by its ordered n-grams and\n"
+    "stored in the index.  Empty lines and strings shorter than n are kept\n"
+    "as objects without n-grams: only 'search --exact' finds them.\n"
+    "\n"
+    "  -o, --output FILE        the index file to write (replaced only once\n"
+    "                           the new index is complete)\n"
+    "  -n, --gram N             n-gram length, 1..64 (default 3)\n"
+    "  -L, --sublist-length N   split lists longer than N postings (default 4096)\n"
+    "  -q, --quiet              no summary on standard error\n"
+    "  -h, --help               show this help\n"
+    "\n"
+    "Example:\n"
+    "  genie build -t sequences -o words.genie /usr/share/dict/american-english-insane\n";
+
+int seq_cli_build(int argc, char **argv)
+{
+    static const struct option aOpt[] = {{"output", required_argument, 0, 'o'}, {"type", required_argument, 0, 't'},
+                                         {"gram", required_argument, 0, 'n'},   {"sublist-length", required_argument, 0, 'L'},
+                                         {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *zOut = NULL;
+    genie_build_options opt;
+    memset(&opt, 0, sizeof opt);
+    uint32_t gram = 3;
+    int quiet = 0, c;
+    uint64_t v;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:t:n:L:qh", aOpt, NULL)) != -1) {
+        switch (c) {
+        case 'o': zOut = optarg; break;
+        case 't': break;
+        case 'n':
+            if (!cli_parse_u64(optarg, 1, 64, &v))
+                return cli_usage_error("build", "--gram must be 1..64, not '%s'", optarg);
+            gram = (uint32_t)v;
+            break;
+        case 'L':
+            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
+                return cli_usage_error("build", "--sublist-length must be 1..4294967295, not '%s'", optarg);
+            opt.sublist_length = (uint32_t)v;
+            break;
+        case 'q': quiet = 1; break;
+        case 'h': fputs(zBuildHelp, stdout); return CLI_EXIT_OK;
+        default: return cli_usage_error("build", "bad option");
+        }
+    }
+    if (!zOut)
+        return cli_usage_error("build", "no output file (-o INDEX)");
+    if (optind >= argc)
+        return cli_usage_error("build", "no input files");
+    double t0 = cli_now();
+    genie_seq_builder *sb = NULL;
+    genie_status rc = genie_seq_builder_new(&sb, &opt, gram);
+    int status = CLI_EXIT_OK;
+    for (int i = optind; rc == GENIE_OK && status == CLI_EXIT_OK && i < argc; i++) {
+        cli_lines l;
+        if (cli_lines_open(&l, argv[i]) != 0) {
+            status = CLI_EXIT_FAIL;
+            break;
+        }
+        long n;
+        while (rc == GENIE_OK && (n = cli_lines_read(&l, 65536)) > 0)
+            for (long j = 0; rc == GENIE_OK && j < n; j++)
+                rc = genie_seq_builder_add(sb, l.azLine[j], l.anLine[j]);
+        if (n < 0)
+            status = CLI_EXIT_FAIL;
+        cli_lines_close(&l);
+    }
+    if (rc == GENIE_OK && status == CLI_EXIT_OK && genie_seq_builder_count(sb) == 0) {
+        fprintf(stderr, "genie: no strings to index (empty input)\n");
+        status = CLI_EXIT_FAIL;
+    }
+    if (rc == GENIE_OK && status == CLI_EXIT_OK)
+        rc = genie_seq_builder_write(sb, zOut);
+    if (rc != GENIE_OK)
+        status = cli_fail(rc);
+    else if (status == CLI_EXIT_OK && !quiet)
+        fprintf(stderr, "genie: wrote %s: %llu strings, %u-grams, in %.2f s\n", zOut,
+                (unsigned long long)genie_seq_builder_count(sb), gram, cli_now() - t0);
+    genie_seq_builder_free(sb);
+    return status;
+}
+
+/* ----------------------------------------------------------- search */
+
+static const char zSearchHelp[] =
+    "Usage: genie search [options] INDEX [QUERIES]     (a sequences index)\n"
+    "\n"
+    "For each query string (one per line of QUERIES, default standard input)\n"
+    "find the k strings of INDEX nearest by edit distance (unit-cost insert,\n"
+    "delete, substitute of bytes), ties by smaller object id.  The engine\n"
+    "returns the top-K candidates by ordered n-gram match count; they are\n"
+    "verified with the exact edit distance (seeds/003 Algorithm 2).  A query\n"
+    "is 'certified' when Theorem V.2 proves its answer is the exact top-k;\n"
+    "otherwise it may miss closer strings (and may have fewer than k hits).\n"
+    "\n"
+    "Output, one line per hit (queries and ranks count from 1):\n"
+    "  query_no <TAB> rank <TAB> object <TAB> distance <TAB> count <TAB> certified\n"
+    "count is the match count (0 when the answer came from comparing every\n"
+    "string: --exact, or --certify at its end); certified is yes or no.\n"
+    "A query without hits prints no line (use --json to see it).  With --show\n"
+    "a seventh column holds the string, with tab, newline and backslash\n"
+    "written \\t \\n \\\\.\n"
+    "\n"
+    "  -k, --k N               answers per query, 1..65536 (default 1)\n"
+    "  -K, --candidates N      candidates per query from the engine (default\n"
+    "                          32; raised to k)\n"
+    "      --certify[=LIMIT]   search uncertified queries again with K doubled\n"
+    "                          until certified or K reaches LIMIT (default\n"
+    "                          4096); when K reaches the number of strings,\n"
+    "                          the rest are compared with every string (and\n"
+    "                          so certified)\n"
+    "      --exact             brute force: the edit distance to every string\n"
+    "                          (ground truth; every query certified)\n"
+    "  -b, --backend NAME      engine backend: auto (default), cpu, cpu-idx,\n"
+    "                          cuda, cuda-spq\n"
+    "  -j, --threads N         CPU threads for matching and verification\n"
+    "                          (default: all cores)\n"
+    "      --json              one JSON object per query instead of TSV\n"
+    "      --show              print each hit's string\n"
+    "  -q, --quiet             no summary on standard error\n"
+    "  -h, --help              show this help\n"
+    "\n"
+    "Example:\n"
+    "  echo algoritm | genie search -k 3 --certify words.genie\n";
+
+typedef struct seq_cli {
+    genie_seq_options so;
+    genie_search_options opt;
+    int json, show, quiet;
+    uint64_t nQuery, nCertified, nVerified;
+    double tMatch, tVerify;
+} seq_cli;
+
+void cli_put_json_string(const char *s, size_t n)
+{
+    putchar('"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20 || ch >= 0x7f)
+            printf("\\u%04x", ch); /* bytes, not characters: JSON stays valid for any input */
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void print_seq_results(const seq_cli *s, const genie_index *idx, const genie_seq_results *r, uint64_t first)
+{
+    for (size_t q = 0; q < genie_seq_results_queries(r); q++) {
+        size_t n;
+        int cert;
+        uint32_t usedK;
+        const genie_seq_hit *aHit = genie_seq_results_get(r, q, &n, &cert, &usedK);
+        if (s->json)
+            printf("{\"query\":%llu,\"certified\":%s,\"candidates\":%u,\"hits\":[", (unsigned long long)(first + q),
+                   cert ? "true" : "false", usedK);
+        for (size_t i = 0; i < n; i++) {
+            const char *z;
+            size_t len;
+            int has = genie_index_record(idx, aHit[i].object, &z, &len) == GENIE_OK;
+            if (s->json) {
+                printf("%s{\"rank\":%zu,\"object\":%u,\"distance\":%u,\"count\":%u", i ? "," : "", i + 1,
+                       aHit[i].object, aHit[i].distance, aHit[i].count);
+                if (s->show && has) {
+                    fputs(",\"string\":", stdout);
+                    cli_put_json_string(z, len);
+                }
+                putchar('}');
+            } else {
+                printf("%llu\t%zu\t%u\t%u\t%u\t%s", (unsigned long long)(first + q), i + 1, aHit[i].object,
+                       aHit[i].distance, aHit[i].count, cert ? "yes" : "no");
+                if (s->show && has) {
+                    putchar('\t');
+                    cli_put_escaped(z, len);
+                }
+                putchar('\n');
+            }
+        }
+        if (s->json)
+            fputs("]}\n", stdout);
+    }
+}
+
+static int parse_seq_search(int argc, char **argv, seq_cli *s)
+{
+    static const struct option aOpt[] = {
+        {"k", required_argument, 0, 'k'},      {"candidates", required_argument, 0, 'K'},
+        {"certify", optional_argument, 0, 'C'}, {"exact", no_argument, 0, 'E'},
+        {"backend", required_argument, 0, 'b'}, {"threads", required_argument, 0, 'j'},
+        {"json", no_argument, 0, 'J'},         {"show", no_argument, 0, 's'},
+        {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    int c;
+    uint64_t v;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "k:K:b:j:qh", aOpt, NULL)) != -1) {
+        switch (c) {
+        case 'k':
+            if (!cli_parse_u64(optarg, 1, 65536, &v))
+                return cli_usage_error("search", "-k must be an integer 1..65536, not '%s'", optarg);
+            s->so.k = (uint32_t)v;
+            break;
+        case 'K':
+            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
+                return cli_usage_error("search", "--candidates must be 1..4294967295, not '%s'", optarg);
+            s->so.candidates = (uint32_t)v;
+            break;
+        case 'C':
+            s->so.max_candidates = 4096;
+            if (optarg && !cli_parse_u64(optarg, 1, UINT32_MAX, &v))
+                return cli_usage_error("search", "--certify limit must be 1..4294967295, not '%s'", optarg);
+            if (optarg)
+                s->so.max_candidates = (uint32_t)v;
+            break;
+        case 'E': s->so.exact = 1; break;
+        case 'b':
+            if (genie_backend_parse(optarg, &s->opt.backend) != GENIE_OK)
+                return cli_usage_error("search", "%s", genie_last_error());
+            break;
+        case 'j':
+            if (!cli_parse_u64(optarg, 1, 4096, &v))
+                return cli_usage_error("search", "--threads must be 1..4096, not '%s'", optarg);
+            s->opt.threads = (unsigned)v;
+            break;
+        case 'J': s->json = 1; break;
+        case 's': s->show = 1; break;
+        case 'q': s->quiet = 1; break;
+        case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
+        default: return cli_usage_error("search", "bad option");
+        }
+    }
+    if (optind >= argc || argc - optind > 2)
+        return cli_usage_error("search", "expected INDEX and at most one QUERIES file");
+    uint32_t K = s->so.candidates ? s->so.candidates : 32;
+    if (K < s->so.k)
+        K = s->so.k;
+    if (s->so.max_candidates && s->so.max_candidates < K)
+        return cli_usage_error("search", "--certify limit %u is below K = %u", s->so.max_candidates, K);
+    return CLI_EXIT_OK;
+}
+
+int seq_cli_search(int argc, char **argv, const char *zIndex)
+{
+    seq_cli s;
+    memset(&s, 0, sizeof s);
+    s.so.k = 1;
+    int status = parse_seq_search(argc, argv, &s);
+    if (status != CLI_EXIT_OK)
+        return status;
+    const char *zQueries = optind + 1 < argc ? argv[optind + 1] : "-";
+    if (strcmp(argv[optind], zIndex) != 0)
+        zQueries = argv[optind];
+    genie_index *idx;
+    genie_status rc = genie_index_open(zIndex, &idx);
+    if (rc != GENIE_OK)
+        return cli_fail(rc);
+    cli_lines l;
+    if (cli_lines_open(&l, zQueries) != 0) {
+        genie_index_close(idx);
+        return CLI_EXIT_FAIL;
+    }
+    long n;
+    while ((n = cli_lines_read(&l, SEQ_QUERIES_PER_CHUNK)) > 0) {
+        genie_seq_results *r;
+        rc = genie_seq_search(idx, l.azLine, l.anLine, (size_t)n, &s.so, &s.opt, &r);
+        if (rc != GENIE_OK)
+            break;
+        print_seq_results(&s, idx, r, s.nQuery + 1);
+        for (long q = 0; q < n; q++) {
+            int cert;
+            size_t nHit;
+            genie_seq_results_get(r, (size_t)q, &nHit, &cert, NULL);
+            s.nCertified += cert != 0;
+        }
+        genie_seq_stats st;
+        genie_seq_results_stats(r, &st);
+        s.tMatch += st.match_seconds;
+        s.tVerify += st.verify_seconds;
+        s.nVerified += st.verified;
+        s.nQuery += (uint64_t)n;
+        genie_seq_results_free(r);
+    }
+    if (rc != GENIE_OK)
+        status = cli_fail(rc);
+    else if (n < 0)
+        status = CLI_EXIT_FAIL;
+    if (status == CLI_EXIT_OK && fflush(stdout) != 0) {
+        fprintf(stderr, "genie: cannot write the results\n");
+        status = CLI_EXIT_FAIL;
+    }
+    if (status == CLI_EXIT_OK && !s.quiet)
+        fprintf(stderr,
+                "genie: %llu queries, %llu certified; match %.3f s (%s), verify %.3f s, %llu edit distances\n",
+                (unsigned long long)s.nQuery, (unsigned long long)s.nCertified, s.tMatch,
+                s.so.exact ? "none" : genie_backend_name(s.opt.used_backend), s.tVerify,
+                (unsigned long long)s.nVerified);
+    cli_lines_close(&l);
+    genie_index_close(idx);
+    return status;
+}

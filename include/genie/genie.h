@@ -369,7 +369,10 @@ typedef struct genie_seq_options {
     uint32_t k;              /* answers per query, 1..65536 */
     uint32_t candidates;     /* K, candidates by match count; 0 = 32; raised to k */
     /** 0: one round.  Else queries not certified are searched again with K
-     *  doubled (8, 16, 32, ...) until certified or K reaches this limit. */
+     *  doubled (8, 16, 32, ...) until certified or K reaches this limit;
+     *  once K reaches the number of strings, the queries still uncertified
+     *  are compared with every string, so a limit >= that number
+     *  certifies every query. */
     uint32_t max_candidates;
     int exact;               /* non-zero: brute force over every string */
 } genie_seq_options;

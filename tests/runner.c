@@ -44,6 +44,15 @@ char g_zTestDir[1024];
     X(text_tokenizer, 10)                         \
     X(text_index_and_queries, 30)                 \
     X(text_stop_words, 30)                        \
+    X(vectors_read_formats, 10)               \
+    X(vectors_read_malformed, 10)             \
+    X(vectors_exact_oracle, 120)              \
+    X(vectors_exact_bad_arguments, 10)        \
+    X(vectors_lsh_l2, 60)                     \
+    X(vectors_lsh_l1, 60)                     \
+    X(vectors_lsh_cosine, 60)                 \
+    X(vectors_lsh_bad_arguments, 30)          \
+    X(vectors_lsh_hash_count, 30)             \
     X(io_records_and_parsing, 30) \
     X(seq_edit_distance_random, 30) \
     X(seq_ordered_ngrams, 10) \

@@ -3,6 +3,7 @@
  * so, and genie_search() falls back to the CPU backend under "auto".
  */
 #include "engine/engine.h"
+#include "engine/exact.h"
 #include "util/error.h"
 
 int engine_cuda_usable(void)
@@ -36,5 +37,19 @@ genie_status engine_cuda_cpq_paper_search(const engine_request *req, genie_hit *
     (void)req;
     (void)aHit;
     (void)aN;
+    return not_built();
+}
+
+genie_status exact_cuda_search(const float *base, uint64_t nBase, const float *queries, uint64_t nQuery,
+                               uint32_t dim, genie_metric metric, uint32_t k, genie_neighbor *out)
+{
+    (void)base;
+    (void)nBase;
+    (void)queries;
+    (void)nQuery;
+    (void)dim;
+    (void)metric;
+    (void)k;
+    (void)out;
     return not_built();
 }

@@ -1,0 +1,304 @@
+/*
+ * Exact k-nearest-neighbour search on the GPU (seeds/001 sections 4, 5.1).
+ *
+ * Per batch of queries:
+ *   1. a distance tile S (nBatch x nBase floats, row q = query q) comes from
+ *      one cuBLAS SGEMM for l2, ip and cosine (S = Q . X^T; l2 adds the
+ *      norms, |x|^2 - 2 x.q + |q|^2; cosine works on normalised copies), or
+ *      from a direct tiled kernel for l1 (sum |x - q| has no GEMM form);
+ *   2. one block per query selects the k nearest by radix selection on a
+ *      64-bit key, (ordered distance key << 32 | id): a histogram of the
+ *      next 8 bits among the keys that share the prefix found so far picks
+ *      the bucket holding the k-th key, until a bucket holds exactly the
+ *      keys still needed (ids make keys distinct, so ties are resolved by
+ *      the smaller id without a special case); then every key at or below
+ *      the prefix is gathered into shared memory and bitonic-sorted.
+ *
+ * Thread contract of exact_select: blockDim.x == SELECT_THREADS; every
+ * thread runs every loop (the __syncthreads() are unconditional); k <=
+ * EXACT_CUDA_MAX_K, so the gathered keys fit the shared array.  The
+ * histogram adds through warp aggregation (__match_any_sync), because in
+ * the first passes nearly all keys fall in one or two buckets.
+ *
+ * Memory: the base, its norms, one query batch and its distance tile; the
+ * batch is sized so the tile takes at most a quarter of free memory (and
+ * at most 2 GiB).  Nothing is kept between calls.
+ */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+extern "C" {
+#include "engine/exact.h"
+#include "util/error.h"
+}
+
+#define SELECT_THREADS 512
+#define L1_TILE 16
+
+static genie_status gpu_fail(cudaError_t err, const char *zWhat)
+{
+    cudaGetLastError();
+    if (err == cudaErrorMemoryAllocation)
+        return util_error(GENIE_ENOMEM, "exact GPU search: out of GPU memory (%s)", zWhat);
+    return util_error(GENIE_EGPU, "exact GPU search: %s failed: %s", zWhat, cudaGetErrorString(err));
+}
+
+#define GPU_TRY(rc, call, label)                         \
+    do {                                                 \
+        cudaError_t e_ = (call);                         \
+        if (e_ != cudaSuccess) {                         \
+            (rc) = gpu_fail(e_, #call);                  \
+            goto label;                                  \
+        }                                                \
+    } while (0)
+
+#define GPU_LAUNCHED(rc, zKernel, label) GPU_TRY(rc, cudaGetLastError(), label)
+
+__device__ __forceinline__ uint32_t d_key(float f)
+{
+    uint32_t u = __float_as_uint(f);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+__device__ __forceinline__ float d_key_value(uint32_t key)
+{
+    uint32_t u = (key & 0x80000000u) ? (key & 0x7fffffffu) : ~key;
+    return __uint_as_float(u);
+}
+
+/* Row norms: aNorm[i] = |x_i|^2; with normalise, x_i /= |x_i| (0 stays 0). */
+__global__ void exact_norms(float *x, uint64_t n, uint32_t dim, float *aNorm, int normalise)
+{
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    float *p = x + i * dim, s = 0;
+    for (uint32_t j = 0; j < dim; j++)
+        s += p[j] * p[j];
+    if (aNorm)
+        aNorm[i] = s;
+    if (normalise && s > 0) {
+        float r = rsqrtf(s);
+        for (uint32_t j = 0; j < dim; j++)
+            p[j] *= r;
+    }
+}
+
+/* S[q * nBase + i] = sum_j |x_i[j] - q[j]|, one 16 x 16 output tile per block. */
+__global__ void exact_l1(const float *x, uint64_t nBase, const float *q, uint32_t nq, uint32_t dim, float *S)
+{
+    __shared__ float sx[L1_TILE][L1_TILE + 1], sq[L1_TILE][L1_TILE + 1];
+    uint64_t i0 = (uint64_t)blockIdx.x * L1_TILE;
+    uint32_t q0 = blockIdx.y * L1_TILE;
+    uint32_t tx = threadIdx.x, ty = threadIdx.y;
+    float s = 0;
+    for (uint32_t j0 = 0; j0 < dim; j0 += L1_TILE) {
+        uint64_t ix = i0 + ty;
+        uint32_t iq = q0 + ty, j = j0 + tx;
+        sx[ty][tx] = (ix < nBase && j < dim) ? x[ix * dim + j] : 0.0f;
+        sq[ty][tx] = (iq < nq && j < dim) ? q[(uint64_t)iq * dim + j] : 0.0f;
+        __syncthreads();
+        for (uint32_t t = 0; t < L1_TILE; t++)
+            s += fabsf(sx[tx][t] - sq[ty][t]);
+        __syncthreads();
+    }
+    uint64_t i = i0 + tx;
+    uint32_t iq = q0 + ty;
+    if (i < nBase && iq < nq)
+        S[(uint64_t)iq * nBase + i] = s;
+}
+
+/* The key of base vector i for the query whose row of S is @p row. */
+__device__ __forceinline__ uint64_t select_key_at(const float *row, uint32_t i, int metric, const float *aNorm,
+                                                  float qNorm)
+{
+    float s = row[i], d;
+    if (metric == GENIE_METRIC_L2)
+        d = fmaxf(aNorm[i] + qNorm - 2.0f * s, 0.0f);
+    else if (metric == GENIE_METRIC_IP)
+        d = -s;
+    else if (metric == GENIE_METRIC_COSINE)
+        d = 1.0f - s;
+    else
+        d = s;
+    return (uint64_t)d_key(d) << 32 | i;
+}
+
+__global__ void __launch_bounds__(SELECT_THREADS)
+exact_select(const float *S, uint32_t nBase, int metric, const float *aNorm, const float *aQNorm, uint32_t k,
+             genie_neighbor *out)
+{
+    __shared__ uint32_t hist[256];
+    __shared__ uint64_t aSel[EXACT_CUDA_MAX_K];
+    __shared__ uint64_t prefix;
+    __shared__ uint32_t need, nSel;
+    __shared__ int prefixBits, done;
+    const float *row = S + (uint64_t)blockIdx.x * nBase;
+    float qNorm = aQNorm ? aQNorm[blockIdx.x] : 0.0f;
+    uint32_t tid = threadIdx.x, lane = tid & 31;
+    if (tid == 0) {
+        prefix = 0;
+        prefixBits = 0;
+        need = k;
+        done = 0;
+        nSel = 0;
+    }
+    __syncthreads();
+    for (int pass = 0; pass < 8 && !done; pass++) {
+        for (uint32_t b = tid; b < 256; b += SELECT_THREADS)
+            hist[b] = 0;
+        __syncthreads();
+        int shift = 56 - 8 * pass, bits = prefixBits;
+        uint64_t pre = prefix;
+        for (uint32_t i0 = 0; i0 < nBase; i0 += SELECT_THREADS) {
+            uint32_t i = i0 + tid;
+            int bin = -1;
+            if (i < nBase) {
+                uint64_t key = select_key_at(row, i, metric, aNorm, qNorm);
+                if (bits == 0 || (key >> (64 - bits)) == pre)
+                    bin = (int)((key >> shift) & 0xff);
+            }
+            unsigned active = __activemask();
+            unsigned peers = __match_any_sync(active, bin);
+            if (bin >= 0 && lane == (unsigned)(__ffs(peers) - 1))
+                atomicAdd(&hist[bin], (uint32_t)__popc(peers));
+        }
+        __syncthreads();
+        if (tid == 0) {
+            uint32_t cum = 0, b = 0;
+            for (; b < 255 && cum + hist[b] < need; b++)
+                cum += hist[b];
+            need -= cum;
+            prefix = (prefix << 8) | b;
+            prefixBits += 8;
+            done = hist[b] == need;
+        }
+        __syncthreads();
+    }
+    /* Every key whose top prefixBits bits are <= prefix: exactly k of them. */
+    int bits = prefixBits;
+    uint64_t pre = prefix;
+    for (uint32_t i = tid; i < nBase; i += SELECT_THREADS) {
+        uint64_t key = select_key_at(row, i, metric, aNorm, qNorm);
+        if ((key >> (64 - bits)) <= pre) {
+            uint32_t pos = atomicAdd(&nSel, 1u);
+            if (pos < EXACT_CUDA_MAX_K)
+                aSel[pos] = key;
+        }
+    }
+    __syncthreads();
+    uint32_t nPad = 1;
+    while (nPad < k)
+        nPad <<= 1;
+    for (uint32_t i = k + tid; i < nPad; i += SELECT_THREADS)
+        aSel[i] = UINT64_MAX;
+    __syncthreads();
+    for (uint32_t size = 2; size <= nPad; size <<= 1) {
+        for (uint32_t stride = size >> 1; stride > 0; stride >>= 1) {
+            for (uint32_t i = tid; i < nPad; i += SELECT_THREADS) {
+                uint32_t j = i ^ stride;
+                if (j > i) {
+                    int up = (i & size) == 0;
+                    uint64_t a = aSel[i], b = aSel[j];
+                    if ((a > b) == up) {
+                        aSel[i] = b;
+                        aSel[j] = a;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+    for (uint32_t i = tid; i < k; i += SELECT_THREADS) {
+        uint64_t key = aSel[i];
+        float d = d_key_value((uint32_t)(key >> 32));
+        if (metric == GENIE_METRIC_L2)
+            d = sqrtf(d);
+        out[(uint64_t)blockIdx.x * k + i].id = (uint32_t)key;
+        out[(uint64_t)blockIdx.x * k + i].distance = d;
+    }
+}
+
+extern "C" genie_status exact_cuda_search(const float *base, uint64_t nBase, const float *queries, uint64_t nQuery,
+                                          uint32_t dim, genie_metric metric, uint32_t k, genie_neighbor *out)
+{
+    genie_status rc = GENIE_OK;
+    float *d_x = NULL, *d_norm = NULL, *d_q = NULL, *d_qnorm = NULL, *d_S = NULL;
+    genie_neighbor *d_out = NULL;
+    cublasHandle_t hBlas = NULL;
+    int gemm = metric != GENIE_METRIC_L1;
+    size_t freeMem = 0, totalMem = 0;
+    uint64_t nBatch;
+    GPU_TRY(rc, cudaSetDevice(0), fail);
+    GPU_TRY(rc, cudaMemGetInfo(&freeMem, &totalMem), fail);
+    {
+        uint64_t tileBudget = freeMem / 4 < (2ull << 30) ? freeMem / 4 : (2ull << 30);
+        nBatch = tileBudget / (nBase * sizeof(float));
+        if (nBatch > 65535)
+            nBatch = 65535; /* gridDim.y of the l1 kernel, and plenty */
+        if (nBatch > nQuery)
+            nBatch = nQuery;
+        if (nBatch == 0) {
+            rc = util_error(GENIE_ENOMEM, "exact GPU search: one row of %llu distances does not fit GPU memory",
+                            (unsigned long long)nBase);
+            goto fail;
+        }
+    }
+    GPU_TRY(rc, cudaMalloc(&d_x, nBase * dim * sizeof(float)), fail);
+    GPU_TRY(rc, cudaMemcpy(d_x, base, nBase * dim * sizeof(float), cudaMemcpyHostToDevice), fail);
+    GPU_TRY(rc, cudaMalloc(&d_q, nBatch * dim * sizeof(float)), fail);
+    GPU_TRY(rc, cudaMalloc(&d_S, nBatch * nBase * sizeof(float)), fail);
+    GPU_TRY(rc, cudaMalloc(&d_out, nBatch * k * sizeof(genie_neighbor)), fail);
+    if (metric == GENIE_METRIC_L2) {
+        GPU_TRY(rc, cudaMalloc(&d_norm, nBase * sizeof(float)), fail);
+        GPU_TRY(rc, cudaMalloc(&d_qnorm, nBatch * sizeof(float)), fail);
+    }
+    if (metric == GENIE_METRIC_L2 || metric == GENIE_METRIC_COSINE) {
+        exact_norms<<<(unsigned)((nBase + 255) / 256), 256>>>(d_x, nBase, dim, d_norm,
+                                                              metric == GENIE_METRIC_COSINE);
+        GPU_LAUNCHED(rc, "exact_norms", fail);
+    }
+    if (gemm && cublasCreate(&hBlas) != CUBLAS_STATUS_SUCCESS) {
+        rc = util_error(GENIE_EGPU, "exact GPU search: cublasCreate failed");
+        goto fail;
+    }
+    for (uint64_t q0 = 0; q0 < nQuery; q0 += nBatch) {
+        uint32_t nb = (uint32_t)(nQuery - q0 < nBatch ? nQuery - q0 : nBatch);
+        GPU_TRY(rc, cudaMemcpy(d_q, queries + q0 * dim, (size_t)nb * dim * sizeof(float), cudaMemcpyHostToDevice),
+                fail);
+        if (metric == GENIE_METRIC_L2 || metric == GENIE_METRIC_COSINE) {
+            exact_norms<<<(nb + 255) / 256, 256>>>(d_q, nb, dim, d_qnorm, metric == GENIE_METRIC_COSINE);
+            GPU_LAUNCHED(rc, "exact_norms", fail);
+        }
+        if (gemm) {
+            /* Column-major view: S^T (nBase x nb) = X^T' (nBase x dim) . Q (dim x nb). */
+            const float one = 1.0f, zero = 0.0f;
+            cublasStatus_t st = cublasSgemm(hBlas, CUBLAS_OP_T, CUBLAS_OP_N, (int)nBase, (int)nb, (int)dim, &one,
+                                            d_x, (int)dim, d_q, (int)dim, &zero, d_S, (int)nBase);
+            if (st != CUBLAS_STATUS_SUCCESS) {
+                rc = util_error(GENIE_EGPU, "exact GPU search: cublasSgemm failed (status %d)", (int)st);
+                goto fail;
+            }
+        } else {
+            dim3 grid((unsigned)((nBase + L1_TILE - 1) / L1_TILE), (nb + L1_TILE - 1) / L1_TILE);
+            exact_l1<<<grid, dim3(L1_TILE, L1_TILE)>>>(d_x, nBase, d_q, nb, dim, d_S);
+            GPU_LAUNCHED(rc, "exact_l1", fail);
+        }
+        exact_select<<<nb, SELECT_THREADS>>>(d_S, (uint32_t)nBase, (int)metric, d_norm, d_qnorm, k, d_out);
+        GPU_LAUNCHED(rc, "exact_select", fail);
+        GPU_TRY(rc, cudaMemcpy(out + q0 * k, d_out, (size_t)nb * k * sizeof(genie_neighbor), cudaMemcpyDeviceToHost),
+                fail);
+    }
+fail:
+    if (hBlas)
+        cublasDestroy(hBlas);
+    cudaFree(d_x);
+    cudaFree(d_norm);
+    cudaFree(d_q);
+    cudaFree(d_qnorm);
+    cudaFree(d_S);
+    cudaFree(d_out);
+    return rc;
+}

@@ -1,0 +1,322 @@
+/*
+ * The vectors front-end: building an LSH index of dense vectors and the
+ * search pipeline of seeds/003 IV.
+ *
+ * Building: every base vector is hashed by the m functions of
+ * vectors_lsh.c; function i's bucket b becomes keyword i * D + b, so each
+ * function is one attribute and an object has exactly m keywords.  The
+ * FRONTEND section keeps the parameters and the base vectors themselves
+ * (float32), so the index alone answers queries, re-ranks and runs exact
+ * searches.  The base costs 4 * n * dim bytes there.
+ *
+ * Searching: a query vector becomes m items, function i's covering
+ * [i * D + b - r, i * D + b + r] (r = radius, l2 only, clipped to the
+ * function's buckets), so MC(query, object) counts the functions under
+ * which they collide (Eqn. 7's c).  genie_search() on any backend gives the
+ * top-K objects by that count; their true distances to the query re-rank
+ * them, nearest first, ties by smaller id, and the first k are returned.
+ * The match-count step is exact on every backend, so CPU and GPU return
+ * the same candidates and the same final neighbours.
+ */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/exact.h"
+#include "engine/select.h"
+#include "index/builder.h"
+#include "index/index.h"
+#include "transform/vectors_lsh.h"
+#include "util/error.h"
+#include "util/threads.h"
+
+/* ------------------------------------------------------------- building */
+
+typedef struct hash_job {
+    const vlsh *h;
+    const float *aVec;
+    uint64_t n;
+    uint32_t *aBucket; /* n x m */
+    atomic_size_t next;
+} hash_job;
+
+static void hash_worker(void *ctx, unsigned t)
+{
+    (void)t;
+    hash_job *job = ctx;
+    for (;;) {
+        size_t i0 = atomic_fetch_add(&job->next, 64);
+        if (i0 >= job->n)
+            break;
+        size_t i1 = i0 + 64 < job->n ? i0 + 64 : job->n;
+        for (size_t i = i0; i < i1; i++)
+            vlsh_hash(job->h, job->aVec + i * job->h->dim, job->aBucket + i * job->h->p.m);
+    }
+}
+
+/* Hash @p n vectors on all cores into a malloc'ed n x m array. */
+static genie_status hash_all(const vlsh *h, const float *aVec, uint64_t n, unsigned threads, uint32_t **pOut)
+{
+    hash_job job = {.h = h, .aVec = aVec, .n = n, .aBucket = malloc((size_t)(n ? n : 1) * h->p.m * sizeof(uint32_t))};
+    if (!job.aBucket)
+        return util_error(GENIE_ENOMEM, "out of memory hashing %llu vectors", (unsigned long long)n);
+    atomic_init(&job.next, 0);
+    util_parallel_run(threads ? threads : util_ncores(), hash_worker, &job);
+    *pOut = job.aBucket;
+    return GENIE_OK;
+}
+
+genie_status genie_vectors_build(const genie_vectors *base, const genie_lsh_params *params,
+                                 const genie_build_options *opt, const char *path)
+{
+    util_error_clear();
+    if (base->n == 0)
+        return util_error(GENIE_EINVAL, "no base vectors to index");
+    if (base->n > UINT32_MAX)
+        return util_error(GENIE_ERANGE, "%llu vectors; an index holds at most 2^32 - 1",
+                          (unsigned long long)base->n);
+    vlsh h;
+    GENIE_TRY(vlsh_init(&h, params, base->dim));
+    genie_builder *b = NULL;
+    uint32_t *aBucket = NULL, *aKw = NULL;
+    unsigned char *aParam = NULL, *aBlob = NULL;
+    size_t nParam = 0;
+    genie_status rc;
+    GENIE_TRY_GOTO(rc, vlsh_fit(&h, base, 0), done);
+    GENIE_TRY_GOTO(rc, hash_all(&h, base->data, base->n, 0, &aBucket), done);
+    GENIE_TRY_GOTO(rc, genie_builder_new(&b, opt), done);
+    uint32_t m = h.p.m;
+    if (!(aKw = malloc((size_t)m * sizeof *aKw))) {
+        rc = util_error(GENIE_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (uint64_t i = 0; i < base->n; i++) {
+        for (uint32_t f = 0; f < m; f++)
+            aKw[f] = f * h.D + aBucket[i * m + f];
+        genie_object o = {aKw, m, 0, 0, NULL, 0};
+        GENIE_TRY_GOTO(rc, genie_builder_add(b, &o), done);
+    }
+    GENIE_TRY_GOTO(rc, vlsh_encode(&h, base->n, &aParam, &nParam), done);
+    size_t nVec = (size_t)base->n * base->dim * sizeof(float);
+    if (!(aBlob = malloc(nParam + nVec))) {
+        rc = util_error(GENIE_ENOMEM, "out of memory storing %llu vectors", (unsigned long long)base->n);
+        goto done;
+    }
+    memcpy(aBlob, aParam, nParam);
+    memcpy(aBlob + nParam, base->data, nVec);
+    GENIE_TRY_GOTO(rc, builder_set_frontend(b, GENIE_TYPE_VECTORS, aBlob, nParam + nVec), done);
+    free(aBlob);
+    aBlob = NULL;
+    rc = genie_builder_write(b, path);
+done:
+    vlsh_free(&h);
+    genie_builder_free(b);
+    free(aBucket);
+    free(aKw);
+    free(aParam);
+    free(aBlob);
+    return rc;
+}
+
+/* ---------------------------------------------------------- the index */
+
+static genie_status open_vectors(const genie_index *idx, vlsh *h, genie_vectors *base)
+{
+    if (idx->info.type != GENIE_TYPE_VECTORS)
+        return util_error(GENIE_EINVAL, "not a vectors index (type %s)", genie_index_type_name(idx->info.type));
+    GENIE_TRY(vlsh_decode(idx->aFrontend, idx->nFrontend, h, base));
+    if (base->n != idx->info.n_objects) {
+        vlsh_free(h);
+        return util_error(GENIE_ECORRUPT, "vectors index: %llu vectors for %llu objects",
+                          (unsigned long long)base->n, (unsigned long long)idx->info.n_objects);
+    }
+    return GENIE_OK;
+}
+
+genie_status genie_vectors_index_params(const genie_index *idx, genie_lsh_params *out)
+{
+    util_error_clear();
+    vlsh h;
+    genie_vectors base;
+    GENIE_TRY(open_vectors(idx, &h, &base));
+    *out = h.p;
+    vlsh_free(&h);
+    return GENIE_OK;
+}
+
+genie_status genie_vectors_index_base(const genie_index *idx, genie_vectors *out)
+{
+    util_error_clear();
+    vlsh h;
+    GENIE_TRY(open_vectors(idx, &h, out));
+    vlsh_free(&h);
+    return GENIE_OK;
+}
+
+/* ------------------------------------------------------------ searching */
+
+typedef struct rerank_job {
+    const genie_results *res;
+    const genie_vectors *base, *q;
+    genie_metric metric;
+    uint32_t k, K;
+    genie_neighbor *out;
+    uint32_t *aN;
+    atomic_size_t next;
+    atomic_int failed;
+} rerank_job;
+
+static void rerank_worker(void *ctx, unsigned t)
+{
+    (void)t;
+    rerank_job *job = ctx;
+    uint64_t *aKey = malloc((size_t)job->k * sizeof *aKey);
+    genie_hit *aHit = malloc((size_t)job->k * sizeof *aHit);
+    if (!aKey || !aHit) {
+        atomic_store(&job->failed, 1);
+        goto done;
+    }
+    for (;;) {
+        size_t i = atomic_fetch_add(&job->next, 1);
+        if (i >= job->q->n)
+            break;
+        size_t nCand;
+        const genie_hit *aCand = genie_results_get(job->res, i, &nCand);
+        select_heap heap;
+        select_reset(&heap, aKey, job->k);
+        const float *pq = job->q->data + i * job->q->dim;
+        for (size_t c = 0; c < nCand; c++) {
+            uint32_t id = aCand[c].object;
+            float d = genie_vector_distance(job->metric, job->base->data + (size_t)id * job->base->dim, pq,
+                                            job->base->dim);
+            select_push(&heap, select_key(UINT32_MAX - exact_key(d), id));
+        }
+        size_t n = select_finish(&heap, aHit);
+        for (size_t j = 0; j < n; j++) {
+            job->out[i * job->k + j].id = aHit[j].object;
+            job->out[i * job->k + j].distance = exact_key_value(UINT32_MAX - aHit[j].count);
+        }
+        job->aN[i] = (uint32_t)n;
+    }
+done:
+    free(aKey);
+    free(aHit);
+}
+
+genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *queries,
+                                  genie_vsearch_options *opt, genie_neighbor *out, uint32_t *aN)
+{
+    util_error_clear();
+    vlsh h;
+    genie_vectors base;
+    GENIE_TRY(open_vectors(idx, &h, &base));
+    genie_queries *q = NULL;
+    genie_results *res = NULL;
+    uint32_t *aBucket = NULL;
+    genie_item *aItem = NULL;
+    genie_status rc = GENIE_OK;
+    uint32_t k = opt->k, K = opt->candidates ? opt->candidates : (opt->k > UINT32_MAX / 10 ? UINT32_MAX : opt->k * 10);
+    if (queries->n && queries->dim != base.dim) {
+        rc = util_error(GENIE_EINVAL, "queries have %u dimensions, the index's vectors %u", queries->dim, base.dim);
+        goto done;
+    }
+    if (k == 0 || K < k) {
+        rc = util_error(GENIE_EINVAL, "k = %u, K = %u candidates: need 1 <= k <= K", k, K);
+        goto done;
+    }
+    if (opt->radius && h.p.metric != GENIE_METRIC_L2) {
+        rc = util_error(GENIE_EINVAL, "radius %u: neighbouring buckets exist for l2 only (this index is %s)",
+                        opt->radius, genie_metric_name(h.p.metric));
+        goto done;
+    }
+    if (opt->exact) {
+        uint32_t kEff = k;
+        rc = genie_exact_search(&base, queries, h.p.metric, k, opt->search.backend, opt->search.threads, out,
+                                &opt->search.used_backend);
+        if (kEff > base.n)
+            kEff = (uint32_t)base.n;
+        for (uint64_t i = 0; rc == GENIE_OK && i < queries->n; i++)
+            aN[i] = kEff;
+        goto done;
+    }
+    if (queries->n == 0)
+        goto done;
+    uint32_t m = h.p.m;
+    GENIE_TRY_GOTO(rc, hash_all(&h, queries->data, queries->n, opt->search.threads, &aBucket), done);
+    if (!(aItem = malloc((size_t)m * sizeof *aItem))) {
+        rc = util_error(GENIE_ENOMEM, "out of memory");
+        goto done;
+    }
+    GENIE_TRY_GOTO(rc, genie_queries_new(&q), done);
+    for (uint64_t i = 0; i < queries->n; i++) {
+        for (uint32_t f = 0; f < m; f++) {
+            uint32_t b = aBucket[i * m + f], r = opt->radius;
+            uint32_t lo = b > r ? b - r : 0, hi = h.D - 1 - b > r ? b + r : h.D - 1;
+            aItem[f].lo = f * h.D + lo;
+            aItem[f].hi = f * h.D + hi;
+            aItem[f].weight = 1;
+        }
+        GENIE_TRY_GOTO(rc, genie_queries_add(q, aItem, m, 1), done);
+    }
+    opt->search.k = K;
+    GENIE_TRY_GOTO(rc, genie_search(idx, q, &opt->search, &res), done);
+    {
+        rerank_job job = {.res = res, .base = &base, .q = queries, .metric = h.p.metric, .k = k, .K = K,
+                          .out = out, .aN = aN};
+        atomic_init(&job.next, 0);
+        atomic_init(&job.failed, 0);
+        util_parallel_run(opt->search.threads ? opt->search.threads : util_ncores(), rerank_worker, &job);
+        if (atomic_load(&job.failed))
+            rc = util_error(GENIE_ENOMEM, "out of memory re-ranking");
+    }
+done:
+    vlsh_free(&h);
+    genie_queries_free(q);
+    genie_results_free(res);
+    free(aBucket);
+    free(aItem);
+    return rc;
+}
+
+/* ------------------------------------------------------------- Eqn. 9 */
+
+/* Pr[|c/m - s| <= eps] for c ~ Binomial(m, s), summed in log space. */
+static double within_eps(uint32_t m, double s, double eps)
+{
+    double lo = ceil((s - eps) * m - 1e-9), hi = floor((s + eps) * m + 1e-9);
+    if (lo < 0)
+        lo = 0;
+    if (hi > m)
+        hi = m;
+    double p = 0, lm = lgamma(m + 1.0);
+    for (double c = lo; c <= hi; c++)
+        p += exp(lm - lgamma(c + 1) - lgamma(m - c + 1) + c * log(s) + (m - c) * log1p(-s));
+    return p;
+}
+
+genie_status genie_lsh_hash_count(double epsilon, double delta, uint32_t *pM, double *pWorst)
+{
+    util_error_clear();
+    if (!(epsilon > 0 && epsilon < 1) || !(delta > 0 && delta < 1))
+        return util_error(GENIE_EINVAL, "epsilon = %g, delta = %g: both must lie in (0, 1)", epsilon, delta);
+    uint32_t best = 0;
+    double worst = 0.5;
+    for (int i = 1; i <= 99; i++) {
+        double s = i / 100.0;
+        uint32_t m = 1;
+        while (within_eps(m, s, epsilon) < 1 - delta) {
+            if (++m > 1000000)
+                return util_error(GENIE_ERANGE, "epsilon = %g, delta = %g need more than 10^6 functions", epsilon,
+                                  delta);
+        }
+        if (m > best) {
+            best = m;
+            worst = s;
+        }
+    }
+    *pM = best;
+    if (pWorst)
+        *pWorst = worst;
+    return GENIE_OK;
+}

@@ -1,0 +1,67 @@
+/*
+ * The LSH families of the vectors front-end and the FRONTEND bytes of a
+ * vectors index (private to the library).
+ *
+ * FRONTEND layout (little-endian), version 1:
+ *
+ *   offset  size     field
+ *   0       4        magic "GVEC"
+ *   4       4        version (1)
+ *   8       4        metric (genie_metric)
+ *   12      4        m, hash functions
+ *   16      4        buckets per function (D); keyword = i * D + bucket
+ *   20      4        bits per function (cosine), else 0
+ *   24      4        dim
+ *   28      4        0
+ *   32      8        seed
+ *   40      8        n, base vectors
+ *   48      4        width as given (float32; 0 = from the data's range)
+ *   52      4        sigma (float32; l1)
+ *   56      8 * m    l2: per function float32 lo, float32 w; else absent
+ *   ...     4*n*dim  the base vectors, float32, row-major
+ *
+ * Only the seed is stored of the random draws: the projections, shifts and
+ * cell sizes are drawn again from it (splitmix64, Box-Muller) when an
+ * index is opened, so the same seed always gives the same functions.
+ */
+#ifndef GENIE_TRANSFORM_VECTORS_LSH_H
+#define GENIE_TRANSFORM_VECTORS_LSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "genie/genie.h"
+
+#define VLSH_HEADER 56u
+#define VLSH_VERSION 1u
+
+typedef struct vlsh {
+    genie_lsh_params p; /* defaults filled in */
+    uint32_t dim;
+    uint32_t D;         /* buckets per function */
+    float *aProj;       /* l2: m x dim; cosine: m x bits x dim */
+    float *aShift;      /* l2: m offsets b in [0, 1) (times w); l1: m x dim u in [0, 1) (times g) */
+    float *aCell;       /* l1: m cell sizes g */
+    float *aLo, *aW;    /* l2: per function range start and bucket width */
+} vlsh;
+
+/**
+ * Fill defaults into @p p, check it against @p dim, and draw the
+ * functions.  l2's aLo / aW are left for vlsh_fit() or vlsh_decode().
+ */
+genie_status vlsh_init(vlsh *h, const genie_lsh_params *p, uint32_t dim);
+void vlsh_free(vlsh *h);
+/** l2: the bucket ranges from the base's projections; l1: the default sigma (needs a redraw). */
+genie_status vlsh_fit(vlsh *h, const genie_vectors *base, unsigned threads);
+/** The bucket of every function for vector @p v: aBucket[m]. */
+void vlsh_hash(const vlsh *h, const float *v, uint32_t *aBucket);
+
+/** The FRONTEND bytes (header + ranges, not the vectors): @p *pN bytes, malloc'ed. */
+genie_status vlsh_encode(const vlsh *h, uint64_t nBase, unsigned char **pOut, size_t *pN);
+/**
+ * Parse a vectors index's FRONTEND bytes: the functions into @p h and a
+ * view of the stored base into @p base (pointing into @p a).
+ */
+genie_status vlsh_decode(const unsigned char *a, uint64_t n, vlsh *h, genie_vectors *base);
+
+#endif

@@ -53,7 +53,13 @@ char g_zTestDir[1024];
     X(vectors_lsh_cosine, 60)                 \
     X(vectors_lsh_bad_arguments, 30)          \
     X(vectors_lsh_hash_count, 30)             \
-    X(io_records_and_parsing, 30) \
+    X(io_records_and_parsing, 30)                 \
+    X(parts_random_identical, 120)                \
+    X(parts_random_skewed_identical, 120)         \
+    X(parts_tie_run_across_boundaries, 30)        \
+    X(parts_layout_and_options, 30)               \
+    X(parts_text_identical, 60)                   \
+    X(parts_corrupt_truncate_and_flip, 120) \
     X(seq_edit_distance_random, 30) \
     X(seq_ordered_ngrams, 10) \
     X(seq_certified_equals_brute_force, 120) \

@@ -25,7 +25,7 @@ TEST(format_round_trip)
     genie_index_info info;
     genie_index_get_info(idx, &info);
     CHECK_EQ(info.n_objects, 500);
-    CHECK_EQ(info.format_version, 2);
+    CHECK_EQ(info.format_version, 3);
     CHECK_EQ(info.type, GENIE_TYPE_KEYWORDS);
     CHECK(idx->aFrontend == NULL && idx->nFrontend == 0);
     CHECK_EQ(info.sublist_length, 5);

@@ -22,6 +22,9 @@ static const char zHelp[] =
     "                             see --delimiter); words are lower-cased runs\n"
     "                             of letters and digits, each distinct word one\n"
     "                             keyword of a vocabulary stored in the index\n"
+    "                           table: rows of a CSV or ARFF file, numeric\n"
+    "                             columns binned, categorical ones exact;\n"
+    "                             its options: genie build -t table -h\n"
     "                           sequences: strings under edit distance, and\n"
     "                           sets: sets of strings under Jaccard; these\n"
     "                           have their own options: genie build -t TYPE -h\n"
@@ -36,6 +39,14 @@ static const char zHelp[] =
     "                           object's 64-bit label, not a keyword\n"
     "  -L, --sublist-length N   split lists longer than N postings into\n"
     "                           sublists for GPU load balance (default 4096)\n"
+    "      --part-objects N     cut the index into parts of N objects each (by\n"
+    "                           object id), each searched on its own and the\n"
+    "                           answers merged: for data larger than GPU memory\n"
+    "                           or RAM (see 'genie info' for the parts)\n"
+    "      --part-bytes B       cut into parts of at most B bytes of postings\n"
+    "                           (4 per posting; K, M, G suffixes); without\n"
+    "                           either option parts hold at most 1G of postings,\n"
+    "                           so most indexes are one part\n"
     "  -q, --quiet              no progress on standard error\n"
     "  -h, --help               show this help\n"
     "\n"
@@ -87,6 +98,7 @@ int cmd_build(int argc, char **argv)
         {"no-records", no_argument, 0, 'N'},     {"records", no_argument, 0, 'R'},
         {"labels", no_argument, 0, 'l'},         {"sublist-length", required_argument, 0, 'L'},
         {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
+        {"part-objects", required_argument, 0, 'P'}, {"part-bytes", required_argument, 0, 'B'},
         {0, 0, 0, 0}};
     const char *zType = cli_find_type_arg(argc, argv);
     const cli_frontend *fe = zType ? cli_frontend_by_name(zType) : NULL;
@@ -94,7 +106,7 @@ int cmd_build(int argc, char **argv)
         return fe->xBuild(argc, argv);
     const char *zOut = NULL, *zStop = NULL;
     genie_input_options in = {GENIE_TYPE_KEYWORDS, NULL, 0, -1, NULL, 0};
-    genie_build_options opt = {0, NULL, NULL};
+    genie_build_options opt = {0, NULL, NULL, 0, 0};
     int quiet = 0, c;
     uint64_t v;
     optind = 1;
@@ -119,6 +131,14 @@ int cmd_build(int argc, char **argv)
                 return cli_usage_error("build", "--sublist-length must be 1..4294967295, not '%s'", optarg);
             opt.sublist_length = (uint32_t)v;
             break;
+        case 'P':
+            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &opt.part_objects))
+                return cli_usage_error("build", "--part-objects must be 1..4294967295, not '%s'", optarg);
+            break;
+        case 'B':
+            if (!cli_parse_bytes(optarg, &opt.part_bytes) || opt.part_bytes == 0)
+                return cli_usage_error("build", "--part-bytes must be a size above 0 (e.g. 64M), not '%s'", optarg);
+            break;
         case 'q': quiet = 1; break;
         case 'h': fputs(zHelp, stdout); return CLI_EXIT_OK;
         default: return cli_usage_error("build", "bad option");
@@ -126,6 +146,8 @@ int cmd_build(int argc, char **argv)
     }
     if (!zOut)
         return cli_usage_error("build", "no output file (-o INDEX)");
+    if (opt.part_objects && opt.part_bytes)
+        return cli_usage_error("build", "give --part-objects or --part-bytes, not both");
     if (optind >= argc)
         return cli_usage_error("build", "no input files");
     int text = in.type == GENIE_TYPE_TEXT;
@@ -164,9 +186,10 @@ int cmd_build(int argc, char **argv)
             return cli_fail(GENIE_EIO);
         genie_index_info info;
         genie_index_get_info(idx, &info);
-        fprintf(stderr, "genie: wrote %s: %llu objects, %llu postings, %llu keywords in %.2f s\n", zOut,
-                (unsigned long long)info.n_objects, (unsigned long long)info.n_postings,
-                (unsigned long long)info.n_keywords, cli_now() - t0);
+        fprintf(stderr, "genie: wrote %s: %llu objects, %llu postings, %llu keywords, %u part%s in %.2f s\n",
+                zOut, (unsigned long long)info.n_objects, (unsigned long long)info.n_postings,
+                (unsigned long long)info.n_keywords, genie_index_parts(idx), genie_index_parts(idx) == 1 ? "" : "s",
+                cli_now() - t0);
         genie_index_close(idx);
     }
     return CLI_EXIT_OK;

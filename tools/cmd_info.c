@@ -8,7 +8,11 @@ static const char zHelp[] =
     "Usage: genie info INDEX\n"
     "\n"
     "Validate INDEX (every checksum, count and offset) and print what it\n"
-    "holds, one 'key: value' per line.\n"
+    "holds, one 'key: value' per line.  'parts' is the number of parts the\n"
+    "index was cut into (genie build --part-objects / --part-bytes); each\n"
+    "part then has a line 'part.P: ids FIRST-LAST postings N keywords N\n"
+    "bytes N' (keywords: distinct within the part; bytes: its sections in the\n"
+    "file).  With several parts longest_list is the longest within a part.\n"
     "\n"
     "  -h, --help   show this help\n";
 
@@ -46,6 +50,16 @@ int cmd_info(int argc, char **argv)
     printf("vocabulary_words: %llu\n", (unsigned long long)i.n_words);
     printf("labels: %s\n", i.has_labels ? "yes" : "no");
     printf("records: %s\n", i.has_records ? "yes" : "no");
+    uint32_t nParts = genie_index_parts(idx);
+    printf("parts: %u\n", nParts);
+    for (uint32_t p = 0; p < nParts; p++) {
+        genie_part_info pi;
+        genie_index_part_info(idx, p, &pi);
+        printf("part.%u: ids %llu-%llu postings %llu keywords %llu bytes %llu\n", p,
+               (unsigned long long)pi.first_object,
+               (unsigned long long)(pi.first_object + pi.n_objects - (pi.n_objects ? 1 : 0)),
+               (unsigned long long)pi.n_postings, (unsigned long long)pi.n_keywords, (unsigned long long)pi.bytes);
+    }
     genie_index_close(idx);
     return CLI_EXIT_OK;
 }

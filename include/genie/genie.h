@@ -84,6 +84,16 @@ typedef struct genie_build_options {
     /** Called now and then with objects added so far; may be NULL. */
     void (*progress)(void *ctx, uint64_t done);
     void *progress_ctx;
+    /**
+     * Index parts (seeds/003 III-D): the objects are cut by id into
+     * consecutive parts that can be loaded and searched one at a time.
+     * part_objects: objects per part (the last may hold fewer);
+     * part_bytes: the most postings bytes (4 per posting) in a part, a part
+     * always holding at least one object.  Give at most one; both 0 means
+     * part_bytes = 1 GiB, so most indexes are one part.
+     */
+    uint64_t part_objects;
+    uint64_t part_bytes;
 } genie_build_options;
 
 /** One object to add.  Keywords need not be sorted; duplicates count once. */
@@ -331,6 +341,55 @@ size_t genie_results_queries(const genie_results *r);
  */
 const genie_hit *genie_results_get(const genie_results *r, size_t query, size_t *n);
 void genie_results_free(genie_results *r);
+
+/* ------------------------------------------ index parts (multiple loadings) */
+
+/* One part of an index (see genie_build_options). */
+typedef struct genie_part_info {
+    uint64_t first_object; /* objects first_object .. first_object+n_objects-1 */
+    uint64_t n_objects;
+    uint64_t n_postings;
+    uint64_t n_keywords;  /* distinct keywords of this part */
+    uint64_t n_sublists;
+    uint32_t max_object_length;
+    uint64_t longest_list; /* longest list within this part */
+    uint64_t offset;       /* the part's sections: file bytes [offset, offset+bytes) */
+    uint64_t bytes;
+} genie_part_info;
+
+/** @return the number of parts of @p idx (at least 1). */
+uint32_t genie_index_parts(const genie_index *idx);
+/**
+ * @param[out] out  part @p part's ranges and counts.
+ * @return GENIE_OK, GENIE_EINVAL when @p part >= genie_index_parts().
+ */
+genie_status genie_index_part_info(const genie_index *idx, uint32_t part, genie_part_info *out);
+
+/*
+ * Where a search's time went.  A search over several parts asks the backend
+ * for each part's top-k (part_seconds: the backend calls; on the CUDA
+ * backend they include uploading a part that is not on the device), merges
+ * them into the global top-k on the host (merge_seconds) and releases each
+ * part afterwards (release_seconds: dropping a part's pages from memory, or
+ * freeing its device copy when the parts stream through the GPU).
+ */
+typedef struct genie_search_stats {
+    uint32_t n_parts;
+    int streamed;          /* CUDA: parts' device copies freed after use */
+    double part_seconds;
+    double merge_seconds;
+    double release_seconds;
+    double total_seconds;
+} genie_search_stats;
+
+/**
+ * genie_search() that also fills @p stats (may be NULL).  Answers are
+ * identical whatever the number of parts: per-part top-k lists are merged
+ * by count descending, then smaller object id.
+ */
+genie_status genie_search_with_stats(const genie_index *idx, const genie_queries *q,
+                                     genie_search_options *opt, genie_results **out,
+                                     genie_search_stats *stats);
 
 /** @return non-zero when this library was built with the CUDA backend. */
 int genie_cuda_built(void);

@@ -62,11 +62,11 @@ double engine_now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-genie_status engine_count_bounds(const genie_index *idx, const genie_queries *q, size_t first, size_t n,
+genie_status engine_count_bounds(const genie_index *idx, const genie_queries *q, size_t iFirst, size_t n,
                                  uint32_t *aBound)
 {
     uint64_t maxLen = idx->info.max_object_length;
-    for (size_t i = first; i < first + n; i++) {
+    for (size_t i = iFirst; i < iFirst + n; i++) {
         size_t nItem;
         const genie_item *aItem = engine_query_items(q, i, &nItem);
         uint64_t bound = 0;
@@ -80,7 +80,7 @@ genie_status engine_count_bounds(const genie_index *idx, const genie_queries *q,
                                   "query %zu: its match count could exceed 2^32-1 (too many or too wide items)",
                                   i + 1);
         }
-        aBound[i - first] = (uint32_t)bound;
+        aBound[i - iFirst] = (uint32_t)bound;
     }
     return GENIE_OK;
 }

@@ -10,6 +10,14 @@
  *   3. derives the sublist split (III-B1) from the offsets,
  * and hands the arrays to format_write().
  *
+ * Parts (format.h, seeds/003 III-D): the objects are cut by id into
+ * consecutive ranges (part_objects objects each, or as many as keep a
+ * part's postings under part_bytes, DEFAULT_PART_BYTES when neither is
+ * given), and steps 1-3 run once per range with part-relative object ids,
+ * each part's arrays freed once written.  A one-part index reuses the
+ * keyword counts gathered while adding; a part of several counts its own
+ * slice of the store.
+ *
  * Memory: the store and the postings array hold 4 bytes per posting each,
  * so a build needs about twice the postings' size plus the per-keyword
  * tables (the issue's bound is three times).  Growing arrays use realloc,
@@ -25,6 +33,10 @@
 #include "util/hash.h"
 
 #define DEFAULT_SUBLIST_LENGTH 4096u
+/* Postings bytes per part when the caller sets no part size: 1 GiB, small
+ * enough to fit a GPU beside its batch working memory, large enough that
+ * most indexes are one part (see genie_build_options). */
+#define DEFAULT_PART_BYTES (1ull << 30)
 
 struct genie_builder {
     genie_build_options opt;
@@ -83,6 +95,12 @@ genie_status genie_builder_new(genie_builder **out, const genie_build_options *o
         b->opt = *opt;
     if (b->opt.sublist_length == 0)
         b->opt.sublist_length = DEFAULT_SUBLIST_LENGTH;
+    if (b->opt.part_objects && b->opt.part_bytes) {
+        free(b);
+        return util_error(GENIE_EINVAL, "give a part size in objects or in bytes, not both");
+    }
+    if (b->opt.part_bytes == 0 && b->opt.part_objects == 0)
+        b->opt.part_bytes = DEFAULT_PART_BYTES;
     b->labelMode = -1;
     b->recordMode = -1;
     genie_status rc = util_u32map_init(&b->counts, 1024);
@@ -253,42 +271,99 @@ genie_status builder_set_frontend(genie_builder *b, genie_index_type type, const
 
 /* ------------------------------------------------------------- writing */
 
-/* The arrays a write derives from the store; freed after the write. */
-typedef struct build_arrays {
+/* One part's lists (format.h sections 1..5); freed after it is written. */
+typedef struct part_arrays {
     uint32_t *aKeyword;
     uint64_t *aListOffset;
     uint32_t *aPosting;
     uint64_t *aSublistStart;
     uint64_t *aKeywordSublist;
+    uint64_t nKeywords, nSublists, nPostings;
+} part_arrays;
+
+/* The state of one write: part boundaries and the arrays of the part being written. */
+typedef struct write_state {
+    genie_builder *b;
+    uint64_t *aPartEnd; /* object id where part p ends */
+    uint32_t nParts;
+    part_arrays part;
     uint64_t *aRecordOffset;
     uint32_t *aWordOrder;
-    uint64_t nKeywords, nSublists;
-} build_arrays;
+} write_state;
 
-static void arrays_free(build_arrays *a)
+static void part_arrays_free(part_arrays *a)
 {
     free(a->aKeyword);
     free(a->aListOffset);
     free(a->aPosting);
     free(a->aSublistStart);
     free(a->aKeywordSublist);
-    free(a->aRecordOffset);
-    free(a->aWordOrder);
+    memset(a, 0, sizeof *a);
 }
 
-static genie_status make_lists(genie_builder *b, build_arrays *a)
+static uint64_t store_begin(const genie_builder *b, uint64_t o)
 {
-    util_u32map *m = &b->counts;
-    uint64_t nk = m->nUsed;
+    return o ? b->aObjectEnd[o - 1] : 0;
+}
+
+/* Cut objects into parts by the builder's part size; fills aPartEnd. */
+static genie_status plan_parts(write_state *w)
+{
+    const genie_builder *b = w->b;
+    uint64_t nCap = b->nObjects ? b->nObjects : 1;
+    w->aPartEnd = malloc(nCap * sizeof *w->aPartEnd);
+    if (!w->aPartEnd)
+        return util_error(GENIE_ENOMEM, "out of memory planning the index parts");
+    uint64_t n = 0, start = 0;
+    for (uint64_t o = 0; o < b->nObjects; o++) {
+        int cut;
+        if (b->opt.part_objects)
+            cut = o - start == b->opt.part_objects;
+        else
+            cut = o > start && 4 * (b->aObjectEnd[o] - store_begin(b, start)) > b->opt.part_bytes;
+        if (cut) {
+            w->aPartEnd[n++] = o;
+            start = o;
+        }
+    }
+    w->aPartEnd[n++] = b->nObjects;
+    if (n > FORMAT_MAX_PARTS)
+        return util_error(GENIE_ERANGE, "%llu index parts, at most %llu: choose a larger part size",
+                          (unsigned long long)n, (unsigned long long)FORMAT_MAX_PARTS);
+    w->nParts = (uint32_t)n;
+    return GENIE_OK;
+}
+
+/* Count the postings of each keyword of objects [o0, o1) into @p m. */
+static genie_status count_range(const genie_builder *b, uint64_t o0, uint64_t o1, util_u32map *m)
+{
+    uint64_t begin = store_begin(b, o0), end = store_begin(b, o1);
+    GENIE_TRY(util_u32map_init(m, 1024));
+    for (uint64_t i = begin; i < end; i++) {
+        uint64_t *pCount = util_u32map_upsert(m, b->aStore[i]);
+        if (!pCount)
+            return util_error(GENIE_ENOMEM, "out of memory counting keywords");
+        ++*pCount;
+    }
+    return GENIE_OK;
+}
+
+/* Lists of objects [o0, o1), whose keyword counts are in @p m; ids relative to o0. */
+static genie_status make_lists(const genie_builder *b, uint64_t o0, uint64_t o1, util_u32map *m, part_arrays *a)
+{
+    uint64_t nk = m->nUsed, begin = store_begin(b, o0);
     a->nKeywords = nk;
+    a->nPostings = store_begin(b, o1) - begin;
     a->aKeyword = malloc((nk ? nk : 1) * sizeof *a->aKeyword);
     a->aListOffset = malloc((nk + 1) * sizeof *a->aListOffset);
-    a->aPosting = malloc((b->nStore ? b->nStore : 1) * sizeof *a->aPosting);
+    a->aPosting = malloc((a->nPostings ? a->nPostings : 1) * sizeof *a->aPosting);
     uint64_t *aCursor = malloc((nk ? nk : 1) * sizeof *aCursor);
-    if (!a->aKeyword || !a->aListOffset || !a->aPosting || !aCursor) {
+    uint64_t *aSaved = malloc((nk ? nk : 1) * sizeof *aSaved);
+    if (!a->aKeyword || !a->aListOffset || !a->aPosting || !aCursor || !aSaved) {
         free(aCursor);
+        free(aSaved);
         return util_error(GENIE_ENOMEM, "out of memory writing the index (%llu postings)",
-                          (unsigned long long)b->nStore);
+                          (unsigned long long)a->nPostings);
     }
     uint64_t j = 0;
     for (size_t s = 0; s < m->nCap; s++)
@@ -300,34 +375,24 @@ static genie_status make_lists(genie_builder *b, build_arrays *a)
         uint64_t *pVal = util_u32map_find(m, a->aKeyword[j]);
         a->aListOffset[j + 1] = a->aListOffset[j] + *pVal;
         aCursor[j] = a->aListOffset[j];
-    }
-    /* Scatter: the map now answers keyword -> list index (temporarily). */
-    uint64_t *aSaved = malloc((nk ? nk : 1) * sizeof *aSaved);
-    if (!aSaved) {
-        free(aCursor);
-        return util_error(GENIE_ENOMEM, "out of memory writing the index");
-    }
-    for (j = 0; j < nk; j++) {
-        uint64_t *pVal = util_u32map_find(m, a->aKeyword[j]);
         aSaved[j] = *pVal;
-        *pVal = j;
+        *pVal = j; /* the map answers keyword -> list index while scattering */
     }
-    uint64_t begin = 0;
-    for (uint64_t o = 0; o < b->nObjects; o++) {
-        for (uint64_t i = begin; i < b->aObjectEnd[o]; i++) {
+    /* Scatter: walking objects in id order leaves each list sorted. */
+    for (uint64_t o = o0; o < o1; o++) {
+        for (uint64_t i = store_begin(b, o); i < b->aObjectEnd[o]; i++) {
             uint64_t list = *util_u32map_find(m, b->aStore[i]);
-            a->aPosting[aCursor[list]++] = (uint32_t)o;
+            a->aPosting[aCursor[list]++] = (uint32_t)(o - o0);
         }
-        begin = b->aObjectEnd[o];
     }
     for (j = 0; j < nk; j++)
-        *util_u32map_find(m, a->aKeyword[j]) = aSaved[j]; /* builder stays usable */
+        *util_u32map_find(m, a->aKeyword[j]) = aSaved[j]; /* the builder stays usable */
     free(aSaved);
     free(aCursor);
     return GENIE_OK;
 }
 
-static genie_status make_sublists(const genie_builder *b, build_arrays *a)
+static genie_status make_sublists(const genie_builder *b, part_arrays *a)
 {
     uint64_t L = b->opt.sublist_length, nk = a->nKeywords, ns = 0;
     for (uint64_t j = 0; j < nk; j++)
@@ -344,7 +409,47 @@ static genie_status make_sublists(const genie_builder *b, build_arrays *a)
             a->aSublistStart[s++] = p;
     }
     a->aKeywordSublist[nk] = s;
-    a->aSublistStart[s] = b->nStore;
+    a->aSublistStart[s] = a->nPostings;
+    return GENIE_OK;
+}
+
+/* format_part_fn: build part @p iPart's lists, dropping the previous part's. */
+static genie_status next_part(void *pCtx, uint32_t iPart, format_part *pPart)
+{
+    write_state *w = pCtx;
+    genie_builder *b = w->b;
+    uint64_t o0 = iPart ? w->aPartEnd[iPart - 1] : 0, o1 = w->aPartEnd[iPart];
+    part_arrays *a = &w->part;
+    part_arrays_free(a);
+    genie_status rc;
+    if (w->nParts == 1) {
+        rc = make_lists(b, o0, o1, &b->counts, a);
+    } else {
+        util_u32map m;
+        memset(&m, 0, sizeof m);
+        rc = count_range(b, o0, o1, &m);
+        if (rc == GENIE_OK)
+            rc = make_lists(b, o0, o1, &m, a);
+        util_u32map_free(&m);
+    }
+    GENIE_TRY(rc);
+    GENIE_TRY(make_sublists(b, a));
+    uint32_t maxLen = 0;
+    for (uint64_t o = o0; o < o1; o++)
+        if (b->aObjectEnd[o] - store_begin(b, o) > maxLen)
+            maxLen = (uint32_t)(b->aObjectEnd[o] - store_begin(b, o));
+    pPart->firstObject = o0;
+    pPart->nObjects = o1 - o0;
+    pPart->nPostings = a->nPostings;
+    pPart->nKeywords = a->nKeywords;
+    pPart->nSublists = a->nSublists;
+    pPart->maxObjectLength = maxLen;
+    format_blob *s = pPart->aSection;
+    s[SEC_KEYWORDS - 1] = (format_blob){a->aKeyword, 4 * a->nKeywords};
+    s[SEC_LIST_OFFSETS - 1] = (format_blob){a->aListOffset, 8 * (a->nKeywords + 1)};
+    s[SEC_POSTINGS - 1] = (format_blob){a->aPosting, 4 * a->nPostings};
+    s[SEC_SUBLISTS - 1] = (format_blob){a->aSublistStart, 8 * (a->nSublists + 1)};
+    s[SEC_KEYWORD_SUBLISTS - 1] = (format_blob){a->aKeywordSublist, 8 * (a->nKeywords + 1)};
     return GENIE_OK;
 }
 
@@ -360,79 +465,83 @@ static int cmp_word(const void *pa, const void *pb, void *ctx)
     return (nx > ny) - (nx < ny);
 }
 
-static genie_status make_extras(genie_builder *b, build_arrays *a)
+static genie_status make_extras(write_state *w)
 {
+    genie_builder *b = w->b;
     if (b->recordMode == 1) {
-        a->aRecordOffset = malloc((b->nObjects + 1) * sizeof *a->aRecordOffset);
-        if (!a->aRecordOffset)
+        w->aRecordOffset = malloc((b->nObjects + 1) * sizeof *w->aRecordOffset);
+        if (!w->aRecordOffset)
             return util_error(GENIE_ENOMEM, "out of memory for records");
-        a->aRecordOffset[0] = 0;
-        memcpy(a->aRecordOffset + 1, b->aRecordEnd, b->nObjects * sizeof *a->aRecordOffset);
+        w->aRecordOffset[0] = 0;
+        memcpy(w->aRecordOffset + 1, b->aRecordEnd, b->nObjects * sizeof *w->aRecordOffset);
     }
     if (b->aWordOffset) {
-        if (a->nKeywords && a->aKeyword[a->nKeywords - 1] >= b->nWords)
-            return util_error(GENIE_EINVAL, "keyword %u has no vocabulary word",
-                              a->aKeyword[a->nKeywords - 1]);
-        a->aWordOrder = malloc((b->nWords ? b->nWords : 1) * sizeof *a->aWordOrder);
-        if (!a->aWordOrder)
+        /* The largest keyword of the index; the map holds every keyword. */
+        util_u32map *m = &b->counts;
+        for (size_t s = 0; s < m->nCap; s++)
+            if (m->aUsed[s] && m->aKey[s] >= b->nWords)
+                return util_error(GENIE_EINVAL, "keyword %u has no vocabulary word", m->aKey[s]);
+        w->aWordOrder = malloc((b->nWords ? b->nWords : 1) * sizeof *w->aWordOrder);
+        if (!w->aWordOrder)
             return util_error(GENIE_ENOMEM, "out of memory for the vocabulary");
         for (uint64_t i = 0; i < b->nWords; i++)
-            a->aWordOrder[i] = (uint32_t)i;
-        qsort_r(a->aWordOrder, b->nWords, sizeof *a->aWordOrder, cmp_word, b);
+            w->aWordOrder[i] = (uint32_t)i;
+        qsort_r(w->aWordOrder, b->nWords, sizeof *w->aWordOrder, cmp_word, b);
         for (uint64_t i = 1; i < b->nWords; i++)
-            if (cmp_word(&a->aWordOrder[i - 1], &a->aWordOrder[i], b) == 0)
-                return util_error(GENIE_EINVAL, "vocabulary word %u occurs twice", a->aWordOrder[i]);
+            if (cmp_word(&w->aWordOrder[i - 1], &w->aWordOrder[i], b) == 0)
+                return util_error(GENIE_EINVAL, "vocabulary word %u occurs twice", w->aWordOrder[i]);
     }
     return GENIE_OK;
 }
 
-static void fill_image(const genie_builder *b, const build_arrays *a, format_image *img)
+static void fill_image(write_state *w, format_image *img)
 {
+    const genie_builder *b = w->b;
     memset(img, 0, sizeof *img);
     img->nObjects = b->nObjects;
-    img->nPostings = b->nStore;
-    img->nKeywords = a->nKeywords;
-    img->nSublists = a->nSublists;
+    img->nKeywords = b->counts.nUsed;
     img->nWords = b->aWordOffset ? b->nWords : 0;
     img->sublistLength = b->opt.sublist_length;
-    img->maxObjectLength = b->maxObjectLength;
     img->type = b->hasFrontend ? b->frontendType : b->aWordOffset ? GENIE_TYPE_TEXT : GENIE_TYPE_KEYWORDS;
     img->flags = (b->labelMode == 1 ? FORMAT_FLAG_LABELS : 0) | (b->recordMode == 1 ? FORMAT_FLAG_RECORDS : 0) |
                  (b->aWordOffset ? FORMAT_FLAG_VOCABULARY : 0) | (b->hasFrontend ? FORMAT_FLAG_FRONTEND : 0);
-    format_blob *s = img->aSection;
-    s[SEC_KEYWORDS - 1] = (format_blob){a->aKeyword, 4 * a->nKeywords};
-    s[SEC_LIST_OFFSETS - 1] = (format_blob){a->aListOffset, 8 * (a->nKeywords + 1)};
-    s[SEC_POSTINGS - 1] = (format_blob){a->aPosting, 4 * b->nStore};
-    s[SEC_SUBLISTS - 1] = (format_blob){a->aSublistStart, 8 * (a->nSublists + 1)};
-    s[SEC_KEYWORD_SUBLISTS - 1] = (format_blob){a->aKeywordSublist, 8 * (a->nKeywords + 1)};
+    img->nParts = w->nParts;
+    img->xPart = next_part;
+    img->pCtx = w;
+    format_blob *s = img->aGlobal;
+#define G(id) s[(id) - SEC_LABELS]
     if (b->labelMode == 1)
-        s[SEC_LABELS - 1] = (format_blob){b->aLabel, 8 * b->nObjects};
+        G(SEC_LABELS) = (format_blob){b->aLabel, 8 * b->nObjects};
     if (b->recordMode == 1) {
-        s[SEC_RECORD_OFFSETS - 1] = (format_blob){a->aRecordOffset, 8 * (b->nObjects + 1)};
-        s[SEC_RECORD_BYTES - 1] = (format_blob){b->aRecordBytes, b->nRecordBytes};
+        G(SEC_RECORD_OFFSETS) = (format_blob){w->aRecordOffset, 8 * (b->nObjects + 1)};
+        G(SEC_RECORD_BYTES) = (format_blob){b->aRecordBytes, b->nRecordBytes};
     }
     if (b->aWordOffset) {
-        s[SEC_WORD_OFFSETS - 1] = (format_blob){b->aWordOffset, 8 * (b->nWords + 1)};
-        s[SEC_WORD_BYTES - 1] = (format_blob){b->aWordBytes, b->aWordOffset[b->nWords]};
-        s[SEC_WORD_ORDER - 1] = (format_blob){a->aWordOrder, 4 * b->nWords};
+        G(SEC_WORD_OFFSETS) = (format_blob){b->aWordOffset, 8 * (b->nWords + 1)};
+        G(SEC_WORD_BYTES) = (format_blob){b->aWordBytes, b->aWordOffset[b->nWords]};
+        G(SEC_WORD_ORDER) = (format_blob){w->aWordOrder, 4 * b->nWords};
     }
     if (b->hasFrontend)
-        s[SEC_FRONTEND - 1] = (format_blob){b->aFrontend, b->nFrontend};
+        G(SEC_FRONTEND) = (format_blob){b->aFrontend, b->nFrontend};
+#undef G
 }
 
 genie_status genie_builder_write(genie_builder *b, const char *path)
 {
     util_error_clear();
-    build_arrays a;
-    memset(&a, 0, sizeof a);
+    write_state w;
+    memset(&w, 0, sizeof w);
+    w.b = b;
     format_image img;
     genie_status rc;
-    GENIE_TRY_GOTO(rc, make_lists(b, &a), done);
-    GENIE_TRY_GOTO(rc, make_sublists(b, &a), done);
-    GENIE_TRY_GOTO(rc, make_extras(b, &a), done);
-    fill_image(b, &a, &img);
+    GENIE_TRY_GOTO(rc, plan_parts(&w), done);
+    GENIE_TRY_GOTO(rc, make_extras(&w), done);
+    fill_image(&w, &img);
     rc = format_write(path, &img);
 done:
-    arrays_free(&a);
+    part_arrays_free(&w.part);
+    free(w.aPartEnd);
+    free(w.aRecordOffset);
+    free(w.aWordOrder);
     return rc;
 }

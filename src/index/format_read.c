@@ -6,9 +6,13 @@
  * counts and the file size, then each section's CRC, and last the
  * structure inside the sections (sorted keywords, monotone offsets,
  * object ids in range), which a checksum cannot vouch for in a file that
- * was written wrongly or crafted.  Every failure names the file and the
- * section.  After index_from_mapping succeeds the engines index the arrays
- * without further checks.
+ * was written wrongly or crafted.  Every failure names the file, the part
+ * (for the list sections) and the section.  After index_from_mapping
+ * succeeds the engines index the arrays without further checks.
+ *
+ * Parts are checked one at a time, checksums and structure together, and
+ * an index of several parts drops each part's pages from the process once
+ * it is checked, so opening a large index needs about one part of memory.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,13 +22,14 @@
 #include "util/crc32c.h"
 #include "util/error.h"
 
-static const char *const azSectionName[FORMAT_N_SECTIONS] = {
-    "KEYWORDS",      "LIST_OFFSETS",   "POSTINGS",     "SUBLISTS",   "KEYWORD_SUBLISTS", "LABELS",
-    "RECORD_OFFSETS", "RECORD_BYTES", "WORD_OFFSETS", "WORD_BYTES", "WORD_ORDER",     "FRONTEND"};
+static const char *const azSectionName[FORMAT_N_SECTION_IDS] = {
+    "KEYWORDS",       "LIST_OFFSETS", "POSTINGS",     "SUBLISTS",   "KEYWORD_SUBLISTS",
+    "LABELS",         "RECORD_OFFSETS", "RECORD_BYTES", "WORD_OFFSETS", "WORD_BYTES",
+    "WORD_ORDER",     "FRONTEND",     "PARTS"};
 
 const char *format_section_name(uint32_t id)
 {
-    return id >= 1 && id <= FORMAT_N_SECTIONS ? azSectionName[id - 1] : "?";
+    return id >= 1 && id <= FORMAT_N_SECTION_IDS ? azSectionName[id - 1] : "?";
 }
 
 static uint32_t get_u32(const unsigned char *p)
@@ -47,14 +52,30 @@ typedef struct section_span {
 
 typedef struct header_fields {
     uint64_t fileSize, nObjects, nPostings, nKeywords, nSublists, nWords;
-    uint32_t sublistLength, maxObjectLength, type, flags;
+    uint32_t sublistLength, maxObjectLength, type, flags, nParts, nHeader;
 } header_fields;
+
+/* A part's counts, from the PARTS section. */
+typedef struct part_fields {
+    uint64_t firstObject, nObjects, nPostings, nKeywords, nSublists;
+    uint32_t maxObjectLength;
+    section_span aSpan[FORMAT_N_PART_SECTIONS];
+    uint32_t aCrc[FORMAT_N_PART_SECTIONS];
+} part_fields;
 
 static genie_status corrupt(const char *path, uint32_t section, const char *what)
 {
     if (section)
         return util_error(GENIE_ECORRUPT, "%s: section %s: %s", path, format_section_name(section), what);
     return util_error(GENIE_ECORRUPT, "%s: header: %s", path, what);
+}
+
+static genie_status corrupt_part(const char *path, uint32_t part, uint32_t section, const char *what)
+{
+    if (section)
+        return util_error(GENIE_ECORRUPT, "%s: part %u, section %s: %s", path, part,
+                          format_section_name(section), what);
+    return util_error(GENIE_ECORRUPT, "%s: part %u: %s", path, part, what);
 }
 
 static genie_status read_header(const char *path, const util_mapping *m, header_fields *h)
@@ -68,9 +89,13 @@ static genie_status read_header(const char *path, const util_mapping *m, header_
     if (version != FORMAT_VERSION)
         return util_error(GENIE_EFORMAT, "%s: index format version %u, this build reads version %u",
                           path, version, FORMAT_VERSION);
-    if (get_u32(p + 12) != FORMAT_HEADER_SIZE || get_u32(p + 80) != FORMAT_N_SECTIONS)
-        return corrupt(path, 0, "header size or section count is wrong");
-    if (m->n < FORMAT_HEADER_SIZE)
+    h->nParts = get_u32(p + 88);
+    h->nHeader = get_u32(p + 12);
+    if (h->nParts == 0 || h->nParts > FORMAT_MAX_PARTS || get_u32(p + 92) != 0)
+        return corrupt(path, 0, "part count is 0 or out of range");
+    if (h->nHeader != format_header_size(h->nParts) || get_u32(p + 80) != format_n_sections(h->nParts))
+        return corrupt(path, 0, "header size or section count does not match the part count");
+    if (m->n < h->nHeader)
         return corrupt(path, 0, "file is shorter than the header (truncated)");
     h->fileSize = get_u64(p + 16);
     if (h->fileSize != m->n) {
@@ -78,10 +103,11 @@ static genie_status read_header(const char *path, const util_mapping *m, header_
                           path, m->n, (unsigned long long)h->fileSize,
                           m->n < h->fileSize ? " (truncated)" : "");
     }
-    unsigned char aHeader[FORMAT_HEADER_SIZE];
-    memcpy(aHeader, p, sizeof aHeader);
-    memset(aHeader + 84, 0, 4);
-    if (util_crc32c(0, aHeader, sizeof aHeader) != get_u32(p + 84))
+    static const unsigned char aZero[4];
+    uint32_t crc = util_crc32c(0, p, 84);
+    crc = util_crc32c(crc, aZero, 4);
+    crc = util_crc32c(crc, p + 88, h->nHeader - 88);
+    if (crc != get_u32(p + 84))
         return corrupt(path, 0, "checksum mismatch");
     h->nObjects = get_u64(p + 24);
     h->nPostings = get_u64(p + 32);
@@ -104,6 +130,8 @@ static genie_status read_header(const char *path, const util_mapping *m, header_
     if (h->nPostings > m->n || h->nKeywords > m->n || h->nSublists > m->n || h->nWords > m->n ||
         h->nObjects > m->n)
         return corrupt(path, 0, "a count is larger than the file");
+    if (h->nParts > (h->nObjects ? h->nObjects : 1))
+        return corrupt(path, 0, "more parts than objects");
     return GENIE_OK;
 }
 
@@ -115,11 +143,6 @@ static uint64_t expected_size(const header_fields *h, uint32_t id)
     int vocab = (h->flags & FORMAT_FLAG_VOCABULARY) != 0;
     int frontend = (h->flags & FORMAT_FLAG_FRONTEND) != 0;
     switch (id) {
-    case SEC_KEYWORDS: return 4 * h->nKeywords;
-    case SEC_LIST_OFFSETS: return 8 * (h->nKeywords + 1);
-    case SEC_POSTINGS: return 4 * h->nPostings;
-    case SEC_SUBLISTS: return 8 * (h->nSublists + 1);
-    case SEC_KEYWORD_SUBLISTS: return 8 * (h->nKeywords + 1);
     case SEC_LABELS: return labels ? 8 * h->nObjects : 0;
     case SEC_RECORD_OFFSETS: return records ? 8 * (h->nObjects + 1) : 0;
     case SEC_RECORD_BYTES: return records ? UINT64_MAX : 0;
@@ -127,39 +150,107 @@ static uint64_t expected_size(const header_fields *h, uint32_t id)
     case SEC_WORD_BYTES: return vocab ? UINT64_MAX : 0;
     case SEC_WORD_ORDER: return vocab ? 4 * h->nWords : 0;
     case SEC_FRONTEND: return frontend ? UINT64_MAX : 0;
+    case SEC_PARTS: return (uint64_t)FORMAT_PART_ENTRY * h->nParts;
     default: return 0;
     }
 }
 
+static uint64_t part_expected_size(const part_fields *pf, uint32_t id)
+{
+    switch (id) {
+    case SEC_KEYWORDS: return 4 * pf->nKeywords;
+    case SEC_LIST_OFFSETS: return 8 * (pf->nKeywords + 1);
+    case SEC_POSTINGS: return 4 * pf->nPostings;
+    case SEC_SUBLISTS: return 8 * (pf->nSublists + 1);
+    default: return 8 * (pf->nKeywords + 1);
+    }
+}
+
+/* The PARTS table: consecutive object ranges whose counts add up to the header's. */
+static genie_status read_parts(const char *path, const util_mapping *m, const header_fields *h,
+                               const section_span *pSpan, part_fields *aPart)
+{
+    const unsigned char *p = m->p + pSpan->offset;
+    uint64_t nextObject = 0, nPostings = 0, nSublists = 0, nKeywords = 0, maxKeywords = 0;
+    uint32_t maxLen = 0;
+    for (uint32_t i = 0; i < h->nParts; i++, p += FORMAT_PART_ENTRY) {
+        part_fields *pf = &aPart[i];
+        pf->firstObject = get_u64(p);
+        pf->nObjects = get_u64(p + 8);
+        pf->nPostings = get_u64(p + 16);
+        pf->nKeywords = get_u64(p + 24);
+        pf->nSublists = get_u64(p + 32);
+        pf->maxObjectLength = get_u32(p + 40);
+        if (get_u32(p + 44) != 0 || pf->firstObject != nextObject)
+            return corrupt_part(path, i, SEC_PARTS, "entry is malformed or its objects do not follow the previous part's");
+        if ((pf->nObjects == 0 && h->nObjects != 0) || pf->nObjects > h->nObjects - nextObject)
+            return corrupt_part(path, i, SEC_PARTS, "object count is 0 or runs past n_objects");
+        if (pf->nPostings > m->n || pf->nKeywords > m->n || pf->nSublists > m->n)
+            return corrupt_part(path, i, SEC_PARTS, "a count is larger than the file");
+        nextObject += pf->nObjects;
+        nPostings += pf->nPostings;
+        nSublists += pf->nSublists;
+        nKeywords += pf->nKeywords;
+        if (pf->nKeywords > maxKeywords)
+            maxKeywords = pf->nKeywords;
+        if (pf->maxObjectLength > maxLen)
+            maxLen = pf->maxObjectLength;
+    }
+    if (nextObject != h->nObjects || nPostings != h->nPostings || nSublists != h->nSublists ||
+        maxLen != h->maxObjectLength)
+        return corrupt(path, SEC_PARTS, "part counts do not add up to the header's");
+    /* Distinct keywords of the whole index: at least any part's, at most all parts' together. */
+    if (h->nKeywords < maxKeywords || h->nKeywords > nKeywords || (h->nParts == 1 && h->nKeywords != nKeywords))
+        return corrupt(path, SEC_PARTS, "keyword counts do not agree with the header's");
+    return GENIE_OK;
+}
+
+/*
+ * The section table: ids and parts in the documented order, every section
+ * where the previous one ends, sized by the counts, zero padding.  Checks
+ * the whole-index sections' and PARTS's checksums; the parts' are checked
+ * with the rest of each part (check_part).
+ */
 static genie_status read_sections(const char *path, const util_mapping *m, const header_fields *h,
-                                  section_span *aSpan)
+                                  section_span *aSpan, part_fields *aPart)
 {
     const unsigned char *p = m->p;
-    uint64_t end = FORMAT_HEADER_SIZE;
-    for (uint32_t s = 0; s < FORMAT_N_SECTIONS; s++) {
+    uint64_t end = h->nHeader, nSections = format_n_sections(h->nParts);
+    for (uint64_t s = 0; s < nSections; s++) {
         const unsigned char *e = p + FORMAT_FIXED_HEADER + s * FORMAT_ENTRY_SIZE;
-        uint32_t id = s + 1;
+        int isPart = s >= FORMAT_N_GLOBAL;
+        uint32_t part = isPart ? (uint32_t)((s - FORMAT_N_GLOBAL) / FORMAT_N_PART_SECTIONS) : 0;
+        uint32_t id = isPart ? SEC_KEYWORDS + (uint32_t)((s - FORMAT_N_GLOBAL) % FORMAT_N_PART_SECTIONS)
+                             : SEC_LABELS + (uint32_t)s;
         uint64_t offset = get_u64(e + 8), size = get_u64(e + 16);
-        if (get_u32(e) != id || get_u32(e + 4) != 0 || get_u32(e + 28) != 0)
-            return corrupt(path, id, "section table entry is malformed");
+#define FAIL(what) return isPart ? corrupt_part(path, part, id, what) : corrupt(path, id, what)
+        if (get_u32(e) != id || get_u32(e + 4) != part || get_u32(e + 28) != 0)
+            FAIL("section table entry is malformed");
         if (offset != format_align(end))
-            return corrupt(path, id, "offset is not where the previous section ends");
+            FAIL("offset is not where the previous section ends");
         if (offset > m->n || size > m->n - offset)
-            return corrupt(path, id, "extends past the end of the file (truncated)");
-        uint64_t want = expected_size(h, id);
+            FAIL("extends past the end of the file (truncated)");
+        uint64_t want = isPart ? part_expected_size(&aPart[part], id) : expected_size(h, id);
         if (want != UINT64_MAX && size != want)
-            return corrupt(path, id, "size does not match the header's counts");
+            FAIL("size does not match the counts");
         for (uint64_t i = end; i < offset; i++)
             if (p[i] != 0)
-                return corrupt(path, id, "padding before the section is not zero");
-        if (util_crc32c(0, p + offset, (size_t)size) != get_u32(e + 24))
-            return corrupt(path, id, "checksum mismatch");
-        aSpan[s].offset = offset;
-        aSpan[s].size = size;
+                FAIL("padding before the section is not zero");
+        if (isPart) {
+            aPart[part].aSpan[id - SEC_KEYWORDS] = (section_span){offset, size};
+            aPart[part].aCrc[id - SEC_KEYWORDS] = get_u32(e + 24);
+        } else {
+            if (util_crc32c(0, p + offset, (size_t)size) != get_u32(e + 24))
+                FAIL("checksum mismatch");
+            aSpan[id - SEC_LABELS] = (section_span){offset, size};
+            if (id == SEC_PARTS)
+                GENIE_TRY(read_parts(path, m, h, &aSpan[id - SEC_LABELS], aPart));
+        }
+#undef FAIL
         end = offset + size;
     }
     if (end != m->n)
-        return corrupt(path, FORMAT_N_SECTIONS, "file continues past the last section");
+        return corrupt(path, 0, "file continues past the last section");
     return GENIE_OK;
 }
 
@@ -174,27 +265,27 @@ static int offsets_ok(const uint64_t *a, uint64_t n, uint64_t total, int strict)
     return 1;
 }
 
-static genie_status check_lists(const char *path, genie_index *idx, const header_fields *h)
+static genie_status check_lists(const char *path, uint32_t part, genie_index *v, const part_fields *pf)
 {
-    for (uint64_t j = 1; j < h->nKeywords; j++)
-        if (idx->aKeyword[j] <= idx->aKeyword[j - 1])
-            return corrupt(path, SEC_KEYWORDS, "keywords are not strictly increasing");
-    if (!offsets_ok(idx->aListOffset, h->nKeywords, h->nPostings, 1))
-        return corrupt(path, SEC_LIST_OFFSETS, "list offsets are not increasing from 0 to n_postings");
-    uint32_t *aLen = calloc(h->nObjects ? h->nObjects : 1, sizeof *aLen);
+    for (uint64_t j = 1; j < pf->nKeywords; j++)
+        if (v->aKeyword[j] <= v->aKeyword[j - 1])
+            return corrupt_part(path, part, SEC_KEYWORDS, "keywords are not strictly increasing");
+    if (!offsets_ok(v->aListOffset, pf->nKeywords, pf->nPostings, 1))
+        return corrupt_part(path, part, SEC_LIST_OFFSETS, "list offsets are not increasing from 0 to n_postings");
+    uint32_t *aLen = calloc(pf->nObjects ? pf->nObjects : 1, sizeof *aLen);
     if (!aLen)
         return util_error(GENIE_ENOMEM, "%s: out of memory validating the index", path);
     uint64_t longest = 0;
     uint32_t maxLen = 0;
     genie_status rc = GENIE_OK;
-    for (uint64_t j = 0; j < h->nKeywords && rc == GENIE_OK; j++) {
-        uint64_t b = idx->aListOffset[j], e = idx->aListOffset[j + 1];
+    for (uint64_t j = 0; j < pf->nKeywords && rc == GENIE_OK; j++) {
+        uint64_t b = v->aListOffset[j], e = v->aListOffset[j + 1];
         if (e - b > longest)
             longest = e - b;
         for (uint64_t i = b; i < e; i++) {
-            uint32_t o = idx->aPosting[i];
-            if (o >= h->nObjects || (i > b && o <= idx->aPosting[i - 1])) {
-                rc = corrupt(path, SEC_POSTINGS, "object id out of range or not increasing in a list");
+            uint32_t o = v->aPosting[i];
+            if (o >= pf->nObjects || (i > b && o <= v->aPosting[i - 1])) {
+                rc = corrupt_part(path, part, SEC_POSTINGS, "object id out of range or not increasing in a list");
                 break;
             }
             if (++aLen[o] > maxLen)
@@ -202,25 +293,66 @@ static genie_status check_lists(const char *path, genie_index *idx, const header
         }
     }
     free(aLen);
-    if (rc == GENIE_OK && maxLen != h->maxObjectLength)
-        rc = corrupt(path, 0, "max object length does not match the postings");
-    idx->info.longest_list = longest;
+    if (rc == GENIE_OK && maxLen != pf->maxObjectLength)
+        rc = corrupt_part(path, part, SEC_PARTS, "max object length does not match the postings");
+    v->info.longest_list = longest;
     return rc;
 }
 
-static genie_status check_sublists(const char *path, const genie_index *idx, const header_fields *h)
+static genie_status check_sublists(const char *path, uint32_t part, const genie_index *v, const part_fields *pf,
+                                   uint64_t L)
 {
-    uint64_t L = h->sublistLength, s = 0;
-    for (uint64_t j = 0; j < h->nKeywords; j++) {
-        if (idx->aKeywordSublist[j] != s)
-            return corrupt(path, SEC_KEYWORD_SUBLISTS, "does not match the list split");
-        for (uint64_t b = idx->aListOffset[j]; b < idx->aListOffset[j + 1]; b += L, s++)
-            if (s >= h->nSublists || idx->aSublistStart[s] != b)
-                return corrupt(path, SEC_SUBLISTS, "does not match the list split");
+    uint64_t s = 0;
+    for (uint64_t j = 0; j < pf->nKeywords; j++) {
+        if (v->aKeywordSublist[j] != s)
+            return corrupt_part(path, part, SEC_KEYWORD_SUBLISTS, "does not match the list split");
+        for (uint64_t b = v->aListOffset[j]; b < v->aListOffset[j + 1]; b += L, s++)
+            if (s >= pf->nSublists || v->aSublistStart[s] != b)
+                return corrupt_part(path, part, SEC_SUBLISTS, "does not match the list split");
     }
-    if (s != h->nSublists || idx->aKeywordSublist[h->nKeywords] != s ||
-        idx->aSublistStart[s] != h->nPostings)
-        return corrupt(path, SEC_SUBLISTS, "sublist count does not match the list split");
+    if (s != pf->nSublists || v->aKeywordSublist[pf->nKeywords] != s || v->aSublistStart[s] != pf->nPostings)
+        return corrupt_part(path, part, SEC_SUBLISTS, "sublist count does not match the list split");
+    return GENIE_OK;
+}
+
+/*
+ * Part @p part: checksums, then structure; fills the view @p v (arrays,
+ * info, span).  An index of several parts drops the part's pages after.
+ */
+static genie_status check_part(const char *path, const util_mapping *m, const header_fields *h, uint32_t part,
+                               const part_fields *pf, genie_index *v)
+{
+    for (uint32_t j = 0; j < FORMAT_N_PART_SECTIONS; j++)
+        if (util_crc32c(0, m->p + pf->aSpan[j].offset, (size_t)pf->aSpan[j].size) != pf->aCrc[j])
+            return corrupt_part(path, part, SEC_KEYWORDS + j, "checksum mismatch");
+#define PART_PTR(type, id) ((const type *)(const void *)(m->p + pf->aSpan[(id) - SEC_KEYWORDS].offset))
+    v->aKeyword = PART_PTR(uint32_t, SEC_KEYWORDS);
+    v->aListOffset = PART_PTR(uint64_t, SEC_LIST_OFFSETS);
+    v->aPosting = PART_PTR(uint32_t, SEC_POSTINGS);
+    v->aSublistStart = PART_PTR(uint64_t, SEC_SUBLISTS);
+    v->aKeywordSublist = PART_PTR(uint64_t, SEC_KEYWORD_SUBLISTS);
+#undef PART_PTR
+    GENIE_TRY(check_lists(path, part, v, pf));
+    GENIE_TRY(check_sublists(path, part, v, pf, h->sublistLength));
+    if ((h->flags & FORMAT_FLAG_VOCABULARY) && pf->nKeywords && v->aKeyword[pf->nKeywords - 1] >= h->nWords)
+        return corrupt_part(path, part, SEC_KEYWORDS, "keyword without a vocabulary word");
+    v->info.type = (genie_index_type)h->type;
+    v->info.format_version = FORMAT_VERSION;
+    v->info.n_objects = pf->nObjects;
+    v->info.n_postings = pf->nPostings;
+    v->info.n_keywords = pf->nKeywords;
+    v->info.n_sublists = pf->nSublists;
+    v->info.sublist_length = h->sublistLength;
+    v->info.max_object_length = pf->maxObjectLength;
+    v->info.file_size = h->fileSize;
+    v->firstObject = pf->firstObject;
+    v->pSpan = m->p + pf->aSpan[0].offset;
+    v->nSpan = pf->aSpan[FORMAT_N_PART_SECTIONS - 1].offset + pf->aSpan[FORMAT_N_PART_SECTIONS - 1].size -
+               pf->aSpan[0].offset;
+    v->nPart = 1;
+    v->aPart = v;
+    if (h->nParts > 1)
+        index_part_release(v);
     return GENIE_OK;
 }
 
@@ -237,14 +369,12 @@ static genie_status check_extras(const char *path, genie_index *idx, const heade
                                  const section_span *aSpan)
 {
     if (h->flags & FORMAT_FLAG_RECORDS) {
-        if (!offsets_ok(idx->aRecordOffset, h->nObjects, aSpan[SEC_RECORD_BYTES - 1].size, 0))
+        if (!offsets_ok(idx->aRecordOffset, h->nObjects, aSpan[SEC_RECORD_BYTES - SEC_LABELS].size, 0))
             return corrupt(path, SEC_RECORD_OFFSETS, "record offsets do not cover RECORD_BYTES");
     }
     if (h->flags & FORMAT_FLAG_VOCABULARY) {
-        if (!offsets_ok(idx->aWordOffset, h->nWords, aSpan[SEC_WORD_BYTES - 1].size, 1))
+        if (!offsets_ok(idx->aWordOffset, h->nWords, aSpan[SEC_WORD_BYTES - SEC_LABELS].size, 1))
             return corrupt(path, SEC_WORD_OFFSETS, "word offsets do not cover WORD_BYTES");
-        if (h->nKeywords && idx->aKeyword[h->nKeywords - 1] >= h->nWords)
-            return corrupt(path, SEC_KEYWORDS, "keyword without a vocabulary word");
         for (uint64_t i = 0; i < h->nWords; i++) {
             if (idx->aWordOrder[i] >= h->nWords ||
                 (i > 0 && !word_less(idx, idx->aWordOrder[i - 1], idx->aWordOrder[i])))
@@ -254,21 +384,47 @@ static genie_status check_extras(const char *path, genie_index *idx, const heade
     return GENIE_OK;
 }
 
+/* The views of every part: the index itself when it has one part. */
+static genie_status check_parts(const char *path, const util_mapping *m, const header_fields *h,
+                                const part_fields *aPart, genie_index *idx)
+{
+    if (h->nParts == 1)
+        return check_part(path, m, h, 0, &aPart[0], idx);
+    genie_index *aView = calloc(h->nParts, sizeof *aView);
+    if (!aView)
+        return util_error(GENIE_ENOMEM, "%s: out of memory for %u index parts", path, h->nParts);
+    uint64_t longest = 0;
+    for (uint32_t i = 0; i < h->nParts; i++) {
+        genie_status rc = check_part(path, m, h, i, &aPart[i], &aView[i]);
+        if (rc != GENIE_OK) {
+            free(aView);
+            return rc;
+        }
+        if (aView[i].info.longest_list > longest)
+            longest = aView[i].info.longest_list;
+    }
+    for (uint32_t i = 0; i < h->nParts; i++)
+        pthread_mutex_init(&aView[i].deviceLock, NULL);
+    idx->aPart = aView;
+    idx->nPart = h->nParts;
+    idx->info.longest_list = longest;
+    return GENIE_OK;
+}
+
 genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *idx)
 {
     header_fields h;
     memset(&h, 0, sizeof h);
-    section_span aSpan[FORMAT_N_SECTIONS];
+    section_span aSpan[FORMAT_N_GLOBAL];
     memset(idx, 0, sizeof *idx);
     GENIE_TRY(read_header(path, m, &h));
-    GENIE_TRY(read_sections(path, m, &h, aSpan));
+    part_fields *aPart = calloc(h.nParts, sizeof *aPart);
+    if (!aPart)
+        return util_error(GENIE_ENOMEM, "%s: out of memory for %u index parts", path, h.nParts);
+    genie_status rc;
+    GENIE_TRY_GOTO(rc, read_sections(path, m, &h, aSpan, aPart), fail);
     /* Section offsets are 64-byte aligned and the mapping is page aligned. */
-#define SEC_PTR(type, id) ((const type *)(const void *)(m->p + aSpan[(id) - 1].offset))
-    idx->aKeyword = SEC_PTR(uint32_t, SEC_KEYWORDS);
-    idx->aListOffset = SEC_PTR(uint64_t, SEC_LIST_OFFSETS);
-    idx->aPosting = SEC_PTR(uint32_t, SEC_POSTINGS);
-    idx->aSublistStart = SEC_PTR(uint64_t, SEC_SUBLISTS);
-    idx->aKeywordSublist = SEC_PTR(uint64_t, SEC_KEYWORD_SUBLISTS);
+#define SEC_PTR(type, id) ((const type *)(const void *)(m->p + aSpan[(id) - SEC_LABELS].offset))
     if (h.flags & FORMAT_FLAG_LABELS)
         idx->aLabel = SEC_PTR(uint64_t, SEC_LABELS);
     if (h.flags & FORMAT_FLAG_RECORDS) {
@@ -282,12 +438,12 @@ genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *
     }
     if (h.flags & FORMAT_FLAG_FRONTEND) {
         idx->aFrontend = SEC_PTR(unsigned char, SEC_FRONTEND);
-        idx->nFrontend = aSpan[SEC_FRONTEND - 1].size;
+        idx->nFrontend = aSpan[SEC_FRONTEND - SEC_LABELS].size;
     }
 #undef SEC_PTR
-    GENIE_TRY(check_lists(path, idx, &h));
-    GENIE_TRY(check_sublists(path, idx, &h));
-    GENIE_TRY(check_extras(path, idx, &h, aSpan));
+    GENIE_TRY_GOTO(rc, check_extras(path, idx, &h, aSpan), fail);
+    GENIE_TRY_GOTO(rc, check_parts(path, m, &h, aPart, idx), fail);
+    free(aPart);
     idx->info.type = (genie_index_type)h.type;
     idx->info.format_version = FORMAT_VERSION;
     idx->info.n_objects = h.nObjects;
@@ -304,4 +460,7 @@ genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *
     m->p = NULL;
     m->n = 0;
     return GENIE_OK;
+fail:
+    free(aPart);
+    return rc;
 }

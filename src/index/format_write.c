@@ -1,10 +1,13 @@
 /*
  * Writes the header, the section table and the sections of format.h,
- * computing each section's CRC32C as it streams, then fills in the header
- * and commits the temporary file over the target.
+ * computing each section's CRC32C as it streams.  The header and the PARTS
+ * table are written as zeros first and rewritten once every part has been
+ * written and counted; then the temporary file is committed over the
+ * target.
  */
 #include "index/format_write.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/crc32c.h"
@@ -45,43 +48,96 @@ static genie_status write_padding(util_atomic_file *af)
     return pad ? util_atomic_write(af, aZero, (size_t)pad) : GENIE_OK;
 }
 
+/* Pad, write one section and fill its table entry @p iEntry. */
+static genie_status write_section(util_atomic_file *af, unsigned char *aHeader, uint64_t iEntry, uint32_t id,
+                                  uint32_t part, const format_blob *b)
+{
+    GENIE_TRY(write_padding(af));
+    uint64_t offset = af->nWritten;
+    uint32_t crc = 0;
+    GENIE_TRY(write_blob(af, b, &crc));
+    unsigned char *e = aHeader + FORMAT_FIXED_HEADER + iEntry * FORMAT_ENTRY_SIZE;
+    put_u32(e, id);
+    put_u32(e + 4, part);
+    put_u64(e + 8, offset);
+    put_u64(e + 16, b->n);
+    put_u32(e + 24, crc);
+    return GENIE_OK;
+}
+
+static void put_part_entry(unsigned char *p, const format_part *part)
+{
+    put_u64(p, part->firstObject);
+    put_u64(p + 8, part->nObjects);
+    put_u64(p + 16, part->nPostings);
+    put_u64(p + 24, part->nKeywords);
+    put_u64(p + 32, part->nSublists);
+    put_u32(p + 40, part->maxObjectLength);
+}
+
 genie_status format_write(const char *path, const format_image *img)
 {
-    unsigned char aHeader[FORMAT_HEADER_SIZE];
-    memset(aHeader, 0, sizeof aHeader);
-    util_atomic_file af;
-    GENIE_TRY(util_atomic_open(&af, path));
-    genie_status rc;
-    GENIE_TRY_GOTO(rc, util_atomic_write(&af, aHeader, sizeof aHeader), fail);
-    for (uint32_t s = 0; s < FORMAT_N_SECTIONS; s++) {
-        GENIE_TRY_GOTO(rc, write_padding(&af), fail);
-        uint64_t offset = af.nWritten;
-        uint32_t crc = 0;
-        GENIE_TRY_GOTO(rc, write_blob(&af, &img->aSection[s], &crc), fail);
-        unsigned char *e = aHeader + FORMAT_FIXED_HEADER + s * FORMAT_ENTRY_SIZE;
-        put_u32(e, s + 1);
-        put_u64(e + 8, offset);
-        put_u64(e + 16, img->aSection[s].n);
-        put_u32(e + 24, crc);
+    uint64_t nHeader = format_header_size(img->nParts), nTable = (uint64_t)img->nParts * FORMAT_PART_ENTRY;
+    unsigned char *aHeader = calloc(1, (size_t)nHeader);
+    unsigned char *aTable = calloc(1, (size_t)nTable);
+    if (!aHeader || !aTable) {
+        free(aHeader);
+        free(aTable);
+        return util_error(GENIE_ENOMEM, "out of memory writing %s", path);
     }
+    util_atomic_file af;
+    genie_status rc = util_atomic_open(&af, path);
+    if (rc != GENIE_OK) {
+        free(aHeader);
+        free(aTable);
+        return rc;
+    }
+    GENIE_TRY_GOTO(rc, util_atomic_write(&af, aHeader, (size_t)nHeader), fail);
+    for (uint32_t g = 0; g < 7; g++)
+        GENIE_TRY_GOTO(rc, write_section(&af, aHeader, g, SEC_LABELS + g, 0, &img->aGlobal[g]), fail);
+    format_blob table = {aTable, nTable};
+    GENIE_TRY_GOTO(rc, write_section(&af, aHeader, 7, SEC_PARTS, 0, &table), fail);
+    uint64_t tableOffset = af.nWritten - nTable, nPostings = 0, nSublists = 0;
+    uint32_t maxLen = 0;
+    for (uint32_t p = 0; p < img->nParts; p++) {
+        format_part part;
+        memset(&part, 0, sizeof part);
+        GENIE_TRY_GOTO(rc, img->xPart(img->pCtx, p, &part), fail);
+        for (uint32_t j = 0; j < FORMAT_N_PART_SECTIONS; j++) {
+            uint64_t iEntry = FORMAT_N_GLOBAL + (uint64_t)p * FORMAT_N_PART_SECTIONS + j;
+            GENIE_TRY_GOTO(rc, write_section(&af, aHeader, iEntry, SEC_KEYWORDS + j, p, &part.aSection[j]), fail);
+        }
+        put_part_entry(aTable + (uint64_t)p * FORMAT_PART_ENTRY, &part);
+        nPostings += part.nPostings;
+        nSublists += part.nSublists;
+        if (part.maxObjectLength > maxLen)
+            maxLen = part.maxObjectLength;
+    }
+    GENIE_TRY_GOTO(rc, util_atomic_pwrite(&af, aTable, (size_t)nTable, tableOffset), fail);
+    put_u32(aHeader + FORMAT_FIXED_HEADER + 7 * FORMAT_ENTRY_SIZE + 24, util_crc32c(0, aTable, (size_t)nTable));
     memcpy(aHeader, FORMAT_MAGIC, 8);
     put_u32(aHeader + 8, FORMAT_VERSION);
-    put_u32(aHeader + 12, FORMAT_HEADER_SIZE);
+    put_u32(aHeader + 12, (uint32_t)nHeader);
     put_u64(aHeader + 16, af.nWritten);
     put_u64(aHeader + 24, img->nObjects);
-    put_u64(aHeader + 32, img->nPostings);
+    put_u64(aHeader + 32, nPostings);
     put_u64(aHeader + 40, img->nKeywords);
-    put_u64(aHeader + 48, img->nSublists);
+    put_u64(aHeader + 48, nSublists);
     put_u64(aHeader + 56, img->nWords);
     put_u32(aHeader + 64, img->sublistLength);
-    put_u32(aHeader + 68, img->maxObjectLength);
+    put_u32(aHeader + 68, maxLen);
     put_u32(aHeader + 72, img->type);
     put_u32(aHeader + 76, img->flags);
-    put_u32(aHeader + 80, FORMAT_N_SECTIONS);
-    put_u32(aHeader + 84, util_crc32c(0, aHeader, sizeof aHeader));
-    GENIE_TRY_GOTO(rc, util_atomic_pwrite(&af, aHeader, sizeof aHeader, 0), fail);
+    put_u32(aHeader + 80, (uint32_t)format_n_sections(img->nParts));
+    put_u32(aHeader + 88, img->nParts);
+    put_u32(aHeader + 84, util_crc32c(0, aHeader, (size_t)nHeader));
+    GENIE_TRY_GOTO(rc, util_atomic_pwrite(&af, aHeader, (size_t)nHeader, 0), fail);
+    free(aHeader);
+    free(aTable);
     return util_atomic_commit(&af);
 fail:
     util_atomic_abort(&af);
+    free(aHeader);
+    free(aTable);
     return rc;
 }

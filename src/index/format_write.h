@@ -1,5 +1,9 @@
 /*
  * Writing an index file (format.h) from arrays already in memory.
+ *
+ * The whole-index sections come in the image; the parts are produced one
+ * at a time by a callback, written, and may then be freed, so a writer
+ * needs the memory of one part's lists at a time.
  */
 #ifndef GENIE_INDEX_FORMAT_WRITE_H
 #define GENIE_INDEX_FORMAT_WRITE_H
@@ -14,13 +18,31 @@ typedef struct format_blob {
     uint64_t n; /* bytes */
 } format_blob;
 
+/* One part: its counts and its five list sections (ids 1..5 by id - 1). */
+typedef struct format_part {
+    uint64_t firstObject, nObjects, nPostings, nKeywords, nSublists;
+    uint32_t maxObjectLength;
+    format_blob aSection[FORMAT_N_PART_SECTIONS];
+} format_part;
+
+/**
+ * Fill @p pPart with part @p iPart (called for 0, 1, ... in order).  Its
+ * blobs must stay valid until the next call or until format_write returns.
+ */
+typedef genie_status (*format_part_fn)(void *pCtx, uint32_t iPart, format_part *pPart);
+
 typedef struct format_image {
-    uint64_t nObjects, nPostings, nKeywords, nSublists, nWords;
-    uint32_t sublistLength, maxObjectLength, type, flags;
-    format_blob aSection[FORMAT_N_SECTIONS]; /* by id - 1; n = 0 when absent */
+    uint64_t nObjects, nKeywords, nWords;
+    uint32_t sublistLength, type, flags, nParts;
+    format_blob aGlobal[7]; /* sections 6..12 by id - 6; n = 0 when absent */
+    format_part_fn xPart;
+    void *pCtx;
 } format_image;
 
-/** Write @p img to @p path crash-safely (see util_atomic_open()). */
+/**
+ * Write @p img to @p path crash-safely (see util_atomic_open()).  The
+ * header's n_postings, n_sublists and max_object_length are the parts'.
+ */
 genie_status format_write(const char *path, const format_image *img);
 
 #endif

@@ -1,6 +1,7 @@
 /* Opening, closing and reading an index (the public genie_index_* calls). */
 #include "index/index.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,7 @@ void genie_index_close(genie_index *idx)
 {
     if (!idx)
         return;
+    index_free_parts(idx);
     if (idx->pDevice && idx->pfnDeviceFree)
         idx->pfnDeviceFree(idx->pDevice);
     pthread_mutex_destroy(&idx->deviceLock);
@@ -109,6 +111,7 @@ static size_t lower_bound(const uint32_t *a, size_t n, uint64_t key)
 
 void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_t *pFirst, size_t *pEnd)
 {
+    assert(idx->aPart == idx); /* a one-part index or a part's view */
     size_t n = (size_t)idx->info.n_keywords;
     *pFirst = lower_bound(idx->aKeyword, n, lo);
     *pEnd = lower_bound(idx->aKeyword, n, (uint64_t)hi + 1);

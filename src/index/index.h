@@ -4,6 +4,15 @@
  * Every array points into the read-only mapping of the file and has been
  * validated by index_open (see format_read.c): counts, offsets, checksums,
  * ordering and id ranges, so the engines may index them without checks.
+ *
+ * Parts (format.h): each part of the file has a view, a genie_index of its
+ * own whose list arrays, info (n_objects, n_postings, n_keywords, ...) and
+ * device slot describe that part alone, with part-relative object ids, so
+ * a backend searches a view exactly as it would a whole index.  A one-part
+ * index is its own only view (aPart == the index, nPart == 1) and keeps
+ * its list arrays on the index itself.  An index of several parts has its
+ * list arrays NULL (its info holds the totals) and its views in aPart;
+ * the engine walks them (engine/parts.c).
  */
 #ifndef GENIE_INDEX_INDEX_H
 #define GENIE_INDEX_INDEX_H
@@ -39,6 +48,12 @@ struct genie_index {
     pthread_mutex_t deviceLock;
     void *pDevice;
     void (*pfnDeviceFree)(void *pDevice);
+    /* Parts: see above.  A view's nPart is 1 and its aPart itself. */
+    uint32_t nPart;
+    struct genie_index *aPart;
+    uint64_t firstObject;          /* global id of this view's object 0 */
+    const unsigned char *pSpan;    /* this view's list sections in the mapping */
+    uint64_t nSpan;                /* bytes from pSpan */
 };
 
 /**
@@ -48,7 +63,24 @@ struct genie_index {
 void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_t *pFirst,
                          size_t *pEnd);
 
-/** Validate and adopt the mapping @p m of file @p path (takes ownership). */
+/**
+ * Validate and adopt the mapping @p m of file @p path (takes ownership).
+ * On success the views of a multi-part index are allocated and their
+ * locks initialised; index_free_parts() undoes that.
+ */
 genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *idx);
+
+/** Release the views of a multi-part index (device copies included). */
+void index_free_parts(genie_index *idx);
+
+/**
+ * Residency of one view of a multi-part index in host memory: ask the
+ * kernel to read its pages ahead (index_part_load) or to drop them from
+ * this process (index_part_release; a later access reads them again from
+ * the page cache or the file).  For views of a multi-part index: a
+ * one-part index stays as it is (its pages are the kernel's to manage).
+ */
+void index_part_load(const genie_index *view);
+void index_part_release(const genie_index *view);
 
 #endif

@@ -1,0 +1,204 @@
+/*
+ * Searching an index of several parts (seeds/003 III-D, "multiple
+ * loadings").
+ *
+ * Parts cut the objects by id into consecutive ranges (index/format.h), so
+ * an object's count comes from one part alone and the global top-k of a
+ * query is the best k of the union of the parts' top-k lists.  The search
+ * therefore loops over parts, outermost, so each part is loaded once per
+ * batch: for each part the backend answers every chunk of queries on the
+ * part's view (part-relative ids, its own count bounds, k clamped to the
+ * part's objects), and each query's answer is merged into a running best
+ * list of k hits (aBest, nQuery * k hits on the host).  Parts come in id
+ * order, so every id already in aBest is smaller than every id of the
+ * current part: a merge of two sorted lists that prefers aBest on equal
+ * counts gives exactly the single-load order (count descending, then
+ * smaller object id), ties across a part boundary included.
+ *
+ * Residency.  Before a part, its pages are read ahead (index_part_load);
+ * after it they are dropped (index_part_release), so a CPU search holds
+ * about one part of the index in memory.  The CUDA backend caches a view's
+ * upload in the view's device slot; when the parts together are more than
+ * half the --gpu-memory budget, or no budget is given (the free memory is
+ * the CUDA backend's to measure), each part's device copy is freed after
+ * its use so the parts stream through the device one at a time.  A part
+ * whose upload fails for lack of GPU memory while other parts are cached
+ * frees them and is tried once more, streaming from then on.  Freeing
+ * device copies that another search may be using would be unsafe, so a
+ * multi-part CUDA search holds the index's own device lock (unused
+ * otherwise: only views carry device state) for its whole duration.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "index/index.h"
+#include "util/error.h"
+
+typedef struct parts_run {
+    const genie_index *idx;
+    const genie_queries *q;
+    const genie_search_options *opt;
+    engine_search_fn fn;
+    uint32_t k;
+    size_t chunk;
+    int cuda, stream;
+    genie_hit *aBest;  /* nQuery * k, global ids */
+    uint32_t *aNBest;  /* nQuery */
+    genie_hit *aHit;   /* one chunk's answers on one part */
+    uint32_t *aN;
+    uint32_t *aBound;
+    genie_hit *aTmp;   /* k, for merging */
+    genie_search_stats *stats;
+} parts_run;
+
+static void free_device(genie_index *view)
+{
+    pthread_mutex_lock(&view->deviceLock);
+    if (view->pDevice && view->pfnDeviceFree)
+        view->pfnDeviceFree(view->pDevice);
+    view->pDevice = NULL;
+    pthread_mutex_unlock(&view->deviceLock);
+}
+
+/* Merge @p nPart hits of a later part (ids + @p base) into a query's best list. */
+static uint32_t merge(genie_hit *aBest, uint32_t nBest, const genie_hit *aPart, uint32_t nPart, uint32_t base,
+                      uint32_t k, genie_hit *aTmp)
+{
+    uint32_t i = 0, j = 0, n = 0;
+    while (n < k && (i < nBest || j < nPart)) {
+        if (j >= nPart || (i < nBest && aBest[i].count >= aPart[j].count)) {
+            aTmp[n++] = aBest[i++];
+        } else {
+            aTmp[n].object = aPart[j].object + base;
+            aTmp[n++].count = aPart[j++].count;
+        }
+    }
+    memcpy(aBest, aTmp, n * sizeof *aTmp);
+    return n;
+}
+
+/* One chunk of queries on one part, merged into aBest. */
+static genie_status run_chunk(parts_run *w, genie_index *view, size_t first, size_t n)
+{
+    uint32_t kp = w->k < view->info.n_objects ? w->k : (uint32_t)view->info.n_objects;
+    GENIE_TRY(engine_count_bounds(view, w->q, first, n, w->aBound));
+    engine_request req = {view, w->q, first, n, kp, w->aBound, w->opt};
+    double t0 = engine_now();
+    genie_status rc = w->fn(&req, w->aHit, w->aN);
+    if (rc == GENIE_EGPU && w->cuda && !w->stream) {
+        /* Maybe the other parts' device copies crowd this one out: free them, stream from now on. */
+        for (uint32_t p = 0; p < w->idx->nPart; p++)
+            if (&w->idx->aPart[p] != view)
+                free_device(&w->idx->aPart[p]);
+        w->stream = 1;
+        rc = w->fn(&req, w->aHit, w->aN);
+    }
+    GENIE_TRY(rc);
+    double t1 = engine_now();
+    w->stats->part_seconds += t1 - t0;
+    for (size_t i = 0; i < n; i++) {
+        size_t qi = first + i;
+        w->aNBest[qi] = merge(w->aBest + qi * w->k, w->aNBest[qi], w->aHit + i * kp, w->aN[i],
+                              (uint32_t)view->firstObject, w->k, w->aTmp);
+    }
+    w->stats->merge_seconds += engine_now() - t1;
+    return GENIE_OK;
+}
+
+static genie_status run_parts(parts_run *w)
+{
+    const genie_index *idx = w->idx;
+    size_t nQuery = w->q->nQuery;
+    for (uint32_t p = 0; p < idx->nPart; p++) {
+        genie_index *view = &idx->aPart[p];
+        if (view->info.n_objects == 0)
+            continue;
+        index_part_load(view);
+        for (size_t first = 0; first < nQuery; first += w->chunk) {
+            size_t n = nQuery - first < w->chunk ? nQuery - first : w->chunk;
+            GENIE_TRY(run_chunk(w, view, first, n));
+            if (w->opt->progress)
+                w->opt->progress(w->opt->progress_ctx, ((uint64_t)p * nQuery + first + n) / idx->nPart, nQuery);
+        }
+        double t0 = engine_now();
+        if (w->stream)
+            free_device(view);
+        index_part_release(view);
+        w->stats->release_seconds += engine_now() - t0;
+    }
+    return GENIE_OK;
+}
+
+/* Move the best lists into the results, compactly. */
+static genie_status collect(const parts_run *w, genie_results *r)
+{
+    size_t nQuery = w->q->nQuery;
+    uint64_t total = 0;
+    for (size_t i = 0; i < nQuery; i++)
+        total += w->aNBest[i];
+    genie_hit *aHit = realloc(r->aHit, (total ? total : 1) * sizeof *aHit);
+    if (!aHit)
+        return util_error(GENIE_ENOMEM, "out of memory for search results");
+    r->aHit = aHit;
+    uint64_t have = 0;
+    for (size_t i = 0; i < nQuery; i++) {
+        if (w->aNBest[i])
+            memcpy(aHit + have, w->aBest + i * w->k, w->aNBest[i] * sizeof *aHit);
+        have += w->aNBest[i];
+        r->aEnd[i] = have;
+    }
+    r->nQuery = nQuery;
+    return GENIE_OK;
+}
+
+genie_status engine_search_parts(const genie_index *idx, const genie_queries *q, const genie_search_options *opt,
+                                 engine_search_fn fn, uint32_t k, size_t chunk, genie_results *r,
+                                 genie_search_stats *stats)
+{
+    size_t nQuery = q->nQuery ? q->nQuery : 1, nChunk = chunk < nQuery ? chunk : nQuery;
+    parts_run w;
+    memset(&w, 0, sizeof w);
+    w.idx = idx;
+    w.q = q;
+    w.opt = opt;
+    w.fn = fn;
+    w.k = k;
+    w.chunk = chunk;
+    w.stats = stats;
+    w.cuda = opt->used_backend == GENIE_BACKEND_CUDA || opt->used_backend == GENIE_BACKEND_CUDA_SPQ;
+    uint64_t nBytes = 0;
+    for (uint32_t p = 0; p < idx->nPart; p++)
+        nBytes += idx->aPart[p].nSpan;
+    w.stream = w.cuda && !(opt->gpu_memory && nBytes <= opt->gpu_memory / 2);
+    genie_status rc = GENIE_OK;
+    if ((uint64_t)nQuery * k > SIZE_MAX / sizeof(genie_hit))
+        return util_error(GENIE_ENOMEM, "%zu queries with k = %u do not fit in memory", q->nQuery, k);
+    w.aBest = malloc(nQuery * k * sizeof *w.aBest);
+    w.aNBest = calloc(nQuery, sizeof *w.aNBest);
+    w.aHit = malloc(nChunk * k * sizeof *w.aHit);
+    w.aN = malloc(nChunk * sizeof *w.aN);
+    w.aBound = malloc(nChunk * sizeof *w.aBound);
+    w.aTmp = malloc(k * sizeof *w.aTmp);
+    if (!w.aBest || !w.aNBest || !w.aHit || !w.aN || !w.aBound || !w.aTmp) {
+        rc = util_error(GENIE_ENOMEM, "out of memory for %zu queries with k = %u over %u parts", q->nQuery, k,
+                        idx->nPart);
+        goto done;
+    }
+    if (w.cuda)
+        pthread_mutex_lock(&((genie_index *)idx)->deviceLock);
+    rc = run_parts(&w);
+    if (w.cuda)
+        pthread_mutex_unlock(&((genie_index *)idx)->deviceLock);
+    stats->streamed = w.stream;
+    if (rc == GENIE_OK)
+        rc = collect(&w, r);
+done:
+    free(w.aBest);
+    free(w.aNBest);
+    free(w.aHit);
+    free(w.aN);
+    free(w.aBound);
+    free(w.aTmp);
+    return rc;
+}

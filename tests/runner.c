@@ -73,7 +73,11 @@ char g_zTestDir[1024];
     X(csv_numbers, 10)                            \
     X(arff_parse, 10)                             \
     X(arff_malformed, 10)                         \
-    X(csv_arff_fuzz, 60)
+    X(csv_arff_fuzz, 60) \
+    X(table_query_rules, 30)                      \
+    X(table_bad_input, 30)                        \
+    X(table_arff_mixed_columns, 30)               \
+    X(table_sqlite_oracle, 120)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

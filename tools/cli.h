@@ -83,6 +83,10 @@ int seq_cli_search(int argc, char **argv, const char *zIndex);
 int set_cli_build(int argc, char **argv);
 int set_cli_search(int argc, char **argv, const char *zIndex);
 
+/* Front-end: relational tables (tools/type_table.c). */
+int table_cli_build(int argc, char **argv);
+int table_cli_search(int argc, char **argv, const char *zIndex);
+
 /** Print "genie CMD: message" and the usage hint; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *zCmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Print "genie: <genie_last_error() or strerror>"; returns CLI_EXIT_FAIL. */

@@ -87,6 +87,12 @@ int set_cli_search(int argc, char **argv, const char *zIndex);
 int table_cli_build(int argc, char **argv);
 int table_cli_search(int argc, char **argv, const char *zIndex);
 
+/* Vectors (tools/type_vectors.c); eval and lsh-params are subcommands. */
+int vec_cli_build(int argc, char **argv);
+int vec_cli_search(int argc, char **argv, const char *zIndex);
+int vec_cli_eval(int argc, char **argv);
+int vec_cli_lsh_params(int argc, char **argv);
+
 /** Print "genie CMD: message" and the usage hint; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *zCmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Print "genie: <genie_last_error() or strerror>"; returns CLI_EXIT_FAIL. */

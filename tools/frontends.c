@@ -14,6 +14,7 @@ const cli_frontend cli_aFrontend[] = {
     {"sequences", GENIE_TYPE_SEQUENCES, seq_cli_build, seq_cli_search},
     {"sets", GENIE_TYPE_SETS, set_cli_build, set_cli_search},
     {"table", GENIE_TYPE_TABLE, table_cli_build, table_cli_search},
+    {"vectors", GENIE_TYPE_VECTORS, vec_cli_build, vec_cli_search},
     {NULL, GENIE_TYPE_KEYWORDS, NULL, NULL}};
 
 const cli_frontend *cli_frontend_by_name(const char *zType)

@@ -13,6 +13,8 @@ static const char zUsage[] =
     "  build    build an index from keyword sets or text documents\n"
     "  search   answer queries against an index (top-k by match count)\n"
     "  info     describe an index file\n"
+    "  eval     recall@k and approximation ratio of a vectors index\n"
+    "  lsh-params  hash functions m by Eqn. 9 for (epsilon, delta)\n"
     "\n"
     "Run 'genie COMMAND --help' for a command's options.\n"
     "Exit status: 0 ok, 1 bad input or failure, 2 usage error.\n";
@@ -38,6 +40,10 @@ int main(int argc, char **argv)
         return cmd_search(argc - 1, argv + 1);
     if (strcmp(zCmd, "info") == 0)
         return cmd_info(argc - 1, argv + 1);
+    if (strcmp(zCmd, "eval") == 0)
+        return vec_cli_eval(argc - 1, argv + 1);
+    if (strcmp(zCmd, "lsh-params") == 0)
+        return vec_cli_lsh_params(argc - 1, argv + 1);
     fprintf(stderr, "genie: unknown command '%s'\n\n%s", zCmd, zUsage);
     return CLI_EXIT_USAGE;
 }

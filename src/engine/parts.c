@@ -15,6 +15,15 @@
  * counts gives exactly the single-load order (count descending, then
  * smaller object id), ties across a part boundary included.
  *
+ * Pruning.  Once a query's best list is full, an object of a later part
+ * enters it only with a count above the k-th best count so far (an equal
+ * count loses to the earlier, smaller id), so the backend is asked for that
+ * part with the query's minimum count raised to k-th best + 1.  The
+ * backends read minimum counts through engine_query_threshold(), so a
+ * shallow copy of the query store with its own minimum counts (qPart)
+ * carries this to every backend; the merge stays exact either way.  Without
+ * it every part would select a full top-k of candidates that mostly lose.
+ *
  * Residency.  Before a part, its pages are read ahead (index_part_load);
  * after it they are dropped (index_part_release), so a CPU search holds
  * about one part of the index in memory.  The CUDA backend caches a view's
@@ -38,6 +47,8 @@
 typedef struct parts_run {
     const genie_index *idx;
     const genie_queries *q;
+    genie_queries qPart; /* q with aMinCount = aMin */
+    uint32_t *aMin;      /* per query: its minimum count raised by the best list */
     const genie_search_options *opt;
     engine_search_fn fn;
     uint32_t k;
@@ -83,7 +94,16 @@ static genie_status run_chunk(parts_run *w, genie_index *view, size_t first, siz
 {
     uint32_t kp = w->k < view->info.n_objects ? w->k : (uint32_t)view->info.n_objects;
     GENIE_TRY(engine_count_bounds(view, w->q, first, n, w->aBound));
-    engine_request req = {view, w->q, first, n, kp, w->aBound, w->opt};
+    for (size_t qi = first; qi < first + n; qi++) {
+        uint32_t m = w->q->aMinCount[qi];
+        if (w->aNBest[qi] == w->k) {
+            uint32_t c = w->aBest[qi * w->k + w->k - 1].count;
+            if (c != UINT32_MAX && c + 1 > m)
+                m = c + 1;
+        }
+        w->aMin[qi] = m;
+    }
+    engine_request req = {view, &w->qPart, first, n, kp, w->aBound, w->opt};
     double t0 = engine_now();
     genie_status rc = w->fn(&req, w->aHit, w->aN);
     if (rc == GENIE_EGPU && w->cuda && !w->stream) {
@@ -180,7 +200,10 @@ genie_status engine_search_parts(const genie_index *idx, const genie_queries *q,
     w.aN = malloc(nChunk * sizeof *w.aN);
     w.aBound = malloc(nChunk * sizeof *w.aBound);
     w.aTmp = malloc(k * sizeof *w.aTmp);
-    if (!w.aBest || !w.aNBest || !w.aHit || !w.aN || !w.aBound || !w.aTmp) {
+    w.aMin = malloc(nQuery * sizeof *w.aMin);
+    w.qPart = *q;
+    w.qPart.aMinCount = w.aMin;
+    if (!w.aBest || !w.aNBest || !w.aHit || !w.aN || !w.aBound || !w.aTmp || !w.aMin) {
         rc = util_error(GENIE_ENOMEM, "out of memory for %zu queries with k = %u over %u parts", q->nQuery, k,
                         idx->nPart);
         goto done;
@@ -200,5 +223,6 @@ done:
     free(w.aN);
     free(w.aBound);
     free(w.aTmp);
+    free(w.aMin);
     return rc;
 }

@@ -2,7 +2,8 @@
  * Readers and writers of dense vector files.
  *
  * Every reader loads the whole file through zlib's gzread (which passes
- * plain files through unchanged, so any format may also be gzip'd), then
+ * plain files through unchanged, so any format may also be gzip'd; a build
+ * without zlib reads plain files and refuses gzip'd ones), then
  * decodes it into one row-major float array:
  *
  *   format  layout (little-endian unless said)                 values
@@ -27,21 +28,51 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#ifdef GENIE_HAVE_ZLIB
 #include <zlib.h>
+#endif
 
 #include "util/error.h"
 #include "util/file.h"
 
 #define VEC_MAX_DIM (1u << 24)
 
+#ifdef GENIE_HAVE_ZLIB
+typedef gzFile vec_file;
+#define vec_open(path) gzopen(path, "rb")
+#define vec_close(f) gzclose(f)
+static long vec_read(vec_file f, void *p, size_t n, const char **pzErr)
+{
+    int got = gzread(f, p, (unsigned)n), errnum;
+    if (got < 0) {
+        const char *z = gzerror(f, &errnum);
+        *pzErr = errnum == Z_ERRNO ? strerror(errno) : z;
+    }
+    return got;
+}
+#else
+typedef FILE *vec_file;
+#define vec_open(path) fopen(path, "rb")
+#define vec_close(f) fclose(f)
+static long vec_read(vec_file f, void *p, size_t n, const char **pzErr)
+{
+    size_t got = fread(p, 1, n, f);
+    if (got == 0 && ferror(f)) {
+        *pzErr = strerror(errno);
+        return -1;
+    }
+    return (long)got;
+}
+#endif
+
 genie_status vecio_read_all(const char *path, unsigned char **pBuf, size_t *pN)
 {
     *pBuf = NULL;
     *pN = 0;
-    gzFile f = gzopen(path, "rb");
+    vec_file f = vec_open(path);
     if (!f)
         return util_error_errno(GENIE_EIO, "cannot open %s", path);
-    gzbuffer(f, 1 << 20);
     size_t n = 0, cap = 1 << 20;
     unsigned char *a = malloc(cap + 1);
     genie_status rc = GENIE_OK;
@@ -59,11 +90,10 @@ genie_status vecio_read_all(const char *path, unsigned char **pBuf, size_t *pN)
             a = p;
             cap *= 2;
         }
-        int got = gzread(f, a + n, (unsigned)(cap - n));
+        const char *zErr = "";
+        long got = vec_read(f, a + n, (cap - n) > (1u << 30) ? (1u << 30) : cap - n, &zErr);
         if (got < 0) {
-            int errnum;
-            const char *z = gzerror(f, &errnum);
-            rc = util_error(GENIE_EIO, "%s: read failed: %s", path, errnum == Z_ERRNO ? strerror(errno) : z);
+            rc = util_error(GENIE_EIO, "%s: read failed: %s", path, zErr);
             goto done;
         }
         if (got == 0)
@@ -71,8 +101,12 @@ genie_status vecio_read_all(const char *path, unsigned char **pBuf, size_t *pN)
         n += (size_t)got;
     }
     a[n] = 0; /* the JSON reader relies on a terminating NUL */
+#ifndef GENIE_HAVE_ZLIB
+    if (n >= 2 && a[0] == 0x1f && a[1] == 0x8b)
+        rc = util_error(GENIE_ENOTSUP, "%s is gzip'd and this genie was built without zlib: gunzip it first", path);
+#endif
 done:
-    gzclose(f);
+    vec_close(f);
     if (rc != GENIE_OK) {
         free(a);
         return rc;

@@ -377,6 +377,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: seqsets_bench seq|sets DIR [-b B1,B2] [-n QUERIES] [-e EXACT] [-K K1,K2,...]\n");
         return 2;
     }
+    setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a timeout */
     genie_backend aB[4] = {GENIE_BACKEND_CPU};
     int nB = 1;
     int isSeq = strcmp(argv[1], "seq") == 0;

@@ -14,7 +14,9 @@
  */
 #include <unistd.h>
 
+#include "index/index.h"
 #include "test.h"
+#include "transform/table.h"
 
 #define ORACLE_ROWS 600
 #define ORACLE_QUERIES 80
@@ -474,5 +476,53 @@ TEST(table_arff_mixed_columns)
     ANSWER("", "purpose", "new");
     ANSWER("0:1 3:1", "note", "x");
     genie_table_free(t);
+    genie_index_close(idx);
+}
+
+/* The FRONTEND bytes are parsed defensively: every truncation and many byte
+ * flips of real parameters must decode or fail cleanly, never crash. */
+TEST(table_params_truncate_and_flip)
+{
+    write_text(test_path("t.csv"), "n,c,s\n1.5,a,x\n-2,b,y\n?,a,\n");
+    genie_table_options topt = {8, "n,c", 0};
+    CHECK_OK(genie_table_build(test_path("t.csv"), &topt, NULL, test_path("t.genie")));
+    genie_index *idx;
+    CHECK_OK(genie_index_open(test_path("t.genie"), &idx));
+    size_t n = (size_t)idx->nFrontend;
+    unsigned char *a = malloc(n);
+    CHECK(a != NULL && n > 24);
+    memcpy(a, idx->aFrontend, n);
+    table_schema s;
+    CHECK_OK(table_schema_decode(a, n, &s));
+    CHECK_EQ(s.nCol, 3);
+    CHECK_EQ(s.nSlot, 2);
+    CHECK_EQ(s.nBins, 8);
+    CHECK(s.aCol[0].min == -2 && s.aCol[0].max == 1.5 && s.aCol[1].dict.nIds == 2);
+    table_schema_free(&s);
+    for (size_t len = 0; len < n; len++) {
+        unsigned char *b = malloc(len ? len : 1);
+        memcpy(b, a, len);
+        genie_status rc = table_schema_decode(b, len, &s);
+        table_schema_free(&s);
+        free(b);
+        if (rc != GENIE_ECORRUPT)
+            test_fail_at(__FILE__, __LINE__, "truncated to %zu of %zu bytes: rc %d", len, n, rc);
+    }
+    uint64_t seed = 42;
+    for (int round = 0; round < 20000; round++) {
+        unsigned char *b = malloc(n);
+        memcpy(b, a, n);
+        size_t at = (size_t)(test_rand(&seed) % n);
+        b[at] ^= (unsigned char)(1u << (test_rand(&seed) % 8));
+        genie_status rc = table_schema_decode(b, n, &s);
+        if (rc == GENIE_OK)
+            for (size_t i = 0; i < s.nCol; i++)
+                CHECK(s.aCol[i].kind != GENIE_COLUMN_NUMERIC || s.aCol[i].min <= s.aCol[i].max);
+        table_schema_free(&s);
+        free(b);
+        if (rc != GENIE_OK && rc != GENIE_ECORRUPT && rc != GENIE_EFORMAT)
+            test_fail_at(__FILE__, __LINE__, "flip at %zu: rc %d", at, rc);
+    }
+    free(a);
     genie_index_close(idx);
 }

@@ -39,7 +39,8 @@ static const char zBuildHelp[] =
     "      --no-records         do not store the rows (then 'genie search\n"
     "                           --show' cannot print them)\n"
     "  -L, --sublist-length N   split lists longer than N postings (default 4096)\n"
-    "  -q, --quiet              no progress on standard error\n"
+    "  -q, --quiet              no progress on standard error (shown on a\n"
+    "                           terminal after the first second)\n"
     "  -h, --help               show this help\n"
     "\n"
     "Example:\n"
@@ -70,9 +71,13 @@ static const char zSearchHelp[] =
     "      --weight W          weight 1..255 of every column\n"
     "      --weight COL=W      weight of column COL (default 1); repeatable\n"
     "  -m, --min-count N       leave out rows whose count is below N\n"
-    "  -b, --backend NAME      auto (default), cpu, cpu-idx, cuda, cuda-spq\n"
+    "  -b, --backend NAME      auto (default: cuda when built and a GPU is\n"
+    "                          present, else cpu), cpu, cpu-idx, cuda,\n"
+    "                          cuda-spq, cuda-cpq-paper (as 'genie search')\n"
     "  -j, --threads N         CPU threads (default: all cores)\n"
     "      --gpu-memory BYTES  GPU memory budget, suffix K/M/G allowed\n"
+    "      --load-balance      cuda-cpq-paper, cuda-spq: split long lists, at\n"
+    "                          most two per block (seeds/003 III-B1)\n"
     "      --show              print each hit's row as a sixth column, with\n"
     "                          tab, newline and backslash written \\t \\n \\\\\n"
     "  -q, --quiet             no notices on standard error\n"
@@ -80,6 +85,11 @@ static const char zSearchHelp[] =
     "\n"
     "Example:\n"
     "  genie search -k 5 --radius 20 --weight purpose=3 credit.genie q.csv\n";
+
+static void on_build_progress(void *ctx, uint64_t done)
+{
+    cli_progress_update(ctx, done, 0);
+}
 
 int table_cli_build(int argc, char **argv)
 {
@@ -123,6 +133,8 @@ int table_cli_build(int argc, char **argv)
         return cli_usage_error("build", "--type table reads exactly one TABLE file");
     cli_progress prog;
     cli_progress_start(&prog, "building: rows", quiet);
+    opt.progress = on_build_progress;
+    opt.progress_ctx = &prog;
     genie_status rc = genie_table_build(argv[optind], &topt, &opt, zOut);
     cli_progress_end(&prog);
     return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
@@ -198,6 +210,7 @@ static int parse_search(int argc, char **argv, table_search_args *a)
         {"backend", required_argument, 0, 'b'},    {"threads", required_argument, 0, 'j'},
         {"gpu-memory", required_argument, 0, 'G'}, {"radius", required_argument, 0, 'r'},
         {"weight", required_argument, 0, 'w'},     {"show", no_argument, 0, 's'},
+        {"load-balance", no_argument, 0, 'B'},
         {"quiet", no_argument, 0, 'q'},            {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int c;
@@ -234,6 +247,7 @@ static int parse_search(int argc, char **argv, table_search_args *a)
             a->aSetting[a->nSetting].zArg = optarg;
             a->nSetting++;
             break;
+        case 'B': a->opt.load_balance = 1; break;
         case 's': a->show = 1; break;
         case 'q': a->quiet = 1; break;
         case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);

@@ -63,12 +63,12 @@ typedef struct tset {
 static void random_set(uint64_t *rng, tset *s, unsigned universe)
 {
     s->n = (size_t)(test_rand(rng) % 12);
-    s->zLine = malloc(40 * 8);
+    s->zLine = malloc(40 * 16);
     size_t len = 0;
     for (size_t i = 0; i < s->n; i++) {
         unsigned e = (unsigned)(test_rand(rng) % universe);
-        s->az[i] = malloc(8);
-        snprintf(s->az[i], 8, "e%u", e);
+        s->az[i] = malloc(16);
+        snprintf(s->az[i], 16, "e%u", e);
         len += (size_t)sprintf(s->zLine + len, "%s%s", i ? (test_rand(rng) % 2 ? " " : "\t ") : "", s->az[i]);
     }
     s->zLine[len] = '\0';

@@ -59,7 +59,8 @@ char g_zTestDir[1024];
     X(parts_tie_run_across_boundaries, 30)        \
     X(parts_layout_and_options, 30)               \
     X(parts_text_identical, 60)                   \
-    X(parts_corrupt_truncate_and_flip, 120) \
+    X(parts_corrupt_truncate_and_flip, 120)       \
+    X(parts_threads_and_stats, 60)                \
     X(seq_edit_distance_random, 30) \
     X(seq_ordered_ngrams, 10) \
     X(seq_certified_equals_brute_force, 120) \

@@ -7,6 +7,7 @@
  * so on a GPU machine the same cases stream parts through the device.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -423,4 +424,66 @@ TEST(parts_corrupt_truncate_and_flip)
     }
     CHECK(namedPart > 0);
     free(p);
+}
+
+typedef struct search_thread {
+    genie_index *idx;
+    genie_queries *q;
+    genie_backend backend;
+    genie_results *r;
+    genie_status rc;
+} search_thread;
+
+static void *search_main(void *p)
+{
+    search_thread *t = p;
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = t->backend;
+    opt.k = 7;
+    opt.threads = 1;
+    t->rc = genie_search(t->idx, t->q, &opt, &t->r);
+    return NULL;
+}
+
+/* Searches from several threads at once on one multi-part index agree; stats report the parts. */
+TEST(parts_threads_and_stats)
+{
+    uint64_t s = 77;
+    test_objects objs;
+    random_objects(&s, 400, 10, 150, 1, &objs);
+    genie_index *one = build_parts(&objs, 3, 0, 0, test_path("one.genie"));
+    genie_index *many = build_parts(&objs, 3, 37, 0, test_path("many.genie"));
+    query_set qs;
+    random_queries(&s, 64, 150, &qs);
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = test_backend();
+    opt.k = 7;
+    genie_results *rOne, *rMany;
+    genie_search_stats st;
+    CHECK_OK(genie_search_with_stats(one, qs.q, &opt, &rOne, &st));
+    CHECK_EQ(st.n_parts, 1);
+    CHECK_OK(genie_search_with_stats(many, qs.q, &opt, &rMany, &st));
+    CHECK_EQ(st.n_parts, 11);
+    CHECK(st.total_seconds >= st.part_seconds + st.merge_seconds);
+    check_same(rOne, rMany, "stats");
+    search_thread aT[4];
+    pthread_t aId[4];
+    for (int i = 0; i < 4; i++) {
+        aT[i] = (search_thread){many, qs.q, test_backend(), NULL, GENIE_OK};
+        CHECK(pthread_create(&aId[i], NULL, search_main, &aT[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(aId[i], NULL);
+        CHECK_OK(aT[i].rc);
+        check_same(rOne, aT[i].r, "concurrent");
+        genie_results_free(aT[i].r);
+    }
+    genie_results_free(rOne);
+    genie_results_free(rMany);
+    genie_queries_free(qs.q);
+    genie_index_close(one);
+    genie_index_close(many);
+    test_objects_free(&objs);
 }

@@ -12,7 +12,15 @@
  *   ZipperArray     bound + 2 counters; ZA[v] counts objects credited at
  *                   value v.  An increment from c to c + w credits every v
  *                   in (c, c + w] with v >= the AuditThreshold seen then
- *                   (Algorithm 1 generalised to weights).
+ *                   (Algorithm 1 generalised to weights).  A credit is a
+ *                   range, so it is kept exactly in a difference array
+ *                   ZD (bound + 2 more counters: +1 at its first value,
+ *                   -1 after its last; two atomics whatever w is), and ZA
+ *                   itself only receives the first GATE_WINDOW values of
+ *                   each range: a lower bound of the credits, which is all
+ *                   the runtime AT advance needs (it may lag, never run
+ *                   ahead).  Crediting all w values one by one cost up to
+ *                   255 contended atomics per increment (a 120 s case).
  *   AuditThreshold  kept as AT - 1 in cuda_query_info.atMinus1 (zero start);
  *                   advanced while ZA[AT] >= k, by atomicMax.
  *   Hash Table      power-of-two slots of (id << 32 | count), count 0 =
@@ -26,9 +34,9 @@
  *
  * Why the answer is exact (the proof is in docs/CUDA.md):
  *   - AT only grows past v once ZA[v] >= k, so runtime AT <= MC_k + 1;
- *   - after counting, AT* = the least v >= AT with ZA[v] < k; for v >= AT*
- *     every crossing of v was credited, so ZA[AT*] = #objects with count
- *     >= AT* < k and ZA[AT* - 1] >= k: MC_k = AT* - 1;
+ *   - after counting, AT* = the least v >= AT with prefix-sum(ZD)[v] < k;
+ *     for v >= AT every crossing of v was credited, so that sum is
+ *     #objects with count >= v: < k at AT*, >= k at AT* - 1: MC_k = AT* - 1;
  *   - an object whose final count c >= AT* was inserted with value c at its
  *     last increment and never expires; an HT entry is taken iff its value
  *     is >= AT* and equals the object's Bitmap Counter (which drops stale
@@ -41,13 +49,15 @@
 
 /* Probe budget of one insert, in slot visits and lost races, per slot. */
 #define HT_STEPS_PER_SLOT 4u
+/* ZipperArray values credited one by one per increment (the rest only in ZD). */
+#define GATE_WINDOW 8u
 /* The count bound beyond which a query's ZipperArray is not worth building. */
 #define CPQ_MAX_BOUND (1u << 28)
 
 typedef struct cpq_query {
     uint64_t iBcWord;  /* the query's Bitmap Counter: d_bc + iBcWord */
     uint64_t nBcWord;  /* multiple of TIE_WORDS */
-    uint64_t iZa;      /* its ZipperArray: d_za + iZa, bound + 2 entries */
+    uint64_t iZa;      /* its ZipperArray: d_za + iZa, bound + 2 entries, then ZD (as many) */
     uint64_t iSlot;    /* its hash table: d_ht + iSlot */
     uint32_t slotMask; /* slots - 1 */
     uint32_t bound;
@@ -119,9 +129,12 @@ __device__ static void ht_insert(unsigned long long *ht, uint32_t mask, uint32_t
 __device__ static void gate_pass(const cpq_args &a, const cpq_query &q, uint32_t iQuery, uint32_t o, uint32_t c0,
                                  uint32_t c1, uint32_t at)
 {
-    uint32_t *za = a.d_za + q.iZa;
+    uint32_t *za = a.d_za + q.iZa, *zd = za + q.bound + 2u;
     cuda_query_info *info = &a.d_aInfo[iQuery];
-    for (uint32_t v = max(c0 + 1u, at); v <= c1; v++)
+    uint32_t lo = max(c0 + 1u, at);
+    atomicAdd(&zd[lo], 1u);
+    atomicAdd(&zd[c1 + 1u], 0xffffffffu); /* -1; c1 + 1 <= bound + 1 */
+    for (uint32_t v = lo; v <= c1 && v < lo + GATE_WINDOW; v++)
         atomicAdd(&za[v], 1u);
     ht_insert(a.d_ht + q.iSlot, q.slotMask, o, c1, at, &info->overflow);
     volatile uint32_t *vza = za;
@@ -162,12 +175,40 @@ __global__ void __launch_bounds__(CUDA_BLOCK) cpq_count_kernel(cpq_args a)
 }
 
 /*
+ * AT* = the least v >= at with sum(zd[0..v]) < k (exists: the sum is 0 at
+ * bound + 1).  All CUDA_BLOCK threads; same result in all.
+ */
+__device__ static uint32_t cpq_final_at(const uint32_t *zd, uint32_t at, uint32_t bound, uint32_t k)
+{
+    __shared__ uint32_t s_found;
+    uint32_t part = 0, prefix, total;
+    for (uint32_t v = threadIdx.x; v < at; v += CUDA_BLOCK)
+        part += zd[v];
+    block_exclusive_sum(part, &prefix);
+    if (threadIdx.x == 0)
+        s_found = 0xffffffffu;
+    for (uint32_t base = at;; base += CUDA_BLOCK) {
+        uint32_t v = base + threadIdx.x, x = v <= bound + 1u ? zd[v] : 0u;
+        uint32_t sum = prefix + block_exclusive_sum(x, &total) + x; /* its barriers publish s_found */
+        if (v <= bound + 1u && sum < k)
+            atomicMin(&s_found, v);
+        __syncthreads();
+        if (s_found != 0xffffffffu)
+            break;
+        prefix += total;
+    }
+    uint32_t r = s_found;
+    __syncthreads();
+    return r;
+}
+
+/*
  * One block per query: AT*, one scan of the hash table (Theorem III.1) for
  * the hits above the k-th count, their sort, then the ties in id order.
  */
 __global__ void __launch_bounds__(CUDA_BLOCK) cpq_finish_kernel(cpq_args a)
 {
-    __shared__ uint32_t s_at, s_nAbove;
+    __shared__ uint32_t s_nAbove;
     uint32_t iQuery = blockIdx.x;
     cpq_query q = a.d_aQuery[iQuery];
     cuda_query_info *info = &a.d_aInfo[iQuery];
@@ -177,15 +218,10 @@ __global__ void __launch_bounds__(CUDA_BLOCK) cpq_finish_kernel(cpq_args a)
     const uint32_t *bc = a.d_bc + q.iBcWord;
     const unsigned long long *ht = a.d_ht + q.iSlot;
     genie_hit *out = a.d_aHit + (uint64_t)iQuery * a.k;
-    if (threadIdx.x == 0) {
-        uint32_t v = info->atMinus1 + 1u;
-        while (v <= q.bound && za[v] >= a.k)
-            v++;
-        s_at = v;
+    uint32_t at = cpq_final_at(za + q.bound + 2u, info->atMinus1 + 1u, q.bound, a.k), kth = at - 1u;
+    if (threadIdx.x == 0)
         s_nAbove = 0;
-    }
     __syncthreads();
-    uint32_t at = s_at, kth = at - 1u;
     uint32_t lo = max(at, q.threshold);
     for (uint32_t i = threadIdx.x; i <= q.slotMask; i += CUDA_BLOCK) {
         unsigned long long s = ht[i];
@@ -240,7 +276,7 @@ static void cpq_lay_out(const engine_request *req, size_t i, unsigned shift, cpq
     uint64_t perWord = 32u >> l->log2Bits;
     uint64_t nWord = (req->idx->info.n_objects + perWord - 1) / perWord;
     l->nBcWord = (nWord + TIE_WORDS - 1) / TIE_WORDS * TIE_WORDS;
-    l->nZa = (uint64_t)bound + 2;
+    l->nZa = 2 * ((uint64_t)bound + 2); /* ZA, then ZD */
     l->nSlot = cpq_slots(req, shift);
 }
 

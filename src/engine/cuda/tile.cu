@@ -254,21 +254,27 @@ __device__ static void tile_emit(const uint32_t *s_cnt, uint32_t kth, uint32_t k
     if (threadIdx.x == 0)
         *pN = nAbove + r;
     for (uint32_t f = 0; f < 2; f++) {
-        if (f == 0 ? aLo + tLo == 0 : aHi + tHi == 0)
-            continue;
         uint32_t above = f == 0 ? (uint32_t)ex & 0xffffu : totALo + ((uint32_t)(ex >> 32) & 0xffffu);
         uint32_t ties = f == 0 ? (uint32_t)(ex >> 16) & 0xffffu : totTLo + (uint32_t)(ex >> 48);
-        for (uint32_t i = 0; i < TILE_WORDS_PER_THREAD; i++) {
-            uint32_t c = (s_cnt[w0 + i] >> (16u * f)) & 0xffffu;
-            if (c < kth || (c == kth && ties >= r)) {
-                ties += c == kth;
-                continue;
+        /* Only threads with something to write walk their words (usually few: ties past r are not). */
+        if (f == 0 ? aLo == 0 && (tLo == 0 || ties >= r) : aHi == 0 && (tHi == 0 || ties >= r))
+            continue;
+        for (uint32_t j = 0; j < TILE_WORDS_PER_THREAD / 4u; j++) {
+            uint4 x = *(const uint4 *)(s_cnt + w0 + 4u * j);
+            uint32_t aX[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+            for (uint32_t e = 0; e < 4; e++) {
+                uint32_t c = (aX[e] >> (16u * f)) & 0xffffu;
+                if (c < kth || (c == kth && ties >= r)) {
+                    ties += c == kth;
+                    continue;
+                }
+                out[above + min(ties, r)] = genie_hit{tileLo + (f << 14) + w0 + 4u * j + e, c};
+                if (c > kth)
+                    above++;
+                else
+                    ties++;
             }
-            out[above + min(ties, r)] = genie_hit{tileLo + (f << 14) + w0 + i, c};
-            if (c > kth)
-                above++;
-            else
-                ties++;
         }
     }
 }

@@ -498,6 +498,10 @@ static genie_status add_query_items(genie_queries *qs, const char *z, size_t len
     return genie_queries_add(qs, *paItem, m, 0);
 }
 
+/* Candidate lists hold at most this many hits at once: a round with a
+ * large K (--certify near the end) searches its queries in slices. */
+#define SEQ_MAX_BATCH_HITS ((size_t)16 << 20)
+
 /* One round: candidates for the pending queries with K, then verification. */
 static genie_status seq_round(seq_job *job, genie_search_options *opt)
 {
@@ -506,26 +510,42 @@ static genie_status seq_round(seq_job *job, genie_search_options *opt)
     uint32_t *aKw = NULL;
     genie_item *aItem = NULL;
     size_t nKwCap = 0, nItemCap = 0;
+    const size_t *aAll = job->aPending;
+    size_t nAll = job->nPending, step = SEQ_MAX_BATCH_HITS / job->K;
+    if (step == 0)
+        step = 1;
     genie_status rc;
     GENIE_TRY_GOTO(rc, genie_queries_new(&qs), done);
-    for (size_t i = 0; i < job->nPending; i++) {
-        size_t q = job->aPending[i];
-        GENIE_TRY_GOTO(rc, add_query_items(qs, job->azQuery[q], job->aLen[q], job->gram, &aKw, &nKwCap, &aItem,
-                                           &nItemCap), done);
+    for (size_t s = 0; s < nAll; s += step) {
+        job->aPending = aAll + s;
+        job->nPending = nAll - s < step ? nAll - s : step;
+        genie_queries_clear(qs);
+        for (size_t i = 0; i < job->nPending; i++) {
+            size_t q = job->aPending[i];
+            GENIE_TRY_GOTO(rc, add_query_items(qs, job->azQuery[q], job->aLen[q], job->gram, &aKw, &nKwCap, &aItem,
+                                               &nItemCap), done);
+        }
+        double t0 = now_seconds();
+        opt->k = job->K;
+        GENIE_TRY_GOTO(rc, genie_search(job->idx, qs, opt, &cand), done);
+        double t1 = now_seconds();
+        job->cand = cand;
+        atomic_store(&job->next, 0);
+        atomic_store(&job->rc, GENIE_OK);
+        util_parallel_run(opt->threads ? opt->threads : util_ncores(), verify_worker, job);
+        rc = atomic_load(&job->rc);
+        job->r->stats.match_seconds += t1 - t0;
+        job->r->stats.verify_seconds += now_seconds() - t1;
+        genie_results_free(cand);
+        cand = NULL;
+        job->cand = NULL;
+        if (rc != GENIE_OK)
+            goto done;
     }
-    double t0 = now_seconds();
-    opt->k = job->K;
-    GENIE_TRY_GOTO(rc, genie_search(job->idx, qs, opt, &cand), done);
-    double t1 = now_seconds();
-    job->cand = cand;
-    atomic_store(&job->next, 0);
-    atomic_store(&job->rc, GENIE_OK);
-    util_parallel_run(opt->threads ? opt->threads : util_ncores(), verify_worker, job);
-    rc = atomic_load(&job->rc);
-    job->r->stats.match_seconds += t1 - t0;
-    job->r->stats.verify_seconds += now_seconds() - t1;
     job->r->stats.rounds++;
 done:
+    job->aPending = aAll;
+    job->nPending = nAll;
     genie_results_free(cand);
     genie_queries_free(qs);
     free(aKw);

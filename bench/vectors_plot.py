@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Draw recall@10 against queries per second from bench/vectors CSV lines.
+"""Draw recall@10 against queries per second from bench/vectors CSV lines
+(rows with k = 10 only).
 
 Usage: vectors_plot.py RESULTS.csv OUT.png
 CSV columns: dataset, then genie eval --csv's (metric, exact, backend, m, k,
@@ -10,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-rows = [r for r in csv.reader(open(sys.argv[1])) if r and not r[0].startswith("#")]
+rows = [r for r in csv.reader(open(sys.argv[1])) if r and not r[0].startswith("#") and r[5] == "10"]
 sets = sorted({r[0] for r in rows})
 fig, axes = plt.subplots(1, len(sets), figsize=(6 * len(sets), 4.5), squeeze=False)
 for ax, ds in zip(axes[0], sets):

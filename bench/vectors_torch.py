@@ -77,7 +77,7 @@ def main():
     ids = np.concatenate(out)
     rec = np.mean([len(set(ids[i]) & set(truth[i])) / a.k for i in range(len(q))])
     one = np.mean([truth[i][0] in set(ids[i]) for i in range(len(q))])
-    print("%s,1,torch,0,%d,0,0,%d,%.4f,%.4f,nan,%.4f,%.1f" % (a.metric, a.k, len(q), rec, one, secs, len(q) / secs))
+    print("%s,1,torch,0,%d,0,0,%d,%.4f,%.4f,nan,%.4f,%.1f,0,0,0" % (a.metric, a.k, len(q), rec, one, secs, len(q) / secs))
     print("torch: base upload %.3f s, batch %d, %s" % (t_base, a.batch, torch.cuda.get_device_name()), file=sys.stderr)
 
 

@@ -316,20 +316,43 @@ static double oracle_distance(genie_metric metric, const float *a, const float *
     return s;
 }
 
+static double sq_norm(const float *a, uint32_t dim)
+{
+    double s = 0;
+    for (uint32_t j = 0; j < dim; j++)
+        s += (double)a[j] * a[j];
+    return s;
+}
+
+/* Distances a, b equal within tol (relative, at least absolute), or, with
+ * sqTol > 0 (l2 through the GPU's |x|^2 - 2 x.q + |q|^2), their squares
+ * within sqTol: float rounding of that expansion is relative to the norms. */
+static int near(double a, double b, double tol, double sqTol)
+{
+    double scale = fabs(b) > 1 ? fabs(b) : 1;
+    return fabs(a - b) <= tol * scale || (sqTol > 0 && fabs(a * a - b * b) <= sqTol);
+}
+
 /*
  * Check @p got (n per query, stride k) against the brute force: the
  * distances match rank by rank within @p tol, and where the oracle's
  * distance at a rank is not tied (within tol) with a neighbour rank, the
  * ids are equal; every returned distance is the true one of its id.
+ * @p gpuL2: the GPU selected by the l2 expansion, so near-ties are judged
+ * on squared distances within 1e-5 (|q|^2 + max |x|^2).
  */
 static void check_against_oracle(const genie_vectors *base, const genie_vectors *q, genie_metric metric,
-                                  uint32_t k, const genie_neighbor *got, double tol)
+                                  uint32_t k, const genie_neighbor *got, double tol, int gpuL2)
 {
     oracle_hit *all = malloc(base->n * sizeof *all);
     CHECK(all != NULL);
     uint32_t kEff = k < base->n ? k : (uint32_t)base->n;
+    double maxNorm = 0;
+    for (uint64_t j = 0; gpuL2 && metric == GENIE_METRIC_L2 && j < base->n; j++)
+        maxNorm = fmax(maxNorm, sq_norm(base->data + j * base->dim, base->dim));
     for (uint64_t i = 0; i < q->n; i++) {
         const float *pq = q->data + i * q->dim;
+        double sqTol = maxNorm > 0 ? 1e-5 * (maxNorm + sq_norm(pq, q->dim)) : 0;
         for (uint64_t j = 0; j < base->n; j++) {
             all[j].d = oracle_distance(metric, base->data + j * base->dim, pq, base->dim);
             all[j].id = (uint32_t)j;
@@ -337,17 +360,16 @@ static void check_against_oracle(const genie_vectors *base, const genie_vectors 
         qsort(all, base->n, sizeof *all, cmp_oracle);
         for (uint32_t r = 0; r < kEff; r++) {
             const genie_neighbor *g = &got[i * k + r];
-            double scale = fabs(all[r].d) > 1 ? fabs(all[r].d) : 1;
-            if (fabs(g->distance - all[r].d) > tol * scale)
+            if (!near(g->distance, all[r].d, tol, sqTol))
                 test_fail_at(__FILE__, __LINE__, "%s query %llu rank %u: distance %.7g, oracle %.7g",
                              genie_metric_name(metric), (unsigned long long)i, r, (double)g->distance, all[r].d);
             CHECK(g->id < base->n);
             double dTrue = oracle_distance(metric, base->data + (uint64_t)g->id * base->dim, pq, base->dim);
-            if (fabs(dTrue - all[r].d) > tol * scale)
+            if (!near(dTrue, all[r].d, tol, sqTol))
                 test_fail_at(__FILE__, __LINE__, "%s query %llu rank %u: id %u at %.7g, oracle id %u at %.7g",
                              genie_metric_name(metric), (unsigned long long)i, r, g->id, dTrue, all[r].id, all[r].d);
-            int tied = (r > 0 && fabs(all[r - 1].d - all[r].d) <= tol * scale) ||
-                       (r + 1 < base->n && fabs(all[r + 1].d - all[r].d) <= tol * scale);
+            int tied = (r > 0 && near(all[r - 1].d, all[r].d, tol, sqTol)) ||
+                       (r + 1 < base->n && near(all[r + 1].d, all[r].d, tol, sqTol));
             if (!tied && g->id != all[r].id)
                 test_fail_at(__FILE__, __LINE__, "%s query %llu rank %u: id %u, oracle %u (not tied)",
                              genie_metric_name(metric), (unsigned long long)i, r, g->id, all[r].id);
@@ -368,7 +390,8 @@ static void exact_case(uint64_t nBase, uint64_t nQuery, uint32_t dim, uint32_t k
     for (int m = 0; m <= GENIE_METRIC_L1; m++) {
         genie_backend used;
         CHECK_OK(genie_exact_search(&base, &q, (genie_metric)m, k, b, 2, out, &used));
-        check_against_oracle(&base, &q, (genie_metric)m, k, out, b == GENIE_BACKEND_CPU ? 1e-5 : 1e-4);
+        check_against_oracle(&base, &q, (genie_metric)m, k, out, b == GENIE_BACKEND_CPU ? 1e-5 : 1e-4,
+                             used == GENIE_BACKEND_CUDA);
     }
     free(out);
     genie_vectors_free(&base);
@@ -523,12 +546,12 @@ static void lsh_case(genie_metric metric, uint32_t radius, double minRecall)
     o.radius = metric == GENIE_METRIC_L2 ? got.buckets : 0;
     CHECK_OK(genie_vectors_search(idx, &q, &o, aCpu, nCpu));
     if (metric == GENIE_METRIC_L2)
-        check_against_oracle(&base, &q, metric, k, aCpu, 1e-5);
+        check_against_oracle(&base, &q, metric, k, aCpu, 1e-5, 0);
     /* --exact through the index */
     o.exact = 1;
     o.search.backend = test_backend();
     CHECK_OK(genie_vectors_search(idx, &q, &o, aDev, nDev));
-    check_against_oracle(&base, &q, metric, k, aDev, 1e-4);
+    check_against_oracle(&base, &q, metric, k, aDev, 1e-4, o.search.used_backend == GENIE_BACKEND_CUDA);
     CHECK_EQ(nDev[0], k);
     free(aCpu);
     free(aDev);

@@ -77,6 +77,7 @@ static const char zEvalHelp[] =
     "                 (1/k) sum_i d(p_i, q) / d(p*_i, q), ranks with d(p*_i, q) = 0\n"
     "                 left out; queries with fewer than k found are left out\n"
     "  seconds, qps   wall time of the search alone, queries per second\n"
+    "  seconds_hash, seconds_match, seconds_rerank   LSH: its three steps\n"
     "\n"
     "  -k, --k N              neighbours (default 10)\n"
     "  -K, --candidates N     candidates re-ranked (default 10 k)\n"
@@ -90,7 +91,8 @@ static const char zEvalHelp[] =
     "      --truth-out FILE   write the computed ground truth as .ivecs\n"
     "      --limit N          use the first N queries only\n"
     "      --csv              one CSV line instead: metric,exact,backend,m,\n"
-    "                         k,K,r,queries,k_recall,one_recall,ratio,seconds,qps\n"
+    "                         k,K,r,queries,k_recall,one_recall,ratio,seconds,qps,\n"
+    "                         seconds_hash,seconds_match,seconds_rerank\n"
     "  -h, --help             show this help\n";
 
 static const char zParamsHelp[] =
@@ -501,10 +503,11 @@ int vec_cli_eval(int argc, char **argv)
     double n = q.n ? (double)q.n : 1;
     double ratio = nRatio ? sumRatio / (double)nRatio : NAN;
     if (o.csv) {
-        printf("%s,%d,%s,%u,%u,%u,%u,%llu,%.4f,%.4f,%.4f,%.4f,%.1f\n", genie_metric_name(p.metric), o.so.exact,
-               genie_backend_name(o.so.search.used_backend), p.m, k,
+        printf("%s,%d,%s,%u,%u,%u,%u,%llu,%.4f,%.4f,%.4f,%.4f,%.1f,%.4f,%.4f,%.4f\n", genie_metric_name(p.metric),
+               o.so.exact, genie_backend_name(o.so.search.used_backend), p.m, k,
                o.so.exact ? 0 : (o.so.candidates ? o.so.candidates : 10 * k), o.so.radius, (unsigned long long)q.n,
-               sumRecall / n, (double)nOne / n, ratio, secs, secs > 0 ? (double)q.n / secs : 0.0);
+               sumRecall / n, (double)nOne / n, ratio, secs, secs > 0 ? (double)q.n / secs : 0.0,
+               o.so.seconds_hash, o.so.seconds_match, o.so.seconds_rerank);
     } else {
         printf("metric: %s\nsearch: %s\nbackend: %s\nqueries: %llu\nk: %u\n", genie_metric_name(p.metric),
                o.so.exact ? "exact" : "lsh", genie_backend_name(o.so.search.used_backend), (unsigned long long)q.n,
@@ -514,6 +517,9 @@ int vec_cli_eval(int argc, char **argv)
                    o.so.radius);
         printf("k_recall_at_k: %.4f\none_recall_at_k: %.4f\nratio: %.4f\nseconds: %.4f\nqps: %.1f\n",
                sumRecall / n, (double)nOne / n, ratio, secs, secs > 0 ? (double)q.n / secs : 0.0);
+        if (!o.so.exact)
+            printf("seconds_hash: %.4f\nseconds_match: %.4f\nseconds_rerank: %.4f\n", o.so.seconds_hash,
+                   o.so.seconds_match, o.so.seconds_rerank);
     }
 done:
     free(aOut);

@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/exact.h"
 #include "engine/select.h"
@@ -156,6 +157,13 @@ genie_status genie_vectors_index_base(const genie_index *idx, genie_vectors *out
 
 /* ------------------------------------------------------------ searching */
 
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 typedef struct rerank_job {
     const genie_results *res;
     const genie_vectors *base, *q;
@@ -216,6 +224,7 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
     uint32_t *aBucket = NULL;
     genie_item *aItem = NULL;
     genie_status rc = GENIE_OK;
+    opt->seconds_hash = opt->seconds_match = opt->seconds_rerank = 0;
     uint32_t k = opt->k, K = opt->candidates ? opt->candidates : (opt->k > UINT32_MAX / 10 ? UINT32_MAX : opt->k * 10);
     if (queries->n && queries->dim != base.dim) {
         rc = util_error(GENIE_EINVAL, "queries have %u dimensions, the index's vectors %u", queries->dim, base.dim);
@@ -243,6 +252,7 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
     if (queries->n == 0)
         goto done;
     uint32_t m = h.p.m;
+    double t0 = now_seconds();
     GENIE_TRY_GOTO(rc, hash_all(&h, queries->data, queries->n, opt->search.threads, &aBucket), done);
     if (!(aItem = malloc((size_t)m * sizeof *aItem))) {
         rc = util_error(GENIE_ENOMEM, "out of memory");
@@ -260,7 +270,9 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
         GENIE_TRY_GOTO(rc, genie_queries_add(q, aItem, m, 1), done);
     }
     opt->search.k = K;
+    double t1 = now_seconds();
     GENIE_TRY_GOTO(rc, genie_search(idx, q, &opt->search, &res), done);
+    double t2 = now_seconds();
     {
         rerank_job job = {.res = res, .base = &base, .q = queries, .metric = h.p.metric, .k = k, .K = K,
                           .out = out, .aN = aN};
@@ -270,6 +282,9 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
         if (atomic_load(&job.failed))
             rc = util_error(GENIE_ENOMEM, "out of memory re-ranking");
     }
+    opt->seconds_hash = t1 - t0;
+    opt->seconds_match = t2 - t1;
+    opt->seconds_rerank = now_seconds() - t2;
 done:
     vlsh_free(&h);
     genie_queries_free(q);

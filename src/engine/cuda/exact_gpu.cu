@@ -12,7 +12,9 @@
  *      the bucket holding the k-th key, until a bucket holds exactly the
  *      keys still needed (ids make keys distinct, so ties are resolved by
  *      the smaller id without a special case); then every key at or below
- *      the prefix is gathered into shared memory and bitonic-sorted.
+ *      the prefix is gathered into shared memory and bitonic-sorted; for
+ *      l2 the k distances are then recomputed directly from the vectors
+ *      (the GEMM expansion loses digits for near points) and sorted again.
  *
  * Thread contract of exact_select: blockDim.x == SELECT_THREADS; every
  * thread runs every loop (the __syncthreads() are unconditional); k <=
@@ -126,9 +128,30 @@ __device__ __forceinline__ uint64_t select_key_at(const float *row, uint32_t i, 
     return (uint64_t)d_key(d) << 32 | i;
 }
 
+/* Ascending bitonic sort of a[0 .. nPad), nPad a power of two; whole block. */
+static __device__ void bitonic_sort(uint64_t *a, uint32_t nPad, uint32_t tid)
+{
+    for (uint32_t size = 2; size <= nPad; size <<= 1) {
+        for (uint32_t stride = size >> 1; stride > 0; stride >>= 1) {
+            for (uint32_t i = tid; i < nPad; i += SELECT_THREADS) {
+                uint32_t j = i ^ stride;
+                if (j > i) {
+                    int up = (i & size) == 0;
+                    uint64_t u = a[i], v = a[j];
+                    if ((u > v) == up) {
+                        a[i] = v;
+                        a[j] = u;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
 __global__ void __launch_bounds__(SELECT_THREADS)
 exact_select(const float *S, uint32_t nBase, int metric, const float *aNorm, const float *aQNorm, uint32_t k,
-             genie_neighbor *out)
+             const float *x, const float *q, uint32_t dim, genie_neighbor *out)
 {
     __shared__ uint32_t hist[256];
     __shared__ uint64_t aSel[EXACT_CUDA_MAX_K];
@@ -195,29 +218,29 @@ exact_select(const float *S, uint32_t nBase, int metric, const float *aNorm, con
     for (uint32_t i = k + tid; i < nPad; i += SELECT_THREADS)
         aSel[i] = UINT64_MAX;
     __syncthreads();
-    for (uint32_t size = 2; size <= nPad; size <<= 1) {
-        for (uint32_t stride = size >> 1; stride > 0; stride >>= 1) {
-            for (uint32_t i = tid; i < nPad; i += SELECT_THREADS) {
-                uint32_t j = i ^ stride;
-                if (j > i) {
-                    int up = (i & size) == 0;
-                    uint64_t a = aSel[i], b = aSel[j];
-                    if ((a > b) == up) {
-                        aSel[i] = b;
-                        aSel[j] = a;
-                    }
-                }
-            }
-            __syncthreads();
+    bitonic_sort(aSel, nPad, tid);
+    if (metric == GENIE_METRIC_L2) {
+        /*
+         * The expansion |x|^2 - 2 x.q + |q|^2 loses digits when x and q are
+         * close: recompute the k selected distances directly and sort again,
+         * so the distances returned are as exact as the CPU's.
+         */
+        const float *pq = q + (uint64_t)blockIdx.x * dim;
+        for (uint32_t i = tid; i < k; i += SELECT_THREADS) {
+            uint32_t id = (uint32_t)aSel[i];
+            const float *px = x + (uint64_t)id * dim;
+            float s = 0;
+            for (uint32_t j = 0; j < dim; j++)
+                s += (px[j] - pq[j]) * (px[j] - pq[j]);
+            aSel[i] = (uint64_t)d_key(sqrtf(s)) << 32 | id;
         }
+        __syncthreads();
+        bitonic_sort(aSel, nPad, tid);
     }
     for (uint32_t i = tid; i < k; i += SELECT_THREADS) {
         uint64_t key = aSel[i];
-        float d = d_key_value((uint32_t)(key >> 32));
-        if (metric == GENIE_METRIC_L2)
-            d = sqrtf(d);
         out[(uint64_t)blockIdx.x * k + i].id = (uint32_t)key;
-        out[(uint64_t)blockIdx.x * k + i].distance = d;
+        out[(uint64_t)blockIdx.x * k + i].distance = d_key_value((uint32_t)(key >> 32));
     }
 }
 
@@ -286,7 +309,8 @@ extern "C" genie_status exact_cuda_search(const float *base, uint64_t nBase, con
             exact_l1<<<grid, dim3(L1_TILE, L1_TILE)>>>(d_x, nBase, d_q, nb, dim, d_S);
             GPU_LAUNCHED(rc, "exact_l1", fail);
         }
-        exact_select<<<nb, SELECT_THREADS>>>(d_S, (uint32_t)nBase, (int)metric, d_norm, d_qnorm, k, d_out);
+        exact_select<<<nb, SELECT_THREADS>>>(d_S, (uint32_t)nBase, (int)metric, d_norm, d_qnorm, k, d_x, d_q, dim,
+                                             d_out);
         GPU_LAUNCHED(rc, "exact_select", fail);
         GPU_TRY(rc, cudaMemcpy(out + q0 * k, d_out, (size_t)nb * k * sizeof(genie_neighbor), cudaMemcpyDeviceToHost),
                 fail);

@@ -5,6 +5,7 @@
  *   seqsets_bench seq  DIR [-b B1,B2] [-n QUERIES] [-e EXACT] [-K 8,16,...]
  *   seqsets_bench sets DIR [-b B1,B2] [-n QUERIES] [-K 100,...]
  *
+ * Indexes are written to $TMPDIR (default /tmp).
  * seq:  builds the index of DIR/words.txt, then per backend and per
  *       modification rate (DIR/words-q{10,20,30,40}.txt, first QUERIES
  *       lines): one round of top-1 search per K (seeds/003 Tables VI and
@@ -35,6 +36,14 @@ typedef struct lines {
     size_t *an;
     size_t n;
 } lines;
+
+/* Indexes go to $TMPDIR (default /tmp), not to the data folder, which
+ * travels to the GPU machine and must stay small. */
+static const char *tmp_dir(void)
+{
+    const char *z = getenv("TMPDIR");
+    return z && *z ? z : "/tmp";
+}
 
 static double now(void)
 {
@@ -158,7 +167,7 @@ static int bench_seq(const char *dir, const genie_backend *aB, int nB, size_t nQ
     genie_status rc = genie_seq_builder_new(&sb, NULL, 3);
     for (size_t i = 0; rc == GENIE_OK && i < words.n; i++)
         rc = genie_seq_builder_add(sb, words.az[i], words.an[i]);
-    snprintf(path, sizeof path, "%s/words.genie", dir);
+    snprintf(path, sizeof path, "%s/seqsets-words.genie", tmp_dir());
     if (rc == GENIE_OK)
         rc = genie_seq_builder_write(sb, path);
     if (rc != GENIE_OK)
@@ -296,7 +305,7 @@ static int bench_one_set(const char *dir, const char *name, char sep, const geni
     genie_status rc = genie_set_builder_new(&sb, NULL, &p);
     for (size_t i = 0; rc == GENIE_OK && i < sets.n; i++)
         rc = genie_set_builder_add(sb, sets.az[i], sets.an[i]);
-    snprintf(path, sizeof path, "%s/%s.genie", dir, name);
+    snprintf(path, sizeof path, "%s/seqsets-%s.genie", tmp_dir(), name);
     if (rc == GENIE_OK)
         rc = genie_set_builder_write(sb, path);
     if (rc != GENIE_OK)

@@ -31,6 +31,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "engine/cuda/cuda_testing.h"
 #include "genie/genie.h"
 
 #define BENCH_K 100
@@ -102,6 +103,7 @@ typedef struct workload {
 
 static double g_bandwidth;
 static char g_zTable[64 * 1024];
+static char g_zPhase[32 * 1024];
 
 static void die(const char *zWhat)
 {
@@ -291,6 +293,33 @@ static void row(const workload *w, const char *zMethod, double sec, uint64_t nQu
     fflush(stdout);
 }
 
+/* One untimed search with phase timing on: where the time of @p be goes. */
+static void phase_row(const workload *w, const genie_queries *q, genie_backend be, const char *zMethod)
+{
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = be;
+    opt.k = BENCH_K;
+    cuda_testing_time_phases(1);
+    genie_results *r;
+    double t0 = now();
+    if (genie_search(w->idx, q, &opt, &r) != GENIE_OK)
+        die(genie_backend_name(be));
+    double wall = (now() - t0) * 1e3;
+    cuda_testing_time_phases(0);
+    genie_results_free(r);
+    cuda_phase_times p;
+    cuda_testing_phase_times(&p);
+    char z[640];
+    snprintf(z, sizeof z,
+             "| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %llu |\n", w->zName, zMethod,
+             wall, wall - p.total_ms, p.plan_ms, p.stage_ms, p.upload_ms, p.count_ms, p.select_ms, p.download_ms,
+             p.collect_ms, (unsigned long long)p.batches);
+    strncat(g_zPhase, z, sizeof g_zPhase - strlen(g_zPhase) - 1);
+    printf("# phases %s", z);
+    fflush(stdout);
+}
+
 static void run_workload(workload *w, int withLb)
 {
     genie_index_info info;
@@ -303,6 +332,7 @@ static void run_workload(workload *w, int withLb)
     double t;
     t = time_search(w, w->q, GENIE_BACKEND_CUDA, 0);
     row(w, "c-PQ tiles (cuda)", t, nq, w->nPosting, tile_bytes_per_query(info.n_objects));
+    phase_row(w, w->q, GENIE_BACKEND_CUDA, "c-PQ tiles");
     t = time_search(w, w->q, GENIE_BACKEND_CUDA_CPQ_PAPER, 0);
     row(w, "c-PQ paper layout (cuda-cpq-paper)", t, nq, w->nPosting, cpq_bytes_per_query(info.n_objects, w->bound));
     if (withLb) {
@@ -407,5 +437,10 @@ int main(int argc, char **argv)
     }
     printf("\n| workload | method | queries/s | G postings/s | of bandwidth bound | GPU MiB per query |\n");
     printf("| --- | --- | --- | --- | --- | --- |\n%s", g_zTable);
+    printf("\nWhere the time goes (ms, one search of the batch; outside = genie_search minus the CUDA backend: "
+           "count bounds, result assembly):\n\n");
+    printf("| workload | method | genie_search | outside | plan | stage | upload | count kernel | merge kernel | "
+           "download | collect | batches |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n%s", g_zPhase);
     return 0;
 }

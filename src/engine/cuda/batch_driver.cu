@@ -1,8 +1,11 @@
 /*
  * The batch driver shared by the c-PQ and GEN-SPQ methods: see cuda_batch.h.
  *
- * Host memory: per chunk query its unit count and growth shift, plus
- * staging for one batch's units, hits and infos.  Device memory: one
+ * Host memory: per chunk query its growth shift and the start of its units
+ * in the request's plan (all units, planned once: retries and batches
+ * reuse it), plus pinned staging for one batch, laid out as
+ *   [units | hits (nQuery * k) | infos (nQuery) | aux (2 nQuery + 1 words)]
+ * and kept in the index's workspace between calls.  Device memory: one
  * workspace, grown only when a batch needs more, laid out as
  *   [units | hits (nQuery * k) | infos (nQuery) | method scratch]
  * each region aligned to CUDA_ALIGN.  The infos (and the method scratch,
@@ -15,6 +18,7 @@
 #include <string.h>
 
 #include "engine/cuda/cuda_batch.h"
+#include "engine/cuda/cuda_testing.h"
 
 /* Reruns of overflowing queries before giving up (each grows the table). */
 #define DRIVER_MAX_SHIFT 8
@@ -26,18 +30,43 @@ typedef struct driver {
     const cuda_method *method;
     const cuda_index *dev;
     uint64_t budget;
-    uint32_t *aUnitCount; /* per chunk query */
+    uint64_t *aUnitStart; /* per chunk query + 1: its units are h_aPlan[aUnitStart[i] .. aUnitStart[i + 1]) */
+    cuda_unit *h_aPlan;   /* every unit of the request, tagged with weight only */
     uint8_t *aShift;      /* per chunk query */
     void *d_ws;
     uint64_t nWs;
-    cuda_unit *h_aUnit;
-    size_t nUnitCap;
+    void *h_pin;          /* pinned staging, nPin bytes */
+    uint64_t nPin;
+    cuda_unit *h_aUnit;   /* carved from h_pin per batch */
     genie_hit *h_aHit;
     cuda_query_info *h_aInfo;
-    size_t nStageCap; /* queries the staging buffers hold */
+    uint32_t *h_aAux;
     cudaStream_t stream;
+    cudaEvent_t aEv[5];   /* phase timing only */
     plan_mode mode;
 } driver;
+
+/* Phase timing (cuda_testing.h): off unless a bench turns it on. */
+static int gTiming;
+static cuda_phase_times gTimes;
+
+extern "C" void cuda_testing_time_phases(int on)
+{
+    gTiming = on;
+    if (on)
+        memset(&gTimes, 0, sizeof gTimes);
+}
+
+extern "C" void cuda_testing_phase_times(cuda_phase_times *pOut)
+{
+    *pOut = gTimes;
+}
+
+static double ms_between(cudaEvent_t a, cudaEvent_t b)
+{
+    float ms = 0;
+    return cudaEventElapsedTime(&ms, a, b) == cudaSuccess ? ms : 0;
+}
 
 static uint64_t query_cost(const driver *d, uint32_t i, uint64_t *pScratch)
 {
@@ -45,7 +74,8 @@ static uint64_t query_cost(const driver *d, uint32_t i, uint64_t *pScratch)
     *pScratch = s;
     if (s == UINT64_MAX)
         return UINT64_MAX;
-    return s + (uint64_t)d->aUnitCount[i] * sizeof(cuda_unit) + (uint64_t)d->req->k * sizeof(genie_hit) +
+    uint64_t nUnit = d->aUnitStart[i + 1] - d->aUnitStart[i];
+    return s + nUnit * sizeof(cuda_unit) + (uint64_t)d->req->k * sizeof(genie_hit) +
            sizeof(cuda_query_info);
 }
 
@@ -78,22 +108,33 @@ static genie_status plan_batch(const driver *d, const uint32_t *aList, size_t nL
     return GENIE_OK;
 }
 
-static genie_status ensure_host(driver *d, size_t nQuery, size_t nUnit)
+/* Pinned staging for a batch of @p nQuery queries and @p nUnit units, carved into d->h_a*. */
+static genie_status ensure_host(driver *d, size_t nQuery, uint64_t nUnit)
 {
-    if (nUnit > d->nUnitCap) {
-        free(d->h_aUnit);
-        d->h_aUnit = (cuda_unit *)malloc(nUnit * sizeof *d->h_aUnit);
-        d->nUnitCap = d->h_aUnit ? nUnit : 0;
+    uint64_t nUnitBytes = cuda_align(nUnit * sizeof(cuda_unit));
+    uint64_t nHitBytes = cuda_align((uint64_t)nQuery * d->req->k * sizeof(genie_hit));
+    uint64_t nInfoBytes = cuda_align(nQuery * sizeof(cuda_query_info));
+    uint64_t nAuxBytes = cuda_align((2 * (uint64_t)nQuery + 1) * sizeof(uint32_t));
+    uint64_t need = nUnitBytes + nHitBytes + nInfoBytes + nAuxBytes;
+    if (need > d->nPin) {
+        uint64_t grow = d->nPin + d->nPin / 2 > need ? d->nPin + d->nPin / 2 : need;
+        CUDA_TRY(cudaFreeHost(d->h_pin));
+        d->h_pin = NULL;
+        d->nPin = 0;
+        cudaError_t err = cudaHostAlloc(&d->h_pin, grow, cudaHostAllocDefault);
+        if (err != cudaSuccess) {
+            d->h_pin = NULL;
+            return util_error(GENIE_ENOMEM, "CUDA: cannot allocate %llu bytes of pinned host memory staging a "
+                              "GPU batch of %zu queries: %s", (unsigned long long)grow, nQuery,
+                              cudaGetErrorString(err));
+        }
+        d->nPin = grow;
     }
-    if (nQuery > d->nStageCap) {
-        free(d->h_aHit);
-        free(d->h_aInfo);
-        d->h_aHit = (genie_hit *)malloc(nQuery * d->req->k * sizeof *d->h_aHit);
-        d->h_aInfo = (cuda_query_info *)malloc(nQuery * sizeof *d->h_aInfo);
-        d->nStageCap = d->h_aHit && d->h_aInfo ? nQuery : 0;
-    }
-    if (d->nUnitCap < nUnit || d->nStageCap < nQuery)
-        return util_error(GENIE_ENOMEM, "out of host memory staging a GPU batch of %zu queries", nQuery);
+    char *p = (char *)d->h_pin;
+    d->h_aUnit = (cuda_unit *)p;
+    d->h_aHit = (genie_hit *)(p + nUnitBytes);
+    d->h_aInfo = (cuda_query_info *)(p + nUnitBytes + nHitBytes);
+    d->h_aAux = (uint32_t *)(p + nUnitBytes + nHitBytes + nInfoBytes);
     return GENIE_OK;
 }
 
@@ -130,14 +171,20 @@ static int hit_compare(const void *pa, const void *pb)
 static genie_status run_batch(driver *d, const uint32_t *aQuery, size_t nQuery, uint64_t nBytes)
 {
     const engine_request *req = d->req;
-    size_t nUnit = 0;
+    double t0 = gTiming ? engine_now() : 0;
+    uint64_t nUnit = 0;
     for (size_t j = 0; j < nQuery; j++)
-        nUnit += d->aUnitCount[aQuery[j]];
+        nUnit += d->aUnitStart[aQuery[j] + 1] - d->aUnitStart[aQuery[j]];
     GENIE_TRY(ensure_host(d, nQuery, nUnit));
-    size_t u = 0;
-    for (size_t j = 0; j < nQuery; j++)
-        u += plan_query_units(req->idx, req->q, req->first + aQuery[j], d->mode, (uint32_t)j, d->h_aUnit + u,
-                              NULL);
+    /* The batch's units from the plan, tagged with their batch position. */
+    uint64_t u = 0;
+    for (size_t j = 0; j < nQuery; j++) {
+        uint64_t b = d->aUnitStart[aQuery[j]], e = d->aUnitStart[aQuery[j] + 1];
+        for (uint64_t x = b; x < e; x++, u++) {
+            d->h_aUnit[u] = d->h_aPlan[x];
+            d->h_aUnit[u].uQueryWeight |= (uint32_t)j << 8;
+        }
+    }
 
     char *p = (char *)d->d_ws;
     uint64_t nUnitBytes = cuda_align(nUnit * sizeof(cuda_unit));
@@ -155,18 +202,39 @@ static genie_status run_batch(driver *d, const uint32_t *aQuery, size_t nQuery, 
     b.d_aHit = (genie_hit *)(p + nUnitBytes);
     b.d_aInfo = (cuda_query_info *)(p + nUnitBytes + nHitBytes);
     b.d_scratch = p + nUnitBytes + nHitBytes + nInfoBytes;
+    b.h_aAux = d->h_aAux;
     b.stream = d->stream;
+    b.evCounted = gTiming ? d->aEv[2] : NULL;
     uint64_t nScratch = nBytes - (nUnitBytes + nHitBytes + nInfoBytes);
+    if (gTiming) {
+        gTimes.stage_ms += (engine_now() - t0) * 1e3;
+        CUDA_TRY(cudaEventRecord(d->aEv[0], d->stream));
+    }
 
     CUDA_TRY(cudaMemcpyAsync((void *)b.d_aUnit, d->h_aUnit, nUnit * sizeof(cuda_unit), cudaMemcpyHostToDevice,
                              d->stream));
     CUDA_TRY(cudaMemsetAsync(b.d_aInfo, 0, nInfoBytes + (d->method->zeroScratch ? nScratch : 0), d->stream));
+    if (gTiming) {
+        CUDA_TRY(cudaEventRecord(d->aEv[1], d->stream));
+        CUDA_TRY(cudaEventRecord(d->aEv[2], d->stream)); /* re-recorded by methods that mark counting */
+    }
     GENIE_TRY(d->method->run(&b));
+    if (gTiming)
+        CUDA_TRY(cudaEventRecord(d->aEv[3], d->stream));
     CUDA_TRY(cudaMemcpyAsync(d->h_aHit, b.d_aHit, (size_t)nQuery * req->k * sizeof(genie_hit),
                              cudaMemcpyDeviceToHost, d->stream));
     CUDA_TRY(cudaMemcpyAsync(d->h_aInfo, b.d_aInfo, nQuery * sizeof(cuda_query_info), cudaMemcpyDeviceToHost,
                              d->stream));
+    if (gTiming)
+        CUDA_TRY(cudaEventRecord(d->aEv[4], d->stream));
     CUDA_TRY(cudaStreamSynchronize(d->stream));
+    if (gTiming) {
+        gTimes.upload_ms += ms_between(d->aEv[0], d->aEv[1]);
+        gTimes.count_ms += ms_between(d->aEv[1], d->aEv[2]);
+        gTimes.select_ms += ms_between(d->aEv[2], d->aEv[3]);
+        gTimes.download_ms += ms_between(d->aEv[3], d->aEv[4]);
+        gTimes.batches++;
+    }
     return GENIE_OK;
 }
 
@@ -218,15 +286,49 @@ static genie_status run_list(driver *d, const uint32_t *aList, size_t nList, gen
             continue;
         }
         GENIE_TRY(run_batch(d, aList + pos, end - pos, nBytes));
+        double t0 = gTiming ? engine_now() : 0;
         GENIE_TRY(collect(d, aList + pos, end - pos, aHit, aN, aRetry, pnRetry));
+        if (gTiming)
+            gTimes.collect_ms += (engine_now() - t0) * 1e3;
         pos = end;
     }
+    return GENIE_OK;
+}
+
+/*
+ * Plan every query of the request once: d->aUnitStart and d->h_aPlan;
+ * queries that scan no posting are left out of aList (no hits, no GPU).
+ */
+static genie_status plan_request(driver *d, uint32_t *aList, size_t *pnList, uint32_t *aN)
+{
+    const engine_request *req = d->req;
+    const plan_keywords *pKw = &d->dev->kw;
+    uint64_t nUnit = 0;
+    size_t nList = 0;
+    for (size_t i = 0; i < req->n; i++) {
+        d->aUnitStart[i] = nUnit;
+        size_t n = plan_query_units(req->idx, pKw, req->q, req->first + i, d->mode, 0, NULL, NULL);
+        nUnit += n;
+        aN[i] = 0;
+        if (n)
+            aList[nList++] = (uint32_t)i;
+    }
+    d->aUnitStart[req->n] = nUnit;
+    d->h_aPlan = (cuda_unit *)malloc((nUnit ? nUnit : 1) * sizeof *d->h_aPlan);
+    if (!d->h_aPlan)
+        return util_error(GENIE_ENOMEM, "out of host memory for %llu GPU work units", (unsigned long long)nUnit);
+    for (size_t j = 0; j < nList; j++) {
+        uint32_t i = aList[j];
+        plan_query_units(req->idx, pKw, req->q, req->first + i, d->mode, 0, d->h_aPlan + d->aUnitStart[i], NULL);
+    }
+    *pnList = nList;
     return GENIE_OK;
 }
 
 genie_status cuda_run_batches(const engine_request *req, const cuda_method *method, genie_hit *aHit, uint32_t *aN)
 {
     genie_status rc = GENIE_OK;
+    double tStart = gTiming ? engine_now() : 0;
     driver d;
     memset(&d, 0, sizeof d);
     d.req = req;
@@ -241,27 +343,29 @@ genie_status cuda_run_batches(const engine_request *req, const cuda_method *meth
         d.d_ws = ws->d_mem;
         d.nWs = ws->nBytes;
         d.stream = ws->stream;
+        d.h_pin = ws->h_pinned;
+        d.nPin = ws->nPinned;
     }
     GENIE_TRY_GOTO(rc, cuda_memory_budget(req->opt, d.nWs, &d.budget), done);
-    d.aUnitCount = (uint32_t *)malloc(req->n * sizeof *d.aUnitCount);
+    d.aUnitStart = (uint64_t *)malloc((req->n + 1) * sizeof *d.aUnitStart);
     d.aShift = (uint8_t *)calloc(req->n, 1);
     aList = (uint32_t *)malloc(req->n * sizeof *aList);
     aRetry = (uint32_t *)malloc(req->n * sizeof *aRetry);
-    if (!d.aUnitCount || !d.aShift || !aList || !aRetry) {
+    if (!d.aUnitStart || !d.aShift || !aList || !aRetry) {
         rc = util_error(GENIE_ENOMEM, "out of host memory planning %zu GPU queries", req->n);
         goto done;
     }
     {
-        /* Queries that scan no posting have no hits and take no GPU memory. */
         size_t nList = 0, nRetry = 0;
-        for (size_t i = 0; i < req->n; i++) {
-            d.aUnitCount[i] = (uint32_t)plan_query_units(req->idx, req->q, req->first + i, d.mode, 0, NULL, NULL);
-            aN[i] = 0;
-            if (d.aUnitCount[i])
-                aList[nList++] = (uint32_t)i;
-        }
+        double t0 = gTiming ? engine_now() : 0;
+        GENIE_TRY_GOTO(rc, plan_request(&d, aList, &nList, aN), done);
+        if (gTiming)
+            gTimes.plan_ms += (engine_now() - t0) * 1e3;
         if (!d.stream)
             CUDA_TRY_GOTO(rc, cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking), done);
+        if (gTiming)
+            for (int e = 0; e < 5; e++)
+                CUDA_TRY_GOTO(rc, cudaEventCreate(&d.aEv[e]), done);
         while (nList) {
             nRetry = 0;
             GENIE_TRY_GOTO(rc, run_list(&d, aList, nList, aHit, aN, aRetry, &nRetry), done);
@@ -276,18 +380,26 @@ done:
         ws->d_mem = d.d_ws;
         ws->nBytes = d.nWs;
         ws->stream = d.stream;
+        ws->h_pinned = d.h_pin;
+        ws->nPinned = d.nPin;
         pthread_mutex_unlock(&ws->lock);
     } else {
         if (d.stream)
             cudaStreamDestroy(d.stream);
         cudaFree(d.d_ws);
+        cudaFreeHost(d.h_pin);
     }
-    free(d.h_aUnit);
-    free(d.h_aHit);
-    free(d.h_aInfo);
-    free(d.aUnitCount);
+    for (int e = 0; e < 5; e++)
+        if (d.aEv[e])
+            cudaEventDestroy(d.aEv[e]);
+    free(d.h_aPlan);
+    free(d.aUnitStart);
     free(d.aShift);
     free(aList);
     free(aRetry);
+    if (gTiming) {
+        gTimes.total_ms += (engine_now() - tStart) * 1e3;
+        gTimes.calls++;
+    }
     return rc;
 }

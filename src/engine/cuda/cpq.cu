@@ -334,6 +334,7 @@ static genie_status cpq_run(const cuda_batch *b)
         cpq_count_kernel<<<b->nUnit, CUDA_BLOCK, 0, b->stream>>>(a);
         CUDA_CHECK_LAUNCH(rc, "cpq_count_kernel", done);
     }
+    cuda_batch_counted(b);
     cpq_finish_kernel<<<b->nQuery, CUDA_BLOCK, 0, b->stream>>>(a);
     CUDA_CHECK_LAUNCH(rc, "cpq_finish_kernel", done);
     /* h_aQuery must outlive the asynchronous copy. */

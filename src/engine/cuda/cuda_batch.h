@@ -8,9 +8,12 @@
  *      stays within the memory budget (--gpu-memory, or most of the free);
  *   2. grows one workspace to the largest batch and reuses it, also across
  *      calls (cuda_index.pWs: kept until the index is closed);
- *   3. per batch: uploads the work units, zeroes the infos (and the method
- *      scratch when the method asks), calls method->run(), copies hits and
- *      infos back;
+ *   3. plans every query's work units once per request (keyword lookups
+ *      through the index's bucket table, work_plan.h); per batch: copies
+ *      the batch's units into pinned staging, uploads them, zeroes the
+ *      infos (and the method scratch when the method asks), calls
+ *      method->run(), copies hits and infos back (pinned, asynchronous on
+ *      the cached stream, one synchronisation per batch);
  *   4. queries whose info says "overflow" (the c-PQ hash table filled up)
  *      are run again, with a larger table (shift + 1), until none remains.
  * Methods write, per batch query, the hits best first except that the first
@@ -46,8 +49,17 @@ typedef struct cuda_batch {
     genie_hit *d_aHit;        /* nQuery * k */
     cuda_query_info *d_aInfo; /* nQuery */
     void *d_scratch;          /* the method's scratch (zeroed when zeroScratch) */
+    uint32_t *h_aAux;         /* pinned host scratch of 2 * nQuery + 1 words, valid until the batch's sync */
     cudaStream_t stream;
+    cudaEvent_t evCounted;    /* when timing phases: record after the counting kernel (cuda_batch_counted) */
 } cuda_batch;
+
+/* A method calls this after launching its counting kernel (phase timing only). */
+static inline void cuda_batch_counted(const cuda_batch *b)
+{
+    if (b->evCounted)
+        cudaEventRecord(b->evCounted, b->stream);
+}
 
 typedef struct cuda_method {
     const char *zName;

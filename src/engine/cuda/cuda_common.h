@@ -18,6 +18,7 @@ extern "C" {
 #include "engine/engine.h"
 #include "index/index.h"
 #include "util/error.h"
+#include "engine/cuda/work_plan.h"
 }
 
 /* Record a CUDA failure as GENIE_EGPU; returns GENIE_EGPU. */
@@ -66,8 +67,10 @@ genie_status cuda_fail(cudaError_t err, const char *zCall);
 
 /*
  * The workspace kept between searches of one index (the first 10 ms of a
- * call used to be cudaMalloc/cudaFree and stream creation).  One search at
- * a time holds it (lock, taken with trylock: a concurrent search allocates
+ * call used to be cudaMalloc/cudaFree and stream creation): device memory,
+ * the stream, and pinned host staging (units up, hits and infos down:
+ * cudaHostAlloc costs milliseconds, so it is kept too).  One search at a
+ * time holds it (lock, taken with trylock: a concurrent search allocates
  * its own); released at index close.
  */
 typedef struct cuda_workspace {
@@ -75,6 +78,8 @@ typedef struct cuda_workspace {
     void *d_mem;
     uint64_t nBytes;
     cudaStream_t stream; /* 0 until first use */
+    void *h_pinned;      /* page-locked host staging, nPinned bytes */
+    uint64_t nPinned;
 } cuda_workspace;
 
 /*
@@ -91,6 +96,7 @@ typedef struct cuda_index {
     uint32_t *d_aListRow;     /* n_keywords: the list's tile row, or TILE_NO_ROW */
     uint32_t *d_aTileOff;     /* rows of nTile + 1 segment starts, relative to the list */
     uint32_t nTile;           /* ceil(n_objects / TILE_OBJECTS), at least 1 */
+    plan_keywords kw;         /* host: the keyword lookup of the planner (work_plan.h) */
     cuda_workspace *pWs;
 } cuda_index;
 

@@ -18,6 +18,34 @@ extern "C" {
  */
 void cpq_testing_set_slots(uint64_t nSlot);
 
+/*
+ * Where the time of the CUDA methods' searches goes (for bench/genie_bench).
+ * GPU phases are cudaEvent times on the search's stream, summed over
+ * batches; host phases are wall times.  count_ms is the counting kernel
+ * (tiles: tile_count_kernel; paper layout and GEN-SPQ: their count
+ * kernels), select_ms what follows it on the GPU (tiles: the merge kernel;
+ * the others: finish/select kernels).
+ */
+typedef struct cuda_phase_times {
+    double plan_ms;     /* host: keyword lookups and work units, once per request */
+    double stage_ms;    /* host: a batch's units and descriptors into pinned staging */
+    double upload_ms;   /* GPU: units up, infos zeroed (scratch too where a method asks) */
+    double count_ms;    /* GPU: counting */
+    double select_ms;   /* GPU: per-tile/per-query selection after counting */
+    double download_ms; /* GPU: hits and infos down */
+    double collect_ms;  /* host: answers into the caller's buffers (and host sorts) */
+    double total_ms;    /* host: wall time inside the CUDA backend, all of the above and the waits */
+    uint64_t calls, batches;
+} cuda_phase_times;
+
+/**
+ * Start (@p on non-zero: zeroes the sums) or stop recording phase times.
+ * Events cost a little: off by default.  Not thread-safe: one search at a time.
+ */
+void cuda_testing_time_phases(int on);
+/** The sums since the last cuda_testing_time_phases(1). */
+void cuda_testing_phase_times(cuda_phase_times *pOut);
+
 #ifdef __cplusplus
 }
 #endif

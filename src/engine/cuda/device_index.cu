@@ -55,8 +55,10 @@ static void cuda_index_free(void *p)
     cudaFree(dev->d_aListOffset);
     cudaFree(dev->d_aListRow);
     cudaFree(dev->d_aTileOff);
+    plan_keywords_free(&dev->kw);
     if (dev->pWs) {
         cudaFree(dev->pWs->d_mem);
+        cudaFreeHost(dev->pWs->h_pinned);
         if (dev->pWs->stream)
             cudaStreamDestroy(dev->pWs->stream);
         pthread_mutex_destroy(&dev->pWs->lock);
@@ -144,6 +146,7 @@ static genie_status upload(const genie_index *idx, cuda_index **ppDev)
     GENIE_TRY_GOTO(rc, upload_array((void **)&dev->d_aListOffset, idx->aListOffset,
                                     (idx->info.n_keywords + 1) * sizeof(uint64_t), "list offsets"), fail);
     GENIE_TRY_GOTO(rc, upload_tile_rows(idx, dev), fail);
+    GENIE_TRY_GOTO(rc, plan_keywords_build(idx, &dev->kw), fail);
     *ppDev = dev;
     return GENIE_OK;
 fail:

@@ -158,6 +158,7 @@ static genie_status spq_run(const cuda_batch *b)
         spq_count_kernel<<<b->nUnit, CUDA_BLOCK, 0, b->stream>>>(a);
         CUDA_CHECK_LAUNCH(rc, "spq_count_kernel", done);
     }
+    cuda_batch_counted(b);
     spq_select_kernel<<<b->nQuery, CUDA_BLOCK, 0, b->stream>>>(a);
     CUDA_CHECK_LAUNCH(rc, "spq_select_kernel", done);
     CUDA_TRY_GOTO(rc, cudaStreamSynchronize(b->stream), done);

@@ -426,11 +426,8 @@ static genie_status tile_run(const cuda_batch *b)
     const cuda_index *dev = (const cuda_index *)req->idx->pDevice;
     genie_status rc = GENIE_OK;
     uint32_t nQuery = b->nQuery;
-    /* Host: [unit offsets (nQuery + 1) | min counts (nQuery)], uploaded in one copy. */
-    uint32_t *h_aSmall = (uint32_t *)malloc((2 * (size_t)nQuery + 1) * sizeof *h_aSmall);
-    if (!h_aSmall)
-        return util_error(GENIE_ENOMEM, "out of host memory for %u tile query descriptors", nQuery);
-    uint32_t *h_aQueryUnit = h_aSmall, *h_aThreshold = h_aSmall + nQuery + 1;
+    /* Pinned host (the driver's, valid until its sync): [unit offsets (nQuery + 1) | min counts (nQuery)]. */
+    uint32_t *h_aQueryUnit = b->h_aAux, *h_aThreshold = b->h_aAux + nQuery + 1;
     for (uint32_t j = 0, u = 0; j <= nQuery; j++) {
         while (u < b->nUnit && (b->h_aUnit[u].uQueryWeight >> 8) < j)
             u++;
@@ -458,7 +455,7 @@ static genie_status tile_run(const cuda_batch *b)
     a.d_aCand = (genie_hit *)p;
     a.d_aHit = b->d_aHit;
     a.d_aInfo = b->d_aInfo;
-    CUDA_TRY_GOTO(rc, cudaMemcpyAsync((void *)a.d_aQueryUnit, h_aSmall, (2 * (size_t)nQuery + 1) * sizeof(uint32_t),
+    CUDA_TRY_GOTO(rc, cudaMemcpyAsync((void *)a.d_aQueryUnit, b->h_aAux, (2 * (size_t)nQuery + 1) * sizeof(uint32_t),
                                       cudaMemcpyHostToDevice, b->stream), done);
     CUDA_TRY_GOTO(rc, cudaFuncSetAttribute(tile_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            (int)(TILE_WORDS * sizeof(uint32_t))), done);
@@ -472,12 +469,11 @@ static genie_status tile_run(const cuda_batch *b)
             CUDA_CHECK_LAUNCH(rc, "tile_count_kernel", done);
         }
     }
+    cuda_batch_counted(b);
     tile_merge_kernel<<<nQuery, CUDA_BLOCK, 0, b->stream>>>(a);
     CUDA_CHECK_LAUNCH(rc, "tile_merge_kernel", done);
-    /* h_aSmall must outlive the asynchronous copy. */
-    CUDA_TRY_GOTO(rc, cudaStreamSynchronize(b->stream), done);
+    /* No synchronisation here: the driver's follows the copies back. */
 done:
-    free(h_aSmall);
     return rc;
 }
 

@@ -49,7 +49,7 @@ const char *cli_find_type_arg(int argc, char **argv);
 const char *cli_find_index_arg(int argc, char **argv, genie_index_type *pType);
 
 /*
- * Line batches for the line-oriented front-ends (tools/type_sequences.c):
+ * Line batches for the line-oriented front-ends (tools/cli_lines.c):
  * cli_lines_read() reads up to max lines into one buffer; azLine[i] and
  * anLine[i] (without the '\n' and a '\r' before it) stay valid until the
  * next read.  Errors are printed with the file name.
@@ -72,6 +72,13 @@ int cli_lines_open(cli_lines *l, const char *path);
 /** @return lines read (0 at the end), or -1 on a read error (printed). */
 long cli_lines_read(cli_lines *l, size_t max);
 void cli_lines_close(cli_lines *l);
+typedef genie_status (*cli_line_fn)(void *ctx, const char *z, size_t n);
+/**
+ * Hand every line of the files azFile[0..nFile) to xAdd, in order.
+ * @return CLI_EXIT_OK, or CLI_EXIT_FAIL once a file cannot be read or
+ *         xAdd fails (the message is printed).
+ */
+int cli_feed_lines(char **azFile, int nFile, cli_line_fn xAdd, void *ctx);
 /** Write @p s with tab, newline and backslash as \\t \\n \\\\. */
 void cli_put_escaped(const char *s, size_t n);
 /** Write @p s as a JSON string; bytes < 0x20 and >= 0x7f as \\u00XX. */

@@ -55,21 +55,6 @@ typedef struct search_output {
     int json, show, hasLabels, hasRecords;
 } search_output;
 
-static void put_escaped_tsv(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        char ch = s[i];
-        if (ch == '\t')
-            fputs("\\t", stdout);
-        else if (ch == '\n')
-            fputs("\\n", stdout);
-        else if (ch == '\\')
-            fputs("\\\\", stdout);
-        else
-            putchar(ch);
-    }
-}
-
 static void put_json_string(const char *s, size_t n)
 {
     putchar('"');
@@ -103,7 +88,7 @@ static void print_hit_tsv(const search_output *o, uint64_t queryNo, size_t rank,
     if (o->show) {
         putchar('\t');
         if (genie_index_record(o->idx, h->object, &rec, &n) == GENIE_OK)
-            put_escaped_tsv(rec, n);
+            cli_put_escaped(rec, n);
     }
     putchar('\n');
 }

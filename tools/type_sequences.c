@@ -1,10 +1,6 @@
 /*
  * `genie build --type sequences` and `genie search` on a sequences index:
  * strings, one per line, searched under edit distance (docs/SEQUENCES.md).
- *
- * Also the line reader the line-oriented front-ends share (cli.h): it
- * reads a batch of lines into one buffer, so a query file of any length
- * is answered in bounded memory.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,109 +12,13 @@
 
 #define SEQ_QUERIES_PER_CHUNK 8192
 
-/* ------------------------------------------------------------ lines */
-
-int cli_lines_open(cli_lines *l, const char *path)
-{
-    memset(l, 0, sizeof *l);
-    l->zName = path && strcmp(path, "-") != 0 ? path : "(stdin)";
-    l->f = path && strcmp(path, "-") != 0 ? fopen(path, "rb") : stdin;
-    if (!l->f) {
-        fprintf(stderr, "genie: cannot open %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-void cli_lines_close(cli_lines *l)
-{
-    if (l->f && l->f != stdin)
-        fclose(l->f);
-    free(l->zLine);
-    free(l->aBuf);
-    free(l->azLine);
-    free(l->anLine);
-    memset(l, 0, sizeof *l);
-}
-
-static int lines_reserve(cli_lines *l, size_t nBytes, size_t nLines)
-{
-    if (nBytes > l->nBufCap) {
-        size_t cap = l->nBufCap ? l->nBufCap : 65536;
-        while (cap < nBytes)
-            cap *= 2;
-        char *a = realloc(l->aBuf, cap);
-        if (!a)
-            return -1;
-        l->aBuf = a;
-        l->nBufCap = cap;
-    }
-    if (nLines > l->nLineCap) {
-        size_t cap = l->nLineCap ? l->nLineCap * 2 : 1024;
-        const char **az = realloc(l->azLine, cap * sizeof *az);
-        if (az)
-            l->azLine = az;
-        size_t *an = realloc(l->anLine, cap * sizeof *an);
-        if (an)
-            l->anLine = an;
-        if (!az || !an)
-            return -1;
-        l->nLineCap = cap;
-    }
-    return 0;
-}
-
-long cli_lines_read(cli_lines *l, size_t max)
-{
-    size_t nBytes = 0, n = 0;
-    while (n < max) {
-        ssize_t r = getline(&l->zLine, &l->nLineBuf, l->f);
-        if (r < 0)
-            break;
-        l->lineNo++;
-        size_t len = (size_t)r;
-        if (len && l->zLine[len - 1] == '\n')
-            len--;
-        if (len && l->zLine[len - 1] == '\r')
-            len--;
-        if (lines_reserve(l, nBytes + len + 1, n + 1) != 0) {
-            fprintf(stderr, "genie: out of memory reading %s\n", l->zName);
-            return -1;
-        }
-        memcpy(l->aBuf + nBytes, l->zLine, len);
-        l->aBuf[nBytes + len] = '\0';
-        l->anLine[n] = len;
-        /* offsets for now: the buffer may move while growing */
-        l->azLine[n] = (const char *)(uintptr_t)nBytes;
-        nBytes += len + 1;
-        n++;
-    }
-    if (ferror(l->f)) {
-        fprintf(stderr, "genie: cannot read %s: %s\n", l->zName, strerror(errno));
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        l->azLine[i] = l->aBuf + (uintptr_t)l->azLine[i];
-    l->nLine = n;
-    return (long)n;
-}
-
-void cli_put_escaped(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        char ch = s[i];
-        if (ch == '\t')
-            fputs("\\t", stdout);
-        else if (ch == '\n')
-            fputs("\\n", stdout);
-        else if (ch == '\\')
-            fputs("\\\\", stdout);
-        else
-            putchar(ch);
-    }
-}
-
 /* ------------------------------------------------------------ build */
+
+/* cli_feed_lines() callback: one input line is one object. */
+static genie_status add_string(void *ctx, const char *z, size_t n)
+{
+    return genie_seq_builder_add(ctx, z, n);
+}
 
 static const char zBuildHelp[] =
     "Usage: genie build --type sequences [options] -o INDEX INPUT...\n"
@@ -180,21 +80,7 @@ int seq_cli_build(int argc, char **argv)
     double t0 = cli_now();
     genie_seq_builder *sb = NULL;
     genie_status rc = genie_seq_builder_new(&sb, &opt, gram);
-    int status = CLI_EXIT_OK;
-    for (int i = optind; rc == GENIE_OK && status == CLI_EXIT_OK && i < argc; i++) {
-        cli_lines l;
-        if (cli_lines_open(&l, argv[i]) != 0) {
-            status = CLI_EXIT_FAIL;
-            break;
-        }
-        long n;
-        while (rc == GENIE_OK && (n = cli_lines_read(&l, 65536)) > 0)
-            for (long j = 0; rc == GENIE_OK && j < n; j++)
-                rc = genie_seq_builder_add(sb, l.azLine[j], l.anLine[j]);
-        if (n < 0)
-            status = CLI_EXIT_FAIL;
-        cli_lines_close(&l);
-    }
+    int status = rc == GENIE_OK ? cli_feed_lines(argv + optind, argc - optind, add_string, sb) : CLI_EXIT_OK;
     if (rc == GENIE_OK && status == CLI_EXIT_OK && genie_seq_builder_count(sb) == 0) {
         fprintf(stderr, "genie: no strings to index (empty input)\n");
         status = CLI_EXIT_FAIL;

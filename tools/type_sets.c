@@ -12,6 +12,12 @@
 
 #define SET_QUERIES_PER_CHUNK 8192
 
+/* cli_feed_lines() callback: one input line is one object. */
+static genie_status add_set(void *ctx, const char *z, size_t n)
+{
+    return genie_set_builder_add(ctx, z, n);
+}
+
 static const char zBuildHelp[] =
     "Usage: genie build --type sets [options] -o INDEX INPUT...\n"
     "\n"
@@ -99,21 +105,7 @@ int set_cli_build(int argc, char **argv)
     double t0 = cli_now();
     genie_set_builder *sb = NULL;
     genie_status rc = genie_set_builder_new(&sb, &opt, &p);
-    int status = CLI_EXIT_OK;
-    for (int i = optind; rc == GENIE_OK && status == CLI_EXIT_OK && i < argc; i++) {
-        cli_lines l;
-        if (cli_lines_open(&l, argv[i]) != 0) {
-            status = CLI_EXIT_FAIL;
-            break;
-        }
-        long n;
-        while (rc == GENIE_OK && (n = cli_lines_read(&l, 65536)) > 0)
-            for (long j = 0; rc == GENIE_OK && j < n; j++)
-                rc = genie_set_builder_add(sb, l.azLine[j], l.anLine[j]);
-        if (n < 0)
-            status = CLI_EXIT_FAIL;
-        cli_lines_close(&l);
-    }
+    int status = rc == GENIE_OK ? cli_feed_lines(argv + optind, argc - optind, add_set, sb) : CLI_EXIT_OK;
     if (rc == GENIE_OK && status == CLI_EXIT_OK && genie_set_builder_count(sb) == 0) {
         fprintf(stderr, "genie: no sets to index (empty input)\n");
         status = CLI_EXIT_FAIL;

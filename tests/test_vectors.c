@@ -553,6 +553,12 @@ static void lsh_case(genie_metric metric, uint32_t radius, double minRecall)
     CHECK_OK(genie_vectors_search(idx, &q, &o, aDev, nDev));
     check_against_oracle(&base, &q, metric, k, aDev, 1e-4, o.search.used_backend == GENIE_BACKEND_CUDA);
     CHECK_EQ(nDev[0], k);
+    /* Again, warm (on the GPU the index now keeps the base resident), and
+     * through the uncached genie_exact_search(): the same answer, bit for bit. */
+    CHECK_OK(genie_vectors_search(idx, &q, &o, aCpu, nCpu));
+    CHECK(memcmp(aCpu, aDev, (size_t)nq * k * sizeof *aCpu) == 0);
+    CHECK_OK(genie_exact_search(&stored, &q, metric, k, o.search.backend, 2, aExact, NULL));
+    CHECK(memcmp(aExact, aDev, (size_t)nq * k * sizeof *aExact) == 0);
     free(aCpu);
     free(aDev);
     free(aExact);

@@ -90,6 +90,9 @@ static const char zEvalHelp[] =
     "      --truth-backend B  backend of that exact search (default auto)\n"
     "      --truth-out FILE   write the computed ground truth as .ivecs\n"
     "      --limit N          use the first N queries only\n"
+    "      --repeat N         run the search N times on the open index and\n"
+    "                         report the last (warm: an exact GPU search keeps\n"
+    "                         the base on the GPU after its first run; default 1)\n"
     "      --csv              one CSV line instead: metric,exact,backend,m,\n"
     "                         k,K,r,queries,k_recall,one_recall,ratio,seconds,qps,\n"
     "                         seconds_hash,seconds_match,seconds_rerank\n"
@@ -219,6 +222,7 @@ typedef struct vec_cli_opts {
     const char *zIvecs, *zTruth, *zTruthOut;
     genie_backend truthBackend;
     uint64_t limit;
+    uint32_t repeat; /* eval: runs of the search, the last one reported */
     int quiet, csv;
 } vec_cli_opts;
 
@@ -232,15 +236,17 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         {"ivecs", required_argument, 0, 2},       {"truth", required_argument, 0, 3},
         {"truth-backend", required_argument, 0, 4}, {"truth-out", required_argument, 0, 5},
         {"limit", required_argument, 0, 6},       {"csv", no_argument, 0, 7},
+        {"repeat", required_argument, 0, 8},
         {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->so.k = 10;
+    o->repeat = 1;
     int isEval = strcmp(zCmd, "eval") == 0, c;
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:K:r:b:j:qh", aOpt, NULL)) != -1) {
-        if (!isEval && (c >= 3 && c <= 7))
+        if (!isEval && (c >= 3 && c <= 8))
             return cli_usage_error(zCmd, "option not known to genie search on a vectors index");
         if (isEval && c == 2)
             return cli_usage_error(zCmd, "--ivecs belongs to genie search");
@@ -291,6 +297,11 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
             break;
         case 7:
             o->csv = 1;
+            break;
+        case 8:
+            if (!cli_parse_u64(optarg, 1, 1000, &v))
+                return cli_usage_error(zCmd, "--repeat '%s': 1..1000", optarg);
+            o->repeat = (uint32_t)v;
             break;
         case 'q':
             o->quiet = 1;
@@ -458,8 +469,13 @@ int vec_cli_eval(int argc, char **argv)
         rc = genie_vectors_index_base(idx, &base);
     if (rc == GENIE_OK)
         rc = load_truth(&o, idx, &q, k, &aTruth);
-    if (rc == GENIE_OK)
+    for (uint32_t i = 0; rc == GENIE_OK && i < o.repeat; i++) {
+        free(aOut);
+        free(aN);
+        aOut = NULL;
+        aN = NULL;
         rc = run_search(idx, &q, &o.so, &aOut, &aN, &secs);
+    }
     if (rc != GENIE_OK)
         goto done;
     double sumRecall = 0, sumRatio = 0;

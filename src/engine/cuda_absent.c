@@ -40,9 +40,10 @@ genie_status engine_cuda_cpq_paper_search(const engine_request *req, genie_hit *
     return not_built();
 }
 
-genie_status exact_cuda_search(const float *base, uint64_t nBase, const float *queries, uint64_t nQuery,
-                               uint32_t dim, genie_metric metric, uint32_t k, genie_neighbor *out)
+genie_status exact_cuda_search(void **ppResident, const float *base, uint64_t nBase, const float *queries,
+                               uint64_t nQuery, uint32_t dim, genie_metric metric, uint32_t k, genie_neighbor *out)
 {
+    (void)ppResident;
     (void)base;
     (void)nBase;
     (void)queries;
@@ -52,4 +53,9 @@ genie_status exact_cuda_search(const float *base, uint64_t nBase, const float *q
     (void)k;
     (void)out;
     return not_built();
+}
+
+void exact_cuda_resident_free(void *pResident)
+{
+    (void)pResident;
 }

@@ -23,6 +23,7 @@
 
 #include "engine/engine.h"
 #include "engine/select.h"
+#include "index/index.h"
 #include "util/error.h"
 #include "util/threads.h"
 
@@ -152,9 +153,29 @@ static genie_status exact_cpu(const genie_vectors *base, const genie_vectors *q,
     return GENIE_OK;
 }
 
+/* The GPU search, through @p idx's resident base when there is an index. */
+static genie_status exact_gpu(genie_index *idx, const genie_vectors *base, const genie_vectors *q,
+                              genie_metric metric, uint32_t k, genie_neighbor *out)
+{
+    if (!idx)
+        return exact_cuda_search(NULL, base->data, base->n, q->data, q->n, base->dim, metric, k, out);
+    pthread_mutex_lock(&idx->deviceLock);
+    idx->pfnExactFree = exact_cuda_resident_free;
+    genie_status rc = exact_cuda_search(&idx->pExact, base->data, base->n, q->data, q->n, base->dim, metric, k, out);
+    pthread_mutex_unlock(&idx->deviceLock);
+    return rc;
+}
+
 genie_status genie_exact_search(const genie_vectors *base, const genie_vectors *queries, genie_metric metric,
                                 uint32_t k, genie_backend backend, unsigned threads, genie_neighbor *out,
                                 genie_backend *used)
+{
+    return exact_search_in_index(NULL, base, queries, metric, k, backend, threads, out, used);
+}
+
+genie_status exact_search_in_index(genie_index *idx, const genie_vectors *base, const genie_vectors *queries,
+                                   genie_metric metric, uint32_t k, genie_backend backend, unsigned threads,
+                                   genie_neighbor *out, genie_backend *used)
 {
     util_error_clear();
     if (!genie_metric_name(metric))
@@ -182,13 +203,12 @@ genie_status genie_exact_search(const genie_vectors *base, const genie_vectors *
     uint32_t kEff = base->n < k ? (uint32_t)base->n : k;
     if (gpu) {
         if (kEff == k)
-            return exact_cuda_search(base->data, base->n, queries->data, queries->n, base->dim, metric, k, out);
+            return exact_gpu(idx, base, queries, metric, k, out);
         /* Fewer vectors than k: search for all, then spread to stride k. */
         genie_neighbor *tmp = malloc(queries->n * kEff * sizeof *tmp);
         if (!tmp)
             return util_error(GENIE_ENOMEM, "out of memory in the exact search");
-        genie_status rc = exact_cuda_search(base->data, base->n, queries->data, queries->n, base->dim, metric,
-                                            kEff, tmp);
+        genie_status rc = exact_gpu(idx, base, queries, metric, kEff, tmp);
         for (uint64_t i = 0; rc == GENIE_OK && i < queries->n; i++)
             memcpy(out + i * k, tmp + i * kEff, kEff * sizeof *tmp);
         free(tmp);

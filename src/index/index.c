@@ -38,6 +38,8 @@ void genie_index_close(genie_index *idx)
     index_free_parts(idx);
     if (idx->pDevice && idx->pfnDeviceFree)
         idx->pfnDeviceFree(idx->pDevice);
+    if (idx->pExact && idx->pfnExactFree)
+        idx->pfnExactFree(idx->pExact);
     pthread_mutex_destroy(&idx->deviceLock);
     util_unmap_file(&idx->map);
     free(idx);

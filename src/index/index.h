@@ -48,6 +48,9 @@ struct genie_index {
     pthread_mutex_t deviceLock;
     void *pDevice;
     void (*pfnDeviceFree)(void *pDevice);
+    /* The exact GPU search's resident base (engine/exact.h), likewise. */
+    void *pExact;
+    void (*pfnExactFree)(void *pExact);
     /* Parts: see above.  A view's nPart is 1 and its aPart itself. */
     uint32_t nPart;
     struct genie_index *aPart;

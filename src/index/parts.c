@@ -49,6 +49,8 @@ void index_free_parts(genie_index *idx)
         genie_index *v = &idx->aPart[i];
         if (v->pDevice && v->pfnDeviceFree)
             v->pfnDeviceFree(v->pDevice);
+        if (v->pExact && v->pfnExactFree)
+            v->pfnExactFree(v->pExact);
         pthread_mutex_destroy(&v->deviceLock);
     }
     free(idx->aPart);

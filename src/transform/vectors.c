@@ -241,8 +241,9 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
     }
     if (opt->exact) {
         uint32_t kEff = k;
-        rc = genie_exact_search(&base, queries, h.p.metric, k, opt->search.backend, opt->search.threads, out,
-                                &opt->search.used_backend);
+        /* The index is logically const: its resident GPU base is a cache. */
+        rc = exact_search_in_index((genie_index *)idx, &base, queries, h.p.metric, k, opt->search.backend,
+                                   opt->search.threads, out, &opt->search.used_backend);
         if (kEff > base.n)
             kEff = (uint32_t)base.n;
         for (uint64_t i = 0; rc == GENIE_OK && i < queries->n; i++)

@@ -24,12 +24,22 @@
  *
  * Memory: the base, its norms, one query batch and its distance tile; the
  * batch is sized so the tile takes at most a quarter of free memory (and
- * at most 2 GiB).  Nothing is kept between calls.
+ * at most 2 GiB).  All of it lives in an exact_resident: the base as
+ * prepared for the metric (normalised for cosine, with norms for l2), the
+ * cuBLAS handle, a stream, the device workspace and pinned host staging.
+ * With a slot from the caller (a vectors index keeps one), the resident
+ * outlives the call: a later call with the same base (same host address,
+ * count, dimension and metric form; the index's vectors are a read-only
+ * mapping, so the address names the data) uploads only its queries and
+ * allocates nothing once the workspace is large enough.  Without a slot
+ * it is built and freed within the call.  Both paths run the same kernels
+ * on the same data, so their answers are identical.
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 extern "C" {
 #include "engine/exact.h"
@@ -244,85 +254,214 @@ exact_select(const float *S, uint32_t nBase, int metric, const float *aNorm, con
     }
 }
 
-extern "C" genie_status exact_cuda_search(const float *base, uint64_t nBase, const float *queries, uint64_t nQuery,
-                                          uint32_t dim, genie_metric metric, uint32_t k, genie_neighbor *out)
+/* The metric's form of the prepared base: raw, normalised (cosine) or raw with norms (l2). */
+static int base_form(genie_metric metric)
+{
+    return metric == GENIE_METRIC_COSINE ? 1 : metric == GENIE_METRIC_L2 ? 2 : 0;
+}
+
+struct exact_resident {
+    const float *hBase; /* the host base it was uploaded from: the key */
+    uint64_t nBase;
+    uint32_t dim;
+    int form;
+    float *d_x, *d_norm; /* the prepared base; d_norm for l2 only */
+    cublasHandle_t hBlas;
+    cudaStream_t stream;
+    /* Workspace for nCap queries: their vectors, norms, distance tile, results. */
+    uint64_t nCap, nOutCap; /* queries; result slots (queries * k) */
+    float *d_q, *d_qnorm, *d_S;
+    genie_neighbor *d_out;
+    float *h_q;             /* pinned: one batch of queries */
+    genie_neighbor *h_out;  /* pinned: one batch of results */
+};
+
+static void workspace_free(exact_resident *r)
+{
+    cudaFree(r->d_q);
+    cudaFree(r->d_qnorm);
+    cudaFree(r->d_S);
+    cudaFree(r->d_out);
+    cudaFreeHost(r->h_q);
+    cudaFreeHost(r->h_out);
+    r->d_q = r->d_qnorm = r->d_S = NULL;
+    r->d_out = r->h_out = NULL;
+    r->h_q = NULL;
+    r->nCap = r->nOutCap = 0;
+}
+
+extern "C" void exact_cuda_resident_free(void *p)
+{
+    exact_resident *r = (exact_resident *)p;
+    if (!r)
+        return;
+    cudaSetDevice(0);
+    workspace_free(r);
+    cudaFree(r->d_x);
+    cudaFree(r->d_norm);
+    if (r->hBlas)
+        cublasDestroy(r->hBlas);
+    if (r->stream)
+        cudaStreamDestroy(r->stream);
+    free(r);
+}
+
+/* Upload and prepare @p base for @p metric into a new resident. */
+static genie_status resident_create(const float *base, uint64_t nBase, uint32_t dim, genie_metric metric,
+                                    exact_resident **out)
 {
     genie_status rc = GENIE_OK;
-    float *d_x = NULL, *d_norm = NULL, *d_q = NULL, *d_qnorm = NULL, *d_S = NULL;
-    genie_neighbor *d_out = NULL;
-    cublasHandle_t hBlas = NULL;
-    int gemm = metric != GENIE_METRIC_L1;
+    exact_resident *r = (exact_resident *)calloc(1, sizeof *r);
+    *out = NULL;
+    if (!r)
+        return util_error(GENIE_ENOMEM, "exact GPU search: out of memory");
+    r->hBase = base;
+    r->nBase = nBase;
+    r->dim = dim;
+    r->form = base_form(metric);
+    GPU_TRY(rc, cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking), fail);
+    GPU_TRY(rc, cudaMalloc(&r->d_x, nBase * dim * sizeof(float)), fail);
+    GPU_TRY(rc, cudaMemcpyAsync(r->d_x, base, nBase * dim * sizeof(float), cudaMemcpyHostToDevice, r->stream),
+            fail);
+    if (r->form == 2)
+        GPU_TRY(rc, cudaMalloc(&r->d_norm, nBase * sizeof(float)), fail);
+    if (r->form != 0) {
+        exact_norms<<<(unsigned)((nBase + 255) / 256), 256, 0, r->stream>>>(r->d_x, nBase, dim, r->d_norm,
+                                                                              r->form == 1);
+        GPU_LAUNCHED(rc, "exact_norms", fail);
+    }
+    if (metric != GENIE_METRIC_L1) {
+        if (cublasCreate(&r->hBlas) != CUBLAS_STATUS_SUCCESS) {
+            rc = util_error(GENIE_EGPU, "exact GPU search: cublasCreate failed");
+            goto fail;
+        }
+        cublasSetStream(r->hBlas, r->stream);
+    }
+    *out = r;
+    return GENIE_OK;
+fail:
+    exact_cuda_resident_free(r);
+    return rc;
+}
+
+/*
+ * Make the workspace hold a batch of min(nQuery, what a quarter of free
+ * memory allows) queries; keeps a workspace that already does.  Sets
+ * *pBatch to the batch size to use.
+ */
+static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32_t k, uint64_t *pBatch)
+{
+    genie_status rc = GENIE_OK;
     size_t freeMem = 0, totalMem = 0;
-    uint64_t nBatch;
-    GPU_TRY(rc, cudaSetDevice(0), fail);
+    uint64_t nBase = r->nBase, dim = r->dim;
+    uint64_t rowBytes = nBase * sizeof(float);
     GPU_TRY(rc, cudaMemGetInfo(&freeMem, &totalMem), fail);
     {
-        uint64_t tileBudget = freeMem / 4 < (2ull << 30) ? freeMem / 4 : (2ull << 30);
-        nBatch = tileBudget / (nBase * sizeof(float));
+        /* Memory our own workspace holds counts as free: it can be reused. */
+        uint64_t avail = freeMem + r->nCap * rowBytes;
+        uint64_t tileBudget = avail / 4 < (2ull << 30) ? avail / 4 : (2ull << 30);
+        uint64_t nBatch = tileBudget / rowBytes;
         if (nBatch > 65535)
             nBatch = 65535; /* gridDim.y of the l1 kernel, and plenty */
         if (nBatch > nQuery)
             nBatch = nQuery;
         if (nBatch == 0) {
-            rc = util_error(GENIE_ENOMEM, "exact GPU search: one row of %llu distances does not fit GPU memory",
-                            (unsigned long long)nBase);
-            goto fail;
+            return util_error(GENIE_ENOMEM, "exact GPU search: one row of %llu distances does not fit GPU memory",
+                              (unsigned long long)nBase);
         }
-    }
-    GPU_TRY(rc, cudaMalloc(&d_x, nBase * dim * sizeof(float)), fail);
-    GPU_TRY(rc, cudaMemcpy(d_x, base, nBase * dim * sizeof(float), cudaMemcpyHostToDevice), fail);
-    GPU_TRY(rc, cudaMalloc(&d_q, nBatch * dim * sizeof(float)), fail);
-    GPU_TRY(rc, cudaMalloc(&d_S, nBatch * nBase * sizeof(float)), fail);
-    GPU_TRY(rc, cudaMalloc(&d_out, nBatch * k * sizeof(genie_neighbor)), fail);
-    if (metric == GENIE_METRIC_L2) {
-        GPU_TRY(rc, cudaMalloc(&d_norm, nBase * sizeof(float)), fail);
-        GPU_TRY(rc, cudaMalloc(&d_qnorm, nBatch * sizeof(float)), fail);
-    }
-    if (metric == GENIE_METRIC_L2 || metric == GENIE_METRIC_COSINE) {
-        exact_norms<<<(unsigned)((nBase + 255) / 256), 256>>>(d_x, nBase, dim, d_norm,
-                                                              metric == GENIE_METRIC_COSINE);
-        GPU_LAUNCHED(rc, "exact_norms", fail);
-    }
-    if (gemm && cublasCreate(&hBlas) != CUBLAS_STATUS_SUCCESS) {
-        rc = util_error(GENIE_EGPU, "exact GPU search: cublasCreate failed");
-        goto fail;
-    }
-    for (uint64_t q0 = 0; q0 < nQuery; q0 += nBatch) {
-        uint32_t nb = (uint32_t)(nQuery - q0 < nBatch ? nQuery - q0 : nBatch);
-        GPU_TRY(rc, cudaMemcpy(d_q, queries + q0 * dim, (size_t)nb * dim * sizeof(float), cudaMemcpyHostToDevice),
-                fail);
-        if (metric == GENIE_METRIC_L2 || metric == GENIE_METRIC_COSINE) {
-            exact_norms<<<(nb + 255) / 256, 256>>>(d_q, nb, dim, d_qnorm, metric == GENIE_METRIC_COSINE);
-            GPU_LAUNCHED(rc, "exact_norms", fail);
+        if (r->nCap >= nBatch && r->nOutCap >= nBatch * k) {
+            *pBatch = nBatch;
+            return GENIE_OK;
         }
-        if (gemm) {
-            /* Column-major view: S^T (nBase x nb) = X^T' (nBase x dim) . Q (dim x nb). */
-            const float one = 1.0f, zero = 0.0f;
-            cublasStatus_t st = cublasSgemm(hBlas, CUBLAS_OP_T, CUBLAS_OP_N, (int)nBase, (int)nb, (int)dim, &one,
-                                            d_x, (int)dim, d_q, (int)dim, &zero, d_S, (int)nBase);
-            if (st != CUBLAS_STATUS_SUCCESS) {
-                rc = util_error(GENIE_EGPU, "exact GPU search: cublasSgemm failed (status %d)", (int)st);
-                goto fail;
-            }
-        } else {
-            dim3 grid((unsigned)((nBase + L1_TILE - 1) / L1_TILE), (nb + L1_TILE - 1) / L1_TILE);
-            exact_l1<<<grid, dim3(L1_TILE, L1_TILE)>>>(d_x, nBase, d_q, nb, dim, d_S);
-            GPU_LAUNCHED(rc, "exact_l1", fail);
-        }
-        exact_select<<<nb, SELECT_THREADS>>>(d_S, (uint32_t)nBase, (int)metric, d_norm, d_qnorm, k, d_x, d_q, dim,
-                                             d_out);
-        GPU_LAUNCHED(rc, "exact_select", fail);
-        GPU_TRY(rc, cudaMemcpy(out + q0 * k, d_out, (size_t)nb * k * sizeof(genie_neighbor), cudaMemcpyDeviceToHost),
-                fail);
+        workspace_free(r);
+        GPU_TRY(rc, cudaMalloc(&r->d_q, nBatch * dim * sizeof(float)), fail);
+        GPU_TRY(rc, cudaMalloc(&r->d_qnorm, nBatch * sizeof(float)), fail);
+        GPU_TRY(rc, cudaMalloc(&r->d_S, nBatch * rowBytes), fail);
+        GPU_TRY(rc, cudaMalloc(&r->d_out, nBatch * k * sizeof(genie_neighbor)), fail);
+        GPU_TRY(rc, cudaMallocHost(&r->h_q, nBatch * dim * sizeof(float)), fail);
+        GPU_TRY(rc, cudaMallocHost(&r->h_out, nBatch * k * sizeof(genie_neighbor)), fail);
+        r->nCap = nBatch;
+        r->nOutCap = nBatch * k;
+        *pBatch = nBatch;
+        return GENIE_OK;
     }
 fail:
-    if (hBlas)
-        cublasDestroy(hBlas);
-    cudaFree(d_x);
-    cudaFree(d_norm);
-    cudaFree(d_q);
-    cudaFree(d_qnorm);
-    cudaFree(d_S);
-    cudaFree(d_out);
+    workspace_free(r);
+    return rc;
+}
+
+/* One batch of @p nb queries (already in r->h_q) to @p out. */
+static genie_status search_batch(exact_resident *r, uint32_t nb, genie_metric metric, uint32_t k,
+                                 genie_neighbor *out)
+{
+    genie_status rc = GENIE_OK;
+    uint64_t nBase = r->nBase;
+    uint32_t dim = r->dim;
+    GPU_TRY(rc, cudaMemcpyAsync(r->d_q, r->h_q, (size_t)nb * dim * sizeof(float), cudaMemcpyHostToDevice, r->stream),
+            fail);
+    if (r->form != 0) {
+        exact_norms<<<(nb + 255) / 256, 256, 0, r->stream>>>(r->d_q, nb, dim, r->form == 2 ? r->d_qnorm : NULL,
+                                                              r->form == 1);
+        GPU_LAUNCHED(rc, "exact_norms", fail);
+    }
+    if (metric != GENIE_METRIC_L1) {
+        /* Column-major view: S^T (nBase x nb) = X^T' (nBase x dim) . Q (dim x nb). */
+        const float one = 1.0f, zero = 0.0f;
+        cublasStatus_t st = cublasSgemm(r->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, (int)nBase, (int)nb, (int)dim, &one,
+                                        r->d_x, (int)dim, r->d_q, (int)dim, &zero, r->d_S, (int)nBase);
+        if (st != CUBLAS_STATUS_SUCCESS)
+            return util_error(GENIE_EGPU, "exact GPU search: cublasSgemm failed (status %d)", (int)st);
+    } else {
+        dim3 grid((unsigned)((nBase + L1_TILE - 1) / L1_TILE), (nb + L1_TILE - 1) / L1_TILE);
+        exact_l1<<<grid, dim3(L1_TILE, L1_TILE), 0, r->stream>>>(r->d_x, nBase, r->d_q, nb, dim, r->d_S);
+        GPU_LAUNCHED(rc, "exact_l1", fail);
+    }
+    exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, (int)metric, r->d_norm,
+                                                       r->form == 2 ? r->d_qnorm : NULL, k, r->d_x, r->d_q, dim,
+                                                       r->d_out);
+    GPU_LAUNCHED(rc, "exact_select", fail);
+    GPU_TRY(rc, cudaMemcpyAsync(r->h_out, r->d_out, (size_t)nb * k * sizeof(genie_neighbor), cudaMemcpyDeviceToHost,
+                                r->stream),
+            fail);
+    GPU_TRY(rc, cudaStreamSynchronize(r->stream), fail);
+    memcpy(out, r->h_out, (size_t)nb * k * sizeof(genie_neighbor));
+fail:
+    return rc;
+}
+
+extern "C" genie_status exact_cuda_search(void **ppResident, const float *base, uint64_t nBase,
+                                          const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric,
+                                          uint32_t k, genie_neighbor *out)
+{
+    genie_status rc = GENIE_OK;
+    exact_resident *r = ppResident ? (exact_resident *)*ppResident : NULL;
+    uint64_t nBatch = 0;
+    GPU_TRY(rc, cudaSetDevice(0), fail);
+    if (r && !(r->hBase == base && r->nBase == nBase && r->dim == dim && r->form == base_form(metric) &&
+               (metric == GENIE_METRIC_L1 || r->hBlas))) {
+        exact_cuda_resident_free(r);
+        r = NULL;
+        *ppResident = NULL;
+    }
+    if (!r) {
+        GENIE_TRY_GOTO(rc, resident_create(base, nBase, dim, metric, &r), fail);
+        if (ppResident)
+            *ppResident = r;
+    }
+    GENIE_TRY_GOTO(rc, workspace_reserve(r, nQuery, k, &nBatch), fail);
+    for (uint64_t q0 = 0; q0 < nQuery; q0 += nBatch) {
+        uint32_t nb = (uint32_t)(nQuery - q0 < nBatch ? nQuery - q0 : nBatch);
+        memcpy(r->h_q, queries + q0 * dim, (size_t)nb * dim * sizeof(float));
+        GENIE_TRY_GOTO(rc, search_batch(r, nb, metric, k, out + q0 * k), fail);
+    }
+fail:
+    if (rc != GENIE_OK && ppResident && *ppResident) {
+        /* A failed call leaves no half-usable state behind. */
+        exact_cuda_resident_free(*ppResident);
+        *ppResident = NULL;
+        r = NULL;
+    }
+    if (!ppResident)
+        exact_cuda_resident_free(r);
     return rc;
 }

@@ -105,3 +105,30 @@ void cli_progress_end(cli_progress *p)
         fprintf(stderr, "\r\033[K");
     p->shown = 0;
 }
+
+int cli_engine_option(int c, const char *zArg, genie_search_options *opt, int *pStatus)
+{
+    uint64_t v;
+    *pStatus = CLI_EXIT_OK;
+    switch (c) {
+    case 'b':
+        if (genie_backend_parse(zArg, &opt->backend) != GENIE_OK)
+            *pStatus = cli_usage_error("search", "%s", genie_last_error());
+        return 1;
+    case 'j':
+        if (!cli_parse_u64(zArg, 1, 4096, &v))
+            *pStatus = cli_usage_error("search", "--threads must be 1..4096, not '%s'", zArg);
+        else
+            opt->threads = (unsigned)v;
+        return 1;
+    case 'G':
+        if (!cli_parse_bytes(zArg, &opt->gpu_memory))
+            *pStatus = cli_usage_error("search", "--gpu-memory must be a size like 8G, not '%s'", zArg);
+        return 1;
+    case 'B':
+        opt->load_balance = 1;
+        return 1;
+    default:
+        return 0;
+    }
+}

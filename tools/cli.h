@@ -110,6 +110,14 @@ int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 /** Parse a byte size with an optional K, M, G or T suffix (powers of 1024). */
 int cli_parse_bytes(const char *s, uint64_t *out);
 
+/**
+ * The engine options every search command shares, by getopt code: 'b'
+ * --backend, 'j' --threads, 'G' --gpu-memory, 'B' --load-balance.
+ * @return 1 when @p c is one of them (then *pStatus is CLI_EXIT_OK, or
+ *         CLI_EXIT_USAGE with the message printed), 0 otherwise.
+ */
+int cli_engine_option(int c, const char *zArg, genie_search_options *opt, int *pStatus);
+
 /* Progress on stderr: shown only on a terminal, after the first second. */
 typedef struct cli_progress {
     const char *zWhat;

@@ -154,6 +154,12 @@ static int parse_search_options(int argc, char **argv, genie_search_options *opt
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:m:b:j:d:qh", aOpt, NULL)) != -1) {
+        int st;
+        if (cli_engine_option(c, optarg, opt, &st)) {
+            if (st != CLI_EXIT_OK)
+                return st;
+            continue;
+        }
         switch (c) {
         case 'k':
             if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
@@ -165,20 +171,6 @@ static int parse_search_options(int argc, char **argv, genie_search_options *opt
                 return cli_usage_error("search", "--min-count must be 0..4294967295, not '%s'", optarg);
             *pMin = (uint32_t)v;
             break;
-        case 'b':
-            if (genie_backend_parse(optarg, &opt->backend) != GENIE_OK)
-                return cli_usage_error("search", "%s", genie_last_error());
-            break;
-        case 'j':
-            if (!cli_parse_u64(optarg, 1, 4096, &v))
-                return cli_usage_error("search", "--threads must be 1..4096, not '%s'", optarg);
-            opt->threads = (unsigned)v;
-            break;
-        case 'G':
-            if (!cli_parse_bytes(optarg, &opt->gpu_memory))
-                return cli_usage_error("search", "--gpu-memory must be a size like 8G, not '%s'", optarg);
-            break;
-        case 'B': opt->load_balance = 1; break;
         case 'd': *pDelim = optarg; break;
         case 'J': o->json = 1; break;
         case 's': o->show = 1; break;

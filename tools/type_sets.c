@@ -167,6 +167,12 @@ static int parse_set_search(int argc, char **argv, set_cli *s)
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:K:b:j:qh", aOpt, NULL)) != -1) {
+        int st;
+        if (cli_engine_option(c, optarg, &s->opt, &st)) {
+            if (st != CLI_EXIT_OK)
+                return st;
+            continue;
+        }
         switch (c) {
         case 'k':
             if (!cli_parse_u64(optarg, 1, 65536, &v))
@@ -179,15 +185,6 @@ static int parse_set_search(int argc, char **argv, set_cli *s)
             s->so.candidates = (uint32_t)v;
             break;
         case 'E': s->so.exact = 1; break;
-        case 'b':
-            if (genie_backend_parse(optarg, &s->opt.backend) != GENIE_OK)
-                return cli_usage_error("search", "%s", genie_last_error());
-            break;
-        case 'j':
-            if (!cli_parse_u64(optarg, 1, 4096, &v))
-                return cli_usage_error("search", "--threads must be 1..4096, not '%s'", optarg);
-            s->opt.threads = (unsigned)v;
-            break;
         case 'J': s->json = 1; break;
         case 's': s->show = 1; break;
         case 'q': s->quiet = 1; break;

@@ -217,6 +217,12 @@ static int parse_search(int argc, char **argv, table_search_args *a)
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:m:b:j:qh", aOpt, NULL)) != -1) {
+        int st;
+        if (cli_engine_option(c, optarg, &a->opt, &st)) {
+            if (st != CLI_EXIT_OK)
+                return st;
+            continue;
+        }
         switch (c) {
         case 'k':
             if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
@@ -228,26 +234,12 @@ static int parse_search(int argc, char **argv, table_search_args *a)
                 return cli_usage_error("search", "--min-count must be 0..4294967295, not '%s'", optarg);
             a->minCount = (uint32_t)v;
             break;
-        case 'b':
-            if (genie_backend_parse(optarg, &a->opt.backend) != GENIE_OK)
-                return cli_usage_error("search", "%s", genie_last_error());
-            break;
-        case 'j':
-            if (!cli_parse_u64(optarg, 1, 4096, &v))
-                return cli_usage_error("search", "--threads must be 1..4096, not '%s'", optarg);
-            a->opt.threads = (unsigned)v;
-            break;
-        case 'G':
-            if (!cli_parse_bytes(optarg, &a->opt.gpu_memory))
-                return cli_usage_error("search", "--gpu-memory must be a size like 8G, not '%s'", optarg);
-            break;
         case 'r':
         case 'w':
             a->aSetting[a->nSetting].isWeight = c == 'w';
             a->aSetting[a->nSetting].zArg = optarg;
             a->nSetting++;
             break;
-        case 'B': a->opt.load_balance = 1; break;
         case 's': a->show = 1; break;
         case 'q': a->quiet = 1; break;
         case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);

@@ -47,8 +47,13 @@ uint64_t test_rand(uint64_t *s)
 genie_index *test_build(const test_objects *objs, uint32_t sublistLength, const char *path)
 {
     genie_build_options opt = {sublistLength, NULL, NULL, 0, 0};
+    return test_build_with(objs, &opt, path);
+}
+
+genie_index *test_build_with(const test_objects *objs, const genie_build_options *opt, const char *path)
+{
     genie_builder *b;
-    CHECK_OK(genie_builder_new(&b, &opt));
+    CHECK_OK(genie_builder_new(&b, opt));
     for (size_t i = 0; i < objs->n; i++) {
         genie_object o = {objs->aKw[i], objs->aN[i], 0, 0, NULL, 0};
         CHECK_OK(genie_builder_add(b, &o));
@@ -77,4 +82,26 @@ genie_results *test_search(const genie_index *idx, const genie_queries *q, genie
     genie_results *r;
     CHECK_OK(genie_search(idx, q, &opt, &r));
     return r;
+}
+
+unsigned char *test_read_file(const char *path, size_t *pn)
+{
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *p = malloc(n > 0 ? (size_t)n : 1);
+    CHECK(fread(p, 1, (size_t)n, f) == (size_t)n);
+    fclose(f);
+    *pn = (size_t)n;
+    return p;
+}
+
+void test_write_file(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    CHECK_EQ(fwrite(p, 1, n, f), n);
+    CHECK(fclose(f) == 0);
 }

@@ -70,6 +70,12 @@ typedef struct test_objects {
 
 /** Build @p objs into @p path and open it. */
 genie_index *test_build(const test_objects *objs, uint32_t sublistLength, const char *path);
+/** The same with every build option (parts included). */
+genie_index *test_build_with(const test_objects *objs, const genie_build_options *opt, const char *path);
+/** A whole file in memory (malloc'd; the caller frees it). */
+unsigned char *test_read_file(const char *path, size_t *pn);
+/** Replace @p path with @p n bytes. */
+void test_write_file(const char *path, const void *p, size_t n);
 void test_objects_free(test_objects *objs);
 /** Search with the given backend and k; aborts the test on failure. */
 genie_results *test_search(const genie_index *idx, const genie_queries *q, genie_backend b, uint32_t k);

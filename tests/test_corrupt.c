@@ -20,24 +20,7 @@ static unsigned char *small_index(size_t *pn)
         CHECK_OK(genie_text_builder_add(tb, azDoc[i], strlen(azDoc[i])));
     CHECK_OK(genie_text_builder_write(tb, test_path("small.genie")));
     genie_text_builder_free(tb);
-    FILE *f = fopen(test_path("small.genie"), "rb");
-    CHECK(f != NULL);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *p = malloc((size_t)n);
-    CHECK(fread(p, 1, (size_t)n, f) == (size_t)n);
-    fclose(f);
-    *pn = (size_t)n;
-    return p;
-}
-
-static void write_bytes(const char *path, const unsigned char *p, size_t n)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    CHECK(fd >= 0);
-    CHECK(write(fd, p, n) == (ssize_t)n);
-    close(fd);
+    return test_read_file(test_path("small.genie"), pn);
 }
 
 static void expect_load_fails(const char *path, size_t where)
@@ -57,10 +40,10 @@ TEST(corrupt_truncate_every_offset)
     unsigned char *p = small_index(&n);
     const char *path = test_path("cut.genie");
     for (size_t len = 0; len < n; len++) {
-        write_bytes(path, p, len);
+        test_write_file(path, p, len);
         expect_load_fails(path, len);
     }
-    write_bytes(path, p, n);
+    test_write_file(path, p, n);
     genie_index *idx;
     CHECK_OK(genie_index_open(path, &idx));
     genie_index_close(idx);
@@ -74,7 +57,7 @@ TEST(corrupt_flip_every_byte)
     const char *path = test_path("flip.genie");
     for (size_t i = 0; i < n; i++) {
         p[i] ^= 0x5a;
-        write_bytes(path, p, n);
+        test_write_file(path, p, n);
         expect_load_fails(path, i);
         p[i] ^= 0x5a;
     }
@@ -82,7 +65,7 @@ TEST(corrupt_flip_every_byte)
     unsigned char *q = malloc(n + 1);
     memcpy(q, p, n);
     q[n] = 0;
-    write_bytes(path, q, n + 1);
+    test_write_file(path, q, n + 1);
     expect_load_fails(path, n);
     free(q);
     free(p);
@@ -91,17 +74,17 @@ TEST(corrupt_flip_every_byte)
 TEST(corrupt_foreign_and_empty_files)
 {
     const char *path = test_path("foreign.genie");
-    write_bytes(path, (const unsigned char *)"", 0);
+    test_write_file(path, (const unsigned char *)"", 0);
     genie_index *idx;
     CHECK_RC(genie_index_open(path, &idx), GENIE_EFORMAT);
-    write_bytes(path, (const unsigned char *)"\x7f" "ELF\x02\x01\x01", 7);
+    test_write_file(path, (const unsigned char *)"\x7f" "ELF\x02\x01\x01", 7);
     CHECK_RC(genie_index_open(path, &idx), GENIE_EFORMAT);
     CHECK(strstr(genie_last_error(), "not a genie index"));
     /* Right magic, a future version. */
     size_t n;
     unsigned char *p = small_index(&n);
     p[8] = 99;
-    write_bytes(path, p, n);
+    test_write_file(path, p, n);
     CHECK_RC(genie_index_open(path, &idx), GENIE_EFORMAT);
     CHECK(strstr(genie_last_error(), "version 99"));
     free(p);

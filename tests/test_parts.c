@@ -18,17 +18,7 @@ static genie_index *build_parts(const test_objects *objs, uint32_t L, uint64_t p
                                 const char *path)
 {
     genie_build_options opt = {L, NULL, NULL, partObjects, partBytes};
-    genie_builder *b;
-    CHECK_OK(genie_builder_new(&b, &opt));
-    for (size_t i = 0; i < objs->n; i++) {
-        genie_object o = {objs->aKw[i], objs->aN[i], 0, 0, NULL, 0};
-        CHECK_OK(genie_builder_add(b, &o));
-    }
-    CHECK_OK(genie_builder_write(b, path));
-    genie_builder_free(b);
-    genie_index *idx;
-    CHECK_OK(genie_index_open(path, &idx));
-    return idx;
+    return test_build_with(objs, &opt, path);
 }
 
 static void random_objects(uint64_t *s, size_t n, size_t maxLen, uint32_t universe, int skewed, test_objects *o)
@@ -350,28 +340,6 @@ TEST(parts_text_identical)
     genie_index_close(b);
 }
 
-static unsigned char *read_file(const char *path, size_t *pn)
-{
-    FILE *f = fopen(path, "rb");
-    CHECK(f != NULL);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *p = malloc((size_t)n);
-    CHECK(fread(p, 1, (size_t)n, f) == (size_t)n);
-    fclose(f);
-    *pn = (size_t)n;
-    return p;
-}
-
-static void write_bytes(const char *path, const unsigned char *p, size_t n)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    CHECK(fd >= 0);
-    CHECK(write(fd, p, n) == (ssize_t)n);
-    close(fd);
-}
-
 /* A small three-part index with labels: every part and global section present. */
 static unsigned char *small_parts_index(size_t *pn)
 {
@@ -385,7 +353,7 @@ static unsigned char *small_parts_index(size_t *pn)
     }
     CHECK_OK(genie_builder_write(b, test_path("small.genie")));
     genie_builder_free(b);
-    return read_file(test_path("small.genie"), pn);
+    return test_read_file(test_path("small.genie"), pn);
 }
 
 TEST(parts_corrupt_truncate_and_flip)
@@ -394,14 +362,14 @@ TEST(parts_corrupt_truncate_and_flip)
     unsigned char *p = small_parts_index(&n);
     const char *path = test_path("bad.genie");
     genie_index *idx = NULL;
-    write_bytes(path, p, n);
+    test_write_file(path, p, n);
     CHECK_OK(genie_index_open(path, &idx));
     CHECK_EQ(genie_index_parts(idx), 3);
     genie_part_info pi;
     CHECK_OK(genie_index_part_info(idx, 1, &pi));
     genie_index_close(idx);
     for (size_t len = 0; len < n; len++) {
-        write_bytes(path, p, len);
+        test_write_file(path, p, len);
         genie_status rc = genie_index_open(path, &idx);
         if (rc == GENIE_OK)
             test_fail_at(__FILE__, __LINE__, "file cut at %zu loaded", len);
@@ -411,7 +379,7 @@ TEST(parts_corrupt_truncate_and_flip)
     int namedPart = 0;
     for (size_t i = 0; i < n; i++) {
         p[i] ^= 0x5a;
-        write_bytes(path, p, n);
+        test_write_file(path, p, n);
         genie_status rc = genie_index_open(path, &idx);
         if (rc == GENIE_OK)
             test_fail_at(__FILE__, __LINE__, "byte %zu flipped: loaded", i);

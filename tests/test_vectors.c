@@ -17,14 +17,6 @@
 
 /* ------------------------------------------------------------- helpers */
 
-static void write_bytes(const char *path, const void *p, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    CHECK(f != NULL);
-    CHECK_EQ(fwrite(p, 1, n, f), n);
-    fclose(f);
-}
-
 /* Gzip'd when zlib is at hand (the library then reads it back), else plain. */
 static void write_gz(const char *path, const void *p, size_t n)
 {
@@ -34,13 +26,13 @@ static void write_gz(const char *path, const void *p, size_t n)
     CHECK_EQ(gzwrite(f, p, (unsigned)n), n);
     gzclose(f);
 #else
-    write_bytes(path, p, n);
+    test_write_file(path, p, n);
 #endif
 }
 
 static void write_str(const char *path, const char *z)
 {
-    write_bytes(path, z, strlen(z));
+    test_write_file(path, z, strlen(z));
 }
 
 /* Read @p path, expect failure with @p code and @p zPart in the message. */
@@ -96,7 +88,7 @@ TEST(vectors_read_formats)
         put_le32(a + 16 * i, 3);
         memcpy(a + 16 * i + 4, want + 3 * i, 12);
     }
-    write_bytes(test_path("a.fvecs"), a, 32);
+    test_write_file(test_path("a.fvecs"), a, 32);
     CHECK_OK(genie_vectors_read(test_path("a.fvecs"), &v));
     check_values(&v, 2, 3, want);
     genie_vectors_free(&v);
@@ -107,13 +99,13 @@ TEST(vectors_read_formats)
     /* bvecs */
     const float wantB[4] = {0, 7, 200, 255};
     unsigned char b[12] = {2, 0, 0, 0, 0, 7, 2, 0, 0, 0, 200, 255};
-    write_bytes(test_path("a.bvecs"), b, sizeof b);
+    test_write_file(test_path("a.bvecs"), b, sizeof b);
     CHECK_OK(genie_vectors_read(test_path("a.bvecs"), &v));
     check_values(&v, 2, 2, wantB);
     genie_vectors_free(&v);
     /* ivecs: as vectors and as ground-truth rows */
     int32_t ai[6] = {2, -5, 9, 2, 100000, 0};
-    write_bytes(test_path("a.ivecs"), ai, sizeof ai);
+    test_write_file(test_path("a.ivecs"), ai, sizeof ai);
     const float wantI[4] = {-5, 9, 100000, 0};
     CHECK_OK(genie_vectors_read(test_path("a.ivecs"), &v));
     check_values(&v, 2, 2, wantI);
@@ -129,28 +121,28 @@ TEST(vectors_read_formats)
     /* npy: float32, float16, uint8, int32 */
     size_t h = npy_header(a, "<f4", "(2, 3)");
     memcpy(a + h, want, 24);
-    write_bytes(test_path("f.npy"), a, h + 24);
+    test_write_file(test_path("f.npy"), a, h + 24);
     CHECK_OK(genie_vectors_read(test_path("f.npy"), &v));
     check_values(&v, 2, 3, want);
     genie_vectors_free(&v);
     const uint16_t half[6] = {0x3e00, 0xc000, 0x0000, 0x4200, 0x4440, 0x5bf8}; /* 1.5 -2 0 3 4.25 255 */
     h = npy_header(a, "<f2", "(2, 3)");
     memcpy(a + h, half, 12);
-    write_bytes(test_path("h.npy"), a, h + 12);
+    test_write_file(test_path("h.npy"), a, h + 12);
     CHECK_OK(genie_vectors_read(test_path("h.npy"), &v));
     check_values(&v, 2, 3, want);
     genie_vectors_free(&v);
     h = npy_header(a, "|u1", "(2, 2)");
     memcpy(a + h, b + 4, 2);
     memcpy(a + h + 2, b + 10, 2);
-    write_bytes(test_path("u.npy"), a, h + 4);
+    test_write_file(test_path("u.npy"), a, h + 4);
     CHECK_OK(genie_vectors_read(test_path("u.npy"), &v));
     check_values(&v, 2, 2, wantB);
     genie_vectors_free(&v);
     h = npy_header(a, "<i4", "(4,)");
     int32_t i4[4] = {-5, 9, 100000, 0};
     memcpy(a + h, i4, 16);
-    write_bytes(test_path("i.npy"), a, h + 16);
+    test_write_file(test_path("i.npy"), a, h + 16);
     CHECK_OK(genie_vectors_read(test_path("i.npy"), &v));
     check_values(&v, 4, 1, wantI);
     genie_vectors_free(&v);
@@ -162,7 +154,7 @@ TEST(vectors_read_formats)
     check_values(&v, 2, 4, wantIdx);
     genie_vectors_free(&v);
     unsigned char idxf[4 + 8 + 8] = {0, 0, 0x0D, 2, 0, 0, 0, 1, 0, 0, 0, 2, 0x3f, 0xc0, 0, 0, 0xc0, 0, 0, 0};
-    write_bytes(test_path("f-idx2"), idxf, sizeof idxf);
+    test_write_file(test_path("f-idx2"), idxf, sizeof idxf);
     CHECK_OK(genie_vectors_read(test_path("f-idx2"), &v));
     check_values(&v, 1, 2, want);
     genie_vectors_free(&v);
@@ -186,20 +178,20 @@ TEST(vectors_read_malformed)
     memcpy(a + 4, f3, 12);
     put_le32(a + 16, 2);
     memcpy(a + 20, f3, 8);
-    write_bytes(test_path("dim.fvecs"), a, 28);
+    test_write_file(test_path("dim.fvecs"), a, 28);
     expect_read_error(test_path("dim.fvecs"), GENIE_EINVAL, "vector 1 has dimension 2, the first had 3");
-    write_bytes(test_path("short.fvecs"), a, 14);
+    test_write_file(test_path("short.fvecs"), a, 14);
     expect_read_error(test_path("short.fvecs"), GENIE_EINVAL, "vector 0 is cut short");
-    write_bytes(test_path("shorthead.fvecs"), a, 18);
+    test_write_file(test_path("shorthead.fvecs"), a, 18);
     expect_read_error(test_path("shorthead.fvecs"), GENIE_EINVAL, "vector 1: file ends inside");
     float nan3[3] = {1, NAN, 3};
     memcpy(a + 4, nan3, 12);
-    write_bytes(test_path("nan.fvecs"), a, 16);
+    test_write_file(test_path("nan.fvecs"), a, 16);
     expect_read_error(test_path("nan.fvecs"), GENIE_EINVAL, "vector 0, component 1 is NaN");
     put_le32(a, 0xffffffffu);
-    write_bytes(test_path("neg.fvecs"), a, 16);
+    test_write_file(test_path("neg.fvecs"), a, 16);
     expect_read_error(test_path("neg.fvecs"), GENIE_EINVAL, "dimension -1");
-    write_bytes(test_path("empty.fvecs"), a, 0);
+    test_write_file(test_path("empty.fvecs"), a, 0);
     expect_read_error(test_path("empty.fvecs"), GENIE_EINVAL, "empty file");
     expect_read_error(test_path("missing.fvecs"), GENIE_EIO, "missing.fvecs");
     /* npy: wrong magic, Inf, unsupported dtype, Fortran order, size mismatch */
@@ -208,22 +200,22 @@ TEST(vectors_read_malformed)
     size_t h = npy_header(a, "<f4", "(1, 2)");
     float inf2[2] = {0, INFINITY};
     memcpy(a + h, inf2, 8);
-    write_bytes(test_path("inf.npy"), a, h + 8);
+    test_write_file(test_path("inf.npy"), a, h + 8);
     expect_read_error(test_path("inf.npy"), GENIE_EINVAL, "vector 0, component 1 is infinite");
-    write_bytes(test_path("cut.npy"), a, h + 6);
+    test_write_file(test_path("cut.npy"), a, h + 6);
     expect_read_error(test_path("cut.npy"), GENIE_EINVAL, "the shape needs 8");
     h = npy_header(a, "<f8", "(1, 2)");
-    write_bytes(test_path("f8.npy"), a, h + 16);
+    test_write_file(test_path("f8.npy"), a, h + 16);
     expect_read_error(test_path("f8.npy"), GENIE_EINVAL, "dtype '<f8' is not supported");
     h = npy_header(a, "<f4", "(1, 2, 3)");
-    write_bytes(test_path("3d.npy"), a, h + 24);
+    test_write_file(test_path("3d.npy"), a, h + 24);
     expect_read_error(test_path("3d.npy"), GENIE_EINVAL, "3 dimensions");
     /* IDX: wrong magic, size mismatch */
     unsigned char idx[12] = {0, 0, 0x08, 2, 0, 0, 0, 2, 0, 0, 0, 3};
-    write_bytes(test_path("short-idx"), idx, sizeof idx);
+    test_write_file(test_path("short-idx"), idx, sizeof idx);
     expect_read_error(test_path("short-idx"), GENIE_EINVAL, "IDX data is 0 bytes, the header's sizes need 6");
     idx[2] = 0x42;
-    write_bytes(test_path("type-idx"), idx, sizeof idx);
+    test_write_file(test_path("type-idx"), idx, sizeof idx);
     expect_read_error(test_path("type-idx"), GENIE_EINVAL, "wrong magic");
     write_str(test_path("text.txt"), "hello");
     expect_read_error(test_path("text.txt"), GENIE_EINVAL, "wrong magic");
@@ -231,7 +223,7 @@ TEST(vectors_read_malformed)
     unsigned char gz[64];
     memset(gz, 0x55, sizeof gz);
     gz[0] = 0x1f, gz[1] = 0x8b, gz[2] = 8, gz[3] = 0;
-    write_bytes(test_path("bad.fvecs.gz"), gz, sizeof gz);
+    test_write_file(test_path("bad.fvecs.gz"), gz, sizeof gz);
     genie_vectors v;
     CHECK(genie_vectors_read(test_path("bad.fvecs.gz"), &v) != GENIE_OK);
     /* JSON */

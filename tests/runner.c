@@ -61,6 +61,8 @@ char g_zTestDir[1024];
     X(parts_text_identical, 60)                   \
     X(parts_corrupt_truncate_and_flip, 120)       \
     X(parts_threads_and_stats, 60)                \
+    X(parts_stream_identical, 120)                \
+    X(parts_stream_budget_too_small, 30)          \
     X(seq_edit_distance_random, 30) \
     X(seq_ordered_ngrams, 10) \
     X(seq_certified_equals_brute_force, 120) \

@@ -90,10 +90,19 @@ typedef struct genie_build_options {
      * part_objects: objects per part (the last may hold fewer);
      * part_bytes: the most postings bytes (4 per posting) in a part, a part
      * always holding at least one object.  Give at most one; both 0 means
-     * part_bytes = 1 GiB, so most indexes are one part.
+     * the split follows gpu_memory, or part_bytes = 1 GiB without it, so
+     * most indexes are one part.
      */
     uint64_t part_objects;
     uint64_t part_bytes;
+    /**
+     * The GPU memory budget (bytes) the index is meant to be searched under;
+     * 0 = none.  With neither part option given, a part's postings take at
+     * most gpu_memory / 4 bytes: a search that streams the parts through the
+     * GPU holds two of them on the device (one being matched, the next one
+     * arriving) and leaves the rest of the budget to the batch's work.
+     */
+    uint64_t gpu_memory;
 } genie_build_options;
 
 /** One object to add.  Keywords need not be sorted; duplicates count once. */
@@ -309,6 +318,12 @@ typedef struct genie_search_options {
     unsigned threads;     /* CPU threads; 0 = all cores */
     uint64_t gpu_memory;  /* GPU memory budget in bytes; 0 = most of the free */
     int load_balance;     /* CUDA: split long lists, at most two per block */
+    /**
+     * CUDA, parts streamed through the device: non-zero uploads each part
+     * only when its turn comes, instead of while the previous part is being
+     * matched (no overlap; for measuring what the overlap saves).
+     */
+    int serial_upload;
     /** Called from the calling thread with queries done so far; may be NULL. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
@@ -368,17 +383,28 @@ genie_status genie_index_part_info(const genie_index *idx, uint32_t part, genie_
 /*
  * Where a search's time went.  A search over several parts asks the backend
  * for each part's top-k (part_seconds: the backend calls; on the CUDA
- * backend they include uploading a part that is not on the device), merges
- * them into the global top-k on the host (merge_seconds) and releases each
- * part afterwards (release_seconds: dropping a part's pages from memory, or
- * freeing its device copy when the parts stream through the GPU).
+ * backend they include uploading a part that is not on the device, unless
+ * the parts stream), merges them into the global top-k on the host
+ * (merge_seconds) and releases each part afterwards (release_seconds:
+ * dropping a part's pages from memory).
+ *
+ * When the parts do not fit the GPU memory budget together, the CUDA
+ * backend streams them: two device buffers, pinned host staging and a copy
+ * stream, so that the next part is staged and copied while the current one
+ * is matched (unless serial_upload).  upload_seconds is the time the
+ * uploads took (staging the part's postings in pinned memory, the copy to
+ * the device), wherever it ran; wait_seconds the part of it the search
+ * waited for, the transfer that the overlap did not hide.
  */
 typedef struct genie_search_stats {
     uint32_t n_parts;
-    int streamed;          /* CUDA: parts' device copies freed after use */
+    int streamed;          /* CUDA: parts streamed through two device buffers */
+    int overlapped;        /* streamed, each next part uploaded during the current one's matching */
     double part_seconds;
     double merge_seconds;
     double release_seconds;
+    double upload_seconds;
+    double wait_seconds;
     double total_seconds;
 } genie_search_stats;
 

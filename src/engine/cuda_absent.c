@@ -40,6 +40,43 @@ genie_status engine_cuda_cpq_paper_search(const engine_request *req, genie_hit *
     return not_built();
 }
 
+genie_status engine_cuda_stream_begin(const genie_index *idx, const genie_search_options *opt, engine_stream **ppS,
+                                      int *pOverlap, uint64_t *pHeld)
+{
+    (void)idx;
+    (void)opt;
+    *ppS = NULL;
+    *pOverlap = 0;
+    *pHeld = 0;
+    return not_built();
+}
+
+genie_status engine_cuda_stream_start(engine_stream *s, genie_index *view)
+{
+    (void)s;
+    (void)view;
+    return not_built();
+}
+
+genie_status engine_cuda_stream_ready(engine_stream *s, genie_index *view, double *pUpload)
+{
+    (void)s;
+    (void)view;
+    *pUpload = 0;
+    return not_built();
+}
+
+void engine_cuda_stream_done(engine_stream *s, genie_index *view)
+{
+    (void)s;
+    (void)view;
+}
+
+void engine_cuda_stream_end(engine_stream *s)
+{
+    (void)s;
+}
+
 genie_status exact_cuda_search(void **ppResident, const float *base, uint64_t nBase, const float *queries,
                                uint64_t nQuery, uint32_t dim, genie_metric metric, uint32_t k, genie_neighbor *out)
 {

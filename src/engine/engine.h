@@ -86,4 +86,36 @@ genie_status engine_cuda_cpq_paper_search(const engine_request *req, genie_hit *
 /** Non-zero when the CUDA backend is built and a device is usable. */
 int engine_cuda_usable(void);
 
+/*
+ * Parts streamed through the GPU (cuda/part_stream.cu), for parts.c, which
+ * holds the multi-part index's deviceLock around all of it.  The state
+ * lives in that index's device slot until it is closed.
+ */
+typedef struct engine_stream engine_stream;
+
+/**
+ * Decide how the parts of @p idx meet the GPU under @p opt's budget.  When
+ * they fit in half of it together, *ppS is NULL and each part keeps its own
+ * device copy (the resident case).  Otherwise the views' resident copies
+ * are freed and *ppS streams the parts through two device buffers (one when
+ * only one part fits in three quarters of the budget); *pOverlap says the
+ * next part may be uploaded while the current one is matched (two buffers
+ * and not opt->serial_upload), *pHeld the device bytes the buffers take.
+ * @return GENIE_OK, GENIE_EGPU (no device, a part larger than the budget
+ *         allows, out of GPU memory), GENIE_ENOMEM.
+ */
+genie_status engine_cuda_stream_begin(const genie_index *idx, const genie_search_options *opt, engine_stream **ppS,
+                                      int *pOverlap, uint64_t *pHeld);
+/** Start uploading part @p view into the next buffer: on its own thread when overlapping, else now. */
+genie_status engine_cuda_stream_start(engine_stream *s, genie_index *view);
+/**
+ * Wait for @p view's upload and make it the view's device copy until
+ * engine_cuda_stream_done(); *pUpload: the seconds the upload took.
+ */
+genie_status engine_cuda_stream_ready(engine_stream *s, genie_index *view, double *pUpload);
+/** @p view's buffer is free again (its device copy is gone from the view). */
+void engine_cuda_stream_done(engine_stream *s, genie_index *view);
+/** After a search, also a failed one: wait for uploads still running, take every device copy back. */
+void engine_cuda_stream_end(engine_stream *s);
+
 #endif

@@ -26,16 +26,23 @@
  *
  * Residency.  Before a part, its pages are read ahead (index_part_load);
  * after it they are dropped (index_part_release), so a CPU search holds
- * about one part of the index in memory.  The CUDA backend caches a view's
- * upload in the view's device slot; when the parts together are more than
- * half the --gpu-memory budget, or no budget is given (the free memory is
- * the CUDA backend's to measure), each part's device copy is freed after
- * its use so the parts stream through the device one at a time.  A part
- * whose upload fails for lack of GPU memory while other parts are cached
- * frees them and is tried once more, streaming from then on.  Freeing
- * device copies that another search may be using would be unsafe, so a
- * multi-part CUDA search holds the index's own device lock (unused
- * otherwise: only views carry device state) for its whole duration.
+ * about one part of the index in memory.
+ *
+ * On the CUDA backend, engine_cuda_stream_begin() decides from the budget
+ * (--gpu-memory, or most of the free memory): when the parts fit in half
+ * of it together, each part's view keeps its own device copy across
+ * searches (resident); otherwise the parts stream through two device
+ * buffers (engine.h, cuda/part_stream.cu), and the loop here starts the
+ * next part's upload as soon as the current part is ready, so that its
+ * staging and copy overlap the current part's matching (or, with
+ * serial_upload or room for one buffer only, after the current part is
+ * done).  The time this thread spends starting and waiting for uploads is
+ * the search's wait_seconds.  The batches of a streamed search get the
+ * budget minus the buffers.  A resident part whose upload fails for lack of
+ * GPU memory frees the other parts' copies and is tried once more, each
+ * part's copy freed after its use from then on.  Device copies change
+ * under the index's own device lock, held for the whole multi-part CUDA
+ * search.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,11 +56,14 @@ typedef struct parts_run {
     const genie_queries *q;
     genie_queries qPart; /* q with aMinCount = aMin */
     uint32_t *aMin;      /* per query: its minimum count raised by the best list */
-    const genie_search_options *opt;
+    genie_search_options opt; /* the caller's, with the streaming buffers out of the GPU budget */
     engine_search_fn fn;
     uint32_t k;
     size_t chunk;
-    int cuda, stream;
+    int cuda;
+    engine_stream *pStream; /* CUDA: parts streamed; NULL when resident */
+    int overlap;            /* streamed: the next part uploads during the current one's matching */
+    int freeAfter;          /* resident, after running out of GPU memory: free each part after use */
     genie_hit *aBest;  /* nQuery * k, global ids */
     uint32_t *aNBest;  /* nQuery */
     genie_hit *aHit;   /* one chunk's answers on one part */
@@ -103,15 +113,15 @@ static genie_status run_chunk(parts_run *w, genie_index *view, size_t first, siz
         }
         w->aMin[qi] = m;
     }
-    engine_request req = {view, &w->qPart, first, n, kp, w->aBound, w->opt};
+    engine_request req = {view, &w->qPart, first, n, kp, w->aBound, &w->opt};
     double t0 = engine_now();
     genie_status rc = w->fn(&req, w->aHit, w->aN);
-    if (rc == GENIE_EGPU && w->cuda && !w->stream) {
-        /* Maybe the other parts' device copies crowd this one out: free them, stream from now on. */
+    if (rc == GENIE_EGPU && w->cuda && !w->pStream && !w->freeAfter) {
+        /* Maybe the other parts' device copies crowd this one out: free them, and each part after use. */
         for (uint32_t p = 0; p < w->idx->nPart; p++)
             if (&w->idx->aPart[p] != view)
                 free_device(&w->idx->aPart[p]);
-        w->stream = 1;
+        w->freeAfter = 1;
         rc = w->fn(&req, w->aHit, w->aN);
     }
     GENIE_TRY(rc);
@@ -126,27 +136,77 @@ static genie_status run_chunk(parts_run *w, genie_index *view, size_t first, siz
     return GENIE_OK;
 }
 
+/* The first part from @p p on that holds objects (nPart when none). */
+static uint32_t next_part(const genie_index *idx, uint32_t p)
+{
+    while (p < idx->nPart && idx->aPart[p].info.n_objects == 0)
+        p++;
+    return p;
+}
+
+/* Streamed: start part @p p's upload, if there is such a part. */
+static genie_status start_part(parts_run *w, uint32_t p)
+{
+    if (p >= w->idx->nPart)
+        return GENIE_OK;
+    double t0 = engine_now();
+    genie_status rc = engine_cuda_stream_start(w->pStream, &w->idx->aPart[p]);
+    w->stats->wait_seconds += engine_now() - t0;
+    return rc;
+}
+
+/* Streamed: wait for part @p view's upload, then start the next one's when overlapping. */
+static genie_status ready_part(parts_run *w, genie_index *view, uint32_t next)
+{
+    double t0 = engine_now(), upload;
+    genie_status rc = engine_cuda_stream_ready(w->pStream, view, &upload);
+    w->stats->wait_seconds += engine_now() - t0;
+    w->stats->upload_seconds += upload;
+    GENIE_TRY(rc);
+    return w->overlap ? start_part(w, next) : GENIE_OK;
+}
+
 static genie_status run_parts(parts_run *w)
 {
     const genie_index *idx = w->idx;
     size_t nQuery = w->q->nQuery;
-    for (uint32_t p = 0; p < idx->nPart; p++) {
+    uint32_t p = next_part(idx, 0);
+    if (w->pStream)
+        GENIE_TRY(start_part(w, p));
+    while (p < idx->nPart) {
         genie_index *view = &idx->aPart[p];
-        if (view->info.n_objects == 0)
-            continue;
-        index_part_load(view);
+        uint32_t next = next_part(idx, p + 1);
+        if (w->pStream)
+            GENIE_TRY(ready_part(w, view, next));
+        else
+            index_part_load(view);
         for (size_t first = 0; first < nQuery; first += w->chunk) {
             size_t n = nQuery - first < w->chunk ? nQuery - first : w->chunk;
             GENIE_TRY(run_chunk(w, view, first, n));
-            if (w->opt->progress)
-                w->opt->progress(w->opt->progress_ctx, ((uint64_t)p * nQuery + first + n) / idx->nPart, nQuery);
+            if (w->opt.progress)
+                w->opt.progress(w->opt.progress_ctx, ((uint64_t)p * nQuery + first + n) / idx->nPart, nQuery);
         }
         double t0 = engine_now();
-        if (w->stream)
+        if (w->pStream)
+            engine_cuda_stream_done(w->pStream, view);
+        else if (w->freeAfter)
             free_device(view);
         index_part_release(view);
         w->stats->release_seconds += engine_now() - t0;
+        if (w->pStream && !w->overlap)
+            GENIE_TRY(start_part(w, next));
+        p = next;
     }
+    return GENIE_OK;
+}
+
+/* CUDA: resident or streamed parts, and the batches' budget (under the index's device lock). */
+static genie_status plan_device(parts_run *w)
+{
+    uint64_t held = 0;
+    GENIE_TRY(engine_cuda_stream_begin(w->idx, &w->opt, &w->pStream, &w->overlap, &held));
+    if (w->pStream && w->opt.gpu_memory)
+        w->opt.gpu_memory = w->opt.gpu_memory > held ? w->opt.gpu_memory - held : 1;
     return GENIE_OK;
 }
 
@@ -181,16 +241,13 @@ genie_status engine_search_parts(const genie_index *idx, const genie_queries *q,
     memset(&w, 0, sizeof w);
     w.idx = idx;
     w.q = q;
-    w.opt = opt;
+    w.opt = *opt;
     w.fn = fn;
     w.k = k;
     w.chunk = chunk;
     w.stats = stats;
-    w.cuda = opt->used_backend == GENIE_BACKEND_CUDA || opt->used_backend == GENIE_BACKEND_CUDA_SPQ;
-    uint64_t nBytes = 0;
-    for (uint32_t p = 0; p < idx->nPart; p++)
-        nBytes += idx->aPart[p].nSpan;
-    w.stream = w.cuda && !(opt->gpu_memory && nBytes <= opt->gpu_memory / 2);
+    w.cuda = opt->used_backend == GENIE_BACKEND_CUDA || opt->used_backend == GENIE_BACKEND_CUDA_SPQ ||
+             opt->used_backend == GENIE_BACKEND_CUDA_CPQ_PAPER;
     genie_status rc = GENIE_OK;
     if ((uint64_t)nQuery * k > SIZE_MAX / sizeof(genie_hit))
         return util_error(GENIE_ENOMEM, "%zu queries with k = %u do not fit in memory", q->nQuery, k);
@@ -208,12 +265,18 @@ genie_status engine_search_parts(const genie_index *idx, const genie_queries *q,
                         idx->nPart);
         goto done;
     }
-    if (w.cuda)
+    if (w.cuda) {
         pthread_mutex_lock(&((genie_index *)idx)->deviceLock);
-    rc = run_parts(&w);
+        rc = plan_device(&w);
+    }
+    if (rc == GENIE_OK)
+        rc = run_parts(&w);
+    if (w.pStream)
+        engine_cuda_stream_end(w.pStream);
     if (w.cuda)
         pthread_mutex_unlock(&((genie_index *)idx)->deviceLock);
-    stats->streamed = w.stream;
+    stats->streamed = w.pStream != NULL;
+    stats->overlapped = w.overlap;
     if (rc == GENIE_OK)
         rc = collect(&w, r);
 done:

@@ -65,6 +65,17 @@ genie_status cuda_fail(cudaError_t err, const char *zCall);
 #define TILE_ROW_MIN_PER_TILE 2u
 #define TILE_NO_ROW 0xffffffffu
 
+/** Tiles of @p idx's object ids: ceil(n_objects / TILE_OBJECTS), at least 1. */
+uint32_t cuda_tile_count(const genie_index *idx);
+/**
+ * Which lists of @p idx get a tile row: aRowOf[l] (n_keywords entries; may
+ * be NULL to count only) is the row of list l, or TILE_NO_ROW.
+ * @return the number of rows.
+ */
+uint64_t cuda_tile_row_of(const genie_index *idx, uint32_t nTile, uint32_t *aRowOf);
+/** Fill the rows (nTile + 1 words each) that aRowOf names; one pass over those lists. */
+void cuda_tile_rows_fill(const genie_index *idx, uint32_t nTile, const uint32_t *aRowOf, uint32_t *aOff);
+
 /*
  * The workspace kept between searches of one index (the first 10 ms of a
  * call used to be cudaMalloc/cudaFree and stream creation): device memory,
@@ -81,6 +92,10 @@ typedef struct cuda_workspace {
     void *h_pinned;      /* page-locked host staging, nPinned bytes */
     uint64_t nPinned;
 } cuda_workspace;
+
+/** A new, empty workspace (NULL when out of memory); free with cuda_workspace_free (NULL is fine). */
+cuda_workspace *cuda_workspace_new(void);
+void cuda_workspace_free(cuda_workspace *ws);
 
 /*
  * The List Array on the device (seeds/003 III-B): every posting of the

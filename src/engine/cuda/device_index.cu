@@ -56,15 +56,28 @@ static void cuda_index_free(void *p)
     cudaFree(dev->d_aListRow);
     cudaFree(dev->d_aTileOff);
     plan_keywords_free(&dev->kw);
-    if (dev->pWs) {
-        cudaFree(dev->pWs->d_mem);
-        cudaFreeHost(dev->pWs->h_pinned);
-        if (dev->pWs->stream)
-            cudaStreamDestroy(dev->pWs->stream);
-        pthread_mutex_destroy(&dev->pWs->lock);
-        free(dev->pWs);
-    }
+    cuda_workspace_free(dev->pWs);
     free(dev);
+}
+
+cuda_workspace *cuda_workspace_new(void)
+{
+    cuda_workspace *ws = (cuda_workspace *)calloc(1, sizeof *ws);
+    if (ws)
+        pthread_mutex_init(&ws->lock, NULL);
+    return ws;
+}
+
+void cuda_workspace_free(cuda_workspace *ws)
+{
+    if (!ws)
+        return;
+    cudaFree(ws->d_mem);
+    cudaFreeHost(ws->h_pinned);
+    if (ws->stream)
+        cudaStreamDestroy(ws->stream);
+    pthread_mutex_destroy(&ws->lock);
+    free(ws);
 }
 
 /* Copy @p nBytes of @p h to a new device buffer *pd (at least 4 bytes, so never NULL). */
@@ -81,29 +94,29 @@ static genie_status upload_array(void **pd, const void *h, uint64_t nBytes, cons
     return GENIE_OK;
 }
 
-/*
- * The tile rows: for each list with more than TILE_ROW_MIN_PER_TILE
- * postings per tile, the offset of the first posting >= t * TILE_OBJECTS
- * for t = 0..nTile (the last is the list's length).  One pass per list.
- */
-static genie_status upload_tile_rows(const genie_index *idx, cuda_index *dev)
+uint32_t cuda_tile_count(const genie_index *idx)
 {
-    uint64_t nList = idx->info.n_keywords, nRow = 0, nPer = (uint64_t)dev->nTile + 1;
-    uint32_t *aRowOf = (uint32_t *)malloc((nList ? nList : 1) * sizeof *aRowOf);
-    if (!aRowOf)
-        return util_error(GENIE_ENOMEM, "out of memory for the tile rows of %llu lists", (unsigned long long)nList);
-    for (uint64_t l = 0; l < nList; l++) {
+    uint64_t n = (idx->info.n_objects + TILE_OBJECTS - 1) / TILE_OBJECTS;
+    return n ? (uint32_t)n : 1;
+}
+
+uint64_t cuda_tile_row_of(const genie_index *idx, uint32_t nTile, uint32_t *aRowOf)
+{
+    uint64_t nRow = 0;
+    for (uint64_t l = 0; l < idx->info.n_keywords; l++) {
         uint64_t len = idx->aListOffset[l + 1] - idx->aListOffset[l];
-        aRowOf[l] = dev->nTile > 1 && len > (uint64_t)TILE_ROW_MIN_PER_TILE * dev->nTile ? (uint32_t)nRow++
-                                                                                        : TILE_NO_ROW;
+        int row = nTile > 1 && len > (uint64_t)TILE_ROW_MIN_PER_TILE * nTile;
+        if (aRowOf)
+            aRowOf[l] = row ? (uint32_t)nRow : TILE_NO_ROW;
+        nRow += row;
     }
-    genie_status rc = GENIE_OK;
-    uint32_t *aOff = (uint32_t *)malloc((nRow ? nRow * nPer : 1) * sizeof *aOff);
-    if (!aOff) {
-        free(aRowOf);
-        return util_error(GENIE_ENOMEM, "out of memory for %llu tile rows", (unsigned long long)nRow);
-    }
-    for (uint64_t l = 0; l < nList; l++) {
+    return nRow;
+}
+
+void cuda_tile_rows_fill(const genie_index *idx, uint32_t nTile, const uint32_t *aRowOf, uint32_t *aOff)
+{
+    uint64_t nPer = (uint64_t)nTile + 1;
+    for (uint64_t l = 0; l < idx->info.n_keywords; l++) {
         if (aRowOf[l] == TILE_NO_ROW)
             continue;
         const uint32_t *post = idx->aPosting + idx->aListOffset[l];
@@ -114,9 +127,25 @@ static genie_status upload_tile_rows(const genie_index *idx, cuda_index *dev)
                 p++;
             row[t] = (uint32_t)p;
         }
-        row[dev->nTile] = (uint32_t)len;
+        row[nTile] = (uint32_t)len;
     }
-    rc = upload_array((void **)&dev->d_aListRow, aRowOf, nList * sizeof *aRowOf, "list rows");
+}
+
+/* The tile rows of @p idx (cuda_common.h), made on the host and uploaded. */
+static genie_status upload_tile_rows(const genie_index *idx, cuda_index *dev)
+{
+    uint64_t nList = idx->info.n_keywords, nPer = (uint64_t)dev->nTile + 1;
+    uint32_t *aRowOf = (uint32_t *)malloc((nList ? nList : 1) * sizeof *aRowOf);
+    if (!aRowOf)
+        return util_error(GENIE_ENOMEM, "out of memory for the tile rows of %llu lists", (unsigned long long)nList);
+    uint64_t nRow = cuda_tile_row_of(idx, dev->nTile, aRowOf);
+    uint32_t *aOff = (uint32_t *)malloc((nRow ? nRow * nPer : 1) * sizeof *aOff);
+    if (!aOff) {
+        free(aRowOf);
+        return util_error(GENIE_ENOMEM, "out of memory for %llu tile rows", (unsigned long long)nRow);
+    }
+    cuda_tile_rows_fill(idx, dev->nTile, aRowOf, aOff);
+    genie_status rc = upload_array((void **)&dev->d_aListRow, aRowOf, nList * sizeof *aRowOf, "list rows");
     if (rc == GENIE_OK)
         rc = upload_array((void **)&dev->d_aTileOff, aOff, nRow * nPer * sizeof *aOff, "tile rows");
     free(aRowOf);
@@ -128,19 +157,16 @@ static genie_status upload(const genie_index *idx, cuda_index **ppDev)
 {
     genie_status rc = GENIE_OK;
     cuda_index *dev = (cuda_index *)calloc(1, sizeof *dev);
-    cuda_workspace *ws = (cuda_workspace *)calloc(1, sizeof *ws);
+    cuda_workspace *ws = cuda_workspace_new();
     if (!dev || !ws) {
         free(dev);
-        free(ws);
+        cuda_workspace_free(ws);
         return util_error(GENIE_ENOMEM, "out of memory for the device index");
     }
-    pthread_mutex_init(&ws->lock, NULL);
     dev->pWs = ws;
     dev->device = 0;
     dev->nPosting = idx->info.n_postings;
-    dev->nTile = (uint32_t)((idx->info.n_objects + TILE_OBJECTS - 1) / TILE_OBJECTS);
-    if (dev->nTile == 0)
-        dev->nTile = 1;
+    dev->nTile = cuda_tile_count(idx);
     GENIE_TRY_GOTO(rc, upload_array((void **)&dev->d_aPosting, idx->aPosting, dev->nPosting * sizeof(uint32_t),
                                     "postings"), fail);
     GENIE_TRY_GOTO(rc, upload_array((void **)&dev->d_aListOffset, idx->aListOffset,

@@ -1,0 +1,432 @@
+/*
+ * Index parts streamed through the GPU (seeds/003 III-D, multiple loadings,
+ * with the transfers overlapped): see engine.h for the calls, parts.c for
+ * the loop that makes them.
+ *
+ * The state lives in the multi-part index's own device slot (idx->pDevice,
+ * unused otherwise; only its views carry device copies when resident) and
+ * is kept until the index is closed, so the buffers are allocated once:
+ *   - one or two slots, each a device buffer and a pinned host buffer sized
+ *     for the largest part, laid out as
+ *       [postings | list offsets | list rows | tile rows]
+ *     (the tile layout, cuda_common.h), and a copy stream of its own;
+ *   - per part, what the host derives from it, made on its first upload and
+ *     kept: the tile rows and the planner's keyword table (a few words per
+ *     list, against one per posting);
+ *   - one batch workspace that the parts share (cuda_workspace).
+ * Uploading a part into a slot copies its postings, list offsets and rows
+ * into the slot's pinned buffer on several threads (the page faults of the
+ * mapping included), then makes one cudaMemcpyAsync on the slot's copy
+ * stream and waits for it on the same thread.  When overlapping, that runs
+ * on a thread of its own, started as the previous part begins to be
+ * matched, so the staging and the copy hide behind the matching; the
+ * search waits only for what is left.  Once ready, the part's view gets a
+ * cuda_index that points into the slot (with no free function: the slot
+ * owns the memory), which every method uses as it would a resident index,
+ * until the part is done.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/cuda/cuda_batch.h"
+extern "C" {
+#include "util/threads.h"
+}
+
+/* Staging copies this many bytes per grab, on at most STAGE_MAX_THREADS threads. */
+#define STAGE_CHUNK (4u << 20)
+#define STAGE_MAX_THREADS 8u
+#define ERROR_MAX 512
+
+/* Where a part's arrays lie in a slot (bytes from its start). */
+typedef struct part_layout {
+    uint64_t offList, offRowOf, offRow, total;
+} part_layout;
+
+/* What the host derives from one part, made on its first upload. */
+typedef struct part_host {
+    int made;
+    uint32_t nTile;
+    uint64_t nRow;
+    uint32_t *aRowOf; /* n_keywords */
+    uint32_t *aRow;   /* nRow * (nTile + 1) */
+    plan_keywords kw;
+} part_host;
+
+typedef struct stream_slot {
+    char *d_mem;
+    char *h_pin;
+    cudaStream_t copy;
+    cuda_index dev;     /* the view's device copy while it is installed */
+    genie_index *view;  /* the part being uploaded or installed; NULL when free */
+    pthread_t worker;
+    int running;        /* worker started and not joined yet */
+    genie_status rc;    /* the upload's outcome, with its message */
+    char zError[ERROR_MAX];
+    double seconds;
+} stream_slot;
+
+struct engine_stream {
+    const genie_index *idx;
+    uint32_t nSlot;
+    uint64_t slotBytes;
+    stream_slot aSlot[2];
+    uint32_t next; /* the slot the next upload takes */
+    int serial;
+    part_host *aHost; /* per part */
+    cuda_workspace *pWs;
+};
+
+static part_layout layout_of(const genie_index *v, uint32_t nTile, uint64_t nRow)
+{
+    part_layout L;
+    L.offList = cuda_align(v->info.n_postings * sizeof(uint32_t));
+    L.offRowOf = L.offList + cuda_align((v->info.n_keywords + 1) * sizeof(uint64_t));
+    L.offRow = L.offRowOf + cuda_align(v->info.n_keywords * sizeof(uint32_t));
+    L.total = L.offRow + cuda_align(nRow * ((uint64_t)nTile + 1) * sizeof(uint32_t));
+    return L;
+}
+
+/* Part @p p's device bytes (counting its tile rows without making them when aHost has none). */
+static uint64_t part_bytes(const genie_index *idx, const part_host *aHost, uint32_t p)
+{
+    const genie_index *v = &idx->aPart[p];
+    if (aHost && aHost[p].made)
+        return layout_of(v, aHost[p].nTile, aHost[p].nRow).total;
+    uint32_t nTile = cuda_tile_count(v);
+    return layout_of(v, nTile, cuda_tile_row_of(v, nTile, NULL)).total;
+}
+
+static void host_free(part_host *h)
+{
+    free(h->aRowOf);
+    free(h->aRow);
+    plan_keywords_free(&h->kw);
+    memset(h, 0, sizeof *h);
+}
+
+static genie_status host_make(const genie_index *v, part_host *h)
+{
+    if (h->made)
+        return GENIE_OK;
+    h->nTile = cuda_tile_count(v);
+    h->aRowOf = (uint32_t *)malloc((v->info.n_keywords ? v->info.n_keywords : 1) * sizeof *h->aRowOf);
+    if (!h->aRowOf)
+        return util_error(GENIE_ENOMEM, "out of memory for the tile rows of a part of %llu lists",
+                          (unsigned long long)v->info.n_keywords);
+    h->nRow = cuda_tile_row_of(v, h->nTile, h->aRowOf);
+    uint64_t nWord = h->nRow * ((uint64_t)h->nTile + 1);
+    h->aRow = (uint32_t *)malloc((nWord ? nWord : 1) * sizeof *h->aRow);
+    if (!h->aRow) {
+        host_free(h);
+        return util_error(GENIE_ENOMEM, "out of memory for %llu tile rows of a part", (unsigned long long)h->nRow);
+    }
+    cuda_tile_rows_fill(v, h->nTile, h->aRowOf, h->aRow);
+    genie_status rc = plan_keywords_build(v, &h->kw);
+    if (rc != GENIE_OK) {
+        host_free(h);
+        return rc;
+    }
+    h->made = 1;
+    return GENIE_OK;
+}
+
+typedef struct stage_job {
+    char *dst;
+    const char *src;
+    uint64_t n;
+    uint64_t next; /* the next chunk to copy (atomic) */
+} stage_job;
+
+static void stage_worker(void *ctx, unsigned t)
+{
+    (void)t;
+    stage_job *j = (stage_job *)ctx;
+    for (;;) {
+        uint64_t b = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED) * STAGE_CHUNK;
+        if (b >= j->n)
+            return;
+        uint64_t e = j->n - b < STAGE_CHUNK ? j->n : b + STAGE_CHUNK;
+        memcpy(j->dst + b, j->src + b, e - b);
+    }
+}
+
+static void stage(char *dst, const void *src, uint64_t n)
+{
+    if (n == 0)
+        return;
+    stage_job j = {dst, (const char *)src, n, 0};
+    unsigned nCore = util_ncores(), nThread = nCore / 2 ? nCore / 2 : 1;
+    if (nThread > STAGE_MAX_THREADS)
+        nThread = STAGE_MAX_THREADS;
+    uint64_t nChunk = (n + STAGE_CHUNK - 1) / STAGE_CHUNK;
+    util_parallel_run(nChunk < nThread ? (unsigned)nChunk : nThread, stage_worker, &j);
+}
+
+/* Upload sl->view into the slot (the body of the worker thread when overlapping). */
+static genie_status upload_part(engine_stream *s, stream_slot *sl)
+{
+    const genie_index *v = sl->view;
+    part_host *h = &s->aHost[v - s->idx->aPart];
+    CUDA_TRY(cudaSetDevice(0));
+    GENIE_TRY(host_make(v, h));
+    part_layout L = layout_of(v, h->nTile, h->nRow);
+    stage(sl->h_pin, v->aPosting, v->info.n_postings * sizeof(uint32_t));
+    stage(sl->h_pin + L.offList, v->aListOffset, (v->info.n_keywords + 1) * sizeof(uint64_t));
+    stage(sl->h_pin + L.offRowOf, h->aRowOf, v->info.n_keywords * sizeof(uint32_t));
+    stage(sl->h_pin + L.offRow, h->aRow, h->nRow * ((uint64_t)h->nTile + 1) * sizeof(uint32_t));
+    CUDA_TRY(cudaMemcpyAsync(sl->d_mem, sl->h_pin, L.total, cudaMemcpyHostToDevice, sl->copy));
+    CUDA_TRY(cudaStreamSynchronize(sl->copy));
+    cuda_index *dev = &sl->dev;
+    memset(dev, 0, sizeof *dev);
+    dev->device = 0;
+    dev->d_aPosting = (uint32_t *)sl->d_mem;
+    dev->nPosting = v->info.n_postings;
+    dev->d_aListOffset = (uint64_t *)(sl->d_mem + L.offList);
+    dev->d_aListRow = (uint32_t *)(sl->d_mem + L.offRowOf);
+    dev->d_aTileOff = (uint32_t *)(sl->d_mem + L.offRow);
+    dev->nTile = h->nTile;
+    dev->kw = h->kw;
+    dev->pWs = s->pWs;
+    return GENIE_OK;
+}
+
+static void run_upload(engine_stream *s, stream_slot *sl)
+{
+    double t0 = engine_now();
+    sl->rc = upload_part(s, sl);
+    if (sl->rc != GENIE_OK)
+        snprintf(sl->zError, sizeof sl->zError, "%s", genie_last_error());
+    sl->seconds = engine_now() - t0;
+}
+
+typedef struct worker_arg {
+    engine_stream *s;
+    stream_slot *sl;
+} worker_arg;
+
+static void *worker_main(void *p)
+{
+    worker_arg *a = (worker_arg *)p;
+    run_upload(a->s, a->sl);
+    free(a);
+    return NULL;
+}
+
+static stream_slot *slot_of(engine_stream *s, const genie_index *view)
+{
+    for (uint32_t i = 0; i < s->nSlot; i++)
+        if (s->aSlot[i].view == view)
+            return &s->aSlot[i];
+    return NULL;
+}
+
+static void join(stream_slot *sl)
+{
+    if (sl->running) {
+        pthread_join(sl->worker, NULL);
+        sl->running = 0;
+    }
+}
+
+static void uninstall(stream_slot *sl)
+{
+    genie_index *v = sl->view;
+    if (!v)
+        return;
+    pthread_mutex_lock(&v->deviceLock);
+    if (v->pDevice == &sl->dev)
+        v->pDevice = NULL;
+    pthread_mutex_unlock(&v->deviceLock);
+    sl->view = NULL;
+}
+
+static void stream_free(void *p)
+{
+    engine_stream *s = (engine_stream *)p;
+    if (!s)
+        return;
+    for (uint32_t i = 0; i < 2; i++) {
+        stream_slot *sl = &s->aSlot[i];
+        join(sl);
+        cudaFree(sl->d_mem);
+        cudaFreeHost(sl->h_pin);
+        if (sl->copy)
+            cudaStreamDestroy(sl->copy);
+    }
+    if (s->aHost)
+        for (uint32_t p = 0; p < s->idx->nPart; p++)
+            host_free(&s->aHost[p]);
+    free(s->aHost);
+    cuda_workspace_free(s->pWs);
+    free(s);
+}
+
+static genie_status stream_new(const genie_index *idx, uint32_t nSlot, uint64_t slotBytes, engine_stream **ppS)
+{
+    engine_stream *s = (engine_stream *)calloc(1, sizeof *s);
+    if (!s)
+        return util_error(GENIE_ENOMEM, "out of memory for streaming parts");
+    s->idx = idx;
+    s->nSlot = nSlot;
+    s->slotBytes = slotBytes;
+    s->aHost = (part_host *)calloc(idx->nPart, sizeof *s->aHost);
+    s->pWs = cuda_workspace_new();
+    genie_status rc = GENIE_OK;
+    if (!s->aHost || !s->pWs) {
+        rc = util_error(GENIE_ENOMEM, "out of memory for streaming %u parts", idx->nPart);
+        goto fail;
+    }
+    for (uint32_t i = 0; i < nSlot; i++) {
+        stream_slot *sl = &s->aSlot[i];
+        cudaError_t err = cudaMalloc((void **)&sl->d_mem, slotBytes);
+        if (err != cudaSuccess) {
+            cudaGetLastError();
+            sl->d_mem = NULL;
+            rc = util_error(GENIE_EGPU, "CUDA: out of GPU memory for part buffer %u of %llu bytes: %s", i + 1,
+                            (unsigned long long)slotBytes, cudaGetErrorString(err));
+            goto fail;
+        }
+        err = cudaHostAlloc((void **)&sl->h_pin, slotBytes, cudaHostAllocDefault);
+        if (err != cudaSuccess) {
+            sl->h_pin = NULL;
+            rc = util_error(GENIE_ENOMEM, "CUDA: cannot allocate %llu bytes of pinned host memory to stage parts: %s",
+                            (unsigned long long)slotBytes, cudaGetErrorString(err));
+            goto fail;
+        }
+        CUDA_TRY_GOTO(rc, cudaStreamCreateWithFlags(&sl->copy, cudaStreamNonBlocking), fail);
+    }
+    *ppS = s;
+    return GENIE_OK;
+fail:
+    stream_free(s);
+    return rc;
+}
+
+/* Free @p v's own (resident) device copy. */
+static void free_resident(genie_index *v)
+{
+    pthread_mutex_lock(&v->deviceLock);
+    if (v->pDevice && v->pfnDeviceFree)
+        v->pfnDeviceFree(v->pDevice);
+    v->pDevice = NULL;
+    v->pfnDeviceFree = NULL;
+    pthread_mutex_unlock(&v->deviceLock);
+}
+
+extern "C" genie_status engine_cuda_stream_begin(const genie_index *idx, const genie_search_options *opt,
+                                                  engine_stream **ppS, int *pOverlap, uint64_t *pHeld)
+{
+    *ppS = NULL;
+    *pOverlap = 0;
+    *pHeld = 0;
+    if (!engine_cuda_usable())
+        return util_error(GENIE_EGPU, "no usable CUDA device (cudaGetDeviceCount found none, or it failed)");
+    CUDA_TRY(cudaSetDevice(0));
+    genie_index *root = (genie_index *)idx;
+    engine_stream *s = (engine_stream *)root->pDevice;
+    uint64_t total = 0, maxPart = 0, held = s ? s->nSlot * s->slotBytes : 0;
+    for (uint32_t p = 0; p < idx->nPart; p++) {
+        uint64_t b = part_bytes(idx, s ? s->aHost : NULL, p);
+        total += b;
+        maxPart = b > maxPart ? b : maxPart;
+        if (idx->aPart[p].pDevice)
+            held += b;
+    }
+    uint64_t budget;
+    GENIE_TRY(cuda_memory_budget(opt, held, &budget));
+    if (total <= budget / 2) {
+        if (s) {
+            stream_free(s);
+            root->pDevice = NULL;
+            root->pfnDeviceFree = NULL;
+        }
+        return GENIE_OK;
+    }
+    for (uint32_t p = 0; p < idx->nPart; p++)
+        free_resident(&idx->aPart[p]);
+    uint64_t room = budget / 4 * 3;
+    uint32_t nSlot = 2 * maxPart <= room ? 2 : maxPart <= room ? 1 : 0;
+    if (nSlot == 0)
+        return util_error(GENIE_EGPU,
+                          "CUDA: the largest part of this index needs %llu bytes of GPU memory, more than three "
+                          "quarters of the budget of %llu bytes; raise --gpu-memory, or rebuild the index with "
+                          "--gpu-memory %llu so that its parts are cut to fit",
+                          (unsigned long long)maxPart, (unsigned long long)budget, (unsigned long long)budget);
+    if (s && (s->nSlot != nSlot || s->slotBytes != maxPart)) {
+        stream_free(s);
+        root->pDevice = NULL;
+        root->pfnDeviceFree = NULL;
+        s = NULL;
+    }
+    if (!s) {
+        GENIE_TRY(stream_new(idx, nSlot, maxPart, &s));
+        root->pDevice = s;
+        root->pfnDeviceFree = stream_free;
+    }
+    s->next = 0;
+    s->serial = nSlot < 2 || opt->serial_upload;
+    *ppS = s;
+    *pOverlap = !s->serial;
+    *pHeld = nSlot * maxPart;
+    return GENIE_OK;
+}
+
+extern "C" genie_status engine_cuda_stream_start(engine_stream *s, genie_index *view)
+{
+    stream_slot *sl = &s->aSlot[s->next];
+    if (sl->view)
+        return util_error(GENIE_EGPU, "CUDA: part buffer %u is still in use (parts started out of turn)", s->next + 1);
+    s->next = (s->next + 1) % s->nSlot;
+    sl->view = view;
+    if (!s->serial) {
+        worker_arg *a = (worker_arg *)malloc(sizeof *a);
+        if (a) {
+            a->s = s;
+            a->sl = sl;
+            if (pthread_create(&sl->worker, NULL, worker_main, a) == 0) {
+                sl->running = 1;
+                return GENIE_OK;
+            }
+            free(a);
+        }
+    }
+    run_upload(s, sl); /* serial, or no thread to be had: upload now */
+    return GENIE_OK;
+}
+
+extern "C" genie_status engine_cuda_stream_ready(engine_stream *s, genie_index *view, double *pUpload)
+{
+    *pUpload = 0;
+    stream_slot *sl = slot_of(s, view);
+    if (!sl)
+        return util_error(GENIE_EGPU, "CUDA: part at object %llu was never started",
+                          (unsigned long long)view->firstObject);
+    join(sl);
+    *pUpload = sl->seconds;
+    if (sl->rc != GENIE_OK)
+        return util_error(sl->rc, "%s", sl->zError);
+    pthread_mutex_lock(&view->deviceLock);
+    view->pDevice = &sl->dev;
+    view->pfnDeviceFree = NULL;
+    pthread_mutex_unlock(&view->deviceLock);
+    return GENIE_OK;
+}
+
+extern "C" void engine_cuda_stream_done(engine_stream *s, genie_index *view)
+{
+    stream_slot *sl = slot_of(s, view);
+    if (sl) {
+        join(sl);
+        uninstall(sl);
+    }
+}
+
+extern "C" void engine_cuda_stream_end(engine_stream *s)
+{
+    for (uint32_t i = 0; i < s->nSlot; i++) {
+        join(&s->aSlot[i]);
+        uninstall(&s->aSlot[i]);
+    }
+}

@@ -61,6 +61,11 @@ char g_zTestDir[1024];
     X(parts_text_identical, 60)                   \
     X(parts_corrupt_truncate_and_flip, 120)       \
     X(parts_threads_and_stats, 60)                \
+    X(parts_build_gpu_memory_split, 60)           \
+    X(parts_build_sets_identical, 60)             \
+    X(parts_build_sequences_identical, 60)        \
+    X(parts_build_table_identical, 60)            \
+    X(parts_build_vectors_identical, 60)          \
     X(parts_stream_identical, 120)                \
     X(parts_stream_budget_too_small, 30)          \
     X(seq_edit_distance_random, 30) \

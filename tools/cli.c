@@ -132,3 +132,27 @@ int cli_engine_option(int c, const char *zArg, genie_search_options *opt, int *p
         return 0;
     }
 }
+
+int cli_part_option(int c, const char *zArg, genie_build_options *opt, int *pStatus)
+{
+    *pStatus = CLI_EXIT_OK;
+    switch (c) {
+    case CLI_OPT_PART_OBJECTS:
+        if (!cli_parse_u64(zArg, 1, UINT32_MAX, &opt->part_objects))
+            *pStatus = cli_usage_error("build", "--part-objects must be 1..4294967295, not '%s'", zArg);
+        break;
+    case CLI_OPT_PART_BYTES:
+        if (!cli_parse_bytes(zArg, &opt->part_bytes))
+            *pStatus = cli_usage_error("build", "--part-bytes must be a size above 0 (e.g. 64M), not '%s'", zArg);
+        break;
+    case CLI_OPT_BUILD_GPU_MEMORY:
+        if (!cli_parse_bytes(zArg, &opt->gpu_memory))
+            *pStatus = cli_usage_error("build", "--gpu-memory must be a size above 0 (e.g. 8G), not '%s'", zArg);
+        break;
+    default:
+        return 0;
+    }
+    if (*pStatus == CLI_EXIT_OK && opt->part_objects && opt->part_bytes)
+        *pStatus = cli_usage_error("build", "give --part-objects or --part-bytes, not both");
+    return 1;
+}

@@ -118,6 +118,42 @@ int cli_parse_bytes(const char *s, uint64_t *out);
  */
 int cli_engine_option(int c, const char *zArg, genie_search_options *opt, int *pStatus);
 
+/*
+ * The part options every `genie build` shares (cmd_build.c and each
+ * front-end's build): put CLI_PART_LONG_OPTIONS in the getopt_long table,
+ * CLI_PART_HELP in the --help text, and hand each option code to
+ * cli_part_option().  The codes lie above any character, so they clash
+ * with no short option.
+ */
+#define CLI_OPT_PART_OBJECTS 0x100
+#define CLI_OPT_PART_BYTES 0x101
+#define CLI_OPT_BUILD_GPU_MEMORY 0x102
+#define CLI_PART_LONG_OPTIONS                                      \
+    {"part-objects", required_argument, 0, CLI_OPT_PART_OBJECTS}, \
+    {"part-bytes", required_argument, 0, CLI_OPT_PART_BYTES},     \
+    {"gpu-memory", required_argument, 0, CLI_OPT_BUILD_GPU_MEMORY}
+#define CLI_PART_HELP                                                                 \
+    "      --part-objects N     cut the index into parts of N objects each (by\n"     \
+    "                           object id), each searched on its own and the\n"       \
+    "                           answers merged: for data larger than GPU memory\n"    \
+    "                           or RAM (see 'genie info' for the parts)\n"            \
+    "      --part-bytes B       cut into parts of at most B bytes of postings (4\n"   \
+    "                           per posting; K, M, G, T suffixes); a part holds\n"    \
+    "                           at least one object; give at most one of the two\n"  \
+    "      --gpu-memory B       the GPU memory budget the index will be searched\n"   \
+    "                           under: without a part option, parts hold at most\n"  \
+    "                           B/4 bytes of postings (two parts on the GPU at a\n"   \
+    "                           time, the rest for the queries); without any of\n"   \
+    "                           the three, parts hold at most 1G of postings, so\n"  \
+    "                           most indexes are one part\n"
+/**
+ * Parse a part option by getopt code (CLI_OPT_PART_*), refusing both
+ * --part-objects and --part-bytes.
+ * @return 1 when @p c is one of them (then *pStatus is CLI_EXIT_OK, or
+ *         CLI_EXIT_USAGE with the message printed), 0 otherwise.
+ */
+int cli_part_option(int c, const char *zArg, genie_build_options *opt, int *pStatus);
+
 /* Progress on stderr: shown only on a terminal, after the first second. */
 typedef struct cli_progress {
     const char *zWhat;

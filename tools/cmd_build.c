@@ -39,14 +39,7 @@ static const char zHelp[] =
     "                           object's 64-bit label, not a keyword\n"
     "  -L, --sublist-length N   split lists longer than N postings into\n"
     "                           sublists for GPU load balance (default 4096)\n"
-    "      --part-objects N     cut the index into parts of N objects each (by\n"
-    "                           object id), each searched on its own and the\n"
-    "                           answers merged: for data larger than GPU memory\n"
-    "                           or RAM (see 'genie info' for the parts)\n"
-    "      --part-bytes B       cut into parts of at most B bytes of postings\n"
-    "                           (4 per posting; K, M, G suffixes); without\n"
-    "                           either option parts hold at most 1G of postings,\n"
-    "                           so most indexes are one part\n"
+    CLI_PART_HELP
     "  -q, --quiet              no progress on standard error\n"
     "  -h, --help               show this help\n"
     "\n"
@@ -98,19 +91,25 @@ int cmd_build(int argc, char **argv)
         {"no-records", no_argument, 0, 'N'},     {"records", no_argument, 0, 'R'},
         {"labels", no_argument, 0, 'l'},         {"sublist-length", required_argument, 0, 'L'},
         {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-        {"part-objects", required_argument, 0, 'P'}, {"part-bytes", required_argument, 0, 'B'},
-        {0, 0, 0, 0}};
+        CLI_PART_LONG_OPTIONS,                   {0, 0, 0, 0}};
     const char *zType = cli_find_type_arg(argc, argv);
     const cli_frontend *fe = zType ? cli_frontend_by_name(zType) : NULL;
     if (fe)
         return fe->xBuild(argc, argv);
     const char *zOut = NULL, *zStop = NULL;
     genie_input_options in = {GENIE_TYPE_KEYWORDS, NULL, 0, -1, NULL, 0};
-    genie_build_options opt = {0, NULL, NULL, 0, 0};
+    genie_build_options opt;
+    memset(&opt, 0, sizeof opt);
     int quiet = 0, c;
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:t:d:L:qh", aOpt, NULL)) != -1) {
+        int st;
+        if (cli_part_option(c, optarg, &opt, &st)) {
+            if (st != CLI_EXIT_OK)
+                return st;
+            continue;
+        }
         switch (c) {
         case 'o': zOut = optarg; break;
         case 't':
@@ -131,14 +130,6 @@ int cmd_build(int argc, char **argv)
                 return cli_usage_error("build", "--sublist-length must be 1..4294967295, not '%s'", optarg);
             opt.sublist_length = (uint32_t)v;
             break;
-        case 'P':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &opt.part_objects))
-                return cli_usage_error("build", "--part-objects must be 1..4294967295, not '%s'", optarg);
-            break;
-        case 'B':
-            if (!cli_parse_bytes(optarg, &opt.part_bytes) || opt.part_bytes == 0)
-                return cli_usage_error("build", "--part-bytes must be a size above 0 (e.g. 64M), not '%s'", optarg);
-            break;
         case 'q': quiet = 1; break;
         case 'h': fputs(zHelp, stdout); return CLI_EXIT_OK;
         default: return cli_usage_error("build", "bad option");
@@ -146,8 +137,6 @@ int cmd_build(int argc, char **argv)
     }
     if (!zOut)
         return cli_usage_error("build", "no output file (-o INDEX)");
-    if (opt.part_objects && opt.part_bytes)
-        return cli_usage_error("build", "give --part-objects or --part-bytes, not both");
     if (optind >= argc)
         return cli_usage_error("build", "no input files");
     int text = in.type == GENIE_TYPE_TEXT;

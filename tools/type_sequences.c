@@ -35,6 +35,7 @@ static const char zBuildHelp[] =
     "                           the new index is complete)\n"
     "  -n, --gram N             n-gram length, 1..64 (default 3)\n"
     "  -L, --sublist-length N   split lists longer than N postings (default 4096)\n"
+    CLI_PART_HELP
     "  -q, --quiet              no summary on standard error\n"
     "  -h, --help               show this help\n"
     "\n"
@@ -46,7 +47,7 @@ int seq_cli_build(int argc, char **argv)
     static const struct option aOpt[] = {{"output", required_argument, 0, 'o'}, {"type", required_argument, 0, 't'},
                                          {"gram", required_argument, 0, 'n'},   {"sublist-length", required_argument, 0, 'L'},
                                          {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+                                         CLI_PART_LONG_OPTIONS,                 {0, 0, 0, 0}};
     const char *zOut = NULL;
     genie_build_options opt;
     memset(&opt, 0, sizeof opt);
@@ -55,6 +56,12 @@ int seq_cli_build(int argc, char **argv)
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:t:n:L:qh", aOpt, NULL)) != -1) {
+        int st;
+        if (cli_part_option(c, optarg, &opt, &st)) {
+            if (st != CLI_EXIT_OK)
+                return st;
+            continue;
+        }
         switch (c) {
         case 'o': zOut = optarg; break;
         case 't': break;

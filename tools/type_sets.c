@@ -36,6 +36,7 @@ static const char zBuildHelp[] =
     "  -s, --separator C        element separator: one byte, or 'tab';\n"
     "                           default: white space\n"
     "  -L, --sublist-length N   split lists longer than N postings (default 4096)\n"
+    CLI_PART_HELP
     "  -q, --quiet              no summary on standard error\n"
     "  -h, --help               show this help\n"
     "\n"
@@ -61,7 +62,7 @@ int set_cli_build(int argc, char **argv)
         {"hashes", required_argument, 0, 'm'},    {"seed", required_argument, 0, 'S'},
         {"separator", required_argument, 0, 's'}, {"sublist-length", required_argument, 0, 'L'},
         {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        CLI_PART_LONG_OPTIONS,                    {0, 0, 0, 0}};
     const char *zOut = NULL;
     genie_build_options opt;
     memset(&opt, 0, sizeof opt);
@@ -70,6 +71,12 @@ int set_cli_build(int argc, char **argv)
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:t:m:s:L:qh", aOpt, NULL)) != -1) {
+        int st;
+        if (cli_part_option(c, optarg, &opt, &st)) {
+            if (st != CLI_EXIT_OK)
+                return st;
+            continue;
+        }
         switch (c) {
         case 'o': zOut = optarg; break;
         case 't': break;

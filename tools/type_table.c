@@ -39,6 +39,7 @@ static const char zBuildHelp[] =
     "      --no-records         do not store the rows (then 'genie search\n"
     "                           --show' cannot print them)\n"
     "  -L, --sublist-length N   split lists longer than N postings (default 4096)\n"
+    CLI_PART_HELP
     "  -q, --quiet              no progress on standard error (shown on a\n"
     "                           terminal after the first second)\n"
     "  -h, --help               show this help\n"
@@ -98,7 +99,7 @@ int table_cli_build(int argc, char **argv)
         {"bins", required_argument, 0, 'B'},    {"columns", required_argument, 0, 'C'},
         {"no-records", no_argument, 0, 'N'},    {"sublist-length", required_argument, 0, 'L'},
         {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        CLI_PART_LONG_OPTIONS,                  {0, 0, 0, 0}};
     const char *zOut = NULL;
     genie_table_options topt = {0, NULL, 0};
     genie_build_options opt;
@@ -107,6 +108,12 @@ int table_cli_build(int argc, char **argv)
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:t:L:qh", aOpt, NULL)) != -1) {
+        int st;
+        if (cli_part_option(c, optarg, &opt, &st)) {
+            if (st != CLI_EXIT_OK)
+                return st;
+            continue;
+        }
         switch (c) {
         case 'o': zOut = optarg; break;
         case 't': break; /* "table": how we got here */

@@ -23,23 +23,25 @@ static const char zBuildHelp[] =
     "attribute.  The index also stores the vectors (4 bytes per value) for\n"
     "re-ranking and exact search.\n"
     "\n"
-    "  -t, --type vectors     this front-end\n"
-    "  -o, --output FILE      the index to write (required)\n"
-    "      --metric NAME      l2 (E2LSH, default), l1 (random binning +\n"
-    "                         MurmurHash3), cosine (sign random projections)\n"
-    "  -m, --functions M      hash functions (default 237, the paper's m for\n"
-    "                         epsilon = delta = 0.06; see genie lsh-params)\n"
-    "      --buckets D        l2, l1: buckets per function (default 67 for l2,\n"
-    "                         8192 for l1)\n"
-    "      --bits B           cosine: sign bits per function, 1..16 (default 8)\n"
-    "      --width W          l2: bucket width (default: each function's range\n"
-    "                         over BASE cut into D buckets)\n"
-    "      --sigma S          l1: Laplacian kernel width (default: from BASE,\n"
-    "                         median nearest-neighbour distance of a sample / ln 2)\n"
-    "      --seed N           random seed (default 1); same seed, same index\n"
-    "      --sublist-length N longest posting (sub)list (default 4096)\n"
-    "  -q, --quiet            no notices on standard error\n"
-    "  -h, --help             show this help\n";
+    "  -t, --type vectors       this front-end\n"
+    "  -o, --output FILE        the index to write (required)\n"
+    "      --metric NAME        l2 (E2LSH, default), l1 (random binning +\n"
+    "                           MurmurHash3), cosine (sign random projections)\n"
+    "  -m, --functions M        hash functions (default 237, the paper's m for\n"
+    "                           epsilon = delta = 0.06; see genie lsh-params)\n"
+    "      --buckets D          l2, l1: buckets per function (default 67 for l2,\n"
+    "                           8192 for l1)\n"
+    "      --bits B             cosine: sign bits per function, 1..16 (default 8)\n"
+    "      --width W            l2: bucket width (default: each function's range\n"
+    "                           over BASE cut into D buckets)\n"
+    "      --sigma S            l1: Laplacian kernel width (default: from BASE,\n"
+    "                           median nearest-neighbour distance of a sample /\n"
+    "                           ln 2)\n"
+    "      --seed N             random seed (default 1); same seed, same index\n"
+    "      --sublist-length N   longest posting (sub)list (default 4096)\n"
+    CLI_PART_HELP
+    "  -q, --quiet              no notices on standard error\n"
+    "  -h, --help               show this help\n";
 
 static const char zSearchHelp[] =
     "Usage: genie search [options] INDEX QUERIES   (INDEX of type vectors)\n"
@@ -132,7 +134,7 @@ int vec_cli_build(int argc, char **argv)
         {"width", required_argument, 0, 4},      {"sigma", required_argument, 0, 5},
         {"seed", required_argument, 0, 6},       {"sublist-length", required_argument, 0, 7},
         {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        CLI_PART_LONG_OPTIONS,                   {0, 0, 0, 0}};
     genie_lsh_params p = {.metric = GENIE_METRIC_L2, .seed = 1};
     genie_build_options bo;
     memset(&bo, 0, sizeof bo);
@@ -141,6 +143,12 @@ int vec_cli_build(int argc, char **argv)
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "t:o:m:qh", aOpt, NULL)) != -1) {
+        int st;
+        if (cli_part_option(c, optarg, &bo, &st)) {
+            if (st != CLI_EXIT_OK)
+                return st;
+            continue;
+        }
         switch (c) {
         case 't':
             break;

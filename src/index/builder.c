@@ -12,11 +12,15 @@
  *
  * Parts (format.h, seeds/003 III-D): the objects are cut by id into
  * consecutive ranges (part_objects objects each, or as many as keep a
- * part's postings under part_bytes, DEFAULT_PART_BYTES when neither is
- * given), and steps 1-3 run once per range with part-relative object ids,
- * each part's arrays freed once written.  A one-part index reuses the
- * keyword counts gathered while adding; a part of several counts its own
- * slice of the store.
+ * part's postings under a byte size), and steps 1-3 run once per range
+ * with part-relative object ids, each part's arrays freed once written.
+ * A one-part index reuses the keyword counts gathered while adding; a part
+ * of several counts its own slice of the store.  The byte size is
+ * part_bytes when given; else a quarter of gpu_memory, the GPU budget the
+ * index will be searched under (two parts on the device while they
+ * stream, the rest for the batch), at least one posting; else
+ * DEFAULT_PART_BYTES.  An explicit part option wins over gpu_memory: a
+ * caller who sizes the parts knows better than the rule of thumb.
  *
  * Memory: the store and the postings array hold 4 bytes per posting each,
  * so a build needs about twice the postings' size plus the per-keyword
@@ -37,9 +41,12 @@
  * enough to fit a GPU beside its batch working memory, large enough that
  * most indexes are one part (see genie_build_options). */
 #define DEFAULT_PART_BYTES (1ull << 30)
+/* The smallest part size derived from gpu_memory: one posting. */
+#define MIN_BUDGET_PART_BYTES 4u
 
 struct genie_builder {
     genie_build_options opt;
+    uint64_t nPartBytes; /* postings bytes per part, when part_objects is 0 */
     uint32_t *aStore; /* keywords of all objects, each object's sorted */
     uint64_t nStore, nStoreCap;
     uint64_t *aObjectEnd; /* end of object i in aStore */
@@ -84,6 +91,16 @@ static genie_status grow(void **pArray, uint64_t *pCap, uint64_t need, size_t si
     return GENIE_OK;
 }
 
+/* The postings bytes per part that @p opt asks for (see the top of the file). */
+static uint64_t part_bytes_of(const genie_build_options *opt)
+{
+    if (opt->part_bytes)
+        return opt->part_bytes;
+    if (opt->gpu_memory)
+        return opt->gpu_memory / 4 > MIN_BUDGET_PART_BYTES ? opt->gpu_memory / 4 : MIN_BUDGET_PART_BYTES;
+    return DEFAULT_PART_BYTES;
+}
+
 genie_status genie_builder_new(genie_builder **out, const genie_build_options *opt)
 {
     util_error_clear();
@@ -99,8 +116,7 @@ genie_status genie_builder_new(genie_builder **out, const genie_build_options *o
         free(b);
         return util_error(GENIE_EINVAL, "give a part size in objects or in bytes, not both");
     }
-    if (b->opt.part_bytes == 0 && b->opt.part_objects == 0)
-        b->opt.part_bytes = DEFAULT_PART_BYTES;
+    b->nPartBytes = part_bytes_of(&b->opt);
     b->labelMode = -1;
     b->recordMode = -1;
     genie_status rc = util_u32map_init(&b->counts, 1024);
@@ -320,16 +336,19 @@ static genie_status plan_parts(write_state *w)
         if (b->opt.part_objects)
             cut = o - start == b->opt.part_objects;
         else
-            cut = o > start && 4 * (b->aObjectEnd[o] - store_begin(b, start)) > b->opt.part_bytes;
+            cut = o > start && 4 * (b->aObjectEnd[o] - store_begin(b, start)) > b->nPartBytes;
         if (cut) {
             w->aPartEnd[n++] = o;
             start = o;
         }
     }
     w->aPartEnd[n++] = b->nObjects;
-    if (n > FORMAT_MAX_PARTS)
-        return util_error(GENIE_ERANGE, "%llu index parts, at most %llu: choose a larger part size",
-                          (unsigned long long)n, (unsigned long long)FORMAT_MAX_PARTS);
+    if (n > FORMAT_MAX_PARTS) {
+        int fromBudget = !b->opt.part_objects && !b->opt.part_bytes && b->opt.gpu_memory;
+        return util_error(GENIE_ERANGE, "%llu index parts, at most %llu: choose a larger %s", (unsigned long long)n,
+                          (unsigned long long)FORMAT_MAX_PARTS,
+                          fromBudget ? "GPU memory budget (parts hold a quarter of it) or a part size" : "part size");
+    }
     w->nParts = (uint32_t)n;
     return GENIE_OK;
 }

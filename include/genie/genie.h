@@ -98,7 +98,7 @@ typedef struct genie_build_options {
     /**
      * The GPU memory budget (bytes) the index is meant to be searched under;
      * 0 = none.  With neither part option given, a part's postings take at
-     * most gpu_memory / 4 bytes: a search that streams the parts through the
+     * most gpu_memory / 4 bytes (a part option, when given, wins): a search that streams the parts through the
      * GPU holds two of them on the device (one being matched, the next one
      * arriving) and leaves the rest of the budget to the batch's work.
      */

@@ -3,11 +3,12 @@
  * search pipeline of seeds/003 IV.
  *
  * Building: every base vector is hashed by the m functions of
- * vectors_lsh.c; function i's bucket b becomes keyword i * D + b, so each
- * function is one attribute and an object has exactly m keywords.  The
- * FRONTEND section keeps the parameters and the base vectors themselves
- * (float32), so the index alone answers queries, re-ranks and runs exact
- * searches.  The base costs 4 * n * dim bytes there.
+ * vectors_lsh.c; function i's bucket b becomes keyword i * D + b
+ * (vlsh_keywords), so each function is one attribute and an object has
+ * exactly m keywords.  The FRONTEND section keeps the parameters and the
+ * base vectors themselves (float32), so the index alone answers queries,
+ * re-ranks and runs exact searches.  The base costs 4 * n * dim bytes
+ * there.
  *
  * Searching: a query vector becomes m items, function i's covering
  * [i * D + b - r, i * D + b + r] (r = radius, l2 only, clipped to the
@@ -34,40 +35,6 @@
 
 /* ------------------------------------------------------------- building */
 
-typedef struct hash_job {
-    const vlsh *h;
-    const float *aVec;
-    uint64_t n;
-    uint32_t *aBucket; /* n x m */
-    atomic_size_t next;
-} hash_job;
-
-static void hash_worker(void *ctx, unsigned t)
-{
-    (void)t;
-    hash_job *job = ctx;
-    for (;;) {
-        size_t i0 = atomic_fetch_add(&job->next, 64);
-        if (i0 >= job->n)
-            break;
-        size_t i1 = i0 + 64 < job->n ? i0 + 64 : job->n;
-        for (size_t i = i0; i < i1; i++)
-            vlsh_hash(job->h, job->aVec + i * job->h->dim, job->aBucket + i * job->h->p.m);
-    }
-}
-
-/* Hash @p n vectors on all cores into a malloc'ed n x m array. */
-static genie_status hash_all(const vlsh *h, const float *aVec, uint64_t n, unsigned threads, uint32_t **pOut)
-{
-    hash_job job = {.h = h, .aVec = aVec, .n = n, .aBucket = malloc((size_t)(n ? n : 1) * h->p.m * sizeof(uint32_t))};
-    if (!job.aBucket)
-        return util_error(GENIE_ENOMEM, "out of memory hashing %llu vectors", (unsigned long long)n);
-    atomic_init(&job.next, 0);
-    util_parallel_run(threads ? threads : util_ncores(), hash_worker, &job);
-    *pOut = job.aBucket;
-    return GENIE_OK;
-}
-
 genie_status genie_vectors_build(const genie_vectors *base, const genie_lsh_params *params,
                                  const genie_build_options *opt, const char *path)
 {
@@ -80,22 +47,16 @@ genie_status genie_vectors_build(const genie_vectors *base, const genie_lsh_para
     vlsh h;
     GENIE_TRY(vlsh_init(&h, params, base->dim));
     genie_builder *b = NULL;
-    uint32_t *aBucket = NULL, *aKw = NULL;
+    uint32_t *aKw = NULL;
     unsigned char *aParam = NULL, *aBlob = NULL;
     size_t nParam = 0;
     genie_status rc;
     GENIE_TRY_GOTO(rc, vlsh_fit(&h, base, 0), done);
-    GENIE_TRY_GOTO(rc, hash_all(&h, base->data, base->n, 0, &aBucket), done);
+    GENIE_TRY_GOTO(rc, vlsh_keywords(&h, base->data, base->n, 0, &aKw), done);
     GENIE_TRY_GOTO(rc, genie_builder_new(&b, opt), done);
     uint32_t m = h.p.m;
-    if (!(aKw = malloc((size_t)m * sizeof *aKw))) {
-        rc = util_error(GENIE_ENOMEM, "out of memory");
-        goto done;
-    }
     for (uint64_t i = 0; i < base->n; i++) {
-        for (uint32_t f = 0; f < m; f++)
-            aKw[f] = f * h.D + aBucket[i * m + f];
-        genie_object o = {aKw, m, 0, 0, NULL, 0};
+        genie_object o = {aKw + i * m, m, 0, 0, NULL, 0};
         GENIE_TRY_GOTO(rc, genie_builder_add(b, &o), done);
     }
     GENIE_TRY_GOTO(rc, vlsh_encode(&h, base->n, &aParam, &nParam), done);
@@ -113,7 +74,6 @@ genie_status genie_vectors_build(const genie_vectors *base, const genie_lsh_para
 done:
     vlsh_free(&h);
     genie_builder_free(b);
-    free(aBucket);
     free(aKw);
     free(aParam);
     free(aBlob);
@@ -221,7 +181,7 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
     GENIE_TRY(open_vectors(idx, &h, &base));
     genie_queries *q = NULL;
     genie_results *res = NULL;
-    uint32_t *aBucket = NULL;
+    uint32_t *aKw = NULL;
     genie_item *aItem = NULL;
     genie_status rc = GENIE_OK;
     opt->seconds_hash = opt->seconds_match = opt->seconds_rerank = 0;
@@ -254,7 +214,7 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
         goto done;
     uint32_t m = h.p.m;
     double t0 = now_seconds();
-    GENIE_TRY_GOTO(rc, hash_all(&h, queries->data, queries->n, opt->search.threads, &aBucket), done);
+    GENIE_TRY_GOTO(rc, vlsh_keywords(&h, queries->data, queries->n, opt->search.threads, &aKw), done);
     if (!(aItem = malloc((size_t)m * sizeof *aItem))) {
         rc = util_error(GENIE_ENOMEM, "out of memory");
         goto done;
@@ -262,7 +222,7 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
     GENIE_TRY_GOTO(rc, genie_queries_new(&q), done);
     for (uint64_t i = 0; i < queries->n; i++) {
         for (uint32_t f = 0; f < m; f++) {
-            uint32_t b = aBucket[i * m + f], r = opt->radius;
+            uint32_t b = aKw[i * m + f] - f * h.D, r = opt->radius;
             uint32_t lo = b > r ? b - r : 0, hi = h.D - 1 - b > r ? b + r : h.D - 1;
             aItem[f].lo = f * h.D + lo;
             aItem[f].hi = f * h.D + hi;
@@ -290,7 +250,7 @@ done:
     vlsh_free(&h);
     genie_queries_free(q);
     genie_results_free(res);
-    free(aBucket);
+    free(aKw);
     free(aItem);
     return rc;
 }

@@ -1,6 +1,7 @@
 /*
- * LSH families for dense vectors (seeds/003 IV-A) and the FRONTEND bytes
- * that record them (layout in vectors_lsh.h).
+ * LSH families for dense vectors (seeds/003 IV-A), the keywords of many
+ * vectors hashed in parallel, and the FRONTEND bytes that record the
+ * families (layout in vectors_lsh.h).
  *
  *   l2 (E2LSH, Eqn. 10): h_i(v) = floor((a_i.v + b_i) / w_i), a_i ~ N(0, I).
  *      The paper "divides the whole hash domain into 67 buckets": without a
@@ -197,6 +198,46 @@ void vlsh_hash(const vlsh *h, const float *v, uint32_t *aBucket)
             aBucket[i] = hv % h->D;
         }
     }
+}
+
+/* -------------------------------------------------------------- keywords */
+
+typedef struct keyword_job {
+    const vlsh *h;
+    const float *aVec;
+    uint64_t n;
+    uint32_t *aKw; /* n x m */
+    atomic_size_t next;
+} keyword_job;
+
+static void keyword_worker(void *ctx, unsigned t)
+{
+    (void)t;
+    keyword_job *job = ctx;
+    uint32_t m = job->h->p.m, D = job->h->D;
+    for (;;) {
+        size_t i0 = atomic_fetch_add(&job->next, 64);
+        if (i0 >= job->n)
+            break;
+        size_t i1 = i0 + 64 < job->n ? i0 + 64 : job->n;
+        for (size_t i = i0; i < i1; i++) {
+            uint32_t *aKw = job->aKw + i * m;
+            vlsh_hash(job->h, job->aVec + i * job->h->dim, aKw);
+            for (uint32_t f = 0; f < m; f++)
+                aKw[f] += f * D;
+        }
+    }
+}
+
+genie_status vlsh_keywords(const vlsh *h, const float *aVec, uint64_t n, unsigned threads, uint32_t **pOut)
+{
+    keyword_job job = {.h = h, .aVec = aVec, .n = n, .aKw = malloc((size_t)(n ? n : 1) * h->p.m * sizeof(uint32_t))};
+    if (!job.aKw)
+        return util_error(GENIE_ENOMEM, "out of memory hashing %llu vectors", (unsigned long long)n);
+    atomic_init(&job.next, 0);
+    util_parallel_run(threads ? threads : util_ncores(), keyword_worker, &job);
+    *pOut = job.aKw;
+    return GENIE_OK;
 }
 
 /* ---------------------------------------------------------------- fitting */

@@ -1,6 +1,7 @@
 /*
- * The LSH families of the vectors front-end and the FRONTEND bytes of a
- * vectors index (private to the library).
+ * The LSH families of the vectors front-end, the keywords they give, and
+ * the FRONTEND bytes of a vectors index (private to the library; the
+ * benchmarks use it too).
  *
  * FRONTEND layout (little-endian), version 1:
  *
@@ -55,6 +56,15 @@ void vlsh_free(vlsh *h);
 genie_status vlsh_fit(vlsh *h, const genie_vectors *base, unsigned threads);
 /** The bucket of every function for vector @p v: aBucket[m]. */
 void vlsh_hash(const vlsh *h, const float *v, uint32_t *aBucket);
+/**
+ * The keywords of @p n vectors (row-major, h->dim floats each), hashed on
+ * @p threads threads (0 = all cores): vector i's function f, bucket b is
+ * keyword f * D + b at (*pOut)[i * m + f].  The one mapping from buckets to
+ * keywords, for building an index and for its queries alike.
+ * @param[out] pOut  n x m keywords, malloc'ed; the caller frees them.
+ * @return GENIE_OK or GENIE_ENOMEM.
+ */
+genie_status vlsh_keywords(const vlsh *h, const float *aVec, uint64_t n, unsigned threads, uint32_t **pOut);
 
 /** The FRONTEND bytes (header + ranges, not the vectors): @p *pN bytes, malloc'ed. */
 genie_status vlsh_encode(const vlsh *h, uint64_t nBase, unsigned char **pOut, size_t *pN);

@@ -56,7 +56,11 @@
  * those of the largest size, equal the answers of the same data built as
  * one part.  --rss: peak resident memory of a CPU search (a child process:
  * open, search, exit; ru_maxrss from wait4) on the largest index in parts
- * and on the same data in one part.
+ * and on the same data in one part.  --phases (CUDA builds): after each
+ * CUDA row, the CUDA backend's phase times of one more run, summed over
+ * the parts (engine/cuda/cuda_testing.h: host planning and staging, unit
+ * upload, counting, selection, download, collecting), to see which phase
+ * an overlapped upload slows down.
  */
 #include <math.h>
 #include <stdio.h>
@@ -69,6 +73,9 @@
 
 #include "genie/genie.h"
 #include "transform/vectors_lsh.h"
+#ifdef PARTS_BENCH_PHASES
+#include "engine/cuda/cuda_testing.h"
+#endif
 
 #define BENCH_K 100
 #define BENCH_QUERIES 1024
@@ -84,7 +91,7 @@ typedef struct bench_args {
     genie_backend backend;
     uint64_t gpuMemory;
     unsigned threads;
-    int rss;
+    int rss, phases;
     const char *zDir;
 } bench_args;
 
@@ -339,6 +346,19 @@ static run_result timed(const char *path, genie_queries *q, const bench_args *a,
         rr.streamed = st.streamed;
         rr.overlapped = st.overlapped;
     }
+#ifdef PARTS_BENCH_PHASES
+    if (a->phases && mode->budget) {
+        cuda_testing_time_phases(1);
+        genie_results_free(search(idx, q, a, mode, &st));
+        cuda_testing_time_phases(0);
+        cuda_phase_times t;
+        cuda_testing_phase_times(&t);
+        printf("|  |  |  | %s phases, ms: plan %.1f, stage %.1f, upload %.1f, count %.1f, select %.1f, download %.1f, "
+               "collect %.1f; backend %.1f |  |  |  |  |  |  |  |  |\n",
+               mode->zName, t.plan_ms, t.stage_ms, t.upload_ms, t.count_ms, t.select_ms, t.download_ms,
+               t.collect_ms, t.total_ms);
+    }
+#endif
     genie_index_close(idx);
     rr.total = median(aT);
     rr.match = median(aM);
@@ -443,8 +463,8 @@ static int parse_args(int argc, char **argv, bench_args *a, const char **pzChild
     a->zDir = "/tmp";
     for (int i = 1; i < argc; i++) {
         const char *z = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(z, "--rss") == 0) {
-            a->rss = 1;
+        if (strcmp(z, "--rss") == 0 || strcmp(z, "--phases") == 0) {
+            *(z[2] == 'r' ? &a->rss : &a->phases) = 1;
             continue;
         }
         if (!v)
@@ -493,7 +513,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: parts_bench [--vectors BASE --queries QUERIES [--metric l2|l1|cosine] [--hashes M]]\n"
                 "                   [--objects N] [--dims M] [--buckets D] [--max-parts P] [--backend B]\n"
-                "                   [--gpu-memory BYTES] [--threads T] [--rss] [--dir DIR]\n");
+                "                   [--gpu-memory BYTES] [--threads T] [--rss] [--phases] [--dir DIR]\n");
         return 2;
     }
     if (zChild)

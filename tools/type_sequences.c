@@ -138,6 +138,8 @@ static const char zSearchHelp[] =
     "                          cuda, cuda-spq\n"
     "  -j, --threads N         CPU threads for matching and verification\n"
     "                          (default: all cores)\n"
+    "      --gpu-memory BYTES  GPU memory budget of the match counts, suffix\n"
+    "                          K/M/G allowed (default: most of the free)\n"
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's string\n"
     "  -q, --quiet             no summary on standard error\n"
@@ -213,6 +215,7 @@ static int parse_seq_search(int argc, char **argv, seq_cli *s)
         {"certify", optional_argument, 0, 'C'}, {"exact", no_argument, 0, 'E'},
         {"backend", required_argument, 0, 'b'}, {"threads", required_argument, 0, 'j'},
         {"json", no_argument, 0, 'J'},         {"show", no_argument, 0, 's'},
+        {"gpu-memory", required_argument, 0, 'G'},
         {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int c;

@@ -151,6 +151,8 @@ static const char zSearchHelp[] =
     "  -b, --backend NAME      engine backend: auto (default), cpu, cpu-idx,\n"
     "                          cuda, cuda-spq\n"
     "  -j, --threads N         CPU threads (default: all cores)\n"
+    "      --gpu-memory BYTES  GPU memory budget of the match counts, suffix\n"
+    "                          K/M/G allowed (default: most of the free)\n"
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's stored line\n"
     "  -q, --quiet             no summary on standard error\n"
@@ -169,6 +171,7 @@ static int parse_set_search(int argc, char **argv, set_cli *s)
         {"exact", no_argument, 0, 'E'},         {"backend", required_argument, 0, 'b'},
         {"threads", required_argument, 0, 'j'}, {"json", no_argument, 0, 'J'},
         {"show", no_argument, 0, 's'},          {"quiet", no_argument, 0, 'q'},
+        {"gpu-memory", required_argument, 0, 'G'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     int c;
     uint64_t v;

@@ -62,6 +62,8 @@ static const char zSearchHelp[] =
     "                         cuda-cpq-paper; for --exact, any cpu* runs on the\n"
     "                         CPU and any cuda* on the GPU\n"
     "  -j, --threads N        CPU threads (default: all cores)\n"
+    "      --gpu-memory BYTES GPU memory budget of the match counts, suffix\n"
+    "                         K/M/G allowed (default: most of the free)\n"
     "      --ivecs FILE       also write the neighbour ids as .ivecs\n"
     "  -q, --quiet            no timing line on standard error\n"
     "  -h, --help             show this help\n";
@@ -87,6 +89,8 @@ static const char zEvalHelp[] =
     "      --exact            evaluate the exact search itself\n"
     "  -b, --backend NAME     backend of the search (default auto)\n"
     "  -j, --threads N        CPU threads (default: all cores)\n"
+    "      --gpu-memory BYTES GPU memory budget of the match counts, suffix\n"
+    "                         K/M/G allowed (default: most of the free)\n"
     "      --truth FILE       ground truth .ivecs (at least k ids per query);\n"
     "                         default: exact search on --truth-backend\n"
     "      --truth-backend B  backend of that exact search (default auto)\n"
@@ -245,6 +249,7 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         {"truth-backend", required_argument, 0, 4}, {"truth-out", required_argument, 0, 5},
         {"limit", required_argument, 0, 6},       {"csv", no_argument, 0, 7},
         {"repeat", required_argument, 0, 8},
+        {"gpu-memory", required_argument, 0, 'G'},
         {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
@@ -286,6 +291,13 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
                 return cli_usage_error(zCmd, "-j '%s': 1..4096", optarg);
             o->so.search.threads = (unsigned)v;
             break;
+        case 'G': {
+            int st;
+            cli_engine_option(c, optarg, &o->so.search, &st);
+            if (st != CLI_EXIT_OK)
+                return st;
+            break;
+        }
         case 2:
             o->zIvecs = optarg;
             break;

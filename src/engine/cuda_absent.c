@@ -58,18 +58,19 @@ genie_status engine_cuda_stream_start(engine_stream *s, genie_index *view)
     return not_built();
 }
 
-genie_status engine_cuda_stream_ready(engine_stream *s, genie_index *view, double *pUpload)
+genie_status engine_cuda_stream_ready(engine_stream *s, genie_index *view)
 {
     (void)s;
     (void)view;
-    *pUpload = 0;
     return not_built();
 }
 
-void engine_cuda_stream_done(engine_stream *s, genie_index *view)
+genie_status engine_cuda_stream_done(engine_stream *s, genie_index *view, double *pUpload, double *pWait)
 {
     (void)s;
     (void)view;
+    *pUpload = *pWait = 0;
+    return not_built();
 }
 
 void engine_cuda_stream_end(engine_stream *s)

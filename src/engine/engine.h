@@ -109,12 +109,17 @@ genie_status engine_cuda_stream_begin(const genie_index *idx, const genie_search
 /** Start uploading part @p view into the next buffer: on its own thread when overlapping, else now. */
 genie_status engine_cuda_stream_start(engine_stream *s, genie_index *view);
 /**
- * Wait for @p view's upload and make it the view's device copy until
- * engine_cuda_stream_done(); *pUpload: the seconds the upload took.
+ * Make the started part @p view's buffer its device copy until
+ * engine_cuda_stream_done(); a backend that uses it waits for the upload
+ * after planning its queries (cuda_index.pfnReady).
  */
-genie_status engine_cuda_stream_ready(engine_stream *s, genie_index *view, double *pUpload);
-/** @p view's buffer is free again (its device copy is gone from the view). */
-void engine_cuda_stream_done(engine_stream *s, genie_index *view);
+genie_status engine_cuda_stream_ready(engine_stream *s, genie_index *view);
+/**
+ * @p view's buffer is free again (its device copy is gone from the view).
+ * *pUpload: the seconds the upload took; *pWait: those the search waited
+ * for it.  @return the upload's failure, if it failed.
+ */
+genie_status engine_cuda_stream_done(engine_stream *s, genie_index *view, double *pUpload, double *pWait);
 /** After a search, also a failed one: wait for uploads still running, take every device copy back. */
 void engine_cuda_stream_end(engine_stream *s);
 

@@ -33,11 +33,12 @@
  * of it together, each part's view keeps its own device copy across
  * searches (resident); otherwise the parts stream through two device
  * buffers (engine.h, cuda/part_stream.cu), and the loop here starts the
- * next part's upload as soon as the current part is ready, so that its
+ * next part's upload as soon as the current part's turn comes, so that its
  * staging and copy overlap the current part's matching (or, with
  * serial_upload or room for one buffer only, after the current part is
- * done).  The time this thread spends starting and waiting for uploads is
- * the search's wait_seconds.  The batches of a streamed search get the
+ * done).  A part's own upload is waited for by the backend once it has
+ * planned its queries.  The time spent starting uploads and waiting for
+ * them is the search's wait_seconds.  The batches of a streamed search get the
  * budget minus the buffers.  A resident part whose upload fails for lack of
  * GPU memory frees the other parts' copies and is tried once more, each
  * part's copy freed after its use from then on.  Device copies change
@@ -86,6 +87,8 @@ static void free_device(genie_index *view)
 static uint32_t merge(genie_hit *aBest, uint32_t nBest, const genie_hit *aPart, uint32_t nPart, uint32_t base,
                       uint32_t k, genie_hit *aTmp)
 {
+    if (nPart == 0)
+        return nBest; /* the usual case once pruning sets in */
     uint32_t i = 0, j = 0, n = 0;
     while (n < k && (i < nBest || j < nPart)) {
         if (j >= nPart || (i < nBest && aBest[i].count >= aPart[j].count)) {
@@ -155,15 +158,21 @@ static genie_status start_part(parts_run *w, uint32_t p)
     return rc;
 }
 
-/* Streamed: wait for part @p view's upload, then start the next one's when overlapping. */
+/* Streamed: part @p view's buffer becomes its device copy; the next part's upload starts when overlapping. */
 static genie_status ready_part(parts_run *w, genie_index *view, uint32_t next)
 {
-    double t0 = engine_now(), upload;
-    genie_status rc = engine_cuda_stream_ready(w->pStream, view, &upload);
-    w->stats->wait_seconds += engine_now() - t0;
-    w->stats->upload_seconds += upload;
-    GENIE_TRY(rc);
+    GENIE_TRY(engine_cuda_stream_ready(w->pStream, view));
     return w->overlap ? start_part(w, next) : GENIE_OK;
+}
+
+/* Streamed: part @p view is done; count its upload's time and the time waited for it. */
+static genie_status done_part(parts_run *w, genie_index *view)
+{
+    double upload, wait;
+    genie_status rc = engine_cuda_stream_done(w->pStream, view, &upload, &wait);
+    w->stats->upload_seconds += upload;
+    w->stats->wait_seconds += wait;
+    return rc;
 }
 
 static genie_status run_parts(parts_run *w)
@@ -186,10 +195,10 @@ static genie_status run_parts(parts_run *w)
             if (w->opt.progress)
                 w->opt.progress(w->opt.progress_ctx, ((uint64_t)p * nQuery + first + n) / idx->nPart, nQuery);
         }
-        double t0 = engine_now();
         if (w->pStream)
-            engine_cuda_stream_done(w->pStream, view);
-        else if (w->freeAfter)
+            GENIE_TRY(done_part(w, view));
+        double t0 = engine_now();
+        if (w->freeAfter)
             free_device(view);
         index_part_release(view);
         w->stats->release_seconds += engine_now() - t0;

@@ -361,6 +361,8 @@ genie_status cuda_run_batches(const engine_request *req, const cuda_method *meth
         GENIE_TRY_GOTO(rc, plan_request(&d, aList, &nList, aN), done);
         if (gTiming)
             gTimes.plan_ms += (engine_now() - t0) * 1e3;
+        if (d.dev->pfnReady && nList)
+            GENIE_TRY_GOTO(rc, d.dev->pfnReady(d.dev->pReady), done);
         if (!d.stream)
             CUDA_TRY_GOTO(rc, cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking), done);
         if (gTiming)

@@ -113,6 +113,14 @@ typedef struct cuda_index {
     uint32_t nTile;           /* ceil(n_objects / TILE_OBJECTS), at least 1 */
     plan_keywords kw;         /* host: the keyword lookup of the planner (work_plan.h) */
     cuda_workspace *pWs;
+    /*
+     * A part streamed through the device (part_stream.cu) may still be on
+     * its way when a search plans its queries: the driver calls
+     * pfnReady(pReady) after planning and before the first use of the
+     * device arrays.  NULL for an uploaded index.
+     */
+    genie_status (*pfnReady)(void *pReady);
+    void *pReady;
 } cuda_index;
 
 /**

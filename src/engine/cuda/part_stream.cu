@@ -16,14 +16,17 @@
  *   - one batch workspace that the parts share (cuda_workspace).
  * Uploading a part into a slot copies its postings, list offsets and rows
  * into the slot's pinned buffer on several threads (the page faults of the
- * mapping included), then makes one cudaMemcpyAsync on the slot's copy
- * stream and waits for it on the same thread.  When overlapping, that runs
- * on a thread of its own, started as the previous part begins to be
- * matched, so the staging and the copy hide behind the matching; the
- * search waits only for what is left.  Once ready, the part's view gets a
+ * mapping included), 32 MiB at a time, each segment sent on the slot's
+ * copy stream as soon as it is staged, and waits for the last on the same
+ * thread.  When overlapping, that runs on a thread of its own, started as
+ * the previous part begins to be matched, so the staging and the copy hide
+ * behind the matching.  The part's view gets, as soon as it is its turn, a
  * cuda_index that points into the slot (with no free function: the slot
  * owns the memory), which every method uses as it would a resident index,
- * until the part is done.
+ * until the part is done; its pfnReady makes the batch driver wait for the
+ * upload after planning the queries and before the first kernel, so the
+ * planning hides part of the transfer too (the first part's included) and
+ * the search waits only for what is left.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,9 +37,15 @@ extern "C" {
 #include "util/threads.h"
 }
 
-/* Staging copies this many bytes per grab, on at most STAGE_MAX_THREADS threads. */
-#define STAGE_CHUNK (4u << 20)
-#define STAGE_MAX_THREADS 8u
+/*
+ * Staging: the slot is filled segment by segment, each segment copied into
+ * pinned memory by several threads (grabs of STAGE_CHUNK bytes) and then
+ * sent to the device asynchronously, so the copy of one segment overlaps
+ * the staging of the next.
+ */
+#define STAGE_SEGMENT (32u << 20)
+#define STAGE_CHUNK (1u << 20)
+#define STAGE_MAX_THREADS 16u
 #define ERROR_MAX 512
 
 /* Where a part's arrays lie in a slot (bytes from its start). */
@@ -64,7 +73,8 @@ typedef struct stream_slot {
     int running;        /* worker started and not joined yet */
     genie_status rc;    /* the upload's outcome, with its message */
     char zError[ERROR_MAX];
-    double seconds;
+    double seconds;     /* the upload's own time */
+    double waited;      /* the time the search spent waiting for it */
 } stream_slot;
 
 struct engine_stream {
@@ -132,11 +142,17 @@ static genie_status host_make(const genie_index *v, part_host *h)
     return GENIE_OK;
 }
 
-typedef struct stage_job {
-    char *dst;
+/* One array of a part and where it goes in the slot. */
+typedef struct stage_region {
+    uint64_t off, n;
     const char *src;
-    uint64_t n;
-    uint64_t next; /* the next chunk to copy (atomic) */
+} stage_region;
+
+typedef struct stage_job {
+    char *dst;                 /* the slot's pinned buffer */
+    const stage_region *aRegion;
+    uint64_t lo, hi;           /* the segment: slot bytes [lo, hi) */
+    uint64_t next;             /* the next chunk of the segment to copy (atomic) */
 } stage_job;
 
 static void stage_worker(void *ctx, unsigned t)
@@ -144,51 +160,83 @@ static void stage_worker(void *ctx, unsigned t)
     (void)t;
     stage_job *j = (stage_job *)ctx;
     for (;;) {
-        uint64_t b = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED) * STAGE_CHUNK;
-        if (b >= j->n)
+        uint64_t b = j->lo + __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED) * STAGE_CHUNK;
+        if (b >= j->hi)
             return;
-        uint64_t e = j->n - b < STAGE_CHUNK ? j->n : b + STAGE_CHUNK;
-        memcpy(j->dst + b, j->src + b, e - b);
+        uint64_t e = j->hi - b < STAGE_CHUNK ? j->hi : b + STAGE_CHUNK;
+        for (const stage_region *r = j->aRegion; r->src; r++) {
+            uint64_t x = b > r->off ? b : r->off, y = e < r->off + r->n ? e : r->off + r->n;
+            if (x < y)
+                memcpy(j->dst + x, r->src + (x - r->off), y - x);
+        }
     }
 }
 
-static void stage(char *dst, const void *src, uint64_t n)
+static unsigned stage_threads(void)
 {
-    if (n == 0)
-        return;
-    stage_job j = {dst, (const char *)src, n, 0};
-    unsigned nCore = util_ncores(), nThread = nCore / 2 ? nCore / 2 : 1;
-    if (nThread > STAGE_MAX_THREADS)
-        nThread = STAGE_MAX_THREADS;
-    uint64_t nChunk = (n + STAGE_CHUNK - 1) / STAGE_CHUNK;
-    util_parallel_run(nChunk < nThread ? (unsigned)nChunk : nThread, stage_worker, &j);
+    unsigned n = util_ncores();
+    n = n > 2 ? n - 2 : 1; /* leave the searching thread a core */
+    return n < STAGE_MAX_THREADS ? n : STAGE_MAX_THREADS;
+}
+
+typedef struct hosts_job {
+    engine_stream *s;
+    uint32_t next;      /* the next part to make (atomic) */
+    genie_status *aRc;  /* per part */
+} hosts_job;
+
+static void hosts_worker(void *ctx, unsigned t)
+{
+    (void)t;
+    hosts_job *j = (hosts_job *)ctx;
+    const genie_index *idx = j->s->idx;
+    for (uint32_t p; (p = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < idx->nPart;)
+        j->aRc[p] = host_make(&idx->aPart[p], &j->s->aHost[p]);
+}
+
+/* Every part's host data, on the first streamed search (the parts in parallel). */
+static genie_status hosts_make(engine_stream *s)
+{
+    uint32_t nPart = s->idx->nPart, p = 0;
+    while (p < nPart && s->aHost[p].made)
+        p++;
+    if (p == nPart)
+        return GENIE_OK;
+    genie_status *aRc = (genie_status *)calloc(nPart, sizeof *aRc);
+    if (!aRc)
+        return util_error(GENIE_ENOMEM, "out of memory for the tile rows of %u parts", nPart);
+    hosts_job j = {s, 0, aRc};
+    unsigned n = util_ncores();
+    util_parallel_run(n < nPart ? n : nPart, hosts_worker, &j);
+    genie_status rc = GENIE_OK;
+    for (p = 0; p < nPart && rc == GENIE_OK; p++)
+        if (aRc[p] != GENIE_OK)
+            rc = util_error(aRc[p], "out of memory for the tile rows and keyword table of part %u", p + 1);
+    free(aRc);
+    return rc;
 }
 
 /* Upload sl->view into the slot (the body of the worker thread when overlapping). */
 static genie_status upload_part(engine_stream *s, stream_slot *sl)
 {
     const genie_index *v = sl->view;
-    part_host *h = &s->aHost[v - s->idx->aPart];
+    const part_host *h = &s->aHost[v - s->idx->aPart];
     CUDA_TRY(cudaSetDevice(0));
-    GENIE_TRY(host_make(v, h));
     part_layout L = layout_of(v, h->nTile, h->nRow);
-    stage(sl->h_pin, v->aPosting, v->info.n_postings * sizeof(uint32_t));
-    stage(sl->h_pin + L.offList, v->aListOffset, (v->info.n_keywords + 1) * sizeof(uint64_t));
-    stage(sl->h_pin + L.offRowOf, h->aRowOf, v->info.n_keywords * sizeof(uint32_t));
-    stage(sl->h_pin + L.offRow, h->aRow, h->nRow * ((uint64_t)h->nTile + 1) * sizeof(uint32_t));
-    CUDA_TRY(cudaMemcpyAsync(sl->d_mem, sl->h_pin, L.total, cudaMemcpyHostToDevice, sl->copy));
+    const stage_region aRegion[] = {
+        {0, v->info.n_postings * sizeof(uint32_t), (const char *)v->aPosting},
+        {L.offList, (v->info.n_keywords + 1) * sizeof(uint64_t), (const char *)v->aListOffset},
+        {L.offRowOf, v->info.n_keywords * sizeof(uint32_t), (const char *)h->aRowOf},
+        {L.offRow, h->nRow * ((uint64_t)h->nTile + 1) * sizeof(uint32_t), (const char *)h->aRow},
+        {0, 0, NULL}};
+    unsigned nThread = stage_threads();
+    for (uint64_t lo = 0; lo < L.total; lo += STAGE_SEGMENT) {
+        stage_job j = {sl->h_pin, aRegion, lo, L.total - lo < STAGE_SEGMENT ? L.total : lo + STAGE_SEGMENT, 0};
+        uint64_t nChunk = (j.hi - j.lo + STAGE_CHUNK - 1) / STAGE_CHUNK;
+        util_parallel_run(nChunk < nThread ? (unsigned)nChunk : nThread, stage_worker, &j);
+        CUDA_TRY(cudaMemcpyAsync(sl->d_mem + j.lo, sl->h_pin + j.lo, j.hi - j.lo, cudaMemcpyHostToDevice, sl->copy));
+    }
     CUDA_TRY(cudaStreamSynchronize(sl->copy));
-    cuda_index *dev = &sl->dev;
-    memset(dev, 0, sizeof *dev);
-    dev->device = 0;
-    dev->d_aPosting = (uint32_t *)sl->d_mem;
-    dev->nPosting = v->info.n_postings;
-    dev->d_aListOffset = (uint64_t *)(sl->d_mem + L.offList);
-    dev->d_aListRow = (uint32_t *)(sl->d_mem + L.offRowOf);
-    dev->d_aTileOff = (uint32_t *)(sl->d_mem + L.offRow);
-    dev->nTile = h->nTile;
-    dev->kw = h->kw;
-    dev->pWs = s->pWs;
     return GENIE_OK;
 }
 
@@ -222,12 +270,23 @@ static stream_slot *slot_of(engine_stream *s, const genie_index *view)
     return NULL;
 }
 
+/* Wait for the slot's upload, counting the time waited. */
 static void join(stream_slot *sl)
 {
     if (sl->running) {
+        double t0 = engine_now();
         pthread_join(sl->worker, NULL);
         sl->running = 0;
+        sl->waited += engine_now() - t0;
     }
+}
+
+/* cuda_index.pfnReady of a streamed part: its upload must be complete. */
+static genie_status slot_ready(void *p)
+{
+    stream_slot *sl = (stream_slot *)p;
+    join(sl);
+    return sl->rc == GENIE_OK ? GENIE_OK : util_error(sl->rc, "%s", sl->zError);
 }
 
 static void uninstall(stream_slot *sl)
@@ -365,6 +424,7 @@ extern "C" genie_status engine_cuda_stream_begin(const genie_index *idx, const g
         root->pDevice = s;
         root->pfnDeviceFree = stream_free;
     }
+    GENIE_TRY(hosts_make(s));
     s->next = 0;
     s->serial = nSlot < 2 || opt->serial_upload;
     *ppS = s;
@@ -380,6 +440,23 @@ extern "C" genie_status engine_cuda_stream_start(engine_stream *s, genie_index *
         return util_error(GENIE_EGPU, "CUDA: part buffer %u is still in use (parts started out of turn)", s->next + 1);
     s->next = (s->next + 1) % s->nSlot;
     sl->view = view;
+    sl->rc = GENIE_OK;
+    sl->seconds = sl->waited = 0;
+    const part_host *h = &s->aHost[view - s->idx->aPart];
+    part_layout L = layout_of(view, h->nTile, h->nRow);
+    cuda_index *dev = &sl->dev;
+    memset(dev, 0, sizeof *dev);
+    dev->device = 0;
+    dev->d_aPosting = (uint32_t *)sl->d_mem;
+    dev->nPosting = view->info.n_postings;
+    dev->d_aListOffset = (uint64_t *)(sl->d_mem + L.offList);
+    dev->d_aListRow = (uint32_t *)(sl->d_mem + L.offRowOf);
+    dev->d_aTileOff = (uint32_t *)(sl->d_mem + L.offRow);
+    dev->nTile = h->nTile;
+    dev->kw = h->kw;
+    dev->pWs = s->pWs;
+    dev->pfnReady = slot_ready;
+    dev->pReady = sl;
     if (!s->serial) {
         worker_arg *a = (worker_arg *)malloc(sizeof *a);
         if (a) {
@@ -396,17 +473,12 @@ extern "C" genie_status engine_cuda_stream_start(engine_stream *s, genie_index *
     return GENIE_OK;
 }
 
-extern "C" genie_status engine_cuda_stream_ready(engine_stream *s, genie_index *view, double *pUpload)
+extern "C" genie_status engine_cuda_stream_ready(engine_stream *s, genie_index *view)
 {
-    *pUpload = 0;
     stream_slot *sl = slot_of(s, view);
     if (!sl)
         return util_error(GENIE_EGPU, "CUDA: part at object %llu was never started",
                           (unsigned long long)view->firstObject);
-    join(sl);
-    *pUpload = sl->seconds;
-    if (sl->rc != GENIE_OK)
-        return util_error(sl->rc, "%s", sl->zError);
     pthread_mutex_lock(&view->deviceLock);
     view->pDevice = &sl->dev;
     view->pfnDeviceFree = NULL;
@@ -414,13 +486,18 @@ extern "C" genie_status engine_cuda_stream_ready(engine_stream *s, genie_index *
     return GENIE_OK;
 }
 
-extern "C" void engine_cuda_stream_done(engine_stream *s, genie_index *view)
+extern "C" genie_status engine_cuda_stream_done(engine_stream *s, genie_index *view, double *pUpload,
+                                                 double *pWait)
 {
+    *pUpload = *pWait = 0;
     stream_slot *sl = slot_of(s, view);
-    if (sl) {
-        join(sl);
-        uninstall(sl);
-    }
+    if (!sl)
+        return GENIE_OK;
+    genie_status rc = slot_ready(sl);
+    uninstall(sl);
+    *pUpload = sl->seconds;
+    *pWait = sl->waited;
+    return rc;
 }
 
 extern "C" void engine_cuda_stream_end(engine_stream *s)

@@ -19,6 +19,9 @@
 
 #include "engine/cuda/cuda_batch.h"
 #include "engine/cuda/cuda_testing.h"
+extern "C" {
+#include "util/threads.h"
+}
 
 /* Reruns of overflowing queries before giving up (each grows the table). */
 #define DRIVER_MAX_SHIFT 8
@@ -296,31 +299,78 @@ static genie_status run_list(driver *d, const uint32_t *aList, size_t nList, gen
 }
 
 /*
+ * Planning shares the queries out to threads PLAN_GRAB at a time, one
+ * thread per PLAN_ITEMS_PER_THREAD query items (starting threads costs
+ * tens of microseconds each).
+ */
+#define PLAN_GRAB 64u
+#define PLAN_ITEMS_PER_THREAD 16384u
+
+typedef struct plan_job {
+    driver *d;
+    int emit;    /* 0: count query i's units into aUnitStart[i + 1]; 1: write them */
+    size_t next; /* the next query to take (atomic) */
+} plan_job;
+
+static void plan_worker(void *ctx, unsigned t)
+{
+    (void)t;
+    plan_job *j = (plan_job *)ctx;
+    driver *d = j->d;
+    const engine_request *req = d->req;
+    for (;;) {
+        size_t b = __atomic_fetch_add(&j->next, PLAN_GRAB, __ATOMIC_RELAXED);
+        if (b >= req->n)
+            return;
+        size_t e = req->n - b < PLAN_GRAB ? req->n : b + PLAN_GRAB;
+        for (size_t i = b; i < e; i++) {
+            if (!j->emit)
+                d->aUnitStart[i + 1] =
+                    plan_query_units(req->idx, &d->dev->kw, req->q, req->first + i, d->mode, 0, NULL, NULL);
+            else if (d->aUnitStart[i + 1] > d->aUnitStart[i])
+                plan_query_units(req->idx, &d->dev->kw, req->q, req->first + i, d->mode, 0,
+                                 d->h_aPlan + d->aUnitStart[i], NULL);
+        }
+    }
+}
+
+/*
  * Plan every query of the request once: d->aUnitStart and d->h_aPlan;
  * queries that scan no posting are left out of aList (no hits, no GPU).
+ * Two passes over the queries (count, then write), each on up to
+ * opt->threads threads (all cores when 0) as the items call for, with a
+ * prefix sum between.
  */
 static genie_status plan_request(driver *d, uint32_t *aList, size_t *pnList, uint32_t *aN)
 {
     const engine_request *req = d->req;
-    const plan_keywords *pKw = &d->dev->kw;
+    unsigned nThread = req->opt->threads ? req->opt->threads : util_ncores();
+    const genie_queries *q = req->q;
+    size_t nItem = req->n ? q->aItemEnd[req->first + req->n - 1] - (req->first ? q->aItemEnd[req->first - 1] : 0) : 0;
+    size_t nWant = 1 + nItem / PLAN_ITEMS_PER_THREAD, nGrab = (req->n + PLAN_GRAB - 1) / PLAN_GRAB;
+    if (nWant > nGrab)
+        nWant = nGrab ? nGrab : 1;
+    if (nThread > nWant)
+        nThread = (unsigned)nWant;
+    plan_job j = {d, 0, 0};
+    util_parallel_run(nThread, plan_worker, &j);
     uint64_t nUnit = 0;
     size_t nList = 0;
+    d->aUnitStart[0] = 0;
     for (size_t i = 0; i < req->n; i++) {
-        d->aUnitStart[i] = nUnit;
-        size_t n = plan_query_units(req->idx, pKw, req->q, req->first + i, d->mode, 0, NULL, NULL);
+        uint64_t n = d->aUnitStart[i + 1];
+        d->aUnitStart[i + 1] = nUnit + n;
         nUnit += n;
         aN[i] = 0;
         if (n)
             aList[nList++] = (uint32_t)i;
     }
-    d->aUnitStart[req->n] = nUnit;
     d->h_aPlan = (cuda_unit *)malloc((nUnit ? nUnit : 1) * sizeof *d->h_aPlan);
     if (!d->h_aPlan)
         return util_error(GENIE_ENOMEM, "out of host memory for %llu GPU work units", (unsigned long long)nUnit);
-    for (size_t j = 0; j < nList; j++) {
-        uint32_t i = aList[j];
-        plan_query_units(req->idx, pKw, req->q, req->first + i, d->mode, 0, d->h_aPlan + d->aUnitStart[i], NULL);
-    }
+    j.emit = 1;
+    j.next = 0;
+    util_parallel_run(nThread, plan_worker, &j);
     *pnList = nList;
     return GENIE_OK;
 }

@@ -8,8 +8,9 @@
  *      stays within the memory budget (--gpu-memory, or most of the free);
  *   2. grows one workspace to the largest batch and reuses it, also across
  *      calls (cuda_index.pWs: kept until the index is closed);
- *   3. plans every query's work units once per request (keyword lookups
- *      through the index's bucket table, work_plan.h), then waits for a
+ *   3. plans every query's work units once per request, on several
+ *      threads (keyword lookups through the index's bucket table,
+ *      work_plan.h), then waits for a
  *      streamed part's upload (cuda_index.pfnReady); per batch: copies
  *      the batch's units into pinned staging, uploads them, zeroes the
  *      infos (and the method scratch when the method asks), calls

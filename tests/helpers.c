@@ -1,5 +1,6 @@
 /* Helpers shared by the tests (see test.h). */
 #include <stdarg.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -104,4 +105,16 @@ void test_write_file(const char *path, const void *p, size_t n)
     CHECK(f != NULL);
     CHECK_EQ(fwrite(p, 1, n, f), n);
     CHECK(fclose(f) == 0);
+}
+
+void test_same_results(const genie_results *a, const genie_results *b, const char *zWhat)
+{
+    CHECK_EQ(genie_results_queries(a), genie_results_queries(b));
+    for (size_t i = 0; i < genie_results_queries(a); i++) {
+        size_t na, nb;
+        const genie_hit *ha = genie_results_get(a, i, &na), *hb = genie_results_get(b, i, &nb);
+        if (na != nb || (na && memcmp(ha, hb, na * sizeof *ha) != 0))
+            test_fail_at(__FILE__, __LINE__, "%s: query %zu differs from the one-part index (%zu vs %zu hits)",
+                         zWhat, i, nb, na);
+    }
 }

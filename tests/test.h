@@ -79,5 +79,7 @@ void test_write_file(const char *path, const void *p, size_t n);
 void test_objects_free(test_objects *objs);
 /** Search with the given backend and k; aborts the test on failure. */
 genie_results *test_search(const genie_index *idx, const genie_queries *q, genie_backend b, uint32_t k);
+/** Fail unless @p b has exactly @p a's hits, query by query (@p a: the one-part index's answers). */
+void test_same_results(const genie_results *a, const genie_results *b, const char *zWhat);
 
 #endif

@@ -98,18 +98,6 @@ static size_t naive_topk(const test_objects *objs, const genie_item *aItem, size
     return nOut;
 }
 
-static void check_same(const genie_results *a, const genie_results *b, const char *zWhat)
-{
-    CHECK_EQ(genie_results_queries(a), genie_results_queries(b));
-    for (size_t i = 0; i < genie_results_queries(a); i++) {
-        size_t na, nb;
-        const genie_hit *ha = genie_results_get(a, i, &na), *hb = genie_results_get(b, i, &nb);
-        if (na != nb || (na && memcmp(ha, hb, na * sizeof *ha) != 0))
-            test_fail_at(__FILE__, __LINE__, "%s: query %zu differs from the one-part index (%zu vs %zu hits)",
-                         zWhat, i, nb, na);
-    }
-}
-
 /* One random case: one-part vs several part sizes vs the naive oracle. */
 static void parts_case(uint64_t seed, size_t nObj, size_t maxLen, uint32_t universe, int skewed)
 {
@@ -150,7 +138,7 @@ static void parts_case(uint64_t seed, size_t nObj, size_t maxLen, uint32_t unive
             else
                 CHECK(genie_index_parts(many) > 1);
             genie_results *r2 = test_search(many, q, b, aK[ik]);
-            check_same(r1, r2, genie_backend_name(b));
+            test_same_results(r1, r2, genie_backend_name(b));
             genie_results_free(r2);
             genie_index_close(many);
         }
@@ -194,7 +182,7 @@ TEST(parts_tie_run_across_boundaries)
     for (size_t ik = 0; ik < sizeof aK / sizeof *aK; ik++) {
         genie_results *r1 = test_search(one, q, test_backend(), aK[ik]);
         genie_results *r2 = test_search(many, q, test_backend(), aK[ik]);
-        check_same(r1, r2, "tie run");
+        test_same_results(r1, r2, "tie run");
         size_t n;
         const genie_hit *h = genie_results_get(r2, 0, &n);
         CHECK_EQ(n, aK[ik] < 20 ? aK[ik] : 20);
@@ -320,7 +308,7 @@ TEST(parts_text_identical)
     }
     for (uint32_t k = 1; k <= 64; k *= 4) {
         genie_results *ra = test_search(a, qa, test_backend(), k), *rb = test_search(b, qb, test_backend(), k);
-        check_same(ra, rb, "text");
+        test_same_results(ra, rb, "text");
         /* Records are whole-index data: the same for the same global id. */
         size_t n;
         const genie_hit *h = genie_results_get(rb, 0, &n);
@@ -435,7 +423,7 @@ TEST(parts_threads_and_stats)
     CHECK_OK(genie_search_with_stats(many, qs.q, &opt, &rMany, &st));
     CHECK_EQ(st.n_parts, 11);
     CHECK(st.total_seconds >= st.part_seconds + st.merge_seconds);
-    check_same(rOne, rMany, "stats");
+    test_same_results(rOne, rMany, "stats");
     search_thread aT[4];
     pthread_t aId[4];
     for (int i = 0; i < 4; i++) {
@@ -445,7 +433,7 @@ TEST(parts_threads_and_stats)
     for (int i = 0; i < 4; i++) {
         pthread_join(aId[i], NULL);
         CHECK_OK(aT[i].rc);
-        check_same(rOne, aT[i].r, "concurrent");
+        test_same_results(rOne, aT[i].r, "concurrent");
         genie_results_free(aT[i].r);
     }
     genie_results_free(rOne);

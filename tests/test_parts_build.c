@@ -87,18 +87,6 @@ static void check_part_sizes(const genie_index *idx, uint64_t partBytes, uint64_
     CHECK_EQ(next, nObjects);
 }
 
-static void check_same_results(const genie_results *a, const genie_results *b, const char *zWhat)
-{
-    CHECK_EQ(genie_results_queries(a), genie_results_queries(b));
-    for (size_t i = 0; i < genie_results_queries(a); i++) {
-        size_t na, nb;
-        const genie_hit *ha = genie_results_get(a, i, &na), *hb = genie_results_get(b, i, &nb);
-        if (na != nb || (na && memcmp(ha, hb, na * sizeof *ha) != 0))
-            test_fail_at(__FILE__, __LINE__, "%s: query %zu differs from the one-part index (%zu vs %zu hits)",
-                         zWhat, i, nb, na);
-    }
-}
-
 /* gpu_memory alone sets parts of gpu_memory / 4 bytes (at least 4); a part option wins over it. */
 TEST(parts_build_gpu_memory_split)
 {
@@ -151,7 +139,7 @@ TEST(parts_build_gpu_memory_split)
         CHECK_OK(genie_queries_add(q, aItem, 3, 0));
     }
     genie_results *r1 = test_search(one, q, test_backend(), 9), *r2 = test_search(many, q, test_backend(), 9);
-    check_same_results(r1, r2, "gpu_memory split");
+    test_same_results(r1, r2, "gpu_memory split");
     genie_results_free(r1);
     genie_results_free(r2);
     genie_queries_free(q);
@@ -339,7 +327,7 @@ TEST(parts_build_table_identical)
     }
     genie_results *r1 = test_search(aIdx[0], aQ[0], test_backend(), 7);
     genie_results *r2 = test_search(aIdx[1], aQ[1], test_backend(), 7);
-    check_same_results(r1, r2, "table");
+    test_same_results(r1, r2, "table");
     size_t nHits = 0;
     for (size_t i = 0; i < N_QUERIES; i++) {
         size_t n;

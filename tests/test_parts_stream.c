@@ -8,6 +8,7 @@
  * $GENIE_TEST_BACKEND: on the CPU (CI) the budget does not apply and the
  * answers are still compared; the stream's own checks run on CUDA.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,17 +74,6 @@ static genie_results *search(const genie_index *idx, const genie_queries *q, uin
     return r;
 }
 
-static void check_same(const genie_results *a, const genie_results *b, const char *zWhat, uint32_t k)
-{
-    CHECK_EQ(genie_results_queries(a), genie_results_queries(b));
-    for (size_t i = 0; i < genie_results_queries(a); i++) {
-        size_t na, nb;
-        const genie_hit *ha = genie_results_get(a, i, &na), *hb = genie_results_get(b, i, &nb);
-        if (na != nb || (na && memcmp(ha, hb, na * sizeof *ha) != 0))
-            test_fail_at(__FILE__, __LINE__, "%s, k = %u: query %zu differs from the one-part answer", zWhat, k, i);
-    }
-}
-
 TEST(parts_stream_identical)
 {
     test_objects objs;
@@ -97,12 +87,14 @@ TEST(parts_stream_identical)
     genie_queries *q = stream_queries();
     int cuda = is_cuda(test_backend());
     static const uint32_t aK[] = {1, 10, 250, 5000};
+    char zWhat[64];
     for (size_t ik = 0; ik < sizeof aK / sizeof *aK; ik++) {
         genie_search_stats st;
         genie_results *rOne = search(one, q, aK[ik], 0, 0, &st);
         for (int serial = 0; serial < 2; serial++) {
             genie_results *r = search(many, q, aK[ik], STREAM_BUDGET, serial, &st);
-            check_same(rOne, r, serial ? "streamed, serial" : "streamed, overlapped", aK[ik]);
+            snprintf(zWhat, sizeof zWhat, "streamed, %s, k = %u", serial ? "serial" : "overlapped", aK[ik]);
+            test_same_results(rOne, r, zWhat);
             genie_results_free(r);
             if (cuda) {
                 CHECK(st.streamed);
@@ -113,7 +105,8 @@ TEST(parts_stream_identical)
         }
         /* A budget that holds every part: resident, then streamed again. */
         genie_results *r = search(many, q, aK[ik], 1ull << 30, 0, &st);
-        check_same(rOne, r, "resident", aK[ik]);
+        snprintf(zWhat, sizeof zWhat, "resident, k = %u", aK[ik]);
+        test_same_results(rOne, r, zWhat);
         genie_results_free(r);
         if (cuda)
             CHECK(!st.streamed);

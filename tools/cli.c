@@ -133,10 +133,17 @@ int cli_engine_option(int c, const char *zArg, genie_search_options *opt, int *p
     }
 }
 
-int cli_part_option(int c, const char *zArg, genie_build_options *opt, int *pStatus)
+int cli_build_option(int c, const char *zArg, genie_build_options *opt, int *pStatus)
 {
+    uint64_t v;
     *pStatus = CLI_EXIT_OK;
     switch (c) {
+    case 'L':
+        if (!cli_parse_u64(zArg, 1, UINT32_MAX, &v))
+            *pStatus = cli_usage_error("build", "--sublist-length must be 1..4294967295, not '%s'", zArg);
+        else
+            opt->sublist_length = (uint32_t)v;
+        return 1;
     case CLI_OPT_PART_OBJECTS:
         if (!cli_parse_u64(zArg, 1, UINT32_MAX, &opt->part_objects))
             *pStatus = cli_usage_error("build", "--part-objects must be 1..4294967295, not '%s'", zArg);

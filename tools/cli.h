@@ -119,10 +119,10 @@ int cli_parse_bytes(const char *s, uint64_t *out);
 int cli_engine_option(int c, const char *zArg, genie_search_options *opt, int *pStatus);
 
 /*
- * The part options every `genie build` shares (cmd_build.c and each
- * front-end's build): put CLI_PART_LONG_OPTIONS in the getopt_long table,
- * CLI_PART_HELP in the --help text, and hand each option code to
- * cli_part_option().  The codes lie above any character, so they clash
+ * The options every `genie build` shares (cmd_build.c and each front-end's
+ * build): put CLI_PART_LONG_OPTIONS and {"sublist-length", ..., 'L'} in the
+ * getopt_long table, CLI_PART_HELP in the --help text, and hand each option
+ * code to cli_build_option().  The codes lie above any character, so they clash
  * with no short option.
  */
 #define CLI_OPT_PART_OBJECTS 0x100
@@ -147,12 +147,12 @@ int cli_engine_option(int c, const char *zArg, genie_search_options *opt, int *p
     "                           the three, parts hold at most 1G of postings, so\n"  \
     "                           most indexes are one part\n"
 /**
- * Parse a part option by getopt code (CLI_OPT_PART_*), refusing both
- * --part-objects and --part-bytes.
+ * Parse a shared build option by getopt code ('L' --sublist-length,
+ * CLI_OPT_PART_*), refusing both --part-objects and --part-bytes.
  * @return 1 when @p c is one of them (then *pStatus is CLI_EXIT_OK, or
  *         CLI_EXIT_USAGE with the message printed), 0 otherwise.
  */
-int cli_part_option(int c, const char *zArg, genie_build_options *opt, int *pStatus);
+int cli_build_option(int c, const char *zArg, genie_build_options *opt, int *pStatus);
 
 /* Progress on stderr: shown only on a terminal, after the first second. */
 typedef struct cli_progress {

@@ -101,11 +101,10 @@ int cmd_build(int argc, char **argv)
     genie_build_options opt;
     memset(&opt, 0, sizeof opt);
     int quiet = 0, c;
-    uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:t:d:L:qh", aOpt, NULL)) != -1) {
         int st;
-        if (cli_part_option(c, optarg, &opt, &st)) {
+        if (cli_build_option(c, optarg, &opt, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
@@ -125,11 +124,6 @@ int cmd_build(int argc, char **argv)
         case 'N': in.store_records = 0; break;
         case 'R': in.store_records = 1; break;
         case 'l': in.labels = 1; break;
-        case 'L':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return cli_usage_error("build", "--sublist-length must be 1..4294967295, not '%s'", optarg);
-            opt.sublist_length = (uint32_t)v;
-            break;
         case 'q': quiet = 1; break;
         case 'h': fputs(zHelp, stdout); return CLI_EXIT_OK;
         default: return cli_usage_error("build", "bad option");

@@ -109,7 +109,7 @@ int table_cli_build(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:t:L:qh", aOpt, NULL)) != -1) {
         int st;
-        if (cli_part_option(c, optarg, &opt, &st)) {
+        if (cli_build_option(c, optarg, &opt, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
@@ -124,11 +124,6 @@ int table_cli_build(int argc, char **argv)
             break;
         case 'C': topt.columns = optarg; break;
         case 'N': topt.no_records = 1; break;
-        case 'L':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return cli_usage_error("build", "--sublist-length must be 1..4294967295, not '%s'", optarg);
-            opt.sublist_length = (uint32_t)v;
-            break;
         case 'q': quiet = 1; break;
         case 'h': fputs(zBuildHelp, stdout); return CLI_EXIT_OK;
         default: return cli_usage_error("build", "bad option");

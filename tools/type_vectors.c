@@ -136,7 +136,7 @@ int vec_cli_build(int argc, char **argv)
         {"metric", required_argument, 0, 1},     {"functions", required_argument, 0, 'm'},
         {"buckets", required_argument, 0, 2},    {"bits", required_argument, 0, 3},
         {"width", required_argument, 0, 4},      {"sigma", required_argument, 0, 5},
-        {"seed", required_argument, 0, 6},       {"sublist-length", required_argument, 0, 7},
+        {"seed", required_argument, 0, 6},       {"sublist-length", required_argument, 0, 'L'},
         {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
         CLI_PART_LONG_OPTIONS,                   {0, 0, 0, 0}};
     genie_lsh_params p = {.metric = GENIE_METRIC_L2, .seed = 1};
@@ -148,7 +148,7 @@ int vec_cli_build(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "t:o:m:qh", aOpt, NULL)) != -1) {
         int st;
-        if (cli_part_option(c, optarg, &bo, &st)) {
+        if (cli_build_option(c, optarg, &bo, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
@@ -189,11 +189,6 @@ int vec_cli_build(int argc, char **argv)
         case 6:
             if (!cli_parse_u64(optarg, 0, UINT64_MAX, &p.seed))
                 return cli_usage_error("build", "--seed '%s': a whole number", optarg);
-            break;
-        case 7:
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return cli_usage_error("build", "--sublist-length '%s'", optarg);
-            bo.sublist_length = (uint32_t)v;
             break;
         case 'q':
             quiet = 1;

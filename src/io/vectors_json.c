@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/vectors_io.h"
+#include "io/vectors_buf.h"
+#include "io/vectors_json.h"
 #include "util/error.h"
 
 typedef struct json_cursor {

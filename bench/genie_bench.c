@@ -26,24 +26,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
 #include "engine/cuda/cuda_testing.h"
 #include "genie/genie.h"
+#include "util/clock.h"
 
 #define BENCH_K 100
 #define BENCH_QUERIES 1024
 #define CPU_QUERIES 256
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -251,10 +244,10 @@ static double time_search(const workload *w, const genie_queries *q, genie_backe
     double t[3];
     for (int i = -1; i < 3; i++) {
         genie_results *r;
-        double t0 = now();
+        double t0 = util_now();
         if (genie_search(w->idx, q, &opt, &r) != GENIE_OK)
             die(genie_backend_name(be));
-        double dt = now() - t0;
+        double dt = util_now() - t0;
         genie_results_free(r);
         if (i >= 0)
             t[i] = dt;
@@ -302,10 +295,10 @@ static void phase_row(const workload *w, const genie_queries *q, genie_backend b
     opt.k = BENCH_K;
     cuda_testing_time_phases(1);
     genie_results *r;
-    double t0 = now();
+    double t0 = util_now();
     if (genie_search(w->idx, q, &opt, &r) != GENIE_OK)
         die(genie_backend_name(be));
-    double wall = (now() - t0) * 1e3;
+    double wall = (util_now() - t0) * 1e3;
     cuda_testing_time_phases(0);
     genie_results_free(r);
     cuda_phase_times p;

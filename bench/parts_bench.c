@@ -68,11 +68,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "genie/genie.h"
 #include "transform/vectors_lsh.h"
+#include "util/clock.h"
 #ifdef PARTS_BENCH_PHASES
 #include "engine/cuda/cuda_testing.h"
 #endif
@@ -115,13 +115,6 @@ static void die(const char *zWhat, genie_status rc)
 {
     fprintf(stderr, "parts_bench: %s: %s (%s)\n", zWhat, genie_strerror(rc), genie_last_error());
     exit(1);
-}
-
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 static const char *base_name(const char *zPath)
@@ -179,7 +172,7 @@ static void make_synthetic(const bench_args *a, bench_data *d)
 /* The LSH signatures of BASE and of QUERIES' first vectors, as the vectors front-end makes them. */
 static void make_real(const bench_args *a, bench_data *d)
 {
-    double t0 = now_seconds();
+    double t0 = util_now();
     genie_vectors base, queries;
     genie_status rc;
     if ((rc = genie_vectors_read(a->zVectors, &base)) != GENIE_OK)
@@ -191,7 +184,7 @@ static void make_real(const bench_args *a, bench_data *d)
                 (unsigned long long)queries.n, queries.dim, a->zVectors, base.dim);
         exit(1);
     }
-    double t1 = now_seconds();
+    double t1 = util_now();
     genie_lsh_params p = {.metric = a->metric, .m = a->nHashes, .seed = 1};
     vlsh h;
     if ((rc = vlsh_init(&h, &p, base.dim)) != GENIE_OK)
@@ -208,7 +201,7 @@ static void make_real(const bench_args *a, bench_data *d)
     printf("parts_bench: %s (%llu x %u, %s LSH, m = %u functions of D = %u buckets): n = %llu objects x "
            "m = %u keywords per part; queries: the first %u of %s; read in %.1f s, hashed in %.1f s",
            base_name(a->zVectors), (unsigned long long)base.n, base.dim, genie_metric_name(h.p.metric), h.p.m, h.D,
-           (unsigned long long)d->n, d->m, d->nQuery, base_name(a->zQueries), t1 - t0, now_seconds() - t1);
+           (unsigned long long)d->n, d->m, d->nQuery, base_name(a->zQueries), t1 - t0, util_now() - t1);
     vlsh_free(&h);
     genie_vectors_free(&base);
     genie_vectors_free(&queries);
@@ -545,9 +538,9 @@ int main(int argc, char **argv)
     for (uint32_t p = 1; p <= a.maxParts && p <= 8; p *= 2) {
         int largest = p * 2 > a.maxParts || p == 8;
         snprintf(zPath, sizeof zPath, "%s/parts-bench-%u.genie", a.zDir, p);
-        double t0 = now_seconds();
+        double t0 = util_now();
         build(&d, p, d.n, zPath);
-        tBuild += now_seconds() - t0;
+        tBuild += util_now() - t0;
         genie_index *idx;
         genie_status rc = genie_index_open(zPath, &idx);
         if (rc != GENIE_OK)
@@ -567,9 +560,9 @@ int main(int argc, char **argv)
         if (p == 2 || (largest && p > 2)) {
             /* The same data as one part: the single-load answers (and, for the largest, its time). */
             snprintf(zOne, sizeof zOne, "%s/parts-bench-one-%u.genie", a.zDir, p);
-            t0 = now_seconds();
+            t0 = util_now();
             build(&d, p, 0, zOne);
-            tBuild += now_seconds() - t0;
+            tBuild += util_now() - t0;
             run_result one = timed(zOne, q, &a, &aMode[0]);
             if (largest) {
                 snprintf(zWhat, sizeof zWhat, "one part (%s)", aMode[0].zName);

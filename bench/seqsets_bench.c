@@ -26,9 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "genie/genie.h"
+#include "util/clock.h"
 
 typedef struct lines {
     char *aBuf;
@@ -43,13 +43,6 @@ static const char *tmp_dir(void)
 {
     const char *z = getenv("TMPDIR");
     return z && *z ? z : "/tmp";
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static void die(const char *what, genie_status rc)
@@ -162,7 +155,7 @@ static int bench_seq(const char *dir, const genie_backend *aB, int nB, size_t nQ
         fprintf(stderr, "seqsets_bench: cannot read %s (run scripts/prepare-seqsets)\n", path);
         return 1;
     }
-    double t0 = now();
+    double t0 = util_now();
     genie_seq_builder *sb;
     genie_status rc = genie_seq_builder_new(&sb, NULL, 3);
     for (size_t i = 0; rc == GENIE_OK && i < words.n; i++)
@@ -173,7 +166,7 @@ static int bench_seq(const char *dir, const genie_backend *aB, int nB, size_t nQ
     if (rc != GENIE_OK)
         die("building the word index", rc);
     genie_seq_builder_free(sb);
-    double tBuild = now() - t0;
+    double tBuild = util_now() - t0;
     genie_index *idx;
     if ((rc = genie_index_open(path, &idx)) != GENIE_OK)
         die("opening the word index", rc);
@@ -192,9 +185,9 @@ static int bench_seq(const char *dir, const genie_backend *aB, int nB, size_t nQ
             nExact = aQ[r].n;
         aaExact[r] = malloc(nExact * sizeof **aaExact);
         aaFirst[r] = malloc(aQ[r].n * sizeof **aaFirst);
-        t0 = now();
+        t0 = util_now();
         genie_seq_results *res = seq_run(idx, &aQ[r], nExact, GENIE_BACKEND_CPU, 0, 0, 1);
-        double tExact = now() - t0;
+        double tExact = util_now() - t0;
         seq_collect(res, nExact, aaExact[r]);
         genie_seq_results_free(res);
         printf("exact brute force, %d%% modified: %zu queries in %.2f s (%.2f ms/query)\n", aRate[r], nExact, tExact,
@@ -203,9 +196,9 @@ static int bench_seq(const char *dir, const genie_backend *aB, int nB, size_t nQ
     int mismatch = 0;
     for (int ib = 0; ib < nB; ib++) {
         const char *zB = genie_backend_name(aB[ib]);
-        t0 = now();
+        t0 = util_now();
         genie_seq_results_free(seq_run(idx, &aQ[0], 1, aB[ib], 32, 0, 0));
-        printf("\n[%s] transfer (first search of one query): %.3f s\n", zB, now() - t0);
+        printf("\n[%s] transfer (first search of one query): %.3f s\n", zB, util_now() - t0);
         printf("[%s] %-5s %5s %10s %10s %9s %9s %11s\n", zB, "mod", "K", "accuracy", "certified", "match_s",
                "verify_s", "ms/query");
         for (int r = 0; r < 4; r++) {
@@ -299,7 +292,7 @@ static int bench_one_set(const char *dir, const char *name, char sep, const geni
         fprintf(stderr, "seqsets_bench: cannot read %s\n", path);
         return 1;
     }
-    double t0 = now();
+    double t0 = util_now();
     genie_set_params p = {64, 0, sep};
     genie_set_builder *sb;
     genie_status rc = genie_set_builder_new(&sb, NULL, &p);
@@ -311,23 +304,23 @@ static int bench_one_set(const char *dir, const char *name, char sep, const geni
     if (rc != GENIE_OK)
         die("building the set index", rc);
     genie_set_builder_free(sb);
-    double tBuild = now() - t0;
+    double tBuild = util_now() - t0;
     genie_index *idx;
     if ((rc = genie_index_open(path, &idx)) != GENIE_OK)
         die("opening the set index", rc);
-    t0 = now();
+    t0 = util_now();
     genie_set_results *ex = set_run(idx, &q, GENIE_BACKEND_CPU, 0, 1);
     printf("\nsets %s: %zu sets, m = 64, build %.2f s; exact Jaccard for %zu queries %.2f s\n", name, sets.n, tBuild,
-           q.n, now() - t0);
+           q.n, util_now() - t0);
     genie_set_results *first = NULL;
     int mismatch = 0;
     for (int ib = 0; ib < nB; ib++) {
         const char *zB = genie_backend_name(aB[ib]);
         lines one = q;
         one.n = 1;
-        t0 = now();
+        t0 = util_now();
         genie_set_results_free(set_run(idx, &one, aB[ib], 100, 0));
-        printf("[%s] transfer (first search of one query): %.3f s\n", zB, now() - t0);
+        printf("[%s] transfer (first search of one query): %.3f s\n", zB, util_now() - t0);
         printf("[%s] %5s %10s %9s %9s\n", zB, "K", "recall@10", "match_s", "rank_s");
         for (int ik = 0; ik < nK; ik++) {
             genie_set_results *r = set_run(idx, &q, aB[ib], aK[ik], 0);

@@ -24,18 +24,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "genie/genie.h"
+#include "util/clock.h"
 
 #define MAX_BACKENDS 4
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void die(const char *zWhat, genie_status rc)
 {
@@ -75,9 +68,9 @@ static genie_results *timed_search(const genie_index *idx, const genie_queries *
     opt.backend = b;
     opt.k = k;
     genie_results *r;
-    double t0 = now();
+    double t0 = util_now();
     TRY("search", genie_search(idx, q, &opt, &r));
-    *pSeconds = now() - t0;
+    *pSeconds = util_now() - t0;
     return r;
 }
 
@@ -106,9 +99,9 @@ static void run_dataset(const char *zDir, const char *zOutDir, const dataset *d,
     snprintf(zQueries, sizeof zQueries, "%s/%s", zDir, d->zQueries);
     snprintf(zIndex, sizeof zIndex, "%s/%s.genie", zOutDir, d->zName);
     genie_table_options topt = {1024, d->zColumns, 0};
-    double t0 = now();
+    double t0 = util_now();
     TRY("build", genie_table_build(zTable, &topt, NULL, zIndex));
-    p->build = now() - t0;
+    p->build = util_now() - t0;
 
     genie_index *idx;
     TRY("open", genie_index_open(zIndex, &idx));
@@ -122,10 +115,10 @@ static void run_dataset(const char *zDir, const char *zOutDir, const dataset *d,
     TRY("queries", genie_queries_new(&q));
     TRY("queries", genie_queries_new(&q1));
     genie_table_reader *r;
-    t0 = now();
+    t0 = util_now();
     TRY("read queries", genie_table_reader_open(&r, t, zQueries));
     TRY("read queries", genie_table_reader_read(r, q, 1u << 20, 0, &p->nQuery));
-    p->convert = now() - t0;
+    p->convert = util_now() - t0;
     genie_table_reader_close(r);
     TRY("read queries", genie_table_reader_open(&r, t, zQueries));
     size_t one;

@@ -10,11 +10,11 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "golden.h"
 #include "test.h"
+#include "util/clock.h"
 
 char g_zTestDir[1024];
 
@@ -140,8 +140,7 @@ static int run_one(const test_entry *t)
     }
     fflush(stdout);
     fflush(stderr);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = util_now();
     pid_t pid = fork();
     if (pid == 0) {
         alarm(t->timeout);
@@ -151,9 +150,8 @@ static int run_one(const test_entry *t)
     }
     int status = 0;
     waitpid(pid, &status, 0);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     remove_tree(g_zTestDir);
-    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    double secs = util_now() - t0;
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (ok)
         printf("ok    %-45s %6.2f s\n", t->zName, secs);

@@ -4,7 +4,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 int cli_usage_error(const char *zCmd, const char *fmt, ...)
@@ -68,17 +67,10 @@ int cli_parse_bytes(const char *s, uint64_t *out)
     return 1;
 }
 
-double cli_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void cli_progress_start(cli_progress *p, const char *zWhat, int quiet)
 {
     p->zWhat = zWhat;
-    p->tStart = p->tLast = cli_now();
+    p->tStart = p->tLast = util_now();
     p->enabled = !quiet && isatty(STDERR_FILENO);
     p->shown = 0;
 }
@@ -87,7 +79,7 @@ void cli_progress_update(cli_progress *p, uint64_t done, uint64_t total)
 {
     if (!p->enabled)
         return;
-    double t = cli_now();
+    double t = util_now();
     if (t - p->tStart < 1.0 || t - p->tLast < 0.2)
         return;
     p->tLast = t;

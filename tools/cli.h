@@ -12,6 +12,8 @@
 #include <stdio.h>
 
 #include "genie/genie.h"
+/* The one library file the tools compile in themselves (CMakeLists.txt): a clock. */
+#include "util/clock.h"
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1
@@ -161,7 +163,6 @@ typedef struct cli_progress {
     int enabled, shown;
 } cli_progress;
 
-double cli_now(void);
 void cli_progress_start(cli_progress *p, const char *zWhat, int quiet);
 void cli_progress_update(cli_progress *p, uint64_t done, uint64_t total);
 void cli_progress_end(cli_progress *p);

@@ -157,7 +157,7 @@ int cmd_build(int argc, char **argv)
     cli_progress_start(&prog, "indexing: objects", quiet);
     opt.progress = on_progress;
     opt.progress_ctx = &prog;
-    double t0 = cli_now();
+    double t0 = util_now();
     genie_status rc = genie_build_files((const char *const *)argv + optind, (size_t)(argc - optind), &in, &opt, zOut);
     cli_progress_end(&prog);
     free(zStopText);
@@ -172,7 +172,7 @@ int cmd_build(int argc, char **argv)
         fprintf(stderr, "genie: wrote %s: %llu objects, %llu postings, %llu keywords, %u part%s in %.2f s\n",
                 zOut, (unsigned long long)info.n_objects, (unsigned long long)info.n_postings,
                 (unsigned long long)info.n_keywords, genie_index_parts(idx), genie_index_parts(idx) == 1 ? "" : "s",
-                cli_now() - t0);
+                util_now() - t0);
         genie_index_close(idx);
     }
     return CLI_EXIT_OK;

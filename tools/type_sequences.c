@@ -79,7 +79,7 @@ int seq_cli_build(int argc, char **argv)
         return cli_usage_error("build", "no output file (-o INDEX)");
     if (optind >= argc)
         return cli_usage_error("build", "no input files");
-    double t0 = cli_now();
+    double t0 = util_now();
     genie_seq_builder *sb = NULL;
     genie_status rc = genie_seq_builder_new(&sb, &opt, gram);
     int status = rc == GENIE_OK ? cli_feed_lines(argv + optind, argc - optind, add_string, sb) : CLI_EXIT_OK;
@@ -93,7 +93,7 @@ int seq_cli_build(int argc, char **argv)
         status = cli_fail(rc);
     else if (status == CLI_EXIT_OK && !quiet)
         fprintf(stderr, "genie: wrote %s: %llu strings, %u-grams, in %.2f s\n", zOut,
-                (unsigned long long)genie_seq_builder_count(sb), gram, cli_now() - t0);
+                (unsigned long long)genie_seq_builder_count(sb), gram, util_now() - t0);
     genie_seq_builder_free(sb);
     return status;
 }

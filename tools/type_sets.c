@@ -104,7 +104,7 @@ int set_cli_build(int argc, char **argv)
         return cli_usage_error("build", "no output file (-o INDEX)");
     if (optind >= argc)
         return cli_usage_error("build", "no input files");
-    double t0 = cli_now();
+    double t0 = util_now();
     genie_set_builder *sb = NULL;
     genie_status rc = genie_set_builder_new(&sb, &opt, &p);
     int status = rc == GENIE_OK ? cli_feed_lines(argv + optind, argc - optind, add_set, sb) : CLI_EXIT_OK;
@@ -118,7 +118,7 @@ int set_cli_build(int argc, char **argv)
         status = cli_fail(rc);
     else if (status == CLI_EXIT_OK && !quiet)
         fprintf(stderr, "genie: wrote %s: %llu sets, %u MinHash functions, in %.2f s\n", zOut,
-                (unsigned long long)genie_set_builder_count(sb), p.hashes, cli_now() - t0);
+                (unsigned long long)genie_set_builder_count(sb), p.hashes, util_now() - t0);
     genie_set_builder_free(sb);
     return status;
 }

@@ -214,11 +214,11 @@ int vec_cli_build(int argc, char **argv)
     genie_status rc = genie_vectors_read(argv[optind], &base);
     if (rc != GENIE_OK)
         return cli_fail(rc);
-    double t0 = cli_now();
+    double t0 = util_now();
     rc = genie_vectors_build(&base, &p, &bo, zOut);
     if (rc == GENIE_OK && !quiet)
         fprintf(stderr, "genie build: %llu vectors of %u dimensions hashed into %s in %.2f s\n",
-                (unsigned long long)base.n, base.dim, zOut, cli_now() - t0);
+                (unsigned long long)base.n, base.dim, zOut, util_now() - t0);
     genie_vectors_free(&base);
     return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
 }
@@ -368,9 +368,9 @@ static genie_status run_search(const genie_index *idx, const genie_vectors *q, g
         fputs("genie: out of memory for the results\n", stderr);
         return GENIE_ENOMEM;
     }
-    double t0 = cli_now();
+    double t0 = util_now();
     genie_status rc = genie_vectors_search(idx, q, so, *pOut, *pN);
-    *pSeconds = cli_now() - t0;
+    *pSeconds = util_now() - t0;
     return rc;
 }
 

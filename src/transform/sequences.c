@@ -33,10 +33,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "index/builder.h"
 #include "index/index.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/threads.h"
@@ -296,13 +296,6 @@ struct genie_seq_results {
     genie_seq_stats stats;
 };
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static genie_status seq_index_gram(const genie_index *idx, uint32_t *pGram)
 {
     if (idx->info.type != GENIE_TYPE_SEQUENCES)
@@ -525,17 +518,17 @@ static genie_status seq_round(seq_job *job, genie_search_options *opt)
             GENIE_TRY_GOTO(rc, add_query_items(qs, job->azQuery[q], job->aLen[q], job->gram, &aKw, &nKwCap, &aItem,
                                                &nItemCap), done);
         }
-        double t0 = now_seconds();
+        double t0 = util_now();
         opt->k = job->K;
         GENIE_TRY_GOTO(rc, genie_search(job->idx, qs, opt, &cand), done);
-        double t1 = now_seconds();
+        double t1 = util_now();
         job->cand = cand;
         atomic_store(&job->next, 0);
         atomic_store(&job->rc, GENIE_OK);
         util_parallel_run(opt->threads ? opt->threads : util_ncores(), verify_worker, job);
         rc = atomic_load(&job->rc);
         job->r->stats.match_seconds += t1 - t0;
-        job->r->stats.verify_seconds += now_seconds() - t1;
+        job->r->stats.verify_seconds += util_now() - t1;
         genie_results_free(cand);
         cand = NULL;
         job->cand = NULL;
@@ -617,10 +610,10 @@ genie_status genie_seq_search(const genie_index *idx, const char *const *queries
     if (sopt->exact || (sopt->max_candidates && limit >= idx->info.n_objects)) {
         if (sopt->exact)
             job.K = 0;
-        double t0 = now_seconds();
+        double t0 = util_now();
         atomic_store(&job.next, 0);
         util_parallel_run(opt->threads ? opt->threads : util_ncores(), exact_worker, &job);
-        r->stats.verify_seconds += now_seconds() - t0;
+        r->stats.verify_seconds += util_now() - t0;
         rc = atomic_load(&job.rc);
         if (rc != GENIE_OK)
             goto fail;

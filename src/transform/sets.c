@@ -16,10 +16,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "index/builder.h"
 #include "index/index.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/threads.h"
@@ -231,13 +231,6 @@ struct genie_set_results {
     double matchSeconds, verifySeconds;
 };
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static genie_status set_index_params(const genie_index *idx, set_params *p)
 {
     if (idx->info.type != GENIE_TYPE_SETS)
@@ -412,7 +405,7 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
     job.r = r;
     atomic_init(&job.next, 0);
     atomic_init(&job.rc, GENIE_OK);
-    double t0 = now_seconds();
+    double t0 = util_now();
     if (sopt->exact) {
         GENIE_TRY_GOTO(rc, parse_all(idx, job.p.separator, &aaObj, &anObj), done);
         job.aaObj = (const set_slice *const *)aaObj;
@@ -432,13 +425,13 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
         GENIE_TRY_GOTO(rc, genie_search(idx, qs, opt, &cand), done);
         job.cand = cand;
     }
-    double t1 = now_seconds();
+    double t1 = util_now();
     util_parallel_run(opt->threads ? opt->threads : util_ncores(), rank_worker, &job);
     rc = atomic_load(&job.rc);
     if (rc != GENIE_OK)
         goto done;
     r->matchSeconds = sopt->exact ? 0 : t1 - t0;
-    r->verifySeconds = now_seconds() - (sopt->exact ? t0 : t1);
+    r->verifySeconds = util_now() - (sopt->exact ? t0 : t1);
     *out = r;
     r = NULL;
 done:

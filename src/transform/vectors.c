@@ -23,13 +23,13 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "engine/exact.h"
 #include "engine/select.h"
 #include "index/builder.h"
 #include "index/index.h"
 #include "transform/vectors_lsh.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/threads.h"
 
@@ -116,13 +116,6 @@ genie_status genie_vectors_index_base(const genie_index *idx, genie_vectors *out
 }
 
 /* ------------------------------------------------------------ searching */
-
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 typedef struct rerank_job {
     const genie_results *res;
@@ -213,7 +206,7 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
     if (queries->n == 0)
         goto done;
     uint32_t m = h.p.m;
-    double t0 = now_seconds();
+    double t0 = util_now();
     GENIE_TRY_GOTO(rc, vlsh_keywords(&h, queries->data, queries->n, opt->search.threads, &aKw), done);
     if (!(aItem = malloc((size_t)m * sizeof *aItem))) {
         rc = util_error(GENIE_ENOMEM, "out of memory");
@@ -231,9 +224,9 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
         GENIE_TRY_GOTO(rc, genie_queries_add(q, aItem, m, 1), done);
     }
     opt->search.k = K;
-    double t1 = now_seconds();
+    double t1 = util_now();
     GENIE_TRY_GOTO(rc, genie_search(idx, q, &opt->search, &res), done);
-    double t2 = now_seconds();
+    double t2 = util_now();
     {
         rerank_job job = {.res = res, .base = &base, .q = queries, .metric = h.p.metric, .k = k, .K = K,
                           .out = out, .aN = aN};
@@ -245,7 +238,7 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
     }
     opt->seconds_hash = t1 - t0;
     opt->seconds_match = t2 - t1;
-    opt->seconds_rerank = now_seconds() - t2;
+    opt->seconds_rerank = util_now() - t2;
 done:
     vlsh_free(&h);
     genie_queries_free(q);

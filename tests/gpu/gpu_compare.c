@@ -25,21 +25,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "engine/cuda/cuda_testing.h"
 #include "genie/genie.h"
+#include "util/clock.h"
 
 static unsigned gPassed, gFailed;
 static double gSeconds[6]; /* per backend, summed over all searches */
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -93,9 +86,9 @@ static genie_results *search(const genie_index *idx, const genie_queries *q, gen
     opt.load_balance = loadBalance;
     opt.gpu_memory = gpuMemory;
     genie_results *r = NULL;
-    double t0 = now();
+    double t0 = util_now();
     genie_status rc = genie_search(idx, q, &opt, &r);
-    gSeconds[backend] += now() - t0;
+    gSeconds[backend] += util_now() - t0;
     if (rc != GENIE_OK) {
         char z[512];
         snprintf(z, sizeof z, "backend %s: %s: %s", genie_backend_name(backend), genie_strerror(rc),
@@ -250,10 +243,10 @@ static void random_case(uint64_t seed, int small, const char *zDir)
     int tiny = r == 0 && info.n_objects <= 20001 && k <= 5000;
     uint64_t gpuMemory = tiny ? (uint64_t)(1 + below(&s, 64)) << 20 : 0;
     cpq_testing_set_slots(r == 1 ? 1 + below(&s, 64) : 0); /* overflow, rerun */
-    double t0 = now();
+    double t0 = util_now();
     compare_all(idx, q, k, gpuMemory, zCase);
-    if (now() - t0 > 2.0)
-        printf("slow: %s: %.1f s, %llu objects, %llu postings, %zu queries, k %u\n", zCase, now() - t0,
+    if (util_now() - t0 > 2.0)
+        printf("slow: %s: %.1f s, %llu objects, %llu postings, %zu queries, k %u\n", zCase, util_now() - t0,
                (unsigned long long)info.n_objects, (unsigned long long)info.n_postings, genie_queries_count(q), k);
     cpq_testing_set_slots(0);
     genie_queries_free(q);

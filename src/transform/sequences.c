@@ -36,6 +36,8 @@
 
 #include "index/builder.h"
 #include "index/index.h"
+#include "transform/candidates.h"
+#include "transform/frontend_builder.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -223,10 +225,8 @@ genie_status seq_keywords(const char *s, size_t len, uint32_t gram, uint32_t **p
 /* ------------------------------------------------------------ building */
 
 struct genie_seq_builder {
-    genie_builder *b;
+    fe_builder fb;
     uint32_t gram;
-    uint32_t *aKw;
-    size_t nKwCap;
 };
 
 genie_status genie_seq_builder_new(genie_seq_builder **out, const genie_build_options *opt, uint32_t gram)
@@ -242,12 +242,12 @@ genie_status genie_seq_builder_new(genie_seq_builder **out, const genie_build_op
         return util_error(GENIE_ENOMEM, "out of memory");
     sb->gram = gram;
     genie_status rc;
-    GENIE_TRY_GOTO(rc, genie_builder_new(&sb->b, opt), fail);
+    GENIE_TRY_GOTO(rc, fe_builder_init(&sb->fb, opt, 0), fail);
     unsigned char aParam[SEQ_PARAMS_SIZE];
     uint32_t v = SEQ_PARAMS_VERSION;
     memcpy(aParam, &v, 4);
     memcpy(aParam + 4, &gram, 4);
-    GENIE_TRY_GOTO(rc, builder_set_frontend(sb->b, GENIE_TYPE_SEQUENCES, aParam, sizeof aParam), fail);
+    GENIE_TRY_GOTO(rc, builder_set_frontend(sb->fb.b, GENIE_TYPE_SEQUENCES, aParam, sizeof aParam), fail);
     *out = sb;
     return GENIE_OK;
 fail:
@@ -259,29 +259,26 @@ void genie_seq_builder_free(genie_seq_builder *sb)
 {
     if (!sb)
         return;
-    genie_builder_free(sb->b);
-    free(sb->aKw);
+    fe_builder_free(&sb->fb);
     free(sb);
 }
 
 uint64_t genie_seq_builder_count(const genie_seq_builder *sb)
 {
-    return genie_builder_count(sb->b);
+    return genie_builder_count(sb->fb.b);
 }
 
 genie_status genie_seq_builder_add(genie_seq_builder *sb, const char *s, size_t len)
 {
     util_error_clear();
     size_t nKw;
-    GENIE_TRY(seq_keywords(s, len, sb->gram, &sb->aKw, &sb->nKwCap, &nKw));
-    genie_object obj = {sb->aKw, nKw, 0, 0, s ? s : "", len};
-    return genie_builder_add(sb->b, &obj);
+    GENIE_TRY(seq_keywords(s, len, sb->gram, &sb->fb.aKw, &sb->fb.nKwCap, &nKw));
+    return fe_builder_add(&sb->fb, nKw, s ? s : "", len);
 }
 
 genie_status genie_seq_builder_write(genie_seq_builder *sb, const char *path)
 {
-    util_error_clear();
-    return genie_builder_write(sb->b, path);
+    return fe_builder_write(&sb->fb, path);
 }
 
 /* ------------------------------------------------------------ searching */
@@ -313,30 +310,17 @@ static genie_status seq_index_gram(const genie_index *idx, uint32_t *pGram)
     return GENIE_OK;
 }
 
-static void record_of(const genie_index *idx, uint32_t o, const char **pz, size_t *pn)
+/* a closer than b: smaller distance, then smaller id */
+static int hit_closer(const void *pa, const void *pb)
 {
-    *pz = idx->aRecordBytes + idx->aRecordOffset[o];
-    *pn = (size_t)(idx->aRecordOffset[o + 1] - idx->aRecordOffset[o]);
+    const genie_seq_hit *a = pa, *b = pb;
+    return a->distance < b->distance || (a->distance == b->distance && a->object < b->object);
 }
 
 /* The k best (distance, object) so far, sorted ascending; aHit has room for k. */
 static void topk_insert(genie_seq_hit *aHit, uint32_t *pN, uint32_t k, genie_seq_hit h)
 {
-    uint32_t n = *pN;
-    if (n == k) {
-        genie_seq_hit *w = &aHit[k - 1];
-        if (h.distance > w->distance || (h.distance == w->distance && h.object > w->object))
-            return;
-        n--;
-    }
-    uint32_t i = n;
-    while (i > 0 && (aHit[i - 1].distance > h.distance ||
-                     (aHit[i - 1].distance == h.distance && aHit[i - 1].object > h.object))) {
-        aHit[i] = aHit[i - 1];
-        i--;
-    }
-    aHit[i] = h;
-    *pN = n + 1;
+    cand_topk_insert(aHit, pN, k, sizeof h, &h, hit_closer);
 }
 
 typedef struct seq_job {
@@ -372,7 +356,7 @@ static genie_status verify_one(seq_job *job, size_t i, seq_pattern *pat, uint64_
             break; /* Theorem V.1: this and every later candidate is farther than tau_k */
         const char *z;
         size_t n;
-        record_of(job->idx, aCand[j].object, &z, &n);
+        cand_record(job->idx, aCand[j].object, &z, &n);
         uint32_t d;
         GENIE_TRY_GOTO(rc, seq_pattern_distance(pat, z, n, max, &d), done);
         (*pVerified)++;
@@ -440,7 +424,7 @@ static void exact_worker(void *ctx, unsigned t)
             uint32_t max = nHit == r->k ? aHit[r->k - 1].distance : UINT32_MAX;
             const char *z;
             size_t n;
-            record_of(job->idx, o, &z, &n);
+            cand_record(job->idx, o, &z, &n);
             uint32_t d;
             genie_status rc = seq_pattern_distance(pat, z, n, max, &d);
             if (rc != GENIE_OK) {

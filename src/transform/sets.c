@@ -19,6 +19,8 @@
 
 #include "index/builder.h"
 #include "index/index.h"
+#include "transform/candidates.h"
+#include "transform/frontend_builder.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -135,12 +137,11 @@ void set_keywords(const set_slice *a, size_t n, uint32_t m, uint32_t seed, uint3
 /* ------------------------------------------------------------ building */
 
 struct genie_set_builder {
-    genie_builder *b;
+    fe_builder fb;
     uint32_t m, seed, D;
     char separator;
     set_slice *aS;
     size_t nSCap;
-    uint32_t *aKw;
 };
 
 genie_status genie_set_builder_new(genie_set_builder **out, const genie_build_options *opt,
@@ -164,12 +165,7 @@ genie_status genie_set_builder_new(genie_set_builder **out, const genie_build_op
     sb->D = (uint32_t)(((uint64_t)1 << 32) / m > UINT32_MAX ? UINT32_MAX : ((uint64_t)1 << 32) / m);
     sb->separator = p->separator;
     genie_status rc;
-    sb->aKw = malloc(m * sizeof *sb->aKw);
-    if (!sb->aKw) {
-        rc = util_error(GENIE_ENOMEM, "out of memory");
-        goto done;
-    }
-    GENIE_TRY_GOTO(rc, genie_builder_new(&sb->b, opt), done);
+    GENIE_TRY_GOTO(rc, fe_builder_init(&sb->fb, opt, m), done);
     unsigned char aParam[SET_PARAMS_SIZE] = {0};
     uint32_t v = SET_PARAMS_VERSION;
     memcpy(aParam, &v, 4);
@@ -177,7 +173,7 @@ genie_status genie_set_builder_new(genie_set_builder **out, const genie_build_op
     memcpy(aParam + 8, &sb->seed, 4);
     memcpy(aParam + 12, &sb->D, 4);
     aParam[16] = (unsigned char)sb->separator;
-    GENIE_TRY_GOTO(rc, builder_set_frontend(sb->b, GENIE_TYPE_SETS, aParam, sizeof aParam), done);
+    GENIE_TRY_GOTO(rc, builder_set_frontend(sb->fb.b, GENIE_TYPE_SETS, aParam, sizeof aParam), done);
     *out = sb;
     return GENIE_OK;
 done:
@@ -189,15 +185,14 @@ void genie_set_builder_free(genie_set_builder *sb)
 {
     if (!sb)
         return;
-    genie_builder_free(sb->b);
+    fe_builder_free(&sb->fb);
     free(sb->aS);
-    free(sb->aKw);
     free(sb);
 }
 
 uint64_t genie_set_builder_count(const genie_set_builder *sb)
 {
-    return genie_builder_count(sb->b);
+    return genie_builder_count(sb->fb.b);
 }
 
 genie_status genie_set_builder_add(genie_set_builder *sb, const char *line, size_t len)
@@ -205,15 +200,13 @@ genie_status genie_set_builder_add(genie_set_builder *sb, const char *line, size
     util_error_clear();
     size_t n;
     GENIE_TRY(set_parse(line ? line : "", len, sb->separator, &sb->aS, &sb->nSCap, &n));
-    set_keywords(sb->aS, n, sb->m, sb->seed, sb->D, sb->aKw);
-    genie_object obj = {sb->aKw, n ? sb->m : 0, 0, 0, line ? line : "", len};
-    return genie_builder_add(sb->b, &obj);
+    set_keywords(sb->aS, n, sb->m, sb->seed, sb->D, sb->fb.aKw);
+    return fe_builder_add(&sb->fb, n ? sb->m : 0, line ? line : "", len);
 }
 
 genie_status genie_set_builder_write(genie_set_builder *sb, const char *path)
 {
-    util_error_clear();
-    return genie_builder_write(sb->b, path);
+    return fe_builder_write(&sb->fb, path);
 }
 
 /* ------------------------------------------------------------ searching */
@@ -250,8 +243,9 @@ static genie_status set_index_params(const genie_index *idx, set_params *p)
 }
 
 /* a better than b: larger Jaccard (exact fractions), then smaller id */
-static int hit_better(const genie_set_hit *a, const genie_set_hit *b)
+static int hit_better(const void *pa, const void *pb)
 {
+    const genie_set_hit *a = pa, *b = pb;
     uint64_t l = (uint64_t)a->shared * b->union_size, r = (uint64_t)b->shared * a->union_size;
     if (l != r)
         return l > r;
@@ -260,19 +254,7 @@ static int hit_better(const genie_set_hit *a, const genie_set_hit *b)
 
 static void topk_insert(genie_set_hit *aHit, uint32_t *pN, uint32_t k, genie_set_hit h)
 {
-    uint32_t n = *pN;
-    if (n == k) {
-        if (!hit_better(&h, &aHit[k - 1]))
-            return;
-        n--;
-    }
-    uint32_t i = n;
-    while (i > 0 && hit_better(&h, &aHit[i - 1])) {
-        aHit[i] = aHit[i - 1];
-        i--;
-    }
-    aHit[i] = h;
-    *pN = n + 1;
+    cand_topk_insert(aHit, pN, k, sizeof h, &h, hit_better);
 }
 
 typedef struct set_job {
@@ -288,12 +270,6 @@ typedef struct set_job {
     atomic_int rc;
 } set_job;
 
-static void record_of(const genie_index *idx, uint32_t o, const char **pz, size_t *pn)
-{
-    *pz = idx->aRecordBytes + idx->aRecordOffset[o];
-    *pn = (size_t)(idx->aRecordOffset[o + 1] - idx->aRecordOffset[o]);
-}
-
 static genie_status rank_one(set_job *job, size_t q, set_slice **paQ, size_t *pnQCap, set_slice **paO,
                              size_t *pnOCap)
 {
@@ -308,7 +284,7 @@ static genie_status rank_one(set_job *job, size_t q, set_slice **paQ, size_t *pn
         for (size_t j = 0; j < nCand; j++) {
             const char *z;
             size_t n, nO;
-            record_of(job->idx, aCand[j].object, &z, &n);
+            cand_record(job->idx, aCand[j].object, &z, &n);
             GENIE_TRY(set_parse(z, n, job->p.separator, paO, pnOCap, &nO));
             size_t shared = set_intersection(*paQ, nQ, *paO, nO);
             if (shared)
@@ -357,7 +333,7 @@ static genie_status parse_all(const genie_index *idx, char separator, set_slice 
     for (uint32_t o = 0; o < nObj; o++) {
         const char *z;
         size_t n, cap = 0;
-        record_of(idx, o, &z, &n);
+        cand_record(idx, o, &z, &n);
         GENIE_TRY(set_parse(z, n, separator, &aa[o], &cap, &an[o]));
     }
     return GENIE_OK;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "genie/genie.h"
+#include "transform/frontend_builder.h"
 #include "util/error.h"
 #include "util/hash.h"
 
@@ -65,12 +66,10 @@ int text_next_word(text_cursor *c)
 /* ------------------------------------------------------------ building */
 
 struct genie_text_builder {
-    genie_builder *b;
+    fe_builder fb;
     util_strmap vocab;
     util_strmap stop;
     int storeRecords;
-    uint32_t *aKw;
-    size_t nKwCap;
 };
 
 genie_status genie_text_builder_new(genie_text_builder **out, const genie_build_options *opt,
@@ -85,7 +84,7 @@ genie_status genie_text_builder_new(genie_text_builder **out, const genie_build_
     genie_status rc;
     GENIE_TRY_GOTO(rc, util_strmap_init(&tb->vocab), fail);
     GENIE_TRY_GOTO(rc, util_strmap_init(&tb->stop), fail);
-    GENIE_TRY_GOTO(rc, genie_builder_new(&tb->b, opt), fail);
+    GENIE_TRY_GOTO(rc, fe_builder_init(&tb->fb, opt, 0), fail);
     for (size_t i = 0; i < n_stop; i++) {
         text_cursor c;
         text_cursor_init(&c, stop_words[i], strlen(stop_words[i]));
@@ -114,16 +113,15 @@ void genie_text_builder_free(genie_text_builder *tb)
 {
     if (!tb)
         return;
-    genie_builder_free(tb->b);
+    fe_builder_free(&tb->fb);
     util_strmap_free(&tb->vocab);
     util_strmap_free(&tb->stop);
-    free(tb->aKw);
     free(tb);
 }
 
 uint64_t genie_text_builder_count(const genie_text_builder *tb)
 {
-    return genie_builder_count(tb->b);
+    return genie_builder_count(tb->fb.b);
 }
 
 genie_status genie_text_builder_add(genie_text_builder *tb, const char *text, size_t len)
@@ -140,24 +138,14 @@ genie_status genie_text_builder_add(genie_text_builder *tb, const char *text, si
         if (util_strmap_find(&tb->stop, c.aWord, c.nWord, &id))
             continue;
         GENIE_TRY_GOTO(rc, util_strmap_intern(&tb->vocab, c.aWord, c.nWord, &id, &isNew), done);
-        if (n == tb->nKwCap) {
-            size_t cap = tb->nKwCap ? tb->nKwCap * 2 : 256;
-            uint32_t *a = realloc(tb->aKw, cap * sizeof *a);
-            if (!a) {
-                rc = util_error(GENIE_ENOMEM, "out of memory");
-                goto done;
-            }
-            tb->aKw = a;
-            tb->nKwCap = cap;
-        }
-        tb->aKw[n++] = id;
+        GENIE_TRY_GOTO(rc, fe_builder_reserve(&tb->fb, n + 1), done);
+        tb->fb.aKw[n++] = id;
     }
     if (more < 0) {
         rc = util_error(GENIE_ENOMEM, "out of memory");
         goto done;
     }
-    genie_object obj = {tb->aKw, n, 0, 0, tb->storeRecords ? (text ? text : "") : NULL, len};
-    rc = genie_builder_add(tb->b, &obj);
+    rc = fe_builder_add(&tb->fb, n, tb->storeRecords ? (text ? text : "") : NULL, len);
 done:
     text_cursor_free(&c);
     return rc;
@@ -176,8 +164,8 @@ genie_status genie_text_builder_write(genie_text_builder *tb, const char *path)
     }
     for (uint32_t i = 0; i < n; i++)
         azWord[i] = util_strmap_key(&tb->vocab, i, &aLen[i]);
-    GENIE_TRY_GOTO(rc, genie_builder_set_vocabulary(tb->b, azWord, aLen, n), done);
-    rc = genie_builder_write(tb->b, path);
+    GENIE_TRY_GOTO(rc, genie_builder_set_vocabulary(tb->fb.b, azWord, aLen, n), done);
+    rc = genie_builder_write(tb->fb.b, path);
 done:
     free(azWord);
     free(aLen);

@@ -87,7 +87,8 @@ char g_zTestDir[1024];
     X(table_arff_mixed_columns, 30)               \
     X(table_sqlite_oracle, 120) \
     X(table_params_truncate_and_flip, 60)        \
-    X(layout_include_graph, 30)
+    X(layout_include_graph, 30)                  \
+    X(format_index_file_type, 30)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

@@ -155,3 +155,71 @@ TEST(format_overwrite_is_atomic)
     genie_index_close(idx);
     test_objects_free(&o);
 }
+
+/* The type genie_index_file_type reads must be the one a full open finds. */
+static genie_index_type opened_type(const char *path)
+{
+    genie_index *idx;
+    CHECK_OK(genie_index_open(path, &idx));
+    genie_index_info info;
+    genie_index_get_info(idx, &info);
+    genie_index_close(idx);
+    return info.type;
+}
+
+TEST(format_index_file_type)
+{
+    const char *zKw = test_path("kw.genie"), *zSets = test_path("sets.genie");
+    const char *zSeq = test_path("seq.genie"), *zText = test_path("text.genie");
+    test_objects o = make_objects(11, 40, 50);
+    genie_index_close(test_build(&o, 4, zKw));
+    test_objects_free(&o);
+    genie_set_builder *sb;
+    CHECK_OK(genie_set_builder_new(&sb, NULL, NULL));
+    CHECK_OK(genie_set_builder_add(sb, "a b c", 5));
+    CHECK_OK(genie_set_builder_write(sb, zSets));
+    genie_set_builder_free(sb);
+    genie_seq_builder *qb;
+    CHECK_OK(genie_seq_builder_new(&qb, NULL, 2));
+    CHECK_OK(genie_seq_builder_add(qb, "kitten", 6));
+    CHECK_OK(genie_seq_builder_write(qb, zSeq));
+    genie_seq_builder_free(qb);
+    genie_text_builder *tb;
+    CHECK_OK(genie_text_builder_new(&tb, NULL, NULL, 0, 0));
+    CHECK_OK(genie_text_builder_add(tb, "one two", 7));
+    CHECK_OK(genie_text_builder_write(tb, zText));
+    genie_text_builder_free(tb);
+
+    const char *azPath[] = {zKw, zSets, zSeq, zText};
+    genie_index_type aWant[] = {GENIE_TYPE_KEYWORDS, GENIE_TYPE_SETS, GENIE_TYPE_SEQUENCES, GENIE_TYPE_TEXT};
+    for (size_t i = 0; i < 4; i++) {
+        genie_index_type t = (genie_index_type)99;
+        CHECK_OK(genie_index_file_type(azPath[i], &t));
+        CHECK_EQ(t, aWant[i]);
+        CHECK_EQ(t, opened_type(azPath[i]));
+    }
+
+    /* A header that claims another type without its checksum is refused,
+     * and so is a cut file: the type is read only from a valid header. */
+    size_t n;
+    unsigned char *a = test_read_file(zKw, &n);
+    const char *zBad = test_path("bad.genie");
+    genie_index_type t;
+    a[72] = GENIE_TYPE_SEQUENCES;
+    test_write_file(zBad, a, n);
+    CHECK_RC(genie_index_file_type(zBad, &t), GENIE_ECORRUPT);
+    a[72] = GENIE_TYPE_KEYWORDS;
+    test_write_file(zBad, a, n - 1);
+    CHECK_RC(genie_index_file_type(zBad, &t), GENIE_ECORRUPT);
+    test_write_file(zBad, a, 80);
+    CHECK_RC(genie_index_file_type(zBad, &t), GENIE_ECORRUPT);
+    free(a);
+    test_write_file(zBad, "kitten\n", 7);
+    CHECK_RC(genie_index_file_type(zBad, &t), GENIE_EFORMAT);
+    test_write_file(zBad, "", 0);
+    CHECK_RC(genie_index_file_type(zBad, &t), GENIE_EFORMAT);
+    CHECK_RC(genie_index_file_type(test_path("missing.genie"), &t), GENIE_EIO);
+    CHECK_RC(genie_index_file_type(test_path(""), &t), GENIE_EIO); /* the test folder itself */
+    CHECK_RC(genie_index_file_type(NULL, &t), GENIE_EINVAL);
+    CHECK_RC(genie_index_file_type(zKw, NULL), GENIE_EINVAL);
+}

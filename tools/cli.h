@@ -45,8 +45,8 @@ const cli_frontend *cli_frontend_by_type(genie_index_type type);
 /** The value of -t/--type in argv, or NULL. */
 const char *cli_find_type_arg(int argc, char **argv);
 /**
- * The first argument naming a file that starts with the index magic, and
- * the type its header claims (genie_index_open() validates it later).
+ * The first argument naming a file with a valid index header, and the type
+ * it holds (genie_index_file_type(); genie_index_open() checks the rest).
  */
 const char *cli_find_index_arg(int argc, char **argv, genie_index_type *pType);
 
@@ -112,20 +112,54 @@ int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 /** Parse a byte size with an optional K, M, G or T suffix (powers of 1024). */
 int cli_parse_bytes(const char *s, uint64_t *out);
 
+/*
+ * Options shared by several commands (tools/cli_options.c).  An option
+ * code is either a short option character or a CLI_OPT_* value, which lies
+ * above any character and so clashes with no short option.
+ *
+ * The engine options every search command shares (cmd_search.c, each
+ * front-end's search, eval): put CLI_ENGINE_SHORT_OPTIONS in the getopt
+ * string, CLI_ENGINE_LONG_OPTIONS in the getopt_long table and
+ * CLI_ENGINE_HELP in the --help text, and hand each option code to
+ * cli_engine_option().  --gpu-memory is spelled as at build time but means
+ * something else: here the most GPU memory the search may use
+ * (genie_search_options.gpu_memory), there the budget the parts are sized
+ * for (CLI_OPT_BUILD_GPU_MEMORY); hence two codes.
+ */
+#define CLI_OPT_SEARCH_GPU_MEMORY 0x110
+#define CLI_OPT_LOAD_BALANCE 0x111
+#define CLI_ENGINE_SHORT_OPTIONS "b:j:"
+#define CLI_ENGINE_LONG_OPTIONS                                              \
+    {"backend", required_argument, 0, 'b'},                                 \
+    {"threads", required_argument, 0, 'j'},                                 \
+    {"gpu-memory", required_argument, 0, CLI_OPT_SEARCH_GPU_MEMORY},        \
+    {"load-balance", no_argument, 0, CLI_OPT_LOAD_BALANCE}
+#define CLI_ENGINE_HELP                                                             \
+    "  -b, --backend NAME      auto (default: cuda when built and a GPU is\n"       \
+    "                          present, else cpu), cpu, cpu-idx (baseline),\n"     \
+    "                          cuda, cuda-spq (baseline), cuda-cpq-paper\n"         \
+    "                          (the c-PQ in the paper's layout)\n"                  \
+    "  -j, --threads N         CPU threads (default: all cores)\n"                  \
+    "      --gpu-memory BYTES  GPU memory budget, suffix K/M/G allowed\n"           \
+    "                          (default: most of the free memory); an index\n"      \
+    "                          of several parts whose parts exceed half of it,\n"   \
+    "                          or with no budget given, streams its parts\n"        \
+    "                          through the GPU one at a time\n"                     \
+    "      --load-balance      cuda-cpq-paper, cuda-spq: split long lists, at\n"    \
+    "                          most two per block\n"
 /**
- * The engine options every search command shares, by getopt code: 'b'
- * --backend, 'j' --threads, 'G' --gpu-memory, 'B' --load-balance.
+ * Parse a shared engine option of command @p zCmd ("search", "eval").
  * @return 1 when @p c is one of them (then *pStatus is CLI_EXIT_OK, or
  *         CLI_EXIT_USAGE with the message printed), 0 otherwise.
  */
-int cli_engine_option(int c, const char *zArg, genie_search_options *opt, int *pStatus);
+int cli_engine_option(const char *zCmd, int c, const char *zArg, genie_search_options *opt, int *pStatus);
 
 /*
  * The options every `genie build` shares (cmd_build.c and each front-end's
- * build): put CLI_PART_LONG_OPTIONS and {"sublist-length", ..., 'L'} in the
- * getopt_long table, CLI_PART_HELP in the --help text, and hand each option
- * code to cli_build_option().  The codes lie above any character, so they clash
- * with no short option.
+ * build): -o/--output, -t/--type, -L/--sublist-length, the part options
+ * (CLI_PART_LONG_OPTIONS, CLI_PART_HELP), -q/--quiet and -h/--help, all
+ * parsed by cli_parse_build(), which hands the front-end's own options to
+ * its callback.
  */
 #define CLI_OPT_PART_OBJECTS 0x100
 #define CLI_OPT_PART_BYTES 0x101
@@ -148,13 +182,36 @@ int cli_engine_option(int c, const char *zArg, genie_search_options *opt, int *p
     "                           time, the rest for the queries); without any of\n"   \
     "                           the three, parts hold at most 1G of postings, so\n"  \
     "                           most indexes are one part\n"
+
+typedef struct cli_build_args {
+    const char *zOut;         /* -o: the index to write (required) */
+    genie_build_options opt;  /* -L and the part options; the rest zero */
+    int quiet;                /* -q */
+} cli_build_args;
+
+/** A front-end's option callback's answer for a code it does not know. */
+#define CLI_OPTION_UNKNOWN (-1)
 /**
- * Parse a shared build option by getopt code ('L' --sublist-length,
- * CLI_OPT_PART_*), refusing both --part-objects and --part-bytes.
- * @return 1 when @p c is one of them (then *pStatus is CLI_EXIT_OK, or
- *         CLI_EXIT_USAGE with the message printed), 0 otherwise.
+ * A front-end's own option @p c with argument @p zArg (NULL when none).
+ * @return CLI_EXIT_OK, CLI_EXIT_USAGE (message printed), or
+ *         CLI_OPTION_UNKNOWN.
  */
-int cli_build_option(int c, const char *zArg, genie_build_options *opt, int *pStatus);
+typedef int (*cli_option_fn)(void *ctx, int c, const char *zArg);
+
+/** cli_parse_build()'s answer when the command is to go on. */
+#define CLI_GO_ON (-1)
+struct option;
+/**
+ * Parse the options of `genie build`: the shared ones into @p a, and
+ * those of @p zShort (getopt letters) and @p aLong (a getopt_long table
+ * ended by a zero entry; NULL for none) through @p xOption(@p ctx, ...).
+ * -t goes to xOption too, and is ignored when xOption does not know it (the
+ * type chose the front-end).  -h prints @p zHelp.  On return optind is the
+ * first input.
+ * @return CLI_GO_ON, CLI_EXIT_OK after --help, or CLI_EXIT_USAGE (printed).
+ */
+int cli_parse_build(int argc, char **argv, const char *zShort, const struct option *aLong, const char *zHelp,
+                    cli_option_fn xOption, void *ctx, cli_build_args *a);
 
 /* Progress on stderr: shown only on a terminal, after the first second. */
 typedef struct cli_progress {

@@ -83,94 +83,89 @@ static char *read_whole_file(const char *path)
     return buf;
 }
 
+/* The keywords and text types' own options. */
+typedef struct build_input {
+    genie_input_options in;
+    const char *zStop; /* --stop-words */
+} build_input;
+
+static int input_option(void *ctx, int c, const char *zArg)
+{
+    build_input *b = ctx;
+    switch (c) {
+    case 't':
+        if (strcmp(zArg, "keywords") == 0)
+            b->in.type = GENIE_TYPE_KEYWORDS;
+        else if (strcmp(zArg, "text") == 0)
+            b->in.type = GENIE_TYPE_TEXT;
+        else
+            return cli_usage_error("build", "unknown type '%s' (keywords or text)", zArg);
+        return CLI_EXIT_OK;
+    case 'd': b->in.delimiter = zArg; return CLI_EXIT_OK;
+    case 'S': b->zStop = zArg; return CLI_EXIT_OK;
+    case 'N': b->in.store_records = 0; return CLI_EXIT_OK;
+    case 'R': b->in.store_records = 1; return CLI_EXIT_OK;
+    case 'l': b->in.labels = 1; return CLI_EXIT_OK;
+    default: return CLI_OPTION_UNKNOWN;
+    }
+}
+
 int cmd_build(int argc, char **argv)
 {
     static const struct option aOpt[] = {
-        {"output", required_argument, 0, 'o'},   {"type", required_argument, 0, 't'},
         {"delimiter", required_argument, 0, 'd'}, {"stop-words", required_argument, 0, 'S'},
         {"no-records", no_argument, 0, 'N'},     {"records", no_argument, 0, 'R'},
-        {"labels", no_argument, 0, 'l'},         {"sublist-length", required_argument, 0, 'L'},
-        {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-        CLI_PART_LONG_OPTIONS,                   {0, 0, 0, 0}};
+        {"labels", no_argument, 0, 'l'},         {0, 0, 0, 0}};
     const char *zType = cli_find_type_arg(argc, argv);
     const cli_frontend *fe = zType ? cli_frontend_by_name(zType) : NULL;
     if (fe)
         return fe->xBuild(argc, argv);
-    const char *zOut = NULL, *zStop = NULL;
-    genie_input_options in = {GENIE_TYPE_KEYWORDS, NULL, 0, -1, NULL, 0};
-    genie_build_options opt;
-    memset(&opt, 0, sizeof opt);
-    int quiet = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:t:d:L:qh", aOpt, NULL)) != -1) {
-        int st;
-        if (cli_build_option(c, optarg, &opt, &st)) {
-            if (st != CLI_EXIT_OK)
-                return st;
-            continue;
-        }
-        switch (c) {
-        case 'o': zOut = optarg; break;
-        case 't':
-            if (strcmp(optarg, "keywords") == 0)
-                in.type = GENIE_TYPE_KEYWORDS;
-            else if (strcmp(optarg, "text") == 0)
-                in.type = GENIE_TYPE_TEXT;
-            else
-                return cli_usage_error("build", "unknown type '%s' (keywords or text)", optarg);
-            break;
-        case 'd': in.delimiter = optarg; break;
-        case 'S': zStop = optarg; break;
-        case 'N': in.store_records = 0; break;
-        case 'R': in.store_records = 1; break;
-        case 'l': in.labels = 1; break;
-        case 'q': quiet = 1; break;
-        case 'h': fputs(zHelp, stdout); return CLI_EXIT_OK;
-        default: return cli_usage_error("build", "bad option");
-        }
-    }
-    if (!zOut)
-        return cli_usage_error("build", "no output file (-o INDEX)");
+    build_input b = {{GENIE_TYPE_KEYWORDS, NULL, 0, -1, NULL, 0}, NULL};
+    cli_build_args a;
+    int st = cli_parse_build(argc, argv, "d:", aOpt, zHelp, input_option, &b, &a);
+    if (st != CLI_GO_ON)
+        return st;
     if (optind >= argc)
         return cli_usage_error("build", "no input files");
-    int text = in.type == GENIE_TYPE_TEXT;
-    if (!text && (in.delimiter || zStop))
+    int text = b.in.type == GENIE_TYPE_TEXT;
+    if (!text && (b.in.delimiter || b.zStop))
         return cli_usage_error("build", "--delimiter and --stop-words apply to --type text");
-    if (text && in.labels)
+    if (text && b.in.labels)
         return cli_usage_error("build", "--labels applies to --type keywords");
-    if (in.store_records < 0)
-        in.store_records = text;
-    if (in.delimiter && !*in.delimiter)
+    if (b.in.store_records < 0)
+        b.in.store_records = text;
+    if (b.in.delimiter && !*b.in.delimiter)
         return cli_usage_error("build", "--delimiter must not be empty");
 
     char *zStopText = NULL;
-    if (zStop) {
-        zStopText = read_whole_file(zStop);
+    if (b.zStop) {
+        zStopText = read_whole_file(b.zStop);
         if (!zStopText) {
-            fprintf(stderr, "genie: cannot read stop-word file %s\n", zStop);
+            fprintf(stderr, "genie: cannot read stop-word file %s\n", b.zStop);
             return CLI_EXIT_FAIL;
         }
-        in.stop_words = (const char *const *)&zStopText;
-        in.n_stop_words = 1;
+        b.in.stop_words = (const char *const *)&zStopText;
+        b.in.n_stop_words = 1;
     }
     cli_progress prog;
-    cli_progress_start(&prog, "indexing: objects", quiet);
-    opt.progress = on_progress;
-    opt.progress_ctx = &prog;
+    cli_progress_start(&prog, "indexing: objects", a.quiet);
+    a.opt.progress = on_progress;
+    a.opt.progress_ctx = &prog;
     double t0 = util_now();
-    genie_status rc = genie_build_files((const char *const *)argv + optind, (size_t)(argc - optind), &in, &opt, zOut);
+    genie_status rc =
+        genie_build_files((const char *const *)argv + optind, (size_t)(argc - optind), &b.in, &a.opt, a.zOut);
     cli_progress_end(&prog);
     free(zStopText);
     if (rc != GENIE_OK)
         return cli_fail(rc);
-    if (!quiet) {
+    if (!a.quiet) {
         genie_index *idx;
-        if (genie_index_open(zOut, &idx) != GENIE_OK)
+        if (genie_index_open(a.zOut, &idx) != GENIE_OK)
             return cli_fail(GENIE_EIO);
         genie_index_info info;
         genie_index_get_info(idx, &info);
         fprintf(stderr, "genie: wrote %s: %llu objects, %llu postings, %llu keywords, %u part%s in %.2f s\n",
-                zOut, (unsigned long long)info.n_objects, (unsigned long long)info.n_postings,
+                a.zOut, (unsigned long long)info.n_objects, (unsigned long long)info.n_postings,
                 (unsigned long long)info.n_keywords, genie_index_parts(idx), genie_index_parts(idx) == 1 ? "" : "s",
                 util_now() - t0);
         genie_index_close(idx);

@@ -31,18 +31,7 @@ static const char zHelp[] =
     "\n"
     "  -k, --k N               results per query, >= 1 (default 10)\n"
     "  -m, --min-count N       leave out objects whose count is below N\n"
-    "  -b, --backend NAME      auto (default: cuda when built and a GPU is\n"
-    "                          present, else cpu), cpu, cpu-idx (baseline),\n"
-    "                          cuda, cuda-spq (baseline), cuda-cpq-paper\n"
-    "                          (the c-PQ in the paper's layout)\n"
-    "  -j, --threads N         CPU threads (default: all cores)\n"
-    "      --gpu-memory BYTES  GPU memory budget, suffix K/M/G allowed\n"
-    "                          (default: most of the free memory); an index\n"
-    "                          of several parts whose parts exceed half of it,\n"
-    "                          or with no budget given, streams its parts\n"
-    "                          through the GPU one at a time\n"
-    "      --load-balance      cuda-cpq-paper, cuda-spq: split long lists, at\n"
-    "                          most two per block\n"
+    CLI_ENGINE_HELP
     "  -d, --delimiter LINE    text queries: records are blocks of lines\n"
     "                          between lines equal to LINE (e.g. '%')\n"
     "      --json              one JSON object per query instead of TSV\n"
@@ -144,18 +133,17 @@ static int parse_search_options(int argc, char **argv, genie_search_options *opt
                                 const char **pDelim, search_output *o, int *pQuiet)
 {
     static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'},          {"min-count", required_argument, 0, 'm'},
-        {"backend", required_argument, 0, 'b'},    {"threads", required_argument, 0, 'j'},
-        {"gpu-memory", required_argument, 0, 'G'}, {"load-balance", no_argument, 0, 'B'},
-        {"delimiter", required_argument, 0, 'd'},  {"json", no_argument, 0, 'J'},
-        {"show", no_argument, 0, 's'},             {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+        {"k", required_argument, 0, 'k'},         {"min-count", required_argument, 0, 'm'},
+        {"delimiter", required_argument, 0, 'd'}, {"json", no_argument, 0, 'J'},
+        {"show", no_argument, 0, 's'},            {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},            CLI_ENGINE_LONG_OPTIONS,
+        {0, 0, 0, 0}};
     int c;
     uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:m:b:j:d:qh", aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:m:d:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option(c, optarg, opt, &st)) {
+        if (cli_engine_option("search", c, optarg, opt, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;

@@ -53,19 +53,8 @@ const char *cli_find_index_arg(int argc, char **argv, genie_index_type *pType)
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-')
             continue;
-        FILE *f = fopen(argv[i], "rb");
-        if (!f)
-            continue;
-        /* The magic at byte 0 and the index type at byte 72 (format.h). */
-        unsigned char aHead[76];
-        int isIndex = fread(aHead, 1, sizeof aHead, f) == sizeof aHead && memcmp(aHead, "GENIEIDX", 8) == 0;
-        fclose(f);
-        if (isIndex) {
-            uint32_t type;
-            memcpy(&type, aHead + 72, 4);
-            *pType = (genie_index_type)type;
+        if (genie_index_file_type(argv[i], pType) == GENIE_OK)
             return argv[i];
-        }
     }
     return NULL;
 }

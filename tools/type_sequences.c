@@ -42,57 +42,41 @@ static const char zBuildHelp[] =
     "Example:\n"
     "  genie build -t sequences -o words.genie /usr/share/dict/american-english-insane\n";
 
+static int seq_build_option(void *ctx, int c, const char *zArg)
+{
+    uint64_t v;
+    if (c != 'n')
+        return CLI_OPTION_UNKNOWN;
+    if (!cli_parse_u64(zArg, 1, 64, &v))
+        return cli_usage_error("build", "--gram must be 1..64, not '%s'", zArg);
+    *(uint32_t *)ctx = (uint32_t)v;
+    return CLI_EXIT_OK;
+}
+
 int seq_cli_build(int argc, char **argv)
 {
-    static const struct option aOpt[] = {{"output", required_argument, 0, 'o'}, {"type", required_argument, 0, 't'},
-                                         {"gram", required_argument, 0, 'n'},   {"sublist-length", required_argument, 0, 'L'},
-                                         {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
-                                         CLI_PART_LONG_OPTIONS,                 {0, 0, 0, 0}};
-    const char *zOut = NULL;
-    genie_build_options opt;
-    memset(&opt, 0, sizeof opt);
+    static const struct option aOpt[] = {{"gram", required_argument, 0, 'n'}, {0, 0, 0, 0}};
     uint32_t gram = 3;
-    int quiet = 0, c;
-    uint64_t v;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:t:n:L:qh", aOpt, NULL)) != -1) {
-        int st;
-        if (cli_build_option(c, optarg, &opt, &st)) {
-            if (st != CLI_EXIT_OK)
-                return st;
-            continue;
-        }
-        switch (c) {
-        case 'o': zOut = optarg; break;
-        case 't': break;
-        case 'n':
-            if (!cli_parse_u64(optarg, 1, 64, &v))
-                return cli_usage_error("build", "--gram must be 1..64, not '%s'", optarg);
-            gram = (uint32_t)v;
-            break;
-        case 'q': quiet = 1; break;
-        case 'h': fputs(zBuildHelp, stdout); return CLI_EXIT_OK;
-        default: return cli_usage_error("build", "bad option");
-        }
-    }
-    if (!zOut)
-        return cli_usage_error("build", "no output file (-o INDEX)");
+    cli_build_args a;
+    int status = cli_parse_build(argc, argv, "n:", aOpt, zBuildHelp, seq_build_option, &gram, &a);
+    if (status != CLI_GO_ON)
+        return status;
     if (optind >= argc)
         return cli_usage_error("build", "no input files");
     double t0 = util_now();
     genie_seq_builder *sb = NULL;
-    genie_status rc = genie_seq_builder_new(&sb, &opt, gram);
-    int status = rc == GENIE_OK ? cli_feed_lines(argv + optind, argc - optind, add_string, sb) : CLI_EXIT_OK;
+    genie_status rc = genie_seq_builder_new(&sb, &a.opt, gram);
+    status = rc == GENIE_OK ? cli_feed_lines(argv + optind, argc - optind, add_string, sb) : CLI_EXIT_OK;
     if (rc == GENIE_OK && status == CLI_EXIT_OK && genie_seq_builder_count(sb) == 0) {
         fprintf(stderr, "genie: no strings to index (empty input)\n");
         status = CLI_EXIT_FAIL;
     }
     if (rc == GENIE_OK && status == CLI_EXIT_OK)
-        rc = genie_seq_builder_write(sb, zOut);
+        rc = genie_seq_builder_write(sb, a.zOut);
     if (rc != GENIE_OK)
         status = cli_fail(rc);
-    else if (status == CLI_EXIT_OK && !quiet)
-        fprintf(stderr, "genie: wrote %s: %llu strings, %u-grams, in %.2f s\n", zOut,
+    else if (status == CLI_EXIT_OK && !a.quiet)
+        fprintf(stderr, "genie: wrote %s: %llu strings, %u-grams, in %.2f s\n", a.zOut,
                 (unsigned long long)genie_seq_builder_count(sb), gram, util_now() - t0);
     genie_seq_builder_free(sb);
     return status;
@@ -129,12 +113,7 @@ static const char zSearchHelp[] =
     "                          so certified)\n"
     "      --exact             brute force: the edit distance to every string\n"
     "                          (ground truth; every query certified)\n"
-    "  -b, --backend NAME      engine backend: auto (default), cpu, cpu-idx,\n"
-    "                          cuda, cuda-spq\n"
-    "  -j, --threads N         CPU threads for matching and verification\n"
-    "                          (default: all cores)\n"
-    "      --gpu-memory BYTES  GPU memory budget of the match counts, suffix\n"
-    "                          K/M/G allowed (default: most of the free)\n"
+    CLI_ENGINE_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's string\n"
     "  -q, --quiet             no summary on standard error\n"
@@ -208,17 +187,15 @@ static int parse_seq_search(int argc, char **argv, seq_cli *s)
     static const struct option aOpt[] = {
         {"k", required_argument, 0, 'k'},      {"candidates", required_argument, 0, 'K'},
         {"certify", optional_argument, 0, 'C'}, {"exact", no_argument, 0, 'E'},
-        {"backend", required_argument, 0, 'b'}, {"threads", required_argument, 0, 'j'},
         {"json", no_argument, 0, 'J'},         {"show", no_argument, 0, 's'},
-        {"gpu-memory", required_argument, 0, 'G'},
         {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        CLI_ENGINE_LONG_OPTIONS,               {0, 0, 0, 0}};
     int c;
     uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:K:b:j:qh", aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:K:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option(c, optarg, &s->opt, &st)) {
+        if (cli_engine_option("search", c, optarg, &s->opt, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;

@@ -55,69 +55,57 @@ static int parse_separator(const char *z, char *out)
     return 1;
 }
 
+static int set_build_option(void *ctx, int c, const char *zArg)
+{
+    genie_set_params *p = ctx;
+    uint64_t v;
+    switch (c) {
+    case 'm':
+        if (!cli_parse_u64(zArg, 1, 4096, &v))
+            return cli_usage_error("build", "--hashes must be 1..4096, not '%s'", zArg);
+        p->hashes = (uint32_t)v;
+        return CLI_EXIT_OK;
+    case 'S':
+        if (!cli_parse_u64(zArg, 0, UINT32_MAX, &v))
+            return cli_usage_error("build", "--seed must be 0..4294967295, not '%s'", zArg);
+        p->seed = (uint32_t)v;
+        return CLI_EXIT_OK;
+    case 's':
+        if (!parse_separator(zArg, &p->separator))
+            return cli_usage_error("build", "--separator must be one byte (not a newline) or 'tab', not '%s'", zArg);
+        return CLI_EXIT_OK;
+    default:
+        return CLI_OPTION_UNKNOWN;
+    }
+}
+
 int set_cli_build(int argc, char **argv)
 {
-    static const struct option aOpt[] = {
-        {"output", required_argument, 0, 'o'},    {"type", required_argument, 0, 't'},
-        {"hashes", required_argument, 0, 'm'},    {"seed", required_argument, 0, 'S'},
-        {"separator", required_argument, 0, 's'}, {"sublist-length", required_argument, 0, 'L'},
-        {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
-        CLI_PART_LONG_OPTIONS,                    {0, 0, 0, 0}};
-    const char *zOut = NULL;
-    genie_build_options opt;
-    memset(&opt, 0, sizeof opt);
+    static const struct option aOpt[] = {{"hashes", required_argument, 0, 'm'},
+                                         {"seed", required_argument, 0, 'S'},
+                                         {"separator", required_argument, 0, 's'},
+                                         {0, 0, 0, 0}};
     genie_set_params p = {64, 0, 0};
-    int quiet = 0, c;
-    uint64_t v;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:t:m:s:L:qh", aOpt, NULL)) != -1) {
-        int st;
-        if (cli_build_option(c, optarg, &opt, &st)) {
-            if (st != CLI_EXIT_OK)
-                return st;
-            continue;
-        }
-        switch (c) {
-        case 'o': zOut = optarg; break;
-        case 't': break;
-        case 'm':
-            if (!cli_parse_u64(optarg, 1, 4096, &v))
-                return cli_usage_error("build", "--hashes must be 1..4096, not '%s'", optarg);
-            p.hashes = (uint32_t)v;
-            break;
-        case 'S':
-            if (!cli_parse_u64(optarg, 0, UINT32_MAX, &v))
-                return cli_usage_error("build", "--seed must be 0..4294967295, not '%s'", optarg);
-            p.seed = (uint32_t)v;
-            break;
-        case 's':
-            if (!parse_separator(optarg, &p.separator))
-                return cli_usage_error("build", "--separator must be one byte (not a newline) or 'tab', not '%s'",
-                                       optarg);
-            break;
-        case 'q': quiet = 1; break;
-        case 'h': fputs(zBuildHelp, stdout); return CLI_EXIT_OK;
-        default: return cli_usage_error("build", "bad option");
-        }
-    }
-    if (!zOut)
-        return cli_usage_error("build", "no output file (-o INDEX)");
+    cli_build_args a;
+    int status = cli_parse_build(argc, argv, "m:s:", aOpt, zBuildHelp, set_build_option, &p, &a);
+    if (status != CLI_GO_ON)
+        return status;
     if (optind >= argc)
         return cli_usage_error("build", "no input files");
     double t0 = util_now();
     genie_set_builder *sb = NULL;
-    genie_status rc = genie_set_builder_new(&sb, &opt, &p);
-    int status = rc == GENIE_OK ? cli_feed_lines(argv + optind, argc - optind, add_set, sb) : CLI_EXIT_OK;
+    genie_status rc = genie_set_builder_new(&sb, &a.opt, &p);
+    status = rc == GENIE_OK ? cli_feed_lines(argv + optind, argc - optind, add_set, sb) : CLI_EXIT_OK;
     if (rc == GENIE_OK && status == CLI_EXIT_OK && genie_set_builder_count(sb) == 0) {
         fprintf(stderr, "genie: no sets to index (empty input)\n");
         status = CLI_EXIT_FAIL;
     }
     if (rc == GENIE_OK && status == CLI_EXIT_OK)
-        rc = genie_set_builder_write(sb, zOut);
+        rc = genie_set_builder_write(sb, a.zOut);
     if (rc != GENIE_OK)
         status = cli_fail(rc);
-    else if (status == CLI_EXIT_OK && !quiet)
-        fprintf(stderr, "genie: wrote %s: %llu sets, %u MinHash functions, in %.2f s\n", zOut,
+    else if (status == CLI_EXIT_OK && !a.quiet)
+        fprintf(stderr, "genie: wrote %s: %llu sets, %u MinHash functions, in %.2f s\n", a.zOut,
                 (unsigned long long)genie_set_builder_count(sb), p.hashes, util_now() - t0);
     genie_set_builder_free(sb);
     return status;
@@ -143,11 +131,7 @@ static const char zSearchHelp[] =
     "  -K, --candidates N      MinHash candidates per query (default 100;\n"
     "                          raised to k)\n"
     "      --exact             exact Jaccard against every set (ground truth)\n"
-    "  -b, --backend NAME      engine backend: auto (default), cpu, cpu-idx,\n"
-    "                          cuda, cuda-spq\n"
-    "  -j, --threads N         CPU threads (default: all cores)\n"
-    "      --gpu-memory BYTES  GPU memory budget of the match counts, suffix\n"
-    "                          K/M/G allowed (default: most of the free)\n"
+    CLI_ENGINE_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's stored line\n"
     "  -q, --quiet             no summary on standard error\n"
@@ -162,18 +146,17 @@ typedef struct set_cli {
 static int parse_set_search(int argc, char **argv, set_cli *s)
 {
     static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'},       {"candidates", required_argument, 0, 'K'},
-        {"exact", no_argument, 0, 'E'},         {"backend", required_argument, 0, 'b'},
-        {"threads", required_argument, 0, 'j'}, {"json", no_argument, 0, 'J'},
-        {"show", no_argument, 0, 's'},          {"quiet", no_argument, 0, 'q'},
-        {"gpu-memory", required_argument, 0, 'G'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"k", required_argument, 0, 'k'}, {"candidates", required_argument, 0, 'K'},
+        {"exact", no_argument, 0, 'E'},   {"json", no_argument, 0, 'J'},
+        {"show", no_argument, 0, 's'},    {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},    CLI_ENGINE_LONG_OPTIONS,
+        {0, 0, 0, 0}};
     int c;
     uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:K:b:j:qh", aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:K:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option(c, optarg, &s->opt, &st)) {
+        if (cli_engine_option("search", c, optarg, &s->opt, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;

@@ -72,13 +72,7 @@ static const char zSearchHelp[] =
     "      --weight W          weight 1..255 of every column\n"
     "      --weight COL=W      weight of column COL (default 1); repeatable\n"
     "  -m, --min-count N       leave out rows whose count is below N\n"
-    "  -b, --backend NAME      auto (default: cuda when built and a GPU is\n"
-    "                          present, else cpu), cpu, cpu-idx, cuda,\n"
-    "                          cuda-spq, cuda-cpq-paper (as 'genie search')\n"
-    "  -j, --threads N         CPU threads (default: all cores)\n"
-    "      --gpu-memory BYTES  GPU memory budget, suffix K/M/G allowed\n"
-    "      --load-balance      cuda-cpq-paper, cuda-spq: split long lists, at\n"
-    "                          most two per block (seeds/003 III-B1)\n"
+    CLI_ENGINE_HELP
     "      --show              print each hit's row as a sixth column, with\n"
     "                          tab, newline and backslash written \\t \\n \\\\\n"
     "  -q, --quiet             no notices on standard error\n"
@@ -92,52 +86,40 @@ static void on_build_progress(void *ctx, uint64_t done)
     cli_progress_update(ctx, done, 0);
 }
 
+static int table_build_option(void *ctx, int c, const char *zArg)
+{
+    genie_table_options *t = ctx;
+    uint64_t v;
+    switch (c) {
+    case 'B':
+        if (!cli_parse_u64(zArg, 1, 16777216, &v))
+            return cli_usage_error("build", "--bins must be 1..16777216, not '%s'", zArg);
+        t->bins = (uint32_t)v;
+        return CLI_EXIT_OK;
+    case 'C': t->columns = zArg; return CLI_EXIT_OK;
+    case 'N': t->no_records = 1; return CLI_EXIT_OK;
+    default: return CLI_OPTION_UNKNOWN;
+    }
+}
+
 int table_cli_build(int argc, char **argv)
 {
-    static const struct option aOpt[] = {
-        {"output", required_argument, 0, 'o'},  {"type", required_argument, 0, 't'},
-        {"bins", required_argument, 0, 'B'},    {"columns", required_argument, 0, 'C'},
-        {"no-records", no_argument, 0, 'N'},    {"sublist-length", required_argument, 0, 'L'},
-        {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
-        CLI_PART_LONG_OPTIONS,                  {0, 0, 0, 0}};
-    const char *zOut = NULL;
+    static const struct option aOpt[] = {{"bins", required_argument, 0, 'B'},
+                                         {"columns", required_argument, 0, 'C'},
+                                         {"no-records", no_argument, 0, 'N'},
+                                         {0, 0, 0, 0}};
     genie_table_options topt = {0, NULL, 0};
-    genie_build_options opt;
-    memset(&opt, 0, sizeof opt);
-    int quiet = 0, c;
-    uint64_t v;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:t:L:qh", aOpt, NULL)) != -1) {
-        int st;
-        if (cli_build_option(c, optarg, &opt, &st)) {
-            if (st != CLI_EXIT_OK)
-                return st;
-            continue;
-        }
-        switch (c) {
-        case 'o': zOut = optarg; break;
-        case 't': break; /* "table": how we got here */
-        case 'B':
-            if (!cli_parse_u64(optarg, 1, 16777216, &v))
-                return cli_usage_error("build", "--bins must be 1..16777216, not '%s'", optarg);
-            topt.bins = (uint32_t)v;
-            break;
-        case 'C': topt.columns = optarg; break;
-        case 'N': topt.no_records = 1; break;
-        case 'q': quiet = 1; break;
-        case 'h': fputs(zBuildHelp, stdout); return CLI_EXIT_OK;
-        default: return cli_usage_error("build", "bad option");
-        }
-    }
-    if (!zOut)
-        return cli_usage_error("build", "no output file (-o INDEX)");
+    cli_build_args a;
+    int st = cli_parse_build(argc, argv, NULL, aOpt, zBuildHelp, table_build_option, &topt, &a);
+    if (st != CLI_GO_ON)
+        return st;
     if (optind + 1 != argc)
         return cli_usage_error("build", "--type table reads exactly one TABLE file");
     cli_progress prog;
-    cli_progress_start(&prog, "building: rows", quiet);
-    opt.progress = on_build_progress;
-    opt.progress_ctx = &prog;
-    genie_status rc = genie_table_build(argv[optind], &topt, &opt, zOut);
+    cli_progress_start(&prog, "building: rows", a.quiet);
+    a.opt.progress = on_build_progress;
+    a.opt.progress_ctx = &prog;
+    genie_status rc = genie_table_build(argv[optind], &topt, &a.opt, a.zOut);
     cli_progress_end(&prog);
     return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
 }
@@ -208,19 +190,17 @@ typedef struct table_search_args {
 static int parse_search(int argc, char **argv, table_search_args *a)
 {
     static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'},          {"min-count", required_argument, 0, 'm'},
-        {"backend", required_argument, 0, 'b'},    {"threads", required_argument, 0, 'j'},
-        {"gpu-memory", required_argument, 0, 'G'}, {"radius", required_argument, 0, 'r'},
-        {"weight", required_argument, 0, 'w'},     {"show", no_argument, 0, 's'},
-        {"load-balance", no_argument, 0, 'B'},
-        {"quiet", no_argument, 0, 'q'},            {"help", no_argument, 0, 'h'},
+        {"k", required_argument, 0, 'k'},      {"min-count", required_argument, 0, 'm'},
+        {"radius", required_argument, 0, 'r'}, {"weight", required_argument, 0, 'w'},
+        {"show", no_argument, 0, 's'},         {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},         CLI_ENGINE_LONG_OPTIONS,
         {0, 0, 0, 0}};
     int c;
     uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:m:b:j:qh", aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:m:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option(c, optarg, &a->opt, &st)) {
+        if (cli_engine_option("search", c, optarg, &a->opt, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;

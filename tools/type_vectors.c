@@ -38,7 +38,7 @@ static const char zBuildHelp[] =
     "                           median nearest-neighbour distance of a sample /\n"
     "                           ln 2)\n"
     "      --seed N             random seed (default 1); same seed, same index\n"
-    "      --sublist-length N   longest posting (sub)list (default 4096)\n"
+    "  -L, --sublist-length N   longest posting (sub)list (default 4096)\n"
     CLI_PART_HELP
     "  -q, --quiet              no notices on standard error\n"
     "  -h, --help               show this help\n";
@@ -54,19 +54,16 @@ static const char zSearchHelp[] =
     "Distances: l2 Euclidean, l1 sum of absolute differences, cosine\n"
     "1 - cos(angle).\n"
     "\n"
-    "  -k, --k N              neighbours per query (default 10)\n"
-    "  -K, --candidates N     candidates re-ranked, >= k (default 10 k)\n"
-    "  -r, --radius R         l2: also match R buckets either side (default 0)\n"
-    "      --exact            exact search (GPU: k <= 2048; CPU: k <= 65536)\n"
-    "  -b, --backend NAME     auto (default), cpu, cpu-idx, cuda, cuda-spq,\n"
-    "                         cuda-cpq-paper; for --exact, any cpu* runs on the\n"
-    "                         CPU and any cuda* on the GPU\n"
-    "  -j, --threads N        CPU threads (default: all cores)\n"
-    "      --gpu-memory BYTES GPU memory budget of the match counts, suffix\n"
-    "                         K/M/G allowed (default: most of the free)\n"
-    "      --ivecs FILE       also write the neighbour ids as .ivecs\n"
-    "  -q, --quiet            no timing line on standard error\n"
-    "  -h, --help             show this help\n";
+    "  -k, --k N               neighbours per query (default 10)\n"
+    "  -K, --candidates N      candidates re-ranked, >= k (default 10 k)\n"
+    "  -r, --radius R          l2: also match R buckets either side (default 0)\n"
+    "      --exact             exact search (GPU: k <= 2048; CPU: k <= 65536);\n"
+    "                          any cpu* backend runs it on the CPU, any cuda*\n"
+    "                          on the GPU\n"
+    CLI_ENGINE_HELP
+    "      --ivecs FILE        also write the neighbour ids as .ivecs\n"
+    "  -q, --quiet             no timing line on standard error\n"
+    "  -h, --help              show this help\n";
 
 static const char zEvalHelp[] =
     "Usage: genie eval [options] INDEX QUERIES\n"
@@ -83,26 +80,23 @@ static const char zEvalHelp[] =
     "  seconds, qps   wall time of the search alone, queries per second\n"
     "  seconds_hash, seconds_match, seconds_rerank   LSH: its three steps\n"
     "\n"
-    "  -k, --k N              neighbours (default 10)\n"
-    "  -K, --candidates N     candidates re-ranked (default 10 k)\n"
-    "  -r, --radius R         l2: neighbouring buckets (default 0)\n"
-    "      --exact            evaluate the exact search itself\n"
-    "  -b, --backend NAME     backend of the search (default auto)\n"
-    "  -j, --threads N        CPU threads (default: all cores)\n"
-    "      --gpu-memory BYTES GPU memory budget of the match counts, suffix\n"
-    "                         K/M/G allowed (default: most of the free)\n"
-    "      --truth FILE       ground truth .ivecs (at least k ids per query);\n"
-    "                         default: exact search on --truth-backend\n"
-    "      --truth-backend B  backend of that exact search (default auto)\n"
-    "      --truth-out FILE   write the computed ground truth as .ivecs\n"
-    "      --limit N          use the first N queries only\n"
-    "      --repeat N         run the search N times on the open index and\n"
-    "                         report the last (warm: an exact GPU search keeps\n"
-    "                         the base on the GPU after its first run; default 1)\n"
-    "      --csv              one CSV line instead: metric,exact,backend,m,\n"
-    "                         k,K,r,queries,k_recall,one_recall,ratio,seconds,qps,\n"
-    "                         seconds_hash,seconds_match,seconds_rerank\n"
-    "  -h, --help             show this help\n";
+    "  -k, --k N               neighbours (default 10)\n"
+    "  -K, --candidates N      candidates re-ranked (default 10 k)\n"
+    "  -r, --radius R          l2: neighbouring buckets (default 0)\n"
+    "      --exact             evaluate the exact search itself\n"
+    CLI_ENGINE_HELP
+    "      --truth FILE        ground truth .ivecs (at least k ids per query);\n"
+    "                          default: exact search on --truth-backend\n"
+    "      --truth-backend B   backend of that exact search (default auto)\n"
+    "      --truth-out FILE    write the computed ground truth as .ivecs\n"
+    "      --limit N           use the first N queries only\n"
+    "      --repeat N          run the search N times on the open index and\n"
+    "                          report the last (warm: an exact GPU search keeps\n"
+    "                          the base on the GPU after its first run; default 1)\n"
+    "      --csv               one CSV line instead: metric,exact,backend,m,\n"
+    "                          k,K,r,queries,k_recall,one_recall,ratio,seconds,qps,\n"
+    "                          seconds_hash,seconds_match,seconds_rerank\n"
+    "  -h, --help              show this help\n";
 
 static const char zParamsHelp[] =
     "Usage: genie lsh-params [--epsilon E] [--delta D]\n"
@@ -129,79 +123,59 @@ static int parse_float(const char *z, float *out)
     return 1;
 }
 
+static int vec_build_option(void *ctx, int c, const char *zArg)
+{
+    genie_lsh_params *p = ctx;
+    uint64_t v;
+    switch (c) {
+    case 1:
+        if (genie_metric_parse(zArg, &p->metric) != GENIE_OK || p->metric == GENIE_METRIC_IP)
+            return cli_usage_error("build", "--metric '%s': l2, l1 or cosine", zArg);
+        return CLI_EXIT_OK;
+    case 'm':
+        if (!cli_parse_u64(zArg, 1, 65536, &v))
+            return cli_usage_error("build", "-m '%s': 1..65536", zArg);
+        p->m = (uint32_t)v;
+        return CLI_EXIT_OK;
+    case 2:
+        if (!cli_parse_u64(zArg, 2, UINT32_MAX, &v))
+            return cli_usage_error("build", "--buckets '%s': at least 2", zArg);
+        p->buckets = (uint32_t)v;
+        return CLI_EXIT_OK;
+    case 3:
+        if (!cli_parse_u64(zArg, 1, 16, &v))
+            return cli_usage_error("build", "--bits '%s': 1..16", zArg);
+        p->bits = (uint32_t)v;
+        return CLI_EXIT_OK;
+    case 4:
+        if (!parse_float(zArg, &p->width) || p->width == 0)
+            return cli_usage_error("build", "--width '%s': a positive number", zArg);
+        return CLI_EXIT_OK;
+    case 5:
+        if (!parse_float(zArg, &p->sigma) || p->sigma == 0)
+            return cli_usage_error("build", "--sigma '%s': a positive number", zArg);
+        return CLI_EXIT_OK;
+    case 6:
+        if (!cli_parse_u64(zArg, 0, UINT64_MAX, &p->seed))
+            return cli_usage_error("build", "--seed '%s': a whole number", zArg);
+        return CLI_EXIT_OK;
+    default:
+        return CLI_OPTION_UNKNOWN;
+    }
+}
+
 int vec_cli_build(int argc, char **argv)
 {
     static const struct option aOpt[] = {
-        {"type", required_argument, 0, 't'},     {"output", required_argument, 0, 'o'},
-        {"metric", required_argument, 0, 1},     {"functions", required_argument, 0, 'm'},
-        {"buckets", required_argument, 0, 2},    {"bits", required_argument, 0, 3},
-        {"width", required_argument, 0, 4},      {"sigma", required_argument, 0, 5},
-        {"seed", required_argument, 0, 6},       {"sublist-length", required_argument, 0, 'L'},
-        {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-        CLI_PART_LONG_OPTIONS,                   {0, 0, 0, 0}};
+        {"metric", required_argument, 0, 1}, {"functions", required_argument, 0, 'm'},
+        {"buckets", required_argument, 0, 2}, {"bits", required_argument, 0, 3},
+        {"width", required_argument, 0, 4},  {"sigma", required_argument, 0, 5},
+        {"seed", required_argument, 0, 6},   {0, 0, 0, 0}};
     genie_lsh_params p = {.metric = GENIE_METRIC_L2, .seed = 1};
-    genie_build_options bo;
-    memset(&bo, 0, sizeof bo);
-    const char *zOut = NULL;
-    int quiet = 0, c;
-    uint64_t v;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "t:o:m:qh", aOpt, NULL)) != -1) {
-        int st;
-        if (cli_build_option(c, optarg, &bo, &st)) {
-            if (st != CLI_EXIT_OK)
-                return st;
-            continue;
-        }
-        switch (c) {
-        case 't':
-            break;
-        case 'o':
-            zOut = optarg;
-            break;
-        case 1:
-            if (genie_metric_parse(optarg, &p.metric) != GENIE_OK || p.metric == GENIE_METRIC_IP)
-                return cli_usage_error("build", "--metric '%s': l2, l1 or cosine", optarg);
-            break;
-        case 'm':
-            if (!cli_parse_u64(optarg, 1, 65536, &v))
-                return cli_usage_error("build", "-m '%s': 1..65536", optarg);
-            p.m = (uint32_t)v;
-            break;
-        case 2:
-            if (!cli_parse_u64(optarg, 2, UINT32_MAX, &v))
-                return cli_usage_error("build", "--buckets '%s': at least 2", optarg);
-            p.buckets = (uint32_t)v;
-            break;
-        case 3:
-            if (!cli_parse_u64(optarg, 1, 16, &v))
-                return cli_usage_error("build", "--bits '%s': 1..16", optarg);
-            p.bits = (uint32_t)v;
-            break;
-        case 4:
-            if (!parse_float(optarg, &p.width) || p.width == 0)
-                return cli_usage_error("build", "--width '%s': a positive number", optarg);
-            break;
-        case 5:
-            if (!parse_float(optarg, &p.sigma) || p.sigma == 0)
-                return cli_usage_error("build", "--sigma '%s': a positive number", optarg);
-            break;
-        case 6:
-            if (!cli_parse_u64(optarg, 0, UINT64_MAX, &p.seed))
-                return cli_usage_error("build", "--seed '%s': a whole number", optarg);
-            break;
-        case 'q':
-            quiet = 1;
-            break;
-        case 'h':
-            fputs(zBuildHelp, stdout);
-            return CLI_EXIT_OK;
-        default:
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (!zOut)
-        return cli_usage_error("build", "-o INDEX is required");
+    cli_build_args a;
+    int st = cli_parse_build(argc, argv, "m:", aOpt, zBuildHelp, vec_build_option, &p, &a);
+    if (st != CLI_GO_ON)
+        return st;
     if (optind + 1 != argc)
         return cli_usage_error("build", "one BASE vector file expected");
     if (p.metric != GENIE_METRIC_COSINE && p.bits)
@@ -215,10 +189,10 @@ int vec_cli_build(int argc, char **argv)
     if (rc != GENIE_OK)
         return cli_fail(rc);
     double t0 = util_now();
-    rc = genie_vectors_build(&base, &p, &bo, zOut);
-    if (rc == GENIE_OK && !quiet)
+    rc = genie_vectors_build(&base, &p, &a.opt, a.zOut);
+    if (rc == GENIE_OK && !a.quiet)
         fprintf(stderr, "genie build: %llu vectors of %u dimensions hashed into %s in %.2f s\n",
-                (unsigned long long)base.n, base.dim, zOut, util_now() - t0);
+                (unsigned long long)base.n, base.dim, a.zOut, util_now() - t0);
     genie_vectors_free(&base);
     return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
 }
@@ -239,13 +213,11 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
     static const struct option aOpt[] = {
         {"k", required_argument, 0, 'k'},         {"candidates", required_argument, 0, 'K'},
         {"radius", required_argument, 0, 'r'},    {"exact", no_argument, 0, 1},
-        {"backend", required_argument, 0, 'b'},   {"threads", required_argument, 0, 'j'},
         {"ivecs", required_argument, 0, 2},       {"truth", required_argument, 0, 3},
         {"truth-backend", required_argument, 0, 4}, {"truth-out", required_argument, 0, 5},
         {"limit", required_argument, 0, 6},       {"csv", no_argument, 0, 7},
-        {"repeat", required_argument, 0, 8},
-        {"gpu-memory", required_argument, 0, 'G'},
-        {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
+        {"repeat", required_argument, 0, 8},      {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},            CLI_ENGINE_LONG_OPTIONS,
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->so.k = 10;
@@ -253,11 +225,17 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
     int isEval = strcmp(zCmd, "eval") == 0, c;
     uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:K:r:b:j:qh", aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:K:r:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         if (!isEval && (c >= 3 && c <= 8))
             return cli_usage_error(zCmd, "option not known to genie search on a vectors index");
         if (isEval && c == 2)
             return cli_usage_error(zCmd, "--ivecs belongs to genie search");
+        int st;
+        if (cli_engine_option(zCmd, c, optarg, &o->so.search, &st)) {
+            if (st != CLI_EXIT_OK)
+                return st;
+            continue;
+        }
         switch (c) {
         case 'k':
             if (!cli_parse_u64(optarg, 1, 65536, &v))
@@ -277,22 +255,6 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         case 1:
             o->so.exact = 1;
             break;
-        case 'b':
-            if (!parse_backend(optarg, &o->so.search.backend))
-                return cli_usage_error(zCmd, "unknown backend '%s'", optarg);
-            break;
-        case 'j':
-            if (!cli_parse_u64(optarg, 1, 4096, &v))
-                return cli_usage_error(zCmd, "-j '%s': 1..4096", optarg);
-            o->so.search.threads = (unsigned)v;
-            break;
-        case 'G': {
-            int st;
-            cli_engine_option(c, optarg, &o->so.search, &st);
-            if (st != CLI_EXIT_OK)
-                return st;
-            break;
-        }
         case 2:
             o->zIvecs = optarg;
             break;

@@ -229,6 +229,17 @@ typedef struct genie_index_info {
  *         genie index or unknown version), GENIE_ECORRUPT (names the section).
  */
 genie_status genie_index_open(const char *path, genie_index **out);
+/**
+ * The type of the index in file @p path, read from its header after the
+ * header is validated as genie_index_open() validates it (magic, version,
+ * counts against the file size, checksum); the sections are not read, so
+ * a file this accepts may still fail to open.
+ * @param[out] type  the index type.
+ * @return GENIE_OK, GENIE_EINVAL (NULL argument), GENIE_EIO (cannot open
+ *         or map, or not a regular file), GENIE_EFORMAT (not a genie index
+ *         or unknown version), GENIE_ECORRUPT (the header is damaged).
+ */
+genie_status genie_index_file_type(const char *path, genie_index_type *type);
 void genie_index_close(genie_index *idx);
 void genie_index_get_info(const genie_index *idx, genie_index_info *out);
 

@@ -135,6 +135,14 @@ static genie_status read_header(const char *path, const util_mapping *m, header_
     return GENIE_OK;
 }
 
+genie_status index_header_type(const char *path, const util_mapping *m, genie_index_type *type)
+{
+    header_fields h;
+    GENIE_TRY(read_header(path, m, &h));
+    *type = (genie_index_type)h.type;
+    return GENIE_OK;
+}
+
 /* Expected byte size of each section; UINT64_MAX = any (checked later). */
 static uint64_t expected_size(const header_fields *h, uint32_t id)
 {

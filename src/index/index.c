@@ -31,6 +31,18 @@ genie_status genie_index_open(const char *path, genie_index **out)
     return GENIE_OK;
 }
 
+genie_status genie_index_file_type(const char *path, genie_index_type *type)
+{
+    util_error_clear();
+    if (!path || !type)
+        return util_error(GENIE_EINVAL, "no index path or no place for the type");
+    util_mapping m;
+    GENIE_TRY(util_map_file(path, &m));
+    genie_status rc = index_header_type(path, &m, type);
+    util_unmap_file(&m);
+    return rc;
+}
+
 void genie_index_close(genie_index *idx)
 {
     if (!idx)

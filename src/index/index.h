@@ -72,6 +72,8 @@ void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_
  * locks initialised; index_free_parts() undoes that.
  */
 genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *idx);
+/** Validate the header of the mapping @p m of @p path (not the sections) and give its index type. */
+genie_status index_header_type(const char *path, const util_mapping *m, genie_index_type *type);
 
 /** Release the views of a multi-part index (device copies included). */
 void index_free_parts(genie_index *idx);

@@ -1,0 +1,118 @@
+/*
+ * The options several commands share (see cli.h): the engine options of
+ * every search, and the options and the getopt loop of every build.
+ */
+#include <assert.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_engine_option(const char *zCmd, int c, const char *zArg, genie_search_options *opt, int *pStatus)
+{
+    uint64_t v;
+    *pStatus = CLI_EXIT_OK;
+    switch (c) {
+    case 'b':
+        if (genie_backend_parse(zArg, &opt->backend) != GENIE_OK)
+            *pStatus = cli_usage_error(zCmd, "%s", genie_last_error());
+        return 1;
+    case 'j':
+        if (!cli_parse_u64(zArg, 1, 4096, &v))
+            *pStatus = cli_usage_error(zCmd, "--threads must be 1..4096, not '%s'", zArg);
+        else
+            opt->threads = (unsigned)v;
+        return 1;
+    case CLI_OPT_SEARCH_GPU_MEMORY:
+        if (!cli_parse_bytes(zArg, &opt->gpu_memory))
+            *pStatus = cli_usage_error(zCmd, "--gpu-memory must be a size like 8G, not '%s'", zArg);
+        return 1;
+    case CLI_OPT_LOAD_BALANCE:
+        opt->load_balance = 1;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* -L and the part options; 1 when @p c is one of them, *pStatus as above. */
+static int build_option(int c, const char *zArg, genie_build_options *opt, int *pStatus)
+{
+    uint64_t v;
+    *pStatus = CLI_EXIT_OK;
+    switch (c) {
+    case 'L':
+        if (!cli_parse_u64(zArg, 1, UINT32_MAX, &v))
+            *pStatus = cli_usage_error("build", "--sublist-length must be 1..4294967295, not '%s'", zArg);
+        else
+            opt->sublist_length = (uint32_t)v;
+        return 1;
+    case CLI_OPT_PART_OBJECTS:
+        if (!cli_parse_u64(zArg, 1, UINT32_MAX, &opt->part_objects))
+            *pStatus = cli_usage_error("build", "--part-objects must be 1..4294967295, not '%s'", zArg);
+        break;
+    case CLI_OPT_PART_BYTES:
+        if (!cli_parse_bytes(zArg, &opt->part_bytes))
+            *pStatus = cli_usage_error("build", "--part-bytes must be a size above 0 (e.g. 64M), not '%s'", zArg);
+        break;
+    case CLI_OPT_BUILD_GPU_MEMORY:
+        if (!cli_parse_bytes(zArg, &opt->gpu_memory))
+            *pStatus = cli_usage_error("build", "--gpu-memory must be a size above 0 (e.g. 8G), not '%s'", zArg);
+        break;
+    default:
+        return 0;
+    }
+    if (*pStatus == CLI_EXIT_OK && opt->part_objects && opt->part_bytes)
+        *pStatus = cli_usage_error("build", "give --part-objects or --part-bytes, not both");
+    return 1;
+}
+
+/* The most long options one build command has, its own and the shared. */
+#define CLI_BUILD_MAX_OPTIONS 40
+
+int cli_parse_build(int argc, char **argv, const char *zShort, const struct option *aLong, const char *zHelp,
+                    cli_option_fn xOption, void *ctx, cli_build_args *a)
+{
+    static const struct option aShared[] = {
+        {"output", required_argument, 0, 'o'}, {"type", required_argument, 0, 't'},
+        {"sublist-length", required_argument, 0, 'L'}, {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'}, CLI_PART_LONG_OPTIONS};
+    struct option aOpt[CLI_BUILD_MAX_OPTIONS];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof aShared / sizeof *aShared; i++)
+        aOpt[n++] = aShared[i];
+    for (size_t i = 0; aLong && aLong[i].name; i++) {
+        assert(n + 1 < CLI_BUILD_MAX_OPTIONS);
+        aOpt[n++] = aLong[i];
+    }
+    aOpt[n] = (struct option){0, 0, 0, 0};
+    char zAllShort[64];
+    snprintf(zAllShort, sizeof zAllShort, "o:t:L:qh%s", zShort ? zShort : "");
+
+    memset(a, 0, sizeof *a);
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, zAllShort, aOpt, NULL)) != -1) {
+        int st;
+        if (build_option(c, optarg, &a->opt, &st)) {
+            if (st != CLI_EXIT_OK)
+                return st;
+            continue;
+        }
+        switch (c) {
+        case 'o': a->zOut = optarg; break;
+        case 'q': a->quiet = 1; break;
+        case 'h': fputs(zHelp, stdout); return CLI_EXIT_OK;
+        default:
+            st = xOption ? xOption(ctx, c, optarg) : CLI_OPTION_UNKNOWN;
+            if (st == CLI_OPTION_UNKNOWN && c != 't')
+                return cli_usage_error("build", "bad option");
+            if (st != CLI_OPTION_UNKNOWN && st != CLI_EXIT_OK)
+                return st;
+        }
+    }
+    if (!a->zOut)
+        return cli_usage_error("build", "no output file (-o INDEX)");
+    return CLI_GO_ON;
+}

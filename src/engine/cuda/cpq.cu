@@ -292,7 +292,6 @@ static uint64_t cpq_query_bytes(const engine_request *req, size_t i, unsigned sh
 static genie_status cpq_run(const cuda_batch *b)
 {
     const engine_request *req = b->req;
-    genie_status rc = GENIE_OK;
     cpq_query *h_aQuery = (cpq_query *)malloc(b->nQuery * sizeof *h_aQuery);
     if (!h_aQuery)
         return util_error(GENIE_ENOMEM, "out of host memory for %u c-PQ query descriptors", b->nQuery);
@@ -328,18 +327,9 @@ static genie_status cpq_run(const cuda_batch *b)
     a.d_aInfo = b->d_aInfo;
     a.d_aHit = b->d_aHit;
     a.k = req->k;
-    CUDA_TRY_GOTO(rc, cudaMemcpyAsync((void *)a.d_aQuery, h_aQuery, b->nQuery * sizeof(cpq_query),
-                                      cudaMemcpyHostToDevice, b->stream), done);
-    if (b->nUnit) {
-        cpq_count_kernel<<<b->nUnit, CUDA_BLOCK, 0, b->stream>>>(a);
-        CUDA_CHECK_LAUNCH(rc, "cpq_count_kernel", done);
-    }
-    cuda_batch_counted(b);
-    cpq_finish_kernel<<<b->nQuery, CUDA_BLOCK, 0, b->stream>>>(a);
-    CUDA_CHECK_LAUNCH(rc, "cpq_finish_kernel", done);
-    /* h_aQuery must outlive the asynchronous copy. */
-    CUDA_TRY_GOTO(rc, cudaStreamSynchronize(b->stream), done);
-done:
+    genie_status rc = topk_count_then_finish(b, cpq_count_kernel, "launch of cpq_count_kernel", cpq_finish_kernel,
+                                             "launch of cpq_finish_kernel", a, h_aQuery, (void *)a.d_aQuery,
+                                             b->nQuery * sizeof(cpq_query));
     free(h_aQuery);
     return rc;
 }

@@ -131,7 +131,6 @@ static uint64_t spq_query_bytes(const engine_request *req, size_t i, unsigned sh
 static genie_status spq_run(const cuda_batch *b)
 {
     const engine_request *req = b->req;
-    genie_status rc = GENIE_OK;
     spq_query *h_aQuery = (spq_query *)malloc(b->nQuery * sizeof *h_aQuery);
     if (!h_aQuery)
         return util_error(GENIE_ENOMEM, "out of host memory for %u GEN-SPQ query descriptors", b->nQuery);
@@ -152,17 +151,9 @@ static genie_status spq_run(const cuda_batch *b)
     a.d_aInfo = b->d_aInfo;
     a.d_aHit = b->d_aHit;
     a.k = req->k;
-    CUDA_TRY_GOTO(rc, cudaMemcpyAsync((void *)a.d_aQuery, h_aQuery, b->nQuery * sizeof(spq_query),
-                                      cudaMemcpyHostToDevice, b->stream), done);
-    if (b->nUnit) {
-        spq_count_kernel<<<b->nUnit, CUDA_BLOCK, 0, b->stream>>>(a);
-        CUDA_CHECK_LAUNCH(rc, "spq_count_kernel", done);
-    }
-    cuda_batch_counted(b);
-    spq_select_kernel<<<b->nQuery, CUDA_BLOCK, 0, b->stream>>>(a);
-    CUDA_CHECK_LAUNCH(rc, "spq_select_kernel", done);
-    CUDA_TRY_GOTO(rc, cudaStreamSynchronize(b->stream), done);
-done:
+    genie_status rc = topk_count_then_finish(b, spq_count_kernel, "launch of spq_count_kernel", spq_select_kernel,
+                                             "launch of spq_select_kernel", a, h_aQuery, (void *)a.d_aQuery,
+                                             b->nQuery * sizeof(spq_query));
     free(h_aQuery);
     return rc;
 }

@@ -93,32 +93,7 @@ __device__ static uint32_t tile_reduce(uint32_t x, int isMax)
 /* Exclusive prefix sum of a 64-bit x over TILE_BLOCK threads; *pTotal gets the sum. */
 __device__ static uint64_t tile_exclusive_sum(uint64_t x, uint64_t *pTotal)
 {
-    __shared__ uint64_t s_warp[TILE_WARPS];
-    uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    uint64_t v = x;
-    for (uint32_t o = 1; o < 32u; o <<= 1) {
-        uint64_t y = __shfl_up_sync(FULL_MASK, v, o);
-        if (lane >= o)
-            v += y;
-    }
-    if (lane == 31u)
-        s_warp[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        uint64_t w = lane < TILE_WARPS ? s_warp[lane] : 0;
-        for (uint32_t o = 1; o < TILE_WARPS; o <<= 1) {
-            uint64_t y = __shfl_up_sync(FULL_MASK, w, o);
-            if (lane >= o)
-                w += y;
-        }
-        if (lane < TILE_WARPS)
-            s_warp[lane] = w;
-    }
-    __syncthreads();
-    uint64_t before = warp ? s_warp[warp - 1] : 0;
-    *pTotal = s_warp[TILE_WARPS - 1];
-    __syncthreads();
-    return before + v - x;
+    return block_exclusive_scan<uint64_t, TILE_WARPS>(x, pTotal);
 }
 
 /* First index of post[0..n) whose id is >= key (n when none). */

@@ -33,14 +33,21 @@ __device__ static inline uint32_t counter_get(const uint32_t *row, uint32_t o, u
     return (word >> shift) & mask;
 }
 
-/* Exclusive prefix sum of @p x over the block; *pTotal gets the block's sum. */
-__device__ static inline uint32_t block_exclusive_sum(uint32_t x, uint32_t *pTotal)
+/*
+ * Exclusive prefix sum of @p x (of type T) over a block of WARPS full
+ * warps; *pTotal gets the block's sum.  Each instantiation has its own
+ * shared array, reused by the next call of the same one (hence the last
+ * barrier).  One body for the 32-bit sums of the c-PQ (CUDA_BLOCK threads)
+ * and the 64-bit ones of the tiled counter (tile.cu, TILE_BLOCK threads).
+ */
+template <typename T, uint32_t WARPS>
+__device__ static inline T block_exclusive_scan(T x, T *pTotal)
 {
-    __shared__ uint32_t s_warp[CUDA_WARPS];
+    __shared__ T s_warp[WARPS];
     uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    uint32_t v = x;
+    T v = x;
     for (uint32_t o = 1; o < 32u; o <<= 1) {
-        uint32_t y = __shfl_up_sync(FULL_MASK, v, o);
+        T y = __shfl_up_sync(FULL_MASK, v, o);
         if (lane >= o)
             v += y;
     }
@@ -48,20 +55,26 @@ __device__ static inline uint32_t block_exclusive_sum(uint32_t x, uint32_t *pTot
         s_warp[warp] = v;
     __syncthreads();
     if (warp == 0) {
-        uint32_t w = lane < CUDA_WARPS ? s_warp[lane] : 0;
-        for (uint32_t o = 1; o < CUDA_WARPS; o <<= 1) {
-            uint32_t y = __shfl_up_sync(FULL_MASK, w, o);
+        T w = lane < WARPS ? s_warp[lane] : 0;
+        for (uint32_t o = 1; o < WARPS; o <<= 1) {
+            T y = __shfl_up_sync(FULL_MASK, w, o);
             if (lane >= o)
                 w += y;
         }
-        if (lane < CUDA_WARPS)
+        if (lane < WARPS)
             s_warp[lane] = w;
     }
     __syncthreads();
-    uint32_t before = warp ? s_warp[warp - 1] : 0;
-    *pTotal = s_warp[CUDA_WARPS - 1];
+    T before = warp ? s_warp[warp - 1] : 0;
+    *pTotal = s_warp[WARPS - 1];
     __syncthreads(); /* s_warp is reused by the next call */
     return before + v - x;
+}
+
+/* Exclusive prefix sum of @p x over the block; *pTotal gets the block's sum. */
+__device__ static inline uint32_t block_exclusive_sum(uint32_t x, uint32_t *pTotal)
+{
+    return block_exclusive_scan<uint32_t, CUDA_WARPS>(x, pTotal);
 }
 
 /* Words of the row each thread reads per step of the ordered scan (one 16-byte load). */
@@ -166,6 +179,35 @@ __device__ static void topk_finish_row(genie_hit *out, uint32_t nFound, uint32_t
         info->nAbove = nAbove;
         info->nHit = nAbove + nTie;
     }
+}
+
+/*
+ * Host side: the launch sequence both methods (cpq.cu, spq.cu) share.
+ * Copy the @p nBytes of query descriptors at @p h_aQuery to @p d_aQuery,
+ * run @p count with one block per work unit (not at all when the batch has
+ * none), mark the batch counted, run @p finish with one block per query,
+ * and wait for the stream, so that h_aQuery may be freed on return.  Both
+ * kernels take the argument block @p a; @p zCount and @p zFinish name them
+ * in errors.
+ */
+template <typename Args>
+static genie_status topk_count_then_finish(const cuda_batch *b, void (*count)(Args), const char *zCount,
+                                           void (*finish)(Args), const char *zFinish, Args a, const void *h_aQuery,
+                                           void *d_aQuery, size_t nBytes)
+{
+    CUDA_TRY(cudaMemcpyAsync(d_aQuery, h_aQuery, nBytes, cudaMemcpyHostToDevice, b->stream));
+    cudaError_t err;
+    if (b->nUnit) {
+        count<<<b->nUnit, CUDA_BLOCK, 0, b->stream>>>(a);
+        if ((err = cudaGetLastError()) != cudaSuccess)
+            return cuda_fail(err, zCount);
+    }
+    cuda_batch_counted(b);
+    finish<<<b->nQuery, CUDA_BLOCK, 0, b->stream>>>(a);
+    if ((err = cudaGetLastError()) != cudaSuccess)
+        return cuda_fail(err, zFinish);
+    CUDA_TRY(cudaStreamSynchronize(b->stream));
+    return GENIE_OK;
 }
 
 #endif

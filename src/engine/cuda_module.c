@@ -73,8 +73,9 @@ static void *open_module(void)
     const char *zEnv = getenv("GENIE_CUDA_MODULE");
     if (zEnv && *zEnv)
         return try_open(zEnv);
-    if (access("/dev/nvidiactl", F_OK) != 0) {
-        snprintf(zLoadWhy, sizeof zLoadWhy, "no NVIDIA GPU device node (/dev/nvidiactl)");
+    if (access("/dev/nvidiactl", F_OK) != 0 && access("/dev/nvidia0", F_OK) != 0 &&
+        access("/proc/driver/nvidia/version", F_OK) != 0) {
+        snprintf(zLoadWhy, sizeof zLoadWhy, "no NVIDIA driver (no /dev/nvidiactl, /dev/nvidia0 or /proc/driver/nvidia)");
         return NULL;
     }
     char zPath[4096];

@@ -17,8 +17,9 @@
  * Where it is looked for, in order: $GENIE_CUDA_MODULE; beside the file
  * that holds this code (libgenie.so, or the program linked with
  * libgenie.a); the installed library folder; the build tree.  Without a
- * GPU device node (/dev/nvidiactl) nothing is loaded unless
- * $GENIE_CUDA_MODULE names the module.
+ * sign of the NVIDIA driver (/dev/nvidiactl, /dev/nvidia0 or
+ * /proc/driver/nvidia) nothing is loaded unless $GENIE_CUDA_MODULE names
+ * the module.
  */
 #ifndef GENIE_ENGINE_CUDA_MODULE_H
 #define GENIE_ENGINE_CUDA_MODULE_H

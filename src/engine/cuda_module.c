@@ -46,7 +46,7 @@ static void *try_open(const char *zPath)
     if (!h) {
         size_t n = strlen(zLoadWhy);
         const char *zErr = dlerror();
-        snprintf(zLoadWhy + n, sizeof zLoadWhy - n, "%s%s", n ? "; " : "", zErr ? zErr : zPath);
+        snprintf(zLoadWhy + n, sizeof zLoadWhy - n, "%s%.300s", n ? "; " : "", zErr ? zErr : zPath);
     }
     return h;
 }

@@ -32,6 +32,7 @@
 
 #include "engine/cuda/cuda_testing.h"
 #include "genie/genie.h"
+#include "genie/text.h"
 #include "util/clock.h"
 
 #define BENCH_K 100

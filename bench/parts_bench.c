@@ -71,6 +71,7 @@
 #include <unistd.h>
 
 #include "genie/genie.h"
+#include "genie/vectors.h"
 #include "transform/vectors_lsh.h"
 #include "util/clock.h"
 #ifdef PARTS_BENCH_PHASES

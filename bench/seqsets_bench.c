@@ -28,6 +28,8 @@
 #include <string.h>
 
 #include "genie/genie.h"
+#include "genie/sequences.h"
+#include "genie/sets.h"
 #include "util/clock.h"
 
 typedef struct lines {

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "genie/genie.h"
+#include "genie/table.h"
 #include "util/clock.h"
 
 #define MAX_BACKENDS 4

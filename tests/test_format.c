@@ -1,6 +1,9 @@
 /* Index file round trips: what is written is what is read back. */
 #include <sys/stat.h>
 
+#include "genie/sequences.h"
+#include "genie/sets.h"
+#include "genie/text.h"
 #include "index/builder.h"
 #include "index/index.h"
 #include "test.h"

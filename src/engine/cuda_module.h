@@ -16,7 +16,8 @@
  *
  * Where it is looked for, in order: $GENIE_CUDA_MODULE; beside the file
  * that holds this code (libgenie.so, or the program linked with
- * libgenie.a); the installed library folder; the build tree.  Without a
+ * libgenie.a), and in ../lib from there (an installed program); the
+ * installed library folder; the build tree.  Without a
  * sign of the NVIDIA driver (/dev/nvidiactl, /dev/nvidia0 or
  * /proc/driver/nvidia) nothing is loaded unless $GENIE_CUDA_MODULE names
  * the module.
@@ -50,6 +51,7 @@ typedef struct engine_cuda_module {
     uint32_t nHostSize;    /* sizeof(engine_host) */
     void (*xInit)(const engine_host *pHost);
     int (*xUsable)(void);
+    int (*xDevices)(void); /* usable GPUs, numbered from 0 */
     engine_search_fn xTile;     /* "cuda": the c-PQ in the tile layout */
     engine_search_fn xSpq;      /* "cuda-spq": GEN-SPQ */
     engine_search_fn xCpqPaper; /* "cuda-cpq-paper": the c-PQ in the paper's layout */

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "genie/vectors.h"
 
 /** The largest dimension any reader accepts. */
 #define VEC_MAX_DIM (1u << 24)

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <stdio.h>
 
+#include "genie/vectors.h"
 #include "io/vectors_buf.h"
 #include "io/vectors_json.h"
 #include "util/error.h"

@@ -29,6 +29,7 @@
 
 #include "engine/cuda/cuda_testing.h"
 #include "genie/genie.h"
+#include "genie/text.h"
 #include "util/clock.h"
 
 static unsigned gPassed, gFailed;

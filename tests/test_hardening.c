@@ -6,6 +6,8 @@
  */
 #include <math.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "index/index.h"
 #include "probe.h"
@@ -258,4 +260,66 @@ TEST(hardening_vectors_extreme_values)
             CHECK(aN[j] <= 2);
         genie_index_close(idx);
     }
+}
+
+/* An index cut short under a running search (cp over it) raised SIGBUS: the command now says why. */
+TEST(hardening_cli_truncated_index)
+{
+    const char *zIdx = strdup(test_path("big.genie"));
+    genie_builder *b;
+    CHECK_OK(genie_builder_new(&b, NULL));
+    for (uint32_t i = 0; i < 20000; i++) {
+        uint32_t aKw[3] = {i % 7, 10 + i % 101, 1000 + i};
+        genie_object o = {aKw, 3, 0, 0, NULL, 0};
+        CHECK_OK(genie_builder_add(b, &o));
+    }
+    CHECK_OK(genie_builder_write(b, zIdx));
+    genie_builder_free(b);
+    const char *zErr = strdup(test_path("stderr.txt"));
+    int aPipe[2];
+    CHECK(pipe(aPipe) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        dup2(aPipe[0], 0);
+        close(aPipe[1]);
+        FILE *f = freopen(zErr, "w", stderr);
+        (void)f;
+        FILE *g = freopen("/dev/null", "w", stdout);
+        (void)g;
+        execl(GENIE_BIN_PATH, "genie", "search", "-b", "cpu", zIdx, "-", (char *)NULL);
+        _exit(127);
+    }
+    close(aPipe[0]);
+    /* Wait until the index is mapped (opened and validated), then cut it. */
+    char zMaps[64];
+    snprintf(zMaps, sizeof zMaps, "/proc/%d/maps", (int)pid);
+    int mapped = 0;
+    for (int i = 0; i < 2000 && !mapped; i++) {
+        FILE *f = fopen(zMaps, "r");
+        if (f) {
+            char zLine[4096];
+            while (!mapped && fgets(zLine, sizeof zLine, f))
+                mapped = strstr(zLine, "big.genie") != NULL;
+            fclose(f);
+        }
+        if (!mapped)
+            usleep(10000);
+    }
+    CHECK(mapped);
+    CHECK(truncate(zIdx, 0) == 0);
+    const char *zQ = "0-4294967295\n1\n";
+    CHECK(write(aPipe[1], zQ, strlen(zQ)) == (ssize_t)strlen(zQ));
+    close(aPipe[1]);
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    size_t nErr;
+    char *z = (char *)test_read_file(zErr, &nErr);
+    z = realloc(z, nErr + 1);
+    z[nErr] = 0;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 1 || !strstr(z, "truncated or rewritten in place"))
+        test_fail_at(__FILE__, __LINE__, "status %#x, stderr: %s", status, z);
+    free(z);
+    free((void *)zIdx);
+    free((void *)zErr);
 }

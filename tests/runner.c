@@ -94,7 +94,8 @@ char g_zTestDir[1024];
     X(hardening_query_without_items, 30) \
     X(hardening_table_empty_row_and_strings, 30) \
     X(hardening_vectors_extreme_values, 30) \
-    X(hardening_cli_truncated_index, 60)
+    X(hardening_cli_truncated_index, 60) \
+    X(hardening_stale_temporary_files, 30)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

@@ -4,7 +4,10 @@
  * behaviour, and requires a clean answer or a clean error.  The undefined
  * behaviour cases only fail under UBSan (the CI's sanitizer build).
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -322,4 +325,47 @@ TEST(hardening_cli_truncated_index)
     free(z);
     free((void *)zIdx);
     free((void *)zErr);
+}
+
+/* A build killed while writing left TARGET.tmp.* behind for ever: the next write of the target removes
+ * its temporary files whose writer is dead and whose lock nobody holds, and nothing else. */
+TEST(hardening_stale_temporary_files)
+{
+    pid_t dead = fork();
+    CHECK(dead >= 0);
+    if (dead == 0)
+        _exit(0);
+    CHECK(waitpid(dead, NULL, 0) == dead);
+    char zStale[64], zLocked[64], zLive[64], zOther[64];
+    snprintf(zStale, sizeof zStale, "x.genie.tmp.%d.aaaaaa", (int)dead);
+    snprintf(zLocked, sizeof zLocked, "x.genie.tmp.%d.bbbbbb", (int)dead);
+    snprintf(zLive, sizeof zLive, "x.genie.tmp.%d.cccccc", (int)getpid());
+    snprintf(zOther, sizeof zOther, "y.genie.tmp.%d.dddddd", (int)dead);
+    const char *azKept[] = {zLocked, zLive, zOther, "x.genie.tmp.eeeeee", "x.genie.tmp.1x.ffffff"};
+    test_write_file(test_path(zStale), "junk", 4);
+    for (size_t i = 0; i < sizeof azKept / sizeof *azKept; i++)
+        test_write_file(test_path(azKept[i]), "junk", 4);
+    int fd = open(test_path(zLocked), O_RDONLY);
+    CHECK(fd >= 0 && flock(fd, LOCK_EX) == 0); /* a writer in another pid namespace */
+    genie_builder *b;
+    CHECK_OK(genie_builder_new(&b, NULL));
+    uint32_t aKw[1] = {1};
+    genie_object o = {aKw, 1, 0, 0, NULL, 0};
+    CHECK_OK(genie_builder_add(b, &o));
+    CHECK_OK(genie_builder_write(b, test_path("x.genie")));
+    genie_builder_free(b);
+    CHECK(access(test_path(zStale), F_OK) != 0);
+    for (size_t i = 0; i < sizeof azKept / sizeof *azKept; i++)
+        if (access(test_path(azKept[i]), F_OK) != 0)
+            test_fail_at(__FILE__, __LINE__, "%s was removed", azKept[i]);
+    close(fd);
+    /* Nothing of the write itself stays behind. */
+    DIR *d = opendir(test_path(""));
+    CHECK(d != NULL);
+    struct dirent *e;
+    size_t nTmp = 0;
+    while ((e = readdir(d)) != NULL)
+        nTmp += strstr(e->d_name, ".tmp.") != NULL;
+    closedir(d);
+    CHECK_EQ(nTmp, sizeof azKept / sizeof *azKept);
 }

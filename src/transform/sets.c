@@ -257,9 +257,10 @@ static genie_status set_index_params(const genie_index *idx, set_params *p)
     uint32_t v = codec_get_u32(&r, "version");
     if (r.rc == GENIE_OK && v != SET_PARAMS_VERSION)
         return util_error(GENIE_EFORMAT, "sets parameters version %u; this library reads %u", v, SET_PARAMS_VERSION);
+    p->m = codec_get_u32_in(&r, "m", 1, SET_HASHES_MAX);
     /* A non-empty set has exactly m keywords, an empty one none. */
-    uint32_t mLo = idx->info.max_object_length ? idx->info.max_object_length : 1;
-    p->m = codec_get_u32_in(&r, "m", mLo, idx->info.max_object_length ? mLo : SET_HASHES_MAX);
+    if (r.rc == GENIE_OK && idx->info.max_object_length && p->m != idx->info.max_object_length)
+        codec_fail(&r, "m = %u, but the sets have %u keywords", p->m, idx->info.max_object_length);
     p->seed = codec_get_u32(&r, "seed");
     uint64_t nMaxD = p->m ? ((uint64_t)1 << 32) / p->m : 1; /* keywords m x D <= 2^32 */
     p->D = codec_get_u32_in(&r, "D", 1, nMaxD > UINT32_MAX ? UINT32_MAX : (uint32_t)nMaxD);

@@ -413,8 +413,10 @@ genie_status vlsh_decode(const unsigned char *a, uint64_t n, uint64_t nObject, u
     p.metric = (genie_metric)codec_get_u32(&r, "metric");
     if (r.rc == GENIE_OK && (!genie_metric_name(p.metric) || p.metric == GENIE_METRIC_IP))
         codec_fail(&r, "metric = %u, not l2, l1 or cosine", (unsigned)p.metric);
+    p.m = codec_get_u32_in(&r, "m", 1, VLSH_MAX_M);
     /* Every object has exactly m keywords (one per function). */
-    p.m = codec_get_u32_in(&r, "m", mObject ? mObject : 1, mObject ? mObject : VLSH_MAX_M);
+    if (r.rc == GENIE_OK && p.m != mObject)
+        codec_fail(&r, "m = %u, but the index's objects have %u keywords", p.m, mObject);
     p.buckets = codec_get_u32_in(&r, "buckets", 2, UINT32_MAX);
     p.bits = codec_get_u32_in(&r, "bits", 0, p.metric == GENIE_METRIC_COSINE ? 16 : 0);
     uint32_t dim = codec_get_u32_in(&r, "dim", 1, VLSH_MAX_DIM);

@@ -202,7 +202,7 @@ static genie_status probe_vectors(const genie_index *idx, const genie_index_info
         opt.search.threads = 2;
         opt.k = 4;
         opt.exact = exact;
-        rc = genie_vectors_search(idx, &q, &opt, aOut, aN);
+        rc = genie_vectors_search(idx, &q, &opt, aOut, aN, NULL);
         for (size_t i = 0; rc == GENIE_OK && i < 3; i++)
             for (uint32_t j = 0; j < aN[i]; j++)
                 if (aN[i] > 4 || aOut[i * 4 + j].id >= info->n_objects)

@@ -86,7 +86,7 @@ static genie_status search_one_vector(const char *path, uint32_t dim)
     opt.k = 2;
     genie_neighbor aOut[2];
     uint32_t aN[1];
-    genie_status rc = genie_vectors_search(idx, &q, &opt, aOut, aN);
+    genie_status rc = genie_vectors_search(idx, &q, &opt, aOut, aN, NULL);
     genie_index_close(idx);
     return rc;
 }
@@ -258,7 +258,7 @@ TEST(hardening_vectors_extreme_values)
         opt.k = 2;
         genie_neighbor aOut[6];
         uint32_t aN[3];
-        CHECK_OK(genie_vectors_search(idx, &q, &opt, aOut, aN));
+        CHECK_OK(genie_vectors_search(idx, &q, &opt, aOut, aN, NULL));
         for (int j = 0; j < 3; j++)
             CHECK(aN[j] <= 2);
         genie_index_close(idx);

@@ -6,6 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "genie/sequences.h"
+#include "genie/sets.h"
+#include "genie/table.h"
+#include "genie/text.h"
+#include "genie/vectors.h"
 #include "index/format.h"
 #include "util/crc32c.h"
 

@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "genie/table.h"
+#include "genie/vectors.h"
 #include "index/index.h"
 #include "probe.h"
 #include "test.h"

@@ -19,6 +19,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "genie/sequences.h"
+#include "genie/sets.h"
+#include "genie/table.h"
+#include "genie/text.h"
+#include "genie/vectors.h"
 #include "index/format.h"
 #include "probe.h"
 #include "test.h"

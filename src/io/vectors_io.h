@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "genie/vectors.h"
 
 /**
  * A look at the first @p n bytes of a file while it is being read: an

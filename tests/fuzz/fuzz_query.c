@@ -7,7 +7,9 @@
  * is searched.
  */
 #include "fuzz_common.h"
-#include "genie/genie.h"
+#include "genie/sequences.h"
+#include "genie/sets.h"
+#include "genie/text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

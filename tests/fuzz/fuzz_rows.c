@@ -6,7 +6,7 @@
  * index (CSV or ARFF query rows).
  */
 #include "fuzz_common.h"
-#include "genie/genie.h"
+#include "genie/table.h"
 #include "io/rows.h"
 #include "probe.h"
 

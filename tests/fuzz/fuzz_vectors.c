@@ -8,7 +8,7 @@
 #include <math.h>
 
 #include "fuzz_common.h"
-#include "genie/genie.h"
+#include "genie/vectors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -423,7 +423,10 @@ genie_status vlsh_decode(const unsigned char *a, uint64_t n, uint64_t nObject, u
     uint32_t dim = codec_get_u32_in(&r, "dim", 1, VLSH_MAX_DIM);
     codec_get_u32_in(&r, "reserved", 0, 0);
     p.seed = codec_get_u64(&r, "seed");
-    uint64_t nBase = codec_get_u64_in(&r, "n", nObject, nObject);
+    uint64_t nBase = codec_get_u64(&r, "n");
+    if (r.rc == GENIE_OK && nBase != nObject)
+        codec_fail(&r, "n = %llu vectors, but the index has %llu objects", (unsigned long long)nBase,
+                   (unsigned long long)nObject);
     p.width = codec_get_f32_finite(&r, "width", 0);
     p.sigma = codec_get_f32_finite(&r, "sigma", 0);
     if (r.rc == GENIE_OK && p.metric == GENIE_METRIC_COSINE && (p.bits == 0 || p.buckets != 1u << p.bits))

@@ -3,7 +3,8 @@
  * the FRONTEND bytes of a vectors index (private to the library; the
  * benchmarks use it too).
  *
- * FRONTEND layout (little-endian), version 1:
+ * FRONTEND layout (little-endian, written and read through util/codec.h),
+ * version 1:
  *
  *   offset  size     field
  *   0       4        magic "GVEC"

@@ -69,25 +69,29 @@ static genie_status failed(genie_status rc)
     return rc;
 }
 
+/* The items of @p q on the reference backend and on the CPU-Idx baseline (a full count array). */
 static genie_status search_items(const genie_index *idx, const genie_index_info *info, genie_queries *q)
 {
-    genie_search_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.backend = GENIE_BACKEND_CPU;
-    opt.k = 5;
-    opt.threads = 2;
-    genie_results *res = NULL;
-    genie_status rc = genie_search(idx, q, &opt, &res);
-    if (rc != GENIE_OK)
-        return failed(rc);
-    for (size_t i = 0; i < genie_results_queries(res); i++) {
-        size_t n;
-        const genie_hit *aHit = genie_results_get(res, i, &n);
-        for (size_t j = 0; j < n; j++)
-            if (aHit[j].object >= info->n_objects || aHit[j].count == 0)
-                broken("a hit outside the index or with count 0");
+    const genie_backend aBackend[2] = {GENIE_BACKEND_CPU, GENIE_BACKEND_CPU_IDX};
+    for (int b = 0; b < 2; b++) {
+        genie_search_options opt;
+        memset(&opt, 0, sizeof opt);
+        opt.backend = aBackend[b];
+        opt.k = 5;
+        opt.threads = 2;
+        genie_results *res = NULL;
+        genie_status rc = genie_search(idx, q, &opt, &res);
+        if (rc != GENIE_OK)
+            return failed(rc);
+        for (size_t i = 0; i < genie_results_queries(res); i++) {
+            size_t n;
+            const genie_hit *aHit = genie_results_get(res, i, &n);
+            for (size_t j = 0; j < n; j++)
+                if (aHit[j].object >= info->n_objects || aHit[j].count == 0)
+                    broken("a hit outside the index or with count 0");
+        }
+        genie_results_free(res);
     }
-    genie_results_free(res);
     return GENIE_OK;
 }
 

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -313,8 +314,11 @@ TEST(hardening_cli_truncated_index)
     }
     CHECK(mapped);
     CHECK(truncate(zIdx, 0) == 0);
+    /* The search may touch the index (and stop) before it reads a query: then the pipe is closed. */
+    signal(SIGPIPE, SIG_IGN);
     const char *zQ = "0-4294967295\n1\n";
-    CHECK(write(aPipe[1], zQ, strlen(zQ)) == (ssize_t)strlen(zQ));
+    ssize_t nWritten = write(aPipe[1], zQ, strlen(zQ));
+    (void)nWritten;
     close(aPipe[1]);
     int status;
     CHECK(waitpid(pid, &status, 0) == pid);

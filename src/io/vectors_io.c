@@ -74,7 +74,7 @@ genie_status vecio_read_all(const char *path, vecio_check_fn check, void *ctx, u
     vec_file f = vec_open(path);
     if (!f)
         return util_error_errno(GENIE_EIO, "cannot open %s", path);
-    size_t n = 0, cap = 1 << 20;
+    size_t n = 0, cap = 1 << 16;
     unsigned char *a = malloc(cap + 1);
     genie_status rc = GENIE_OK;
     if (!a) {
@@ -82,7 +82,7 @@ genie_status vecio_read_all(const char *path, vecio_check_fn check, void *ctx, u
         goto done;
     }
     for (;;) {
-        if (cap - n < (1u << 20)) {
+        if (n == cap) {
             unsigned char *p = realloc(a, cap * 2 + 1);
             if (!p) {
                 rc = util_error(GENIE_ENOMEM, "out of memory reading %s", path);

@@ -23,8 +23,8 @@ typedef genie_status (*vecio_check_fn)(const unsigned char *a, size_t n, void *c
  * Read all of @p path (gunzipping it when compressed) into a malloc'ed
  * buffer with one NUL byte after the @p pN bytes.  The buffer grows as
  * data arrives (never by a size the file claims); @p check (may be NULL)
- * sees the bytes after every chunk of at most 1 GiB (the first at most
- * 1 MiB).
+ * sees the bytes after every chunk (the buffer doubles from 64 KiB, each
+ * chunk fills it, at most 1 GiB at a time).
  */
 genie_status vecio_read_all(const char *path, vecio_check_fn check, void *ctx, unsigned char **pBuf, size_t *pN);
 /** Allocate @p v for @p n vectors of @p dim values; names @p path on error. */

@@ -94,7 +94,16 @@ char g_zTestDir[1024];
     X(table_sqlite_oracle, 120) \
     X(table_params_truncate_and_flip, 60)        \
     X(layout_include_graph, 30)                  \
-    X(format_index_file_type, 30)
+    X(format_index_file_type, 30) \
+    X(malicious_fields_every_type, 600) \
+    X(hardening_vectors_width_zero, 30) \
+    X(hardening_vectors_huge_parameters, 30) \
+    X(hardening_fvecs_gz_zeros, 60) \
+    X(hardening_query_without_items, 30) \
+    X(hardening_table_empty_row_and_strings, 30) \
+    X(hardening_vectors_extreme_values, 30) \
+    X(hardening_cli_truncated_index, 60) \
+    X(hardening_stale_temporary_files, 30)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

@@ -1,6 +1,8 @@
 /* The genie command: dispatch to subcommands. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -19,8 +21,30 @@ static const char zUsage[] =
     "Run 'genie COMMAND --help' for a command's options.\n"
     "Exit status: 0 ok, 1 bad input or failure, 2 usage error.\n";
 
+/*
+ * The library reads index files through a memory mapping.  A file cut
+ * short under it (cp or a write in place, instead of a rename) makes the
+ * next read of a page past its new end raise SIGBUS: say what happened
+ * instead of dying without a word.  Catching the signal costs the search
+ * nothing.
+ */
+static void on_sigbus(int sig)
+{
+    (void)sig;
+    static const char z[] =
+        "genie: an index file was truncated or rewritten in place while genie was reading it (SIGBUS); "
+        "replace index files by renaming a new file over them, as 'genie build -o' does\n";
+    ssize_t w = write(STDERR_FILENO, z, sizeof z - 1);
+    (void)w;
+    _exit(CLI_EXIT_FAIL);
+}
+
 int main(int argc, char **argv)
 {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigbus;
+    sigaction(SIGBUS, &sa, NULL);
     if (argc < 2) {
         fputs(zUsage, stderr);
         return CLI_EXIT_USAGE;

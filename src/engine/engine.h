@@ -51,7 +51,8 @@ static inline const genie_item *engine_query_items(const genie_queries *q, size_
 {
     size_t b = i ? q->aItemEnd[i - 1] : 0;
     *n = q->aItemEnd[i] - b;
-    return q->aItem + b;
+    /* No items at all leaves aItem NULL, and NULL + 0 is undefined in C. */
+    return *n ? q->aItem + b : NULL;
 }
 
 /** Minimum count that query @p i returns (at least 1). */

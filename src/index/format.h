@@ -66,7 +66,8 @@
  *   12  FRONTEND         (flag bit 3) the parameters of the front-end that
  *                        made the keywords (hash seeds, n of the n-grams,
  *                        bin edges, ...): bytes the front-end of the index
- *                        type reads and validates; opaque to the index
+ *                        type reads and validates field by field
+ *                        (util/codec.h); opaque to the index
  *   13  PARTS            n_parts entries of 48 bytes:
  *                          +0 u64 first_object  +8 u64 n_objects
  *                          +16 u64 n_postings   +24 u64 n_keywords

@@ -47,14 +47,14 @@ static long vec_read(vec_file f, void *p, size_t n, const char **pzErr)
 }
 #endif
 
-genie_status vecio_read_all(const char *path, unsigned char **pBuf, size_t *pN)
+genie_status vecio_read_all(const char *path, vecio_check_fn check, void *ctx, unsigned char **pBuf, size_t *pN)
 {
     *pBuf = NULL;
     *pN = 0;
     vec_file f = vec_open(path);
     if (!f)
         return util_error_errno(GENIE_EIO, "cannot open %s", path);
-    size_t n = 0, cap = 1 << 20;
+    size_t n = 0, cap = 1 << 16;
     unsigned char *a = malloc(cap + 1);
     genie_status rc = GENIE_OK;
     if (!a) {
@@ -62,7 +62,7 @@ genie_status vecio_read_all(const char *path, unsigned char **pBuf, size_t *pN)
         goto done;
     }
     for (;;) {
-        if (cap - n < (1u << 20)) {
+        if (n == cap) {
             unsigned char *p = realloc(a, cap * 2 + 1);
             if (!p) {
                 rc = util_error(GENIE_ENOMEM, "out of memory reading %s", path);
@@ -80,6 +80,10 @@ genie_status vecio_read_all(const char *path, unsigned char **pBuf, size_t *pN)
         if (got == 0)
             break;
         n += (size_t)got;
+        /* Refuse a bad header or a body longer than it says as soon as
+         * the bytes show it, not after gunzipping all of a huge file. */
+        if (check && (rc = check(a, n, ctx)) != GENIE_OK)
+            goto done;
     }
     a[n] = 0; /* the JSON reader relies on a terminating NUL */
 #ifndef GENIE_HAVE_ZLIB

@@ -66,6 +66,36 @@ static size_t texmex_size(char kind)
     return kind == 'b' ? 1 : 4;
 }
 
+/* The records seen so far of a TEXMEX file being read (vecio_check_fn). */
+typedef struct texmex_stream {
+    char kind;
+    const char *path;
+    size_t off;     /* where the next record starts */
+    uint64_t count; /* records whose dimension was checked */
+    uint32_t dim;
+} texmex_stream;
+
+static genie_status texmex_check(const unsigned char *a, size_t n, void *ctx)
+{
+    texmex_stream *t = ctx;
+    while (t->off <= n && n - t->off >= 4) {
+        uint32_t d = get_le32(a + t->off);
+        if (t->count == 0 && (d == 0 || d > VEC_MAX_DIM))
+            return util_error(GENIE_EINVAL, "%s: vector 0: dimension %d outside 1..%u (not a %cvecs file?)",
+                              t->path, (int32_t)d, VEC_MAX_DIM, t->kind);
+        if (t->count == 0)
+            t->dim = d;
+        else if (d != t->dim)
+            return util_error(GENIE_EINVAL, "%s: vector %llu has dimension %d, the first had %u", t->path,
+                              (unsigned long long)t->count, (int32_t)d, t->dim);
+        t->count++;
+        t->off += 4 + (size_t)t->dim * texmex_size(t->kind);
+        if (t->off > n)
+            break;
+    }
+    return GENIE_OK;
+}
+
 static genie_status texmex_scan(const unsigned char *a, size_t n, char kind, const char *path, uint64_t *pCount,
                                 uint32_t *pDim)
 {
@@ -141,8 +171,20 @@ static const char *npy_field(const char *zHead, const char *zKey)
     return p;
 }
 
-static genie_status read_npy(const unsigned char *a, size_t n, const char *path, genie_vectors *out)
+/* What an .npy header says: the data starts at @c off, @c count rows of
+ * @c dim values of @c esz bytes each. */
+typedef struct npy_header {
+    size_t off, esz;
+    char kind; /* 'f' float32, 'h' float16, 'b' uint8, 'i' int32 */
+    uint64_t count, dim;
+} npy_header;
+
+/* Parse the header of @p a (@p n bytes); *pComplete = 0 when more bytes are needed first. */
+static genie_status npy_parse(const unsigned char *a, size_t n, const char *path, npy_header *h, int *pComplete)
 {
+    *pComplete = 0;
+    if (n < 12 && memcmp(a, "\x93NUMPY", n < 6 ? n : 6) == 0)
+        return GENIE_OK;
     if (n < 10 || memcmp(a, "\x93NUMPY", 6) != 0)
         return util_error(GENIE_EINVAL, "%s: not an .npy file (wrong magic)", path);
     size_t hlen, hoff;
@@ -157,8 +199,10 @@ static genie_status read_npy(const unsigned char *a, size_t n, const char *path,
     } else {
         return util_error(GENIE_EINVAL, "%s: .npy version %u is not supported", path, a[6]);
     }
-    if (hlen > n - hoff || hlen > 65536)
-        return util_error(GENIE_EINVAL, "%s: .npy header length %zu runs past the file", path, hlen);
+    if (hlen > 65536)
+        return util_error(GENIE_EINVAL, "%s: .npy header length %zu is over 65536", path, hlen);
+    if (hlen > n - hoff)
+        return GENIE_OK;
     char zHead[65537];
     memcpy(zHead, a + hoff, hlen);
     zHead[hlen] = 0;
@@ -169,16 +213,14 @@ static genie_status read_npy(const unsigned char *a, size_t n, const char *path,
         return util_error(GENIE_EINVAL, "%s: .npy header lacks descr, fortran_order or shape: %s", path, zHead);
     if (strncmp(zOrder, "False", 5) != 0)
         return util_error(GENIE_EINVAL, "%s: .npy data in Fortran order is not supported", path);
-    size_t esz;
-    char kind;
     if (strncmp(zDescr, "'<f4'", 5) == 0)
-        esz = 4, kind = 'f';
+        h->esz = 4, h->kind = 'f';
     else if (strncmp(zDescr, "'<f2'", 5) == 0)
-        esz = 2, kind = 'h';
+        h->esz = 2, h->kind = 'h';
     else if (strncmp(zDescr, "'|u1'", 5) == 0 || strncmp(zDescr, "'<u1'", 5) == 0)
-        esz = 1, kind = 'b';
+        h->esz = 1, h->kind = 'b';
     else if (strncmp(zDescr, "'<i4'", 5) == 0)
-        esz = 4, kind = 'i';
+        h->esz = 4, h->kind = 'i';
     else
         return util_error(GENIE_EINVAL, "%s: .npy dtype %.*s is not supported (float32, float16, uint8, int32)",
                           path, (int)strcspn(zDescr, ",}"), zDescr);
@@ -202,24 +244,60 @@ static genie_status read_npy(const unsigned char *a, size_t n, const char *path,
     }
     if (nDim == 0 || nDim > 2)
         return util_error(GENIE_EINVAL, "%s: .npy array has %d dimensions; 1 or 2 are supported", path, nDim);
-    uint64_t count = aDim[0], dim = nDim == 2 ? aDim[1] : 1;
-    if (dim == 0 || dim > VEC_MAX_DIM)
-        return util_error(GENIE_EINVAL, "%s: .npy row length %llu outside 1..%u", path, (unsigned long long)dim,
+    h->count = aDim[0];
+    h->dim = nDim == 2 ? aDim[1] : 1;
+    if (h->dim == 0 || h->dim > VEC_MAX_DIM)
+        return util_error(GENIE_EINVAL, "%s: .npy row length %llu outside 1..%u", path, (unsigned long long)h->dim,
                           VEC_MAX_DIM);
-    size_t body = n - hoff - hlen;
-    if (count > body / esz / dim || count * dim * esz != body)
+    h->off = hoff + hlen;
+    *pComplete = 1;
+    return GENIE_OK;
+}
+
+/* The body the shape needs, or UINT64_MAX when that overflows. */
+static uint64_t body_size(uint64_t count, uint64_t dim, size_t esz)
+{
+    return count > UINT64_MAX / esz / dim ? UINT64_MAX : count * dim * esz;
+}
+
+typedef struct header_stream {
+    const char *path;
+} header_stream;
+
+/* vecio_check_fn of .npy: a bad header, or more bytes than the shape needs. */
+static genie_status npy_check(const unsigned char *a, size_t n, void *ctx)
+{
+    const char *path = ((header_stream *)ctx)->path;
+    npy_header h;
+    int complete;
+    GENIE_TRY(npy_parse(a, n, path, &h, &complete));
+    if (complete && n - h.off > body_size(h.count, h.dim, h.esz))
+        return util_error(GENIE_EINVAL, "%s: .npy data runs past the %llu bytes its shape needs", path,
+                          (unsigned long long)body_size(h.count, h.dim, h.esz));
+    return GENIE_OK;
+}
+
+static genie_status read_npy(const unsigned char *a, size_t n, const char *path, genie_vectors *out)
+{
+    npy_header h;
+    int complete;
+    GENIE_TRY(npy_parse(a, n, path, &h, &complete));
+    if (!complete)
+        return util_error(GENIE_EINVAL, "%s: .npy header cut short", path);
+    size_t body = n - h.off;
+    if (body_size(h.count, h.dim, h.esz) != body)
         return util_error(GENIE_EINVAL, "%s: .npy data is %zu bytes, the shape needs %llu", path, body,
-                          (unsigned long long)(count * dim * esz));
-    GENIE_TRY(vecio_alloc(out, count, (uint32_t)dim, path));
-    const unsigned char *d = a + hoff + hlen;
-    for (size_t i = 0; i < (size_t)(count * dim); i++) {
-        if (kind == 'b') {
+                          (unsigned long long)body_size(h.count, h.dim, h.esz));
+    GENIE_TRY(vecio_alloc(out, h.count, (uint32_t)h.dim, path));
+    const unsigned char *d = a + h.off;
+    for (size_t i = 0; i < (size_t)(h.count * h.dim); i++) {
+        if (h.kind == 'b') {
             out->data[i] = d[i];
-        } else if (kind == 'h') {
+        } else if (h.kind == 'h') {
             out->data[i] = half_to_float((uint16_t)(d[2 * i] | d[2 * i + 1] << 8));
         } else {
             uint32_t u = get_le32(d + 4 * i);
-            if (kind == 'i')
+            if (h.kind == 'i')
                 out->data[i] = (float)(int32_t)u;
             else
                 memcpy(&out->data[i], &u, 4);
@@ -230,40 +308,76 @@ static genie_status read_npy(const unsigned char *a, size_t n, const char *path,
 
 /* ------------------------------------------------------------------ IDX */
 
-static genie_status read_idx(const unsigned char *a, size_t n, const char *path, genie_vectors *out)
+/* What an IDX header says: data at @c off, @c count rows of @c dim values. */
+typedef struct idx_header {
+    size_t off, esz;
+    unsigned type;
+    uint64_t count, dim;
+} idx_header;
+
+static genie_status idx_parse(const unsigned char *a, size_t n, const char *path, idx_header *h, int *pComplete)
 {
+    *pComplete = 0;
+    if (n < 4 && (n < 1 || a[0] == 0) && (n < 2 || a[1] == 0))
+        return GENIE_OK;
     if (n < 4 || a[0] != 0 || a[1] != 0)
         return util_error(GENIE_EINVAL, "%s: not an IDX file (wrong magic) and no known extension", path);
-    unsigned type = a[2], nDim = a[3];
-    size_t esz;
-    switch (type) {
-    case 0x08: case 0x09: esz = 1; break;
-    case 0x0B: esz = 2; break;
-    case 0x0C: case 0x0D: esz = 4; break;
-    case 0x0E: esz = 8; break;
+    unsigned nDim = a[3];
+    h->type = a[2];
+    switch (h->type) {
+    case 0x08: case 0x09: h->esz = 1; break;
+    case 0x0B: h->esz = 2; break;
+    case 0x0C: case 0x0D: h->esz = 4; break;
+    case 0x0E: h->esz = 8; break;
     default:
-        return util_error(GENIE_EINVAL, "%s: IDX data type 0x%02x is unknown (wrong magic)", path, type);
+        return util_error(GENIE_EINVAL, "%s: IDX data type 0x%02x is unknown (wrong magic)", path, h->type);
     }
     if (nDim < 1 || nDim > 8)
         return util_error(GENIE_EINVAL, "%s: IDX with %u dimensions is not supported", path, nDim);
     if (n < 4 + 4 * (size_t)nDim)
-        return util_error(GENIE_EINVAL, "%s: IDX header cut short", path);
-    uint64_t count = get_be32(a + 4), dim = 1;
+        return GENIE_OK;
+    h->count = get_be32(a + 4);
+    h->dim = 1;
     for (unsigned i = 1; i < nDim; i++) {
-        dim *= get_be32(a + 4 + 4 * i);
-        if (dim == 0 || dim > VEC_MAX_DIM)
+        h->dim *= get_be32(a + 4 + 4 * i);
+        if (h->dim == 0 || h->dim > VEC_MAX_DIM)
             return util_error(GENIE_EINVAL, "%s: IDX row size outside 1..%u", path, VEC_MAX_DIM);
     }
-    size_t body = n - 4 - 4 * (size_t)nDim;
-    if (count > body / esz / dim || count * dim * esz != body)
+    h->off = 4 + 4 * (size_t)nDim;
+    *pComplete = 1;
+    return GENIE_OK;
+}
+
+/* vecio_check_fn of IDX: a bad header, or more bytes than its sizes need. */
+static genie_status idx_check(const unsigned char *a, size_t n, void *ctx)
+{
+    const char *path = ((header_stream *)ctx)->path;
+    idx_header h;
+    int complete;
+    GENIE_TRY(idx_parse(a, n, path, &h, &complete));
+    if (complete && n - h.off > body_size(h.count, h.dim, h.esz))
+        return util_error(GENIE_EINVAL, "%s: IDX data runs past the %llu bytes its sizes need", path,
+                          (unsigned long long)body_size(h.count, h.dim, h.esz));
+    return GENIE_OK;
+}
+
+static genie_status read_idx(const unsigned char *a, size_t n, const char *path, genie_vectors *out)
+{
+    idx_header h;
+    int complete;
+    GENIE_TRY(idx_parse(a, n, path, &h, &complete));
+    if (!complete)
+        return util_error(GENIE_EINVAL, "%s: IDX header cut short", path);
+    size_t body = n - h.off;
+    if (body_size(h.count, h.dim, h.esz) != body)
         return util_error(GENIE_EINVAL, "%s: IDX data is %zu bytes, the header's sizes need %llu", path, body,
-                          (unsigned long long)(count * dim * esz));
-    GENIE_TRY(vecio_alloc(out, count, (uint32_t)dim, path));
-    const unsigned char *d = a + 4 + 4 * (size_t)nDim;
-    for (size_t i = 0; i < (size_t)(count * dim); i++) {
-        const unsigned char *e = d + i * esz;
+                          (unsigned long long)body_size(h.count, h.dim, h.esz));
+    GENIE_TRY(vecio_alloc(out, h.count, (uint32_t)h.dim, path));
+    const unsigned char *d = a + h.off;
+    for (size_t i = 0; i < (size_t)(h.count * h.dim); i++) {
+        const unsigned char *e = d + i * h.esz;
         float f;
-        switch (type) {
+        switch (h.type) {
         case 0x08: f = e[0]; break;
         case 0x09: f = (float)(int8_t)e[0]; break;
         case 0x0B: f = (float)(int16_t)(uint16_t)(e[0] << 8 | e[1]); break;
@@ -300,21 +414,27 @@ genie_status genie_vectors_read(const char *path, genie_vectors *out)
 {
     util_error_clear();
     memset(out, 0, sizeof *out);
+    char kind = ends_with(path, ".fvecs") ? 'f' : ends_with(path, ".bvecs") ? 'b'
+              : ends_with(path, ".ivecs") ? 'i' : ends_with(path, ".npy") ? 'n'
+              : ends_with(path, ".json") ? 'j' : 'x';
+    texmex_stream ts = {kind, path, 0, 0, 0};
+    header_stream hs = {path};
     unsigned char *a;
     size_t n;
-    GENIE_TRY(vecio_read_all(path, &a, &n));
+    if (kind == 'f' || kind == 'b' || kind == 'i')
+        GENIE_TRY(vecio_read_all(path, texmex_check, &ts, &a, &n));
+    else if (kind == 'j')
+        GENIE_TRY(vecio_read_all(path, NULL, NULL, &a, &n));
+    else
+        GENIE_TRY(vecio_read_all(path, kind == 'n' ? npy_check : idx_check, &hs, &a, &n));
     genie_status rc;
     if (n == 0)
         rc = util_error(GENIE_EINVAL, "%s: empty file", path);
-    else if (ends_with(path, ".fvecs"))
-        rc = read_texmex(a, n, 'f', path, out);
-    else if (ends_with(path, ".bvecs"))
-        rc = read_texmex(a, n, 'b', path, out);
-    else if (ends_with(path, ".ivecs"))
-        rc = read_texmex(a, n, 'i', path, out);
-    else if (ends_with(path, ".npy"))
+    else if (kind == 'f' || kind == 'b' || kind == 'i')
+        rc = read_texmex(a, n, kind, path, out);
+    else if (kind == 'n')
         rc = read_npy(a, n, path, out);
-    else if (ends_with(path, ".json"))
+    else if (kind == 'j')
         rc = vecio_read_json((char *)a, n, path, out);
     else
         rc = read_idx(a, n, path, out);
@@ -330,9 +450,10 @@ genie_status genie_vectors_read_ivecs(const char *path, uint32_t **rows, uint64_
 {
     util_error_clear();
     *rows = NULL;
+    texmex_stream ts = {'i', path, 0, 0, 0};
     unsigned char *a;
     size_t n;
-    GENIE_TRY(vecio_read_all(path, &a, &n));
+    GENIE_TRY(vecio_read_all(path, texmex_check, &ts, &a, &n));
     uint64_t count = 0;
     uint32_t dim = 0;
     genie_status rc = n == 0 ? util_error(GENIE_EINVAL, "%s: empty file", path)

@@ -41,6 +41,7 @@
 #include "transform/candidates.h"
 #include "transform/frontend_builder.h"
 #include "util/clock.h"
+#include "util/codec.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/threads.h"
@@ -245,11 +246,17 @@ genie_status genie_seq_builder_new(genie_seq_builder **out, const genie_build_op
     sb->gram = gram;
     genie_status rc;
     GENIE_TRY_GOTO(rc, fe_builder_init(&sb->fb, opt, 0), fail);
-    unsigned char aParam[SEQ_PARAMS_SIZE];
-    uint32_t v = SEQ_PARAMS_VERSION;
-    memcpy(aParam, &v, 4);
-    memcpy(aParam + 4, &gram, 4);
-    GENIE_TRY_GOTO(rc, builder_set_frontend(sb->fb.b, GENIE_TYPE_SEQUENCES, aParam, sizeof aParam), fail);
+    codec_writer w;
+    codec_writer_init(&w);
+    codec_put_u32(&w, SEQ_PARAMS_VERSION);
+    codec_put_u32(&w, gram);
+    unsigned char *aParam;
+    size_t nParam;
+    GENIE_TRY_GOTO(rc, codec_writer_finish(&w, &aParam, &nParam, "sequences parameters"), fail);
+    rc = builder_set_frontend(sb->fb.b, GENIE_TYPE_SEQUENCES, aParam, nParam);
+    free(aParam);
+    if (rc != GENIE_OK)
+        goto fail;
     *out = sb;
     return GENIE_OK;
 fail:
@@ -300,16 +307,16 @@ static genie_status seq_index_gram(const genie_index *idx, uint32_t *pGram)
     if (idx->info.type != GENIE_TYPE_SEQUENCES)
         return util_error(GENIE_EINVAL, "not a sequences index (its type is %s)",
                           genie_index_type_name(idx->info.type));
-    uint32_t v, gram;
-    if (idx->nFrontend != SEQ_PARAMS_SIZE || !idx->aRecordOffset)
-        return util_error(GENIE_ECORRUPT, "sequences index without its parameters or strings");
-    memcpy(&v, idx->aFrontend, 4);
-    memcpy(&gram, idx->aFrontend + 4, 4);
-    if (v != SEQ_PARAMS_VERSION || gram == 0 || gram > SEQ_GRAM_MAX)
-        return util_error(GENIE_EFORMAT, "sequences parameters version %u, n-gram length %u not supported", v,
-                          gram);
-    *pGram = gram;
-    return GENIE_OK;
+    if (!idx->aRecordOffset)
+        return util_error(GENIE_ECORRUPT, "sequences index without its strings");
+    codec_reader r;
+    codec_reader_init(&r, idx->aFrontend, (size_t)idx->nFrontend, "sequences parameters (FRONTEND)");
+    uint32_t v = codec_get_u32(&r, "version");
+    if (r.rc == GENIE_OK && v != SEQ_PARAMS_VERSION)
+        return util_error(GENIE_EFORMAT, "sequences parameters version %u; this library reads %u", v,
+                          SEQ_PARAMS_VERSION);
+    *pGram = codec_get_u32_in(&r, "n-gram length", 1, SEQ_GRAM_MAX);
+    return codec_end(&r);
 }
 
 /* a closer than b: smaller distance, then smaller id */

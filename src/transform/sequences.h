@@ -28,9 +28,9 @@
 
 #include "genie/genie.h"
 
-/* FRONTEND parameters of a sequences index (8 bytes, little-endian). */
+/* FRONTEND parameters of a sequences index (8 bytes, little-endian, util/codec.h):
+ * u32 version (1) | u32 n-gram length (1..SEQ_GRAM_MAX). */
 #define SEQ_PARAMS_VERSION 1u
-#define SEQ_PARAMS_SIZE 8u
 #define SEQ_GRAM_MAX 64u
 
 typedef struct seq_pattern {

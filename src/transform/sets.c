@@ -24,6 +24,7 @@
 #include "transform/candidates.h"
 #include "transform/frontend_builder.h"
 #include "util/clock.h"
+#include "util/codec.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/threads.h"
@@ -168,14 +169,21 @@ genie_status genie_set_builder_new(genie_set_builder **out, const genie_build_op
     sb->separator = p->separator;
     genie_status rc;
     GENIE_TRY_GOTO(rc, fe_builder_init(&sb->fb, opt, m), done);
-    unsigned char aParam[SET_PARAMS_SIZE] = {0};
-    uint32_t v = SET_PARAMS_VERSION;
-    memcpy(aParam, &v, 4);
-    memcpy(aParam + 4, &sb->m, 4);
-    memcpy(aParam + 8, &sb->seed, 4);
-    memcpy(aParam + 12, &sb->D, 4);
-    aParam[16] = (unsigned char)sb->separator;
-    GENIE_TRY_GOTO(rc, builder_set_frontend(sb->fb.b, GENIE_TYPE_SETS, aParam, sizeof aParam), done);
+    unsigned char aSep[4] = {(unsigned char)sb->separator, 0, 0, 0};
+    codec_writer w;
+    codec_writer_init(&w);
+    codec_put_u32(&w, SET_PARAMS_VERSION);
+    codec_put_u32(&w, sb->m);
+    codec_put_u32(&w, sb->seed);
+    codec_put_u32(&w, sb->D);
+    codec_put_bytes(&w, aSep, 4);
+    unsigned char *aParam;
+    size_t nParam;
+    GENIE_TRY_GOTO(rc, codec_writer_finish(&w, &aParam, &nParam, "sets parameters"), done);
+    rc = builder_set_frontend(sb->fb.b, GENIE_TYPE_SETS, aParam, nParam);
+    free(aParam);
+    if (rc != GENIE_OK)
+        goto done;
     *out = sb;
     return GENIE_OK;
 done:
@@ -230,18 +238,24 @@ static genie_status set_index_params(const genie_index *idx, set_params *p)
 {
     if (idx->info.type != GENIE_TYPE_SETS)
         return util_error(GENIE_EINVAL, "not a sets index (its type is %s)", genie_index_type_name(idx->info.type));
-    if (idx->nFrontend != SET_PARAMS_SIZE || !idx->aRecordOffset)
-        return util_error(GENIE_ECORRUPT, "sets index without its parameters or sets");
-    uint32_t v;
-    memcpy(&v, idx->aFrontend, 4);
-    memcpy(&p->m, idx->aFrontend + 4, 4);
-    memcpy(&p->seed, idx->aFrontend + 8, 4);
-    memcpy(&p->D, idx->aFrontend + 12, 4);
-    p->separator = (char)idx->aFrontend[16];
-    if (v != SET_PARAMS_VERSION || p->m == 0 || p->m > SET_HASHES_MAX || p->D == 0 ||
-        (uint64_t)p->m * p->D > ((uint64_t)1 << 32))
-        return util_error(GENIE_EFORMAT, "sets parameters version %u, m %u, D %u not supported", v, p->m, p->D);
-    return GENIE_OK;
+    if (!idx->aRecordOffset)
+        return util_error(GENIE_ECORRUPT, "sets index without its sets");
+    codec_reader r;
+    codec_reader_init(&r, idx->aFrontend, (size_t)idx->nFrontend, "sets parameters (FRONTEND)");
+    uint32_t v = codec_get_u32(&r, "version");
+    if (r.rc == GENIE_OK && v != SET_PARAMS_VERSION)
+        return util_error(GENIE_EFORMAT, "sets parameters version %u; this library reads %u", v, SET_PARAMS_VERSION);
+    p->m = codec_get_u32_in(&r, "m", 1, SET_HASHES_MAX);
+    /* A non-empty set has exactly m keywords, an empty one none. */
+    if (r.rc == GENIE_OK && idx->info.max_object_length && p->m != idx->info.max_object_length)
+        codec_fail(&r, "m = %u, but the sets have %u keywords", p->m, idx->info.max_object_length);
+    p->seed = codec_get_u32(&r, "seed");
+    uint64_t nMaxD = p->m ? ((uint64_t)1 << 32) / p->m : 1; /* keywords m x D <= 2^32 */
+    p->D = codec_get_u32_in(&r, "D", 1, nMaxD > UINT32_MAX ? UINT32_MAX : (uint32_t)nMaxD);
+    p->separator = (char)codec_get_u32_in(&r, "separator (a byte and 3 zero bytes)", 0, 255);
+    if (r.rc == GENIE_OK && p->separator == '\n')
+        codec_fail(&r, "separator is a newline");
+    return codec_end(&r);
 }
 
 /* a better than b: larger Jaccard (exact fractions), then smaller id */

@@ -28,7 +28,6 @@
 #include "genie/genie.h"
 
 #define SET_PARAMS_VERSION 1u
-#define SET_PARAMS_SIZE 20u
 #define SET_HASHES_MAX 4096u
 
 typedef struct set_slice {

@@ -287,7 +287,8 @@ static genie_status buf_put(table_buf *b, const char *z, size_t n)
         b->a = a;
         b->cap = cap;
     }
-    memcpy(b->a + b->n, z, n);
+    if (n) /* an empty row leaves b->a NULL: memcpy(NULL, ..., 0) is undefined */
+        memcpy(b->a + b->n, z, n);
     b->n += n;
     return GENIE_OK;
 }

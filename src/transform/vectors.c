@@ -88,13 +88,9 @@ static genie_status open_vectors(const genie_index *idx, vlsh *h, genie_vectors 
 {
     if (idx->info.type != GENIE_TYPE_VECTORS)
         return util_error(GENIE_EINVAL, "not a vectors index (type %s)", genie_index_type_name(idx->info.type));
-    GENIE_TRY(vlsh_decode(idx->aFrontend, idx->nFrontend, h, base));
-    if (base->n != idx->info.n_objects) {
-        vlsh_free(h);
-        return util_error(GENIE_ECORRUPT, "vectors index: %llu vectors for %llu objects",
-                          (unsigned long long)base->n, (unsigned long long)idx->info.n_objects);
-    }
-    return GENIE_OK;
+    if (idx->info.n_objects == 0)
+        return util_error(GENIE_ECORRUPT, "vectors index without vectors");
+    return vlsh_decode(idx->aFrontend, idx->nFrontend, idx->info.n_objects, idx->info.max_object_length, h, base);
 }
 
 genie_status genie_vectors_index_params(const genie_index *idx, genie_lsh_params *out)

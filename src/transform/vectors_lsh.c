@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/codec.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/threads.h"
@@ -77,6 +78,13 @@ static float *alloc_floats(uint64_t n)
     return malloc((size_t)(n ? n : 1) * sizeof(float));
 }
 
+uint64_t vlsh_draws(const genie_lsh_params *p, uint32_t dim)
+{
+    if (p->metric == GENIE_METRIC_COSINE)
+        return (uint64_t)p->m * p->bits * dim;
+    return (uint64_t)p->m * dim;
+}
+
 genie_status vlsh_init(vlsh *h, const genie_lsh_params *pIn, uint32_t dim)
 {
     memset(h, 0, sizeof *h);
@@ -87,13 +95,13 @@ genie_status vlsh_init(vlsh *h, const genie_lsh_params *pIn, uint32_t dim)
         return util_error(GENIE_EINVAL, "no LSH family for the inner product: use l2, l1 or cosine");
     if (p.m == 0)
         p.m = VLSH_DEFAULT_M;
-    if (p.m > 65536)
-        return util_error(GENIE_EINVAL, "m = %u hash functions; at most 65536", p.m);
-    if (dim == 0)
-        return util_error(GENIE_EINVAL, "vectors of dimension 0");
+    if (p.m > VLSH_MAX_M)
+        return util_error(GENIE_EINVAL, "m = %u hash functions; at most %u", p.m, VLSH_MAX_M);
+    if (dim == 0 || dim > VLSH_MAX_DIM)
+        return util_error(GENIE_EINVAL, "vectors of dimension %u; 1..%u", dim, VLSH_MAX_DIM);
     if (!isfinite(p.width) || p.width < 0 || !isfinite(p.sigma) || p.sigma < 0)
         return util_error(GENIE_EINVAL, "width and sigma must be finite and positive (or 0 for the default)");
-    uint64_t nDraw = 0;
+    uint64_t nDraw = 0; /* projections */
     if (p.metric == GENIE_METRIC_COSINE) {
         if (p.bits == 0)
             p.bits = VLSH_DEFAULT_BITS;
@@ -119,6 +127,9 @@ genie_status vlsh_init(vlsh *h, const genie_lsh_params *pIn, uint32_t dim)
     if ((uint64_t)p.m * p.buckets > (uint64_t)UINT32_MAX + 1)
         return util_error(GENIE_EINVAL, "m x buckets = %llu keywords; at most 2^32",
                           (unsigned long long)p.m * p.buckets);
+    if (vlsh_draws(&p, dim) > VLSH_MAX_DRAWS)
+        return util_error(GENIE_EINVAL, "m = %u, bits = %u, dimension %u need %llu random floats; at most %u",
+                          p.m, p.bits, dim, (unsigned long long)vlsh_draws(&p, dim), VLSH_MAX_DRAWS);
     h->p = p;
     h->dim = dim;
     h->D = p.buckets;
@@ -171,7 +182,8 @@ void vlsh_hash(const vlsh *h, const float *v, uint32_t *aBucket)
         for (uint32_t i = 0; i < m; i++) {
             float w = h->aW[i];
             double x = floor(((double)dotf(h->aProj + (uint64_t)i * dim, v, dim) - h->aLo[i]) / w + h->aShift[i]);
-            aBucket[i] = x < 0 ? 0 : x >= h->D - 1 ? h->D - 1 : (uint32_t)x;
+            /* NaN (an infinite projection of a query) goes to bucket 0. */
+            aBucket[i] = !(x > 0) ? 0 : x >= h->D - 1 ? h->D - 1 : (uint32_t)x;
         }
     } else if (h->p.metric == GENIE_METRIC_COSINE) {
         const float *a = h->aProj;
@@ -192,7 +204,8 @@ void vlsh_hash(const vlsh *h, const float *v, uint32_t *aBucket)
                 uint32_t n = dim - j0 < 256 ? dim - j0 : 256;
                 for (uint32_t j = 0; j < n; j++) {
                     double c = floor(((double)v[j0 + j] - (double)u[j0 + j] * g) / g);
-                    aCellIdx[j] = c < INT32_MIN ? INT32_MIN : c > INT32_MAX ? INT32_MAX : (int32_t)c;
+                    /* NaN (an infinite query value) goes to cell INT32_MIN. */
+                    aCellIdx[j] = !(c > INT32_MIN) ? INT32_MIN : c > INT32_MAX ? INT32_MAX : (int32_t)c;
                 }
                 hv = util_murmur3_32(aCellIdx, n * sizeof(int32_t), hv);
             }
@@ -306,8 +319,19 @@ static float l1_default_sigma(const genie_vectors *base)
 
 genie_status vlsh_fit(vlsh *h, const genie_vectors *base, unsigned threads)
 {
-    if (h->p.metric == GENIE_METRIC_L1 && h->p.sigma == 0)
-        h->p.sigma = l1_default_sigma(base);
+    if (h->p.metric == GENIE_METRIC_L1) {
+        if (h->p.sigma == 0)
+            h->p.sigma = l1_default_sigma(base);
+        /* A cell of size 0 or infinity would make every cell coordinate NaN. */
+        for (uint32_t i = 0; i < h->p.m; i++) {
+            float g = h->aCell[i] * h->p.sigma;
+            if (!isfinite(g) || !(g > 0))
+                return util_error(GENIE_ERANGE,
+                                  "l1: sigma = %g gives function %u a cell of size %g; "
+                                  "scale the vectors or give --sigma",
+                                  (double)h->p.sigma, i, (double)g);
+        }
+    }
     if (h->p.metric != GENIE_METRIC_L2)
         return GENIE_OK;
     unsigned nThread = threads ? threads : util_ncores();
@@ -341,90 +365,111 @@ genie_status vlsh_fit(vlsh *h, const genie_vectors *base, unsigned threads)
     }
     free(job.aMin);
     free(job.aMax);
+    for (uint32_t f = 0; f < m; f++)
+        if (!isfinite(h->aLo[f]) || !isfinite(h->aW[f]) || !(h->aW[f] > 0))
+            return util_error(GENIE_ERANGE,
+                              "l2: function %u's projections of the base give range start %g, bucket width %g "
+                              "(not finite and positive): the values are too large for float; scale them down",
+                              f, (double)h->aLo[f], (double)h->aW[f]);
     return GENIE_OK;
 }
 
 /* ------------------------------------------------------------- the bytes */
 
-static void put32(unsigned char *p, uint32_t v)
-{
-    memcpy(p, &v, 4);
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 genie_status vlsh_encode(const vlsh *h, uint64_t nBase, unsigned char **pOut, size_t *pN)
 {
-    uint32_t m = h->p.m;
-    size_t n = VLSH_HEADER + (h->p.metric == GENIE_METRIC_L2 ? (size_t)8 * m : 0);
-    unsigned char *a = calloc(1, n);
-    if (!a)
-        return util_error(GENIE_ENOMEM, "out of memory");
-    memcpy(a, "GVEC", 4);
-    put32(a + 4, VLSH_VERSION);
-    put32(a + 8, (uint32_t)h->p.metric);
-    put32(a + 12, m);
-    put32(a + 16, h->D);
-    put32(a + 20, h->p.bits);
-    put32(a + 24, h->dim);
-    memcpy(a + 32, &h->p.seed, 8);
-    memcpy(a + 40, &nBase, 8);
-    memcpy(a + 48, &h->p.width, 4);
-    memcpy(a + 52, &h->p.sigma, 4);
-    if (h->p.metric == GENIE_METRIC_L2)
-        for (uint32_t i = 0; i < m; i++) {
-            memcpy(a + VLSH_HEADER + 8 * (size_t)i, &h->aLo[i], 4);
-            memcpy(a + VLSH_HEADER + 8 * (size_t)i + 4, &h->aW[i], 4);
-        }
-    *pOut = a;
-    *pN = n;
-    return GENIE_OK;
+    codec_writer w;
+    codec_writer_init(&w);
+    codec_put_bytes(&w, "GVEC", 4);
+    codec_put_u32(&w, VLSH_VERSION);
+    codec_put_u32(&w, (uint32_t)h->p.metric);
+    codec_put_u32(&w, h->p.m);
+    codec_put_u32(&w, h->D);
+    codec_put_u32(&w, h->p.bits);
+    codec_put_u32(&w, h->dim);
+    codec_put_u32(&w, 0);
+    codec_put_u64(&w, h->p.seed);
+    codec_put_u64(&w, nBase);
+    codec_put_f32(&w, h->p.width);
+    codec_put_f32(&w, h->p.sigma);
+    for (uint32_t i = 0; h->p.metric == GENIE_METRIC_L2 && i < h->p.m; i++) {
+        codec_put_f32(&w, h->aLo[i]);
+        codec_put_f32(&w, h->aW[i]);
+    }
+    return codec_writer_finish(&w, pOut, pN, "vector parameters");
 }
 
-genie_status vlsh_decode(const unsigned char *a, uint64_t n, vlsh *h, genie_vectors *base)
+genie_status vlsh_decode(const unsigned char *a, uint64_t n, uint64_t nObject, uint32_t mObject, vlsh *h,
+                         genie_vectors *base)
 {
     memset(h, 0, sizeof *h);
-    if (!a || n < VLSH_HEADER || memcmp(a, "GVEC", 4) != 0)
-        return util_error(GENIE_EFORMAT, "not a vectors index (no vector parameters)");
-    if (get32(a + 4) != VLSH_VERSION)
-        return util_error(GENIE_EFORMAT, "vector parameters version %u; this library reads %u", get32(a + 4),
+    codec_reader r;
+    codec_reader_init(&r, a, (size_t)n, "vectors parameters (FRONTEND)");
+    codec_expect(&r, "GVEC", 4, "magic");
+    uint32_t version = codec_get_u32(&r, "version");
+    if (r.rc == GENIE_OK && version != VLSH_VERSION)
+        return util_error(GENIE_EFORMAT, "vector parameters version %u; this library reads %u", version,
                           VLSH_VERSION);
     genie_lsh_params p = {0};
-    p.metric = (genie_metric)get32(a + 8);
-    p.m = get32(a + 12);
-    p.buckets = get32(a + 16);
-    p.bits = get32(a + 20);
-    uint32_t dim = get32(a + 24);
-    uint64_t nBase;
-    memcpy(&p.seed, a + 32, 8);
-    memcpy(&nBase, a + 40, 8);
-    memcpy(&p.width, a + 48, 4);
-    memcpy(&p.sigma, a + 52, 4);
-    if (p.m == 0 || (p.metric == GENIE_METRIC_L1 && !(p.sigma > 0)))
-        return util_error(GENIE_ECORRUPT, "vector parameters: m = %u, sigma = %g", p.m, (double)p.sigma);
+    p.metric = (genie_metric)codec_get_u32(&r, "metric");
+    if (r.rc == GENIE_OK && (!genie_metric_name(p.metric) || p.metric == GENIE_METRIC_IP))
+        codec_fail(&r, "metric = %u, not l2, l1 or cosine", (unsigned)p.metric);
+    p.m = codec_get_u32_in(&r, "m", 1, VLSH_MAX_M);
+    /* Every object has exactly m keywords (one per function). */
+    if (r.rc == GENIE_OK && p.m != mObject)
+        codec_fail(&r, "m = %u, but the index's objects have %u keywords", p.m, mObject);
+    p.buckets = codec_get_u32_in(&r, "buckets", 2, UINT32_MAX);
+    p.bits = codec_get_u32_in(&r, "bits", 0, p.metric == GENIE_METRIC_COSINE ? 16 : 0);
+    uint32_t dim = codec_get_u32_in(&r, "dim", 1, VLSH_MAX_DIM);
+    codec_get_u32_in(&r, "reserved", 0, 0);
+    p.seed = codec_get_u64(&r, "seed");
+    uint64_t nBase = codec_get_u64(&r, "n");
+    if (r.rc == GENIE_OK && nBase != nObject)
+        codec_fail(&r, "n = %llu vectors, but the index has %llu objects", (unsigned long long)nBase,
+                   (unsigned long long)nObject);
+    p.width = codec_get_f32_finite(&r, "width", 0);
+    p.sigma = codec_get_f32_finite(&r, "sigma", 0);
+    if (r.rc == GENIE_OK && p.metric == GENIE_METRIC_COSINE && (p.bits == 0 || p.buckets != 1u << p.bits))
+        codec_fail(&r, "cosine: bits = %u, buckets = %u (must be 2^bits, bits 1..16)", p.bits, p.buckets);
+    if (r.rc == GENIE_OK && (uint64_t)p.m * p.buckets > (uint64_t)UINT32_MAX + 1)
+        codec_fail(&r, "m = %u x buckets = %u is more than 2^32 keywords", p.m, p.buckets);
+    if (r.rc == GENIE_OK && p.metric == GENIE_METRIC_L1 && !(p.sigma > 0))
+        codec_fail(&r, "sigma = %g; an l1 index has sigma > 0", (double)p.sigma);
+    /* The ranges, then exactly n x dim floats: dim and n are bounded by
+     * the bytes present before anything is drawn or allocated. */
+    const unsigned char *aRange = codec_get_bytes(&r, p.metric == GENIE_METRIC_L2 ? (size_t)8 * p.m : 0, "ranges");
+    if (r.rc == GENIE_OK && (codec_left(&r) / 4 / dim < nBase || codec_left(&r) != nBase * dim * 4))
+        codec_fail(&r, "%zu bytes of vectors; %llu vectors of %u floats need %llu", codec_left(&r),
+                   (unsigned long long)nBase, dim, (unsigned long long)nBase * dim * 4);
+    if (r.rc == GENIE_OK && vlsh_draws(&p, dim) > VLSH_MAX_DRAWS)
+        codec_fail(&r, "m = %u, bits = %u, dim = %u need %llu random draws; at most %u", p.m, p.bits, dim,
+                   (unsigned long long)vlsh_draws(&p, dim), VLSH_MAX_DRAWS);
+    GENIE_TRY(r.rc);
+    const unsigned char *aVec = codec_get_bytes(&r, codec_left(&r), "vectors");
     GENIE_TRY(vlsh_init(h, &p, dim));
-    size_t off = VLSH_HEADER + (p.metric == GENIE_METRIC_L2 ? (size_t)8 * p.m : 0);
-    if (nBase == 0 || off > n || (n - off) / 4 / dim < nBase || off + nBase * dim * 4 != n) {
-        vlsh_free(h);
-        return util_error(GENIE_ECORRUPT, "vector parameters: %llu bytes do not hold %llu vectors of %u",
-                          (unsigned long long)n, (unsigned long long)nBase, dim);
-    }
+    genie_status rc = GENIE_OK;
+    codec_reader rr;
+    codec_reader_init(&rr, aRange, aRange ? (size_t)8 * p.m : 0, "vectors parameters (FRONTEND)");
     for (uint32_t i = 0; p.metric == GENIE_METRIC_L2 && i < p.m; i++) {
-        memcpy(&h->aLo[i], a + VLSH_HEADER + 8 * (size_t)i, 4);
-        memcpy(&h->aW[i], a + VLSH_HEADER + 8 * (size_t)i + 4, 4);
+        h->aLo[i] = codec_get_f32(&rr, "range start");
+        h->aW[i] = codec_get_f32(&rr, "bucket width");
         if (!isfinite(h->aLo[i]) || !(h->aW[i] > 0) || !isfinite(h->aW[i])) {
-            vlsh_free(h);
-            return util_error(GENIE_ECORRUPT, "vector parameters: function %u has range %g, width %g", i,
-                              (double)h->aLo[i], (double)h->aW[i]);
+            rc = codec_fail(&rr, "function %u has range start %g, bucket width %g (finite, width > 0)", i,
+                            (double)h->aLo[i], (double)h->aW[i]);
+            goto fail;
         }
     }
+    for (uint32_t i = 0; p.metric == GENIE_METRIC_L1 && i < p.m; i++)
+        if (!isfinite(h->aCell[i] * p.sigma)) {
+            rc = util_error(GENIE_ECORRUPT, "vectors parameters (FRONTEND): sigma = %g overflows function %u's cell",
+                            (double)p.sigma, i);
+            goto fail;
+        }
     base->n = nBase;
     base->dim = dim;
-    base->data = (float *)(uintptr_t)(a + off);
+    base->data = (float *)(uintptr_t)aVec;
     return GENIE_OK;
+fail:
+    vlsh_free(h);
+    return rc;
 }

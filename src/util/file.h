@@ -3,7 +3,11 @@
  *
  * util_atomic_*: write into a temporary file beside the target, fsync it,
  * rename it over the target, fsync the folder.  Until commit the target is
- * untouched; abort (or a crash) leaves at most a stray temporary file.
+ * untouched; abort removes the temporary file.  A crash (kill -9, power
+ * loss) leaves at most the temporary file, "TARGET.tmp.PID.XXXXXX", which
+ * its writer holds an flock on while it writes: the next util_atomic_open
+ * of the same target removes those whose PID is not alive and whose lock
+ * nobody holds.
  */
 #ifndef GENIE_UTIL_FILE_H
 #define GENIE_UTIL_FILE_H
@@ -20,7 +24,10 @@ typedef struct util_atomic_file {
     uint64_t nWritten;
 } util_atomic_file;
 
+/** Start replacing @p path (removing stale temporary files of it first). */
 genie_status util_atomic_open(util_atomic_file *af, const char *path);
+/** Remove the temporary files of @p path that crashed writers left (see above). */
+void util_atomic_remove_stale(const char *path);
 /** Append @p n bytes. */
 genie_status util_atomic_write(util_atomic_file *af, const void *data, size_t n);
 /** Overwrite @p n bytes at @p offset (which must already be written). */

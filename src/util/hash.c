@@ -158,7 +158,7 @@ static size_t strmap_probe(const util_strmap *m, const char *key, size_t n, uint
             return i;
         size_t kn;
         const char *k = util_strmap_key(m, s - 1, &kn);
-        if (kn == n && memcmp(k, key, n) == 0)
+        if (kn == n && (n == 0 || memcmp(k, key, n) == 0))
             return i;
         i = (i + 1) & mask;
     }

@@ -65,7 +65,8 @@ int util_strmap_find(const util_strmap *m, const char *key, size_t n, uint32_t *
 static inline const char *util_strmap_key(const util_strmap *m, uint32_t id, size_t *n)
 {
     *n = (size_t)(m->aOffset[id + 1] - m->aOffset[id]);
-    return m->aArena + m->aOffset[id];
+    /* Only empty keys leave the arena unallocated (NULL + 0 is undefined). */
+    return *n ? m->aArena + m->aOffset[id] : "";
 }
 
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "json_out.h"
 
 static const char zBuildHelp[] =
     "Usage: genie build --type vectors [options] -o INDEX BASE\n"
@@ -51,6 +52,8 @@ static const char zSearchHelp[] =
     "re-ranked by the true distance; or, with --exact, an exact search.\n"
     "Output, one line per neighbour (queries and ranks count from 1):\n"
     "  query_no <TAB> rank <TAB> object <TAB> distance\n"
+    "or, with --json, one JSON object per query:\n"
+    "  {\"query\":N,\"hits\":[{\"rank\",\"object\",\"distance\"}]}\n"
     "Distances: l2 Euclidean, l1 sum of absolute differences, cosine\n"
     "1 - cos(angle).\n"
     "\n"
@@ -65,6 +68,7 @@ static const char zSearchHelp[] =
     "      --gpu-memory BYTES GPU memory budget of the match counts, suffix\n"
     "                         K/M/G allowed (default: most of the free)\n"
     "      --ivecs FILE       also write the neighbour ids as .ivecs\n"
+    "      --json             one JSON object per query instead of TSV\n"
     "  -q, --quiet            no timing line on standard error\n"
     "  -h, --help             show this help\n";
 
@@ -230,7 +234,7 @@ typedef struct vec_cli_opts {
     genie_backend truthBackend;
     uint64_t limit;
     uint32_t repeat; /* eval: runs of the search, the last one reported */
-    int quiet, csv;
+    int quiet, csv, json;
 } vec_cli_opts;
 
 /* Parse search/eval options; returns -1 to go on, else an exit code. */
@@ -243,7 +247,7 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         {"ivecs", required_argument, 0, 2},       {"truth", required_argument, 0, 3},
         {"truth-backend", required_argument, 0, 4}, {"truth-out", required_argument, 0, 5},
         {"limit", required_argument, 0, 6},       {"csv", no_argument, 0, 7},
-        {"repeat", required_argument, 0, 8},
+        {"repeat", required_argument, 0, 8},      {"json", no_argument, 0, 9},
         {"gpu-memory", required_argument, 0, 'G'},
         {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
@@ -256,8 +260,8 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
     while ((c = getopt_long(argc, argv, "k:K:r:b:j:qh", aOpt, NULL)) != -1) {
         if (!isEval && (c >= 3 && c <= 8))
             return cli_usage_error(zCmd, "option not known to genie search on a vectors index");
-        if (isEval && c == 2)
-            return cli_usage_error(zCmd, "--ivecs belongs to genie search");
+        if (isEval && (c == 2 || c == 9))
+            return cli_usage_error(zCmd, "--ivecs and --json belong to genie search");
         switch (c) {
         case 'k':
             if (!cli_parse_u64(optarg, 1, 65536, &v))
@@ -317,6 +321,9 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
             if (!cli_parse_u64(optarg, 1, 1000, &v))
                 return cli_usage_error(zCmd, "--repeat '%s': 1..1000", optarg);
             o->repeat = (uint32_t)v;
+            break;
+        case 9:
+            o->json = 1;
             break;
         case 'q':
             o->quiet = 1;
@@ -390,7 +397,15 @@ int vec_cli_search(int argc, char **argv, const char *zIndex)
     double secs;
     genie_status rc = run_search(idx, &q, &o.so, &aOut, &aN, &secs);
     if (rc == GENIE_OK) {
-        for (uint64_t i = 0; i < q.n; i++)
+        json_buf b;
+        json_buf_init(&b);
+        for (uint64_t i = 0; i < q.n && o.json && rc == GENIE_OK; i++) {
+            json_out_vec_hits(&b, i + 1, aOut + i * o.so.k, aN[i]);
+            if (json_buf_print_line(&b) != 0)
+                rc = GENIE_ENOMEM;
+        }
+        json_buf_free(&b);
+        for (uint64_t i = 0; i < q.n && !o.json; i++)
             for (uint32_t r = 0; r < aN[i]; r++)
                 printf("%llu\t%u\t%u\t%.6g\n", (unsigned long long)i + 1, r + 1, aOut[i * o.so.k + r].id,
                        (double)aOut[i * o.so.k + r].distance);

@@ -86,7 +86,16 @@ char g_zTestDir[1024];
     X(table_bad_input, 30)                        \
     X(table_arff_mixed_columns, 30)               \
     X(table_sqlite_oracle, 120) \
-    X(table_params_truncate_and_flip, 60)
+    X(table_params_truncate_and_flip, 60) \
+    X(serve_answers_equal_cli_json, 60)                     \
+    X(serve_endpoints_and_auth, 30)                         \
+    X(serve_bad_command_lines, 30)                          \
+    X(serve_64_concurrent_clients_get_their_own_answers, 60) \
+    X(serve_overload_gives_503_and_the_rest_is_answered, 60) \
+    X(serve_malformed_bodies_get_4xx, 60)                   \
+    X(serve_limits_413_400_504, 30)                         \
+    X(serve_reload_under_load, 60)                          \
+    X(serve_sigterm_drains_requests_in_flight, 30)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

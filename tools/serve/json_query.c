@@ -287,15 +287,20 @@ static int parse_rows(parse_ctx *c, const cJSON *aQ, serve_request *r)
             } else if (cJSON_IsNull(v)) {
                 r->azValue[k] = NULL;
             } else if (cJSON_IsNumber(v) && isfinite(v->valuedouble)) {
-                /* The number's text replaces it in the tree, which owns it from now on. */
+                /* The number's text replaces it in the tree, which owns it
+                 * from now on.  The replaced item is freed with its key, so
+                 * the key moves to the new item first. */
                 char z[40];
                 snprintf(z, sizeof z, "%.17g", v->valuedouble);
                 cJSON *pText = cJSON_CreateString(z);
-                if (!pText || !cJSON_ReplaceItemViaPointer(e, v, pText)) {
-                    cJSON_Delete(pText);
+                if (!pText)
                     return fail(c, "out of memory");
-                }
+                pText->string = v->string;
+                pText->type |= v->type & cJSON_StringIsConst;
+                v->string = NULL;
+                cJSON_ReplaceItemViaPointer(e, v, pText);
                 v = pText;
+                r->azText[k] = v->string;
                 r->azValue[k] = v->valuestring;
             } else {
                 return fail(c, "queries[%zu].%.100s must be a string, a finite number or null", q, v->string);
@@ -331,10 +336,13 @@ int serve_request_parse(serve_request *r, const char *zBody, size_t nBody, const
     parse_ctx c = {NULL};
     genie_index_type type = r->pLoaded->info.type;
     int st = 0;
-    cJSON *pDoc = cJSON_ParseWithLength(zBody, nBody);
+    const char *zEnd = NULL;
+    /* zBody[nBody] is a NUL (the contract): with it in the length, cJSON
+     * checks that nothing but white space follows the value. */
+    cJSON *pDoc = cJSON_ParseWithLengthOpts(zBody, nBody + 1, &zEnd, 1);
     r->pDoc = pDoc;
     if (!pDoc) {
-        const char *zAt = cJSON_GetErrorPtr();
+        const char *zAt = zEnd ? zEnd : cJSON_GetErrorPtr();
         size_t at = zAt && zAt >= zBody && zAt <= zBody + nBody ? (size_t)(zAt - zBody) : nBody;
         st = fail(&c, "malformed JSON near byte %zu of %zu (or nested deeper than %d)", at, nBody,
                   CJSON_NESTING_LIMIT);

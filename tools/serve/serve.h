@@ -167,8 +167,8 @@ serve_request *serve_request_new(serve_index *p);
 /** Free @p r: its references, queries and error. */
 void serve_request_free(serve_request *r);
 /**
- * Parse a search body for @p pLoaded's index type into @p r (whose
- * pLoaded is set).  @return 0, or an HTTP status (400) with *pzError a
+ * Parse a search body (@p nBody bytes and a NUL after them) for the index
+ * type of @p r->pLoaded into @p r.  @return 0, or an HTTP status (400) with *pzError a
  * malloc'd message naming the problem.
  */
 int serve_request_parse(serve_request *r, const char *zBody, size_t nBody, const serve_config *cfg, char **pzError);

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -205,6 +206,7 @@ static void server_start(server *s, char **azArg)
         die("pipe");
     s->pid = fork();
     if (s->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* the server goes when the bench does */
         dup2(aPipe[1], STDOUT_FILENO);
         close(aPipe[0]);
         close(aPipe[1]);
@@ -336,7 +338,8 @@ static void run_clients(const workload *w, uint16_t port, unsigned nClient, size
 static const char zUsage[] =
     "Usage: serve_bench --genie GENIE --index F.genie (--text-queries Q | --synthetic N) [options]\n"
     "  --clients LIST     client counts (default 1,16,256,1024)\n"
-    "  --requests N       requests per client count (default 4096)\n"
+    "  --requests LIST    requests per client count, one number for all or\n"
+    "                     one per entry of --clients (default 4096)\n"
     "  --queries N        distinct queries (default 4096)\n"
     "  -k N               k (default 10)\n"
     "  -b NAME            backend of the server and the baseline (default auto)\n"
@@ -356,7 +359,8 @@ int main(int argc, char **argv)
     const char *zGenie = NULL, *zIndex = NULL, *zText = NULL, *zClients = "1,16,256,1024", *zWait = NULL;
     const char *zLabel = NULL, *zBackend = "auto", *zThreads = NULL;
     uint64_t nSynthetic = 0;
-    size_t nRequest = 4096, nQuery = 4096;
+    const char *zRequests = "4096";
+    size_t nQuery = 4096;
     uint32_t k = 10;
     int c;
     while ((c = getopt_long(argc, argv, "k:b:j:h", aOpt, NULL)) != -1) {
@@ -366,7 +370,7 @@ int main(int argc, char **argv)
         case 't': zText = optarg; break;
         case 's': nSynthetic = strtoull(optarg, NULL, 10); break;
         case 'c': zClients = optarg; break;
-        case 'r': nRequest = strtoull(optarg, NULL, 10); break;
+        case 'r': zRequests = optarg; break;
         case 'n': nQuery = strtoull(optarg, NULL, 10); break;
         case 'w': zWait = optarg; break;
         case 'L': zLabel = optarg; break;
@@ -377,7 +381,7 @@ int main(int argc, char **argv)
         default: fputs(zUsage, stderr); return 2;
         }
     }
-    if (!zGenie || !zIndex || (!zText == !nSynthetic) || nRequest == 0 || nQuery == 0 || k == 0) {
+    if (!zGenie || !zIndex || (!zText == !nSynthetic) || nQuery == 0 || k == 0) {
         fputs(zUsage, stderr);
         return 2;
     }
@@ -460,10 +464,17 @@ int main(int argc, char **argv)
     azArg[n] = NULL;
     server s;
     server_start(&s, azArg);
+    const char *pReq = zRequests;
+    size_t nRequest = 0;
     for (const char *p = zClients; *p;) {
         unsigned nClient = (unsigned)strtoul(p, (char **)&p, 10);
-        if (nClient)
-            run_clients(&w, s.port, nClient, nRequest < nClient ? nClient : nRequest, zLabel);
+        if (*pReq) /* the next entry of --requests, or the last one again */
+            nRequest = strtoull(pReq, (char **)&pReq, 10);
+        if (*pReq == ',')
+            pReq++;
+        if (nClient == 0 || nRequest == 0)
+            die("--clients %s / --requests %s: positive numbers expected", zClients, zRequests);
+        run_clients(&w, s.port, nClient, nRequest < nClient ? nClient : nRequest, zLabel);
         if (*p == ',')
             p++;
         else if (*p)

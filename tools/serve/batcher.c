@@ -377,7 +377,10 @@ int serve_batcher_submit(serve_batcher *b, serve_request *r)
         b->pHead = r;
     b->pTail = r;
     b->nQueued += r->nQuery;
-    pthread_cond_signal(&b->cond);
+    /* The batcher needs waking only to start a batch or to cut one short
+     * when full; otherwise it sleeps until the batch's deadline. */
+    if (b->pHead == r || b->nQueued >= b->cfg->maxBatch)
+        pthread_cond_signal(&b->cond);
     struct timespec ts = deadline_at(r->tQueued + b->cfg->timeout);
     while (r->state != SERVE_DONE) {
         if (pthread_cond_timedwait(&r->cond, &b->mu, &ts) == ETIMEDOUT && r->state != SERVE_DONE) {

@@ -345,7 +345,8 @@ int serve_http_start(serve_server *s, const char *zAddr, const char *zPort)
         fprintf(stderr, "genie serve: --listen %s:%s: %s\n", zAddr, zPort, gai_strerror(e));
         return -1;
     }
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
+    /* poll(), not select(): select() cannot watch descriptors past FD_SETSIZE (1024) */
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG | (pAi->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, pAi->ai_addr, MHD_OPTION_NOTIFY_COMPLETED,

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "genie/genie.h"
+#include "genie/text.h"
 
 #include "../tests/http_client.h"
 

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "genie/vectors.h"
 #include "serve_harness.h"
 #include "test.h"
 

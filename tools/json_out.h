@@ -19,6 +19,9 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "genie/sequences.h"
+#include "genie/sets.h"
+#include "genie/vectors.h"
 
 /* A growable byte buffer; z is NUL-terminated after every append.  Once an
  * allocation fails, oom is set and later appends do nothing. */

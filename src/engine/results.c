@@ -27,3 +27,8 @@ void genie_results_free(genie_results *r)
     free(r->aHit);
     free(r);
 }
+
+uint64_t engine_results_hits(const genie_results *r)
+{
+    return r->nQuery ? r->aEnd[r->nQuery - 1] : 0;
+}

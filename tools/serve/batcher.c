@@ -224,7 +224,7 @@ static genie_status run_search(serve_batcher *b, serve_request *pBatch, size_t n
             vo.candidates = o->candidates;
             vo.radius = o->radius;
             vo.exact = o->exact;
-            rc = genie_vectors_search(l->idx, &q, &vo, res->aNb, res->aN);
+            rc = genie_vectors_search(l->idx, &q, &vo, res->aNb, res->aN, NULL);
         }
         free(q.data);
         return rc;

@@ -27,6 +27,11 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "genie/sequences.h"
+#include "genie/sets.h"
+#include "genie/table.h"
+#include "genie/text.h"
+#include "genie/vectors.h"
 
 #include "../json_out.h"
 

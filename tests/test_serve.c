@@ -879,8 +879,9 @@ TEST(serve_sigterm_drains_requests_in_flight)
 {
     SERVER_REQUIRED();
     build_identity_index(test_path("id.genie"), 100, 0);
-    /* batches wait 500 ms: the request is still queued when SIGTERM comes */
-    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-wait", "500", NULL};
+    /* batches would wait 10 s: the request is still queued when SIGTERM
+     * comes, which must run it at once (the test's timeout is 30 s) */
+    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-wait", "10000", NULL};
     served s;
     served_start(&s, azArg);
     free((char *)azArg[1]);
@@ -888,7 +889,7 @@ TEST(serve_sigterm_drains_requests_in_flight)
     pthread_t t;
     CHECK(pthread_create(&t, NULL, slow_main, &req) == 0);
     int queued = 0;
-    for (int i = 0; i < 400 && !queued; i++) {
+    for (int i = 0; i < 2000 && !queued; i++) {
         queued = metric_value(&s, "genie_queue_queries{index=\"id\"} ") == 1;
         if (!queued)
             usleep(5000);

@@ -34,7 +34,8 @@ struct serve_batcher {
     pthread_cond_t cond;      /* the batcher's: a request arrived, or stop */
     serve_request *pHead, *pTail;
     uint64_t nQueued;         /* queries in the queue */
-    int stop;
+    int stop;                 /* answer what is queued, then end the thread */
+    int flush;                /* shutting down: batches no longer wait for more */
     genie_queries *pQueries;  /* keywords, text, table: reused batch to batch */
 };
 
@@ -294,7 +295,7 @@ static void *batcher_main(void *arg)
         serve_request *first = b->pHead;
         struct timespec ts = deadline_at(first->tQueued + b->cfg->maxWait);
         /* Wait for more of the same kind until the batch is full or the wait is over. */
-        while (!b->stop && b->pHead == first && queued_like(b, first) < b->cfg->maxBatch &&
+        while (!b->stop && !b->flush && b->pHead == first && queued_like(b, first) < b->cfg->maxBatch &&
                serve_now() < first->tQueued + b->cfg->maxWait) {
             if (pthread_cond_timedwait(&b->cond, &b->mu, &ts) == ETIMEDOUT)
                 break;
@@ -359,6 +360,14 @@ serve_request *serve_request_new(serve_index *p)
     cond_init(&r->cond);
     r->pLoaded = serve_index_acquire(p);
     return r;
+}
+
+void serve_batcher_flush(serve_batcher *b)
+{
+    pthread_mutex_lock(&b->mu);
+    b->flush = 1;
+    pthread_cond_signal(&b->cond);
+    pthread_mutex_unlock(&b->mu);
 }
 
 int serve_batcher_submit(serve_batcher *b, serve_request *r)

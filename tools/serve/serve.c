@@ -1,8 +1,9 @@
 /*
  * genie serve: open the indexes, start one batcher per index and the HTTP
  * server, then wait for SIGTERM or SIGINT; on either, stop taking new
- * requests, let the ones in flight finish (their batches run), and exit 0
- * (serve.h has the map of the parts).
+ * requests, let the ones in flight finish (their batches run at once,
+ * without waiting for more requests), and exit 0 (serve.h has the map of
+ * the parts).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -398,6 +399,8 @@ int cmd_serve(int argc, char **argv)
     long nAtSignal = atomic_load(&s.nInFlight);
     atomic_store(&s.draining, 1);
     serve_http_quiesce(&s);
+    for (size_t i = 0; i < nIndex; i++)
+        serve_batcher_flush(s.aIndex[i].pBatcher);
     drain(&s);
     serve_http_stop(&s);
     if (!a.cfg.quiet)

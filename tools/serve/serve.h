@@ -186,6 +186,8 @@ void serve_result_release(serve_result *res);
 
 /** Start @p p's batcher thread. @return GENIE_OK, GENIE_ENOMEM. */
 genie_status serve_batcher_start(serve_index *p, const serve_config *cfg);
+/** Shutting down: run what is queued now and every later batch without waiting for more. */
+void serve_batcher_flush(serve_batcher *b);
 /** Answer what is queued, then stop and join the thread; NULL is a no-op. */
 void serve_batcher_stop(serve_batcher *b);
 /**

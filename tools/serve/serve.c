@@ -311,6 +311,37 @@ static int wait_for_signal(void)
     return sig;
 }
 
+/*
+ * On a GPU the first search of an index uploads it (and creates the CUDA
+ * context); do that now, with a one-keyword query, so the first client does
+ * not pay for it.  Nothing to gain on the CPU.
+ */
+static void warm_up(serve_index *p, const serve_config *cfg)
+{
+    int gpu = cfg->backend == GENIE_BACKEND_CUDA || cfg->backend == GENIE_BACKEND_CUDA_SPQ ||
+              cfg->backend == GENIE_BACKEND_CUDA_CPQ_PAPER ||
+              (cfg->backend == GENIE_BACKEND_AUTO && genie_cuda_available());
+    if (!gpu)
+        return;
+    genie_queries *q = NULL;
+    genie_results *r = NULL;
+    genie_item item = {0, 0, 1};
+    genie_search_options opt = {.backend = cfg->backend, .k = 1, .threads = cfg->threads,
+                                .gpu_memory = cfg->gpuMemory};
+    double t0 = serve_now();
+    genie_status rc = genie_queries_new(&q);
+    if (rc == GENIE_OK)
+        rc = genie_queries_add(q, &item, 1, 0);
+    if (rc == GENIE_OK)
+        rc = genie_search(p->pCur->idx, q, &opt, &r);
+    /* A failure here is the first request's to report; only say it. */
+    if (!cfg->quiet)
+        fprintf(stderr, "genie serve: %s: %s in %.2f s\n", p->zName,
+                rc == GENIE_OK ? "uploaded to the GPU" : genie_last_error(), serve_now() - t0);
+    genie_results_free(r);
+    genie_queries_free(q);
+}
+
 /* Let the requests in flight finish: at most the request timeout and a bit. */
 static void drain(serve_server *s)
 {
@@ -379,6 +410,7 @@ int cmd_serve(int argc, char **argv)
             st = CLI_EXIT_FAIL;
             goto done;
         }
+        warm_up(&s.aIndex[nOpen], &a.cfg);
         if (!a.cfg.quiet) {
             genie_index_info info;
             genie_index_get_info(s.aIndex[nOpen].pCur->idx, &info);

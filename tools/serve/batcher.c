@@ -256,7 +256,7 @@ static void run_batch(serve_batcher *b, serve_request *pBatch)
         atomic_init(&res->nRef, 1);
     pthread_mutex_lock(&b->mu);
     size_t iFirst = 0;
-    serve_request *r = pBatch;
+    serve_request *r = pBatch, *pNotify = NULL, **ppNotify = &pNotify;
     while (r) {
         serve_request *pNext = r->pNext;
         r->pNext = NULL;
@@ -274,11 +274,22 @@ static void run_batch(serve_batcher *b, serve_request *pBatch)
             serve_request_free(r);
         } else {
             r->state = SERVE_DONE;
-            pthread_cond_signal(&r->cond);
+            *ppNotify = r;
+            ppNotify = &r->pNext;
         }
         r = pNext;
     }
     pthread_mutex_unlock(&b->mu);
+    /* Wake each waiter on its own mutex.  Once done is set the waiter may
+     * free the request: read pNext first, touch nothing after the unlock. */
+    while (pNotify) {
+        r = pNotify;
+        pNotify = r->pNext;
+        pthread_mutex_lock(&r->mu);
+        r->done = 1;
+        pthread_cond_signal(&r->cond);
+        pthread_mutex_unlock(&r->mu);
+    }
     free(zBatchError);
     serve_result_release(res); /* the batcher's own reference */
 }
@@ -357,6 +368,7 @@ serve_request *serve_request_new(serve_index *p)
     serve_request *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
+    pthread_mutex_init(&r->mu, NULL);
     cond_init(&r->cond);
     r->pLoaded = serve_index_acquire(p);
     return r;
@@ -390,22 +402,37 @@ int serve_batcher_submit(serve_batcher *b, serve_request *r)
      * when full; otherwise it sleeps until the batch's deadline. */
     if (b->pHead == r || b->nQueued >= b->cfg->maxBatch)
         pthread_cond_signal(&b->cond);
+    pthread_mutex_unlock(&b->mu);
+
     struct timespec ts = deadline_at(r->tQueued + b->cfg->timeout);
-    while (r->state != SERVE_DONE) {
-        if (pthread_cond_timedwait(&r->cond, &b->mu, &ts) == ETIMEDOUT && r->state != SERVE_DONE) {
-            if (r->state == SERVE_QUEUED) {
-                unlink_request(b, r);
-                pthread_cond_signal(&b->cond); /* the batcher may be waiting on it as the first */
-                pthread_mutex_unlock(&b->mu);
-                serve_request_free(r);
-            } else {
-                r->state = SERVE_ABANDONED;
-                pthread_mutex_unlock(&b->mu);
-            }
-            return 504;
-        }
+    pthread_mutex_lock(&r->mu);
+    while (!r->done && pthread_cond_timedwait(&r->cond, &r->mu, &ts) != ETIMEDOUT)
+        ;
+    int done = r->done;
+    pthread_mutex_unlock(&r->mu);
+    if (done)
+        return 0;
+    /* Timed out: take the request back if it is still queued, else leave
+     * it to the batcher, which frees it when its batch is done. */
+    pthread_mutex_lock(&b->mu);
+    if (r->state == SERVE_QUEUED) {
+        unlink_request(b, r);
+        pthread_cond_signal(&b->cond); /* the batcher may be waiting on it as the first */
+        pthread_mutex_unlock(&b->mu);
+        serve_request_free(r);
+        return 504;
+    }
+    if (r->state == SERVE_RUNNING) {
+        r->state = SERVE_ABANDONED;
+        pthread_mutex_unlock(&b->mu);
+        return 504;
     }
     pthread_mutex_unlock(&b->mu);
+    /* SERVE_DONE: answered just now; wait for the batcher to let go of it. */
+    pthread_mutex_lock(&r->mu);
+    while (!r->done)
+        pthread_cond_wait(&r->cond, &r->mu);
+    pthread_mutex_unlock(&r->mu);
     return 0;
 }
 

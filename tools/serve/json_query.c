@@ -401,5 +401,6 @@ void serve_request_free(serve_request *r)
     free(r->aVec);
     free(r->zError);
     pthread_cond_destroy(&r->cond);
+    pthread_mutex_destroy(&r->mu);
     free(r);
 }

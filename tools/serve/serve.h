@@ -158,13 +158,17 @@ typedef struct serve_request {
     float *aVec;           /* vectors: nQuery * dim */
     /* the batcher's side, under the batcher's mutex: */
     serve_state state;
-    pthread_cond_t cond;
     struct serve_request *pNext;
     double tQueued;
     serve_result *pResult; /* a reference, when answered */
     size_t iFirst;
     genie_status rc;       /* not GENIE_OK: the request failed; zError says why */
     char *zError;
+    /* The answer's arrival, under the request's own mutex, so that the
+     * waiters of a batch do not all wake on the batcher's mutex. */
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    int done;
 } serve_request;
 
 /** A new request on @p p's current file (batcher.c). @return NULL when out of memory. */

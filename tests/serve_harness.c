@@ -2,6 +2,7 @@
 #include "serve_harness.h"
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,3 +110,81 @@ char *run_capture(const char *zCmd)
         test_fail_at(__FILE__, __LINE__, "'%s' exited with 0x%x", zCmd, st);
     return z;
 }
+
+void sb_printf(strbuf *b, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(NULL, 0, f, ap);
+    va_end(ap);
+    CHECK(n >= 0);
+    if (b->n + (size_t)n + 1 > b->cap) {
+        b->cap = (b->n + (size_t)n + 1) * 2;
+        b->z = realloc(b->z, b->cap);
+        CHECK(b->z != NULL);
+    }
+    va_start(ap, f);
+    vsnprintf(b->z + b->n, (size_t)n + 1, f, ap);
+    va_end(ap);
+    b->n += (size_t)n;
+}
+
+char *fmt(const char *f, ...)
+{
+    char *z;
+    va_list ap;
+    va_start(ap, f);
+    CHECK(vasprintf(&z, f, ap) >= 0);
+    va_end(ap);
+    return z;
+}
+
+void write_text(const char *path, const char *z)
+{
+    test_write_file(path, z, strlen(z));
+}
+
+void build(char *zArgs)
+{
+    char *zCmd = fmt("%s build -q %s", GENIE_BIN_PATH, zArgs);
+    free(run_capture(zCmd));
+    free(zCmd);
+    free(zArgs);
+}
+
+void build_identity_index(const char *path, unsigned n, unsigned shift)
+{
+    strbuf b = {0};
+    for (unsigned i = 0; i < n; i++)
+        sb_printf(&b, "%u %u\n", i + shift, 100000 + i % 7);
+    write_text(test_path("identity.txt"), b.z ? b.z : "");
+    free(b.z);
+    build(fmt("-o %s %s", path, test_path("identity.txt")));
+}
+
+void identity_answer(strbuf *b, unsigned queryNo, unsigned object)
+{
+    sb_printf(b, "{\"query\":%u,\"hits\":[{\"rank\":1,\"object\":%u,\"label\":null,\"count\":1}]}", queryNo, object);
+}
+
+double metric_value(const served *s, const char *zName)
+{
+    http_answer a;
+    CHECK_STATUS(served_request(s, "GET", "/metrics", NULL, &a), 200, &a);
+    const char *p = strstr(a.zBody, zName);
+    if (!p)
+        test_fail_at(__FILE__, __LINE__, "no %s in /metrics", zName);
+    double v = atof(p + strlen(zName));
+    http_answer_free(&a);
+    return v;
+}
+
+#ifndef GENIE_HAVE_SERVER
+void check_not_built(void)
+{
+    char *z = run_capture(GENIE_BIN_PATH " serve --index x=y 2>&1; echo \"exit $?\"");
+    CHECK(strstr(z, "without server support") != NULL);
+    CHECK(strstr(z, "exit 2") != NULL);
+    free(z);
+}
+#endif

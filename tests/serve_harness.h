@@ -32,4 +32,56 @@ char *run_capture(const char *zCmd);
 /** "-b NAME" for the test backend. */
 const char *backend_flag(void);
 
+/* A growable string for building bodies and expected answers. */
+typedef struct strbuf {
+    char *z;
+    size_t n, cap;
+} strbuf;
+void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** A malloc'd printf. */
+char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+/** Replace @p path with the string @p z. */
+void write_text(const char *path, const char *z);
+/** `genie build -q ARGS`, which must succeed; takes @p zArgs (malloc'd). */
+void build(char *zArgs);
+/**
+ * A keywords index at @p path where object i holds keyword i + shift and
+ * keyword 100000 + i % 7: a query for keyword i + shift finds object i
+ * alone, so every answer is known in advance.
+ */
+void build_identity_index(const char *path, unsigned n, unsigned shift);
+/** Append the answer to a one-keyword query for object @p object of the identity index. */
+void identity_answer(strbuf *b, unsigned queryNo, unsigned object);
+/** The value on the /metrics line that starts with @p zName (name, labels and a space). */
+double metric_value(const served *s, const char *zName);
+
+#define CHECK_STATUS(got, want, a)                                                                         \
+    do {                                                                                                   \
+        if ((got) != (want))                                                                               \
+            test_fail_at(__FILE__, __LINE__, "HTTP status %d, expected %d; body: %.300s", (int)(got),      \
+                         (int)(want), (a)->zBody ? (a)->zBody : "(none)");                                 \
+    } while (0)
+
+#define CHECK_BODY(a, zWant)                                                                                \
+    do {                                                                                                    \
+        if (strcmp((a)->zBody, (zWant)) != 0)                                                               \
+            test_fail_at(__FILE__, __LINE__, "answer differs:\n  got  %.600s\n  want %.600s", (a)->zBody,  \
+                         (zWant));                                                                          \
+    } while (0)
+
+/*
+ * First line of every server test.  Built without libmicrohttpd/cJSON,
+ * the test checks instead that `genie serve` says so and exits 2.
+ */
+#ifdef GENIE_HAVE_SERVER
+#define SERVER_REQUIRED() ((void)0)
+#else
+void check_not_built(void);
+#define SERVER_REQUIRED()  \
+    do {                   \
+        check_not_built(); \
+        return;            \
+    } while (0)
+#endif
+
 #endif

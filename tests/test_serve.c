@@ -6,6 +6,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -147,10 +148,10 @@ typedef struct client_job {
     int failed;
     char zWhy[512];
     /* load mode (reload / drain tests): count the answers of each kind */
-    volatile int *pStop;
-    unsigned n200, n503, nOther;
+    atomic_int *pStop;
+    atomic_uint n200, n503, nOther; /* read by the main thread while the client runs */
     unsigned shift[2];  /* the identity indexes' keyword shifts */
-    unsigned nOld, nNew;
+    atomic_uint nOld, nNew;
 } client_job;
 
 /* Client @p id's j-th request: 1..3 queries for keywords only it asks for. */
@@ -240,9 +241,11 @@ static void *load_main(void *arg)
         }
         char zRetry[16];
         if (st == 200 && strcmp(a.zBody, want[0].z) == 0) {
-            job->n200++, job->nOld++;
+            job->n200++;
+            job->nOld++;
         } else if (st == 200 && strcmp(a.zBody, want[1].z) == 0) {
-            job->n200++, job->nNew++;
+            job->n200++;
+            job->nNew++;
         } else if (st == 503 && http_header(&a, "Retry-After", zRetry, sizeof zRetry) && strstr(a.zBody, "queue is full")) {
             job->n503++;
         } else {
@@ -258,7 +261,7 @@ static void *load_main(void *arg)
     return NULL;
 }
 
-static void run_load(uint16_t port, client_job *aJob, pthread_t *aThread, unsigned n, volatile int *pStop,
+static void run_load(uint16_t port, client_job *aJob, pthread_t *aThread, unsigned n, atomic_int *pStop,
                      unsigned shift0, unsigned shift1, unsigned nObject)
 {
     for (unsigned i = 0; i < n; i++) {
@@ -289,7 +292,7 @@ TEST(serve_overload_gives_503_and_the_rest_is_answered)
     enum { N_CLIENT = 16 };
     client_job aJob[N_CLIENT];
     pthread_t aThread[N_CLIENT];
-    volatile int stop = 0;
+    atomic_int stop = 0;
     run_load(s.port, aJob, aThread, N_CLIENT, &stop, 0, 0, 1000);
     /* until some were refused and some answered (bounded: the runner's timeout) */
     for (int i = 0; i < 400; i++) {
@@ -327,7 +330,7 @@ TEST(serve_reload_under_load)
     enum { N_CLIENT = 8 };
     client_job aJob[N_CLIENT];
     pthread_t aThread[N_CLIENT];
-    volatile int stop = 0;
+    atomic_int stop = 0;
     /* clients ask for keywords 1..1999: object kw on the old file, kw - 1 on the new */
     run_load(s.port, aJob, aThread, N_CLIENT, &stop, 1, 0, 1999);
     usleep(200000);

@@ -103,7 +103,16 @@ char g_zTestDir[1024];
     X(hardening_table_empty_row_and_strings, 30) \
     X(hardening_vectors_extreme_values, 30) \
     X(hardening_cli_truncated_index, 60) \
-    X(hardening_stale_temporary_files, 30)
+    X(hardening_stale_temporary_files, 30) \
+    X(serve_answers_equal_cli_json, 60)                     \
+    X(serve_endpoints_and_auth, 30)                         \
+    X(serve_bad_command_lines, 30)                          \
+    X(serve_64_concurrent_clients_get_their_own_answers, 60) \
+    X(serve_overload_gives_503_and_the_rest_is_answered, 60) \
+    X(serve_malformed_bodies_get_4xx, 60)                   \
+    X(serve_limits_413_400_504, 30)                         \
+    X(serve_reload_under_load, 60)                          \
+    X(serve_sigterm_drains_requests_in_flight, 30)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

@@ -22,6 +22,8 @@
 int cmd_build(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+/* genie serve (tools/serve/serve.c, or serve_absent.c without libmicrohttpd/cJSON). */
+int cmd_serve(int argc, char **argv);
 
 /*
  * Front-ends with their own options (tools/frontends.c): one entry per data
@@ -83,8 +85,6 @@ typedef genie_status (*cli_line_fn)(void *ctx, const char *z, size_t n);
 int cli_feed_lines(char **azFile, int nFile, cli_line_fn xAdd, void *ctx);
 /** Write @p s with tab, newline and backslash as \\t \\n \\\\. */
 void cli_put_escaped(const char *s, size_t n);
-/** Write @p s as a JSON string; bytes < 0x20 and >= 0x7f as \\u00XX. */
-void cli_put_json_string(const char *s, size_t n);
 
 /* Front-ends: sequences (tools/type_sequences.c), sets (tools/type_sets.c). */
 int seq_cli_build(int argc, char **argv);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "json_out.h"
 
 #define QUERIES_PER_CHUNK 8192
 
@@ -44,25 +45,6 @@ typedef struct search_output {
     int json, show, hasLabels, hasRecords;
 } search_output;
 
-static void put_json_string(const char *s, size_t n)
-{
-    putchar('"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch == '\n')
-            fputs("\\n", stdout);
-        else if (ch == '\t')
-            fputs("\\t", stdout);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
 static void print_hit_tsv(const search_output *o, uint64_t queryNo, size_t rank, const genie_hit *h)
 {
     printf("%llu\t%zu\t%u\t", (unsigned long long)queryNo, rank, h->object);
@@ -82,39 +64,24 @@ static void print_hit_tsv(const search_output *o, uint64_t queryNo, size_t rank,
     putchar('\n');
 }
 
-static void print_query_json(const search_output *o, uint64_t queryNo, const genie_hit *aHit, size_t n)
+static int print_results(const search_output *o, const genie_results *r, uint64_t firstQueryNo)
 {
-    printf("{\"query\":%llu,\"hits\":[", (unsigned long long)queryNo);
-    for (size_t r = 0; r < n; r++) {
-        printf("%s{\"rank\":%zu,\"object\":%u,\"label\":", r ? "," : "", r + 1, aHit[r].object);
-        uint64_t label;
-        if (o->hasLabels && genie_index_label(o->idx, aHit[r].object, &label) == GENIE_OK)
-            printf("%llu", (unsigned long long)label);
-        else
-            fputs("null", stdout);
-        printf(",\"count\":%u", aHit[r].count);
-        const char *rec;
-        size_t len;
-        if (o->show && genie_index_record(o->idx, aHit[r].object, &rec, &len) == GENIE_OK) {
-            fputs(",\"record\":", stdout);
-            put_json_string(rec, len);
-        }
-        putchar('}');
-    }
-    fputs("]}\n", stdout);
-}
-
-static void print_results(const search_output *o, const genie_results *r, uint64_t firstQueryNo)
-{
-    for (size_t q = 0; q < genie_results_queries(r); q++) {
+    json_buf b;
+    json_buf_init(&b);
+    int status = 0;
+    for (size_t q = 0; q < genie_results_queries(r) && status == 0; q++) {
         size_t n;
         const genie_hit *aHit = genie_results_get(r, q, &n);
-        if (o->json)
-            print_query_json(o, firstQueryNo + q, aHit, n);
-        else
+        if (o->json) {
+            json_out_hits(&b, o->idx, firstQueryNo + q, aHit, n, o->show);
+            status = json_buf_print_line(&b);
+        } else {
             for (size_t i = 0; i < n; i++)
                 print_hit_tsv(o, firstQueryNo + q, i + 1, &aHit[i]);
+        }
     }
+    json_buf_free(&b);
+    return status;
 }
 
 typedef struct search_progress {
@@ -204,8 +171,12 @@ static int run_search(genie_index *idx, genie_query_reader *qr, genie_search_opt
             noticed = 1;
         }
         cli_progress_end(&prog.bar);
-        print_results(o, r, prog.base + 1);
+        int printed = print_results(o, r, prog.base + 1);
         genie_results_free(r);
+        if (printed != 0) {
+            status = CLI_EXIT_FAIL;
+            break;
+        }
         prog.base += n;
     }
     cli_progress_end(&prog.bar);

@@ -15,6 +15,7 @@ static const char zUsage[] =
     "  build    build an index from keyword sets or text documents\n"
     "  search   answer queries against an index (top-k by match count)\n"
     "  info     describe an index file\n"
+    "  serve    keep indexes open behind an HTTP/JSON API (docs/SERVER.md)\n"
     "  eval     recall@k and approximation ratio of a vectors index\n"
     "  lsh-params  hash functions m by Eqn. 9 for (epsilon, delta)\n"
     "\n"
@@ -64,6 +65,8 @@ int main(int argc, char **argv)
         return cmd_search(argc - 1, argv + 1);
     if (strcmp(zCmd, "info") == 0)
         return cmd_info(argc - 1, argv + 1);
+    if (strcmp(zCmd, "serve") == 0)
+        return cmd_serve(argc - 1, argv + 1);
     if (strcmp(zCmd, "eval") == 0)
         return vec_cli_eval(argc - 1, argv + 1);
     if (strcmp(zCmd, "lsh-params") == 0)

@@ -10,6 +10,7 @@
 
 #include "genie/sequences.h"
 #include "cli.h"
+#include "json_out.h"
 
 #define SEQ_QUERIES_PER_CHUNK 8192
 
@@ -132,56 +133,35 @@ typedef struct seq_cli {
     double tMatch, tVerify;
 } seq_cli;
 
-void cli_put_json_string(const char *s, size_t n)
+static int print_seq_results(const seq_cli *s, const genie_index *idx, const genie_seq_results *r, uint64_t first)
 {
-    putchar('"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20 || ch >= 0x7f)
-            printf("\\u%04x", ch); /* bytes, not characters: JSON stays valid for any input */
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
-static void print_seq_results(const seq_cli *s, const genie_index *idx, const genie_seq_results *r, uint64_t first)
-{
-    for (size_t q = 0; q < genie_seq_results_queries(r); q++) {
+    json_buf b;
+    json_buf_init(&b);
+    int status = 0;
+    for (size_t q = 0; q < genie_seq_results_queries(r) && status == 0; q++) {
         size_t n;
         int cert;
         uint32_t usedK;
         const genie_seq_hit *aHit = genie_seq_results_get(r, q, &n, &cert, &usedK);
-        if (s->json)
-            printf("{\"query\":%llu,\"certified\":%s,\"candidates\":%u,\"hits\":[", (unsigned long long)(first + q),
-                   cert ? "true" : "false", usedK);
+        if (s->json) {
+            json_out_seq_hits(&b, idx, first + q, aHit, n, cert, usedK, s->show);
+            status = json_buf_print_line(&b);
+            continue;
+        }
         for (size_t i = 0; i < n; i++) {
             const char *z;
             size_t len;
-            int has = genie_index_record(idx, aHit[i].object, &z, &len) == GENIE_OK;
-            if (s->json) {
-                printf("%s{\"rank\":%zu,\"object\":%u,\"distance\":%u,\"count\":%u", i ? "," : "", i + 1,
-                       aHit[i].object, aHit[i].distance, aHit[i].count);
-                if (s->show && has) {
-                    fputs(",\"string\":", stdout);
-                    cli_put_json_string(z, len);
-                }
-                putchar('}');
-            } else {
-                printf("%llu\t%zu\t%u\t%u\t%u\t%s", (unsigned long long)(first + q), i + 1, aHit[i].object,
-                       aHit[i].distance, aHit[i].count, cert ? "yes" : "no");
-                if (s->show && has) {
-                    putchar('\t');
-                    cli_put_escaped(z, len);
-                }
-                putchar('\n');
+            printf("%llu\t%zu\t%u\t%u\t%u\t%s", (unsigned long long)(first + q), i + 1, aHit[i].object,
+                   aHit[i].distance, aHit[i].count, cert ? "yes" : "no");
+            if (s->show && genie_index_record(idx, aHit[i].object, &z, &len) == GENIE_OK) {
+                putchar('\t');
+                cli_put_escaped(z, len);
             }
+            putchar('\n');
         }
-        if (s->json)
-            fputs("]}\n", stdout);
     }
+    json_buf_free(&b);
+    return status;
 }
 
 static int parse_seq_search(int argc, char **argv, seq_cli *s)
@@ -264,7 +244,11 @@ int seq_cli_search(int argc, char **argv, const char *zIndex)
         rc = genie_seq_search(idx, l.azLine, l.anLine, (size_t)n, &s.so, &s.opt, &r);
         if (rc != GENIE_OK)
             break;
-        print_seq_results(&s, idx, r, s.nQuery + 1);
+        if (print_seq_results(&s, idx, r, s.nQuery + 1) != 0) {
+            genie_seq_results_free(r);
+            status = CLI_EXIT_FAIL;
+            break;
+        }
         for (long q = 0; q < n; q++) {
             int cert;
             size_t nHit;

@@ -10,6 +10,7 @@
 
 #include "genie/sets.h"
 #include "cli.h"
+#include "json_out.h"
 
 #define SET_QUERIES_PER_CHUNK 8192
 
@@ -186,40 +187,34 @@ static int parse_set_search(int argc, char **argv, set_cli *s)
     return CLI_EXIT_OK;
 }
 
-static void print_set_results(const set_cli *s, const genie_index *idx, const genie_set_results *r, uint64_t first)
+static int print_set_results(const set_cli *s, const genie_index *idx, const genie_set_results *r, uint64_t first)
 {
-    for (size_t q = 0; q < genie_set_results_queries(r); q++) {
+    json_buf b;
+    json_buf_init(&b);
+    int status = 0;
+    for (size_t q = 0; q < genie_set_results_queries(r) && status == 0; q++) {
         size_t n;
         const genie_set_hit *aHit = genie_set_results_get(r, q, &n);
-        if (s->json)
-            printf("{\"query\":%llu,\"hits\":[", (unsigned long long)(first + q));
+        if (s->json) {
+            json_out_set_hits(&b, idx, first + q, aHit, n, s->show);
+            status = json_buf_print_line(&b);
+            continue;
+        }
         for (size_t i = 0; i < n; i++) {
             const genie_set_hit *h = &aHit[i];
-            double j = (double)h->shared / h->union_size;
             const char *z;
             size_t len;
-            int has = s->show && genie_index_record(idx, h->object, &z, &len) == GENIE_OK;
-            if (s->json) {
-                printf("%s{\"rank\":%zu,\"object\":%u,\"jaccard\":%.6f,\"shared\":%u,\"union\":%u,\"count\":%u", i ? "," : "",
-                       i + 1, h->object, j, h->shared, h->union_size, h->count);
-                if (has) {
-                    fputs(",\"set\":", stdout);
-                    cli_put_json_string(z, len);
-                }
-                putchar('}');
-            } else {
-                printf("%llu\t%zu\t%u\t%.6f\t%u\t%u\t%u", (unsigned long long)(first + q), i + 1, h->object, j, h->shared,
-                       h->union_size, h->count);
-                if (has) {
-                    putchar('\t');
-                    cli_put_escaped(z, len);
-                }
-                putchar('\n');
+            printf("%llu\t%zu\t%u\t%.6f\t%u\t%u\t%u", (unsigned long long)(first + q), i + 1, h->object,
+                   (double)h->shared / h->union_size, h->shared, h->union_size, h->count);
+            if (s->show && genie_index_record(idx, h->object, &z, &len) == GENIE_OK) {
+                putchar('\t');
+                cli_put_escaped(z, len);
             }
+            putchar('\n');
         }
-        if (s->json)
-            fputs("]}\n", stdout);
     }
+    json_buf_free(&b);
+    return status;
 }
 
 int set_cli_search(int argc, char **argv, const char *zIndex)
@@ -251,7 +246,11 @@ int set_cli_search(int argc, char **argv, const char *zIndex)
         rc = genie_set_search(idx, l.azLine, l.anLine, (size_t)n, &s.so, &s.opt, &r);
         if (rc != GENIE_OK)
             break;
-        print_set_results(&s, idx, r, nQuery + 1);
+        if (print_set_results(&s, idx, r, nQuery + 1) != 0) {
+            genie_set_results_free(r);
+            status = CLI_EXIT_FAIL;
+            break;
+        }
         genie_search_stats st;
         genie_set_results_stats(r, &st);
         tMatch += st.match_seconds;

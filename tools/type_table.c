@@ -13,6 +13,7 @@
 
 #include "genie/table.h"
 #include "cli.h"
+#include "json_out.h"
 
 #define TABLE_QUERIES_PER_CHUNK 8192
 
@@ -65,6 +66,8 @@ static const char zSearchHelp[] =
     "Output, one line per hit (queries and ranks count from 1, objects are\n"
     "row numbers from 0):\n"
     "  query_no <TAB> rank <TAB> object <TAB> - <TAB> count [<TAB> row]\n"
+    "With --json one JSON object per query instead:\n"
+    "  {\"query\":N,\"hits\":[{\"rank\",\"object\",\"label\":null,\"count\"[,\"record\"]}]}\n"
     "\n"
     "  -k, --k N               results per query, >= 1 (default 10)\n"
     "      --radius R          radius in bins of every numeric column\n"
@@ -76,6 +79,7 @@ static const char zSearchHelp[] =
     CLI_ENGINE_HELP
     "      --show              print each hit's row as a sixth column, with\n"
     "                          tab, newline and backslash written \\t \\n \\\\\n"
+    "      --json              one JSON object per query instead of TSV\n"
     "  -q, --quiet             no notices on standard error\n"
     "  -h, --help              show this help\n"
     "\n"
@@ -127,25 +131,20 @@ int table_cli_build(int argc, char **argv)
 
 /* ------------------------------------------------------------- search */
 
-static void put_escaped(const char *s, size_t n)
+/* TSV or, with --json, one JSON object per query (json_out.h). */
+static int print_results(const genie_index *idx, const genie_results *r, uint64_t firstQueryNo, int show, int json)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '\t')
-            fputs("\\t", stdout);
-        else if (s[i] == '\n')
-            fputs("\\n", stdout);
-        else if (s[i] == '\\')
-            fputs("\\\\", stdout);
-        else
-            putchar(s[i]);
-    }
-}
-
-static void print_results(const genie_index *idx, const genie_results *r, uint64_t firstQueryNo, int show)
-{
-    for (size_t q = 0; q < genie_results_queries(r); q++) {
+    json_buf b;
+    json_buf_init(&b);
+    int status = 0;
+    for (size_t q = 0; q < genie_results_queries(r) && status == 0; q++) {
         size_t n;
         const genie_hit *aHit = genie_results_get(r, q, &n);
+        if (json) {
+            json_out_hits(&b, idx, firstQueryNo + q, aHit, n, show);
+            status = json_buf_print_line(&b);
+            continue;
+        }
         for (size_t i = 0; i < n; i++) {
             printf("%llu\t%zu\t%u\t-\t%u", (unsigned long long)(firstQueryNo + q), i + 1, aHit[i].object,
                    aHit[i].count);
@@ -153,11 +152,13 @@ static void print_results(const genie_index *idx, const genie_results *r, uint64
             size_t len;
             if (show && genie_index_record(idx, aHit[i].object, &z, &len) == GENIE_OK) {
                 putchar('\t');
-                put_escaped(z, len);
+                cli_put_escaped(z, len);
             }
             putchar('\n');
         }
     }
+    json_buf_free(&b);
+    return status;
 }
 
 /* "--radius R" / "--radius COL=R" and the same for --weight. */
@@ -180,7 +181,7 @@ static int apply_setting(genie_table *t, const char *zArg, int isWeight)
 typedef struct table_search_args {
     genie_search_options opt;
     uint32_t minCount;
-    int show, quiet;
+    int show, json, quiet;
     struct {
         int isWeight;
         const char *zArg;
@@ -194,6 +195,7 @@ static int parse_search(int argc, char **argv, table_search_args *a)
         {"k", required_argument, 0, 'k'},      {"min-count", required_argument, 0, 'm'},
         {"radius", required_argument, 0, 'r'}, {"weight", required_argument, 0, 'w'},
         {"show", no_argument, 0, 's'},         {"quiet", no_argument, 0, 'q'},
+        {"json", no_argument, 0, 'J'},
         {"help", no_argument, 0, 'h'},         CLI_ENGINE_LONG_OPTIONS,
         {0, 0, 0, 0}};
     int c;
@@ -224,6 +226,7 @@ static int parse_search(int argc, char **argv, table_search_args *a)
             a->nSetting++;
             break;
         case 's': a->show = 1; break;
+        case 'J': a->json = 1; break;
         case 'q': a->quiet = 1; break;
         case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
@@ -261,8 +264,12 @@ static int run_queries(const genie_index *idx, genie_table *t, const char *zQuer
             fprintf(stderr, "genie: no usable GPU; using the cpu backend\n");
             noticed = 1;
         }
-        print_results(idx, res, done + 1, a->show);
+        int printed = print_results(idx, res, done + 1, a->show, a->json);
         genie_results_free(res);
+        if (printed != 0) {
+            rc = GENIE_ENOMEM;
+            goto fail;
+        }
         done += n;
     }
     genie_table_reader_close(r);

@@ -15,6 +15,7 @@
 
 #include "genie/vectors.h"
 #include "cli.h"
+#include "json_out.h"
 
 static const char zBuildHelp[] =
     "Usage: genie build --type vectors [options] -o INDEX BASE\n"
@@ -52,6 +53,8 @@ static const char zSearchHelp[] =
     "re-ranked by the true distance; or, with --exact, an exact search.\n"
     "Output, one line per neighbour (queries and ranks count from 1):\n"
     "  query_no <TAB> rank <TAB> object <TAB> distance\n"
+    "or, with --json, one JSON object per query:\n"
+    "  {\"query\":N,\"hits\":[{\"rank\",\"object\",\"distance\"}]}\n"
     "Distances: l2 Euclidean, l1 sum of absolute differences, cosine\n"
     "1 - cos(angle).\n"
     "\n"
@@ -63,6 +66,7 @@ static const char zSearchHelp[] =
     "                          on the GPU\n"
     CLI_ENGINE_HELP
     "      --ivecs FILE        also write the neighbour ids as .ivecs\n"
+    "      --json              one JSON object per query instead of TSV\n"
     "  -q, --quiet             no timing line on standard error\n"
     "  -h, --help              show this help\n";
 
@@ -205,7 +209,7 @@ typedef struct vec_cli_opts {
     genie_backend truthBackend;
     uint64_t limit;
     uint32_t repeat; /* eval: runs of the search, the last one reported */
-    int quiet, csv;
+    int quiet, csv, json;
 } vec_cli_opts;
 
 /* Parse search/eval options; returns -1 to go on, else an exit code. */
@@ -217,8 +221,9 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         {"ivecs", required_argument, 0, 2},       {"truth", required_argument, 0, 3},
         {"truth-backend", required_argument, 0, 4}, {"truth-out", required_argument, 0, 5},
         {"limit", required_argument, 0, 6},       {"csv", no_argument, 0, 7},
-        {"repeat", required_argument, 0, 8},      {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},            CLI_ENGINE_LONG_OPTIONS,
+        {"repeat", required_argument, 0, 8},      {"json", no_argument, 0, 9},
+        {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
+        CLI_ENGINE_LONG_OPTIONS,
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->so.k = 10;
@@ -229,8 +234,8 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
     while ((c = getopt_long(argc, argv, "k:K:r:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         if (!isEval && (c >= 3 && c <= 8))
             return cli_usage_error(zCmd, "option not known to genie search on a vectors index");
-        if (isEval && c == 2)
-            return cli_usage_error(zCmd, "--ivecs belongs to genie search");
+        if (isEval && (c == 2 || c == 9))
+            return cli_usage_error(zCmd, "--ivecs and --json belong to genie search");
         int st;
         if (cli_engine_option(zCmd, c, optarg, &o->so.search, &st)) {
             if (st != CLI_EXIT_OK)
@@ -280,6 +285,9 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
             if (!cli_parse_u64(optarg, 1, 1000, &v))
                 return cli_usage_error(zCmd, "--repeat '%s': 1..1000", optarg);
             o->repeat = (uint32_t)v;
+            break;
+        case 9:
+            o->json = 1;
             break;
         case 'q':
             o->quiet = 1;
@@ -354,7 +362,15 @@ int vec_cli_search(int argc, char **argv, const char *zIndex)
     genie_search_stats st;
     genie_status rc = run_search(idx, &q, &o.so, &aOut, &aN, &st);
     if (rc == GENIE_OK) {
-        for (uint64_t i = 0; i < q.n; i++)
+        json_buf b;
+        json_buf_init(&b);
+        for (uint64_t i = 0; i < q.n && o.json && rc == GENIE_OK; i++) {
+            json_out_vec_hits(&b, i + 1, aOut + i * o.so.k, aN[i]);
+            if (json_buf_print_line(&b) != 0)
+                rc = GENIE_ENOMEM;
+        }
+        json_buf_free(&b);
+        for (uint64_t i = 0; i < q.n && !o.json; i++)
             for (uint32_t r = 0; r < aN[i]; r++)
                 printf("%llu\t%u\t%u\t%.6g\n", (unsigned long long)i + 1, r + 1, aOut[i * o.so.k + r].id,
                        (double)aOut[i * o.so.k + r].distance);

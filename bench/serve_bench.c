@@ -1,0 +1,491 @@
+/*
+ * serve_bench: queries/s and latency of `genie serve` under many
+ * concurrent connections, one query per request, against one in-process
+ * genie_search() batch of the same queries (the ceiling batching aims at).
+ *
+ *   serve_bench --genie build/genie --index F.genie --text-queries Q [options]
+ *   serve_bench --genie build/genie --index F.genie --synthetic N [options]
+ *
+ * --text-queries Q: a text index, queries are the records of Q separated by
+ * lines "%" (the fortune format).  --synthetic N: writes F.genie first, N
+ * LSH-shaped objects (32 hash functions of 1,024 buckets, keyword
+ * = function * 1024 + bucket; objects come in clusters of 100 that share
+ * 70% of their buckets), and asks fresh members of random clusters.
+ *
+ * For each client count it starts that many threads, each with its own
+ * keep-alive connection (one warm-up request each, not counted), shares
+ * --requests requests among them, and prints a Markdown row: clients,
+ * requests, queries/s, p50 and p99 latency (send to the answer's last
+ * byte), and the mean queries per engine call from the server's /metrics.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "genie/genie.h"
+#include "genie/text.h"
+
+#include "../tests/http_client.h"
+
+#define SYN_FUNCTIONS 32u
+#define SYN_BUCKETS 1024u
+#define SYN_CLUSTER 100u
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("serve_bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+/* A member of cluster @p c: per function, the cluster's bucket 70% of the time. */
+static void synthetic_member(uint64_t c, uint64_t *rng, uint32_t *aKw)
+{
+    for (uint32_t f = 0; f < SYN_FUNCTIONS; f++) {
+        uint64_t h = (c + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(f + 1) * 0xc2b2ae3d27d4eb4full;
+        h ^= h >> 29;
+        uint32_t b = rnd(rng) % 10 < 7 ? (uint32_t)(h % SYN_BUCKETS) : (uint32_t)(rnd(rng) % SYN_BUCKETS);
+        aKw[f] = f * SYN_BUCKETS + b;
+    }
+}
+
+static void build_synthetic(const char *zPath, uint64_t n)
+{
+    genie_builder *b;
+    if (genie_builder_new(&b, NULL) != GENIE_OK)
+        die("builder: %s", genie_last_error());
+    uint64_t rng = 42;
+    uint32_t aKw[SYN_FUNCTIONS];
+    for (uint64_t i = 0; i < n; i++) {
+        synthetic_member(i / SYN_CLUSTER, &rng, aKw);
+        genie_object o = {aKw, SYN_FUNCTIONS, 0, 0, NULL, 0};
+        if (genie_builder_add(b, &o) != GENIE_OK)
+            die("add: %s", genie_last_error());
+    }
+    if (genie_builder_write(b, zPath) != GENIE_OK)
+        die("write %s: %s", zPath, genie_last_error());
+    genie_builder_free(b);
+}
+
+/* ------------------------------------------------------------ queries */
+
+typedef struct workload {
+    char **azBody;   /* one JSON body per query */
+    size_t *anBody;
+    size_t n;
+    genie_queries *q; /* the same queries for the in-process batch */
+} workload;
+
+static void put_json_string(FILE *f, const char *z, size_t n)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)z[i];
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void add_body(workload *w, char *z, size_t n)
+{
+    w->azBody = realloc(w->azBody, (w->n + 1) * sizeof *w->azBody);
+    w->anBody = realloc(w->anBody, (w->n + 1) * sizeof *w->anBody);
+    if (!w->azBody || !w->anBody)
+        die("out of memory");
+    w->azBody[w->n] = z;
+    w->anBody[w->n] = n;
+    w->n++;
+}
+
+static void text_workload(workload *w, const genie_index *idx, const char *zFile, uint32_t k, size_t max)
+{
+    FILE *f = fopen(zFile, "rb");
+    if (!f)
+        die("cannot open %s: %s", zFile, strerror(errno));
+    char *zLine = NULL, *zRec = NULL;
+    size_t nCap = 0, nRec = 0;
+    ssize_t r;
+    for (;;) {
+        r = getline(&zLine, &nCap, f);
+        if (r < 0 || strcmp(zLine, "%\n") == 0) {
+            if (nRec && w->n < max) {
+                char *zBody;
+                size_t nBody;
+                FILE *m = open_memstream(&zBody, &nBody);
+                fputs("{\"queries\":[", m);
+                put_json_string(m, zRec, nRec);
+                fprintf(m, "],\"k\":%u}", k);
+                fclose(m);
+                add_body(w, zBody, nBody);
+                if (genie_queries_add_text(w->q, idx, zRec, nRec, 0) != GENIE_OK)
+                    die("%s", genie_last_error());
+            }
+            nRec = 0;
+            if (r < 0)
+                break;
+            continue;
+        }
+        zRec = realloc(zRec, nRec + (size_t)r + 1);
+        memcpy(zRec + nRec, zLine, (size_t)r);
+        nRec += (size_t)r;
+    }
+    free(zLine);
+    free(zRec);
+    fclose(f);
+}
+
+static void synthetic_workload(workload *w, uint64_t nObjects, uint32_t k, size_t n)
+{
+    uint64_t rng = 7;
+    uint32_t aKw[SYN_FUNCTIONS];
+    genie_item aItem[SYN_FUNCTIONS];
+    for (size_t i = 0; i < n; i++) {
+        synthetic_member(rnd(&rng) % ((nObjects + SYN_CLUSTER - 1) / SYN_CLUSTER), &rng, aKw);
+        char *zBody;
+        size_t nBody;
+        FILE *m = open_memstream(&zBody, &nBody);
+        fputs("{\"queries\":[[", m);
+        for (uint32_t f = 0; f < SYN_FUNCTIONS; f++) {
+            fprintf(m, "%s%u", f ? "," : "", aKw[f]);
+            aItem[f] = (genie_item){aKw[f], aKw[f], 1};
+        }
+        fprintf(m, "]],\"k\":%u}", k);
+        fclose(m);
+        add_body(w, zBody, nBody);
+        if (genie_queries_add(w->q, aItem, SYN_FUNCTIONS, 0) != GENIE_OK)
+            die("%s", genie_last_error());
+    }
+}
+
+/* ------------------------------------------------------------- server */
+
+typedef struct server {
+    pid_t pid;
+    uint16_t port;
+} server;
+
+static void server_start(server *s, char **azArg)
+{
+    int aPipe[2];
+    if (pipe(aPipe) != 0)
+        die("pipe");
+    s->pid = fork();
+    if (s->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* the server goes when the bench does */
+        dup2(aPipe[1], STDOUT_FILENO);
+        close(aPipe[0]);
+        close(aPipe[1]);
+        execv(azArg[0], azArg);
+        _exit(127);
+    }
+    close(aPipe[1]);
+    char zLine[256];
+    size_t n = 0;
+    while (n + 1 < sizeof zLine && read(aPipe[0], zLine + n, 1) == 1 && zLine[n] != '\n')
+        n++;
+    zLine[n] = '\0';
+    close(aPipe[0]);
+    const char *zColon = strrchr(zLine, ':');
+    if (!strstr(zLine, "listening on") || !zColon)
+        die("genie serve did not start: '%s'", zLine);
+    s->port = (uint16_t)atoi(zColon + 1);
+}
+
+static void server_stop(server *s)
+{
+    kill(s->pid, SIGTERM);
+    int st;
+    waitpid(s->pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fprintf(stderr, "serve_bench: genie serve ended with status 0x%x\n", st);
+}
+
+static double metric(uint16_t port, const char *zName)
+{
+    http_client c;
+    http_client_init(&c, port);
+    http_answer a;
+    double v = 0;
+    if (http_request(&c, "GET", "/metrics", NULL, NULL, 0, &a) == 200) {
+        const char *p = strstr(a.zBody, zName);
+        if (p)
+            v = atof(p + strlen(zName));
+    }
+    http_answer_free(&a);
+    http_client_close(&c);
+    return v;
+}
+
+/* --------------------------------------------------------------- load */
+
+typedef struct load {
+    const workload *w;
+    uint16_t port;
+    const char *zPath;
+    atomic_size_t next; /* requests handed out */
+    size_t total;
+    double *aLatency;   /* per request */
+    atomic_size_t nFail;
+    pthread_barrier_t ready;
+} load;
+
+static void *client_main(void *arg)
+{
+    load *L = arg;
+    http_client c;
+    http_client_init(&c, L->port);
+    http_answer a;
+    /* warm-up: open the connection */
+    if (http_request(&c, "POST", L->zPath, NULL, L->w->azBody[0], L->w->anBody[0], &a) != 200)
+        atomic_fetch_add(&L->nFail, 1);
+    http_answer_free(&a);
+    pthread_barrier_wait(&L->ready);
+    for (;;) {
+        size_t i = atomic_fetch_add(&L->next, 1);
+        if (i >= L->total)
+            break;
+        size_t q = i % L->w->n;
+        double t0 = now();
+        int st = http_request(&c, "POST", L->zPath, NULL, L->w->azBody[q], L->w->anBody[q], &a);
+        L->aLatency[i] = now() - t0;
+        if (st != 200)
+            atomic_fetch_add(&L->nFail, 1);
+        http_answer_free(&a);
+    }
+    http_client_close(&c);
+    return NULL;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void run_clients(const workload *w, uint16_t port, unsigned nClient, size_t nRequest, const char *zLabel)
+{
+    load L;
+    memset(&L, 0, sizeof L);
+    L.w = w;
+    L.port = port;
+    L.zPath = "/v1/indexes/bench/search";
+    L.total = nRequest;
+    L.aLatency = calloc(nRequest, sizeof *L.aLatency);
+    pthread_t *aT = calloc(nClient, sizeof *aT);
+    if (!L.aLatency || !aT)
+        die("out of memory");
+    pthread_barrier_init(&L.ready, NULL, nClient + 1);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 << 10);
+    for (unsigned i = 0; i < nClient; i++)
+        if (pthread_create(&aT[i], &attr, client_main, &L) != 0)
+            die("cannot start client thread %u", i);
+    double batches0 = metric(port, "genie_batch_queries_count "), queries0 = metric(port, "genie_batch_queries_sum ");
+    pthread_barrier_wait(&L.ready);
+    double t0 = now();
+    for (unsigned i = 0; i < nClient; i++)
+        pthread_join(aT[i], NULL);
+    double secs = now() - t0;
+    double batches = metric(port, "genie_batch_queries_count ") - batches0;
+    double queries = metric(port, "genie_batch_queries_sum ") - queries0;
+    qsort(L.aLatency, nRequest, sizeof *L.aLatency, compare_double);
+    printf("| %s | %u | %zu | %.0f | %.2f | %.2f | %.1f | %zu |\n", zLabel, nClient, nRequest, (double)nRequest / secs,
+           1e3 * L.aLatency[nRequest / 2], 1e3 * L.aLatency[(size_t)((double)nRequest * 0.99)],
+           batches > 0 ? queries / batches : 0, (size_t)atomic_load(&L.nFail));
+    fflush(stdout);
+    pthread_attr_destroy(&attr);
+    pthread_barrier_destroy(&L.ready);
+    free(aT);
+    free(L.aLatency);
+}
+
+static const char zUsage[] =
+    "Usage: serve_bench --genie GENIE --index F.genie (--text-queries Q | --synthetic N) [options]\n"
+    "  --clients LIST     client counts (default 1,16,256,1024)\n"
+    "  --requests LIST    requests per client count, one number for all or\n"
+    "                     one per entry of --clients (default 4096)\n"
+    "  --queries N        distinct queries (default 4096)\n"
+    "  -k N               k (default 10)\n"
+    "  -b NAME            backend of the server and the baseline (default auto)\n"
+    "  -j N               CPU threads of the server and the baseline (default all)\n"
+    "  --max-wait MS      the server's --max-wait (default its own, 2)\n"
+    "  --label TEXT       first column of the rows (default the index name)\n";
+
+int main(int argc, char **argv)
+{
+    static const struct option aOpt[] = {
+        {"genie", required_argument, 0, 'g'},     {"index", required_argument, 0, 'i'},
+        {"text-queries", required_argument, 0, 't'}, {"synthetic", required_argument, 0, 's'},
+        {"clients", required_argument, 0, 'c'},   {"requests", required_argument, 0, 'r'},
+        {"queries", required_argument, 0, 'n'},   {"max-wait", required_argument, 0, 'w'},
+        {"label", required_argument, 0, 'L'},     {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *zGenie = NULL, *zIndex = NULL, *zText = NULL, *zClients = "1,16,256,1024", *zWait = NULL;
+    const char *zLabel = NULL, *zBackend = "auto", *zThreads = NULL;
+    uint64_t nSynthetic = 0;
+    const char *zRequests = "4096";
+    size_t nQuery = 4096;
+    uint32_t k = 10;
+    int c;
+    while ((c = getopt_long(argc, argv, "k:b:j:h", aOpt, NULL)) != -1) {
+        switch (c) {
+        case 'g': zGenie = optarg; break;
+        case 'i': zIndex = optarg; break;
+        case 't': zText = optarg; break;
+        case 's': nSynthetic = strtoull(optarg, NULL, 10); break;
+        case 'c': zClients = optarg; break;
+        case 'r': zRequests = optarg; break;
+        case 'n': nQuery = strtoull(optarg, NULL, 10); break;
+        case 'w': zWait = optarg; break;
+        case 'L': zLabel = optarg; break;
+        case 'k': k = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'b': zBackend = optarg; break;
+        case 'j': zThreads = optarg; break;
+        case 'h': fputs(zUsage, stdout); return 0;
+        default: fputs(zUsage, stderr); return 2;
+        }
+    }
+    if (!zGenie || !zIndex || (!zText == !nSynthetic) || nQuery == 0 || k == 0) {
+        fputs(zUsage, stderr);
+        return 2;
+    }
+    genie_backend backend;
+    if (genie_backend_parse(zBackend, &backend) != GENIE_OK)
+        die("%s", genie_last_error());
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    signal(SIGPIPE, SIG_IGN);
+    if (nSynthetic) {
+        double t0 = now();
+        build_synthetic(zIndex, nSynthetic);
+        fprintf(stderr, "serve_bench: %llu synthetic objects written to %s in %.1f s\n",
+                (unsigned long long)nSynthetic, zIndex, now() - t0);
+    }
+    genie_index *idx;
+    if (genie_index_open(zIndex, &idx) != GENIE_OK)
+        die("%s", genie_last_error());
+    workload w;
+    memset(&w, 0, sizeof w);
+    if (genie_queries_new(&w.q) != GENIE_OK)
+        die("out of memory");
+    if (zText)
+        text_workload(&w, idx, zText, k, nQuery);
+    else
+        synthetic_workload(&w, nSynthetic, k, nQuery);
+    if (w.n == 0)
+        die("no queries");
+    if (!zLabel)
+        zLabel = zText ? "text" : "synthetic";
+
+    /* the baseline: every query in one in-process batch (best of 3) */
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = backend;
+    opt.k = k;
+    opt.threads = zThreads ? (unsigned)atoi(zThreads) : 0;
+    double best = 0;
+    for (int rep = 0; rep < 3; rep++) {
+        genie_results *r;
+        double t0 = now();
+        if (genie_search(idx, w.q, &opt, &r) != GENIE_OK)
+            die("search: %s", genie_last_error());
+        double t = now() - t0;
+        genie_results_free(r);
+        if (rep == 0 || t < best)
+            best = t;
+    }
+    printf("| %s | in-process batch of %zu | %zu | %.0f | - | - | %zu | - |\n", zLabel, w.n, w.n, (double)w.n / best,
+           w.n);
+    fflush(stdout);
+    genie_index_close(idx);
+
+    char zSpec[1200];
+    snprintf(zSpec, sizeof zSpec, "bench=%s", zIndex);
+    char *azArg[24];
+    int n = 0;
+    azArg[n++] = (char *)zGenie;
+    azArg[n++] = "serve";
+    azArg[n++] = "-i";
+    azArg[n++] = zSpec;
+    azArg[n++] = "--listen";
+    azArg[n++] = "127.0.0.1:0";
+    azArg[n++] = "-q";
+    azArg[n++] = "-b";
+    azArg[n++] = (char *)zBackend;
+    azArg[n++] = "--max-connections";
+    azArg[n++] = "8192";
+    if (zWait) {
+        azArg[n++] = "--max-wait";
+        azArg[n++] = (char *)zWait;
+    }
+    if (zThreads) {
+        azArg[n++] = "-j";
+        azArg[n++] = (char *)zThreads;
+    }
+    azArg[n] = NULL;
+    server s;
+    server_start(&s, azArg);
+    const char *pReq = zRequests;
+    size_t nRequest = 0;
+    for (const char *p = zClients; *p;) {
+        unsigned nClient = (unsigned)strtoul(p, (char **)&p, 10);
+        if (*pReq) /* the next entry of --requests, or the last one again */
+            nRequest = strtoull(pReq, (char **)&pReq, 10);
+        if (*pReq == ',')
+            pReq++;
+        if (nClient == 0 || nRequest == 0)
+            die("--clients %s / --requests %s: positive numbers expected", zClients, zRequests);
+        run_clients(&w, s.port, nClient, nRequest < nClient ? nClient : nRequest, zLabel);
+        if (*p == ',')
+            p++;
+        else if (*p)
+            die("--clients: bad list '%s'", zClients);
+    }
+    server_stop(&s);
+    for (size_t i = 0; i < w.n; i++)
+        free(w.azBody[i]);
+    free(w.azBody);
+    free(w.anBody);
+    genie_queries_free(w.q);
+    return 0;
+}

@@ -1,0 +1,190 @@
+/* Helpers of the genie serve tests (serve_harness.h). */
+#include "serve_harness.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test.h"
+
+const char *backend_flag(void)
+{
+    static char z[64];
+    snprintf(z, sizeof z, "-b %s", genie_backend_name(test_backend()));
+    return z;
+}
+
+void served_start(served *s, const char *const *azArg)
+{
+    const char *azExec[64];
+    size_t n = 0;
+    azExec[n++] = GENIE_BIN_PATH;
+    azExec[n++] = "serve";
+    for (size_t i = 0; azArg[i]; i++) {
+        CHECK(n < 56);
+        azExec[n++] = azArg[i];
+    }
+    azExec[n++] = "--listen";
+    azExec[n++] = "127.0.0.1:0";
+    azExec[n++] = "-q";
+    azExec[n++] = "-b";
+    azExec[n++] = genie_backend_name(test_backend());
+    azExec[n] = NULL;
+    int aPipe[2];
+    CHECK(pipe(aPipe) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed test's server goes with it */
+        dup2(aPipe[1], STDOUT_FILENO);
+        close(aPipe[0]);
+        close(aPipe[1]);
+        execv(azExec[0], (char *const *)azExec);
+        _exit(127);
+    }
+    close(aPipe[1]);
+    /* The first line says where it listens: "... listening on http://127.0.0.1:PORT". */
+    char zLine[256];
+    size_t len = 0;
+    while (len + 1 < sizeof zLine) {
+        ssize_t r = read(aPipe[0], zLine + len, 1);
+        if (r <= 0 || zLine[len] == '\n')
+            break;
+        len++;
+    }
+    zLine[len] = '\0';
+    const char *zColon = strrchr(zLine, ':');
+    if (!strstr(zLine, "listening on") || !zColon)
+        test_fail_at(__FILE__, __LINE__, "genie serve did not start: '%s'", zLine);
+    s->pid = pid;
+    s->port = (uint16_t)atoi(zColon + 1);
+    s->fdOut = aPipe[0];
+    CHECK(s->port > 0);
+}
+
+void served_stop(served *s)
+{
+    CHECK(kill(s->pid, SIGTERM) == 0);
+    int status = 0;
+    CHECK(waitpid(s->pid, &status, 0) == s->pid);
+    close(s->fdOut);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        test_fail_at(__FILE__, __LINE__, "genie serve ended with status 0x%x, not exit 0", status);
+}
+
+int served_request(const served *s, const char *zMethod, const char *zPath, const char *zBody, http_answer *a)
+{
+    http_client c;
+    http_client_init(&c, s->port);
+    int st = http_request(&c, zMethod, zPath, NULL, zBody, zBody ? strlen(zBody) : 0, a);
+    http_client_close(&c);
+    return st;
+}
+
+char *run_capture(const char *zCmd)
+{
+    FILE *f = popen(zCmd, "r");
+    CHECK(f != NULL);
+    size_t n = 0, cap = 4096;
+    char *z = malloc(cap);
+    CHECK(z != NULL);
+    size_t r;
+    while ((r = fread(z + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (cap - n < 2) {
+            cap *= 2;
+            z = realloc(z, cap);
+            CHECK(z != NULL);
+        }
+    }
+    z[n] = '\0';
+    int st = pclose(f);
+    if (st != 0)
+        test_fail_at(__FILE__, __LINE__, "'%s' exited with 0x%x", zCmd, st);
+    return z;
+}
+
+void sb_printf(strbuf *b, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(NULL, 0, f, ap);
+    va_end(ap);
+    CHECK(n >= 0);
+    if (b->n + (size_t)n + 1 > b->cap) {
+        b->cap = (b->n + (size_t)n + 1) * 2;
+        b->z = realloc(b->z, b->cap);
+        CHECK(b->z != NULL);
+    }
+    va_start(ap, f);
+    vsnprintf(b->z + b->n, (size_t)n + 1, f, ap);
+    va_end(ap);
+    b->n += (size_t)n;
+}
+
+char *fmt(const char *f, ...)
+{
+    char *z;
+    va_list ap;
+    va_start(ap, f);
+    CHECK(vasprintf(&z, f, ap) >= 0);
+    va_end(ap);
+    return z;
+}
+
+void write_text(const char *path, const char *z)
+{
+    test_write_file(path, z, strlen(z));
+}
+
+void build(char *zArgs)
+{
+    char *zCmd = fmt("%s build -q %s", GENIE_BIN_PATH, zArgs);
+    free(run_capture(zCmd));
+    free(zCmd);
+    free(zArgs);
+}
+
+void build_identity_index(const char *path, unsigned n, unsigned shift)
+{
+    strbuf b = {0};
+    for (unsigned i = 0; i < n; i++)
+        sb_printf(&b, "%u %u\n", i + shift, 100000 + i % 7);
+    write_text(test_path("identity.txt"), b.z ? b.z : "");
+    free(b.z);
+    build(fmt("-o %s %s", path, test_path("identity.txt")));
+}
+
+void identity_answer(strbuf *b, unsigned queryNo, unsigned object)
+{
+    sb_printf(b, "{\"query\":%u,\"hits\":[{\"rank\":1,\"object\":%u,\"label\":null,\"count\":1}]}", queryNo, object);
+}
+
+double metric_value(const served *s, const char *zName)
+{
+    http_answer a;
+    CHECK_STATUS(served_request(s, "GET", "/metrics", NULL, &a), 200, &a);
+    const char *p = strstr(a.zBody, zName);
+    if (!p)
+        test_fail_at(__FILE__, __LINE__, "no %s in /metrics", zName);
+    double v = atof(p + strlen(zName));
+    http_answer_free(&a);
+    return v;
+}
+
+#ifndef GENIE_HAVE_SERVER
+void check_not_built(void)
+{
+    char *z = run_capture(GENIE_BIN_PATH " serve --index x=y 2>&1; echo \"exit $?\"");
+    CHECK(strstr(z, "without server support") != NULL);
+    CHECK(strstr(z, "exit 2") != NULL);
+    free(z);
+}
+#endif

@@ -1,0 +1,250 @@
+/*
+ * genie serve says what `genie search --json` says: for every index type
+ * (keywords with labels and records, text, sets, sequences, table,
+ * vectors) the same queries and options through the server and through
+ * the CLI give byte-identical answers.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "genie/vectors.h"
+#include "serve_harness.h"
+#include "test.h"
+
+/* The body the server must send for the CLI's JSON lines: {"results":[line,line,...]}. */
+static char *expected_from_cli(const char *zLines)
+{
+    strbuf b = {0};
+    sb_printf(&b, "{\"results\":[");
+    const char *p = zLines;
+    int first = 1;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        sb_printf(&b, "%s%.*s", first ? "" : ",", (int)n, p);
+        first = 0;
+        p += n + (e ? 1 : 0);
+    }
+    sb_printf(&b, "]}");
+    return b.z;
+}
+
+typedef struct type_case {
+    const char *zName;    /* index name */
+    char *zCliArgs;       /* genie search options and the query file */
+    char *zBody;          /* the same queries and options as a JSON body */
+} type_case;
+
+static void compare_with_cli(const served *s, const type_case *tc)
+{
+    char zCmd[4096];
+    snprintf(zCmd, sizeof zCmd, "%s search -q --json %s %s", GENIE_BIN_PATH, backend_flag(), tc->zCliArgs);
+    char *zLines = run_capture(zCmd);
+    char *zWant = expected_from_cli(zLines);
+    char zPath[128];
+    snprintf(zPath, sizeof zPath, "/v1/indexes/%s/search", tc->zName);
+    http_answer a;
+    int st = served_request(s, "POST", zPath, tc->zBody, &a);
+    CHECK_STATUS(st, 200, &a);
+    if (strcmp(a.zBody, zWant) != 0)
+        test_fail_at(__FILE__, __LINE__, "%s: the server's answer differs from genie search --json %s:\n  got  %.800s\n  want %.800s",
+                     tc->zName, tc->zCliArgs, a.zBody, zWant);
+    CHECK(a.nBody > 20); /* a real answer, not an empty one both agree on */
+    http_answer_free(&a);
+    free(zWant);
+    free(zLines);
+}
+
+static const char *const azWord[] = {"apple", "bread", "cheese", "dough", "egg",   "flour", "grape", "honey",
+                                     "icing", "jam",   "kale",   "lemon", "mango", "nut",   "olive", "pear",
+                                     "quince", "rice", "salt",   "tea",   "ugli",  "vanilla", "wheat", "yam"};
+#define N_WORD (sizeof azWord / sizeof *azWord)
+
+/* Lines of 2..7 random words, as a file and as a JSON list of strings. */
+static void random_word_lines(uint64_t *rng, unsigned n, strbuf *file, strbuf *json)
+{
+    sb_printf(json, "[");
+    for (unsigned i = 0; i < n; i++) {
+        unsigned m = 2 + (unsigned)(test_rand(rng) % 6);
+        sb_printf(json, "%s\"", i ? "," : "");
+        for (unsigned j = 0; j < m; j++) {
+            const char *w = azWord[test_rand(rng) % N_WORD];
+            sb_printf(file, "%s%s", j ? " " : "", w);
+            sb_printf(json, "%s%s", j ? " " : "", w);
+        }
+        sb_printf(file, "\n");
+        sb_printf(json, "\"");
+    }
+    sb_printf(json, "]");
+}
+
+TEST(serve_answers_equal_cli_json)
+{
+    SERVER_REQUIRED();
+    uint64_t rng = 12345;
+    type_case aCase[8];
+    size_t nCase = 0;
+
+    /* keywords, with labels and records */
+    strbuf f = {0}, j = {0};
+    for (unsigned i = 0; i < 300; i++) {
+        sb_printf(&f, "%u", 5000 + i);
+        unsigned m = 1 + (unsigned)(test_rand(&rng) % 6);
+        for (unsigned k = 0; k < m; k++)
+            sb_printf(&f, " %u", (unsigned)(test_rand(&rng) % 120));
+        sb_printf(&f, "\n");
+    }
+    write_text(test_path("kw.txt"), f.z);
+    build(fmt("--labels --records -o %s %s", test_path("kw.genie"), test_path("kw.txt")));
+    f.n = 0;
+    sb_printf(&j, "{\"k\":5,\"min_count\":2,\"show\":true,\"queries\":[");
+    for (unsigned q = 0; q < 40; q++) {
+        unsigned m = 1 + (unsigned)(test_rand(&rng) % 4);
+        sb_printf(&j, "%s[", q ? "," : "");
+        for (unsigned k = 0; k < m; k++) {
+            unsigned lo = (unsigned)(test_rand(&rng) % 120), w = 1 + (unsigned)(test_rand(&rng) % 3);
+            if (test_rand(&rng) % 2) {
+                sb_printf(&f, "%s%u", k ? " " : "", lo);
+                sb_printf(&j, "%s%u", k ? "," : "", lo);
+            } else {
+                unsigned hi = lo + (unsigned)(test_rand(&rng) % 5);
+                sb_printf(&f, "%s%u-%u:%u", k ? " " : "", lo, hi, w);
+                sb_printf(&j, "%s[%u,%u,%u]", k ? "," : "", lo, hi, w);
+            }
+        }
+        sb_printf(&f, "\n");
+        sb_printf(&j, "]");
+    }
+    sb_printf(&j, "]}");
+    write_text(test_path("kw_q.txt"), f.z);
+    aCase[nCase++] = (type_case){"kw", fmt("-k 5 -m 2 --show %s %s", test_path("kw.genie"), test_path("kw_q.txt")), j.z};
+
+    /* text */
+    f = (strbuf){0}, j = (strbuf){0};
+    strbuf jq = {0};
+    random_word_lines(&rng, 200, &f, &jq);
+    write_text(test_path("docs.txt"), f.z);
+    build(fmt("-t text -o %s %s", test_path("docs.genie"), test_path("docs.txt")));
+    f = (strbuf){0}, jq = (strbuf){0};
+    random_word_lines(&rng, 30, &f, &jq);
+    write_text(test_path("docs_q.txt"), f.z);
+    aCase[nCase++] = (type_case){"docs", fmt("-k 3 --show %s %s", test_path("docs.genie"), test_path("docs_q.txt")),
+                                 fmt("{\"queries\":%s,\"k\":3,\"show\":true}", jq.z)};
+
+    /* sets: the same kind of lines, elements are words */
+    f = (strbuf){0}, jq = (strbuf){0};
+    random_word_lines(&rng, 200, &f, &jq);
+    write_text(test_path("sets.txt"), f.z);
+    build(fmt("-t sets -m 32 -o %s %s", test_path("sets.genie"), test_path("sets.txt")));
+    f = (strbuf){0}, jq = (strbuf){0};
+    random_word_lines(&rng, 25, &f, &jq);
+    write_text(test_path("sets_q.txt"), f.z);
+    aCase[nCase++] = (type_case){"sets", fmt("-k 4 -K 20 --show %s %s", test_path("sets.genie"), test_path("sets_q.txt")),
+                                 fmt("{\"queries\":%s,\"k\":4,\"candidates\":20,\"show\":true}", jq.z)};
+    aCase[nCase++] = (type_case){"sets", fmt("-k 3 --exact %s %s", test_path("sets.genie"), test_path("sets_q.txt")),
+                                 fmt("{\"queries\":%s,\"k\":3,\"exact\":true}", jq.z)};
+
+    /* sequences: strings over a small alphabet */
+    f = (strbuf){0}, jq = (strbuf){0};
+    for (unsigned i = 0; i < 300; i++) {
+        unsigned m = 4 + (unsigned)(test_rand(&rng) % 8);
+        for (unsigned k = 0; k < m; k++)
+            sb_printf(&f, "%c", "acgt"[test_rand(&rng) % 4]);
+        sb_printf(&f, "\n");
+    }
+    write_text(test_path("seq.txt"), f.z);
+    build(fmt("-t sequences -o %s %s", test_path("seq.genie"), test_path("seq.txt")));
+    f = (strbuf){0};
+    sb_printf(&jq, "[");
+    for (unsigned i = 0; i < 25; i++) {
+        unsigned m = 4 + (unsigned)(test_rand(&rng) % 8);
+        sb_printf(&jq, "%s\"", i ? "," : "");
+        for (unsigned k = 0; k < m; k++) {
+            char c = "acgt"[test_rand(&rng) % 4];
+            sb_printf(&f, "%c", c);
+            sb_printf(&jq, "%c", c);
+        }
+        sb_printf(&f, "\n");
+        sb_printf(&jq, "\"");
+    }
+    sb_printf(&jq, "]");
+    write_text(test_path("seq_q.txt"), f.z);
+    aCase[nCase++] = (type_case){"seq", fmt("-k 2 --certify --show %s %s", test_path("seq.genie"), test_path("seq_q.txt")),
+                                 fmt("{\"queries\":%s,\"k\":2,\"certify\":true,\"show\":true}", jq.z)};
+
+    /* table: a numeric, a categorical and a stored column; missing values */
+    f = (strbuf){0}, jq = (strbuf){0};
+    static const char *const azCity[] = {"paris", "rome", "oslo", "lima", "doha"};
+    sb_printf(&f, "age,city,score\n");
+    for (unsigned i = 0; i < 300; i++)
+        sb_printf(&f, "%u,%s,%u\n", 18 + (unsigned)(test_rand(&rng) % 60), azCity[test_rand(&rng) % 5],
+                  (unsigned)(test_rand(&rng) % 1000));
+    write_text(test_path("people.csv"), f.z);
+    build(fmt("-t table --bins 64 -o %s %s", test_path("people.genie"), test_path("people.csv")));
+    f = (strbuf){0};
+    sb_printf(&f, "age,city\n");
+    sb_printf(&jq, "[");
+    for (unsigned i = 0; i < 20; i++) {
+        unsigned age = 18 + (unsigned)(test_rand(&rng) % 60);
+        const char *zCity = azCity[test_rand(&rng) % 5];
+        if (i % 7 == 3) { /* a missing age */
+            sb_printf(&f, ",%s\n", zCity);
+            sb_printf(&jq, "%s{\"age\":null,\"city\":\"%s\"}", i ? "," : "", zCity);
+        } else {
+            sb_printf(&f, "%u,%s\n", age, zCity);
+            sb_printf(&jq, "%s{\"age\":%u,\"city\":\"%s\"}", i ? "," : "", age, zCity);
+        }
+    }
+    sb_printf(&jq, "]");
+    write_text(test_path("people_q.csv"), f.z);
+    aCase[nCase++] = (type_case){"people",
+                                 fmt("-k 4 --radius 3 --radius age=2 --weight city=3 --show %s %s",
+                                     test_path("people.genie"), test_path("people_q.csv")),
+                                 fmt("{\"queries\":%s,\"k\":4,\"radius\":3,\"radius\":{\"age\":2},\"weight\":{\"city\":3},"
+                                     "\"show\":true}",
+                                     jq.z)};
+
+    /* vectors: random floats, written exactly (%.9g round-trips a float) */
+    genie_vectors base = {300, 8, malloc(300 * 8 * sizeof(float))}, qv = {20, 8, malloc(20 * 8 * sizeof(float))};
+    CHECK(base.data && qv.data);
+    for (size_t i = 0; i < 300 * 8; i++)
+        base.data[i] = (float)(test_rand(&rng) % 10000) / 1000.0f;
+    jq = (strbuf){0};
+    sb_printf(&jq, "[");
+    for (size_t i = 0; i < 20; i++) {
+        sb_printf(&jq, "%s[", i ? "," : "");
+        for (size_t d = 0; d < 8; d++) {
+            qv.data[i * 8 + d] = (float)(test_rand(&rng) % 10000) / 1000.0f;
+            sb_printf(&jq, "%s%.9g", d ? "," : "", (double)qv.data[i * 8 + d]);
+        }
+        sb_printf(&jq, "]");
+    }
+    sb_printf(&jq, "]");
+    CHECK_OK(genie_vectors_write_fvecs(&base, test_path("vec.fvecs")));
+    CHECK_OK(genie_vectors_write_fvecs(&qv, test_path("vec_q.fvecs")));
+    build(fmt("-t vectors -m 16 -o %s %s", test_path("vec.genie"), test_path("vec.fvecs")));
+    aCase[nCase++] = (type_case){"vec", fmt("-k 5 -K 40 %s %s", test_path("vec.genie"), test_path("vec_q.fvecs")),
+                                 fmt("{\"queries\":%s,\"k\":5,\"candidates\":40}", jq.z)};
+    aCase[nCase++] = (type_case){"vec", fmt("-k 3 --exact %s %s", test_path("vec.genie"), test_path("vec_q.fvecs")),
+                                 fmt("{\"queries\":%s,\"k\":3,\"exact\":true}", jq.z)};
+
+    char *azSpec[6] = {fmt("kw=%s", test_path("kw.genie")),       fmt("docs=%s", test_path("docs.genie")),
+                       fmt("sets=%s", test_path("sets.genie")),   fmt("seq=%s", test_path("seq.genie")),
+                       fmt("people=%s", test_path("people.genie")), fmt("vec=%s", test_path("vec.genie"))};
+    const char *azArg[] = {"-i", azSpec[0], "-i", azSpec[1], "-i", azSpec[2], "-i", azSpec[3],
+                           "-i", azSpec[4], "-i", azSpec[5], NULL};
+    served s;
+    served_start(&s, azArg);
+    for (size_t i = 0; i < nCase; i++)
+        compare_with_cli(&s, &aCase[i]);
+    served_stop(&s);
+    for (size_t i = 0; i < nCase; i++) {
+        free(aCase[i].zCliArgs);
+        free(aCase[i].zBody);
+    }
+    for (size_t i = 0; i < 6; i++)
+        free(azSpec[i]);
+    genie_vectors_free(&base);
+    genie_vectors_free(&qv);
+}
+

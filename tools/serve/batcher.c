@@ -1,0 +1,445 @@
+/*
+ * Dynamic batching: one thread per index answers the queued requests.
+ *
+ * HTTP threads queue a request (serve_batcher_submit) and wait on its
+ * condition variable.  The batcher sleeps on its own condition variable
+ * until a request arrives, then takes the oldest request's options as the
+ * batch's and waits until requests with those options hold --max-batch
+ * queries or --max-wait has passed since the oldest arrived, whichever is
+ * first.  It takes every queued request with the same options and file
+ * (up to --max-batch queries; a larger request runs alone), leaves the
+ * others queued for the next round, runs one search for all the queries,
+ * and hands each request a reference to the results with its slice.
+ * Requests with other options (k, min_count, exact, ...) never share a
+ * batch: the engine takes one set of options per call.
+ *
+ * The queue is bounded (--max-queue queries): submit refuses beyond it
+ * (503), so memory never grows without bound.  A request whose wait runs
+ * out (504) is unlinked when still queued, or left to the batcher to free
+ * when it is running.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve.h"
+
+struct serve_batcher {
+    serve_index *pIndex;
+    const serve_config *cfg;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;      /* the batcher's: a request arrived, or stop */
+    serve_request *pHead, *pTail;
+    uint64_t nQueued;         /* queries in the queue */
+    int stop;                 /* answer what is queued, then end the thread */
+    int flush;                /* shutting down: batches no longer wait for more */
+    genie_queries *pQueries;  /* keywords, text, table: reused batch to batch */
+};
+
+double serve_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static struct timespec deadline_at(double t)
+{
+    /* condition variables below use CLOCK_MONOTONIC (see cond_init) */
+    struct timespec ts;
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+static void cond_init(pthread_cond_t *c)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &a);
+    pthread_condattr_destroy(&a);
+}
+
+static int same_batch(const serve_request *a, const serve_request *b)
+{
+    return a->pLoaded == b->pLoaded && strcmp(a->opt.zKey, b->opt.zKey) == 0;
+}
+
+/* Queries queued with @p first's options (under mu). */
+static uint64_t queued_like(const serve_batcher *b, const serve_request *first)
+{
+    uint64_t n = 0;
+    for (const serve_request *r = b->pHead; r; r = r->pNext)
+        if (same_batch(r, first))
+            n += r->nQuery;
+    return n;
+}
+
+static void unlink_request(serve_batcher *b, serve_request *r)
+{
+    serve_request **pp = &b->pHead, *pPrev = NULL;
+    while (*pp && *pp != r) {
+        pPrev = *pp;
+        pp = &(*pp)->pNext;
+    }
+    if (!*pp)
+        return;
+    *pp = r->pNext;
+    if (b->pTail == r)
+        b->pTail = pPrev;
+    r->pNext = NULL;
+    b->nQueued -= r->nQuery;
+}
+
+/* Take the next batch off the queue (under mu): a list linked by pNext. */
+static serve_request *take_batch(serve_batcher *b, serve_request *first)
+{
+    serve_request *pBatch = NULL, **ppEnd = &pBatch;
+    uint64_t n = 0;
+    serve_request *r = b->pHead;
+    while (r) {
+        serve_request *pNext = r->pNext;
+        if (same_batch(r, first) && (n == 0 || n + r->nQuery <= b->cfg->maxBatch)) {
+            unlink_request(b, r);
+            r->state = SERVE_RUNNING;
+            *ppEnd = r;
+            ppEnd = &r->pNext;
+            n += r->nQuery;
+        }
+        r = pNext;
+    }
+    return pBatch;
+}
+
+/* A request that cannot be answered: pad its queries so the others keep their places. */
+static void fail_request(serve_request *r, genie_status rc)
+{
+    r->rc = rc;
+    const char *z = genie_last_error();
+    free(r->zError);
+    r->zError = strdup(z[0] ? z : genie_strerror(rc));
+}
+
+/* Table settings of a batch: defaults (radius 50, weight 1), then the request's. */
+static genie_status apply_table_settings(genie_table *t, const serve_options *o)
+{
+    genie_status rc = genie_table_set_radius(t, NULL, 50);
+    if (rc == GENIE_OK)
+        rc = genie_table_set_weight(t, NULL, 1);
+    for (size_t i = 0; i < o->nSetting && rc == GENIE_OK; i++) {
+        const serve_setting *s = &o->aSetting[i];
+        rc = s->isWeight ? genie_table_set_weight(t, s->zColumn, s->value)
+                         : genie_table_set_radius(t, s->zColumn, s->value);
+    }
+    return rc;
+}
+
+/* keywords, text, table: every request's queries into one genie_queries. */
+static genie_status add_queries(serve_batcher *b, serve_request *pBatch)
+{
+    serve_loaded *l = pBatch->pLoaded;
+    genie_queries_clear(b->pQueries);
+    for (serve_request *r = pBatch; r; r = r->pNext) {
+        genie_status rc = GENIE_OK;
+        size_t q = 0;
+        for (; q < r->nQuery && rc == GENIE_OK; q++) {
+            uint32_t m = r->opt.minCount;
+            if (l->info.type == GENIE_TYPE_KEYWORDS)
+                rc = genie_queries_add(b->pQueries, r->aItem + r->aStart[q], r->aStart[q + 1] - r->aStart[q], m);
+            else if (l->info.type == GENIE_TYPE_TEXT)
+                rc = genie_queries_add_text(b->pQueries, l->idx, r->azText[q], r->anText[q], m);
+            else
+                rc = genie_table_add_query(l->table, b->pQueries, r->azText + r->aStart[q],
+                                           r->azValue + r->aStart[q], r->aStart[q + 1] - r->aStart[q], m);
+        }
+        if (rc == GENIE_ENOMEM)
+            return rc;
+        if (rc != GENIE_OK) {
+            fail_request(r, rc);
+            for (; q < r->nQuery; q++)
+                if ((rc = genie_queries_add(b->pQueries, NULL, 0, 0)) != GENIE_OK)
+                    return rc;
+        }
+    }
+    return GENIE_OK;
+}
+
+/* Run the batch's search into @p res. */
+static genie_status run_search(serve_batcher *b, serve_request *pBatch, size_t nQuery, serve_result *res)
+{
+    serve_loaded *l = pBatch->pLoaded;
+    const serve_options *o = &pBatch->opt;
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = b->cfg->backend;
+    opt.threads = b->cfg->threads;
+    opt.gpu_memory = b->cfg->gpuMemory;
+    opt.k = o->k;
+    res->type = l->info.type;
+    switch (l->info.type) {
+    case GENIE_TYPE_SETS:
+    case GENIE_TYPE_SEQUENCES: {
+        const char **az = malloc(nQuery * sizeof *az);
+        size_t *an = malloc(nQuery * sizeof *an), i = 0;
+        genie_status rc = GENIE_ENOMEM;
+        if (az && an) {
+            for (serve_request *r = pBatch; r; r = r->pNext)
+                for (size_t q = 0; q < r->nQuery; q++, i++)
+                    az[i] = r->azText[q], an[i] = r->anText[q];
+            if (l->info.type == GENIE_TYPE_SETS) {
+                genie_set_options so = {o->k, o->candidates, o->exact};
+                rc = genie_set_search(l->idx, az, an, nQuery, &so, &opt, &res->pSet);
+            } else {
+                genie_seq_options so = {o->k, o->candidates, o->maxCandidates, o->exact};
+                rc = genie_seq_search(l->idx, az, an, nQuery, &so, &opt, &res->pSeq);
+            }
+        }
+        free(az);
+        free(an);
+        return rc;
+    }
+    case GENIE_TYPE_VECTORS: {
+        genie_vectors q = {nQuery, l->dim, malloc(nQuery * l->dim * sizeof(float))};
+        res->k = o->k;
+        res->aNb = malloc(nQuery * o->k * sizeof *res->aNb);
+        res->aN = malloc(nQuery * sizeof *res->aN);
+        genie_status rc = GENIE_ENOMEM;
+        if (q.data && res->aNb && res->aN) {
+            size_t i = 0;
+            for (serve_request *r = pBatch; r; r = r->pNext) {
+                memcpy(q.data + i * l->dim, r->aVec, r->nQuery * l->dim * sizeof(float));
+                i += r->nQuery;
+            }
+            genie_vsearch_options vo;
+            memset(&vo, 0, sizeof vo);
+            vo.search = opt;
+            vo.k = o->k;
+            vo.candidates = o->candidates;
+            vo.radius = o->radius;
+            vo.exact = o->exact;
+            rc = genie_vectors_search(l->idx, &q, &vo, res->aNb, res->aN, NULL);
+        }
+        free(q.data);
+        return rc;
+    }
+    default: {
+        genie_status rc = l->table ? apply_table_settings(l->table, o) : GENIE_OK;
+        if (rc == GENIE_OK)
+            rc = add_queries(b, pBatch);
+        if (rc == GENIE_OK)
+            rc = genie_search(l->idx, b->pQueries, &opt, &res->pRes);
+        return rc;
+    }
+    }
+}
+
+/* Run one batch (without the lock) and hand out the answers (with it). */
+static void run_batch(serve_batcher *b, serve_request *pBatch)
+{
+    size_t nQuery = 0;
+    for (serve_request *r = pBatch; r; r = r->pNext)
+        nQuery += r->nQuery;
+    serve_result *res = calloc(1, sizeof *res);
+    genie_status rc = res ? run_search(b, pBatch, nQuery, res) : GENIE_ENOMEM;
+    serve_metrics_batch(nQuery);
+    const char *zErr = genie_last_error();
+    char *zBatchError = rc != GENIE_OK ? strdup(zErr[0] ? zErr : genie_strerror(rc)) : NULL;
+    if (res)
+        atomic_init(&res->nRef, 1);
+    pthread_mutex_lock(&b->mu);
+    size_t iFirst = 0;
+    serve_request *r = pBatch, *pNotify = NULL, **ppNotify = &pNotify;
+    while (r) {
+        serve_request *pNext = r->pNext;
+        r->pNext = NULL;
+        if (rc != GENIE_OK && r->rc == GENIE_OK) {
+            r->rc = rc;
+            r->zError = zBatchError ? strdup(zBatchError) : NULL;
+        }
+        if (rc == GENIE_OK && r->rc == GENIE_OK) {
+            atomic_fetch_add(&res->nRef, 1);
+            r->pResult = res;
+            r->iFirst = iFirst;
+        }
+        iFirst += r->nQuery;
+        if (r->state == SERVE_ABANDONED) {
+            serve_request_free(r);
+        } else {
+            r->state = SERVE_DONE;
+            *ppNotify = r;
+            ppNotify = &r->pNext;
+        }
+        r = pNext;
+    }
+    pthread_mutex_unlock(&b->mu);
+    /* Wake each waiter on its own mutex.  Once done is set the waiter may
+     * free the request: read pNext first, touch nothing after the unlock. */
+    while (pNotify) {
+        r = pNotify;
+        pNotify = r->pNext;
+        pthread_mutex_lock(&r->mu);
+        r->done = 1;
+        pthread_cond_signal(&r->cond);
+        pthread_mutex_unlock(&r->mu);
+    }
+    free(zBatchError);
+    serve_result_release(res); /* the batcher's own reference */
+}
+
+static void *batcher_main(void *arg)
+{
+    serve_batcher *b = arg;
+    pthread_mutex_lock(&b->mu);
+    for (;;) {
+        while (!b->pHead && !b->stop)
+            pthread_cond_wait(&b->cond, &b->mu);
+        if (!b->pHead)
+            break; /* stopping, nothing left */
+        serve_request *first = b->pHead;
+        struct timespec ts = deadline_at(first->tQueued + b->cfg->maxWait);
+        /* Wait for more of the same kind until the batch is full or the wait is over. */
+        while (!b->stop && !b->flush && b->pHead == first && queued_like(b, first) < b->cfg->maxBatch &&
+               serve_now() < first->tQueued + b->cfg->maxWait) {
+            if (pthread_cond_timedwait(&b->cond, &b->mu, &ts) == ETIMEDOUT)
+                break;
+        }
+        if (b->pHead != first)
+            continue; /* the first one timed out and left: start over */
+        serve_request *pBatch = take_batch(b, first);
+        pthread_mutex_unlock(&b->mu);
+        run_batch(b, pBatch);
+        pthread_mutex_lock(&b->mu);
+    }
+    pthread_mutex_unlock(&b->mu);
+    return NULL;
+}
+
+genie_status serve_batcher_start(serve_index *p, const serve_config *cfg)
+{
+    serve_batcher *b = calloc(1, sizeof *b);
+    if (!b)
+        return GENIE_ENOMEM;
+    b->pIndex = p;
+    b->cfg = cfg;
+    genie_status rc = genie_queries_new(&b->pQueries);
+    if (rc != GENIE_OK) {
+        free(b);
+        return rc;
+    }
+    pthread_mutex_init(&b->mu, NULL);
+    cond_init(&b->cond);
+    if (pthread_create(&b->thread, NULL, batcher_main, b) != 0) {
+        pthread_mutex_destroy(&b->mu);
+        pthread_cond_destroy(&b->cond);
+        genie_queries_free(b->pQueries);
+        free(b);
+        return GENIE_ENOMEM;
+    }
+    p->pBatcher = b;
+    return GENIE_OK;
+}
+
+void serve_batcher_stop(serve_batcher *b)
+{
+    if (!b)
+        return;
+    pthread_mutex_lock(&b->mu);
+    b->stop = 1;
+    pthread_cond_signal(&b->cond);
+    pthread_mutex_unlock(&b->mu);
+    pthread_join(b->thread, NULL);
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->cond);
+    genie_queries_free(b->pQueries);
+    b->pIndex->pBatcher = NULL;
+    free(b);
+}
+
+serve_request *serve_request_new(serve_index *p)
+{
+    serve_request *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    pthread_mutex_init(&r->mu, NULL);
+    cond_init(&r->cond);
+    r->pLoaded = serve_index_acquire(p);
+    return r;
+}
+
+void serve_batcher_flush(serve_batcher *b)
+{
+    pthread_mutex_lock(&b->mu);
+    b->flush = 1;
+    pthread_cond_signal(&b->cond);
+    pthread_mutex_unlock(&b->mu);
+}
+
+int serve_batcher_submit(serve_batcher *b, serve_request *r)
+{
+    pthread_mutex_lock(&b->mu);
+    if (b->nQueued + r->nQuery > b->cfg->maxQueue && b->pHead) {
+        pthread_mutex_unlock(&b->mu);
+        return 503;
+    }
+    r->state = SERVE_QUEUED;
+    r->tQueued = serve_now();
+    r->pNext = NULL;
+    if (b->pTail)
+        b->pTail->pNext = r;
+    else
+        b->pHead = r;
+    b->pTail = r;
+    b->nQueued += r->nQuery;
+    /* The batcher needs waking only to start a batch or to cut one short
+     * when full; otherwise it sleeps until the batch's deadline. */
+    if (b->pHead == r || b->nQueued >= b->cfg->maxBatch)
+        pthread_cond_signal(&b->cond);
+    pthread_mutex_unlock(&b->mu);
+
+    struct timespec ts = deadline_at(r->tQueued + b->cfg->timeout);
+    pthread_mutex_lock(&r->mu);
+    while (!r->done && pthread_cond_timedwait(&r->cond, &r->mu, &ts) != ETIMEDOUT)
+        ;
+    int done = r->done;
+    pthread_mutex_unlock(&r->mu);
+    if (done)
+        return 0;
+    /* Timed out: take the request back if it is still queued, else leave
+     * it to the batcher, which frees it when its batch is done. */
+    pthread_mutex_lock(&b->mu);
+    if (r->state == SERVE_QUEUED) {
+        unlink_request(b, r);
+        pthread_cond_signal(&b->cond); /* the batcher may be waiting on it as the first */
+        pthread_mutex_unlock(&b->mu);
+        serve_request_free(r);
+        return 504;
+    }
+    if (r->state == SERVE_RUNNING) {
+        r->state = SERVE_ABANDONED;
+        pthread_mutex_unlock(&b->mu);
+        return 504;
+    }
+    pthread_mutex_unlock(&b->mu);
+    /* SERVE_DONE: answered just now; wait for the batcher to let go of it. */
+    pthread_mutex_lock(&r->mu);
+    while (!r->done)
+        pthread_cond_wait(&r->cond, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+    return 0;
+}
+
+uint64_t serve_batcher_depth(serve_batcher *b)
+{
+    pthread_mutex_lock(&b->mu);
+    uint64_t n = b->nQueued;
+    pthread_mutex_unlock(&b->mu);
+    return n;
+}

@@ -1,0 +1,173 @@
+/*
+ * The named indexes of genie serve (serve.h).  A name points at the
+ * serve_loaded that is current; a reload opens the file again and swaps
+ * the pointer under the slot's mutex.  Requests take a reference when they
+ * arrive and batches keep it while they run, so a request in flight is
+ * answered on the file it started with, and the old file is closed when
+ * its last request is done.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve.h"
+
+int serve_name_ok(const char *zName)
+{
+    size_t n = strlen(zName);
+    if (n == 0 || n > 100 || strcmp(zName, ".") == 0 || strcmp(zName, "..") == 0)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = zName[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+/* Open @p zPath with what the index's type needs at query time. */
+static genie_status loaded_open(const char *zPath, uint64_t generation, serve_loaded **out)
+{
+    *out = NULL;
+    serve_loaded *l = calloc(1, sizeof *l);
+    if (!l)
+        return GENIE_ENOMEM;
+    genie_status rc = genie_index_open(zPath, &l->idx);
+    if (rc != GENIE_OK)
+        goto fail;
+    genie_index_get_info(l->idx, &l->info);
+    if (l->info.type == GENIE_TYPE_TABLE && (rc = genie_table_open(l->idx, &l->table)) != GENIE_OK)
+        goto fail;
+    if (l->info.type == GENIE_TYPE_VECTORS) {
+        genie_vectors base;
+        if ((rc = genie_vectors_index_base(l->idx, &base)) != GENIE_OK)
+            goto fail;
+        l->dim = base.dim;
+    }
+    atomic_init(&l->nRef, 1);
+    l->generation = generation;
+    *out = l;
+    return GENIE_OK;
+fail:
+    genie_table_free(l->table);
+    genie_index_close(l->idx);
+    free(l);
+    return rc;
+}
+
+void serve_loaded_release(serve_loaded *l)
+{
+    if (!l || atomic_fetch_sub(&l->nRef, 1) != 1)
+        return;
+    genie_table_free(l->table);
+    genie_index_close(l->idx);
+    free(l);
+}
+
+genie_status serve_index_open(serve_index *p, const char *zName, const char *zPath)
+{
+    memset(p, 0, sizeof *p);
+    p->zName = strdup(zName);
+    p->zPath = strdup(zPath);
+    if (!p->zName || !p->zPath) {
+        free(p->zName);
+        free(p->zPath);
+        return GENIE_ENOMEM;
+    }
+    genie_status rc = loaded_open(zPath, 1, &p->pCur);
+    if (rc != GENIE_OK) {
+        free(p->zName);
+        free(p->zPath);
+        return rc;
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    return GENIE_OK;
+}
+
+void serve_index_close(serve_index *p)
+{
+    serve_loaded_release(p->pCur);
+    pthread_mutex_destroy(&p->mu);
+    free(p->zName);
+    free(p->zPath);
+    memset(p, 0, sizeof *p);
+}
+
+serve_loaded *serve_index_acquire(serve_index *p)
+{
+    pthread_mutex_lock(&p->mu);
+    serve_loaded *l = p->pCur;
+    atomic_fetch_add(&l->nRef, 1);
+    pthread_mutex_unlock(&p->mu);
+    return l;
+}
+
+genie_status serve_index_reload(serve_index *p)
+{
+    serve_loaded *pOld = serve_index_acquire(p);
+    uint64_t generation = pOld->generation + 1;
+    serve_loaded_release(pOld);
+    /* Opening (validating every checksum) happens outside the lock, so
+     * searches go on meanwhile; two reloads at once both succeed, the
+     * later swap wins. */
+    serve_loaded *pNew;
+    genie_status rc = loaded_open(p->zPath, generation, &pNew);
+    if (rc != GENIE_OK)
+        return rc;
+    pthread_mutex_lock(&p->mu);
+    pOld = p->pCur;
+    p->pCur = pNew;
+    pthread_mutex_unlock(&p->mu);
+    serve_loaded_release(pOld);
+    return GENIE_OK;
+}
+
+void serve_index_info_json(serve_index *p, json_buf *b)
+{
+    serve_loaded *l = serve_index_acquire(p);
+    const genie_index_info *i = &l->info;
+    json_buf_puts(b, "{\"name\":");
+    json_buf_string(b, p->zName, strlen(p->zName));
+    json_buf_puts(b, ",\"file\":");
+    json_buf_string(b, p->zPath, strlen(p->zPath));
+    json_buf_printf(b,
+                    ",\"generation\":%llu,\"format_version\":%u,\"file_size\":%llu,\"type\":\"%s\",\"objects\":%llu,"
+                    "\"postings\":%llu,\"keywords\":%llu,\"longest_list\":%llu,\"max_object_length\":%u,"
+                    "\"sublist_length\":%u,\"sublists\":%llu,\"vocabulary_words\":%llu,\"labels\":%s,"
+                    "\"records\":%s",
+                    (unsigned long long)l->generation, i->format_version, (unsigned long long)i->file_size,
+                    genie_index_type_name(i->type), (unsigned long long)i->n_objects,
+                    (unsigned long long)i->n_postings, (unsigned long long)i->n_keywords,
+                    (unsigned long long)i->longest_list, i->max_object_length, i->sublist_length,
+                    (unsigned long long)i->n_sublists, (unsigned long long)i->n_words,
+                    i->has_labels ? "true" : "false", i->has_records ? "true" : "false");
+    if (l->info.type == GENIE_TYPE_VECTORS)
+        json_buf_printf(b, ",\"dimension\":%u", l->dim);
+    if (l->table) {
+        json_buf_puts(b, ",\"columns\":[");
+        for (size_t c = 0; c < genie_table_columns(l->table); c++) {
+            genie_column_kind kind;
+            const char *z = genie_table_column(l->table, c, &kind);
+            json_buf_puts(b, c ? ",{\"name\":" : "{\"name\":");
+            json_buf_string(b, z, strlen(z));
+            json_buf_printf(b, ",\"kind\":\"%s\"}",
+                            kind == GENIE_COLUMN_NUMERIC ? "numeric"
+                            : kind == GENIE_COLUMN_CATEGORICAL ? "categorical"
+                                                               : "stored");
+        }
+        json_buf_puts(b, "]");
+    }
+    uint32_t nParts = genie_index_parts(l->idx);
+    json_buf_printf(b, ",\"parts\":[");
+    for (uint32_t k = 0; k < nParts; k++) {
+        genie_part_info pi;
+        genie_index_part_info(l->idx, k, &pi);
+        json_buf_printf(b, "%s{\"first_object\":%llu,\"objects\":%llu,\"postings\":%llu,\"keywords\":%llu,\"bytes\":%llu}",
+                        k ? "," : "", (unsigned long long)pi.first_object, (unsigned long long)pi.n_objects,
+                        (unsigned long long)pi.n_postings, (unsigned long long)pi.n_keywords,
+                        (unsigned long long)pi.bytes);
+    }
+    json_buf_puts(b, "]}");
+    serve_loaded_release(l);
+}

@@ -1,0 +1,120 @@
+/*
+ * genie serve's metrics in the Prometheus text exposition format (version
+ * 0.0.4): requests by endpoint and status, request latency and queries per
+ * batch as histograms, and per index the queue depth and the sizes.  The
+ * counters are updated by every HTTP and batcher thread under one mutex:
+ * a handful of additions per request, far below a search's cost.
+ */
+#include <string.h>
+
+#include "serve.h"
+
+static const char *const azEndpoint[SERVE_EP_COUNT] = {"indexes", "index", "search", "reload",
+                                                       "healthz", "readyz", "metrics", "other"};
+
+/* The statuses genie serve answers with; anything else counts as the last. */
+static const unsigned aStatus[] = {200, 400, 401, 404, 405, 413, 500, 503, 504, 0};
+#define N_STATUS (sizeof aStatus / sizeof *aStatus)
+
+static const double aLatency[] = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+#define N_LATENCY (sizeof aLatency / sizeof *aLatency)
+static const double aBatch[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
+#define N_BATCH (sizeof aBatch / sizeof *aBatch)
+
+static struct {
+    pthread_mutex_t mu;
+    uint64_t aRequests[SERVE_EP_COUNT][N_STATUS];
+    uint64_t aLatency[N_LATENCY + 1]; /* per bucket (not cumulative); last: above all */
+    double latencySum;
+    uint64_t nLatency;
+    uint64_t aBatch[N_BATCH + 1];
+    double batchSum;
+    uint64_t nBatch;
+} g = {PTHREAD_MUTEX_INITIALIZER, {{0}}, {0}, 0, 0, {0}, 0, 0};
+
+static void observe(uint64_t *aCount, const double *aBound, size_t nBound, double v)
+{
+    size_t i = 0;
+    while (i < nBound && v > aBound[i])
+        i++;
+    aCount[i]++;
+}
+
+void serve_metrics_request(serve_endpoint ep, unsigned status, double seconds)
+{
+    size_t s = 0;
+    while (aStatus[s] && aStatus[s] != status)
+        s++;
+    pthread_mutex_lock(&g.mu);
+    g.aRequests[ep][s]++;
+    observe(g.aLatency, aLatency, N_LATENCY, seconds);
+    g.latencySum += seconds;
+    g.nLatency++;
+    pthread_mutex_unlock(&g.mu);
+}
+
+void serve_metrics_batch(size_t nQueries)
+{
+    pthread_mutex_lock(&g.mu);
+    observe(g.aBatch, aBatch, N_BATCH, (double)nQueries);
+    g.batchSum += (double)nQueries;
+    g.nBatch++;
+    pthread_mutex_unlock(&g.mu);
+}
+
+static void put_histogram(json_buf *b, const char *zName, const uint64_t *aCount, const double *aBound, size_t nBound,
+                          double sum, uint64_t n)
+{
+    uint64_t cum = 0;
+    for (size_t i = 0; i < nBound; i++) {
+        cum += aCount[i];
+        json_buf_printf(b, "%s_bucket{le=\"%g\"} %llu\n", zName, aBound[i], (unsigned long long)cum);
+    }
+    json_buf_printf(b, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.6f\n%s_count %llu\n", zName, (unsigned long long)n,
+                    zName, sum, zName, (unsigned long long)n);
+}
+
+void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex)
+{
+    pthread_mutex_lock(&g.mu);
+    json_buf_puts(b, "# HELP genie_requests_total HTTP requests answered, by endpoint and status.\n"
+                     "# TYPE genie_requests_total counter\n");
+    for (size_t e = 0; e < SERVE_EP_COUNT; e++)
+        for (size_t s = 0; s < N_STATUS; s++)
+            if (g.aRequests[e][s]) {
+                if (aStatus[s])
+                    json_buf_printf(b, "genie_requests_total{endpoint=\"%s\",status=\"%u\"} %llu\n", azEndpoint[e],
+                                    aStatus[s], (unsigned long long)g.aRequests[e][s]);
+                else
+                    json_buf_printf(b, "genie_requests_total{endpoint=\"%s\",status=\"other\"} %llu\n",
+                                    azEndpoint[e], (unsigned long long)g.aRequests[e][s]);
+            }
+    json_buf_puts(b, "# HELP genie_request_seconds Time from a request's arrival to its answer.\n"
+                     "# TYPE genie_request_seconds histogram\n");
+    put_histogram(b, "genie_request_seconds", g.aLatency, aLatency, N_LATENCY, g.latencySum, g.nLatency);
+    json_buf_puts(b, "# HELP genie_batch_queries Queries per engine call (one batch).\n"
+                     "# TYPE genie_batch_queries histogram\n");
+    put_histogram(b, "genie_batch_queries", g.aBatch, aBatch, N_BATCH, g.batchSum, g.nBatch);
+    pthread_mutex_unlock(&g.mu);
+    json_buf_puts(b, "# HELP genie_queue_queries Queries waiting for a batch, per index.\n"
+                     "# TYPE genie_queue_queries gauge\n");
+    for (size_t i = 0; i < nIndex; i++)
+        json_buf_printf(b, "genie_queue_queries{index=\"%s\"} %llu\n", aIndex[i].zName,
+                        (unsigned long long)(aIndex[i].pBatcher ? serve_batcher_depth(aIndex[i].pBatcher) : 0));
+    static const struct {
+        const char *zName, *zHelp;
+    } aSize[] = {{"genie_index_objects", "Objects in the index."},
+                 {"genie_index_postings", "Postings in the index."},
+                 {"genie_index_file_bytes", "Size of the index file."},
+                 {"genie_index_generation", "Times the index was opened (1 + reloads)."}};
+    for (size_t m = 0; m < sizeof aSize / sizeof *aSize; m++) {
+        json_buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", aSize[m].zName, aSize[m].zHelp, aSize[m].zName);
+        for (size_t i = 0; i < nIndex; i++) {
+            serve_loaded *l = serve_index_acquire(&aIndex[i]);
+            uint64_t v = m == 0 ? l->info.n_objects : m == 1 ? l->info.n_postings : m == 2 ? l->info.file_size
+                                                                                           : l->generation;
+            serve_loaded_release(l);
+            json_buf_printf(b, "%s{index=\"%s\"} %llu\n", aSize[m].zName, aIndex[i].zName, (unsigned long long)v);
+        }
+    }
+}

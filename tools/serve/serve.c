@@ -1,0 +1,453 @@
+/*
+ * genie serve: open the indexes, start one batcher per index and the HTTP
+ * server, then wait for SIGTERM or SIGINT; on either, stop taking new
+ * requests, let the ones in flight finish (their batches run at once,
+ * without waiting for more requests), and exit 0 (serve.h has the map of
+ * the parts).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "../cli.h"
+#include "serve.h"
+
+static const char zHelp[] =
+    "Usage: genie serve [options] --index NAME=PATH ... | --index-dir DIR\n"
+    "\n"
+    "Keep indexes open (on the GPU when there is one: the index is uploaded\n"
+    "once) and answer searches over HTTP/JSON until SIGTERM or SIGINT, then\n"
+    "finish the requests in flight and exit 0.  Concurrent requests for the\n"
+    "same index with the same options are answered by one engine call\n"
+    "(dynamic batching).  The API is in docs/SERVER.md.\n"
+    "\n"
+    "  -i, --index NAME=PATH    serve the index file PATH as NAME (repeatable);\n"
+    "                           NAME: letters, digits, '_', '.', '-'\n"
+    "  -D, --index-dir DIR      serve every DIR/NAME.genie as NAME\n"
+    "  -l, --listen ADDR:PORT   where to listen (default 127.0.0.1:8080; port\n"
+    "                           0: any free port; the address bound is printed)\n"
+    "      --token-file FILE    require 'Authorization: Bearer TOKEN' (TOKEN:\n"
+    "                           FILE's first line) on every endpoint but /healthz\n"
+    "      --max-batch N        most queries per engine call (default 4096)\n"
+    "      --max-wait MS        a batch waits at most MS milliseconds after its\n"
+    "                           first request for more (default 2)\n"
+    "      --max-queue N        most queries waiting per index; beyond, 503 with\n"
+    "                           Retry-After (default 65536)\n"
+    "      --max-body BYTES     largest request body, K/M/G allowed; beyond, 413\n"
+    "                           (default 8M)\n"
+    "      --max-queries N      most queries in one request (default 4096)\n"
+    "      --max-k N            largest k a request may ask (default 10000)\n"
+    "      --timeout SECONDS    a search not answered by then gets 504\n"
+    "                           (default 30)\n"
+    "      --max-connections N  open connections at most (default 4096)\n"
+    "  -b, --backend NAME       engine backend: auto (default), cpu, cpu-idx,\n"
+    "                           cuda, cuda-spq, cuda-cpq-paper\n"
+    "  -j, --threads N          CPU threads per search (default: all cores)\n"
+    "      --gpu-memory BYTES   GPU memory budget, K/M/G allowed\n"
+    "  -q, --quiet              no log lines on standard error\n"
+    "  -h, --help               show this help\n"
+    "\n"
+    "Example:\n"
+    "  genie serve --index-dir /srv/indexes --listen 127.0.0.1:8080\n";
+
+enum {
+    OPT_TOKEN = 0x200, OPT_MAX_BATCH, OPT_MAX_WAIT, OPT_MAX_QUEUE, OPT_MAX_BODY, OPT_MAX_QUERIES, OPT_MAX_K,
+    OPT_TIMEOUT, OPT_MAX_CONN
+};
+
+typedef struct serve_args {
+    serve_config cfg;
+    char **azSpec; /* --index NAME=PATH, argc of them at most */
+    size_t nSpec;
+    const char *zDir, *zListen, *zTokenFile;
+    unsigned maxConnections;
+} serve_args;
+
+static int parse_seconds(const char *z, double lo, double hi, double *out)
+{
+    char *zEnd;
+    errno = 0;
+    double v = strtod(z, &zEnd);
+    if (errno || zEnd == z || *zEnd || !isfinite(v) || v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_args(int argc, char **argv, serve_args *a)
+{
+    static const struct option aOpt[] = {
+        {"index", required_argument, 0, 'i'},          {"index-dir", required_argument, 0, 'D'},
+        {"listen", required_argument, 0, 'l'},         {"token-file", required_argument, 0, OPT_TOKEN},
+        {"max-batch", required_argument, 0, OPT_MAX_BATCH}, {"max-wait", required_argument, 0, OPT_MAX_WAIT},
+        {"max-queue", required_argument, 0, OPT_MAX_QUEUE}, {"max-body", required_argument, 0, OPT_MAX_BODY},
+        {"max-queries", required_argument, 0, OPT_MAX_QUERIES}, {"max-k", required_argument, 0, OPT_MAX_K},
+        {"timeout", required_argument, 0, OPT_TIMEOUT}, {"max-connections", required_argument, 0, OPT_MAX_CONN},
+        {"backend", required_argument, 0, 'b'},        {"threads", required_argument, 0, 'j'},
+        {"gpu-memory", required_argument, 0, CLI_OPT_SEARCH_GPU_MEMORY}, {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},                 {0, 0, 0, 0}};
+    serve_config *cfg = &a->cfg;
+    int c;
+    uint64_t v;
+    double d;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "i:D:l:b:j:qh", aOpt, NULL)) != -1) {
+        genie_search_options eng = {.backend = cfg->backend, .threads = cfg->threads, .gpu_memory = cfg->gpuMemory};
+        int st;
+        if (cli_engine_option("serve", c, optarg, &eng, &st)) {
+            if (st != CLI_EXIT_OK)
+                return st;
+            cfg->backend = eng.backend;
+            cfg->threads = eng.threads;
+            cfg->gpuMemory = eng.gpu_memory;
+            continue;
+        }
+        switch (c) {
+        case 'i': a->azSpec[a->nSpec++] = optarg; break;
+        case 'D': a->zDir = optarg; break;
+        case 'l': a->zListen = optarg; break;
+        case OPT_TOKEN: a->zTokenFile = optarg; break;
+        case OPT_MAX_BATCH:
+            if (!cli_parse_u64(optarg, 1, 1u << 20, &v))
+                return cli_usage_error("serve", "--max-batch must be 1..1048576, not '%s'", optarg);
+            cfg->maxBatch = (uint32_t)v;
+            break;
+        case OPT_MAX_WAIT:
+            if (!parse_seconds(optarg, 0, 10000, &d))
+                return cli_usage_error("serve", "--max-wait must be 0..10000 milliseconds, not '%s'", optarg);
+            cfg->maxWait = d / 1000;
+            break;
+        case OPT_MAX_QUEUE:
+            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &cfg->maxQueue))
+                return cli_usage_error("serve", "--max-queue must be 1..4294967295, not '%s'", optarg);
+            break;
+        case OPT_MAX_BODY:
+            if (!cli_parse_bytes(optarg, &cfg->maxBody))
+                return cli_usage_error("serve", "--max-body must be a size like 8M, not '%s'", optarg);
+            break;
+        case OPT_MAX_QUERIES:
+            if (!cli_parse_u64(optarg, 1, 1u << 24, &v))
+                return cli_usage_error("serve", "--max-queries must be 1..16777216, not '%s'", optarg);
+            cfg->maxQueries = (uint32_t)v;
+            break;
+        case OPT_MAX_K:
+            if (!cli_parse_u64(optarg, 1, 1u << 24, &v))
+                return cli_usage_error("serve", "--max-k must be 1..16777216, not '%s'", optarg);
+            cfg->maxK = (uint32_t)v;
+            break;
+        case OPT_TIMEOUT:
+            if (!parse_seconds(optarg, 0.001, 86400, &cfg->timeout))
+                return cli_usage_error("serve", "--timeout must be 0.001..86400 seconds, not '%s'", optarg);
+            break;
+        case OPT_MAX_CONN:
+            if (!cli_parse_u64(optarg, 1, 1u << 20, &v))
+                return cli_usage_error("serve", "--max-connections must be 1..1048576, not '%s'", optarg);
+            a->maxConnections = (unsigned)v;
+            break;
+        case 'q': cfg->quiet = 1; break;
+        case 'h': fputs(zHelp, stdout); exit(CLI_EXIT_OK);
+        default: return cli_usage_error("serve", "bad option");
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("serve", "unexpected argument '%s' (indexes go with --index NAME=PATH)", argv[optind]);
+    if (!a->nSpec && !a->zDir)
+        return cli_usage_error("serve", "nothing to serve: give --index NAME=PATH or --index-dir DIR");
+    return CLI_EXIT_OK;
+}
+
+/* The token: the file's first line, without trailing white space. */
+static int read_token(const char *zFile, char **pzToken)
+{
+    FILE *f = fopen(zFile, "r");
+    if (!f) {
+        fprintf(stderr, "genie serve: cannot open --token-file %s: %s\n", zFile, strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
+    char *z = NULL;
+    size_t nCap = 0;
+    ssize_t n = getline(&z, &nCap, f);
+    fclose(f);
+    while (n > 0 && (z[n - 1] == '\n' || z[n - 1] == '\r' || z[n - 1] == ' ' || z[n - 1] == '\t'))
+        z[--n] = '\0';
+    if (n <= 0) {
+        free(z);
+        fprintf(stderr, "genie serve: --token-file %s: the first line is empty\n", zFile);
+        return CLI_EXIT_FAIL;
+    }
+    *pzToken = z;
+    return CLI_EXIT_OK;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* NAME=PATH pairs of --index and --index-dir, checked; *pazPair holds 2 * *pn strings (malloc'd). */
+static int collect_indexes(const serve_args *a, char ***pazPair, size_t *pn)
+{
+    size_t nCap = 2 * a->nSpec + 16, n = 0;
+    char **az = calloc(nCap, sizeof *az);
+    int st = CLI_EXIT_OK;
+    if (!az)
+        return cli_fail(GENIE_ENOMEM);
+    for (size_t i = 0; i < a->nSpec && st == CLI_EXIT_OK; i++) {
+        const char *zEq = strchr(a->azSpec[i], '=');
+        if (!zEq || !zEq[1]) {
+            st = cli_usage_error("serve", "--index '%s': expected NAME=PATH", a->azSpec[i]);
+            break;
+        }
+        az[n] = strndup(a->azSpec[i], (size_t)(zEq - a->azSpec[i]));
+        az[n + 1] = strdup(zEq + 1);
+        n += 2;
+    }
+    DIR *d = st == CLI_EXIT_OK && a->zDir ? opendir(a->zDir) : NULL;
+    if (st == CLI_EXIT_OK && a->zDir && !d) {
+        fprintf(stderr, "genie serve: cannot read --index-dir %s: %s\n", a->zDir, strerror(errno));
+        st = CLI_EXIT_FAIL;
+    }
+    size_t nFirstDir = n;
+    struct dirent *e;
+    while (d && st == CLI_EXIT_OK && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len <= 6 || strcmp(e->d_name + len - 6, ".genie") != 0)
+            continue;
+        if (n + 2 > nCap) {
+            char **azNew = realloc(az, 2 * nCap * sizeof *az);
+            if (!azNew) {
+                st = cli_fail(GENIE_ENOMEM);
+                break;
+            }
+            memset(azNew + nCap, 0, nCap * sizeof *az);
+            az = azNew;
+            nCap *= 2;
+        }
+        az[n] = strndup(e->d_name, len - 6);
+        if (asprintf(&az[n + 1], "%s/%s", a->zDir, e->d_name) < 0)
+            az[n + 1] = NULL;
+        n += 2;
+    }
+    if (d)
+        closedir(d);
+    /* --index-dir's order: by name, whatever readdir gave */
+    if (st == CLI_EXIT_OK && n > nFirstDir) {
+        size_t nDir = (n - nFirstDir) / 2;
+        char **azNames = malloc(nDir * sizeof(char *[2]));
+        if (azNames) {
+            memcpy(azNames, az + nFirstDir, nDir * sizeof(char *[2]));
+            qsort(azNames, nDir, sizeof(char *[2]), compare_names);
+            memcpy(az + nFirstDir, azNames, nDir * sizeof(char *[2]));
+            free(azNames);
+        }
+    }
+    for (size_t i = 0; i < n && st == CLI_EXIT_OK; i += 2) {
+        if (!az[i] || !az[i + 1])
+            st = cli_fail(GENIE_ENOMEM);
+        else if (!serve_name_ok(az[i]))
+            st = cli_usage_error("serve", "index name '%s': use 1..100 of letters, digits, '_', '.', '-'", az[i]);
+        for (size_t j = 0; j < i && st == CLI_EXIT_OK; j += 2)
+            if (strcmp(az[i], az[j]) == 0)
+                st = cli_usage_error("serve", "two indexes named '%s' (%s and %s)", az[i], az[j + 1], az[i + 1]);
+    }
+    if (st == CLI_EXIT_OK && n == 0) {
+        fprintf(stderr, "genie serve: no *.genie files in %s\n", a->zDir);
+        st = CLI_EXIT_FAIL;
+    }
+    if (st != CLI_EXIT_OK) {
+        for (size_t i = 0; i < n; i++)
+            free(az[i]);
+        free(az);
+        return st;
+    }
+    *pazPair = az;
+    *pn = n / 2;
+    return CLI_EXIT_OK;
+}
+
+/* "ADDR:PORT" or "[V6ADDR]:PORT" into its two halves (in @p zBuf). */
+static int split_listen(const char *zListen, char *zBuf, size_t nBuf, const char **pzAddr, const char **pzPort)
+{
+    if (strlen(zListen) >= nBuf)
+        return 0;
+    strcpy(zBuf, zListen);
+    char *zColon = strrchr(zBuf, ':');
+    if (!zColon || zColon == zBuf || !zColon[1])
+        return 0;
+    *zColon = '\0';
+    *pzPort = zColon + 1;
+    uint64_t port;
+    if (!cli_parse_u64(*pzPort, 0, 65535, &port))
+        return 0;
+    char *zAddr = zBuf;
+    if (zAddr[0] == '[') {
+        size_t n = strlen(zAddr);
+        if (n < 3 || zAddr[n - 1] != ']')
+            return 0;
+        zAddr[n - 1] = '\0';
+        zAddr++;
+    }
+    *pzAddr = zAddr;
+    return 1;
+}
+
+/* Wait for SIGTERM or SIGINT (blocked in every thread since startup). */
+static int wait_for_signal(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0)
+        ;
+    return sig;
+}
+
+/*
+ * On a GPU the first search of an index uploads it (and creates the CUDA
+ * context); do that now, with a one-keyword query, so the first client does
+ * not pay for it.  Nothing to gain on the CPU.
+ */
+static void warm_up(serve_index *p, const serve_config *cfg)
+{
+    int gpu = cfg->backend == GENIE_BACKEND_CUDA || cfg->backend == GENIE_BACKEND_CUDA_SPQ ||
+              cfg->backend == GENIE_BACKEND_CUDA_CPQ_PAPER ||
+              (cfg->backend == GENIE_BACKEND_AUTO && genie_cuda_available());
+    if (!gpu)
+        return;
+    genie_queries *q = NULL;
+    genie_results *r = NULL;
+    genie_item item = {0, 0, 1};
+    genie_search_options opt = {.backend = cfg->backend, .k = 1, .threads = cfg->threads,
+                                .gpu_memory = cfg->gpuMemory};
+    double t0 = serve_now();
+    genie_status rc = genie_queries_new(&q);
+    if (rc == GENIE_OK)
+        rc = genie_queries_add(q, &item, 1, 0);
+    if (rc == GENIE_OK)
+        rc = genie_search(p->pCur->idx, q, &opt, &r);
+    /* A failure here is the first request's to report; only say it. */
+    if (!cfg->quiet)
+        fprintf(stderr, "genie serve: %s: %s in %.2f s\n", p->zName,
+                rc == GENIE_OK ? "uploaded to the GPU" : genie_last_error(), serve_now() - t0);
+    genie_results_free(r);
+    genie_queries_free(q);
+}
+
+/* Let the requests in flight finish: at most the request timeout and a bit. */
+static void drain(serve_server *s)
+{
+    double tEnd = serve_now() + s->cfg->timeout + 5;
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    while (atomic_load(&s->nInFlight) > 0 && serve_now() < tEnd)
+        nanosleep(&ts, NULL);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    serve_args a;
+    memset(&a, 0, sizeof a);
+    a.cfg = (serve_config){.maxBatch = 4096, .maxWait = 0.002, .maxQueue = 65536, .maxBody = 8u << 20,
+                           .maxQueries = 4096, .maxK = 10000, .timeout = 30};
+    a.zListen = "127.0.0.1:8080";
+    a.maxConnections = 4096;
+    a.azSpec = calloc((size_t)argc, sizeof *a.azSpec);
+    if (!a.azSpec)
+        return cli_fail(GENIE_ENOMEM);
+    char **azPair = NULL;
+    size_t nIndex = 0, nOpen = 0;
+    serve_server s;
+    memset(&s, 0, sizeof s);
+    char zListenBuf[300];
+    const char *zAddr = NULL, *zPort = NULL;
+    int st = parse_args(argc, argv, &a);
+    if (st == CLI_EXIT_OK && !split_listen(a.zListen, zListenBuf, sizeof zListenBuf, &zAddr, &zPort))
+        st = cli_usage_error("serve", "--listen '%s': expected ADDR:PORT, e.g. 127.0.0.1:8080", a.zListen);
+    if (st == CLI_EXIT_OK && a.zTokenFile)
+        st = read_token(a.zTokenFile, &a.cfg.zToken);
+    if (st == CLI_EXIT_OK)
+        st = collect_indexes(&a, &azPair, &nIndex);
+    if (st != CLI_EXIT_OK)
+        goto done;
+
+    /* Signals go to sigwait() in this thread only; threads inherit the mask. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    /* Every connection is a descriptor: allow as many as the hard limit. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+
+    s.cfg = &a.cfg;
+    s.maxConnections = a.maxConnections;
+    s.aIndex = calloc(nIndex, sizeof *s.aIndex);
+    if (!s.aIndex) {
+        st = cli_fail(GENIE_ENOMEM);
+        goto done;
+    }
+    for (; nOpen < nIndex; nOpen++) {
+        genie_status rc = serve_index_open(&s.aIndex[nOpen], azPair[2 * nOpen], azPair[2 * nOpen + 1]);
+        if (rc == GENIE_OK && (rc = serve_batcher_start(&s.aIndex[nOpen], &a.cfg)) != GENIE_OK)
+            serve_index_close(&s.aIndex[nOpen]);
+        if (rc != GENIE_OK) {
+            const char *z = genie_last_error();
+            fprintf(stderr, "genie serve: index %s (%s): %s\n", azPair[2 * nOpen], azPair[2 * nOpen + 1],
+                    z[0] ? z : genie_strerror(rc));
+            st = CLI_EXIT_FAIL;
+            goto done;
+        }
+        warm_up(&s.aIndex[nOpen], &a.cfg);
+        if (!a.cfg.quiet) {
+            genie_index_info info;
+            genie_index_get_info(s.aIndex[nOpen].pCur->idx, &info);
+            fprintf(stderr, "genie serve: %s: %s, %s index of %llu objects\n", azPair[2 * nOpen],
+                    azPair[2 * nOpen + 1], genie_index_type_name(info.type), (unsigned long long)info.n_objects);
+        }
+    }
+    s.nIndex = nIndex;
+    if (serve_http_start(&s, zAddr, zPort) != 0) {
+        st = CLI_EXIT_FAIL;
+        goto done;
+    }
+    printf("genie serve: listening on http://%s%s%s:%u\n", strchr(zAddr, ':') ? "[" : "", zAddr,
+           strchr(zAddr, ':') ? "]" : "", s.port);
+    fflush(stdout);
+
+    int sig = wait_for_signal();
+    long nAtSignal = atomic_load(&s.nInFlight);
+    atomic_store(&s.draining, 1);
+    serve_http_quiesce(&s);
+    for (size_t i = 0; i < nIndex; i++)
+        serve_batcher_flush(s.aIndex[i].pBatcher);
+    drain(&s);
+    serve_http_stop(&s);
+    if (!a.cfg.quiet)
+        fprintf(stderr, "genie serve: %s: stopped after the %ld requests in flight\n",
+                sig == SIGINT ? "SIGINT" : "SIGTERM", nAtSignal);
+done:
+    for (size_t i = 0; i < nOpen; i++) {
+        serve_batcher_stop(s.aIndex[i].pBatcher);
+        serve_index_close(&s.aIndex[i]);
+    }
+    free(s.aIndex);
+    for (size_t i = 0; azPair && i < 2 * nIndex; i++)
+        free(azPair[i]);
+    free(azPair);
+    free(a.cfg.zToken);
+    free(a.azSpec);
+    return st;
+}

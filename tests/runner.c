@@ -86,7 +86,11 @@ char g_zTestDir[1024];
     X(table_bad_input, 30)                        \
     X(table_arff_mixed_columns, 30)               \
     X(table_sqlite_oracle, 120) \
-    X(table_params_truncate_and_flip, 60)
+    X(table_params_truncate_and_flip, 60)         \
+    X(arrays_builder_add_many_same_index, 30)     \
+    X(arrays_queries_and_results_copy, 30)        \
+    X(arrays_bad_input_named, 10)                 \
+    X(python_suite, 900)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

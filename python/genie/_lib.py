@@ -16,8 +16,8 @@ ctypes releases the GIL for the length of each call.
 """
 import ctypes
 import os
-from ctypes import (POINTER, Structure, c_char, c_char_p, c_double, c_float, c_int, c_size_t, c_uint,
-                    c_uint32, c_uint64, c_void_p, c_int32, c_int64)
+from ctypes import (POINTER, Structure, c_char, c_char_p, c_double, c_float, c_int, c_size_t, c_uint, c_uint32,
+                    c_uint64, c_void_p)
 
 import numpy as np
 

@@ -60,6 +60,10 @@ class Index:
             while self._active:
                 self._cond.wait()
             h, self._h = self._h, None
+        self._release(h)
+
+    def _release(self, h):
+        """Free what the index holds; no search can be using it any more."""
         lib.genie_index_close(h)
 
     def __enter__(self):
@@ -69,9 +73,10 @@ class Index:
         self.close()
 
     def __del__(self):
+        # Only reached when no thread holds the index, so nothing is running.
         if getattr(self, "_h", None) is not None:
-            lib.genie_index_close(self._h)
-            self._h = None
+            h, self._h = self._h, None
+            self._release(h)
 
     @property
     def closed(self):

@@ -83,9 +83,9 @@ class SequenceIndex(Index):
         so.exact = 1 if exact else 0
         kk = max(so.candidates or 32, k)
         if so.max_candidates and so.max_candidates < kk:
-            so.max_candidates = kk if certify is True else so.max_candidates
-            if so.max_candidates < kk:
+            if certify is not True:
                 raise InvalidArgumentError(f"certify limit {certify} is below K = {kk}")
+            so.max_candidates = kk
         opt = L.search_options(k, backend, threads, gpu_memory)
         arr, lens = _convert.c_strings(qs)
         out = []

@@ -96,18 +96,11 @@ class TableIndex(Index):
                               e.status, e.reason) from None
         return cls.open(path)
 
-    def close(self):
-        with self._table_lock:
-            t, self._t = self._t, None
-        if t is not None:
-            lib.genie_table_free(t)
-        super().close()
-
-    def __del__(self):
-        if getattr(self, "_t", None) is not None:
+    def _release(self, h):
+        if self._t is not None:
             lib.genie_table_free(self._t)
             self._t = None
-        super().__del__()
+        super()._release(h)
 
     def _table(self, h):
         if self._t is None:

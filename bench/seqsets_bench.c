@@ -215,7 +215,7 @@ static int bench_seq(const char *dir, const genie_backend *aB, int nB, size_t nQ
                 int certify = ik == nK; /* last row: --certify from K = 8 */
                 uint32_t K = certify ? 8 : aK[ik];
                 genie_seq_results *res = seq_run(idx, &aQ[r], n, aB[ib], K, certify ? 4096 : 0, 0);
-                genie_seq_stats st;
+                genie_search_stats st;
                 genie_seq_results_stats(res, &st);
                 seq_collect(res, n, a);
                 genie_seq_results_free(res);
@@ -233,7 +233,7 @@ static int bench_seq(const char *dir, const genie_backend *aB, int nB, size_t nQ
                 snprintf(zK, sizeof zK, certify ? "cert" : "%u", K);
                 printf("[%s] %4d%% %5s %10.4f %10.4f %9.3f %9.3f %11.4f\n", zB, aRate[r], zK,
                        (double)good / (double)(nExact ? nExact : 1), (double)cert / (double)n, st.match_seconds,
-                       st.verify_seconds, 1e3 * (st.match_seconds + st.verify_seconds) / (double)n);
+                       st.rerank_seconds, 1e3 * (st.match_seconds + st.rerank_seconds) / (double)n);
                 if (!certify && K == 32) {
                     if (ib == 0) {
                         memcpy(aaFirst[r], a, n * sizeof *a);
@@ -253,11 +253,11 @@ static int bench_seq(const char *dir, const genie_backend *aB, int nB, size_t nQ
         /* Table I profile: 1,024 queries of the 20% file, K = 32, one round */
         size_t np = aQ[1].n < 1024 ? aQ[1].n : 1024;
         genie_seq_results *res = seq_run(idx, &aQ[1], np, aB[ib], 32, 0, 0);
-        genie_seq_stats st;
+        genie_search_stats st;
         genie_seq_results_stats(res, &st);
         genie_seq_results_free(res);
         printf("[%s] profile, %zu queries (20%%, K = 32): build %.2f s, match %.3f s, verify %.3f s\n", zB, np, tBuild,
-               st.match_seconds, st.verify_seconds);
+               st.match_seconds, st.rerank_seconds);
     }
     for (int r = 0; r < 4; r++) {
         free_lines(&aQ[r]);
@@ -340,8 +340,9 @@ static int bench_one_set(const char *dir, const char *name, char sep, const geni
                 for (size_t j = 0; j < nr && ne; j++) /* tie-aware: reaches the exact k-th similarity */
                     found += (uint64_t)h[j].shared * e[ne - 1].union_size >= (uint64_t)e[ne - 1].shared * h[j].union_size;
             }
-            double tm, tr;
-            genie_set_results_times(r, &tm, &tr);
+            genie_search_stats st;
+            genie_set_results_stats(r, &st);
+            double tm = st.match_seconds, tr = st.rerank_seconds;
             printf("[%s] %5u %10.4f %9.3f %9.3f\n", zB, aK[ik], want ? (double)found / (double)want : 1.0, tm, tr);
             if (aK[ik] == 100) {
                 if (!first) {
@@ -366,8 +367,9 @@ static int bench_one_set(const char *dir, const char *name, char sep, const geni
         lines prof = q;
         prof.n = np;
         genie_set_results *r = set_run(idx, &prof, aB[ib], 100, 0);
-        double tm, tr;
-        genie_set_results_times(r, &tm, &tr);
+        genie_search_stats st;
+        genie_set_results_stats(r, &st);
+        double tm = st.match_seconds, tr = st.rerank_seconds;
         genie_set_results_free(r);
         printf("[%s] profile, %zu queries (K = 100): build %.2f s, match %.3f s, re-rank %.3f s\n", zB, np, tBuild, tm,
                tr);

@@ -1,5 +1,6 @@
 """Copies the built libgenie.so into the package, so that an installed
-`genie` finds its library next to itself.
+`genie` finds its library next to itself, and libgenie_cuda.so (the CUDA
+backend, loaded by libgenie.so from beside itself) when the build made it.
 
 The library comes from $GENIE_BUILD_DIR, else ../build (where scripts/setup
 builds).  Everything else is in pyproject.toml."""
@@ -19,9 +20,12 @@ class build_py_with_library(build_py):
         if not os.path.exists(src):
             raise SystemExit(f"genie: {src} not found: build the library first (scripts/setup), "
                              "or set GENIE_BUILD_DIR to the CMake build folder")
-        dst = os.path.join(self.build_lib, "genie", "libgenie.so")
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        shutil.copyfile(os.path.realpath(src), dst)
+        dst_dir = os.path.join(self.build_lib, "genie")
+        os.makedirs(dst_dir, exist_ok=True)
+        shutil.copyfile(os.path.realpath(src), os.path.join(dst_dir, "libgenie.so"))
+        cuda = os.path.join(build_dir, "libgenie_cuda.so")
+        if os.path.exists(cuda):
+            shutil.copyfile(os.path.realpath(cuda), os.path.join(dst_dir, "libgenie_cuda.so"))
 
 
 setup(cmdclass={"build_py": build_py_with_library})

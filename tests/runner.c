@@ -30,6 +30,9 @@ char g_zTestDir[1024];
     X(model_k_zero_and_huge, 10)                  \
     X(model_count_overflow_rejected, 10)          \
     X(model_backends_agree_on_empty_index, 10)    \
+    X(backend_table_test_entry, 60)               \
+    X(backend_names_and_errors, 30)               \
+    X(backend_cpu_never_maps_cuda, 30)            \
     X(oracle_random_small, 240)                   \
     X(oracle_random_skewed, 240)                  \
     X(oracle_threads_deterministic, 120)          \

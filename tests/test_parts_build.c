@@ -1,6 +1,6 @@
 /*
  * Index parts on the build side: the split a GPU memory budget chooses
- * (genie_build_options.gpu_memory, parts of at most a quarter of it), and
+ * (genie_build_options.part_gpu_memory, parts of at most a quarter of it), and
  * every typed builder (sets, sequences, tables, vectors) cutting its index
  * into parts whose answers, through the type's own search, are those of
  * the same data built as one part.  Searches run on $GENIE_TEST_BACKEND
@@ -64,7 +64,7 @@ static genie_index *build_budget(const test_objects *o, uint64_t gpuMemory, uint
 {
     genie_build_options opt;
     memset(&opt, 0, sizeof opt);
-    opt.gpu_memory = gpuMemory;
+    opt.part_gpu_memory = gpuMemory;
     opt.part_objects = partObjects;
     opt.part_bytes = partBytes;
     return test_build_with(o, &opt, test_path("budget.genie"));
@@ -87,7 +87,7 @@ static void check_part_sizes(const genie_index *idx, uint64_t partBytes, uint64_
     CHECK_EQ(next, nObjects);
 }
 
-/* gpu_memory alone sets parts of gpu_memory / 4 bytes (at least 4); a part option wins over it. */
+/* part_gpu_memory alone sets parts of gpu_memory / 4 bytes (at least 4); a part option wins over it. */
 TEST(parts_build_gpu_memory_split)
 {
     uint64_t s = 2024;
@@ -125,7 +125,7 @@ TEST(parts_build_gpu_memory_split)
     genie_index *one = build_budget(&objs, 0, 0, 0);
     genie_build_options opt;
     memset(&opt, 0, sizeof opt);
-    opt.gpu_memory = 512;
+    opt.part_gpu_memory = 512;
     genie_index *many = test_build_with(&objs, &opt, test_path("many.genie"));
     CHECK(genie_index_parts(many) > 1);
     genie_queries *q;
@@ -382,7 +382,7 @@ TEST(parts_build_vectors_identical)
             o.candidates = 20;
             o.radius = aMetric[im] == GENIE_METRIC_L2 ? 1 : 0;
             o.search.backend = test_backend();
-            CHECK_OK(genie_vectors_search(idx, &q, &o, aOut[v], aN[v]));
+            CHECK_OK(genie_vectors_search(idx, &q, &o, aOut[v], aN[v], NULL));
             genie_index_close(idx);
         }
         uint64_t nHits = 0;

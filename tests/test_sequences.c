@@ -274,7 +274,7 @@ TEST(seq_certify_rounds_raise_k)
     CHECK_EQ(aHit[0].object, 0); /* d 2, ties by smaller id */
     CHECK_EQ(aHit[1].object, 1);
     CHECK_EQ(aHit[2].distance, 2);
-    genie_seq_stats st;
+    genie_search_stats st;
     genie_seq_results_stats(r, &st);
     CHECK(st.rounds >= 2);
     genie_seq_results_free(r);

@@ -380,10 +380,10 @@ static void exact_case(uint64_t nBase, uint64_t nQuery, uint32_t dim, uint32_t k
     genie_neighbor *out = malloc(nQuery * k * sizeof *out);
     CHECK(out != NULL);
     for (int m = 0; m <= GENIE_METRIC_L1; m++) {
-        genie_backend used;
-        CHECK_OK(genie_exact_search(&base, &q, (genie_metric)m, k, b, 2, out, &used));
+        genie_search_stats st;
+        CHECK_OK(genie_exact_search(&base, &q, (genie_metric)m, k, b, 2, out, &st));
         check_against_oracle(&base, &q, (genie_metric)m, k, out, b == GENIE_BACKEND_CPU ? 1e-5 : 1e-4,
-                             used == GENIE_BACKEND_CUDA);
+                             st.backend == GENIE_BACKEND_CUDA);
     }
     free(out);
     genie_vectors_free(&base);
@@ -502,10 +502,10 @@ static void lsh_case(genie_metric metric, uint32_t radius, double minRecall)
     o.candidates = 50;
     o.radius = radius;
     o.search.backend = GENIE_BACKEND_CPU;
-    CHECK_OK(genie_vectors_search(idx, &q, &o, aCpu, nCpu));
+    CHECK_OK(genie_vectors_search(idx, &q, &o, aCpu, nCpu, NULL));
     /* The chosen backend (the GPU under GENIE_TEST_BACKEND=cuda) gives the same answer. */
     o.search.backend = test_backend();
-    CHECK_OK(genie_vectors_search(idx, &q, &o, aDev, nDev));
+    CHECK_OK(genie_vectors_search(idx, &q, &o, aDev, nDev, NULL));
     for (uint32_t i = 0; i < nq; i++) {
         CHECK_EQ(nCpu[i], nDev[i]);
         for (uint32_t r = 0; r < nCpu[i]; r++) {
@@ -536,18 +536,19 @@ static void lsh_case(genie_metric metric, uint32_t radius, double minRecall)
     o.search.backend = GENIE_BACKEND_CPU;
     o.candidates = n;
     o.radius = metric == GENIE_METRIC_L2 ? got.buckets : 0;
-    CHECK_OK(genie_vectors_search(idx, &q, &o, aCpu, nCpu));
+    CHECK_OK(genie_vectors_search(idx, &q, &o, aCpu, nCpu, NULL));
     if (metric == GENIE_METRIC_L2)
         check_against_oracle(&base, &q, metric, k, aCpu, 1e-5, 0);
     /* --exact through the index */
     o.exact = 1;
     o.search.backend = test_backend();
-    CHECK_OK(genie_vectors_search(idx, &q, &o, aDev, nDev));
-    check_against_oracle(&base, &q, metric, k, aDev, 1e-4, o.search.used_backend == GENIE_BACKEND_CUDA);
+    genie_search_stats st;
+    CHECK_OK(genie_vectors_search(idx, &q, &o, aDev, nDev, &st));
+    check_against_oracle(&base, &q, metric, k, aDev, 1e-4, st.backend == GENIE_BACKEND_CUDA);
     CHECK_EQ(nDev[0], k);
     /* Again, warm (on the GPU the index now keeps the base resident), and
      * through the uncached genie_exact_search(): the same answer, bit for bit. */
-    CHECK_OK(genie_vectors_search(idx, &q, &o, aCpu, nCpu));
+    CHECK_OK(genie_vectors_search(idx, &q, &o, aCpu, nCpu, NULL));
     CHECK(memcmp(aCpu, aDev, (size_t)nq * k * sizeof *aCpu) == 0);
     CHECK_OK(genie_exact_search(&stored, &q, metric, k, o.search.backend, 2, aExact, NULL));
     CHECK(memcmp(aExact, aDev, (size_t)nq * k * sizeof *aExact) == 0);
@@ -607,17 +608,17 @@ TEST(vectors_lsh_bad_arguments)
     genie_vsearch_options o;
     memset(&o, 0, sizeof o);
     o.k = 5;
-    CHECK_RC(genie_vectors_search(idx, &q2, &o, out, aN), GENIE_EINVAL);
+    CHECK_RC(genie_vectors_search(idx, &q2, &o, out, aN, NULL), GENIE_EINVAL);
     CHECK(strstr(genie_last_error(), "queries have 7 dimensions, the index's vectors 8") != NULL);
     o.radius = 1;
-    CHECK_RC(genie_vectors_search(idx, &q, &o, out, aN), GENIE_EINVAL);
+    CHECK_RC(genie_vectors_search(idx, &q, &o, out, aN, NULL), GENIE_EINVAL);
     CHECK(strstr(genie_last_error(), "l2 only") != NULL);
     o.radius = 0;
     o.candidates = 3;
-    CHECK_RC(genie_vectors_search(idx, &q, &o, out, aN), GENIE_EINVAL);
+    CHECK_RC(genie_vectors_search(idx, &q, &o, out, aN, NULL), GENIE_EINVAL);
     o.k = 0;
     o.candidates = 0;
-    CHECK_RC(genie_vectors_search(idx, &q, &o, out, aN), GENIE_EINVAL);
+    CHECK_RC(genie_vectors_search(idx, &q, &o, out, aN, NULL), GENIE_EINVAL);
     genie_index_close(idx);
     /* a keyword index is not a vectors index */
     genie_builder *b;
@@ -629,7 +630,7 @@ TEST(vectors_lsh_bad_arguments)
     genie_builder_free(b);
     CHECK_OK(genie_index_open(test_path("k.genie"), &idx));
     o.k = 5;
-    CHECK_RC(genie_vectors_search(idx, &q, &o, out, aN), GENIE_EINVAL);
+    CHECK_RC(genie_vectors_search(idx, &q, &o, out, aN, NULL), GENIE_EINVAL);
     genie_index_close(idx);
     genie_vectors_free(&base);
     genie_vectors_free(&q);

@@ -153,7 +153,7 @@ int cli_build_option(int c, const char *zArg, genie_build_options *opt, int *pSt
             *pStatus = cli_usage_error("build", "--part-bytes must be a size above 0 (e.g. 64M), not '%s'", zArg);
         break;
     case CLI_OPT_BUILD_GPU_MEMORY:
-        if (!cli_parse_bytes(zArg, &opt->gpu_memory))
+        if (!cli_parse_bytes(zArg, &opt->part_gpu_memory))
             *pStatus = cli_usage_error("build", "--gpu-memory must be a size above 0 (e.g. 8G), not '%s'", zArg);
         break;
     default:

@@ -206,12 +206,12 @@ static int run_search(genie_index *idx, genie_query_reader *qr, genie_search_opt
         if (rc != GENIE_OK || n == 0)
             break;
         genie_results *r;
-        genie_backend asked = opt->backend;
-        rc = genie_search(idx, q, opt, &r);
+        genie_search_stats stats;
+        rc = genie_search_with_stats(idx, q, opt, &r, &stats);
         if (rc != GENIE_OK)
             break;
-        if (!noticed && asked == GENIE_BACKEND_AUTO && genie_cuda_built() &&
-            opt->used_backend != GENIE_BACKEND_CUDA) {
+        if (!noticed && opt->backend == GENIE_BACKEND_AUTO && genie_cuda_built() &&
+            stats.backend != GENIE_BACKEND_CUDA) {
             fprintf(stderr, "genie: no usable GPU; using the cpu backend\n");
             noticed = 1;
         }

@@ -148,6 +148,7 @@ typedef struct seq_cli {
     genie_search_options opt;
     int json, show, quiet;
     uint64_t nQuery, nCertified, nVerified;
+    genie_backend backend; /* of the candidate searches */
     double tMatch, tVerify;
 } seq_cli;
 
@@ -292,11 +293,12 @@ int seq_cli_search(int argc, char **argv, const char *zIndex)
             genie_seq_results_get(r, (size_t)q, &nHit, &cert, NULL);
             s.nCertified += cert != 0;
         }
-        genie_seq_stats st;
+        genie_search_stats st;
         genie_seq_results_stats(r, &st);
         s.tMatch += st.match_seconds;
-        s.tVerify += st.verify_seconds;
+        s.tVerify += st.rerank_seconds;
         s.nVerified += st.verified;
+        s.backend = st.backend;
         s.nQuery += (uint64_t)n;
         genie_seq_results_free(r);
     }
@@ -312,7 +314,7 @@ int seq_cli_search(int argc, char **argv, const char *zIndex)
         fprintf(stderr,
                 "genie: %llu queries, %llu certified; match %.3f s (%s), verify %.3f s, %llu edit distances\n",
                 (unsigned long long)s.nQuery, (unsigned long long)s.nCertified, s.tMatch,
-                s.so.exact ? "none" : genie_backend_name(s.opt.used_backend), s.tVerify,
+                s.so.exact ? "none" : genie_backend_name(s.backend), s.tVerify,
                 (unsigned long long)s.nVerified);
     cli_lines_close(&l);
     genie_index_close(idx);

@@ -260,6 +260,7 @@ int set_cli_search(int argc, char **argv, const char *zIndex)
     }
     uint64_t nQuery = 0;
     double tMatch = 0, tRank = 0;
+    genie_backend backend = GENIE_BACKEND_CPU;
     long n;
     while ((n = cli_lines_read(&l, SET_QUERIES_PER_CHUNK)) > 0) {
         genie_set_results *r;
@@ -267,10 +268,11 @@ int set_cli_search(int argc, char **argv, const char *zIndex)
         if (rc != GENIE_OK)
             break;
         print_set_results(&s, idx, r, nQuery + 1);
-        double a, b;
-        genie_set_results_times(r, &a, &b);
-        tMatch += a;
-        tRank += b;
+        genie_search_stats st;
+        genie_set_results_stats(r, &st);
+        tMatch += st.match_seconds;
+        tRank += st.rerank_seconds;
+        backend = st.backend;
         nQuery += (uint64_t)n;
         genie_set_results_free(r);
     }
@@ -284,7 +286,7 @@ int set_cli_search(int argc, char **argv, const char *zIndex)
     }
     if (status == CLI_EXIT_OK && !s.quiet)
         fprintf(stderr, "genie: %llu queries; match %.3f s (%s), exact Jaccard %.3f s\n", (unsigned long long)nQuery,
-                tMatch, s.so.exact ? "none" : genie_backend_name(s.opt.used_backend), tRank);
+                tMatch, s.so.exact ? "none" : genie_backend_name(backend), tRank);
     cli_lines_close(&l);
     genie_index_close(idx);
     return status;

@@ -272,11 +272,11 @@ static int run_queries(const genie_index *idx, genie_table *t, const char *zQuer
         if (n == 0)
             break;
         genie_results *res;
-        genie_backend asked = a->opt.backend;
-        if ((rc = genie_search(idx, q, &a->opt, &res)) != GENIE_OK)
+        genie_search_stats stats;
+        if ((rc = genie_search_with_stats(idx, q, &a->opt, &res, &stats)) != GENIE_OK)
             goto fail;
-        if (!noticed && asked == GENIE_BACKEND_AUTO && genie_cuda_built() &&
-            a->opt.used_backend != GENIE_BACKEND_CUDA) {
+        if (!noticed && a->opt.backend == GENIE_BACKEND_AUTO && genie_cuda_built() &&
+            stats.backend != GENIE_BACKEND_CUDA) {
             fprintf(stderr, "genie: no usable GPU; using the cpu backend\n");
             noticed = 1;
         }

@@ -359,8 +359,9 @@ static int open_inputs(const char *zIndex, const char *zQueries, uint64_t limit,
     return 0;
 }
 
-static genie_status run_search(const genie_index *idx, const genie_vectors *q, genie_vsearch_options *so,
-                               genie_neighbor **pOut, uint32_t **pN, double *pSeconds)
+/* Search into new result arrays; *pStats: what the search did, total_seconds timed here (the whole call). */
+static genie_status run_search(const genie_index *idx, const genie_vectors *q, const genie_vsearch_options *so,
+                               genie_neighbor **pOut, uint32_t **pN, genie_search_stats *pStats)
 {
     *pOut = malloc((size_t)(q->n ? q->n : 1) * so->k * sizeof **pOut);
     *pN = malloc((size_t)(q->n ? q->n : 1) * sizeof **pN);
@@ -369,8 +370,8 @@ static genie_status run_search(const genie_index *idx, const genie_vectors *q, g
         return GENIE_ENOMEM;
     }
     double t0 = cli_now();
-    genie_status rc = genie_vectors_search(idx, q, so, *pOut, *pN);
-    *pSeconds = cli_now() - t0;
+    genie_status rc = genie_vectors_search(idx, q, so, *pOut, *pN, pStats);
+    pStats->total_seconds = cli_now() - t0;
     return rc;
 }
 
@@ -387,16 +388,16 @@ int vec_cli_search(int argc, char **argv, const char *zIndex)
         return ex;
     genie_neighbor *aOut = NULL;
     uint32_t *aN = NULL, *aIds = NULL;
-    double secs;
-    genie_status rc = run_search(idx, &q, &o.so, &aOut, &aN, &secs);
+    genie_search_stats st;
+    genie_status rc = run_search(idx, &q, &o.so, &aOut, &aN, &st);
     if (rc == GENIE_OK) {
         for (uint64_t i = 0; i < q.n; i++)
             for (uint32_t r = 0; r < aN[i]; r++)
                 printf("%llu\t%u\t%u\t%.6g\n", (unsigned long long)i + 1, r + 1, aOut[i * o.so.k + r].id,
                        (double)aOut[i * o.so.k + r].distance);
         if (!o.quiet)
-            fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s)\n", (unsigned long long)q.n, secs,
-                    o.so.exact ? "exact, " : "", genie_backend_name(o.so.search.used_backend));
+            fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s)\n", (unsigned long long)q.n,
+                    st.total_seconds, o.so.exact ? "exact, " : "", genie_backend_name(st.backend));
     }
     if (rc == GENIE_OK && o.zIvecs) {
         /* Rows of k ids; a query with fewer neighbours is padded with -1. */
@@ -446,8 +447,8 @@ static genie_status load_truth(const vec_cli_opts *o, const genie_index *idx, co
     so.search.threads = o->so.search.threads;
     genie_neighbor *aOut;
     uint32_t *aN;
-    double secs;
-    rc = run_search(idx, q, &so, &aOut, &aN, &secs);
+    genie_search_stats st;
+    rc = run_search(idx, q, &so, &aOut, &aN, &st);
     uint32_t *aTruth = rc == GENIE_OK ? malloc((size_t)(q->n ? q->n : 1) * k * sizeof *aTruth) : NULL;
     if (rc == GENIE_OK && !aTruth)
         rc = GENIE_ENOMEM;
@@ -478,7 +479,8 @@ int vec_cli_eval(int argc, char **argv)
     genie_lsh_params p;
     genie_neighbor *aOut = NULL;
     uint32_t *aN = NULL, *aTruth = NULL, k = o.so.k;
-    double secs = 0;
+    genie_search_stats st;
+    memset(&st, 0, sizeof st);
     genie_status rc = genie_vectors_index_params(idx, &p);
     if (rc == GENIE_OK)
         rc = genie_vectors_index_base(idx, &base);
@@ -489,8 +491,9 @@ int vec_cli_eval(int argc, char **argv)
         free(aN);
         aOut = NULL;
         aN = NULL;
-        rc = run_search(idx, &q, &o.so, &aOut, &aN, &secs);
+        rc = run_search(idx, &q, &o.so, &aOut, &aN, &st);
     }
+    double secs = st.total_seconds;
     if (rc != GENIE_OK)
         goto done;
     double sumRecall = 0, sumRatio = 0;
@@ -535,13 +538,13 @@ int vec_cli_eval(int argc, char **argv)
     double ratio = nRatio ? sumRatio / (double)nRatio : NAN;
     if (o.csv) {
         printf("%s,%d,%s,%u,%u,%u,%u,%llu,%.4f,%.4f,%.4f,%.4f,%.1f,%.4f,%.4f,%.4f\n", genie_metric_name(p.metric),
-               o.so.exact, genie_backend_name(o.so.search.used_backend), p.m, k,
+               o.so.exact, genie_backend_name(st.backend), p.m, k,
                o.so.exact ? 0 : (o.so.candidates ? o.so.candidates : 10 * k), o.so.radius, (unsigned long long)q.n,
                sumRecall / n, (double)nOne / n, ratio, secs, secs > 0 ? (double)q.n / secs : 0.0,
-               o.so.seconds_hash, o.so.seconds_match, o.so.seconds_rerank);
+               st.prepare_seconds, st.match_seconds, st.rerank_seconds);
     } else {
         printf("metric: %s\nsearch: %s\nbackend: %s\nqueries: %llu\nk: %u\n", genie_metric_name(p.metric),
-               o.so.exact ? "exact" : "lsh", genie_backend_name(o.so.search.used_backend), (unsigned long long)q.n,
+               o.so.exact ? "exact" : "lsh", genie_backend_name(st.backend), (unsigned long long)q.n,
                k);
         if (!o.so.exact)
             printf("m: %u\ncandidates: %u\nradius: %u\n", p.m, o.so.candidates ? o.so.candidates : 10 * k,
@@ -549,8 +552,8 @@ int vec_cli_eval(int argc, char **argv)
         printf("k_recall_at_k: %.4f\none_recall_at_k: %.4f\nratio: %.4f\nseconds: %.4f\nqps: %.1f\n",
                sumRecall / n, (double)nOne / n, ratio, secs, secs > 0 ? (double)q.n / secs : 0.0);
         if (!o.so.exact)
-            printf("seconds_hash: %.4f\nseconds_match: %.4f\nseconds_rerank: %.4f\n", o.so.seconds_hash,
-                   o.so.seconds_match, o.so.seconds_rerank);
+            printf("seconds_hash: %.4f\nseconds_match: %.4f\nseconds_rerank: %.4f\n", st.prepare_seconds,
+                   st.match_seconds, st.rerank_seconds);
     }
 done:
     free(aOut);

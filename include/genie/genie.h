@@ -96,13 +96,15 @@ typedef struct genie_build_options {
     uint64_t part_objects;
     uint64_t part_bytes;
     /**
-     * The GPU memory budget (bytes) the index is meant to be searched under;
-     * 0 = none.  With neither part option given, a part's postings take at
-     * most gpu_memory / 4 bytes (a part option, when given, wins): a search that streams the parts through the
-     * GPU holds two of them on the device (one being matched, the next one
-     * arriving) and leaves the rest of the budget to the batch's work.
+     * A sizing hint: the GPU memory budget (bytes) the index is meant to be
+     * searched under; 0 = none.  With neither part option given, a part's
+     * postings take at most part_gpu_memory / 4 bytes (a part option, when
+     * given, wins): a search that streams the parts through the GPU holds
+     * two of them on the device (one being matched, the next one arriving)
+     * and leaves the rest of the budget to the batch's work.  (The limit a
+     * search keeps to is genie_search_options.gpu_memory.)
      */
-    uint64_t gpu_memory;
+    uint64_t part_gpu_memory;
 } genie_build_options;
 
 /** One object to add.  Keywords need not be sorted; duplicates count once. */
@@ -312,11 +314,16 @@ const char *genie_backend_name(genie_backend backend);
 /** Parse a backend name. @return GENIE_OK or GENIE_EINVAL. */
 genie_status genie_backend_parse(const char *name, genie_backend *out);
 
+/*
+ * Search options are inputs only: no search writes to them.  What a search
+ * did (the backend that ran, where the time went) comes back in a
+ * genie_search_stats.
+ */
 typedef struct genie_search_options {
     genie_backend backend;
     uint32_t k;           /* >= 1; larger than the object count is allowed */
     unsigned threads;     /* CPU threads; 0 = all cores */
-    uint64_t gpu_memory;  /* GPU memory budget in bytes; 0 = most of the free */
+    uint64_t gpu_memory;  /* a limit: GPU memory the search may use, bytes; 0 = most of the free */
     int load_balance;     /* CUDA: split long lists, at most two per block */
     /**
      * CUDA, parts streamed through the device: non-zero uploads each part
@@ -327,8 +334,6 @@ typedef struct genie_search_options {
     /** Called from the calling thread with queries done so far; may be NULL. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
-    /** Filled on return: the backend that actually ran. */
-    genie_backend used_backend;
 } genie_search_options;
 
 typedef struct genie_hit {
@@ -340,14 +345,14 @@ typedef struct genie_results genie_results;
 
 /**
  * Answer every query in @p q.
- * @param[in,out] opt  options (k required); used_backend is set on return.
- * @param[out] out     the results; free with genie_results_free().
+ * @param[in]  opt  options (k required).
+ * @param[out] out  the results; free with genie_results_free().
  * @return GENIE_OK, GENIE_EINVAL (k = 0, a query whose count could overflow
  *         32 bits), GENIE_ENOTSUP (CUDA asked for but not built), GENIE_EGPU,
  *         GENIE_ENOMEM.
  */
 genie_status genie_search(const genie_index *idx, const genie_queries *q,
-                          genie_search_options *opt, genie_results **out);
+                          const genie_search_options *opt, genie_results **out);
 
 size_t genie_results_queries(const genie_results *r);
 /**
@@ -424,7 +429,10 @@ uint32_t genie_index_parts(const genie_index *idx);
 genie_status genie_index_part_info(const genie_index *idx, uint32_t part, genie_part_info *out);
 
 /*
- * Where a search's time went.  A search over several parts asks the backend
+ * What a search did: the backend that ran and where the time went.  One
+ * shape for every search call, the front-ends' included.
+ *
+ * A search over several parts asks the backend
  * for each part's top-k (part_seconds: the backend calls; on the CUDA
  * backend they include uploading a part that is not on the device, unless
  * the parts stream), merges them into the global top-k on the host
@@ -440,6 +448,7 @@ genie_status genie_index_part_info(const genie_index *idx, uint32_t part, genie_
  * waited for, the transfer that the overlap did not hide.
  */
 typedef struct genie_search_stats {
+    genie_backend backend; /* the backend that ran ("auto" resolved) */
     uint32_t n_parts;
     int streamed;          /* CUDA: parts streamed through two device buffers */
     int overlapped;        /* streamed, each next part uploaded during the current one's matching */
@@ -448,7 +457,17 @@ typedef struct genie_search_stats {
     double release_seconds;
     double upload_seconds;
     double wait_seconds;
-    double total_seconds;
+    double total_seconds;  /* the whole call */
+    /* Front-ends (sets, sequences, vectors): their queries become items
+     * (prepare), genie_search finds candidates by match count (match, over
+     * every round; the fields above are summed over the rounds too), and the
+     * candidates are ranked by the true distance or similarity (rerank: all
+     * of an exact search). */
+    double prepare_seconds;
+    double match_seconds;
+    double rerank_seconds;
+    uint64_t verified;     /* true distances or similarities computed */
+    uint32_t rounds;       /* genie_search calls */
 } genie_search_stats;
 
 /**
@@ -457,7 +476,7 @@ typedef struct genie_search_stats {
  * by count descending, then smaller object id.
  */
 genie_status genie_search_with_stats(const genie_index *idx, const genie_queries *q,
-                                     genie_search_options *opt, genie_results **out,
+                                     const genie_search_options *opt, genie_results **out,
                                      genie_search_stats *stats);
 
 /** @return non-zero when this library was built with the CUDA backend. */
@@ -511,13 +530,6 @@ typedef struct genie_seq_hit {
     uint32_t count;    /* match count of the candidate (0 in exact mode) */
 } genie_seq_hit;
 
-typedef struct genie_seq_stats {
-    double match_seconds;  /* genie_search over all rounds */
-    double verify_seconds; /* edit distances (the whole exact mode) */
-    uint64_t verified;     /* edit distances computed */
-    uint32_t rounds;
-} genie_seq_stats;
-
 typedef struct genie_seq_results genie_seq_results;
 
 /**
@@ -527,13 +539,14 @@ typedef struct genie_seq_results genie_seq_results;
  * Theorem V.2 proves its answer is the exact top-k.  Exact mode: every
  * query certified.  An answer has fewer than k hits only when uncertified
  * (or the index has fewer than k strings).
- * @param[in,out] opt  backend, threads (opt->k is overwritten with K).
- * @param[out] out     free with genie_seq_results_free().
+ * @param[in]  opt  backend, threads, ... of the candidate searches (its k
+ *                  is not used: @p sopt gives k and K).
+ * @param[out] out  free with genie_seq_results_free().
  * @return GENIE_OK, GENIE_EINVAL (not a sequences index, k out of range,
  *         limit below K), the errors of genie_search(), GENIE_ENOMEM.
  */
 genie_status genie_seq_search(const genie_index *idx, const char *const *queries, const size_t *lengths,
-                              size_t n_queries, const genie_seq_options *sopt, genie_search_options *opt,
+                              size_t n_queries, const genie_seq_options *sopt, const genie_search_options *opt,
                               genie_seq_results **out);
 size_t genie_seq_results_queries(const genie_seq_results *r);
 /**
@@ -544,7 +557,12 @@ size_t genie_seq_results_queries(const genie_seq_results *r);
  */
 const genie_seq_hit *genie_seq_results_get(const genie_seq_results *r, size_t query, size_t *n, int *certified,
                                            uint32_t *used_k);
-void genie_seq_results_stats(const genie_seq_results *r, genie_seq_stats *out);
+/**
+ * What the search did (genie_search_stats): the backend of the candidate
+ * searches (cpu in exact mode), match_seconds and rounds over every round,
+ * rerank_seconds and verified for the edit distances.
+ */
+void genie_seq_results_stats(const genie_seq_results *r, genie_search_stats *out);
 void genie_seq_results_free(genie_seq_results *r);
 
 /* ------------------------------------------------ sets (Jaccard, MinHash) */
@@ -594,18 +612,23 @@ typedef struct genie_set_results genie_set_results;
  * (descending, ties by smaller object id, Jaccard 0 never returned), among
  * the top-K MinHash candidates found with @p opt's backend, or among all
  * sets in exact mode.
- * @param[in,out] opt  backend, threads (opt->k is overwritten with K).
+ * @param[in] opt  backend, threads, ... of the candidate search (its k is
+ *                 not used: @p sopt gives k and K).
  * @return GENIE_OK, GENIE_EINVAL (not a sets index, k), the errors of
  *         genie_search(), GENIE_ENOMEM.
  */
 genie_status genie_set_search(const genie_index *idx, const char *const *queries, const size_t *lengths,
-                              size_t n_queries, const genie_set_options *sopt, genie_search_options *opt,
+                              size_t n_queries, const genie_set_options *sopt, const genie_search_options *opt,
                               genie_set_results **out);
 size_t genie_set_results_queries(const genie_set_results *r);
 /** @param[out] n  hits of @p query, best first; valid until _free(). */
 const genie_set_hit *genie_set_results_get(const genie_set_results *r, size_t query, size_t *n);
-/** Seconds in genie_search() and in the exact Jaccard ranking. */
-void genie_set_results_times(const genie_set_results *r, double *match_seconds, double *rank_seconds);
+/**
+ * What the search did (genie_search_stats): the candidate search's backend
+ * (cpu in exact mode) and times, rerank_seconds and verified for the exact
+ * Jaccard ranking.
+ */
+void genie_set_results_stats(const genie_set_results *r, genie_search_stats *out);
 void genie_set_results_free(genie_set_results *r);
 
 /* ------------------------------------------------------ relational tables */
@@ -779,13 +802,13 @@ typedef struct genie_neighbor {
  * 1..2048 on the GPU; with fewer than k base vectors all are returned.
  * @param[out] out  nQueries * k neighbours (caller-allocated): query i's at
  *                  out[i * k ...], min(k, base->n) of them.
- * @param[out] used the backend that ran (may be NULL).
+ * @param[out] stats  the backend that ran and the time (may be NULL).
  * @return GENIE_OK, GENIE_EINVAL (dimensions differ, k out of range, empty
  *         base), GENIE_ENOTSUP, GENIE_EGPU, GENIE_ENOMEM.
  */
 genie_status genie_exact_search(const genie_vectors *base, const genie_vectors *queries, genie_metric metric,
                                 uint32_t k, genie_backend backend, unsigned threads, genie_neighbor *out,
-                                genie_backend *used);
+                                genie_search_stats *stats);
 
 /** The true distance between two vectors of @p dim floats. */
 float genie_vector_distance(genie_metric metric, const float *a, const float *b, uint32_t dim);
@@ -835,9 +858,6 @@ typedef struct genie_vsearch_options {
     uint32_t candidates; /* K >= k: top-K by match count re-ranked; 0 = 10 k */
     uint32_t radius;     /* l2: also match r buckets either side; else 0 */
     int exact;           /* non-zero: exact search instead of LSH */
-    /** Filled on return (LSH): wall seconds hashing the queries, in
-     *  genie_search() for the match counts, re-ranking the candidates. */
-    double seconds_hash, seconds_match, seconds_rerank;
 } genie_vsearch_options;
 
 /**
@@ -846,9 +866,13 @@ typedef struct genie_vsearch_options {
  * distance.  @param[out] out  nQueries * k (caller-allocated), query i's at
  * out[i * k ...], nearest first, ties by smaller id; @param[out] aN  how
  * many each query got (fewer than k when fewer objects share a bucket).
+ * @param[out] stats  may be NULL: the backend that ran; prepare_seconds
+ *        hashing the queries, match_seconds in genie_search(),
+ *        rerank_seconds re-ranking the candidates (all of an exact search).
  */
 genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *queries,
-                                  genie_vsearch_options *opt, genie_neighbor *out, uint32_t *aN);
+                                  const genie_vsearch_options *opt, genie_neighbor *out, uint32_t *aN,
+                                  genie_search_stats *stats);
 
 /**
  * The number of hash functions by Eqn. 9 (seeds/003 IV-B1): the largest,

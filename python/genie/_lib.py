@@ -58,7 +58,7 @@ SEARCH_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, c_uint64, c_uint64)
 
 class genie_build_options(Structure):
     _fields_ = [("sublist_length", c_uint32), ("progress", BUILD_PROGRESS), ("progress_ctx", c_void_p),
-                ("part_objects", c_uint64), ("part_bytes", c_uint64), ("gpu_memory", c_uint64)]
+                ("part_objects", c_uint64), ("part_bytes", c_uint64), ("part_gpu_memory", c_uint64)]
 
 
 class genie_index_info(Structure):
@@ -81,7 +81,15 @@ class genie_item(Structure):
 class genie_search_options(Structure):
     _fields_ = [("backend", c_int), ("k", c_uint32), ("threads", c_uint), ("gpu_memory", c_uint64),
                 ("load_balance", c_int), ("serial_upload", c_int), ("progress", SEARCH_PROGRESS),
-                ("progress_ctx", c_void_p), ("used_backend", c_int)]
+                ("progress_ctx", c_void_p)]
+
+
+class genie_search_stats(Structure):
+    _fields_ = [("backend", c_int), ("n_parts", c_uint32), ("streamed", c_int), ("overlapped", c_int),
+                ("part_seconds", c_double), ("merge_seconds", c_double), ("release_seconds", c_double),
+                ("upload_seconds", c_double), ("wait_seconds", c_double), ("total_seconds", c_double),
+                ("prepare_seconds", c_double), ("match_seconds", c_double), ("rerank_seconds", c_double),
+                ("verified", c_uint64), ("rounds", c_uint32)]
 
 
 class genie_seq_options(Structure):
@@ -119,8 +127,7 @@ class genie_lsh_params(Structure):
 
 class genie_vsearch_options(Structure):
     _fields_ = [("search", genie_search_options), ("k", c_uint32), ("candidates", c_uint32), ("radius", c_uint32),
-                ("exact", c_int), ("seconds_hash", c_double), ("seconds_match", c_double),
-                ("seconds_rerank", c_double)]
+                ("exact", c_int)]
 
 
 # numpy views of arrays the library reads or fills in place.
@@ -195,7 +202,8 @@ _PROTOTYPES = {
     "genie_queries_add_text": (_STATUS, [_HANDLE, _HANDLE, c_char_p, c_size_t, c_uint32]),
     "genie_queries_count": (c_size_t, [_HANDLE]),
     "genie_queries_free": (None, [_HANDLE]),
-    "genie_search": (_STATUS, [_HANDLE, _HANDLE, P(genie_search_options), _OUT_HANDLE]),
+    "genie_search_with_stats": (_STATUS, [_HANDLE, _HANDLE, P(genie_search_options), _OUT_HANDLE,
+                                          P(genie_search_stats)]),
     "genie_results_queries": (c_size_t, [_HANDLE]),
     "genie_results_copy": (_STATUS, [_HANDLE, c_uint32, _array(np.int64), _array_or_null(np.int32)]),
     "genie_results_free": (None, [_HANDLE]),
@@ -207,6 +215,7 @@ _PROTOTYPES = {
     "genie_seq_gram_length": (_STATUS, [_HANDLE, P(c_uint32)]),
     "genie_seq_search": (_STATUS, [_HANDLE, P(c_char_p), P(c_size_t), c_size_t, P(genie_seq_options),
                                    P(genie_search_options), _OUT_HANDLE]),
+    "genie_seq_results_stats": (None, [_HANDLE, P(genie_search_stats)]),
     "genie_seq_results_get": (P(genie_seq_hit), [_HANDLE, c_size_t, P(c_size_t), P(c_int), P(c_uint32)]),
     "genie_seq_results_free": (None, [_HANDLE]),
     # sets
@@ -216,6 +225,7 @@ _PROTOTYPES = {
     "genie_set_builder_free": (None, [_HANDLE]),
     "genie_set_search": (_STATUS, [_HANDLE, P(c_char_p), P(c_size_t), c_size_t, P(genie_set_options),
                                    P(genie_search_options), _OUT_HANDLE]),
+    "genie_set_results_stats": (None, [_HANDLE, P(genie_search_stats)]),
     "genie_set_results_get": (P(genie_set_hit), [_HANDLE, c_size_t, P(c_size_t)]),
     "genie_set_results_free": (None, [_HANDLE]),
     # tables
@@ -236,7 +246,7 @@ _PROTOTYPES = {
     "genie_vectors_index_params": (_STATUS, [_HANDLE, P(genie_lsh_params)]),
     "genie_vectors_index_base": (_STATUS, [_HANDLE, P(genie_vectors)]),
     "genie_vectors_search": (_STATUS, [_HANDLE, P(genie_vectors), P(genie_vsearch_options),
-                                       _array(NEIGHBOR_DTYPE), _array(np.uint32)]),
+                                       _array(NEIGHBOR_DTYPE), _array(np.uint32), P(genie_search_stats)]),
     "genie_vectors_read": (_STATUS, [c_char_p, P(genie_vectors)]),
     "genie_vectors_free": (None, [P(genie_vectors)]),
 }
@@ -254,12 +264,13 @@ BUILD_OPTION_NAMES = ("sublist_length", "part_objects", "part_bytes", "gpu_memor
 
 
 def build_options(sublist_length=0, part_objects=0, part_bytes=0, gpu_memory=0):
-    """genie_build_options; gpu_memory is the budget the parts are cut for."""
+    """genie_build_options; gpu_memory (part_gpu_memory in C, --gpu-memory of
+    genie build) is the GPU budget the parts are cut for."""
     o = genie_build_options()
     o.sublist_length = _u(sublist_length, 32, "sublist_length")
     o.part_objects = _u(part_objects, 64, "part_objects")
     o.part_bytes = _u(part_bytes, 64, "part_bytes")
-    o.gpu_memory = _u(gpu_memory, 64, "gpu_memory")
+    o.part_gpu_memory = _u(gpu_memory, 64, "gpu_memory")
     return o
 
 
@@ -281,9 +292,11 @@ def search_options(k, backend="auto", threads=0, gpu_memory=0):
     return o
 
 
-def backend_that_ran(opt):
-    """The backend a finished search ran on (opt: its genie_search_options)."""
-    return lib.genie_backend_name(opt.used_backend).decode()
+def stats_dict(st):
+    """A filled genie_search_stats as a dict, the backend as its name."""
+    d = struct_dict(st)
+    d["backend"] = lib.genie_backend_name(st.backend).decode()
+    return d
 
 
 def metric_code(name):

@@ -162,28 +162,33 @@ class Index:
 
     # -- search
 
-    def search(self, queries, k=10, min_count=0, backend="auto", threads=0, gpu_memory=0):
+    def search(self, queries, k=10, min_count=0, backend="auto", threads=0, gpu_memory=0, stats=None):
         """The top-k objects of each query by match count.
 
         queries: see genie._items (lists of keywords or (lo, hi[, weight])
         ranges, a 2-D keyword array, a CSR pair, structured arrays).
         Returns (counts, ids): int32 and int64 arrays of shape (nq, k), best
         first (count descending, ties by smaller id), -1 where fewer than k
-        objects matched."""
+        objects matched.  backend: auto, cpu, cpu-idx, cuda, cuda-spq,
+        cuda-cpq-paper; threads: CPU threads (0 = all cores); gpu_memory: the
+        GPU memory the search may use (bytes, 0 = most of the free).  stats:
+        a dict to fill with where the time went and the backend that ran
+        (genie_search_stats)."""
         items, offsets = _items.to_items(queries)
         mc = _convert.count(min_count, "min_count")
 
         def fill(q, h):
             lib.genie_queries_add_many(q, items, offsets, len(offsets) - 1, mc)
 
-        return self._search(fill, k, backend, threads, gpu_memory)
+        return self._search(fill, k, backend, threads, gpu_memory, stats)
 
-    def _search(self, fill, k, backend, threads, gpu_memory):
+    def _search(self, fill, k, backend, threads, gpu_memory, stats=None):
         """Run genie_search on the queries that @fill(q, handle) appends to
         the genie_queries q; returns (counts, ids) with one row per query."""
         k = _convert.count(k, "k", 1)
         opt = L.search_options(k, backend, threads, gpu_memory)
         q, r = ctypes.c_void_p(), ctypes.c_void_p()
+        st = L.genie_search_stats()
         with self._use() as h:
             lib.genie_queries_new(ctypes.byref(q))
             try:
@@ -191,11 +196,13 @@ class Index:
                 nq = lib.genie_queries_count(q)
                 counts = np.empty((nq, k), np.int32)
                 ids = np.empty((nq, k), np.int64)
-                lib.genie_search(h, q, ctypes.byref(opt), ctypes.byref(r))
+                lib.genie_search_with_stats(h, q, ctypes.byref(opt), ctypes.byref(r), ctypes.byref(st))
                 lib.genie_results_copy(r, k, ids, counts)
             finally:
                 lib.genie_results_free(r)
                 lib.genie_queries_free(q)
+        if stats is not None:
+            stats.update(L.stats_dict(st))
         return counts, ids
 
 

@@ -59,7 +59,7 @@ class SequenceIndex(Index):
         return g.value
 
     def search(self, strings, k=1, candidates=None, certify=True, exact=False, backend="auto", threads=0,
-               gpu_memory=0):
+               gpu_memory=0, stats=None):
         """The k strings nearest to each query string by edit distance.
 
         candidates: K, the candidates by match count (default 32, raised to
@@ -98,6 +98,10 @@ class SequenceIndex(Index):
                     p = lib.genie_seq_results_get(r, i, ctypes.byref(n), ctypes.byref(cert), ctypes.byref(used))
                     hits = [SequenceHit(p[j].object, p[j].distance, p[j].count) for j in range(n.value)]
                     out.append(SequenceResult(hits, bool(cert.value), used.value))
+                if stats is not None:
+                    st = L.genie_search_stats()
+                    lib.genie_seq_results_stats(r, ctypes.byref(st))
+                    stats.update(L.stats_dict(st))
             finally:
                 lib.genie_seq_results_free(r)
         return out

@@ -79,7 +79,7 @@ class SetIndex(Index):
         return cls.open(path)
 
     def search(self, sets, k=10, candidates=None, exact=False, separator=None, backend="auto", threads=0,
-               gpu_memory=0):
+               gpu_memory=0, stats=None):
         """The k sets most similar to each query set by Jaccard similarity,
         among the top `candidates` (default 100, raised to k) by MinHash
         match count, or among all sets with exact=True.  Query sets take the
@@ -110,6 +110,10 @@ class SetIndex(Index):
                                                   (n.value, 4))
                         ids[i, :n.value] = a[:, 0]
                         sim[i, :n.value] = a[:, 1] / a[:, 2]
+                if stats is not None:
+                    st = L.genie_search_stats()
+                    lib.genie_set_results_stats(r, ctypes.byref(st))
+                    stats.update(L.stats_dict(st))
             finally:
                 lib.genie_set_results_free(r)
         return sim, ids

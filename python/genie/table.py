@@ -133,7 +133,7 @@ class TableIndex(Index):
             else:
                 fn(t, None, _convert.count(setting, what, 0, hi))
 
-    def search(self, rows, k=10, radius=None, weight=None, min_count=0, backend="auto", threads=0, gpu_memory=0):
+    def search(self, rows, k=10, radius=None, weight=None, min_count=0, backend="auto", threads=0, gpu_memory=0, stats=None):
         """The top-k rows for each query row by match count.
 
         rows: a list of dicts (any subset of the columns) or a CSV/ARFF file
@@ -173,4 +173,4 @@ class TableIndex(Index):
                         lib.genie_table_add_query(t, q, (ctypes.c_char_p * max(n, 1))(*cols),
                                                   (ctypes.c_char_p * max(n, 1))(*vals), n, mc)
 
-        return self._search(fill, k, backend, threads, gpu_memory)
+        return self._search(fill, k, backend, threads, gpu_memory, stats)

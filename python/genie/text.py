@@ -40,7 +40,7 @@ class TextIndex(Index):
             lib.genie_text_builder_free(b)
         return cls.open(path)
 
-    def search(self, texts, k=10, min_count=0, backend="auto", threads=0, gpu_memory=0):
+    def search(self, texts, k=10, min_count=0, backend="auto", threads=0, gpu_memory=0, stats=None):
         """The top-k documents for each text by words shared.  Returns
         (counts, ids) as Index.search does; record(id) gives a document."""
         qs = _convert.strings(texts, "texts")
@@ -50,4 +50,4 @@ class TextIndex(Index):
             for t in qs:
                 lib.genie_queries_add_text(q, h, t, len(t), mc)
 
-        return self._search(fill, k, backend, threads, gpu_memory)
+        return self._search(fill, k, backend, threads, gpu_memory, stats)

@@ -93,7 +93,8 @@ class VectorIndex(Index):
         a.flags.writeable = False
         return a
 
-    def search(self, xq, k=10, exact=False, candidates=None, radius=0, backend="auto", threads=0, gpu_memory=0):
+    def search(self, xq, k=10, exact=False, candidates=None, radius=0, backend="auto", threads=0, gpu_memory=0,
+               stats=None):
         """The k nearest base vectors of each row of @xq.
 
         LSH (default): the query's buckets, the top `candidates` (K >= k,
@@ -102,7 +103,8 @@ class VectorIndex(Index):
         exact=True: exact k-NN (cpu backends on the CPU, cuda ones on the GPU;
         k <= 2048 on the GPU).  Returns (distances float32, ids int64) of
         shape (nq, k), nearest first, ties by smaller id; where fewer than k
-        were found, ids are -1 and distances +inf."""
+        were found, ids are -1 and distances +inf.  stats: a dict to fill
+        with the backend that ran and the seconds of each step."""
         k = _convert.count(k, "k", 1, 65536)
         v0 = L.genie_vectors()
         with self._use() as h:
@@ -118,8 +120,11 @@ class VectorIndex(Index):
         out = np.empty((nq, k), L.NEIGHBOR_DTYPE)
         n_found = np.empty(nq, np.uint32)
         v = _vectors(xq)
+        st = L.genie_search_stats()
         with self._use() as h:
-            lib.genie_vectors_search(h, ctypes.byref(v), ctypes.byref(so), out, n_found)
+            lib.genie_vectors_search(h, ctypes.byref(v), ctypes.byref(so), out, n_found, ctypes.byref(st))
+        if stats is not None:
+            stats.update(L.stats_dict(st))
         distances = out["distance"].copy()
         ids = out["id"].astype(np.int64)
         missing = np.arange(k)[None, :] >= n_found[:, None]

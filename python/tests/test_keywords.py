@@ -132,5 +132,11 @@ def test_parts_same_answers(data, tmp_path):
     one = genie.build_keywords(objects, tmp_path / "one.genie")
     parts = genie.build_keywords(objects, tmp_path / "parts.genie", part_objects=97)
     assert len(parts.info["parts"]) == 5
-    for a, b in zip(one.search(queries, k=8, backend=backend()), parts.search(queries, k=8, backend=backend())):
+    st = {}
+    for a, b in zip(one.search(queries, k=8, backend=backend()),
+                    parts.search(queries, k=8, backend=backend(), stats=st)):
         np.testing.assert_array_equal(a, b)
+    assert st["n_parts"] == 5 and st["backend"] == backend() and st["total_seconds"] >= 0
+    st = {}
+    one.search(queries, k=8, backend="auto", stats=st)
+    assert st["backend"] == ("cuda" if genie.cuda_available() else "cpu")

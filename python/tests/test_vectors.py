@@ -54,7 +54,9 @@ def test_build_search_equals_cli(vecs, tmp_path, metric, extra):
             np.testing.assert_array_equal(I, I_cli)
             np.testing.assert_allclose(D, D_cli, rtol=1e-5, atol=1e-6)
         D_true, I_true = numpy_knn(xb, xq, 10, metric)
-        D, I = index.search(xq, 10, exact=True, backend=backend())
+        st = {}
+        D, I = index.search(xq, 10, exact=True, backend=backend(), stats=st)
+        assert st["backend"] == backend()
         np.testing.assert_array_equal(I, I_true)
         np.testing.assert_allclose(D, D_true, rtol=1e-4, atol=1e-4)
 

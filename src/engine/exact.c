@@ -21,9 +21,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "engine/engine.h"
+#include "engine/backend.h"
 #include "engine/select.h"
 #include "index/index.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/threads.h"
 
@@ -153,27 +154,41 @@ static genie_status exact_cpu(const genie_vectors *base, const genie_vectors *q,
     return GENIE_OK;
 }
 
-/* The GPU search, through @p idx's resident base when there is an index. */
-static genie_status exact_gpu(genie_index *idx, const genie_vectors *base, const genie_vectors *q,
-                              genie_metric metric, uint32_t k, genie_neighbor *out)
+/* The backend's own exact search, through @p idx's resident base when there is an index. */
+static genie_status exact_backend(const engine_backend *be, const genie_index *idx, const genie_vectors *base,
+                                  const genie_vectors *q, genie_metric metric, uint32_t k, genie_neighbor *out)
 {
     if (!idx)
-        return exact_cuda_search(NULL, base->data, base->n, q->data, q->n, base->dim, metric, k, out);
-    pthread_mutex_lock(&idx->deviceLock);
-    idx->pfnExactFree = exact_cuda_resident_free;
-    genie_status rc = exact_cuda_search(&idx->pExact, base->data, base->n, q->data, q->n, base->dim, metric, k, out);
-    pthread_mutex_unlock(&idx->deviceLock);
+        return be->xExact(NULL, base->data, base->n, q->data, q->n, base->dim, metric, k, out);
+    index_device *d = idx->pDev;
+    pthread_mutex_lock(&d->lock);
+    if (d->pExact && d->xExactFree != be->xExactFree) {
+        d->xExactFree(d->pExact); /* another backend's resident base */
+        d->pExact = NULL;
+    }
+    d->xExactFree = be->xExactFree;
+    genie_status rc = be->xExact(&d->pExact, base->data, base->n, q->data, q->n, base->dim, metric, k, out);
+    pthread_mutex_unlock(&d->lock);
     return rc;
 }
 
 genie_status genie_exact_search(const genie_vectors *base, const genie_vectors *queries, genie_metric metric,
                                 uint32_t k, genie_backend backend, unsigned threads, genie_neighbor *out,
-                                genie_backend *used)
+                                genie_search_stats *stats)
 {
-    return exact_search_in_index(NULL, base, queries, metric, k, backend, threads, out, used);
+    double t0 = util_now();
+    genie_backend used = GENIE_BACKEND_AUTO;
+    genie_status rc = exact_search_in_index(NULL, base, queries, metric, k, backend, threads, out, &used);
+    if (stats) {
+        memset(stats, 0, sizeof *stats);
+        stats->backend = used;
+        stats->total_seconds = stats->rerank_seconds = util_now() - t0;
+        stats->verified = (uint64_t)queries->n * base->n;
+    }
+    return rc;
 }
 
-genie_status exact_search_in_index(genie_index *idx, const genie_vectors *base, const genie_vectors *queries,
+genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *base, const genie_vectors *queries,
                                    genie_metric metric, uint32_t k, genie_backend backend, unsigned threads,
                                    genie_neighbor *out, genie_backend *used)
 {
@@ -188,27 +203,26 @@ genie_status exact_search_in_index(genie_index *idx, const genie_vectors *base, 
     if (base->n > UINT32_MAX)
         return util_error(GENIE_ERANGE, "exact search: %llu base vectors, at most 2^32 - 1",
                           (unsigned long long)base->n);
-    if (backend == GENIE_BACKEND_AUTO)
-        backend = engine_cuda_usable() ? GENIE_BACKEND_CUDA : GENIE_BACKEND_CPU;
-    int gpu = backend == GENIE_BACKEND_CUDA || backend == GENIE_BACKEND_CUDA_SPQ;
-    uint32_t kMax = gpu ? EXACT_CUDA_MAX_K : EXACT_MAX_K;
+    const engine_backend *be;
+    GENIE_TRY(engine_backend_pick(backend, &be));
+    if (!be->xExact)
+        be = engine_backend_find(GENIE_BACKEND_CPU); /* no exact search of its own: the CPU's */
+    uint32_t kMax = be->xExact ? be->nExactMaxK : EXACT_MAX_K;
     if (k == 0 || k > kMax)
-        return util_error(GENIE_EINVAL, "exact search: k = %u outside 1..%u (%s)", k, kMax, gpu ? "GPU" : "CPU");
-    if (!genie_backend_name(backend))
-        return util_error(GENIE_EINVAL, "unknown backend %d", (int)backend);
+        return util_error(GENIE_EINVAL, "exact search: k = %u outside 1..%u (%s)", k, kMax, be->zName);
     if (used)
-        *used = gpu ? GENIE_BACKEND_CUDA : GENIE_BACKEND_CPU;
+        *used = be->id;
     if (queries->n == 0)
         return GENIE_OK;
     uint32_t kEff = base->n < k ? (uint32_t)base->n : k;
-    if (gpu) {
+    if (be->xExact) {
         if (kEff == k)
-            return exact_gpu(idx, base, queries, metric, k, out);
+            return exact_backend(be, idx, base, queries, metric, k, out);
         /* Fewer vectors than k: search for all, then spread to stride k. */
         genie_neighbor *tmp = malloc(queries->n * kEff * sizeof *tmp);
         if (!tmp)
             return util_error(GENIE_ENOMEM, "out of memory in the exact search");
-        genie_status rc = exact_gpu(idx, base, queries, metric, kEff, tmp);
+        genie_status rc = exact_backend(be, idx, base, queries, metric, kEff, tmp);
         for (uint64_t i = 0; rc == GENIE_OK && i < queries->n; i++)
             memcpy(out + i * k, tmp + i * kEff, kEff * sizeof *tmp);
         free(tmp);

@@ -2,8 +2,8 @@
  * Exact k-nearest-neighbour search over dense vectors (private interface).
  *
  * genie_exact_search() (exact.c) checks its arguments and runs the CPU
- * search there or hands the batch to the GPU through exact_cuda_search()
- * (cuda/exact_gpu.cu; cuda_absent.c says "not built" in a CPU-only build).
+ * search there, or hands the batch to the backend's xExact (backend.h: the
+ * CUDA module's exact_gpu.cu).
  *
  * Both sides rank by the same total order: distance ascending, then id
  * ascending.  Distances are mapped to an unsigned key whose integer order
@@ -22,9 +22,6 @@
 extern "C" {
 #endif
 
-/** Largest k the GPU selection kernel handles (its shared-memory sort). */
-#define EXACT_CUDA_MAX_K 2048u
-
 /** An unsigned key with the order of the float @p f (NaN excluded). */
 static inline uint32_t exact_key(float f)
 {
@@ -42,33 +39,15 @@ static inline float exact_key_value(uint32_t key)
 }
 
 /**
- * The GPU search: @p k already in 1..min(nBase, EXACT_CUDA_MAX_K); writes
- * nQuery * k neighbours to @p out.  For cosine the vectors are normalised
- * on the device.
- * @param[in,out] ppResident  NULL: upload the base and free everything
- *        before returning.  Else a slot (initially NULL) for the base kept
- *        on the device with its workspace (exact_gpu.cu): reused when it
- *        holds the same base (host address, count, dimension, metric
- *        form), replaced otherwise, emptied on failure.  The caller
- *        serialises calls on one slot and frees it with
- *        exact_cuda_resident_free(); the base must not change while the
- *        slot holds it.
- * @return GENIE_OK, GENIE_EGPU, GENIE_ENOMEM, GENIE_ENOTSUP (not built).
- */
-genie_status exact_cuda_search(void **ppResident, const float *base, uint64_t nBase, const float *queries,
-                               uint64_t nQuery, uint32_t dim, genie_metric metric, uint32_t k, genie_neighbor *out);
-/** Free a slot's resident base and workspace; NULL is a no-op. */
-void exact_cuda_resident_free(void *pResident);
-
-/**
  * genie_exact_search() with the GPU base resident in @p idx (a vectors
  * index whose stored vectors @p base are): uploaded by the first GPU
  * call, reused by later ones, freed by genie_index_close().  @p idx NULL
  * is genie_exact_search().  Calls on one index are serialised.
  */
-genie_status exact_search_in_index(genie_index *idx, const genie_vectors *base, const genie_vectors *queries,
+genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *base, const genie_vectors *queries,
                                    genie_metric metric, uint32_t k, genie_backend backend, unsigned threads,
                                    genie_neighbor *out, genie_backend *used);
+
 
 #ifdef __cplusplus
 }

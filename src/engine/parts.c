@@ -28,28 +28,29 @@
  * after it they are dropped (index_part_release), so a CPU search holds
  * about one part of the index in memory.
  *
- * On the CUDA backend, engine_cuda_stream_begin() decides from the budget
- * (--gpu-memory, or most of the free memory): when the parts fit in half
- * of it together, each part's view keeps its own device copy across
- * searches (resident); otherwise the parts stream through two device
- * buffers (engine.h, cuda/part_stream.cu), and the loop here starts the
- * next part's upload as soon as the current part's turn comes, so that its
- * staging and copy overlap the current part's matching (or, with
- * serial_upload or room for one buffer only, after the current part is
- * done).  A part's own upload is waited for by the backend once it has
+ * A backend that keeps parts in a memory of its own (a GPU) has parts
+ * hooks in the backend table (backend.h), and this file knows no more of
+ * devices than those hooks.  xBegin decides from the budget (--gpu-memory,
+ * or most of the free memory): when the parts fit in half of it together,
+ * each part's view keeps its own device copy across searches (resident);
+ * otherwise the parts stream through two device buffers, and the loop here
+ * starts the next part's upload as soon as the current part's turn comes,
+ * so that its staging and copy overlap the current part's matching (or,
+ * with serial_upload or room for one buffer only, after the current part
+ * is done).  A part's own upload is waited for by the backend once it has
  * planned its queries.  The time spent starting uploads and waiting for
- * them is the search's wait_seconds.  The batches of a streamed search get the
- * budget minus the buffers.  A resident part whose upload fails for lack of
- * GPU memory frees the other parts' copies and is tried once more, each
- * part's copy freed after its use from then on.  Device copies change
- * under the index's own device lock, held for the whole multi-part CUDA
- * search.
+ * them is the search's wait_seconds.  The batches of a streamed search get
+ * the budget minus the buffers.  A resident part whose upload fails for
+ * lack of device memory frees the other parts' copies and is tried once
+ * more, each part's copy freed after its use from then on.  Device copies
+ * change under the index's own device lock, held for the whole search.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
+#include "engine/parts.h"
 #include "index/index.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 typedef struct parts_run {
@@ -57,12 +58,13 @@ typedef struct parts_run {
     const genie_queries *q;
     genie_queries qPart; /* q with aMinCount = aMin */
     uint32_t *aMin;      /* per query: its minimum count raised by the best list */
-    genie_search_options opt; /* the caller's, with the streaming buffers out of the GPU budget */
-    engine_search_fn fn;
+    const genie_search_options *opt;
+    uint64_t gpuMemory;     /* the batches' device budget: the caller's, less the streaming buffers */
+    const engine_backend *be;
+    const engine_parts_ops *pParts; /* be->pParts: the backend keeps parts in a memory of its own */
     uint32_t k;
     size_t chunk;
-    int cuda;
-    engine_stream *pStream; /* CUDA: parts streamed; NULL when resident */
+    engine_stream *pStream; /* parts streamed through the backend's memory; NULL when resident */
     int overlap;            /* streamed: the next part uploads during the current one's matching */
     int freeAfter;          /* resident, after running out of GPU memory: free each part after use */
     genie_hit *aBest;  /* nQuery * k, global ids */
@@ -74,13 +76,14 @@ typedef struct parts_run {
     genie_search_stats *stats;
 } parts_run;
 
-static void free_device(genie_index *view)
+static void free_device(const genie_index *view)
 {
-    pthread_mutex_lock(&view->deviceLock);
-    if (view->pDevice && view->pfnDeviceFree)
-        view->pfnDeviceFree(view->pDevice);
-    view->pDevice = NULL;
-    pthread_mutex_unlock(&view->deviceLock);
+    index_device *d = view->pDev;
+    pthread_mutex_lock(&d->lock);
+    if (d->p && d->xFree)
+        d->xFree(d->p);
+    d->p = NULL;
+    pthread_mutex_unlock(&d->lock);
 }
 
 /* Merge @p nPart hits of a later part (ids + @p base) into a query's best list. */
@@ -116,26 +119,27 @@ static genie_status run_chunk(parts_run *w, genie_index *view, size_t first, siz
         }
         w->aMin[qi] = m;
     }
-    engine_request req = {view, &w->qPart, first, n, kp, w->aBound, &w->opt};
-    double t0 = engine_now();
-    genie_status rc = w->fn(&req, w->aHit, w->aN);
-    if (rc == GENIE_EGPU && w->cuda && !w->pStream && !w->freeAfter) {
+    engine_request req = {view, &w->qPart, first, n, kp, w->aBound, w->opt->threads, w->gpuMemory,
+                          w->opt->load_balance};
+    double t0 = util_now();
+    genie_status rc = w->be->xSearch(&req, w->aHit, w->aN);
+    if (rc == GENIE_EGPU && w->pParts && !w->pStream && !w->freeAfter) {
         /* Maybe the other parts' device copies crowd this one out: free them, and each part after use. */
         for (uint32_t p = 0; p < w->idx->nPart; p++)
             if (&w->idx->aPart[p] != view)
                 free_device(&w->idx->aPart[p]);
         w->freeAfter = 1;
-        rc = w->fn(&req, w->aHit, w->aN);
+        rc = w->be->xSearch(&req, w->aHit, w->aN);
     }
     GENIE_TRY(rc);
-    double t1 = engine_now();
+    double t1 = util_now();
     w->stats->part_seconds += t1 - t0;
     for (size_t i = 0; i < n; i++) {
         size_t qi = first + i;
         w->aNBest[qi] = merge(w->aBest + qi * w->k, w->aNBest[qi], w->aHit + i * kp, w->aN[i],
                               (uint32_t)view->firstObject, w->k, w->aTmp);
     }
-    w->stats->merge_seconds += engine_now() - t1;
+    w->stats->merge_seconds += util_now() - t1;
     return GENIE_OK;
 }
 
@@ -152,16 +156,16 @@ static genie_status start_part(parts_run *w, uint32_t p)
 {
     if (p >= w->idx->nPart)
         return GENIE_OK;
-    double t0 = engine_now();
-    genie_status rc = engine_cuda_stream_start(w->pStream, &w->idx->aPart[p]);
-    w->stats->wait_seconds += engine_now() - t0;
+    double t0 = util_now();
+    genie_status rc = w->pParts->xStart(w->pStream, &w->idx->aPart[p]);
+    w->stats->wait_seconds += util_now() - t0;
     return rc;
 }
 
 /* Streamed: part @p view's buffer becomes its device copy; the next part's upload starts when overlapping. */
 static genie_status ready_part(parts_run *w, genie_index *view, uint32_t next)
 {
-    GENIE_TRY(engine_cuda_stream_ready(w->pStream, view));
+    GENIE_TRY(w->pParts->xReady(w->pStream, view));
     return w->overlap ? start_part(w, next) : GENIE_OK;
 }
 
@@ -169,7 +173,7 @@ static genie_status ready_part(parts_run *w, genie_index *view, uint32_t next)
 static genie_status done_part(parts_run *w, genie_index *view)
 {
     double upload, wait;
-    genie_status rc = engine_cuda_stream_done(w->pStream, view, &upload, &wait);
+    genie_status rc = w->pParts->xDone(w->pStream, view, &upload, &wait);
     w->stats->upload_seconds += upload;
     w->stats->wait_seconds += wait;
     return rc;
@@ -192,30 +196,20 @@ static genie_status run_parts(parts_run *w)
         for (size_t first = 0; first < nQuery; first += w->chunk) {
             size_t n = nQuery - first < w->chunk ? nQuery - first : w->chunk;
             GENIE_TRY(run_chunk(w, view, first, n));
-            if (w->opt.progress)
-                w->opt.progress(w->opt.progress_ctx, ((uint64_t)p * nQuery + first + n) / idx->nPart, nQuery);
+            if (w->opt->progress)
+                w->opt->progress(w->opt->progress_ctx, ((uint64_t)p * nQuery + first + n) / idx->nPart, nQuery);
         }
         if (w->pStream)
             GENIE_TRY(done_part(w, view));
-        double t0 = engine_now();
+        double t0 = util_now();
         if (w->freeAfter)
             free_device(view);
         index_part_release(view);
-        w->stats->release_seconds += engine_now() - t0;
+        w->stats->release_seconds += util_now() - t0;
         if (w->pStream && !w->overlap)
             GENIE_TRY(start_part(w, next));
         p = next;
     }
-    return GENIE_OK;
-}
-
-/* CUDA: resident or streamed parts, and the batches' budget (under the index's device lock). */
-static genie_status plan_device(parts_run *w)
-{
-    uint64_t held = 0;
-    GENIE_TRY(engine_cuda_stream_begin(w->idx, &w->opt, &w->pStream, &w->overlap, &held));
-    if (w->pStream && w->opt.gpu_memory)
-        w->opt.gpu_memory = w->opt.gpu_memory > held ? w->opt.gpu_memory - held : 1;
     return GENIE_OK;
 }
 
@@ -242,7 +236,7 @@ static genie_status collect(const parts_run *w, genie_results *r)
 }
 
 genie_status engine_search_parts(const genie_index *idx, const genie_queries *q, const genie_search_options *opt,
-                                 engine_search_fn fn, uint32_t k, size_t chunk, genie_results *r,
+                                 const engine_backend *be, uint32_t k, size_t chunk, genie_results *r,
                                  genie_search_stats *stats)
 {
     size_t nQuery = q->nQuery ? q->nQuery : 1, nChunk = chunk < nQuery ? chunk : nQuery;
@@ -250,13 +244,13 @@ genie_status engine_search_parts(const genie_index *idx, const genie_queries *q,
     memset(&w, 0, sizeof w);
     w.idx = idx;
     w.q = q;
-    w.opt = *opt;
-    w.fn = fn;
+    w.opt = opt;
+    w.gpuMemory = opt->gpu_memory;
+    w.be = be;
+    w.pParts = be->pParts;
     w.k = k;
     w.chunk = chunk;
     w.stats = stats;
-    w.cuda = opt->used_backend == GENIE_BACKEND_CUDA || opt->used_backend == GENIE_BACKEND_CUDA_SPQ ||
-             opt->used_backend == GENIE_BACKEND_CUDA_CPQ_PAPER;
     genie_status rc = GENIE_OK;
     if ((uint64_t)nQuery * k > SIZE_MAX / sizeof(genie_hit))
         return util_error(GENIE_ENOMEM, "%zu queries with k = %u do not fit in memory", q->nQuery, k);
@@ -274,16 +268,17 @@ genie_status engine_search_parts(const genie_index *idx, const genie_queries *q,
                         idx->nPart);
         goto done;
     }
-    if (w.cuda) {
-        pthread_mutex_lock(&((genie_index *)idx)->deviceLock);
-        rc = plan_device(&w);
+    if (w.pParts) {
+        /* Resident or streamed parts, and the batches' budget, under the index's device lock. */
+        pthread_mutex_lock(&idx->pDev->lock);
+        rc = w.pParts->xBegin(idx, opt->gpu_memory, opt->serial_upload, &w.pStream, &w.overlap, &w.gpuMemory);
     }
     if (rc == GENIE_OK)
         rc = run_parts(&w);
     if (w.pStream)
-        engine_cuda_stream_end(w.pStream);
-    if (w.cuda)
-        pthread_mutex_unlock(&((genie_index *)idx)->deviceLock);
+        w.pParts->xEnd(w.pStream);
+    if (w.pParts)
+        pthread_mutex_unlock(&idx->pDev->lock);
     stats->streamed = w.pStream != NULL;
     stats->overlapped = w.overlap;
     if (rc == GENIE_OK)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "index/index.h"
 #include "util/error.h"
 
 genie_status genie_queries_new(genie_queries **out)
@@ -115,6 +116,32 @@ genie_status genie_queries_add_many(genie_queries *q, const genie_item *items, c
             q->nItem = nItem0;
             return rc;
         }
+    }
+    return GENIE_OK;
+}
+
+genie_status engine_count_bounds(const genie_index *idx, const genie_queries *q, size_t iFirst, size_t n,
+                                 uint32_t *aBound)
+{
+    uint64_t maxLen = idx->info.max_object_length;
+    for (size_t i = iFirst; i < iFirst + n; i++) {
+        size_t nItem;
+        const genie_item *aItem = engine_query_items(q, i, &nItem);
+        uint64_t bound = 0;
+        for (size_t j = 0; j < nItem; j++) {
+            /* One keyword: at most one list, no lookup (a looser bound when it is absent; the
+             * binary searches were a large share of a GPU search's time). */
+            size_t first = 0, end = 1;
+            if (aItem[j].lo != aItem[j].hi)
+                index_keyword_range(idx, aItem[j].lo, aItem[j].hi, &first, &end);
+            uint64_t lists = end - first;
+            bound += (uint64_t)aItem[j].weight * (lists < maxLen ? lists : maxLen);
+            if (bound > UINT32_MAX)
+                return util_error(GENIE_ERANGE,
+                                  "query %zu: its match count could exceed 2^32-1 (too many or too wide items)",
+                                  i + 1);
+        }
+        aBound[i - iFirst] = (uint32_t)bound;
     }
     return GENIE_OK;
 }

@@ -57,3 +57,8 @@ genie_status genie_results_copy(const genie_results *r, uint32_t k, int64_t *ids
     }
     return GENIE_OK;
 }
+
+uint64_t engine_results_hits(const genie_results *r)
+{
+    return r->nQuery ? r->aEnd[r->nQuery - 1] : 0;
+}

@@ -16,10 +16,10 @@
  * with part-relative object ids, each part's arrays freed once written.
  * A one-part index reuses the keyword counts gathered while adding; a part
  * of several counts its own slice of the store.  The byte size is
- * part_bytes when given; else a quarter of gpu_memory, the GPU budget the
+ * part_bytes when given; else a quarter of part_gpu_memory, the GPU budget the
  * index will be searched under (two parts on the device while they
  * stream, the rest for the batch), at least one posting; else
- * DEFAULT_PART_BYTES.  An explicit part option wins over gpu_memory: a
+ * DEFAULT_PART_BYTES.  An explicit part option wins over part_gpu_memory: a
  * caller who sizes the parts knows better than the rule of thumb.
  *
  * Memory: the store and the postings array hold 4 bytes per posting each,
@@ -41,7 +41,7 @@
  * enough to fit a GPU beside its batch working memory, large enough that
  * most indexes are one part (see genie_build_options). */
 #define DEFAULT_PART_BYTES (1ull << 30)
-/* The smallest part size derived from gpu_memory: one posting. */
+/* The smallest part size derived from part_gpu_memory: one posting. */
 #define MIN_BUDGET_PART_BYTES 4u
 
 struct genie_builder {
@@ -96,8 +96,8 @@ static uint64_t part_bytes_of(const genie_build_options *opt)
 {
     if (opt->part_bytes)
         return opt->part_bytes;
-    if (opt->gpu_memory)
-        return opt->gpu_memory / 4 > MIN_BUDGET_PART_BYTES ? opt->gpu_memory / 4 : MIN_BUDGET_PART_BYTES;
+    if (opt->part_gpu_memory)
+        return opt->part_gpu_memory / 4 > MIN_BUDGET_PART_BYTES ? opt->part_gpu_memory / 4 : MIN_BUDGET_PART_BYTES;
     return DEFAULT_PART_BYTES;
 }
 
@@ -360,7 +360,7 @@ static genie_status plan_parts(write_state *w)
     }
     w->aPartEnd[n++] = b->nObjects;
     if (n > FORMAT_MAX_PARTS) {
-        int fromBudget = !b->opt.part_objects && !b->opt.part_bytes && b->opt.gpu_memory;
+        int fromBudget = !b->opt.part_objects && !b->opt.part_bytes && b->opt.part_gpu_memory;
         return util_error(GENIE_ERANGE, "%llu index parts, at most %llu: choose a larger %s", (unsigned long long)n,
                           (unsigned long long)FORMAT_MAX_PARTS,
                           fromBudget ? "GPU memory budget (parts hold a quarter of it) or a part size" : "part size");

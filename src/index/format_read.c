@@ -403,8 +403,15 @@ static genie_status check_parts(const char *path, const util_mapping *m, const h
         if (aView[i].info.longest_list > longest)
             longest = aView[i].info.longest_list;
     }
-    for (uint32_t i = 0; i < h->nParts; i++)
-        pthread_mutex_init(&aView[i].deviceLock, NULL);
+    for (uint32_t i = 0; i < h->nParts; i++) {
+        aView[i].pDev = index_device_new();
+        if (!aView[i].pDev) {
+            for (uint32_t j = 0; j < i; j++)
+                index_device_free(aView[j].pDev);
+            free(aView);
+            return util_error(GENIE_ENOMEM, "%s: out of memory for %u index parts", path, h->nParts);
+        }
+    }
     idx->aPart = aView;
     idx->nPart = h->nParts;
     idx->info.longest_list = longest;

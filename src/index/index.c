@@ -14,8 +14,12 @@ genie_status genie_index_open(const char *path, genie_index **out)
     if (!path)
         return util_error(GENIE_EINVAL, "no index path given");
     genie_index *idx = malloc(sizeof *idx);
-    if (!idx)
+    index_device *pDev = index_device_new();
+    if (!idx || !pDev) {
+        free(idx);
+        index_device_free(pDev);
         return util_error(GENIE_ENOMEM, "out of memory opening %s", path);
+    }
     util_mapping m;
     genie_status rc = util_map_file(path, &m);
     if (rc == GENIE_OK) {
@@ -24,9 +28,10 @@ genie_status genie_index_open(const char *path, genie_index **out)
     }
     if (rc != GENIE_OK) {
         free(idx);
+        index_device_free(pDev);
         return rc;
     }
-    pthread_mutex_init(&idx->deviceLock, NULL);
+    idx->pDev = pDev;
     *out = idx;
     return GENIE_OK;
 }
@@ -36,13 +41,29 @@ void genie_index_close(genie_index *idx)
     if (!idx)
         return;
     index_free_parts(idx);
-    if (idx->pDevice && idx->pfnDeviceFree)
-        idx->pfnDeviceFree(idx->pDevice);
-    if (idx->pExact && idx->pfnExactFree)
-        idx->pfnExactFree(idx->pExact);
-    pthread_mutex_destroy(&idx->deviceLock);
+    index_device_free(idx->pDev);
     util_unmap_file(&idx->map);
     free(idx);
+}
+
+index_device *index_device_new(void)
+{
+    index_device *d = calloc(1, sizeof *d);
+    if (d)
+        pthread_mutex_init(&d->lock, NULL);
+    return d;
+}
+
+void index_device_free(index_device *d)
+{
+    if (!d)
+        return;
+    if (d->p && d->xFree)
+        d->xFree(d->p);
+    if (d->pExact && d->xExactFree)
+        d->xExactFree(d->pExact);
+    pthread_mutex_destroy(&d->lock);
+    free(d);
 }
 
 void genie_index_get_info(const genie_index *idx, genie_index_info *out)

@@ -24,6 +24,22 @@
 #include "genie/genie.h"
 #include "util/file.h"
 
+/*
+ * A backend's per-index state: the CUDA backend keeps the uploaded List
+ * Array here (p, released by xFree) so that it is uploaded once and reused
+ * across searches, and the exact GPU search its resident base (pExact,
+ * engine/exact.h).  Created lazily under lock; released when the index is
+ * closed.  Searches see the index as const: this slot is the one thing
+ * that changes under them, which is why it lives behind a pointer.
+ */
+typedef struct index_device {
+    pthread_mutex_t lock;
+    void *p;
+    void (*xFree)(void *p);
+    void *pExact;
+    void (*xExactFree)(void *pExact);
+} index_device;
+
 struct genie_index {
     util_mapping map;
     genie_index_info info;
@@ -40,17 +56,8 @@ struct genie_index {
     const uint32_t *aWordOrder;      /* n_words */
     const unsigned char *aFrontend;  /* front-end parameters, or NULL */
     uint64_t nFrontend;              /* bytes at aFrontend */
-    /*
-     * A backend's per-index state (the CUDA backend keeps the uploaded
-     * List Array here so it is uploaded once and reused across searches).
-     * Created lazily under deviceLock; released by pfnDeviceFree at close.
-     */
-    pthread_mutex_t deviceLock;
-    void *pDevice;
-    void (*pfnDeviceFree)(void *pDevice);
-    /* The exact GPU search's resident base (engine/exact.h), likewise. */
-    void *pExact;
-    void (*pfnExactFree)(void *pExact);
+    /* The backends' state for this index or view (mutable through a const index). */
+    index_device *pDev;
     /* Parts: see above.  A view's nPart is 1 and its aPart itself. */
     uint32_t nPart;
     struct genie_index *aPart;
@@ -72,6 +79,11 @@ void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_
  * locks initialised; index_free_parts() undoes that.
  */
 genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *idx);
+
+/** A new, empty device slot; NULL when out of memory. */
+index_device *index_device_new(void);
+/** Free what the slot holds, then the slot; NULL is a no-op. */
+void index_device_free(index_device *d);
 
 /** Release the views of a multi-part index (device copies included). */
 void index_free_parts(genie_index *idx);

@@ -45,14 +45,8 @@ void index_free_parts(genie_index *idx)
 {
     if (!idx->aPart || idx->aPart == idx)
         return;
-    for (uint32_t i = 0; i < idx->nPart; i++) {
-        genie_index *v = &idx->aPart[i];
-        if (v->pDevice && v->pfnDeviceFree)
-            v->pfnDeviceFree(v->pDevice);
-        if (v->pExact && v->pfnExactFree)
-            v->pfnExactFree(v->pExact);
-        pthread_mutex_destroy(&v->deviceLock);
-    }
+    for (uint32_t i = 0; i < idx->nPart; i++)
+        index_device_free(idx->aPart[i].pDev);
     free(idx->aPart);
     idx->aPart = NULL;
     idx->nPart = 0;

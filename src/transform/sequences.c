@@ -33,10 +33,11 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "engine/engine.h"
 #include "index/builder.h"
 #include "index/index.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/threads.h"
@@ -293,15 +294,8 @@ struct genie_seq_results {
     uint32_t *aN;          /* hits per query */
     uint32_t *aUsedK;      /* K of the last round (0 in exact mode) */
     unsigned char *aCertified;
-    genie_seq_stats stats;
+    genie_search_stats stats;
 };
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static genie_status seq_index_gram(const genie_index *idx, uint32_t *pGram)
 {
@@ -503,7 +497,7 @@ static genie_status add_query_items(genie_queries *qs, const char *z, size_t len
 #define SEQ_MAX_BATCH_HITS ((size_t)16 << 20)
 
 /* One round: candidates for the pending queries with K, then verification. */
-static genie_status seq_round(seq_job *job, genie_search_options *opt)
+static genie_status seq_round(seq_job *job, const genie_search_options *opt)
 {
     genie_queries *qs = NULL;
     genie_results *cand = NULL;
@@ -520,29 +514,31 @@ static genie_status seq_round(seq_job *job, genie_search_options *opt)
         job->aPending = aAll + s;
         job->nPending = nAll - s < step ? nAll - s : step;
         genie_queries_clear(qs);
+        double t0 = util_now();
         for (size_t i = 0; i < job->nPending; i++) {
             size_t q = job->aPending[i];
             GENIE_TRY_GOTO(rc, add_query_items(qs, job->azQuery[q], job->aLen[q], job->gram, &aKw, &nKwCap, &aItem,
                                                &nItemCap), done);
         }
-        double t0 = now_seconds();
-        opt->k = job->K;
-        GENIE_TRY_GOTO(rc, genie_search(job->idx, qs, opt, &cand), done);
-        double t1 = now_seconds();
+        job->r->stats.prepare_seconds += util_now() - t0;
+        genie_search_options o = *opt;
+        o.k = job->K;
+        genie_search_stats st;
+        GENIE_TRY_GOTO(rc, genie_search_with_stats(job->idx, qs, &o, &cand, &st), done);
+        engine_stats_add(&job->r->stats, &st);
+        double t1 = util_now();
         job->cand = cand;
         atomic_store(&job->next, 0);
         atomic_store(&job->rc, GENIE_OK);
         util_parallel_run(opt->threads ? opt->threads : util_ncores(), verify_worker, job);
         rc = atomic_load(&job->rc);
-        job->r->stats.match_seconds += t1 - t0;
-        job->r->stats.verify_seconds += now_seconds() - t1;
+        job->r->stats.rerank_seconds += util_now() - t1;
         genie_results_free(cand);
         cand = NULL;
         job->cand = NULL;
         if (rc != GENIE_OK)
             goto done;
     }
-    job->r->stats.rounds++;
 done:
     job->aPending = aAll;
     job->nPending = nAll;
@@ -554,10 +550,11 @@ done:
 }
 
 genie_status genie_seq_search(const genie_index *idx, const char *const *queries, const size_t *lengths,
-                              size_t n_queries, const genie_seq_options *sopt, genie_search_options *opt,
+                              size_t n_queries, const genie_seq_options *sopt, const genie_search_options *opt,
                               genie_seq_results **out)
 {
     util_error_clear();
+    double tStart = util_now();
     *out = NULL;
     uint32_t gram = 0;
     GENIE_TRY(seq_index_gram(idx, &gram));
@@ -617,15 +614,18 @@ genie_status genie_seq_search(const genie_index *idx, const char *const *queries
     if (sopt->exact || (sopt->max_candidates && limit >= idx->info.n_objects)) {
         if (sopt->exact)
             job.K = 0;
-        double t0 = now_seconds();
+        double t0 = util_now();
         atomic_store(&job.next, 0);
         util_parallel_run(opt->threads ? opt->threads : util_ncores(), exact_worker, &job);
-        r->stats.verify_seconds += now_seconds() - t0;
+        r->stats.rerank_seconds += util_now() - t0;
+        if (sopt->exact)
+            r->stats.backend = GENIE_BACKEND_CPU; /* the edit distances alone, on the CPU */
         rc = atomic_load(&job.rc);
         if (rc != GENIE_OK)
             goto fail;
     }
     r->stats.verified = atomic_load(&job.verified);
+    r->stats.total_seconds = util_now() - tStart;
     free(aPending);
     *out = r;
     return GENIE_OK;
@@ -651,7 +651,7 @@ const genie_seq_hit *genie_seq_results_get(const genie_seq_results *r, size_t qu
     return r->aHit + query * r->k;
 }
 
-void genie_seq_results_stats(const genie_seq_results *r, genie_seq_stats *out)
+void genie_seq_results_stats(const genie_seq_results *r, genie_search_stats *out)
 {
     *out = r->stats;
 }

@@ -16,10 +16,11 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "engine/engine.h"
 #include "index/builder.h"
 #include "index/index.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/threads.h"
@@ -228,15 +229,8 @@ struct genie_set_results {
     uint32_t k;
     genie_set_hit *aHit; /* nQuery * k */
     uint32_t *aN;
-    double matchSeconds, verifySeconds;
+    genie_search_stats stats;
 };
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static genie_status set_index_params(const genie_index *idx, set_params *p)
 {
@@ -371,7 +365,7 @@ static genie_status parse_all(const genie_index *idx, char separator, set_slice 
 }
 
 genie_status genie_set_search(const genie_index *idx, const char *const *queries, const size_t *lengths,
-                              size_t n_queries, const genie_set_options *sopt, genie_search_options *opt,
+                              size_t n_queries, const genie_set_options *sopt, const genie_search_options *opt,
                               genie_set_results **out)
 {
     util_error_clear();
@@ -412,11 +406,12 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
     job.r = r;
     atomic_init(&job.next, 0);
     atomic_init(&job.rc, GENIE_OK);
-    double t0 = now_seconds();
+    double t0 = util_now();
     if (sopt->exact) {
         GENIE_TRY_GOTO(rc, parse_all(idx, job.p.separator, &aaObj, &anObj), done);
         job.aaObj = (const set_slice *const *)aaObj;
         job.anObj = anObj;
+        r->stats.backend = GENIE_BACKEND_CPU; /* exact: the Jaccard scan alone, on the CPU */
     } else {
         GENIE_TRY_GOTO(rc, genie_queries_new(&qs), done);
         for (size_t q = 0; q < n_queries; q++) {
@@ -428,17 +423,22 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
                 aItem[i] = (genie_item){aKw[i], aKw[i], 1};
             GENIE_TRY_GOTO(rc, genie_queries_add(qs, aItem, nItem, 0), done);
         }
-        opt->k = K;
-        GENIE_TRY_GOTO(rc, genie_search(idx, qs, opt, &cand), done);
+        genie_search_options o = *opt;
+        o.k = K;
+        r->stats.prepare_seconds = util_now() - t0;
+        genie_search_stats st;
+        GENIE_TRY_GOTO(rc, genie_search_with_stats(idx, qs, &o, &cand, &st), done);
+        engine_stats_add(&r->stats, &st);
         job.cand = cand;
     }
-    double t1 = now_seconds();
+    double t1 = util_now();
     util_parallel_run(opt->threads ? opt->threads : util_ncores(), rank_worker, &job);
     rc = atomic_load(&job.rc);
     if (rc != GENIE_OK)
         goto done;
-    r->matchSeconds = sopt->exact ? 0 : t1 - t0;
-    r->verifySeconds = now_seconds() - (sopt->exact ? t0 : t1);
+    r->stats.rerank_seconds = util_now() - (sopt->exact ? t0 : t1);
+    r->stats.verified = sopt->exact ? (uint64_t)n_queries * idx->info.n_objects : engine_results_hits(cand);
+    r->stats.total_seconds = util_now() - t0;
     *out = r;
     r = NULL;
 done:
@@ -467,10 +467,9 @@ const genie_set_hit *genie_set_results_get(const genie_set_results *r, size_t qu
     return r->aHit + query * r->k;
 }
 
-void genie_set_results_times(const genie_set_results *r, double *match_seconds, double *rank_seconds)
+void genie_set_results_stats(const genie_set_results *r, genie_search_stats *out)
 {
-    *match_seconds = r->matchSeconds;
-    *rank_seconds = r->verifySeconds;
+    *out = r->stats;
 }
 
 void genie_set_results_free(genie_set_results *r)

@@ -23,13 +23,14 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "engine/engine.h"
 #include "engine/exact.h"
 #include "engine/select.h"
 #include "index/builder.h"
 #include "index/index.h"
 #include "transform/vectors_lsh.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/threads.h"
 
@@ -117,13 +118,6 @@ genie_status genie_vectors_index_base(const genie_index *idx, genie_vectors *out
 
 /* ------------------------------------------------------------ searching */
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 typedef struct rerank_job {
     const genie_results *res;
     const genie_vectors *base, *q;
@@ -173,9 +167,13 @@ done:
 }
 
 genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *queries,
-                                  genie_vsearch_options *opt, genie_neighbor *out, uint32_t *aN)
+                                  const genie_vsearch_options *opt, genie_neighbor *out, uint32_t *aN,
+                                  genie_search_stats *pStats)
 {
     util_error_clear();
+    double tStart = util_now();
+    genie_search_stats stats;
+    memset(&stats, 0, sizeof stats);
     vlsh h;
     genie_vectors base;
     GENIE_TRY(open_vectors(idx, &h, &base));
@@ -184,7 +182,6 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
     uint32_t *aKw = NULL;
     genie_item *aItem = NULL;
     genie_status rc = GENIE_OK;
-    opt->seconds_hash = opt->seconds_match = opt->seconds_rerank = 0;
     uint32_t k = opt->k, K = opt->candidates ? opt->candidates : (opt->k > UINT32_MAX / 10 ? UINT32_MAX : opt->k * 10);
     if (queries->n && queries->dim != base.dim) {
         rc = util_error(GENIE_EINVAL, "queries have %u dimensions, the index's vectors %u", queries->dim, base.dim);
@@ -201,9 +198,10 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
     }
     if (opt->exact) {
         uint32_t kEff = k;
-        /* The index is logically const: its resident GPU base is a cache. */
-        rc = exact_search_in_index((genie_index *)idx, &base, queries, h.p.metric, k, opt->search.backend,
-                                   opt->search.threads, out, &opt->search.used_backend);
+        rc = exact_search_in_index(idx, &base, queries, h.p.metric, k, opt->search.backend,
+                                   opt->search.threads, out, &stats.backend);
+        stats.rerank_seconds = util_now() - tStart;
+        stats.verified = queries->n * base.n;
         if (kEff > base.n)
             kEff = (uint32_t)base.n;
         for (uint64_t i = 0; rc == GENIE_OK && i < queries->n; i++)
@@ -213,7 +211,7 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
     if (queries->n == 0)
         goto done;
     uint32_t m = h.p.m;
-    double t0 = now_seconds();
+    double t0 = util_now();
     GENIE_TRY_GOTO(rc, vlsh_keywords(&h, queries->data, queries->n, opt->search.threads, &aKw), done);
     if (!(aItem = malloc((size_t)m * sizeof *aItem))) {
         rc = util_error(GENIE_ENOMEM, "out of memory");
@@ -230,10 +228,13 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
         }
         GENIE_TRY_GOTO(rc, genie_queries_add(q, aItem, m, 1), done);
     }
-    opt->search.k = K;
-    double t1 = now_seconds();
-    GENIE_TRY_GOTO(rc, genie_search(idx, q, &opt->search, &res), done);
-    double t2 = now_seconds();
+    genie_search_options o = opt->search;
+    o.k = K;
+    double t1 = util_now();
+    genie_search_stats st;
+    GENIE_TRY_GOTO(rc, genie_search_with_stats(idx, q, &o, &res, &st), done);
+    engine_stats_add(&stats, &st);
+    double t2 = util_now();
     {
         rerank_job job = {.res = res, .base = &base, .q = queries, .metric = h.p.metric, .k = k, .K = K,
                           .out = out, .aN = aN};
@@ -243,10 +244,13 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
         if (atomic_load(&job.failed))
             rc = util_error(GENIE_ENOMEM, "out of memory re-ranking");
     }
-    opt->seconds_hash = t1 - t0;
-    opt->seconds_match = t2 - t1;
-    opt->seconds_rerank = now_seconds() - t2;
+    stats.prepare_seconds = t1 - t0;
+    stats.rerank_seconds = util_now() - t2;
+    stats.verified = engine_results_hits(res);
 done:
+    stats.total_seconds = util_now() - tStart;
+    if (pStats)
+        *pStats = stats;
     vlsh_free(&h);
     genie_queries_free(q);
     genie_results_free(res);

@@ -116,7 +116,7 @@ static void cpu_worker(void *ctx, unsigned t)
 static genie_status cpu_run(const engine_request *req, genie_hit *aHit, uint32_t *aN, int fullScan)
 {
     cpu_job job = {req, aHit, aN, fullScan, 0, 0};
-    unsigned nThreads = req->opt->threads ? req->opt->threads : util_ncores();
+    unsigned nThreads = req->threads ? req->threads : util_ncores();
     if (nThreads > req->n)
         nThreads = (unsigned)req->n;
     util_parallel_run(nThreads, cpu_worker, &job);

@@ -174,7 +174,7 @@ static int hit_compare(const void *pa, const void *pb)
 static genie_status run_batch(driver *d, const uint32_t *aQuery, size_t nQuery, uint64_t nBytes)
 {
     const engine_request *req = d->req;
-    double t0 = gTiming ? engine_now() : 0;
+    double t0 = gTiming ? util_now() : 0;
     uint64_t nUnit = 0;
     for (size_t j = 0; j < nQuery; j++)
         nUnit += d->aUnitStart[aQuery[j] + 1] - d->aUnitStart[aQuery[j]];
@@ -210,7 +210,7 @@ static genie_status run_batch(driver *d, const uint32_t *aQuery, size_t nQuery, 
     b.evCounted = gTiming ? d->aEv[2] : NULL;
     uint64_t nScratch = nBytes - (nUnitBytes + nHitBytes + nInfoBytes);
     if (gTiming) {
-        gTimes.stage_ms += (engine_now() - t0) * 1e3;
+        gTimes.stage_ms += (util_now() - t0) * 1e3;
         CUDA_TRY(cudaEventRecord(d->aEv[0], d->stream));
     }
 
@@ -289,10 +289,10 @@ static genie_status run_list(driver *d, const uint32_t *aList, size_t nList, gen
             continue;
         }
         GENIE_TRY(run_batch(d, aList + pos, end - pos, nBytes));
-        double t0 = gTiming ? engine_now() : 0;
+        double t0 = gTiming ? util_now() : 0;
         GENIE_TRY(collect(d, aList + pos, end - pos, aHit, aN, aRetry, pnRetry));
         if (gTiming)
-            gTimes.collect_ms += (engine_now() - t0) * 1e3;
+            gTimes.collect_ms += (util_now() - t0) * 1e3;
         pos = end;
     }
     return GENIE_OK;
@@ -338,13 +338,13 @@ static void plan_worker(void *ctx, unsigned t)
  * Plan every query of the request once: d->aUnitStart and d->h_aPlan;
  * queries that scan no posting are left out of aList (no hits, no GPU).
  * Two passes over the queries (count, then write), each on up to
- * opt->threads threads (all cores when 0) as the items call for, with a
+ * req->threads threads (all cores when 0) as the items call for, with a
  * prefix sum between.
  */
 static genie_status plan_request(driver *d, uint32_t *aList, size_t *pnList, uint32_t *aN)
 {
     const engine_request *req = d->req;
-    unsigned nThread = req->opt->threads ? req->opt->threads : util_ncores();
+    unsigned nThread = req->threads ? req->threads : util_ncores();
     const genie_queries *q = req->q;
     size_t nItem = req->n ? q->aItemEnd[req->first + req->n - 1] - (req->first ? q->aItemEnd[req->first - 1] : 0) : 0;
     size_t nWant = 1 + nItem / PLAN_ITEMS_PER_THREAD, nGrab = (req->n + PLAN_GRAB - 1) / PLAN_GRAB;
@@ -378,12 +378,12 @@ static genie_status plan_request(driver *d, uint32_t *aList, size_t *pnList, uin
 genie_status cuda_run_batches(const engine_request *req, const cuda_method *method, genie_hit *aHit, uint32_t *aN)
 {
     genie_status rc = GENIE_OK;
-    double tStart = gTiming ? engine_now() : 0;
+    double tStart = gTiming ? util_now() : 0;
     driver d;
     memset(&d, 0, sizeof d);
     d.req = req;
     d.method = method;
-    d.mode = method->listUnits ? PLAN_LISTS : req->opt->load_balance ? PLAN_SUBLISTS : PLAN_ITEMS;
+    d.mode = method->listUnits ? PLAN_LISTS : req->loadBalance ? PLAN_SUBLISTS : PLAN_ITEMS;
     uint32_t *aList = NULL, *aRetry = NULL;
     GENIE_TRY(cuda_index_get(req->idx, &d.dev));
     /* The index's workspace, unless another search holds it (then a private one). */
@@ -396,7 +396,7 @@ genie_status cuda_run_batches(const engine_request *req, const cuda_method *meth
         d.h_pin = ws->h_pinned;
         d.nPin = ws->nPinned;
     }
-    GENIE_TRY_GOTO(rc, cuda_memory_budget(req->opt, d.nWs, &d.budget), done);
+    GENIE_TRY_GOTO(rc, cuda_memory_budget(req->gpuMemory, d.nWs, &d.budget), done);
     d.aUnitStart = (uint64_t *)malloc((req->n + 1) * sizeof *d.aUnitStart);
     d.aShift = (uint8_t *)calloc(req->n, 1);
     aList = (uint32_t *)malloc(req->n * sizeof *aList);
@@ -407,10 +407,10 @@ genie_status cuda_run_batches(const engine_request *req, const cuda_method *meth
     }
     {
         size_t nList = 0, nRetry = 0;
-        double t0 = gTiming ? engine_now() : 0;
+        double t0 = gTiming ? util_now() : 0;
         GENIE_TRY_GOTO(rc, plan_request(&d, aList, &nList, aN), done);
         if (gTiming)
-            gTimes.plan_ms += (engine_now() - t0) * 1e3;
+            gTimes.plan_ms += (util_now() - t0) * 1e3;
         if (d.dev->pfnReady && nList)
             GENIE_TRY_GOTO(rc, d.dev->pfnReady(d.dev->pReady), done);
         if (!d.stream)
@@ -450,7 +450,7 @@ done:
     free(aList);
     free(aRetry);
     if (gTiming) {
-        gTimes.total_ms += (engine_now() - tStart) * 1e3;
+        gTimes.total_ms += (util_now() - tStart) * 1e3;
         gTimes.calls++;
     }
     return rc;

@@ -46,6 +46,7 @@
  */
 #include "engine/cuda/topk_device.cuh"
 #include "engine/cuda/cuda_testing.h"
+#include "engine/cuda/cuda_entry.h"
 
 /* Probe budget of one insert, in slot visits and lost races, per slot. */
 #define HT_STEPS_PER_SLOT 4u

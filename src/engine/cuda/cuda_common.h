@@ -17,6 +17,7 @@
 extern "C" {
 #include "engine/engine.h"
 #include "index/index.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "engine/cuda/work_plan.h"
 }
@@ -99,7 +100,7 @@ void cuda_workspace_free(cuda_workspace *ws);
 
 /*
  * The List Array on the device (seeds/003 III-B): every posting of the
- * index, uploaded once per opened index and kept in genie_index.pDevice
+ * index, uploaded once per opened index and kept in genie_index.pDev
  * until genie_index_close, with the list offsets and the tile rows.  The
  * Position Map stays on the host.
  */
@@ -125,15 +126,19 @@ typedef struct cuda_index {
 
 /**
  * The device copy of @p idx's postings, uploaded on first use under
- * idx->deviceLock.  Also makes that device current for the calling thread.
+ * idx->pDev->lock.  Also makes that device current for the calling thread.
  * @param[out] ppDev  valid until the index is closed.
  */
 genie_status cuda_index_get(const genie_index *idx, const cuda_index **ppDev);
 
 /**
- * Bytes of device memory a batch may use: opt->gpu_memory, or most of the
- * free memory plus @p nHeld bytes the caller already holds (its workspace).
+ * Bytes of device memory a batch may use: @p gpuMemory (the search's
+ * limit), or when 0 most of the free memory plus @p nHeld bytes the caller
+ * already holds (its workspace).
  */
-genie_status cuda_memory_budget(const genie_search_options *opt, uint64_t nHeld, uint64_t *pBytes);
+genie_status cuda_memory_budget(uint64_t gpuMemory, uint64_t nHeld, uint64_t *pBytes);
+
+/** Non-zero when a device is usable (probed once per process). */
+int cuda_usable(void);
 
 #endif

@@ -2,10 +2,10 @@
  * Device discovery, the uploaded List Array and the memory budget.
  *
  * The index is uploaded once per opened genie_index: the first CUDA search
- * takes idx->deviceLock, copies aPosting, the list offsets and the tile
+ * takes idx->pDev->lock, copies aPosting, the list offsets and the tile
  * rows (cuda_common.h) to device 0 and leaves a cuda_index in
- * idx->pDevice; genie_index_close() calls cuda_index_free() through
- * idx->pfnDeviceFree, which also frees the cached workspace.  Later
+ * idx->pDev->p; genie_index_close() calls cuda_index_free() through
+ * idx->pDev->xFree, which also frees the cached workspace.  Later
  * searches (from any thread) reuse both.
  */
 #include <pthread.h>
@@ -39,7 +39,7 @@ static void probe_device(void)
     gUsable = prop.major >= 6 && cudaSetDevice(0) == cudaSuccess && cudaFree(0) == cudaSuccess;
 }
 
-extern "C" int engine_cuda_usable(void)
+int cuda_usable(void)
 {
     pthread_once(&gUsableOnce, probe_device);
     return gUsable;
@@ -182,36 +182,36 @@ fail:
 
 genie_status cuda_index_get(const genie_index *idx, const cuda_index **ppDev)
 {
-    if (!engine_cuda_usable())
+    if (!cuda_usable())
         return util_error(GENIE_EGPU, "no usable CUDA device (cudaGetDeviceCount found none, or it failed)");
     /* The index is read-only to searches; only its device slot changes, under its lock. */
     genie_index *pIdx = (genie_index *)idx;
     genie_status rc = GENIE_OK;
-    pthread_mutex_lock(&pIdx->deviceLock);
-    if (!pIdx->pDevice) {
+    pthread_mutex_lock(&pIdx->pDev->lock);
+    if (!pIdx->pDev->p) {
         cuda_index *dev = NULL;
         CUDA_TRY_GOTO(rc, cudaSetDevice(0), done);
         rc = upload(idx, &dev);
         if (rc == GENIE_OK) {
-            pIdx->pDevice = dev;
-            pIdx->pfnDeviceFree = cuda_index_free;
+            pIdx->pDev->p = dev;
+            pIdx->pDev->xFree = cuda_index_free;
         }
     }
 done:
-    pthread_mutex_unlock(&pIdx->deviceLock);
+    pthread_mutex_unlock(&pIdx->pDev->lock);
     if (rc != GENIE_OK)
         return rc;
-    const cuda_index *dev = (const cuda_index *)pIdx->pDevice;
+    const cuda_index *dev = (const cuda_index *)pIdx->pDev->p;
     CUDA_TRY(cudaSetDevice(dev->device));
     *ppDev = dev;
     return GENIE_OK;
 }
 
-genie_status cuda_memory_budget(const genie_search_options *opt, uint64_t nHeld, uint64_t *pBytes)
+genie_status cuda_memory_budget(uint64_t gpuMemory, uint64_t nHeld, uint64_t *pBytes)
 {
     size_t nFree = 0, nTotal = 0;
     CUDA_TRY(cudaMemGetInfo(&nFree, &nTotal));
     uint64_t avail = (uint64_t)((nFree + nHeld) * BUDGET_FREE_FRACTION);
-    *pBytes = opt->gpu_memory && opt->gpu_memory < avail ? opt->gpu_memory : avail;
+    *pBytes = gpuMemory && gpuMemory < avail ? gpuMemory : avail;
     return GENIE_OK;
 }

@@ -43,6 +43,7 @@
 
 extern "C" {
 #include "engine/exact.h"
+#include "engine/cuda/cuda_entry.h"
 #include "util/error.h"
 }
 

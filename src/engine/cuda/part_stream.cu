@@ -3,7 +3,7 @@
  * with the transfers overlapped): see engine.h for the calls, parts.c for
  * the loop that makes them.
  *
- * The state lives in the multi-part index's own device slot (idx->pDevice,
+ * The state lives in the multi-part index's own device slot (idx->pDev->p,
  * unused otherwise; only its views carry device copies when resident) and
  * is kept until the index is closed, so the buffers are allocated once:
  *   - one or two slots, each a device buffer and a pinned host buffer sized
@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "engine/cuda/cuda_batch.h"
+#include "engine/cuda/cuda_entry.h"
 extern "C" {
 #include "util/threads.h"
 }
@@ -242,11 +243,11 @@ static genie_status upload_part(engine_stream *s, stream_slot *sl)
 
 static void run_upload(engine_stream *s, stream_slot *sl)
 {
-    double t0 = engine_now();
+    double t0 = util_now();
     sl->rc = upload_part(s, sl);
     if (sl->rc != GENIE_OK)
         snprintf(sl->zError, sizeof sl->zError, "%s", genie_last_error());
-    sl->seconds = engine_now() - t0;
+    sl->seconds = util_now() - t0;
 }
 
 typedef struct worker_arg {
@@ -274,10 +275,10 @@ static stream_slot *slot_of(engine_stream *s, const genie_index *view)
 static void join(stream_slot *sl)
 {
     if (sl->running) {
-        double t0 = engine_now();
+        double t0 = util_now();
         pthread_join(sl->worker, NULL);
         sl->running = 0;
-        sl->waited += engine_now() - t0;
+        sl->waited += util_now() - t0;
     }
 }
 
@@ -294,10 +295,10 @@ static void uninstall(stream_slot *sl)
     genie_index *v = sl->view;
     if (!v)
         return;
-    pthread_mutex_lock(&v->deviceLock);
-    if (v->pDevice == &sl->dev)
-        v->pDevice = NULL;
-    pthread_mutex_unlock(&v->deviceLock);
+    pthread_mutex_lock(&v->pDev->lock);
+    if (v->pDev->p == &sl->dev)
+        v->pDev->p = NULL;
+    pthread_mutex_unlock(&v->pDev->lock);
     sl->view = NULL;
 }
 
@@ -366,40 +367,40 @@ fail:
 /* Free @p v's own (resident) device copy. */
 static void free_resident(genie_index *v)
 {
-    pthread_mutex_lock(&v->deviceLock);
-    if (v->pDevice && v->pfnDeviceFree)
-        v->pfnDeviceFree(v->pDevice);
-    v->pDevice = NULL;
-    v->pfnDeviceFree = NULL;
-    pthread_mutex_unlock(&v->deviceLock);
+    pthread_mutex_lock(&v->pDev->lock);
+    if (v->pDev->p && v->pDev->xFree)
+        v->pDev->xFree(v->pDev->p);
+    v->pDev->p = NULL;
+    v->pDev->xFree = NULL;
+    pthread_mutex_unlock(&v->pDev->lock);
 }
 
-extern "C" genie_status engine_cuda_stream_begin(const genie_index *idx, const genie_search_options *opt,
-                                                  engine_stream **ppS, int *pOverlap, uint64_t *pHeld)
+genie_status cuda_stream_begin(const genie_index *idx, uint64_t gpuMemory, int serialUpload, engine_stream **ppS,
+                               int *pOverlap, uint64_t *pLeft)
 {
     *ppS = NULL;
     *pOverlap = 0;
-    *pHeld = 0;
-    if (!engine_cuda_usable())
+    *pLeft = gpuMemory;
+    if (!cuda_usable())
         return util_error(GENIE_EGPU, "no usable CUDA device (cudaGetDeviceCount found none, or it failed)");
     CUDA_TRY(cudaSetDevice(0));
-    genie_index *root = (genie_index *)idx;
-    engine_stream *s = (engine_stream *)root->pDevice;
+    index_device *root = idx->pDev;
+    engine_stream *s = (engine_stream *)root->p;
     uint64_t total = 0, maxPart = 0, held = s ? s->nSlot * s->slotBytes : 0;
     for (uint32_t p = 0; p < idx->nPart; p++) {
         uint64_t b = part_bytes(idx, s ? s->aHost : NULL, p);
         total += b;
         maxPart = b > maxPart ? b : maxPart;
-        if (idx->aPart[p].pDevice)
+        if (idx->aPart[p].pDev->p)
             held += b;
     }
     uint64_t budget;
-    GENIE_TRY(cuda_memory_budget(opt, held, &budget));
+    GENIE_TRY(cuda_memory_budget(gpuMemory, held, &budget));
     if (total <= budget / 2) {
         if (s) {
             stream_free(s);
-            root->pDevice = NULL;
-            root->pfnDeviceFree = NULL;
+            root->p = NULL;
+            root->xFree = NULL;
         }
         return GENIE_OK;
     }
@@ -415,25 +416,27 @@ extern "C" genie_status engine_cuda_stream_begin(const genie_index *idx, const g
                           (unsigned long long)maxPart, (unsigned long long)budget, (unsigned long long)budget);
     if (s && (s->nSlot != nSlot || s->slotBytes != maxPart)) {
         stream_free(s);
-        root->pDevice = NULL;
-        root->pfnDeviceFree = NULL;
+        root->p = NULL;
+        root->xFree = NULL;
         s = NULL;
     }
     if (!s) {
         GENIE_TRY(stream_new(idx, nSlot, maxPart, &s));
-        root->pDevice = s;
-        root->pfnDeviceFree = stream_free;
+        root->p = s;
+        root->xFree = stream_free;
     }
     GENIE_TRY(hosts_make(s));
     s->next = 0;
-    s->serial = nSlot < 2 || opt->serial_upload;
+    s->serial = nSlot < 2 || serialUpload;
     *ppS = s;
     *pOverlap = !s->serial;
-    *pHeld = nSlot * maxPart;
+    uint64_t nBuffers = (uint64_t)nSlot * maxPart;
+    if (gpuMemory)
+        *pLeft = gpuMemory > nBuffers ? gpuMemory - nBuffers : 1;
     return GENIE_OK;
 }
 
-extern "C" genie_status engine_cuda_stream_start(engine_stream *s, genie_index *view)
+genie_status cuda_stream_start(engine_stream *s, genie_index *view)
 {
     stream_slot *sl = &s->aSlot[s->next];
     if (sl->view)
@@ -473,21 +476,20 @@ extern "C" genie_status engine_cuda_stream_start(engine_stream *s, genie_index *
     return GENIE_OK;
 }
 
-extern "C" genie_status engine_cuda_stream_ready(engine_stream *s, genie_index *view)
+genie_status cuda_stream_ready(engine_stream *s, genie_index *view)
 {
     stream_slot *sl = slot_of(s, view);
     if (!sl)
         return util_error(GENIE_EGPU, "CUDA: part at object %llu was never started",
                           (unsigned long long)view->firstObject);
-    pthread_mutex_lock(&view->deviceLock);
-    view->pDevice = &sl->dev;
-    view->pfnDeviceFree = NULL;
-    pthread_mutex_unlock(&view->deviceLock);
+    pthread_mutex_lock(&view->pDev->lock);
+    view->pDev->p = &sl->dev;
+    view->pDev->xFree = NULL;
+    pthread_mutex_unlock(&view->pDev->lock);
     return GENIE_OK;
 }
 
-extern "C" genie_status engine_cuda_stream_done(engine_stream *s, genie_index *view, double *pUpload,
-                                                 double *pWait)
+genie_status cuda_stream_done(engine_stream *s, genie_index *view, double *pUpload, double *pWait)
 {
     *pUpload = *pWait = 0;
     stream_slot *sl = slot_of(s, view);
@@ -500,7 +502,7 @@ extern "C" genie_status engine_cuda_stream_done(engine_stream *s, genie_index *v
     return rc;
 }
 
-extern "C" void engine_cuda_stream_end(engine_stream *s)
+void cuda_stream_end(engine_stream *s)
 {
     for (uint32_t i = 0; i < s->nSlot; i++) {
         join(&s->aSlot[i]);

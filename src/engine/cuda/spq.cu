@@ -12,6 +12,7 @@
  * the c-PQ uses, so both return exactly the CPU's answer.
  */
 #include "engine/cuda/topk_device.cuh"
+#include "engine/cuda/cuda_entry.h"
 
 typedef struct spq_query {
     uint64_t iRow;  /* the query's counts: d_table + iRow */

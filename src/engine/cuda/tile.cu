@@ -47,6 +47,7 @@
  * (engine_cuda_cpq_paper_search) for the whole request.
  */
 #include "engine/cuda/topk_device.cuh"
+#include "engine/cuda/cuda_entry.h"
 
 #define TILE_BLOCK 512u
 #define TILE_WARPS (TILE_BLOCK / 32u)
@@ -414,7 +415,7 @@ static uint64_t tile_query_bytes(const engine_request *req, size_t i, unsigned s
 {
     (void)i;
     (void)shift;
-    const cuda_index *dev = (const cuda_index *)req->idx->pDevice;
+    const cuda_index *dev = (const cuda_index *)req->idx->pDev->p;
     uint64_t nTile = dev->nTile;
     return 2 * sizeof(uint32_t) + nTile * sizeof(uint32_t) + nTile * tile_cand_per_tile(req) * sizeof(genie_hit) +
            3 * CUDA_ALIGN;
@@ -423,7 +424,7 @@ static uint64_t tile_query_bytes(const engine_request *req, size_t i, unsigned s
 static genie_status tile_run(const cuda_batch *b)
 {
     const engine_request *req = b->req;
-    const cuda_index *dev = (const cuda_index *)req->idx->pDevice;
+    const cuda_index *dev = (const cuda_index *)req->idx->pDev->p;
     genie_status rc = GENIE_OK;
     uint32_t nQuery = b->nQuery;
     /* Pinned host (the driver's, valid until its sync): [unit offsets (nQuery + 1) | min counts (nQuery)]. */

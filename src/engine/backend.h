@@ -1,0 +1,93 @@
+/*
+ * The table of backends: every "which backend" question asks it.
+ *
+ * A backend is one engine_backend entry (as Redis's ae.c picks among
+ * ae_epoll.c and ae_kqueue.c through one small table of functions).  The
+ * built-in entries stand in one array in backends.c; the CUDA ones forward
+ * to the CUDA module (cuda_module.c), loaded on first need.  Adding a
+ * backend means one entry there and one folder for its code; nothing else
+ * in the engine names a backend.  Tests add entries of their own through
+ * engine_backend_register().
+ *
+ * Contract of an entry:
+ *   xCheck    GENIE_OK when the backend can run in this process now, else
+ *             why not (GENIE_ENOTSUP: not built; GENIE_EGPU: no usable
+ *             device), with the message set; it may load a module the
+ *             first time, is cheap afterwards and thread-safe;
+ *   xSearch   answers one engine_request (engine.h);
+ *   pParts    for backends that keep the parts of an index in a memory of
+ *             their own (a GPU): how the parts of a multi-part index meet
+ *             it (engine/parts.c calls these hooks and knows nothing more of
+ *             devices); NULL when the backend reads parts from host memory;
+ *   xExact    exact k-NN over dense vectors on this backend (exact.h), with
+ *             its largest k in nExactMaxK; NULL: the exact search runs on
+ *             the CPU.
+ */
+#ifndef GENIE_ENGINE_BACKEND_H
+#define GENIE_ENGINE_BACKEND_H
+
+#include "engine/engine.h"
+
+/*
+ * Parts and a backend's own memory.  begin() decides, under the
+ * multi-part index's device lock, how the parts meet the device under the
+ * budget @p gpuMemory (0 = most of the free memory): when they fit together,
+ * *ppS is NULL and each part's view keeps its own copy across searches
+ * (resident); otherwise *ppS streams the parts through buffers, *pOverlap
+ * says whether the next part may be sent while the current one is matched
+ * (never when @p serialUpload), and *pLeft is the budget left to the
+ * batches (0 = most of the free).  start() begins sending a part, ready()
+ * makes it the view's device copy (the backend waits for the transfer after
+ * planning its queries), done() frees its buffer and reports the seconds
+ * the transfer took and those the search waited for it, end() waits for
+ * every transfer still running and takes every copy back, also after a
+ * failure.
+ */
+typedef struct engine_parts_ops {
+    genie_status (*xBegin)(const genie_index *idx, uint64_t gpuMemory, int serialUpload, engine_stream **ppS,
+                           int *pOverlap, uint64_t *pLeft);
+    genie_status (*xStart)(engine_stream *s, genie_index *view);
+    genie_status (*xReady)(engine_stream *s, genie_index *view);
+    genie_status (*xDone)(engine_stream *s, genie_index *view, double *pUpload, double *pWait);
+    void (*xEnd)(engine_stream *s);
+} engine_parts_ops;
+
+/**
+ * Exact k-NN of @p nQuery vectors in a base of @p nBase (see exact.h for
+ * the contract and the resident slot @p ppResident, freed by xExactFree).
+ */
+typedef genie_status (*engine_exact_fn)(void **ppResident, const float *base, uint64_t nBase, const float *queries,
+                                        uint64_t nQuery, uint32_t dim, genie_metric metric, uint32_t k,
+                                        genie_neighbor *out);
+
+typedef struct engine_backend {
+    genie_backend id;
+    const char *zName;
+    int preferred; /* "auto" takes the first usable entry that has this set */
+    genie_status (*xCheck)(void);
+    engine_search_fn xSearch;
+    const engine_parts_ops *pParts;
+    engine_exact_fn xExact;
+    void (*xExactFree)(void *pResident);
+    uint32_t nExactMaxK;
+} engine_backend;
+
+/** The entry of @p id, or NULL when there is none. */
+const engine_backend *engine_backend_find(genie_backend id);
+
+/**
+ * The backend that runs for @p requested: "auto" becomes the first usable
+ * preferred entry.
+ * @return GENIE_OK; GENIE_EINVAL (unknown id), or the entry's xCheck()
+ *         failure (GENIE_ENOTSUP not built, GENIE_EGPU no usable device).
+ */
+genie_status engine_backend_pick(genie_backend requested, const engine_backend **out);
+
+/**
+ * Add an entry after the built-in ones (tests); @p b must outlive its use.
+ * Its id is assigned: *pId, also written to the entry's copy in the table.
+ * @return GENIE_OK, GENIE_EINVAL (a name already taken), GENIE_ENOMEM.
+ */
+genie_status engine_backend_register(const engine_backend *b, genie_backend *pId);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * The CUDA module's entry points, gathered by module.cu into the one table
+ * the module exports (engine/cuda_module.h).  Nothing outside
+ * src/engine/cuda/ calls them directly.
+ */
+#ifndef GENIE_ENGINE_CUDA_CUDA_ENTRY_H
+#define GENIE_ENGINE_CUDA_CUDA_ENTRY_H
+
+#include "engine/cuda_module.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The matching methods (tile.cu, spq.cu, cpq.cu); engine_search_fn each. */
+genie_status engine_cuda_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
+genie_status engine_cuda_spq_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
+genie_status engine_cuda_cpq_paper_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
+
+/* Parts streamed through the device (part_stream.cu): engine_parts_ops (backend.h). */
+genie_status cuda_stream_begin(const genie_index *idx, uint64_t gpuMemory, int serialUpload, engine_stream **ppS,
+                               int *pOverlap, uint64_t *pLeft);
+genie_status cuda_stream_start(engine_stream *s, genie_index *view);
+genie_status cuda_stream_ready(engine_stream *s, genie_index *view);
+genie_status cuda_stream_done(engine_stream *s, genie_index *view, double *pUpload, double *pWait);
+void cuda_stream_end(engine_stream *s);
+
+/**
+ * Exact k-NN (exact_gpu.cu): @p k already in 1..min(nBase,
+ * EXACT_CUDA_MAX_K); writes nQuery * k neighbours to @p out.  For cosine the
+ * vectors are normalised on the device.
+ * @param[in,out] ppResident  NULL: upload the base and free everything
+ *        before returning.  Else a slot (initially NULL) for the base kept
+ *        on the device with its workspace: reused when it holds the same
+ *        base (host address, count, dimension, metric form), replaced
+ *        otherwise, emptied on failure.  The caller serialises calls on one
+ *        slot and frees it with exact_cuda_resident_free(); the base must
+ *        not change while the slot holds it.
+ * @return GENIE_OK, GENIE_EGPU, GENIE_ENOMEM.
+ */
+genie_status exact_cuda_search(void **ppResident, const float *base, uint64_t nBase, const float *queries,
+                               uint64_t nQuery, uint32_t dim, genie_metric metric, uint32_t k, genie_neighbor *out);
+/** Free a slot's resident base and workspace; NULL is a no-op. */
+void exact_cuda_resident_free(void *pResident);
+
+/** Largest k the GPU selection kernel handles (its shared-memory sort). */
+#define EXACT_CUDA_MAX_K 2048u
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,182 @@
+/*
+ * The backend table (src/engine/backend.h): a backend added by one table
+ * entry answers through every search path, names and ids come from the
+ * table, and a CPU search never maps the CUDA libraries (the CUDA backend
+ * is a module loaded on first need).
+ */
+#include <stdatomic.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine/backend.h"
+#include "test.h"
+
+/* A backend that forwards to cpu and counts its calls: the seam a
+ * multi-GPU or remote backend plugs into. */
+static atomic_uint nCalls;
+
+static genie_status counting_search(const engine_request *req, genie_hit *aHit, uint32_t *aN)
+{
+    atomic_fetch_add(&nCalls, 1);
+    return engine_cpu_search(req, aHit, aN);
+}
+
+static genie_status counting_check(void)
+{
+    return GENIE_OK;
+}
+
+static const engine_backend counting = {
+    .zName = "test-counting", .xCheck = counting_check, .xSearch = counting_search,
+};
+
+static void random_objects(test_objects *o, size_t n, uint64_t seed)
+{
+    o->n = n;
+    o->aKw = calloc(n, sizeof *o->aKw);
+    o->aN = calloc(n, sizeof *o->aN);
+    CHECK(o->aKw && o->aN);
+    for (size_t i = 0; i < n; i++) {
+        o->aN[i] = test_rand(&seed) % 12;
+        o->aKw[i] = malloc((o->aN[i] + 1) * sizeof **o->aKw);
+        CHECK(o->aKw[i] != NULL);
+        for (size_t j = 0; j < o->aN[i]; j++)
+            o->aKw[i][j] = (uint32_t)(test_rand(&seed) % 200);
+    }
+}
+
+static genie_queries *random_queries(size_t n, uint64_t seed)
+{
+    genie_queries *q;
+    CHECK_OK(genie_queries_new(&q));
+    for (size_t i = 0; i < n; i++) {
+        genie_item aItem[4];
+        size_t nItem = 1 + test_rand(&seed) % 4;
+        for (size_t j = 0; j < nItem; j++) {
+            uint32_t lo = (uint32_t)(test_rand(&seed) % 200);
+            aItem[j] = (genie_item){lo, lo + (uint32_t)(test_rand(&seed) % 3), 1 + (uint32_t)(test_rand(&seed) % 3)};
+        }
+        CHECK_OK(genie_queries_add(q, aItem, nItem, 0));
+    }
+    return q;
+}
+
+TEST(backend_table_test_entry)
+{
+    genie_backend id;
+    CHECK_OK(engine_backend_register(&counting, &id));
+    CHECK(id > GENIE_BACKEND_CUDA_CPQ_PAPER);
+    CHECK(strcmp(genie_backend_name(id), "test-counting") == 0);
+    genie_backend parsed;
+    CHECK_OK(genie_backend_parse("test-counting", &parsed));
+    CHECK_EQ(parsed, id);
+    CHECK_RC(engine_backend_register(&counting, &id), GENIE_EINVAL); /* the name is taken */
+
+    test_objects objs;
+    random_objects(&objs, 3000, 7);
+    genie_queries *q = random_queries(200, 11);
+    genie_build_options bo;
+    memset(&bo, 0, sizeof bo);
+    genie_index *one = test_build_with(&objs, &bo, test_path("one.genie"));
+    bo.part_objects = 700; /* five parts: the parts path goes through the table too */
+    genie_index *many = test_build_with(&objs, &bo, test_path("many.genie"));
+    CHECK_EQ(genie_index_parts(many), 5);
+
+    genie_results *ref = test_search(one, q, GENIE_BACKEND_CPU, 10);
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = id;
+    opt.k = 10;
+    const genie_search_options copy = opt;
+    genie_results *r;
+    genie_search_stats st;
+    CHECK_OK(genie_search_with_stats(one, q, &opt, &r, &st));
+    CHECK_EQ(st.backend, id);
+    CHECK_EQ(atomic_load(&nCalls), 1);
+    test_same_results(ref, r, "test backend, one part");
+    genie_results_free(r);
+    CHECK_OK(genie_search_with_stats(many, q, &opt, &r, &st));
+    CHECK_EQ(st.backend, id);
+    CHECK_EQ(atomic_load(&nCalls), 1 + 5);
+    test_same_results(ref, r, "test backend, five parts");
+    genie_results_free(r);
+    CHECK(memcmp(&copy, &opt, sizeof opt) == 0); /* options are inputs */
+
+    genie_results_free(ref);
+    genie_queries_free(q);
+    genie_index_close(one);
+    genie_index_close(many);
+    test_objects_free(&objs);
+}
+
+TEST(backend_names_and_errors)
+{
+    genie_backend b;
+    CHECK_RC(genie_backend_parse("nope", &b), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "nope") != NULL);
+    CHECK(genie_backend_name((genie_backend)99) == NULL);
+    const char *azName[] = {"auto", "cpu", "cpu-idx", "cuda", "cuda-spq", "cuda-cpq-paper"};
+    for (int i = 0; i < 6; i++) {
+        CHECK_OK(genie_backend_parse(azName[i], &b));
+        CHECK_EQ(b, i);
+        CHECK(strcmp(genie_backend_name(b), azName[i]) == 0);
+    }
+    const engine_backend *be;
+    CHECK_OK(engine_backend_pick(GENIE_BACKEND_AUTO, &be));
+    CHECK(be->id == GENIE_BACKEND_CPU || be->id == GENIE_BACKEND_CUDA);
+    CHECK_RC(engine_backend_pick((genie_backend)99, &be), GENIE_EINVAL);
+    if (!genie_cuda_available()) {
+        genie_status want = genie_cuda_built() ? GENIE_EGPU : GENIE_ENOTSUP;
+        CHECK_RC(engine_backend_pick(GENIE_BACKEND_CUDA, &be), want);
+        CHECK(strlen(genie_last_error()) > 0);
+    }
+}
+
+/* Whether this process has a CUDA library mapped. */
+static int cuda_mapped(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    CHECK(f != NULL);
+    char z[4096];
+    int found = 0;
+    while (!found && fgets(z, sizeof z, f))
+        found = strstr(z, "libcudart") || strstr(z, "libcublas");
+    fclose(f);
+    return found;
+}
+
+TEST(backend_cpu_never_maps_cuda)
+{
+    test_objects objs;
+    random_objects(&objs, 500, 3);
+    genie_index *idx = test_build(&objs, 0, test_path("cpu.genie"));
+    genie_queries *q = random_queries(20, 5);
+    genie_results *r = test_search(idx, q, GENIE_BACKEND_CPU, 5);
+    CHECK(!cuda_mapped());
+    genie_results_free(r);
+
+    /* The command, under an address-space limit the CUDA libraries alone exceed. */
+    FILE *f = fopen(test_path("q.txt"), "w");
+    CHECK(f != NULL);
+    fputs("1 2 3\n10-20:2\n", f);
+    fclose(f);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        struct rlimit rl = {200u << 20, 200u << 20};
+        setrlimit(RLIMIT_AS, &rl);
+        if (!freopen("/dev/null", "w", stdout))
+            _exit(126);
+        execl(GENIE_BIN_PATH, "genie", "search", "-b", "cpu", "-k", "3", test_path("cpu.genie"), test_path("q.txt"),
+              (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ(WEXITSTATUS(status), 0);
+    genie_queries_free(q);
+    genie_index_close(idx);
+    test_objects_free(&objs);
+}

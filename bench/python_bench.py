@@ -35,11 +35,16 @@ def main():
     if a.limit:
         xq = xq[:a.limit]
     with genie.VectorIndex.open(a.index) as index:
-        times = []
+        times, st = [], {}
         for _ in range(a.repeat):
             t0 = time.perf_counter()
-            D, I = index.search(xq, a.k, exact=True, backend=a.backend)
+            D, I = index.search(xq, a.k, exact=True, backend=a.backend, stats=st)
             times.append(time.perf_counter() - t0)
+        print(f"exact_backend_ran: {st['backend']}")
+        print(f"exact_library_seconds_last: {st['total_seconds']:.4f}")
+        t0 = time.perf_counter()
+        genie._convert.float_matrix(xq, "xq", dim=index.d)  # the argument checks alone
+        print(f"argument_check_seconds: {time.perf_counter() - t0:.4f}")
         print(f"exact_queries: {len(xq)}")
         print(f"exact_backend: {a.backend}")
         print(f"exact_seconds_first: {times[0]:.4f}")

@@ -78,7 +78,9 @@ class VectorIndex(Index):
     @property
     def d(self):
         """Dimensions of the vectors (Faiss's name)."""
-        return self.base().shape[1]
+        if getattr(self, "_dim", None) is None:
+            self._dim = self.base().shape[1]
+        return self._dim
 
     def base(self):
         """The stored base vectors: a read-only (n, d) float32 view into the
@@ -106,10 +108,7 @@ class VectorIndex(Index):
         were found, ids are -1 and distances +inf.  stats: a dict to fill
         with the backend that ran and the seconds of each step."""
         k = _convert.count(k, "k", 1, 65536)
-        v0 = L.genie_vectors()
-        with self._use() as h:
-            lib.genie_vectors_index_base(h, ctypes.byref(v0))
-        xq = _convert.float_matrix(xq, "xq", dim=v0.dim)
+        xq = _convert.float_matrix(xq, "xq", dim=self.d)
         so = L.genie_vsearch_options()
         so.search = L.search_options(k, backend, threads, gpu_memory)
         so.k = k

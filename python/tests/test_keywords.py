@@ -122,6 +122,7 @@ def test_fewer_than_k_and_labels(tmp_path):
         np.testing.assert_array_equal(ids, [[0, 1, 2, -1, -1], [-1] * 5])
         np.testing.assert_array_equal(counts, [[6, 4, 3, -1, -1], [-1] * 5])
         assert [idx.label(i) for i in range(3)] == labels
+        np.testing.assert_array_equal(idx.labels(ids[0]), [10, -1, 7, -1, -1])  # int64: 2^64-1 reads -1
         assert idx.info["has_labels"] is True
         rows = tsv(cli("search", "-q", "-k", 5, tmp_path / "l.genie", stdin="1:5 2 3:3\n"))
         assert [int(r[3]) for r in rows] == [idx.label(i) for i in ids[0, :3]]

@@ -106,3 +106,12 @@ def test_fewer_than_k_and_k_above_n(tmp_path):
 def test_read_vectors_matches_numpy(vecs):
     d, xb, _ = vecs
     np.testing.assert_array_equal(genie.read_vectors(d / "xb.npy"), xb)
+
+
+def test_open_picks_the_class(vecs, tmp_path):
+    _, xb, _ = vecs
+    genie.VectorIndex.build(xb[:100], tmp_path / "v.genie", m=8).close()
+    genie.build_keywords([[1]], tmp_path / "k.genie").close()
+    with genie.open(tmp_path / "v.genie") as v, genie.open(tmp_path / "k.genie") as k:
+        assert type(v) is genie.VectorIndex and type(k) is genie.Index
+        assert v.params["m"] == 8 and v.info["type"] == "vectors"

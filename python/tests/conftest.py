@@ -24,7 +24,7 @@ def cli(*args, stdin=None):
     return p.stdout
 
 
-def tsv(out, ncols=None):
+def tsv(out):
     """TSV lines as lists of fields."""
     return [line.split("\t") for line in out.splitlines() if line]
 

@@ -33,6 +33,7 @@
 
 #include "engine/cuda/cuda_testing.h"
 #include "genie/genie.h"
+#include "genie/text.h"
 
 #define BENCH_K 100
 #define BENCH_QUERIES 1024

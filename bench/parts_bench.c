@@ -72,6 +72,7 @@
 #include <unistd.h>
 
 #include "genie/genie.h"
+#include "genie/vectors.h"
 #include "transform/vectors_lsh.h"
 #ifdef PARTS_BENCH_PHASES
 #include "engine/cuda/cuda_testing.h"

@@ -29,6 +29,8 @@
 #include <time.h>
 
 #include "genie/genie.h"
+#include "genie/sequences.h"
+#include "genie/sets.h"
 
 typedef struct lines {
     char *aBuf;

@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "genie/genie.h"
+#include "genie/table.h"
 
 #define MAX_BACKENDS 4
 

@@ -33,6 +33,8 @@ char g_zTestDir[1024];
     X(backend_table_test_entry, 60)               \
     X(backend_names_and_errors, 30)               \
     X(backend_cpu_never_maps_cuda, 30)            \
+    X(install_exports_only_genie_symbols, 30)     \
+    X(install_pkg_config_program, 120)            \
     X(oracle_random_small, 240)                   \
     X(oracle_random_skewed, 240)                  \
     X(oracle_threads_deterministic, 120)          \

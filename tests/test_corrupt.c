@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "genie/text.h"
 #include "test.h"
 
 /* A small text index: it has records and a vocabulary, so every section

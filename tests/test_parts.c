@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "genie/text.h"
 #include "test.h"
 
 /* Build @p objs into @p path with the given part sizes and open it. */

@@ -6,6 +6,10 @@
  * the same data built as one part.  Searches run on $GENIE_TEST_BACKEND
  * (cpu by default).
  */
+#include "genie/sequences.h"
+#include "genie/sets.h"
+#include "genie/table.h"
+#include "genie/vectors.h"
 #include "test.h"
 
 #define N_OBJECTS 300

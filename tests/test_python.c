@@ -28,7 +28,7 @@ TEST(python_suite)
     snprintf(zPath, sizeof zPath, "%s/python", zRoot);
     setenv("PYTHONPATH", zPath, 1);
     setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
-    setenv("GENIE_LIBRARY", GENIE_LIB_PATH, 1);
+    setenv("GENIE_LIBRARY", GENIE_SHARED_LIB_PATH, 1);
     setenv("GENIE_BIN", GENIE_BIN_PATH, 1);
     setenv("TMPDIR", g_zTestDir, 1);
 #ifdef GENIE_ASAN_RUNTIME

@@ -4,6 +4,7 @@
  * brute-force oracle: exact mode always, certified answers always,
  * uncertified ones counted.  Runs on $GENIE_TEST_BACKEND.
  */
+#include "genie/sequences.h"
 #include "test.h"
 #include "transform/sequences.h"
 

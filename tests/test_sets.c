@@ -4,6 +4,8 @@
  * answers carrying exact similarities in order.  Runs on
  * $GENIE_TEST_BACKEND.
  */
+#include "genie/sequences.h"
+#include "genie/sets.h"
 #include "test.h"
 #include "transform/sets.h"
 

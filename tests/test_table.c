@@ -14,6 +14,7 @@
  */
 #include <unistd.h>
 
+#include "genie/table.h"
 #include "index/index.h"
 #include "test.h"
 #include "transform/table.h"

@@ -1,4 +1,5 @@
 /* The short-document front-end: words, vocabulary, stop words, queries. */
+#include "genie/text.h"
 #include "test.h"
 #include "transform/text.h"
 

@@ -13,6 +13,7 @@
 #endif
 #endif
 
+#include "genie/vectors.h"
 #include "test.h"
 
 /* ------------------------------------------------------------- helpers */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "genie/sequences.h"
 #include "cli.h"
 
 #define SEQ_QUERIES_PER_CHUNK 8192

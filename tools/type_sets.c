@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "genie/sets.h"
 #include "cli.h"
 
 #define SET_QUERIES_PER_CHUNK 8192

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "genie/table.h"
 #include "cli.h"
 
 #define TABLE_QUERIES_PER_CHUNK 8192

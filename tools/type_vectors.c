@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "genie/vectors.h"
 #include "cli.h"
 
 static const char zBuildHelp[] =

@@ -26,6 +26,7 @@
 #ifndef GENIE_ENGINE_BACKEND_H
 #define GENIE_ENGINE_BACKEND_H
 
+#include "genie/vectors.h"
 #include "engine/engine.h"
 
 /*

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "genie/vectors.h"
 #include "engine/cuda_module.h"
 #include "index/index.h"
 #include "util/error.h"
@@ -78,11 +79,15 @@ static void *open_module(void)
         snprintf(zLoadWhy, sizeof zLoadWhy, "no NVIDIA driver (no /dev/nvidiactl, /dev/nvidia0 or /proc/driver/nvidia)");
         return NULL;
     }
-    char zPath[4096];
+    char zDir[4096], zPath[4096 + 64];
     void *h = NULL;
-    if (own_folder(zPath, sizeof zPath - sizeof ENGINE_CUDA_MODULE_FILE)) {
-        strcat(zPath, ENGINE_CUDA_MODULE_FILE);
+    if (own_folder(zDir, sizeof zDir)) {
+        snprintf(zPath, sizeof zPath, "%s%s", zDir, ENGINE_CUDA_MODULE_FILE);
         h = try_open(zPath);
+        if (!h) { /* an installed program: bin/ beside lib/ */
+            snprintf(zPath, sizeof zPath, "%s%s", zDir, GENIE_CUDA_MODULE_BESIDE_BIN);
+            h = try_open(zPath);
+        }
     }
     if (!h)
         h = try_open(GENIE_CUDA_MODULE_INSTALLED);

@@ -16,7 +16,8 @@
  *
  * Where it is looked for, in order: $GENIE_CUDA_MODULE; beside the file
  * that holds this code (libgenie.so, or the program linked with
- * libgenie.a); the installed library folder; the build tree.  Without a
+ * libgenie.a), and in ../lib from there (an installed program); the
+ * installed library folder; the build tree.  Without a
  * sign of the NVIDIA driver (/dev/nvidiactl, /dev/nvidia0 or
  * /proc/driver/nvidia) nothing is loaded unless $GENIE_CUDA_MODULE names
  * the module.

@@ -15,6 +15,7 @@
  * the |x|^2 - 2 x.q + |q|^2 expansion the GPU uses), which makes this the
  * accurate side of the GPU comparison.
  */
+#include "genie/vectors.h"
 #include "engine/exact.h"
 
 #include <math.h>

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "genie/genie.h"
+#include "genie/vectors.h"
 
 #ifdef __cplusplus
 extern "C" {

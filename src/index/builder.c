@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "genie/text.h"
 #include "index/builder.h"
 #include "index/format_write.h"
 #include "util/error.h"

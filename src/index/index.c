@@ -1,4 +1,5 @@
 /* Opening, closing and reading an index (the public genie_index_* calls). */
+#include "genie/text.h"
 #include "index/index.h"
 
 #include <assert.h>

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "genie/genie.h"
+#include "genie/text.h"
 #include "io/parse.h"
 #include "io/records.h"
 #include "util/error.h"

@@ -22,6 +22,7 @@
  * naming its number.  NaN and Inf are refused everywhere (a distance with
  * a NaN in it orders nothing), naming the vector and the component.
  */
+#include "genie/vectors.h"
 #include "io/vectors_io.h"
 
 #include <errno.h>

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "genie/vectors.h"
 
 /**
  * Read all of @p path (gunzipping it when compressed) into a malloc'ed

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "genie/vectors.h"
 #include "io/vectors_io.h"
 #include "util/error.h"
 

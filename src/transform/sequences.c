@@ -28,6 +28,7 @@
  *      doubled until certified or K reaches the limit (VI-D3).
  * The exact mode computes the distance to every string (ground truth).
  */
+#include "genie/sequences.h"
 #include "transform/sequences.h"
 
 #include <stdatomic.h>

@@ -11,6 +11,7 @@
  * the query (Jaccard 0) is never returned, so an empty query, or an empty
  * set, matches nothing.
  */
+#include "genie/sets.h"
 #include "transform/sets.h"
 
 #include <stdatomic.h>

@@ -12,6 +12,7 @@
  * Memory is about the input size plus 13 bytes per cell; a table that
  * does not fit in memory has to be split by the caller.
  */
+#include "genie/table.h"
 #include "transform/table.h"
 
 #include <stdlib.h>

@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "genie/table.h"
 #include "util/hash.h"
 
 #define TABLE_MAGIC "GTAB"

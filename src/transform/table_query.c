@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "genie/table.h"
 #include "index/index.h"
 #include "io/csv.h"
 #include "io/rows.h"

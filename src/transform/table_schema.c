@@ -6,6 +6,7 @@
  * counts against their ranges, and dictionary values must be distinct,
  * because a query maps a value to one id.
  */
+#include "genie/table.h"
 #include "transform/table.h"
 
 #include <math.h>

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "genie/genie.h"
+#include "genie/text.h"
 #include "util/error.h"
 #include "util/hash.h"
 

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "genie/vectors.h"
 #include "engine/engine.h"
 #include "engine/exact.h"
 #include "engine/select.h"

@@ -23,6 +23,7 @@
  * The random draws use splitmix64 from the seed, in a fixed order, and
  * Box-Muller for normals, so an index and its queries agree exactly.
  */
+#include "genie/vectors.h"
 #include "transform/vectors_lsh.h"
 
 #include <math.h>

@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "genie/vectors.h"
 
 #define VLSH_HEADER 56u
 #define VLSH_VERSION 1u

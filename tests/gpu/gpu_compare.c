@@ -30,6 +30,7 @@
 
 #include "engine/cuda/cuda_testing.h"
 #include "genie/genie.h"
+#include "genie/text.h"
 
 static unsigned gPassed, gFailed;
 static double gSeconds[6]; /* per backend, summed over all searches */

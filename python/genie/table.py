@@ -68,6 +68,7 @@ class TableIndex(Index):
     def __init__(self, handle, path):
         super().__init__(handle, path)
         self._t = None
+        self._tuned = False  # _t holds radius or weight settings of a search
         self._table_lock = threading.Lock()
 
     @classmethod
@@ -119,21 +120,25 @@ class TableIndex(Index):
             return [(lib.genie_table_column(t, i, ctypes.byref(kind)).decode(), kinds[kind.value])
                     for i in range(lib.genie_table_columns(t))]
 
-    def _settings(self, t, radius, weight):
-        lib.genie_table_set_radius(t, None, 50)
-        lib.genie_table_set_weight(t, None, 1)
-        for setting, fn, hi in ((radius, lib.genie_table_set_radius, 16777216),
-                                (weight, lib.genie_table_set_weight, 255)):
-            if setting is None:
-                continue
-            what = "radius" if fn is lib.genie_table_set_radius else "weight"
+    def _table_for(self, h, radius, weight):
+        """The table handle with @radius and @weight applied; the library's
+        defaults (genie_table_open) when both are None.  Holds _table_lock."""
+        if self._t is not None and self._tuned:
+            lib.genie_table_free(self._t)  # back to the defaults
+            self._t = None
+        t = self._table(h)
+        self._tuned = radius is not None or weight is not None
+        for setting, fn, what, lo, hi in ((radius, lib.genie_table_set_radius, "radius", 0, 16777216),
+                                          (weight, lib.genie_table_set_weight, "weight", 1, 255)):
             if isinstance(setting, dict):
                 for col, v in setting.items():
-                    fn(t, str(col).encode(), _convert.count(v, f"{what} of {col}", 0, hi))
-            else:
-                fn(t, None, _convert.count(setting, what, 0, hi))
+                    fn(t, str(col).encode(), _convert.count(v, f"{what} of {col}", lo, hi))
+            elif setting is not None:
+                fn(t, None, _convert.count(setting, what, lo, hi))
+        return t
 
-    def search(self, rows, k=10, radius=None, weight=None, min_count=0, backend="auto", threads=0, gpu_memory=0, stats=None):
+    def search(self, rows, k=10, radius=None, weight=None, min_count=0, backend="auto", threads=0, gpu_memory=0,
+               stats=None):
         """The top-k rows for each query row by match count.
 
         rows: a list of dicts (any subset of the columns) or a CSV/ARFF file
@@ -154,8 +159,7 @@ class TableIndex(Index):
 
         def fill(q, h):
             with self._table_lock:
-                t = self._table(h)
-                self._settings(t, radius, weight)
+                t = self._table_for(h, radius, weight)
                 if from_file:
                     rd = ctypes.c_void_p()
                     lib.genie_table_reader_open(ctypes.byref(rd), t, os.fsencode(rows))

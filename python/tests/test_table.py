@@ -54,6 +54,10 @@ def test_table_equals_cli(table, tmp_path):
                 np.testing.assert_array_equal(ids, i_cli)
                 np.testing.assert_array_equal(counts, c_cli)
     assert (ids[3] == -1).all()
+    # after searches with settings, a search without them has the defaults again
+    out = cli("search", "-q", "-b", "cpu", "-k", 7, tmp_path / "cli.genie", qpath)
+    np.testing.assert_array_equal(from_rows.search(queries, k=7, backend=backend())[1],
+                                  hits_to_arrays(tsv(out), len(queries), 7, 4, np.int32, -1)[1])
     assert from_file.record(0).startswith("city0,")
     from_file.close()
     from_rows.close()

@@ -81,11 +81,12 @@ class genie_item(Structure):
 class genie_search_options(Structure):
     _fields_ = [("backend", c_int), ("k", c_uint32), ("threads", c_uint), ("gpu_memory", c_uint64),
                 ("load_balance", c_int), ("serial_upload", c_int), ("progress", SEARCH_PROGRESS),
-                ("progress_ctx", c_void_p)]
+                ("progress_ctx", c_void_p), ("gpus", POINTER(c_int)), ("n_gpus", c_uint), ("gpu_mode", c_int)]
 
 
 class genie_search_stats(Structure):
-    _fields_ = [("backend", c_int), ("n_parts", c_uint32), ("streamed", c_int), ("overlapped", c_int),
+    _fields_ = [("backend", c_int), ("n_gpus", c_uint32), ("gpu_mode", c_int), ("n_parts", c_uint32),
+                ("streamed", c_int), ("overlapped", c_int),
                 ("part_seconds", c_double), ("merge_seconds", c_double), ("release_seconds", c_double),
                 ("upload_seconds", c_double), ("wait_seconds", c_double), ("total_seconds", c_double),
                 ("prepare_seconds", c_double), ("match_seconds", c_double), ("rerank_seconds", c_double),
@@ -173,6 +174,7 @@ _PROTOTYPES = {
     "genie_index_type_name": (c_char_p, [c_int]),
     "genie_backend_name": (c_char_p, [c_int]),
     "genie_backend_parse": (_STATUS, [c_char_p, P(c_int)]),
+    "genie_gpu_mode_name": (c_char_p, [c_int]),
     "genie_metric_name": (c_char_p, [c_int]),
     "genie_metric_parse": (_STATUS, [c_char_p, P(c_int)]),
     "genie_cuda_built": (c_int, []),
@@ -296,6 +298,7 @@ def stats_dict(st):
     """A filled genie_search_stats as a dict, the backend as its name."""
     d = struct_dict(st)
     d["backend"] = lib.genie_backend_name(st.backend).decode()
+    d["gpu_mode"] = (lib.genie_gpu_mode_name(st.gpu_mode) or b"?").decode()
     return d
 
 

@@ -112,7 +112,11 @@ char g_zTestDir[1024];
     X(serve_malformed_bodies_get_4xx, 60)                   \
     X(serve_limits_413_400_504, 30)                         \
     X(serve_reload_under_load, 60)                          \
-    X(serve_sigterm_drains_requests_in_flight, 30)
+    X(serve_sigterm_drains_requests_in_flight, 30) \
+    X(arrays_builder_add_many_same_index, 30)     \
+    X(arrays_queries_and_results_copy, 30)        \
+    X(arrays_bad_input_named, 10)                 \
+    X(python_suite, 900)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

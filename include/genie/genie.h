@@ -370,6 +370,49 @@ GENIE_API size_t genie_results_queries(const genie_results *r);
 GENIE_API const genie_hit *genie_results_get(const genie_results *r, size_t query, size_t *n);
 GENIE_API void genie_results_free(genie_results *r);
 
+/*
+ * Array calls, for bindings that hold their data in flat arrays (the Python
+ * package passes numpy arrays by pointer): many objects, many queries and
+ * every result in one call each.  Arrays in CSR form: row i is
+ * values[offsets[i] .. offsets[i + 1]), offsets has n + 1 non-decreasing
+ * entries (offsets[0] need not be 0) and values holds at least offsets[n].
+ */
+
+/**
+ * Copy the hits of every query into caller-provided row-major arrays of
+ * genie_results_queries(r) * k elements: query i's hits, best first, at
+ * [i * k, i * k + m) with m = min(its hits, k); the rest of the row gets
+ * id -1 and count -1.
+ * @param[out] ids     object ids;
+ * @param[out] counts  match counts, or NULL.
+ * @return GENIE_OK, GENIE_EINVAL (k = 0), GENIE_ERANGE (a count above
+ *         INT32_MAX; the message names query and rank; the arrays are then
+ *         partly written).
+ */
+GENIE_API genie_status genie_results_copy(const genie_results *r, uint32_t k, int64_t *ids, int32_t *counts);
+
+/**
+ * Append @p n_queries queries; query i is items[offsets[i] .. offsets[i+1])
+ * with minimum count @p min_count (see genie_queries_add()).  On failure no
+ * query is added.
+ * @return GENIE_OK, GENIE_EINVAL (decreasing offsets, lo > hi, weight
+ *         outside 1..255: the message names the query and the item),
+ *         GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_queries_add_many(genie_queries *q, const genie_item *items,
+                                              const uint64_t *offsets, size_t n_queries, uint32_t min_count);
+
+/**
+ * Append @p n_objects objects (see genie_builder_add()); object i's
+ * keywords are keywords[offsets[i] .. offsets[i + 1]), its label
+ * labels[i] (@p labels NULL: no labels); no records.
+ * @return GENIE_OK, the errors of genie_builder_add() (the message names
+ *         the object), GENIE_EINVAL (decreasing offsets).  On failure the
+ *         objects before the faulty one have been added.
+ */
+GENIE_API genie_status genie_builder_add_many(genie_builder *b, const uint32_t *keywords,
+                                              const uint64_t *offsets, size_t n_objects, const uint64_t *labels);
+
 /* ------------------------------------------ index parts (multiple loadings) */
 
 /* One part of an index (see genie_build_options). */

@@ -1,4 +1,5 @@
 /* The query store (genie_queries_*): items of all queries in one array. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,17 +62,25 @@ static genie_status reserve(genie_queries *q, size_t nItems)
     return GENIE_OK;
 }
 
-genie_status genie_queries_add(genie_queries *q, const genie_item *items, size_t n_items, uint32_t min_count)
+/* The item rules of genie_queries_add(); @p queryNo > 0 is named in the message. */
+static genie_status check_items(const genie_item *items, size_t n_items, size_t queryNo)
 {
-    util_error_clear();
+    char zQuery[48] = "";
+    if (queryNo)
+        snprintf(zQuery, sizeof zQuery, "query %zu, ", queryNo);
     for (size_t i = 0; i < n_items; i++) {
         if (items[i].lo > items[i].hi)
-            return util_error(GENIE_EINVAL, "item %zu: range %u-%u has lo > hi", i + 1, items[i].lo,
+            return util_error(GENIE_EINVAL, "%sitem %zu: range %u-%u has lo > hi", zQuery, i + 1, items[i].lo,
                               items[i].hi);
         if (items[i].weight < 1 || items[i].weight > 255)
-            return util_error(GENIE_EINVAL, "item %zu: weight %u is outside 1..255", i + 1,
+            return util_error(GENIE_EINVAL, "%sitem %zu: weight %u is outside 1..255", zQuery, i + 1,
                               items[i].weight);
     }
+    return GENIE_OK;
+}
+
+static genie_status append(genie_queries *q, const genie_item *items, size_t n_items, uint32_t min_count)
+{
     GENIE_TRY(reserve(q, n_items));
     if (n_items)
         memcpy(q->aItem + q->nItem, items, n_items * sizeof *items);
@@ -79,6 +88,35 @@ genie_status genie_queries_add(genie_queries *q, const genie_item *items, size_t
     q->aItemEnd[q->nQuery] = q->nItem;
     q->aMinCount[q->nQuery] = min_count;
     q->nQuery++;
+    return GENIE_OK;
+}
+
+genie_status genie_queries_add(genie_queries *q, const genie_item *items, size_t n_items, uint32_t min_count)
+{
+    util_error_clear();
+    GENIE_TRY(check_items(items, n_items, 0));
+    return append(q, items, n_items, min_count);
+}
+
+genie_status genie_queries_add_many(genie_queries *q, const genie_item *items, const uint64_t *offsets,
+                                    size_t n_queries, uint32_t min_count)
+{
+    util_error_clear();
+    for (size_t i = 0; i < n_queries; i++) {
+        if (offsets[i + 1] < offsets[i])
+            return util_error(GENIE_EINVAL, "query %zu: offsets decrease (%llu after %llu)", i + 1,
+                              (unsigned long long)offsets[i + 1], (unsigned long long)offsets[i]);
+        GENIE_TRY(check_items(items + offsets[i], (size_t)(offsets[i + 1] - offsets[i]), i + 1));
+    }
+    size_t nQuery0 = q->nQuery, nItem0 = q->nItem;
+    for (size_t i = 0; i < n_queries; i++) {
+        genie_status rc = append(q, items + offsets[i], (size_t)(offsets[i + 1] - offsets[i]), min_count);
+        if (rc != GENIE_OK) {
+            q->nQuery = nQuery0;
+            q->nItem = nItem0;
+            return rc;
+        }
+    }
     return GENIE_OK;
 }
 

@@ -241,6 +241,22 @@ genie_status genie_builder_add(genie_builder *b, const genie_object *obj)
     return GENIE_OK;
 }
 
+genie_status genie_builder_add_many(genie_builder *b, const uint32_t *keywords, const uint64_t *offsets,
+                                    size_t n_objects, const uint64_t *labels)
+{
+    util_error_clear();
+    for (size_t i = 0; i < n_objects; i++) {
+        if (offsets[i + 1] < offsets[i])
+            return util_error(GENIE_EINVAL, "object %llu: offsets decrease (%llu after %llu)",
+                              (unsigned long long)b->nObjects, (unsigned long long)offsets[i + 1],
+                              (unsigned long long)offsets[i]);
+        genie_object obj = {keywords + offsets[i], (size_t)(offsets[i + 1] - offsets[i]), labels != NULL,
+                            labels ? labels[i] : 0, NULL, 0};
+        GENIE_TRY(genie_builder_add(b, &obj));
+    }
+    return GENIE_OK;
+}
+
 genie_status genie_builder_set_vocabulary(genie_builder *b, const char *const *words, const size_t *lengths,
                                           size_t n_words)
 {

@@ -1,0 +1,329 @@
+"""libgenie.so, loaded once: where it is found, every prototype, every
+struct mirror.
+
+This is the only module that knows the C layout.  When include/genie/genie.h
+changes a struct, change its mirror here (field by field, in order) and the
+few option builders below; the rest of the package uses names only.
+
+The library is looked for, in order: the path in $GENIE_LIBRARY, then
+libgenie.so next to this file (where `pip install ./python` copies the
+build's library).  Only genie_* symbols are used.
+
+Every function that returns a genie_status gets an errcheck that raises the
+genie.Error subclass of the status with the library's message (read on the
+same thread right after the failing call, as genie_last_error() requires).
+ctypes releases the GIL for the length of each call.
+"""
+import ctypes
+import os
+from ctypes import (POINTER, Structure, c_char, c_char_p, c_double, c_float, c_int, c_size_t, c_uint, c_uint32,
+                    c_uint64, c_void_p)
+
+import numpy as np
+
+from . import errors
+
+# ------------------------------------------------------------------ loading
+
+
+def _load():
+    path = os.environ.get("GENIE_LIBRARY")
+    if path:
+        where = "$GENIE_LIBRARY"
+    else:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libgenie.so")
+        where = "the package folder"
+    if not os.path.exists(path):
+        raise ImportError(f"genie: libgenie.so not found at {path} ({where}); build the library "
+                          "(scripts/setup) and reinstall the package, or set GENIE_LIBRARY to its path")
+    try:
+        return ctypes.CDLL(path), path
+    except OSError as e:
+        raise ImportError(f"genie: cannot load {path}: {e}") from e
+
+
+lib, path = _load()
+
+# ------------------------------------------------------------ struct mirrors
+
+GENIE_OK = 0
+GENIE_EINVAL = -30800
+
+INDEX_TYPES = ("keywords", "text", "sets", "sequences", "table", "vectors")
+TYPE_KEYWORDS, TYPE_TEXT, TYPE_SETS, TYPE_SEQUENCES, TYPE_TABLE, TYPE_VECTORS = range(6)
+
+BUILD_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, c_uint64)
+SEARCH_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, c_uint64, c_uint64)
+
+
+class genie_build_options(Structure):
+    _fields_ = [("sublist_length", c_uint32), ("progress", BUILD_PROGRESS), ("progress_ctx", c_void_p),
+                ("part_objects", c_uint64), ("part_bytes", c_uint64), ("part_gpu_memory", c_uint64)]
+
+
+class genie_index_info(Structure):
+    _fields_ = [("type", c_int), ("format_version", c_uint32), ("n_objects", c_uint64), ("n_postings", c_uint64),
+                ("n_keywords", c_uint64), ("n_sublists", c_uint64), ("sublist_length", c_uint32),
+                ("max_object_length", c_uint32), ("longest_list", c_uint64), ("n_words", c_uint64),
+                ("has_labels", c_int), ("has_records", c_int), ("file_size", c_uint64)]
+
+
+class genie_part_info(Structure):
+    _fields_ = [("first_object", c_uint64), ("n_objects", c_uint64), ("n_postings", c_uint64),
+                ("n_keywords", c_uint64), ("n_sublists", c_uint64), ("max_object_length", c_uint32),
+                ("longest_list", c_uint64), ("offset", c_uint64), ("bytes", c_uint64)]
+
+
+class genie_item(Structure):
+    _fields_ = [("lo", c_uint32), ("hi", c_uint32), ("weight", c_uint32)]
+
+
+class genie_search_options(Structure):
+    _fields_ = [("backend", c_int), ("k", c_uint32), ("threads", c_uint), ("gpu_memory", c_uint64),
+                ("load_balance", c_int), ("serial_upload", c_int), ("progress", SEARCH_PROGRESS),
+                ("progress_ctx", c_void_p), ("gpus", POINTER(c_int)), ("n_gpus", c_uint), ("gpu_mode", c_int)]
+
+
+class genie_search_stats(Structure):
+    _fields_ = [("backend", c_int), ("n_gpus", c_uint32), ("gpu_mode", c_int), ("n_parts", c_uint32),
+                ("streamed", c_int), ("overlapped", c_int),
+                ("part_seconds", c_double), ("merge_seconds", c_double), ("release_seconds", c_double),
+                ("upload_seconds", c_double), ("wait_seconds", c_double), ("total_seconds", c_double),
+                ("prepare_seconds", c_double), ("match_seconds", c_double), ("rerank_seconds", c_double),
+                ("verified", c_uint64), ("rounds", c_uint32)]
+
+
+class genie_seq_options(Structure):
+    _fields_ = [("k", c_uint32), ("candidates", c_uint32), ("max_candidates", c_uint32), ("exact", c_int)]
+
+
+class genie_seq_hit(Structure):
+    _fields_ = [("object", c_uint32), ("distance", c_uint32), ("count", c_uint32)]
+
+
+class genie_set_params(Structure):
+    _fields_ = [("hashes", c_uint32), ("seed", c_uint32), ("separator", c_char)]
+
+
+class genie_set_options(Structure):
+    _fields_ = [("k", c_uint32), ("candidates", c_uint32), ("exact", c_int)]
+
+
+class genie_set_hit(Structure):
+    _fields_ = [("object", c_uint32), ("shared", c_uint32), ("union_size", c_uint32), ("count", c_uint32)]
+
+
+class genie_table_options(Structure):
+    _fields_ = [("bins", c_uint32), ("columns", c_char_p), ("no_records", c_int)]
+
+
+class genie_vectors(Structure):
+    _fields_ = [("n", c_uint64), ("dim", c_uint32), ("data", c_void_p)]
+
+
+class genie_lsh_params(Structure):
+    _fields_ = [("metric", c_int), ("m", c_uint32), ("buckets", c_uint32), ("bits", c_uint32), ("width", c_float),
+                ("sigma", c_float), ("seed", c_uint64)]
+
+
+class genie_vsearch_options(Structure):
+    _fields_ = [("search", genie_search_options), ("k", c_uint32), ("candidates", c_uint32), ("radius", c_uint32),
+                ("exact", c_int)]
+
+
+# numpy views of arrays the library reads or fills in place.
+ITEM_DTYPE = np.dtype([("lo", "<u4"), ("hi", "<u4"), ("weight", "<u4")])
+NEIGHBOR_DTYPE = np.dtype([("id", "<u4"), ("distance", "<f4")])
+assert ITEM_DTYPE.itemsize == ctypes.sizeof(genie_item)
+assert NEIGHBOR_DTYPE.itemsize == 8
+
+# --------------------------------------------------------------- prototypes
+
+
+def _array(dtype):
+    """A C-contiguous numpy array of @dtype by pointer (numpy.ctypeslib checks it)."""
+    return np.ctypeslib.ndpointer(dtype=dtype, flags="C_CONTIGUOUS")
+
+
+def _array_or_null(dtype):
+    """As _array(), or None for a NULL pointer."""
+    base = _array(dtype)
+
+    def from_param(cls, obj):
+        return None if obj is None else base.from_param(obj)
+
+    return type(base.__name__ + "_or_null", (base,), {"from_param": classmethod(from_param)})
+
+
+def _errcheck(status, func, args):
+    if status != GENIE_OK:
+        raise errors.from_status(status, lib.genie_last_error().decode("utf-8", "replace"),
+                                 lib.genie_strerror(status).decode("utf-8", "replace"))
+    return status
+
+
+P = POINTER
+_HANDLE = c_void_p
+_OUT_HANDLE = P(c_void_p)
+_STATUS = c_int
+_PROTOTYPES = {
+    # errors, version
+    "genie_strerror": (c_char_p, [c_int]),
+    "genie_last_error": (c_char_p, []),
+    "genie_version": (c_char_p, []),
+    "genie_index_type_name": (c_char_p, [c_int]),
+    "genie_backend_name": (c_char_p, [c_int]),
+    "genie_backend_parse": (_STATUS, [c_char_p, P(c_int)]),
+    "genie_gpu_mode_name": (c_char_p, [c_int]),
+    "genie_metric_name": (c_char_p, [c_int]),
+    "genie_metric_parse": (_STATUS, [c_char_p, P(c_int)]),
+    "genie_cuda_built": (c_int, []),
+    "genie_cuda_available": (c_int, []),
+    # keyword building
+    "genie_builder_new": (_STATUS, [_OUT_HANDLE, P(genie_build_options)]),
+    "genie_builder_add_many": (_STATUS, [_HANDLE, _array(np.uint32), _array(np.uint64), c_size_t,
+                                         _array_or_null(np.uint64)]),
+    "genie_builder_write": (_STATUS, [_HANDLE, c_char_p]),
+    "genie_builder_free": (None, [_HANDLE]),
+    # text
+    "genie_text_builder_new": (_STATUS, [_OUT_HANDLE, P(genie_build_options), P(c_char_p), c_size_t, c_int]),
+    "genie_text_builder_add": (_STATUS, [_HANDLE, c_char_p, c_size_t]),
+    "genie_text_builder_write": (_STATUS, [_HANDLE, c_char_p]),
+    "genie_text_builder_free": (None, [_HANDLE]),
+    # index
+    "genie_index_open": (_STATUS, [c_char_p, _OUT_HANDLE]),
+    "genie_index_close": (None, [_HANDLE]),
+    "genie_index_get_info": (None, [_HANDLE, P(genie_index_info)]),
+    "genie_index_label": (_STATUS, [_HANDLE, c_uint32, P(c_uint64)]),
+    "genie_index_record": (_STATUS, [_HANDLE, c_uint32, P(c_void_p), P(c_size_t)]),
+    "genie_index_parts": (c_uint32, [_HANDLE]),
+    "genie_index_part_info": (_STATUS, [_HANDLE, c_uint32, P(genie_part_info)]),
+    # queries, search, results
+    "genie_queries_new": (_STATUS, [_OUT_HANDLE]),
+    "genie_queries_add_many": (_STATUS, [_HANDLE, _array(ITEM_DTYPE), _array(np.uint64), c_size_t, c_uint32]),
+    "genie_queries_add_text": (_STATUS, [_HANDLE, _HANDLE, c_char_p, c_size_t, c_uint32]),
+    "genie_queries_count": (c_size_t, [_HANDLE]),
+    "genie_queries_free": (None, [_HANDLE]),
+    "genie_search_with_stats": (_STATUS, [_HANDLE, _HANDLE, P(genie_search_options), _OUT_HANDLE,
+                                          P(genie_search_stats)]),
+    "genie_results_queries": (c_size_t, [_HANDLE]),
+    "genie_results_copy": (_STATUS, [_HANDLE, c_uint32, _array(np.int64), _array_or_null(np.int32)]),
+    "genie_results_free": (None, [_HANDLE]),
+    # sequences
+    "genie_seq_builder_new": (_STATUS, [_OUT_HANDLE, P(genie_build_options), c_uint32]),
+    "genie_seq_builder_add": (_STATUS, [_HANDLE, c_char_p, c_size_t]),
+    "genie_seq_builder_write": (_STATUS, [_HANDLE, c_char_p]),
+    "genie_seq_builder_free": (None, [_HANDLE]),
+    "genie_seq_gram_length": (_STATUS, [_HANDLE, P(c_uint32)]),
+    "genie_seq_search": (_STATUS, [_HANDLE, P(c_char_p), P(c_size_t), c_size_t, P(genie_seq_options),
+                                   P(genie_search_options), _OUT_HANDLE]),
+    "genie_seq_results_stats": (None, [_HANDLE, P(genie_search_stats)]),
+    "genie_seq_results_get": (P(genie_seq_hit), [_HANDLE, c_size_t, P(c_size_t), P(c_int), P(c_uint32)]),
+    "genie_seq_results_free": (None, [_HANDLE]),
+    # sets
+    "genie_set_builder_new": (_STATUS, [_OUT_HANDLE, P(genie_build_options), P(genie_set_params)]),
+    "genie_set_builder_add": (_STATUS, [_HANDLE, c_char_p, c_size_t]),
+    "genie_set_builder_write": (_STATUS, [_HANDLE, c_char_p]),
+    "genie_set_builder_free": (None, [_HANDLE]),
+    "genie_set_search": (_STATUS, [_HANDLE, P(c_char_p), P(c_size_t), c_size_t, P(genie_set_options),
+                                   P(genie_search_options), _OUT_HANDLE]),
+    "genie_set_results_stats": (None, [_HANDLE, P(genie_search_stats)]),
+    "genie_set_results_get": (P(genie_set_hit), [_HANDLE, c_size_t, P(c_size_t)]),
+    "genie_set_results_free": (None, [_HANDLE]),
+    # tables
+    "genie_table_build": (_STATUS, [c_char_p, P(genie_table_options), P(genie_build_options), c_char_p]),
+    "genie_table_open": (_STATUS, [_HANDLE, _OUT_HANDLE]),
+    "genie_table_free": (None, [_HANDLE]),
+    "genie_table_columns": (c_size_t, [_HANDLE]),
+    "genie_table_column": (c_char_p, [_HANDLE, c_size_t, P(c_int)]),
+    "genie_table_bins": (c_uint32, [_HANDLE]),
+    "genie_table_set_radius": (_STATUS, [_HANDLE, c_char_p, c_uint32]),
+    "genie_table_set_weight": (_STATUS, [_HANDLE, c_char_p, c_uint32]),
+    "genie_table_add_query": (_STATUS, [_HANDLE, _HANDLE, P(c_char_p), P(c_char_p), c_size_t, c_uint32]),
+    "genie_table_reader_open": (_STATUS, [_OUT_HANDLE, _HANDLE, c_char_p]),
+    "genie_table_reader_read": (_STATUS, [_HANDLE, _HANDLE, c_size_t, c_uint32, P(c_size_t)]),
+    "genie_table_reader_close": (None, [_HANDLE]),
+    # vectors
+    "genie_vectors_build": (_STATUS, [P(genie_vectors), P(genie_lsh_params), P(genie_build_options), c_char_p]),
+    "genie_vectors_index_params": (_STATUS, [_HANDLE, P(genie_lsh_params)]),
+    "genie_vectors_index_base": (_STATUS, [_HANDLE, P(genie_vectors)]),
+    "genie_vectors_search": (_STATUS, [_HANDLE, P(genie_vectors), P(genie_vsearch_options),
+                                       _array(NEIGHBOR_DTYPE), _array(np.uint32), P(genie_search_stats)]),
+    "genie_vectors_read": (_STATUS, [c_char_p, P(genie_vectors)]),
+    "genie_vectors_free": (None, [P(genie_vectors)]),
+}
+
+for _name, (_res, _args) in _PROTOTYPES.items():
+    _fn = getattr(lib, _name)
+    _fn.restype = _res
+    _fn.argtypes = _args
+    if _res is _STATUS:
+        _fn.errcheck = _errcheck
+
+# ---------------------------------------------------------- option builders
+
+BUILD_OPTION_NAMES = ("sublist_length", "part_objects", "part_bytes", "gpu_memory")
+
+
+def build_options(sublist_length=0, part_objects=0, part_bytes=0, gpu_memory=0):
+    """genie_build_options; gpu_memory (part_gpu_memory in C, --gpu-memory of
+    genie build) is the GPU budget the parts are cut for."""
+    o = genie_build_options()
+    o.sublist_length = _u(sublist_length, 32, "sublist_length")
+    o.part_objects = _u(part_objects, 64, "part_objects")
+    o.part_bytes = _u(part_bytes, 64, "part_bytes")
+    o.part_gpu_memory = _u(gpu_memory, 64, "gpu_memory")
+    return o
+
+
+def backend_code(name):
+    v = c_int()
+    if not isinstance(name, str):
+        raise errors.InvalidArgumentError(f"backend must be a name such as 'cpu' or 'cuda', not {name!r}")
+    lib.genie_backend_parse(name.encode(), ctypes.byref(v))
+    return v.value
+
+
+def search_options(k, backend="auto", threads=0, gpu_memory=0):
+    """genie_search_options for a search of k results per query."""
+    o = genie_search_options()
+    o.backend = backend_code(backend)
+    o.k = k
+    o.threads = _u(threads, 32, "threads")
+    o.gpu_memory = _u(gpu_memory, 64, "gpu_memory")
+    return o
+
+
+def stats_dict(st):
+    """A filled genie_search_stats as a dict, the backend as its name."""
+    d = struct_dict(st)
+    d["backend"] = lib.genie_backend_name(st.backend).decode()
+    d["gpu_mode"] = (lib.genie_gpu_mode_name(st.gpu_mode) or b"?").decode()
+    return d
+
+
+def metric_code(name):
+    v = c_int()
+    if not isinstance(name, str):
+        raise errors.InvalidArgumentError(f"metric must be a name such as 'l2', not {name!r}")
+    lib.genie_metric_parse(name.encode(), ctypes.byref(v))
+    return v.value
+
+
+def metric_name(code):
+    return lib.genie_metric_name(code).decode()
+
+
+def struct_dict(s):
+    """A ctypes struct as a dict of its fields (for info records)."""
+    return {name: getattr(s, name) for name, _ in s._fields_}
+
+
+def _u(v, bits, what):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= int(v) < (1 << bits):
+        raise errors.InvalidArgumentError(f"{what} must be an integer 0..{(1 << bits) - 1}, not {v!r}")
+    return int(v)
+
+
+def version():
+    return lib.genie_version().decode()

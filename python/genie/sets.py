@@ -1,0 +1,119 @@
+"""genie.SetIndex: sets of strings under Jaccard similarity: MinHash
+keywords (Zhou et al., "GENIE: A Generic Inverted Index Framework for
+Similarity Search on the GPU", section IV-A), candidates by match count
+re-ranked by the exact Jaccard similarity."""
+import ctypes
+import os
+
+import numpy as np
+
+from . import _convert
+from . import _lib as L
+from .errors import InvalidArgumentError
+from .index import Index, build_options
+
+lib = L.lib
+
+
+def _lines(sets, what, separator):
+    """Each set as the line genie reads: a str/bytes line as it is, a
+    collection of elements joined by the separator (space by default)."""
+    if isinstance(sets, (str, bytes)):
+        raise InvalidArgumentError(f"{what} must be a list of sets, not one string")
+    sep = b" " if separator is None else separator.encode() if isinstance(separator, str) else bytes(separator)
+    out = []
+    for i, s in enumerate(sets):
+        if isinstance(s, (str, bytes)):
+            line = s.encode() if isinstance(s, str) else s
+        else:
+            els = _convert.strings(list(s), f"{what}[{i}]")
+            for e in els:
+                if separator is None and (not e or any(c in e for c in b" \t\r\n")):
+                    raise InvalidArgumentError(f"{what}[{i}]: element {e!r} is empty or holds white space, "
+                                               "which separates elements; give a separator")
+                if separator is not None and (sep in e or b"\n" in e):
+                    raise InvalidArgumentError(f"{what}[{i}]: element {e!r} holds the separator or a newline")
+            line = sep.join(els)
+        if b"\n" in line:
+            raise InvalidArgumentError(f"{what}[{i}] holds a newline")
+        out.append(line)
+    return out
+
+
+def _separator(separator):
+    if separator is None:
+        return b"\0"
+    sep = separator.encode() if isinstance(separator, str) else bytes(separator)
+    if len(sep) != 1 or sep == b"\n":
+        raise InvalidArgumentError(f"separator must be one byte other than newline, not {separator!r}")
+    return sep
+
+
+class SetIndex(Index):
+    """An index of sets of strings (type 'sets')."""
+
+    _type = L.TYPE_SETS
+
+    @classmethod
+    def build(cls, sets, path, hashes=64, seed=0, separator=None, **opts):
+        """Index @sets at @path and open it.  A set is a line of elements
+        (str or bytes) or a collection of elements; elements are separated
+        by white space, or by the one-byte @separator.  hashes: MinHash
+        functions (1..4096); seed: of the hash functions."""
+        p = L.genie_set_params()
+        p.hashes = _convert.count(hashes, "hashes", 1, 4096)
+        p.seed = _convert.count(seed, "seed")
+        p.separator = _separator(separator)
+        lines = _lines(sets, "sets", separator)
+        if not lines:
+            raise InvalidArgumentError("no sets to index")
+        bo = build_options(opts)
+        b = ctypes.c_void_p()
+        lib.genie_set_builder_new(ctypes.byref(b), ctypes.byref(bo), ctypes.byref(p))
+        try:
+            for s in lines:
+                lib.genie_set_builder_add(b, s, len(s))
+            lib.genie_set_builder_write(b, os.fsencode(path))
+        finally:
+            lib.genie_set_builder_free(b)
+        return cls.open(path)
+
+    def search(self, sets, k=10, candidates=None, exact=False, separator=None, backend="auto", threads=0,
+               gpu_memory=0, stats=None):
+        """The k sets most similar to each query set by Jaccard similarity,
+        among the top `candidates` (default 100, raised to k) by MinHash
+        match count, or among all sets with exact=True.  Query sets take the
+        forms build() takes; a collection is joined with @separator, which
+        must be the index's.  Returns (similarity float64, ids int64) of
+        shape (nq, k), most similar first, ties by smaller id; where fewer
+        than k sets share an element, ids are -1 and similarity 0."""
+        k = _convert.count(k, "k", 1, 65536)
+        lines = _lines(sets, "sets", separator)
+        so = L.genie_set_options()
+        so.k = k
+        so.candidates = 0 if candidates is None else _convert.count(candidates, "candidates", 1)
+        so.exact = 1 if exact else 0
+        opt = L.search_options(k, backend, threads, gpu_memory)
+        arr, lens = _convert.c_strings(lines)
+        nq = len(lines)
+        sim = np.zeros((nq, k), np.float64)
+        ids = np.full((nq, k), -1, np.int64)
+        r = ctypes.c_void_p()
+        with self._use() as h:
+            try:
+                lib.genie_set_search(h, arr, lens, nq, ctypes.byref(so), ctypes.byref(opt), ctypes.byref(r))
+                n = ctypes.c_size_t()
+                for i in range(nq):
+                    hits = lib.genie_set_results_get(r, i, ctypes.byref(n))
+                    if n.value:
+                        a = np.ctypeslib.as_array(ctypes.cast(hits, ctypes.POINTER(ctypes.c_uint32)),
+                                                  (n.value, 4))
+                        ids[i, :n.value] = a[:, 0]
+                        sim[i, :n.value] = a[:, 1] / a[:, 2]
+                if stats is not None:
+                    st = L.genie_search_stats()
+                    lib.genie_set_results_stats(r, ctypes.byref(st))
+                    stats.update(L.stats_dict(st))
+            finally:
+                lib.genie_set_results_free(r)
+        return sim, ids

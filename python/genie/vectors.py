@@ -1,0 +1,186 @@
+"""genie.VectorIndex: dense vectors under l2, l1 or cosine, searched like
+Faiss (search(xq, k) -> (distances, ids)), by LSH + re-ranking or exactly;
+genie.eval_recall() scores an answer against the exact one.
+
+Arrays: float32 C-contiguous (n, d) arrays are passed to the library by
+pointer; other real dtypes or layouts are converted (one copy).  Vectors
+must be finite.
+"""
+import ctypes
+import os
+
+import numpy as np
+
+from . import _convert
+from . import _lib as L
+from .errors import InvalidArgumentError
+from .index import Index, build_options
+
+lib = L.lib
+
+
+def _vectors(a):
+    """A genie_vectors viewing the float32 C-contiguous array @a (keep @a alive)."""
+    v = L.genie_vectors()
+    v.n, v.dim = a.shape
+    v.data = a.ctypes.data
+    return v
+
+
+class VectorIndex(Index):
+    """An index of dense vectors (type 'vectors')."""
+
+    _type = L.TYPE_VECTORS
+
+    @classmethod
+    def build(cls, xb, path, metric="l2", m=0, buckets=0, bits=0, width=0.0, sigma=0.0, seed=1, **opts):
+        """Hash the rows of @xb (n, d) into an LSH index at @path and open it.
+
+        metric: l2 (E2LSH), l1 (random binning), cosine (sign projections);
+        m: hash functions (0 = 237); buckets: l2/l1 buckets per function
+        (0 = 67 for l2, 8192 for l1); bits: cosine bits per function (0 = 8);
+        width: l2 bucket width (0 = from the data); sigma: l1 kernel width
+        (0 = from the data); seed: of the random draws.  opts: the build
+        options (sublist_length, part_objects, part_bytes, gpu_memory).
+        The index stores the vectors too (for re-ranking and exact search)."""
+        xb = _convert.float_matrix(xb, "xb")
+        if xb.shape[0] == 0:
+            raise InvalidArgumentError("xb holds no vectors")
+        p = L.genie_lsh_params()
+        p.metric = L.metric_code(metric)
+        p.m = _convert.count(m, "m", 0, 65536)
+        p.buckets = _convert.count(buckets, "buckets")
+        p.bits = _convert.count(bits, "bits", 0, 16)
+        for name, v in (("width", width), ("sigma", sigma)):
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or not v >= 0:
+                raise InvalidArgumentError(f"{name} must be a number >= 0, not {v!r}")
+        p.width, p.sigma = float(width), float(sigma)
+        p.seed = _convert.count(seed, "seed", 0, (1 << 64) - 1)
+        bo = build_options(opts)
+        v = _vectors(xb)
+        lib.genie_vectors_build(ctypes.byref(v), ctypes.byref(p), ctypes.byref(bo), os.fsencode(path))
+        return cls.open(path)
+
+    @property
+    def params(self):
+        """The LSH parameters stored in the index (metric as a name)."""
+        p = L.genie_lsh_params()
+        with self._use() as h:
+            lib.genie_vectors_index_params(h, ctypes.byref(p))
+        d = L.struct_dict(p)
+        d["metric"] = L.metric_name(p.metric)
+        return d
+
+    @property
+    def metric(self):
+        return self.params["metric"]
+
+    @property
+    def d(self):
+        """Dimensions of the vectors (Faiss's name)."""
+        if getattr(self, "_dim", None) is None:
+            self._dim = self.base().shape[1]
+        return self._dim
+
+    def base(self):
+        """The stored base vectors: a read-only (n, d) float32 view into the
+        mapped file, valid while the index is open."""
+        v = L.genie_vectors()
+        with self._use() as h:
+            lib.genie_vectors_index_base(h, ctypes.byref(v))
+        if v.n == 0:
+            return np.zeros((0, v.dim), np.float32)
+        buf = (ctypes.c_float * (v.n * v.dim)).from_address(v.data)
+        a = np.frombuffer(buf, np.float32).reshape(v.n, v.dim)
+        a.flags.writeable = False
+        return a
+
+    def search(self, xq, k=10, exact=False, candidates=None, radius=0, backend="auto", threads=0, gpu_memory=0,
+               stats=None):
+        """The k nearest base vectors of each row of @xq.
+
+        LSH (default): the query's buckets, the top `candidates` (K >= k,
+        default 10 k) objects by match count, re-ranked by the true
+        distance; radius (l2): also match that many buckets either side.
+        exact=True: exact k-NN (cpu backends on the CPU, cuda ones on the GPU;
+        k <= 2048 on the GPU).  Returns (distances float32, ids int64) of
+        shape (nq, k), nearest first, ties by smaller id; where fewer than k
+        were found, ids are -1 and distances +inf.  stats: a dict to fill
+        with the backend that ran and the seconds of each step."""
+        k = _convert.count(k, "k", 1, 65536)
+        xq = _convert.float_matrix(xq, "xq", dim=self.d)
+        so = L.genie_vsearch_options()
+        so.search = L.search_options(k, backend, threads, gpu_memory)
+        so.k = k
+        so.candidates = 0 if candidates is None else _convert.count(candidates, "candidates", k)
+        so.radius = _convert.count(radius, "radius")
+        so.exact = 1 if exact else 0
+        nq = xq.shape[0]
+        out = np.empty((nq, k), L.NEIGHBOR_DTYPE)
+        n_found = np.empty(nq, np.uint32)
+        v = _vectors(xq)
+        st = L.genie_search_stats()
+        with self._use() as h:
+            lib.genie_vectors_search(h, ctypes.byref(v), ctypes.byref(so), out, n_found, ctypes.byref(st))
+        if stats is not None:
+            stats.update(L.stats_dict(st))
+        distances = out["distance"].copy()
+        ids = out["id"].astype(np.int64)
+        missing = np.arange(k)[None, :] >= n_found[:, None]
+        if missing.any():
+            ids[missing] = -1
+            distances[missing] = np.inf
+        return distances, ids
+
+
+def read_vectors(path):
+    """Vectors from a file in any format genie reads (fvecs, bvecs, ivecs,
+    npy, MNIST IDX, GloVe JSON; gzip'd or not) as a float32 (n, d) array."""
+    v = L.genie_vectors()
+    lib.genie_vectors_read(os.fsencode(path), ctypes.byref(v))
+    try:
+        if v.n == 0:
+            return np.zeros((0, v.dim), np.float32)
+        buf = (ctypes.c_float * (v.n * v.dim)).from_address(v.data)
+        return np.frombuffer(buf, np.float32).reshape(v.n, v.dim).copy()
+    finally:
+        lib.genie_vectors_free(ctypes.byref(v))
+
+
+def eval_recall(ids, true_ids, k=None, distances=None, true_distances=None):
+    """Score an answer as `genie eval` does.
+
+    ids: (nq, >= k) found ids (-1 = none); true_ids: (nq, >= k) exact ids.
+    Returns a dict: k_recall_at_k (|found top-k & true top-k| / k,
+    averaged), one_recall_at_k (share of queries whose true nearest is in
+    the found top-k) and, when both distance arrays are given, ratio (the
+    approximation ratio, Eqn. 13 of Zhou et al., "GENIE: A Generic Inverted
+    Index Framework for Similarity Search on the GPU", section IV: mean of
+    found/true distance by rank, ranks with true distance 0 left out,
+    queries with fewer than k found left out)."""
+    ids = np.asarray(ids)
+    true_ids = np.asarray(true_ids)
+    if ids.ndim != 2 or true_ids.ndim != 2 or ids.shape[0] != true_ids.shape[0]:
+        raise InvalidArgumentError(f"ids {ids.shape} and true_ids {true_ids.shape} must be 2-D with one row per query")
+    if k is None:
+        k = ids.shape[1]
+    k = _convert.count(k, "k", 1)
+    if ids.shape[1] < k or true_ids.shape[1] < k:
+        raise InvalidArgumentError(f"k = {k} is more than the columns of ids {ids.shape} or true_ids {true_ids.shape}")
+    nq = ids.shape[0]
+    found, truth = ids[:, :k].astype(np.int64), true_ids[:, :k].astype(np.int64)
+    hits = sum(((found == truth[:, [j]]) & (found >= 0)).sum(axis=1) for j in range(k))
+    out = {
+        "k_recall_at_k": float(hits.sum() / (k * nq)) if nq else 0.0,
+        "one_recall_at_k": float(((found == truth[:, [0]]) & (found >= 0)).any(axis=1).mean()) if nq else 0.0,
+    }
+    if distances is not None and true_distances is not None:
+        d = np.asarray(distances, np.float64)[:, :k]
+        t = np.asarray(true_distances, np.float64)[:, :k]
+        full = (found >= 0).all(axis=1)
+        use = t > 0
+        terms = np.where(use, d / np.where(use, t, 1), 0).sum(axis=1)
+        n_terms = use.sum(axis=1)
+        rows = full & (n_terms > 0)
+        out["ratio"] = float((terms[rows] / n_terms[rows]).mean()) if rows.any() else float("nan")
+    return out

@@ -1,0 +1,127 @@
+"""Bad input raises a genie.Error subclass carrying the library's message;
+never a crash."""
+import numpy as np
+import pytest
+
+import genie
+
+
+@pytest.fixture
+def idx(tmp_path):
+    i = genie.build_keywords([[1, 2], [2, 3], [3]], tmp_path / "k.genie")
+    yield i
+    i.close()
+
+
+def test_files(tmp_path, idx):
+    with pytest.raises(genie.FileIOError, match="nosuch.genie"):
+        genie.Index.open(tmp_path / "nosuch.genie")
+    (tmp_path / "junk.genie").write_bytes(b"not an index at all, " * 10)
+    with pytest.raises(genie.FormatError):
+        genie.Index.open(tmp_path / "junk.genie")
+    data = bytearray((tmp_path / "k.genie").read_bytes())
+    data[len(data) // 2] ^= 0x55
+    (tmp_path / "bad.genie").write_bytes(bytes(data))
+    with pytest.raises(genie.CorruptIndexError) as e:
+        genie.Index.open(tmp_path / "bad.genie")
+    assert e.value.status == -30797 and e.value.message and isinstance(e.value, genie.Error)
+    with pytest.raises(genie.InvalidArgumentError, match="is a keywords index, not a vectors index"):
+        genie.VectorIndex.open(tmp_path / "k.genie")
+
+
+def test_library_messages(idx):
+    with pytest.raises(genie.InvalidArgumentError, match=r"query 1, item 2: range 5-4 has lo > hi"):
+        idx.search([[1, (5, 4)]])
+    with pytest.raises(genie.InvalidArgumentError, match=r"query 2, item 1: weight 0 is outside 1..255"):
+        idx.search([[1], [(1, 1, 0)]])
+    with pytest.raises(genie.InvalidArgumentError, match="backend"):
+        idx.search([[1]], backend="quantum")
+    if not genie.cuda_available():
+        with pytest.raises((genie.NotSupportedError, genie.GPUError)):
+            idx.search([[1]], backend="cuda")
+    with pytest.raises(genie.InvalidArgumentError):
+        genie.VectorIndex.build(np.ones((4, 3), np.float32), "/nonexistent-dir/x.genie", metric="ip")
+
+
+def test_arguments_refused(idx, tmp_path):
+    bad_queries = [
+        ([[1.5]], r"queries\[0\]\[0\]"),
+        ([[-1]], "outside 0..4294967295"),
+        ([[2**32]], "outside 0..4294967295"),
+        ([["a"]], r"queries\[0\]\[0\]"),
+        ("1 2 3", "not a string"),
+        (42, "list of queries"),
+        ([[(1, 2, 3, 4)]], r"queries\[0\]\[0\]"),
+        ([np.zeros((2, 4), np.uint32)], "ranges are"),
+        (np.zeros(3, np.uint32), "must be 2-D"),
+        ([np.array([1.0, 2.0])], "must hold integers"),
+        ((np.array([0, 5]), np.array([1, 2], np.uint32)), "past the 2 items"),
+        ((np.array([0, 2, 1]), np.array([1, 2], np.uint32)), "must not decrease"),
+    ]
+    for q, msg in bad_queries:
+        with pytest.raises(genie.InvalidArgumentError, match=msg):
+            idx.search(q)
+    for k in (0, -1, 1.5, True, 2**32):
+        with pytest.raises(genie.InvalidArgumentError, match="k must be"):
+            idx.search([[1]], k=k)
+    with pytest.raises(genie.InvalidArgumentError, match="unknown build option 'sublist'"):
+        genie.build_keywords([[1]], tmp_path / "x.genie", sublist=3)
+    with pytest.raises(genie.InvalidArgumentError, match="2 labels for 1 objects"):
+        genie.build_keywords([[1]], tmp_path / "x.genie", labels=[1, 2])
+    with pytest.raises(genie.InvalidArgumentError, match="no objects"):
+        genie.build_keywords([], tmp_path / "x.genie")
+
+
+def test_vectors_refused(tmp_path):
+    xb = np.random.default_rng(1).standard_normal((50, 4)).astype(np.float32)
+    for bad, msg in ((xb[0], "2-D"), (xb.astype(complex), "real numbers"), (np.zeros((0, 4)), "no vectors"),
+                     (np.array([["a"] * 4]), "real numbers")):
+        with pytest.raises(genie.InvalidArgumentError, match=msg):
+            genie.VectorIndex.build(bad, tmp_path / "v.genie")
+    nan = xb.copy()
+    nan[7, 2] = np.nan
+    with pytest.raises(genie.InvalidArgumentError, match=r"xb\[7, 2\] is nan"):
+        genie.VectorIndex.build(nan, tmp_path / "v.genie")
+    v = genie.VectorIndex.build(xb, tmp_path / "v.genie", m=8)
+    inf = xb[:2].copy()
+    inf[1, 0] = np.inf
+    with pytest.raises(genie.InvalidArgumentError, match=r"xq\[1, 0\] is inf"):
+        v.search(inf, 3)
+    with pytest.raises(genie.InvalidArgumentError, match="5 dimensions, the index's vectors 4"):
+        v.search(np.zeros((2, 5), np.float32), 3)
+    with pytest.raises(genie.InvalidArgumentError, match="radius"):
+        genie.VectorIndex.build(xb, tmp_path / "c.genie", metric="cosine").search(xb, 2, radius=1)
+    with pytest.raises(genie.InvalidArgumentError, match="candidates"):
+        v.search(xb, 5, candidates=2)
+    big = np.full((2, 4), 1e300)
+    with pytest.raises(genie.InvalidArgumentError, match="float32"):
+        v.search(big, 2)
+    v.close()
+
+
+def test_closed_index(tmp_path):
+    idx = genie.build_keywords([[1]], tmp_path / "c.genie")
+    with idx:
+        pass
+    assert idx.closed
+    with pytest.raises(genie.InvalidArgumentError, match="closed"):
+        idx.search([[1]])
+    idx.close()  # a second close is a no-op
+    assert "closed" in repr(idx)
+
+
+def test_other_types_refuse_bad_input(tmp_path):
+    with pytest.raises(genie.InvalidArgumentError, match="one string"):
+        genie.TextIndex.build("just one string", tmp_path / "t.genie")
+    with pytest.raises(genie.InvalidArgumentError, match=r"strings\[1\] must be str or bytes"):
+        genie.SequenceIndex.build(["ab", 3], tmp_path / "s.genie")
+    with pytest.raises(genie.InvalidArgumentError, match="gram"):
+        genie.SequenceIndex.build(["ab"], tmp_path / "s.genie", gram=65)
+    with pytest.raises(genie.InvalidArgumentError, match="white space"):
+        genie.SetIndex.build([["a b", "c"]], tmp_path / "s.genie")
+    with pytest.raises(genie.InvalidArgumentError, match="separator"):
+        genie.SetIndex.build([["a", "c"]], tmp_path / "s.genie", separator="ab")
+    s = genie.SequenceIndex.build(["abcd", "abce"], tmp_path / "q.genie")
+    with pytest.raises(genie.InvalidArgumentError, match="certify limit 4 is below K = 32"):
+        s.search(["abc"], certify=4)
+    s.close()

@@ -1,0 +1,101 @@
+"""Text, sets and sequences: build -> search in Python equals the genie
+command on the same data (the index files byte for byte, the answers hit
+for hit)."""
+import os
+
+import numpy as np
+import pytest
+
+import genie
+from conftest import ROOT, backend, cli, hits_to_arrays, tsv, write_lines
+
+FORTUNES = "/usr/share/games/fortunes/fortunes"
+
+
+def documents(n=600):
+    """Fortune cookies as one line each (or generated text without the fortunes package)."""
+    if os.path.exists(FORTUNES):
+        with open(FORTUNES, encoding="utf-8", errors="replace") as f:
+            recs = [" ".join(r.split()) for r in f.read().split("\n%\n")]
+        return [r for r in recs if r][:n]
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(300)]
+    return [" ".join(rng.choice(words, rng.integers(1, 20))) for _ in range(n)]
+
+
+def test_text_equals_cli(tmp_path):
+    docs = documents()
+    src = write_lines(tmp_path / "docs.txt", docs)
+    stop = os.path.join(ROOT, "scripts", "english-stopwords.txt")
+    cli("build", "-q", "-t", "text", "--stop-words", stop, "-o", tmp_path / "cli.genie", src)
+    with open(stop) as f:
+        stop_words = f.read().split()
+    queries = [docs[5], docs[17][:40], "love and war", "computers are useless", "", "zzzz unknown words"]
+    with genie.TextIndex.build(docs, tmp_path / "py.genie", stop_words=stop_words) as idx:
+        assert (tmp_path / "py.genie").read_bytes() == (tmp_path / "cli.genie").read_bytes()
+        counts, ids = idx.search(queries, k=5, backend=backend())
+        rows = tsv(cli("search", "-q", "-b", "cpu", "-k", 5, tmp_path / "cli.genie",
+                       write_lines(tmp_path / "q.txt", queries)))
+        c_cli, i_cli = hits_to_arrays(rows, len(queries), 5, 4, np.int32, -1)
+        np.testing.assert_array_equal(ids, i_cli)
+        np.testing.assert_array_equal(counts, c_cli)
+        assert (ids[-2:] == -1).all()
+        assert ids[0, 0] == 5 and idx.record(5) == docs[5]
+        assert idx.info["n_words"] > 100
+
+
+def test_sets_equal_cli(tmp_path):
+    rng = np.random.default_rng(9)
+    universe = [f"pkg{i}" for i in range(80)]
+    sets = [list(rng.choice(universe, rng.integers(1, 12), replace=False)) for _ in range(500)]
+    lines = [" ".join(s) for s in sets]
+    src = write_lines(tmp_path / "sets.txt", lines)
+    cli("build", "-q", "-t", "sets", "-m", 32, "--seed", 4, "-o", tmp_path / "cli.genie", src)
+    queries = sets[:20] + [["pkg1", "pkg2", "nosuch"], ["nosuch"]]
+    with genie.SetIndex.build(sets, tmp_path / "py.genie", hashes=32, seed=4) as idx:
+        assert (tmp_path / "py.genie").read_bytes() == (tmp_path / "cli.genie").read_bytes()
+        qf = write_lines(tmp_path / "q.txt", [" ".join(q) for q in queries])
+        for exact, opts in ((False, ["-K", 40]), (True, ["--exact"])):
+            sim, ids = idx.search(queries, k=6, candidates=None if exact else 40, exact=exact, backend=backend())
+            assert sim.shape == ids.shape == (22, 6)
+            rows = tsv(cli("search", "-q", "-b", "cpu", "-k", 6, *opts, tmp_path / "cli.genie", qf))
+            s_cli, i_cli = hits_to_arrays(rows, len(queries), 6, 3, np.float64, 0.0)
+            np.testing.assert_array_equal(ids, i_cli)
+            np.testing.assert_allclose(sim, s_cli, atol=1e-6)
+            assert (ids[-1] == -1).all()
+        # exact Jaccard of the top hit, computed here
+        for q, row, s in zip(queries[:20], ids, sim):
+            a, b = set(q), set(sets[row[0]])
+            assert s[0] == pytest.approx(len(a & b) / len(a | b))
+    with genie.SetIndex.build(["a,b c,d", "d,a"], tmp_path / "sep.genie", separator=",") as idx:
+        sim, ids = idx.search([["a", "b c"]], k=2, separator=",", exact=True)
+        np.testing.assert_allclose(sim[0], [2 / 3, 1 / 3])
+
+
+def test_sequences_equal_cli(tmp_path):
+    rng = np.random.default_rng(2)
+    alphabet = np.array(list("abcdefgh"))
+    words = ["".join(rng.choice(alphabet, rng.integers(2, 12))) for _ in range(800)]
+    src = write_lines(tmp_path / "w.txt", words)
+    cli("build", "-q", "-t", "sequences", "-o", tmp_path / "cli.genie", src)
+    queries = [w[:-1] + "x" for w in words[:25]] + ["", "abcabcabc"]
+    qf = write_lines(tmp_path / "q.txt", queries)
+    with genie.SequenceIndex.build(words, tmp_path / "py.genie") as idx:
+        assert (tmp_path / "py.genie").read_bytes() == (tmp_path / "cli.genie").read_bytes()
+        assert idx.gram == 3
+        for certify, opts in ((True, ["--certify"]), (False, []), (8, ["-K", 8, "--certify=8"])):
+            kw = {"candidates": 8} if certify == 8 else {}
+            res = idx.search(queries, k=3, certify=certify, backend=backend(), **kw)
+            assert len(res) == len(queries)
+            rows = tsv(cli("search", "-q", "-b", "cpu", "-k", 3, *opts, tmp_path / "cli.genie", qf))
+            got = [(q + 1, r + 1, h.id, h.distance, h.count, "yes" if res[q].certified else "no")
+                   for q in range(len(res)) for r, h in enumerate(res[q].hits)]
+            want = [(int(a), int(b), int(c), int(d), int(e), f) for a, b, c, d, e, f in rows]
+            assert got == want
+        exact = idx.search(queries, k=3, exact=True)
+        assert all(r.certified for r in exact)
+        certified = idx.search(queries, k=3, certify=True)
+        for e, c in zip(exact, certified):
+            if c.certified:
+                assert [h.distance for h in e.hits] == [h.distance for h in c.hits]
+        assert idx.string(exact[0].hits[0].id) in words

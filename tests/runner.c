@@ -91,7 +91,10 @@ char g_zTestDir[1024];
     X(table_bad_input, 30)                        \
     X(table_arff_mixed_columns, 30)               \
     X(table_sqlite_oracle, 120) \
-    X(table_params_truncate_and_flip, 60)
+    X(table_params_truncate_and_flip, 60)         \
+    X(search_parts_ranges_match_naive, 60)        \
+    X(search_parts_disjoint_ranges_merge_to_whole, 30) \
+    X(search_parts_errors_and_queries_get, 30)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

@@ -60,6 +60,7 @@ typedef struct parts_run {
     uint32_t *aMin;      /* per query: its minimum count raised by the best list */
     const genie_search_options *opt;
     uint64_t gpuMemory;     /* the batches' device budget: the caller's, less the streaming buffers */
+    uint32_t iFirst, iEnd;  /* the parts searched: [iFirst, iEnd) */
     const engine_backend *be;
     const engine_parts_ops *pParts; /* be->pParts: the backend keeps parts in a memory of its own */
     uint32_t k;
@@ -143,10 +144,10 @@ static genie_status run_chunk(parts_run *w, genie_index *view, size_t first, siz
     return GENIE_OK;
 }
 
-/* The first part from @p p on that holds objects (nPart when none). */
-static uint32_t next_part(const genie_index *idx, uint32_t p)
+/* The first part of the range from @p p on that holds objects (iEnd when none). */
+static uint32_t next_part(const parts_run *w, uint32_t p)
 {
-    while (p < idx->nPart && idx->aPart[p].info.n_objects == 0)
+    while (p < w->iEnd && w->idx->aPart[p].info.n_objects == 0)
         p++;
     return p;
 }
@@ -154,7 +155,7 @@ static uint32_t next_part(const genie_index *idx, uint32_t p)
 /* Streamed: start part @p p's upload, if there is such a part. */
 static genie_status start_part(parts_run *w, uint32_t p)
 {
-    if (p >= w->idx->nPart)
+    if (p >= w->iEnd)
         return GENIE_OK;
     double t0 = util_now();
     genie_status rc = w->pParts->xStart(w->pStream, &w->idx->aPart[p]);
@@ -183,12 +184,12 @@ static genie_status run_parts(parts_run *w)
 {
     const genie_index *idx = w->idx;
     size_t nQuery = w->q->nQuery;
-    uint32_t p = next_part(idx, 0);
+    uint32_t p = next_part(w, w->iFirst), nRange = w->iEnd - w->iFirst;
     if (w->pStream)
         GENIE_TRY(start_part(w, p));
-    while (p < idx->nPart) {
+    while (p < w->iEnd) {
         genie_index *view = &idx->aPart[p];
-        uint32_t next = next_part(idx, p + 1);
+        uint32_t next = next_part(w, p + 1);
         if (w->pStream)
             GENIE_TRY(ready_part(w, view, next));
         else
@@ -197,7 +198,8 @@ static genie_status run_parts(parts_run *w)
             size_t n = nQuery - first < w->chunk ? nQuery - first : w->chunk;
             GENIE_TRY(run_chunk(w, view, first, n));
             if (w->opt->progress)
-                w->opt->progress(w->opt->progress_ctx, ((uint64_t)p * nQuery + first + n) / idx->nPart, nQuery);
+                w->opt->progress(w->opt->progress_ctx,
+                                 ((uint64_t)(p - w->iFirst) * nQuery + first + n) / nRange, nQuery);
         }
         if (w->pStream)
             GENIE_TRY(done_part(w, view));
@@ -235,14 +237,16 @@ static genie_status collect(const parts_run *w, genie_results *r)
     return GENIE_OK;
 }
 
-genie_status engine_search_parts(const genie_index *idx, const genie_queries *q, const genie_search_options *opt,
-                                 const engine_backend *be, uint32_t k, size_t chunk, genie_results *r,
-                                 genie_search_stats *stats)
+genie_status engine_search_parts(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
+                                 const genie_search_options *opt, const engine_backend *be, uint32_t k, size_t chunk,
+                                 genie_results *r, genie_search_stats *stats)
 {
     size_t nQuery = q->nQuery ? q->nQuery : 1, nChunk = chunk < nQuery ? chunk : nQuery;
     parts_run w;
     memset(&w, 0, sizeof w);
     w.idx = idx;
+    w.iFirst = iFirst;
+    w.iEnd = iEnd;
     w.q = q;
     w.opt = opt;
     w.gpuMemory = opt->gpu_memory;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "search_output.h"
 
 #define QUERIES_PER_CHUNK 8192
 
@@ -49,84 +50,6 @@ static const char zHelp[] =
     "      --show              print each hit's stored record\n"
     "  -q, --quiet             no progress or notices on standard error\n"
     "  -h, --help              show this help\n";
-
-typedef struct search_output {
-    const genie_index *idx;
-    int json, show, hasLabels, hasRecords;
-} search_output;
-
-static void put_json_string(const char *s, size_t n)
-{
-    putchar('"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch == '\n')
-            fputs("\\n", stdout);
-        else if (ch == '\t')
-            fputs("\\t", stdout);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
-static void print_hit_tsv(const search_output *o, uint64_t queryNo, size_t rank, const genie_hit *h)
-{
-    printf("%llu\t%zu\t%u\t", (unsigned long long)queryNo, rank, h->object);
-    uint64_t label;
-    if (o->hasLabels && genie_index_label(o->idx, h->object, &label) == GENIE_OK)
-        printf("%llu", (unsigned long long)label);
-    else
-        putchar('-');
-    printf("\t%u", h->count);
-    const char *rec;
-    size_t n;
-    if (o->show) {
-        putchar('\t');
-        if (genie_index_record(o->idx, h->object, &rec, &n) == GENIE_OK)
-            cli_put_escaped(rec, n);
-    }
-    putchar('\n');
-}
-
-static void print_query_json(const search_output *o, uint64_t queryNo, const genie_hit *aHit, size_t n)
-{
-    printf("{\"query\":%llu,\"hits\":[", (unsigned long long)queryNo);
-    for (size_t r = 0; r < n; r++) {
-        printf("%s{\"rank\":%zu,\"object\":%u,\"label\":", r ? "," : "", r + 1, aHit[r].object);
-        uint64_t label;
-        if (o->hasLabels && genie_index_label(o->idx, aHit[r].object, &label) == GENIE_OK)
-            printf("%llu", (unsigned long long)label);
-        else
-            fputs("null", stdout);
-        printf(",\"count\":%u", aHit[r].count);
-        const char *rec;
-        size_t len;
-        if (o->show && genie_index_record(o->idx, aHit[r].object, &rec, &len) == GENIE_OK) {
-            fputs(",\"record\":", stdout);
-            put_json_string(rec, len);
-        }
-        putchar('}');
-    }
-    fputs("]}\n", stdout);
-}
-
-static void print_results(const search_output *o, const genie_results *r, uint64_t firstQueryNo)
-{
-    for (size_t q = 0; q < genie_results_queries(r); q++) {
-        size_t n;
-        const genie_hit *aHit = genie_results_get(r, q, &n);
-        if (o->json)
-            print_query_json(o, firstQueryNo + q, aHit, n);
-        else
-            for (size_t i = 0; i < n; i++)
-                print_hit_tsv(o, firstQueryNo + q, i + 1, &aHit[i]);
-    }
-}
 
 typedef struct search_progress {
     cli_progress bar;
@@ -216,7 +139,7 @@ static int run_search(genie_index *idx, genie_query_reader *qr, genie_search_opt
             noticed = 1;
         }
         cli_progress_end(&prog.bar);
-        print_results(o, r, prog.base + 1);
+        search_output_results(o, r, prog.base + 1);
         genie_results_free(r);
         prog.base += n;
     }

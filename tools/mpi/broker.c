@@ -162,8 +162,10 @@ static int open_indexes(broker *b, genie_index **pParser, uint64_t *pObjects)
         genie_index_info info;
         genie_index_get_info(b->aShardIdx[i], &info);
         *pObjects += info.n_objects;
-        b->out.hasLabels &= info.has_labels;
-        b->out.hasRecords &= info.has_records;
+        if (info.n_objects) { /* an empty shard says nothing of labels or records */
+            b->out.hasLabels &= info.has_labels;
+            b->out.hasRecords &= info.has_records;
+        }
     }
     *pParser = b->aShardIdx[0];
     b->out.xLocate = locate;

@@ -39,6 +39,7 @@
  * leaves MPI_Abort as the only way out (docs/SCALING.md: what OpenMPI does
  * then, and when a rank dies).
  */
+#include <errno.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +93,7 @@ typedef struct broker {
     genie_hit *aOut;
     search_output out;
     int partial;               /* some answer was partial */
-    double mergeSeconds, waitSeconds;
+    double setupSeconds, mergeSeconds, outputSeconds, waitSeconds;
     uint64_t nBatch, nQueries;
 } broker;
 
@@ -479,6 +480,7 @@ static int finish(broker *b, flight *f)
             b->mergeSeconds += t1 - t0;
             search_output_query(&b->out, f->firstQueryNo + qi, b->aOut, n, nMissing > 0);
             t0 = mpi_now();
+            b->outputSeconds += t0 - t1;
         }
         b->partial |= nMissing > 0;
         b->nBatch++;
@@ -612,7 +614,9 @@ static int run_alone(broker *b, genie_query_reader *qr)
             st = fail_lib(rc);
             break;
         }
+        double t0 = mpi_now();
         search_output_results(&b->out, r, nextQueryNo);
+        b->outputSeconds += mpi_now() - t0;
         genie_results_free(r);
         nextQueryNo += (uint64_t)n;
         b->nBatch++;
@@ -666,15 +670,26 @@ static void free_broker(broker *b)
 static void print_stats(const broker *b, double seconds)
 {
     fprintf(stderr,
-            "genie-mpi: %llu queries in %llu batches, %d rankers, k %u, depth %u: %.3f s; broker merge %.6f s "
-            "(%.1f us per batch), waiting for rankers %.3f s\n",
+            "genie-mpi: %llu queries in %llu batches, %d rankers, k %u, depth %u: %.3f s; setup %.3f s, "
+            "waiting for rankers %.3f s, merge %.6f s (%.2f us per query), output %.3f s (%.2f us per query)\n",
             (unsigned long long)b->nQueries, (unsigned long long)b->nBatch, b->R, b->k, b->a->depth, seconds,
-            b->mergeSeconds, b->nBatch ? b->mergeSeconds * 1e6 / (double)b->nBatch : 0.0, b->waitSeconds);
+            b->setupSeconds, b->waitSeconds, b->mergeSeconds,
+            b->nQueries ? b->mergeSeconds * 1e6 / (double)b->nQueries : 0.0, b->outputSeconds,
+            b->nQueries ? b->outputSeconds * 1e6 / (double)b->nQueries : 0.0);
 }
 
 int broker_run(const mpi_args *a, int nRanker)
 {
     double t0 = mpi_now();
+    /* mpirun hands rank 0 a pipe for standard output, which stdio would not buffer fully by itself;
+     * --output skips the pipe (and mpirun's forwarding) altogether. */
+    static char aStdoutBuf[1 << 16];
+    int stOut = MPI_EXIT_OK;
+    if (a->zOutput && !freopen(a->zOutput, "w", stdout)) {
+        fprintf(stderr, "genie-mpi: cannot write %s: %s\n", a->zOutput, strerror(errno));
+        stOut = MPI_EXIT_FAIL;
+    }
+    setvbuf(stdout, aStdoutBuf, _IOFBF, sizeof aStdoutBuf);
     broker b;
     memset(&b, 0, sizeof b);
     b.a = a;
@@ -684,7 +699,7 @@ int broker_run(const mpi_args *a, int nRanker)
     genie_index *pParser = NULL;
     genie_query_reader *qr = NULL;
     uint64_t nObjects = 0;
-    int st = open_indexes(&b, &pParser, &nObjects);
+    int st = stOut == MPI_EXIT_OK ? open_indexes(&b, &pParser, &nObjects) : stOut;
     if (st == MPI_EXIT_OK && a->show && !b.out.hasRecords) {
         fprintf(stderr, "genie-mpi: --show: the index stores no records (built with --no-records?)\n");
         st = MPI_EXIT_USAGE;
@@ -713,6 +728,7 @@ int broker_run(const mpi_args *a, int nRanker)
         }
         if (st == MPI_EXIT_OK && (setup != 0 || check_setups(&b) != 0))
             st = MPI_EXIT_FAIL;
+        b.setupSeconds = mpi_now() - t0;
         if (st == MPI_EXIT_OK && run_batches(&b, qr) != 0)
             st = MPI_EXIT_FAIL;
         fflush(stdout);

@@ -23,6 +23,7 @@ typedef struct mpi_args {
     const char *zQueries;  /* "-": standard input (of rank 0) */
     const char *zShardMap; /* NULL: parts of zIndex */
     const char *zDelim;
+    const char *zOutput;   /* NULL: standard output */
     genie_search_options opt;
     uint32_t minCount;
     size_t batch;       /* queries per superstep */

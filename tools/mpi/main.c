@@ -33,6 +33,9 @@ static const char zHelp[] =
     "  -j, --threads N         CPU threads per ranker (default: all cores)\n"
     "      --gpu-memory BYTES  GPU memory budget per ranker, suffix K/M/G\n"
     "  -d, --delimiter LINE    text queries: records between lines equal to LINE\n"
+    "  -o, --output FILE       write the answers to FILE (on the broker's host)\n"
+    "                          instead of standard output, which mpirun\n"
+    "                          forwards through a pipe, slowly\n"
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's stored record\n"
     "      --shard-map FILE    instead of INDEX, each ranker searches a file of\n"
@@ -103,6 +106,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
         {"batch", required_argument, 0, OPT_BATCH}, {"depth", required_argument, 0, OPT_DEPTH},
         {"timeout", required_argument, 0, OPT_TIMEOUT}, {"allow-partial", no_argument, 0, OPT_PARTIAL},
         {"stats", no_argument, 0, OPT_STATS},       {"quiet", no_argument, 0, 'q'},
+        {"output", required_argument, 0, 'o'},
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->opt.k = 10;
@@ -125,7 +129,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
     optind = 1;
     int c;
     uint64_t v;
-    while ((c = getopt_long(argc, argv, "k:m:b:j:d:qh", aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:m:b:j:d:o:qh", aOpt, NULL)) != -1) {
         switch (c) {
         case 'k':
             if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
@@ -151,6 +155,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
                 return usage(rank, "--gpu-memory must be a size like 8G, not '%s'", optarg);
             break;
         case 'd': a->zDelim = optarg; break;
+        case 'o': a->zOutput = optarg; break;
         case OPT_JSON: a->json = 1; break;
         case OPT_SHOW: a->show = 1; break;
         case OPT_SHARD_MAP: a->zShardMap = optarg; break;

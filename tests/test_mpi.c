@@ -340,7 +340,7 @@ TEST(mpi_late_ranker_timeout_and_partial)
     if (rc != 3 || !strstr(e, "queries 1..30 are partial: no answer from rank 2 (objects 100..199)"))
         test_fail_at(__FILE__, __LINE__, "exit %d:\n%.2000s", rc, e);
     free(e);
-    genie_search_options so = {GENIE_BACKEND_CPU, 4, 1, 0, 0, 0, NULL, NULL};
+    genie_search_options so = {.backend = GENIE_BACKEND_CPU, .k = 4, .threads = 1};
     genie_results *r1, *r3;
     CHECK_OK(genie_search_parts(idx, 0, 2, q, &so, &r1, NULL));
     CHECK_OK(genie_search_parts(idx, 4, 2, q, &so, &r3, NULL));

@@ -108,7 +108,7 @@ TEST(search_parts_ranges_match_naive)
     CHECK_EQ(nPart, 9);
     sp_queries qs;
     sp_make_queries(&s, 40, 90, &qs);
-    genie_search_options so = {test_backend(), 7, 2, 0, 0, 0, NULL, NULL};
+    genie_search_options so = {.backend = test_backend(), .k = 7, .threads = 2};
     genie_hit aWant[64];
     for (uint32_t a = 0; a < nPart; a++) {
         for (uint32_t n = 1; a + n <= nPart; n++) {
@@ -171,7 +171,7 @@ TEST(search_parts_disjoint_ranges_merge_to_whole)
     uint32_t nPart = genie_index_parts(idx);
     sp_queries qs;
     sp_make_queries(&s, 48, 40, &qs);
-    genie_search_options so = {test_backend(), 11, 2, 0, 0, 0, NULL, NULL};
+    genie_search_options so = {.backend = test_backend(), .k = 11, .threads = 2};
     genie_results *pWhole;
     CHECK_OK(genie_search(idx, qs.q, &so, &pWhole));
     /* Cuts of unequal size: {1}, {2..5}, {6..last}, and the first part alone */
@@ -208,7 +208,7 @@ TEST(search_parts_errors_and_queries_get)
     CHECK_EQ(genie_index_parts(three), 3);
     sp_queries qs;
     sp_make_queries(&s, 20, 30, &qs);
-    genie_search_options so = {test_backend(), 5, 1, 0, 0, 0, NULL, NULL};
+    genie_search_options so = {.backend = test_backend(), .k = 5, .threads = 1};
     genie_results *r = (genie_results *)&so; /* must be reset to NULL on failure */
     CHECK_RC(genie_search_parts(three, 0, 0, qs.q, &so, &r, NULL), GENIE_EINVAL);
     CHECK(r == NULL);

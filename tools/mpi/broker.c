@@ -463,7 +463,7 @@ static int finish(broker *b, flight *f)
     if (st == 0) {
         double t0 = mpi_now();
         size_t nList = 0;
-        const genie_hit **aNext = (const genie_hit **)b->aList + b->R; /* per rank: its next query's hits */
+        const genie_hit **aNext = b->aList + b->R; /* per rank: its next query's hits */
         for (int r = 1; r <= b->R; r++)
             aNext[r - 1] = f->aAsked[r] ? aAns[r].aHit : NULL;
         for (size_t qi = 0; qi < f->nQuery; qi++) {
@@ -556,7 +556,7 @@ static int run_batches(broker *b, genie_query_reader *qr)
 {
     unsigned D = b->a->depth;
     genie_queries *aQ[8] = {0};
-    int st = 0, eof = 0;
+    int st = 0, eof = 0, readFailed = 0;
     uint64_t seq = 0, nextQueryNo = 1;
     unsigned head = 0, nIn = 0;
     for (unsigned i = 0; i < D; i++)
@@ -567,7 +567,8 @@ static int run_batches(broker *b, genie_query_reader *qr)
             unsigned slot = (head + nIn) % D;
             long n = read_batch(b, qr, aQ[slot]);
             if (n <= 0) {
-                st = n < 0 ? -1 : 0;
+                /* A bad query line: the batches before it are still answered, as genie search does. */
+                readFailed = n < 0;
                 eof = 1;
                 break;
             }
@@ -591,7 +592,7 @@ static int run_batches(broker *b, genie_query_reader *qr)
     }
     for (unsigned i = 0; i < D; i++)
         genie_queries_free(aQ[i]);
-    return st;
+    return readFailed ? -1 : st;
 }
 
 /* -np 1: the broker searches the whole index itself, batch by batch. */

@@ -116,7 +116,16 @@ char g_zTestDir[1024];
     X(arrays_builder_add_many_same_index, 30)     \
     X(arrays_queries_and_results_copy, 30)        \
     X(arrays_bad_input_named, 10)                 \
-    X(python_suite, 900)
+    X(python_suite, 900) \
+    X(search_parts_ranges_match_naive, 60)        \
+    X(search_parts_disjoint_ranges_merge_to_whole, 30) \
+    X(search_parts_errors_and_queries_get, 30)   \
+    X(mpi_keywords_equal_one_process, 180)        \
+    X(mpi_text_equal_one_process, 180)            \
+    X(mpi_shard_map_unequal_and_empty, 180)       \
+    X(mpi_ranker_errors_fail_the_run, 180)        \
+    X(mpi_late_ranker_timeout_and_partial, 180)   \
+    X(mpi_dead_rank_ends_the_job, 120)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

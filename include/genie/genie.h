@@ -259,6 +259,15 @@ GENIE_API genie_status genie_queries_new(genie_queries **out);
 GENIE_API genie_status genie_queries_add(genie_queries *q, const genie_item *items, size_t n_items,
                                uint32_t min_count);
 GENIE_API size_t genie_queries_count(const genie_queries *q);
+/**
+ * Read query @p query back (to forward it elsewhere, e.g. to the ranks of
+ * a distributed search).
+ * @param[out] items, n_items  its items, valid until @p q changes.
+ * @param[out] min_count       its minimum count.
+ * @return GENIE_OK, GENIE_EINVAL when @p query >= genie_queries_count().
+ */
+GENIE_API genie_status genie_queries_get(const genie_queries *q, size_t query, const genie_item **items,
+                               size_t *n_items, uint32_t *min_count);
 /** Drop all queries, keeping the memory. */
 GENIE_API void genie_queries_clear(genie_queries *q);
 GENIE_API void genie_queries_free(genie_queries *q);
@@ -489,6 +498,21 @@ typedef struct genie_search_stats {
 GENIE_API genie_status genie_search_with_stats(const genie_index *idx, const genie_queries *q,
                                      const genie_search_options *opt, genie_results **out,
                                      genie_search_stats *stats);
+
+/**
+ * genie_search_with_stats() over parts first_part .. first_part+n_parts-1
+ * alone: the objects of the other parts are left out as if absent.  Hits
+ * carry global object ids (the index's, not the range's), so the answers
+ * of disjoint ranges merged by count descending, then smaller object id,
+ * keeping k, equal genie_search() over the union: what a process of a
+ * distributed search (genie-mpi) does with its shard.  A one-part index
+ * has the one range first_part = 0, n_parts = 1.
+ * @return as genie_search(); GENIE_EINVAL when n_parts is 0 or the range
+ *         passes the last part.
+ */
+GENIE_API genie_status genie_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
+                                const genie_queries *q, const genie_search_options *opt,
+                                genie_results **out, genie_search_stats *stats);
 
 /** @return non-zero when this library was built with the CUDA backend. */
 GENIE_API int genie_cuda_built(void);

@@ -12,6 +12,8 @@
  * parts goes to engine_search_parts (parts.c), which
  * runs the same chunks on each part's view and merges the answers; a
  * one-part index takes the direct path here, as fast as before parts.
+ * genie_search_parts() is the same search over a range of the parts, as a
+ * process of a distributed search does on its shard (tools/mpi).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -107,15 +109,14 @@ genie_status genie_search(const genie_index *idx, const genie_queries *q, const 
     return genie_search_with_stats(idx, q, opt, out, NULL);
 }
 
-genie_status genie_search_with_stats(const genie_index *idx, const genie_queries *q,
-                                     const genie_search_options *opt, genie_results **out,
-                                     genie_search_stats *pStats)
+/* Parts [iFirst, iEnd) of @p idx (all of a one-part index), global object ids. */
+static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
+                                 const genie_search_options *opt, genie_results **out, genie_search_stats *pStats)
 {
-    util_error_clear();
     *out = NULL;
     genie_search_stats stats;
     memset(&stats, 0, sizeof stats);
-    stats.n_parts = idx->nPart;
+    stats.n_parts = iEnd - iFirst;
     double t0 = util_now();
     if (opt->k == 0)
         return util_error(GENIE_EINVAL, "k must be at least 1");
@@ -126,7 +127,9 @@ genie_status genie_search_with_stats(const genie_index *idx, const genie_queries
     stats.backend = be->id;
     stats.n_gpus = devs.n;
     stats.gpu_mode = devs.n > 1 ? devs.mode : GENIE_GPU_AUTO;
-    uint64_t nObj = idx->info.n_objects;
+    uint64_t nObj = 0;
+    for (uint32_t p = iFirst; p < iEnd; p++)
+        nObj += idx->aPart[p].info.n_objects;
     uint32_t k = nObj == 0 ? 1 : (opt->k < nObj ? opt->k : (uint32_t)nObj);
     size_t chunk = CHUNK_OUTPUT_BYTES / ((size_t)k * sizeof(genie_hit));
     if (chunk > CHUNK_MAX_QUERIES)
@@ -145,7 +148,7 @@ genie_status genie_search_with_stats(const genie_index *idx, const genie_queries
         goto fail;
     }
     if (idx->nPart > 1)
-        GENIE_TRY_GOTO(rc, engine_search_parts(idx, q, opt, be, &devs, k, chunk, r, &stats), fail);
+        GENIE_TRY_GOTO(rc, engine_search_parts(idx, iFirst, iEnd, q, opt, be, &devs, k, chunk, r, &stats), fail);
     else
         GENIE_TRY_GOTO(rc, search_whole(idx, q, opt, be, &devs, k, chunk, r, &stats), fail);
     stats.total_seconds = util_now() - t0;
@@ -156,4 +159,24 @@ genie_status genie_search_with_stats(const genie_index *idx, const genie_queries
 fail:
     genie_results_free(r);
     return rc;
+}
+
+genie_status genie_search_with_stats(const genie_index *idx, const genie_queries *q,
+                                     const genie_search_options *opt, genie_results **out,
+                                     genie_search_stats *pStats)
+{
+    util_error_clear();
+    return search_range(idx, 0, idx->nPart, q, opt, out, pStats);
+}
+
+genie_status genie_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
+                                const genie_queries *q, const genie_search_options *opt, genie_results **out,
+                                genie_search_stats *stats)
+{
+    util_error_clear();
+    *out = NULL;
+    if (n_parts == 0 || first_part >= idx->nPart || n_parts > idx->nPart - first_part)
+        return util_error(GENIE_EINVAL, "%u parts from part %u: the index has %u parts, numbered from 0 (n_parts >= 1)",
+                          n_parts, first_part, idx->nPart);
+    return search_range(idx, first_part, first_part + n_parts, q, opt, out, stats);
 }

@@ -361,9 +361,10 @@ static void add_lane_stats(genie_search_stats *stats, const genie_search_stats *
     stats->overlapped |= lane->overlapped;
 }
 
-genie_status engine_search_parts(const genie_index *idx, const genie_queries *q, const genie_search_options *opt,
-                                 const engine_backend *be, const engine_devices *devs, uint32_t k, size_t chunk,
-                                 genie_results *r, genie_search_stats *stats)
+genie_status engine_search_parts(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
+                                 const genie_search_options *opt, const engine_backend *be,
+                                 const engine_devices *devs, uint32_t k, size_t chunk, genie_results *r,
+                                 genie_search_stats *stats)
 {
     size_t nQuery = q->nQuery ? q->nQuery : 1, nChunk = chunk < nQuery ? chunk : nQuery;
     if ((uint64_t)nQuery * k > SIZE_MAX / sizeof(genie_hit))
@@ -387,12 +388,13 @@ genie_status engine_search_parts(const genie_index *idx, const genie_queries *q,
         w->reportProgress = nLane == 1; /* progress comes from the calling thread */
         if (nLane == 1) {
             w->devs = *devs;
-            w->pEnd = idx->nPart;
+            w->pFirst = iFirst;
+            w->pEnd = iEnd;
         } else {
             w->devs.n = 1;
             w->devs.a[0] = devs->a[l];
-            w->pFirst = (uint32_t)((uint64_t)idx->nPart * l / nLane);
-            w->pEnd = (uint32_t)((uint64_t)idx->nPart * (l + 1) / nLane);
+            w->pFirst = iFirst + (uint32_t)((uint64_t)(iEnd - iFirst) * l / nLane);
+            w->pEnd = iFirst + (uint32_t)((uint64_t)(iEnd - iFirst) * (l + 1) / nLane);
         }
         GENIE_TRY_GOTO(rc, lane_alloc(w, nQuery, nChunk, k), done);
     }

@@ -7,15 +7,17 @@
 #include "engine/devices.h"
 
 /**
- * Answer every query of @p q on the multi-part index @p idx with backend
- * @p be on the devices @p devs (one, replicas or shards): each part's
- * view, chunk by chunk (@p chunk queries at a time),
- * the per-part top-k merged into @p r (whose aEnd is allocated for every
- * query; aHit is grown).  @p k is already clamped to the index's objects.
+ * Answer every query of @p q on parts [@p iFirst, @p iEnd) of the
+ * multi-part index @p idx with backend @p be on the devices @p devs (one,
+ * replicas or shards): each part's view, chunk by chunk (@p chunk queries
+ * at a time), the per-part top-k merged into @p r with global object ids
+ * (r's aEnd is allocated for every query; aHit is grown).  @p k is already
+ * clamped to the range's objects.
  * Adds its times, and whether parts streamed, to @p stats.
  */
-genie_status engine_search_parts(const genie_index *idx, const genie_queries *q, const genie_search_options *opt,
-                                 const engine_backend *be, const engine_devices *devs, uint32_t k, size_t chunk,
-                                 genie_results *r, genie_search_stats *stats);
+genie_status engine_search_parts(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
+                                 const genie_search_options *opt, const engine_backend *be,
+                                 const engine_devices *devs, uint32_t k, size_t chunk, genie_results *r,
+                                 genie_search_stats *stats);
 
 #endif

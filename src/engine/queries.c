@@ -29,6 +29,19 @@ size_t genie_queries_count(const genie_queries *q)
     return q->nQuery;
 }
 
+genie_status genie_queries_get(const genie_queries *q, size_t query, const genie_item **items, size_t *n_items,
+                               uint32_t *min_count)
+{
+    util_error_clear();
+    if (query >= q->nQuery)
+        return util_error(GENIE_EINVAL, "query %zu does not exist (there are %zu)", query, q->nQuery);
+    size_t first = query ? q->aItemEnd[query - 1] : 0;
+    *items = q->aItem + first;
+    *n_items = q->aItemEnd[query] - first;
+    *min_count = q->aMinCount[query];
+    return GENIE_OK;
+}
+
 void genie_queries_clear(genie_queries *q)
 {
     q->nItem = 0;

@@ -1,0 +1,403 @@
+/*
+ * genie-mpi (tools/mpi): `mpirun -np 4` (a broker and three rankers) must
+ * print what `genie search` prints for the whole index, byte for byte:
+ * keyword and text indexes cut into parts of unequal size, shard maps with
+ * an empty shard and shards of unequal size, k larger than a shard, small
+ * batches with several in flight.  A ranker's error fails the run naming
+ * the rank; a late ranker fails it, or with --allow-partial leaves the
+ * other shards' answers (checked against genie_search_parts over those
+ * shards), marked partial; a rank that dies ends the job.
+ *
+ * The tests skip (and pass) with a message when genie-mpi was not built
+ * (no MPI at configure time) or mpirun is missing.  mpirun runs as root
+ * here (--allow-run-as-root), on more ranks than cores (--oversubscribe),
+ * and OMPI_MCA_btl_vader_single_copy_mechanism=none because the sandbox
+ * forbids the cross-process memory attach that shared-memory transport
+ * uses by default.
+ */
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "genie/text.h"
+#include "test.h"
+
+#ifdef GENIE_MPI_BIN_PATH
+#define MPI_BUILT 1
+#else
+#define MPI_BUILT 0
+#define GENIE_MPI_BIN_PATH ""
+#define GENIE_MPIRUN_PATH ""
+#endif
+
+/* Whether the tests can run; prints why not. */
+static int mpi_ready(void)
+{
+    if (!MPI_BUILT) {
+        printf("      skipped: genie-mpi was not built (no MPI found: apt-get install libopenmpi-dev openmpi-bin)\n");
+        return 0;
+    }
+    if (access(GENIE_MPIRUN_PATH, X_OK) != 0 || access(GENIE_MPI_BIN_PATH, X_OK) != 0) {
+        printf("      skipped: %s or %s is missing\n", GENIE_MPIRUN_PATH, GENIE_MPI_BIN_PATH);
+        return 0;
+    }
+    return 1;
+}
+
+/* test_path() in a buffer of the caller's: its own result is overwritten by the next call. */
+#define MPI_PATH(var, name)                                   \
+    char var[1024];                                           \
+    snprintf(var, sizeof var, "%s", test_path(name))
+
+static char *mpi_read_text(const char *path)
+{
+    size_t n;
+    unsigned char *p = test_read_file(path, &n);
+    char *z = malloc(n + 1);
+    CHECK(z != NULL);
+    memcpy(z, p, n);
+    z[n] = 0;
+    free(p);
+    return z;
+}
+
+/* Run @p zCmd with sh; standard output to @p zOut, standard error to @p zErr. @return its exit status. */
+static int mpi_sh(const char *zCmd, const char *zOut, const char *zErr)
+{
+    char z[16384];
+    snprintf(z, sizeof z, "(%s) >'%s' 2>'%s' </dev/null", zCmd, zOut, zErr);
+    int rc = system(z);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 255;
+}
+
+/*
+ * `mpirun -np N genie-mpi search ARGS`; @return the exit status.  Under
+ * ASan (ASAN_OPTIONS set), leaks are still checked in every rank, with
+ * OpenMPI's own suppressed (tests/lsan-mpi.supp): its plugins stay loaded
+ * (no dlclose) and stacks are unwound fully, so that their frames can be
+ * named.
+ */
+static int mpi_run(int np, const char *zEnv, const char *zArgs, const char *zOut, const char *zErr)
+{
+    char zAsan[1024] = "";
+    const char *zAsanOpt = getenv("ASAN_OPTIONS");
+    if (zAsanOpt)
+        snprintf(zAsan, sizeof zAsan,
+                 "ASAN_OPTIONS='%s:fast_unwind_on_malloc=0' LSAN_OPTIONS=suppressions='%s/lsan-mpi.supp' "
+                 "OMPI_MCA_mca_base_component_disable_dlclose=1 PMIX_MCA_mca_base_component_disable_dlclose=1",
+                 zAsanOpt, GENIE_TEST_SOURCE_DIR);
+    char z[8192];
+    snprintf(z, sizeof z,
+             "OMPI_MCA_btl_vader_single_copy_mechanism=none %s %s '%s' --allow-run-as-root --oversubscribe "
+             "--timeout 120 -np %d '%s' search %s",
+             zAsan, zEnv ? zEnv : "", GENIE_MPIRUN_PATH, np, GENIE_MPI_BIN_PATH, zArgs);
+    return mpi_sh(z, zOut, zErr);
+}
+
+/* `genie search ARGS` must succeed and `genie-mpi search ARGS` on np ranks print the same bytes. */
+static void mpi_same_as_genie(int np, const char *zArgs, const char *zMpiArgs)
+{
+    MPI_PATH(zOne, "one.out");
+    MPI_PATH(zMpi, "mpi.out");
+    MPI_PATH(zErr, "err.txt");
+    char z[4096];
+    snprintf(z, sizeof z, "'%s' search -q %s", GENIE_BIN_PATH, zArgs);
+    if (mpi_sh(z, zOne, zErr) != 0)
+        test_fail_at(__FILE__, __LINE__, "%s failed:\n%.2000s", z, mpi_read_text(zErr));
+    snprintf(z, sizeof z, "%s %s", zMpiArgs ? zMpiArgs : "", zArgs);
+    int rc = mpi_run(np, NULL, z, zMpi, zErr);
+    if (rc != 0)
+        test_fail_at(__FILE__, __LINE__, "genie-mpi -np %d search %s: exit %d:\n%.2000s", np, z, rc,
+                     mpi_read_text(zErr));
+    char *a = mpi_read_text(zOne), *b = mpi_read_text(zMpi);
+    if (strcmp(a, b) != 0)
+        test_fail_at(__FILE__, __LINE__, "genie-mpi -np %d search %s differs from genie search:\n%.600s\n---\n%.600s",
+                     np, z, a, b);
+    CHECK(strlen(a) > 0);
+    free(a);
+    free(b);
+}
+
+static void mpi_objects(uint64_t *s, size_t n, uint32_t universe, test_objects *o)
+{
+    o->n = n;
+    o->aKw = malloc(n * sizeof *o->aKw);
+    o->aN = malloc(n * sizeof *o->aN);
+    for (size_t i = 0; i < n; i++) {
+        o->aN[i] = test_rand(s) % 10;
+        o->aKw[i] = malloc((o->aN[i] + 1) * sizeof(uint32_t));
+        for (size_t j = 0; j < o->aN[i]; j++)
+            o->aKw[i][j] = (uint32_t)(test_rand(s) % universe);
+    }
+}
+
+/* @p n keyword queries ("lo-hi:w" items) written to @p path, and added to @p q when not NULL. */
+static void mpi_queries(uint64_t *s, size_t n, uint32_t universe, const char *path, genie_queries *q)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    for (size_t i = 0; i < n; i++) {
+        genie_item a[6];
+        size_t m = test_rand(s) % 6;
+        for (size_t j = 0; j < m; j++) {
+            uint32_t lo = (uint32_t)(test_rand(s) % universe), w = (uint32_t)(test_rand(s) % 3);
+            a[j] = (genie_item){lo, lo + w, 1 + (uint32_t)(test_rand(s) % 3)};
+            fprintf(f, "%s%u-%u:%u", j ? " " : "", a[j].lo, a[j].hi, a[j].weight);
+        }
+        fputc('\n', f);
+        if (q)
+            CHECK_OK(genie_queries_add(q, a, m, 0));
+    }
+    fclose(f);
+}
+
+TEST(mpi_keywords_equal_one_process)
+{
+    if (!mpi_ready())
+        return;
+    uint64_t s = 0x3b1;
+    test_objects objs;
+    mpi_objects(&s, 700, 120, &objs);
+    /* 7 parts of 100 objects: the three rankers get 2, 2 and 3 parts */
+    genie_build_options opt = {0, NULL, NULL, 100, 0, 0};
+    genie_index *idx = test_build_with(&objs, &opt, test_path("k.genie"));
+    CHECK_EQ(genie_index_parts(idx), 7);
+    genie_index_close(idx);
+    mpi_queries(&s, 150, 120, test_path("q.txt"), NULL);
+    char z[2048];
+    snprintf(z, sizeof z, "-k 9 '%s' '%s'", test_path("k.genie"), test_path("q.txt"));
+    mpi_same_as_genie(4, z, "--batch 16 --depth 3");
+    mpi_same_as_genie(1, z, NULL);
+    /* k larger than any shard (and than the index); JSON */
+    snprintf(z, sizeof z, "-k 400 --json '%s' '%s'", test_path("k.genie"), test_path("q.txt"));
+    mpi_same_as_genie(4, z, "--batch 40");
+    /* min count */
+    snprintf(z, sizeof z, "-k 5 -m 3 '%s' '%s'", test_path("k.genie"), test_path("q.txt"));
+    mpi_same_as_genie(3, z, "--depth 1");
+    test_objects_free(&objs);
+}
+
+TEST(mpi_text_equal_one_process)
+{
+    if (!mpi_ready())
+        return;
+    static const char *const azWord[] = {"red", "green", "blue", "cyan", "magenta", "yellow", "black", "white",
+                                         "grey", "orange", "pink", "brown"};
+    uint64_t s = 0x7e47;
+    genie_build_options opt = {0, NULL, NULL, 37, 0, 0}; /* 6 parts, the last of 15 */
+    genie_text_builder *tb;
+    CHECK_OK(genie_text_builder_new(&tb, &opt, NULL, 0, 1));
+    for (int i = 0; i < 200; i++) {
+        char zDoc[256] = "";
+        size_t m = 1 + test_rand(&s) % 7;
+        for (size_t j = 0; j < m; j++) {
+            strcat(zDoc, j ? " " : "");
+            strcat(zDoc, azWord[test_rand(&s) % 12]);
+        }
+        CHECK_OK(genie_text_builder_add(tb, zDoc, strlen(zDoc)));
+    }
+    CHECK_OK(genie_text_builder_write(tb, test_path("t.genie")));
+    genie_text_builder_free(tb);
+    FILE *f = fopen(test_path("tq.txt"), "w");
+    CHECK(f != NULL);
+    for (int i = 0; i < 60; i++) {
+        size_t m = test_rand(&s) % 4;
+        for (size_t j = 0; j < m; j++)
+            fprintf(f, "%s%s", j ? " " : "", azWord[test_rand(&s) % 12]);
+        fputs(i % 7 == 3 ? " unknownword\n" : "\n", f);
+    }
+    fclose(f);
+    char z[2048];
+    snprintf(z, sizeof z, "-k 6 --show '%s' '%s'", test_path("t.genie"), test_path("tq.txt"));
+    mpi_same_as_genie(4, z, "--batch 7");
+    snprintf(z, sizeof z, "-k 3 --json --show '%s' '%s'", test_path("t.genie"), test_path("tq.txt"));
+    mpi_same_as_genie(4, z, NULL);
+}
+
+/* Write objects [o0, o1) of @p objs, labelled 1000 + id, as an index at @p path. */
+static void mpi_write_slice(const test_objects *objs, size_t o0, size_t o1, const char *path)
+{
+    genie_builder *b;
+    CHECK_OK(genie_builder_new(&b, NULL));
+    for (size_t o = o0; o < o1; o++) {
+        genie_object ob = {objs->aKw[o], objs->aN[o], 1, 1000 + o, NULL, 0};
+        CHECK_OK(genie_builder_add(b, &ob));
+    }
+    CHECK_OK(genie_builder_write(b, path));
+    genie_builder_free(b);
+}
+
+TEST(mpi_shard_map_unequal_and_empty)
+{
+    if (!mpi_ready())
+        return;
+    uint64_t s = 0x5a4d;
+    test_objects objs;
+    mpi_objects(&s, 400, 60, &objs);
+    mpi_write_slice(&objs, 0, 400, test_path("whole.genie"));
+    /* rank 1: objects 0..11; rank 2: none; rank 3: 12..399 */
+    mpi_write_slice(&objs, 0, 12, test_path("s1.genie"));
+    mpi_write_slice(&objs, 12, 12, test_path("s2.genie"));
+    mpi_write_slice(&objs, 12, 400, test_path("s3.genie"));
+    FILE *f = fopen(test_path("map.txt"), "w");
+    CHECK(f != NULL);
+    fprintf(f, "# rank path first_object\n3 %s 12\n\n1 %s 0\n2 %s 12\n", test_path("s3.genie"),
+            test_path("s1.genie"), test_path("s2.genie"));
+    fclose(f);
+    mpi_queries(&s, 80, 60, test_path("q.txt"), NULL);
+    MPI_PATH(zOut, "mpi.out");
+    MPI_PATH(zErr, "err.txt");
+    MPI_PATH(zOne, "one.out");
+    char z[4096];
+    snprintf(z, sizeof z, "'%s' search -q -k 20 '%s' '%s'", GENIE_BIN_PATH, test_path("whole.genie"),
+             test_path("q.txt"));
+    CHECK_EQ(mpi_sh(z, zOne, zErr), 0);
+    snprintf(z, sizeof z, "-k 20 --batch 9 --shard-map '%s' '%s'", test_path("map.txt"), test_path("q.txt"));
+    int rc = mpi_run(4, NULL, z, zOut, zErr);
+    if (rc != 0)
+        test_fail_at(__FILE__, __LINE__, "exit %d:\n%.2000s", rc, mpi_read_text(zErr));
+    char *a = mpi_read_text(zOne), *b = mpi_read_text(zOut);
+    if (strcmp(a, b) != 0)
+        test_fail_at(__FILE__, __LINE__, "shard map answers differ:\n%.600s\n---\n%.600s", a, b);
+    free(a);
+    free(b);
+    /* Overlapping ranges and a missing rank are refused, naming them. */
+    f = fopen(test_path("bad.txt"), "w");
+    CHECK(f != NULL);
+    fprintf(f, "1 %s 0\n2 %s 12\n3 %s 11\n", test_path("s1.genie"), test_path("s2.genie"), test_path("s3.genie"));
+    fclose(f);
+    snprintf(z, sizeof z, "--shard-map '%s' '%s'", test_path("bad.txt"), test_path("q.txt"));
+    CHECK_EQ(mpi_run(4, NULL, z, zOut, zErr), 1);
+    b = mpi_read_text(zErr);
+    if (!strstr(b, "ranks 1 and 3 overlap"))
+        test_fail_at(__FILE__, __LINE__, "no overlap message:\n%.2000s", b);
+    free(b);
+    CHECK_EQ(mpi_run(3, NULL, z, zOut, zErr), 1); /* rank 3 is not a ranker of a 3-rank job */
+    b = mpi_read_text(zErr);
+    if (!strstr(b, "bad.txt:3: rank '3' is not a ranker"))
+        test_fail_at(__FILE__, __LINE__, "no rank message:\n%.2000s", b);
+    free(b);
+    test_objects_free(&objs);
+}
+
+TEST(mpi_ranker_errors_fail_the_run)
+{
+    if (!mpi_ready())
+        return;
+    uint64_t s = 0xe77;
+    test_objects objs;
+    mpi_objects(&s, 300, 50, &objs);
+    genie_build_options opt = {0, NULL, NULL, 100, 0, 0};
+    genie_index_close(test_build_with(&objs, &opt, test_path("k.genie")));
+    mpi_queries(&s, 40, 50, test_path("q.txt"), NULL);
+    MPI_PATH(zOut, "mpi.out");
+    MPI_PATH(zErr, "err.txt");
+    char z[2048];
+    /* A search that fails on rank 2: the run fails, naming the rank, its objects and the queries. */
+    snprintf(z, sizeof z, "--batch 10 '%s' '%s'", test_path("k.genie"), test_path("q.txt"));
+    CHECK_EQ(mpi_run(4, "GENIE_MPI_TEST_FAULT=2:fail", z, zOut, zErr), 1);
+    char *e = mpi_read_text(zErr), *o = mpi_read_text(zOut);
+    if (!strstr(e, "rank 2 (objects 100..199) failed on queries 1..10: a search failure injected"))
+        test_fail_at(__FILE__, __LINE__, "no ranker error:\n%.2000s", e);
+    CHECK_EQ(strlen(o), 0); /* the first batch failed: nothing was printed */
+    free(e);
+    free(o);
+    /* Three parts for four rankers: each ranker's shard fails to open, the message says what to do. */
+    CHECK_EQ(mpi_run(5, NULL, z, zOut, zErr), 1);
+    e = mpi_read_text(zErr);
+    if (!strstr(e, "has 3 parts, fewer than the 4 rankers") || !strstr(e, "--part-objects 75"))
+        test_fail_at(__FILE__, __LINE__, "no parts message:\n%.2000s", e);
+    free(e);
+    test_objects_free(&objs);
+}
+
+/* Merge query @p qi's hits of two results (count descending, then smaller id), keeping k. */
+static size_t mpi_merge2(const genie_results *a, const genie_results *b, size_t qi, uint32_t k, genie_hit *aOut)
+{
+    size_t na, nb, i = 0, j = 0, n = 0;
+    const genie_hit *pa = genie_results_get(a, qi, &na), *pb = genie_results_get(b, qi, &nb);
+    while (n < k && (i < na || j < nb)) {
+        int takeA = j >= nb || (i < na && (pa[i].count > pb[j].count ||
+                                           (pa[i].count == pb[j].count && pa[i].object < pb[j].object)));
+        aOut[n++] = takeA ? pa[i++] : pb[j++];
+    }
+    return n;
+}
+
+TEST(mpi_late_ranker_timeout_and_partial)
+{
+    if (!mpi_ready())
+        return;
+    uint64_t s = 0x1a7e;
+    test_objects objs;
+    mpi_objects(&s, 300, 50, &objs);
+    genie_build_options opt = {0, NULL, NULL, 50, 0, 0}; /* 6 parts: ranks 1, 2, 3 get 0-1, 2-3, 4-5 */
+    genie_index *idx = test_build_with(&objs, &opt, test_path("k.genie"));
+    genie_queries *q;
+    CHECK_OK(genie_queries_new(&q));
+    mpi_queries(&s, 30, 50, test_path("q.txt"), q);
+    MPI_PATH(zOut, "mpi.out");
+    MPI_PATH(zErr, "err.txt");
+    char z[2048];
+    /* Rank 2 answers after 3 s; the timeout is 1 s: the run fails, naming it. */
+    snprintf(z, sizeof z, "--timeout 1 --depth 1 '%s' '%s'", test_path("k.genie"), test_path("q.txt"));
+    int rc = mpi_run(4, "GENIE_MPI_TEST_FAULT=2:sleep=3", z, zOut, zErr);
+    char *e = mpi_read_text(zErr);
+    if (rc == 0 || !strstr(e, "rank 2 (objects 100..199) has not answered queries 1..30 within 1 s"))
+        test_fail_at(__FILE__, __LINE__, "exit %d:\n%.2000s", rc, e);
+    free(e);
+    /* With --allow-partial: the answers of ranks 1 and 3, marked partial, exit status 3. */
+    snprintf(z, sizeof z, "--timeout 2 --depth 1 --allow-partial --json -k 4 '%s' '%s'", test_path("k.genie"),
+             test_path("q.txt"));
+    rc = mpi_run(4, "GENIE_MPI_TEST_FAULT=2:sleep=3", z, zOut, zErr);
+    e = mpi_read_text(zErr);
+    if (rc != 3 || !strstr(e, "queries 1..30 are partial: no answer from rank 2 (objects 100..199)"))
+        test_fail_at(__FILE__, __LINE__, "exit %d:\n%.2000s", rc, e);
+    free(e);
+    genie_search_options so = {.backend = GENIE_BACKEND_CPU, .k = 4, .threads = 1};
+    genie_results *r1, *r3;
+    CHECK_OK(genie_search_parts(idx, 0, 2, q, &so, &r1, NULL));
+    CHECK_OK(genie_search_parts(idx, 4, 2, q, &so, &r3, NULL));
+    char *zWant = malloc(65536), *zGot = mpi_read_text(zOut);
+    size_t at = 0;
+    for (size_t qi = 0; qi < genie_queries_count(q); qi++) {
+        genie_hit aHit[4];
+        size_t n = mpi_merge2(r1, r3, qi, 4, aHit);
+        at += (size_t)snprintf(zWant + at, 65536 - at, "{\"query\":%zu,\"partial\":true,\"hits\":[", qi + 1);
+        for (size_t i = 0; i < n; i++)
+            at += (size_t)snprintf(zWant + at, 65536 - at, "%s{\"rank\":%zu,\"object\":%u,\"label\":null,\"count\":%u}",
+                                   i ? "," : "", i + 1, aHit[i].object, aHit[i].count);
+        at += (size_t)snprintf(zWant + at, 65536 - at, "]}\n");
+    }
+    if (strcmp(zWant, zGot) != 0)
+        test_fail_at(__FILE__, __LINE__, "partial answers differ:\n%.600s\n---\n%.600s", zWant, zGot);
+    free(zWant);
+    free(zGot);
+    genie_results_free(r1);
+    genie_results_free(r3);
+    genie_queries_free(q);
+    genie_index_close(idx);
+    test_objects_free(&objs);
+}
+
+TEST(mpi_dead_rank_ends_the_job)
+{
+    if (!mpi_ready())
+        return;
+    uint64_t s = 0xdead;
+    test_objects objs;
+    mpi_objects(&s, 200, 40, &objs);
+    genie_build_options opt = {0, NULL, NULL, 50, 0, 0};
+    genie_index_close(test_build_with(&objs, &opt, test_path("k.genie")));
+    mpi_queries(&s, 20, 40, test_path("q.txt"), NULL);
+    char z[2048];
+    snprintf(z, sizeof z, "'%s' '%s'", test_path("k.genie"), test_path("q.txt"));
+    /* OpenMPI ends the whole job when a rank exits early: no answers, a failing status. */
+    MPI_PATH(zOut, "mpi.out");
+    MPI_PATH(zErr, "err.txt");
+    int rc = mpi_run(4, "GENIE_MPI_TEST_FAULT=3:exit", z, zOut, zErr);
+    char *o = mpi_read_text(zOut);
+    if (rc == 0 || strlen(o) != 0)
+        test_fail_at(__FILE__, __LINE__, "exit %d with output:\n%.600s", rc, o);
+    free(o);
+    test_objects_free(&objs);
+}

@@ -1,0 +1,45 @@
+/*
+ * genie-mpi: a distributed search over MPI.  Rank 0 is the broker, ranks
+ * 1..N-1 the rankers (shard.h says which objects each searches); the
+ * broker reads the queries, hands each batch to every ranker and merges
+ * their top-k lists (broker.c, ranker.c).  It stands on the public C API
+ * and MPI alone.
+ */
+#ifndef GENIE_MPI_GENIE_MPI_H
+#define GENIE_MPI_GENIE_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "genie/genie.h"
+
+#define MPI_EXIT_OK 0
+#define MPI_EXIT_FAIL 1
+#define MPI_EXIT_USAGE 2
+#define MPI_EXIT_PARTIAL 3 /* --allow-partial: answered, some of it partial */
+
+typedef struct mpi_args {
+    const char *zIndex;    /* the index (parts shared out), or with a shard map the broker's query parser */
+    const char *zQueries;  /* "-": standard input (of rank 0) */
+    const char *zShardMap; /* NULL: parts of zIndex */
+    const char *zDelim;
+    const char *zOutput;   /* NULL: standard output */
+    genie_search_options opt;
+    uint32_t minCount;
+    size_t batch;       /* queries per superstep */
+    unsigned depth;     /* supersteps in flight */
+    double timeout;     /* seconds a ranker may take to answer; 0 = no limit */
+    int allowPartial, json, show, quiet, stats;
+} mpi_args;
+
+/** The broker's whole run; @return an MPI_EXIT_* code.  Calls MPI_Abort when a ranker cannot be stopped. */
+int broker_run(const mpi_args *a, int nRanker);
+/** Ranker @p rank's whole run (until the broker's stop); @return an MPI_EXIT_* code. */
+int ranker_run(const mpi_args *a, int rank, int nRanker);
+
+/** Wait a little between polls (rank processes may share cores); *pUs grows to 1 ms. */
+void mpi_nap(unsigned *pUs);
+/** Seconds on a monotonic clock. */
+double mpi_now(void);
+
+#endif

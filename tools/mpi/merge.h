@@ -1,0 +1,37 @@
+/*
+ * The broker's exact merge (merge.c): the best k hits of several sorted
+ * lists, count descending, then smaller object id, as genie_search()
+ * merges the parts of one index (src/engine/parts.c).  Every list is one
+ * shard's top-k of the same query, best first, with global ids; the shards
+ * hold disjoint objects, so the global top-k is the best k of their union
+ * (an object in the global top-k is in its own shard's top-k: every
+ * object that beats it in its shard beats it globally).
+ */
+#ifndef GENIE_MPI_MERGE_H
+#define GENIE_MPI_MERGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "genie/genie.h"
+
+/* Scratch space for merging up to nCap lists (merge_new sizes it). */
+typedef struct merge_heap {
+    size_t nCap;
+    uint32_t *aHeap; /* list numbers, a binary heap by their current head */
+    size_t *aPos;    /* per list: its next hit */
+} merge_heap;
+
+/** @return 0, or -1 when out of memory. */
+int merge_init(merge_heap *h, size_t nList);
+void merge_free(merge_heap *h);
+
+/**
+ * Merge @p nList lists (aList[i] has aN[i] hits, best first) into the best
+ * @p k, written to @p aOut (room for k).  O(k log nList).
+ * @return the hits written (at most k, fewer when the lists hold fewer).
+ */
+size_t merge_topk(merge_heap *h, const genie_hit *const *aList, const uint32_t *aN, size_t nList, uint32_t k,
+                  genie_hit *aOut);
+
+#endif

@@ -240,7 +240,7 @@ static genie_status read_sections(const char *path, const util_mapping *m, const
             aPart[part].aSpan[id - SEC_KEYWORDS] = (section_span){offset, size};
             aPart[part].aCrc[id - SEC_KEYWORDS] = get_u32(e + 24);
         } else {
-            if (util_crc32c(0, p + offset, (size_t)size) != get_u32(e + 24))
+            if (util_crc32c_threads(0, p + offset, (size_t)size, 0) != get_u32(e + 24))
                 FAIL("checksum mismatch");
             aSpan[id - SEC_LABELS] = (section_span){offset, size};
             if (id == SEC_PARTS)
@@ -323,7 +323,7 @@ static genie_status check_part(const char *path, const util_mapping *m, const he
                                const part_fields *pf, genie_index *v)
 {
     for (uint32_t j = 0; j < FORMAT_N_PART_SECTIONS; j++)
-        if (util_crc32c(0, m->p + pf->aSpan[j].offset, (size_t)pf->aSpan[j].size) != pf->aCrc[j])
+        if (util_crc32c_threads(0, m->p + pf->aSpan[j].offset, (size_t)pf->aSpan[j].size, 0) != pf->aCrc[j])
             return corrupt_part(path, part, SEC_KEYWORDS + j, "checksum mismatch");
 #define PART_PTR(type, id) ((const type *)(const void *)(m->p + pf->aSpan[(id) - SEC_KEYWORDS].offset))
     v->aKeyword = PART_PTR(uint32_t, SEC_KEYWORDS);

@@ -39,6 +39,9 @@ char g_zTestDir[1024];
     X(oracle_random_small, 240)                   \
     X(oracle_random_skewed, 240)                  \
     X(oracle_threads_deterministic, 120)          \
+    X(cpu_blocks_skewed_against_brute_force, 240) \
+    X(cpu_blocks_ties_and_large_k, 240)           \
+    X(crc32c_paths_agree, 60)                     \
     X(format_round_trip, 30)                      \
     X(format_frontend_parameters, 30)             \
     X(format_labels_and_records, 30)              \

@@ -50,6 +50,16 @@ genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *
                                    genie_metric metric, uint32_t k, genie_backend backend, int device,
                                    unsigned threads, genie_neighbor *out, genie_backend *used);
 
+/**
+ * The direct CPU search (exact.c): every distance by genie_vector_distance,
+ * queries in blocks on @p threads threads (0 = all cores); min(k, base->n)
+ * neighbours per query at out[i * k ...], best first.  genie_exact_search
+ * uses it for l1, and for every metric when OpenBLAS is not built in
+ * (exact_blas.h otherwise); kept callable for measurement.
+ * @return GENIE_OK, GENIE_ENOMEM.
+ */
+genie_status exact_cpu_direct(const genie_vectors *base, const genie_vectors *q, genie_metric metric, uint32_t k,
+                              unsigned threads, genie_neighbor *out);
 
 #ifdef __cplusplus
 }

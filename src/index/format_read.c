@@ -19,6 +19,7 @@
 
 #include "index/format.h"
 #include "index/index.h"
+#include "index/postings_check.h"
 #include "util/crc32c.h"
 #include "util/error.h"
 
@@ -249,7 +250,7 @@ static genie_status read_sections(const char *path, const util_mapping *m, const
             aPart[part].aSpan[id - SEC_KEYWORDS] = (section_span){offset, size};
             aPart[part].aCrc[id - SEC_KEYWORDS] = get_u32(e + 24);
         } else {
-            if (util_crc32c(0, p + offset, (size_t)size) != get_u32(e + 24))
+            if (util_crc32c_threads(0, p + offset, (size_t)size, 0) != get_u32(e + 24))
                 FAIL("checksum mismatch");
             aSpan[id - SEC_LABELS] = (section_span){offset, size};
             if (id == SEC_PARTS)
@@ -281,28 +282,15 @@ static genie_status check_lists(const char *path, uint32_t part, genie_index *v,
             return corrupt_part(path, part, SEC_KEYWORDS, "keywords are not strictly increasing");
     if (!offsets_ok(v->aListOffset, pf->nKeywords, pf->nPostings, 1))
         return corrupt_part(path, part, SEC_LIST_OFFSETS, "list offsets are not increasing from 0 to n_postings");
-    uint32_t *aLen = calloc(pf->nObjects ? pf->nObjects : 1, sizeof *aLen);
-    if (!aLen)
-        return util_error(GENIE_ENOMEM, "%s: out of memory validating the index", path);
     uint64_t longest = 0;
     uint32_t maxLen = 0;
+    postings_verdict pv = postings_check(v->aListOffset, v->aPosting, pf->nKeywords, pf->nObjects, &longest, &maxLen);
+    if (pv == POSTINGS_NO_MEMORY)
+        return util_error(GENIE_ENOMEM, "%s: out of memory validating the index", path);
     genie_status rc = GENIE_OK;
-    for (uint64_t j = 0; j < pf->nKeywords && rc == GENIE_OK; j++) {
-        uint64_t b = v->aListOffset[j], e = v->aListOffset[j + 1];
-        if (e - b > longest)
-            longest = e - b;
-        for (uint64_t i = b; i < e; i++) {
-            uint32_t o = v->aPosting[i];
-            if (o >= pf->nObjects || (i > b && o <= v->aPosting[i - 1])) {
-                rc = corrupt_part(path, part, SEC_POSTINGS, "object id out of range or not increasing in a list");
-                break;
-            }
-            if (++aLen[o] > maxLen)
-                maxLen = aLen[o];
-        }
-    }
-    free(aLen);
-    if (rc == GENIE_OK && maxLen != pf->maxObjectLength)
+    if (pv == POSTINGS_BAD_ORDER)
+        rc = corrupt_part(path, part, SEC_POSTINGS, "object id out of range or not increasing in a list");
+    else if (maxLen != pf->maxObjectLength)
         rc = corrupt_part(path, part, SEC_PARTS, "max object length does not match the postings");
     v->info.longest_list = longest;
     return rc;
@@ -332,7 +320,7 @@ static genie_status check_part(const char *path, const util_mapping *m, const he
                                const part_fields *pf, genie_index *v)
 {
     for (uint32_t j = 0; j < FORMAT_N_PART_SECTIONS; j++)
-        if (util_crc32c(0, m->p + pf->aSpan[j].offset, (size_t)pf->aSpan[j].size) != pf->aCrc[j])
+        if (util_crc32c_threads(0, m->p + pf->aSpan[j].offset, (size_t)pf->aSpan[j].size, 0) != pf->aCrc[j])
             return corrupt_part(path, part, SEC_KEYWORDS + j, "checksum mismatch");
 #define PART_PTR(type, id) ((const type *)(const void *)(m->p + pf->aSpan[(id) - SEC_KEYWORDS].offset))
     v->aKeyword = PART_PTR(uint32_t, SEC_KEYWORDS);

@@ -1,0 +1,20 @@
+/*
+ * Exact k-NN on the CPU through a BLAS GEMM (exact_blas.c), built when
+ * OpenBLAS is found (GENIE_HAVE_BLAS); private to the engine.
+ */
+#ifndef GENIE_ENGINE_EXACT_BLAS_H
+#define GENIE_ENGINE_EXACT_BLAS_H
+
+#include "genie/vectors.h"
+
+/**
+ * The k nearest of @p base for every query (metrics l2, ip and cosine;
+ * l1 has no product form), out[i * k ...] best first (min(k, base->n) of
+ * them): the contract of exact_cpu_direct (exact.h), whose distance
+ * function (genie_vector_distance) gives every returned distance.
+ * @return GENIE_OK, GENIE_ENOMEM (message set).
+ */
+genie_status exact_blas_search(const genie_vectors *base, const genie_vectors *q, genie_metric metric, uint32_t k,
+                               unsigned threads, genie_neighbor *out);
+
+#endif

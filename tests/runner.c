@@ -91,7 +91,14 @@ char g_zTestDir[1024];
     X(table_bad_input, 30)                        \
     X(table_arff_mixed_columns, 30)               \
     X(table_sqlite_oracle, 120) \
-    X(table_params_truncate_and_flip, 60)
+    X(table_params_truncate_and_flip, 60) \
+    X(docs_hand_computed_bm25, 10) \
+    X(docs_pagerank_hand_computed, 10) \
+    X(docs_random_against_slow_path, 120) \
+    X(docs_early_termination_equals_exhaustive, 240) \
+    X(docs_all_ties_and_single_terms, 30) \
+    X(docs_bad_input, 30) \
+    X(docs_corrupt_sections_rejected, 60)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

@@ -313,7 +313,13 @@ static genie_status static_scores(genie_docs_builder *db, double *aPr, uint32_t 
         if (db->aFrom[i] >= n || db->aTo[i] >= n)
             return util_error(GENIE_EINVAL, "docs: link %llu (%u -> %u) names a record beyond the last (%llu)",
                               (unsigned long long)i, db->aFrom[i], db->aTo[i], (unsigned long long)(n - 1));
-    *pSource = db->nLink ? DOCS_SOURCE_LINKS : DOCS_SOURCE_UNIFORM;
+    if (!db->nLink) {
+        for (uint64_t i = 0; i < n; i++)
+            aPr[i] = 1.0 / (double)n;
+        *pSource = DOCS_SOURCE_UNIFORM;
+        return GENIE_OK;
+    }
+    *pSource = DOCS_SOURCE_LINKS;
     return docs_pagerank(n, db->aFrom, db->aTo, (size_t)db->nLink, db->p.damping, db->p.tolerance,
                          db->p.max_iterations, aPr, pIter, pLinks);
 }

@@ -87,6 +87,9 @@ static genie_status read_header(const genie_index *idx, genie_docs *d)
     if (l.total != n)
         return BAD("FRONTEND holds %llu bytes; %llu documents and %llu postings need %llu", (unsigned long long)n,
                    (unsigned long long)d->nDocs, (unsigned long long)d->nPostings, (unsigned long long)l.total);
+    for (uint64_t i = l.record + 4 * d->nDocs; i < l.pagerank; i++)
+        if (p[i])
+            return BAD("padding byte %llu after RECORD is not 0", (unsigned long long)i);
     /* The section is 64-byte aligned in a page-aligned mapping. */
     d->aRecord = (const uint32_t *)(const void *)(p + l.record);
     d->aPagerank = (const double *)(const void *)(p + l.pagerank);

@@ -195,7 +195,8 @@ genie_status genie_docs_builder_add(genie_docs_builder *db, const char *text, si
         rc = util_error(GENIE_EINVAL, "docs: record %llu has more than 2^32-1 words", (unsigned long long)db->nDocs);
         goto done;
     }
-    qsort(db->aTok, (size_t)n, sizeof *db->aTok, cmp_u32);
+    if (n > 1)
+        qsort(db->aTok, (size_t)n, sizeof *db->aTok, cmp_u32);
     uint64_t nDistinct = 0;
     for (uint64_t i = 0; i < n; i++)
         nDistinct += i == 0 || db->aTok[i] != db->aTok[i - 1];

@@ -168,7 +168,8 @@ static long query_terms(const genie_docs *d, docs_worker *w, const char *z, size
     util_error_clear();
     if (more < 0)
         return -1;
-    qsort(w->aTerm, m, sizeof *w->aTerm, cmp_term);
+    if (m > 1)
+        qsort(w->aTerm, m, sizeof *w->aTerm, cmp_term);
     double total = 0;
     for (size_t i = 0; i < m; i++) {
         w->aTerm[i].weight = docs_idf(d->nDocs, w->aTerm[i].end - w->aTerm[i].start);

@@ -32,6 +32,7 @@ char g_zTestDir[1024];
     X(model_backends_agree_on_empty_index, 10)    \
     X(backend_table_test_entry, 60)               \
     X(backend_names_and_errors, 30)               \
+    X(backend_several_devices, 60)                \
     X(backend_cpu_never_maps_cuda, 30)            \
     X(install_exports_only_genie_symbols, 30)     \
     X(install_pkg_config_program, 120)            \

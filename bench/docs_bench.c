@@ -7,7 +7,13 @@
  * against the exhaustive one; a difference fails the run.
  *
  * Usage: docs_bench INDEX QUERIES [-k K]... [-j THREADS] [--repeat R] [--or]
- * Prints one markdown table row per (k, threads, mode).
+ *        docs_bench INDEX QUERIES --cuda [-k K]... [-j THREADS] [--repeat R]
+ *                   [--gpu-memory BYTES] [--cache-fraction F]...
+ *                   [--train TRAIN [--policy vfb|qtf|qtfdf] [--lambda L]]
+ * Prints one markdown table row per (k, threads) or, with --cuda, per
+ * (k, cache fraction): the CPU engine on all threads against the GPU
+ * engine (Wang et al. 4.2-4.4), the GPU answers checked against the
+ * exhaustive CPU ones.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,8 +87,102 @@ static genie_docs_results *run(const genie_docs *d, const char **az, const size_
     return r;
 }
 
+/* The lines of a file as (pointer, length) pairs into *pzAll. */
+static size_t split_lines(const char *path, char **pzAll, const char ***paz, size_t **pan)
+{
+    size_t nBytes;
+    char *zAll = read_all(path, &nBytes);
+    if (!zAll) {
+        fprintf(stderr, "docs_bench: cannot read %s\n", path);
+        exit(1);
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < nBytes; i++)
+        n += zAll[i] == '\n';
+    const char **az = malloc((n + 1) * sizeof *az);
+    size_t *an = malloc((n + 1) * sizeof *an);
+    n = 0;
+    for (size_t i = 0, s = 0; i < nBytes; i++)
+        if (zAll[i] == '\n') {
+            az[n] = zAll + s;
+            an[n++] = i - s;
+            s = i + 1;
+        }
+    *pzAll = zAll;
+    *paz = az;
+    *pan = an;
+    return n;
+}
+
+typedef struct gpu_args {
+    uint64_t gpuMemory;
+    double aFrac[8];
+    int nFrac;
+    const char *zTrain;
+    genie_docs_policy policy;
+    double lambda;
+} gpu_args;
+
+static int bench_gpu(const genie_docs *d, const char **az, const size_t *an, size_t n, const uint32_t *aK, int nK,
+                     unsigned threads, int repeat, const gpu_args *g)
+{
+    genie_docs_plan *plan = NULL;
+    if (g->zTrain) {
+        char *zAll;
+        const char **azT;
+        size_t *anT;
+        size_t nT = split_lines(g->zTrain, &zAll, &azT, &anT);
+        if (genie_docs_plan_build(d, azT, anT, nT, 10, g->policy, g->lambda, &plan) != GENIE_OK) {
+            fprintf(stderr, "docs_bench: %s\n", genie_last_error());
+            return 1;
+        }
+        free(zAll);
+        free(azT);
+        free(anT);
+    }
+    static const char *const azPolicy[] = {"VFB", "Qtf", "QtfDf"};
+    printf("| k | policy | lambda | cache fraction | cache MiB | CPU q/s (%u threads) | GPU q/s | speedup | "
+           "post-processed | batches | MiB sent |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+           threads);
+    int status = 0;
+    for (int ki = 0; ki < nK; ki++) {
+        genie_docs_options opt = {.k = aK[ki], .mode = GENIE_DOCS_AND, .exhaustive = 1, .threads = threads};
+        double qEx, qCpu, qGpu;
+        genie_docs_results *ex = run(d, az, an, n, &opt, 1, &qEx);
+        opt.exhaustive = 0;
+        genie_docs_results *cpu = run(d, az, an, n, &opt, repeat, &qCpu);
+        genie_docs_results_free(cpu);
+        for (int fi = 0; fi < g->nFrac; fi++) {
+            opt.backend = GENIE_BACKEND_CUDA;
+            opt.gpu_memory = g->gpuMemory;
+            opt.cache_fraction = g->aFrac[fi];
+            opt.plan = plan;
+            genie_docs_results *gpu = run(d, az, an, n, &opt, repeat, &qGpu);
+            genie_docs_stats st;
+            genie_docs_results_stats(gpu, &st);
+            if (!same(ex, gpu)) {
+                fprintf(stderr, "docs_bench: k=%u fraction %.2f: GPU answers differ from exhaustive\n", aK[ki],
+                        g->aFrac[fi]);
+                status = 1;
+            }
+            printf("| %u | %s | %.2f | %.2f | %.1f | %.0f | %.0f | %.2f | %.1f%% | %llu | %.1f |\n", aK[ki],
+                   plan ? azPolicy[g->policy] : "all or none", g->lambda, g->aFrac[fi],
+                   (double)st.cache_bytes / 1048576.0, qCpu, qGpu, qGpu / qCpu,
+                   100.0 * (double)st.post_processed / (double)n, (unsigned long long)st.batches,
+                   (double)st.bytes_moved / 1048576.0);
+            fflush(stdout);
+            genie_docs_results_free(gpu);
+        }
+        genie_docs_results_free(ex);
+    }
+    genie_docs_plan_free(plan);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
+    gpu_args g = {.gpuMemory = 0, .nFrac = 0, .zTrain = NULL, .policy = GENIE_DOCS_VFB, .lambda = 1.0};
+    int cuda = 0;
     const char *zIndex = NULL, *zQueries = NULL;
     uint32_t aK[8];
     int nK = 0, repeat = 3;
@@ -97,6 +197,20 @@ int main(int argc, char **argv)
             repeat = atoi(argv[++i]);
         else if (strcmp(argv[i], "--or") == 0)
             mode = GENIE_DOCS_OR;
+        else if (strcmp(argv[i], "--cuda") == 0)
+            cuda = 1;
+        else if (strcmp(argv[i], "--gpu-memory") == 0 && i + 1 < argc)
+            g.gpuMemory = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--cache-fraction") == 0 && i + 1 < argc && g.nFrac < 8)
+            g.aFrac[g.nFrac++] = atof(argv[++i]);
+        else if (strcmp(argv[i], "--train") == 0 && i + 1 < argc)
+            g.zTrain = argv[++i];
+        else if (strcmp(argv[i], "--lambda") == 0 && i + 1 < argc)
+            g.lambda = atof(argv[++i]);
+        else if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
+            const char *z = argv[++i];
+            g.policy = strcmp(z, "qtf") == 0 ? GENIE_DOCS_QTF : strcmp(z, "qtfdf") == 0 ? GENIE_DOCS_QTFDF : GENIE_DOCS_VFB;
+        }
         else if (!zIndex)
             zIndex = argv[i];
         else
@@ -110,36 +224,33 @@ int main(int argc, char **argv)
         aK[0] = 10, aK[1] = 100, aK[2] = 1000;
         nK = 3;
     }
-    size_t nBytes;
-    char *zAll = read_all(zQueries, &nBytes);
-    if (!zAll) {
-        fprintf(stderr, "docs_bench: cannot read %s\n", zQueries);
-        return 1;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < nBytes; i++)
-        n += zAll[i] == '\n';
-    const char **az = malloc((n + 1) * sizeof *az);
-    size_t *an = malloc((n + 1) * sizeof *an);
-    n = 0;
-    for (size_t i = 0, s = 0; i < nBytes; i++)
-        if (zAll[i] == '\n') {
-            az[n] = zAll + s;
-            an[n++] = i - s;
-            s = i + 1;
-        }
+    char *zAll;
+    const char **az;
+    size_t *an;
+    size_t n = split_lines(zQueries, &zAll, &az, &an);
     genie_index *idx;
     genie_docs *d;
     if (genie_index_open(zIndex, &idx) != GENIE_OK || genie_docs_open(idx, &d) != GENIE_OK) {
         fprintf(stderr, "docs_bench: %s\n", genie_last_error());
         return 1;
     }
+    if (cuda) {
+        if (g.nFrac == 0)
+            g.aFrac[g.nFrac++] = 0.5;
+        int rc = bench_gpu(d, az, an, n, aK, nK, aThreads[1], repeat, &g);
+        genie_docs_close(d);
+        genie_index_close(idx);
+        free(az);
+        free(an);
+        free(zAll);
+        return rc;
+    }
     printf("| k | threads | exhaustive q/s | early-terminated q/s | speedup | postings read, exhaustive | "
            "postings read, early | stopped early |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
     int status = 0;
     for (int ki = 0; ki < nK; ki++) {
         for (int ti = 0; ti < 2; ti++) {
-            genie_docs_options opt = {aK[ki], mode, 1, aThreads[ti]};
+            genie_docs_options opt = {.k = aK[ki], .mode = mode, .exhaustive = 1, .threads = aThreads[ti]};
             double qEx, qEt;
             genie_docs_results *ex = run(d, az, an, n, &opt, repeat, &qEx);
             opt.exhaustive = 0;

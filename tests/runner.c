@@ -99,7 +99,9 @@ char g_zTestDir[1024];
     X(docs_early_termination_equals_exhaustive, 240) \
     X(docs_all_ties_and_single_terms, 30) \
     X(docs_bad_input, 30) \
-    X(docs_corrupt_sections_rejected, 60)
+    X(docs_corrupt_sections_rejected, 60) \
+    X(docs_cache_modes_equal_exhaustive, 240) \
+    X(docs_cache_plan_files_rejected, 30)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

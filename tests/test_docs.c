@@ -56,7 +56,9 @@ static genie_docs_results *search(const genie_docs *d, const char *const *az, si
     size_t *an = malloc((n ? n : 1) * sizeof *an);
     for (size_t i = 0; i < n; i++)
         an[i] = strlen(az[i]);
-    genie_docs_options opt = {k, mode, exhaustive, threads};
+    genie_docs_options opt = {.k = k, .mode = mode, .exhaustive = exhaustive, .threads = threads};
+    /* The early-terminated searches run on $GENIE_TEST_BACKEND; exhaustive ones are the CPU oracle. */
+    opt.backend = exhaustive ? GENIE_BACKEND_CPU : test_backend();
     genie_docs_results *r;
     CHECK_OK(genie_docs_search(d, az, an, n, &opt, &r));
     free(an);
@@ -593,7 +595,7 @@ TEST(docs_bad_input)
     CHECK(strstr(genie_last_error(), "scores.txt:2") != NULL);
     CHECK_OK(genie_docs_builder_add(db, "a b", 3));
     opened o = write_open(db, "ok.genie");
-    genie_docs_options opt = {0, GENIE_DOCS_AND, 0, 1};
+    genie_docs_options opt = {.k = 0, .mode = GENIE_DOCS_AND, .threads = 1};
     genie_docs_results *r;
     const char *q = "a";
     size_t nq = 1;
@@ -702,4 +704,131 @@ TEST(docs_corrupt_sections_rejected)
     }
     CHECK_EQ(nAccepted, 12);
     free(p);
+}
+
+/* ------------------------------------------------------ GPU list cache */
+
+/* Every list's cached prefix under @p bytes: a prefix, within the budget. */
+static void check_prefixes(const genie_docs *d, const genie_docs_plan *p, uint64_t bytes, uint64_t nLists)
+{
+    uint64_t *a = malloc((nLists + 1) * sizeof *a), used;
+    CHECK_OK(genie_docs_plan_prefixes(p, bytes, a, &used));
+    uint64_t sum = 0;
+    for (uint64_t l = 0; l < nLists; l++)
+        sum += 8 * a[l];
+    CHECK_EQ(sum, used);
+    CHECK(used <= bytes);
+    (void)d;
+    free(a);
+}
+
+/*
+ * Cache plans (VFB, Qtf, QtfDf; several lambda) from a training log, and
+ * searches under several cache sizes and buffers (small ones force pruned
+ * lists, post-processing and many batches): every answer equals the
+ * exhaustive CPU one.  On the CPU backend the plans are built, written,
+ * read back and applied, and the search is the CPU's.
+ */
+TEST(docs_cache_modes_equal_exhaustive)
+{
+    uint64_t rng = 0xcace;
+    for (int ci = 0; ci < 6; ci++) {
+        coll c;
+        make_coll(&c, 2 + ci % 3, &rng);
+        opened o = build_coll(&c, "c.genie");
+        size_t nQ = 300;
+        char **azTrain = make_queries(&c, nQ, &rng);
+        char **azTest = make_queries(&c, nQ, &rng);
+        size_t *anTrain = malloc(nQ * sizeof *anTrain);
+        for (size_t q = 0; q < nQ; q++)
+            anTrain[q] = strlen(azTrain[q]);
+        genie_docs_info info;
+        genie_docs_get_info(o.d, &info);
+        uint64_t nLists = info.n_words;
+        for (int policy = 0; policy < 3; policy++) {
+            double lambda = policy == 0 ? (ci % 2 ? 0.75 : 1.0) : 1.0;
+            genie_docs_plan *p;
+            CHECK_OK(genie_docs_plan_build(o.d, (const char *const *)azTrain, anTrain, nQ, 10,
+                                           (genie_docs_policy)policy, lambda, &p));
+            CHECK_OK(genie_docs_plan_write(p, test_path("p.plan")));
+            genie_docs_plan_free(p);
+            CHECK_OK(genie_docs_plan_read(o.d, test_path("p.plan"), &p));
+            CHECK_EQ(genie_docs_plan_lists(p), nLists);
+            static const uint64_t aMem[] = {4096, 65536, 1u << 22};
+            static const double aFrac[] = {0.1, 0.3, 0.9};
+            for (int mi = 0; mi < 3; mi++) {
+                for (int fi = 0; fi < 3; fi++) {
+                    check_prefixes(o.d, p, (uint64_t)(aFrac[fi] * (double)aMem[mi]), nLists);
+                    uint32_t k = (uint32_t)(1 + test_rand(&rng) % 20);
+                    genie_docs_results *ex =
+                        search(o.d, (const char *const *)azTest, nQ, k, GENIE_DOCS_AND, 1, 1);
+                    size_t *an = malloc(nQ * sizeof *an);
+                    for (size_t q = 0; q < nQ; q++)
+                        an[q] = strlen(azTest[q]);
+                    genie_docs_options opt = {.k = k, .mode = GENIE_DOCS_AND, .threads = 2};
+                    opt.backend = test_backend();
+                    opt.gpu_memory = aMem[mi];
+                    opt.cache_fraction = aFrac[fi];
+                    opt.plan = p;
+                    genie_docs_results *r;
+                    CHECK_OK(genie_docs_search(o.d, (const char *const *)azTest, an, nQ, &opt, &r));
+                    check_same(ex, r);
+                    genie_docs_stats st;
+                    genie_docs_results_stats(r, &st);
+                    CHECK(st.backend == (test_backend() == GENIE_BACKEND_CUDA ? GENIE_BACKEND_CUDA
+                                                                               : GENIE_BACKEND_CPU));
+                    genie_docs_results_free(r);
+                    genie_docs_results_free(ex);
+                    free(an);
+                }
+            }
+            genie_docs_plan_free(p);
+        }
+        for (size_t q = 0; q < nQ; q++) {
+            free(azTrain[q]);
+            free(azTest[q]);
+        }
+        free(azTrain);
+        free(azTest);
+        free(anTrain);
+        close_opened(&o);
+        free_coll(&c);
+    }
+}
+
+TEST(docs_cache_plan_files_rejected)
+{
+    genie_docs_builder *db = new_builder();
+    const char *az[] = {"a b c", "a b", "c d a", "d"};
+    add_all(db, az, 4);
+    opened o = write_open(db, "pl.genie");
+    const char *aq[] = {"a", "a b", "d c"};
+    size_t an[] = {1, 3, 3};
+    genie_docs_plan *p;
+    CHECK_RC(genie_docs_plan_build(o.d, aq, an, 3, 10, GENIE_DOCS_VFB, 0, &p), GENIE_EINVAL);
+    CHECK_RC(genie_docs_plan_build(o.d, aq, an, 3, 10, (genie_docs_policy)7, 1, &p), GENIE_EINVAL);
+    CHECK_OK(genie_docs_plan_build(o.d, aq, an, 3, 10, GENIE_DOCS_VFB, 1, &p));
+    CHECK_OK(genie_docs_plan_write(p, test_path("ok.plan")));
+    genie_docs_plan_free(p);
+    size_t n;
+    unsigned char *a = test_read_file(test_path("ok.plan"), &n);
+    /* Every truncation and every flipped byte is refused. */
+    for (size_t len = 0; len < n; len++) {
+        test_write_file(test_path("bad.plan"), a, len);
+        CHECK(genie_docs_plan_read(o.d, test_path("bad.plan"), &p) != GENIE_OK);
+    }
+    for (size_t i = 0; i < n; i++) {
+        a[i] ^= 0x24;
+        test_write_file(test_path("bad.plan"), a, n);
+        CHECK(genie_docs_plan_read(o.d, test_path("bad.plan"), &p) != GENIE_OK);
+        a[i] ^= 0x24;
+    }
+    free(a);
+    /* A plan for another index. */
+    genie_docs_builder *db2 = new_builder();
+    add_all(db2, az, 3);
+    opened o2 = write_open(db2, "other.genie");
+    CHECK_RC(genie_docs_plan_read(o2.d, test_path("ok.plan"), &p), GENIE_EINVAL);
+    close_opened(&o2);
+    close_opened(&o);
 }

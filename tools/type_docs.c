@@ -202,6 +202,15 @@ static const char zSearchHelp[] =
     "      --or                documents holding any of the words (unknown\n"
     "                          words are skipped), same score\n"
     "      --exhaustive        score every matching document (the oracle)\n"
+    "  -b, --backend NAME      cpu (default) or cuda: AND queries with k <=\n"
+    "                          1024 on the GPU (Algorithm 1 of Wang et al.),\n"
+    "                          the rest on the CPU; same answers\n"
+    "      --gpu-memory BYTES  cuda: memory M for the list cache and the batch\n"
+    "                          buffer (K/M/G suffixes; default 1G)\n"
+    "      --cache-fraction F  cuda: the cache's share of M, (0, 1) (default\n"
+    "                          0.5); the batches get the rest\n"
+    "      --cache-plan FILE   cuda: what the cache admits (genie cache-plan);\n"
+    "                          without: every list if all fit, else none\n"
     "  -j, --threads N         CPU threads (default: all cores)\n"
     "      --json              one JSON object per query instead of TSV,\n"
     "                          with the BM25 and PageRank parts\n"
@@ -211,6 +220,7 @@ static const char zSearchHelp[] =
 
 typedef struct docs_cli {
     genie_docs_options opt;
+    const char *zPlan;
     int json, show, quiet;
 } docs_cli;
 
@@ -221,12 +231,28 @@ static int parse_docs_search(int argc, char **argv, docs_cli *s)
         {"exhaustive", no_argument, 0, 'E'},    {"threads", required_argument, 0, 'j'},
         {"json", no_argument, 0, 'J'},          {"show", no_argument, 0, 's'},
         {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
+        {"backend", required_argument, 0, 'b'}, {"gpu-memory", required_argument, 0, 'G'},
+        {"cache-fraction", required_argument, 0, 'F'}, {"cache-plan", required_argument, 0, 'P'},
         {0, 0, 0, 0}};
     int c;
     uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:j:qh", aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:j:b:qh", aOpt, NULL)) != -1) {
         switch (c) {
+        case 'b':
+            if (genie_backend_parse(optarg, &s->opt.backend) != GENIE_OK ||
+                (s->opt.backend != GENIE_BACKEND_CPU && s->opt.backend != GENIE_BACKEND_CUDA))
+                return cli_usage_error("search", "--backend of a docs index is cpu or cuda, not '%s'", optarg);
+            break;
+        case 'G':
+            if (!cli_parse_bytes(optarg, &s->opt.gpu_memory) || s->opt.gpu_memory == 0)
+                return cli_usage_error("search", "--gpu-memory must be a byte count > 0, not '%s'", optarg);
+            break;
+        case 'F':
+            if (!parse_double(optarg, 1e-9, 1 - 1e-9, &s->opt.cache_fraction))
+                return cli_usage_error("search", "--cache-fraction must be a number in (0, 1), not '%s'", optarg);
+            break;
+        case 'P': s->zPlan = optarg; break;
         case 'k':
             if (!cli_parse_u64(optarg, 1, 1000000, &v))
                 return cli_usage_error("search", "-k must be an integer 1..1000000, not '%s'", optarg);
@@ -306,15 +332,24 @@ int docs_cli_search(int argc, char **argv, const char *zIndex)
         genie_index_close(idx);
         return cli_fail(rc);
     }
+    genie_docs_plan *plan = NULL;
+    if (s.zPlan && (rc = genie_docs_plan_read(d, s.zPlan, &plan)) != GENIE_OK) {
+        genie_docs_close(d);
+        genie_index_close(idx);
+        return cli_fail(rc);
+    }
+    s.opt.plan = plan;
     genie_index_info info;
     genie_index_get_info(idx, &info);
     if (s.show && !info.has_records) {
+        genie_docs_plan_free(plan);
         genie_docs_close(d);
         genie_index_close(idx);
         return cli_usage_error("search", "--show: %s stores no documents (built with --no-records)", zIndex);
     }
     cli_lines l;
     if (cli_lines_open(&l, zQueries) != 0) {
+        genie_docs_plan_free(plan);
         genie_docs_close(d);
         genie_index_close(idx);
         return CLI_EXIT_FAIL;
@@ -335,6 +370,11 @@ int docs_cli_search(int argc, char **argv, const char *zIndex)
         total.postings_total += st.postings_total;
         total.stopped_early += st.stopped_early;
         total.seconds += st.seconds;
+        total.backend = st.backend;
+        total.post_processed += st.post_processed;
+        total.batches += st.batches;
+        total.bytes_moved += st.bytes_moved;
+        total.cache_bytes = st.cache_bytes;
         nQuery += (uint64_t)n;
         genie_docs_results_free(r);
     }
@@ -350,6 +390,105 @@ int docs_cli_search(int argc, char **argv, const char *zIndex)
         fprintf(stderr, "genie: %llu queries in %.3f s; postings read %llu of %llu; %llu stopped early\n",
                 (unsigned long long)nQuery, total.seconds, (unsigned long long)total.postings_read,
                 (unsigned long long)total.postings_total, (unsigned long long)total.stopped_early);
+    if (status == CLI_EXIT_OK && !s.quiet && total.backend == GENIE_BACKEND_CUDA)
+        fprintf(stderr, "genie: cuda: cache %.1f MiB, %llu batches, %.1f MiB of lists sent, %llu queries "
+                        "post-processed on the CPU\n",
+                (double)total.cache_bytes / 1048576.0, (unsigned long long)total.batches,
+                (double)total.bytes_moved / 1048576.0, (unsigned long long)total.post_processed);
+    genie_docs_plan_free(plan);
+    cli_lines_close(&l);
+    genie_docs_close(d);
+    genie_index_close(idx);
+    return status;
+}
+
+static const char zPlanHelp[] =
+    "Usage: genie cache-plan [options] -o PLAN INDEX TRAIN\n"
+    "\n"
+    "The GPU list cache plan of a docs INDEX from the training queries TRAIN\n"
+    "(one per line): the order in which lists, or blocks of 256 postings,\n"
+    "enter the cache (Wang et al. 3.3).  'genie search -b cuda --cache-plan\n"
+    "PLAN' admits the steps that fit its cache (--gpu-memory times\n"
+    "--cache-fraction).\n"
+    "\n"
+    "  -o, --output FILE        the plan file to write\n"
+    "      --policy P           vfb (default): blocks by how many training\n"
+    "                           queries visit them (top-k searches with early\n"
+    "                           termination); qtf: whole lists by query\n"
+    "                           frequency; qtfdf: by frequency / list length\n"
+    "      --lambda L           vfb: admit a block only when it starts within\n"
+    "                           the first L of its list, (0, 1] (default 1)\n"
+    "  -k, --k N                the k of the training searches (default 10)\n"
+    "  -q, --quiet              no summary on standard error\n"
+    "  -h, --help               show this help\n";
+
+int docs_cli_cache_plan(int argc, char **argv)
+{
+    static const struct option aOpt[] = {
+        {"output", required_argument, 0, 'o'}, {"policy", required_argument, 0, 'p'},
+        {"lambda", required_argument, 0, 'l'}, {"k", required_argument, 0, 'k'},
+        {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *zOut = NULL;
+    genie_docs_policy policy = GENIE_DOCS_VFB;
+    double lambda = 1.0;
+    uint64_t k = 10;
+    int quiet = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:k:qh", aOpt, NULL)) != -1) {
+        switch (c) {
+        case 'o': zOut = optarg; break;
+        case 'p':
+            if (strcmp(optarg, "vfb") == 0)
+                policy = GENIE_DOCS_VFB;
+            else if (strcmp(optarg, "qtf") == 0)
+                policy = GENIE_DOCS_QTF;
+            else if (strcmp(optarg, "qtfdf") == 0)
+                policy = GENIE_DOCS_QTFDF;
+            else
+                return cli_usage_error("cache-plan", "--policy is vfb, qtf or qtfdf, not '%s'", optarg);
+            break;
+        case 'l':
+            if (!parse_double(optarg, 1e-9, 1, &lambda))
+                return cli_usage_error("cache-plan", "--lambda must be a number in (0, 1], not '%s'", optarg);
+            break;
+        case 'k':
+            if (!cli_parse_u64(optarg, 1, 1000000, &k))
+                return cli_usage_error("cache-plan", "-k must be an integer 1..1000000, not '%s'", optarg);
+            break;
+        case 'q': quiet = 1; break;
+        case 'h': fputs(zPlanHelp, stdout); return CLI_EXIT_OK;
+        default: return cli_usage_error("cache-plan", "bad option");
+        }
+    }
+    if (!zOut)
+        return cli_usage_error("cache-plan", "no output file (-o PLAN)");
+    if (argc - optind != 2)
+        return cli_usage_error("cache-plan", "expected INDEX and TRAIN");
+    genie_index *idx;
+    genie_docs *d;
+    genie_status rc = genie_index_open(argv[optind], &idx);
+    if (rc != GENIE_OK)
+        return cli_fail(rc);
+    if ((rc = genie_docs_open(idx, &d)) != GENIE_OK) {
+        genie_index_close(idx);
+        return cli_fail(rc);
+    }
+    cli_lines l;
+    int status = CLI_EXIT_OK;
+    if (cli_lines_open(&l, argv[optind + 1]) != 0 || cli_lines_read(&l, (size_t)-1) < 0) {
+        status = CLI_EXIT_FAIL;
+    } else {
+        genie_docs_plan *p = NULL;
+        rc = genie_docs_plan_build(d, l.azLine, l.anLine, l.nLine, (uint32_t)k, policy, lambda, &p);
+        if (rc == GENIE_OK)
+            rc = genie_docs_plan_write(p, zOut);
+        genie_docs_plan_free(p);
+        if (rc != GENIE_OK)
+            status = cli_fail(rc);
+        else if (!quiet)
+            fprintf(stderr, "genie: wrote %s from %zu training queries\n", zOut, l.nLine);
+    }
     cli_lines_close(&l);
     genie_docs_close(d);
     genie_index_close(idx);

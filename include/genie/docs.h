@@ -126,11 +126,29 @@ typedef enum genie_docs_mode {
     GENIE_DOCS_OR = 1   /* documents holding any query word */
 } genie_docs_mode;
 
+typedef struct genie_docs_plan genie_docs_plan;
+
 typedef struct genie_docs_options {
     uint32_t k;           /* answers per query, 1..1000000 */
     genie_docs_mode mode;
     int exhaustive;       /* non-zero: no early termination (the oracle) */
-    unsigned threads;     /* 0 = all cores */
+    unsigned threads;     /* CPU threads (search, or post-processing); 0 = all cores */
+    /*
+     * GENIE_BACKEND_CUDA: AND queries on the GPU (Algorithm 1 of Wang et
+     * al.), k <= 1024; OR queries and larger k run on the CPU.  Any other
+     * value (AUTO included): the CPU.  The answers are the same.
+     */
+    genie_backend backend;
+    /* CUDA: device memory M for the list cache and the batch buffer, bytes,
+     * besides the per-document arrays; 0 = 1 GiB. */
+    uint64_t gpu_memory;
+    /* CUDA: the cache's share S_c / M, in (0, 1); 0 = 0.5.  The batch
+     * buffer is the rest, S_b = M - S_c. */
+    double cache_fraction;
+    /* CUDA: what the cache admits, in order (genie_docs_plan_build); NULL:
+     * every list whole if the index fits S_c, else nothing cached (every
+     * list travels with the batches that need it). */
+    const genie_docs_plan *plan;
 } genie_docs_options;
 
 typedef struct genie_docs_hit {
@@ -167,7 +185,56 @@ typedef struct genie_docs_stats {
     uint64_t docs_scored;    /* documents whose score was computed */
     uint64_t stopped_early;  /* queries that stopped before a list's end */
     double seconds;
+    /* CUDA searches: */
+    genie_backend backend;     /* the backend that ran */
+    uint64_t gpu_queries;      /* queries the GPU finished */
+    uint64_t post_processed;   /* queries finished on the CPU from where the GPU stopped */
+    uint64_t cache_bytes;      /* bytes of lists in the GPU cache */
+    uint64_t batches;
+    uint64_t bytes_moved;      /* lists sent with the batches */
+    double gpu_seconds;        /* kernels and transfers */
+    double post_seconds;       /* CPU post-processing */
 } genie_docs_stats;
+
+/*
+ * The GPU list cache (Wang et al., 3.3): a plan is the order in which
+ * blocks of lists (VFB) or whole lists (Qtf, QtfDf) enter the cache,
+ * computed from a training log; a search with cache size S_c admits the
+ * steps that fit.
+ */
+typedef enum genie_docs_policy {
+    GENIE_DOCS_VFB = 0,   /* blocks of 256 postings by visiting frequency */
+    GENIE_DOCS_QTF = 1,   /* whole lists by query frequency f_t */
+    GENIE_DOCS_QTFDF = 2  /* whole lists by f_t / list length */
+} genie_docs_policy;
+
+/**
+ * Plan from the training queries (AND, top-@p k searches with early
+ * termination give VFB its visits).  @p lambda, (0, 1]: VFB admits a block
+ * only when it starts within the first lambda of its list.
+ * @return GENIE_OK, GENIE_EINVAL (policy, lambda, k), GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_docs_plan_build(const genie_docs *d, const char *const *queries,
+                                             const size_t *lengths, size_t n, uint32_t k, genie_docs_policy policy,
+                                             double lambda, genie_docs_plan **out);
+/** Write the plan crash-safely. */
+GENIE_API genie_status genie_docs_plan_write(const genie_docs_plan *p, const char *path);
+/**
+ * Read a plan made for @p d's index.
+ * @return GENIE_OK, GENIE_EFORMAT (not a plan), GENIE_ECORRUPT (checksum,
+ *         a step out of range), GENIE_EINVAL (a plan for another index), GENIE_EIO.
+ */
+GENIE_API genie_status genie_docs_plan_read(const genie_docs *d, const char *path, genie_docs_plan **out);
+/** The number of lists of the plan's index (the length of prefix below). */
+GENIE_API uint64_t genie_docs_plan_lists(const genie_docs_plan *p);
+/**
+ * The cached prefix of every list (postings) under a cache of
+ * @p cache_bytes (8 bytes a posting: docID and term frequency).
+ * @param[out] prefix  genie_docs_plan_lists() entries; @param[out] used  bytes.
+ */
+GENIE_API genie_status genie_docs_plan_prefixes(const genie_docs_plan *p, uint64_t cache_bytes, uint64_t *prefix,
+                                                uint64_t *used);
+GENIE_API void genie_docs_plan_free(genie_docs_plan *p);
 
 GENIE_API size_t genie_docs_results_queries(const genie_docs_results *r);
 /** @param[out] n  hits of @p query, best first; valid until _free(). */

@@ -29,10 +29,10 @@
  * values each at most the maximum.  docs/DOCS.md has the proof of early
  * termination built on it and the rounding margin DOCS_GS_MARGIN.
  *
- * These inline functions are the one definition of every score: the
- * builder (GS), the validation on open (GS recomputed), the CPU search and
- * the GPU kernels call them, so a document gets bit-identical scores on
- * every path.
+ * The inline functions of engine/docs_score.h are the one definition of
+ * every score: the builder (GS), the validation on open (GS recomputed),
+ * the CPU search and the GPU kernel call them, so a document gets
+ * bit-identical scores on every path.
  */
 #ifndef GENIE_TRANSFORM_DOCS_H
 #define GENIE_TRANSFORM_DOCS_H
@@ -41,58 +41,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/docs_score.h"
 #include "genie/docs.h"
-
-#if defined(__CUDACC__)
-#define DOCS_FN static inline __host__ __device__
-#else
-#define DOCS_FN static inline
-#endif
-
-/*
- * Computed scores may exceed their exact values by rounding: a sum of u
- * products of numbers in [0, 1] is off by at most about (u + 4) * 2^-53.
- * A search stops only when the k-th score exceeds GS(d) by more than this
- * margin, far above any rounding error of queries with fewer than 10^6
- * terms and far below any difference a ranking could care about.
- */
-#define DOCS_GS_MARGIN 1e-9
-
-/* K_d of the normalised IR: k1 * (1 - b + b * len / avglen); avglen > 0. */
-DOCS_FN double docs_length_norm(double k1, double b, uint32_t len, double avgLen)
-{
-    return k1 * (1.0 - b + b * ((double)len / avgLen));
-}
-
-/* IR(d, t) / (1 + k1) for a term frequency f >= 1 and K_d >= 0. */
-DOCS_FN double docs_ir(uint32_t f, double kd)
-{
-    return (double)f / ((double)f + kd);
-}
-
-/* w_t: always > 0 (see the top of the file). */
-DOCS_FN double docs_idf(uint64_t nDocs, uint64_t listLength)
-{
-    return log(1.0 + ((double)nDocs - (double)listLength + 0.5) / ((double)listLength + 0.5));
-}
-
-/* PageRank / max PageRank; 0 when every PageRank is 0. */
-DOCS_FN double docs_pr_norm(double pr, double maxPr)
-{
-    return maxPr > 0 ? pr / maxPr : 0.0;
-}
-
-/* Eqn. 3 from its normalised parts. */
-DOCS_FN double docs_score(double alpha, double prNorm, double bm25)
-{
-    return alpha * prNorm + (1.0 - alpha) * bm25;
-}
-
-/* Eqn. 4: IR is increasing in f, so the largest term frequency gives max IR. */
-DOCS_FN double docs_global_score(double alpha, double prNorm, uint32_t maxTf, double kd)
-{
-    return docs_score(alpha, prNorm, maxTf ? docs_ir(maxTf, kd) : 0.0);
-}
 
 /*
  * The FRONTEND section of a docs index (little-endian, version 1).  The
@@ -162,7 +112,14 @@ struct genie_docs {
     const uint64_t *aListOffset;
     const uint32_t *aPosting;
     uint64_t nKeywords;
+    /* The GPU engine's device state (docs_gpu_search.c); searches see the
+     * handle as const, this slot is what changes under them. */
+    struct docs_gpu_slot *pGpu;
 };
+
+/* Created by genie_docs_open, freed by genie_docs_close (docs_gpu_search.c). */
+struct docs_gpu_slot *docs_gpu_slot_new(void);
+void docs_gpu_slot_free(struct docs_gpu_slot *s);
 
 /*
  * PageRank by power iteration (docs_pagerank.c).  Nodes 0..n-1; links

@@ -67,4 +67,13 @@ void docs_eval_and(const genie_docs *d, docs_worker *w, size_t u, int exhaustive
 void docs_eval_or(const genie_docs *d, docs_worker *w, size_t u, int exhaustive);
 void docs_count_reads(docs_worker *w, size_t u, int stopped);
 
+/*
+ * AND queries on the GPU with CPU post-processing (docs_gpu_search.c),
+ * k <= ENGINE_DOCS_GPU_MAX_K: query q's hits into aaHit[q] (malloc'ed, best
+ * first) and anHit[q]; the GPU fields of @p st filled, and its counts.
+ */
+genie_status docs_search_gpu(const genie_docs *d, const char *const *queries, const size_t *lengths, size_t n,
+                             const genie_docs_options *opt, uint32_t k, genie_docs_hit **aaHit, uint32_t *anHit,
+                             genie_docs_stats *st);
+
 #endif

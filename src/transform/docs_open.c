@@ -186,6 +186,11 @@ genie_status genie_docs_open(const genie_index *idx, genie_docs **out)
     *d = hdr;
     GENIE_TRY_GOTO(rc, check_documents(d, aSeen), fail);
     GENIE_TRY_GOTO(rc, check_scores(d, aLeft, aMaxTf), fail);
+    d->pGpu = docs_gpu_slot_new();
+    if (!d->pGpu) {
+        rc = util_error(GENIE_ENOMEM, "out of memory");
+        goto fail;
+    }
     free(aSeen);
     free(aLeft);
     free(aMaxTf);
@@ -201,6 +206,9 @@ fail:
 
 void genie_docs_close(genie_docs *d)
 {
+    if (!d)
+        return;
+    docs_gpu_slot_free(d->pGpu);
     free(d);
 }
 

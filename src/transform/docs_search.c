@@ -29,6 +29,7 @@
 #include "index/index.h"
 #include "transform/docs.h"
 #include "transform/docs_eval.h"
+#include "engine/docs_gpu.h"
 #include "transform/text.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -139,6 +140,17 @@ genie_status genie_docs_search(const genie_docs *d, const char *const *queries, 
     j.opt = *opt;
     j.k = opt->k < d->nDocs ? opt->k : (uint32_t)d->nDocs;
     j.r = r;
+    r->stats.backend = GENIE_BACKEND_CPU;
+    if (opt->backend == GENIE_BACKEND_CUDA && opt->mode == GENIE_DOCS_AND && j.k <= ENGINE_DOCS_GPU_MAX_K) {
+        r->stats.backend = GENIE_BACKEND_CUDA;
+        rc = docs_search_gpu(d, queries, lengths, n_queries, opt, j.k, r->aaHit, r->anHit, &r->stats);
+        if (rc != GENIE_OK)
+            goto done;
+        r->stats.seconds = util_now() - t0;
+        *out = r;
+        r = NULL;
+        goto done;
+    }
     util_parallel_run(nThread, docs_worker_run, &j);
     for (unsigned t = 0; t < nThread; t++) {
         docs_worker *w = &j.aWorker[t];

@@ -9,6 +9,7 @@
  * Usage: docs_bench INDEX QUERIES [-k K]... [-j THREADS] [--repeat R] [--or]
  *        docs_bench INDEX QUERIES --cuda [-k K]... [-j THREADS] [--repeat R]
  *                   [--gpu-memory BYTES] [--cache-fraction F]...
+ *                   [--buffer BYTES --cache-share P...]
  *                   [--train TRAIN [--policy vfb|qtf|qtfdf] [--lambda L]]
  * Prints one markdown table row per (k, threads) or, with --cuda, per
  * (k, cache fraction): the CPU engine on all threads against the GPU
@@ -115,7 +116,7 @@ static size_t split_lines(const char *path, char **pzAll, const char ***paz, siz
 }
 
 typedef struct gpu_args {
-    uint64_t gpuMemory;
+    uint64_t gpuMemory, buffer; /* with buffer: aFrac are cache sizes as shares of the index's postings */
     double aFrac[8];
     int nFrac;
     const char *zTrain;
@@ -141,9 +142,9 @@ static int bench_gpu(const genie_docs *d, const char **az, const size_t *an, siz
         free(anT);
     }
     static const char *const azPolicy[] = {"VFB", "Qtf", "QtfDf"};
-    printf("| k | policy | lambda | cache fraction | cache MiB | CPU q/s (%u threads) | GPU q/s | speedup | "
+    printf("| k | policy | lambda | %s | cache MiB | CPU q/s (%u threads) | GPU q/s | speedup | "
            "post-processed | batches | MiB sent |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
-           threads);
+           g->buffer ? "cache share of index" : "cache fraction", threads);
     int status = 0;
     for (int ki = 0; ki < nK; ki++) {
         genie_docs_options opt = {.k = aK[ki], .mode = GENIE_DOCS_AND, .exhaustive = 1, .threads = threads};
@@ -156,6 +157,14 @@ static int bench_gpu(const genie_docs *d, const char **az, const size_t *an, siz
             opt.backend = GENIE_BACKEND_CUDA;
             opt.gpu_memory = g->gpuMemory;
             opt.cache_fraction = g->aFrac[fi];
+            if (g->buffer) {
+                /* The cache as a share of the index (8 bytes a posting), the buffer fixed. */
+                genie_docs_info info;
+                genie_docs_get_info(d, &info);
+                double cache = g->aFrac[fi] * 8.0 * (double)info.n_postings + 1.0;
+                opt.gpu_memory = (uint64_t)cache + g->buffer;
+                opt.cache_fraction = cache / (double)opt.gpu_memory;
+            }
             opt.plan = plan;
             genie_docs_results *gpu = run(d, az, an, n, &opt, repeat, &qGpu);
             genie_docs_stats st;
@@ -181,7 +190,7 @@ static int bench_gpu(const genie_docs *d, const char **az, const size_t *an, siz
 
 int main(int argc, char **argv)
 {
-    gpu_args g = {.gpuMemory = 0, .nFrac = 0, .zTrain = NULL, .policy = GENIE_DOCS_VFB, .lambda = 1.0};
+    gpu_args g = {.gpuMemory = 0, .buffer = 0, .nFrac = 0, .zTrain = NULL, .policy = GENIE_DOCS_VFB, .lambda = 1.0};
     int cuda = 0;
     const char *zIndex = NULL, *zQueries = NULL;
     uint32_t aK[8];
@@ -201,8 +210,11 @@ int main(int argc, char **argv)
             cuda = 1;
         else if (strcmp(argv[i], "--gpu-memory") == 0 && i + 1 < argc)
             g.gpuMemory = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--cache-fraction") == 0 && i + 1 < argc && g.nFrac < 8)
+        else if ((strcmp(argv[i], "--cache-fraction") == 0 || strcmp(argv[i], "--cache-share") == 0) && i + 1 < argc &&
+                 g.nFrac < 8)
             g.aFrac[g.nFrac++] = atof(argv[++i]);
+        else if (strcmp(argv[i], "--buffer") == 0 && i + 1 < argc)
+            g.buffer = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--train") == 0 && i + 1 < argc)
             g.zTrain = argv[++i];
         else if (strcmp(argv[i], "--lambda") == 0 && i + 1 < argc)

@@ -94,9 +94,12 @@ typedef struct engine_docs_request {
  * arrays and the cache), created on first use, replaced when planId or the
  * collection changes; freed with engine_docs_gpu_free().  Calls on one slot
  * must be serialised.
- * @return GENIE_OK, GENIE_ENOTSUP / GENIE_EGPU (no module or device),
- *         GENIE_ENOMEM (the device cannot hold the per-document arrays and
- *         the cache, or a batch of one query; the message says how much).
+ * A query whose lists cannot travel in one batch (or all of them, when the
+ * buffer cannot hold one query's results) comes back unfinished at
+ * position 0, for the CPU to answer whole.
+ * @return GENIE_OK, GENIE_ENOTSUP / GENIE_EGPU (no module or device, a
+ *         CUDA call failed: the device cannot hold the per-document arrays
+ *         and the cache), GENIE_ENOMEM.
  */
 genie_status engine_docs_gpu_search(void **ppResident, engine_docs_request *req);
 void engine_docs_gpu_free(void *pResident);

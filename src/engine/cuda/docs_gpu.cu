@@ -358,9 +358,10 @@ static genie_status bufs_make(const engine_docs_request *req, batch_bufs *b)
     b->maxQuery = half / (64ull * req->k + 256);
     if (b->maxQuery > 65535)
         b->maxQuery = 65535;
-    if (b->maxQuery == 0 || b->stageCap == 0)
-        return util_error(GENIE_ENOMEM, "docs GPU: a batch buffer of %llu bytes holds no query at k = %u",
-                          (unsigned long long)req->bufferBytes, req->k);
+    if (b->maxQuery == 0 || b->stageCap == 0) {
+        b->maxQuery = 0; /* no query fits: the caller's CPU answers them all */
+        return GENIE_OK;
+    }
     b->maxTerm = 8 * b->maxQuery;
     uint64_t nLists = req->pData->nLists;
     CUDA_TRY(cudaMalloc((void **)&b->d_post, 4 * b->stageCap));
@@ -499,6 +500,12 @@ extern "C" genie_status docs_cuda_search(void **ppResident, engine_docs_request 
     }
     batch_bufs b;
     genie_status rc = bufs_make(req, &b);
+    if (rc == GENIE_OK && b.maxQuery == 0) {
+        for (uint32_t q = 0; q < req->nQuery; q++)
+            req->aOutcome[q] = engine_docs_outcome{0, 0, 0, 0};
+        bufs_free(&b);
+        return GENIE_OK;
+    }
     uint32_t *aBatch = (uint32_t *)malloc(sizeof *aBatch * (b.maxQuery ? b.maxQuery : 1));
     if (rc == GENIE_OK && !aBatch)
         rc = util_error(GENIE_ENOMEM, "out of memory for the docs GPU batch");

@@ -128,7 +128,16 @@ char g_zTestDir[1024];
     X(mpi_shard_map_unequal_and_empty, 180)       \
     X(mpi_ranker_errors_fail_the_run, 180)        \
     X(mpi_late_ranker_timeout_and_partial, 180)   \
-    X(mpi_dead_rank_ends_the_job, 120)
+    X(mpi_dead_rank_ends_the_job, 120) \
+    X(docs_hand_computed_bm25, 10) \
+    X(docs_pagerank_hand_computed, 10) \
+    X(docs_random_against_slow_path, 120) \
+    X(docs_early_termination_equals_exhaustive, 240) \
+    X(docs_all_ties_and_single_terms, 30) \
+    X(docs_bad_input, 30) \
+    X(docs_corrupt_sections_rejected, 60) \
+    X(docs_cache_modes_equal_exhaustive, 240) \
+    X(docs_cache_plan_files_rejected, 30)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

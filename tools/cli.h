@@ -102,6 +102,11 @@ int vec_cli_search(int argc, char **argv, const char *zIndex);
 int vec_cli_eval(int argc, char **argv);
 int vec_cli_lsh_params(int argc, char **argv);
 
+/* Ranked documents (tools/type_docs.c). */
+int docs_cli_build(int argc, char **argv);
+int docs_cli_search(int argc, char **argv, const char *zIndex);
+int docs_cli_cache_plan(int argc, char **argv);
+
 /** Print "genie CMD: message" and the usage hint; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *zCmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Print "genie: <genie_last_error() or strerror>"; returns CLI_EXIT_FAIL. */

@@ -15,6 +15,7 @@ const cli_frontend cli_aFrontend[] = {
     {"sets", GENIE_TYPE_SETS, set_cli_build, set_cli_search},
     {"table", GENIE_TYPE_TABLE, table_cli_build, table_cli_search},
     {"vectors", GENIE_TYPE_VECTORS, vec_cli_build, vec_cli_search},
+    {"docs", GENIE_TYPE_DOCS, docs_cli_build, docs_cli_search},
     {NULL, GENIE_TYPE_KEYWORDS, NULL, NULL}};
 
 const cli_frontend *cli_frontend_by_name(const char *zType)

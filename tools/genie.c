@@ -18,6 +18,7 @@ static const char zUsage[] =
     "  serve    keep indexes open behind an HTTP/JSON API (docs/SERVER.md)\n"
     "  eval     recall@k and approximation ratio of a vectors index\n"
     "  lsh-params  hash functions m by Eqn. 9 for (epsilon, delta)\n"
+    "  cache-plan  the GPU list cache plan of a docs index from a query log\n"
     "\n"
     "Run 'genie COMMAND --help' for a command's options.\n"
     "Exit status: 0 ok, 1 bad input or failure, 2 usage error.\n";
@@ -71,6 +72,8 @@ int main(int argc, char **argv)
         return vec_cli_eval(argc - 1, argv + 1);
     if (strcmp(zCmd, "lsh-params") == 0)
         return vec_cli_lsh_params(argc - 1, argv + 1);
+    if (strcmp(zCmd, "cache-plan") == 0)
+        return docs_cli_cache_plan(argc - 1, argv + 1);
     fprintf(stderr, "genie: unknown command '%s'\n\n%s", zCmd, zUsage);
     return CLI_EXIT_USAGE;
 }

@@ -238,6 +238,19 @@ const engine_backend engine_cuda_cpq_paper_backend = {
     .xSearch = cpq_paper_search, .pParts = &cuda_parts, .xDevices = devices,
 };
 
+genie_status engine_docs_gpu_search(void **ppResident, engine_docs_request *req)
+{
+    const engine_cuda_module *m;
+    GENIE_TRY(engine_cuda_module_get(&m));
+    return m->xDocs(ppResident, req);
+}
+
+void engine_docs_gpu_free(void *pResident)
+{
+    if (pModule && pResident)
+        pModule->xDocsFree(pResident);
+}
+
 /* The testing hooks (cuda_testing.h) load the module; without one they do nothing. */
 static const engine_cuda_module *testing_module(void)
 {

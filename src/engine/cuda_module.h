@@ -30,6 +30,7 @@ extern "C" {
 #endif
 
 #include "engine/backend.h"
+#include "engine/docs_gpu.h"
 #include "engine/cuda/cuda_testing.h"
 
 #define ENGINE_CUDA_MODULE_SYMBOL "genie_cuda_module"
@@ -62,6 +63,9 @@ typedef struct engine_cuda_module {
     void (*xTimePhases)(int on);
     void (*xPhaseTimes)(cuda_phase_times *pOut);
     void (*xCpqSetSlots)(uint64_t nSlot);
+    /* The docs index type's GPU engine (engine/docs_gpu.h). */
+    genie_status (*xDocs)(void **ppResident, engine_docs_request *req);
+    void (*xDocsFree)(void *pResident);
 } engine_cuda_module;
 
 /**

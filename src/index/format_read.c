@@ -123,10 +123,13 @@ static genie_status read_header(const char *path, const util_mapping *m, header_
         return corrupt(path, 0, "more than 2^32-1 objects");
     if (h->sublistLength == 0)
         return corrupt(path, 0, "sublist length is 0");
-    if (h->type > GENIE_TYPE_VECTORS || (h->flags & ~FORMAT_ALL_FLAGS))
+    if (h->type > GENIE_TYPE_DOCS || (h->flags & ~FORMAT_ALL_FLAGS))
         return corrupt(path, 0, "unknown index type or flags");
-    if ((h->type == GENIE_TYPE_TEXT) != ((h->flags & FORMAT_FLAG_VOCABULARY) != 0))
-        return corrupt(path, 0, "a text index needs a vocabulary and only a text index has one");
+    int words = h->type == GENIE_TYPE_TEXT || h->type == GENIE_TYPE_DOCS;
+    if (words != ((h->flags & FORMAT_FLAG_VOCABULARY) != 0))
+        return corrupt(path, 0, "text and docs indexes need a vocabulary and only they have one");
+    if (h->type == GENIE_TYPE_DOCS && !(h->flags & FORMAT_FLAG_FRONTEND))
+        return corrupt(path, 0, "a docs index needs its FRONTEND section");
     /* Every count describes bytes of this file, so none can exceed its size. */
     if (h->nPostings > m->n || h->nKeywords > m->n || h->nSublists > m->n || h->nWords > m->n ||
         h->nObjects > m->n)

@@ -45,6 +45,10 @@ genie_status exact_cuda_search(int device, void **ppResident, const float *base,
 /** Free a slot's resident base and workspace; NULL is a no-op. */
 void exact_cuda_resident_free(void *pResident);
 
+/* The docs index type's engine (docs_gpu.cu): engine_docs_gpu_search() of engine/docs_gpu.h. */
+genie_status docs_cuda_search(void **ppResident, engine_docs_request *req);
+void docs_cuda_free(void *pResident);
+
 /** Largest k the GPU selection kernel handles (its shared-memory sort). */
 #define EXACT_CUDA_MAX_K 2048u
 

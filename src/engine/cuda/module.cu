@@ -77,6 +77,8 @@ const engine_cuda_module genie_cuda_module = {
     cuda_testing_time_phases,
     cuda_testing_phase_times,
     cpq_testing_set_slots,
+    docs_cuda_search,
+    docs_cuda_free,
 };
 
 } /* extern "C" */

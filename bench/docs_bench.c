@@ -1,0 +1,292 @@
+/*
+ * docs_bench: throughput of the CPU engine of the docs index type and the
+ * share of postings that early termination reads, against exhaustive
+ * evaluation, for several k (Wang et al., "Efficient GPU-based Query
+ * Processing with Pruned List Caching in Search Engines", section 4.4
+ * compares k = 10, 100, 1000).  Every early-terminated answer is checked
+ * against the exhaustive one; a difference fails the run.
+ *
+ * Usage: docs_bench INDEX QUERIES [-k K]... [-j THREADS] [--repeat R] [--or]
+ *        docs_bench INDEX QUERIES --cuda [-k K]... [-j THREADS] [--repeat R]
+ *                   [--gpu-memory BYTES] [--cache-fraction F]...
+ *                   [--buffer BYTES --cache-share P...]
+ *                   [--train TRAIN [--policy vfb|qtf|qtfdf] [--lambda L]]
+ * Prints one markdown table row per (k, threads) or, with --cuda, per
+ * (k, cache fraction): the CPU engine on all threads against the GPU
+ * engine (Wang et al. 4.2-4.4), the GPU answers checked against the
+ * exhaustive CPU ones.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "genie/docs.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static char *read_all(const char *path, size_t *pn)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 20, n = 0;
+    char *a = malloc(cap);
+    size_t got;
+    while (a && (got = fread(a + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *b = realloc(a, cap *= 2);
+            if (!b) {
+                free(a);
+                a = NULL;
+            }
+            a = b;
+        }
+    }
+    fclose(f);
+    *pn = n;
+    return a;
+}
+
+static int same(const genie_docs_results *a, const genie_docs_results *b)
+{
+    for (size_t q = 0; q < genie_docs_results_queries(a); q++) {
+        size_t na, nb;
+        const genie_docs_hit *ha = genie_docs_results_get(a, q, &na);
+        const genie_docs_hit *hb = genie_docs_results_get(b, q, &nb);
+        if (na != nb)
+            return 0;
+        for (size_t i = 0; i < na; i++)
+            if (ha[i].doc != hb[i].doc || ha[i].score != hb[i].score)
+                return 0;
+    }
+    return 1;
+}
+
+static genie_docs_results *run(const genie_docs *d, const char **az, const size_t *an, size_t n,
+                               const genie_docs_options *opt, int repeat, double *pQps)
+{
+    genie_docs_results *r = NULL;
+    double best = 0;
+    for (int i = 0; i < repeat; i++) {
+        genie_docs_results_free(r);
+        double t0 = now();
+        if (genie_docs_search(d, az, an, n, opt, &r) != GENIE_OK) {
+            fprintf(stderr, "docs_bench: %s\n", genie_last_error());
+            exit(1);
+        }
+        double qps = (double)n / (now() - t0);
+        best = qps > best ? qps : best;
+    }
+    *pQps = best;
+    return r;
+}
+
+/* The lines of a file as (pointer, length) pairs into *pzAll. */
+static size_t split_lines(const char *path, char **pzAll, const char ***paz, size_t **pan)
+{
+    size_t nBytes;
+    char *zAll = read_all(path, &nBytes);
+    if (!zAll) {
+        fprintf(stderr, "docs_bench: cannot read %s\n", path);
+        exit(1);
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < nBytes; i++)
+        n += zAll[i] == '\n';
+    const char **az = malloc((n + 1) * sizeof *az);
+    size_t *an = malloc((n + 1) * sizeof *an);
+    n = 0;
+    for (size_t i = 0, s = 0; i < nBytes; i++)
+        if (zAll[i] == '\n') {
+            az[n] = zAll + s;
+            an[n++] = i - s;
+            s = i + 1;
+        }
+    *pzAll = zAll;
+    *paz = az;
+    *pan = an;
+    return n;
+}
+
+typedef struct gpu_args {
+    uint64_t gpuMemory, buffer; /* with buffer: aFrac are cache sizes as shares of the index's postings */
+    double aFrac[8];
+    int nFrac;
+    const char *zTrain;
+    genie_docs_policy policy;
+    double lambda;
+} gpu_args;
+
+static int bench_gpu(const genie_docs *d, const char **az, const size_t *an, size_t n, const uint32_t *aK, int nK,
+                     unsigned threads, int repeat, const gpu_args *g)
+{
+    genie_docs_plan *plan = NULL;
+    if (g->zTrain) {
+        char *zAll;
+        const char **azT;
+        size_t *anT;
+        size_t nT = split_lines(g->zTrain, &zAll, &azT, &anT);
+        if (genie_docs_plan_build(d, azT, anT, nT, 10, g->policy, g->lambda, &plan) != GENIE_OK) {
+            fprintf(stderr, "docs_bench: %s\n", genie_last_error());
+            return 1;
+        }
+        free(zAll);
+        free(azT);
+        free(anT);
+    }
+    static const char *const azPolicy[] = {"VFB", "Qtf", "QtfDf"};
+    printf("| k | policy | lambda | %s | cache MiB | CPU q/s (%u threads) | GPU q/s | speedup | "
+           "post-processed | batches | MiB sent |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+           g->buffer ? "cache share of index" : "cache fraction", threads);
+    int status = 0;
+    for (int ki = 0; ki < nK; ki++) {
+        genie_docs_options opt = {.k = aK[ki], .mode = GENIE_DOCS_AND, .exhaustive = 1, .threads = threads};
+        double qEx, qCpu, qGpu;
+        genie_docs_results *ex = run(d, az, an, n, &opt, 1, &qEx);
+        opt.exhaustive = 0;
+        genie_docs_results *cpu = run(d, az, an, n, &opt, repeat, &qCpu);
+        genie_docs_results_free(cpu);
+        for (int fi = 0; fi < g->nFrac; fi++) {
+            opt.backend = GENIE_BACKEND_CUDA;
+            opt.gpu_memory = g->gpuMemory;
+            opt.cache_fraction = g->aFrac[fi];
+            if (g->buffer) {
+                /* The cache as a share of the index (8 bytes a posting), the buffer fixed. */
+                genie_docs_info info;
+                genie_docs_get_info(d, &info);
+                double cache = g->aFrac[fi] * 8.0 * (double)info.n_postings + 1.0;
+                opt.gpu_memory = (uint64_t)cache + g->buffer;
+                opt.cache_fraction = cache / (double)opt.gpu_memory;
+            }
+            opt.plan = plan;
+            genie_docs_results *gpu = run(d, az, an, n, &opt, repeat, &qGpu);
+            genie_docs_stats st;
+            genie_docs_results_stats(gpu, &st);
+            if (!same(ex, gpu)) {
+                fprintf(stderr, "docs_bench: k=%u fraction %.2f: GPU answers differ from exhaustive\n", aK[ki],
+                        g->aFrac[fi]);
+                status = 1;
+            }
+            printf("| %u | %s | %.2f | %.2f | %.1f | %.0f | %.0f | %.2f | %.1f%% | %llu | %.1f |\n", aK[ki],
+                   plan ? azPolicy[g->policy] : "all or none", g->lambda, g->aFrac[fi],
+                   (double)st.cache_bytes / 1048576.0, qCpu, qGpu, qGpu / qCpu,
+                   100.0 * (double)st.post_processed / (double)n, (unsigned long long)st.batches,
+                   (double)st.bytes_moved / 1048576.0);
+            fflush(stdout);
+            genie_docs_results_free(gpu);
+        }
+        genie_docs_results_free(ex);
+    }
+    genie_docs_plan_free(plan);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    gpu_args g = {.gpuMemory = 0, .buffer = 0, .nFrac = 0, .zTrain = NULL, .policy = GENIE_DOCS_VFB, .lambda = 1.0};
+    int cuda = 0;
+    const char *zIndex = NULL, *zQueries = NULL;
+    uint32_t aK[8];
+    int nK = 0, repeat = 3;
+    unsigned aThreads[2] = {1, 0};
+    genie_docs_mode mode = GENIE_DOCS_AND;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-k") == 0 && i + 1 < argc && nK < 8)
+            aK[nK++] = (uint32_t)atoi(argv[++i]);
+        else if (strcmp(argv[i], "-j") == 0 && i + 1 < argc)
+            aThreads[1] = (unsigned)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
+            repeat = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--or") == 0)
+            mode = GENIE_DOCS_OR;
+        else if (strcmp(argv[i], "--cuda") == 0)
+            cuda = 1;
+        else if (strcmp(argv[i], "--gpu-memory") == 0 && i + 1 < argc)
+            g.gpuMemory = strtoull(argv[++i], NULL, 10);
+        else if ((strcmp(argv[i], "--cache-fraction") == 0 || strcmp(argv[i], "--cache-share") == 0) && i + 1 < argc &&
+                 g.nFrac < 8)
+            g.aFrac[g.nFrac++] = atof(argv[++i]);
+        else if (strcmp(argv[i], "--buffer") == 0 && i + 1 < argc)
+            g.buffer = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--train") == 0 && i + 1 < argc)
+            g.zTrain = argv[++i];
+        else if (strcmp(argv[i], "--lambda") == 0 && i + 1 < argc)
+            g.lambda = atof(argv[++i]);
+        else if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
+            const char *z = argv[++i];
+            g.policy = strcmp(z, "qtf") == 0 ? GENIE_DOCS_QTF : strcmp(z, "qtfdf") == 0 ? GENIE_DOCS_QTFDF : GENIE_DOCS_VFB;
+        }
+        else if (!zIndex)
+            zIndex = argv[i];
+        else
+            zQueries = argv[i];
+    }
+    if (!zIndex || !zQueries || repeat < 1) {
+        fprintf(stderr, "usage: docs_bench INDEX QUERIES [-k K]... [-j THREADS] [--repeat R] [--or]\n");
+        return 2;
+    }
+    if (nK == 0) {
+        aK[0] = 10, aK[1] = 100, aK[2] = 1000;
+        nK = 3;
+    }
+    char *zAll;
+    const char **az;
+    size_t *an;
+    size_t n = split_lines(zQueries, &zAll, &az, &an);
+    genie_index *idx;
+    genie_docs *d;
+    if (genie_index_open(zIndex, &idx) != GENIE_OK || genie_docs_open(idx, &d) != GENIE_OK) {
+        fprintf(stderr, "docs_bench: %s\n", genie_last_error());
+        return 1;
+    }
+    if (cuda) {
+        if (g.nFrac == 0)
+            g.aFrac[g.nFrac++] = 0.5;
+        int rc = bench_gpu(d, az, an, n, aK, nK, aThreads[1], repeat, &g);
+        genie_docs_close(d);
+        genie_index_close(idx);
+        free(az);
+        free(an);
+        free(zAll);
+        return rc;
+    }
+    printf("| k | threads | exhaustive q/s | early-terminated q/s | speedup | postings read, exhaustive | "
+           "postings read, early | stopped early |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    int status = 0;
+    for (int ki = 0; ki < nK; ki++) {
+        for (int ti = 0; ti < 2; ti++) {
+            genie_docs_options opt = {.k = aK[ki], .mode = mode, .exhaustive = 1, .threads = aThreads[ti]};
+            double qEx, qEt;
+            genie_docs_results *ex = run(d, az, an, n, &opt, repeat, &qEx);
+            opt.exhaustive = 0;
+            genie_docs_results *et = run(d, az, an, n, &opt, repeat, &qEt);
+            genie_docs_stats sEx, sEt;
+            genie_docs_results_stats(ex, &sEx);
+            genie_docs_results_stats(et, &sEt);
+            if (!same(ex, et)) {
+                fprintf(stderr, "docs_bench: k=%u: early termination differs from exhaustive\n", aK[ki]);
+                status = 1;
+            }
+            printf("| %u | %s | %.0f | %.0f | %.2f | %.1f%% | %.1f%% | %.1f%% |\n", aK[ki],
+                   aThreads[ti] == 1 ? "1" : "all", qEx, qEt, qEt / qEx,
+                   100.0 * (double)sEx.postings_read / (double)sEx.postings_total,
+                   100.0 * (double)sEt.postings_read / (double)sEt.postings_total,
+                   100.0 * (double)sEt.stopped_early / (double)n);
+            genie_docs_results_free(ex);
+            genie_docs_results_free(et);
+        }
+    }
+    genie_docs_close(d);
+    genie_index_close(idx);
+    free(az);
+    free(an);
+    free(zAll);
+    return status;
+}

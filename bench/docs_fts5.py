@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+# docs_fts5: the docs index type against SQLite FTS5 on the same collection
+# and queries (docs/BENCHMARKS.md).  FTS5 answers each query as an AND of
+# its words, ranked by bm25() (k1 = 1.2, b = 0.75), ties by rowid = record
+# number, on one thread; genie answers the same queries from an index built
+# with --alpha 0 (BM25 alone; no stop words, so the document lengths agree)
+# on one thread.  Reports queries/s of both (search time only: FTS5's query
+# loop, genie's own timing) and how often the top-k record sets are equal,
+# by query length.  For one-word queries the two rankings are the same
+# function of (tf, document length), so the sets must agree except where
+# the tokenizers differ (non-ASCII text); for longer queries the idf
+# weights differ (FTS5: ln((N - n + 0.5) / (n + 0.5)), at least 1e-6;
+# genie: ln(1 + (N - n + 0.5) / (n + 0.5)), docs/DOCS.md), so the orders
+# may differ where the scores are close.
+#
+# Usage: bench/docs_fts5.py GENIE RECORDS QUERIES K [WORKDIR]
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+
+genie, records, queries, k = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+work = sys.argv[5] if len(sys.argv) > 5 else "/tmp"
+WORD = re.compile(r"[A-Za-z0-9\x80-\uffff]+")
+
+db_path = f"{work}/fts5.db"
+if os.path.exists(db_path):
+    os.unlink(db_path)
+db = sqlite3.connect(db_path)
+db.execute("CREATE VIRTUAL TABLE t USING fts5(body)")
+with open(records, encoding="utf-8", errors="replace") as f:
+    db.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)",
+                   ((i, line.rstrip("\n")) for i, line in enumerate(f)))
+db.commit()
+
+with open(queries, encoding="utf-8", errors="replace") as f:
+    qs = [line.rstrip("\n") for line in f]
+fts = []
+t0 = time.monotonic()
+for q in qs:
+    words = WORD.findall(q)
+    match = " AND ".join('"' + w.replace('"', '""') + '"' for w in words)
+    rows = db.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid LIMIT ?",
+                      (match, k)).fetchall() if words else []
+    fts.append([r[0] for r in rows])
+fts_secs = time.monotonic() - t0
+
+index = f"{work}/bm25.genie"
+subprocess.run([genie, "build", "-q", "-t", "docs", "--alpha", "0", "-o", index, records], check=True)
+out = subprocess.run([genie, "search", "-k", str(k), "-j", "1", index, queries], check=True,
+                     capture_output=True, text=True)
+gen = [[] for _ in qs]
+for line in out.stdout.splitlines():
+    qno, _rank, rec, _score = line.split("\t")
+    gen[int(qno) - 1].append(int(rec))
+genie_secs = float(re.search(r"in ([0-9.]+) s", out.stderr).group(1))
+
+by_len = {}
+for q, a, b in zip(qs, fts, gen):
+    n = min(len(WORD.findall(q)), 4)
+    same, total = by_len.get(n, (0, 0))
+    by_len[n] = (same + (set(a) == set(b)), total + 1)
+print(f"| {k} | {len(qs) / fts_secs:.0f} | {len(qs) / genie_secs:.0f} | "
+      + " | ".join(f"{100.0 * s / t:.1f}% of {t}" for n, (s, t) in sorted(by_len.items())) + " |")

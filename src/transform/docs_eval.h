@@ -1,0 +1,79 @@
+/*
+ * One docs query on the CPU (private to the docs front-end): the pieces
+ * the CPU search (docs_search.c), the GPU search's post-processing
+ * (docs_gpu_search.c) and the cache planner (docs_cache.c) share.
+ */
+#ifndef GENIE_TRANSFORM_DOCS_EVAL_H
+#define GENIE_TRANSFORM_DOCS_EVAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "genie/docs.h"
+#include "transform/docs.h"
+#include "transform/text.h"
+
+/* a ranks below b: lower score, or the same score and a larger record. */
+int docs_hit_worse(const genie_docs_hit *a, const genie_docs_hit *b);
+/* qsort order: best first. */
+int docs_cmp_best_first(const void *a, const void *b);
+
+/* A min-heap by rank of at most k hits: aHit[0] is the worst held. */
+typedef struct docs_topk {
+    genie_docs_hit *aHit;
+    uint32_t n, k;
+} docs_topk;
+
+void docs_topk_push(docs_topk *h, const genie_docs_hit *x);
+
+/* One query term: its list is aPosting[start, end), the tf alongside. */
+typedef struct docs_term {
+    uint32_t keyword;
+    uint64_t start, end;
+    double weight; /* w_t / W */
+} docs_term;
+
+/* Per-thread state, reused across queries. */
+typedef struct docs_worker {
+    text_cursor cur;
+    docs_term *aTerm;
+    size_t nTermCap;
+    uint64_t *aPos;
+    uint64_t *aRead;  /* per term: its read prefix in the last evaluation */
+    docs_topk heap;
+    genie_docs_stats stats;
+} docs_worker;
+
+/*
+ * The distinct known words of a query as terms in w->aTerm, sorted by list
+ * length then keyword, with their normalised weights.  @return the term
+ * count, or -1 out of memory; *pMissing is set when a word is in no
+ * document.
+ */
+long docs_query_terms(const genie_docs *d, docs_worker *w, const char *z, size_t n, int *pMissing);
+
+/* The hit of @p doc with normalised BM25 @p bm25 (Eqn. 3). */
+void docs_score_hit(const genie_docs *d, uint32_t doc, double bm25, genie_docs_hit *h);
+/* Non-zero when the next candidate @p doc cannot enter the top-k of @p h. */
+int docs_bound_stops(const genie_docs *d, const docs_topk *h, uint32_t doc);
+
+/*
+ * Evaluate the u terms of w->aTerm into w->heap (which may already hold
+ * hits: post-processing continues a search), AND from position @p from of
+ * the shortest list, or OR over all; w->aRead gets each term's read prefix
+ * and w->stats the counts.
+ */
+void docs_eval_and(const genie_docs *d, docs_worker *w, size_t u, int exhaustive, uint64_t from);
+void docs_eval_or(const genie_docs *d, docs_worker *w, size_t u, int exhaustive);
+void docs_count_reads(docs_worker *w, size_t u, int stopped);
+
+/*
+ * AND queries on the GPU with CPU post-processing (docs_gpu_search.c),
+ * k <= ENGINE_DOCS_GPU_MAX_K: query q's hits into aaHit[q] (malloc'ed, best
+ * first) and anHit[q]; the GPU fields of @p st filled, and its counts.
+ */
+genie_status docs_search_gpu(const genie_docs *d, const char *const *queries, const size_t *lengths, size_t n,
+                             const genie_docs_options *opt, uint32_t k, genie_docs_hit **aaHit, uint32_t *anHit,
+                             genie_docs_stats *st);
+
+#endif

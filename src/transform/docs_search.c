@@ -1,0 +1,214 @@
+/*
+ * Searching a docs index on the CPU: lists intersection (AND) or union
+ * (OR) in docID order, scoring by Eqn. 3 and top-k selection with early
+ * termination by the global score bound (Wang et al., "Efficient GPU-based
+ * Query Processing with Pruned List Caching in Search Engines", sections
+ * 2.1.2-2.1.4 and 3.2; section 4.4 for the multi-threaded CPU version:
+ * each query is one task, taken by the threads from a shared counter).
+ *
+ * AND: the shortest list drives; each of its documents d is looked up in
+ * the other lists, shortest first, by galloping search (doubling steps
+ * from the list's cursor, then binary search), the cursors only moving
+ * forward since d increases.  OR: the lists are merged by a cursor each,
+ * the next document being the smallest under the cursors.
+ *
+ * Early termination: docIDs are in descending GS order and S(d', q) <=
+ * GS(d') <= GS(d) for d <= d' (transform/docs.h), so once k documents are
+ * held and the k-th score exceeds GS(d) + DOCS_GS_MARGIN for the next
+ * candidate d, no later document can enter the top-k, not even on a tie
+ * (ties go to the smaller record number, which is not docID order, hence
+ * the strict inequality).  docs/DOCS.md has the proof.  Exhaustive mode
+ * skips the test and is otherwise the same code, so both modes compute
+ * the same score for a document, bit for bit.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "genie/docs.h"
+#include "genie/text.h"
+#include "index/index.h"
+#include "transform/docs.h"
+#include "transform/docs_eval.h"
+#include "engine/docs_gpu.h"
+#include "transform/text.h"
+#include "util/clock.h"
+#include "util/error.h"
+#include "util/threads.h"
+
+#define DOCS_MAX_K 1000000u
+#define QUERIES_PER_GRAB 16
+
+struct genie_docs_results {
+    size_t nQuery;
+    genie_docs_hit **aaHit; /* per query, best first */
+    uint32_t *anHit;
+    genie_docs_stats stats;
+};
+
+/* ------------------------------------------------------------- driving */
+
+typedef struct docs_job {
+    const genie_docs *d;
+    const char *const *azQuery;
+    const size_t *anQuery;
+    size_t nQuery;
+    genie_docs_options opt;
+    uint32_t k; /* min(k, documents) */
+    genie_docs_results *r;
+    docs_worker *aWorker;
+    size_t next;
+    int failed;
+} docs_job;
+
+/* One query into r->aaHit[q]; @return 0, or -1 out of memory. */
+static int answer_one(docs_job *j, docs_worker *w, size_t q)
+{
+    int missing;
+    long u = docs_query_terms(j->d, w, j->azQuery[q], j->anQuery[q], &missing);
+    if (u < 0)
+        return -1;
+    w->heap.n = 0;
+    if (u > 0 && !(j->opt.mode == GENIE_DOCS_AND && missing)) {
+        if (j->opt.mode == GENIE_DOCS_AND)
+            docs_eval_and(j->d, w, (size_t)u, j->opt.exhaustive, 0);
+        else
+            docs_eval_or(j->d, w, (size_t)u, j->opt.exhaustive);
+    }
+    uint32_t n = w->heap.n;
+    genie_docs_hit *a = malloc((n ? n : 1) * sizeof *a);
+    if (!a)
+        return -1;
+    memcpy(a, w->heap.aHit, n * sizeof *a);
+    qsort(a, n, sizeof *a, docs_cmp_best_first);
+    j->r->aaHit[q] = a;
+    j->r->anHit[q] = n;
+    return 0;
+}
+
+static void docs_worker_run(void *ctx, unsigned t)
+{
+    docs_job *j = ctx;
+    docs_worker *w = &j->aWorker[t];
+    w->heap.k = j->k;
+    w->heap.aHit = malloc((j->k ? j->k : 1) * sizeof *w->heap.aHit);
+    if (!w->heap.aHit) {
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    while (!__atomic_load_n(&j->failed, __ATOMIC_RELAXED)) {
+        size_t q0 = __atomic_fetch_add(&j->next, QUERIES_PER_GRAB, __ATOMIC_RELAXED);
+        if (q0 >= j->nQuery)
+            break;
+        size_t q1 = q0 + QUERIES_PER_GRAB < j->nQuery ? q0 + QUERIES_PER_GRAB : j->nQuery;
+        for (size_t q = q0; q < q1; q++)
+            if (answer_one(j, w, q) != 0) {
+                __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+                break;
+            }
+    }
+}
+
+genie_status genie_docs_search(const genie_docs *d, const char *const *queries, const size_t *lengths,
+                               size_t n_queries, const genie_docs_options *opt, genie_docs_results **out)
+{
+    util_error_clear();
+    *out = NULL;
+    if (opt->k < 1 || opt->k > DOCS_MAX_K)
+        return util_error(GENIE_EINVAL, "docs: k %u is not in 1..%u", opt->k, DOCS_MAX_K);
+    if (opt->mode != GENIE_DOCS_AND && opt->mode != GENIE_DOCS_OR)
+        return util_error(GENIE_EINVAL, "docs: unknown mode %d", (int)opt->mode);
+    double t0 = util_now();
+    unsigned nThread = opt->threads ? opt->threads : util_ncores();
+    if (nThread > n_queries / QUERIES_PER_GRAB + 1)
+        nThread = (unsigned)(n_queries / QUERIES_PER_GRAB + 1);
+    genie_docs_results *r = calloc(1, sizeof *r);
+    docs_job j;
+    memset(&j, 0, sizeof j);
+    j.aWorker = calloc(nThread, sizeof *j.aWorker);
+    genie_status rc = GENIE_OK;
+    if (!r || !j.aWorker)
+        goto oom;
+    r->nQuery = n_queries;
+    r->aaHit = calloc(n_queries ? n_queries : 1, sizeof *r->aaHit);
+    r->anHit = calloc(n_queries ? n_queries : 1, sizeof *r->anHit);
+    if (!r->aaHit || !r->anHit)
+        goto oom;
+    j.d = d;
+    j.azQuery = queries;
+    j.anQuery = lengths;
+    j.nQuery = n_queries;
+    j.opt = *opt;
+    j.k = opt->k < d->nDocs ? opt->k : (uint32_t)d->nDocs;
+    j.r = r;
+    r->stats.backend = GENIE_BACKEND_CPU;
+    if (opt->backend == GENIE_BACKEND_CUDA && opt->mode == GENIE_DOCS_AND && j.k <= ENGINE_DOCS_GPU_MAX_K) {
+        r->stats.backend = GENIE_BACKEND_CUDA;
+        rc = docs_search_gpu(d, queries, lengths, n_queries, opt, j.k, r->aaHit, r->anHit, &r->stats);
+        if (rc != GENIE_OK)
+            goto done;
+        r->stats.seconds = util_now() - t0;
+        *out = r;
+        r = NULL;
+        goto done;
+    }
+    util_parallel_run(nThread, docs_worker_run, &j);
+    for (unsigned t = 0; t < nThread; t++) {
+        docs_worker *w = &j.aWorker[t];
+        r->stats.postings_read += w->stats.postings_read;
+        r->stats.postings_total += w->stats.postings_total;
+        r->stats.docs_scored += w->stats.docs_scored;
+        r->stats.stopped_early += w->stats.stopped_early;
+    }
+    /* A worker that could not start leaves its share to the others; the
+     * first thread runs on this one, so every query is answered unless
+     * memory ran out. */
+    if (j.failed)
+        goto oom;
+    r->stats.seconds = util_now() - t0;
+    *out = r;
+    r = NULL;
+    goto done;
+oom:
+    rc = util_error(GENIE_ENOMEM, "out of memory searching %zu docs queries", n_queries);
+done:
+    for (unsigned t = 0; j.aWorker && t < nThread; t++) {
+        free(j.aWorker[t].heap.aHit);
+        free(j.aWorker[t].aTerm);
+        free(j.aWorker[t].aPos);
+        free(j.aWorker[t].aRead);
+    }
+    free(j.aWorker);
+    genie_docs_results_free(r);
+    return rc;
+}
+
+size_t genie_docs_results_queries(const genie_docs_results *r)
+{
+    return r->nQuery;
+}
+
+const genie_docs_hit *genie_docs_results_get(const genie_docs_results *r, size_t query, size_t *n)
+{
+    if (query >= r->nQuery) {
+        *n = 0;
+        return NULL;
+    }
+    *n = r->anHit[query];
+    return r->aaHit[query];
+}
+
+void genie_docs_results_stats(const genie_docs_results *r, genie_docs_stats *out)
+{
+    *out = r->stats;
+}
+
+void genie_docs_results_free(genie_docs_results *r)
+{
+    if (!r)
+        return;
+    for (size_t q = 0; r->aaHit && q < r->nQuery; q++)
+        free(r->aaHit[q]);
+    free(r->aaHit);
+    free(r->anHit);
+    free(r);
+}

@@ -122,7 +122,7 @@ static genie_status read_header(const char *path, const util_mapping *m, header_
         return corrupt(path, 0, "more than 2^32-1 objects");
     if (h->sublistLength == 0)
         return corrupt(path, 0, "sublist length is 0");
-    if (h->type > GENIE_TYPE_VECTORS || (h->flags & ~FORMAT_ALL_FLAGS))
+    if (h->type > GENIE_TYPE_METRIC || (h->flags & ~FORMAT_ALL_FLAGS))
         return corrupt(path, 0, "unknown index type or flags");
     if ((h->type == GENIE_TYPE_TEXT) != ((h->flags & FORMAT_FLAG_VOCABULARY) != 0))
         return corrupt(path, 0, "a text index needs a vocabulary and only a text index has one");

@@ -143,6 +143,6 @@ void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_
 
 const char *genie_index_type_name(genie_index_type type)
 {
-    static const char *const azName[] = {"keywords", "text", "sets", "sequences", "table", "vectors"};
+    static const char *const azName[] = {"keywords", "text", "sets", "sequences", "table", "vectors", "metric"};
     return (unsigned)type < sizeof azName / sizeof azName[0] ? azName[type] : "?";
 }

@@ -1,0 +1,413 @@
+/*
+ * The metric front-end (List of Clusters): range and k-NN answers equal an
+ * independent brute-force scan for every metric (vectors through the
+ * public genie_vector_distance, edit distance and Jaccard by the test's
+ * own code), with duplicates in the data, ties at the radius and at the
+ * k-th distance, k larger than n, radius 0 and empty results; cluster
+ * subsets merge to the whole; corrupt and forged FRONTEND sections are
+ * refused before use.
+ */
+#include <math.h>
+
+#include "genie/metric.h"
+#include "index/builder.h"
+#include "index/index.h"
+#include "test.h"
+
+/* ------------------------------------------------------- brute force */
+
+static double edit_distance(const char *a, size_t na, const char *b, size_t nb)
+{
+    size_t *row = malloc((nb + 1) * sizeof *row);
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= nb; j++) {
+            size_t up = row[j];
+            size_t v = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < v)
+                v = up + 1;
+            if (row[j - 1] + 1 < v)
+                v = row[j - 1] + 1;
+            row[j] = v;
+            diag = up;
+        }
+    }
+    double d = (double)row[nb];
+    free(row);
+    return d;
+}
+
+/* Sets of one-letter-plus-digit tokens: a bit mask over the universe. */
+static uint64_t set_mask(const char *z, size_t n)
+{
+    uint64_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (z[i] == 't')
+            m |= (uint64_t)1 << (unsigned)atoi(z + i + 1);
+    return m;
+}
+
+static double jaccard_distance(const char *a, size_t na, const char *b, size_t nb)
+{
+    uint64_t x = set_mask(a, na), y = set_mask(b, nb);
+    int u = __builtin_popcountll(x | y), s = __builtin_popcountll(x & y);
+    return u == 0 ? 0.0 : 1.0 - (double)s / (double)u;
+}
+
+typedef struct corpus {
+    genie_lc_metric metric;
+    size_t n, nq;
+    uint32_t dim;
+    float *aVec, *aQVec;     /* vectors */
+    char **azObj, **azQ;     /* strings and sets */
+    size_t *anObj, *anQ;
+    double *aTruth;          /* nq * n distances */
+} corpus;
+
+static void corpus_truth(corpus *c)
+{
+    static const genie_metric aVm[] = {GENIE_METRIC_L2, GENIE_METRIC_L1, GENIE_METRIC_COSINE};
+    c->aTruth = malloc(c->nq * c->n * sizeof *c->aTruth);
+    for (size_t q = 0; q < c->nq; q++)
+        for (size_t o = 0; o < c->n; o++) {
+            double d;
+            if (c->metric == GENIE_LC_EDIT)
+                d = edit_distance(c->azQ[q], c->anQ[q], c->azObj[o], c->anObj[o]);
+            else if (c->metric == GENIE_LC_JACCARD)
+                d = jaccard_distance(c->azQ[q], c->anQ[q], c->azObj[o], c->anObj[o]);
+            else
+                d = genie_vector_distance(aVm[c->metric], c->aQVec + q * c->dim, c->aVec + o * c->dim, c->dim);
+            c->aTruth[q * c->n + o] = d;
+        }
+}
+
+static void corpus_free(corpus *c)
+{
+    free(c->aVec);
+    free(c->aQVec);
+    for (size_t i = 0; c->azObj && i < c->n; i++)
+        free(c->azObj[i]);
+    for (size_t i = 0; c->azQ && i < c->nq; i++)
+        free(c->azQ[i]);
+    free(c->azObj);
+    free(c->azQ);
+    free(c->anObj);
+    free(c->anQ);
+    free(c->aTruth);
+}
+
+/* Clustered vectors with exact duplicates and a zero vector. */
+static void make_vectors(corpus *c, genie_lc_metric metric, size_t n, size_t nq, uint64_t seed)
+{
+    memset(c, 0, sizeof *c);
+    c->metric = metric;
+    c->n = n;
+    c->nq = nq;
+    c->dim = 6;
+    uint64_t st = seed;
+    size_t nBlob = 12;
+    float *aBlob = malloc(nBlob * c->dim * sizeof *aBlob);
+    for (size_t i = 0; i < nBlob * c->dim; i++)
+        aBlob[i] = (float)(test_rand(&st) % 2000) / 100.0f - 10.0f;
+    c->aVec = malloc(n * c->dim * sizeof *c->aVec);
+    for (size_t i = 0; i < n; i++) {
+        size_t b = test_rand(&st) % nBlob;
+        for (uint32_t j = 0; j < c->dim; j++)
+            c->aVec[i * c->dim + j] = aBlob[b * c->dim + j] + (float)((int)(test_rand(&st) % 200) - 100) / 64.0f;
+        if (i > 0 && test_rand(&st) % 10 == 0) /* a duplicate of an earlier vector */
+            memcpy(c->aVec + i * c->dim, c->aVec + (test_rand(&st) % i) * c->dim, c->dim * sizeof(float));
+    }
+    memset(c->aVec + (n / 2) * c->dim, 0, c->dim * sizeof(float));
+    c->aQVec = malloc(nq * c->dim * sizeof *c->aQVec);
+    for (size_t q = 0; q < nq; q++) {
+        size_t o = test_rand(&st) % n;
+        for (uint32_t j = 0; j < c->dim; j++) {
+            float v = c->aVec[o * c->dim + j];
+            if (q % 3 == 1)
+                v += (float)((int)(test_rand(&st) % 100) - 50) / 128.0f;
+            else if (q % 3 == 2)
+                v = (float)(test_rand(&st) % 2000) / 100.0f - 10.0f;
+            c->aQVec[q * c->dim + j] = v;
+        }
+    }
+    free(aBlob);
+    corpus_truth(c);
+}
+
+static char *random_string(uint64_t *st, genie_lc_metric metric, size_t *pn)
+{
+    char *z = malloc(128);
+    size_t n = 0;
+    if (metric == GENIE_LC_EDIT) {
+        size_t len = test_rand(st) % 11;
+        for (size_t i = 0; i < len; i++)
+            z[n++] = "abcd"[test_rand(st) % 4];
+    } else {
+        size_t len = test_rand(st) % 7;
+        for (size_t i = 0; i < len; i++)
+            n += (size_t)sprintf(z + n, "%st%u", i ? (i % 2 ? " \t" : " ") : "", (unsigned)(test_rand(st) % 24));
+    }
+    z[n] = 0;
+    *pn = n;
+    return z;
+}
+
+/* Strings (edit) or sets (jaccard), duplicates and empty ones included. */
+static void make_strings(corpus *c, genie_lc_metric metric, size_t n, size_t nq, uint64_t seed)
+{
+    memset(c, 0, sizeof *c);
+    c->metric = metric;
+    c->n = n;
+    c->nq = nq;
+    uint64_t st = seed;
+    c->azObj = malloc(n * sizeof *c->azObj);
+    c->anObj = malloc(n * sizeof *c->anObj);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && test_rand(&st) % 8 == 0) {
+            size_t o = test_rand(&st) % i;
+            c->azObj[i] = strdup(c->azObj[o]);
+            c->anObj[i] = c->anObj[o];
+        } else {
+            c->azObj[i] = random_string(&st, metric, &c->anObj[i]);
+        }
+    }
+    c->azQ = malloc(nq * sizeof *c->azQ);
+    c->anQ = malloc(nq * sizeof *c->anQ);
+    for (size_t q = 0; q < nq; q++) {
+        if (q % 2 == 0) {
+            size_t o = test_rand(&st) % n;
+            c->azQ[q] = strdup(c->azObj[o]);
+            c->anQ[q] = c->anObj[o];
+        } else {
+            c->azQ[q] = random_string(&st, metric, &c->anQ[q]);
+        }
+    }
+    corpus_truth(c);
+}
+
+static genie_index *build_corpus(const corpus *c, const genie_lc_params *p, const char *name)
+{
+    const char *path = test_path(name);
+    if (c->aVec) {
+        genie_vectors v = {c->n, c->dim, c->aVec};
+        CHECK_OK(genie_lc_build_vectors(&v, p, NULL, path));
+    } else {
+        CHECK_OK(genie_lc_build_strings((const char *const *)c->azObj, c->anObj, c->n, p, NULL, path));
+    }
+    genie_index *idx;
+    CHECK_OK(genie_index_open(path, &idx));
+    return idx;
+}
+
+static genie_lc_results *search_corpus(const genie_index *idx, const corpus *c, const genie_lc_options *o)
+{
+    genie_lc_results *r;
+    if (c->aVec) {
+        genie_vectors q = {c->nq, c->dim, c->aQVec};
+        CHECK_OK(genie_lc_search_vectors(idx, &q, o, &r));
+    } else {
+        CHECK_OK(genie_lc_search_strings(idx, (const char *const *)c->azQ, c->anQ, c->nq, o, &r));
+    }
+    CHECK_EQ(genie_lc_results_queries(r), c->nq);
+    return r;
+}
+
+static int cmp_hit(const void *a, const void *b)
+{
+    const genie_lc_hit *x = a, *y = b;
+    if (x->distance != y->distance)
+        return x->distance < y->distance ? -1 : 1;
+    return (x->object > y->object) - (x->object < y->object);
+}
+
+/* The expected answers of query q: within radius (range, or bounded
+ * k-NN), the first k (k-NN) by (distance, id). */
+static size_t expected(const corpus *c, size_t q, const genie_lc_options *o, genie_lc_hit *aOut)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        double d = c->aTruth[q * c->n + i];
+        if ((o->k == 0 || o->bounded) && !(d <= o->radius))
+            continue;
+        aOut[n++] = (genie_lc_hit){(uint32_t)i, d};
+    }
+    qsort(aOut, n, sizeof *aOut, cmp_hit);
+    return o->k && o->k < n ? o->k : n;
+}
+
+static void check_answers(const corpus *c, const genie_lc_results *r, const genie_lc_options *o, const char *what)
+{
+    genie_lc_hit *aExp = malloc(c->n * sizeof *aExp);
+    for (size_t q = 0; q < c->nq; q++) {
+        size_t nExp = expected(c, q, o, aExp), n;
+        const genie_lc_hit *a = genie_lc_results_get(r, q, &n);
+        if (n != nExp)
+            test_fail_at(__FILE__, __LINE__, "%s k=%u r=%g query %zu: %zu answers, expected %zu", what, o->k,
+                         o->radius, q, n, nExp);
+        for (size_t i = 0; i < n; i++)
+            if (a[i].object != aExp[i].object || a[i].distance != aExp[i].distance)
+                test_fail_at(__FILE__, __LINE__, "%s k=%u r=%g query %zu rank %zu: (%u, %.9g), expected (%u, %.9g)",
+                             what, o->k, o->radius, q, i, a[i].object, a[i].distance, aExp[i].object,
+                             aExp[i].distance);
+    }
+    free(aExp);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every search mode against brute force on one index.  Radii: 0 and
+ * distances that occur between query 0 (a data object) and the data, so
+ * that objects lie exactly at the radius. */
+static void check_index(const corpus *c, const genie_index *idx, const char *what)
+{
+    double *aSorted = malloc(c->n * sizeof *aSorted);
+    memcpy(aSorted, c->aTruth, c->n * sizeof *aSorted);
+    qsort(aSorted, c->n, sizeof *aSorted, cmp_double);
+    double aR[4] = {0, aSorted[c->n / 200], aSorted[c->n / 40], aSorted[c->n / 8]};
+    if (c->metric == GENIE_LC_EDIT) {
+        aR[1] = 1;
+        aR[2] = 2;
+        aR[3] = 4;
+    }
+    free(aSorted);
+    uint64_t nLc = 0, nBrute = 0;
+    for (int i = 0; i < 4; i++) {
+        genie_lc_options o = {0};
+        o.radius = aR[i];
+        genie_lc_results *r = search_corpus(idx, c, &o);
+        check_answers(c, r, &o, what);
+        genie_search_stats st;
+        genie_lc_results_stats(r, &st);
+        uint64_t sum = 0;
+        for (size_t q = 0; q < c->nq; q++)
+            sum += genie_lc_results_distances(r, q);
+        CHECK_EQ(st.verified, sum);
+        CHECK_EQ(st.backend, GENIE_BACKEND_CPU);
+        nLc += sum;
+        genie_lc_results_free(r);
+        if (i != 2)
+            continue;
+        o.brute_force = 1;
+        r = search_corpus(idx, c, &o);
+        check_answers(c, r, &o, what);
+        genie_lc_results_stats(r, &st);
+        CHECK_EQ(st.verified, (uint64_t)c->n * c->nq);
+        nBrute = st.verified;
+        genie_lc_results_free(r);
+    }
+    uint32_t aK[4] = {1, 7, (uint32_t)c->n, (uint32_t)c->n + 5};
+    for (int i = 0; i < 4; i++) {
+        genie_lc_options o = {0};
+        o.k = aK[i];
+        genie_lc_results *r = search_corpus(idx, c, &o);
+        check_answers(c, r, &o, what);
+        genie_lc_results_free(r);
+        o.bounded = 1;
+        o.radius = aR[1 + i % 3];
+        o.threads = 1;
+        r = search_corpus(idx, c, &o);
+        check_answers(c, r, &o, what);
+        genie_lc_results_free(r);
+    }
+    if (getenv("GENIE_TEST_VERBOSE"))
+        fprintf(stderr, "%s: distances over 4 radii %llu (brute force %llu per radius)\n", what, (unsigned long long)nLc,
+                (unsigned long long)nBrute);
+}
+
+/* Disjoint cluster ranges, searched apart and merged, equal the whole. */
+static void check_subsets(const corpus *c, const genie_index *idx)
+{
+    genie_lc_info info;
+    CHECK_OK(genie_lc_index_info(idx, &info));
+    uint32_t m = info.n_clusters, aCut[4] = {0, m / 3, m / 3 + (m - m / 3) / 2, m};
+    genie_lc_options o = {0};
+    o.k = 9;
+    genie_lc_hit *aAll = malloc(3 * (size_t)o.k * c->nq * sizeof *aAll);
+    size_t *anAll = calloc(c->nq, sizeof *anAll);
+    for (int p = 0; p < 3; p++) {
+        if (aCut[p] == aCut[p + 1])
+            continue;
+        o.first_cluster = aCut[p];
+        o.n_clusters = aCut[p + 1] - aCut[p];
+        genie_lc_results *r = search_corpus(idx, c, &o);
+        for (size_t q = 0; q < c->nq; q++) {
+            size_t n;
+            const genie_lc_hit *a = genie_lc_results_get(r, q, &n);
+            CHECK(n <= o.k);
+            memcpy(aAll + q * 3 * o.k + anAll[q], a, n * sizeof *a);
+            anAll[q] += n;
+        }
+        genie_lc_results_free(r);
+    }
+    o.first_cluster = o.n_clusters = 0;
+    genie_lc_results *r = search_corpus(idx, c, &o);
+    for (size_t q = 0; q < c->nq; q++) {
+        qsort(aAll + q * 3 * o.k, anAll[q], sizeof *aAll, cmp_hit);
+        size_t n;
+        const genie_lc_hit *a = genie_lc_results_get(r, q, &n);
+        CHECK_EQ(n, anAll[q] < o.k ? anAll[q] : o.k);
+        for (size_t i = 0; i < n; i++)
+            CHECK_EQ(a[i].object, aAll[q * 3 * o.k + i].object);
+    }
+    genie_lc_results_free(r);
+    o.first_cluster = m;
+    if (c->aVec) {
+        genie_vectors q = {c->nq, c->dim, c->aQVec};
+        CHECK_RC(genie_lc_search_vectors(idx, &q, &o, &r), GENIE_EINVAL);
+    } else {
+        CHECK_RC(genie_lc_search_strings(idx, (const char *const *)c->azQ, c->anQ, c->nq, &o, &r), GENIE_EINVAL);
+    }
+    free(aAll);
+    free(anAll);
+}
+
+static void check_metric(genie_lc_metric metric, size_t n, size_t nq, uint64_t seed)
+{
+    corpus c;
+    if (metric == GENIE_LC_EDIT || metric == GENIE_LC_JACCARD)
+        make_strings(&c, metric, n, nq, seed);
+    else
+        make_vectors(&c, metric, n, nq, seed);
+    static const struct {
+        uint32_t K;
+        genie_lc_centers centers;
+        int matrix;
+    } aCfg[] = {{8, GENIE_LC_CENTERS_FARTHEST, 1}, {3, GENIE_LC_CENTERS_RANDOM, -1}, {1, GENIE_LC_CENTERS_FARTHEST, 0},
+                {100000, GENIE_LC_CENTERS_RANDOM, 1}};
+    for (size_t i = 0; i < sizeof aCfg / sizeof aCfg[0]; i++) {
+        genie_lc_params p = {0};
+        p.metric = metric;
+        p.cluster_size = aCfg[i].K;
+        p.centers = aCfg[i].centers;
+        p.center_distances = aCfg[i].matrix;
+        p.seed = seed + i;
+        char zName[64], zWhat[96];
+        snprintf(zName, sizeof zName, "lc%zu.genie", i);
+        snprintf(zWhat, sizeof zWhat, "%s K=%u %s matrix=%d", genie_lc_metric_name(metric), p.cluster_size,
+                 genie_lc_centers_name(p.centers), p.center_distances);
+        genie_index *idx = build_corpus(&c, &p, zName);
+        genie_lc_info info;
+        CHECK_OK(genie_lc_index_info(idx, &info));
+        CHECK_EQ(info.n_objects, c.n);
+        CHECK_EQ(info.metric, metric);
+        CHECK_EQ(info.n_clusters, (c.n + aCfg[i].K) / (aCfg[i].K + 1));
+        check_index(&c, idx, zWhat);
+        if (i == 0)
+            check_subsets(&c, idx);
+        genie_index_close(idx);
+    }
+    corpus_free(&c);
+}
+
+TEST(metric_l2_equals_brute_force) { check_metric(GENIE_LC_L2, 1500, 1000, 11); }
+TEST(metric_l1_equals_brute_force) { check_metric(GENIE_LC_L1, 1500, 1000, 12); }
+TEST(metric_cosine_equals_brute_force) { check_metric(GENIE_LC_COSINE, 1500, 1000, 13); }
+TEST(metric_edit_equals_brute_force) { check_metric(GENIE_LC_EDIT, 2000, 1000, 14); }
+TEST(metric_jaccard_equals_brute_force) { check_metric(GENIE_LC_JACCARD, 1500, 1000, 15); }

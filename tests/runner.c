@@ -78,6 +78,7 @@ char g_zTestDir[1024];
     X(metric_cosine_equals_brute_force, 240)      \
     X(metric_edit_equals_brute_force, 240)        \
     X(metric_jaccard_equals_brute_force, 240)     \
+    X(metric_batched_equals_brute_force, 240)     \
     X(metric_corrupt_and_forged_rejected, 60)     \
     X(seq_edit_distance_random, 30) \
     X(seq_ordered_ngrams, 10) \

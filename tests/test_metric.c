@@ -5,7 +5,9 @@
  * own code), with duplicates in the data, ties at the radius and at the
  * k-th distance, k larger than n, radius 0 and empty results; cluster
  * subsets merge to the whole; corrupt and forged FRONTEND sections are
- * refused before use.
+ * refused before use.  The batched search (metric_batch.c, the GPU's) is
+ * checked here with its pair distances computed on the CPU; with
+ * GENIE_TEST_BACKEND=cuda the vector searches run on the GPU.
  */
 #include <math.h>
 
@@ -13,6 +15,7 @@
 #include "index/builder.h"
 #include "index/index.h"
 #include "test.h"
+#include "transform/metric.h"
 
 /* ------------------------------------------------------- brute force */
 
@@ -204,9 +207,46 @@ static genie_index *build_corpus(const corpus *c, const genie_lc_params *p, cons
     return idx;
 }
 
+/* Non-zero: vector searches go through lc_batch_search with CPU pairs. */
+static int g_batched;
+
+static genie_status cpu_pairs(void *ctx, const float *queries, uint64_t nQuery, const uint32_t *aPair,
+                              uint64_t nPair, float *out)
+{
+    static const genie_metric aVm[] = {GENIE_METRIC_L2, GENIE_METRIC_L1, GENIE_METRIC_COSINE};
+    const lc_space *s = ctx;
+    for (uint64_t i = 0; i < nPair; i++) {
+        CHECK(aPair[2 * i] < nQuery && aPair[2 * i + 1] < s->n);
+        out[i] = genie_vector_distance(aVm[s->metric], queries + (size_t)aPair[2 * i] * s->dim,
+                                       s->aVec + (size_t)aPair[2 * i + 1] * s->dim, s->dim);
+    }
+    return GENIE_OK;
+}
+
+static genie_lc_results *search_batched(const genie_index *idx, const corpus *c, const genie_lc_options *o)
+{
+    lc_layout L;
+    lc_space s;
+    CHECK_OK(lc_open_index(idx, &L, &s));
+    genie_lc_results *r = calloc(1, sizeof *r);
+    r->n = c->nq;
+    r->aaHit = calloc(c->nq, sizeof *r->aaHit);
+    r->anHit = calloc(c->nq, sizeof *r->anHit);
+    r->anDist = calloc(c->nq, sizeof *r->anDist);
+    uint32_t first = o->first_cluster, end = o->n_clusters ? first + o->n_clusters : L.info.n_clusters;
+    CHECK_OK(lc_batch_search(&L, &s, o, first, end, c->aQVec, c->nq, cpu_pairs, &s, r));
+    r->stats.backend = GENIE_BACKEND_CPU;
+    for (size_t q = 0; q < c->nq; q++)
+        r->stats.verified += r->anDist[q];
+    lc_space_free(&s);
+    return r;
+}
+
 static genie_lc_results *search_corpus(const genie_index *idx, const corpus *c, const genie_lc_options *o)
 {
     genie_lc_results *r;
+    if (g_batched && c->aVec && !o->brute_force)
+        return search_batched(idx, c, o);
     if (c->aVec) {
         genie_vectors q = {c->nq, c->dim, c->aQVec};
         CHECK_OK(genie_lc_search_vectors(idx, &q, o, &r));
@@ -294,6 +334,7 @@ static void check_index(const corpus *c, const genie_index *idx, const char *wha
     for (int i = 0; i < 4; i++) {
         genie_lc_options o = {0};
         o.radius = aR[i];
+        o.backend = c->aVec ? test_backend() : GENIE_BACKEND_CPU;
         genie_lc_results *r = search_corpus(idx, c, &o);
         check_answers(c, r, &o, what);
         genie_search_stats st;
@@ -302,12 +343,13 @@ static void check_index(const corpus *c, const genie_index *idx, const char *wha
         for (size_t q = 0; q < c->nq; q++)
             sum += genie_lc_results_distances(r, q);
         CHECK_EQ(st.verified, sum);
-        CHECK_EQ(st.backend, GENIE_BACKEND_CPU);
+        CHECK_EQ(st.backend, o.backend);
         nLc += sum;
         genie_lc_results_free(r);
         if (i != 2)
             continue;
         o.brute_force = 1;
+        o.backend = GENIE_BACKEND_CPU;
         r = search_corpus(idx, c, &o);
         check_answers(c, r, &o, what);
         genie_lc_results_stats(r, &st);
@@ -319,6 +361,7 @@ static void check_index(const corpus *c, const genie_index *idx, const char *wha
     for (int i = 0; i < 4; i++) {
         genie_lc_options o = {0};
         o.k = aK[i];
+        o.backend = c->aVec ? test_backend() : GENIE_BACKEND_CPU;
         genie_lc_results *r = search_corpus(idx, c, &o);
         check_answers(c, r, &o, what);
         genie_lc_results_free(r);
@@ -342,6 +385,7 @@ static void check_subsets(const corpus *c, const genie_index *idx)
     uint32_t m = info.n_clusters, aCut[4] = {0, m / 3, m / 3 + (m - m / 3) / 2, m};
     genie_lc_options o = {0};
     o.k = 9;
+    o.backend = c->aVec ? test_backend() : GENIE_BACKEND_CPU;
     genie_lc_hit *aAll = malloc(3 * (size_t)o.k * c->nq * sizeof *aAll);
     size_t *anAll = calloc(c->nq, sizeof *anAll);
     for (int p = 0; p < 3; p++) {
@@ -425,6 +469,14 @@ TEST(metric_l1_equals_brute_force) { check_metric(GENIE_LC_L1, 1500, 1000, 12); 
 TEST(metric_cosine_equals_brute_force) { check_metric(GENIE_LC_COSINE, 1500, 1000, 13); }
 TEST(metric_edit_equals_brute_force) { check_metric(GENIE_LC_EDIT, 2000, 1000, 14); }
 TEST(metric_jaccard_equals_brute_force) { check_metric(GENIE_LC_JACCARD, 1500, 1000, 15); }
+
+TEST(metric_batched_equals_brute_force)
+{
+    g_batched = 1;
+    check_metric(GENIE_LC_L2, 1200, 1000, 31);
+    check_metric(GENIE_LC_L1, 1200, 600, 32);
+    check_metric(GENIE_LC_COSINE, 1200, 600, 33);
+}
 
 /* ------------------------------------------------ corrupt and forged files */
 

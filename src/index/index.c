@@ -63,6 +63,8 @@ void index_device_free(index_device *d)
         d->xFree(d->p);
     if (d->pExact && d->xExactFree)
         d->xExactFree(d->pExact);
+    if (d->pPairs && d->xPairsFree)
+        d->xPairsFree(d->pPairs);
     pthread_mutex_destroy(&d->lock);
     free(d);
 }

@@ -27,8 +27,9 @@
 /*
  * A backend's per-index state: the CUDA backend keeps the uploaded List
  * Array here (p, released by xFree) so that it is uploaded once and reused
- * across searches, and the exact GPU search its resident base (pExact,
- * engine/exact.h).  Created lazily under lock; released when the index is
+ * across searches, the exact GPU search its resident base (pExact,
+ * engine/exact.h) and the metric front-end's batched distances theirs
+ * (pPairs, engine/pairs.h).  Created lazily under lock; released when the index is
  * closed.  Searches see the index as const: this slot is the one thing
  * that changes under them, which is why it lives behind a pointer.
  */
@@ -38,6 +39,8 @@ typedef struct index_device {
     void (*xFree)(void *p);
     void *pExact;
     void (*xExactFree)(void *pExact);
+    void *pPairs; /* the metric front-end's resident vectors (engine/pairs.h) */
+    void (*xPairsFree)(void *pPairs);
 } index_device;
 
 struct genie_index {

@@ -141,6 +141,51 @@ genie_status lc_layout_decode(const unsigned char *p, uint64_t nSection, uint64_
 /** The open index: layout plus objects.  lc_open_index validates both. */
 genie_status lc_open_index(const genie_index *idx, lc_layout *L, lc_space *s);
 
+/* ------------------------------------------------------------ search */
+
+/* Per query: its hits (malloc'ed, nearest first) and distances computed. */
+struct genie_lc_results {
+    size_t n;
+    genie_lc_hit **aaHit;
+    size_t *anHit;
+    uint64_t *anDist;
+    genie_search_stats stats;
+};
+
+/* Hits ordered by (distance, id). */
+int lc_hit_less(const genie_lc_hit *a, const genie_lc_hit *b);
+int lc_cmp_hit(const void *a, const void *b);
+
+/* A max-heap of at most k hits by (distance, id): a[0] is the worst. */
+typedef struct lc_heap {
+    genie_lc_hit *a;
+    size_t n, k;
+} lc_heap;
+
+void lc_heap_push(lc_heap *h, genie_lc_hit x);
+/** The k-NN radius: the k-th distance once the heap is full, else @p r0. */
+double lc_knn_radius(const lc_heap *h, double r0);
+/** First member index of cluster i (aEnd[i - 1], or 0). */
+uint32_t lc_cluster_begin(const lc_layout *L, uint32_t i);
+
+/*
+ * Distances of nPair (query, object) pairs, aPair[2i] indexing @p queries
+ * (dim floats each), aPair[2i+1] an object id: out[i] must equal
+ * genie_vector_distance on that pair, bit for bit.
+ */
+typedef genie_status (*lc_pairs_fn)(void *ctx, const float *queries, uint64_t nQuery, const uint32_t *aPair,
+                                    uint64_t nPair, float *out);
+
+/**
+ * The batched search (metric_batch.c) of @p nQuery vector queries over
+ * clusters [first, end): distances in batches through @p xPairs (a GPU),
+ * pruning on the host; the answers of metric_search.c's sequential search.
+ * @p res has its arrays for nQuery queries; fills hits and distance counts.
+ */
+genie_status lc_batch_search(const lc_layout *L, const lc_space *s, const genie_lc_options *opt, uint32_t first,
+                             uint32_t end, const float *aQ, size_t nQuery, lc_pairs_fn xPairs, void *ctx,
+                             genie_lc_results *res);
+
 /** The center-to-center distance of clusters i != j (needs aCenterDist). */
 static inline double lc_center_dist(const lc_layout *L, uint32_t i, uint32_t j)
 {

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/pairs.h"
 #include "index/index.h"
 #include "transform/metric.h"
 #include "util/clock.h"
@@ -50,55 +51,41 @@
 #define LC_PIVOTS 64
 #define LC_QUERY_CHUNK 4
 
-struct genie_lc_results {
-    size_t n;
-    genie_lc_hit **aaHit;
-    size_t *anHit;
-    uint64_t *anDist;
-    genie_search_stats stats;
-};
-
 /* ------------------------------------------------------------ the heap */
 
-static int hit_less(const genie_lc_hit *a, const genie_lc_hit *b)
+int lc_hit_less(const genie_lc_hit *a, const genie_lc_hit *b)
 {
     return a->distance < b->distance || (a->distance == b->distance && a->object < b->object);
 }
 
-static int cmp_hit(const void *a, const void *b)
+int lc_cmp_hit(const void *a, const void *b)
 {
-    return hit_less(a, b) ? -1 : hit_less(b, a) ? 1 : 0;
+    return lc_hit_less(a, b) ? -1 : lc_hit_less(b, a) ? 1 : 0;
 }
 
-/* A max-heap of at most k hits by (distance, id): a[0] is the worst. */
-typedef struct lc_heap {
-    genie_lc_hit *a;
-    size_t n, k;
-} lc_heap;
-
-static void heap_push(lc_heap *h, genie_lc_hit x)
+void lc_heap_push(lc_heap *h, genie_lc_hit x)
 {
     genie_lc_hit *a = h->a;
     if (h->n < h->k) {
         size_t i = h->n++;
-        while (i > 0 && hit_less(&a[(i - 1) / 2], &x)) {
+        while (i > 0 && lc_hit_less(&a[(i - 1) / 2], &x)) {
             a[i] = a[(i - 1) / 2];
             i = (i - 1) / 2;
         }
         a[i] = x;
         return;
     }
-    if (!hit_less(&x, &a[0]))
+    if (!lc_hit_less(&x, &a[0]))
         return;
     size_t i = 0;
     for (;;) {
         size_t l = 2 * i + 1, big = i;
         const genie_lc_hit *pBig = &x;
-        if (l < h->n && hit_less(pBig, &a[l])) {
+        if (l < h->n && lc_hit_less(pBig, &a[l])) {
             big = l;
             pBig = &a[l];
         }
-        if (l + 1 < h->n && hit_less(pBig, &a[l + 1]))
+        if (l + 1 < h->n && lc_hit_less(pBig, &a[l + 1]))
             big = l + 1;
         if (big == i)
             break;
@@ -188,7 +175,7 @@ static void pivot_add(lc_scratch *w, uint32_t i, double delta)
     }
 }
 
-static uint32_t cluster_begin(const lc_layout *L, uint32_t i)
+uint32_t lc_cluster_begin(const lc_layout *L, uint32_t i)
 {
     return i ? L->aEnd[i - 1] : 0;
 }
@@ -220,7 +207,7 @@ static genie_status range_query(const lc_query_ctx *x, lc_scratch *w)
             pivot_add(w, i, dc);
         if (dc - tol <= rc + rd) {
             /* 3.2: members with d(o,c) in [dc - rd, dc + rd], by binary search. */
-            uint32_t lo = cluster_begin(L, i), hi = L->aEnd[i];
+            uint32_t lo = lc_cluster_begin(L, i), hi = L->aEnd[i];
             double from = dc - rd - tol, to = dc + rd + tol;
             while (lo < hi) {
                 uint32_t mid = lo + (hi - lo) / 2;
@@ -239,12 +226,12 @@ static genie_status range_query(const lc_query_ctx *x, lc_scratch *w)
             break;
     }
     if (w->nHit > 1)
-        qsort(w->aHit, w->nHit, sizeof *w->aHit, cmp_hit);
+        qsort(w->aHit, w->nHit, sizeof *w->aHit, lc_cmp_hit);
     return GENIE_OK;
 }
 
 /* The current k-NN radius: the k-th distance once the heap is full. */
-static double knn_radius(const lc_heap *h, double r0)
+double lc_knn_radius(const lc_heap *h, double r0)
 {
     return h->n == h->k && h->a[0].distance < r0 ? h->a[0].distance : r0;
 }
@@ -252,7 +239,7 @@ static double knn_radius(const lc_heap *h, double r0)
 static genie_status knn_offer(const lc_query_ctx *x, lc_heap *h, uint32_t o, double D)
 {
     if (!x->opt->bounded || D <= x->opt->radius)
-        heap_push(h, (genie_lc_hit){o, D});
+        lc_heap_push(h, (genie_lc_hit){o, D});
     return GENIE_OK;
 }
 
@@ -261,7 +248,7 @@ static genie_status knn_cluster(const lc_query_ctx *x, lc_scratch *w, lc_heap *h
 {
     const lc_layout *L = x->L;
     const lc_space *s = x->s;
-    uint32_t b = cluster_begin(L, i), e = L->aEnd[i], lo = b, hi = e;
+    uint32_t b = lc_cluster_begin(L, i), e = L->aEnd[i], lo = b, hi = e;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (L->aMemberDist[mid] < dc)
@@ -275,7 +262,7 @@ static genie_status knn_cluster(const lc_query_ctx *x, lc_scratch *w, lc_heap *h
         double gapDown = down > b ? dc - L->aMemberDist[down - 1] : INFINITY;
         int goUp = gapUp <= gapDown;
         double gap = goUp ? gapUp : gapDown;
-        double r = knn_radius(h, r0), rd = lc_to_metric(s, r);
+        double r = lc_knn_radius(h, r0), rd = lc_to_metric(s, r);
         if (isfinite(rd) && gap - lc_slack(s, dc, L->aRadius[i], rd) > rd)
             break;
         uint32_t o = goUp ? L->aMember[up++] : L->aMember[--down];
@@ -297,7 +284,7 @@ static genie_status knn_query(const lc_query_ctx *x, lc_scratch *w, size_t k)
     size_t nCand = 0;
     for (uint32_t i = x->first; i < x->end; i++) {
         double rc = L->aRadius[i], ro = L->aOuter[i];
-        double r = knn_radius(&h, r0), rd = lc_to_metric(s, r);
+        double r = lc_knn_radius(&h, r0), rd = lc_to_metric(s, r);
         if (pivots && w->nPiv && isfinite(rd)) {
             double lb, ub;
             pivot_bounds(L, w, i, &lb, &ub);
@@ -315,9 +302,9 @@ static genie_status knn_query(const lc_query_ctx *x, lc_scratch *w, size_t k)
         double dc = lc_to_metric(s, D);
         if (pivots)
             pivot_add(w, i, dc);
-        if (L->aEnd[i] > cluster_begin(L, i))
+        if (L->aEnd[i] > lc_cluster_begin(L, i))
             w->aCand[nCand++] = (lc_cand){dc > rc ? dc - rc : 0, dc, i};
-        r = knn_radius(&h, r0);
+        r = lc_knn_radius(&h, r0);
         rd = lc_to_metric(s, r);
         if (dc + rd + lc_slack(s, dc, ro, rd) < ro) {
             stopAt = i + 1;
@@ -329,18 +316,18 @@ static genie_status knn_query(const lc_query_ctx *x, lc_scratch *w, size_t k)
         const lc_cand *cd = &w->aCand[j];
         if (cd->i >= stopAt)
             continue;
-        double r = knn_radius(&h, r0), rd = lc_to_metric(s, r);
+        double r = lc_knn_radius(&h, r0), rd = lc_to_metric(s, r);
         if (isfinite(rd) && cd->lb - lc_slack(s, cd->dc, L->aRadius[cd->i], rd) > rd)
             break;
         GENIE_TRY(knn_cluster(x, w, &h, cd->i, cd->dc, r0));
-        r = knn_radius(&h, r0);
+        r = lc_knn_radius(&h, r0);
         rd = lc_to_metric(s, r);
         if (cd->dc + rd + lc_slack(s, cd->dc, L->aOuter[cd->i], rd) < L->aOuter[cd->i] && cd->i + 1 < stopAt)
             stopAt = cd->i + 1;
     }
     w->nHit = h.n;
     if (h.n > 1)
-        qsort(w->aHit, h.n, sizeof *w->aHit, cmp_hit);
+        qsort(w->aHit, h.n, sizeof *w->aHit, lc_cmp_hit);
     return GENIE_OK;
 }
 
@@ -352,7 +339,7 @@ static genie_status brute_query(const lc_query_ctx *x, lc_scratch *w, size_t k)
     double r = x->opt->radius;
     for (uint32_t i = x->first; i < x->end; i++) {
         /* the members, then the center */
-        for (uint32_t j = cluster_begin(L, i); j <= L->aEnd[i]; j++) {
+        for (uint32_t j = lc_cluster_begin(L, i); j <= L->aEnd[i]; j++) {
             uint32_t o = j == L->aEnd[i] ? L->aCenter[i] : L->aMember[j];
             double D;
             if (x->opt->k) {
@@ -368,11 +355,50 @@ static genie_status brute_query(const lc_query_ctx *x, lc_scratch *w, size_t k)
     if (x->opt->k)
         w->nHit = h.n;
     if (w->nHit > 1)
-        qsort(w->aHit, w->nHit, sizeof *w->aHit, cmp_hit);
+        qsort(w->aHit, w->nHit, sizeof *w->aHit, lc_cmp_hit);
     return GENIE_OK;
 }
 
 /* ------------------------------------------------------------- driver */
+
+/* Batched distances on a backend (engine/pairs.h), for lc_batch_search. */
+typedef struct lc_device_ctx {
+    const engine_backend *be;
+    const genie_index *idx;
+    const lc_space *s;
+} lc_device_ctx;
+
+static genie_status device_pairs(void *ctx, const float *queries, uint64_t nQuery, const uint32_t *aPair,
+                                 uint64_t nPair, float *out)
+{
+    static const genie_metric aVm[] = {GENIE_METRIC_L2, GENIE_METRIC_L1, GENIE_METRIC_COSINE};
+    const lc_device_ctx *d = ctx;
+    return engine_pair_distances(d->be, d->idx, d->s->aVec, d->s->n, d->s->dim, aVm[d->s->metric], queries, nQuery,
+                                 aPair, nPair, out);
+}
+
+/*
+ * Which search runs: strings and sets, and the brute-force baseline, on
+ * the CPU threads; vectors on the backend @p opt names ("auto": a GPU when
+ * usable), batched when it computes pair distances (xPairs), else on the
+ * CPU threads.  *pBe is NULL for the CPU threads.
+ */
+static genie_status pick_backend(int vectors, const genie_lc_options *opt, const engine_backend **pBe)
+{
+    *pBe = NULL;
+    if (!vectors || opt->brute_force) {
+        if (opt->backend != GENIE_BACKEND_AUTO && opt->backend != GENIE_BACKEND_CPU)
+            return util_error(GENIE_ENOTSUP, "%s runs on the cpu backend, not %s",
+                              vectors ? "the brute-force baseline" : "edit and jaccard search",
+                              genie_backend_name(opt->backend) ? genie_backend_name(opt->backend) : "?");
+        return GENIE_OK;
+    }
+    const engine_backend *be;
+    GENIE_TRY(engine_backend_pick(opt->backend, &be));
+    if (be->xPairs)
+        *pBe = be;
+    return GENIE_OK;
+}
 
 typedef struct lc_job {
     lc_query_ctx x;
@@ -443,9 +469,6 @@ static genie_status check_options(const lc_layout *L, const genie_lc_options *op
 {
     if (!opt)
         return util_error(GENIE_EINVAL, "no search options");
-    if (opt->backend != GENIE_BACKEND_AUTO && opt->backend != GENIE_BACKEND_CPU)
-        return util_error(GENIE_ENOTSUP, "the metric search runs on the cpu backend, not %s",
-                          genie_backend_name(opt->backend) ? genie_backend_name(opt->backend) : "?");
     if ((opt->k == 0 || opt->bounded) && !(opt->radius >= 0))
         return util_error(GENIE_EINVAL, "the radius must be a number >= 0, not %g", opt->radius);
     uint32_t m = L->info.n_clusters;
@@ -491,6 +514,8 @@ static genie_status search(const genie_index *idx, int vectors, const genie_vect
         goto done;
     }
     GENIE_TRY_GOTO(rc, check_options(&L, opt, &job.x.first, &job.x.end), done);
+    const engine_backend *be;
+    GENIE_TRY_GOTO(rc, pick_backend(vectors, opt, &be), done);
     if (!(res = calloc(1, sizeof *res)) || !(res->aaHit = calloc(nQuery + 1, sizeof *res->aaHit)) ||
         !(res->anHit = calloc(nQuery + 1, sizeof *res->anHit)) ||
         !(res->anDist = calloc(nQuery + 1, sizeof *res->anDist))) {
@@ -505,8 +530,15 @@ static genie_status search(const genie_index *idx, int vectors, const genie_vect
     job.azQ = azQ;
     job.anQ = anQ;
     job.res = res;
-    uint64_t nIn = (uint64_t)(job.x.end - job.x.first) + L.aEnd[job.x.end - 1] - cluster_begin(&L, job.x.first);
+    uint64_t nIn = (uint64_t)(job.x.end - job.x.first) + L.aEnd[job.x.end - 1] - lc_cluster_begin(&L, job.x.first);
     job.k = opt->k < nIn ? opt->k : (size_t)nIn;
+    if (be) {
+        lc_device_ctx d = {be, idx, &s};
+        GENIE_TRY_GOTO(rc, lc_batch_search(&L, &s, opt, job.x.first, job.x.end, qv->data, nQuery, device_pairs, &d, res),
+                       done);
+        res->stats.backend = be->id;
+        goto finish;
+    }
     unsigned nThread = opt->threads ? opt->threads : util_ncores();
     if (nThread > (nQuery + LC_QUERY_CHUNK - 1) / LC_QUERY_CHUNK)
         nThread = (unsigned)((nQuery + LC_QUERY_CHUNK - 1) / LC_QUERY_CHUNK);
@@ -516,6 +548,7 @@ static genie_status search(const genie_index *idx, int vectors, const genie_vect
         goto done;
     }
     res->stats.backend = GENIE_BACKEND_CPU;
+finish:
     res->stats.n_parts = 1;
     res->stats.rounds = 1;
     for (size_t q = 0; q < nQuery; q++)

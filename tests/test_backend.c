@@ -110,6 +110,138 @@ TEST(backend_table_test_entry)
     test_objects_free(&objs);
 }
 
+/*
+ * A backend with four devices and parts hooks (every part resident), so
+ * that the several-GPU paths (replicas and shards, engine/devices.c and
+ * engine/parts.c) run on the CPU; it records which device each call ran on.
+ */
+#define N_FAKE_DEVICES 4
+static atomic_uint aDeviceCalls[N_FAKE_DEVICES];
+
+static genie_status device_search(const engine_request *req, genie_hit *aHit, uint32_t *aN)
+{
+    CHECK(req->device >= 0 && req->device < N_FAKE_DEVICES);
+    atomic_fetch_add(&aDeviceCalls[req->device], 1);
+    return engine_cpu_search(req, aHit, aN);
+}
+
+static int fake_devices(void)
+{
+    return N_FAKE_DEVICES;
+}
+
+static int fake_fits(const genie_index *idx, uint32_t pFirst, uint32_t pEnd, int device, uint64_t gpuMemory)
+{
+    (void)idx;
+    (void)pFirst;
+    (void)pEnd;
+    (void)device;
+    return gpuMemory == 0; /* a budget makes "auto" choose shards */
+}
+
+static genie_status fake_begin(const genie_index *idx, uint32_t pFirst, uint32_t pEnd, int device, uint64_t gpuMemory,
+                               int serialUpload, engine_stream **ppS, int *pOverlap, uint64_t *pLeft)
+{
+    (void)idx;
+    (void)serialUpload;
+    CHECK(pFirst < pEnd && device >= 0 && device < N_FAKE_DEVICES);
+    *ppS = NULL; /* resident */
+    *pOverlap = 0;
+    *pLeft = gpuMemory;
+    return GENIE_OK;
+}
+
+static const engine_parts_ops fake_parts = {.xFits = fake_fits, .xBegin = fake_begin};
+
+static const engine_backend multi = {
+    .zName = "test-devices", .xCheck = counting_check, .xSearch = device_search, .pParts = &fake_parts,
+    .xDevices = fake_devices,
+};
+
+static void reset_device_calls(void)
+{
+    for (int d = 0; d < N_FAKE_DEVICES; d++)
+        atomic_store(&aDeviceCalls[d], 0);
+}
+
+/* Search with the device list and mode; the answers must be @p ref's. */
+static void check_devices(genie_backend id, const genie_index *idx, const genie_queries *q, const genie_results *ref,
+                          const int *aGpu, unsigned nGpu, genie_gpu_mode mode, uint64_t gpuMemory,
+                          genie_gpu_mode wantMode, const char *zWhat)
+{
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = id;
+    opt.k = 10;
+    opt.gpus = aGpu;
+    opt.n_gpus = nGpu;
+    opt.gpu_mode = mode;
+    opt.gpu_memory = gpuMemory;
+    genie_results *r;
+    genie_search_stats st;
+    reset_device_calls();
+    CHECK_OK(genie_search_with_stats(idx, q, &opt, &r, &st));
+    test_same_results(ref, r, zWhat);
+    CHECK_EQ(st.n_gpus, nGpu);
+    CHECK_EQ(st.gpu_mode, wantMode);
+    for (unsigned i = 0; i < nGpu; i++)
+        if (atomic_load(&aDeviceCalls[aGpu[i]]) == 0)
+            test_fail_at(__FILE__, __LINE__, "%s: GPU %d got no work", zWhat, aGpu[i]);
+    genie_results_free(r);
+}
+
+TEST(backend_several_devices)
+{
+    genie_backend id;
+    CHECK_OK(engine_backend_register(&multi, &id));
+    test_objects objs;
+    random_objects(&objs, 4000, 17);
+    genie_queries *q = random_queries(300, 19);
+    genie_build_options bo;
+    memset(&bo, 0, sizeof bo);
+    genie_index *one = test_build_with(&objs, &bo, test_path("one.genie"));
+    bo.part_objects = 650; /* seven parts, unequal runs over three GPUs */
+    genie_index *many = test_build_with(&objs, &bo, test_path("many.genie"));
+    CHECK_EQ(genie_index_parts(many), 7);
+    genie_results *ref = test_search(one, q, GENIE_BACKEND_CPU, 10);
+
+    const int aAll[] = {0, 1, 2, 3}, aThree[] = {3, 0, 2};
+    check_devices(id, one, q, ref, aAll, 4, GENIE_GPU_AUTO, 0, GENIE_GPU_REPLICAS, "replicas, one part");
+    check_devices(id, many, q, ref, aAll, 4, GENIE_GPU_REPLICAS, 0, GENIE_GPU_REPLICAS, "replicas, seven parts");
+    check_devices(id, many, q, ref, aThree, 3, GENIE_GPU_SHARDS, 0, GENIE_GPU_SHARDS, "shards over three GPUs");
+    check_devices(id, many, q, ref, aAll, 4, GENIE_GPU_AUTO, 1u << 20, GENIE_GPU_SHARDS, "auto: shards");
+    check_devices(id, many, q, ref, aAll, 4, GENIE_GPU_AUTO, 0, GENIE_GPU_REPLICAS, "auto: replicas (fits)");
+    check_devices(id, many, q, ref, aThree + 1, 1, GENIE_GPU_AUTO, 0, GENIE_GPU_AUTO, "one GPU of a list");
+
+    /* Bad lists are refused with a message that names the problem. */
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = id;
+    opt.k = 10;
+    genie_results *r;
+    const int aTwice[] = {1, 1}, aMissing[] = {0, 9};
+    opt.gpus = aTwice;
+    opt.n_gpus = 2;
+    CHECK_RC(genie_search(many, q, &opt, &r), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "twice") != NULL);
+    opt.gpus = aMissing;
+    CHECK_RC(genie_search(many, q, &opt, &r), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "GPU 9") != NULL);
+    opt.gpus = aAll;
+    opt.n_gpus = 4;
+    opt.gpu_mode = GENIE_GPU_SHARDS;
+    CHECK_RC(genie_search(one, q, &opt, &r), GENIE_EINVAL); /* one part, four shards */
+    CHECK(strstr(genie_last_error(), "parts") != NULL);
+    opt.backend = GENIE_BACKEND_CPU;
+    CHECK_RC(genie_search(one, q, &opt, &r), GENIE_EINVAL); /* the CPU has no GPUs */
+
+    genie_results_free(ref);
+    genie_queries_free(q);
+    genie_index_close(one);
+    genie_index_close(many);
+    test_objects_free(&objs);
+}
+
 TEST(backend_names_and_errors)
 {
     genie_backend b;

@@ -464,16 +464,16 @@ static void check_metric(genie_lc_metric metric, size_t n, size_t nq, uint64_t s
     corpus_free(&c);
 }
 
-TEST(metric_l2_equals_brute_force) { check_metric(GENIE_LC_L2, 1500, 1000, 11); }
-TEST(metric_l1_equals_brute_force) { check_metric(GENIE_LC_L1, 1500, 1000, 12); }
-TEST(metric_cosine_equals_brute_force) { check_metric(GENIE_LC_COSINE, 1500, 1000, 13); }
-TEST(metric_edit_equals_brute_force) { check_metric(GENIE_LC_EDIT, 2000, 1000, 14); }
-TEST(metric_jaccard_equals_brute_force) { check_metric(GENIE_LC_JACCARD, 1500, 1000, 15); }
+TEST(metric_l2_equals_brute_force) { check_metric(GENIE_LC_L2, 1200, 600, 11); }
+TEST(metric_l1_equals_brute_force) { check_metric(GENIE_LC_L1, 1200, 600, 12); }
+TEST(metric_cosine_equals_brute_force) { check_metric(GENIE_LC_COSINE, 1200, 600, 13); }
+TEST(metric_edit_equals_brute_force) { check_metric(GENIE_LC_EDIT, 1200, 600, 14); }
+TEST(metric_jaccard_equals_brute_force) { check_metric(GENIE_LC_JACCARD, 1200, 600, 15); }
 
 TEST(metric_batched_equals_brute_force)
 {
     g_batched = 1;
-    check_metric(GENIE_LC_L2, 1200, 1000, 31);
+    check_metric(GENIE_LC_L2, 1200, 600, 31);
     check_metric(GENIE_LC_L1, 1200, 600, 32);
     check_metric(GENIE_LC_COSINE, 1200, 600, 33);
 }

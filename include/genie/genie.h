@@ -287,6 +287,17 @@ GENIE_API const char *genie_backend_name(genie_backend backend);
 /** Parse a backend name. @return GENIE_OK or GENIE_EINVAL. */
 GENIE_API genie_status genie_backend_parse(const char *name, genie_backend *out);
 
+/* How a search over several GPUs shares the work (genie_search_options.gpus). */
+typedef enum genie_gpu_mode {
+    GENIE_GPU_AUTO = 0,     /* shards when the index has at least as many parts as GPUs and
+                               they do not fit one GPU's budget together, else replicas */
+    GENIE_GPU_SHARDS = 1,   /* the parts spread over the GPUs; every GPU answers every query */
+    GENIE_GPU_REPLICAS = 2  /* every GPU holds the whole index and answers a slice of the batch */
+} genie_gpu_mode;
+
+/** "auto", "shards", "replicas"; NULL for an unknown value. */
+GENIE_API const char *genie_gpu_mode_name(genie_gpu_mode mode);
+
 /*
  * Search options are inputs only: no search writes to them.  What a search
  * did (the backend that ran, where the time went) comes back in a
@@ -307,6 +318,20 @@ typedef struct genie_search_options {
     /** Called from the calling thread with queries done so far; may be NULL. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
+    /**
+     * Several GPUs (the CUDA backends; Johnson et al., "Billion-scale
+     * similarity search with GPUs", 5.4): the device ordinals to use,
+     * n_gpus of them, each at most once; NULL or 0 = GPU 0 alone.  With
+     * shards, part p of a P-part index goes to GPU floor(p * G / P) (runs
+     * of consecutive parts), each GPU searches its parts on its own host
+     * thread, and the per-GPU top-k lists are merged exactly; with
+     * replicas every GPU holds the whole index and answers a contiguous
+     * slice of each chunk of queries.  Answers are identical to one GPU's,
+     * ties included.  gpu_memory is then the budget of each GPU.
+     */
+    const int *gpus;
+    unsigned n_gpus;
+    genie_gpu_mode gpu_mode;
 } genie_search_options;
 
 typedef struct genie_hit {
@@ -375,10 +400,13 @@ GENIE_API genie_status genie_index_part_info(const genie_index *idx, uint32_t pa
  * is matched (unless serial_upload).  upload_seconds is the time the
  * uploads took (staging the part's postings in pinned memory, the copy to
  * the device), wherever it ran; wait_seconds the part of it the search
- * waited for, the transfer that the overlap did not hide.
+ * waited for, the transfer that the overlap did not hide.  With several
+ * GPUs as shards, each GPU's times are added up (they overlap in time).
  */
 typedef struct genie_search_stats {
     genie_backend backend; /* the backend that ran ("auto" resolved) */
+    uint32_t n_gpus;       /* devices it ran on (1 for the CPU backends) */
+    genie_gpu_mode gpu_mode; /* with several: shards or replicas ("auto" resolved) */
     uint32_t n_parts;
     int streamed;          /* CUDA: parts streamed through two device buffers */
     int overlapped;        /* streamed, each next part uploaded during the current one's matching */

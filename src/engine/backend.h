@@ -25,7 +25,10 @@
  *   xPairs    distances of a batch of (query, object) pairs of dense
  *             vectors, bit for bit those of genie_vector_distance (the
  *             metric front-end's batched search, engine/pairs.h); NULL:
- *             the metric search runs on the CPU.
+ *             the metric search runs on the CPU;
+ *   xDevices  how many devices (GPUs) the backend can run on, numbered
+ *             0 .. n-1 (engine_request.device); NULL for a backend without
+ *             devices of its own (then only device 0 exists).
  */
 #ifndef GENIE_ENGINE_BACKEND_H
 #define GENIE_ENGINE_BACKEND_H
@@ -34,9 +37,11 @@
 #include "engine/engine.h"
 
 /*
- * Parts and a backend's own memory.  begin() decides, under the
- * multi-part index's device lock, how the parts meet the device under the
- * budget @p gpuMemory (0 = most of the free memory): when they fit together,
+ * Parts and a backend's own memory.  fits() says whether parts
+ * [pFirst, pEnd) of @p idx fit device @p device together under the budget
+ * @p gpuMemory (0 = most of the free memory), so that they can stay
+ * resident.  begin() decides, under the multi-part index's lock of that
+ * device, how those parts meet the device: when they fit together,
  * *ppS is NULL and each part's view keeps its own copy across searches
  * (resident); otherwise *ppS streams the parts through buffers, *pOverlap
  * says whether the next part may be sent while the current one is matched
@@ -49,8 +54,9 @@
  * failure.
  */
 typedef struct engine_parts_ops {
-    genie_status (*xBegin)(const genie_index *idx, uint64_t gpuMemory, int serialUpload, engine_stream **ppS,
-                           int *pOverlap, uint64_t *pLeft);
+    int (*xFits)(const genie_index *idx, uint32_t pFirst, uint32_t pEnd, int device, uint64_t gpuMemory);
+    genie_status (*xBegin)(const genie_index *idx, uint32_t pFirst, uint32_t pEnd, int device, uint64_t gpuMemory,
+                           int serialUpload, engine_stream **ppS, int *pOverlap, uint64_t *pLeft);
     genie_status (*xStart)(engine_stream *s, genie_index *view);
     genie_status (*xReady)(engine_stream *s, genie_index *view);
     genie_status (*xDone)(engine_stream *s, genie_index *view, double *pUpload, double *pWait);
@@ -58,10 +64,11 @@ typedef struct engine_parts_ops {
 } engine_parts_ops;
 
 /**
- * Exact k-NN of @p nQuery vectors in a base of @p nBase (see exact.h for
- * the contract and the resident slot @p ppResident, freed by xExactFree).
+ * Exact k-NN of @p nQuery vectors in a base of @p nBase on device
+ * @p device (see exact.h for the contract and the resident slot
+ * @p ppResident, freed by xExactFree).
  */
-typedef genie_status (*engine_exact_fn)(void **ppResident, const float *base, uint64_t nBase, const float *queries,
+typedef genie_status (*engine_exact_fn)(int device, void **ppResident, const float *base, uint64_t nBase, const float *queries,
                                         uint64_t nQuery, uint32_t dim, genie_metric metric, uint32_t k,
                                         genie_neighbor *out);
 
@@ -85,6 +92,7 @@ typedef struct engine_backend {
     uint32_t nExactMaxK;
     engine_pairs_fn xPairs;
     void (*xPairsFree)(void *pResident);
+    int (*xDevices)(void);
 } engine_backend;
 
 /** The entry of @p id, or NULL when there is none. */

@@ -165,10 +165,16 @@ static genie_status cpq_paper_search(const engine_request *req, genie_hit *aHit,
     return pModule->xCpqPaper(req, aHit, aN);
 }
 
-static genie_status parts_begin(const genie_index *idx, uint64_t gpuMemory, int serialUpload, engine_stream **ppS,
-                                int *pOverlap, uint64_t *pLeft)
+static int parts_fits(const genie_index *idx, uint32_t pFirst, uint32_t pEnd, int device, uint64_t gpuMemory)
 {
-    return pModule->parts.xBegin(idx, gpuMemory, serialUpload, ppS, pOverlap, pLeft);
+    return pModule->parts.xFits(idx, pFirst, pEnd, device, gpuMemory);
+}
+
+static genie_status parts_begin(const genie_index *idx, uint32_t pFirst, uint32_t pEnd, int device,
+                                uint64_t gpuMemory, int serialUpload, engine_stream **ppS, int *pOverlap,
+                                uint64_t *pLeft)
+{
+    return pModule->parts.xBegin(idx, pFirst, pEnd, device, gpuMemory, serialUpload, ppS, pOverlap, pLeft);
 }
 
 static genie_status parts_start(engine_stream *s, genie_index *view)
@@ -191,13 +197,19 @@ static void parts_end(engine_stream *s)
     pModule->parts.xEnd(s);
 }
 
-static const engine_parts_ops cuda_parts = {parts_begin, parts_start, parts_ready, parts_done, parts_end};
+static const engine_parts_ops cuda_parts = {parts_fits,  parts_begin, parts_start,
+                                            parts_ready, parts_done,  parts_end};
 
-static genie_status exact_search(void **ppResident, const float *base, uint64_t nBase, const float *queries,
-                                 uint64_t nQuery, uint32_t dim, genie_metric metric, uint32_t k,
+static genie_status exact_search(int device, void **ppResident, const float *base, uint64_t nBase,
+                                 const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric, uint32_t k,
                                  genie_neighbor *out)
 {
-    return pModule->xExact(ppResident, base, nBase, queries, nQuery, dim, metric, k, out);
+    return pModule->xExact(device, ppResident, base, nBase, queries, nQuery, dim, metric, k, out);
+}
+
+static int devices(void)
+{
+    return pModule ? pModule->xDevices() : 0;
 }
 
 static void exact_free(void *pResident)
@@ -226,16 +238,18 @@ const engine_backend engine_cuda_backend = {
     .id = GENIE_BACKEND_CUDA, .zName = "cuda", .preferred = 1, .xCheck = cuda_check, .xSearch = tile_search,
     .pParts = &cuda_parts, .xExact = exact_search, .xExactFree = exact_free, .nExactMaxK = CUDA_EXACT_MAX_K,
     .xPairs = pairs_distances, .xPairsFree = pairs_free,
+    .xDevices = devices,
 };
 
 const engine_backend engine_cuda_spq_backend = {
     .id = GENIE_BACKEND_CUDA_SPQ, .zName = "cuda-spq", .xCheck = cuda_check, .xSearch = spq_search,
     .pParts = &cuda_parts, .xExact = exact_search, .xExactFree = exact_free, .nExactMaxK = CUDA_EXACT_MAX_K,
+    .xDevices = devices,
 };
 
 const engine_backend engine_cuda_cpq_paper_backend = {
     .id = GENIE_BACKEND_CUDA_CPQ_PAPER, .zName = "cuda-cpq-paper", .xCheck = cuda_check,
-    .xSearch = cpq_paper_search, .pParts = &cuda_parts,
+    .xSearch = cpq_paper_search, .pParts = &cuda_parts, .xDevices = devices,
 };
 
 /* The testing hooks (cuda_testing.h) load the module; without one they do nothing. */

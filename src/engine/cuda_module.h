@@ -51,6 +51,7 @@ typedef struct engine_cuda_module {
     uint32_t nHostSize;    /* sizeof(engine_host) */
     void (*xInit)(const engine_host *pHost);
     int (*xUsable)(void);
+    int (*xDevices)(void); /* usable GPUs, numbered from 0 */
     engine_search_fn xTile;     /* "cuda": the c-PQ in the tile layout */
     engine_search_fn xSpq;      /* "cuda-spq": GEN-SPQ */
     engine_search_fn xCpqPaper; /* "cuda-cpq-paper": the c-PQ in the paper's layout */

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/backend.h"
 #include "engine/parts.h"
 #include "index/index.h"
 #include "util/clock.h"
@@ -52,8 +51,8 @@ static genie_status append_chunk(genie_results *r, const genie_hit *aHit, const 
 
 /* A one-part index: each chunk straight from the backend into the results. */
 static genie_status search_whole(const genie_index *idx, const genie_queries *q, const genie_search_options *opt,
-                                 const engine_backend *be, uint32_t k, size_t chunk, genie_results *r,
-                                 genie_search_stats *stats)
+                                 const engine_backend *be, const engine_devices *devs, uint32_t k, size_t chunk,
+                                 genie_results *r, genie_search_stats *stats)
 {
     genie_status rc = GENIE_OK;
     size_t nChunkAlloc = chunk < q->nQuery ? chunk : (q->nQuery ? q->nQuery : 1);
@@ -68,12 +67,13 @@ static genie_status search_whole(const genie_index *idx, const genie_queries *q,
     uint64_t cap = 1;
     for (size_t first = 0; first < q->nQuery; first += chunk) {
         size_t n = q->nQuery - first < chunk ? q->nQuery - first : chunk;
-        engine_request req = {idx, q, first, n, k, aBound + first, opt->threads, opt->gpu_memory, opt->load_balance};
+        engine_request req = {idx, q, first, n, k, aBound + first, opt->threads, opt->gpu_memory, opt->load_balance,
+                              0};
         double t0 = util_now();
         if (idx->info.n_objects == 0)
             memset(aN, 0, n * sizeof *aN);
         else
-            GENIE_TRY_GOTO(rc, be->xSearch(&req, aHit, aN), done);
+            GENIE_TRY_GOTO(rc, engine_devices_search(be, devs, &req, aHit, aN), done);
         stats->part_seconds += util_now() - t0;
         GENIE_TRY_GOTO(rc, append_chunk(r, aHit, aN, n, k, &cap), done);
         if (opt->progress)
@@ -121,7 +121,11 @@ genie_status genie_search_with_stats(const genie_index *idx, const genie_queries
         return util_error(GENIE_EINVAL, "k must be at least 1");
     const engine_backend *be = NULL;
     GENIE_TRY(engine_backend_pick(opt->backend, &be));
+    engine_devices devs;
+    GENIE_TRY(engine_devices_resolve(be, idx, opt, &devs));
     stats.backend = be->id;
+    stats.n_gpus = devs.n;
+    stats.gpu_mode = devs.n > 1 ? devs.mode : GENIE_GPU_AUTO;
     uint64_t nObj = idx->info.n_objects;
     uint32_t k = nObj == 0 ? 1 : (opt->k < nObj ? opt->k : (uint32_t)nObj);
     size_t chunk = CHUNK_OUTPUT_BYTES / ((size_t)k * sizeof(genie_hit));
@@ -141,9 +145,9 @@ genie_status genie_search_with_stats(const genie_index *idx, const genie_queries
         goto fail;
     }
     if (idx->nPart > 1)
-        GENIE_TRY_GOTO(rc, engine_search_parts(idx, q, opt, be, k, chunk, r, &stats), fail);
+        GENIE_TRY_GOTO(rc, engine_search_parts(idx, q, opt, be, &devs, k, chunk, r, &stats), fail);
     else
-        GENIE_TRY_GOTO(rc, search_whole(idx, q, opt, be, k, chunk, r, &stats), fail);
+        GENIE_TRY_GOTO(rc, search_whole(idx, q, opt, be, &devs, k, chunk, r, &stats), fail);
     stats.total_seconds = util_now() - t0;
     if (pStats)
         *pStats = stats;

@@ -41,6 +41,7 @@ typedef struct engine_request {
     unsigned threads;            /* host threads; 0 = all cores */
     uint64_t gpuMemory;          /* device bytes the batches may use; 0 = most of the free */
     int loadBalance;             /* split long lists (genie_search_options.load_balance) */
+    int device;                  /* the backend's device (GPU ordinal) to run on; 0 for the CPU */
 } engine_request;
 
 typedef genie_status (*engine_search_fn)(const engine_request *req, genie_hit *aHit, uint32_t *aN);

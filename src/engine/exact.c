@@ -156,19 +156,20 @@ static genie_status exact_cpu(const genie_vectors *base, const genie_vectors *q,
 }
 
 /* The backend's own exact search, through @p idx's resident base when there is an index. */
-static genie_status exact_backend(const engine_backend *be, const genie_index *idx, const genie_vectors *base,
-                                  const genie_vectors *q, genie_metric metric, uint32_t k, genie_neighbor *out)
+static genie_status exact_backend(const engine_backend *be, int device, const genie_index *idx,
+                                  const genie_vectors *base, const genie_vectors *q, genie_metric metric, uint32_t k,
+                                  genie_neighbor *out)
 {
     if (!idx)
-        return be->xExact(NULL, base->data, base->n, q->data, q->n, base->dim, metric, k, out);
-    index_device *d = idx->pDev;
+        return be->xExact(device, NULL, base->data, base->n, q->data, q->n, base->dim, metric, k, out);
+    index_device *d = &idx->aDev[device];
     pthread_mutex_lock(&d->lock);
     if (d->pExact && d->xExactFree != be->xExactFree) {
         d->xExactFree(d->pExact); /* another backend's resident base */
         d->pExact = NULL;
     }
     d->xExactFree = be->xExactFree;
-    genie_status rc = be->xExact(&d->pExact, base->data, base->n, q->data, q->n, base->dim, metric, k, out);
+    genie_status rc = be->xExact(device, &d->pExact, base->data, base->n, q->data, q->n, base->dim, metric, k, out);
     pthread_mutex_unlock(&d->lock);
     return rc;
 }
@@ -179,7 +180,7 @@ genie_status genie_exact_search(const genie_vectors *base, const genie_vectors *
 {
     double t0 = util_now();
     genie_backend used = GENIE_BACKEND_AUTO;
-    genie_status rc = exact_search_in_index(NULL, base, queries, metric, k, backend, threads, out, &used);
+    genie_status rc = exact_search_in_index(NULL, base, queries, metric, k, backend, 0, threads, out, &used);
     if (stats) {
         memset(stats, 0, sizeof *stats);
         stats->backend = used;
@@ -190,8 +191,8 @@ genie_status genie_exact_search(const genie_vectors *base, const genie_vectors *
 }
 
 genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *base, const genie_vectors *queries,
-                                   genie_metric metric, uint32_t k, genie_backend backend, unsigned threads,
-                                   genie_neighbor *out, genie_backend *used)
+                                   genie_metric metric, uint32_t k, genie_backend backend, int device,
+                                   unsigned threads, genie_neighbor *out, genie_backend *used)
 {
     util_error_clear();
     if (!genie_metric_name(metric))
@@ -208,6 +209,9 @@ genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *
     GENIE_TRY(engine_backend_pick(backend, &be));
     if (!be->xExact)
         be = engine_backend_find(GENIE_BACKEND_CPU); /* no exact search of its own: the CPU's */
+    int nDevice = be->xDevices ? be->xDevices() : 1;
+    if (device < 0 || device >= nDevice)
+        return util_error(GENIE_EINVAL, "exact search: GPU %d does not exist (%d found)", device, nDevice);
     uint32_t kMax = be->xExact ? be->nExactMaxK : EXACT_MAX_K;
     if (k == 0 || k > kMax)
         return util_error(GENIE_EINVAL, "exact search: k = %u outside 1..%u (%s)", k, kMax, be->zName);
@@ -218,12 +222,12 @@ genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *
     uint32_t kEff = base->n < k ? (uint32_t)base->n : k;
     if (be->xExact) {
         if (kEff == k)
-            return exact_backend(be, idx, base, queries, metric, k, out);
+            return exact_backend(be, device, idx, base, queries, metric, k, out);
         /* Fewer vectors than k: search for all, then spread to stride k. */
         genie_neighbor *tmp = malloc(queries->n * kEff * sizeof *tmp);
         if (!tmp)
             return util_error(GENIE_ENOMEM, "out of memory in the exact search");
-        genie_status rc = exact_backend(be, idx, base, queries, metric, kEff, tmp);
+        genie_status rc = exact_backend(be, device, idx, base, queries, metric, kEff, tmp);
         for (uint64_t i = 0; rc == GENIE_OK && i < queries->n; i++)
             memcpy(out + i * k, tmp + i * kEff, kEff * sizeof *tmp);
         free(tmp);

@@ -11,7 +11,7 @@ genie_status engine_pair_distances(const engine_backend *be, const genie_index *
 {
     if (!be->xPairs)
         return util_error(GENIE_ENOTSUP, "backend %s has no batched distances", be->zName);
-    index_device *d = idx->pDev;
+    index_device *d = &idx->aDev[0]; /* the module computes on GPU 0 */
     pthread_mutex_lock(&d->lock);
     if (d->pPairs && d->xPairsFree != be->xPairsFree) {
         d->xPairsFree(d->pPairs); /* another backend's resident base */

@@ -4,17 +4,18 @@
 #ifndef GENIE_ENGINE_PARTS_H
 #define GENIE_ENGINE_PARTS_H
 
-#include "engine/backend.h"
+#include "engine/devices.h"
 
 /**
  * Answer every query of @p q on the multi-part index @p idx with backend
- * @p be: each part's view, chunk by chunk (@p chunk queries at a time),
+ * @p be on the devices @p devs (one, replicas or shards): each part's
+ * view, chunk by chunk (@p chunk queries at a time),
  * the per-part top-k merged into @p r (whose aEnd is allocated for every
  * query; aHit is grown).  @p k is already clamped to the index's objects.
  * Adds its times, and whether parts streamed, to @p stats.
  */
 genie_status engine_search_parts(const genie_index *idx, const genie_queries *q, const genie_search_options *opt,
-                                 const engine_backend *be, uint32_t k, size_t chunk, genie_results *r,
-                                 genie_search_stats *stats);
+                                 const engine_backend *be, const engine_devices *devs, uint32_t k, size_t chunk,
+                                 genie_results *r, genie_search_stats *stats);
 
 #endif

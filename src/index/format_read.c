@@ -404,10 +404,10 @@ static genie_status check_parts(const char *path, const util_mapping *m, const h
             longest = aView[i].info.longest_list;
     }
     for (uint32_t i = 0; i < h->nParts; i++) {
-        aView[i].pDev = index_device_new();
-        if (!aView[i].pDev) {
+        aView[i].aDev = index_devices_new();
+        if (!aView[i].aDev) {
             for (uint32_t j = 0; j < i; j++)
-                index_device_free(aView[j].pDev);
+                index_devices_free(aView[j].aDev);
             free(aView);
             return util_error(GENIE_ENOMEM, "%s: out of memory for %u index parts", path, h->nParts);
         }

@@ -15,10 +15,10 @@ genie_status genie_index_open(const char *path, genie_index **out)
     if (!path)
         return util_error(GENIE_EINVAL, "no index path given");
     genie_index *idx = malloc(sizeof *idx);
-    index_device *pDev = index_device_new();
-    if (!idx || !pDev) {
+    index_device *aDev = index_devices_new();
+    if (!idx || !aDev) {
         free(idx);
-        index_device_free(pDev);
+        index_devices_free(aDev);
         return util_error(GENIE_ENOMEM, "out of memory opening %s", path);
     }
     util_mapping m;
@@ -29,10 +29,10 @@ genie_status genie_index_open(const char *path, genie_index **out)
     }
     if (rc != GENIE_OK) {
         free(idx);
-        index_device_free(pDev);
+        index_devices_free(aDev);
         return rc;
     }
-    idx->pDev = pDev;
+    idx->aDev = aDev;
     *out = idx;
     return GENIE_OK;
 }
@@ -42,31 +42,34 @@ void genie_index_close(genie_index *idx)
     if (!idx)
         return;
     index_free_parts(idx);
-    index_device_free(idx->pDev);
+    index_devices_free(idx->aDev);
     util_unmap_file(&idx->map);
     free(idx);
 }
 
-index_device *index_device_new(void)
+index_device *index_devices_new(void)
 {
-    index_device *d = calloc(1, sizeof *d);
-    if (d)
-        pthread_mutex_init(&d->lock, NULL);
-    return d;
+    index_device *aDev = calloc(INDEX_MAX_DEVICES, sizeof *aDev);
+    for (int i = 0; aDev && i < INDEX_MAX_DEVICES; i++)
+        pthread_mutex_init(&aDev[i].lock, NULL);
+    return aDev;
 }
 
-void index_device_free(index_device *d)
+void index_devices_free(index_device *aDev)
 {
-    if (!d)
+    if (!aDev)
         return;
-    if (d->p && d->xFree)
-        d->xFree(d->p);
-    if (d->pExact && d->xExactFree)
-        d->xExactFree(d->pExact);
-    if (d->pPairs && d->xPairsFree)
-        d->xPairsFree(d->pPairs);
-    pthread_mutex_destroy(&d->lock);
-    free(d);
+    for (int i = 0; i < INDEX_MAX_DEVICES; i++) {
+        index_device *d = &aDev[i];
+        if (d->p && d->xFree)
+            d->xFree(d->p);
+        if (d->pExact && d->xExactFree)
+            d->xExactFree(d->pExact);
+        if (d->pPairs && d->xPairsFree)
+            d->xPairsFree(d->pPairs);
+        pthread_mutex_destroy(&d->lock);
+    }
+    free(aDev);
 }
 
 void genie_index_get_info(const genie_index *idx, genie_index_info *out)

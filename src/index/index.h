@@ -25,14 +25,19 @@
 #include "util/file.h"
 
 /*
- * A backend's per-index state: the CUDA backend keeps the uploaded List
- * Array here (p, released by xFree) so that it is uploaded once and reused
- * across searches, the exact GPU search its resident base (pExact,
- * engine/exact.h) and the metric front-end's batched distances theirs
- * (pPairs, engine/pairs.h).  Created lazily under lock; released when the index is
- * closed.  Searches see the index as const: this slot is the one thing
- * that changes under them, which is why it lives behind a pointer.
+ * A backend's per-index state on one device: the CUDA backend keeps the
+ * uploaded List Array here (p, released by xFree) so that it is uploaded
+ * once and reused across searches, and the exact GPU search its resident
+ * base (pExact, engine/exact.h), the metric front-end's batched distances
+ * theirs (pPairs, engine/pairs.h).  Created lazily under lock; released when
+ * the index is closed.  An index has one slot per device ordinal (GPU 0,
+ * 1, ...; INDEX_MAX_DEVICES of them), so that several GPUs can hold copies
+ * or shards at once.  Searches see the index as const: these slots are the
+ * one thing that changes under them, which is why they live behind a
+ * pointer.
  */
+#define INDEX_MAX_DEVICES 16
+
 typedef struct index_device {
     pthread_mutex_t lock;
     void *p;
@@ -59,8 +64,8 @@ struct genie_index {
     const uint32_t *aWordOrder;      /* n_words */
     const unsigned char *aFrontend;  /* front-end parameters, or NULL */
     uint64_t nFrontend;              /* bytes at aFrontend */
-    /* The backends' state for this index or view (mutable through a const index). */
-    index_device *pDev;
+    /* The backends' state for this index or view, per device (mutable through a const index). */
+    index_device *aDev; /* INDEX_MAX_DEVICES */
     /* Parts: see above.  A view's nPart is 1 and its aPart itself. */
     uint32_t nPart;
     struct genie_index *aPart;
@@ -83,10 +88,10 @@ void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_
  */
 genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *idx);
 
-/** A new, empty device slot; NULL when out of memory. */
-index_device *index_device_new(void);
-/** Free what the slot holds, then the slot; NULL is a no-op. */
-void index_device_free(index_device *d);
+/** INDEX_MAX_DEVICES new, empty device slots; NULL when out of memory. */
+index_device *index_devices_new(void);
+/** Free what the slots hold, then the slots; NULL is a no-op. */
+void index_devices_free(index_device *aDev);
 
 /** Release the views of a multi-part index (device copies included). */
 void index_free_parts(genie_index *idx);

@@ -46,7 +46,7 @@ void index_free_parts(genie_index *idx)
     if (!idx->aPart || idx->aPart == idx)
         return;
     for (uint32_t i = 0; i < idx->nPart; i++)
-        index_device_free(idx->aPart[i].pDev);
+        index_devices_free(idx->aPart[i].aDev);
     free(idx->aPart);
     idx->aPart = NULL;
     idx->nPart = 0;

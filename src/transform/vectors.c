@@ -199,7 +199,9 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
     }
     if (opt->exact) {
         uint32_t kEff = k;
-        rc = exact_search_in_index(idx, &base, queries, h.p.metric, k, opt->search.backend,
+        /* Exact search runs on one GPU: the first of a list. */
+        int device = opt->search.gpus && opt->search.n_gpus ? opt->search.gpus[0] : 0;
+        rc = exact_search_in_index(idx, &base, queries, h.p.metric, k, opt->search.backend, device,
                                    opt->search.threads, out, &stats.backend);
         stats.rerank_seconds = util_now() - tStart;
         stats.verified = queries->n * base.n;

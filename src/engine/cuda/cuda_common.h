@@ -100,7 +100,7 @@ void cuda_workspace_free(cuda_workspace *ws);
 
 /*
  * The List Array on the device (seeds/003 III-B): every posting of the
- * index, uploaded once per opened index and kept in genie_index.pDev
+ * index, uploaded once per opened index and kept in genie_index.aDev[device]
  * until genie_index_close, with the list offsets and the tile rows.  The
  * Position Map stays on the host.
  */
@@ -125,11 +125,11 @@ typedef struct cuda_index {
 } cuda_index;
 
 /**
- * The device copy of @p idx's postings, uploaded on first use under
- * idx->pDev->lock.  Also makes that device current for the calling thread.
+ * The copy of @p idx's postings on device @p device, uploaded on first use
+ * under idx->aDev[device].lock.  Also makes that device current for the calling thread.
  * @param[out] ppDev  valid until the index is closed.
  */
-genie_status cuda_index_get(const genie_index *idx, const cuda_index **ppDev);
+genie_status cuda_index_get(const genie_index *idx, int device, const cuda_index **ppDev);
 
 /**
  * Bytes of device memory a batch may use: @p gpuMemory (the search's
@@ -140,5 +140,7 @@ genie_status cuda_memory_budget(uint64_t gpuMemory, uint64_t nHeld, uint64_t *pB
 
 /** Non-zero when a device is usable (probed once per process). */
 int cuda_usable(void);
+/** Usable devices, numbered 0 .. n-1 (probed once per process). */
+int cuda_device_count(void);
 
 #endif

@@ -19,15 +19,16 @@ genie_status engine_cuda_spq_search(const engine_request *req, genie_hit *aHit, 
 genie_status engine_cuda_cpq_paper_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
 
 /* Parts streamed through the device (part_stream.cu): engine_parts_ops (backend.h). */
-genie_status cuda_stream_begin(const genie_index *idx, uint64_t gpuMemory, int serialUpload, engine_stream **ppS,
-                               int *pOverlap, uint64_t *pLeft);
+int cuda_stream_fits(const genie_index *idx, uint32_t pFirst, uint32_t pEnd, int device, uint64_t gpuMemory);
+genie_status cuda_stream_begin(const genie_index *idx, uint32_t pFirst, uint32_t pEnd, int device, uint64_t gpuMemory,
+                               int serialUpload, engine_stream **ppS, int *pOverlap, uint64_t *pLeft);
 genie_status cuda_stream_start(engine_stream *s, genie_index *view);
 genie_status cuda_stream_ready(engine_stream *s, genie_index *view);
 genie_status cuda_stream_done(engine_stream *s, genie_index *view, double *pUpload, double *pWait);
 void cuda_stream_end(engine_stream *s);
 
 /**
- * Exact k-NN (exact_gpu.cu): @p k already in 1..min(nBase,
+ * Exact k-NN (exact_gpu.cu) on GPU @p device: @p k already in 1..min(nBase,
  * EXACT_CUDA_MAX_K); writes nQuery * k neighbours to @p out.  For cosine the
  * vectors are normalised on the device.
  * @param[in,out] ppResident  NULL: upload the base and free everything
@@ -39,7 +40,7 @@ void cuda_stream_end(engine_stream *s);
  *        not change while the slot holds it.
  * @return GENIE_OK, GENIE_EGPU, GENIE_ENOMEM.
  */
-genie_status exact_cuda_search(void **ppResident, const float *base, uint64_t nBase, const float *queries,
+genie_status exact_cuda_search(int device, void **ppResident, const float *base, uint64_t nBase, const float *queries,
                                uint64_t nQuery, uint32_t dim, genie_metric metric, uint32_t k, genie_neighbor *out);
 /** Free a slot's resident base and workspace; NULL is a no-op. */
 void exact_cuda_resident_free(void *pResident);

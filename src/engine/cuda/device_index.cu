@@ -22,27 +22,39 @@ genie_status cuda_fail(cudaError_t err, const char *zCall)
                       cudaGetErrorName(err));
 }
 
-static int gUsable;
+/* Usable devices: 0 .. gDevices-1, each of compute 6.0 or later (the
+ * kernels use 64-bit atomicCAS and __shfl_sync); counted once. */
+static int gDevices;
 static pthread_once_t gUsableOnce = PTHREAD_ONCE_INIT;
 
-static void probe_device(void)
+static void probe_devices(void)
 {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
         cudaGetLastError(); /* clear the sticky "no device" state */
         return;
     }
-    cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess)
-        return;
-    /* The kernels use 64-bit atomicCAS and __shfl_sync: compute 6.0 and later. */
-    gUsable = prop.major >= 6 && cudaSetDevice(0) == cudaSuccess && cudaFree(0) == cudaSuccess;
+    if (n > INDEX_MAX_DEVICES)
+        n = INDEX_MAX_DEVICES;
+    for (int d = 0; d < n; d++) {
+        cudaDeviceProp prop;
+        if (cudaGetDeviceProperties(&prop, d) != cudaSuccess || prop.major < 6)
+            break;
+        gDevices = d + 1;
+    }
+    if (gDevices > 0 && (cudaSetDevice(0) != cudaSuccess || cudaFree(0) != cudaSuccess))
+        gDevices = 0;
 }
 
 int cuda_usable(void)
 {
-    pthread_once(&gUsableOnce, probe_device);
-    return gUsable;
+    return cuda_device_count() > 0;
+}
+
+int cuda_device_count(void)
+{
+    pthread_once(&gUsableOnce, probe_devices);
+    return gDevices;
 }
 
 static void cuda_index_free(void *p)
@@ -153,7 +165,7 @@ static genie_status upload_tile_rows(const genie_index *idx, cuda_index *dev)
     return rc;
 }
 
-static genie_status upload(const genie_index *idx, cuda_index **ppDev)
+static genie_status upload(const genie_index *idx, int device, cuda_index **ppDev)
 {
     genie_status rc = GENIE_OK;
     cuda_index *dev = (cuda_index *)calloc(1, sizeof *dev);
@@ -164,7 +176,7 @@ static genie_status upload(const genie_index *idx, cuda_index **ppDev)
         return util_error(GENIE_ENOMEM, "out of memory for the device index");
     }
     dev->pWs = ws;
-    dev->device = 0;
+    dev->device = device;
     dev->nPosting = idx->info.n_postings;
     dev->nTile = cuda_tile_count(idx);
     GENIE_TRY_GOTO(rc, upload_array((void **)&dev->d_aPosting, idx->aPosting, dev->nPosting * sizeof(uint32_t),
@@ -180,28 +192,28 @@ fail:
     return rc;
 }
 
-genie_status cuda_index_get(const genie_index *idx, const cuda_index **ppDev)
+genie_status cuda_index_get(const genie_index *idx, int device, const cuda_index **ppDev)
 {
-    if (!cuda_usable())
-        return util_error(GENIE_EGPU, "no usable CUDA device (cudaGetDeviceCount found none, or it failed)");
+    if (device < 0 || device >= cuda_device_count())
+        return util_error(GENIE_EGPU, "no usable CUDA device %d (%d found)", device, cuda_device_count());
     /* The index is read-only to searches; only its device slot changes, under its lock. */
-    genie_index *pIdx = (genie_index *)idx;
+    index_device *slot = &idx->aDev[device];
     genie_status rc = GENIE_OK;
-    pthread_mutex_lock(&pIdx->pDev->lock);
-    if (!pIdx->pDev->p) {
+    pthread_mutex_lock(&slot->lock);
+    if (!slot->p) {
         cuda_index *dev = NULL;
-        CUDA_TRY_GOTO(rc, cudaSetDevice(0), done);
-        rc = upload(idx, &dev);
+        CUDA_TRY_GOTO(rc, cudaSetDevice(device), done);
+        rc = upload(idx, device, &dev);
         if (rc == GENIE_OK) {
-            pIdx->pDev->p = dev;
-            pIdx->pDev->xFree = cuda_index_free;
+            slot->p = dev;
+            slot->xFree = cuda_index_free;
         }
     }
 done:
-    pthread_mutex_unlock(&pIdx->pDev->lock);
+    pthread_mutex_unlock(&slot->lock);
     if (rc != GENIE_OK)
         return rc;
-    const cuda_index *dev = (const cuda_index *)pIdx->pDev->p;
+    const cuda_index *dev = (const cuda_index *)slot->p;
     CUDA_TRY(cudaSetDevice(dev->device));
     *ppDev = dev;
     return GENIE_OK;

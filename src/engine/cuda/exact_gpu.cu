@@ -263,6 +263,7 @@ static int base_form(genie_metric metric)
 }
 
 struct exact_resident {
+    int device;         /* the GPU it lives on */
     const float *hBase; /* the host base it was uploaded from: the key */
     uint64_t nBase;
     uint32_t dim;
@@ -297,7 +298,7 @@ extern "C" void exact_cuda_resident_free(void *p)
     exact_resident *r = (exact_resident *)p;
     if (!r)
         return;
-    cudaSetDevice(0);
+    cudaSetDevice(r->device);
     workspace_free(r);
     cudaFree(r->d_x);
     cudaFree(r->d_norm);
@@ -309,14 +310,15 @@ extern "C" void exact_cuda_resident_free(void *p)
 }
 
 /* Upload and prepare @p base for @p metric into a new resident. */
-static genie_status resident_create(const float *base, uint64_t nBase, uint32_t dim, genie_metric metric,
-                                    exact_resident **out)
+static genie_status resident_create(int device, const float *base, uint64_t nBase, uint32_t dim,
+                                    genie_metric metric, exact_resident **out)
 {
     genie_status rc = GENIE_OK;
     exact_resident *r = (exact_resident *)calloc(1, sizeof *r);
     *out = NULL;
     if (!r)
         return util_error(GENIE_ENOMEM, "exact GPU search: out of memory");
+    r->device = device;
     r->hBase = base;
     r->nBase = nBase;
     r->dim = dim;
@@ -431,22 +433,22 @@ fail:
     return rc;
 }
 
-extern "C" genie_status exact_cuda_search(void **ppResident, const float *base, uint64_t nBase,
+extern "C" genie_status exact_cuda_search(int device, void **ppResident, const float *base, uint64_t nBase,
                                           const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric,
                                           uint32_t k, genie_neighbor *out)
 {
     genie_status rc = GENIE_OK;
     exact_resident *r = ppResident ? (exact_resident *)*ppResident : NULL;
     uint64_t nBatch = 0;
-    GPU_TRY(rc, cudaSetDevice(0), fail);
-    if (r && !(r->hBase == base && r->nBase == nBase && r->dim == dim && r->form == base_form(metric) &&
+    GPU_TRY(rc, cudaSetDevice(device), fail);
+    if (r && !(r->device == device && r->hBase == base && r->nBase == nBase && r->dim == dim && r->form == base_form(metric) &&
                (metric == GENIE_METRIC_L1 || r->hBlas))) {
         exact_cuda_resident_free(r);
         r = NULL;
         *ppResident = NULL;
     }
     if (!r) {
-        GENIE_TRY_GOTO(rc, resident_create(base, nBase, dim, metric, &r), fail);
+        GENIE_TRY_GOTO(rc, resident_create(device, base, nBase, dim, metric, &r), fail);
         if (ppResident)
             *ppResident = r;
     }

@@ -3,8 +3,10 @@
  * with the transfers overlapped): see engine.h for the calls, parts.c for
  * the loop that makes them.
  *
- * The state lives in the multi-part index's own device slot (idx->pDev->p,
- * unused otherwise; only its views carry device copies when resident) and
+ * The state of device d lives in the multi-part index's own slot of that
+ * device (idx->aDev[d].p, unused otherwise; only its views carry device
+ * copies when resident), covers a run of parts [pFirst, pEnd) (all of
+ * them, or one GPU's shard), and
  * is kept until the index is closed, so the buffers are allocated once:
  *   - one or two slots, each a device buffer and a pinned host buffer sized
  *     for the largest part, laid out as
@@ -80,12 +82,14 @@ typedef struct stream_slot {
 
 struct engine_stream {
     const genie_index *idx;
+    int device;              /* the GPU the buffers live on */
+    uint32_t pFirst, pEnd;   /* the parts it streams */
     uint32_t nSlot;
     uint64_t slotBytes;
     stream_slot aSlot[2];
     uint32_t next; /* the slot the next upload takes */
     int serial;
-    part_host *aHost; /* per part */
+    part_host *aHost; /* per part of the index (those in [pFirst, pEnd) are used) */
     cuda_workspace *pWs;
 };
 
@@ -190,27 +194,28 @@ static void hosts_worker(void *ctx, unsigned t)
 {
     (void)t;
     hosts_job *j = (hosts_job *)ctx;
-    const genie_index *idx = j->s->idx;
-    for (uint32_t p; (p = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < idx->nPart;)
-        j->aRc[p] = host_make(&idx->aPart[p], &j->s->aHost[p]);
+    const engine_stream *s = j->s;
+    for (uint32_t p; (p = s->pFirst + __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < s->pEnd;)
+        j->aRc[p] = host_make(&s->idx->aPart[p], &j->s->aHost[p]);
 }
 
 /* Every part's host data, on the first streamed search (the parts in parallel). */
 static genie_status hosts_make(engine_stream *s)
 {
-    uint32_t nPart = s->idx->nPart, p = 0;
-    while (p < nPart && s->aHost[p].made)
+    uint32_t nPart = s->idx->nPart, p = s->pFirst;
+    while (p < s->pEnd && s->aHost[p].made)
         p++;
-    if (p == nPart)
+    if (p == s->pEnd)
         return GENIE_OK;
     genie_status *aRc = (genie_status *)calloc(nPart, sizeof *aRc);
     if (!aRc)
         return util_error(GENIE_ENOMEM, "out of memory for the tile rows of %u parts", nPart);
     hosts_job j = {s, 0, aRc};
     unsigned n = util_ncores();
-    util_parallel_run(n < nPart ? n : nPart, hosts_worker, &j);
+    uint32_t nRun = s->pEnd - s->pFirst;
+    util_parallel_run(n < nRun ? n : nRun, hosts_worker, &j);
     genie_status rc = GENIE_OK;
-    for (p = 0; p < nPart && rc == GENIE_OK; p++)
+    for (p = s->pFirst; p < s->pEnd && rc == GENIE_OK; p++)
         if (aRc[p] != GENIE_OK)
             rc = util_error(aRc[p], "out of memory for the tile rows and keyword table of part %u", p + 1);
     free(aRc);
@@ -222,7 +227,7 @@ static genie_status upload_part(engine_stream *s, stream_slot *sl)
 {
     const genie_index *v = sl->view;
     const part_host *h = &s->aHost[v - s->idx->aPart];
-    CUDA_TRY(cudaSetDevice(0));
+    CUDA_TRY(cudaSetDevice(s->device));
     part_layout L = layout_of(v, h->nTile, h->nRow);
     const stage_region aRegion[] = {
         {0, v->info.n_postings * sizeof(uint32_t), (const char *)v->aPosting},
@@ -295,10 +300,11 @@ static void uninstall(stream_slot *sl)
     genie_index *v = sl->view;
     if (!v)
         return;
-    pthread_mutex_lock(&v->pDev->lock);
-    if (v->pDev->p == &sl->dev)
-        v->pDev->p = NULL;
-    pthread_mutex_unlock(&v->pDev->lock);
+    index_device *d = &v->aDev[sl->dev.device];
+    pthread_mutex_lock(&d->lock);
+    if (d->p == &sl->dev)
+        d->p = NULL;
+    pthread_mutex_unlock(&d->lock);
     sl->view = NULL;
 }
 
@@ -307,6 +313,7 @@ static void stream_free(void *p)
     engine_stream *s = (engine_stream *)p;
     if (!s)
         return;
+    cudaSetDevice(s->device);
     for (uint32_t i = 0; i < 2; i++) {
         stream_slot *sl = &s->aSlot[i];
         join(sl);
@@ -323,12 +330,16 @@ static void stream_free(void *p)
     free(s);
 }
 
-static genie_status stream_new(const genie_index *idx, uint32_t nSlot, uint64_t slotBytes, engine_stream **ppS)
+static genie_status stream_new(const genie_index *idx, uint32_t pFirst, uint32_t pEnd, int device, uint32_t nSlot,
+                               uint64_t slotBytes, engine_stream **ppS)
 {
     engine_stream *s = (engine_stream *)calloc(1, sizeof *s);
     if (!s)
         return util_error(GENIE_ENOMEM, "out of memory for streaming parts");
     s->idx = idx;
+    s->device = device;
+    s->pFirst = pFirst;
+    s->pEnd = pEnd;
     s->nSlot = nSlot;
     s->slotBytes = slotBytes;
     s->aHost = (part_host *)calloc(idx->nPart, sizeof *s->aHost);
@@ -364,38 +375,61 @@ fail:
     return rc;
 }
 
-/* Free @p v's own (resident) device copy. */
-static void free_resident(genie_index *v)
+/* Free @p v's own (resident) copy on @p device. */
+static void free_resident(genie_index *v, int device)
 {
-    pthread_mutex_lock(&v->pDev->lock);
-    if (v->pDev->p && v->pDev->xFree)
-        v->pDev->xFree(v->pDev->p);
-    v->pDev->p = NULL;
-    v->pDev->xFree = NULL;
-    pthread_mutex_unlock(&v->pDev->lock);
+    index_device *d = &v->aDev[device];
+    pthread_mutex_lock(&d->lock);
+    if (d->p && d->xFree)
+        d->xFree(d->p);
+    d->p = NULL;
+    d->xFree = NULL;
+    pthread_mutex_unlock(&d->lock);
 }
 
-genie_status cuda_stream_begin(const genie_index *idx, uint64_t gpuMemory, int serialUpload, engine_stream **ppS,
-                               int *pOverlap, uint64_t *pLeft)
+/*
+ * Parts [pFirst, pEnd) on @p device: their device bytes together and the
+ * largest, the budget (with what is held there already: their resident
+ * copies and the stream's buffers, which the search may reuse).
+ */
+static genie_status measure(const genie_index *idx, uint32_t pFirst, uint32_t pEnd, int device, uint64_t gpuMemory,
+                            uint64_t *pTotal, uint64_t *pMaxPart, uint64_t *pBudget)
+{
+    if (device < 0 || device >= cuda_device_count())
+        return util_error(GENIE_EGPU, "no usable CUDA device %d (%d found)", device, cuda_device_count());
+    CUDA_TRY(cudaSetDevice(device));
+    const engine_stream *s = (const engine_stream *)idx->aDev[device].p;
+    uint64_t total = 0, maxPart = 0, held = s ? s->nSlot * s->slotBytes : 0;
+    for (uint32_t p = pFirst; p < pEnd; p++) {
+        uint64_t b = part_bytes(idx, s ? s->aHost : NULL, p);
+        total += b;
+        maxPart = b > maxPart ? b : maxPart;
+        if (idx->aPart[p].aDev[device].p)
+            held += b;
+    }
+    *pTotal = total;
+    *pMaxPart = maxPart;
+    return cuda_memory_budget(gpuMemory, held, pBudget);
+}
+
+int cuda_stream_fits(const genie_index *idx, uint32_t pFirst, uint32_t pEnd, int device, uint64_t gpuMemory)
+{
+    uint64_t total = 0, maxPart = 0, budget = 0;
+    if (measure(idx, pFirst, pEnd, device, gpuMemory, &total, &maxPart, &budget) != GENIE_OK)
+        return 0;
+    return total <= budget / 2;
+}
+
+genie_status cuda_stream_begin(const genie_index *idx, uint32_t pFirst, uint32_t pEnd, int device, uint64_t gpuMemory,
+                               int serialUpload, engine_stream **ppS, int *pOverlap, uint64_t *pLeft)
 {
     *ppS = NULL;
     *pOverlap = 0;
     *pLeft = gpuMemory;
-    if (!cuda_usable())
-        return util_error(GENIE_EGPU, "no usable CUDA device (cudaGetDeviceCount found none, or it failed)");
-    CUDA_TRY(cudaSetDevice(0));
-    index_device *root = idx->pDev;
+    uint64_t total = 0, maxPart = 0, budget = 0;
+    GENIE_TRY(measure(idx, pFirst, pEnd, device, gpuMemory, &total, &maxPart, &budget));
+    index_device *root = &idx->aDev[device];
     engine_stream *s = (engine_stream *)root->p;
-    uint64_t total = 0, maxPart = 0, held = s ? s->nSlot * s->slotBytes : 0;
-    for (uint32_t p = 0; p < idx->nPart; p++) {
-        uint64_t b = part_bytes(idx, s ? s->aHost : NULL, p);
-        total += b;
-        maxPart = b > maxPart ? b : maxPart;
-        if (idx->aPart[p].pDev->p)
-            held += b;
-    }
-    uint64_t budget;
-    GENIE_TRY(cuda_memory_budget(gpuMemory, held, &budget));
     if (total <= budget / 2) {
         if (s) {
             stream_free(s);
@@ -404,8 +438,8 @@ genie_status cuda_stream_begin(const genie_index *idx, uint64_t gpuMemory, int s
         }
         return GENIE_OK;
     }
-    for (uint32_t p = 0; p < idx->nPart; p++)
-        free_resident(&idx->aPart[p]);
+    for (uint32_t p = pFirst; p < pEnd; p++)
+        free_resident(&idx->aPart[p], device);
     uint64_t room = budget / 4 * 3;
     uint32_t nSlot = 2 * maxPart <= room ? 2 : maxPart <= room ? 1 : 0;
     if (nSlot == 0)
@@ -414,14 +448,14 @@ genie_status cuda_stream_begin(const genie_index *idx, uint64_t gpuMemory, int s
                           "quarters of the budget of %llu bytes; raise --gpu-memory, or rebuild the index with "
                           "--gpu-memory %llu so that its parts are cut to fit",
                           (unsigned long long)maxPart, (unsigned long long)budget, (unsigned long long)budget);
-    if (s && (s->nSlot != nSlot || s->slotBytes != maxPart)) {
+    if (s && (s->nSlot != nSlot || s->slotBytes != maxPart || s->pFirst != pFirst || s->pEnd != pEnd)) {
         stream_free(s);
         root->p = NULL;
         root->xFree = NULL;
         s = NULL;
     }
     if (!s) {
-        GENIE_TRY(stream_new(idx, nSlot, maxPart, &s));
+        GENIE_TRY(stream_new(idx, pFirst, pEnd, device, nSlot, maxPart, &s));
         root->p = s;
         root->xFree = stream_free;
     }
@@ -449,7 +483,7 @@ genie_status cuda_stream_start(engine_stream *s, genie_index *view)
     part_layout L = layout_of(view, h->nTile, h->nRow);
     cuda_index *dev = &sl->dev;
     memset(dev, 0, sizeof *dev);
-    dev->device = 0;
+    dev->device = s->device;
     dev->d_aPosting = (uint32_t *)sl->d_mem;
     dev->nPosting = view->info.n_postings;
     dev->d_aListOffset = (uint64_t *)(sl->d_mem + L.offList);
@@ -482,10 +516,11 @@ genie_status cuda_stream_ready(engine_stream *s, genie_index *view)
     if (!sl)
         return util_error(GENIE_EGPU, "CUDA: part at object %llu was never started",
                           (unsigned long long)view->firstObject);
-    pthread_mutex_lock(&view->pDev->lock);
-    view->pDev->p = &sl->dev;
-    view->pDev->xFree = NULL;
-    pthread_mutex_unlock(&view->pDev->lock);
+    index_device *d = &view->aDev[s->device];
+    pthread_mutex_lock(&d->lock);
+    d->p = &sl->dev;
+    d->xFree = NULL;
+    pthread_mutex_unlock(&d->lock);
     return GENIE_OK;
 }
 

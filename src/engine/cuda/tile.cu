@@ -415,7 +415,7 @@ static uint64_t tile_query_bytes(const engine_request *req, size_t i, unsigned s
 {
     (void)i;
     (void)shift;
-    const cuda_index *dev = (const cuda_index *)req->idx->pDev->p;
+    const cuda_index *dev = (const cuda_index *)req->idx->aDev[req->device].p;
     uint64_t nTile = dev->nTile;
     return 2 * sizeof(uint32_t) + nTile * sizeof(uint32_t) + nTile * tile_cand_per_tile(req) * sizeof(genie_hit) +
            3 * CUDA_ALIGN;
@@ -424,7 +424,7 @@ static uint64_t tile_query_bytes(const engine_request *req, size_t i, unsigned s
 static genie_status tile_run(const cuda_batch *b)
 {
     const engine_request *req = b->req;
-    const cuda_index *dev = (const cuda_index *)req->idx->pDev->p;
+    const cuda_index *dev = (const cuda_index *)req->idx->aDev[req->device].p;
     genie_status rc = GENIE_OK;
     uint32_t nQuery = b->nQuery;
     /* Pinned host (the driver's, valid until its sync): [unit offsets (nQuery + 1) | min counts (nQuery)]. */

@@ -77,9 +77,16 @@ char g_zTestDir[1024];
     X(parts_build_vectors_identical, 60)          \
     X(parts_stream_identical, 120)                \
     X(parts_stream_budget_too_small, 30)          \
+    X(metric_l2_equals_brute_force, 400)          \
+    X(metric_l1_equals_brute_force, 400)          \
+    X(metric_cosine_equals_brute_force, 400)      \
+    X(metric_edit_equals_brute_force, 400)        \
+    X(metric_jaccard_equals_brute_force, 400)     \
+    X(metric_batched_equals_brute_force, 400)     \
+    X(metric_corrupt_and_forged_rejected, 60)     \
     X(seq_edit_distance_random, 30) \
     X(seq_ordered_ngrams, 10) \
-    X(seq_certified_equals_brute_force, 120) \
+    X(seq_certified_equals_brute_force, 400) \
     X(seq_certify_rounds_raise_k, 30) \
     X(seq_edge_cases_and_bad_input, 30)                  \
     X(sets_parse_rules, 10) \

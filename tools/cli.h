@@ -96,6 +96,10 @@ int set_cli_search(int argc, char **argv, const char *zIndex);
 int table_cli_build(int argc, char **argv);
 int table_cli_search(int argc, char **argv, const char *zIndex);
 
+/* Metric spaces, the List of Clusters (tools/type_metric.c). */
+int lc_cli_build(int argc, char **argv);
+int lc_cli_search(int argc, char **argv, const char *zIndex);
+
 /* Vectors (tools/type_vectors.c); eval and lsh-params are subcommands. */
 int vec_cli_build(int argc, char **argv);
 int vec_cli_search(int argc, char **argv, const char *zIndex);

@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "genie/metric.h"
 #include "cli.h"
 
 static const char zHelp[] =
@@ -59,6 +60,18 @@ int cmd_info(int argc, char **argv)
                (unsigned long long)pi.first_object,
                (unsigned long long)(pi.first_object + pi.n_objects - (pi.n_objects ? 1 : 0)),
                (unsigned long long)pi.n_postings, (unsigned long long)pi.n_keywords, (unsigned long long)pi.bytes);
+    }
+    if (i.type == GENIE_TYPE_METRIC) {
+        /* The List of Clusters is validated when it is read. */
+        genie_lc_info lc;
+        genie_status lrc = genie_lc_index_info(idx, &lc);
+        if (lrc != GENIE_OK) {
+            genie_index_close(idx);
+            return cli_fail(lrc);
+        }
+        printf("metric: %s\ndim: %u\nclusters: %u\ncluster_size: %u\ncenters: %s\ncenter_distances: %s\n",
+               genie_lc_metric_name(lc.metric), lc.dim, lc.n_clusters, lc.cluster_size,
+               genie_lc_centers_name(lc.centers), lc.has_center_distances ? "yes" : "no");
     }
     genie_index_close(idx);
     return CLI_EXIT_OK;

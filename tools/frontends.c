@@ -11,6 +11,7 @@
 #include "cli.h"
 
 const cli_frontend cli_aFrontend[] = {
+    {"metric", GENIE_TYPE_METRIC, lc_cli_build, lc_cli_search},
     {"sequences", GENIE_TYPE_SEQUENCES, seq_cli_build, seq_cli_search},
     {"sets", GENIE_TYPE_SETS, set_cli_build, set_cli_search},
     {"table", GENIE_TYPE_TABLE, table_cli_build, table_cli_search},

@@ -88,10 +88,11 @@ typedef enum genie_index_type {
     GENIE_TYPE_SEQUENCES = 3, /* strings, ordered n-grams (edit distance) */
     GENIE_TYPE_TABLE = 4,     /* rows of a relational table, binned columns */
     GENIE_TYPE_VECTORS = 5,   /* dense vectors, LSH (L2, L1, cosine) */
-    GENIE_TYPE_DOCS = 6       /* ranked documents: AND queries, BM25 + PageRank */
+    GENIE_TYPE_DOCS = 6,      /* ranked documents: AND queries, BM25 + PageRank (genie/docs.h) */
+    GENIE_TYPE_METRIC = 7     /* List of Clusters, exact metric search (genie/metric.h) */
 } genie_index_type;
 
-/** "keywords", "text", "sets", "sequences", "table", "vectors", "docs"; "?" else. */
+/** "keywords", "text", "sets", "sequences", "table", "vectors", "docs", "metric"; "?" else. */
 GENIE_API const char *genie_index_type_name(genie_index_type type);
 
 typedef struct genie_build_options {

@@ -22,6 +22,10 @@
  *   xExact    exact k-NN over dense vectors on this backend (exact.h), with
  *             its largest k in nExactMaxK; NULL: the exact search runs on
  *             the CPU;
+ *   xPairs    distances of a batch of (query, object) pairs of dense
+ *             vectors, bit for bit those of genie_vector_distance (the
+ *             metric front-end's batched search, engine/pairs.h); NULL:
+ *             the metric search runs on the CPU;
  *   xDevices  how many devices (GPUs) the backend can run on, numbered
  *             0 .. n-1 (engine_request.device); NULL for a backend without
  *             devices of its own (then only device 0 exists).
@@ -68,6 +72,14 @@ typedef genie_status (*engine_exact_fn)(int device, void **ppResident, const flo
                                         uint64_t nQuery, uint32_t dim, genie_metric metric, uint32_t k,
                                         genie_neighbor *out);
 
+/**
+ * Distances of @p nPair (query, object) pairs (see pairs.h for the
+ * contract and the resident slot @p ppResident, freed by xPairsFree).
+ */
+typedef genie_status (*engine_pairs_fn)(void **ppResident, const float *base, uint64_t nBase, uint32_t dim,
+                                        genie_metric metric, const float *queries, uint64_t nQuery,
+                                        const uint32_t *aPair, uint64_t nPair, float *out);
+
 typedef struct engine_backend {
     genie_backend id;
     const char *zName;
@@ -78,6 +90,8 @@ typedef struct engine_backend {
     engine_exact_fn xExact;
     void (*xExactFree)(void *pResident);
     uint32_t nExactMaxK;
+    engine_pairs_fn xPairs;
+    void (*xPairsFree)(void *pResident);
     int (*xDevices)(void);
 } engine_backend;
 

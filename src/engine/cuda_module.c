@@ -218,12 +218,26 @@ static void exact_free(void *pResident)
         pModule->xExactFree(pResident);
 }
 
+static genie_status pairs_distances(void **ppResident, const float *base, uint64_t nBase, uint32_t dim,
+                                    genie_metric metric, const float *queries, uint64_t nQuery,
+                                    const uint32_t *aPair, uint64_t nPair, float *out)
+{
+    return pModule->xPairs(ppResident, base, nBase, dim, metric, queries, nQuery, aPair, nPair, out);
+}
+
+static void pairs_free(void *pResident)
+{
+    if (pModule)
+        pModule->xPairsFree(pResident);
+}
+
 /* Largest k of the GPU selection kernel (its shared-memory sort). */
 #define CUDA_EXACT_MAX_K 2048u
 
 const engine_backend engine_cuda_backend = {
     .id = GENIE_BACKEND_CUDA, .zName = "cuda", .preferred = 1, .xCheck = cuda_check, .xSearch = tile_search,
     .pParts = &cuda_parts, .xExact = exact_search, .xExactFree = exact_free, .nExactMaxK = CUDA_EXACT_MAX_K,
+    .xPairs = pairs_distances, .xPairsFree = pairs_free,
     .xDevices = devices,
 };
 

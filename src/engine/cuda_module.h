@@ -59,6 +59,8 @@ typedef struct engine_cuda_module {
     engine_parts_ops parts;
     engine_exact_fn xExact;
     void (*xExactFree)(void *pResident);
+    engine_pairs_fn xPairs;             /* metric_gpu.cu: batched pair distances */
+    void (*xPairsFree)(void *pResident);
     /* Testing hooks (cuda_testing.h), for tests/gpu and bench/. */
     void (*xTimePhases)(int on);
     void (*xPhaseTimes)(cuda_phase_times *pOut);

@@ -35,7 +35,7 @@
  *    64     4  sublist_length   L of III-B1, >= 1
  *    68     4  max_object_length  most keywords in one object
  *    72     4  index type       0 keywords, 1 text, 2 sets, 3 sequences,
- *                                4 table, 5 vectors, 6 docs
+ *                                4 table, 5 vectors, 6 docs, 7 metric
  *    76     4  flags            bit 0 labels, bit 1 records, bit 2 vocabulary,
  *                                bit 3 front-end parameters
  *    80     4  n_sections       8 + 5 * n_parts

@@ -123,7 +123,7 @@ static genie_status read_header(const char *path, const util_mapping *m, header_
         return corrupt(path, 0, "more than 2^32-1 objects");
     if (h->sublistLength == 0)
         return corrupt(path, 0, "sublist length is 0");
-    if (h->type > GENIE_TYPE_DOCS || (h->flags & ~FORMAT_ALL_FLAGS))
+    if (h->type > GENIE_TYPE_METRIC || (h->flags & ~FORMAT_ALL_FLAGS))
         return corrupt(path, 0, "unknown index type or flags");
     int words = h->type == GENIE_TYPE_TEXT || h->type == GENIE_TYPE_DOCS;
     if (words != ((h->flags & FORMAT_FLAG_VOCABULARY) != 0))

@@ -77,6 +77,8 @@ void index_devices_free(index_device *aDev)
             d->xFree(d->p);
         if (d->pExact && d->xExactFree)
             d->xExactFree(d->pExact);
+        if (d->pPairs && d->xPairsFree)
+            d->xPairsFree(d->pPairs);
         pthread_mutex_destroy(&d->lock);
     }
     free(aDev);
@@ -158,6 +160,7 @@ void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_
 
 const char *genie_index_type_name(genie_index_type type)
 {
-    static const char *const azName[] = {"keywords", "text", "sets", "sequences", "table", "vectors", "docs"};
+    static const char *const azName[] = {"keywords", "text", "sets", "sequences", "table", "vectors", "docs",
+                                         "metric"};
     return (unsigned)type < sizeof azName / sizeof azName[0] ? azName[type] : "?";
 }

@@ -28,7 +28,8 @@
  * A backend's per-index state on one device: the CUDA backend keeps the
  * uploaded List Array here (p, released by xFree) so that it is uploaded
  * once and reused across searches, and the exact GPU search its resident
- * base (pExact, engine/exact.h).  Created lazily under lock; released when
+ * base (pExact, engine/exact.h), the metric front-end's batched distances
+ * theirs (pPairs, engine/pairs.h).  Created lazily under lock; released when
  * the index is closed.  An index has one slot per device ordinal (GPU 0,
  * 1, ...; INDEX_MAX_DEVICES of them), so that several GPUs can hold copies
  * or shards at once.  Searches see the index as const: these slots are the
@@ -43,6 +44,8 @@ typedef struct index_device {
     void (*xFree)(void *p);
     void *pExact;
     void (*xExactFree)(void *pExact);
+    void *pPairs; /* the metric front-end's resident vectors (engine/pairs.h) */
+    void (*xPairsFree)(void *pPairs);
 } index_device;
 
 struct genie_index {

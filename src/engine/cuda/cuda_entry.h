@@ -48,6 +48,16 @@ void exact_cuda_resident_free(void *pResident);
 /* The docs index type's engine (docs_gpu.cu): engine_docs_gpu_search() of engine/docs_gpu.h. */
 genie_status docs_cuda_search(void **ppResident, engine_docs_request *req);
 void docs_cuda_free(void *pResident);
+/**
+ * Distances of (query, object) pairs (metric_gpu.cu), the engine_pairs_fn
+ * contract of engine/pairs.h: bit for bit genie_vector_distance.
+ * @return GENIE_OK, GENIE_EGPU, GENIE_ENOMEM, GENIE_EINVAL (metric).
+ */
+genie_status metric_cuda_pairs(void **ppResident, const float *base, uint64_t nBase, uint32_t dim,
+                               genie_metric metric, const float *queries, uint64_t nQuery, const uint32_t *aPair,
+                               uint64_t nPair, float *out);
+/** Free a slot's resident base; NULL is a no-op. */
+void metric_cuda_pairs_free(void *pResident);
 
 /** Largest k the GPU selection kernel handles (its shared-memory sort). */
 #define EXACT_CUDA_MAX_K 2048u

@@ -74,6 +74,8 @@ const engine_cuda_module genie_cuda_module = {
     {cuda_stream_fits, cuda_stream_begin, cuda_stream_start, cuda_stream_ready, cuda_stream_done, cuda_stream_end},
     exact_cuda_search,
     exact_cuda_resident_free,
+    metric_cuda_pairs,
+    metric_cuda_pairs_free,
     cuda_testing_time_phases,
     cuda_testing_phase_times,
     cpq_testing_set_slots,

@@ -1,0 +1,173 @@
+/*
+ * genie: exact search in metric spaces with the List of Clusters (the
+ * metric front-end).  The core API is genie/genie.h, which this header
+ * includes.
+ *
+ * The index is the List of Clusters (LC) of Gil-Costa, Marin and Reyes,
+ * "Parallel query processing on distributed clustering indexes" (Journal
+ * of Discrete Algorithms 7, 2009), section 2, with the stored distances of
+ * section 3: center-to-center distances (3.1) and each member's distance
+ * to its center, members sorted by it (3.2, the "T" variants).  Range
+ * search follows Fig. 5 with the table of 3.2, k-NN search Fig. 6 (3.3)
+ * with the shrinking radius.  Both are exact: they return what comparing
+ * the query with every object would (see docs/METRIC.md), while computing
+ * far fewer distances when the data has structure.
+ */
+#ifndef GENIE_METRIC_H
+#define GENIE_METRIC_H
+
+#include "genie/genie.h"
+#include "genie/vectors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The distances of a metric index.  Vectors: l2 (Euclidean), l1 (sum of
+ * absolute differences), cosine (1 - cos(angle), as genie_vector_distance;
+ * pruning works on the metric sqrt(2 (1 - cos)), the Euclidean distance of
+ * the unit vectors, which orders objects the same way).  Strings: edit
+ * (Levenshtein, unit costs, over bytes).  Sets of strings, one per line:
+ * jaccard (1 - |A n B| / |A u B|; two empty sets are at distance 0).
+ */
+typedef enum genie_lc_metric {
+    GENIE_LC_L2 = 0,
+    GENIE_LC_L1 = 1,
+    GENIE_LC_COSINE = 2,
+    GENIE_LC_EDIT = 3,
+    GENIE_LC_JACCARD = 4
+} genie_lc_metric;
+
+/** "l2", "l1", "cosine", "edit", "jaccard"; NULL for an unknown value. */
+GENIE_API const char *genie_lc_metric_name(genie_lc_metric metric);
+/** @return GENIE_OK or GENIE_EINVAL. */
+GENIE_API genie_status genie_lc_metric_parse(const char *name, genie_lc_metric *out);
+
+/*
+ * How the next center is chosen (section 2).  farthest: the remaining
+ * object with the largest sum of distances to the centers chosen so far
+ * (ties by smaller id), the heuristic the paper uses; the first center is
+ * drawn from the seed.  random: a remaining object drawn from the seed.
+ */
+typedef enum genie_lc_centers {
+    GENIE_LC_CENTERS_FARTHEST = 0,
+    GENIE_LC_CENTERS_RANDOM = 1
+} genie_lc_centers;
+
+/** "farthest", "random"; NULL for an unknown value. */
+GENIE_API const char *genie_lc_centers_name(genie_lc_centers centers);
+/** @return GENIE_OK or GENIE_EINVAL. */
+GENIE_API genie_status genie_lc_centers_parse(const char *name, genie_lc_centers *out);
+
+typedef struct genie_lc_params {
+    genie_lc_metric metric;
+    uint32_t cluster_size;    /* K: members per cluster besides the center, 1..2^20; 0 = 32 */
+    genie_lc_centers centers;
+    /**
+     * The center-to-center distances (3.1): m (m - 1) / 2 doubles for m
+     * clusters.  0: stored when m <= 4096 (at most 64 MiB); 1: always;
+     * -1: never.
+     */
+    int center_distances;
+    uint64_t seed;            /* of the center choice */
+    char separator;           /* jaccard: element separator; 0 = white space; not '\n' */
+    unsigned threads;         /* building; 0 = all cores */
+} genie_lc_params;
+
+/**
+ * Build the LC of @p base (vectors; metric l2, l1 or cosine) and write it
+ * to @p path, the vectors included.
+ * @return GENIE_OK, GENIE_EINVAL (empty base, wrong metric, bad
+ *         parameter), GENIE_ERANGE (2^32 or more objects), GENIE_EIO,
+ *         GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_lc_build_vectors(const genie_vectors *base, const genie_lc_params *p,
+                                              const genie_build_options *opt, const char *path);
+/**
+ * Build the LC of @p n strings (metric edit) or sets (metric jaccard; one
+ * set per string, parsed like the sets front-end: elements separated by
+ * runs of white space or by p->separator, repeats count once) and write it
+ * to @p path; the strings are stored as the objects' records.
+ * @return as genie_lc_build_vectors().
+ */
+GENIE_API genie_status genie_lc_build_strings(const char *const *strings, const size_t *lengths, size_t n,
+                                              const genie_lc_params *p, const genie_build_options *opt,
+                                              const char *path);
+
+/** What a metric index holds. */
+typedef struct genie_lc_info {
+    genie_lc_metric metric;
+    genie_lc_centers centers;
+    uint32_t dim;            /* vectors; 0 for strings and sets */
+    uint32_t cluster_size;   /* K */
+    uint32_t n_clusters;     /* m */
+    uint64_t n_objects;
+    int has_center_distances;
+    char separator;          /* jaccard */
+    uint64_t seed;
+} genie_lc_info;
+
+/** @return GENIE_OK, GENIE_EINVAL (not a metric index), GENIE_ECORRUPT. */
+GENIE_API genie_status genie_lc_index_info(const genie_index *idx, genie_lc_info *out);
+
+typedef struct genie_lc_options {
+    uint32_t k;        /* >= 1: the k nearest; 0: range search */
+    double radius;     /* range search: the radius (>= 0); k-NN: see bounded */
+    int bounded;       /* k-NN: only objects within radius */
+    genie_backend backend; /* auto or cpu (the LC search runs on the CPU) */
+    unsigned threads;  /* over queries; 0 = all cores */
+    int brute_force;   /* non-zero: compare with every object (the baseline) */
+    /**
+     * The clusters searched: [first_cluster, first_cluster + n_clusters),
+     * n_clusters = 0 meaning all from first_cluster on.  The answers are
+     * exactly those of the objects of these clusters (centers and
+     * members), so disjoint ranges covering every cluster, searched apart
+     * (on other processes, say) and merged by (distance, id), give the
+     * whole index's answers: the seam for the distributed LC (section 4).
+     */
+    uint32_t first_cluster;
+    uint32_t n_clusters;
+} genie_lc_options;
+
+typedef struct genie_lc_hit {
+    uint32_t object;
+    double distance;
+} genie_lc_hit;
+
+typedef struct genie_lc_results genie_lc_results;
+
+/**
+ * Exact range or k-NN search of every query in @p queries (vectors of the
+ * index's dimension) on a vectors metric index.  Hits come nearest first,
+ * ties by smaller object id: all objects within the radius (range), or
+ * the min(k, n) nearest (k-NN; with bounded, only those within radius).
+ * @param[out] out  the results; free with genie_lc_results_free().
+ * @return GENIE_OK, GENIE_EINVAL (not a vectors metric index, dimensions
+ *         differ, negative or NaN radius, cluster range outside the index),
+ *         GENIE_ENOTSUP (a CUDA backend), GENIE_ECORRUPT, GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_lc_search_vectors(const genie_index *idx, const genie_vectors *queries,
+                                               const genie_lc_options *opt, genie_lc_results **out);
+/** The same for strings (edit) or sets (jaccard), one query per string. */
+GENIE_API genie_status genie_lc_search_strings(const genie_index *idx, const char *const *queries,
+                                               const size_t *lengths, size_t n_queries,
+                                               const genie_lc_options *opt, genie_lc_results **out);
+
+GENIE_API size_t genie_lc_results_queries(const genie_lc_results *r);
+/** @param[out] n  hits of @p query, nearest first; valid until _free(). */
+GENIE_API const genie_lc_hit *genie_lc_results_get(const genie_lc_results *r, size_t query, size_t *n);
+/** Distances computed for @p query (centers and members). */
+GENIE_API uint64_t genie_lc_results_distances(const genie_lc_results *r, size_t query);
+/**
+ * What the search did: backend cpu, total_seconds, and verified = the
+ * distances computed over all queries (the paper's cost measure).
+ */
+GENIE_API void genie_lc_results_stats(const genie_lc_results *r, genie_search_stats *out);
+GENIE_API void genie_lc_results_free(genie_lc_results *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GENIE_METRIC_H */

@@ -28,7 +28,7 @@ char g_zTestDir[1024];
     X(model_min_count, 10)                        \
     X(model_bad_items_rejected, 10)               \
     X(model_k_zero_and_huge, 10)                  \
-    X(model_count_overflow_rejected, 10)          \
+    X(model_count_overflow_rejected, 60)          \
     X(model_backends_agree_on_empty_index, 10)    \
     X(backend_table_test_entry, 60)               \
     X(backend_names_and_errors, 30)               \
@@ -37,7 +37,7 @@ char g_zTestDir[1024];
     X(install_exports_only_genie_symbols, 30)     \
     X(install_pkg_config_program, 120)            \
     X(oracle_random_small, 240)                   \
-    X(oracle_random_skewed, 240)                  \
+    X(oracle_random_skewed, 480)                  \
     X(oracle_threads_deterministic, 120)          \
     X(cpu_blocks_skewed_against_brute_force, 240) \
     X(cpu_blocks_ties_and_large_k, 240)           \

@@ -9,6 +9,13 @@
 
 #include "test.h"
 
+/* A sanitized libgenie.so needs its runtime in the program that loads it. */
+#ifdef GENIE_ASAN_RUNTIME
+#define SANITIZE_FLAGS "-fsanitize=address,undefined"
+#else
+#define SANITIZE_FLAGS ""
+#endif
+
 extern char g_zTestDir[]; /* the running test's scratch folder (runner.c) */
 
 /* A whole file as a NUL-terminated string (malloc'd). */
@@ -95,9 +102,9 @@ TEST(install_pkg_config_program)
     fclose(f);
     snprintf(z, sizeof z,
              "cd '%s' && export PKG_CONFIG_PATH='%s/lib/pkgconfig' && "
-             "cc -std=c11 -Wall -Werror prog.c $(pkg-config --cflags --libs genie) -Wl,-rpath,'%s/lib' -o prog && "
+             "cc -std=c11 -Wall -Werror %s prog.c $(pkg-config --cflags --libs genie) -Wl,-rpath,'%s/lib' -o prog && "
              "./prog > out.txt",
-             g_zTestDir, zPrefix, zPrefix);
+             g_zTestDir, zPrefix, SANITIZE_FLAGS, zPrefix);
     check_run(z);
     char *p = read_text(test_path("out.txt"));
     char zWant[128];

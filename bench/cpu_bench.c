@@ -6,14 +6,14 @@
  *
  * --only 0 runs the uniform workload alone, --only 1 the skewed one.
  *
- * Workloads model LSH signatures as bench/genie_bench.c does (seeds/003
+ * Workloads model LSH signatures as bench/genie_bench.c does (Zhou et al. (GENIE)
  * IV): object o has m = 32 keywords, one per hash function j, keyword
  * j * D + v with v drawn from a Zipf(s) law over D = 64 values (s = 0 is
  * uniform, s = 1 skewed: list lengths then differ by orders of magnitude).
  * A query is a random object's signature with 30% of its keywords redrawn
  * (m items of weight 1), k = 100.
  *
- * The plain CPU-Idx (seeds/003 VI-A2 written the simple way, OpenMP over
+ * The plain CPU-Idx (Zhou et al. (GENIE) VI-A2 written the simple way, OpenMP over
  * queries) keeps its own inverted lists, built here from the signatures,
  * and per query: an 8-bit count array over all objects (16-bit when a
  * count could exceed 255), one scan of the query's lists, one pass over

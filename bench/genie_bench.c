@@ -5,7 +5,7 @@
  *
  *   genie_bench [--quick] [--fortunes DIR]
  *
- * Generated workloads model LSH signatures (seeds/003 IV): object o has m
+ * Generated workloads model LSH signatures (Zhou et al. (GENIE) IV): object o has m
  * keywords, one per hash function j, keyword j * D + v with v drawn from a
  * Zipf(s) law over D values, so list lengths are Zipf-skewed.  A query is
  * a random object's signature with 30% of its keywords redrawn (m items of
@@ -339,7 +339,7 @@ static void run_workload(workload *w, int withLb)
     row(w, "cpu (all cores)", t, nqCpu, nPostCpu, 0);
 }
 
-/* Load balance on a skewed index with small batches (seeds/003 Fig. 12). */
+/* Load balance on a skewed index with small batches (Zhou et al. (GENIE) Fig. 12). */
 static void load_balance_study(workload *w)
 {
     genie_queries *q;

@@ -1,5 +1,5 @@
 /*
- * parts_bench: seeds/003 Tables II and III redone, multiple loadings.
+ * parts_bench: Zhou et al. (GENIE) Tables II and III redone, multiple loadings.
  *
  *   parts_bench [--vectors BASE --queries QUERIES [--metric M] [--hashes H]]
  *               [--objects N] [--dims M] [--buckets D] [--max-parts P]
@@ -21,7 +21,7 @@
  *   minimum count 1: what genie_vectors_search() asks genie_search() for
  *   its match counts (radius 0).
  *
- *   Synthetic (the default): an LSH-shaped block (seeds/003 IV) of
+ *   Synthetic (the default): an LSH-shaped block (Zhou et al. (GENIE) IV) of
  *   n = --objects objects; object o has m = --dims keywords, one per hash
  *   function j, keyword j * D + v with v drawn from a Zipf(1.0) law over
  *   D = --buckets values.  A query is a random object's signature with 30%

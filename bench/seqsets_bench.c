@@ -8,7 +8,7 @@
  * Indexes are written to $TMPDIR (default /tmp).
  * seq:  builds the index of DIR/words.txt, then per backend and per
  *       modification rate (DIR/words-q{10,20,30,40}.txt, first QUERIES
- *       lines): one round of top-1 search per K (seeds/003 Tables VI and
+ *       lines): one round of top-1 search per K (Zhou et al. (GENIE) Tables VI and
  *       VII: accuracy = top-1 distance equal to the exact one, over the
  *       first EXACT queries; certified share; match and verify seconds),
  *       one --certify run (K from 8, limit 4096), and the exact brute force

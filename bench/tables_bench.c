@@ -1,5 +1,5 @@
 /*
- * genie_tables_bench: the seeds/003 Table I profile of the table front-end
+ * genie_tables_bench: the Zhou et al. (GENIE) Table I profile of the table front-end
  * on real tables, and a CPU vs CUDA identity check.
  *
  *   genie_tables_bench [-k K] [-b BACKEND,...] [-o DIR] DATA_DIR

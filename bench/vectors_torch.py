@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch's exact k-NN baseline for bench/vectors (seeds/001 style brute force).
+"""PyTorch's exact k-NN baseline for bench/vectors (Johnson et al. (Faiss) style brute force).
 
 Loads the same files as genie (IDX, .npy incl. float16, .fvecs), keeps the
 base on the GPU, and answers the queries in batches: scores = q @ x.T

@@ -1,5 +1,5 @@
 /*
- * Index parts (multiple loadings, seeds/003 III-D): an index cut into many
+ * Index parts (multiple loadings, Zhou et al. (GENIE) III-D): an index cut into many
  * parts must answer byte for byte as the same index in one part, and both
  * as a naive count over the object sets; ties across a part boundary keep
  * the smaller id first; damaged multi-part files fail cleanly, naming the

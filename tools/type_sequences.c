@@ -25,7 +25,7 @@ static genie_status add_string(void *ctx, const char *z, size_t n)
 static const char zBuildHelp[] =
     "Usage: genie build --type sequences [options] -o INDEX INPUT...\n"
     "\n"
-    "Index strings for search under edit distance (seeds/003 V-A): one\n"
+    "Index strings for search under edit distance (Zhou et al. (GENIE) V-A): one\n"
     "string per line of each INPUT ('-' is standard input), object ids 0, 1,\n"
     "... in input order.  A line's bytes are the string, without its '\\n'\n"
     "and a '\\r' before it; bytes are symbols (no UTF-8 decoding, any byte\n"
@@ -93,7 +93,7 @@ static const char zSearchHelp[] =
     "find the k strings of INDEX nearest by edit distance (unit-cost insert,\n"
     "delete, substitute of bytes), ties by smaller object id.  The engine\n"
     "returns the top-K candidates by ordered n-gram match count; they are\n"
-    "verified with the exact edit distance (seeds/003 Algorithm 2).  A query\n"
+    "verified with the exact edit distance (Zhou et al. (GENIE) Algorithm 2).  A query\n"
     "is 'certified' when Theorem V.2 proves its answer is the exact top-k;\n"
     "otherwise it may miss closer strings (and may have fewer than k hits).\n"
     "\n"

@@ -28,7 +28,7 @@ static const char zBuildHelp[] =
     "order.  Elements are separated by runs of white space (space, tab, CR)\n"
     "or by the --separator byte; empty elements are ignored and repeated\n"
     "elements count once.  An empty line is an empty set, which no query\n"
-    "matches.  Each set gets m MinHash keywords (seeds/003 IV-A, one\n"
+    "matches.  Each set gets m MinHash keywords (Zhou et al. (GENIE) IV-A, one\n"
     "attribute per hash function) and its line is stored in the index.\n"
     "\n"
     "  -o, --output FILE        the index file to write (replaced only once\n"

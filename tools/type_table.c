@@ -1,5 +1,5 @@
 /*
- * genie build --type table / genie search on a table index (seeds/003 V-C).
+ * genie build --type table / genie search on a table index (Zhou et al. (GENIE) V-C).
  *
  * Both hand the work to the library's table front-end (genie_table_*):
  * building reads one CSV or ARFF file; searching reads query rows from a

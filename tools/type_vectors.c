@@ -106,7 +106,7 @@ static const char zEvalHelp[] =
 static const char zParamsHelp[] =
     "Usage: genie lsh-params [--epsilon E] [--delta D]\n"
     "\n"
-    "The number of hash functions m by Eqn. 9 of seeds/003 (IV-B1): the\n"
+    "The number of hash functions m by Eqn. 9 of Zhou et al. (GENIE) (IV-B1): the\n"
     "largest, over similarities s = 0.01 .. 0.99, of the smallest m with\n"
     "Pr[|c/m - s| <= epsilon] >= 1 - delta, c ~ Binomial(m, s).\n"
     "Defaults epsilon = delta = 0.06 (the paper reports m = 237).\n";

@@ -1,7 +1,7 @@
 /*
  * genie: a generic inverted index for batched similarity search.
  *
- * The model (seeds/003 section II-A, generalised):
+ * The model (Zhou et al. (GENIE) section II-A, generalised):
  *   - an object is a set of 32-bit keywords, numbered 0..n-1 in the index,
  *     optionally carrying a 64-bit user label and a stored text record;
  *   - a query is a list of items; an item is a keyword range [lo, hi] with
@@ -102,7 +102,7 @@ typedef struct genie_build_options {
     void (*progress)(void *ctx, uint64_t done);
     void *progress_ctx;
     /**
-     * Index parts (seeds/003 III-D): the objects are cut by id into
+     * Index parts (Zhou et al. (GENIE) III-D): the objects are cut by id into
      * consecutive parts that can be loaded and searched one at a time.
      * part_objects: objects per part (the last may hold fewer);
      * part_bytes: the most postings bytes (4 per posting) in a part, a part

@@ -14,7 +14,7 @@ extern "C" {
 /* ------------------------------------------ sequences (edit distance) */
 
 /*
- * Strings searched under edit distance (seeds/003 V-A): each string is
+ * Strings searched under edit distance (Zhou et al. (GENIE) V-A): each string is
  * indexed by its ordered n-grams (Example V.1) and stored as the object's
  * record.  Strings are bytes: no UTF-8 decoding, invalid UTF-8 is fine, a
  * multi-byte character counts as several symbols.  A string shorter than

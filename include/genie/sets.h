@@ -14,7 +14,7 @@ extern "C" {
 /* ------------------------------------------------ sets (Jaccard, MinHash) */
 
 /*
- * Sets of strings under Jaccard similarity (seeds/003 IV-A): one set per
+ * Sets of strings under Jaccard similarity (Zhou et al. (GENIE) IV-A): one set per
  * line; MinHash with m seeded hash functions, one attribute per function;
  * candidates by match count, re-ranked by exact Jaccard.  Elements are
  * bytes separated by a separator byte (0 = runs of white space); empty

@@ -14,7 +14,7 @@ extern "C" {
 /* ------------------------------------------------------ relational tables */
 
 /*
- * The table front-end (seeds/003 V-C): rows of a CSV (header row, RFC 4180
+ * The table front-end (Zhou et al. (GENIE) V-C): rows of a CSV (header row, RFC 4180
  * quoting) or ARFF file become objects.  A numeric column is cut into
  * equal-width bins between its smallest and largest value; a categorical
  * column gets a dictionary of its values; the value of indexed column s

@@ -14,7 +14,7 @@ extern "C" {
 typedef struct genie_text_builder genie_text_builder;
 
 /**
- * A text front-end (seeds/003 V-B): documents are lower-cased and split
+ * A text front-end (Zhou et al. (GENIE) V-B): documents are lower-cased and split
  * into words (maximal runs of ASCII letters and digits and of bytes >= 0x80,
  * so UTF-8 letters stay inside words); each distinct word becomes one
  * keyword through a vocabulary stored in the index.

@@ -89,7 +89,7 @@ GENIE_API genie_status genie_exact_search(const genie_vectors *base, const genie
 GENIE_API float genie_vector_distance(genie_metric metric, const float *a, const float *b, uint32_t dim);
 
 /**
- * LSH front-end (seeds/003 IV): m hash functions, each one attribute with
+ * LSH front-end (Zhou et al. (GENIE) IV): m hash functions, each one attribute with
  * @c buckets buckets, so function i, bucket b is keyword i * buckets + b.
  *   l2:     E2LSH h(v) = floor((a.v + b) / w), a ~ N(0, I), b ~ U[0, w)
  *           (Eqn. 10), the range of a.v over the base cut into @c buckets
@@ -150,7 +150,7 @@ GENIE_API genie_status genie_vectors_search(const genie_index *idx, const genie_
                                   genie_search_stats *stats);
 
 /**
- * The number of hash functions by Eqn. 9 (seeds/003 IV-B1): the largest,
+ * The number of hash functions by Eqn. 9 (Zhou et al. (GENIE) IV-B1): the largest,
  * over similarities s in {0.01, ..., 0.99}, of the smallest m with
  * Pr[|c/m - s| <= epsilon] >= 1 - delta, c ~ Binomial(m, s).
  * @return GENIE_OK or GENIE_EINVAL (epsilon, delta outside (0, 1)).

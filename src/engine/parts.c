@@ -1,5 +1,5 @@
 /*
- * Searching an index of several parts (seeds/003 III-D, "multiple
+ * Searching an index of several parts (Zhou et al. (GENIE) III-D, "multiple
  * loadings").
  *
  * Parts cut the objects by id into consecutive ranges (index/format.h), so

@@ -10,7 +10,7 @@
  *   3. derives the sublist split (III-B1) from the offsets,
  * and hands the arrays to format_write().
  *
- * Parts (format.h, seeds/003 III-D): the objects are cut by id into
+ * Parts (format.h, Zhou et al. (GENIE) III-D): the objects are cut by id into
  * consecutive ranges (part_objects objects each, or as many as keep a
  * part's postings under a byte size), and steps 1-3 run once per range
  * with part-relative object ids, each part's arrays freed once written.

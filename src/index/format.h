@@ -2,7 +2,7 @@
  * The genie index file, format version 3.
  *
  * One file holds one index: the inverted lists (the "List Array" of
- * seeds/003 III-B), the position map from keyword to list, the sublist
+ * Zhou et al. (GENIE) III-B), the position map from keyword to list, the sublist
  * split used for load balance (III-B1), and optional per-object labels,
  * stored records, a vocabulary and the front-end's parameters.
  * Everything is little-endian and every section starts on a 64-byte

@@ -1,5 +1,5 @@
 /*
- * Index parts (format.h, seeds/003 III-D): the public description of the
+ * Index parts (format.h, Zhou et al. (GENIE) III-D): the public description of the
  * parts and their residency in host memory.
  *
  * A part's list sections lie back to back in the file, so a part is one

@@ -1,5 +1,5 @@
 /*
- * The sequences front-end (seeds/003 V-A): strings indexed by their
+ * The sequences front-end (Zhou et al. (GENIE) V-A): strings indexed by their
  * ordered n-grams, searched under edit distance.
  *
  * Building: each string becomes one object whose keywords are its ordered

@@ -1,5 +1,5 @@
 /*
- * Sequences under edit distance (seeds/003 V-A), the parts the tests and
+ * Sequences under edit distance (Zhou et al. (GENIE) V-A), the parts the tests and
  * the public search need: ordered n-grams as keywords and a fast exact
  * edit distance with a bound.
  *

@@ -1,5 +1,5 @@
 /*
- * Sets of strings under Jaccard similarity (seeds/003 IV-A, MinHash).
+ * Sets of strings under Jaccard similarity (Zhou et al. (GENIE) IV-A, MinHash).
  *
  * Parsing.  A set is one line; its elements are the maximal runs of bytes
  * other than the separator (a byte given at build time), or, with

@@ -1,5 +1,5 @@
 /*
- * Building a table index (seeds/003 V-C): CSV or ARFF rows -> objects.
+ * Building a table index (Zhou et al. (GENIE) V-C): CSV or ARFF rows -> objects.
  *
  * The whole table is read into memory first (one arena of NUL-terminated
  * fields plus per-cell offsets), because a column's kind and bin bounds

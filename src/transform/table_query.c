@@ -1,5 +1,5 @@
 /*
- * The query side of a table index: rows -> items (seeds/003 V-C).
+ * The query side of a table index: rows -> items (Zhou et al. (GENIE) V-C).
  *
  * genie_table holds the schema read back from the index, a name -> column
  * map, and the per-column radius and weight the caller set.  A query row

@@ -1,5 +1,5 @@
 /*
- * Word splitting for the short-document front-end (seeds/003 V-B).
+ * Word splitting for the short-document front-end (Zhou et al. (GENIE) V-B).
  *
  * A word is a maximal run of ASCII letters, ASCII digits and bytes >= 0x80
  * (so the letters of UTF-8 text stay inside words); ASCII letters are

@@ -1,6 +1,6 @@
 /*
  * The vectors front-end: building an LSH index of dense vectors and the
- * search pipeline of seeds/003 IV.
+ * search pipeline of Zhou et al. (GENIE) IV.
  *
  * Building: every base vector is hashed by the m functions of
  * vectors_lsh.c; function i's bucket b becomes keyword i * D + b

@@ -1,5 +1,5 @@
 /*
- * LSH families for dense vectors (seeds/003 IV-A), the keywords of many
+ * LSH families for dense vectors (Zhou et al. (GENIE) IV-A), the keywords of many
  * vectors hashed in parallel, and the FRONTEND bytes that record the
  * families (layout in vectors_lsh.h).
  *

@@ -1,7 +1,7 @@
 /*
  * Match counting in cache-sized object blocks (the cpu backend's main path).
  *
- * A plain CPU-Idx (seeds/003 VI-A2) increments one counter per posting in
+ * A plain CPU-Idx (Zhou et al. (GENIE) VI-A2) increments one counter per posting in
  * an array over all n objects: for n in the millions every increment is a
  * cache miss, and the selection pass reads the whole array again.  Here
  * the objects are cut into blocks whose counters (CPU_BLOCK_BYTES: 32,768

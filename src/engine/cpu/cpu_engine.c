@@ -8,7 +8,7 @@
  *          counter per object, remembers which objects it touched, offers
  *          only those to the top-k heap and clears only those counters.
  *          Both paths give the same hits in the same order.
- * cpu-idx  is seeds/003 VI-A2's CPU-Idx: a 32-bit counter per object, every
+ * cpu-idx  is Zhou et al. (GENIE) VI-A2's CPU-Idx: a 32-bit counter per object, every
  *          object offered to the selection, the whole array cleared per
  *          query.  Kept as the paper's baseline.
  * Threads take queries from a shared counter; each query's answer depends

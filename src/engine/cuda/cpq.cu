@@ -1,5 +1,5 @@
 /*
- * GENIE's Count Priority Queue on the GPU (seeds/003 III-C), the paper's
+ * GENIE's Count Priority Queue on the GPU (Zhou et al. (GENIE) III-C), the paper's
  * fine-grained layout: one thread block per work unit (a query item, or
  * with load balance at most two sublists), threads striding the postings.
  *

@@ -99,7 +99,7 @@ cuda_workspace *cuda_workspace_new(void);
 void cuda_workspace_free(cuda_workspace *ws);
 
 /*
- * The List Array on the device (seeds/003 III-B): every posting of the
+ * The List Array on the device (Zhou et al. (GENIE) III-B): every posting of the
  * index, uploaded once per opened index and kept in genie_index.aDev[device]
  * until genie_index_close, with the list offsets and the tile rows.  The
  * Position Map stays on the host.

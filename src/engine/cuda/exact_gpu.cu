@@ -1,5 +1,5 @@
 /*
- * Exact k-nearest-neighbour search on the GPU (seeds/001 sections 4, 5.1).
+ * Exact k-nearest-neighbour search on the GPU (Johnson et al. (Faiss) sections 4, 5.1).
  *
  * Per batch of queries:
  *   1. a distance tile S (nBatch x nBase floats, row q = query q) comes from

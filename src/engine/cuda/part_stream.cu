@@ -1,5 +1,5 @@
 /*
- * Index parts streamed through the GPU (seeds/003 III-D, multiple loadings,
+ * Index parts streamed through the GPU (Zhou et al. (GENIE) III-D, multiple loadings,
  * with the transfers overlapped): see engine.h for the calls, parts.c for
  * the loop that makes them.
  *

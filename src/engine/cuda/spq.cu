@@ -1,5 +1,5 @@
 /*
- * GEN-SPQ, the baseline of seeds/003 Appendix A: a full count table (one
+ * GEN-SPQ, the baseline of Zhou et al. (GENIE) Appendix A: a full count table (one
  * 32-bit counter per object per query) filled by the same work units as
  * the c-PQ, then a k-selection per query.
  *

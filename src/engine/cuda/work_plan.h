@@ -3,7 +3,7 @@
  *
  * Every query item maps to one contiguous slice of the List Array (the
  * postings of the keywords in [lo, hi] lie next to each other).  Without
- * load balance a unit is one item's whole slice (seeds/003 III-B: a block
+ * load balance a unit is one item's whole slice (Zhou et al. (GENIE) III-B: a block
  * per query item).  With load balance (III-B1) a unit is at most two
  * consecutive sublists of the item's lists, each at most the index's
  * sublist length, so no block scans more than 2 * L postings.  For the

@@ -105,8 +105,8 @@ genie_status genie_docs_builder_read_scores(genie_docs_builder *db, const char *
     genie_status rc = GENIE_OK;
     int got;
     while ((got = io_records_next(&r)) > 0) {
-        const char *az[1];
-        size_t an[1];
+        const char *az[1] = {NULL};
+        size_t an[1] = {0};
         char z[64];
         double v = 0;
         char *end = NULL;

@@ -137,12 +137,16 @@ int cli_parse_bytes(const char *s, uint64_t *out);
  */
 #define CLI_OPT_SEARCH_GPU_MEMORY 0x110
 #define CLI_OPT_LOAD_BALANCE 0x111
+#define CLI_OPT_GPUS 0x112
+#define CLI_OPT_GPU_MODE 0x113
 #define CLI_ENGINE_SHORT_OPTIONS "b:j:"
 #define CLI_ENGINE_LONG_OPTIONS                                              \
     {"backend", required_argument, 0, 'b'},                                 \
     {"threads", required_argument, 0, 'j'},                                 \
     {"gpu-memory", required_argument, 0, CLI_OPT_SEARCH_GPU_MEMORY},        \
-    {"load-balance", no_argument, 0, CLI_OPT_LOAD_BALANCE}
+    {"load-balance", no_argument, 0, CLI_OPT_LOAD_BALANCE},                  \
+    {"gpus", required_argument, 0, CLI_OPT_GPUS},                            \
+    {"gpu-mode", required_argument, 0, CLI_OPT_GPU_MODE}
 #define CLI_ENGINE_HELP                                                             \
     "  -b, --backend NAME      auto (default: cuda when built and a GPU is\n"       \
     "                          present, else cpu), cpu, cpu-idx (baseline),\n"     \
@@ -155,7 +159,11 @@ int cli_parse_bytes(const char *s, uint64_t *out);
     "                          or with no budget given, streams its parts\n"        \
     "                          through the GPU one at a time\n"                     \
     "      --load-balance      cuda-cpq-paper, cuda-spq: split long lists, at\n"    \
-    "                          most two per block\n"
+    "                          most two per block\n"                                \
+    "      --gpus LIST|all     several GPUs (e.g. 0,1): shards or replicas\n"      \
+    "                          (docs/SCALING.md); default GPU 0 alone\n"           \
+    "      --gpu-mode MODE     auto (default: shards when the parts do not fit\n"  \
+    "                          one GPU), shards, replicas\n"
 /**
  * Parse a shared engine option of command @p zCmd ("search", "eval").
  * @return 1 when @p c is one of them (then *pStatus is CLI_EXIT_OK, or

@@ -5,9 +5,40 @@
 #include <assert.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+
+/* --gpus: a comma-separated list of ordinals, or "all"; one list per process. */
+static int parse_gpus(const char *zCmd, const char *zArg, genie_search_options *opt)
+{
+    static int aGpu[16];
+    unsigned n = 0;
+    if (strcmp(zArg, "all") == 0) {
+        int nDevice = genie_cuda_device_count();
+        if (nDevice < 1)
+            return cli_usage_error(zCmd, "--gpus all: no usable GPU");
+        for (int g = 0; g < nDevice && n < 16; g++)
+            aGpu[n++] = g;
+    } else {
+        const char *z = zArg;
+        for (;;) {
+            char *end;
+            unsigned long g = strtoul(z, &end, 10);
+            if (end == z || g > 15 || n == 16 || (*end && *end != ','))
+                return cli_usage_error(zCmd, "--gpus must be a list like 0,1 (ordinals 0..15) or all, not '%s'",
+                                       zArg);
+            aGpu[n++] = (int)g;
+            if (!*end)
+                break;
+            z = end + 1;
+        }
+    }
+    opt->gpus = aGpu;
+    opt->n_gpus = n;
+    return CLI_EXIT_OK;
+}
 
 int cli_engine_option(const char *zCmd, int c, const char *zArg, genie_search_options *opt, int *pStatus)
 {
@@ -30,6 +61,19 @@ int cli_engine_option(const char *zCmd, int c, const char *zArg, genie_search_op
         return 1;
     case CLI_OPT_LOAD_BALANCE:
         opt->load_balance = 1;
+        return 1;
+    case CLI_OPT_GPUS:
+        *pStatus = parse_gpus(zCmd, zArg, opt);
+        return 1;
+    case CLI_OPT_GPU_MODE:
+        if (strcmp(zArg, "auto") == 0)
+            opt->gpu_mode = GENIE_GPU_AUTO;
+        else if (strcmp(zArg, "shards") == 0)
+            opt->gpu_mode = GENIE_GPU_SHARDS;
+        else if (strcmp(zArg, "replicas") == 0)
+            opt->gpu_mode = GENIE_GPU_REPLICAS;
+        else
+            *pStatus = cli_usage_error(zCmd, "--gpu-mode must be auto, shards or replicas, not '%s'", zArg);
         return 1;
     default:
         return 0;

@@ -518,6 +518,8 @@ GENIE_API genie_status genie_search_parts(const genie_index *idx, uint32_t first
 
 /** @return non-zero when this library was built with the CUDA backend. */
 GENIE_API int genie_cuda_built(void);
+/** @return the GPUs the CUDA backend can use (0 when none or not built). */
+GENIE_API int genie_cuda_device_count(void);
 /** @return non-zero when the CUDA backend was built and a GPU is usable. */
 GENIE_API int genie_cuda_available(void);
 

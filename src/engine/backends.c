@@ -135,6 +135,16 @@ int genie_cuda_built(void)
 #endif
 }
 
+int genie_cuda_device_count(void)
+{
+    const engine_cuda_module *m;
+    if (engine_cuda_module_get(&m) != GENIE_OK) {
+        util_error_clear();
+        return 0;
+    }
+    return m->xDevices();
+}
+
 int genie_cuda_available(void)
 {
     const engine_cuda_module *m;

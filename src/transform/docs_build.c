@@ -114,23 +114,7 @@ genie_status genie_docs_builder_new(genie_docs_builder **out, const genie_build_
     genie_status rc;
     GENIE_TRY_GOTO(rc, util_strmap_init(&db->vocab), fail);
     GENIE_TRY_GOTO(rc, util_strmap_init(&db->stop), fail);
-    for (size_t i = 0; i < n_stop; i++) {
-        text_cursor c;
-        text_cursor_init(&c, stop_words[i], strlen(stop_words[i]));
-        int more;
-        while ((more = text_next_word(&c)) > 0) {
-            uint32_t id;
-            int isNew;
-            rc = util_strmap_intern(&db->stop, c.aWord, c.nWord, &id, &isNew);
-            if (rc != GENIE_OK)
-                break;
-        }
-        text_cursor_free(&c);
-        if (more < 0)
-            rc = util_error(GENIE_ENOMEM, "out of memory reading stop words");
-        if (rc != GENIE_OK)
-            goto fail;
-    }
+    GENIE_TRY_GOTO(rc, text_stop_words_add(&db->stop, stop_words, n_stop), fail);
     *out = db;
     return GENIE_OK;
 fail:

@@ -86,28 +86,34 @@ genie_status genie_text_builder_new(genie_text_builder **out, const genie_build_
     GENIE_TRY_GOTO(rc, util_strmap_init(&tb->vocab), fail);
     GENIE_TRY_GOTO(rc, util_strmap_init(&tb->stop), fail);
     GENIE_TRY_GOTO(rc, fe_builder_init(&tb->fb, opt, 0), fail);
-    for (size_t i = 0; i < n_stop; i++) {
+    GENIE_TRY_GOTO(rc, text_stop_words_add(&tb->stop, stop_words, n_stop), fail);
+    *out = tb;
+    return GENIE_OK;
+fail:
+    genie_text_builder_free(tb);
+    return rc;
+}
+
+genie_status text_stop_words_add(util_strmap *stop, const char *const *words, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
         text_cursor c;
-        text_cursor_init(&c, stop_words[i], strlen(stop_words[i]));
+        text_cursor_init(&c, words[i], strlen(words[i]));
+        genie_status rc = GENIE_OK;
         int more;
         while ((more = text_next_word(&c)) > 0) {
             uint32_t id;
             int isNew;
-            rc = util_strmap_intern(&tb->stop, c.aWord, c.nWord, &id, &isNew);
+            rc = util_strmap_intern(stop, c.aWord, c.nWord, &id, &isNew);
             if (rc != GENIE_OK)
                 break;
         }
         text_cursor_free(&c);
         if (more < 0)
             rc = util_error(GENIE_ENOMEM, "out of memory reading stop words");
-        if (rc != GENIE_OK)
-            goto fail;
+        GENIE_TRY(rc);
     }
-    *out = tb;
     return GENIE_OK;
-fail:
-    genie_text_builder_free(tb);
-    return rc;
 }
 
 void genie_text_builder_free(genie_text_builder *tb)

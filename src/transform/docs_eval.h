@@ -1,7 +1,8 @@
 /*
  * One docs query on the CPU (private to the docs front-end): the pieces
  * the CPU search (docs_search.c), the GPU search's post-processing
- * (docs_gpu_search.c) and the cache planner (docs_cache.c) share.
+ * (docs_gpu_search.c) and the cache planner (docs_cache.c) share, and the
+ * threads that run them over many queries (docs_workers.c).
  */
 #ifndef GENIE_TRANSFORM_DOCS_EVAL_H
 #define GENIE_TRANSFORM_DOCS_EVAL_H
@@ -66,6 +67,22 @@ int docs_bound_stops(const genie_docs *d, const docs_topk *h, uint32_t doc);
 void docs_eval_and(const genie_docs *d, docs_worker *w, size_t u, int exhaustive, uint64_t from);
 void docs_eval_or(const genie_docs *d, docs_worker *w, size_t u, int exhaustive);
 void docs_count_reads(docs_worker *w, size_t u, int stopped);
+
+/* The heap's hits, best first, in a new array (NULL: out of memory). */
+genie_docs_hit *docs_topk_sorted(const docs_topk *h);
+
+/* Answer query @p q with worker @p w (whose heap holds up to k hits);
+ * @return 0, or -1 out of memory. */
+typedef int docs_answer_fn(void *ctx, docs_worker *w, size_t q);
+
+/*
+ * Answer queries 0..nQuery-1 on @p nThread threads (0: all cores; docs_workers.c),
+ * each with its own worker and a heap of @p k hits.  The workers' counts
+ * (postings read and total, documents scored, stopped early, post-processed)
+ * are added to @p pCounts.  @return 0, or -1 out of memory.
+ */
+int docs_run_queries(unsigned nThread, size_t nQuery, uint32_t k, docs_answer_fn *xAnswer, void *ctx,
+                     genie_docs_stats *pCounts);
 
 /*
  * AND queries on the GPU with CPU post-processing (docs_gpu_search.c),

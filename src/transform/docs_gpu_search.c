@@ -28,7 +28,6 @@
 #include "util/clock.h"
 #include "util/crc32c.h"
 #include "util/error.h"
-#include "util/threads.h"
 
 struct docs_gpu_slot {
     pthread_mutex_t lock;
@@ -55,7 +54,6 @@ void docs_gpu_slot_free(struct docs_gpu_slot *s)
 }
 
 #define DEFAULT_GPU_MEMORY (1ull << 30)
-#define POST_GRAB 16
 
 /* The queries' terms, in the engine's form. */
 static genie_status prepare(const genie_docs *d, const char *const *queries, const size_t *lengths, size_t n,
@@ -137,74 +135,39 @@ typedef struct post_job {
     const genie_docs *d;
     const char *const *azQuery;
     const size_t *anQuery;
-    size_t nQuery;
     const genie_docs_options *opt;
     uint32_t k;
     const engine_docs_request *req;
     genie_docs_hit **aaHit;
     uint32_t *anHit;
-    docs_worker *aWorker;
-    size_t next;
-    int failed;
 } post_job;
 
-/* Query @p q's answer: the GPU's, or the GPU's continued on the CPU. */
-static int finish_one(post_job *j, docs_worker *w, size_t q)
+/* Query @p q's answer: the GPU's, or the GPU's continued on the CPU (docs_answer_fn). */
+static int finish_one(void *ctx, docs_worker *w, size_t q)
 {
+    post_job *j = ctx;
     const engine_docs_outcome *o = &j->req->aOutcome[q];
     const genie_docs_hit *aGpu = j->req->aHit + q * j->k;
-    uint32_t n = o->nHit;
-    genie_docs_hit *a;
+    w->heap.n = 0;
+    for (uint32_t i = 0; i < o->nHit; i++)
+        docs_topk_push(&w->heap, &aGpu[i]);
     if (o->finished) {
-        a = malloc((n ? n : 1) * sizeof *a);
-        if (!a)
-            return -1;
-        memcpy(a, aGpu, n * sizeof *a);
         w->stats.postings_read += o->read;
     } else {
         int missing;
         long u = docs_query_terms(j->d, w, j->azQuery[q], j->anQuery[q], &missing);
         if (u < 0)
             return -1;
-        w->heap.n = 0;
-        for (uint32_t i = 0; i < n; i++)
-            docs_topk_push(&w->heap, &aGpu[i]);
         if (u > 0 && !missing)
             docs_eval_and(j->d, w, (size_t)u, j->opt->exhaustive, o->resume);
-        n = w->heap.n;
-        a = malloc((n ? n : 1) * sizeof *a);
-        if (!a)
-            return -1;
-        memcpy(a, w->heap.aHit, n * sizeof *a);
-        qsort(a, n, sizeof *a, docs_cmp_best_first);
         w->stats.post_processed++;
     }
+    genie_docs_hit *a = docs_topk_sorted(&w->heap);
+    if (!a)
+        return -1;
     j->aaHit[q] = a;
-    j->anHit[q] = n;
+    j->anHit[q] = w->heap.n;
     return 0;
-}
-
-static void post_worker(void *ctx, unsigned t)
-{
-    post_job *j = ctx;
-    docs_worker *w = &j->aWorker[t];
-    w->heap.k = j->k;
-    w->heap.aHit = malloc((j->k ? j->k : 1) * sizeof *w->heap.aHit);
-    if (!w->heap.aHit) {
-        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
-        return;
-    }
-    while (!__atomic_load_n(&j->failed, __ATOMIC_RELAXED)) {
-        size_t q0 = __atomic_fetch_add(&j->next, POST_GRAB, __ATOMIC_RELAXED);
-        if (q0 >= j->nQuery)
-            break;
-        size_t q1 = q0 + POST_GRAB < j->nQuery ? q0 + POST_GRAB : j->nQuery;
-        for (size_t q = q0; q < q1; q++)
-            if (finish_one(j, w, q) != 0) {
-                __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
-                break;
-            }
-    }
 }
 
 genie_status docs_search_gpu(const genie_docs *d, const char *const *queries, const size_t *lengths, size_t n,
@@ -226,14 +189,10 @@ genie_status docs_search_gpu(const genie_docs *d, const char *const *queries, co
     engine_docs_query *aQuery = malloc((n ? n : 1) * sizeof *aQuery);
     engine_docs_term *aTerm = NULL;
     uint64_t *aPrefix = NULL;
-    post_job j;
-    memset(&j, 0, sizeof j);
-    unsigned nThread = opt->threads ? opt->threads : util_ncores();
     genie_status rc = GENIE_OK;
     req.aHit = malloc((n ? n : 1) * (size_t)k * sizeof *req.aHit);
     req.aOutcome = calloc(n ? n : 1, sizeof *req.aOutcome);
-    j.aWorker = calloc(nThread, sizeof *j.aWorker);
-    if (!aQuery || !req.aHit || !req.aOutcome || !j.aWorker) {
+    if (!aQuery || !req.aHit || !req.aOutcome) {
         rc = util_error(GENIE_ENOMEM, "out of memory for %zu docs GPU queries", n);
         goto done;
     }
@@ -259,23 +218,17 @@ genie_status docs_search_gpu(const genie_docs *d, const char *const *queries, co
     st->gpu_seconds = t1 - t0;
     st->batches = req.nBatch;
     st->bytes_moved = req.bytesMoved;
-    j.d = d;
-    j.azQuery = queries;
-    j.anQuery = lengths;
-    j.nQuery = n;
-    j.opt = opt;
-    j.k = k;
-    j.req = &req;
-    j.aaHit = aaHit;
-    j.anHit = anHit;
-    util_parallel_run(nThread, post_worker, &j);
+    post_job j = {.d = d, .azQuery = queries, .anQuery = lengths, .opt = opt, .k = k, .req = &req,
+                  .aaHit = aaHit, .anHit = anHit};
+    /* postings_total comes from the queries' lists below, for GPU and CPU answers alike */
+    genie_docs_stats counts;
+    memset(&counts, 0, sizeof counts);
+    int failed = docs_run_queries(opt->threads, n, k, finish_one, &j, &counts);
     st->post_seconds = util_now() - t1;
-    for (unsigned t = 0; t < nThread; t++) {
-        st->postings_read += j.aWorker[t].stats.postings_read;
-        st->post_processed += j.aWorker[t].stats.post_processed;
-        st->stopped_early += j.aWorker[t].stats.stopped_early;
-        st->docs_scored += j.aWorker[t].stats.docs_scored;
-    }
+    st->postings_read += counts.postings_read;
+    st->post_processed += counts.post_processed;
+    st->stopped_early += counts.stopped_early;
+    st->docs_scored += counts.docs_scored;
     st->gpu_queries = n - st->post_processed;
     /* Totals over the queries' lists; a GPU answer stopped early when it
      * read less than its shortest list. */
@@ -289,16 +242,9 @@ genie_status docs_search_gpu(const genie_docs *d, const char *const *queries, co
             st->stopped_early += req.aOutcome[q].read < d->aListOffset[l0 + 1] - d->aListOffset[l0];
         }
     }
-    if (j.failed)
+    if (failed)
         rc = util_error(GENIE_ENOMEM, "out of memory post-processing %zu docs queries", n);
 done:
-    for (unsigned t = 0; j.aWorker && t < nThread; t++) {
-        free(j.aWorker[t].heap.aHit);
-        free(j.aWorker[t].aTerm);
-        free(j.aWorker[t].aPos);
-        free(j.aWorker[t].aRead);
-    }
-    free(j.aWorker);
     free(aQuery);
     free(aTerm);
     free(aPrefix);

@@ -4,7 +4,7 @@
  * termination by the global score bound (Wang et al., "Efficient GPU-based
  * Query Processing with Pruned List Caching in Search Engines", sections
  * 2.1.2-2.1.4 and 3.2; section 4.4 for the multi-threaded CPU version:
- * each query is one task, taken by the threads from a shared counter).
+ * each query is one task, docs_workers.c).
  *
  * AND: the shortest list drives; each of its documents d is looked up in
  * the other lists, shortest first, by galloping search (doubling steps
@@ -33,10 +33,8 @@
 #include "transform/text.h"
 #include "util/clock.h"
 #include "util/error.h"
-#include "util/threads.h"
 
 #define DOCS_MAX_K 1000000u
-#define QUERIES_PER_GRAB 16
 
 struct genie_docs_results {
     size_t nQuery;
@@ -51,61 +49,31 @@ typedef struct docs_job {
     const genie_docs *d;
     const char *const *azQuery;
     const size_t *anQuery;
-    size_t nQuery;
-    genie_docs_options opt;
-    uint32_t k; /* min(k, documents) */
+    const genie_docs_options *opt;
     genie_docs_results *r;
-    docs_worker *aWorker;
-    size_t next;
-    int failed;
 } docs_job;
 
-/* One query into r->aaHit[q]; @return 0, or -1 out of memory. */
-static int answer_one(docs_job *j, docs_worker *w, size_t q)
+/* One query into r->aaHit[q] (docs_answer_fn). */
+static int answer_one(void *ctx, docs_worker *w, size_t q)
 {
+    docs_job *j = ctx;
     int missing;
     long u = docs_query_terms(j->d, w, j->azQuery[q], j->anQuery[q], &missing);
     if (u < 0)
         return -1;
     w->heap.n = 0;
-    if (u > 0 && !(j->opt.mode == GENIE_DOCS_AND && missing)) {
-        if (j->opt.mode == GENIE_DOCS_AND)
-            docs_eval_and(j->d, w, (size_t)u, j->opt.exhaustive, 0);
+    if (u > 0 && !(j->opt->mode == GENIE_DOCS_AND && missing)) {
+        if (j->opt->mode == GENIE_DOCS_AND)
+            docs_eval_and(j->d, w, (size_t)u, j->opt->exhaustive, 0);
         else
-            docs_eval_or(j->d, w, (size_t)u, j->opt.exhaustive);
+            docs_eval_or(j->d, w, (size_t)u, j->opt->exhaustive);
     }
-    uint32_t n = w->heap.n;
-    genie_docs_hit *a = malloc((n ? n : 1) * sizeof *a);
+    genie_docs_hit *a = docs_topk_sorted(&w->heap);
     if (!a)
         return -1;
-    memcpy(a, w->heap.aHit, n * sizeof *a);
-    qsort(a, n, sizeof *a, docs_cmp_best_first);
     j->r->aaHit[q] = a;
-    j->r->anHit[q] = n;
+    j->r->anHit[q] = w->heap.n;
     return 0;
-}
-
-static void docs_worker_run(void *ctx, unsigned t)
-{
-    docs_job *j = ctx;
-    docs_worker *w = &j->aWorker[t];
-    w->heap.k = j->k;
-    w->heap.aHit = malloc((j->k ? j->k : 1) * sizeof *w->heap.aHit);
-    if (!w->heap.aHit) {
-        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
-        return;
-    }
-    while (!__atomic_load_n(&j->failed, __ATOMIC_RELAXED)) {
-        size_t q0 = __atomic_fetch_add(&j->next, QUERIES_PER_GRAB, __ATOMIC_RELAXED);
-        if (q0 >= j->nQuery)
-            break;
-        size_t q1 = q0 + QUERIES_PER_GRAB < j->nQuery ? q0 + QUERIES_PER_GRAB : j->nQuery;
-        for (size_t q = q0; q < q1; q++)
-            if (answer_one(j, w, q) != 0) {
-                __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
-                break;
-            }
-    }
 }
 
 genie_status genie_docs_search(const genie_docs *d, const char *const *queries, const size_t *lengths,
@@ -118,66 +86,32 @@ genie_status genie_docs_search(const genie_docs *d, const char *const *queries, 
     if (opt->mode != GENIE_DOCS_AND && opt->mode != GENIE_DOCS_OR)
         return util_error(GENIE_EINVAL, "docs: unknown mode %d", (int)opt->mode);
     double t0 = util_now();
-    unsigned nThread = opt->threads ? opt->threads : util_ncores();
-    if (nThread > n_queries / QUERIES_PER_GRAB + 1)
-        nThread = (unsigned)(n_queries / QUERIES_PER_GRAB + 1);
-    genie_docs_results *r = calloc(1, sizeof *r);
-    docs_job j;
-    memset(&j, 0, sizeof j);
-    j.aWorker = calloc(nThread, sizeof *j.aWorker);
+    uint32_t k = opt->k < d->nDocs ? opt->k : (uint32_t)d->nDocs;
     genie_status rc = GENIE_OK;
-    if (!r || !j.aWorker)
+    genie_docs_results *r = calloc(1, sizeof *r);
+    if (!r)
         goto oom;
     r->nQuery = n_queries;
     r->aaHit = calloc(n_queries ? n_queries : 1, sizeof *r->aaHit);
     r->anHit = calloc(n_queries ? n_queries : 1, sizeof *r->anHit);
     if (!r->aaHit || !r->anHit)
         goto oom;
-    j.d = d;
-    j.azQuery = queries;
-    j.anQuery = lengths;
-    j.nQuery = n_queries;
-    j.opt = *opt;
-    j.k = opt->k < d->nDocs ? opt->k : (uint32_t)d->nDocs;
-    j.r = r;
     r->stats.backend = GENIE_BACKEND_CPU;
-    if (opt->backend == GENIE_BACKEND_CUDA && opt->mode == GENIE_DOCS_AND && j.k <= ENGINE_DOCS_GPU_MAX_K) {
+    if (opt->backend == GENIE_BACKEND_CUDA && opt->mode == GENIE_DOCS_AND && k <= ENGINE_DOCS_GPU_MAX_K) {
         r->stats.backend = GENIE_BACKEND_CUDA;
-        rc = docs_search_gpu(d, queries, lengths, n_queries, opt, j.k, r->aaHit, r->anHit, &r->stats);
-        if (rc != GENIE_OK)
-            goto done;
-        r->stats.seconds = util_now() - t0;
-        *out = r;
-        r = NULL;
-        goto done;
+        GENIE_TRY_GOTO(rc, docs_search_gpu(d, queries, lengths, n_queries, opt, k, r->aaHit, r->anHit, &r->stats),
+                       fail);
+    } else {
+        docs_job j = {.d = d, .azQuery = queries, .anQuery = lengths, .opt = opt, .r = r};
+        if (docs_run_queries(opt->threads, n_queries, k, answer_one, &j, &r->stats) != 0)
+            goto oom;
     }
-    util_parallel_run(nThread, docs_worker_run, &j);
-    for (unsigned t = 0; t < nThread; t++) {
-        docs_worker *w = &j.aWorker[t];
-        r->stats.postings_read += w->stats.postings_read;
-        r->stats.postings_total += w->stats.postings_total;
-        r->stats.docs_scored += w->stats.docs_scored;
-        r->stats.stopped_early += w->stats.stopped_early;
-    }
-    /* A worker that could not start leaves its share to the others; the
-     * first thread runs on this one, so every query is answered unless
-     * memory ran out. */
-    if (j.failed)
-        goto oom;
     r->stats.seconds = util_now() - t0;
     *out = r;
-    r = NULL;
-    goto done;
+    return GENIE_OK;
 oom:
     rc = util_error(GENIE_ENOMEM, "out of memory searching %zu docs queries", n_queries);
-done:
-    for (unsigned t = 0; j.aWorker && t < nThread; t++) {
-        free(j.aWorker[t].heap.aHit);
-        free(j.aWorker[t].aTerm);
-        free(j.aWorker[t].aPos);
-        free(j.aWorker[t].aRead);
-    }
-    free(j.aWorker);
+fail:
     genie_docs_results_free(r);
     return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * genie serve says what `genie search --json` says: for every index type
  * (keywords with labels and records, text, sets, sequences, table,
- * vectors) the same queries and options through the server and through
+ * vectors, docs) the same queries and options through the server and through
  * the CLI give byte-identical answers.
  */
 #include <stdlib.h>
@@ -82,7 +82,7 @@ TEST(serve_answers_equal_cli_json)
 {
     SERVER_REQUIRED();
     uint64_t rng = 12345;
-    type_case aCase[8];
+    type_case aCase[12];
     size_t nCase = 0;
 
     /* keywords, with labels and records */
@@ -228,11 +228,45 @@ TEST(serve_answers_equal_cli_json)
     aCase[nCase++] = (type_case){"vec", fmt("-k 3 --exact %s %s", test_path("vec.genie"), test_path("vec_q.fvecs")),
                                  fmt("{\"queries\":%s,\"k\":3,\"exact\":true}", jq.z)};
 
-    char *azSpec[6] = {fmt("kw=%s", test_path("kw.genie")),       fmt("docs=%s", test_path("docs.genie")),
+    /* docs: ranked AND/OR queries of 1-3 words over word lines with a link graph */
+    f = (strbuf){0}, jq = (strbuf){0};
+    random_word_lines(&rng, 300, &f, &jq);
+    write_text(test_path("ranked.txt"), f.z);
+    f = (strbuf){0};
+    for (unsigned i = 0; i < 600; i++)
+        sb_printf(&f, "%u %u\n", (unsigned)(test_rand(&rng) % 300), (unsigned)(test_rand(&rng) % 300));
+    write_text(test_path("ranked_links.txt"), f.z);
+    build(fmt("-t docs --links %s -o %s %s", test_path("ranked_links.txt"), test_path("ranked.genie"),
+              test_path("ranked.txt")));
+    f = (strbuf){0}, jq = (strbuf){0};
+    sb_printf(&jq, "[");
+    for (unsigned i = 0; i < 40; i++) {
+        unsigned m = 1 + (unsigned)(test_rand(&rng) % 3);
+        sb_printf(&jq, "%s\"", i ? "," : "");
+        for (unsigned k = 0; k < m; k++) {
+            const char *w = i == 7 && k == 0 ? "absent" : azWord[test_rand(&rng) % N_WORD];
+            sb_printf(&f, "%s%s", k ? " " : "", w);
+            sb_printf(&jq, "%s%s", k ? " " : "", w);
+        }
+        sb_printf(&f, "\n");
+        sb_printf(&jq, "\"");
+    }
+    sb_printf(&jq, "]");
+    write_text(test_path("ranked_q.txt"), f.z);
+    aCase[nCase++] = (type_case){"ranked", fmt("-k 5 --show %s %s", test_path("ranked.genie"), test_path("ranked_q.txt")),
+                                 fmt("{\"queries\":%s,\"k\":5,\"show\":true}", jq.z)};
+    aCase[nCase++] = (type_case){"ranked", fmt("-k 4 --or %s %s", test_path("ranked.genie"), test_path("ranked_q.txt")),
+                                 fmt("{\"queries\":%s,\"k\":4,\"or\":true}", jq.z)};
+    aCase[nCase++] = (type_case){"ranked",
+                                 fmt("-k 300 --exhaustive %s %s", test_path("ranked.genie"), test_path("ranked_q.txt")),
+                                 fmt("{\"queries\":%s,\"k\":300,\"exhaustive\":true}", jq.z)};
+
+    char *azSpec[7] = {fmt("kw=%s", test_path("kw.genie")),       fmt("docs=%s", test_path("docs.genie")),
                        fmt("sets=%s", test_path("sets.genie")),   fmt("seq=%s", test_path("seq.genie")),
-                       fmt("people=%s", test_path("people.genie")), fmt("vec=%s", test_path("vec.genie"))};
+                       fmt("people=%s", test_path("people.genie")), fmt("vec=%s", test_path("vec.genie")),
+                       fmt("ranked=%s", test_path("ranked.genie"))};
     const char *azArg[] = {"-i", azSpec[0], "-i", azSpec[1], "-i", azSpec[2], "-i", azSpec[3],
-                           "-i", azSpec[4], "-i", azSpec[5], NULL};
+                           "-i", azSpec[4], "-i", azSpec[5], "-i", azSpec[6], NULL};
     served s;
     served_start(&s, azArg);
     for (size_t i = 0; i < nCase; i++)
@@ -242,7 +276,7 @@ TEST(serve_answers_equal_cli_json)
         free(aCase[i].zCliArgs);
         free(aCase[i].zBody);
     }
-    for (size_t i = 0; i < 6; i++)
+    for (size_t i = 0; i < 7; i++)
         free(azSpec[i]);
     genie_vectors_free(&base);
     genie_vectors_free(&qv);

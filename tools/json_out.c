@@ -203,6 +203,20 @@ void json_out_seq_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, co
     json_buf_put(b, "]}", 2);
 }
 
+void json_out_docs_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_docs_hit *aHit, size_t n,
+                        int show)
+{
+    json_buf_printf(b, "{\"query\":%llu,\"hits\":[", (unsigned long long)queryNo);
+    for (size_t i = 0; i < n; i++) {
+        const genie_docs_hit *h = &aHit[i];
+        json_buf_printf(b, "%s{\"rank\":%zu,\"record\":%u,\"doc\":%u,\"score\":%.9f,\"bm25\":%.9f,\"pagerank\":%.9f",
+                        i ? "," : "", i + 1, h->record, h->doc, h->score, h->bm25, h->pagerank);
+        put_record(b, idx, h->doc, show, "text");
+        json_buf_put(b, "}", 1);
+    }
+    json_buf_put(b, "]}", 2);
+}
+
 void json_out_vec_hits(json_buf *b, uint64_t queryNo, const genie_neighbor *aHit, size_t n)
 {
     json_buf_printf(b, "{\"query\":%llu,\"hits\":[", (unsigned long long)queryNo);

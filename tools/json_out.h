@@ -8,6 +8,7 @@
  *   sets:      {"query":N,"hits":[{"rank","object","jaccard","shared","union","count"[,"set"]}]}
  *   sequences: {"query":N,"certified":B,"candidates":K,"hits":[{"rank","object","distance","count"[,"string"]}]}
  *   vectors:   {"query":N,"hits":[{"rank","object","distance"}]}
+ *   docs:      {"query":N,"hits":[{"rank","record","doc","score","bm25","pagerank"[,"text"]}]}
  * Queries and ranks count from 1; label is null when the index has none.
  * Strings: valid UTF-8 is written as it is, every other byte as \u00XX (its
  * value), so the output is valid JSON whatever the stored bytes are.
@@ -19,6 +20,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "genie/docs.h"
 #include "genie/sequences.h"
 #include "genie/sets.h"
 #include "genie/vectors.h"
@@ -48,6 +50,9 @@ void json_out_set_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, co
 /** sequences indexes; @p show adds each hit's "string". */
 void json_out_seq_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_seq_hit *aHit, size_t n,
                        int certified, uint32_t usedK, int show);
+/** docs indexes (scores with 9 decimals); @p show adds each hit's stored "text". */
+void json_out_docs_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_docs_hit *aHit, size_t n,
+                        int show);
 /** vectors indexes. */
 void json_out_vec_hits(json_buf *b, uint64_t queryNo, const genie_neighbor *aHit, size_t n);
 

@@ -280,43 +280,33 @@ static int parse_docs_search(int argc, char **argv, docs_cli *s)
     return CLI_EXIT_OK;
 }
 
-static void print_docs_results(const docs_cli *s, const genie_index *idx, const genie_docs_results *r,
-                               uint64_t first)
+static int print_docs_results(const docs_cli *s, const genie_index *idx, const genie_docs_results *r, uint64_t first)
 {
-    for (size_t q = 0; q < genie_docs_results_queries(r); q++) {
+    json_buf b;
+    json_buf_init(&b);
+    int status = 0;
+    for (size_t q = 0; q < genie_docs_results_queries(r) && status == 0; q++) {
         size_t n;
         const genie_docs_hit *aHit = genie_docs_results_get(r, q, &n);
-        if (s->json)
-            printf("{\"query\":%llu,\"hits\":[", (unsigned long long)(first + q));
+        if (s->json) {
+            json_out_docs_hits(&b, idx, first + q, aHit, n, s->show);
+            status = json_buf_print_line(&b);
+            continue;
+        }
         for (size_t i = 0; i < n; i++) {
             const genie_docs_hit *h = &aHit[i];
             const char *z;
             size_t len;
-            int has = s->show && genie_index_record(idx, h->doc, &z, &len) == GENIE_OK;
-            if (s->json) {
-                printf("%s{\"rank\":%zu,\"record\":%u,\"doc\":%u,\"score\":%.9f,\"bm25\":%.9f,\"pagerank\":%.9f",
-                       i ? "," : "", i + 1, h->record, h->doc, h->score, h->bm25, h->pagerank);
-                if (has) {
-                    fputs(",\"text\":", stdout);
-                    json_buf jb;
-                    json_buf_init(&jb);
-                    json_buf_string(&jb, z, len);
-                    fwrite(jb.z, 1, jb.n, stdout);
-                    json_buf_free(&jb);
-                }
-                putchar('}');
-            } else {
-                printf("%llu\t%zu\t%u\t%.9f", (unsigned long long)(first + q), i + 1, h->record, h->score);
-                if (has) {
-                    putchar('\t');
-                    cli_put_escaped(z, len);
-                }
-                putchar('\n');
+            printf("%llu\t%zu\t%u\t%.9f", (unsigned long long)(first + q), i + 1, h->record, h->score);
+            if (s->show && genie_index_record(idx, h->doc, &z, &len) == GENIE_OK) {
+                putchar('\t');
+                cli_put_escaped(z, len);
             }
+            putchar('\n');
         }
-        if (s->json)
-            fputs("]}\n", stdout);
     }
+    json_buf_free(&b);
+    return status;
 }
 
 int docs_cli_search(int argc, char **argv, const char *zIndex)
@@ -365,12 +355,13 @@ int docs_cli_search(int argc, char **argv, const char *zIndex)
     genie_docs_stats total;
     memset(&total, 0, sizeof total);
     long n;
-    while ((n = cli_lines_read(&l, DOCS_QUERIES_PER_CHUNK)) > 0) {
+    while (status == CLI_EXIT_OK && (n = cli_lines_read(&l, DOCS_QUERIES_PER_CHUNK)) > 0) {
         genie_docs_results *r;
         rc = genie_docs_search(d, l.azLine, l.anLine, (size_t)n, &s.opt, &r);
         if (rc != GENIE_OK)
             break;
-        print_docs_results(&s, idx, r, nQuery + 1);
+        if (print_docs_results(&s, idx, r, nQuery + 1) != 0)
+            status = CLI_EXIT_FAIL;
         genie_docs_stats st;
         genie_docs_results_stats(r, &st);
         total.postings_read += st.postings_read;

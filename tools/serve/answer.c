@@ -14,6 +14,7 @@ void serve_result_release(serve_result *res)
     genie_results_free(res->pRes);
     genie_set_results_free(res->pSet);
     genie_seq_results_free(res->pSeq);
+    genie_docs_results_free(res->pDocs);
     free(res->aNb);
     free(res->aN);
     free(res);
@@ -39,6 +40,11 @@ void serve_request_answer(const serve_request *r, json_buf *b)
             uint32_t usedK;
             const genie_seq_hit *a = genie_seq_results_get(res->pSeq, q, &n, &cert, &usedK);
             json_out_seq_hits(b, idx, i + 1, a, n, cert, usedK, r->opt.show);
+            break;
+        }
+        case GENIE_TYPE_DOCS: {
+            const genie_docs_hit *a = genie_docs_results_get(res->pDocs, q, &n);
+            json_out_docs_hits(b, idx, i + 1, a, n, r->opt.show);
             break;
         }
         case GENIE_TYPE_VECTORS:

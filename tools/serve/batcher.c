@@ -186,7 +186,8 @@ static genie_status run_search(serve_batcher *b, serve_request *pBatch, size_t n
     res->type = l->info.type;
     switch (l->info.type) {
     case GENIE_TYPE_SETS:
-    case GENIE_TYPE_SEQUENCES: {
+    case GENIE_TYPE_SEQUENCES:
+    case GENIE_TYPE_DOCS: {
         const char **az = malloc(nQuery * sizeof *az);
         size_t *an = malloc(nQuery * sizeof *an), i = 0;
         genie_status rc = GENIE_ENOMEM;
@@ -194,7 +195,17 @@ static genie_status run_search(serve_batcher *b, serve_request *pBatch, size_t n
             for (serve_request *r = pBatch; r; r = r->pNext)
                 for (size_t q = 0; q < r->nQuery; q++, i++)
                     az[i] = r->azText[q], an[i] = r->anText[q];
-            if (l->info.type == GENIE_TYPE_SETS) {
+            if (l->info.type == GENIE_TYPE_DOCS) {
+                genie_docs_options dopt;
+                memset(&dopt, 0, sizeof dopt);
+                dopt.k = o->k;
+                dopt.mode = o->orMode ? GENIE_DOCS_OR : GENIE_DOCS_AND;
+                dopt.exhaustive = o->exhaustive;
+                dopt.threads = b->cfg->threads;
+                dopt.backend = b->cfg->backend == GENIE_BACKEND_CUDA ? GENIE_BACKEND_CUDA : GENIE_BACKEND_CPU;
+                dopt.gpu_memory = b->cfg->gpuMemory;
+                rc = genie_docs_search(l->docs, az, an, nQuery, &dopt, &res->pDocs);
+            } else if (l->info.type == GENIE_TYPE_SETS) {
                 genie_set_options so = {o->k, o->candidates, o->exact};
                 rc = genie_set_search(l->idx, az, an, nQuery, &so, &opt, &res->pSet);
             } else {

@@ -39,6 +39,8 @@ static genie_status loaded_open(const char *zPath, uint64_t generation, serve_lo
     genie_index_get_info(l->idx, &l->info);
     if (l->info.type == GENIE_TYPE_TABLE && (rc = genie_table_open(l->idx, &l->table)) != GENIE_OK)
         goto fail;
+    if (l->info.type == GENIE_TYPE_DOCS && (rc = genie_docs_open(l->idx, &l->docs)) != GENIE_OK)
+        goto fail;
     if (l->info.type == GENIE_TYPE_VECTORS) {
         genie_vectors base;
         if ((rc = genie_vectors_index_base(l->idx, &base)) != GENIE_OK)
@@ -50,6 +52,7 @@ static genie_status loaded_open(const char *zPath, uint64_t generation, serve_lo
     *out = l;
     return GENIE_OK;
 fail:
+    genie_docs_close(l->docs);
     genie_table_free(l->table);
     genie_index_close(l->idx);
     free(l);
@@ -60,6 +63,7 @@ void serve_loaded_release(serve_loaded *l)
 {
     if (!l || atomic_fetch_sub(&l->nRef, 1) != 1)
         return;
+    genie_docs_close(l->docs);
     genie_table_free(l->table);
     genie_index_close(l->idx);
     free(l);

@@ -11,12 +11,14 @@
  *   table      an object {column: value}; a value is a string, a number or
  *              null (missing)
  *   vectors    an array of the index's dimension of numbers
+ *   docs       a string: words (one line)
  *
  * Options, as the type's `genie search` options: k; min_count (keywords,
  * text, table); show (all but vectors); candidates (sets, sequences,
  * vectors); exact (sets, sequences, vectors); certify (sequences: true or
  * a limit); radius (table: a number or {column: bins}; vectors: buckets);
- * weight (table: a number or {column: weight}).  Anything else is refused
+ * weight (table: a number or {column: weight}); or and exhaustive
+ * (docs: true or false).  Anything else is refused
  * by name, as are wrong types and values out of range: the request gets a
  * 400 and a message that says which field and why.
  */
@@ -74,7 +76,7 @@ static int get_bool(parse_ctx *c, const cJSON *v, const char *zWhat, int *out)
 /* Which options each type takes (bits). */
 enum {
     OPT_K = 1, OPT_MIN = 2, OPT_SHOW = 4, OPT_CAND = 8, OPT_EXACT = 16, OPT_CERTIFY = 32,
-    OPT_RADIUS = 64, OPT_WEIGHT = 128
+    OPT_RADIUS = 64, OPT_WEIGHT = 128, OPT_OR = 256, OPT_EXHAUSTIVE = 512
 };
 
 static unsigned type_options(genie_index_type type)
@@ -84,6 +86,7 @@ static unsigned type_options(genie_index_type type)
     case GENIE_TYPE_SETS: return OPT_K | OPT_SHOW | OPT_CAND | OPT_EXACT;
     case GENIE_TYPE_SEQUENCES: return OPT_K | OPT_SHOW | OPT_CAND | OPT_EXACT | OPT_CERTIFY;
     case GENIE_TYPE_VECTORS: return OPT_K | OPT_CAND | OPT_EXACT | OPT_RADIUS;
+    case GENIE_TYPE_DOCS: return OPT_K | OPT_SHOW | OPT_OR | OPT_EXHAUSTIVE;
     default: return OPT_K | OPT_MIN | OPT_SHOW;
     }
 }
@@ -93,7 +96,8 @@ static const struct {
     unsigned bit;
 } aOptName[] = {{"k", OPT_K},           {"min_count", OPT_MIN},   {"show", OPT_SHOW},
                 {"candidates", OPT_CAND}, {"exact", OPT_EXACT},   {"certify", OPT_CERTIFY},
-                {"radius", OPT_RADIUS}, {"weight", OPT_WEIGHT}};
+                {"radius", OPT_RADIUS}, {"weight", OPT_WEIGHT}, {"or", OPT_OR},
+                {"exhaustive", OPT_EXHAUSTIVE}};
 
 /* Table radius or weight: a number for every column, or {column: number}. */
 static int parse_table_setting(parse_ctx *c, serve_options *o, const cJSON *v, int isWeight)
@@ -132,6 +136,8 @@ static int parse_options(parse_ctx *c, const cJSON *pDoc, genie_index_type type,
     uint32_t maxK = cfg->maxK;
     if (type == GENIE_TYPE_SETS || type == GENIE_TYPE_SEQUENCES || type == GENIE_TYPE_VECTORS)
         maxK = maxK < 65536 ? maxK : 65536;
+    if (type == GENIE_TYPE_DOCS) /* genie_docs_search's limit */
+        maxK = maxK < 1000000 ? maxK : 1000000;
     o->k = type == GENIE_TYPE_SEQUENCES ? 1 : 10;
     for (const cJSON *e = pDoc->child; e; e = e->next) {
         if (strcmp(e->string, "queries") == 0)
@@ -162,6 +168,8 @@ static int parse_options(parse_ctx *c, const cJSON *pDoc, genie_index_type type,
                 bad = parse_table_setting(c, o, e, 0);
             break;
         case OPT_WEIGHT: bad = parse_table_setting(c, o, e, 1); break;
+        case OPT_OR: bad = get_bool(c, e, "\"or\"", &o->orMode); break;
+        case OPT_EXHAUSTIVE: bad = get_bool(c, e, "\"exhaustive\"", &o->exhaustive); break;
         default: break;
         }
         if (bad)
@@ -179,8 +187,8 @@ static int parse_options(parse_ctx *c, const cJSON *pDoc, genie_index_type type,
     /* The key: every option that changes what the engine computes (not show). */
     json_buf key;
     json_buf_init(&key);
-    json_buf_printf(&key, "k=%u m=%u K=%u c=%u r=%u x=%d", o->k, o->minCount, o->candidates, o->maxCandidates,
-                    o->radius, o->exact);
+    json_buf_printf(&key, "k=%u m=%u K=%u c=%u r=%u x=%d o=%d e=%d", o->k, o->minCount, o->candidates,
+                    o->maxCandidates, o->radius, o->exact, o->orMode, o->exhaustive);
     for (size_t i = 0; i < o->nSetting; i++) {
         json_buf_printf(&key, " %c:%u:", o->aSetting[i].isWeight ? 'w' : 'r', o->aSetting[i].value);
         if (o->aSetting[i].zColumn)
@@ -375,6 +383,7 @@ int serve_request_parse(serve_request *r, const char *zBody, size_t nBody, const
     case GENIE_TYPE_SEQUENCES: st = parse_strings(&c, aQ, r, "a string"); break;
     case GENIE_TYPE_TABLE: st = parse_rows(&c, aQ, r); break;
     case GENIE_TYPE_VECTORS: st = parse_vectors(&c, aQ, r); break;
+    case GENIE_TYPE_DOCS: st = parse_strings(&c, aQ, r, "a string (words)"); break;
     default: st = fail(&c, "index type %d is not served", (int)type); break;
     }
 done:

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "genie/docs.h"
 #include "genie/sequences.h"
 #include "genie/sets.h"
 #include "genie/table.h"
@@ -65,6 +66,7 @@ typedef struct serve_loaded {
     genie_index *idx;
     genie_index_info info;
     genie_table *table;  /* table indexes, else NULL */
+    genie_docs *docs;    /* docs indexes, else NULL (thread-safe to search) */
     uint32_t dim;        /* vectors indexes: the dimension of the vectors */
     uint64_t generation; /* 1 for the first open, +1 per reload */
 } serve_loaded;
@@ -110,6 +112,7 @@ typedef struct serve_setting {
 typedef struct serve_options {
     uint32_t k, minCount, candidates, maxCandidates, radius;
     int exact, show;
+    int orMode, exhaustive;  /* docs: --or, --exhaustive */
     serve_setting *aSetting; /* tables: in the body's order, after the defaults */
     size_t nSetting;
     char *zKey;              /* requests with equal keys share a batch; malloc'd */
@@ -133,6 +136,7 @@ typedef struct serve_result {
     genie_results *pRes;     /* keywords, text, table */
     genie_set_results *pSet; /* sets */
     genie_seq_results *pSeq; /* sequences */
+    genie_docs_results *pDocs; /* docs */
     genie_neighbor *aNb;     /* vectors: query i's at aNb[i * k], aN[i] of them */
     uint32_t *aN;
     uint32_t k;
@@ -152,7 +156,7 @@ typedef struct serve_request {
     /* queries, by the index's type: */
     genie_item *aItem;     /* keywords: query i's items are aItem[aStart[i] .. aStart[i+1]) */
     size_t *aStart;        /* keywords, table: nQuery + 1 offsets */
-    const char **azText;   /* text, sets, sequences: query i; table: column names */
+    const char **azText;   /* text, sets, sequences, docs: query i; table: column names */
     size_t *anText;        /* their lengths */
     const char **azValue;  /* table: the values, NULL = missing */
     float *aVec;           /* vectors: nQuery * dim */

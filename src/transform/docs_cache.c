@@ -82,47 +82,56 @@ static uint64_t list_len(const genie_docs *d, uint32_t list)
     return d->aListOffset[list + 1] - d->aListOffset[list];
 }
 
-/* Query frequency f_t of every list, and with @p aVf the VFB visits per block. */
+typedef struct log_job {
+    const genie_docs *d;
+    const char *const *azQuery;
+    const size_t *anQuery;
+    uint64_t *aFt;
+    const uint64_t *aBlockStart;
+    uint64_t *aVf;
+} log_job;
+
+/* One training query's counts (docs_answer_fn); the counters are shared by
+ * the threads, so they are added atomically (sums: the plan does not
+ * depend on the thread count). */
+static int log_one(void *ctx, docs_worker *w, size_t q)
+{
+    log_job *j = ctx;
+    int missing;
+    long u = docs_query_terms(j->d, w, j->azQuery[q], j->anQuery[q], &missing);
+    if (u < 0)
+        return -1;
+    if (u == 0 || missing)
+        return 0;
+    for (long i = 0; i < u; i++) {
+        size_t first, end;
+        index_keyword_range(j->d->idx, w->aTerm[i].keyword, w->aTerm[i].keyword, &first, &end);
+        w->aTerm[i].keyword = (uint32_t)first; /* from here on: the list number */
+        __atomic_fetch_add(&j->aFt[first], 1, __ATOMIC_RELAXED);
+    }
+    if (!j->aVf)
+        return 0;
+    w->heap.n = 0;
+    docs_eval_and(j->d, w, (size_t)u, 0, 0);
+    for (long i = 0; i < u; i++) {
+        uint64_t nBlock = (w->aRead[i] + ENGINE_DOCS_BLOCK - 1) / ENGINE_DOCS_BLOCK;
+        for (uint64_t b = 0; b < nBlock; b++)
+            __atomic_fetch_add(&j->aVf[j->aBlockStart[w->aTerm[i].keyword] + b], 1, __ATOMIC_RELAXED);
+    }
+    return 0;
+}
+
+/* Query frequency f_t of every list, and with @p aVf the VFB visits per
+ * block, from top-k searches of the log on all cores. */
 static genie_status run_log(const genie_docs *d, const char *const *queries, const size_t *lengths, size_t n,
                             uint32_t k, uint64_t *aFt, const uint64_t *aBlockStart, uint64_t *aVf)
 {
-    docs_worker w;
-    memset(&w, 0, sizeof w);
-    w.heap.k = k < d->nDocs ? k : (uint32_t)d->nDocs;
-    w.heap.aHit = malloc((w.heap.k ? w.heap.k : 1) * sizeof *w.heap.aHit);
-    genie_status rc = GENIE_OK;
-    if (!w.heap.aHit)
-        rc = util_error(GENIE_ENOMEM, "out of memory planning the cache");
-    for (size_t q = 0; rc == GENIE_OK && q < n; q++) {
-        int missing;
-        long u = docs_query_terms(d, &w, queries[q], lengths[q], &missing);
-        if (u < 0) {
-            rc = util_error(GENIE_ENOMEM, "out of memory planning the cache");
-            break;
-        }
-        if (u == 0 || missing)
-            continue;
-        for (long i = 0; i < u; i++) {
-            size_t first, end;
-            index_keyword_range(d->idx, w.aTerm[i].keyword, w.aTerm[i].keyword, &first, &end);
-            w.aTerm[i].keyword = (uint32_t)first; /* from here on: the list number */
-            aFt[first]++;
-        }
-        if (!aVf)
-            continue;
-        w.heap.n = 0;
-        docs_eval_and(d, &w, (size_t)u, 0, 0);
-        for (long i = 0; i < u; i++) {
-            uint64_t nBlock = (w.aRead[i] + ENGINE_DOCS_BLOCK - 1) / ENGINE_DOCS_BLOCK;
-            for (uint64_t b = 0; b < nBlock; b++)
-                aVf[aBlockStart[w.aTerm[i].keyword] + b]++;
-        }
-    }
-    free(w.heap.aHit);
-    free(w.aTerm);
-    free(w.aPos);
-    free(w.aRead);
-    return rc;
+    log_job j = {d, queries, lengths, aFt, aBlockStart, aVf};
+    genie_docs_stats counts;
+    memset(&counts, 0, sizeof counts);
+    if (docs_run_queries(0, n, k < d->nDocs ? k : (uint32_t)d->nDocs, log_one, &j, &counts) != 0)
+        return util_error(GENIE_ENOMEM, "out of memory planning the cache");
+    return GENIE_OK;
 }
 
 static genie_status plan_steps_vfb(const genie_docs *d, genie_docs_plan *p, const uint64_t *aFt,

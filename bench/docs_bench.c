@@ -10,11 +10,14 @@
  *        docs_bench INDEX QUERIES --cuda [-k K]... [-j THREADS] [--repeat R]
  *                   [--gpu-memory BYTES] [--cache-fraction F]...
  *                   [--buffer BYTES --cache-share P...]
- *                   [--train TRAIN [--policy vfb|qtf|qtfdf] [--lambda L]]
+ *                   [--train TRAIN [[--lambda L] --policy vfb|qtf|qtfdf]...]
  * Prints one markdown table row per (k, threads) or, with --cuda, per
- * (k, cache fraction): the CPU engine on all threads against the GPU
- * engine (Wang et al. 4.2-4.4), the GPU answers checked against the
- * exhaustive CPU ones.
+ * (k, policy, cache size): the CPU engine on all threads against the GPU
+ * engine (Wang et al. 4.2-4.4, Figures 6-8), plus per k one GPU run in
+ * exhaustive mode and the postings the CPU engine read with and without
+ * early termination.  Every answer is checked against exhaustive CPU
+ * evaluation; the last line says whether all were equal (exit status 1
+ * when not).  A --policy vfb takes the --lambda given before it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,82 +118,150 @@ static size_t split_lines(const char *path, char **pzAll, const char ***paz, siz
     return n;
 }
 
+/* A cache policy to measure: VFB with its lambda, Qtf or QtfDf. */
+typedef struct policy_arg {
+    genie_docs_policy policy;
+    double lambda;
+} policy_arg;
+
 typedef struct gpu_args {
     uint64_t gpuMemory, buffer; /* with buffer: aFrac are cache sizes as shares of the index's postings */
     double aFrac[8];
     int nFrac;
     const char *zTrain;
-    genie_docs_policy policy;
-    double lambda;
+    policy_arg aPolicy[8];
+    int nPolicy;
 } gpu_args;
 
+static double pct(uint64_t a, uint64_t b)
+{
+    return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+/*
+ * Per k: the exhaustive CPU answers (the oracle), the early-terminated CPU
+ * engine on all threads, then the GPU engine for every policy and cache
+ * size, and once in exhaustive mode; every GPU answer is compared with the
+ * oracle.  Prints the table of runs, then per k the postings read.
+ */
 static int bench_gpu(const genie_docs *d, const char **az, const size_t *an, size_t n, const uint32_t *aK, int nK,
                      unsigned threads, int repeat, const gpu_args *g)
 {
-    genie_docs_plan *plan = NULL;
+    static const char *const azPolicy[] = {"VFB", "Qtf", "QtfDf"};
+    genie_docs_plan *aPlan[8] = {NULL};
+    int nPolicy = g->zTrain ? g->nPolicy : 1;
     if (g->zTrain) {
         char *zAll;
         const char **azT;
         size_t *anT;
         size_t nT = split_lines(g->zTrain, &zAll, &azT, &anT);
-        if (genie_docs_plan_build(d, azT, anT, nT, 10, g->policy, g->lambda, &plan) != GENIE_OK) {
-            fprintf(stderr, "docs_bench: %s\n", genie_last_error());
-            return 1;
+        for (int p = 0; p < nPolicy; p++) {
+            double t0 = now();
+            if (genie_docs_plan_build(d, azT, anT, nT, 10, g->aPolicy[p].policy, g->aPolicy[p].lambda, &aPlan[p]) !=
+                GENIE_OK) {
+                fprintf(stderr, "docs_bench: %s\n", genie_last_error());
+                return 1;
+            }
+            fprintf(stderr, "docs_bench: plan %s lambda %.2f from %zu training queries in %.2f s\n",
+                    azPolicy[g->aPolicy[p].policy], g->aPolicy[p].lambda, nT, now() - t0);
         }
         free(zAll);
         free(azT);
         free(anT);
     }
-    static const char *const azPolicy[] = {"VFB", "Qtf", "QtfDf"};
-    printf("| k | policy | lambda | %s | cache MiB | CPU q/s (%u threads) | GPU q/s | speedup | "
-           "post-processed | batches | MiB sent |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
-           g->buffer ? "cache share of index" : "cache fraction", threads);
-    int status = 0;
+    genie_docs_info info;
+    genie_docs_get_info(d, &info);
+    int nChecked = 0, nDiff = 0;
+    /* Per k: the oracle and the CPU engine, kept for the GPU runs. */
+    genie_docs_results *aEx[8];
+    double aQCpu[8];
+    char zReads[8][256];
     for (int ki = 0; ki < nK; ki++) {
         genie_docs_options opt = {.k = aK[ki], .mode = GENIE_DOCS_AND, .exhaustive = 1, .threads = threads};
-        double qEx, qCpu, qGpu;
-        genie_docs_results *ex = run(d, az, an, n, &opt, 1, &qEx);
+        double qEx;
+        aEx[ki] = run(d, az, an, n, &opt, 1, &qEx);
         opt.exhaustive = 0;
-        genie_docs_results *cpu = run(d, az, an, n, &opt, repeat, &qCpu);
-        genie_docs_results_free(cpu);
-        for (int fi = 0; fi < g->nFrac; fi++) {
-            opt.backend = GENIE_BACKEND_CUDA;
-            opt.gpu_memory = g->gpuMemory;
-            opt.cache_fraction = g->aFrac[fi];
-            if (g->buffer) {
-                /* The cache as a share of the index (8 bytes a posting), the buffer fixed. */
-                genie_docs_info info;
-                genie_docs_get_info(d, &info);
-                double cache = g->aFrac[fi] * 8.0 * (double)info.n_postings + 1.0;
-                opt.gpu_memory = (uint64_t)cache + g->buffer;
-                opt.cache_fraction = cache / (double)opt.gpu_memory;
-            }
-            opt.plan = plan;
-            genie_docs_results *gpu = run(d, az, an, n, &opt, repeat, &qGpu);
-            genie_docs_stats st;
-            genie_docs_results_stats(gpu, &st);
-            if (!same(ex, gpu)) {
-                fprintf(stderr, "docs_bench: k=%u fraction %.2f: GPU answers differ from exhaustive\n", aK[ki],
-                        g->aFrac[fi]);
-                status = 1;
-            }
-            printf("| %u | %s | %.2f | %.2f | %.1f | %.0f | %.0f | %.2f | %.1f%% | %llu | %.1f |\n", aK[ki],
-                   plan ? azPolicy[g->policy] : "all or none", g->lambda, g->aFrac[fi],
-                   (double)st.cache_bytes / 1048576.0, qCpu, qGpu, qGpu / qCpu,
-                   100.0 * (double)st.post_processed / (double)n, (unsigned long long)st.batches,
-                   (double)st.bytes_moved / 1048576.0);
-            fflush(stdout);
-            genie_docs_results_free(gpu);
+        genie_docs_results *cpu = run(d, az, an, n, &opt, repeat, &aQCpu[ki]);
+        genie_docs_stats sEx, sCpu;
+        genie_docs_results_stats(aEx[ki], &sEx);
+        genie_docs_results_stats(cpu, &sCpu);
+        nChecked++;
+        if (!same(aEx[ki], cpu)) {
+            fprintf(stderr, "docs_bench: k=%u: CPU early termination differs from exhaustive\n", aK[ki]);
+            nDiff++;
         }
-        genie_docs_results_free(ex);
+        genie_docs_results_free(cpu);
+        snprintf(zReads[ki], sizeof zReads[ki], "| %u | %.1f%% | %.1f%% | %.1f%% | %.0f | %.0f |\n", aK[ki],
+                 pct(sEx.postings_read, sEx.postings_total), pct(sCpu.postings_read, sCpu.postings_total),
+                 pct(sCpu.stopped_early, n), qEx, aQCpu[ki]);
     }
-    genie_docs_plan_free(plan);
-    return status;
+    printf("| k | policy | lambda | %s | cache MiB | CPU q/s (%u threads) | GPU q/s | speedup | GPU postings read | "
+           "post-processed | batches | MiB sent | = exhaustive |\n"
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+           g->buffer ? "cache share of index" : "cache fraction", threads);
+    /* Policy and cache size outside, k inside: the GPU cache is rebuilt
+     * once per (policy, size).  The last pass is the GPU in exhaustive
+     * mode with the first policy and cache size. */
+    for (int p = 0; p <= nPolicy; p++) {
+        int gpuExhaustive = p == nPolicy, pp = gpuExhaustive ? 0 : p;
+        for (int fi = 0; fi < (gpuExhaustive ? 1 : g->nFrac); fi++) {
+            for (int ki = 0; ki < nK; ki++) {
+                genie_docs_options opt = {.k = aK[ki], .mode = GENIE_DOCS_AND, .exhaustive = gpuExhaustive,
+                                          .threads = threads, .backend = GENIE_BACKEND_CUDA};
+                opt.gpu_memory = g->gpuMemory;
+                opt.cache_fraction = g->aFrac[fi];
+                if (g->buffer) {
+                    /* The cache as a share of the index (8 bytes a posting), the buffer fixed. */
+                    double cache = g->aFrac[fi] * 8.0 * (double)info.n_postings + 1.0;
+                    opt.gpu_memory = (uint64_t)cache + g->buffer;
+                    opt.cache_fraction = cache / (double)opt.gpu_memory;
+                }
+                opt.plan = aPlan[pp];
+                double qGpu;
+                genie_docs_results *gpu = run(d, az, an, n, &opt, gpuExhaustive ? 1 : repeat, &qGpu);
+                genie_docs_stats st;
+                genie_docs_results_stats(gpu, &st);
+                int eq = same(aEx[ki], gpu);
+                nChecked++;
+                if (!eq) {
+                    fprintf(stderr, "docs_bench: k=%u policy %d share %.2f%s: GPU answers differ from exhaustive\n",
+                            aK[ki], pp, g->aFrac[fi], gpuExhaustive ? " (GPU exhaustive)" : "");
+                    nDiff++;
+                }
+                char zPolicy[64];
+                snprintf(zPolicy, sizeof zPolicy, "%s%s", aPlan[pp] ? azPolicy[g->aPolicy[pp].policy] : "all or none",
+                         gpuExhaustive ? ", GPU exhaustive" : "");
+                printf("| %u | %s | %.2f | %.2f | %.1f | %.0f | %.0f | %.2f | %.1f%% | %.1f%% | %llu | %.1f | %s |\n",
+                       aK[ki], zPolicy, aPlan[pp] ? g->aPolicy[pp].lambda : 1.0, g->aFrac[fi],
+                       (double)st.cache_bytes / 1048576.0, aQCpu[ki], qGpu, qGpu / aQCpu[ki],
+                       pct(st.postings_read, st.postings_total), pct(st.post_processed, n),
+                       (unsigned long long)st.batches, (double)st.bytes_moved / 1048576.0, eq ? "yes" : "NO");
+                fflush(stdout);
+                genie_docs_results_free(gpu);
+            }
+        }
+    }
+    for (int ki = 0; ki < nK; ki++)
+        genie_docs_results_free(aEx[ki]);
+    printf("\nPostings read (CPU engine, %u threads; the GPU's are in the table above):\n\n"
+           "| k | exhaustive | early-terminated | stopped early | exhaustive q/s | early-terminated q/s |\n"
+           "| --- | --- | --- | --- | --- | --- |\n",
+           threads);
+    for (int ki = 0; ki < nK; ki++)
+        fputs(zReads[ki], stdout);
+    printf("\n%s: %d of %d runs (CPU early termination, GPU in every policy, cache size and exhaustive mode) "
+           "gave the answers of exhaustive CPU evaluation%s\n",
+           nDiff ? "DIFFERENCES" : "All equal", nChecked - nDiff, nChecked,
+           nDiff ? " (see standard error)" : ", bit for bit (docIDs and scores)");
+    for (int p = 0; p < nPolicy; p++)
+        genie_docs_plan_free(aPlan[p]);
+    return nDiff != 0;
 }
 
 int main(int argc, char **argv)
 {
-    gpu_args g = {.gpuMemory = 0, .buffer = 0, .nFrac = 0, .zTrain = NULL, .policy = GENIE_DOCS_VFB, .lambda = 1.0};
+    gpu_args g = {.gpuMemory = 0, .buffer = 0, .nFrac = 0, .zTrain = NULL, .nPolicy = 0};
+    double lambda = 1.0;
     int cuda = 0;
     const char *zIndex = NULL, *zQueries = NULL;
     uint32_t aK[8];
@@ -218,10 +289,13 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--train") == 0 && i + 1 < argc)
             g.zTrain = argv[++i];
         else if (strcmp(argv[i], "--lambda") == 0 && i + 1 < argc)
-            g.lambda = atof(argv[++i]);
-        else if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
+            lambda = atof(argv[++i]);
+        else if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc && g.nPolicy < 8) {
+            /* vfb takes the --lambda given before it */
             const char *z = argv[++i];
-            g.policy = strcmp(z, "qtf") == 0 ? GENIE_DOCS_QTF : strcmp(z, "qtfdf") == 0 ? GENIE_DOCS_QTFDF : GENIE_DOCS_VFB;
+            g.aPolicy[g.nPolicy].policy =
+                strcmp(z, "qtf") == 0 ? GENIE_DOCS_QTF : strcmp(z, "qtfdf") == 0 ? GENIE_DOCS_QTFDF : GENIE_DOCS_VFB;
+            g.aPolicy[g.nPolicy++].lambda = lambda;
         }
         else if (!zIndex)
             zIndex = argv[i];
@@ -249,6 +323,8 @@ int main(int argc, char **argv)
     if (cuda) {
         if (g.nFrac == 0)
             g.aFrac[g.nFrac++] = 0.5;
+        if (g.nPolicy == 0)
+            g.aPolicy[g.nPolicy++] = (policy_arg){GENIE_DOCS_VFB, lambda};
         int rc = bench_gpu(d, az, an, n, aK, nK, aThreads[1], repeat, &g);
         genie_docs_close(d);
         genie_index_close(idx);

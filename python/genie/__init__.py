@@ -15,6 +15,7 @@ the GIL is released while the library searches.  docs/PYTHON.md has the
 whole API.
 """
 from . import _lib
+from .docs import DocsIndex
 from .errors import (CorruptIndexError, Error, FileIOError, FormatError, GPUError, InvalidArgumentError,
                      NotSupportedError, OutOfMemoryError, RangeError)
 from .index import Index, build_keywords
@@ -29,14 +30,14 @@ __version__ = _lib.version()
 ITEM_DTYPE = _lib.ITEM_DTYPE
 
 _BY_TYPE = {"keywords": Index, "text": TextIndex, "sets": SetIndex, "sequences": SequenceIndex,
-            "table": TableIndex, "vectors": VectorIndex}
+            "table": TableIndex, "vectors": VectorIndex, "docs": DocsIndex}
 
 
 def open(path):  # noqa: A001 - genie.open mirrors Index.open
     """Open an index with the class of its type (TextIndex for a text index, ...)."""
     with Index.open(path) as idx:
         kind = idx.info["type"]
-    return _BY_TYPE[kind].open(path)
+    return _BY_TYPE.get(kind, Index).open(path)
 
 
 def cuda_available():
@@ -51,5 +52,5 @@ def library_path():
 
 __all__ = ["Error", "InvalidArgumentError", "OutOfMemoryError", "FileIOError", "CorruptIndexError", "FormatError",
            "NotSupportedError", "GPUError", "RangeError", "Index", "build_keywords", "TextIndex", "SetIndex",
-           "SequenceIndex", "SequenceHit", "SequenceResult", "TableIndex", "VectorIndex", "eval_recall",
+           "SequenceIndex", "SequenceHit", "SequenceResult", "TableIndex", "VectorIndex", "DocsIndex", "eval_recall",
            "read_vectors", "open", "cuda_available", "library_path", "ITEM_DTYPE", "__version__"]

@@ -49,8 +49,8 @@ lib, path = _load()
 GENIE_OK = 0
 GENIE_EINVAL = -30800
 
-INDEX_TYPES = ("keywords", "text", "sets", "sequences", "table", "vectors")
-TYPE_KEYWORDS, TYPE_TEXT, TYPE_SETS, TYPE_SEQUENCES, TYPE_TABLE, TYPE_VECTORS = range(6)
+INDEX_TYPES = ("keywords", "text", "sets", "sequences", "table", "vectors", "docs", "metric")
+TYPE_KEYWORDS, TYPE_TEXT, TYPE_SETS, TYPE_SEQUENCES, TYPE_TABLE, TYPE_VECTORS, TYPE_DOCS, TYPE_METRIC = range(8)
 
 BUILD_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, c_uint64)
 SEARCH_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, c_uint64, c_uint64)
@@ -131,11 +131,42 @@ class genie_vsearch_options(Structure):
                 ("exact", c_int)]
 
 
+class genie_docs_params(Structure):
+    _fields_ = [("alpha", c_double), ("k1", c_double), ("b", c_double), ("damping", c_double),
+                ("tolerance", c_double), ("max_iterations", c_uint32)]
+
+
+class genie_docs_info(Structure):
+    _fields_ = [("n_docs", c_uint64), ("n_postings", c_uint64), ("n_words", c_uint64), ("alpha", c_double),
+                ("k1", c_double), ("b", c_double), ("avg_length", c_double), ("score_source", c_int),
+                ("n_links", c_uint64), ("iterations", c_uint32)]
+
+
+class genie_docs_options(Structure):
+    _fields_ = [("k", c_uint32), ("mode", c_int), ("exhaustive", c_int), ("threads", c_uint), ("backend", c_int),
+                ("gpu_memory", c_uint64), ("cache_fraction", c_double), ("plan", c_void_p)]
+
+
+class genie_docs_hit(Structure):
+    _fields_ = [("doc", c_uint32), ("record", c_uint32), ("score", c_double), ("bm25", c_double),
+                ("pagerank", c_double)]
+
+
+class genie_docs_stats(Structure):
+    _fields_ = [("postings_read", c_uint64), ("postings_total", c_uint64), ("docs_scored", c_uint64),
+                ("stopped_early", c_uint64), ("seconds", c_double), ("backend", c_int), ("gpu_queries", c_uint64),
+                ("post_processed", c_uint64), ("cache_bytes", c_uint64), ("batches", c_uint64),
+                ("bytes_moved", c_uint64), ("gpu_seconds", c_double), ("post_seconds", c_double)]
+
+
 # numpy views of arrays the library reads or fills in place.
 ITEM_DTYPE = np.dtype([("lo", "<u4"), ("hi", "<u4"), ("weight", "<u4")])
 NEIGHBOR_DTYPE = np.dtype([("id", "<u4"), ("distance", "<f4")])
 assert ITEM_DTYPE.itemsize == ctypes.sizeof(genie_item)
+DOCS_HIT_DTYPE = np.dtype([("doc", "<u4"), ("record", "<u4"), ("score", "<f8"), ("bm25", "<f8"),
+                           ("pagerank", "<f8")])
 assert NEIGHBOR_DTYPE.itemsize == 8
+assert DOCS_HIT_DTYPE.itemsize == ctypes.sizeof(genie_docs_hit)
 
 # --------------------------------------------------------------- prototypes
 
@@ -251,6 +282,30 @@ _PROTOTYPES = {
                                        _array(NEIGHBOR_DTYPE), _array(np.uint32), P(genie_search_stats)]),
     "genie_vectors_read": (_STATUS, [c_char_p, P(genie_vectors)]),
     "genie_vectors_free": (None, [P(genie_vectors)]),
+    # docs
+    "genie_docs_params_default": (None, [P(genie_docs_params)]),
+    "genie_docs_builder_new": (_STATUS, [_OUT_HANDLE, P(genie_build_options), P(genie_docs_params), P(c_char_p),
+                                         c_size_t, c_int]),
+    "genie_docs_builder_add": (_STATUS, [_HANDLE, c_char_p, c_size_t]),
+    "genie_docs_builder_add_link": (_STATUS, [_HANDLE, c_uint64, c_uint64]),
+    "genie_docs_builder_set_scores": (_STATUS, [_HANDLE, _array(np.float64), c_size_t]),
+    "genie_docs_builder_write": (_STATUS, [_HANDLE, c_char_p]),
+    "genie_docs_builder_free": (None, [_HANDLE]),
+    "genie_docs_open": (_STATUS, [_HANDLE, _OUT_HANDLE]),
+    "genie_docs_close": (None, [_HANDLE]),
+    "genie_docs_get_info": (None, [_HANDLE, P(genie_docs_info)]),
+    "genie_docs_document": (_STATUS, [_HANDLE, c_uint32, P(c_uint32), P(c_uint32), P(c_double), P(c_double)]),
+    "genie_docs_search": (_STATUS, [_HANDLE, P(c_char_p), P(c_size_t), c_size_t, P(genie_docs_options),
+                                    _OUT_HANDLE]),
+    "genie_docs_results_queries": (c_size_t, [_HANDLE]),
+    "genie_docs_results_get": (c_void_p, [_HANDLE, c_size_t, P(c_size_t)]),
+    "genie_docs_results_stats": (None, [_HANDLE, P(genie_docs_stats)]),
+    "genie_docs_results_free": (None, [_HANDLE]),
+    "genie_docs_plan_build": (_STATUS, [_HANDLE, P(c_char_p), P(c_size_t), c_size_t, c_uint32, c_int, c_double,
+                                        _OUT_HANDLE]),
+    "genie_docs_plan_write": (_STATUS, [_HANDLE, c_char_p]),
+    "genie_docs_plan_read": (_STATUS, [_HANDLE, c_char_p, _OUT_HANDLE]),
+    "genie_docs_plan_free": (None, [_HANDLE]),
 }
 
 for _name, (_res, _args) in _PROTOTYPES.items():

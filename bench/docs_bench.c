@@ -162,8 +162,9 @@ static int bench_gpu(const genie_docs *d, const char **az, const size_t *an, siz
                 fprintf(stderr, "docs_bench: %s\n", genie_last_error());
                 return 1;
             }
-            fprintf(stderr, "docs_bench: plan %s lambda %.2f from %zu training queries in %.2f s\n",
-                    azPolicy[g->aPolicy[p].policy], g->aPolicy[p].lambda, nT, now() - t0);
+            fprintf(stderr, "docs_bench: plan %s (lambda %.2f) from %zu training queries in %.2f s\n",
+                    azPolicy[g->aPolicy[p].policy], g->aPolicy[p].policy == GENIE_DOCS_VFB ? g->aPolicy[p].lambda : 1.0,
+                    nT, now() - t0);
         }
         free(zAll);
         free(azT);
@@ -231,8 +232,11 @@ static int bench_gpu(const genie_docs *d, const char **az, const size_t *an, siz
                 char zPolicy[64];
                 snprintf(zPolicy, sizeof zPolicy, "%s%s", aPlan[pp] ? azPolicy[g->aPolicy[pp].policy] : "all or none",
                          gpuExhaustive ? ", GPU exhaustive" : "");
-                printf("| %u | %s | %.2f | %.2f | %.1f | %.0f | %.0f | %.2f | %.1f%% | %.1f%% | %llu | %.1f | %s |\n",
-                       aK[ki], zPolicy, aPlan[pp] ? g->aPolicy[pp].lambda : 1.0, g->aFrac[fi],
+                char zLambda[16] = "-";
+                if (aPlan[pp] && g->aPolicy[pp].policy == GENIE_DOCS_VFB)
+                    snprintf(zLambda, sizeof zLambda, "%.2f", g->aPolicy[pp].lambda);
+                printf("| %u | %s | %s | %.2f | %.1f | %.0f | %.0f | %.2f | %.1f%% | %.1f%% | %llu | %.1f | %s |\n",
+                       aK[ki], zPolicy, zLambda, g->aFrac[fi],
                        (double)st.cache_bytes / 1048576.0, aQCpu[ki], qGpu, qGpu / aQCpu[ki],
                        pct(st.postings_read, st.postings_total), pct(st.post_processed, n),
                        (unsigned long long)st.batches, (double)st.bytes_moved / 1048576.0, eq ? "yes" : "NO");

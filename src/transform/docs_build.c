@@ -165,7 +165,7 @@ genie_status genie_docs_builder_add(genie_docs_builder *db, const char *text, si
     while ((more = text_next_word(&c)) > 0) {
         uint32_t id;
         int isNew;
-        if (util_strmap_find(&db->stop, c.aWord, c.nWord, &id))
+        if (db->stop.nIds && util_strmap_find(&db->stop, c.aWord, c.nWord, &id))
             continue;
         GENIE_TRY_GOTO(rc, util_strmap_intern(&db->vocab, c.aWord, c.nWord, &id, &isNew), done);
         GENIE_TRY_GOTO(rc, grow((void **)&db->aTok, &db->nTokCap, n + 1, sizeof *db->aTok), done);

@@ -10,6 +10,7 @@
  * docIDs ascending) are in GS order, and the FRONTEND section gets the term
  * frequencies parallel to the postings and the per-document arrays.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "index/builder.h"
 #include "transform/docs.h"
 #include "transform/text.h"
+#include "util/codec.h"
 #include "util/error.h"
 #include "util/hash.h"
 
@@ -269,11 +271,6 @@ static void put_u32(unsigned char *p, uint32_t v)
     memcpy(p, &v, 4);
 }
 
-static void put_u64(unsigned char *p, uint64_t v)
-{
-    memcpy(p, &v, 8);
-}
-
 static void put_f64(unsigned char *p, double v)
 {
     memcpy(p, &v, 8);
@@ -325,17 +322,32 @@ static genie_status make_blob(genie_docs_builder *db, const ranked *aOrder, cons
         return util_error(GENIE_ENOMEM, "out of memory for the docs section (%llu bytes)",
                           (unsigned long long)l.total);
     }
-    put_u32(p, DOCS_FRONTEND_VERSION);
-    put_u32(p + 4, source);
-    put_u64(p + 8, n);
-    put_u64(p + 16, nPost);
-    put_u64(p + 24, totalLength);
-    put_f64(p + 32, db->p.alpha);
-    put_f64(p + 40, db->p.k1);
-    put_f64(p + 48, db->p.b);
-    put_f64(p + 56, maxPr);
-    put_u64(p + 64, nLinks);
-    put_u32(p + 72, iter);
+    /* The header through the parameter codec (util/codec.h), as docs_open.c reads it. */
+    codec_writer hw;
+    codec_writer_init(&hw);
+    codec_put_u32(&hw, DOCS_FRONTEND_VERSION);
+    codec_put_u32(&hw, source);
+    codec_put_u64(&hw, n);
+    codec_put_u64(&hw, nPost);
+    codec_put_u64(&hw, totalLength);
+    codec_put_f64(&hw, db->p.alpha);
+    codec_put_f64(&hw, db->p.k1);
+    codec_put_f64(&hw, db->p.b);
+    codec_put_f64(&hw, maxPr);
+    codec_put_u64(&hw, nLinks);
+    codec_put_u32(&hw, iter);
+    codec_put_u32(&hw, 0);
+    unsigned char *aHeader;
+    size_t nHeader;
+    genie_status rc = codec_writer_finish(&hw, &aHeader, &nHeader, "the docs header");
+    if (rc != GENIE_OK) {
+        free(p);
+        free(aNext);
+        return rc;
+    }
+    assert(nHeader == DOCS_HEADER_SIZE);
+    memcpy(p, aHeader, nHeader);
+    free(aHeader);
     /* List offsets by word: word w's postings start at the sum of the
      * lengths of the words before it, as in the index's POSTINGS. */
     for (uint64_t t = 0; t < nPost; t++)

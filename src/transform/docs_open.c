@@ -1,7 +1,8 @@
 /*
  * Opening a docs index: the FRONTEND section (layout in transform/docs.h)
  * is checked field by field against what the section and the index hold
- * before anything is allocated by its counts, then every array is checked
+ * (the header through the parameter codec, util/codec.h) before anything
+ * is allocated by its counts, then every array is checked
  * in one pass: record numbers a permutation, PageRank finite and >= 0 with
  * its stated maximum, term frequencies >= 1 adding up to each document's
  * length, and the global scores recomputed and found equal and in docID
@@ -16,72 +17,44 @@
 #include "genie/docs.h"
 #include "index/index.h"
 #include "transform/docs.h"
+#include "util/codec.h"
 #include "util/error.h"
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static double get_f64(const unsigned char *p)
-{
-    double v;
-    memcpy(&v, p, 8);
-    return v;
-}
 
 #define BAD(...) util_error(GENIE_ECORRUPT, "docs index: " __VA_ARGS__)
 
-/* The fixed header: every field against the index and its allowed range. */
+/*
+ * The fixed header through the parameter codec (util/codec.h): every field
+ * against the index and its allowed range, before anything is sized by it.
+ */
 static genie_status read_header(const genie_index *idx, genie_docs *d)
 {
     const unsigned char *p = idx->aFrontend;
     uint64_t n = idx->nFrontend;
-    if (!p || n < DOCS_HEADER_SIZE)
-        return BAD("FRONTEND holds %llu bytes, less than the %u-byte docs header", (unsigned long long)n,
-                   DOCS_HEADER_SIZE);
-    uint32_t version = get_u32(p);
-    if (version != DOCS_FRONTEND_VERSION)
-        return BAD("FRONTEND version %u, expected %u", version, DOCS_FRONTEND_VERSION);
-    d->source = get_u32(p + 4);
-    d->nDocs = get_u64(p + 8);
-    d->nPostings = get_u64(p + 16);
-    d->totalLength = get_u64(p + 24);
-    d->alpha = get_f64(p + 32);
-    d->k1 = get_f64(p + 40);
-    d->b = get_f64(p + 48);
-    d->maxPagerank = get_f64(p + 56);
-    d->nLinks = get_u64(p + 64);
-    d->iterations = get_u32(p + 72);
-    if (d->source > DOCS_SOURCE_STATIC)
-        return BAD("score source %u is not 0, 1 or 2", d->source);
-    if (d->nDocs != idx->info.n_objects)
-        return BAD("n_docs %llu, but the index has %llu objects", (unsigned long long)d->nDocs,
-                   (unsigned long long)idx->info.n_objects);
-    if (d->nPostings != idx->info.n_postings)
-        return BAD("n_postings %llu, but the index has %llu", (unsigned long long)d->nPostings,
-                   (unsigned long long)idx->info.n_postings);
+    codec_reader r;
+    codec_reader_init(&r, p, (size_t)(n < DOCS_HEADER_SIZE ? n : DOCS_HEADER_SIZE), "docs index (FRONTEND)");
+    codec_get_u32_in(&r, "version", DOCS_FRONTEND_VERSION, DOCS_FRONTEND_VERSION);
+    d->source = codec_get_u32_in(&r, "score source", DOCS_SOURCE_UNIFORM, DOCS_SOURCE_STATIC);
+    d->nDocs = codec_get_u64_in(&r, "n_docs (the index's objects)", idx->info.n_objects, idx->info.n_objects);
+    d->nPostings = codec_get_u64_in(&r, "n_postings (the index's)", idx->info.n_postings, idx->info.n_postings);
+    d->totalLength = codec_get_u64(&r, "total_length");
+    d->alpha = codec_get_f64_finite(&r, "alpha");
+    d->k1 = codec_get_f64_finite(&r, "k1");
+    d->b = codec_get_f64_finite(&r, "b");
+    d->maxPagerank = codec_get_f64_finite(&r, "max_pagerank");
+    d->nLinks = codec_get_u64(&r, "n_links");
+    d->iterations = codec_get_u32(&r, "iterations");
+    codec_get_u32_in(&r, "reserved", 0, 0);
     if (!(d->alpha >= 0 && d->alpha <= 1))
-        return BAD("alpha %g is not in [0, 1]", d->alpha);
-    if (!(d->k1 >= 0 && isfinite(d->k1)))
-        return BAD("k1 %g is not a finite number >= 0", d->k1);
+        codec_fail(&r, "alpha %g is not in [0, 1]", d->alpha);
+    if (!(d->k1 >= 0))
+        codec_fail(&r, "k1 %g is not >= 0", d->k1);
     if (!(d->b >= 0 && d->b <= 1))
-        return BAD("b %g is not in [0, 1]", d->b);
-    if (!(d->maxPagerank >= 0 && isfinite(d->maxPagerank)))
-        return BAD("max_pagerank %g is not a finite number >= 0", d->maxPagerank);
+        codec_fail(&r, "b %g is not in [0, 1]", d->b);
+    if (!(d->maxPagerank >= 0))
+        codec_fail(&r, "max_pagerank %g is not >= 0", d->maxPagerank);
     if (d->source != DOCS_SOURCE_LINKS && (d->nLinks || d->iterations))
-        return BAD("links or iterations recorded without PageRank of links");
-    if (get_u32(p + 76) != 0)
-        return BAD("reserved header field is not 0");
+        codec_fail(&r, "links or iterations recorded without PageRank of links");
+    GENIE_TRY(codec_end(&r));
     /* Both counts are bounded by the file size, so the layout cannot overflow. */
     docs_layout l = docs_layout_of(d->nDocs, d->nPostings);
     if (l.total != n)

@@ -25,6 +25,8 @@
  *           8 m (m-1)/2   center distances, row i holding j < i (flag bit 0)
  *           4 n dim       the vectors, float32, by object id (vectors)
  *
+ * The header is written and read through the parameter codec
+ * (util/codec.h), each field range-checked as it is read.
  * Strings and sets are the index's records.  Decoding checks the size
  * against the header's counts first (in 64-bit arithmetic that cannot
  * overflow: every count is bounded before it is multiplied), then each
@@ -35,39 +37,19 @@
  * that the stored distances are the true ones: a forged file can make
  * answers wrong, never make a search read out of bounds.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "index/index.h"
 #include "transform/metric.h"
+#include "util/codec.h"
 #include "util/error.h"
 
 static uint64_t pad8(uint64_t x)
 {
     return (x + 7) & ~(uint64_t)7;
-}
-
-static void put_u32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
 }
 
 /* Byte offsets of the arrays, from the header's counts (all < 2^32). */
@@ -94,20 +76,32 @@ genie_status lc_layout_encode(const lc_layout *L, unsigned char **paOut, size_t 
     uint64_t n = f->n_objects, m = f->n_clusters;
     lc_offsets o;
     offsets_of(n, m, f->dim, L->aCenterDist != NULL, &o);
+    codec_writer w;
+    codec_writer_init(&w);
+    codec_put_u32(&w, LC_PARAMS_VERSION);
+    codec_put_u32(&w, (uint32_t)f->metric);
+    codec_put_u32(&w, f->dim);
+    codec_put_u32(&w, f->cluster_size);
+    codec_put_u32(&w, f->n_clusters);
+    codec_put_u32(&w, (uint32_t)f->centers);
+    codec_put_u32(&w, L->aCenterDist ? LC_FLAG_CENTER_DISTANCES : 0);
+    codec_put_u32(&w, (unsigned char)f->separator);
+    codec_put_u64(&w, n);
+    codec_put_u64(&w, f->seed);
+    codec_put_u64(&w, 0);
+    codec_put_u64(&w, 0);
+    unsigned char *aHeader;
+    size_t nHeader;
+    GENIE_TRY(codec_writer_finish(&w, &aHeader, &nHeader, "a metric index header"));
+    assert(nHeader == LC_HEADER_SIZE);
     unsigned char *p = calloc(1, (size_t)o.total);
-    if (!p)
+    if (!p) {
+        free(aHeader);
         return util_error(GENIE_ENOMEM, "out of memory encoding a metric index of %llu bytes",
                           (unsigned long long)o.total);
-    put_u32(p, LC_PARAMS_VERSION);
-    put_u32(p + 4, (uint32_t)f->metric);
-    put_u32(p + 8, f->dim);
-    put_u32(p + 12, f->cluster_size);
-    put_u32(p + 16, f->n_clusters);
-    put_u32(p + 20, (uint32_t)f->centers);
-    put_u32(p + 24, L->aCenterDist ? LC_FLAG_CENTER_DISTANCES : 0);
-    p[28] = (unsigned char)f->separator;
-    put_u64(p + 32, n);
-    put_u64(p + 40, f->seed);
+    }
+    memcpy(p, aHeader, nHeader);
+    free(aHeader);
     /* The host is little-endian (as the whole index format assumes), so
      * the arrays are copied as they are. */
     memcpy(p + o.center, L->aCenter, 4 * m);
@@ -186,39 +180,33 @@ static genie_status check_clusters(const lc_layout *L, unsigned char *aSeen)
 genie_status lc_layout_decode(const unsigned char *p, uint64_t nSection, uint64_t nObjects, lc_layout *L)
 {
     memset(L, 0, sizeof *L);
-    if (!p || nSection < LC_HEADER_SIZE)
-        return bad("parameter section shorter than its header (bytes, header)", nSection, LC_HEADER_SIZE);
     genie_lc_info *f = &L->info;
-    uint32_t version = get_u32(p), metric = get_u32(p + 4), flags = get_u32(p + 24);
-    f->dim = get_u32(p + 8);
-    f->cluster_size = get_u32(p + 12);
-    f->n_clusters = get_u32(p + 16);
-    uint32_t centers = get_u32(p + 20);
-    f->separator = (char)p[28];
-    f->n_objects = get_u64(p + 32);
-    f->seed = get_u64(p + 40);
-    if (version != LC_PARAMS_VERSION)
-        return bad("unknown parameter version (version, expected)", version, LC_PARAMS_VERSION);
-    if (metric > GENIE_LC_JACCARD || centers > GENIE_LC_CENTERS_RANDOM || (flags & ~LC_FLAG_CENTER_DISTANCES))
-        return bad("unknown metric, center heuristic or flags (metric, flags)", metric, flags);
+    codec_reader r;
+    codec_reader_init(&r, p, (size_t)(nSection < LC_HEADER_SIZE ? nSection : LC_HEADER_SIZE),
+                      "metric index (FRONTEND)");
+    codec_get_u32_in(&r, "version", LC_PARAMS_VERSION, LC_PARAMS_VERSION);
+    uint32_t metric = codec_get_u32_in(&r, "metric", 0, GENIE_LC_JACCARD);
+    f->dim = codec_get_u32(&r, "dim");
+    f->cluster_size = codec_get_u32_in(&r, "cluster size", 1, LC_CLUSTER_SIZE_MAX);
+    f->n_clusters = codec_get_u32_in(&r, "clusters (1..objects)", 1,
+                                     nObjects < UINT32_MAX ? (uint32_t)nObjects : UINT32_MAX);
+    uint32_t centers = codec_get_u32_in(&r, "center heuristic", 0, GENIE_LC_CENTERS_RANDOM);
+    uint32_t flags = codec_get_u32_in(&r, "flags", 0, LC_FLAG_CENTER_DISTANCES);
+    f->separator = (char)codec_get_u32_in(&r, "separator (a byte and 3 zero bytes)", 0, 255);
+    f->n_objects = codec_get_u64_in(&r, "objects (the index's)", nObjects, nObjects);
+    f->seed = codec_get_u64(&r, "seed");
+    codec_get_u64_in(&r, "reserved", 0, 0);
+    codec_get_u64_in(&r, "reserved", 0, 0);
     f->metric = (genie_lc_metric)metric;
     f->centers = (genie_lc_centers)centers;
     f->has_center_distances = (flags & LC_FLAG_CENTER_DISTANCES) != 0;
-    if (p[29] || p[30] || p[31])
-        return bad("non-zero padding (offset, value)", 29, p[29] | p[30] | p[31]);
-    for (int i = 48; i < 64; i++)
-        if (p[i])
-            return bad("non-zero padding (offset, value)", (unsigned long long)i, p[i]);
+    if (nObjects == 0 || nObjects > UINT32_MAX)
+        codec_fail(&r, "%llu objects, outside 1..%u", (unsigned long long)nObjects, UINT32_MAX);
     if (lc_metric_is_vector(f->metric) != (f->dim != 0))
-        return bad("dimension does not suit the metric (metric, dim)", metric, f->dim);
-    if (f->n_objects != nObjects || nObjects == 0 || nObjects > UINT32_MAX)
-        return bad("object count differs from the index's (stored, index)", f->n_objects, nObjects);
-    if (f->cluster_size == 0 || f->cluster_size > LC_CLUSTER_SIZE_MAX)
-        return bad("cluster size out of range (size, limit)", f->cluster_size, LC_CLUSTER_SIZE_MAX);
-    if (f->n_clusters == 0 || f->n_clusters > nObjects)
-        return bad("cluster count out of range (clusters, objects)", f->n_clusters, nObjects);
+        codec_fail(&r, "dim = %u does not suit metric %u", f->dim, metric);
     if (f->separator == '\n' || (f->metric != GENIE_LC_JACCARD && f->separator))
-        return bad("separator does not suit the metric (metric, byte)", metric, (unsigned char)f->separator);
+        codec_fail(&r, "separator byte %u does not suit metric %u", (unsigned char)f->separator, metric);
+    GENIE_TRY(codec_end(&r));
     /* Bound every product by the section size before computing it, so
      * that no offset can overflow: each object takes at least 12 bytes
      * (a member's id and distance), the matrix 8 bytes per pair, a vector

@@ -48,8 +48,11 @@ TEST(serve_malformed_bodies_get_4xx)
     build(fmt("-t sequences -o %s %s", test_path("seq.genie"), test_path("seq.txt")));
     write_text(test_path("t.csv"), "a,b\n1,x\n2,y\n");
     build(fmt("-t table -o %s %s", test_path("t.genie"), test_path("t.csv")));
+    write_text(test_path("d.txt"), "unix kernel\nmemory cache\n");
+    build(fmt("-t docs --no-records -o %s %s", test_path("d.genie"), test_path("d.txt")));
     const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "-i", fmt("seq=%s", test_path("seq.genie")),
-                           "-i", fmt("t=%s", test_path("t.genie")), "--max-k", "100", NULL};
+                           "-i", fmt("t=%s", test_path("t.genie")), "-i", fmt("d=%s", test_path("d.genie")),
+                           "--max-k", "100", NULL};
     served s;
     served_start(&s, azArg);
     const char *zId = "/v1/indexes/id/search";
@@ -79,6 +82,13 @@ TEST(serve_malformed_bodies_get_4xx)
     expect_error_z(&s, "/v1/indexes/t/search", "{\"queries\":[{\"a\":\"abc\"}]}", 400, "abc");
     expect_error_z(&s, "/v1/indexes/t/search", "{\"queries\":[{\"a\":1}],\"radius\":{\"nope\":1}}", 400, "nope");
     expect_error_z(&s, "/v1/indexes/t/search", "{\"queries\":[{\"a\":1}],\"weight\":0}", 400, "\\\"weight\\\"");
+    expect_error_z(&s, "/v1/indexes/d/search", "{\"queries\":[[\"unix\"]]}", 400, "queries[0] must be a string (words)");
+    expect_error_z(&s, "/v1/indexes/d/search", "{\"queries\":[\"unix\\nkernel\"]}", 400, "newline");
+    expect_error_z(&s, "/v1/indexes/d/search", "{\"queries\":[\"unix\"],\"exact\":true}", 400,
+                   "unknown option \\\"exact\\\" for a docs index");
+    expect_error_z(&s, "/v1/indexes/d/search", "{\"queries\":[\"unix\"],\"or\":1}", 400, "\\\"or\\\" must be true or false");
+    expect_error_z(&s, "/v1/indexes/d/search", "{\"queries\":[\"unix\"],\"show\":true}", 400, "stores no records");
+    expect_error_z(&s, "/v1/indexes/d/search", "{\"queries\":[\"unix\"],\"k\":101}", 400, "1..100");
     expect_error_z(&s, "/v1/indexes/nope/search", "{\"queries\":[]}", 404, "no index named 'nope'");
     /* deep nesting */
     size_t nDeep = 100000;
@@ -104,7 +114,7 @@ TEST(serve_malformed_bodies_get_4xx)
     expect_error(&s, zId, "{\"queries\":[[3]],\"k\":\"\0\"}", 22, 400, "");
     expect_error_z(&s, "/v1/indexes/seq/search", "{\"queries\":[\"\xff\xfe\"],\"k\":0}", 400, "\\\"k\\\"");
     served_stop(&s);
-    for (int i = 1; i < 6; i += 2)
+    for (int i = 1; i < 8; i += 2)
         free((char *)azArg[i]);
 }
 

@@ -330,10 +330,14 @@ static void *batcher_main(void *arg)
         if (!b->pHead)
             break; /* stopping, nothing left */
         serve_request *first = b->pHead;
+        /* first may time out and be freed while this thread waits: only its
+         * address is compared after a wait, its fields read while it heads
+         * the queue. */
+        double tFirst = first->tQueued;
         /* Wait for more of the same kind until the batch is full, the wait
          * is over or the arrivals have paused. */
         for (;;) {
-            double tEnd = first->tQueued + b->cfg->maxWait;
+            double tEnd = tFirst + b->cfg->maxWait;
             if (b->tLast + b->cfg->maxIdle < tEnd)
                 tEnd = b->tLast + b->cfg->maxIdle;
             if (b->stop || b->flush || b->pHead != first || queued_like(b, first) >= batch_target(b) ||

@@ -45,10 +45,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../search_output.h"
 #include "genie_mpi.h"
 #include "merge.h"
+#include "print.h"
 #include "shard.h"
+#include "source.h"
 #include "wire.h"
 
 /* Answers above this many bytes per ranker and batch make the batch smaller. */
@@ -78,6 +79,7 @@ typedef struct late {
 typedef struct broker {
     const mpi_args *a;
     int R;
+    genie_index_type type;     /* of the index (every shard's) */
     uint32_t k; /* clamped to the objects of the whole */
     size_t batch, answerBytes;
     genie_index *idx;          /* parts mode: the whole index */
@@ -88,10 +90,10 @@ typedef struct broker {
     flight *aFlight;
     late lt;
     merge_heap heap;
-    const genie_hit **aList;
+    const wire_hit **aList;
     uint32_t *aN;
-    genie_hit *aOut;
-    search_output out;
+    wire_hit *aOut;
+    mpi_printer out;
     int partial;               /* some answer was partial */
     double setupSeconds, mergeSeconds, outputSeconds, waitSeconds;
     uint64_t nBatch, nQueries;
@@ -137,9 +139,10 @@ static int open_indexes(broker *b, genie_index **pParser, uint64_t *pObjects)
         genie_index_get_info(b->idx, &info);
         *pParser = b->idx;
         *pObjects = info.n_objects;
-        b->out.idx = b->idx;
-        b->out.hasLabels = info.has_labels;
-        b->out.hasRecords = info.has_records;
+        b->type = info.type;
+        b->out.so.idx = b->idx;
+        b->out.so.hasLabels = info.has_labels;
+        b->out.so.hasRecords = info.has_records;
         return MPI_EXIT_OK;
     }
     if (shard_map_read(a->zShardMap, b->R, &b->map, zErr, sizeof zErr) != 0) {
@@ -152,7 +155,7 @@ static int open_indexes(broker *b, genie_index **pParser, uint64_t *pObjects)
         return MPI_EXIT_FAIL;
     }
     *pObjects = 0;
-    b->out.hasLabels = b->out.hasRecords = 1;
+    b->out.so.hasLabels = b->out.so.hasRecords = 1;
     for (size_t i = 0; i < b->map.n; i++) {
         if ((rc = genie_index_open(b->map.a[i].zPath, &b->aShardIdx[i])) != GENIE_OK)
             return fail_lib(rc);
@@ -162,15 +165,22 @@ static int open_indexes(broker *b, genie_index **pParser, uint64_t *pObjects)
         }
         genie_index_info info;
         genie_index_get_info(b->aShardIdx[i], &info);
+        if (i > 0 && info.type != b->type) {
+            fprintf(stderr, "genie-mpi: %s is a %s index, %s a %s index: the shards of a map have one type\n",
+                    b->map.a[i].zPath, genie_index_type_name(info.type), b->map.a[0].zPath,
+                    genie_index_type_name(b->type));
+            return MPI_EXIT_FAIL;
+        }
+        b->type = info.type;
         *pObjects += info.n_objects;
         if (info.n_objects) { /* an empty shard says nothing of labels or records */
-            b->out.hasLabels &= info.has_labels;
-            b->out.hasRecords &= info.has_records;
+            b->out.so.hasLabels &= info.has_labels;
+            b->out.so.hasRecords &= info.has_records;
         }
     }
     *pParser = b->aShardIdx[0];
-    b->out.xLocate = locate;
-    b->out.pLocateCtx = b;
+    b->out.so.xLocate = locate;
+    b->out.so.pLocateCtx = b;
     return MPI_EXIT_OK;
 }
 
@@ -320,14 +330,16 @@ static int late_add(late *l, MPI_Request req, void *pMem)
 }
 
 /* Send batch @p q to every ranker still in the run, and ask for its answer. */
-static int launch(broker *b, flight *f, const genie_queries *q, uint64_t seq, uint64_t firstQueryNo)
+static int launch(broker *b, flight *f, wire_batch *w, uint64_t seq, uint64_t firstQueryNo)
 {
-    if (wire_pack_batch(&f->msg, seq, q, b->k) != GENIE_OK)
+    w->seq = seq;
+    w->k = b->k;
+    if (wire_pack_batch(&f->msg, w) != GENIE_OK)
         return -1;
     f->used = 1;
     f->seq = seq;
     f->firstQueryNo = firstQueryNo;
-    f->nQuery = genie_queries_count(q);
+    f->nQuery = w->nQuery;
     f->tSent = mpi_now();
     for (int r = 1; r <= b->R; r++) {
         f->aAsked[r] = !b->aGone[r];
@@ -463,22 +475,28 @@ static int finish(broker *b, flight *f)
     if (st == 0) {
         double t0 = mpi_now();
         size_t nList = 0;
-        const genie_hit **aNext = b->aList + b->R; /* per rank: its next query's hits */
+        const wire_hit **aNext = b->aList + b->R; /* per rank: its next query's hits */
         for (int r = 1; r <= b->R; r++)
             aNext[r - 1] = f->aAsked[r] ? aAns[r].aHit : NULL;
-        for (size_t qi = 0; qi < f->nQuery; qi++) {
+        for (size_t qi = 0; qi < f->nQuery && st == 0; qi++) {
             nList = 0;
+            int certified = 1;
+            uint32_t usedK = 0;
             for (int r = 1; r <= b->R; r++) {
                 if (!f->aAsked[r])
                     continue;
+                const uint32_t *aHead = aAns[r].aHead + 3 * qi;
                 b->aList[nList] = aNext[r - 1];
-                b->aN[nList++] = aAns[r].aCount[qi];
-                aNext[r - 1] += aAns[r].aCount[qi];
+                b->aN[nList++] = aHead[0];
+                aNext[r - 1] += aHead[0];
+                certified &= aHead[1] != 0; /* proven exact only when every shard's part is */
+                usedK = aHead[2] > usedK ? aHead[2] : usedK;
             }
             size_t n = merge_topk(&b->heap, b->aList, b->aN, nList, b->k, b->aOut);
             double t1 = mpi_now();
             b->mergeSeconds += t1 - t0;
-            search_output_query(&b->out, f->firstQueryNo + qi, b->aOut, n, nMissing > 0);
+            if (mpi_print_query(&b->out, f->firstQueryNo + qi, b->aOut, n, certified, usedK, nMissing > 0) != 0)
+                st = -1;
             t0 = mpi_now();
             b->outputSeconds += t0 - t1;
         }
@@ -530,7 +548,9 @@ static int stop_all(broker *b)
                 if (b->aFlight[i].aAsked[r])
                     MPI_Wait(&b->aFlight[i].aSend[r], MPI_STATUS_IGNORE);
     wire_buf stop = {0};
-    if (wire_pack_batch(&stop, 0, NULL, 0) != GENIE_OK)
+    wire_batch wStop;
+    memset(&wStop, 0, sizeof wStop);
+    if (wire_pack_batch(&stop, &wStop) != GENIE_OK)
         return -1;
     for (int r = 1; r <= b->R; r++)
         MPI_Send(stop.a, (int)wire_bytes(&stop), MPI_BYTE, r, WIRE_TAG_BATCH, MPI_COMM_WORLD);
@@ -538,41 +558,26 @@ static int stop_all(broker *b)
     return 0;
 }
 
-/* Read the next batch into @p q; @return its size (0 at the end), or -1. */
-static long read_batch(broker *b, genie_query_reader *qr, genie_queries *q)
-{
-    size_t n;
-    genie_queries_clear(q);
-    genie_status rc = genie_query_reader_read(qr, q, b->batch, b->a->minCount, &n);
-    if (rc != GENIE_OK) {
-        fail_lib(rc);
-        return -1;
-    }
-    return (long)n;
-}
-
 /* The pipeline: keep up to depth batches in flight, finish them in order. */
-static int run_batches(broker *b, genie_query_reader *qr)
+static int run_batches(broker *b, query_source *src)
 {
     unsigned D = b->a->depth;
-    genie_queries *aQ[8] = {0};
     int st = 0, eof = 0, readFailed = 0;
     uint64_t seq = 0, nextQueryNo = 1;
     unsigned head = 0, nIn = 0;
-    for (unsigned i = 0; i < D; i++)
-        if (genie_queries_new(&aQ[i]) != GENIE_OK)
-            st = -1;
     while (st == 0 && (!eof || nIn > 0)) {
         while (st == 0 && !eof && nIn < D) {
             unsigned slot = (head + nIn) % D;
-            long n = read_batch(b, qr, aQ[slot]);
+            wire_batch w;
+            memset(&w, 0, sizeof w);
+            long n = source_next(src, slot, &w);
             if (n <= 0) {
                 /* A bad query line: the batches before it are still answered, as genie search does. */
                 readFailed = n < 0;
                 eof = 1;
                 break;
             }
-            if (launch(b, &b->aFlight[slot], aQ[slot], seq++, nextQueryNo) != 0)
+            if (launch(b, &b->aFlight[slot], &w, seq++, nextQueryNo) != 0)
                 st = -1;
             nextQueryNo += (uint64_t)n;
             nIn++;
@@ -590,40 +595,47 @@ static int run_batches(broker *b, genie_query_reader *qr)
         head = (head + 1) % D;
         nIn--;
     }
-    for (unsigned i = 0; i < D; i++)
-        genie_queries_free(aQ[i]);
     return readFailed ? -1 : st;
 }
 
-/* -np 1: the broker searches the whole index itself, batch by batch. */
-static int run_alone(broker *b, genie_query_reader *qr)
+/* -np 1: the broker searches the whole index itself, batch by batch, as one ranker would. */
+static int run_alone(broker *b, query_source *src)
 {
-    genie_queries *q;
-    if (genie_queries_new(&q) != GENIE_OK)
-        return fail_lib(GENIE_ENOMEM);
+    shard whole = {b->idx, b->type, 0, genie_index_parts(b->idx), 0, 0, 0};
+    wire_answer_builder ans;
+    memset(&ans, 0, sizeof ans);
     uint64_t nextQueryNo = 1;
     int st = MPI_EXIT_OK;
     for (;;) {
-        long n = read_batch(b, qr, q);
+        wire_batch w;
+        memset(&w, 0, sizeof w);
+        long n = source_next(src, 0, &w);
         if (n <= 0) {
             st = n < 0 ? MPI_EXIT_FAIL : MPI_EXIT_OK;
             break;
         }
-        genie_results *r;
-        genie_status rc = genie_search(b->idx, q, &b->a->opt, &r);
+        w.k = b->k;
+        genie_status rc = shard_search(&whole, b->a, &w, &ans);
         if (rc != GENIE_OK) {
             st = fail_lib(rc);
             break;
         }
         double t0 = mpi_now();
-        search_output_results(&b->out, r, nextQueryNo);
+        const wire_hit *aHit = ans.aHit;
+        for (size_t i = 0; i < ans.nQuery && st == MPI_EXIT_OK; i++) {
+            const uint32_t *aHead = ans.aHead + 3 * i;
+            if (mpi_print_query(&b->out, nextQueryNo + i, aHit, aHead[0], aHead[1] != 0, aHead[2], 0) != 0)
+                st = MPI_EXIT_FAIL;
+            aHit += aHead[0];
+        }
         b->outputSeconds += mpi_now() - t0;
-        genie_results_free(r);
         nextQueryNo += (uint64_t)n;
         b->nBatch++;
         b->nQueries += (uint64_t)n;
+        if (st != MPI_EXIT_OK)
+            break;
     }
-    genie_queries_free(q);
+    wire_answer_builder_free(&ans);
     return st;
 }
 
@@ -636,7 +648,7 @@ static int alloc_broker(broker *b)
     b->aN = malloc(((size_t)b->R + 1) * sizeof *b->aN);
     b->aOut = malloc((size_t)b->k * sizeof *b->aOut);
     if (!b->aSetup || !b->aGone || !b->aFlight || !b->aList || !b->aN || !b->aOut ||
-        merge_init(&b->heap, (size_t)b->R) != 0)
+        merge_init(&b->heap, (size_t)b->R) != 0 || mpi_printer_init(&b->out, b->k) != 0)
         return -1;
     for (unsigned i = 0; i < b->a->depth; i++)
         if (flight_init(&b->aFlight[i], b->R, b->answerBytes) != 0)
@@ -659,6 +671,7 @@ static void free_broker(broker *b)
     free(b->aList);
     free(b->aN);
     free(b->aOut);
+    mpi_printer_free(&b->out);
     merge_free(&b->heap);
     if (b->aShardIdx)
         for (size_t i = 0; i < b->map.n; i++)
@@ -666,6 +679,62 @@ static void free_broker(broker *b)
     free(b->aShardIdx);
     shard_map_free(&b->map);
     genie_index_close(b->idx);
+}
+
+/* The options that apply to the index's type (genie search refuses the others too). */
+static int check_options(broker *b)
+{
+    const mpi_args *a = b->a;
+    const char *zType = genie_index_type_name(b->type), *zBad = NULL;
+    int isVec = b->type == GENIE_TYPE_VECTORS, isSeq = b->type == GENIE_TYPE_SEQUENCES;
+    if (!isVec && !isSeq && (a->candidates || a->exact))
+        zBad = a->exact ? "--exact" : "-K";
+    else if (!isVec && a->radius)
+        zBad = "--radius";
+    else if (!isSeq && a->maxCandidates)
+        zBad = "--certify";
+    else if ((isVec || isSeq) && (a->minCount || a->zDelim))
+        zBad = a->minCount ? "--min-count" : "--delimiter";
+    else if (isVec && a->show)
+        zBad = "--show";
+    if (zBad) {
+        fprintf(stderr, "genie-mpi: %s does not apply to a %s index\nTry 'genie-mpi --help'.\n", zBad, zType);
+        return MPI_EXIT_USAGE;
+    }
+    if (a->show && !b->out.so.hasRecords) {
+        fprintf(stderr, "genie-mpi: --show: the index stores no records (built with --no-records?)\n");
+        return MPI_EXIT_USAGE;
+    }
+    uint32_t k = a->k ? a->k : isSeq ? 1 : 10;
+    if ((isVec || isSeq) && k > 65536) {
+        fprintf(stderr, "genie-mpi: -k %u: 1..65536 for a %s index\n", k, zType);
+        return MPI_EXIT_USAGE;
+    }
+    uint32_t K = a->candidates ? a->candidates : isSeq ? 32 : 0;
+    if (isVec && a->candidates && a->candidates < k) {
+        fprintf(stderr, "genie-mpi: -K %u is below -k %u\n", a->candidates, k);
+        return MPI_EXIT_USAGE;
+    }
+    if (isSeq && a->maxCandidates && a->maxCandidates < (K > k ? K : k)) {
+        fprintf(stderr, "genie-mpi: --certify limit %u is below K = %u\n", a->maxCandidates, K > k ? K : k);
+        return MPI_EXIT_USAGE;
+    }
+    return MPI_EXIT_OK;
+}
+
+/*
+ * Queries per superstep: --batch, made smaller when one ranker's answer
+ * would pass ANSWER_MAX_BYTES or a batch of vectors 256 MiB (MPI counts
+ * a message's bytes in an int).
+ */
+static size_t batch_size(const broker *b, const query_source *src)
+{
+    size_t n = b->a->batch, perHit = sizeof(wire_hit);
+    if ((uint64_t)n * b->k > ANSWER_MAX_BYTES / perHit)
+        n = ANSWER_MAX_BYTES / perHit / b->k ? ANSWER_MAX_BYTES / perHit / b->k : 1;
+    if (src->kind == WIRE_VECTORS && src->v.dim && (uint64_t)n * src->v.dim * 4 > (256u << 20))
+        n = (256u << 20) / ((size_t)src->v.dim * 4) ? (256u << 20) / ((size_t)src->v.dim * 4) : 1;
+    return n;
 }
 
 static void print_stats(const broker *b, double seconds)
@@ -695,23 +764,23 @@ int broker_run(const mpi_args *a, int nRanker)
     memset(&b, 0, sizeof b);
     b.a = a;
     b.R = nRanker;
-    b.out.json = a->json;
-    b.out.show = a->show;
+    b.out.so.json = a->json;
+    b.out.so.show = a->show;
     genie_index *pParser = NULL;
-    genie_query_reader *qr = NULL;
+    query_source src;
+    memset(&src, 0, sizeof src);
     uint64_t nObjects = 0;
     int st = stOut == MPI_EXIT_OK ? open_indexes(&b, &pParser, &nObjects) : stOut;
-    if (st == MPI_EXIT_OK && a->show && !b.out.hasRecords) {
-        fprintf(stderr, "genie-mpi: --show: the index stores no records (built with --no-records?)\n");
-        st = MPI_EXIT_USAGE;
-    }
-    b.k = nObjects == 0 ? 1 : (a->opt.k < nObjects ? a->opt.k : (uint32_t)nObjects);
-    b.batch = a->batch;
-    if ((uint64_t)b.batch * b.k > ANSWER_MAX_BYTES / sizeof(genie_hit))
-        b.batch = ANSWER_MAX_BYTES / sizeof(genie_hit) / b.k ? ANSWER_MAX_BYTES / sizeof(genie_hit) / b.k : 1;
+    b.out.type = b.type;
+    if (st == MPI_EXIT_OK)
+        st = check_options(&b);
+    uint32_t k = a->k ? a->k : b.type == GENIE_TYPE_SEQUENCES ? 1 : 10;
+    b.k = nObjects == 0 ? 1 : (k < nObjects ? k : (uint32_t)nObjects);
+    if (st == MPI_EXIT_OK && source_open(&src, source_kind(b.type), a->zQueries, pParser, a->zDelim, a->minCount,
+                                         a->batch, a->depth) != 0)
+        st = MPI_EXIT_FAIL;
+    b.batch = src.batch = batch_size(&b, &src);
     b.answerBytes = wire_answer_max_bytes(b.batch, b.k);
-    if (st == MPI_EXIT_OK && genie_query_reader_open(&qr, a->zQueries, pParser, a->zDelim) != GENIE_OK)
-        st = fail_lib(GENIE_EINVAL);
     if (alloc_broker(&b) != 0) {
         fprintf(stderr, "genie-mpi: out of memory for %d rankers, batches of %zu queries, k %u\n", b.R, b.batch,
                 b.k);
@@ -719,7 +788,7 @@ int broker_run(const mpi_args *a, int nRanker)
     }
     if (nRanker == 0) {
         if (st == MPI_EXIT_OK)
-            st = run_alone(&b, qr);
+            st = run_alone(&b, &src);
     } else {
         /* The rankers report whatever happened here; every path below ends in stop_all or an abort. */
         int setup = b.aSetup ? gather_setups(&b) : -2;
@@ -730,7 +799,7 @@ int broker_run(const mpi_args *a, int nRanker)
         if (st == MPI_EXIT_OK && (setup != 0 || check_setups(&b) != 0))
             st = MPI_EXIT_FAIL;
         b.setupSeconds = mpi_now() - t0;
-        if (st == MPI_EXIT_OK && run_batches(&b, qr) != 0)
+        if (st == MPI_EXIT_OK && run_batches(&b, &src) != 0)
             st = MPI_EXIT_FAIL;
         fflush(stdout);
         if (stop_all(&b) != 0)
@@ -744,7 +813,7 @@ int broker_run(const mpi_args *a, int nRanker)
         print_stats(&b, mpi_now() - t0);
     if (st == MPI_EXIT_OK && b.partial)
         st = MPI_EXIT_PARTIAL;
-    genie_query_reader_close(qr);
+    source_close(&src);
     free_broker(&b);
     return st;
 }

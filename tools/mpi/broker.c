@@ -34,70 +34,15 @@
  * other shards and marked partial, and the late ranker gets no more
  * batches.  Before leaving, the broker collects every answer still owed
  * (within --timeout per batch in flight) and sends every ranker the stop
- * message, so
- * that all ranks leave MPI together; a ranker that still does not answer
+ * message, so that all ranks leave MPI together; a ranker that still does not answer
  * leaves MPI_Abort as the only way out (docs/SCALING.md: what OpenMPI does
  * then, and when a rank dies).
  */
-#include <errno.h>
-#include <mpi.h>
+#include "broker.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "genie_mpi.h"
-#include "merge.h"
-#include "print.h"
-#include "shard.h"
-#include "source.h"
-#include "wire.h"
-
-/* Answers above this many bytes per ranker and batch make the batch smaller. */
-#define ANSWER_MAX_BYTES (64u << 20)
-
-/* A batch in flight. */
-typedef struct flight {
-    int used;
-    uint64_t seq, firstQueryNo;
-    size_t nQuery;
-    double tSent;
-    wire_buf msg;
-    MPI_Request *aSend, *aRecv; /* per rank 1..R */
-    unsigned char **aBuf;       /* per rank: its answer */
-    int *aBytes;                /* per rank: answer bytes, -1 while owed */
-    int *aAsked;                /* per rank: the batch went to it */
-} flight;
-
-/* Requests of rankers given up on, kept until they complete. */
-typedef struct late {
-    MPI_Request *aReq;
-    size_t nReq, nCap;
-    void **apMem; /* buffers those requests still use */
-    size_t nMem, nMemCap;
-} late;
-
-typedef struct broker {
-    const mpi_args *a;
-    int R;
-    genie_index_type type;     /* of the index (every shard's) */
-    uint32_t k; /* clamped to the objects of the whole */
-    size_t batch, answerBytes;
-    genie_index *idx;          /* parts mode: the whole index */
-    shard_map map;             /* shard-map mode */
-    genie_index **aShardIdx;   /* shard-map mode, per map entry */
-    wire_setup *aSetup;        /* per rank 1..R */
-    int *aGone;                /* per rank: given up on (--allow-partial) */
-    flight *aFlight;
-    late lt;
-    merge_heap heap;
-    const wire_hit **aList;
-    uint32_t *aN;
-    wire_hit *aOut;
-    mpi_printer out;
-    int partial;               /* some answer was partial */
-    double setupSeconds, mergeSeconds, outputSeconds, waitSeconds;
-    uint64_t nBatch, nQueries;
-} broker;
 
 /* ---------------------------------------------------------- setup, output */
 
@@ -184,8 +129,13 @@ static int open_indexes(broker *b, genie_index **pParser, uint64_t *pObjects)
     return MPI_EXIT_OK;
 }
 
+int broker_open(broker *b, genie_index **pParser)
+{
+    return open_indexes(b, pParser, &b->nObjects);
+}
+
 /* Receive every ranker's setup message, within the timeout. */
-static int gather_setups(broker *b)
+int broker_gather_setups(broker *b)
 {
     size_t nMax = 4 * (6 + (WIRE_MAX_MESSAGE + 3) / 4);
     unsigned char *aBuf = malloc((size_t)b->R * nMax);
@@ -235,7 +185,7 @@ static int gather_setups(broker *b)
 }
 
 /* Every rank's setup status: print the failures (each distinct message once). */
-static int check_setups(broker *b)
+int broker_check_setups(broker *b)
 {
     int bad = 0;
     for (int r = 1; r <= b->R; r++) {
@@ -330,16 +280,16 @@ static int late_add(late *l, MPI_Request req, void *pMem)
 }
 
 /* Send batch @p q to every ranker still in the run, and ask for its answer. */
-static int launch(broker *b, flight *f, wire_batch *w, uint64_t seq, uint64_t firstQueryNo)
+int broker_launch(broker *b, flight *f, wire_batch *w, uint64_t seq, uint64_t firstQueryNo)
 {
     w->seq = seq;
-    w->k = b->k;
     if (wire_pack_batch(&f->msg, w) != GENIE_OK)
         return -1;
     f->used = 1;
     f->seq = seq;
     f->firstQueryNo = firstQueryNo;
     f->nQuery = w->nQuery;
+    f->k = w->k;
     f->tSent = mpi_now();
     for (int r = 1; r <= b->R; r++) {
         f->aAsked[r] = !b->aGone[r];
@@ -440,8 +390,43 @@ static int give_up(broker *b, flight *f)
     return nLate && !b->a->allowPartial ? -1 : 0;
 }
 
-/* Merge and print flight @p f (every asked ranker answered). */
-static int finish(broker *b, flight *f)
+int broker_wait(broker *b, flight *f)
+{
+    double t0 = mpi_now(), start = f->tSent > t0 ? f->tSent : t0;
+    int nOwed = collect(b, f, b->a->timeout > 0 ? start + b->a->timeout : 0);
+    b->waitSeconds += mpi_now() - t0;
+    return nOwed && give_up(b, f) != 0 ? -1 : 0;
+}
+
+int broker_fit(broker *b, size_t nQuery, uint32_t k)
+{
+    size_t nBytes = wire_answer_max_bytes(nQuery, k);
+    if (k > b->k) {
+        wire_hit *a = realloc(b->aOut, (size_t)k * sizeof *a);
+        if (!a)
+            return -1;
+        b->aOut = a;
+        b->k = k;
+        mpi_printer_free(&b->out);
+        if (mpi_printer_init(&b->out, k) != 0)
+            return -1;
+    }
+    if (nBytes <= b->answerBytes)
+        return 0;
+    /* Every flight's buffers have b->answerBytes: grow them all, none is in flight here. */
+    for (unsigned i = 0; i < b->a->depth; i++)
+        for (int r = 1; r <= b->R; r++) {
+            unsigned char *p = realloc(b->aFlight[i].aBuf[r], nBytes);
+            if (!p)
+                return -1;
+            b->aFlight[i].aBuf[r] = p;
+        }
+    b->answerBytes = nBytes;
+    return 0;
+}
+
+/* Merge and emit flight @p f (every asked ranker answered). */
+int broker_finish(broker *b, flight *f)
 {
     wire_answer *aAns = malloc((size_t)(b->R + 1) * sizeof *aAns);
     if (!aAns)
@@ -455,7 +440,7 @@ static int finish(broker *b, flight *f)
             continue;
         }
         MPI_Wait(&f->aSend[r], MPI_STATUS_IGNORE); /* it answered, so it has the batch */
-        if (wire_unpack_answer(f->aBuf[r], (size_t)f->aBytes[r], f->nQuery, b->k, &aAns[r]) != GENIE_OK ||
+        if (wire_unpack_answer(f->aBuf[r], (size_t)f->aBytes[r], f->nQuery, f->k, &aAns[r]) != GENIE_OK ||
             aAns[r].seq != f->seq) {
             fprintf(stderr, "genie-mpi: rank %d sent a broken answer to %s\n", r, zQ);
             st = -1;
@@ -492,10 +477,10 @@ static int finish(broker *b, flight *f)
                 certified &= aHead[1] != 0; /* proven exact only when every shard's part is */
                 usedK = aHead[2] > usedK ? aHead[2] : usedK;
             }
-            size_t n = merge_topk(&b->heap, b->aList, b->aN, nList, b->k, b->aOut);
+            size_t n = merge_topk(&b->heap, b->aList, b->aN, nList, f->k, b->aOut);
             double t1 = mpi_now();
             b->mergeSeconds += t1 - t0;
-            if (mpi_print_query(&b->out, f->firstQueryNo + qi, b->aOut, n, certified, usedK, nMissing > 0) != 0)
+            if (b->xEmit(b->pEmitCtx, f->firstQueryNo + qi, b->aOut, n, certified, usedK, nMissing > 0) != 0)
                 st = -1;
             t0 = mpi_now();
             b->outputSeconds += t0 - t1;
@@ -516,7 +501,7 @@ static int finish(broker *b, flight *f)
  * timeout, then send every ranker the stop message.  @return 0, or -1
  * when some ranker never answered (the caller aborts).
  */
-static int stop_all(broker *b)
+int broker_stop_all(broker *b)
 {
     /* A ranker owes at most depth batches, each allowed the timeout. */
     double deadline = b->a->timeout > 0 ? mpi_now() + b->a->timeout * b->a->depth : 0;
@@ -558,88 +543,7 @@ static int stop_all(broker *b)
     return 0;
 }
 
-/* The pipeline: keep up to depth batches in flight, finish them in order. */
-static int run_batches(broker *b, query_source *src)
-{
-    unsigned D = b->a->depth;
-    int st = 0, eof = 0, readFailed = 0;
-    uint64_t seq = 0, nextQueryNo = 1;
-    unsigned head = 0, nIn = 0;
-    while (st == 0 && (!eof || nIn > 0)) {
-        while (st == 0 && !eof && nIn < D) {
-            unsigned slot = (head + nIn) % D;
-            wire_batch w;
-            memset(&w, 0, sizeof w);
-            long n = source_next(src, slot, &w);
-            if (n <= 0) {
-                /* A bad query line: the batches before it are still answered, as genie search does. */
-                readFailed = n < 0;
-                eof = 1;
-                break;
-            }
-            if (launch(b, &b->aFlight[slot], &w, seq++, nextQueryNo) != 0)
-                st = -1;
-            nextQueryNo += (uint64_t)n;
-            nIn++;
-        }
-        if (st != 0 || nIn == 0)
-            break;
-        flight *f = &b->aFlight[head];
-        double t0 = mpi_now(), start = f->tSent > t0 ? f->tSent : t0;
-        int nOwed = collect(b, f, b->a->timeout > 0 ? start + b->a->timeout : 0);
-        b->waitSeconds += mpi_now() - t0;
-        if (nOwed && give_up(b, f) != 0)
-            st = -1;
-        if (st == 0 && finish(b, f) != 0)
-            st = -1;
-        head = (head + 1) % D;
-        nIn--;
-    }
-    return readFailed ? -1 : st;
-}
-
-/* -np 1: the broker searches the whole index itself, batch by batch, as one ranker would. */
-static int run_alone(broker *b, query_source *src)
-{
-    shard whole = {b->idx, b->type, 0, genie_index_parts(b->idx), 0, 0, 0};
-    wire_answer_builder ans;
-    memset(&ans, 0, sizeof ans);
-    uint64_t nextQueryNo = 1;
-    int st = MPI_EXIT_OK;
-    for (;;) {
-        wire_batch w;
-        memset(&w, 0, sizeof w);
-        long n = source_next(src, 0, &w);
-        if (n <= 0) {
-            st = n < 0 ? MPI_EXIT_FAIL : MPI_EXIT_OK;
-            break;
-        }
-        w.k = b->k;
-        genie_status rc = shard_search(&whole, b->a, &w, &ans);
-        if (rc != GENIE_OK) {
-            st = fail_lib(rc);
-            break;
-        }
-        double t0 = mpi_now();
-        const wire_hit *aHit = ans.aHit;
-        for (size_t i = 0; i < ans.nQuery && st == MPI_EXIT_OK; i++) {
-            const uint32_t *aHead = ans.aHead + 3 * i;
-            if (mpi_print_query(&b->out, nextQueryNo + i, aHit, aHead[0], aHead[1] != 0, aHead[2], 0) != 0)
-                st = MPI_EXIT_FAIL;
-            aHit += aHead[0];
-        }
-        b->outputSeconds += mpi_now() - t0;
-        nextQueryNo += (uint64_t)n;
-        b->nBatch++;
-        b->nQueries += (uint64_t)n;
-        if (st != MPI_EXIT_OK)
-            break;
-    }
-    wire_answer_builder_free(&ans);
-    return st;
-}
-
-static int alloc_broker(broker *b)
+int broker_alloc(broker *b)
 {
     b->aSetup = calloc((size_t)b->R + 1, sizeof *b->aSetup);
     b->aGone = calloc((size_t)b->R + 1, sizeof *b->aGone);
@@ -656,7 +560,7 @@ static int alloc_broker(broker *b)
     return 0;
 }
 
-static void free_broker(broker *b)
+void broker_free(broker *b)
 {
     if (b->aFlight)
         for (unsigned i = 0; i < b->a->depth; i++)
@@ -681,139 +585,3 @@ static void free_broker(broker *b)
     genie_index_close(b->idx);
 }
 
-/* The options that apply to the index's type (genie search refuses the others too). */
-static int check_options(broker *b)
-{
-    const mpi_args *a = b->a;
-    const char *zType = genie_index_type_name(b->type), *zBad = NULL;
-    int isVec = b->type == GENIE_TYPE_VECTORS, isSeq = b->type == GENIE_TYPE_SEQUENCES;
-    if (!isVec && !isSeq && (a->candidates || a->exact))
-        zBad = a->exact ? "--exact" : "-K";
-    else if (!isVec && a->radius)
-        zBad = "--radius";
-    else if (!isSeq && a->maxCandidates)
-        zBad = "--certify";
-    else if ((isVec || isSeq) && (a->minCount || a->zDelim))
-        zBad = a->minCount ? "--min-count" : "--delimiter";
-    else if (isVec && a->show)
-        zBad = "--show";
-    if (zBad) {
-        fprintf(stderr, "genie-mpi: %s does not apply to a %s index\nTry 'genie-mpi --help'.\n", zBad, zType);
-        return MPI_EXIT_USAGE;
-    }
-    if (a->show && !b->out.so.hasRecords) {
-        fprintf(stderr, "genie-mpi: --show: the index stores no records (built with --no-records?)\n");
-        return MPI_EXIT_USAGE;
-    }
-    uint32_t k = a->k ? a->k : isSeq ? 1 : 10;
-    if ((isVec || isSeq) && k > 65536) {
-        fprintf(stderr, "genie-mpi: -k %u: 1..65536 for a %s index\n", k, zType);
-        return MPI_EXIT_USAGE;
-    }
-    uint32_t K = a->candidates ? a->candidates : isSeq ? 32 : 0;
-    if (isVec && a->candidates && a->candidates < k) {
-        fprintf(stderr, "genie-mpi: -K %u is below -k %u\n", a->candidates, k);
-        return MPI_EXIT_USAGE;
-    }
-    if (isSeq && a->maxCandidates && a->maxCandidates < (K > k ? K : k)) {
-        fprintf(stderr, "genie-mpi: --certify limit %u is below K = %u\n", a->maxCandidates, K > k ? K : k);
-        return MPI_EXIT_USAGE;
-    }
-    return MPI_EXIT_OK;
-}
-
-/*
- * Queries per superstep: --batch, made smaller when one ranker's answer
- * would pass ANSWER_MAX_BYTES or a batch of vectors 256 MiB (MPI counts
- * a message's bytes in an int).
- */
-static size_t batch_size(const broker *b, const query_source *src)
-{
-    size_t n = b->a->batch, perHit = sizeof(wire_hit);
-    if ((uint64_t)n * b->k > ANSWER_MAX_BYTES / perHit)
-        n = ANSWER_MAX_BYTES / perHit / b->k ? ANSWER_MAX_BYTES / perHit / b->k : 1;
-    if (src->kind == WIRE_VECTORS && src->v.dim && (uint64_t)n * src->v.dim * 4 > (256u << 20))
-        n = (256u << 20) / ((size_t)src->v.dim * 4) ? (256u << 20) / ((size_t)src->v.dim * 4) : 1;
-    return n;
-}
-
-static void print_stats(const broker *b, double seconds)
-{
-    fprintf(stderr,
-            "genie-mpi: %llu queries in %llu batches, %d rankers, k %u, depth %u: %.3f s; setup %.3f s, "
-            "waiting for rankers %.3f s, merge %.6f s (%.2f us per query), output %.3f s (%.2f us per query)\n",
-            (unsigned long long)b->nQueries, (unsigned long long)b->nBatch, b->R, b->k, b->a->depth, seconds,
-            b->setupSeconds, b->waitSeconds, b->mergeSeconds,
-            b->nQueries ? b->mergeSeconds * 1e6 / (double)b->nQueries : 0.0, b->outputSeconds,
-            b->nQueries ? b->outputSeconds * 1e6 / (double)b->nQueries : 0.0);
-}
-
-int broker_run(const mpi_args *a, int nRanker)
-{
-    double t0 = mpi_now();
-    /* mpirun hands rank 0 a pipe for standard output, which stdio would not buffer fully by itself;
-     * --output skips the pipe (and mpirun's forwarding) altogether. */
-    static char aStdoutBuf[1 << 16];
-    int stOut = MPI_EXIT_OK;
-    if (a->zOutput && !freopen(a->zOutput, "w", stdout)) {
-        fprintf(stderr, "genie-mpi: cannot write %s: %s\n", a->zOutput, strerror(errno));
-        stOut = MPI_EXIT_FAIL;
-    }
-    setvbuf(stdout, aStdoutBuf, _IOFBF, sizeof aStdoutBuf);
-    broker b;
-    memset(&b, 0, sizeof b);
-    b.a = a;
-    b.R = nRanker;
-    b.out.so.json = a->json;
-    b.out.so.show = a->show;
-    genie_index *pParser = NULL;
-    query_source src;
-    memset(&src, 0, sizeof src);
-    uint64_t nObjects = 0;
-    int st = stOut == MPI_EXIT_OK ? open_indexes(&b, &pParser, &nObjects) : stOut;
-    b.out.type = b.type;
-    if (st == MPI_EXIT_OK)
-        st = check_options(&b);
-    uint32_t k = a->k ? a->k : b.type == GENIE_TYPE_SEQUENCES ? 1 : 10;
-    b.k = nObjects == 0 ? 1 : (k < nObjects ? k : (uint32_t)nObjects);
-    if (st == MPI_EXIT_OK && source_open(&src, source_kind(b.type), a->zQueries, pParser, a->zDelim, a->minCount,
-                                         a->batch, a->depth) != 0)
-        st = MPI_EXIT_FAIL;
-    b.batch = src.batch = batch_size(&b, &src);
-    b.answerBytes = wire_answer_max_bytes(b.batch, b.k);
-    if (alloc_broker(&b) != 0) {
-        fprintf(stderr, "genie-mpi: out of memory for %d rankers, batches of %zu queries, k %u\n", b.R, b.batch,
-                b.k);
-        st = MPI_EXIT_FAIL;
-    }
-    if (nRanker == 0) {
-        if (st == MPI_EXIT_OK)
-            st = run_alone(&b, &src);
-    } else {
-        /* The rankers report whatever happened here; every path below ends in stop_all or an abort. */
-        int setup = b.aSetup ? gather_setups(&b) : -2;
-        if (setup == -2) {
-            fflush(stdout);
-            MPI_Abort(MPI_COMM_WORLD, MPI_EXIT_FAIL);
-        }
-        if (st == MPI_EXIT_OK && (setup != 0 || check_setups(&b) != 0))
-            st = MPI_EXIT_FAIL;
-        b.setupSeconds = mpi_now() - t0;
-        if (st == MPI_EXIT_OK && run_batches(&b, &src) != 0)
-            st = MPI_EXIT_FAIL;
-        fflush(stdout);
-        if (stop_all(&b) != 0)
-            MPI_Abort(MPI_COMM_WORLD, st == MPI_EXIT_OK && b.partial ? MPI_EXIT_PARTIAL : MPI_EXIT_FAIL);
-    }
-    if (fflush(stdout) != 0 && st == MPI_EXIT_OK) {
-        fprintf(stderr, "genie-mpi: cannot write the results\n");
-        st = MPI_EXIT_FAIL;
-    }
-    if (a->stats && st == MPI_EXIT_OK)
-        print_stats(&b, mpi_now() - t0);
-    if (st == MPI_EXIT_OK && b.partial)
-        st = MPI_EXIT_PARTIAL;
-    source_close(&src);
-    free_broker(&b);
-    return st;
-}

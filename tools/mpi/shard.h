@@ -82,8 +82,9 @@ void shard_close(shard *s);
 int shard_check_type(const char *zPath, const genie_index *idx, int partsOfOne, char *zErr, size_t nErr);
 
 /*
- * Search shard @p s for batch @p w (shard_search.c), with the front-end's
- * own call over the shard's parts: genie_search_parts (keywords, text),
+ * Search shard @p s for batch @p w (shard_search.c) with the batch's k and
+ * front-end options and @p a's engine options (backend, threads, GPUs),
+ * through the front-end's own call over the shard's parts: genie_search_parts (keywords, text),
  * genie_vectors_search_parts (vectors, LSH or exact),
  * genie_seq_search_parts (sequences).  The answer, in @p ans, has global
  * ids and the keys of wire.h.  @return GENIE_OK, or the library's status

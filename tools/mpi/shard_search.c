@@ -73,9 +73,9 @@ static genie_status search_vectors(const shard *s, const mpi_args *a, const wire
     memset(&so, 0, sizeof so);
     so.search = a->opt;
     so.k = w->k;
-    so.candidates = a->candidates;
-    so.radius = a->radius;
-    so.exact = a->exact;
+    so.candidates = w->candidates;
+    so.radius = w->radius;
+    so.exact = (int)w->exact;
     genie_vectors q = {w->nQuery, w->dim, (float *)(uintptr_t)w->aVec}; /* read only: the search takes it const */
     size_t nq = w->nQuery ? w->nQuery : 1;
     genie_neighbor *aOut = malloc(nq * w->k * sizeof *aOut);
@@ -103,9 +103,9 @@ static genie_status search_strings(const shard *s, const mpi_args *a, const wire
     genie_seq_options so;
     memset(&so, 0, sizeof so);
     so.k = w->k;
-    so.candidates = a->candidates;
-    so.max_candidates = a->maxCandidates;
-    so.exact = a->exact;
+    so.candidates = w->candidates;
+    so.max_candidates = w->maxCandidates;
+    so.exact = (int)w->exact;
     genie_seq_results *r = NULL;
     genie_status rc = genie_seq_search_parts(s->idx, s->firstPart, s->nParts, w->azStr, w->anStr, w->nQuery, &so,
                                              &a->opt, &r);

@@ -177,11 +177,15 @@ genie_status wire_pack_batch(wire_buf *b, const wire_batch *w)
 {
     b->n = 0;
     size_t nQuery = w->kind == WIRE_STOP ? 0 : w->nQuery;
-    TRY(reserve(b, 6));
+    TRY(reserve(b, 10));
     put(b, (uint32_t)w->kind);
     put64(b, w->seq);
     put(b, (uint32_t)nQuery);
     put(b, w->k);
+    put(b, w->candidates);
+    put(b, w->radius);
+    put(b, w->exact);
+    put(b, w->maxCandidates);
     switch (w->kind) {
     case WIRE_STOP: return GENIE_OK;
     case WIRE_ITEMS: return pack_items(b, w->q, nQuery);
@@ -259,22 +263,26 @@ genie_status wire_unpack_batch(const void *p, size_t nBytes, wire_batch *w)
 {
     const uint32_t *a = p;
     size_t n = nBytes / 4;
-    if (nBytes % 4 || n < 5 || a[0] > WIRE_STRINGS)
+    if (nBytes % 4 || n < 9 || a[0] > WIRE_STRINGS)
         return bad("batch");
     w->kind = (wire_kind)a[0];
     w->seq = get64(a + 1);
     w->nQuery = a[3];
     w->k = a[4];
+    w->candidates = a[5];
+    w->radius = a[6];
+    w->exact = a[7];
+    w->maxCandidates = a[8];
     if (w->kind == WIRE_STOP)
         return GENIE_OK;
     if (w->kind == WIRE_ITEMS)
-        return unpack_items(a + 5, n - 5, w);
+        return unpack_items(a + 9, n - 9, w);
     if (w->kind == WIRE_STRINGS)
-        return unpack_strings(a + 5, n - 5, w);
-    if (n < 6 || a[5] == 0 || (uint64_t)w->nQuery * a[5] != n - 6)
+        return unpack_strings(a + 9, n - 9, w);
+    if (n < 10 || a[9] == 0 || (uint64_t)w->nQuery * a[9] != n - 10)
         return bad("batch");
-    w->dim = a[5];
-    w->aVec = (const float *)(const void *)(a + 6);
+    w->dim = a[9];
+    w->aVec = (const float *)(const void *)(a + 10);
     return GENIE_OK;
 }
 

@@ -8,7 +8,9 @@
  *   setup   ranker -> broker, once:  status, first object (2 words),
  *           objects (2 words), message length, message bytes
  *   batch   broker -> ranker:        kind (wire_kind; 0 stop), sequence
- *           (2 words), queries, k, then the queries as the kind has them:
+ *           (2 words), queries, k, candidates, radius, exact, candidate
+ *           limit (the front-end's options, wire_batch), then the queries
+ *           as the kind has them:
  *             items    per query (items, min count), then per item (lo,
  *                      hi, weight): keyword and text indexes
  *             vectors  dimension, then per query its floats
@@ -71,6 +73,7 @@ typedef struct wire_batch {
     wire_kind kind;
     uint64_t seq;
     uint32_t k;
+    uint32_t candidates, radius, exact, maxCandidates; /* vectors, sequences: as genie_vsearch_options, genie_seq_options */
     size_t nQuery;
     genie_queries *q;            /* items: the caller's, cleared and filled on unpacking */
     uint32_t dim;                /* vectors */

@@ -141,6 +141,7 @@ char g_zTestDir[1024];
     X(mpi_sequences_equal_one_process, 180) \
     X(mpi_gpus_and_type_options, 120) \
     X(search_parts_vectors_exact_brute_force, 60) \
+    X(mpi_serve_answers_equal_genie_serve, 240) \
     X(docs_hand_computed_bm25, 10) \
     X(docs_pagerank_hand_computed, 10) \
     X(docs_random_against_slow_path, 120) \

@@ -39,10 +39,15 @@ typedef struct mpi_args {
     unsigned depth;     /* supersteps in flight */
     double timeout;     /* seconds a ranker may take to answer; 0 = no limit */
     int allowPartial, json, show, quiet, stats;
+    int serve;          /* genie-mpi serve */
+    char **azServeArg;  /* serve: genie serve's options, after INDEX */
+    int nServeArg;
 } mpi_args;
 
 /** The broker's whole run; @return an MPI_EXIT_* code.  Calls MPI_Abort when a ranker cannot be stopped. */
 int broker_run(const mpi_args *a, int nRanker);
+/** genie-mpi serve's broker: genie serve's server in front of the rankers (serve_mpi.c); @return an MPI_EXIT_* code. */
+int broker_serve(const mpi_args *a, int nRanker);
 /** Ranker @p rank's whole run (until the broker's stop); @return an MPI_EXIT_* code. */
 int ranker_run(const mpi_args *a, int rank, int nRanker);
 

@@ -17,6 +17,7 @@
 static const char zHelp[] =
     "Usage: mpirun -np N genie-mpi search [options] INDEX [QUERIES]\n"
     "       mpirun -np N genie-mpi search [options] --shard-map FILE [QUERIES]\n"
+    "       mpirun -np N genie-mpi serve [engine options] INDEX [genie serve options]\n"
     "\n"
     "A distributed `genie search` of a keyword, text, vectors or sequences\n"
     "index: rank 0 is the broker, ranks 1..N-1 the rankers.  By default\n"
@@ -75,6 +76,15 @@ static const char zHelp[] =
     "      --stats             print the broker's timings on standard error\n"
     "  -q, --quiet             no notices on standard error\n"
     "  -h, --help              show this help\n"
+    "\n"
+    "\n"
+    "genie-mpi serve: genie serve's HTTP/JSON server (docs/SERVER.md) on rank\n"
+    "0 in front of the rankers, serving INDEX under its file name without\n"
+    ".genie; each batch of its dynamic batching is one superstep.  Before\n"
+    "INDEX: -b, -j, --gpu-memory, --gpus, --gpu-mode, --timeout, -q (the\n"
+    "rankers'); after it, genie serve's options (--listen, --max-batch,\n"
+    "--max-wait, --token-file, ...; not --index or --index-dir).  Requests\n"
+    "give k and the front-end options, as to genie serve.  Needs N >= 2.\n"
     "\n"
     "Exit status: 0 answered, 1 failed (a ranker's error is printed with its\n"
     "rank), 2 usage, 3 answered with partial answers (--allow-partial).\n";
@@ -149,6 +159,30 @@ static int parse_gpus(const char *zArg, mpi_args *a)
     return 0;
 }
 
+/* genie-mpi serve: INDEX, then genie serve's own options; the options of genie-mpi search are refused. */
+static int parse_serve(int argc, char **argv, int rank, mpi_args *a)
+{
+    const char *zBad = a->k ? "-k" : a->minCount ? "--min-count" : a->candidates ? "--candidates"
+                     : a->radius ? "--radius" : a->exact ? "--exact" : a->maxCandidates ? "--certify"
+                     : a->zDelim ? "--delimiter" : a->zOutput ? "--output" : a->json ? "--json"
+                     : a->show ? "--show" : a->zShardMap ? "--shard-map" : a->allowPartial ? "--allow-partial"
+                     : a->stats ? "--stats" : a->batch != 1024 ? "--batch" : a->depth != 2 ? "--depth" : NULL;
+    if (zBad)
+        return usage(rank, "serve: %s belongs to genie-mpi search (a request gives k and its options)", zBad);
+    if (optind >= argc)
+        return usage(rank, "serve: expected INDEX%s", "");
+    a->zIndex = argv[optind++];
+    if (optind < argc && strcmp(argv[optind], "--") == 0)
+        optind++;
+    a->azServeArg = argv + optind;
+    a->nServeArg = argc - optind;
+    for (int i = 0; i < a->nServeArg; i++)
+        if (strncmp(a->azServeArg[i], "--index", 7) == 0 || strcmp(a->azServeArg[i], "-i") == 0 ||
+            strcmp(a->azServeArg[i], "-D") == 0)
+            return usage(rank, "serve: %s: genie-mpi serve serves INDEX alone", a->azServeArg[i]);
+    return MPI_EXIT_OK;
+}
+
 static int parse(int argc, char **argv, int rank, mpi_args *a)
 {
     static const struct option aOpt[] = {
@@ -170,21 +204,27 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
     a->batch = 1024;
     a->depth = 2;
     a->timeout = 600;
-    if (argc < 2 || strcmp(argv[1], "search") != 0) {
+    if (argc < 2 || (strcmp(argv[1], "search") != 0 && strcmp(argv[1], "serve") != 0)) {
         if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
             if (rank == 0)
                 fputs(zHelp, stdout);
             return -1;
         }
-        return usage(rank, "expected the command 'search'%s", "");
+        return usage(rank, "expected the command 'search' or 'serve'%s", "");
     }
+    a->serve = strcmp(argv[1], "serve") == 0;
+#ifndef GENIE_HAVE_SERVER
+    if (a->serve)
+        return usage(rank, "serve: built without server support (libmicrohttpd-dev, libcjson-dev)%s", "");
+#endif
     argc--;
     argv++;
     opterr = rank == 0;
     optind = 1;
     int c;
     uint64_t v;
-    while ((c = getopt_long(argc, argv, "k:m:K:r:b:j:d:o:qh", aOpt, NULL)) != -1) {
+    /* serve: options end at INDEX, genie serve's follow it */
+    while ((c = getopt_long(argc, argv, a->serve ? "+k:m:K:r:b:j:d:o:qh" : "k:m:K:r:b:j:d:o:qh", aOpt, NULL)) != -1) {
         switch (c) {
         case 'k':
             if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
@@ -276,6 +316,8 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
     }
     if (a->zDelim && !*a->zDelim)
         return usage(rank, "--delimiter must not be empty%s", "");
+    if (a->serve)
+        return parse_serve(argc, argv, rank, a);
     if (a->zShardMap) {
         if (argc - optind > 1)
             return usage(rank, "with --shard-map, expected at most one QUERIES file (no INDEX)%s", "");
@@ -314,8 +356,10 @@ static int local_ranker(int rank)
 
 int main(int argc, char **argv)
 {
-    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-        fprintf(stderr, "genie-mpi: MPI_Init failed\n");
+    /* genie-mpi serve calls MPI from its batcher thread, one call at a time. */
+    int provided;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "genie-mpi: MPI_Init_thread failed\n");
         return MPI_EXIT_FAIL;
     }
     int rank, size;
@@ -333,8 +377,14 @@ int main(int argc, char **argv)
         a.localRanker = local_ranker(rank);
     if (st == MPI_EXIT_OK && a.zShardMap && size == 1)
         st = usage(rank, "--shard-map %s needs rankers: run with mpirun -np 2 or more", a.zShardMap);
-    if (st == MPI_EXIT_OK)
-        st = rank == 0 ? broker_run(&a, size - 1) : ranker_run(&a, rank, size - 1);
+    if (st == MPI_EXIT_OK && a.serve && size == 1)
+        st = usage(rank, "serve needs rankers: run with mpirun -np 2 or more%s", "");
+    if (st == MPI_EXIT_OK && a.serve && provided < MPI_THREAD_SERIALIZED)
+        st = usage(rank, "serve: this MPI does not allow calls from the server's threads (MPI_THREAD_SERIALIZED)%s", "");
+    if (st == MPI_EXIT_OK && rank == 0)
+        st = a.serve ? broker_serve(&a, size - 1) : broker_run(&a, size - 1);
+    else if (st == MPI_EXIT_OK)
+        st = ranker_run(&a, rank, size - 1);
     else if (st < 0)
         st = MPI_EXIT_OK; /* --help */
     MPI_Finalize();

@@ -46,7 +46,7 @@
 
 /* ---------------------------------------------------------- setup, output */
 
-/* Shard-map mode: the index and local id of a global object id (search_output.xLocate). */
+/* Shard-map mode: the index and local id of a global object id (json_out_source.xLocate). */
 static const genie_index *locate(void *ctx, uint32_t object, uint32_t *pLocal)
 {
     const broker *b = ctx;
@@ -85,9 +85,8 @@ static int open_indexes(broker *b, genie_index **pParser, uint64_t *pObjects)
         *pParser = b->idx;
         *pObjects = info.n_objects;
         b->type = info.type;
-        b->out.so.idx = b->idx;
-        b->out.so.hasLabels = info.has_labels;
-        b->out.so.hasRecords = info.has_records;
+        b->out.so.src.idx = b->idx;
+        b->hasRecords = info.has_records;
         return MPI_EXIT_OK;
     }
     if (shard_map_read(a->zShardMap, b->R, &b->map, zErr, sizeof zErr) != 0) {
@@ -100,7 +99,7 @@ static int open_indexes(broker *b, genie_index **pParser, uint64_t *pObjects)
         return MPI_EXIT_FAIL;
     }
     *pObjects = 0;
-    b->out.so.hasLabels = b->out.so.hasRecords = 1;
+    b->hasRecords = 1;
     for (size_t i = 0; i < b->map.n; i++) {
         if ((rc = genie_index_open(b->map.a[i].zPath, &b->aShardIdx[i])) != GENIE_OK)
             return fail_lib(rc);
@@ -118,14 +117,12 @@ static int open_indexes(broker *b, genie_index **pParser, uint64_t *pObjects)
         }
         b->type = info.type;
         *pObjects += info.n_objects;
-        if (info.n_objects) { /* an empty shard says nothing of labels or records */
-            b->out.so.hasLabels &= info.has_labels;
-            b->out.so.hasRecords &= info.has_records;
-        }
+        if (info.n_objects) /* an empty shard says nothing of records */
+            b->hasRecords &= info.has_records;
     }
     *pParser = b->aShardIdx[0];
-    b->out.so.xLocate = locate;
-    b->out.so.pLocateCtx = b;
+    b->out.so.src.xLocate = locate;
+    b->out.so.src.pLocateCtx = b;
     return MPI_EXIT_OK;
 }
 

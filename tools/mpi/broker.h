@@ -49,6 +49,7 @@ typedef struct broker {
     genie_index *idx;          /* parts mode: the whole index */
     shard_map map;             /* shard-map mode */
     genie_index **aShardIdx;   /* shard-map mode, per map entry */
+    int hasRecords;            /* every (non-empty) shard stores records */
     wire_setup *aSetup;        /* per rank 1..R */
     int *aGone;                /* per rank: given up on (--allow-partial) */
     flight *aFlight;

@@ -9,7 +9,7 @@
 
 int mpi_printer_init(mpi_printer *p, uint32_t k)
 {
-    json_buf_init(&p->jb);
+    search_output_init(&p->so);
     size_t n = k ? k : 1;
     p->aHit = malloc(n * sizeof *p->aHit);
     p->aNb = malloc(n * sizeof *p->aNb);
@@ -19,7 +19,7 @@ int mpi_printer_init(mpi_printer *p, uint32_t k)
 
 void mpi_printer_free(mpi_printer *p)
 {
-    json_buf_free(&p->jb);
+    search_output_free(&p->so);
     free(p->aHit);
     free(p->aNb);
     free(p->aSeq);
@@ -28,20 +28,12 @@ void mpi_printer_free(mpi_printer *p)
     p->aSeq = NULL;
 }
 
-/* Print the JSON object in p->jb, with "partial":true after its query number (json_out.h: {"query":N,...). */
+/* Print the JSON object in the buffer, marked partial when it is. */
 static int print_json(mpi_printer *p, int partial)
 {
-    if (partial && !p->jb.oom) {
-        static const char zMark[] = "\"partial\":true,";
-        const char *zComma = strchr(p->jb.z, ',');
-        size_t at = zComma ? (size_t)(zComma - p->jb.z) + 1 : p->jb.n, nMark = sizeof zMark - 1;
-        json_buf_put(&p->jb, zMark, nMark); /* room, then move the tail behind the mark */
-        if (!p->jb.oom) {
-            memmove(p->jb.z + at + nMark, p->jb.z + at, p->jb.n - nMark - at);
-            memcpy(p->jb.z + at, zMark, nMark);
-        }
-    }
-    return json_buf_print_line(&p->jb);
+    if (partial)
+        json_out_mark_partial(&p->so.jb);
+    return json_buf_print_line(&p->so.jb);
 }
 
 static int print_vectors(mpi_printer *p, uint64_t queryNo, const wire_hit *aHit, size_t n, int partial)
@@ -51,7 +43,7 @@ static int print_vectors(mpi_printer *p, uint64_t queryNo, const wire_hit *aHit,
         memcpy(&p->aNb[i].distance, &aHit[i].value, 4);
     }
     if (p->so.json) {
-        json_out_vec_hits(&p->jb, queryNo, p->aNb, n);
+        json_out_vec_hits(&p->so.jb, queryNo, p->aNb, n);
         return print_json(p, partial);
     }
     for (size_t i = 0; i < n; i++)
@@ -65,7 +57,7 @@ static int print_sequences(mpi_printer *p, uint64_t queryNo, const wire_hit *aHi
     for (size_t i = 0; i < n; i++)
         p->aSeq[i] = (genie_seq_hit){aHit[i].object, aHit[i].key, aHit[i].value};
     if (p->so.json) {
-        json_out_seq_hits(&p->jb, p->so.idx, queryNo, p->aSeq, n, certified, usedK, p->so.show);
+        json_out_seq_hits(&p->so.jb, p->so.src.idx, queryNo, p->aSeq, n, certified, usedK, p->so.show);
         return print_json(p, partial);
     }
     for (size_t i = 0; i < n; i++) {
@@ -73,7 +65,7 @@ static int print_sequences(mpi_printer *p, uint64_t queryNo, const wire_hit *aHi
         size_t len;
         printf("%llu\t%zu\t%u\t%u\t%u\t%s", (unsigned long long)queryNo, i + 1, p->aSeq[i].object,
                p->aSeq[i].distance, p->aSeq[i].count, certified ? "yes" : "no");
-        if (p->so.show && genie_index_record(p->so.idx, p->aSeq[i].object, &z, &len) == GENIE_OK) {
+        if (p->so.show && genie_index_record(p->so.src.idx, p->aSeq[i].object, &z, &len) == GENIE_OK) {
             putchar('\t');
             cli_put_escaped(z, len);
         }
@@ -91,7 +83,6 @@ int mpi_print_query(mpi_printer *p, uint64_t queryNo, const wire_hit *aHit, size
     default:
         for (size_t i = 0; i < n; i++)
             p->aHit[i] = (genie_hit){aHit[i].object, aHit[i].value};
-        search_output_query(&p->so, queryNo, p->aHit, n, partial);
-        return 0;
+        return search_output_query(&p->so, queryNo, p->aHit, n, partial);
     }
 }

@@ -18,8 +18,7 @@
 
 typedef struct mpi_printer {
     genie_index_type type;
-    search_output so;        /* keywords, text: idx or xLocate, labels, records; json, show */
-    json_buf jb;
+    search_output so;        /* where labels and records are, json, show; its jb serves every type */
     genie_hit *aHit;         /* scratch of k hits in each type's own struct */
     genie_neighbor *aNb;
     genie_seq_hit *aSeq;

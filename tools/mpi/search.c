@@ -134,7 +134,7 @@ static int check_options(broker *b)
         fprintf(stderr, "genie-mpi: %s does not apply to a %s index\nTry 'genie-mpi --help'.\n", zBad, zType);
         return MPI_EXIT_USAGE;
     }
-    if (a->show && !b->out.so.hasRecords) {
+    if (a->show && !b->hasRecords) {
         fprintf(stderr, "genie-mpi: --show: the index stores no records (built with --no-records?)\n");
         return MPI_EXIT_USAGE;
     }

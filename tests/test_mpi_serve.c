@@ -49,6 +49,16 @@ static void mpi_served_start(mpi_served *s, const char *zIndex)
         close(aPipe[0]);
         close(aPipe[1]);
         setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
+        const char *zAsan = getenv("ASAN_OPTIONS");
+        if (zAsan) { /* as test_mpi.c's mpi_run: OpenMPI's own leaks suppressed, their frames named */
+            char z[1024];
+            snprintf(z, sizeof z, "%s:fast_unwind_on_malloc=0", zAsan);
+            setenv("ASAN_OPTIONS", z, 1);
+            snprintf(z, sizeof z, "suppressions=%s/lsan-mpi.supp", GENIE_TEST_SOURCE_DIR);
+            setenv("LSAN_OPTIONS", z, 1);
+            setenv("OMPI_MCA_mca_base_component_disable_dlclose", "1", 1);
+            setenv("PMIX_MCA_mca_base_component_disable_dlclose", "1", 1);
+        }
         execl(GENIE_MPIRUN_PATH, GENIE_MPIRUN_PATH, "--allow-run-as-root", "--oversubscribe", "--timeout", "120", "-np",
               "3", GENIE_MPI_BIN_PATH, "serve", "-j", "1", zIndex, "--listen", "127.0.0.1:0", "-q", "--max-wait",
               "20", (char *)NULL);

@@ -166,7 +166,8 @@ static genie_status pack_strings(wire_buf *b, const wire_batch *w)
         b->a[b->n + nWord - 1] = 0; /* the last word's padding */
     char *p = (char *)(b->a + b->n);
     for (size_t i = 0; i < w->nQuery; i++) {
-        memcpy(p, w->azStr[i], w->anStr[i]);
+        if (w->anStr[i])
+            memcpy(p, w->azStr[i], w->anStr[i]);
         p += w->anStr[i];
     }
     b->n += nWord;
@@ -323,7 +324,8 @@ genie_status wire_answer_add(wire_answer_builder *a, size_t i, const wire_hit *a
         a->aHit = p;
         a->nHitCap = c;
     }
-    memcpy(a->aHit + a->nHit, aHit, n * sizeof *aHit);
+    if (n) /* a query without hits may come with no array */
+        memcpy(a->aHit + a->nHit, aHit, n * sizeof *aHit);
     a->nHit += n;
     a->aHead[3 * i] = (uint32_t)n;
     a->aHead[3 * i + 1] = certified != 0;
@@ -345,9 +347,11 @@ genie_status wire_pack_answer(wire_buf *b, uint64_t seq, const wire_answer_build
     put(b, 0);
     put64(b, seq);
     put(b, (uint32_t)a->nQuery);
-    memcpy(b->a + b->n, a->aHead, 3 * a->nQuery * sizeof *a->aHead);
+    if (a->nQuery)
+        memcpy(b->a + b->n, a->aHead, 3 * a->nQuery * sizeof *a->aHead);
     b->n += 3 * a->nQuery;
-    memcpy(b->a + b->n, a->aHit, a->nHit * sizeof *a->aHit);
+    if (a->nHit) /* no hits at all: aHit may never have been allocated */
+        memcpy(b->a + b->n, a->aHit, a->nHit * sizeof *a->aHit);
     b->n += 3 * a->nHit;
     return GENIE_OK;
 }

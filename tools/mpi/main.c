@@ -77,7 +77,6 @@ static const char zHelp[] =
     "  -q, --quiet             no notices on standard error\n"
     "  -h, --help              show this help\n"
     "\n"
-    "\n"
     "genie-mpi serve: genie serve's HTTP/JSON server (docs/SERVER.md) on rank\n"
     "0 in front of the rankers, serving INDEX under its file name without\n"
     ".genie; each batch of its dynamic batching is one superstep.  Before\n"

@@ -302,8 +302,9 @@ static void run_batch(serve_batcher *b, serve_request *pBatch)
         nQuery += r->nQuery;
     serve_result *res = calloc(1, sizeof *res);
     char zHookErr[1024] = "";
+    double t0 = serve_now();
     genie_status rc = res ? run_search(b, pBatch, nQuery, res, zHookErr, sizeof zHookErr) : GENIE_ENOMEM;
-    serve_metrics_batch(nQuery);
+    serve_metrics_batch(nQuery, serve_now() - t0);
     const char *zErr = zHookErr[0] ? zHookErr : genie_last_error();
     char *zBatchError = rc != GENIE_OK ? strdup(zErr[0] ? zErr : genie_strerror(rc)) : NULL;
     if (res)

@@ -34,6 +34,7 @@ char g_zTestDir[1024];
     X(backend_names_and_errors, 30)               \
     X(backend_several_devices, 60)                \
     X(backend_cpu_never_maps_cuda, 30)            \
+    X(backend_blas_opened_on_first_exact_search, 30) \
     X(install_exports_only_genie_symbols, 30)     \
     X(install_pkg_config_program, 120)            \
     X(oracle_random_small, 240)                   \

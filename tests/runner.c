@@ -43,6 +43,7 @@ char g_zTestDir[1024];
     X(cpu_blocks_skewed_against_brute_force, 240) \
     X(cpu_blocks_ties_and_large_k, 240)           \
     X(crc32c_paths_agree, 60)                     \
+    X(postings_check_blocked_and_by_lists, 120)   \
     X(format_round_trip, 30)                      \
     X(format_frontend_parameters, 30)             \
     X(format_labels_and_records, 30)              \

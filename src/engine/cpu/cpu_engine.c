@@ -11,11 +11,18 @@
  * cpu-idx  is Zhou et al. (GENIE) VI-A2's CPU-Idx: a 32-bit counter per object, every
  *          object offered to the selection, the whole array cleared per
  *          query.  Kept as the paper's baseline.
- * Threads take queries from a shared counter; each query's answer depends
- * on nothing but the query, so results are deterministic whatever the
- * thread count.  Memory per thread: the blocked path's 32 KiB of counters
- * and cursors, plus n_objects * (4 + 4) bytes once a query takes the
- * touched path (cpu-idx: n_objects * 4); never a count table per query.
+ * Threads take groups of consecutive queries from a shared counter; the
+ * group's blocked queries are counted together, block-major, so the
+ * postings they share are read from memory once per block (cpu_block.h).
+ * Before the threads start, the long lists that several of the request's
+ * blocked queries use become bitmaps (cpu_dense), shared by all threads.
+ * Each query's answer depends on nothing but the query, so results are
+ * deterministic whatever the thread count and grouping.  Memory per
+ * thread: the blocked path's 16 KiB of counters, the group's cursors and
+ * heaps (at most CPU_GROUP_HEAP_KEYS keys), plus n_objects * (4 + 4) bytes
+ * once a query takes the touched path (cpu-idx: n_objects * 4); never a
+ * count table per query.  The bitmaps take at most three quarters of the
+ * bytes of the postings of the lists they stand for.
  */
 #include <stdlib.h>
 #include <string.h>

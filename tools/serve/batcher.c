@@ -198,7 +198,7 @@ static genie_status run_search(serve_batcher *b, serve_request *pBatch, size_t n
                 genie_set_options so = {o->k, o->candidates, o->exact};
                 rc = genie_set_search(l->idx, az, an, nQuery, &so, &opt, &res->pSet);
             } else {
-                genie_seq_options so = {o->k, o->candidates, o->maxCandidates, o->exact};
+                genie_seq_options so = {o->k, o->candidates, o->maxCandidates, o->exact, 0};
                 rc = genie_seq_search(l->idx, az, an, nQuery, &so, &opt, &res->pSeq);
             }
         }

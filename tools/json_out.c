@@ -190,10 +190,10 @@ void json_out_set_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, co
 }
 
 void json_out_seq_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_seq_hit *aHit, size_t n,
-                       int certified, uint32_t usedK, int show)
+                       int certified, int scanned, uint32_t usedK, int show)
 {
-    json_buf_printf(b, "{\"query\":%llu,\"certified\":%s,\"candidates\":%u,\"hits\":[", (unsigned long long)queryNo,
-                    certified ? "true" : "false", usedK);
+    json_buf_printf(b, "{\"query\":%llu,\"certified\":%s,\"scanned\":%s,\"candidates\":%u,\"hits\":[",
+                    (unsigned long long)queryNo, certified ? "true" : "false", scanned ? "true" : "false", usedK);
     for (size_t i = 0; i < n; i++) {
         json_buf_printf(b, "%s{\"rank\":%zu,\"object\":%u,\"distance\":%u,\"count\":%u", i ? "," : "", i + 1,
                         aHit[i].object, aHit[i].distance, aHit[i].count);

@@ -38,7 +38,7 @@ void serve_request_answer(const serve_request *r, json_buf *b)
             int cert;
             uint32_t usedK;
             const genie_seq_hit *a = genie_seq_results_get(res->pSeq, q, &n, &cert, &usedK);
-            json_out_seq_hits(b, idx, i + 1, a, n, cert, usedK, r->opt.show);
+            json_out_seq_hits(b, idx, i + 1, a, n, cert, genie_seq_results_scanned(res->pSeq, q), usedK, r->opt.show);
             break;
         }
         case GENIE_TYPE_VECTORS:

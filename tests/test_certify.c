@@ -10,6 +10,7 @@
  * and leave long queries undone, as the GPU module does with queries
  * beyond its limit: the path of transform/edit_batch.c without a GPU.
  */
+#include "genie/metric.h"
 #include "genie/sequences.h"
 #include "engine/backend.h"
 #include "engine/edit.h"
@@ -313,4 +314,73 @@ TEST(seq_certify_only_keeps_the_cheap_mode)
             t.queries);
     CHECK(t.certifiedOnly > 0);
     CHECK(t.certifiedOnly < t.queries); /* some stay uncertified: the mode is the cheap one */
+}
+
+/* The metric type's edit search through a backend's batched edit
+ * distances (the GPU path's host side): k-NN and range equal the brute force. */
+TEST(metric_edit_batched_edit_backend)
+{
+    uint64_t rng = 4242;
+    enum { N = 400, NQ = 40 };
+    coll c;
+    c.n = N;
+    c.az = malloc(N * sizeof *c.az);
+    c.an = malloc(N * sizeof *c.an);
+    for (size_t i = 0; i < N; i++) {
+        c.az[i] = malloc(64);
+        if (i > 0 && i % 11 == 0) {
+            c.an[i] = c.an[i - 1];
+            memcpy(c.az[i], c.az[i - 1], c.an[i]);
+        } else {
+            c.an[i] = rand_string(&rng, c.az[i], 0, i % 3 ? 8 : 30, 4);
+        }
+    }
+    genie_lc_params p;
+    memset(&p, 0, sizeof p);
+    p.metric = GENIE_LC_EDIT;
+    p.cluster_size = 16;
+    CHECK_OK(genie_lc_build_strings((const char *const *)c.az, c.an, N, &p, NULL, test_path("lc_edit.genie")));
+    genie_index *idx;
+    CHECK_OK(genie_index_open(test_path("lc_edit.genie"), &idx));
+    char *azQ[NQ];
+    size_t anQ[NQ];
+    for (size_t i = 0; i < NQ; i++) {
+        azQ[i] = malloc(128);
+        size_t src = test_rand(&rng) % N;
+        anQ[i] = i % 5 == 0 ? rand_string(&rng, azQ[i], 13, 40, 4) /* longer than the fake handles */
+                            : perturb(&rng, c.az[src], c.an[src], 25, 4, azQ[i]);
+    }
+    bf_hit *aAll = malloc(N * sizeof *aAll);
+    for (int range = 0; range <= 1; range++) {
+        genie_lc_options o;
+        memset(&o, 0, sizeof o);
+        o.backend = fake_backend();
+        o.k = range ? 0 : 7;
+        o.radius = 2;
+        genie_lc_results *r;
+        CHECK_OK(genie_lc_search_strings(idx, (const char *const *)azQ, anQ, NQ, &o, &r));
+        genie_search_stats st;
+        genie_lc_results_stats(r, &st);
+        CHECK_EQ(st.backend, fake_backend());
+        for (size_t q = 0; q < NQ; q++) {
+            size_t n, nWant = brute_force(&c, azQ[q], anQ[q], N, aAll);
+            if (range)
+                for (nWant = 0; nWant < N && aAll[nWant].distance <= 2; nWant++)
+                    ;
+            else
+                nWant = 7;
+            const genie_lc_hit *a = genie_lc_results_get(r, q, &n);
+            CHECK_EQ(n, nWant);
+            for (size_t i = 0; i < n && i < nWant; i++) {
+                CHECK_EQ(a[i].object, aAll[i].object);
+                CHECK(a[i].distance == (double)aAll[i].distance);
+            }
+        }
+        genie_lc_results_free(r);
+    }
+    free(aAll);
+    for (size_t i = 0; i < NQ; i++)
+        free(azQ[i]);
+    coll_free(&c);
+    genie_index_close(idx);
 }

@@ -126,7 +126,7 @@ __device__ static uint64_t edit_banded(const unsigned long long *sPeq, uint32_t 
 {
     unsigned long long aP[EDIT_WORDS], aM[EDIT_WORDS];
     int64_t aS[EDIT_WORDS]; /* the value of each block's bottom row in the current column */
-    uint32_t last = k / 64 < W - 1 ? (uint32_t)(k / 64) : W - 1, first = 0;
+    uint32_t last = k / 64 < W - 1 ? (uint32_t)(k / 64) : W - 1;
     for (uint32_t b = 0; b <= last; b++) {
         aP[b] = ~0ull;
         aM[b] = 0;
@@ -151,12 +151,10 @@ __device__ static uint64_t edit_banded(const unsigned long long *sPeq, uint32_t 
             if (aS[b] - 63 < minS)
                 minS = aS[b] - 63;
         }
-        first = newFirst;
         last = newLast;
         if (minS > (int64_t)k)
             return k + 1;
     }
-    (void)first;
     uint32_t rem = (uint32_t)(64 * (uint64_t)W - m); /* padding rows: the top rem bits of the last block */
     unsigned long long pad = rem ? ~0ull << (64 - rem) : 0ull;
     int64_t d = aS[W - 1] - __popcll(aP[W - 1] & pad) + __popcll(aM[W - 1] & pad);

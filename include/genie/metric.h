@@ -145,7 +145,8 @@ typedef struct genie_lc_results genie_lc_results;
  * @param[out] out  the results; free with genie_lc_results_free().
  * @return GENIE_OK, GENIE_EINVAL (not a vectors metric index, dimensions
  *         differ, negative or NaN radius, cluster range outside the index),
- *         GENIE_ENOTSUP or GENIE_EGPU (a GPU backend for jaccard or brute_force, or none usable), GENIE_ECORRUPT, GENIE_ENOMEM.
+ *         GENIE_ENOTSUP or GENIE_EGPU (a GPU backend for jaccard or
+ *         brute_force, or none usable), GENIE_ECORRUPT, GENIE_ENOMEM.
  */
 GENIE_API genie_status genie_lc_search_vectors(const genie_index *idx, const genie_vectors *queries,
                                                const genie_lc_options *opt, genie_lc_results **out);

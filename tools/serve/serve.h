@@ -40,6 +40,7 @@
 typedef struct serve_config {
     uint32_t maxBatch;        /* queries per engine call (--max-batch) */
     double maxWait;           /* seconds a batch waits after its first request (--max-wait) */
+    double maxIdle;           /* seconds without arrivals after which a batch goes (--max-idle) */
     uint64_t maxQueue;        /* queries waiting per index before 503 (--max-queue) */
     uint64_t maxBody;         /* request body bytes before 413 (--max-body) */
     uint32_t maxQueries;      /* queries per request (--max-queries) */

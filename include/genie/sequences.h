@@ -45,8 +45,8 @@ typedef struct genie_seq_options {
     /** 0: one round (answers may be uncertified).  Else --certify: queries
      *  not certified are searched again with K doubled (8, 16, 32, ...)
      *  until certified or K reaches this limit (the CLI's default is 4096);
-     *  the doubling also stops before a round whose K would exceed a
-     *  quarter of the strings.  Then, unless certify_only, the queries
+     *  without certify_only the doubling also stops before a round whose
+     *  K would exceed a quarter of the strings, and then the queries
      *  still uncertified are compared with every string (the fallback, on
      *  the GPU when @p opt's backend is cuda): every answer is certified,
      *  the exact top-k, and stats.fallback counts those queries. */

@@ -140,7 +140,7 @@ static void compare_case(const engine_backend *be, uint64_t seed)
 {
     uint64_t s = seed;
     unsigned alphabet = 2 + below(&s, 255);
-    uint32_t nBase = 1 + below(&s, 3000), nQ = 1 + below(&s, 40);
+    uint32_t nBase = 1 + below(&s, 1500), nQ = 1 + below(&s, 12);
     strs base = {0}, q = {0};
     char z[2048], w[2048];
     for (uint32_t i = 0; i < nBase; i++) {
@@ -334,7 +334,9 @@ static void compare_searches(uint64_t seed)
         for (size_t i = 0; same && i < NQ; i++) {
             size_t na, nb;
             const genie_lc_hit *ha = genie_lc_results_get(a, i, &na), *hb = genie_lc_results_get(b, i, &nb);
-            same = na == nb && (na == 0 || memcmp(ha, hb, na * sizeof *ha) == 0);
+            same = na == nb;
+            for (size_t j = 0; same && j < na; j++) /* fields: the struct has padding */
+                same = ha[j].object == hb[j].object && ha[j].distance == hb[j].distance;
         }
         genie_search_stats st;
         genie_lc_results_stats(b, &st);

@@ -587,15 +587,19 @@ static genie_status seq_full_scan(seq_job *job, const engine_backend *be, const 
     return GENIE_OK;
 }
 
-/* The backend of the full scans: @p opt's when it has batched edit distances, else none (the CPU threads). */
-static const engine_backend *scan_backend(const genie_search_options *opt)
+/*
+ * The backend of the full scans: @p opt's when it has batched edit
+ * distances, else NULL (the CPU threads).  A backend named but unusable
+ * here is an error, as for the candidate searches ("auto" never fails).
+ */
+static genie_status scan_backend(const genie_search_options *opt, const engine_backend **pBe)
 {
     const engine_backend *be;
-    if (engine_backend_pick(opt->backend, &be) != GENIE_OK) {
-        util_error_clear();
-        return NULL;
-    }
-    return be->xEdit ? be : NULL;
+    *pBe = NULL;
+    GENIE_TRY(engine_backend_pick(opt->backend, &be));
+    if (be->xEdit)
+        *pBe = be;
+    return GENIE_OK;
 }
 
 genie_status genie_seq_search(const genie_index *idx, const char *const *queries, const size_t *lengths,
@@ -677,7 +681,9 @@ genie_status genie_seq_search(const genie_index *idx, const char *const *queries
             job.K = 0;
         else
             r->stats.fallback = job.nPending;
-        GENIE_TRY_GOTO(rc, seq_full_scan(&job, scan_backend(opt), opt), fail);
+        const engine_backend *be;
+        GENIE_TRY_GOTO(rc, scan_backend(opt, &be), fail);
+        GENIE_TRY_GOTO(rc, seq_full_scan(&job, be, opt), fail);
         if (sopt->exact)
             r->stats.backend = r->stats.scan_backend; /* the edit distances alone */
     }

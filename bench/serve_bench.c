@@ -327,6 +327,7 @@ static void run_clients(const workload *w, uint16_t port, const char *zPath, uns
         if (pthread_create(&aT[i], &attr, client_main, &L) != 0)
             die("cannot start client thread %u", i);
     double batches0 = metric(port, "genie_batch_queries_count "), queries0 = metric(port, "genie_batch_queries_sum ");
+    double engine0 = metric(port, "genie_engine_seconds_total ");
     /* the clock starts before the release: the clients may run first */
     double t0 = now();
     pthread_barrier_wait(&L.ready);
@@ -335,10 +336,11 @@ static void run_clients(const workload *w, uint16_t port, const char *zPath, uns
     double secs = now() - t0;
     double batches = metric(port, "genie_batch_queries_count ") - batches0;
     double queries = metric(port, "genie_batch_queries_sum ") - queries0;
+    double engine = metric(port, "genie_engine_seconds_total ") - engine0;
     qsort(L.aLatency, nRequest, sizeof *L.aLatency, compare_double);
-    printf("| %s | %s%u | %zu | %.0f | %.2f | %.2f | %.1f | %zu |\n", zLabel, zPath ? "" : "GET /healthz, ", nClient,
+    printf("| %s | %s%u | %zu | %.0f | %.2f | %.2f | %.1f | %.0f%% | %zu |\n", zLabel, zPath ? "" : "GET /healthz, ", nClient,
            nRequest, (double)nRequest / secs, 1e3 * L.aLatency[nRequest / 2], 1e3 * L.aLatency[(size_t)((double)nRequest * 0.99)],
-           batches > 0 ? queries / batches : 0, (size_t)atomic_load(&L.nFail));
+           batches > 0 ? queries / batches : 0, 100 * engine / secs, (size_t)atomic_load(&L.nFail));
     fflush(stdout);
     pthread_attr_destroy(&attr);
     pthread_barrier_destroy(&L.ready);
@@ -447,7 +449,7 @@ int main(int argc, char **argv)
         if (rep == 0 || t < best)
             best = t;
     }
-    printf("| %s | in-process batch of %zu | %zu | %.0f | - | - | %zu | - |\n", zLabel, w.n, w.n, (double)w.n / best,
+    printf("| %s | in-process batch of %zu | %zu | %.0f | - | - | %zu | 100%% | - |\n", zLabel, w.n, w.n, (double)w.n / best,
            w.n);
     fflush(stdout);
     genie_index_close(idx);

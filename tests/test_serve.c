@@ -99,6 +99,12 @@ TEST(serve_endpoints_and_auth)
     CHECK(strstr(a.zBody, "genie_index_generation{index=\"alpha\"} 2\n") != NULL);
     CHECK(strstr(a.zBody, "genie_queue_queries{index=\"id\"} 0\n") != NULL);
     CHECK(strstr(a.zBody, "genie_request_seconds_bucket{le=\"+Inf\"}") != NULL);
+    const char *zEngine = strstr(a.zBody, "\ngenie_engine_seconds_total ");
+    CHECK(zEngine && atof(zEngine + 28) > 0);
+    /* GPU memory: per GPU on a GPU backend, absent on the CPU */
+    int onGpu = test_backend() == GENIE_BACKEND_CUDA || test_backend() == GENIE_BACKEND_CUDA_SPQ ||
+                test_backend() == GENIE_BACKEND_CUDA_CPQ_PAPER;
+    CHECK_EQ(strstr(a.zBody, "genie_gpu_memory_used_bytes{gpu=\"0\"} ") != NULL, onGpu);
     http_answer_free(&a);
     http_client_close(&c);
     free(want.z);

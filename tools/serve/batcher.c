@@ -262,8 +262,9 @@ static void run_batch(serve_batcher *b, serve_request *pBatch)
     for (serve_request *r = pBatch; r; r = r->pNext)
         nQuery += r->nQuery;
     serve_result *res = calloc(1, sizeof *res);
+    double t0 = serve_now();
     genie_status rc = res ? run_search(b, pBatch, nQuery, res) : GENIE_ENOMEM;
-    serve_metrics_batch(nQuery);
+    serve_metrics_batch(nQuery, serve_now() - t0);
     const char *zErr = genie_last_error();
     char *zBatchError = rc != GENIE_OK ? strdup(zErr[0] ? zErr : genie_strerror(rc)) : NULL;
     if (res)

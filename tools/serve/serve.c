@@ -326,10 +326,7 @@ static int wait_for_signal(void)
  */
 static void warm_up(serve_index *p, const serve_config *cfg)
 {
-    int gpu = cfg->backend == GENIE_BACKEND_CUDA || cfg->backend == GENIE_BACKEND_CUDA_SPQ ||
-              cfg->backend == GENIE_BACKEND_CUDA_CPQ_PAPER ||
-              (cfg->backend == GENIE_BACKEND_AUTO && genie_cuda_available());
-    if (!gpu)
+    if (!cfg->nGpu)
         return;
     genie_queries *q = NULL;
     genie_results *r = NULL;
@@ -407,6 +404,10 @@ int cmd_serve(int argc, char **argv)
         st = cli_fail(GENIE_ENOMEM);
         goto done;
     }
+    int gpu = a.cfg.backend == GENIE_BACKEND_CUDA || a.cfg.backend == GENIE_BACKEND_CUDA_SPQ ||
+              a.cfg.backend == GENIE_BACKEND_CUDA_CPQ_PAPER ||
+              (a.cfg.backend == GENIE_BACKEND_AUTO && genie_cuda_available());
+    a.cfg.nGpu = gpu ? genie_cuda_device_count() : 0;
     for (; nOpen < nIndex; nOpen++) {
         genie_status rc = serve_index_open(&s.aIndex[nOpen], azPair[2 * nOpen], azPair[2 * nOpen + 1]);
         if (rc == GENIE_OK && (rc = serve_batcher_start(&s.aIndex[nOpen], &a.cfg)) != GENIE_OK)

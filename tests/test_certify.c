@@ -384,3 +384,72 @@ TEST(metric_edit_batched_edit_backend)
     coll_free(&c);
     genie_index_close(idx);
 }
+
+/* genie_seq_search_parts (a shard of genie-mpi): --certify's fallback and
+ * the exact mode scan the range's strings alone, on the CPU and through a
+ * backend's batched edit distances; answers equal a brute force over them. */
+TEST(seq_certify_parts_range)
+{
+    uint64_t rng = 777;
+    enum { N = 300, NQ = 30 };
+    coll c;
+    c.n = N;
+    c.az = malloc(N * sizeof *c.az);
+    c.an = malloc(N * sizeof *c.an);
+    for (size_t i = 0; i < N; i++) {
+        c.az[i] = malloc(64);
+        c.an[i] = rand_string(&rng, c.az[i], 1, 12, 5);
+    }
+    genie_build_options bo;
+    memset(&bo, 0, sizeof bo);
+    bo.part_objects = 70; /* parts of 70 strings: 0-69, 70-139, ... */
+    genie_seq_builder *sb;
+    CHECK_OK(genie_seq_builder_new(&sb, &bo, 2));
+    for (size_t i = 0; i < N; i++)
+        CHECK_OK(genie_seq_builder_add(sb, c.az[i], c.an[i]));
+    CHECK_OK(genie_seq_builder_write(sb, test_path("certify_parts.genie")));
+    genie_seq_builder_free(sb);
+    genie_index *idx;
+    CHECK_OK(genie_index_open(test_path("certify_parts.genie"), &idx));
+    CHECK(genie_index_parts(idx) >= 4);
+    genie_part_info p1, p2;
+    CHECK_OK(genie_index_part_info(idx, 1, &p1));
+    CHECK_OK(genie_index_part_info(idx, 2, &p2));
+    coll range = {(size_t)(p1.n_objects + p2.n_objects), c.az + p1.first_object, c.an + p1.first_object};
+    char *azQ[NQ];
+    size_t anQ[NQ];
+    for (size_t i = 0; i < NQ; i++) {
+        azQ[i] = malloc(64);
+        size_t src = test_rand(&rng) % N;
+        anQ[i] = i == 0 ? 0 : perturb(&rng, c.az[src], c.an[src], 30, 5, azQ[i]);
+    }
+    bf_hit *aAll = malloc(N * sizeof *aAll);
+    const genie_backend aBe[] = {test_backend(), fake_backend()};
+    for (int ib = 0; ib < 2; ib++)
+        for (int exact = 0; exact <= 1; exact++) {
+            genie_seq_options so = {4, 2, 4, exact, 0};
+            genie_search_options opt;
+            memset(&opt, 0, sizeof opt);
+            opt.backend = aBe[ib];
+            genie_seq_results *r;
+            CHECK_OK(genie_seq_search_parts(idx, 1, 2, (const char *const *)azQ, anQ, NQ, &so, &opt, &r));
+            for (size_t q = 0; q < NQ; q++) {
+                size_t n;
+                int cert;
+                const genie_seq_hit *aHit = genie_seq_results_get(r, q, &n, &cert, NULL);
+                CHECK(cert);
+                size_t nWant = brute_force(&range, azQ[q], anQ[q], 4, aAll);
+                CHECK_EQ(n, nWant);
+                for (size_t i = 0; i < n && i < nWant; i++) {
+                    CHECK_EQ(aHit[i].object, aAll[i].object + p1.first_object);
+                    CHECK_EQ(aHit[i].distance, aAll[i].distance);
+                }
+            }
+            genie_seq_results_free(r);
+        }
+    free(aAll);
+    for (size_t i = 0; i < NQ; i++)
+        free(azQ[i]);
+    coll_free(&c);
+    genie_index_close(idx);
+}

@@ -6,7 +6,7 @@
  * One query's answer is one object:
  *   keywords, text, table: {"query":N,"hits":[{"rank","object","label","count"[,"record"]}]}
  *   sets:      {"query":N,"hits":[{"rank","object","jaccard","shared","union","count"[,"set"]}]}
- *   sequences: {"query":N,"certified":B,"scanned":B,"candidates":K,"hits":[{"rank","object","distance","count"[,"string"]}]}
+ *   sequences: {"query":N,"certified":B,"scanned":B (left out when unknown: genie-mpi),"candidates":K,"hits":[{"rank","object","distance","count"[,"string"]}]}
  *   vectors:   {"query":N,"hits":[{"rank","object","distance"}]}
  * Queries and ranks count from 1; label is null when the index has none.
  * Strings: valid UTF-8 is written as it is, every other byte as \u00XX (its
@@ -42,10 +42,33 @@ void json_buf_string(json_buf *b, const char *s, size_t n);
 
 /** keywords, text and table indexes; @p show adds each hit's stored "record". */
 void json_out_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_hit *aHit, size_t n, int show);
+
+/*
+ * Where a hit's label and record live: in idx, or, when xLocate is set, in
+ * the index it names for the object, under the id it gives there
+ * (genie-mpi's shard maps: each shard a file of its own).
+ */
+typedef struct json_out_source {
+    const genie_index *idx;
+    const genie_index *(*xLocate)(void *ctx, uint32_t object, uint32_t *pLocal);
+    void *pLocateCtx;
+} json_out_source;
+
+/** json_out_hits() with the labels and records from @p src. */
+void json_out_hits_from(json_buf *b, const json_out_source *src, uint64_t queryNo, const genie_hit *aHit, size_t n,
+                        int show);
+/**
+ * Mark the answer in @p b (one object, as above) partial: "partial":true
+ * after its query number (a distributed search that missed some shards).
+ */
+void json_out_mark_partial(json_buf *b);
 /** sets indexes; @p show adds each hit's stored line as "set". */
 void json_out_set_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_set_hit *aHit, size_t n,
                        int show);
-/** sequences indexes; @p scanned: answered by a full scan; @p show adds each hit's "string". */
+/**
+ * sequences indexes; @p scanned: answered by a full scan (1), not (0),
+ * unknown (-1: the key is left out); @p show adds each hit's "string".
+ */
 void json_out_seq_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_seq_hit *aHit, size_t n,
                        int certified, int scanned, uint32_t usedK, int show);
 /** vectors indexes. */

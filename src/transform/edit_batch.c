@@ -69,10 +69,11 @@ static genie_status cpu_distance(const engine_strings *q, uint64_t iq, const gen
 
 typedef struct scan_rank {
     const genie_index *idx;
+    uint64_t first, n;      /* the strings scanned */
     const engine_strings *q;
     const size_t *aWhich;   /* the slice's queries */
     const uint32_t *aBound;
-    const uint32_t *aD;     /* slice query i, object o: aD[i * n + o] */
+    const uint32_t *aD;     /* slice query i, object first + o: aD[i * n + o] */
     uint32_t k;
     genie_seq_hit *aHit;
     uint32_t *aN;
@@ -84,7 +85,7 @@ static void rank_worker(void *ctx, unsigned t)
 {
     (void)t;
     scan_rank *j = ctx;
-    uint64_t nObj = j->idx->info.n_objects;
+    uint64_t nObj = j->n;
     size_t i;
     while (atomic_load(&j->rc) == GENIE_OK && (i = atomic_fetch_add(&j->next, 1)) < j->q->n) {
         genie_seq_hit *aHit = j->aHit + j->aWhich[i] * j->k;
@@ -93,14 +94,14 @@ static void rank_worker(void *ctx, unsigned t)
         for (uint64_t o = 0; o < nObj; o++) {
             uint32_t max = nHit == j->k ? aHit[j->k - 1].distance : j->aBound[i], d = aD[o];
             if (d == ENGINE_EDIT_UNDONE) {
-                genie_status rc = cpu_distance(j->q, i, j->idx, (uint32_t)o, max, &d);
+                genie_status rc = cpu_distance(j->q, i, j->idx, (uint32_t)(j->first + o), max, &d);
                 if (rc != GENIE_OK) {
                     atomic_store(&j->rc, rc);
                     break;
                 }
             }
             if (d <= max) {
-                genie_seq_hit h = {(uint32_t)o, d, 0};
+                genie_seq_hit h = {(uint32_t)(j->first + o), d, 0};
                 cand_topk_insert(aHit, &nHit, j->k, sizeof h, &h, seq_hit_closer);
             }
         }
@@ -108,8 +109,8 @@ static void rank_worker(void *ctx, unsigned t)
     }
 }
 
-/* Runs of the slice: query i against every object, in runs of ENGINE_EDIT_RUN_MAX. */
-static genie_status scan_runs(size_t nQuery, uint64_t nObj, engine_edit_run **paRun, uint32_t *pnRun)
+/* Runs of the slice: query i against objects first .. first + nObj - 1, in runs of ENGINE_EDIT_RUN_MAX. */
+static genie_status scan_runs(size_t nQuery, uint64_t first, uint64_t nObj, engine_edit_run **paRun, uint32_t *pnRun)
 {
     uint64_t per = (nObj + ENGINE_EDIT_RUN_MAX - 1) / ENGINE_EDIT_RUN_MAX, nRun = per * nQuery;
     if (nRun > UINT32_MAX)
@@ -121,18 +122,19 @@ static genie_status scan_runs(size_t nQuery, uint64_t nObj, engine_edit_run **pa
     for (size_t i = 0; i < nQuery; i++)
         for (uint64_t o = 0; o < nObj; o += ENGINE_EDIT_RUN_MAX) {
             uint64_t n = nObj - o < ENGINE_EDIT_RUN_MAX ? nObj - o : ENGINE_EDIT_RUN_MAX;
-            aRun[r++] = (engine_edit_run){(uint32_t)i, (uint32_t)n, i * nObj + o, (uint32_t)o};
+            aRun[r++] = (engine_edit_run){(uint32_t)i, (uint32_t)n, i * nObj + o, (uint32_t)(first + o)};
         }
     *paRun = aRun;
     *pnRun = r;
     return GENIE_OK;
 }
 
-genie_status seq_scan_gpu(const engine_backend *be, const genie_index *idx, const char *const *azQ,
-                          const size_t *anQ, const size_t *aWhich, size_t nQuery, const uint32_t *aBound, uint32_t k,
-                          genie_seq_hit *aHit, uint32_t *aN, unsigned nThread, uint64_t *pVerified)
+genie_status seq_scan_gpu(const engine_backend *be, const genie_index *idx, uint64_t first, uint64_t n,
+                          const char *const *azQ, const size_t *anQ, const size_t *aWhich, size_t nQuery,
+                          const uint32_t *aBound, uint32_t k, genie_seq_hit *aHit, uint32_t *aN, unsigned nThread,
+                          uint64_t *pVerified)
 {
-    uint64_t nObj = idx->info.n_objects;
+    uint64_t nObj = n;
     size_t step = nObj ? (size_t)(EDIT_SCAN_PAIRS / nObj) : nQuery;
     if (step == 0)
         step = 1;
@@ -149,18 +151,20 @@ genie_status seq_scan_gpu(const engine_backend *be, const genie_index *idx, cons
         goto done;
     }
     for (size_t s = 0; s < nQuery; s += step) {
-        size_t n = nQuery - s < step ? nQuery - s : step;
+        size_t nS = nQuery - s < step ? nQuery - s : step;
         engine_strings q;
-        GENIE_TRY_GOTO(rc, edit_strings_pack(azQ, anQ, aWhich + s, n, &q, &aByte, &aStart), done);
-        for (size_t i = 0; i < n; i++)
+        GENIE_TRY_GOTO(rc, edit_strings_pack(azQ, anQ, aWhich + s, nS, &q, &aByte, &aStart), done);
+        for (size_t i = 0; i < nS; i++)
             aMax[i] = aBound[s + i] < ENGINE_EDIT_MAX_BOUND ? aBound[s + i] : ENGINE_EDIT_MAX_BOUND;
         uint32_t nRun = 0;
-        GENIE_TRY_GOTO(rc, scan_runs(n, nObj, &aRun, &nRun), done);
-        engine_edit_batch b = {index_strings(idx), q, aMax, aRun, nRun, NULL, (uint64_t)n * nObj, aD};
+        GENIE_TRY_GOTO(rc, scan_runs(nS, first, nObj, &aRun, &nRun), done);
+        engine_edit_batch b = {index_strings(idx), q, aMax, aRun, nRun, NULL, (uint64_t)nS * nObj, aD};
         GENIE_TRY_GOTO(rc, engine_edit_distances(be, idx, &b), done);
         scan_rank j;
         memset(&j, 0, sizeof j);
         j.idx = idx;
+        j.first = first;
+        j.n = nObj;
         j.q = &q;
         j.aWhich = aWhich + s;
         j.aBound = aMax;
@@ -172,7 +176,7 @@ genie_status seq_scan_gpu(const engine_backend *be, const genie_index *idx, cons
         atomic_init(&j.rc, GENIE_OK);
         util_parallel_run(nThread, rank_worker, &j);
         GENIE_TRY_GOTO(rc, atomic_load(&j.rc), done);
-        *pVerified += (uint64_t)n * nObj;
+        *pVerified += (uint64_t)nS * nObj;
         free(aRun);
         free(aByte);
         free(aStart);

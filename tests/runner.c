@@ -91,6 +91,11 @@ char g_zTestDir[1024];
     X(seq_certified_equals_brute_force, 400) \
     X(seq_certify_rounds_raise_k, 30) \
     X(seq_edge_cases_and_bad_input, 30)                  \
+    X(seq_certify_equals_brute_force, 120) \
+    X(seq_certify_batched_edit_backend, 120) \
+    X(seq_certify_only_keeps_the_cheap_mode, 60) \
+    X(metric_edit_batched_edit_backend, 60) \
+    X(seq_certify_parts_range, 60) \
     X(sets_parse_rules, 10) \
     X(sets_exact_and_minhash_against_oracle, 60) \
     X(sets_bad_input, 10)\

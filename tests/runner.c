@@ -83,6 +83,7 @@ char g_zTestDir[1024];
     X(metric_edit_equals_brute_force, 400)        \
     X(metric_jaccard_equals_brute_force, 400)     \
     X(metric_batched_equals_brute_force, 400)     \
+    X(metric_walks_and_shares_equal_brute_force, 300) \
     X(metric_corrupt_and_forged_rejected, 60)     \
     X(seq_edit_distance_random, 30) \
     X(seq_ordered_ngrams, 10) \

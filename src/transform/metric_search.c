@@ -48,7 +48,6 @@
 #include "util/error.h"
 #include "util/threads.h"
 
-#define LC_PIVOTS 64
 #define LC_QUERY_CHUNK 4
 
 /* ------------------------------------------------------------ the heap */

@@ -17,6 +17,7 @@
 static const char zHelp[] =
     "Usage: mpirun -np N genie-mpi search [options] INDEX [QUERIES]\n"
     "       mpirun -np N genie-mpi search [options] --shard-map FILE [QUERIES]\n"
+    "       mpirun -np N genie-mpi metric [options] INDEX [QUERIES]   (genie-mpi metric --help)\n"
     "\n"
     "A distributed `genie search` of a keyword or text index: rank 0 is the\n"
     "broker, ranks 1..N-1 the rankers.  By default ranker r of R = N-1\n"
@@ -121,7 +122,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
         }
         if (argc >= 2 && strcmp(argv[1], "serve") == 0)
             return usage(rank, "%s: the server has not landed yet; use genie-mpi search", "serve");
-        return usage(rank, "expected the command 'search'%s", "");
+        return usage(rank, "expected the command 'search' or 'metric'%s", "");
     }
     argc--;
     argv++;
@@ -208,6 +209,11 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc >= 2 && strcmp(argv[1], "metric") == 0) {
+        int stm = lcm_main(argc - 1, argv + 1, rank, size);
+        MPI_Finalize();
+        return stm;
+    }
     mpi_args a;
     int st = parse(argc, argv, rank, &a);
     if (st == MPI_EXIT_OK && a.zShardMap && size == 1)

@@ -439,21 +439,25 @@ static int open_processor(lcm_rank *s, genie_index *idx, const genie_lc_info *in
 /* Per processor: distances computed and queries ranked (--stats). */
 static void print_stats(const lcm_rank *s, double tSetup, double tSearch, uint32_t nQ)
 {
-    uint64_t mine[2] = {s->nDist, s->nRanked};
-    uint64_t *aAll = s->rank == 0 ? calloc(2 * (size_t)s->size, sizeof *aAll) : NULL;
-    uint64_t dummy[2];
-    MPI_Gather(mine, 2, MPI_UINT64_T, aAll ? aAll : dummy, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    uint64_t mine[3] = {s->nDist, s->nRanked, s->nPlanned};
+    uint64_t *aAll = s->rank == 0 ? calloc(3 * (size_t)s->size, sizeof *aAll) : NULL;
+    uint64_t dummy[3];
+    MPI_Gather(mine, 3, MPI_UINT64_T, aAll ? aAll : dummy, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     if (s->rank != 0 || !aAll)
         return;
-    uint64_t sum = 0, max = 0;
+    uint64_t sum = 0, max = 0, planned = 0;
     for (int p = 0; p < s->P; p++) {
-        const uint64_t *x = aAll + 2 * lcm_proc_rank(s, p);
+        const uint64_t *x = aAll + 3 * lcm_proc_rank(s, p);
+        planned += x[2];
         fprintf(stderr, "genie-mpi: processor %d (rank %d): %llu distances, %llu queries ranked\n", p,
                 lcm_proc_rank(s, p), (unsigned long long)x[0], (unsigned long long)x[1]);
         sum += x[0];
         if (x[0] > max)
             max = x[0];
     }
+    if (s->a->partition == PART_LG)
+        fprintf(stderr, "genie-mpi: LG plans: %.1f clusters with members to visit per query\n",
+                nQ ? (double)planned / nQ : 0.0);
     fprintf(stderr,
             "genie-mpi: %s over %d processors: %.1f distances per query, busiest processor %.3f of the mean; "
             "%llu supersteps (quantum %llu); set-up %.3f s, search %.3f s\n",

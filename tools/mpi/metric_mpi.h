@@ -61,6 +61,7 @@ typedef struct lcm_rank {
     lcm_pending *aPend;
     size_t nPend, nPendCap;
     uint64_t nDist, nRanked; /* distances computed, queries ranked */
+    uint64_t nPlanned;       /* LG: clusters in the plans this rank made */
     char zErr[512];
 } lcm_rank;
 

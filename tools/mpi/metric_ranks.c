@@ -229,6 +229,7 @@ static int task_done(lcm_rank *s, lcm_task *t)
         genie_status rc = genie_lc_walk_plan(t->walk, &plan);
         if (rc != GENIE_OK)
             return lcm_fail(s, "a plan", rc);
+        s->nPlanned += plan.n;
         for (int p = 0; p < s->P; p++) {
             lcm_buf *b = &s->net.aOut[lcm_proc_rank(s, p)];
             lcm_put_u32(b, LCM_PLAN);

@@ -245,7 +245,8 @@ genie_status genie_lc_walk_set_plan(genie_lc_walk *k, const genie_lc_plan *p)
         GENIE_TRY(add_cand(k, i, p->center_distances[j]));
     }
     if (k->o.k) {
-        qsort(k->aCand, k->nCand, sizeof *k->aCand, cmp_cand);
+        if (k->nCand > 1)
+            qsort(k->aCand, k->nCand, sizeof *k->aCand, cmp_cand);
         if (p->radius < k->r0)
             k->r0 = p->radius;
     }
@@ -317,7 +318,7 @@ static genie_status step_centers(genie_lc_walk *k, uint64_t *pLeft)
         if (dc + rd + lc_slack(s, dc, ro, rd) < ro)
             k->stop = i + 1;
     }
-    if (k->o.k)
+    if (k->o.k && k->nCand > 1)
         qsort(k->aCand, k->nCand, sizeof *k->aCand, cmp_cand);
     k->phase = k->o.part == GENIE_LC_WALK_CENTERS ? WALK_DONE : WALK_MEMBERS;
     return GENIE_OK;

@@ -178,7 +178,8 @@ static int pend_add(lcm_rank *s, uint32_t query, const genie_lc_hit *a, size_t n
     q->nDist += nDist;
     if (--q->wait > 0)
         return 0;
-    qsort(q->aHit, q->nHit, sizeof *q->aHit, cmp_hit);
+    if (q->nHit > 1)
+        qsort(q->aHit, q->nHit, sizeof *q->aHit, cmp_hit);
     uint32_t nOut = (uint32_t)(s->a->k && q->nHit > s->a->k ? s->a->k : q->nHit);
     lcm_buf *b = &s->net.aOut[0];
     lcm_put_u32(b, LCM_ANSWER);

@@ -137,9 +137,9 @@ char g_zTestDir[1024];
     X(mpi_ranker_errors_fail_the_run, 180)        \
     X(mpi_late_ranker_timeout_and_partial, 180)   \
     X(mpi_dead_rank_ends_the_job, 120) \
-    X(metric_mpi_l2_equals_one_process, 300)      \
-    X(metric_mpi_edit_equals_one_process, 300)    \
-    X(metric_mpi_cosine_equals_one_process, 300)  \
+    X(metric_mpi_l2_equals_one_process, 420)      \
+    X(metric_mpi_edit_equals_one_process, 420)    \
+    X(metric_mpi_cosine_equals_one_process, 420)  \
     X(metric_mpi_errors, 120)                     \
     X(docs_hand_computed_bm25, 10) \
     X(docs_pagerank_hand_computed, 10) \

@@ -137,6 +137,12 @@ char g_zTestDir[1024];
     X(mpi_ranker_errors_fail_the_run, 180)        \
     X(mpi_late_ranker_timeout_and_partial, 180)   \
     X(mpi_dead_rank_ends_the_job, 120) \
+    X(mpi_vectors_equal_one_process, 180) \
+    X(mpi_vectors_lsh_union_of_shard_candidates, 120) \
+    X(mpi_sequences_equal_one_process, 180) \
+    X(mpi_gpus_and_type_options, 120) \
+    X(search_parts_vectors_exact_brute_force, 60) \
+    X(mpi_serve_answers_equal_genie_serve, 240) \
     X(metric_mpi_l2_equals_one_process, 420)      \
     X(metric_mpi_edit_equals_one_process, 420)    \
     X(metric_mpi_cosine_equals_one_process, 420)  \

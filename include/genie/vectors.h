@@ -150,6 +150,26 @@ GENIE_API genie_status genie_vectors_search(const genie_index *idx, const genie_
                                   genie_search_stats *stats);
 
 /**
+ * genie_vectors_search() over the objects of parts first_part ..
+ * first_part+n_parts-1 alone (the objects of the other parts are left out
+ * as if absent), with the index's object ids: what a process of a
+ * distributed search (genie-mpi) does with its shard.  Exact search: the
+ * exact k nearest of the range, so merging the answers of disjoint ranges
+ * by (distance, id), keeping k, gives genie_vectors_search()'s answer.
+ * LSH: the top-K candidates by match count within the range
+ * (genie_search_parts()), re-ranked; merged the same way, the answers of
+ * disjoint ranges are the exact re-rank of the union of their candidate
+ * sets, which holds the whole index's top-K (so no neighbour is farther
+ * than genie_vectors_search()'s at the same rank, and with K at least the
+ * number of objects the answers are equal).
+ * @return as genie_vectors_search(); GENIE_EINVAL when n_parts is 0 or the
+ *         range passes the last part.
+ */
+GENIE_API genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
+                                        const genie_vectors *queries, const genie_vsearch_options *opt,
+                                        genie_neighbor *out, uint32_t *aN, genie_search_stats *stats);
+
+/**
  * The number of hash functions by Eqn. 9 (Zhou et al. (GENIE) IV-B1): the largest,
  * over similarities s in {0.01, ..., 0.99}, of the smallest m with
  * Pr[|c/m - s| <= epsilon] >= 1 - delta, c ~ Binomial(m, s).

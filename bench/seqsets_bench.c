@@ -11,7 +11,8 @@
  *       lines): one round of top-1 search per K (Zhou et al. (GENIE) Tables VI and
  *       VII: accuracy = top-1 distance equal to the exact one, over the
  *       first EXACT queries; certified share; match and verify seconds),
- *       one --certify run (K from 8, limit 4096), and the exact brute force
+ *       one --certify-only run (K from 8, limit 4096: the certificate
+ *       alone, without the fallback scan), and the exact brute force
  *       over the EXACT queries.  Then the Table I profile for 1,024 queries
  *       (build, transfer = the first search of one query, which uploads
  *       the index on a GPU, match, verify).
@@ -129,7 +130,7 @@ static genie_seq_results *seq_run(const genie_index *idx, const lines *q, size_t
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
     opt.backend = b;
-    genie_seq_options so = {1, K, limit, exact};
+    genie_seq_options so = {1, K, limit, exact, 1}; /* the certificate alone (--certify-only) */
     genie_seq_results *r;
     genie_status rc = genie_seq_search(idx, q->az, q->an, n, &so, &opt, &r);
     if (rc != GENIE_OK)

@@ -34,6 +34,7 @@ char g_zTestDir[1024];
     X(backend_names_and_errors, 30)               \
     X(backend_several_devices, 60)                \
     X(backend_cpu_never_maps_cuda, 30)            \
+    X(backend_blas_opened_on_first_exact_search, 30) \
     X(install_exports_only_genie_symbols, 30)     \
     X(install_pkg_config_program, 120)            \
     X(oracle_random_small, 240)                   \
@@ -42,6 +43,7 @@ char g_zTestDir[1024];
     X(cpu_blocks_skewed_against_brute_force, 240) \
     X(cpu_blocks_ties_and_large_k, 240)           \
     X(crc32c_paths_agree, 60)                     \
+    X(postings_check_blocked_and_by_lists, 120)   \
     X(format_round_trip, 30)                      \
     X(format_frontend_parameters, 30)             \
     X(format_labels_and_records, 30)              \
@@ -90,6 +92,11 @@ char g_zTestDir[1024];
     X(seq_certified_equals_brute_force, 400) \
     X(seq_certify_rounds_raise_k, 30) \
     X(seq_edge_cases_and_bad_input, 30)                  \
+    X(seq_certify_equals_brute_force, 120) \
+    X(seq_certify_batched_edit_backend, 120) \
+    X(seq_certify_only_keeps_the_cheap_mode, 60) \
+    X(metric_edit_batched_edit_backend, 60) \
+    X(seq_certify_parts_range, 60) \
     X(sets_parse_rules, 10) \
     X(sets_exact_and_minhash_against_oracle, 60) \
     X(sets_bad_input, 10)\

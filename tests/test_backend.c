@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine/backend.h"
+#include "genie/vectors.h"
 #include "test.h"
 
 /* A backend that forwards to cpu and counts its calls: the seam a
@@ -286,6 +287,44 @@ static int cuda_mapped(void)
     return found;
 }
 
+/* Whether this process has OpenBLAS mapped. */
+static int blas_mapped(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    CHECK(f != NULL);
+    char z[4096];
+    int found = 0;
+    while (!found && fgets(z, sizeof z, f))
+        found = strstr(z, "libopenblas") != NULL;
+    fclose(f);
+    return found;
+}
+
+/*
+ * OpenBLAS (its thread pool: a thread and a stack per core) is opened on
+ * the first exact vector search, never by a process that only counts; the
+ * exact search still answers (through it, or the direct loop without it).
+ */
+TEST(backend_blas_opened_on_first_exact_search)
+{
+    test_objects objs;
+    random_objects(&objs, 500, 3);
+    genie_index *idx = test_build(&objs, 0, test_path("cpu.genie"));
+    genie_queries *q = random_queries(20, 5);
+    genie_results *r = test_search(idx, q, GENIE_BACKEND_CPU, 5);
+    CHECK(!blas_mapped());
+    genie_results_free(r);
+    float aBase[] = {0, 0, 1, 0, 0, 1, 1, 1}, aQuery[] = {0.9f, 0.8f};
+    genie_vectors base = {.n = 4, .dim = 2, .data = aBase}, vq = {.n = 1, .dim = 2, .data = aQuery};
+    genie_neighbor out[2];
+    CHECK_OK(genie_exact_search(&base, &vq, GENIE_METRIC_L2, 2, GENIE_BACKEND_CPU, 1, out, NULL));
+    CHECK_EQ(out[0].id, 3u);
+    CHECK_EQ(out[1].id, 1u);
+    genie_queries_free(q);
+    genie_index_close(idx);
+    test_objects_free(&objs);
+}
+
 TEST(backend_cpu_never_maps_cuda)
 {
     test_objects objs;
@@ -311,8 +350,6 @@ TEST(backend_cpu_never_maps_cuda)
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
-        /* OpenBLAS (linked for the exact vector search) starts its thread pool at load, one stack per core. */
-        setenv("OPENBLAS_NUM_THREADS", "1", 1);
         struct rlimit rl = {200u << 20, 200u << 20};
         setrlimit(RLIMIT_AS, &rl);
         if (!freopen("/dev/null", "w", stdout))

@@ -14,7 +14,7 @@
 #include "test.h"
 
 typedef struct blocks_shape {
-    size_t nObjects;   /* objects: several 16,384- and 32,768-object blocks */
+    size_t nObjects;   /* objects: several 8,192- and 16,384-object blocks */
     size_t maxLen;     /* keywords per object: 0..maxLen */
     uint32_t universe; /* keywords 0..universe-1 */
     int skewed;        /* favour small keywords (long lists) */

@@ -207,18 +207,29 @@ static genie_index *build_corpus(const corpus *c, const genie_lc_params *p, cons
     return idx;
 }
 
-/* Non-zero: vector searches go through lc_batch_search with CPU pairs. */
+/* Non-zero: vector and edit searches go through lc_batch_search with CPU pairs. */
 static int g_batched;
 
-static genie_status cpu_pairs(void *ctx, const float *queries, uint64_t nQuery, const uint32_t *aPair,
-                              uint64_t nPair, float *out)
+typedef struct pairs_ctx {
+    const lc_space *s;
+    const corpus *c;
+} pairs_ctx;
+
+static genie_status cpu_pairs(void *ctx, size_t q0, size_t nQuery, const uint32_t *aPair, uint64_t nPair,
+                              double *out)
 {
     static const genie_metric aVm[] = {GENIE_METRIC_L2, GENIE_METRIC_L1, GENIE_METRIC_COSINE};
-    const lc_space *s = ctx;
+    const pairs_ctx *x = ctx;
+    const lc_space *s = x->s;
     for (uint64_t i = 0; i < nPair; i++) {
-        CHECK(aPair[2 * i] < nQuery && aPair[2 * i + 1] < s->n);
-        out[i] = genie_vector_distance(aVm[s->metric], queries + (size_t)aPair[2 * i] * s->dim,
-                                       s->aVec + (size_t)aPair[2 * i + 1] * s->dim, s->dim);
+        size_t q = q0 + aPair[2 * i];
+        uint32_t o = aPair[2 * i + 1];
+        CHECK(aPair[2 * i] < nQuery && o < s->n);
+        if (s->metric == GENIE_LC_EDIT)
+            out[i] = edit_distance(x->c->azQ[q], x->c->anQ[q], x->c->azObj[o], x->c->anObj[o]);
+        else
+            out[i] = genie_vector_distance(aVm[s->metric], x->c->aQVec + q * s->dim, s->aVec + (size_t)o * s->dim,
+                                           s->dim);
     }
     return GENIE_OK;
 }
@@ -234,7 +245,8 @@ static genie_lc_results *search_batched(const genie_index *idx, const corpus *c,
     r->anHit = calloc(c->nq, sizeof *r->anHit);
     r->anDist = calloc(c->nq, sizeof *r->anDist);
     uint32_t first = o->first_cluster, end = o->n_clusters ? first + o->n_clusters : L.info.n_clusters;
-    CHECK_OK(lc_batch_search(&L, &s, o, first, end, c->aQVec, c->nq, cpu_pairs, &s, r));
+    pairs_ctx x = {&s, c};
+    CHECK_OK(lc_batch_search(&L, &s, o, first, end, c->nq, cpu_pairs, &x, r));
     r->stats.backend = GENIE_BACKEND_CPU;
     for (size_t q = 0; q < c->nq; q++)
         r->stats.verified += r->anDist[q];
@@ -245,7 +257,7 @@ static genie_lc_results *search_batched(const genie_index *idx, const corpus *c,
 static genie_lc_results *search_corpus(const genie_index *idx, const corpus *c, const genie_lc_options *o)
 {
     genie_lc_results *r;
-    if (g_batched && c->aVec && !o->brute_force)
+    if (g_batched && (c->aVec || c->metric == GENIE_LC_EDIT) && !o->brute_force)
         return search_batched(idx, c, o);
     if (c->aVec) {
         genie_vectors q = {c->nq, c->dim, c->aQVec};
@@ -663,6 +675,8 @@ TEST(metric_batched_equals_brute_force)
     check_metric(GENIE_LC_L2, 1200, 600, 31);
     check_metric(GENIE_LC_L1, 1200, 600, 32);
     check_metric(GENIE_LC_COSINE, 1200, 600, 33);
+    check_metric(GENIE_LC_EDIT, 1200, 600, 34);
+    g_batched = 0;
 }
 
 /* ------------------------------------------------ corrupt and forged files */

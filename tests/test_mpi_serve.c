@@ -156,6 +156,21 @@ static void blank_candidates(char *z)
     }
 }
 
+/*
+ * ,"scanned":B removed: whether --certify's fallback scan answered a query
+ * happens on each shard and does not travel to the broker, which leaves
+ * the key out (json_out.h).
+ */
+static void drop_scanned(char *z)
+{
+    static const char *const azKey[] = {",\"scanned\":true", ",\"scanned\":false"};
+    for (int i = 0; i < 2; i++) {
+        size_t n = strlen(azKey[i]);
+        for (char *p = strstr(z, azKey[i]); p; p = strstr(p, azKey[i]))
+            memmove(p, p + n, strlen(p + n) + 1);
+    }
+}
+
 /* One request to both servers: the same status and body. */
 static void same_answer(const served *one, const mpi_served *mpi, const char *zPath, const char *zBody)
 {
@@ -167,6 +182,7 @@ static void same_answer(const served *one, const mpi_served *mpi, const char *zP
     if (strstr(zBody, "\"certify\"")) {
         blank_candidates(a.zBody);
         blank_candidates(b.zBody);
+        drop_scanned(a.zBody);
     }
     if (strcmp(a.zBody, b.zBody) != 0)
         test_fail_at(__FILE__, __LINE__, "%s %s:\n  genie serve     %.600s\n  genie-mpi serve %.600s", zPath, zBody,

@@ -260,8 +260,8 @@ TEST(parts_build_sequences_identical)
             aQuery[i][j] = "abcd"[test_rand(&s) % 4];
         azQuery[i] = aQuery[i];
     }
-    /* One round, then rounds raising K until certified. */
-    static const genie_seq_options aSo[] = {{3, 8, 0, 0}, {3, 8, 128, 0}};
+    /* One round, then rounds raising K with the fallback, then without. */
+    static const genie_seq_options aSo[] = {{3, 8, 0, 0, 0}, {3, 8, 128, 0, 0}, {3, 8, 128, 0, 1}};
     for (size_t v = 0; v < sizeof aSo / sizeof *aSo; v++) {
         genie_search_options opt;
         memset(&opt, 0, sizeof opt);

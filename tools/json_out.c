@@ -216,10 +216,12 @@ void json_out_set_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, co
 }
 
 void json_out_seq_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_seq_hit *aHit, size_t n,
-                       int certified, uint32_t usedK, int show)
+                       int certified, int scanned, uint32_t usedK, int show)
 {
-    json_buf_printf(b, "{\"query\":%llu,\"certified\":%s,\"candidates\":%u,\"hits\":[", (unsigned long long)queryNo,
-                    certified ? "true" : "false", usedK);
+    json_buf_printf(b, "{\"query\":%llu,\"certified\":%s", (unsigned long long)queryNo, certified ? "true" : "false");
+    if (scanned >= 0)
+        json_buf_printf(b, ",\"scanned\":%s", scanned ? "true" : "false");
+    json_buf_printf(b, ",\"candidates\":%u,\"hits\":[", usedK);
     for (size_t i = 0; i < n; i++) {
         json_buf_printf(b, "%s{\"rank\":%zu,\"object\":%u,\"distance\":%u,\"count\":%u", i ? "," : "", i + 1,
                         aHit[i].object, aHit[i].distance, aHit[i].count);

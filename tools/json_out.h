@@ -6,7 +6,7 @@
  * One query's answer is one object:
  *   keywords, text, table: {"query":N,"hits":[{"rank","object","label","count"[,"record"]}]}
  *   sets:      {"query":N,"hits":[{"rank","object","jaccard","shared","union","count"[,"set"]}]}
- *   sequences: {"query":N,"certified":B,"candidates":K,"hits":[{"rank","object","distance","count"[,"string"]}]}
+ *   sequences: {"query":N,"certified":B,"scanned":B (left out when unknown: genie-mpi),"candidates":K,"hits":[{"rank","object","distance","count"[,"string"]}]}
  *   vectors:   {"query":N,"hits":[{"rank","object","distance"}]}
  * Queries and ranks count from 1; label is null when the index has none.
  * Strings: valid UTF-8 is written as it is, every other byte as \u00XX (its
@@ -65,9 +65,12 @@ void json_out_mark_partial(json_buf *b);
 /** sets indexes; @p show adds each hit's stored line as "set". */
 void json_out_set_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_set_hit *aHit, size_t n,
                        int show);
-/** sequences indexes; @p show adds each hit's "string". */
+/**
+ * sequences indexes; @p scanned: answered by a full scan (1), not (0),
+ * unknown (-1: the key is left out); @p show adds each hit's "string".
+ */
 void json_out_seq_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_seq_hit *aHit, size_t n,
-                       int certified, uint32_t usedK, int show);
+                       int certified, int scanned, uint32_t usedK, int show);
 /** vectors indexes. */
 void json_out_vec_hits(json_buf *b, uint64_t queryNo, const genie_neighbor *aHit, size_t n);
 

@@ -13,6 +13,11 @@
 #include "json_out.h"
 
 #define SEQ_QUERIES_PER_CHUNK 8192
+/* --certify's default limit on K: rounds up to 4096 candidates cost about
+ * as much to match and verify as a scan of some 10^4 strings, so past it
+ * the fallback scan is the better buy on collections of that size or more
+ * (the library also stops the doubling at a quarter of the strings). */
+#define SEQ_CERTIFY_LIMIT 4096u
 
 /* ------------------------------------------------------------ build */
 
@@ -96,11 +101,13 @@ static const char zSearchHelp[] =
     "verified with the exact edit distance (Zhou et al. (GENIE) Algorithm 2).  A query\n"
     "is 'certified' when Theorem V.2 proves its answer is the exact top-k;\n"
     "otherwise it may miss closer strings (and may have fewer than k hits).\n"
+    "With --certify every answer is the exact top-k: the queries the\n"
+    "certificate does not prove are compared with every string.\n"
     "\n"
     "Output, one line per hit (queries and ranks count from 1):\n"
     "  query_no <TAB> rank <TAB> object <TAB> distance <TAB> count <TAB> certified\n"
     "count is the match count (0 when the answer came from comparing every\n"
-    "string: --exact, or --certify at its end); certified is yes or no.\n"
+    "string: --exact, or --certify's fallback); certified is yes or no.\n"
     "A query without hits prints no line (use --json to see it).  With --show\n"
     "a seventh column holds the string, with tab, newline and backslash\n"
     "written \\t \\n \\\\.\n"
@@ -108,17 +115,25 @@ static const char zSearchHelp[] =
     "  -k, --k N               answers per query, 1..65536 (default 1)\n"
     "  -K, --candidates N      candidates per query from the engine (default\n"
     "                          32; raised to k)\n"
-    "      --certify[=LIMIT]   search uncertified queries again with K doubled\n"
-    "                          until certified or K reaches LIMIT (default\n"
-    "                          4096); when K reaches the number of strings,\n"
-    "                          the rest are compared with every string (and\n"
-    "                          so certified)\n"
+    "      --certify[=LIMIT]   exact answers: search uncertified queries again\n"
+    "                          with K doubled until certified or K reaches\n"
+    "                          LIMIT (default 4096) or a quarter of the\n"
+    "                          strings, then compare the queries still\n"
+    "                          uncertified with every string (the fallback;\n"
+    "                          on the GPU with -b cuda); every query certified\n"
+    "      --certify-only[=LIMIT]  the same doubling without the fallback:\n"
+    "                          certificate or nothing (cheaper; uncertified\n"
+    "                          answers may miss closer strings)\n"
     "      --exact             brute force: the edit distance to every string\n"
     "                          (ground truth; every query certified)\n"
     CLI_ENGINE_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's string\n"
-    "  -q, --quiet             no summary on standard error\n"
+    "  -v, --verbose           per query on standard error: its last K and\n"
+    "                          how it was answered (certificate, full scan,\n"
+    "                          or not certified)\n"
+    "  -q, --quiet             no summary on standard error (it counts the\n"
+    "                          queries the fallback scanned)\n"
     "  -h, --help              show this help\n"
     "\n"
     "Example:\n"
@@ -127,9 +142,10 @@ static const char zSearchHelp[] =
 typedef struct seq_cli {
     genie_seq_options so;
     genie_search_options opt;
-    int json, show, quiet;
-    uint64_t nQuery, nCertified, nVerified;
-    genie_backend backend; /* of the candidate searches */
+    int json, show, quiet, verbose;
+    uint64_t nQuery, nCertified, nVerified, nFallback;
+    genie_backend backend;     /* of the candidate searches */
+    genie_backend scanBackend; /* of the full scans (auto: none ran) */
     double tMatch, tVerify;
 } seq_cli;
 
@@ -143,8 +159,12 @@ static int print_seq_results(const seq_cli *s, const genie_index *idx, const gen
         int cert;
         uint32_t usedK;
         const genie_seq_hit *aHit = genie_seq_results_get(r, q, &n, &cert, &usedK);
+        int scanned = genie_seq_results_scanned(r, q);
+        if (s->verbose)
+            fprintf(stderr, "genie: query %llu: K %u, %s\n", (unsigned long long)(first + q), usedK,
+                    scanned ? "answered by the full scan" : cert ? "certified" : "not certified");
         if (s->json) {
-            json_out_seq_hits(&b, idx, first + q, aHit, n, cert, usedK, s->show);
+            json_out_seq_hits(&b, idx, first + q, aHit, n, cert, scanned, usedK, s->show);
             status = json_buf_print_line(&b);
             continue;
         }
@@ -169,13 +189,14 @@ static int parse_seq_search(int argc, char **argv, seq_cli *s)
     static const struct option aOpt[] = {
         {"k", required_argument, 0, 'k'},      {"candidates", required_argument, 0, 'K'},
         {"certify", optional_argument, 0, 'C'}, {"exact", no_argument, 0, 'E'},
+        {"certify-only", optional_argument, 0, 'O'}, {"verbose", no_argument, 0, 'v'},
         {"json", no_argument, 0, 'J'},         {"show", no_argument, 0, 's'},
         {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
         CLI_ENGINE_LONG_OPTIONS,               {0, 0, 0, 0}};
     int c;
     uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:K:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:K:vqh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
         if (cli_engine_option("search", c, optarg, &s->opt, &st)) {
             if (st != CLI_EXIT_OK)
@@ -194,12 +215,16 @@ static int parse_seq_search(int argc, char **argv, seq_cli *s)
             s->so.candidates = (uint32_t)v;
             break;
         case 'C':
-            s->so.max_candidates = 4096;
+        case 'O':
+            s->so.max_candidates = SEQ_CERTIFY_LIMIT;
+            s->so.certify_only = c == 'O';
             if (optarg && !cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return cli_usage_error("search", "--certify limit must be 1..4294967295, not '%s'", optarg);
+                return cli_usage_error("search", "--%s limit must be 1..4294967295, not '%s'",
+                                       c == 'O' ? "certify-only" : "certify", optarg);
             if (optarg)
                 s->so.max_candidates = (uint32_t)v;
             break;
+        case 'v': s->verbose = 1; break;
         case 'E': s->so.exact = 1; break;
         case 'J': s->json = 1; break;
         case 's': s->show = 1; break;
@@ -214,7 +239,8 @@ static int parse_seq_search(int argc, char **argv, seq_cli *s)
     if (K < s->so.k)
         K = s->so.k;
     if (s->so.max_candidates && s->so.max_candidates < K)
-        return cli_usage_error("search", "--certify limit %u is below K = %u", s->so.max_candidates, K);
+        return cli_usage_error("search", "--%s limit %u is below K = %u",
+                               s->so.certify_only ? "certify-only" : "certify", s->so.max_candidates, K);
     return CLI_EXIT_OK;
 }
 
@@ -260,7 +286,10 @@ int seq_cli_search(int argc, char **argv, const char *zIndex)
         s.tMatch += st.match_seconds;
         s.tVerify += st.rerank_seconds;
         s.nVerified += st.verified;
+        s.nFallback += st.fallback;
         s.backend = st.backend;
+        if (st.scan_backend != GENIE_BACKEND_AUTO)
+            s.scanBackend = st.scan_backend;
         s.nQuery += (uint64_t)n;
         genie_seq_results_free(r);
     }
@@ -272,12 +301,18 @@ int seq_cli_search(int argc, char **argv, const char *zIndex)
         fprintf(stderr, "genie: cannot write the results\n");
         status = CLI_EXIT_FAIL;
     }
-    if (status == CLI_EXIT_OK && !s.quiet)
+    if (status == CLI_EXIT_OK && !s.quiet) {
+        char zScan[96] = "";
+        if (s.so.max_candidates && !s.so.certify_only && !s.so.exact)
+            snprintf(zScan, sizeof zScan, " (%llu by the fallback scan%s%s)", (unsigned long long)s.nFallback,
+                     s.nFallback ? " on " : "", s.nFallback ? genie_backend_name(s.scanBackend) : "");
         fprintf(stderr,
-                "genie: %llu queries, %llu certified; match %.3f s (%s), verify %.3f s, %llu edit distances\n",
-                (unsigned long long)s.nQuery, (unsigned long long)s.nCertified, s.tMatch,
+                "genie: %llu queries, %llu certified%s; match %.3f s (%s), verify %.3f s (%s), %llu edit distances\n",
+                (unsigned long long)s.nQuery, (unsigned long long)s.nCertified, zScan, s.tMatch,
                 s.so.exact ? "none" : genie_backend_name(s.backend), s.tVerify,
+                s.scanBackend != GENIE_BACKEND_AUTO ? genie_backend_name(s.scanBackend) : "cpu",
                 (unsigned long long)s.nVerified);
+    }
     cli_lines_close(&l);
     genie_index_close(idx);
     return status;

@@ -490,6 +490,10 @@ typedef struct genie_search_stats {
     double rerank_seconds;
     uint64_t verified;     /* true distances or similarities computed */
     uint32_t rounds;       /* genie_search calls */
+    /* Sequences: queries answered by --certify's full-scan fallback, and
+     * the backend of full scans (fallback or exact mode; auto: none ran). */
+    uint64_t fallback;
+    genie_backend scan_backend;
 } genie_search_stats;
 
 /**

@@ -115,7 +115,7 @@ typedef struct genie_lc_options {
     uint32_t k;        /* >= 1: the k nearest; 0: range search */
     double radius;     /* range search: the radius (>= 0); k-NN: see bounded */
     int bounded;       /* k-NN: only objects within radius */
-    genie_backend backend; /* auto or cpu (the LC search runs on the CPU) */
+    genie_backend backend; /* auto, cpu or cuda: l2, l1, cosine and edit batched on a GPU; jaccard and brute_force on the CPU */
     unsigned threads;  /* over queries; 0 = all cores */
     int brute_force;   /* non-zero: compare with every object (the baseline) */
     /**
@@ -145,7 +145,8 @@ typedef struct genie_lc_results genie_lc_results;
  * @param[out] out  the results; free with genie_lc_results_free().
  * @return GENIE_OK, GENIE_EINVAL (not a vectors metric index, dimensions
  *         differ, negative or NaN radius, cluster range outside the index),
- *         GENIE_ENOTSUP (a CUDA backend), GENIE_ECORRUPT, GENIE_ENOMEM.
+ *         GENIE_ENOTSUP or GENIE_EGPU (a GPU backend for jaccard or
+ *         brute_force, or none usable), GENIE_ECORRUPT, GENIE_ENOMEM.
  */
 GENIE_API genie_status genie_lc_search_vectors(const genie_index *idx, const genie_vectors *queries,
                                                const genie_lc_options *opt, genie_lc_results **out);

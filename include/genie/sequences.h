@@ -42,13 +42,20 @@ GENIE_API genie_status genie_seq_gram_length(const genie_index *idx, uint32_t *g
 typedef struct genie_seq_options {
     uint32_t k;              /* answers per query, 1..65536 */
     uint32_t candidates;     /* K, candidates by match count; 0 = 32; raised to k */
-    /** 0: one round.  Else queries not certified are searched again with K
-     *  doubled (8, 16, 32, ...) until certified or K reaches this limit;
-     *  once K reaches the number of strings, the queries still uncertified
-     *  are compared with every string, so a limit >= that number
-     *  certifies every query. */
+    /** 0: one round (answers may be uncertified).  Else --certify: queries
+     *  not certified are searched again with K doubled (8, 16, 32, ...)
+     *  until certified or K reaches this limit (the CLI's default is 4096);
+     *  without certify_only the doubling also stops before a round whose
+     *  K would exceed a quarter of the strings, and then the queries
+     *  still uncertified are compared with every string (the fallback, on
+     *  the GPU when @p opt's backend is cuda): every answer is certified,
+     *  the exact top-k, and stats.fallback counts those queries. */
     uint32_t max_candidates;
     int exact;               /* non-zero: brute force over every string */
+    /** With max_candidates: non-zero keeps the cheap mode (certificate or
+     *  nothing): no fallback, a query uncertified after its last round
+     *  stays so and may miss closer strings. */
+    int certify_only;
 } genie_seq_options;
 
 typedef struct genie_seq_hit {
@@ -63,9 +70,11 @@ typedef struct genie_seq_results genie_seq_results;
  * The top-k strings of @p idx by (edit distance, object id) for each query:
  * top-K candidates by match count through genie_search() with @p opt's
  * backend and threads, verified by Algorithm 2; a query is certified when
- * Theorem V.2 proves its answer is the exact top-k.  Exact mode: every
- * query certified.  An answer has fewer than k hits only when uncertified
- * (or the index has fewer than k strings).
+ * Theorem V.2 proves its answer is the exact top-k, or when the full scan
+ * of the fallback (see max_candidates) or of the exact mode answered it:
+ * then it is exactly the top-k of a brute force, by (distance, id).  An
+ * answer has fewer than k hits only when uncertified (or the index has
+ * fewer than k strings).
  * @param[in]  opt  backend, threads, ... of the candidate searches (its k
  *                  is not used: @p sopt gives k and K).
  * @param[out] out  free with genie_seq_results_free().
@@ -101,9 +110,16 @@ GENIE_API size_t genie_seq_results_queries(const genie_seq_results *r);
 GENIE_API const genie_seq_hit *genie_seq_results_get(const genie_seq_results *r, size_t query, size_t *n, int *certified,
                                            uint32_t *used_k);
 /**
+ * Non-zero when @p query's answer came from comparing every string: the
+ * exact mode, or the fallback of max_candidates without certify_only.
+ */
+GENIE_API int genie_seq_results_scanned(const genie_seq_results *r, size_t query);
+/**
  * What the search did (genie_search_stats): the backend of the candidate
- * searches (cpu in exact mode), match_seconds and rounds over every round,
- * rerank_seconds and verified for the edit distances.
+ * searches (in exact mode, that of the scan), match_seconds and rounds
+ * over every round, rerank_seconds and verified for the edit distances
+ * (full scans included); fallback, the queries the fallback scanned, and
+ * scan_backend, where full scans ran (cpu or cuda; auto when none ran).
  */
 GENIE_API void genie_seq_results_stats(const genie_seq_results *r, genie_search_stats *out);
 GENIE_API void genie_seq_results_free(genie_seq_results *r);

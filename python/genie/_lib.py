@@ -90,11 +90,12 @@ class genie_search_stats(Structure):
                 ("part_seconds", c_double), ("merge_seconds", c_double), ("release_seconds", c_double),
                 ("upload_seconds", c_double), ("wait_seconds", c_double), ("total_seconds", c_double),
                 ("prepare_seconds", c_double), ("match_seconds", c_double), ("rerank_seconds", c_double),
-                ("verified", c_uint64), ("rounds", c_uint32)]
+                ("verified", c_uint64), ("rounds", c_uint32), ("fallback", c_uint64), ("scan_backend", c_int)]
 
 
 class genie_seq_options(Structure):
-    _fields_ = [("k", c_uint32), ("candidates", c_uint32), ("max_candidates", c_uint32), ("exact", c_int)]
+    _fields_ = [("k", c_uint32), ("candidates", c_uint32), ("max_candidates", c_uint32), ("exact", c_int),
+                ("certify_only", c_int)]
 
 
 class genie_seq_hit(Structure):
@@ -299,6 +300,7 @@ def stats_dict(st):
     d = struct_dict(st)
     d["backend"] = lib.genie_backend_name(st.backend).decode()
     d["gpu_mode"] = (lib.genie_gpu_mode_name(st.gpu_mode) or b"?").decode()
+    d["scan_backend"] = lib.genie_backend_name(st.scan_backend).decode()
     return d
 
 

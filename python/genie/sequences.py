@@ -64,9 +64,11 @@ class SequenceIndex(Index):
 
         candidates: K, the candidates by match count (default 32, raised to
         k).  certify: True searches the queries not yet certified again with
-        K doubled up to 4096 (an int gives that limit; when K reaches the
-        number of strings the rest are compared with every string), False
-        does one round.  exact: compare with every string.  Returns one
+        K doubled up to 4096 (an int gives that limit), then compares the
+        ones still uncertified with every string, so every answer is the
+        exact top-k (stats["fallback"] counts them); "only" doubles up to
+        4096 without that fallback (certificate or nothing); False does one
+        round.  exact: compare with every string.  Returns one
         SequenceResult per query: hits (id, distance, count), certified,
         candidates."""
         k = _convert.count(k, "k", 1, 65536)
@@ -74,8 +76,9 @@ class SequenceIndex(Index):
         so = L.genie_seq_options()
         so.k = k
         so.candidates = 0 if candidates is None else _convert.count(candidates, "candidates", 1)
-        if certify is True:
+        if certify is True or certify == "only":
             so.max_candidates = 4096
+            so.certify_only = 1 if certify == "only" else 0
         elif certify is False or certify is None:
             so.max_candidates = 0
         else:
@@ -83,7 +86,7 @@ class SequenceIndex(Index):
         so.exact = 1 if exact else 0
         kk = max(so.candidates or 32, k)
         if so.max_candidates and so.max_candidates < kk:
-            if certify is not True:
+            if certify is not True and certify != "only":
                 raise InvalidArgumentError(f"certify limit {certify} is below K = {kk}")
             so.max_candidates = kk
         opt = L.search_options(k, backend, threads, gpu_memory)

@@ -83,7 +83,8 @@ def test_sequences_equal_cli(tmp_path):
     with genie.SequenceIndex.build(words, tmp_path / "py.genie") as idx:
         assert (tmp_path / "py.genie").read_bytes() == (tmp_path / "cli.genie").read_bytes()
         assert idx.gram == 3
-        for certify, opts in ((True, ["--certify"]), (False, []), (8, ["-K", 8, "--certify=8"])):
+        for certify, opts in ((True, ["--certify"]), (False, []), (8, ["-K", 8, "--certify=8"]),
+                              ("only", ["--certify-only"])):
             kw = {"candidates": 8} if certify == 8 else {}
             res = idx.search(queries, k=3, certify=certify, backend=backend(), **kw)
             assert len(res) == len(queries)
@@ -94,8 +95,10 @@ def test_sequences_equal_cli(tmp_path):
             assert got == want
         exact = idx.search(queries, k=3, exact=True)
         assert all(r.certified for r in exact)
-        certified = idx.search(queries, k=3, certify=True)
+        stats = {}
+        certified = idx.search(queries, k=3, certify=True, stats=stats)
+        assert all(c.certified for c in certified)  # the fallback scans what the certificate cannot prove
+        assert 1 <= stats["fallback"] <= len(queries)  # the empty query at least
         for e, c in zip(exact, certified):
-            if c.certified:
-                assert [h.distance for h in e.hits] == [h.distance for h in c.hits]
+            assert [(h.id, h.distance) for h in e.hits] == [(h.id, h.distance) for h in c.hits]
         assert idx.string(exact[0].hits[0].id) in words

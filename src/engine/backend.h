@@ -26,6 +26,10 @@
  *             vectors, bit for bit those of genie_vector_distance (the
  *             metric front-end's batched search, engine/pairs.h); NULL:
  *             the metric search runs on the CPU;
+ *   xEdit     edit distances of a batch of (query, object) pairs of byte
+ *             strings, equal to the CPU's (engine/edit.h): the sequences
+ *             front-end's full scans and the metric front-end's edit
+ *             search; NULL: they run on the CPU;
  *   xDevices  how many devices (GPUs) the backend can run on, numbered
  *             0 .. n-1 (engine_request.device); NULL for a backend without
  *             devices of its own (then only device 0 exists).
@@ -80,6 +84,10 @@ typedef genie_status (*engine_pairs_fn)(void **ppResident, const float *base, ui
                                         genie_metric metric, const float *queries, uint64_t nQuery,
                                         const uint32_t *aPair, uint64_t nPair, float *out);
 
+struct engine_edit_batch;
+/** Edit distances of a batch of pairs (see edit.h; resident slot freed by xEditFree). */
+typedef genie_status (*engine_edit_fn)(void **ppResident, const struct engine_edit_batch *b);
+
 typedef struct engine_backend {
     genie_backend id;
     const char *zName;
@@ -92,6 +100,8 @@ typedef struct engine_backend {
     uint32_t nExactMaxK;
     engine_pairs_fn xPairs;
     void (*xPairsFree)(void *pResident);
+    engine_edit_fn xEdit;
+    void (*xEditFree)(void *pResident);
     int (*xDevices)(void);
 } engine_backend;
 

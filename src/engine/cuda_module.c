@@ -231,13 +231,24 @@ static void pairs_free(void *pResident)
         pModule->xPairsFree(pResident);
 }
 
+static genie_status edit_distances(void **ppResident, const struct engine_edit_batch *b)
+{
+    return pModule->xEdit(ppResident, b);
+}
+
+static void edit_free(void *pResident)
+{
+    if (pModule)
+        pModule->xEditFree(pResident);
+}
+
 /* Largest k of the GPU selection kernel (its shared-memory sort). */
 #define CUDA_EXACT_MAX_K 2048u
 
 const engine_backend engine_cuda_backend = {
     .id = GENIE_BACKEND_CUDA, .zName = "cuda", .preferred = 1, .xCheck = cuda_check, .xSearch = tile_search,
     .pParts = &cuda_parts, .xExact = exact_search, .xExactFree = exact_free, .nExactMaxK = CUDA_EXACT_MAX_K,
-    .xPairs = pairs_distances, .xPairsFree = pairs_free,
+    .xPairs = pairs_distances, .xPairsFree = pairs_free, .xEdit = edit_distances, .xEditFree = edit_free,
     .xDevices = devices,
 };
 

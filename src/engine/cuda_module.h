@@ -61,6 +61,8 @@ typedef struct engine_cuda_module {
     void (*xExactFree)(void *pResident);
     engine_pairs_fn xPairs;             /* metric_gpu.cu: batched pair distances */
     void (*xPairsFree)(void *pResident);
+    engine_edit_fn xEdit;               /* edit_gpu.cu: batched edit distances */
+    void (*xEditFree)(void *pResident);
     /* Testing hooks (cuda_testing.h), for tests/gpu and bench/. */
     void (*xTimePhases)(int on);
     void (*xPhaseTimes)(cuda_phase_times *pOut);

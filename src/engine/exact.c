@@ -164,7 +164,7 @@ static genie_status exact_cpu(const genie_vectors *base, const genie_vectors *q,
                               unsigned threads, genie_neighbor *out)
 {
 #ifdef GENIE_HAVE_BLAS
-    if (metric != GENIE_METRIC_L1)
+    if (metric != GENIE_METRIC_L1 && exact_blas_available())
         return exact_blas_search(base, q, metric, k, threads, out);
 #endif
     return exact_cpu_direct(base, q, metric, k, threads, out);

@@ -17,12 +17,21 @@
  * as the direct search does) for the k chosen, which are then ordered by
  * that distance and id: the same order and values as the direct search,
  * within float tolerance at the boundary of the k-th neighbour.
+ *
+ * OpenBLAS is opened with dlopen on the first call (GENIE_BLAS_SONAME), not
+ * linked: loading it starts its thread pool, which a process that never
+ * searches vectors exactly should not pay for (nor its address space, one
+ * stack per core).  Without the library the caller falls back to the direct
+ * loop (exact_blas_available).
  */
 #include "engine/exact_blas.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/exact.h"
 #include "engine/select.h"
@@ -45,6 +54,30 @@ typedef struct blas_job {
     select_heap *aHeap;     /* nq */
     size_t next;            /* shared: next query row of the tile */
 } blas_job;
+
+typedef __typeof__(cblas_sgemm) blas_sgemm_fn;
+
+static pthread_once_t blasOnce = PTHREAD_ONCE_INIT;
+static blas_sgemm_fn *pSgemm; /* set once by blas_load; NULL when OpenBLAS cannot be opened */
+
+static void blas_load(void)
+{
+    void *h = dlopen(GENIE_BLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return;
+    void *p = dlsym(h, "cblas_sgemm");
+    /* POSIX guarantees a function's address converts through void *; memcpy keeps -Wpedantic quiet. */
+    if (p)
+        memcpy(&pSgemm, &p, sizeof p);
+    else
+        dlclose(h);
+}
+
+int exact_blas_available(void)
+{
+    pthread_once(&blasOnce, blas_load);
+    return pSgemm != NULL;
+}
 
 static float sq_norm(const float *a, uint32_t dim)
 {
@@ -131,7 +164,7 @@ genie_status exact_blas_search(const genie_vectors *base, const genie_vectors *q
         }
         for (uint64_t b0 = 0; b0 < base->n; b0 += bBlock) {
             uint64_t nb = base->n - b0 < bBlock ? base->n - b0 : bBlock;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nb, (int)dim, 1.0f, pq, (int)dim,
+            pSgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nb, (int)dim, 1.0f, pq, (int)dim,
                         base->data + b0 * dim, (int)dim, 0.0f, aTile, (int)nb);
             blas_job job = {base, q, metric, k, aBaseNorm, aQNorm, aTile, q0, nq, b0, nb, aHeap, 0};
             util_parallel_run(nThread < nq ? nThread : (unsigned)nq, blas_select, &job);

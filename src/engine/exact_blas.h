@@ -8,10 +8,17 @@
 #include "genie/vectors.h"
 
 /**
+ * Open OpenBLAS on the first call (dlopen, once per process).
+ * @return 1 when exact_blas_search can run, 0 when the library is missing.
+ */
+int exact_blas_available(void);
+
+/**
  * The k nearest of @p base for every query (metrics l2, ip and cosine;
  * l1 has no product form), out[i * k ...] best first (min(k, base->n) of
  * them): the contract of exact_cpu_direct (exact.h), whose distance
  * function (genie_vector_distance) gives every returned distance.
+ * Call only after exact_blas_available() returned 1.
  * @return GENIE_OK, GENIE_ENOMEM (message set).
  */
 genie_status exact_blas_search(const genie_vectors *base, const genie_vectors *q, genie_metric metric, uint32_t k,

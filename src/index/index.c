@@ -79,6 +79,8 @@ void index_devices_free(index_device *aDev)
             d->xExactFree(d->pExact);
         if (d->pPairs && d->xPairsFree)
             d->xPairsFree(d->pPairs);
+        if (d->pEdit && d->xEditFree)
+            d->xEditFree(d->pEdit);
         pthread_mutex_destroy(&d->lock);
     }
     free(aDev);

@@ -29,7 +29,8 @@
  * uploaded List Array here (p, released by xFree) so that it is uploaded
  * once and reused across searches, and the exact GPU search its resident
  * base (pExact, engine/exact.h), the metric front-end's batched distances
- * theirs (pPairs, engine/pairs.h).  Created lazily under lock; released when
+ * theirs (pPairs, engine/pairs.h), batched edit distances the strings
+ * (pEdit, engine/edit.h).  Created lazily under lock; released when
  * the index is closed.  An index has one slot per device ordinal (GPU 0,
  * 1, ...; INDEX_MAX_DEVICES of them), so that several GPUs can hold copies
  * or shards at once.  Searches see the index as const: these slots are the
@@ -46,6 +47,8 @@ typedef struct index_device {
     void (*xExactFree)(void *pExact);
     void *pPairs; /* the metric front-end's resident vectors (engine/pairs.h) */
     void (*xPairsFree)(void *pPairs);
+    void *pEdit; /* the strings of batched edit distances (engine/edit.h) */
+    void (*xEditFree)(void *pEdit);
 } index_device;
 
 struct genie_index {

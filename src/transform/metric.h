@@ -174,22 +174,23 @@ double lc_knn_radius(const lc_heap *h, double r0);
 uint32_t lc_cluster_begin(const lc_layout *L, uint32_t i);
 
 /*
- * Distances of nPair (query, object) pairs, aPair[2i] indexing @p queries
- * (dim floats each), aPair[2i+1] an object id: out[i] must equal
- * genie_vector_distance on that pair, bit for bit.
+ * Distances of nPair (query, object) pairs, aPair[2i] a query of the block
+ * of @p nQuery queries that starts at query @p q0, aPair[2i+1] an object
+ * id: out[i] must equal lc_distance() on that pair (vectors: bit for bit
+ * genie_vector_distance; edit: the exact integer distance).
  */
-typedef genie_status (*lc_pairs_fn)(void *ctx, const float *queries, uint64_t nQuery, const uint32_t *aPair,
-                                    uint64_t nPair, float *out);
+typedef genie_status (*lc_pairs_fn)(void *ctx, size_t q0, size_t nQuery, const uint32_t *aPair, uint64_t nPair,
+                                    double *out);
 
 /**
- * The batched search (metric_batch.c) of @p nQuery vector queries over
- * clusters [first, end): distances in batches through @p xPairs (a GPU),
- * pruning on the host; the answers of metric_search.c's sequential search.
- * @p res has its arrays for nQuery queries; fills hits and distance counts.
+ * The batched search (metric_batch.c) of @p nQuery queries (vectors, or
+ * strings under edit distance) over clusters [first, end): distances in
+ * batches through @p xPairs (a GPU), pruning on the host; the answers of
+ * metric_search.c's sequential search.  @p res has its arrays for nQuery
+ * queries; fills hits and distance counts.
  */
 genie_status lc_batch_search(const lc_layout *L, const lc_space *s, const genie_lc_options *opt, uint32_t first,
-                             uint32_t end, const float *aQ, size_t nQuery, lc_pairs_fn xPairs, void *ctx,
-                             genie_lc_results *res);
+                             uint32_t end, size_t nQuery, lc_pairs_fn xPairs, void *ctx, genie_lc_results *res);
 
 /** The center-to-center distance of clusters i != j (needs aCenterDist). */
 static inline double lc_center_dist(const lc_layout *L, uint32_t i, uint32_t j)

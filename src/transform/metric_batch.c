@@ -4,7 +4,8 @@
  * indexes" (J. Discrete Algorithms 7, 2009), sections 2-3, reorganised so
  * that distances are computed many at a time by a device (a GPU through
  * engine/pairs.h), the host deciding between batches which ones the
- * triangle inequality cannot rule out.  Vectors only (l2, l1, cosine).
+ * triangle inequality cannot rule out.  Vectors (l2, l1, cosine) and
+ * strings under edit distance; the distances come back as the CPU's.
  *
  * For a block of queries:
  *   1. every query against every center of the clusters searched (one
@@ -49,12 +50,12 @@ typedef struct bq_block {
     const lc_space *s;
     const genie_lc_options *opt;
     uint32_t first, end;
-    const float *aQ; /* the block's queries */
+    size_t q0;       /* the block's first query */
     size_t nQ;
     bq_state *aState;
     double *aDc;     /* nQ * (end - first): reported distance to each center */
     uint32_t *aPair; /* pending pairs (query in block, object) */
-    float *aOut;
+    double *aOut;
     size_t nPair;
     lc_pairs_fn xPairs;
     void *ctx;
@@ -94,10 +95,10 @@ static genie_status flush(bq_block *b)
 {
     if (b->nPair == 0)
         return GENIE_OK;
-    GENIE_TRY(b->xPairs(b->ctx, b->aQ, b->nQ, b->aPair, b->nPair, b->aOut));
+    GENIE_TRY(b->xPairs(b->ctx, b->q0, b->nQ, b->aPair, b->nPair, b->aOut));
     for (size_t i = 0; i < b->nPair; i++) {
         b->aState[b->aPair[2 * i]].nDist++;
-        GENIE_TRY(offer(b, b->aPair[2 * i], b->aPair[2 * i + 1], (double)b->aOut[i]));
+        GENIE_TRY(offer(b, b->aPair[2 * i], b->aPair[2 * i + 1], b->aOut[i]));
     }
     b->nPair = 0;
     return GENIE_OK;
@@ -210,7 +211,7 @@ static genie_status center_distances(bq_block *b)
             b->aPair[2 * j] = (uint32_t)(g / M);
             b->aPair[2 * j + 1] = L->aCenter[b->first + g % M];
         }
-        GENIE_TRY(b->xPairs(b->ctx, b->aQ, b->nQ, b->aPair, n, b->aOut));
+        GENIE_TRY(b->xPairs(b->ctx, b->q0, b->nQ, b->aPair, n, b->aOut));
         for (size_t j = 0; j < n; j++)
             b->aDc[g0 + j] = b->aOut[j];
     }
@@ -236,8 +237,7 @@ static genie_status run_block(bq_block *b)
 }
 
 genie_status lc_batch_search(const lc_layout *L, const lc_space *s, const genie_lc_options *opt, uint32_t first,
-                             uint32_t end, const float *aQ, size_t nQuery, lc_pairs_fn xPairs, void *ctx,
-                             genie_lc_results *res)
+                             uint32_t end, size_t nQuery, lc_pairs_fn xPairs, void *ctx, genie_lc_results *res)
 {
     uint32_t M = end - first;
     uint64_t nIn = (uint64_t)M + L->aEnd[end - 1] - lc_cluster_begin(L, first);
@@ -265,7 +265,7 @@ genie_status lc_batch_search(const lc_layout *L, const lc_space *s, const genie_
     }
     for (size_t q0 = 0; q0 < nQuery; q0 += nBlock) {
         b.nQ = nQuery - q0 < nBlock ? nQuery - q0 : nBlock;
-        b.aQ = aQ + q0 * s->dim;
+        b.q0 = q0;
         for (size_t q = 0; q < b.nQ; q++) {
             bq_state *st = &b.aState[q];
             memset(st, 0, sizeof *st);

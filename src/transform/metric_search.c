@@ -43,6 +43,7 @@
 
 #include "engine/pairs.h"
 #include "index/index.h"
+#include "transform/edit_batch.h"
 #include "transform/metric.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -361,41 +362,73 @@ static genie_status brute_query(const lc_query_ctx *x, lc_scratch *w, size_t k)
 
 /* ------------------------------------------------------------- driver */
 
-/* Batched distances on a backend (engine/pairs.h), for lc_batch_search. */
+/*
+ * Batched distances on a backend, for lc_batch_search: vectors through
+ * xPairs (engine/pairs.h; floats, widened exactly), strings through the
+ * batched edit distances (transform/edit_batch.h; integers).
+ */
 typedef struct lc_device_ctx {
     const engine_backend *be;
     const genie_index *idx;
     const lc_space *s;
+    const float *aQVec; /* vectors: every query */
+    engine_strings q;   /* edit: every query, packed */
+    float *aF;          /* the backend's answers, nCap of them */
+    uint32_t *aU;
+    uint64_t nCap;
 } lc_device_ctx;
 
-static genie_status device_pairs(void *ctx, const float *queries, uint64_t nQuery, const uint32_t *aPair,
-                                 uint64_t nPair, float *out)
+static genie_status device_pairs(void *ctx, size_t q0, size_t nQuery, const uint32_t *aPair, uint64_t nPair,
+                                 double *out)
 {
     static const genie_metric aVm[] = {GENIE_METRIC_L2, GENIE_METRIC_L1, GENIE_METRIC_COSINE};
-    const lc_device_ctx *d = ctx;
-    return engine_pair_distances(d->be, d->idx, d->s->aVec, d->s->n, d->s->dim, aVm[d->s->metric], queries, nQuery,
-                                 aPair, nPair, out);
+    lc_device_ctx *d = ctx;
+    const lc_space *s = d->s;
+    if (nPair > d->nCap) {
+        free(d->aF);
+        free(d->aU);
+        d->aU = NULL;
+        d->nCap = 0;
+        d->aF = malloc(nPair * sizeof *d->aF);
+        d->aU = malloc(nPair * sizeof *d->aU);
+        if (!d->aF || !d->aU)
+            return util_error(GENIE_ENOMEM, "out of memory for %llu distances", (unsigned long long)nPair);
+        d->nCap = nPair;
+    }
+    if (lc_metric_is_vector(s->metric)) {
+        GENIE_TRY(engine_pair_distances(d->be, d->idx, s->aVec, s->n, s->dim, aVm[s->metric], d->aQVec + q0 * s->dim,
+                                        nQuery, aPair, nPair, d->aF));
+        for (uint64_t i = 0; i < nPair; i++)
+            out[i] = d->aF[i];
+        return GENIE_OK;
+    }
+    engine_strings q = {d->q.aByte, d->q.aStart + q0, nQuery};
+    GENIE_TRY(edit_pairs(d->be, d->idx, &q, aPair, nPair, d->aU));
+    for (uint64_t i = 0; i < nPair; i++)
+        out[i] = d->aU[i];
+    return GENIE_OK;
 }
 
 /*
- * Which search runs: strings and sets, and the brute-force baseline, on
- * the CPU threads; vectors on the backend @p opt names ("auto": a GPU when
- * usable), batched when it computes pair distances (xPairs), else on the
- * CPU threads.  *pBe is NULL for the CPU threads.
+ * Which search runs: sets, and the brute-force baseline, on the CPU
+ * threads; vectors and edit distance on the backend @p opt names ("auto":
+ * a GPU when usable), batched when it computes their distances (xPairs,
+ * xEdit), else on the CPU threads.  *pBe is NULL for the CPU threads.
  */
-static genie_status pick_backend(int vectors, const genie_lc_options *opt, const engine_backend **pBe)
+static genie_status pick_backend(genie_lc_metric metric, const genie_lc_options *opt, const engine_backend **pBe)
 {
+    int vectors = lc_metric_is_vector(metric);
     *pBe = NULL;
-    if (!vectors || opt->brute_force) {
+    if ((!vectors && metric != GENIE_LC_EDIT) || opt->brute_force) {
         if (opt->backend != GENIE_BACKEND_AUTO && opt->backend != GENIE_BACKEND_CPU)
             return util_error(GENIE_ENOTSUP, "%s runs on the cpu backend, not %s",
-                              vectors ? "the brute-force baseline" : "edit and jaccard search",
+                              opt->brute_force ? "the brute-force baseline" : "jaccard search",
                               genie_backend_name(opt->backend) ? genie_backend_name(opt->backend) : "?");
         return GENIE_OK;
     }
     const engine_backend *be;
     GENIE_TRY(engine_backend_pick(opt->backend, &be));
-    if (be->xPairs)
+    if (vectors ? be->xPairs != NULL : be->xEdit != NULL)
         *pBe = be;
     return GENIE_OK;
 }
@@ -515,7 +548,7 @@ static genie_status search(const genie_index *idx, int vectors, const genie_vect
     }
     GENIE_TRY_GOTO(rc, check_options(&L, opt, &job.x.first, &job.x.end), done);
     const engine_backend *be;
-    GENIE_TRY_GOTO(rc, pick_backend(vectors, opt, &be), done);
+    GENIE_TRY_GOTO(rc, pick_backend(L.info.metric, opt, &be), done);
     if (!(res = calloc(1, sizeof *res)) || !(res->aaHit = calloc(nQuery + 1, sizeof *res->aaHit)) ||
         !(res->anHit = calloc(nQuery + 1, sizeof *res->anHit)) ||
         !(res->anDist = calloc(nQuery + 1, sizeof *res->anDist))) {
@@ -533,9 +566,24 @@ static genie_status search(const genie_index *idx, int vectors, const genie_vect
     uint64_t nIn = (uint64_t)(job.x.end - job.x.first) + L.aEnd[job.x.end - 1] - lc_cluster_begin(&L, job.x.first);
     job.k = opt->k < nIn ? opt->k : (size_t)nIn;
     if (be) {
-        lc_device_ctx d = {be, idx, &s};
-        GENIE_TRY_GOTO(rc, lc_batch_search(&L, &s, opt, job.x.first, job.x.end, qv->data, nQuery, device_pairs, &d, res),
-                       done);
+        lc_device_ctx d;
+        memset(&d, 0, sizeof d);
+        d.be = be;
+        d.idx = idx;
+        d.s = &s;
+        d.aQVec = vectors ? qv->data : NULL;
+        char *aQByte = NULL;
+        uint64_t *aQStart = NULL;
+        if (!vectors)
+            rc = edit_strings_pack(azQ, anQ, NULL, nQuery, &d.q, &aQByte, &aQStart);
+        if (rc == GENIE_OK)
+            rc = lc_batch_search(&L, &s, opt, job.x.first, job.x.end, nQuery, device_pairs, &d, res);
+        free(aQByte);
+        free(aQStart);
+        free(d.aF);
+        free(d.aU);
+        if (rc != GENIE_OK)
+            goto done;
         res->stats.backend = be->id;
         goto finish;
     }

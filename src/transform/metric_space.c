@@ -201,5 +201,7 @@ double lc_to_metric(const lc_space *s, double d)
 
 double lc_slack(const lc_space *s, double a, double b, double r)
 {
+    if (s->relSlack == 0)
+        return s->absSlack; /* edit: no relative part, also for an infinite radius (0 * inf is NaN) */
     return s->relSlack * (fabs(a) + fabs(b) + fabs(r)) + s->absSlack;
 }

@@ -25,8 +25,18 @@
  *      than tau_k, so the answer is the exact top-k: the query is
  *      certified.  Ties are safe because the bound is strict.
  *   5. with max_candidates, uncertified queries are searched again with K
- *      doubled until certified or K reaches the limit (VI-D3).
+ *      doubled until certified or K reaches the limit (VI-D3); the
+ *      doubling also stops before a round whose K would exceed a quarter
+ *      of the strings (SEQ_SCAN_FRACTION): such a round verifies up to K
+ *      strings and the next ones twice as many, so the full scan below
+ *      costs no more than the rounds it replaces;
+ *   6. unless certify_only, the queries still uncertified are answered by
+ *      the full scan (the fallback), so every answer is the exact top-k.
+ *      The scan starts with the k-th distance the rounds found as its
+ *      bound: the true k-th distance is at most that.
  * The exact mode computes the distance to every string (ground truth).
+ * Full scans run on the CPU threads, or on a GPU when the backend has
+ * batched edit distances (seq_scan.c).
  */
 #include "genie/sequences.h"
 #include "transform/sequences.h"
@@ -35,10 +45,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/backend.h"
 #include "engine/engine.h"
 #include "index/builder.h"
 #include "index/index.h"
 #include "transform/candidates.h"
+#include "transform/edit_batch.h"
 #include "transform/frontend_builder.h"
 #include "util/clock.h"
 #include "util/codec.h"
@@ -299,6 +311,7 @@ struct genie_seq_results {
     uint32_t *aN;          /* hits per query */
     uint32_t *aUsedK;      /* K of the last round (0 in exact mode) */
     unsigned char *aCertified;
+    unsigned char *aScanned; /* answered by the full scan (exact mode or the fallback) */
     genie_search_stats stats;
 };
 
@@ -319,8 +332,7 @@ static genie_status seq_index_gram(const genie_index *idx, uint32_t *pGram)
     return codec_end(&r);
 }
 
-/* a closer than b: smaller distance, then smaller id */
-static int hit_closer(const void *pa, const void *pb)
+int seq_hit_closer(const void *pa, const void *pb)
 {
     const genie_seq_hit *a = pa, *b = pb;
     return a->distance < b->distance || (a->distance == b->distance && a->object < b->object);
@@ -329,7 +341,7 @@ static int hit_closer(const void *pa, const void *pb)
 /* The k best (distance, object) so far, sorted ascending; aHit has room for k. */
 static void topk_insert(genie_seq_hit *aHit, uint32_t *pN, uint32_t k, genie_seq_hit h)
 {
-    cand_topk_insert(aHit, pN, k, sizeof h, &h, hit_closer);
+    cand_topk_insert(aHit, pN, k, sizeof h, &h, seq_hit_closer);
 }
 
 typedef struct seq_job {
@@ -343,6 +355,7 @@ typedef struct seq_job {
     const size_t *aPending;     /* queries of this round */
     size_t nPending;
     const genie_results *cand;  /* candidates, one row per pending query */
+    const uint32_t *aBound;     /* full scan: per pending query, a bound on its k-th distance */
     uint32_t K;
     atomic_size_t next;
     atomic_uint_fast64_t verified;
@@ -412,7 +425,7 @@ static void verify_worker(void *ctx, unsigned t)
 }
 
 /* Ground truth: the distance to every string, with the length filter and
- * the bound of the current k-th best. */
+ * the bound of the current k-th best (at first job->aBound's). */
 static void exact_worker(void *ctx, unsigned t)
 {
     (void)t;
@@ -432,7 +445,7 @@ static void exact_worker(void *ctx, unsigned t)
         uint32_t nHit = 0;
         seq_pattern_init(pat, job->azQuery[q], job->aLen[q]);
         for (uint32_t o = oFirst; o < oEnd; o++) {
-            uint32_t max = nHit == r->k ? aHit[r->k - 1].distance : UINT32_MAX;
+            uint32_t max = nHit == r->k ? aHit[r->k - 1].distance : job->aBound[i];
             const char *z;
             size_t n;
             cand_record(job->idx, o, &z, &n);
@@ -448,8 +461,6 @@ static void exact_worker(void *ctx, unsigned t)
         }
         seq_pattern_free(pat);
         r->aN[q] = nHit;
-        r->aCertified[q] = 1;
-        r->aUsedK[q] = job->K;
     }
     atomic_fetch_add(&job->verified, verified);
     free(pat);
@@ -543,6 +554,56 @@ done:
     return rc;
 }
 
+/* A round is skipped for the full scan once K exceeds n / SEQ_SCAN_FRACTION. */
+#define SEQ_SCAN_FRACTION 4u
+
+/*
+ * The full scan of the pending queries (every string compared), each
+ * starting from its bound in job->aBound: on the GPU when @p be computes
+ * batched edit distances, else on the CPU threads.  Marks them certified
+ * and scanned.
+ */
+static genie_status seq_full_scan(seq_job *job, const engine_backend *be, const genie_search_options *opt)
+{
+    genie_seq_results *r = job->r;
+    unsigned nThread = opt->threads ? opt->threads : util_ncores();
+    double t0 = util_now();
+    if (be && be->xEdit) {
+        uint64_t verified = 0;
+        GENIE_TRY(seq_scan_gpu(be, job->idx, job->firstObject, job->nObjects, job->azQuery, job->aLen, job->aPending,
+                               job->nPending, job->aBound, r->k, r->aHit, r->aN, nThread, &verified));
+        atomic_fetch_add(&job->verified, verified);
+        r->stats.scan_backend = be->id;
+    } else {
+        atomic_store(&job->next, 0);
+        atomic_store(&job->rc, GENIE_OK);
+        util_parallel_run(nThread, exact_worker, job);
+        GENIE_TRY(atomic_load(&job->rc));
+        r->stats.scan_backend = GENIE_BACKEND_CPU;
+    }
+    r->stats.rerank_seconds += util_now() - t0;
+    for (size_t i = 0; i < job->nPending; i++) {
+        r->aCertified[job->aPending[i]] = 1;
+        r->aScanned[job->aPending[i]] = 1;
+    }
+    return GENIE_OK;
+}
+
+/*
+ * The backend of the full scans: @p opt's when it has batched edit
+ * distances, else NULL (the CPU threads).  A backend named but unusable
+ * here is an error, as for the candidate searches ("auto" never fails).
+ */
+static genie_status scan_backend(const genie_search_options *opt, const engine_backend **pBe)
+{
+    const engine_backend *be;
+    *pBe = NULL;
+    GENIE_TRY(engine_backend_pick(opt->backend, &be));
+    if (be->xEdit)
+        *pBe = be;
+    return GENIE_OK;
+}
+
 genie_status genie_seq_search(const genie_index *idx, const char *const *queries, const size_t *lengths,
                               size_t n_queries, const genie_seq_options *sopt, const genie_search_options *opt,
                               genie_seq_results **out)
@@ -574,6 +635,7 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
         return util_error(GENIE_EINVAL, "the candidate limit %u is below K = %u", sopt->max_candidates, K);
     genie_seq_results *r = calloc(1, sizeof *r);
     size_t *aPending = NULL;
+    uint32_t *aBound = NULL;
     genie_status rc = GENIE_OK;
     if (!r)
         return util_error(GENIE_ENOMEM, "out of memory");
@@ -584,8 +646,10 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     r->aN = calloc(nq, sizeof *r->aN);
     r->aUsedK = calloc(nq, sizeof *r->aUsedK);
     r->aCertified = calloc(nq, 1);
+    r->aScanned = calloc(nq, 1);
     aPending = malloc(nq * sizeof *aPending);
-    if (!r->aHit || !r->aN || !r->aUsedK || !r->aCertified || !aPending) {
+    aBound = malloc(nq * sizeof *aBound);
+    if (!r->aHit || !r->aN || !r->aUsedK || !r->aCertified || !r->aScanned || !aPending || !aBound) {
         rc = util_error(GENIE_ENOMEM, "out of memory for %zu queries, k = %u", n_queries, k);
         goto fail;
     }
@@ -600,6 +664,7 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     job.aLen = lengths;
     job.gram = gram;
     job.r = r;
+    job.aBound = aBound;
     atomic_init(&job.next, 0);
     atomic_init(&job.verified, 0);
     atomic_init(&job.rc, GENIE_OK);
@@ -607,6 +672,8 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
         aPending[i] = i;
     job.aPending = aPending;
     job.nPending = n_queries;
+    uint64_t nObj = job.nObjects; /* the range's strings */
+    int fallback = sopt->max_candidates && !sopt->certify_only;
     uint32_t limit = sopt->max_candidates ? sopt->max_candidates : K;
     for (job.K = K; !sopt->exact && job.nPending > 0;) {
         GENIE_TRY_GOTO(rc, seq_round(&job, opt), fail);
@@ -615,32 +682,38 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
             if (!r->aCertified[aPending[i]])
                 aPending[m++] = aPending[i];
         job.nPending = m;
-        if (job.K >= limit || job.K >= job.nObjects)
+        if (job.K >= limit || job.K >= nObj)
             break;
         job.K = job.K > limit / 2 ? limit : job.K * 2;
+        if (fallback && job.K > nObj / SEQ_SCAN_FRACTION)
+            break;
     }
-    /* Exact mode; or --certify whose K reached every string: the scan of
-     * the whole collection the worst case needs (V-A). */
-    if (sopt->exact || (sopt->max_candidates && limit >= job.nObjects)) {
+    if (sopt->exact || (fallback && job.nPending > 0)) {
+        /* A query's bound: the k-th distance its rounds found, when they found k. */
+        uint32_t want = nObj < k ? (uint32_t)nObj : k;
+        for (size_t i = 0; i < job.nPending; i++) {
+            size_t q = aPending[i];
+            aBound[i] = !sopt->exact && want && r->aN[q] == want ? r->aHit[q * k + want - 1].distance : UINT32_MAX;
+        }
         if (sopt->exact)
             job.K = 0;
-        double t0 = util_now();
-        atomic_store(&job.next, 0);
-        util_parallel_run(opt->threads ? opt->threads : util_ncores(), exact_worker, &job);
-        r->stats.rerank_seconds += util_now() - t0;
+        else
+            r->stats.fallback = job.nPending;
+        const engine_backend *be;
+        GENIE_TRY_GOTO(rc, scan_backend(opt, &be), fail);
+        GENIE_TRY_GOTO(rc, seq_full_scan(&job, be, opt), fail);
         if (sopt->exact)
-            r->stats.backend = GENIE_BACKEND_CPU; /* the edit distances alone, on the CPU */
-        rc = atomic_load(&job.rc);
-        if (rc != GENIE_OK)
-            goto fail;
+            r->stats.backend = r->stats.scan_backend; /* the edit distances alone */
     }
     r->stats.verified = atomic_load(&job.verified);
     r->stats.total_seconds = util_now() - tStart;
     free(aPending);
+    free(aBound);
     *out = r;
     return GENIE_OK;
 fail:
     free(aPending);
+    free(aBound);
     genie_seq_results_free(r);
     return rc;
 }
@@ -648,6 +721,11 @@ fail:
 size_t genie_seq_results_queries(const genie_seq_results *r)
 {
     return r->nQuery;
+}
+
+int genie_seq_results_scanned(const genie_seq_results *r, size_t query)
+{
+    return r->aScanned[query];
 }
 
 const genie_seq_hit *genie_seq_results_get(const genie_seq_results *r, size_t query, size_t *n, int *certified,
@@ -674,6 +752,7 @@ void genie_seq_results_free(genie_seq_results *r)
     free(r->aN);
     free(r->aUsedK);
     free(r->aCertified);
+    free(r->aScanned);
     free(r);
 }
 

@@ -51,6 +51,9 @@ void seq_pattern_free(seq_pattern *p);
  */
 genie_status seq_pattern_distance(seq_pattern *p, const char *s, size_t n, uint32_t max, uint32_t *pDist);
 
+/** Non-zero when genie_seq_hit @p a ranks before @p b: smaller distance, then smaller id. */
+int seq_hit_closer(const void *a, const void *b);
+
 /**
  * The keywords of @p s's ordered @p gram-grams, in string order (one per
  * window, so len - gram + 1 of them, or none when len < gram).

@@ -57,7 +57,10 @@ static int print_sequences(mpi_printer *p, uint64_t queryNo, const wire_hit *aHi
     for (size_t i = 0; i < n; i++)
         p->aSeq[i] = (genie_seq_hit){aHit[i].object, aHit[i].key, aHit[i].value};
     if (p->so.json) {
-        json_out_seq_hits(&p->so.jb, p->so.src.idx, queryNo, p->aSeq, n, certified, usedK, p->so.show);
+        /* exact mode (K 0) scans every string; whether --certify's fallback
+         * answered a query does not travel on the wire: unknown */
+        json_out_seq_hits(&p->so.jb, p->so.src.idx, queryNo, p->aSeq, n, certified, usedK == 0 ? 1 : -1, usedK,
+                          p->so.show);
         return print_json(p, partial);
     }
     for (size_t i = 0; i < n; i++) {

@@ -42,15 +42,18 @@ void serve_request_answer(const serve_request *r, json_buf *b)
             int cert;
             uint32_t usedK;
             const genie_seq_hit *a;
-            if (res->aSeqHit) {
+            int scanned;
+            if (res->aSeqHit) { /* through the search hook (genie-mpi serve): no scanned flag */
                 a = res->aSeqHit + q * res->k;
                 n = res->aN[q];
                 cert = res->aCertified[q];
                 usedK = res->aUsedK[q];
+                scanned = r->opt.exact ? 1 : -1;
             } else {
                 a = genie_seq_results_get(res->pSeq, q, &n, &cert, &usedK);
+                scanned = genie_seq_results_scanned(res->pSeq, q);
             }
-            json_out_seq_hits(b, idx, i + 1, a, n, cert, usedK, r->opt.show);
+            json_out_seq_hits(b, idx, i + 1, a, n, cert, scanned, usedK, r->opt.show);
             break;
         }
         case GENIE_TYPE_VECTORS:

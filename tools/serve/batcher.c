@@ -209,7 +209,7 @@ static genie_status search_here(serve_batcher *b, const serve_loaded *l, const s
         return genie_set_search(l->idx, q->azText, q->anText, q->nQuery, &so, &opt, &res->pSet);
     }
     case GENIE_TYPE_SEQUENCES: {
-        genie_seq_options so = {o->k, o->candidates, o->maxCandidates, o->exact};
+        genie_seq_options so = {o->k, o->candidates, o->maxCandidates, o->exact, 0};
         return genie_seq_search(l->idx, q->azText, q->anText, q->nQuery, &so, &opt, &res->pSeq);
     }
     case GENIE_TYPE_VECTORS: {

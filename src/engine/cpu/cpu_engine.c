@@ -11,11 +11,18 @@
  * cpu-idx  is Zhou et al. (GENIE) VI-A2's CPU-Idx: a 32-bit counter per object, every
  *          object offered to the selection, the whole array cleared per
  *          query.  Kept as the paper's baseline.
- * Threads take queries from a shared counter; each query's answer depends
- * on nothing but the query, so results are deterministic whatever the
- * thread count.  Memory per thread: the blocked path's 32 KiB of counters
- * and cursors, plus n_objects * (4 + 4) bytes once a query takes the
- * touched path (cpu-idx: n_objects * 4); never a count table per query.
+ * Threads take groups of consecutive queries from a shared counter; the
+ * group's blocked queries are counted together, block-major, so the
+ * postings they share are read from memory once per block (cpu_block.h).
+ * Before the threads start, the long lists that several of the request's
+ * blocked queries use become bitmaps (cpu_dense), shared by all threads.
+ * Each query's answer depends on nothing but the query, so results are
+ * deterministic whatever the thread count and grouping.  Memory per
+ * thread: the blocked path's 16 KiB of counters, the group's cursors and
+ * heaps (at most CPU_GROUP_HEAP_KEYS keys), plus n_objects * (4 + 4) bytes
+ * once a query takes the touched path (cpu-idx: n_objects * 4); never a
+ * count table per query.  The bitmaps take at most three quarters of the
+ * bytes of the postings of the lists they stand for.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,20 +35,26 @@
 #include "util/threads.h"
 
 #define CPU_DENSE_RATIO 16
+#define CPU_GROUP_MAX 256           /* queries a thread counts together over each block */
+#define CPU_GROUP_HEAP_KEYS (1u << 20) /* their heaps: at most 8 MiB per thread */
 
 typedef struct cpu_job {
     const engine_request *req;
     genie_hit *aHit;
     uint32_t *aN;
     int fullScan;      /* cpu-idx */
-    size_t next;       /* shared: next query of the chunk, atomically taken */
+    size_t nGroup;     /* queries a thread takes at once (the blocked path's batch) */
+    const cpu_dense *dense; /* bitmaps of the long lists the request's queries share */
+    size_t next;       /* shared: first query of the next group, atomically taken */
     int failed;        /* shared: a thread could not allocate */
 } cpu_job;
 
 typedef struct cpu_scratch {
     uint32_t *aCount;   /* n_objects, all zero between queries; allocated on first need */
     uint32_t *aTouched; /* objects with a non-zero count (cpu only) */
-    uint64_t *aHeap;    /* k keys */
+    uint64_t *aHeap;    /* nGroup * k keys */
+    select_heap *aSel;  /* nGroup heaps */
+    cpu_block_query *aBatch; /* nGroup: the group's queries on the blocked path */
     cpu_block_scratch block;
 } cpu_scratch;
 
@@ -92,39 +105,113 @@ static int have_full_arrays(cpu_scratch *s, size_t nObj, int fullScan)
     return s->aCount && (fullScan || s->aTouched);
 }
 
-/* Answer query i of the chunk; 0 when out of memory. */
-static int answer_query(cpu_job *job, cpu_scratch *s, size_t i)
+/* Whether query i of the chunk takes the blocked path (cpu). */
+static int blocked(const engine_request *req, size_t i)
+{
+    size_t nItem;
+    const genie_item *aItem = engine_query_items(req->q, req->first + i, &nItem);
+    return req->aCountBound[i] <= CPU_BLOCK_MAX_COUNT &&
+           query_postings(req->idx, aItem, nItem) * CPU_DENSE_RATIO >= req->idx->info.n_objects;
+}
+
+/*
+ * Bitmaps of the long lists that the request's blocked queries share
+ * (cpu_dense); none when the CPU cannot use them.
+ */
+static genie_status make_dense(const engine_request *req, cpu_dense *d)
+{
+    const genie_index *idx = req->idx;
+    uint64_t minLen = cpu_dense_min_length(idx);
+    memset(d, 0, sizeof *d);
+    if (!minLen || req->n < CPU_DENSE_MIN_USES)
+        return GENIE_OK;
+    uint32_t *aUse = NULL;
+    size_t nUse = 0, nCap = 0;
+    for (size_t i = 0; i < req->n; i++) {
+        if (!blocked(req, i))
+            continue;
+        size_t nItem;
+        const genie_item *aItem = engine_query_items(req->q, req->first + i, &nItem);
+        for (size_t j = 0; j < nItem; j++) {
+            size_t first, end;
+            index_keyword_range(idx, aItem[j].lo, aItem[j].hi, &first, &end);
+            for (size_t l = first; l < end; l++) {
+                if (idx->aListOffset[l + 1] - idx->aListOffset[l] < minLen)
+                    continue;
+                if (nUse == nCap) {
+                    size_t cap = nCap ? 2 * nCap : 256;
+                    uint32_t *a = realloc(aUse, cap * sizeof *a);
+                    if (!a) {
+                        free(aUse);
+                        return GENIE_ENOMEM;
+                    }
+                    aUse = a;
+                    nCap = cap;
+                }
+                aUse[nUse++] = (uint32_t)l;
+            }
+        }
+    }
+    genie_status rc = cpu_dense_build(idx, aUse, nUse, d);
+    free(aUse);
+    return rc;
+}
+
+/* Answer query i of the chunk with the 32-bit counters into @p heap; 0 when out of memory. */
+static int answer_full(cpu_job *job, cpu_scratch *s, size_t i, select_heap *heap)
 {
     const engine_request *req = job->req;
     const genie_index *idx = req->idx;
-    size_t qi = req->first + i, nItem;
-    const genie_item *aItem = engine_query_items(req->q, qi, &nItem);
-    uint32_t threshold = engine_query_threshold(req->q, qi);
+    size_t nItem;
+    const genie_item *aItem = engine_query_items(req->q, req->first + i, &nItem);
+    uint32_t threshold = engine_query_threshold(req->q, req->first + i);
     uint32_t n = (uint32_t)idx->info.n_objects;
-    select_heap heap;
-    select_reset(&heap, s->aHeap, req->k);
-    if (!job->fullScan && req->aCountBound[i] <= CPU_BLOCK_MAX_COUNT &&
-        query_postings(idx, aItem, nItem) * CPU_DENSE_RATIO >= n) {
-        if (cpu_block_count(idx, aItem, nItem, threshold, req->aCountBound[i], &s->block, &heap) != GENIE_OK)
-            return 0;
-    } else if (!have_full_arrays(s, n, job->fullScan)) {
+    if (!have_full_arrays(s, n, job->fullScan))
         return 0;
-    } else if (job->fullScan) {
+    if (job->fullScan) {
         count_query(idx, aItem, nItem, s, 0);
         for (uint32_t o = 0; o < n; o++)
             if (s->aCount[o] >= threshold)
-                select_push(&heap, select_key(s->aCount[o], o));
+                select_push(heap, select_key(s->aCount[o], o));
         memset(s->aCount, 0, n * sizeof *s->aCount);
     } else {
         size_t nTouched = count_query(idx, aItem, nItem, s, 1);
         for (size_t t = 0; t < nTouched; t++) {
             uint32_t o = s->aTouched[t];
             if (s->aCount[o] >= threshold)
-                select_push(&heap, select_key(s->aCount[o], o));
+                select_push(heap, select_key(s->aCount[o], o));
             s->aCount[o] = 0;
         }
     }
-    job->aN[i] = (uint32_t)select_finish(&heap, job->aHit + i * (size_t)req->k);
+    return 1;
+}
+
+/*
+ * Answer queries i0 .. i1-1 of the chunk: those for the touched or full
+ * path one by one, the others together through the blocked path; 0 when
+ * out of memory.
+ */
+static int answer_group(cpu_job *job, cpu_scratch *s, size_t i0, size_t i1)
+{
+    const engine_request *req = job->req;
+    const genie_index *idx = req->idx;
+    size_t nBatch = 0;
+    for (size_t i = i0; i < i1; i++) {
+        select_heap *heap = &s->aSel[i - i0];
+        select_reset(heap, s->aHeap + (i - i0) * (size_t)req->k, req->k);
+        if (!job->fullScan && blocked(req, i)) {
+            size_t nItem;
+            const genie_item *aItem = engine_query_items(req->q, req->first + i, &nItem);
+            s->aBatch[nBatch++] = (cpu_block_query){aItem, nItem, engine_query_threshold(req->q, req->first + i),
+                                                    req->aCountBound[i], heap, 0, 0, 0};
+        } else if (!answer_full(job, s, i, heap)) {
+            return 0;
+        }
+    }
+    if (nBatch && cpu_block_count(idx, job->dense, s->aBatch, nBatch, &s->block) != GENIE_OK)
+        return 0;
+    for (size_t i = i0; i < i1; i++)
+        job->aN[i] = (uint32_t)select_finish(&s->aSel[i - i0], job->aHit + i * (size_t)req->k);
     return 1;
 }
 
@@ -134,15 +221,18 @@ static void cpu_worker(void *ctx, unsigned t)
     cpu_job *job = ctx;
     cpu_scratch s;
     memset(&s, 0, sizeof s);
-    s.aHeap = malloc(job->req->k * sizeof *s.aHeap);
-    if (!s.aHeap) {
+    s.aHeap = malloc(job->nGroup * job->req->k * sizeof *s.aHeap);
+    s.aSel = malloc(job->nGroup * sizeof *s.aSel);
+    s.aBatch = malloc(job->nGroup * sizeof *s.aBatch);
+    if (!s.aHeap || !s.aSel || !s.aBatch) {
         __atomic_store_n(&job->failed, 1, __ATOMIC_RELAXED);
     } else {
         for (;;) {
-            size_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+            size_t i = __atomic_fetch_add(&job->next, job->nGroup, __ATOMIC_RELAXED);
             if (i >= job->req->n || __atomic_load_n(&job->failed, __ATOMIC_RELAXED))
                 break;
-            if (!answer_query(job, &s, i)) {
+            size_t end = job->req->n - i < job->nGroup ? job->req->n : i + job->nGroup;
+            if (!answer_group(job, &s, i, end)) {
                 __atomic_store_n(&job->failed, 1, __ATOMIC_RELAXED);
                 break;
             }
@@ -151,16 +241,35 @@ static void cpu_worker(void *ctx, unsigned t)
     free(s.aCount);
     free(s.aTouched);
     free(s.aHeap);
+    free(s.aSel);
+    free(s.aBatch);
     cpu_block_scratch_free(&s.block);
 }
 
 static genie_status cpu_run(const engine_request *req, genie_hit *aHit, uint32_t *aN, int fullScan)
 {
-    cpu_job job = {req, aHit, aN, fullScan, 0, 0};
     unsigned nThreads = req->threads ? req->threads : util_ncores();
     if (nThreads > req->n)
         nThreads = (unsigned)req->n;
+    /*
+     * Groups: about four per thread (so a slow thread leaves little tail),
+     * at most CPU_GROUP_MAX queries and CPU_GROUP_HEAP_KEYS heap keys.
+     */
+    size_t nGroup = (req->n + 4 * (size_t)nThreads - 1) / (4 * (size_t)nThreads);
+    if (nGroup > CPU_GROUP_MAX)
+        nGroup = CPU_GROUP_MAX;
+    if (nGroup > CPU_GROUP_HEAP_KEYS / req->k)
+        nGroup = CPU_GROUP_HEAP_KEYS / req->k;
+    if (nGroup < 1)
+        nGroup = 1;
+    cpu_dense dense;
+    memset(&dense, 0, sizeof dense);
+    if (!fullScan && make_dense(req, &dense) != GENIE_OK)
+        return util_error(GENIE_ENOMEM, "out of memory for the bitmaps of long lists (%llu objects)",
+                          (unsigned long long)req->idx->info.n_objects);
+    cpu_job job = {req, aHit, aN, fullScan, nGroup, &dense, 0, 0};
     util_parallel_run(nThreads, cpu_worker, &job);
+    cpu_dense_free(&dense);
     if (job.failed)
         return util_error(GENIE_ENOMEM, "out of memory for per-thread counters (%llu objects)",
                           (unsigned long long)req->idx->info.n_objects);

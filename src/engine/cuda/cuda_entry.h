@@ -59,6 +59,16 @@ genie_status metric_cuda_pairs(void **ppResident, const float *base, uint64_t nB
 /** Free a slot's resident base; NULL is a no-op. */
 void metric_cuda_pairs_free(void *pResident);
 
+/**
+ * Edit distances of a batch of pairs (edit_gpu.cu), the engine_edit_fn
+ * contract of engine/edit.h: the CPU's values; queries longer than
+ * EDIT_CUDA_MAX_QUERY bytes come back ENGINE_EDIT_UNDONE.
+ * @return GENIE_OK, GENIE_EGPU, GENIE_ENOMEM.
+ */
+genie_status edit_cuda_distances(void **ppResident, const struct engine_edit_batch *b);
+/** Free a slot's resident strings; NULL is a no-op. */
+void edit_cuda_free(void *pResident);
+
 /** Largest k the GPU selection kernel handles (its shared-memory sort). */
 #define EXACT_CUDA_MAX_K 2048u
 

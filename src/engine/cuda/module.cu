@@ -76,6 +76,8 @@ const engine_cuda_module genie_cuda_module = {
     exact_cuda_resident_free,
     metric_cuda_pairs,
     metric_cuda_pairs_free,
+    edit_cuda_distances,
+    edit_cuda_free,
     cuda_testing_time_phases,
     cuda_testing_phase_times,
     cpq_testing_set_slots,

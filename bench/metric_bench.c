@@ -4,9 +4,9 @@
  * Discrete Algorithms 7, 2009) against brute force: distance computations
  * per query and time, for range search (the paper's 5.1 radii) and k-NN.
  *
- *   metric_bench words FILE [-n QUERIES] [-K 10,50] [-j THREADS]
+ *   metric_bench words FILE [-n QUERIES] [-K 10,50] [-j THREADS] [-C auto|yes|no]
  *   metric_bench vectors FILE|synthetic:N:DIM [-m l2|cosine|l1] [-n QUERIES]
- *                [-K 32] [-j THREADS] [-b BACKEND]
+ *                [-K 32] [-j THREADS] [-b BACKEND] [-C auto|yes|no] [-N MAX]
  *
  * words: one word per line (a Debian word list), edit distance, radii 1-4
  *   and k = 1, 10; as in the paper's 5.1, the QUERIES words are drawn at
@@ -18,6 +18,9 @@
  *   -b picks the backend of the LC search (auto: the GPU's batched
  *   distances when usable) and of genie_exact_search, the GEMM-based
  *   brute force shown for k-NN.
+ * -C: the center-to-center distances of 3.1 (the paper's Fig. 7 compares
+ *   LC with them, "LC-DC", and without); -N: use only the first MAX
+ *   vectors of the file (queries included).  k = 16 is the paper's Fig. 8.
  * Every LC answer is compared with brute force (same ids and distances);
  * a line 'compare: identical' or 'compare: MISMATCH' ends each data set.
  * Prints markdown table rows.  Indexes go to $TMPDIR (default /tmp).
@@ -169,7 +172,7 @@ static const char *index_path(const char *zName)
     return z;
 }
 
-static void bench_words(const char *path, size_t nQ, const uint32_t *aK, int nK, unsigned threads)
+static void bench_words(const char *path, size_t nQ, const uint32_t *aK, int nK, unsigned threads, int cd)
 {
     size_t nBytes;
     char *p = read_file(path, &nBytes);
@@ -215,6 +218,7 @@ static void bench_words(const char *path, size_t nQ, const uint32_t *aK, int nK,
         memset(&lp, 0, sizeof lp);
         lp.metric = GENIE_LC_EDIT;
         lp.cluster_size = aK[ki];
+        lp.center_distances = cd;
         lp.threads = threads;
         double t0 = now();
         genie_status rc = genie_lc_build_strings(az, an, (size_t)b.n, &lp, NULL, index_path("metric_bench.genie"));
@@ -234,6 +238,7 @@ static void bench_words(const char *path, size_t nQ, const uint32_t *aK, int nK,
         }
         row(&b, aK[ki], 1, 0, "1-NN");
         row(&b, aK[ki], 10, 0, "10-NN");
+        row(&b, aK[ki], 16, 0, "16-NN");
         genie_index_close(b.idx);
     }
     printf("\ncompare: %s\n\n", b.mismatch ? "MISMATCH" : "identical");
@@ -271,7 +276,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 static void bench_vectors(const char *zSrc, genie_lc_metric metric, size_t nQ, const uint32_t *aK, int nK,
-                          unsigned threads, genie_backend backend)
+                          unsigned threads, genie_backend backend, int cd, uint64_t nMax)
 {
     genie_vectors all;
     memset(&all, 0, sizeof all);
@@ -284,6 +289,8 @@ static void bench_vectors(const char *zSrc, genie_lc_metric metric, size_t nQ, c
         if (rc != GENIE_OK)
             die(zSrc, rc);
     }
+    if (nMax && all.n > nMax)
+        all.n = nMax;
     if (all.n <= nQ) {
         fprintf(stderr, "metric_bench: %s has %llu vectors, need more than %zu\n", zSrc, (unsigned long long)all.n,
                 nQ);
@@ -321,6 +328,7 @@ static void bench_vectors(const char *zSrc, genie_lc_metric metric, size_t nQ, c
         memset(&lp, 0, sizeof lp);
         lp.metric = metric;
         lp.cluster_size = aK[ki];
+        lp.center_distances = cd;
         lp.threads = threads;
         double t0 = now();
         genie_status rc = genie_lc_build_vectors(&base, &lp, NULL, index_path("metric_bench.genie"));
@@ -341,6 +349,7 @@ static void bench_vectors(const char *zSrc, genie_lc_metric metric, size_t nQ, c
         }
         row(&b, aK[ki], 1, 0, "1-NN");
         row(&b, aK[ki], 10, 0, "10-NN");
+        row(&b, aK[ki], 16, 0, "16-NN");
         genie_index_close(b.idx);
     }
     /* The dense brute force (genie_exact_search: GEMM on a GPU) for k = 10. */
@@ -361,9 +370,9 @@ static void bench_vectors(const char *zSrc, genie_lc_metric metric, size_t nQ, c
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: metric_bench words FILE [-n Q] [-K 10,50] [-j T]\n"
+        fprintf(stderr, "usage: metric_bench words FILE [-n Q] [-K 10,50] [-j T] [-C auto|yes|no]\n"
                         "       metric_bench vectors FILE|synthetic:N:DIM [-m l2|cosine|l1] [-n Q] [-K 32] [-j T] "
-                        "[-b BACKEND]\n");
+                        "[-b BACKEND] [-C auto|yes|no] [-N MAX]\n");
         return 2;
     }
     size_t nQ = 500;
@@ -372,6 +381,8 @@ int main(int argc, char **argv)
     unsigned threads = 0;
     genie_lc_metric metric = GENIE_LC_L2;
     genie_backend backend = GENIE_BACKEND_AUTO;
+    int cd = 0;
+    uint64_t nMax = 0;
     if (strcmp(argv[1], "words") == 0) {
         aK[0] = 10;
         aK[1] = 50;
@@ -388,15 +399,19 @@ int main(int argc, char **argv)
             die("-m", GENIE_EINVAL);
         else if (strcmp(argv[i], "-b") == 0 && genie_backend_parse(argv[i + 1], &backend) != GENIE_OK)
             die("-b", GENIE_EINVAL);
+        else if (strcmp(argv[i], "-C") == 0)
+            cd = strcmp(argv[i + 1], "yes") == 0 ? 1 : strcmp(argv[i + 1], "no") == 0 ? -1 : 0;
+        else if (strcmp(argv[i], "-N") == 0)
+            nMax = strtoull(argv[i + 1], NULL, 10);
     }
     if (nQ == 0 || nK == 0) {
         fprintf(stderr, "metric_bench: -n and -K need positive values\n");
         return 2;
     }
     if (strcmp(argv[1], "words") == 0)
-        bench_words(argv[2], nQ, aK, nK, threads);
+        bench_words(argv[2], nQ, aK, nK, threads, cd);
     else if (strcmp(argv[1], "vectors") == 0)
-        bench_vectors(argv[2], metric, nQ, aK, nK, threads, backend);
+        bench_vectors(argv[2], metric, nQ, aK, nK, threads, backend, cd, nMax);
     else {
         fprintf(stderr, "metric_bench: unknown data kind '%s'\n", argv[1]);
         return 2;

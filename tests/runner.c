@@ -85,6 +85,7 @@ char g_zTestDir[1024];
     X(metric_edit_equals_brute_force, 400)        \
     X(metric_jaccard_equals_brute_force, 400)     \
     X(metric_batched_equals_brute_force, 400)     \
+    X(metric_walks_and_shares_equal_brute_force, 300) \
     X(metric_corrupt_and_forged_rejected, 60)     \
     X(seq_edit_distance_random, 30) \
     X(seq_ordered_ngrams, 10) \
@@ -149,6 +150,10 @@ char g_zTestDir[1024];
     X(mpi_gpus_and_type_options, 120) \
     X(search_parts_vectors_exact_brute_force, 60) \
     X(mpi_serve_answers_equal_genie_serve, 240) \
+    X(metric_mpi_l2_equals_one_process, 420)      \
+    X(metric_mpi_edit_equals_one_process, 420)    \
+    X(metric_mpi_cosine_equals_one_process, 420)  \
+    X(metric_mpi_errors, 120)                     \
     X(docs_hand_computed_bm25, 10) \
     X(docs_pagerank_hand_computed, 10) \
     X(docs_random_against_slow_path, 120) \

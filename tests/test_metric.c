@@ -439,6 +439,191 @@ static void check_subsets(const corpus *c, const genie_index *idx)
     free(anAll);
 }
 
+/* ------------------------------------- walks, plans and shares (4.2) */
+
+/* Run @p k to its end in quanta of @p quantum; @return the steps taken. */
+static uint64_t walk_run(genie_lc_walk *k, uint64_t quantum)
+{
+    int done = 0;
+    uint64_t nStep = 0;
+    while (!done) {
+        uint64_t before = genie_lc_walk_distances(k);
+        CHECK_OK(genie_lc_walk_step(k, quantum, &done));
+        CHECK(genie_lc_walk_distances(k) - before <= quantum);
+        nStep++;
+    }
+    return nStep;
+}
+
+static genie_lc_walk *walk_new(const genie_lc_walker *w, const corpus *c, size_t q, const genie_lc_walk_options *o)
+{
+    genie_lc_walk *k;
+    if (c->aVec)
+        CHECK_OK(genie_lc_walk_start(w, o, c->aQVec + q * c->dim, NULL, 0, &k));
+    else
+        CHECK_OK(genie_lc_walk_start(w, o, NULL, c->azQ[q], c->anQ[q], &k));
+    return k;
+}
+
+/* Append a walk's hits to a[*pn], object ids mapped to offset + id * stride. */
+static void take_hits(const genie_lc_walk *k, uint32_t stride, uint32_t offset, genie_lc_hit *a, size_t *pn)
+{
+    size_t n;
+    const genie_lc_hit *aHit = genie_lc_walk_hits(k, &n);
+    for (size_t i = 0; i < n; i++)
+        a[(*pn)++] = (genie_lc_hit){offset + aHit[i].object * stride, aHit[i].distance};
+}
+
+/* Merged hits (sorted here, cut to k) against brute force. */
+static void check_merged(const corpus *c, size_t q, const genie_lc_options *o, genie_lc_hit *a, size_t n,
+                         const char *what)
+{
+    qsort(a, n, sizeof *a, cmp_hit);
+    if (o->k && n > o->k)
+        n = o->k;
+    const genie_lc_hit *aExp;
+    size_t nExp = expected(c, q, o, &aExp);
+    if (n != nExp)
+        test_fail_at(__FILE__, __LINE__, "%s k=%u r=%g query %zu: %zu answers, expected %zu", what, o->k, o->radius, q,
+                     n, nExp);
+    for (size_t i = 0; i < n; i++)
+        if (a[i].object != aExp[i].object || a[i].distance != aExp[i].distance)
+            test_fail_at(__FILE__, __LINE__, "%s k=%u r=%g query %zu rank %zu: (%u, %.9g), expected (%u, %.9g)", what,
+                         o->k, o->radius, q, i, a[i].object, a[i].distance, aExp[i].object, aExp[i].distance);
+}
+
+/*
+ * One option set: the whole walk in quanta of 1, 4 and unbounded (the
+ * sequential search's answers and distance counts); LG: a centers walk,
+ * its plan to members walks over P = 2 and 3 shares; LL: P = 2 local
+ * indexes of shares, each walked whole.  All merged equal brute force.
+ */
+static void check_walk_options(const corpus *c, const genie_index *idx, genie_index *const *aLocal,
+                               const genie_lc_options *o, const char *what)
+{
+    genie_lc_walker *w, *aW[2];
+    CHECK_OK(genie_lc_walker_new(idx, &w));
+    for (int p = 0; p < 2; p++)
+        CHECK_OK(genie_lc_walker_new(aLocal[p], &aW[p]));
+    genie_lc_results *r = search_corpus(idx, c, o);
+    genie_lc_hit *a = malloc(2 * (c->n + 1) * sizeof *a);
+    genie_lc_walk_options wo = {o->k, o->radius, o->bounded, GENIE_LC_WALK_WHOLE, 0, 0};
+    for (size_t q = 0; q < c->nq; q++) {
+        static const uint64_t aQuantum[3] = {1, 4, UINT64_MAX};
+        for (int i = 0; i < 3; i++) {
+            wo.part = GENIE_LC_WALK_WHOLE;
+            genie_lc_walk *k = walk_new(w, c, q, &wo);
+            uint64_t nStep = walk_run(k, aQuantum[i]);
+            CHECK_EQ(genie_lc_walk_distances(k), genie_lc_results_distances(r, q));
+            CHECK(aQuantum[i] > 1 || nStep >= genie_lc_walk_distances(k));
+            size_t n = 0;
+            take_hits(k, 1, 0, a, &n);
+            check_merged(c, q, o, a, n, what);
+            genie_lc_walk_free(k);
+        }
+        wo.part = GENIE_LC_WALK_CENTERS;
+        genie_lc_walk *kc = walk_new(w, c, q, &wo);
+        walk_run(kc, 3);
+        genie_lc_plan plan;
+        CHECK_OK(genie_lc_walk_plan(kc, &plan));
+        for (uint32_t P = 2; P <= 3; P++) {
+            size_t n = 0;
+            take_hits(kc, 1, 0, a, &n);
+            for (uint32_t p = 0; p < P; p++) {
+                genie_lc_walk_options wm = wo;
+                wm.part = GENIE_LC_WALK_MEMBERS;
+                wm.share_stride = P;
+                wm.share_offset = p;
+                genie_lc_walk *km = walk_new(w, c, q, &wm);
+                int done;
+                CHECK_RC(genie_lc_walk_step(km, 5, &done), GENIE_EINVAL);
+                CHECK_OK(genie_lc_walk_set_plan(km, &plan));
+                walk_run(km, 5);
+                take_hits(km, 1, 0, a, &n);
+                genie_lc_walk_free(km);
+            }
+            check_merged(c, q, o, a, n, "LG");
+        }
+        genie_lc_walk_free(kc);
+        wo.part = GENIE_LC_WALK_WHOLE;
+        size_t n = 0;
+        for (uint32_t p = 0; p < 2; p++) {
+            genie_lc_walk *k = walk_new(aW[p], c, q, &wo);
+            walk_run(k, 7);
+            take_hits(k, 2, p, a, &n);
+            genie_lc_walk_free(k);
+        }
+        check_merged(c, q, o, a, n, "LL");
+    }
+    free(a);
+    genie_lc_results_free(r);
+    for (int p = 0; p < 2; p++)
+        genie_lc_walker_free(aW[p]);
+    genie_lc_walker_free(w);
+}
+
+static void check_walks(const corpus *c, const genie_index *idx, const genie_lc_params *p)
+{
+    genie_index *aLocal[2];
+    for (uint32_t i = 0; i < 2; i++) {
+        char zName[32];
+        snprintf(zName, sizeof zName, "share%u.genie", i);
+        CHECK_OK(genie_lc_build_share(idx, 2, i, p, NULL, test_path(zName)));
+        CHECK_OK(genie_index_open(test_path(zName), &aLocal[i]));
+        genie_lc_info info;
+        CHECK_OK(genie_lc_index_info(aLocal[i], &info));
+        CHECK_EQ(info.n_objects, (c->n + 1 - i) / 2);
+    }
+    CHECK_RC(genie_lc_build_share(idx, 2, 2, p, NULL, test_path("share2.genie")), GENIE_EINVAL);
+    char zWhat[64];
+    snprintf(zWhat, sizeof zWhat, "walks %s K=%u", genie_lc_metric_name(c->metric), p->cluster_size);
+    double aR[3] = {0, c->aTruth[c->n / 3], c->aTruth[c->n / 5]};
+    if (c->metric == GENIE_LC_EDIT) {
+        aR[1] = 1;
+        aR[2] = 3;
+    }
+    for (int i = 0; i < 3; i++) {
+        genie_lc_options o = {0};
+        o.radius = aR[i];
+        check_walk_options(c, idx, aLocal, &o, zWhat);
+    }
+    uint32_t aK[3] = {1, 9, (uint32_t)c->n + 3};
+    for (int i = 0; i < 3; i++) {
+        genie_lc_options o = {0};
+        o.k = aK[i];
+        check_walk_options(c, idx, aLocal, &o, zWhat);
+        o.bounded = 1;
+        o.radius = aR[1 + i % 2];
+        check_walk_options(c, idx, aLocal, &o, zWhat);
+    }
+    for (int i = 0; i < 2; i++)
+        genie_index_close(aLocal[i]);
+}
+
+TEST(metric_walks_and_shares_equal_brute_force)
+{
+    for (genie_lc_metric m = GENIE_LC_L2; m <= GENIE_LC_JACCARD; m++) {
+        corpus c;
+        if (m == GENIE_LC_EDIT || m == GENIE_LC_JACCARD)
+            make_strings(&c, m, 500, 120, 40 + m);
+        else
+            make_vectors(&c, m, 500, 120, 40 + m);
+        corpus_sort(&c);
+        for (int i = 0; i < 2; i++) {
+            genie_lc_params p = {0};
+            p.metric = m;
+            p.cluster_size = i ? 3 : 8;
+            p.centers = i ? GENIE_LC_CENTERS_RANDOM : GENIE_LC_CENTERS_FARTHEST;
+            p.center_distances = i ? -1 : 1;
+            p.seed = 7 + i;
+            genie_index *idx = build_corpus(&c, &p, "walk.genie");
+            check_walks(&c, idx, &p);
+            genie_index_close(idx);
+        }
+        corpus_free(&c);
+    }
+}
+
 static void check_metric(genie_lc_metric metric, size_t n, size_t nq, uint64_t seed)
 {
     corpus c;

@@ -167,6 +167,122 @@ GENIE_API uint64_t genie_lc_results_distances(const genie_lc_results *r, size_t 
 GENIE_API void genie_lc_results_stats(const genie_lc_results *r, genie_search_stats *out);
 GENIE_API void genie_lc_results_free(genie_lc_results *r);
 
+/* ------------------------------------------------- distributed search */
+
+/*
+ * The pieces of the distributed LC (Gil-Costa, Marin and Reyes, section
+ * 4.2), for genie-mpi: the search of one query in quanta of at most Q
+ * distance computations that resumes where it stopped (the round-robin
+ * quanta of 4.1), in two parts that can run on different processes:
+ *
+ *   centers  the query against the centers, in construction order, with
+ *            the pivot bounds and the stop rule of the sequential search;
+ *            it reports the centers within reach and leaves a plan: the
+ *            clusters whose members must be looked at, with d(q, c), the
+ *            cluster from which on nothing need be visited, and (k-NN)
+ *            the k-th distance among the centers;
+ *   members  the members of a plan's clusters (range: those in the window
+ *            of 3.2; k-NN: nearest bound first, Fig. 6, the radius
+ *            shrinking), only those of one share of the objects: ids o
+ *            with o % share_stride == share_offset.
+ *
+ * GENIE_LC_WALK_WHOLE runs both in one walk over all objects: the strategy
+ * LL runs it on each processor's own index.  LG runs the centers part once,
+ * on the query's ranker, and a members part on every processor over its
+ * share.  The centers part's answers and every share's members answers,
+ * merged by (distance, id) (k-NN: the best k), are those of
+ * genie_lc_search_*() on the whole index: each part is exact for the
+ * objects it covers, and the plan radius only removes objects farther
+ * than k centers already are.
+ */
+typedef struct genie_lc_walker genie_lc_walker;
+typedef struct genie_lc_walk genie_lc_walk;
+
+typedef enum genie_lc_walk_part {
+    GENIE_LC_WALK_WHOLE = 0,
+    GENIE_LC_WALK_CENTERS = 1,
+    GENIE_LC_WALK_MEMBERS = 2
+} genie_lc_walk_part;
+
+typedef struct genie_lc_walk_options {
+    uint32_t k;        /* as genie_lc_options: >= 1 k-NN, 0 range */
+    double radius;
+    int bounded;
+    genie_lc_walk_part part;
+    uint32_t share_stride; /* members: the objects o with o % stride == offset; 0 or 1: all */
+    uint32_t share_offset;
+} genie_lc_walk_options;
+
+/* What a centers part leaves for the members parts. */
+typedef struct genie_lc_plan {
+    uint32_t n;                     /* clusters to look into */
+    const uint32_t *clusters;       /* their numbers */
+    const double *center_distances; /* the pruning distance from the query to each one's center */
+    uint32_t stop;                  /* no cluster numbered stop or more holds an answer */
+    double radius;                  /* k-NN: the k-th distance among the centers (INFINITY: fewer; cosine: may be a hair below 0) */
+} genie_lc_plan;
+
+/**
+ * Open @p idx for walks: one walker, shared read-only by any number of
+ * threads and walks, valid while @p idx is open; free it before the walks'
+ * index closes, after its walks.
+ * @return GENIE_OK, GENIE_EINVAL (not a metric index), GENIE_ECORRUPT,
+ *         GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_lc_walker_new(const genie_index *idx, genie_lc_walker **out);
+GENIE_API void genie_lc_walker_free(genie_lc_walker *w);
+
+/**
+ * Start the search of one query: a vector of the index's dimension
+ * (@p vec) or a string / set line (@p z, @p n), copied.  A members walk
+ * needs its plan (genie_lc_walk_set_plan) before its first step.
+ * @return GENIE_OK, GENIE_EINVAL (bad options, the wrong kind of query),
+ *         GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_lc_walk_start(const genie_lc_walker *w, const genie_lc_walk_options *o, const float *vec,
+                                           const char *z, size_t n, genie_lc_walk **out);
+/**
+ * Give a members walk its plan (made by a centers walk of the same index,
+ * query and options), copied.
+ * @return GENIE_OK, GENIE_EINVAL (not a members walk, a cluster number
+ *         outside the index, a NaN distance), GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_lc_walk_set_plan(genie_lc_walk *walk, const genie_lc_plan *plan);
+/**
+ * Compute at most @p quantum (>= 1) more distances.
+ * @param[out] done  non-zero once the walk is over (further steps do nothing).
+ * @return GENIE_OK, GENIE_EINVAL (a members walk without its plan), GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_lc_walk_step(genie_lc_walk *walk, uint64_t quantum, int *done);
+/**
+ * A finished centers walk's plan; its arrays are valid until _free().
+ * @return GENIE_OK, GENIE_EINVAL (not a finished centers walk).
+ */
+GENIE_API genie_status genie_lc_walk_plan(const genie_lc_walk *walk, genie_lc_plan *out);
+/**
+ * A finished walk's answers among the objects it looked at (a centers
+ * part: centers; a members part: its share of the members; whole: all),
+ * nearest first, ties by smaller id; valid until _free().  NULL and
+ * *n = 0 before the walk is over.
+ */
+GENIE_API const genie_lc_hit *genie_lc_walk_hits(const genie_lc_walk *walk, size_t *n);
+/** Distances the walk has computed so far. */
+GENIE_API uint64_t genie_lc_walk_distances(const genie_lc_walk *walk);
+GENIE_API void genie_lc_walk_free(genie_lc_walk *walk);
+
+/**
+ * Build the LC of one share of a metric index's objects, those o with
+ * o % @p stride == @p offset, in id order (object i of the new index is
+ * object offset + i * stride of @p idx): a processor's local index under
+ * the strategy LL.  The metric and the separator are @p idx's, the rest
+ * comes from @p p.
+ * @return as genie_lc_build_vectors(); GENIE_EINVAL also when @p stride
+ *         is not above @p offset or the share is empty.
+ */
+GENIE_API genie_status genie_lc_build_share(const genie_index *idx, uint32_t stride, uint32_t offset,
+                                            const genie_lc_params *p, const genie_build_options *opt,
+                                            const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,9 @@
  *   metric_build.c   construction (Fig. 1) and center selection
  *   metric_format.c  the FRONTEND section: encoding, validation on open
  *   metric_search.c  range (Fig. 5 + 3.2) and k-NN (Fig. 6) search
+ *   metric_walk.c    the same search of one query in quanta, split into a
+ *                    centers part and members parts (the distributed LC)
+ *   metric_share.c   the LC of one share of an index's objects (LL)
  *
  * Two distances.  The REPORTED distance D is what the user asked for
  * (1 - cos for cosine); the PRUNING distance delta = lc_to_metric(D) is a
@@ -39,6 +42,8 @@
 #define LC_CLUSTER_SIZE_MAX (1u << 20)
 #define LC_CLUSTER_SIZE_DEFAULT 32u
 #define LC_AUTO_CENTER_MATRIX_MAX 4096u
+/* Centers used as pivots by a search: the first ones compared (metric_search.c). */
+#define LC_PIVOTS 64
 
 /* ------------------------------------------------------------ objects */
 

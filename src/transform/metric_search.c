@@ -50,7 +50,6 @@
 #include "util/finite.h"
 #include "util/threads.h"
 
-#define LC_PIVOTS 64
 #define LC_QUERY_CHUNK 4
 
 /* ------------------------------------------------------------ the heap */

@@ -51,6 +51,9 @@ int broker_serve(const mpi_args *a, int nRanker);
 /** Ranker @p rank's whole run (until the broker's stop); @return an MPI_EXIT_* code. */
 int ranker_run(const mpi_args *a, int rank, int nRanker);
 
+/** `genie-mpi metric ...` (metric_mpi.c): argv[0] is "metric"; @return an MPI_EXIT_* code. */
+int lcm_main(int argc, char **argv, int rank, int size);
+
 /** Wait a little between polls (rank processes may share cores); *pUs grows to 1 ms. */
 void mpi_nap(unsigned *pUs);
 /** Seconds on a monotonic clock. */

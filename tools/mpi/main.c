@@ -18,6 +18,7 @@ static const char zHelp[] =
     "Usage: mpirun -np N genie-mpi search [options] INDEX [QUERIES]\n"
     "       mpirun -np N genie-mpi search [options] --shard-map FILE [QUERIES]\n"
     "       mpirun -np N genie-mpi serve [engine options] INDEX [genie serve options]\n"
+    "       mpirun -np N genie-mpi metric [options] INDEX [QUERIES]   (genie-mpi metric --help)\n"
     "\n"
     "A distributed `genie search` of a keyword, text, vectors or sequences\n"
     "index: rank 0 is the broker, ranks 1..N-1 the rankers.  By default\n"
@@ -209,7 +210,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
                 fputs(zHelp, stdout);
             return -1;
         }
-        return usage(rank, "expected the command 'search' or 'serve'%s", "");
+        return usage(rank, "expected the command 'search', 'serve' or 'metric'%s", "");
     }
     a->serve = strcmp(argv[1], "serve") == 0;
 #ifndef GENIE_HAVE_SERVER
@@ -364,6 +365,11 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc >= 2 && strcmp(argv[1], "metric") == 0) {
+        int stm = lcm_main(argc - 1, argv + 1, rank, size);
+        MPI_Finalize();
+        return stm;
+    }
     mpi_args a;
     int st = parse(argc, argv, rank, &a);
     /* Ranks on hosts of their own may differ (--gpus all without a GPU): all go on only when all can. */

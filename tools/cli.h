@@ -22,6 +22,8 @@
 int cmd_build(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+/* genie eval: sets and sequences here (tools/cmd_eval.c), vectors in vec_cli_eval. */
+int cmd_eval(int argc, char **argv);
 /* genie serve (tools/serve/serve.c, or serve_absent.c without libmicrohttpd/cJSON). */
 int cmd_serve(int argc, char **argv);
 
@@ -120,6 +122,27 @@ int cli_fail(genie_status rc);
 int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 /** Parse a byte size with an optional K, M, G or T suffix (powers of 1024). */
 int cli_parse_bytes(const char *s, uint64_t *out);
+
+/*
+ * --recall R of the approximate searches (sets, sequences, vectors) and
+ * their eval: a number in (0, 1]; CLI_EXIT_OK or a usage error naming it.
+ */
+int cli_parse_recall(const char *zCmd, const char *s, double *out);
+#define CLI_RECALL_HELP                                                             \
+    "      --recall R          choose K (vectors l2: and the radius) so that\n"    \
+    "                          the recall@k the index's estimate predicts is at\n" \
+    "                          least R, 0 < R <= 1; k <= 100; not with -K,\n"      \
+    "                          --exact (exact when no K up to 4096 reaches R;\n"   \
+    "                          the estimate is computed on first use and kept\n"   \
+    "                          in INDEX.recall)\n"                                  \
+    "  -v, --verbose           print the chosen K and the estimated recall\n"
+/**
+ * The usage errors of --recall with options it excludes: --exact, an
+ * explicit -K (@p explicitK), k over 100.
+ */
+int cli_check_recall(const char *zCmd, double recall, uint32_t k, int exact, int explicitK);
+/** --verbose: "genie CMD: recall target R: K = ..., estimated recall@k ..." on standard error. */
+void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const genie_search_stats *st, int radius);
 
 /*
  * Options shared by several commands (tools/cli_options.c).  An option

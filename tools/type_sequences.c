@@ -115,6 +115,7 @@ static const char zSearchHelp[] =
     "                          so certified)\n"
     "      --exact             brute force: the edit distance to every string\n"
     "                          (ground truth; every query certified)\n"
+    CLI_RECALL_HELP
     CLI_ENGINE_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's string\n"
@@ -127,7 +128,7 @@ static const char zSearchHelp[] =
 typedef struct seq_cli {
     genie_seq_options so;
     genie_search_options opt;
-    int json, show, quiet;
+    int json, show, quiet, verbose;
     uint64_t nQuery, nCertified, nVerified;
     genie_backend backend; /* of the candidate searches */
     double tMatch, tVerify;
@@ -171,11 +172,12 @@ static int parse_seq_search(int argc, char **argv, seq_cli *s)
         {"certify", optional_argument, 0, 'C'}, {"exact", no_argument, 0, 'E'},
         {"json", no_argument, 0, 'J'},         {"show", no_argument, 0, 's'},
         {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
+        {"recall", required_argument, 0, 'R'}, {"verbose", no_argument, 0, 'v'},
         CLI_ENGINE_LONG_OPTIONS,               {0, 0, 0, 0}};
     int c;
     uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:K:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:K:qvh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
         if (cli_engine_option("search", c, optarg, &s->opt, &st)) {
             if (st != CLI_EXIT_OK)
@@ -201,6 +203,11 @@ static int parse_seq_search(int argc, char **argv, seq_cli *s)
                 s->so.max_candidates = (uint32_t)v;
             break;
         case 'E': s->so.exact = 1; break;
+        case 'R':
+            if ((st = cli_parse_recall("search", optarg, &s->so.recall)) != CLI_EXIT_OK)
+                return st;
+            break;
+        case 'v': s->verbose = 1; break;
         case 'J': s->json = 1; break;
         case 's': s->show = 1; break;
         case 'q': s->quiet = 1; break;
@@ -210,6 +217,11 @@ static int parse_seq_search(int argc, char **argv, seq_cli *s)
     }
     if (optind >= argc || argc - optind > 2)
         return cli_usage_error("search", "expected INDEX and at most one QUERIES file");
+    if (s->so.recall && s->so.max_candidates)
+        return cli_usage_error("search", "--recall is for the search without certificates: not with --certify");
+    int stRecall = cli_check_recall("search", s->so.recall, s->so.k, s->so.exact, s->so.candidates != 0);
+    if (stRecall != CLI_EXIT_OK)
+        return stRecall;
     uint32_t K = s->so.candidates ? s->so.candidates : 32;
     if (K < s->so.k)
         K = s->so.k;
@@ -257,6 +269,8 @@ int seq_cli_search(int argc, char **argv, const char *zIndex)
         }
         genie_search_stats st;
         genie_seq_results_stats(r, &st);
+        if (s.verbose && s.nQuery == 0)
+            cli_print_recall_choice("search", s.so.recall, s.so.k, &st, 0);
         s.tMatch += st.match_seconds;
         s.tVerify += st.rerank_seconds;
         s.nVerified += st.verified;

@@ -195,10 +195,10 @@ static genie_status run_search(serve_batcher *b, serve_request *pBatch, size_t n
                 for (size_t q = 0; q < r->nQuery; q++, i++)
                     az[i] = r->azText[q], an[i] = r->anText[q];
             if (l->info.type == GENIE_TYPE_SETS) {
-                genie_set_options so = {o->k, o->candidates, o->exact};
+                genie_set_options so = {o->k, o->candidates, o->exact, o->recall};
                 rc = genie_set_search(l->idx, az, an, nQuery, &so, &opt, &res->pSet);
             } else {
-                genie_seq_options so = {o->k, o->candidates, o->maxCandidates, o->exact};
+                genie_seq_options so = {o->k, o->candidates, o->maxCandidates, o->exact, o->recall};
                 rc = genie_seq_search(l->idx, az, an, nQuery, &so, &opt, &res->pSeq);
             }
         }
@@ -225,6 +225,7 @@ static genie_status run_search(serve_batcher *b, serve_request *pBatch, size_t n
             vo.candidates = o->candidates;
             vo.radius = o->radius;
             vo.exact = o->exact;
+            vo.recall = o->recall;
             rc = genie_vectors_search(l->idx, &q, &vo, res->aNb, res->aN, NULL);
         }
         free(q.data);

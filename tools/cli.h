@@ -227,7 +227,24 @@ typedef struct cli_build_args {
     const char *zOut;         /* -o: the index to write (required) */
     genie_build_options opt;  /* -L and the part options; the rest zero */
     int quiet;                /* -q */
+    int noRecall;             /* --no-recall-estimate (sets, sequences, vectors) */
 } cli_build_args;
+
+/*
+ * The approximate types' builds (sets, sequences, vectors) put
+ * CLI_RECALL_BUILD_OPTION in their long options and CLI_RECALL_BUILD_HELP in
+ * their help, and call cli_build_recall() once the index is written: it
+ * computes the recall estimate into INDEX.recall (genie_recall_prepare()),
+ * so that genie info can show it and the first --recall search finds it.
+ */
+#define CLI_OPT_NO_RECALL 0x120
+#define CLI_RECALL_BUILD_OPTION {"no-recall-estimate", no_argument, 0, CLI_OPT_NO_RECALL}
+#define CLI_RECALL_BUILD_HELP                                                        \
+    "      --no-recall-estimate  skip the recall estimate (INDEX.recall, for\n"    \
+    "                           --recall and genie info; else computed now:\n"    \
+    "                           200 exact searches and one of K = 4096)\n"
+/** @return CLI_EXIT_OK, or CLI_EXIT_FAIL (printed). */
+int cli_build_recall(const cli_build_args *a);
 
 /** A front-end's option callback's answer for a code it does not know. */
 #define CLI_OPTION_UNKNOWN (-1)

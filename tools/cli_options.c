@@ -148,6 +148,7 @@ int cli_parse_build(int argc, char **argv, const char *zShort, const struct opti
         switch (c) {
         case 'o': a->zOut = optarg; break;
         case 'q': a->quiet = 1; break;
+        case CLI_OPT_NO_RECALL: a->noRecall = 1; break; /* only where the type lists it */
         case 'h': fputs(zHelp, stdout); return CLI_EXIT_OK;
         default:
             st = xOption ? xOption(ctx, c, optarg) : CLI_OPTION_UNKNOWN;
@@ -197,5 +198,22 @@ int cli_check_recall(const char *zCmd, double recall, uint32_t k, int exact, int
     if (k > 100)
         return cli_usage_error(zCmd, "--recall needs -k <= 100 (the estimate records 100 answers per query), not %u",
                                k);
+    return CLI_EXIT_OK;
+}
+
+int cli_build_recall(const cli_build_args *a)
+{
+    if (a->noRecall)
+        return CLI_EXIT_OK;
+    double t0 = util_now();
+    genie_index *idx;
+    genie_status rc = genie_index_open(a->zOut, &idx);
+    if (rc == GENIE_OK)
+        rc = genie_recall_prepare(idx, 0);
+    genie_index_close(idx);
+    if (rc != GENIE_OK)
+        return cli_fail(rc);
+    if (!a->quiet)
+        fprintf(stderr, "genie build: recall estimate in %.2f s (%s.recall)\n", util_now() - t0, a->zOut);
     return CLI_EXIT_OK;
 }

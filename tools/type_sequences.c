@@ -38,6 +38,7 @@ static const char zBuildHelp[] =
     "  -n, --gram N             n-gram length, 1..64 (default 3)\n"
     "  -L, --sublist-length N   split lists longer than N postings (default 4096)\n"
     CLI_PART_HELP
+    CLI_RECALL_BUILD_HELP
     "  -q, --quiet              no summary on standard error\n"
     "  -h, --help               show this help\n"
     "\n"
@@ -57,7 +58,8 @@ static int seq_build_option(void *ctx, int c, const char *zArg)
 
 int seq_cli_build(int argc, char **argv)
 {
-    static const struct option aOpt[] = {{"gram", required_argument, 0, 'n'}, {0, 0, 0, 0}};
+    static const struct option aOpt[] = {{"gram", required_argument, 0, 'n'}, CLI_RECALL_BUILD_OPTION,
+                                         {0, 0, 0, 0}};
     uint32_t gram = 3;
     cli_build_args a;
     int status = cli_parse_build(argc, argv, "n:", aOpt, zBuildHelp, seq_build_option, &gram, &a);
@@ -81,6 +83,8 @@ int seq_cli_build(int argc, char **argv)
         fprintf(stderr, "genie: wrote %s: %llu strings, %u-grams, in %.2f s\n", a.zOut,
                 (unsigned long long)genie_seq_builder_count(sb), gram, util_now() - t0);
     genie_seq_builder_free(sb);
+    if (rc == GENIE_OK && status == CLI_EXIT_OK)
+        status = cli_build_recall(&a);
     return status;
 }
 

@@ -39,6 +39,7 @@ static const char zBuildHelp[] =
     "                           default: white space\n"
     "  -L, --sublist-length N   split lists longer than N postings (default 4096)\n"
     CLI_PART_HELP
+    CLI_RECALL_BUILD_HELP
     "  -q, --quiet              no summary on standard error\n"
     "  -h, --help               show this help\n"
     "\n"
@@ -86,6 +87,7 @@ int set_cli_build(int argc, char **argv)
     static const struct option aOpt[] = {{"hashes", required_argument, 0, 'm'},
                                          {"seed", required_argument, 0, 'S'},
                                          {"separator", required_argument, 0, 's'},
+                                         CLI_RECALL_BUILD_OPTION,
                                          {0, 0, 0, 0}};
     genie_set_params p = {64, 0, 0};
     cli_build_args a;
@@ -110,6 +112,8 @@ int set_cli_build(int argc, char **argv)
         fprintf(stderr, "genie: wrote %s: %llu sets, %u MinHash functions, in %.2f s\n", a.zOut,
                 (unsigned long long)genie_set_builder_count(sb), p.hashes, util_now() - t0);
     genie_set_builder_free(sb);
+    if (rc == GENIE_OK && status == CLI_EXIT_OK)
+        status = cli_build_recall(&a);
     return status;
 }
 

@@ -42,6 +42,7 @@ static const char zBuildHelp[] =
     "      --seed N             random seed (default 1); same seed, same index\n"
     "  -L, --sublist-length N   longest posting (sub)list (default 4096)\n"
     CLI_PART_HELP
+    CLI_RECALL_BUILD_HELP
     "  -q, --quiet              no notices on standard error\n"
     "  -h, --help               show this help\n";
 
@@ -179,7 +180,7 @@ int vec_cli_build(int argc, char **argv)
         {"metric", required_argument, 0, 1}, {"functions", required_argument, 0, 'm'},
         {"buckets", required_argument, 0, 2}, {"bits", required_argument, 0, 3},
         {"width", required_argument, 0, 4},  {"sigma", required_argument, 0, 5},
-        {"seed", required_argument, 0, 6},   {0, 0, 0, 0}};
+        {"seed", required_argument, 0, 6},   CLI_RECALL_BUILD_OPTION, {0, 0, 0, 0}};
     genie_lsh_params p = {.metric = GENIE_METRIC_L2, .seed = 1};
     cli_build_args a;
     int st = cli_parse_build(argc, argv, "m:", aOpt, zBuildHelp, vec_build_option, &p, &a);
@@ -203,7 +204,7 @@ int vec_cli_build(int argc, char **argv)
         fprintf(stderr, "genie build: %llu vectors of %u dimensions hashed into %s in %.2f s\n",
                 (unsigned long long)base.n, base.dim, a.zOut, util_now() - t0);
     genie_vectors_free(&base);
-    return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
+    return rc == GENIE_OK ? cli_build_recall(&a) : cli_fail(rc);
 }
 
 /* Options shared by search and eval. */

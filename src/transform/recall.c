@@ -138,6 +138,7 @@ genie_status recall_plan_for(const genie_index *idx, uint32_t k, double target, 
     if (k > e->kMax)
         return util_error(GENIE_EINVAL, "k = %u with a recall target: the estimate covers k <= %u", k, e->kMax);
     uint32_t lo0 = k < e->nCandMax ? k : e->nCandMax;
+    int found = 0;
     for (uint32_t c = 0; c < e->nCurve; c++) {
         if (recall_predict(e, c, k, e->nCandMax) < target)
             continue;
@@ -149,11 +150,16 @@ genie_status recall_plan_for(const genie_index *idx, uint32_t k, double target, 
             else
                 lo = mid + 1;
         }
-        out->K = hi < k ? k : hi;
+        uint32_t K = hi < k ? k : hi;
+        if (found && K >= out->K)
+            continue; /* a larger radius only pays with a smaller K */
+        out->K = K;
         out->radius = c;
-        out->recall = recall_predict(e, c, k, out->K);
-        return GENIE_OK;
+        out->recall = recall_predict(e, c, k, K);
+        found = 1;
     }
+    if (found)
+        return GENIE_OK;
     out->exact = 1;
     out->recall = 1;
     return GENIE_OK;

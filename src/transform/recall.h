@@ -93,9 +93,11 @@ double recall_predict(const recall_estimate *e, uint32_t curve, uint32_t k, uint
 genie_status recall_check_target(double target, uint32_t k, int exact, const char *zExplicit);
 
 /**
- * The plan for recall@k >= @p target on @p idx: the smallest radius that
- * reaches it at some K <= Kmax, then the smallest K there; exact when none
- * does.  Loads or computes the estimate (recall_get).
+ * The plan for recall@k >= @p target on @p idx: the smallest K <= Kmax
+ * that reaches it at any radius, the smaller radius on a tie (re-ranking
+ * K candidates costs K true distances, which dominates once K is in the
+ * hundreds; a radius r costs 2r + 1 bucket lists per function instead of
+ * one); exact when no K reaches it.  Loads or computes the estimate (recall_get).
  */
 genie_status recall_plan_for(const genie_index *idx, uint32_t k, double target, unsigned threads, recall_plan *out);
 

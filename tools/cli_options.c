@@ -203,8 +203,18 @@ int cli_check_recall(const char *zCmd, double recall, uint32_t k, int exact, int
 
 int cli_build_recall(const cli_build_args *a)
 {
-    if (a->noRecall)
+    if (a->noRecall) {
+        /* An estimate of the index this build replaced would only be rejected later. */
+        size_t n = strlen(a->zOut);
+        char *z = malloc(n + sizeof ".recall");
+        if (z) {
+            memcpy(z, a->zOut, n);
+            memcpy(z + n, ".recall", sizeof ".recall");
+            remove(z);
+            free(z);
+        }
         return CLI_EXIT_OK;
+    }
     double t0 = util_now();
     genie_index *idx;
     genie_status rc = genie_index_open(a->zOut, &idx);

@@ -178,7 +178,8 @@ void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const 
     if (st->recall_estimate < 0)
         return;
     if (st->candidates == 0)
-        fprintf(stderr, "genie %s: recall target %g: exact search (no K up to 4096 reaches it)\n", zCmd, target);
+        fprintf(stderr, "genie %s: recall target %g: exact search (no K the estimate covers, up to 4096, reaches it)\n",
+                zCmd, target);
     else if (radius)
         fprintf(stderr, "genie %s: recall target %g: K = %u, radius %u, estimated recall@%u %.4f\n", zCmd, target,
                 st->candidates, st->radius, k, st->recall_estimate);

@@ -357,9 +357,8 @@ static genie_status sample_vectors(const genie_index *idx, unsigned threads, con
             /* True distances recomputed as the re-rank computes them, then sorted. */
             for (uint32_t i = 0; i < kT; i++) {
                 uint32_t id = aNN[(size_t)q * kT + i].id;
-                aT[i] = (cand_key){0, id,
-                                   distance_key(genie_vector_distance(h.p.metric, base.data + (size_t)id * dim, v, dim)),
-                                   0};
+                float d = genie_vector_distance(h.p.metric, base.data + (size_t)id * dim, v, dim);
+                aT[i] = (cand_key){0, id, distance_key(d), 0};
             }
             for (uint32_t i = 1; i < kT; i++) /* insertion sort: the list is nearly sorted already */
                 for (uint32_t j = i; j > 0 && aT[j - 1].score0 > aT[j].score0; j--) {
@@ -369,11 +368,10 @@ static genie_status sample_vectors(const genie_index *idx, unsigned threads, con
                 }
             size_t nC;
             const genie_hit *aH = genie_results_get(res, q, &nC);
-            for (size_t i = 0; i < nC; i++)
-                aC[i] = (cand_key){aH[i].count, aH[i].object,
-                                   distance_key(genie_vector_distance(
-                                       h.p.metric, base.data + (size_t)aH[i].object * dim, v, dim)),
-                                   0};
+            for (size_t i = 0; i < nC; i++) {
+                float d = genie_vector_distance(h.p.metric, base.data + (size_t)aH[i].object * dim, v, dim);
+                aC[i] = (cand_key){aH[i].count, aH[i].object, distance_key(d), 0};
+            }
             GENIE_TRY_GOTO(rc, add_row(e, aC, nC, aT, kT, distance_better, aRow), done);
         }
         genie_results_free(res);

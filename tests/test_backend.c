@@ -262,6 +262,14 @@ TEST(backend_names_and_errors)
         genie_status want = genie_cuda_built() ? GENIE_EGPU : GENIE_ENOTSUP;
         CHECK_RC(engine_backend_pick(GENIE_BACKEND_CUDA, &be), want);
         CHECK(strlen(genie_last_error()) > 0);
+        uint64_t used, total;
+        CHECK_RC(genie_cuda_memory(0, &used, &total), want);
+    } else {
+        uint64_t used = 0, total = 0;
+        CHECK_OK(genie_cuda_memory(0, &used, &total));
+        CHECK(used > 0 && used <= total);
+        CHECK_RC(genie_cuda_memory(genie_cuda_device_count(), &used, &total), GENIE_EINVAL);
+        CHECK_RC(genie_cuda_memory(-1, &used, &total), GENIE_EINVAL);
     }
 }
 

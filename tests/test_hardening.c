@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -247,13 +248,14 @@ TEST(hardening_vectors_extreme_values)
     CHECK_RC(genie_vectors_build(&base2, &lp2, NULL, test_path("l2.genie")), GENIE_ERANGE);
     CHECK(strstr(genie_last_error(), "scale") != NULL);
 
-    /* Queries may hold any float: huge and infinite values hash to end buckets. */
+    /* Queries may hold any finite float (huge values hash to end buckets);
+     * NaN and infinity are refused, naming the query and component. */
     const genie_metric aMetric[3] = {GENIE_METRIC_L2, GENIE_METRIC_L1, GENIE_METRIC_COSINE};
     for (int i = 0; i < 3; i++) {
         const char *path = small_vectors(aMetric[i], "q.genie");
         genie_index *idx;
         CHECK_OK(genie_index_open(path, &idx));
-        float aQ[9] = {3e38f, -3e38f, 3e38f, INFINITY, -INFINITY, 0, NAN, 1, 1};
+        float aQ[9] = {3e38f, -3e38f, 3e38f, FLT_MAX, -FLT_MAX, 0, 1e-38f, 1, 1};
         genie_vectors q = {3, 3, aQ};
         genie_vsearch_options opt;
         memset(&opt, 0, sizeof opt);
@@ -264,6 +266,13 @@ TEST(hardening_vectors_extreme_values)
         CHECK_OK(genie_vectors_search(idx, &q, &opt, aOut, aN, NULL));
         for (int j = 0; j < 3; j++)
             CHECK(aN[j] <= 2);
+        aQ[4] = -INFINITY;
+        CHECK_RC(genie_vectors_search(idx, &q, &opt, aOut, aN, NULL), GENIE_EINVAL);
+        CHECK(strstr(genie_last_error(), "query vector 1, component 1 is -inf") != NULL);
+        aQ[4] = 0;
+        aQ[6] = NAN;
+        CHECK_RC(genie_vectors_search(idx, &q, &opt, aOut, aN, NULL), GENIE_EINVAL);
+        CHECK(strstr(genie_last_error(), "query vector 2, component 0 is nan") != NULL);
         genie_index_close(idx);
     }
 }

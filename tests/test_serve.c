@@ -99,6 +99,12 @@ TEST(serve_endpoints_and_auth)
     CHECK(strstr(a.zBody, "genie_index_generation{index=\"alpha\"} 2\n") != NULL);
     CHECK(strstr(a.zBody, "genie_queue_queries{index=\"id\"} 0\n") != NULL);
     CHECK(strstr(a.zBody, "genie_request_seconds_bucket{le=\"+Inf\"}") != NULL);
+    const char *zEngine = strstr(a.zBody, "\ngenie_engine_seconds_total ");
+    CHECK(zEngine && atof(zEngine + 28) > 0);
+    /* GPU memory: per GPU on a GPU backend, absent on the CPU */
+    int onGpu = test_backend() == GENIE_BACKEND_CUDA || test_backend() == GENIE_BACKEND_CUDA_SPQ ||
+                test_backend() == GENIE_BACKEND_CUDA_CPQ_PAPER;
+    CHECK_EQ(strstr(a.zBody, "genie_gpu_memory_used_bytes{gpu=\"0\"} ") != NULL, onGpu);
     http_answer_free(&a);
     http_client_close(&c);
     free(want.z);
@@ -119,6 +125,7 @@ TEST(serve_bad_command_lines)
                  {"-i a", "expected NAME=PATH", 2},
                  {"-i a=%s --listen nowhere", "expected ADDR:PORT", 2},
                  {"-i a=%s --max-wait -1", "--max-wait", 2},
+                 {"-i a=%s --max-idle x", "--max-idle", 2},
                  {"-i a=/nonexistent.genie", "nonexistent", 1},
                  {"--index-dir /nonexistent-dir", "cannot read --index-dir", 1}};
     for (size_t i = 0; i < sizeof aCase / sizeof *aCase; i++) {
@@ -192,7 +199,7 @@ TEST(serve_64_concurrent_clients_get_their_own_answers)
 {
     SERVER_REQUIRED();
     build_identity_index(test_path("id.genie"), 5000, 0);
-    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-wait", "5", NULL};
+    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-wait", "5", "--max-idle", "5", NULL};
     served s;
     served_start(&s, azArg);
     free((char *)azArg[1]);
@@ -285,7 +292,7 @@ TEST(serve_overload_gives_503_and_the_rest_is_answered)
     SERVER_REQUIRED();
     build_identity_index(test_path("id.genie"), 1000, 0);
     /* A queue of 2 queries and batches that wait 100 ms: 16 clients overflow it. */
-    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-queue", "2", "--max-wait", "100", NULL};
+    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-queue", "2", "--max-wait", "100", "--max-idle", "100", NULL};
     served s;
     served_start(&s, azArg);
     free((char *)azArg[1]);
@@ -396,7 +403,7 @@ TEST(serve_sigterm_drains_requests_in_flight)
     /* batches would wait 10 s, requests only 5 s: the request is still
      * queued when SIGTERM comes, and gets its answer (not a 504) only if
      * the signal makes the batch run at once */
-    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-wait", "10000", "--timeout", "5", NULL};
+    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-wait", "10000", "--max-idle", "10000", "--timeout", "5", NULL};
     served s;
     served_start(&s, azArg);
     free((char *)azArg[1]);

@@ -121,7 +121,7 @@ TEST(serve_limits_413_400_504)
     SERVER_REQUIRED();
     build_identity_index(test_path("id.genie"), 100, 0);
     const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-body", "1K", "--max-queries", "3",
-                           "--max-wait", "2000", "--timeout", "0.2", NULL};
+                           "--max-wait", "2000", "--max-idle", "2000", "--timeout", "0.2", NULL};
     served s;
     served_start(&s, azArg);
     free((char *)azArg[1]);

@@ -426,6 +426,22 @@ TEST(vectors_exact_bad_arguments)
     CHECK_RC(genie_exact_search(&empty, &q, GENIE_METRIC_L2, 8, GENIE_BACKEND_CPU, 1, out, NULL), GENIE_EINVAL);
     if (!genie_cuda_built())
         CHECK_RC(genie_exact_search(&base, &q, GENIE_METRIC_L2, 8, GENIE_BACKEND_CUDA, 1, out, NULL), GENIE_ENOTSUP);
+    /* NaN and infinity in caller-made vectors: refused, the position named
+     * (the bad value in the last of 300,000 floats: past the first block) */
+    q.data[1 * 4 + 2] = NAN;
+    CHECK_RC(genie_exact_search(&base, &q, GENIE_METRIC_L2, 8, GENIE_BACKEND_CPU, 1, out, NULL), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "query vector 1, component 2 is nan") != NULL);
+    q.data[1 * 4 + 2] = 0;
+    genie_vectors big;
+    random_vectors(&big, 75000, 4, &s, 0);
+    big.data[75000 * 4 - 1] = -INFINITY;
+    big.data[74999 * 4 - 4] = INFINITY;
+    CHECK_RC(genie_exact_search(&big, &q, GENIE_METRIC_L2, 8, GENIE_BACKEND_CPU, 2, out, NULL), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "base vector 74998, component 0 is inf") != NULL);
+    genie_lsh_params lp = {.metric = GENIE_METRIC_L2};
+    CHECK_RC(genie_vectors_build(&big, &lp, NULL, test_path("nan.genie")), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "base vector 74998, component 0 is inf") != NULL);
+    genie_vectors_free(&big);
     genie_metric m;
     CHECK_RC(genie_metric_parse("l3", &m), GENIE_EINVAL);
     CHECK_OK(genie_metric_parse("cosine", &m));
@@ -617,6 +633,10 @@ TEST(vectors_lsh_bad_arguments)
     o.k = 5;
     CHECK_RC(genie_vectors_search(idx, &q2, &o, out, aN, NULL), GENIE_EINVAL);
     CHECK(strstr(genie_last_error(), "queries have 7 dimensions, the index's vectors 8") != NULL);
+    q.data[2 * 8 + 7] = NAN;
+    CHECK_RC(genie_vectors_search(idx, &q, &o, out, aN, NULL), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "query vector 2, component 7 is nan") != NULL);
+    q.data[2 * 8 + 7] = 0;
     o.radius = 1;
     CHECK_RC(genie_vectors_search(idx, &q, &o, out, aN, NULL), GENIE_EINVAL);
     CHECK(strstr(genie_last_error(), "l2 only") != NULL);

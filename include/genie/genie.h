@@ -571,6 +571,13 @@ GENIE_API int genie_cuda_built(void);
 GENIE_API int genie_cuda_device_count(void);
 /** @return non-zero when the CUDA backend was built and a GPU is usable. */
 GENIE_API int genie_cuda_available(void);
+/**
+ * Memory of GPU @p device (0 .. genie_cuda_device_count() - 1): the bytes
+ * in use, by every process on it, and its total (cudaMemGetInfo).
+ * @return GENIE_OK; GENIE_ENOTSUP (built without CUDA), GENIE_EGPU (no
+ *         usable GPU, a driver error), GENIE_EINVAL (no such device).
+ */
+GENIE_API genie_status genie_cuda_memory(int device, uint64_t *used, uint64_t *total);
 
 #ifdef __cplusplus
 }

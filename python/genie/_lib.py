@@ -167,7 +167,7 @@ def _errcheck(status, func, args):
 P = POINTER
 _HANDLE = c_void_p
 _OUT_HANDLE = P(c_void_p)
-_STATUS = c_int
+_STATUS = object()  # marks a genie_status result: a c_int that gets _errcheck
 _PROTOTYPES = {
     # errors, version
     "genie_strerror": (c_char_p, [c_int]),
@@ -259,7 +259,7 @@ _PROTOTYPES = {
 
 for _name, (_res, _args) in _PROTOTYPES.items():
     _fn = getattr(lib, _name)
-    _fn.restype = _res
+    _fn.restype = c_int if _res is _STATUS else _res
     _fn.argtypes = _args
     if _res is _STATUS:
         _fn.errcheck = _errcheck

@@ -145,6 +145,14 @@ int genie_cuda_device_count(void)
     return m->xDevices();
 }
 
+genie_status genie_cuda_memory(int device, uint64_t *used, uint64_t *total)
+{
+    util_error_clear();
+    const engine_cuda_module *m;
+    GENIE_TRY(engine_cuda_module_get(&m));
+    return m->xMemory(device, used, total);
+}
+
 int genie_cuda_available(void)
 {
     const engine_cuda_module *m;

@@ -68,6 +68,8 @@ typedef struct engine_cuda_module {
     /* The docs index type's GPU engine (engine/docs_gpu.h). */
     genie_status (*xDocs)(void **ppResident, engine_docs_request *req);
     void (*xDocsFree)(void *pResident);
+    /* Device memory in use (every process's) and in all, in bytes. */
+    genie_status (*xMemory)(int device, uint64_t *pUsed, uint64_t *pTotal);
 } engine_cuda_module;
 
 /**

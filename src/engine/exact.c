@@ -30,6 +30,7 @@
 #include "index/index.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/finite.h"
 #include "util/threads.h"
 
 #define EXACT_QBLOCK 8
@@ -194,6 +195,9 @@ genie_status genie_exact_search(const genie_vectors *base, const genie_vectors *
 {
     double t0 = util_now();
     genie_backend used = GENIE_BACKEND_AUTO;
+    util_error_clear();
+    GENIE_TRY(util_check_finite(base->data, base->n, base->dim, threads, "base"));
+    GENIE_TRY(util_check_finite(queries->data, queries->n, queries->dim, threads, "query"));
     genie_status rc = exact_search_in_index(NULL, base, queries, metric, k, backend, 0, threads, out, &used);
     if (stats) {
         memset(stats, 0, sizeof *stats);

@@ -35,6 +35,7 @@
 #include "index/builder.h"
 #include "transform/metric.h"
 #include "util/error.h"
+#include "util/finite.h"
 #include "util/threads.h"
 
 #define LC_BUILD_CHUNK 256
@@ -316,10 +317,7 @@ genie_status genie_lc_build_vectors(const genie_vectors *base, const genie_lc_pa
     if (base->n > UINT32_MAX)
         return util_error(GENIE_ERANGE, "%llu vectors; an index holds at most 2^32 - 1",
                           (unsigned long long)base->n);
-    for (uint64_t i = 0; i < base->n * base->dim; i++)
-        if (!isfinite(base->data[i]))
-            return util_error(GENIE_EINVAL, "vector %llu, dimension %llu: value not finite",
-                              (unsigned long long)(i / base->dim), (unsigned long long)(i % base->dim));
+    GENIE_TRY(util_check_finite(base->data, base->n, base->dim, 0, "base"));
     lc_space s;
     memset(&s, 0, sizeof s);
     s.metric = p->metric;

@@ -46,6 +46,7 @@
 #include "transform/metric.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/finite.h"
 #include "util/threads.h"
 
 #define LC_PIVOTS 64
@@ -568,6 +569,7 @@ genie_status genie_lc_search_vectors(const genie_index *idx, const genie_vectors
     util_error_clear();
     if (!queries || (queries->n && !queries->data))
         return util_error(GENIE_EINVAL, "no query vectors");
+    GENIE_TRY(util_check_finite(queries->data, queries->n, queries->dim, opt ? opt->threads : 0, "query"));
     return search(idx, 1, queries, NULL, NULL, (size_t)queries->n, opt, out);
 }
 

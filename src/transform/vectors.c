@@ -35,6 +35,7 @@
 #include "transform/vectors_lsh.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/finite.h"
 #include "util/threads.h"
 
 /* ------------------------------------------------------------- building */
@@ -48,6 +49,7 @@ genie_status genie_vectors_build(const genie_vectors *base, const genie_lsh_para
     if (base->n > UINT32_MAX)
         return util_error(GENIE_ERANGE, "%llu vectors; an index holds at most 2^32 - 1",
                           (unsigned long long)base->n);
+    GENIE_TRY(util_check_finite(base->data, base->n, base->dim, 0, "base"));
     vlsh h;
     GENIE_TRY(vlsh_init(&h, params, base->dim));
     genie_builder *b = NULL;
@@ -210,6 +212,7 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
     double tStart = util_now();
     genie_search_stats stats;
     memset(&stats, 0, sizeof stats);
+    GENIE_TRY(util_check_finite(queries->data, queries->n, queries->dim, opt->search.threads, "query"));
     vlsh h;
     genie_vectors base;
     GENIE_TRY(vec_open(idx, &h, &base));

@@ -223,7 +223,13 @@ int main(int argc, char **argv)
         genie_results_free(r);
         aGpu[nGpu++] = g;
     }
-    printf("GPUs: %d\n", nGpu);
+    printf("GPUs: %d (genie_cuda_device_count: %d)\n", nGpu, genie_cuda_device_count());
+    for (int g = 0; g < genie_cuda_device_count(); g++) {
+        uint64_t used = 0, total = 0;
+        genie_status rc = genie_cuda_memory(g, &used, &total);
+        printf("GPU %d memory: %s, %.1f of %.1f GiB in use\n", g,
+               rc == GENIE_OK && used > 0 && used <= total ? "ok" : "WRONG", used / 1073741824.0, total / 1073741824.0);
+    }
 
     /* Correctness: the CPU on a sample; one GPU on the whole batch. */
     genie_results *cpu = search(one, qSample, GENIE_BACKEND_CPU, k, NULL, 0, GENIE_GPU_AUTO, NULL);

@@ -5,8 +5,13 @@
  * condition variable.  The batcher sleeps on its own condition variable
  * until a request arrives, then takes the oldest request's options as the
  * batch's and waits until requests with those options hold --max-batch
- * queries or --max-wait has passed since the oldest arrived, whichever is
- * first.  It takes every queued request with the same options and file
+ * queries, --max-wait has passed since the oldest arrived, or no request
+ * has arrived for --max-idle, or they hold as many queries as the last
+ * batch did, whichever is first.  The last two rules keep a batch from
+ * waiting the whole --max-wait when every client that was going to send
+ * has sent: clients that wait for their answers before they send again
+ * (one client; or many) come back in about the numbers the last batch
+ * answered, and waiting longer would leave the engine idle.  It takes every queued request with the same options and file
  * (up to --max-batch queries; a larger request runs alone), leaves the
  * others queued for the next round, runs one search for all the queries,
  * and hands each request a reference to the results with its slice.
@@ -34,6 +39,8 @@ struct serve_batcher {
     pthread_cond_t cond;      /* the batcher's: a request arrived, or stop */
     serve_request *pHead, *pTail;
     uint64_t nQueued;         /* queries in the queue */
+    double tLast;             /* serve_now() of the newest arrival */
+    uint64_t nLastBatch;      /* queries of the last batch run; 0 before the first */
     int stop;                 /* answer what is queued, then end the thread */
     int flush;                /* shutting down: batches no longer wait for more */
     genie_queries *pQueries;  /* keywords, text, table: reused batch to batch */
@@ -100,6 +107,12 @@ static void unlink_request(serve_batcher *b, serve_request *r)
 }
 
 /* Take the next batch off the queue (under mu): a list linked by pNext. */
+/* Queries that make a batch worth running now: --max-batch, or as many as the last batch held. */
+static uint64_t batch_target(const serve_batcher *b)
+{
+    return b->nLastBatch && b->nLastBatch < b->cfg->maxBatch ? b->nLastBatch : b->cfg->maxBatch;
+}
+
 static serve_request *take_batch(serve_batcher *b, serve_request *first)
 {
     serve_request *pBatch = NULL, **ppEnd = &pBatch;
@@ -116,6 +129,7 @@ static serve_request *take_batch(serve_batcher *b, serve_request *first)
         }
         r = pNext;
     }
+    b->nLastBatch = n;
     return pBatch;
 }
 
@@ -249,8 +263,9 @@ static void run_batch(serve_batcher *b, serve_request *pBatch)
     for (serve_request *r = pBatch; r; r = r->pNext)
         nQuery += r->nQuery;
     serve_result *res = calloc(1, sizeof *res);
+    double t0 = serve_now();
     genie_status rc = res ? run_search(b, pBatch, nQuery, res) : GENIE_ENOMEM;
-    serve_metrics_batch(nQuery);
+    serve_metrics_batch(nQuery, serve_now() - t0);
     const char *zErr = genie_last_error();
     char *zBatchError = rc != GENIE_OK ? strdup(zErr[0] ? zErr : genie_strerror(rc)) : NULL;
     if (res)
@@ -305,12 +320,17 @@ static void *batcher_main(void *arg)
         if (!b->pHead)
             break; /* stopping, nothing left */
         serve_request *first = b->pHead;
-        struct timespec ts = deadline_at(first->tQueued + b->cfg->maxWait);
-        /* Wait for more of the same kind until the batch is full or the wait is over. */
-        while (!b->stop && !b->flush && b->pHead == first && queued_like(b, first) < b->cfg->maxBatch &&
-               serve_now() < first->tQueued + b->cfg->maxWait) {
-            if (pthread_cond_timedwait(&b->cond, &b->mu, &ts) == ETIMEDOUT)
+        /* Wait for more of the same kind until the batch is full, the wait
+         * is over or the arrivals have paused. */
+        for (;;) {
+            double tEnd = first->tQueued + b->cfg->maxWait;
+            if (b->tLast + b->cfg->maxIdle < tEnd)
+                tEnd = b->tLast + b->cfg->maxIdle;
+            if (b->stop || b->flush || b->pHead != first || queued_like(b, first) >= batch_target(b) ||
+                serve_now() >= tEnd)
                 break;
+            struct timespec ts = deadline_at(tEnd);
+            pthread_cond_timedwait(&b->cond, &b->mu, &ts);
         }
         if (b->pHead != first)
             continue; /* the first one timed out and left: start over */
@@ -399,9 +419,11 @@ int serve_batcher_submit(serve_batcher *b, serve_request *r)
         b->pHead = r;
     b->pTail = r;
     b->nQueued += r->nQuery;
+    b->tLast = r->tQueued;
     /* The batcher needs waking only to start a batch or to cut one short
-     * when full; otherwise it sleeps until the batch's deadline. */
-    if (b->pHead == r || b->nQueued >= b->cfg->maxBatch)
+     * when it holds its target; otherwise it sleeps until the batch's deadline, and on
+     * waking there moves the idle deadline on to the newest arrival's. */
+    if (b->pHead == r || b->nQueued >= batch_target(b))
         pthread_cond_signal(&b->cond);
     pthread_mutex_unlock(&b->mu);
 

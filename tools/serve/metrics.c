@@ -1,7 +1,7 @@
 /*
  * genie serve's metrics in the Prometheus text exposition format (version
  * 0.0.4): requests by endpoint and status, request latency and queries per
- * batch as histograms, and per index the queue depth and the sizes.  The
+ * batch as histograms, the seconds spent in engine calls, and per index the queue depth and the sizes.  The
  * counters are updated by every HTTP and batcher thread under one mutex:
  * a handful of additions per request, far below a search's cost.
  */
@@ -30,7 +30,8 @@ static struct {
     uint64_t aBatch[N_BATCH + 1];
     double batchSum;
     uint64_t nBatch;
-} g = {PTHREAD_MUTEX_INITIALIZER, {{0}}, {0}, 0, 0, {0}, 0, 0};
+    double engineSeconds;
+} g = {PTHREAD_MUTEX_INITIALIZER, {{0}}, {0}, 0, 0, {0}, 0, 0, 0};
 
 static void observe(uint64_t *aCount, const double *aBound, size_t nBound, double v)
 {
@@ -53,9 +54,10 @@ void serve_metrics_request(serve_endpoint ep, unsigned status, double seconds)
     pthread_mutex_unlock(&g.mu);
 }
 
-void serve_metrics_batch(size_t nQueries)
+void serve_metrics_batch(size_t nQueries, double seconds)
 {
     pthread_mutex_lock(&g.mu);
+    g.engineSeconds += seconds;
     observe(g.aBatch, aBatch, N_BATCH, (double)nQueries);
     g.batchSum += (double)nQueries;
     g.nBatch++;
@@ -74,7 +76,7 @@ static void put_histogram(json_buf *b, const char *zName, const uint64_t *aCount
                     zName, sum, zName, (unsigned long long)n);
 }
 
-void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex)
+void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, int nGpu)
 {
     pthread_mutex_lock(&g.mu);
     json_buf_puts(b, "# HELP genie_requests_total HTTP requests answered, by endpoint and status.\n"
@@ -95,7 +97,20 @@ void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex)
     json_buf_puts(b, "# HELP genie_batch_queries Queries per engine call (one batch).\n"
                      "# TYPE genie_batch_queries histogram\n");
     put_histogram(b, "genie_batch_queries", g.aBatch, aBatch, N_BATCH, g.batchSum, g.nBatch);
+    json_buf_printf(b,
+                    "# HELP genie_engine_seconds_total Seconds the batchers spent in engine calls.\n"
+                    "# TYPE genie_engine_seconds_total counter\ngenie_engine_seconds_total %.6f\n",
+                    g.engineSeconds);
     pthread_mutex_unlock(&g.mu);
+    if (nGpu > 0) {
+        json_buf_puts(b, "# HELP genie_gpu_memory_used_bytes GPU memory in use, by every process on the GPU.\n"
+                         "# TYPE genie_gpu_memory_used_bytes gauge\n");
+        for (int d = 0; d < nGpu; d++) {
+            uint64_t used, total;
+            if (genie_cuda_memory(d, &used, &total) == GENIE_OK)
+                json_buf_printf(b, "genie_gpu_memory_used_bytes{gpu=\"%d\"} %llu\n", d, (unsigned long long)used);
+        }
+    }
     json_buf_puts(b, "# HELP genie_queue_queries Queries waiting for a batch, per index.\n"
                      "# TYPE genie_queue_queries gauge\n");
     for (size_t i = 0; i < nIndex; i++)

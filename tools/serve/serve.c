@@ -38,6 +38,8 @@ static const char zHelp[] =
     "      --max-batch N        most queries per engine call (default 4096)\n"
     "      --max-wait MS        a batch waits at most MS milliseconds after its\n"
     "                           first request for more (default 2)\n"
+    "      --max-idle MS        ... and goes sooner when no request has arrived\n"
+    "                           for MS milliseconds (default 0.2)\n"
     "      --max-queue N        most queries waiting per index; beyond, 503 with\n"
     "                           Retry-After (default 65536)\n"
     "      --max-body BYTES     largest request body, K/M/G allowed; beyond, 413\n"
@@ -58,7 +60,7 @@ static const char zHelp[] =
     "  genie serve --index-dir /srv/indexes --listen 127.0.0.1:8080\n";
 
 enum {
-    OPT_TOKEN = 0x200, OPT_MAX_BATCH, OPT_MAX_WAIT, OPT_MAX_QUEUE, OPT_MAX_BODY, OPT_MAX_QUERIES, OPT_MAX_K,
+    OPT_TOKEN = 0x200, OPT_MAX_BATCH, OPT_MAX_WAIT, OPT_MAX_IDLE, OPT_MAX_QUEUE, OPT_MAX_BODY, OPT_MAX_QUERIES, OPT_MAX_K,
     OPT_TIMEOUT, OPT_MAX_CONN
 };
 
@@ -87,6 +89,7 @@ static int parse_args(int argc, char **argv, serve_args *a)
         {"index", required_argument, 0, 'i'},          {"index-dir", required_argument, 0, 'D'},
         {"listen", required_argument, 0, 'l'},         {"token-file", required_argument, 0, OPT_TOKEN},
         {"max-batch", required_argument, 0, OPT_MAX_BATCH}, {"max-wait", required_argument, 0, OPT_MAX_WAIT},
+        {"max-idle", required_argument, 0, OPT_MAX_IDLE},
         {"max-queue", required_argument, 0, OPT_MAX_QUEUE}, {"max-body", required_argument, 0, OPT_MAX_BODY},
         {"max-queries", required_argument, 0, OPT_MAX_QUERIES}, {"max-k", required_argument, 0, OPT_MAX_K},
         {"timeout", required_argument, 0, OPT_TIMEOUT}, {"max-connections", required_argument, 0, OPT_MAX_CONN},
@@ -123,6 +126,11 @@ static int parse_args(int argc, char **argv, serve_args *a)
             if (!parse_seconds(optarg, 0, 10000, &d))
                 return cli_usage_error("serve", "--max-wait must be 0..10000 milliseconds, not '%s'", optarg);
             cfg->maxWait = d / 1000;
+            break;
+        case OPT_MAX_IDLE:
+            if (!parse_seconds(optarg, 0, 10000, &d))
+                return cli_usage_error("serve", "--max-idle must be 0..10000 milliseconds, not '%s'", optarg);
+            cfg->maxIdle = d / 1000;
             break;
         case OPT_MAX_QUEUE:
             if (!cli_parse_u64(optarg, 1, UINT32_MAX, &cfg->maxQueue))
@@ -318,10 +326,7 @@ static int wait_for_signal(void)
  */
 static void warm_up(serve_index *p, const serve_config *cfg)
 {
-    int gpu = cfg->backend == GENIE_BACKEND_CUDA || cfg->backend == GENIE_BACKEND_CUDA_SPQ ||
-              cfg->backend == GENIE_BACKEND_CUDA_CPQ_PAPER ||
-              (cfg->backend == GENIE_BACKEND_AUTO && genie_cuda_available());
-    if (!gpu)
+    if (!cfg->nGpu)
         return;
     genie_queries *q = NULL;
     genie_results *r = NULL;
@@ -355,7 +360,7 @@ int cmd_serve(int argc, char **argv)
 {
     serve_args a;
     memset(&a, 0, sizeof a);
-    a.cfg = (serve_config){.maxBatch = 4096, .maxWait = 0.002, .maxQueue = 65536, .maxBody = 8u << 20,
+    a.cfg = (serve_config){.maxBatch = 4096, .maxWait = 0.002, .maxIdle = 0.0002, .maxQueue = 65536, .maxBody = 8u << 20,
                            .maxQueries = 4096, .maxK = 10000, .timeout = 30};
     a.zListen = "127.0.0.1:8080";
     a.maxConnections = 4096;
@@ -399,6 +404,10 @@ int cmd_serve(int argc, char **argv)
         st = cli_fail(GENIE_ENOMEM);
         goto done;
     }
+    int gpu = a.cfg.backend == GENIE_BACKEND_CUDA || a.cfg.backend == GENIE_BACKEND_CUDA_SPQ ||
+              a.cfg.backend == GENIE_BACKEND_CUDA_CPQ_PAPER ||
+              (a.cfg.backend == GENIE_BACKEND_AUTO && genie_cuda_available());
+    a.cfg.nGpu = gpu ? genie_cuda_device_count() : 0;
     for (; nOpen < nIndex; nOpen++) {
         genie_status rc = serve_index_open(&s.aIndex[nOpen], azPair[2 * nOpen], azPair[2 * nOpen + 1]);
         if (rc == GENIE_OK && (rc = serve_batcher_start(&s.aIndex[nOpen], &a.cfg)) != GENIE_OK)

@@ -142,5 +142,7 @@ genie_status cuda_memory_budget(uint64_t gpuMemory, uint64_t nHeld, uint64_t *pB
 int cuda_usable(void);
 /** Usable devices, numbered 0 .. n-1 (probed once per process). */
 int cuda_device_count(void);
+/** Memory in use on @p device (by every process) and its total, in bytes. */
+genie_status cuda_device_memory(int device, uint64_t *pUsed, uint64_t *pTotal);
 
 #endif

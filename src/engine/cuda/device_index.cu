@@ -57,6 +57,24 @@ int cuda_device_count(void)
     return gDevices;
 }
 
+genie_status cuda_device_memory(int device, uint64_t *pUsed, uint64_t *pTotal)
+{
+    if (device < 0 || device >= cuda_device_count())
+        return util_error(GENIE_EINVAL, "GPU %d: the usable GPUs are 0..%d", device, cuda_device_count() - 1);
+    int prev = 0;
+    cudaGetDevice(&prev);
+    size_t nFree = 0, nTotal = 0;
+    cudaError_t err = cudaSetDevice(device);
+    if (err == cudaSuccess)
+        err = cudaMemGetInfo(&nFree, &nTotal);
+    cudaSetDevice(prev); /* the calling thread's device as it was */
+    if (err != cudaSuccess)
+        return cuda_fail(err, "cudaMemGetInfo");
+    *pUsed = nTotal - nFree;
+    *pTotal = nTotal;
+    return GENIE_OK;
+}
+
 static void cuda_index_free(void *p)
 {
     cuda_index *dev = (cuda_index *)p;

@@ -81,6 +81,7 @@ const engine_cuda_module genie_cuda_module = {
     cpq_testing_set_slots,
     docs_cuda_search,
     docs_cuda_free,
+    cuda_device_memory,
 };
 
 } /* extern "C" */

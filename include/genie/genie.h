@@ -515,8 +515,8 @@ GENIE_API genie_status genie_search_with_stats(const genie_index *idx, const gen
  * The recall estimate of an approximate index (sets, sequences, vectors
  * LSH; docs/FORMAT.md "recall side file"): a deterministic sample of the
  * indexed objects, perturbed as the front-end's queries are expected to be
- * (sets: 20% of elements replaced; strings: 20% random edits; vectors: an
- * offset of half the distance to the nearest other vector), searched
+ * (sets: 20% of elements replaced; strings: 20% random edits; vectors:
+ * none, each left out of its own answers and candidates), searched
  * exactly and by match count, records where each true answer lies among
  * the candidates.  From it: the expected recall@k for any k <= 100 and
  * candidate count K (and l2 radius 0..2).  The front-ends' "recall" option

@@ -4,8 +4,8 @@
  *
  * The estimate.  RECALL_SAMPLE objects of the index, drawn without
  * replacement by a fixed seed, are perturbed into pseudo-queries the way
- * the front-end's queries are expected to differ from the data
- * (recall_sample.c says how).  For each pseudo-query q the exact answer
+ * the front-end's queries are expected to differ from the data (vectors:
+ * left out of their own answers instead; recall_sample.c says how).  For each pseudo-query q the exact answer
  * (the front-end's exact mode, or exact k-NN) gives the scores of its
  * RECALL_KMAX best objects, and one candidate search by match count with
  * K = Kmax = min(n, RECALL_KMAX_CANDIDATES) gives the candidates in their

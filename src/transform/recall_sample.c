@@ -12,9 +12,10 @@
  *   sequences  max(1, round(20% of the length)) random edits, each a
  *              substitution, insertion or deletion with equal probability,
  *              the new bytes drawn from the string's own bytes;
- *   vectors    the vector plus a random (Gaussian) direction of length
- *              half the L2 distance to its nearest other base vector in
- *              the index's metric (0 for a duplicate).
+ *   vectors    none, but the vector is left out of its own answers and
+ *              candidates (leave-one-out): a query drawn like the data
+ *              and not in the index, at the distances the data points
+ *              have from each other.
  *
  * Exact answers come from the front-ends' exact modes (sets, sequences)
  * or exact k-NN (vectors), on the CPU; candidates from one search with
@@ -32,7 +33,6 @@
  */
 #include "transform/recall.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -288,37 +288,30 @@ static uint32_t distance_key(float d)
     return v;
 }
 
-static void gaussian_direction(float *a, uint32_t dim, uint64_t *rng)
-{
-    double norm = 0;
-    for (uint32_t j = 0; j < dim; j++) {
-        double u1 = next_unit(rng), u2 = next_unit(rng);
-        double g = sqrt(-2 * log(1 - u1)) * cos(6.283185307179586 * u2); /* Box-Muller */
-        a[j] = (float)g;
-        norm += g * g;
-    }
-    norm = sqrt(norm);
-    for (uint32_t j = 0; norm > 0 && j < dim; j++)
-        a[j] = (float)(a[j] / norm);
-}
-
+/*
+ * Vectors: leave-one-out.  The pseudo-query is the sampled base vector
+ * itself, and the vector is left out of its exact answers and of its
+ * candidates (the later candidates move up one place), so the estimate is
+ * that of a query drawn like the data but not in the index.
+ */
 static genie_status sample_vectors(const genie_index *idx, unsigned threads, const uint32_t *aId, recall_estimate *e,
-                                   cand_key *aC, cand_key *aT, recall_entry *aRow, uint64_t *rng)
+                                   cand_key *aC, cand_key *aT, recall_entry *aRow)
 {
     vlsh h;
     genie_vectors base, pq = {0, 0, NULL};
     GENIE_TRY(vec_open(idx, &h, &base));
     uint32_t S = e->nSample, dim = base.dim;
     genie_neighbor *aNN = NULL;
-    float *aDir = NULL;
     genie_results *res = NULL;
     genie_status rc = GENIE_OK;
     e->nCurve = h.p.metric == GENIE_METRIC_L2 ? RECALL_RADIUS_MAX + 1 : 1;
-    size_t nNN = (size_t)S * (e->kMax > 2 ? e->kMax : 2);
+    /* The others: at most n - 1 candidates and answers (none when n = 1: every row is empty). */
+    uint64_t nOther = base.n - 1;
+    e->nCandMax = nOther < RECALL_KMAX_CANDIDATES ? (uint32_t)(nOther ? nOther : 1) : RECALL_KMAX_CANDIDATES;
+    uint32_t kT = base.n < e->kMax + 1 ? (uint32_t)base.n : e->kMax + 1; /* the answers, self included */
     pq.data = malloc((size_t)S * dim * sizeof *pq.data);
-    aNN = malloc(nNN * sizeof *aNN);
-    aDir = malloc((size_t)dim * sizeof *aDir);
-    if (!pq.data || !aNN || !aDir) {
+    aNN = malloc((size_t)S * kT * sizeof *aNN);
+    if (!pq.data || !aNN) {
         rc = util_error(GENIE_ENOMEM, "out of memory for %u pseudo-queries of %u dimensions", S, dim);
         goto done;
     }
@@ -326,53 +319,42 @@ static genie_status sample_vectors(const genie_index *idx, unsigned threads, con
     pq.dim = dim;
     for (uint32_t i = 0; i < S; i++)
         memcpy(pq.data + (size_t)i * dim, base.data + (size_t)aId[i] * dim, (size_t)dim * sizeof *pq.data);
-    /* The nearest other vector of each sampled one sets its offset. */
-    uint32_t k2 = base.n > 1 ? 2 : 1;
-    GENIE_TRY_GOTO(rc, genie_exact_search(&base, &pq, h.p.metric, k2, GENIE_BACKEND_CPU, threads, aNN, NULL), done);
-    for (uint32_t i = 0; i < S; i++) {
-        float *v = pq.data + (size_t)i * dim;
-        uint32_t nn = aNN[(size_t)i * k2].id == aId[i] && k2 == 2 ? aNN[(size_t)i * k2 + 1].id
-                                                                    : aNN[(size_t)i * k2].id;
-        const float *w = base.data + (size_t)nn * dim;
-        double d2 = 0;
-        for (uint32_t j = 0; j < dim; j++)
-            d2 += ((double)v[j] - w[j]) * ((double)v[j] - w[j]);
-        gaussian_direction(aDir, dim, rng);
-        float len = (float)(0.5 * sqrt(d2));
-        for (uint32_t j = 0; j < dim; j++)
-            v[j] += len * aDir[j];
-    }
-    uint32_t kT = base.n < e->kMax ? (uint32_t)base.n : e->kMax;
     GENIE_TRY_GOTO(rc, genie_exact_search(&base, &pq, h.p.metric, kT, GENIE_BACKEND_CPU, threads, aNN, NULL), done);
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
     opt.backend = GENIE_BACKEND_CPU;
     opt.threads = threads;
+    uint32_t K = nOther ? e->nCandMax + 1 : 1;
     for (uint32_t c = 0; c < e->nCurve; c++) {
         genie_search_stats st;
         double tHash;
-        GENIE_TRY_GOTO(rc, vec_candidates(idx, &h, &pq, c, &opt, e->nCandMax, &res, &st, &tHash), done);
+        GENIE_TRY_GOTO(rc, vec_candidates(idx, &h, &pq, c, &opt, K, &res, &st, &tHash), done);
         for (uint32_t q = 0; q < S; q++) {
             const float *v = pq.data + (size_t)q * dim;
-            /* True distances recomputed as the re-rank computes them, then sorted. */
-            for (uint32_t i = 0; i < kT; i++) {
+            /* True distances of the others, recomputed as the re-rank computes them, then sorted. */
+            uint32_t nT = 0;
+            for (uint32_t i = 0; i < kT && nT < e->kMax && nOther; i++) {
                 uint32_t id = aNN[(size_t)q * kT + i].id;
+                if (id == aId[q])
+                    continue;
                 float d = genie_vector_distance(h.p.metric, base.data + (size_t)id * dim, v, dim);
-                aT[i] = (cand_key){0, id, distance_key(d), 0};
+                aT[nT++] = (cand_key){0, id, distance_key(d), 0};
             }
-            for (uint32_t i = 1; i < kT; i++) /* insertion sort: the list is nearly sorted already */
+            for (uint32_t i = 1; i < nT; i++) /* insertion sort: the list is nearly sorted already */
                 for (uint32_t j = i; j > 0 && aT[j - 1].score0 > aT[j].score0; j--) {
                     cand_key t = aT[j];
                     aT[j] = aT[j - 1];
                     aT[j - 1] = t;
                 }
-            size_t nC;
-            const genie_hit *aH = genie_results_get(res, q, &nC);
-            for (size_t i = 0; i < nC; i++) {
+            size_t nH, nC = 0;
+            const genie_hit *aH = genie_results_get(res, q, &nH);
+            for (size_t i = 0; i < nH && nC < e->nCandMax && nOther; i++) {
+                if (aH[i].object == aId[q])
+                    continue;
                 float d = genie_vector_distance(h.p.metric, base.data + (size_t)aH[i].object * dim, v, dim);
-                aC[i] = (cand_key){aH[i].count, aH[i].object, distance_key(d), 0};
+                aC[nC++] = (cand_key){aH[i].count, aH[i].object, distance_key(d), 0};
             }
-            GENIE_TRY_GOTO(rc, add_row(e, aC, nC, aT, kT, distance_better, aRow), done);
+            GENIE_TRY_GOTO(rc, add_row(e, aC, nC, aT, nT, distance_better, aRow), done);
         }
         genie_results_free(res);
         res = NULL;
@@ -382,7 +364,6 @@ done:
     vlsh_free(&h);
     free(pq.data);
     free(aNN);
-    free(aDir);
     return rc;
 }
 
@@ -416,7 +397,7 @@ genie_status recall_sample(const genie_index *idx, unsigned threads, recall_esti
     for (uint32_t i = 0; i < S; i++)
         aId[i] = sample_id(n, S, i, &rng);
     if (idx->info.type == GENIE_TYPE_VECTORS) {
-        rc = sample_vectors(idx, threads, aId, e, aC, aT, aRow, &rng);
+        rc = sample_vectors(idx, threads, aId, e, aC, aT, aRow);
         goto done;
     }
     if (!idx->aRecordOffset) {

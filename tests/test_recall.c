@@ -88,12 +88,18 @@ static int cmp_frac_desc(const void *x, const void *y)
     return (l < r) - (l > r);
 }
 
+/* |A n B| of two sorted distinct lists, by merging. */
 static size_t iset_shared(const iset *a, const iset *b)
 {
-    size_t c = 0;
-    for (size_t i = 0; i < a->n; i++)
-        for (size_t j = 0; j < b->n; j++)
-            c += a->a[i] == b->a[j];
+    size_t c = 0, i = 0, j = 0;
+    while (i < a->n && j < b->n) {
+        if (a->a[i] == b->a[j])
+            c++, i++, j++;
+        else if (a->a[i] < b->a[j])
+            i++;
+        else
+            j++;
+    }
     return c;
 }
 

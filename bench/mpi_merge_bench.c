@@ -5,7 +5,7 @@
  *
  * Usage: mpi_merge_bench [BATCH]   (default 1024 queries per batch)
  * Prints, per R and k: microseconds per batch and per query.  The lists
- * are random (counts 1..64, sorted as the rankers send them, ids disjoint
+ * are random (keys 1..64, sorted as the rankers send them, ids disjoint
  * per ranker), so the winners are spread over the rankers as in a shard
  * split of randomly placed objects.
  */
@@ -30,19 +30,19 @@ static uint64_t rnd(uint64_t *s)
     return *s * 2685821657736338717ull;
 }
 
-static int by_count_desc(const void *a, const void *b)
+static int by_key(const void *a, const void *b)
 {
-    const genie_hit *x = a, *y = b;
-    if (x->count != y->count)
-        return x->count > y->count ? -1 : 1;
+    const wire_hit *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
     return x->object < y->object ? -1 : x->object > y->object;
 }
 
 /* Seconds to merge one batch of @p nQuery queries, R lists of k each; -1 when out of memory. */
 static double bench(size_t nQuery, size_t R, uint32_t k, double *pSink)
 {
-    genie_hit *aAll = malloc(nQuery * R * k * sizeof *aAll), *aOut = malloc(k * sizeof *aOut);
-    const genie_hit **aList = malloc(R * sizeof *aList);
+    wire_hit *aAll = malloc(nQuery * R * k * sizeof *aAll), *aOut = malloc(k * sizeof *aOut);
+    const wire_hit **aList = malloc(R * sizeof *aList);
     uint32_t *aN = malloc(R * sizeof *aN);
     merge_heap h;
     if (!aAll || !aOut || !aList || !aN || merge_init(&h, R) != 0)
@@ -50,10 +50,10 @@ static double bench(size_t nQuery, size_t R, uint32_t k, double *pSink)
     uint64_t s = 88172645463325252ull;
     for (size_t q = 0; q < nQuery; q++)
         for (size_t r = 0; r < R; r++) {
-            genie_hit *a = aAll + (q * R + r) * k;
+            wire_hit *a = aAll + (q * R + r) * k;
             for (uint32_t i = 0; i < k; i++)
-                a[i] = (genie_hit){(uint32_t)(r * 100000000u + rnd(&s) % 100000000u), 1 + (uint32_t)(rnd(&s) % 64)};
-            qsort(a, k, sizeof *a, by_count_desc);
+                a[i] = (wire_hit){(uint32_t)(r * 100000000u + rnd(&s) % 100000000u), 1 + (uint32_t)(rnd(&s) % 64), 0};
+            qsort(a, k, sizeof *a, by_key);
         }
     for (size_t r = 0; r < R; r++)
         aN[r] = k;
@@ -64,7 +64,7 @@ static double bench(size_t nQuery, size_t R, uint32_t k, double *pSink)
             for (size_t r = 0; r < R; r++)
                 aList[r] = aAll + (q * R + r) * k;
             size_t n = merge_topk(&h, aList, aN, R, k, aOut);
-            *pSink += aOut[n - 1].count;
+            *pSink += aOut[n - 1].key;
         }
         double t = now() - t0;
         if (t < best)

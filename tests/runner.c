@@ -141,6 +141,12 @@ char g_zTestDir[1024];
     X(mpi_ranker_errors_fail_the_run, 180)        \
     X(mpi_late_ranker_timeout_and_partial, 180)   \
     X(mpi_dead_rank_ends_the_job, 120) \
+    X(mpi_vectors_equal_one_process, 180) \
+    X(mpi_vectors_lsh_union_of_shard_candidates, 120) \
+    X(mpi_sequences_equal_one_process, 180) \
+    X(mpi_gpus_and_type_options, 120) \
+    X(search_parts_vectors_exact_brute_force, 60) \
+    X(mpi_serve_answers_equal_genie_serve, 240) \
     X(docs_hand_computed_bm25, 10) \
     X(docs_pagerank_hand_computed, 10) \
     X(docs_random_against_slow_path, 120) \

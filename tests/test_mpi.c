@@ -8,6 +8,13 @@
  * other shards' answers (checked against genie_search_parts over those
  * shards), marked partial; a rank that dies ends the job.
  *
+ * Vectors: exact searches and LSH with K at least the objects equal genie
+ * search byte for byte; LSH with a small K equals the exact re-rank of
+ * the union of the shards' own candidates (the merge of
+ * genie_vectors_search_parts over each ranker's parts), never farther
+ * than one process at any rank.  Sequences: --exact and --certify equal
+ * genie search byte for byte, k larger than a shard included.
+ *
  * The tests skip (and pass) with a message when genie-mpi was not built
  * (no MPI at configure time) or mpirun is missing.  mpirun runs as root
  * here (--allow-run-as-root), on more ranks than cores (--oversubscribe),
@@ -18,7 +25,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "genie/sequences.h"
 #include "genie/text.h"
+#include "genie/vectors.h"
 #include "test.h"
 
 #ifdef GENIE_MPI_BIN_PATH
@@ -400,4 +409,225 @@ TEST(mpi_dead_rank_ends_the_job)
         test_fail_at(__FILE__, __LINE__, "exit %d with output:\n%.600s", rc, o);
     free(o);
     test_objects_free(&objs);
+}
+
+/* @p n random vectors of @p dim (Gaussian-ish: sums of uniforms). */
+static void mpi_vectors(uint64_t *s, uint64_t n, uint32_t dim, genie_vectors *v)
+{
+    v->n = n;
+    v->dim = dim;
+    v->data = malloc((size_t)n * dim * sizeof *v->data);
+    CHECK(v->data != NULL);
+    for (size_t i = 0; i < (size_t)n * dim; i++)
+        v->data[i] = (float)((double)(test_rand(s) % 1000) + (double)(test_rand(s) % 1000)) / 1000.0f - 1.0f;
+}
+
+/* A 650-vector l2 index in 7 parts (the rankers of -np 4 get 2, 2 and 3 parts, the last of 50) and 40 queries. */
+static genie_index *mpi_vectors_index(genie_vectors *q)
+{
+    uint64_t s = 0x7ec7;
+    genie_vectors base;
+    mpi_vectors(&s, 650, 16, &base);
+    mpi_vectors(&s, 40, 16, q);
+    genie_lsh_params p = {.metric = GENIE_METRIC_L2, .m = 24, .seed = 5};
+    genie_build_options opt = {0, NULL, NULL, 100, 0, 0};
+    CHECK_OK(genie_vectors_build(&base, &p, &opt, test_path("v.genie")));
+    CHECK_OK(genie_vectors_write_fvecs(q, test_path("vq.fvecs")));
+    genie_vectors_free(&base);
+    genie_index *idx;
+    CHECK_OK(genie_index_open(test_path("v.genie"), &idx));
+    CHECK_EQ(genie_index_parts(idx), 7);
+    return idx;
+}
+
+TEST(mpi_vectors_equal_one_process)
+{
+    if (!mpi_ready())
+        return;
+    genie_vectors q;
+    genie_index_close(mpi_vectors_index(&q));
+    char z[2048];
+    snprintf(z, sizeof z, "-k 7 --exact '%s' '%s'", test_path("v.genie"), test_path("vq.fvecs"));
+    mpi_same_as_genie(4, z, "--batch 9 --depth 3");
+    mpi_same_as_genie(1, z, NULL);
+    /* k larger than every shard (200, 200 and 250 objects) and than the index */
+    snprintf(z, sizeof z, "-k 700 --exact --json '%s' '%s'", test_path("v.genie"), test_path("vq.fvecs"));
+    mpi_same_as_genie(4, z, NULL);
+    /* LSH with K >= the objects: every shard's candidates are all its colliding objects, as in one process */
+    snprintf(z, sizeof z, "-k 5 -K 650 -b cpu-idx '%s' '%s'", test_path("v.genie"), test_path("vq.fvecs"));
+    mpi_same_as_genie(4, z, "--batch 16");
+    genie_vectors_free(&q);
+}
+
+TEST(mpi_vectors_lsh_union_of_shard_candidates)
+{
+    if (!mpi_ready())
+        return;
+    genie_vectors q;
+    genie_index *idx = mpi_vectors_index(&q);
+    enum { K_NN = 6, R = 3 };
+    MPI_PATH(zOut, "mpi.out");
+    MPI_PATH(zErr, "err.txt");
+    char z[2048];
+    snprintf(z, sizeof z, "-k %d -K 12 '%s' '%s'", K_NN, test_path("v.genie"), test_path("vq.fvecs"));
+    int rc = mpi_run(R + 1, NULL, z, zOut, zErr);
+    if (rc != 0)
+        test_fail_at(__FILE__, __LINE__, "exit %d:\n%.2000s", rc, mpi_read_text(zErr));
+    /* The oracle: each ranker's parts searched alone, merged by (distance, id); and one process. */
+    genie_vsearch_options so = {.search = {.backend = GENIE_BACKEND_CPU, .threads = 1}, .k = K_NN, .candidates = 12};
+    static const uint32_t aFirst[R] = {0, 2, 4}, aParts[R] = {2, 2, 3};
+    genie_neighbor *aShard = malloc(R * q.n * K_NN * sizeof *aShard), *aOne = malloc(q.n * K_NN * sizeof *aOne);
+    uint32_t aN[R][40], aOneN[40];
+    for (int r = 0; r < R; r++)
+        CHECK_OK(genie_vectors_search_parts(idx, aFirst[r], aParts[r], &q, &so, aShard + r * q.n * K_NN, aN[r], NULL));
+    CHECK_OK(genie_vectors_search(idx, &q, &so, aOne, aOneN, NULL));
+    char *zWant = malloc(1 << 16), *zGot = mpi_read_text(zOut);
+    size_t at = 0, nCloser = 0;
+    for (size_t i = 0; i < q.n; i++) {
+        uint32_t aPos[R] = {0, 0, 0};
+        for (uint32_t rank = 0; rank < K_NN; rank++) {
+            const genie_neighbor *best = NULL;
+            int from = -1;
+            for (int r = 0; r < R; r++) {
+                if (aPos[r] == aN[r][i])
+                    continue;
+                const genie_neighbor *c = &aShard[(r * q.n + i) * K_NN + aPos[r]];
+                if (!best || c->distance < best->distance || (c->distance == best->distance && c->id < best->id)) {
+                    best = c;
+                    from = r;
+                }
+            }
+            if (!best)
+                break;
+            aPos[from]++;
+            at += (size_t)snprintf(zWant + at, (1 << 16) - at, "%zu\t%u\t%u\t%.6g\n", i + 1, rank + 1, best->id,
+                                   (double)best->distance);
+            /* The union holds the one-process candidates: never farther at the same rank. */
+            if (rank < aOneN[i]) {
+                CHECK(best->distance <= aOne[i * K_NN + rank].distance);
+                nCloser += best->distance < aOne[i * K_NN + rank].distance;
+            }
+        }
+        CHECK(aPos[0] + aPos[1] + aPos[2] >= aOneN[i]);
+    }
+    if (strcmp(zWant, zGot) != 0)
+        test_fail_at(__FILE__, __LINE__, "LSH answers differ from the shards' merge:\n%.600s\n---\n%.600s", zWant, zGot);
+    printf("      %zu of %zu neighbours nearer than one process's (more candidates)\n", nCloser, (size_t)q.n * K_NN);
+    free(zWant);
+    free(zGot);
+    free(aShard);
+    free(aOne);
+    genie_vectors_free(&q);
+    genie_index_close(idx);
+}
+
+TEST(mpi_sequences_equal_one_process)
+{
+    if (!mpi_ready())
+        return;
+    uint64_t s = 0x5e9;
+    genie_build_options opt = {0, NULL, NULL, 130, 0, 0}; /* 7 parts: shards of 260, 260 and 380 strings */
+    genie_seq_builder *sb;
+    CHECK_OK(genie_seq_builder_new(&sb, &opt, 3));
+    for (int i = 0; i < 900; i++) {
+        char zWord[16];
+        size_t n = 2 + test_rand(&s) % 11;
+        for (size_t j = 0; j < n; j++)
+            zWord[j] = (char)('a' + test_rand(&s) % 8);
+        CHECK_OK(genie_seq_builder_add(sb, zWord, n));
+    }
+    CHECK_OK(genie_seq_builder_write(sb, test_path("s.genie")));
+    genie_seq_builder_free(sb);
+    FILE *f = fopen(test_path("sq.txt"), "w");
+    CHECK(f != NULL);
+    for (int i = 0; i < 50; i++) {
+        size_t n = 1 + test_rand(&s) % 12;
+        for (size_t j = 0; j < n; j++)
+            fputc('a' + (int)(test_rand(&s) % 8), f);
+        fputc('\n', f);
+    }
+    fclose(f);
+    char z[2048];
+    snprintf(z, sizeof z, "-k 5 --exact '%s' '%s'", test_path("s.genie"), test_path("sq.txt"));
+    mpi_same_as_genie(4, z, "--batch 7");
+    snprintf(z, sizeof z, "-k 300 --exact --json --show '%s' '%s'", test_path("s.genie"), test_path("sq.txt"));
+    mpi_same_as_genie(4, z, NULL);
+    snprintf(z, sizeof z, "-k 4 --certify '%s' '%s'", test_path("s.genie"), test_path("sq.txt"));
+    mpi_same_as_genie(4, z, "--batch 11");
+    mpi_same_as_genie(1, z, NULL);
+}
+
+TEST(mpi_gpus_and_type_options)
+{
+    if (!mpi_ready())
+        return;
+    genie_vectors q;
+    genie_index_close(mpi_vectors_index(&q));
+    genie_vectors_free(&q);
+    MPI_PATH(zOut, "mpi.out");
+    MPI_PATH(zErr, "err.txt");
+    char z[2048];
+    snprintf(z, sizeof z, "--gpus 0,x '%s' '%s'", test_path("v.genie"), test_path("vq.fvecs"));
+    CHECK_EQ(mpi_run(3, NULL, z, zOut, zErr), 2);
+    char *e = mpi_read_text(zErr);
+    if (!strstr(e, "--gpus must be a list like 0,1"))
+        test_fail_at(__FILE__, __LINE__, "no --gpus message:\n%.2000s", e);
+    free(e);
+    snprintf(z, sizeof z, "--certify '%s' '%s'", test_path("v.genie"), test_path("vq.fvecs"));
+    CHECK_EQ(mpi_run(3, NULL, z, zOut, zErr), 2);
+    e = mpi_read_text(zErr);
+    if (!strstr(e, "--certify does not apply to a vectors index"))
+        test_fail_at(__FILE__, __LINE__, "no option message:\n%.2000s", e);
+    free(e);
+    if (genie_cuda_device_count() > 0)
+        return;
+    /* Without a GPU, --gpus local fails on every ranker, saying so. */
+    snprintf(z, sizeof z, "--gpus local '%s' '%s'", test_path("v.genie"), test_path("vq.fvecs"));
+    CHECK_EQ(mpi_run(3, NULL, z, zOut, zErr), 1);
+    e = mpi_read_text(zErr);
+    if (!strstr(e, "--gpus local: no usable GPU on this host"))
+        test_fail_at(__FILE__, __LINE__, "no --gpus local message:\n%.2000s", e);
+    free(e);
+}
+
+/* genie_vectors_search_parts (exact) against brute force over each part range; bad ranges refused.  No MPI. */
+TEST(search_parts_vectors_exact_brute_force)
+{
+    genie_vectors q, base;
+    genie_index *idx = mpi_vectors_index(&q);
+    CHECK_OK(genie_vectors_index_base(idx, &base));
+    genie_vsearch_options so = {.search = {.backend = GENIE_BACKEND_CPU, .threads = 1}, .k = 250, .exact = 1};
+    genie_neighbor *aOut = malloc(q.n * so.k * sizeof *aOut);
+    uint32_t aN[40];
+    static const uint32_t aFirst[] = {0, 2, 6}, aParts[] = {2, 4, 1}; /* objects 0..199, 200..599, 600..649 */
+    for (int r = 0; r < 3; r++) {
+        genie_part_info a, b;
+        CHECK_OK(genie_index_part_info(idx, aFirst[r], &a));
+        CHECK_OK(genie_index_part_info(idx, aFirst[r] + aParts[r] - 1, &b));
+        uint64_t o0 = a.first_object, o1 = b.first_object + b.n_objects;
+        CHECK_OK(genie_vectors_search_parts(idx, aFirst[r], aParts[r], &q, &so, aOut, aN, NULL));
+        for (size_t i = 0; i < q.n; i++) {
+            CHECK_EQ(aN[i], o1 - o0 < so.k ? o1 - o0 : so.k);
+            for (uint32_t j = 0; j < aN[i]; j++) {
+                const genie_neighbor *h = &aOut[i * so.k + j];
+                CHECK(h->id >= o0 && h->id < o1);
+                float d = genie_vector_distance(GENIE_METRIC_L2, base.data + (size_t)h->id * base.dim,
+                                                q.data + i * q.dim, q.dim);
+                CHECK(d == h->distance);
+                /* nothing of the range is nearer than the j-th without being listed before it */
+                uint32_t nBefore = 0;
+                for (uint64_t o = o0; o < o1; o++) {
+                    float e = genie_vector_distance(GENIE_METRIC_L2, base.data + o * base.dim, q.data + i * q.dim,
+                                                    q.dim);
+                    nBefore += e < d || (e == d && o < h->id);
+                }
+                CHECK_EQ(nBefore, j);
+            }
+        }
+    }
+    CHECK_RC(genie_vectors_search_parts(idx, 6, 2, &q, &so, aOut, aN, NULL), GENIE_EINVAL);
+    CHECK_RC(genie_vectors_search_parts(idx, 0, 0, &q, &so, aOut, aN, NULL), GENIE_EINVAL);
+    free(aOut);
+    genie_vectors_free(&q);
+    genie_index_close(idx);
 }

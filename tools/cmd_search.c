@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "json_out.h"
+#include "search_output.h"
 
 #define QUERIES_PER_CHUNK 8192
 
@@ -39,50 +39,6 @@ static const char zHelp[] =
     "      --show              print each hit's stored record\n"
     "  -q, --quiet             no progress or notices on standard error\n"
     "  -h, --help              show this help\n";
-
-typedef struct search_output {
-    const genie_index *idx;
-    int json, show, hasLabels, hasRecords;
-} search_output;
-
-static void print_hit_tsv(const search_output *o, uint64_t queryNo, size_t rank, const genie_hit *h)
-{
-    printf("%llu\t%zu\t%u\t", (unsigned long long)queryNo, rank, h->object);
-    uint64_t label;
-    if (o->hasLabels && genie_index_label(o->idx, h->object, &label) == GENIE_OK)
-        printf("%llu", (unsigned long long)label);
-    else
-        putchar('-');
-    printf("\t%u", h->count);
-    const char *rec;
-    size_t n;
-    if (o->show) {
-        putchar('\t');
-        if (genie_index_record(o->idx, h->object, &rec, &n) == GENIE_OK)
-            cli_put_escaped(rec, n);
-    }
-    putchar('\n');
-}
-
-static int print_results(const search_output *o, const genie_results *r, uint64_t firstQueryNo)
-{
-    json_buf b;
-    json_buf_init(&b);
-    int status = 0;
-    for (size_t q = 0; q < genie_results_queries(r) && status == 0; q++) {
-        size_t n;
-        const genie_hit *aHit = genie_results_get(r, q, &n);
-        if (o->json) {
-            json_out_hits(&b, o->idx, firstQueryNo + q, aHit, n, o->show);
-            status = json_buf_print_line(&b);
-        } else {
-            for (size_t i = 0; i < n; i++)
-                print_hit_tsv(o, firstQueryNo + q, i + 1, &aHit[i]);
-        }
-    }
-    json_buf_free(&b);
-    return status;
-}
 
 typedef struct search_progress {
     cli_progress bar;
@@ -142,7 +98,7 @@ static int parse_search_options(int argc, char **argv, genie_search_options *opt
 }
 
 static int run_search(genie_index *idx, genie_query_reader *qr, genie_search_options *opt, uint32_t minCount,
-                      const search_output *o, int quiet)
+                      search_output *o, int quiet)
 {
     genie_queries *q = NULL;
     genie_status rc = genie_queries_new(&q);
@@ -171,7 +127,7 @@ static int run_search(genie_index *idx, genie_query_reader *qr, genie_search_opt
             noticed = 1;
         }
         cli_progress_end(&prog.bar);
-        int printed = print_results(o, r, prog.base + 1);
+        int printed = search_output_results(o, r, prog.base + 1);
         genie_results_free(r);
         if (printed != 0) {
             status = CLI_EXIT_FAIL;
@@ -203,35 +159,35 @@ int cmd_search(int argc, char **argv)
     opt.k = 10;
     search_output o;
     memset(&o, 0, sizeof o);
+    search_output_init(&o);
     uint32_t minCount = 0;
     const char *zDelim = NULL;
     int quiet = 0;
     int st = parse_search_options(argc, argv, &opt, &minCount, &zDelim, &o, &quiet);
-    if (st != CLI_EXIT_OK)
+    if (st != CLI_EXIT_OK) {
+        search_output_free(&o);
         return st;
+    }
     const char *zIndex = argv[optind];
     const char *zQueries = optind + 1 < argc ? argv[optind + 1] : "-";
     genie_index *idx;
     genie_status rc = genie_index_open(zIndex, &idx);
-    if (rc != GENIE_OK)
+    if (rc != GENIE_OK) {
+        search_output_free(&o);
         return cli_fail(rc);
+    }
     genie_index_info info;
     genie_index_get_info(idx, &info);
-    o.idx = idx;
-    o.hasLabels = info.has_labels;
-    o.hasRecords = info.has_records;
-    if (o.show && !info.has_records) {
-        genie_index_close(idx);
-        return cli_usage_error("search", "--show: %s stores no records (built with --no-records?)", zIndex);
-    }
-    genie_query_reader *qr;
-    rc = genie_query_reader_open(&qr, zQueries, idx, zDelim);
-    if (rc != GENIE_OK) {
-        genie_index_close(idx);
-        return cli_fail(rc);
-    }
-    st = run_search(idx, qr, &opt, minCount, &o, quiet);
+    o.src.idx = idx;
+    genie_query_reader *qr = NULL;
+    if (o.show && !info.has_records)
+        st = cli_usage_error("search", "--show: %s stores no records (built with --no-records?)", zIndex);
+    else if ((rc = genie_query_reader_open(&qr, zQueries, idx, zDelim)) != GENIE_OK)
+        st = cli_fail(rc);
+    else
+        st = run_search(idx, qr, &opt, minCount, &o, quiet);
     genie_query_reader_close(qr);
     genie_index_close(idx);
+    search_output_free(&o);
     return st;
 }

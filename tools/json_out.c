@@ -157,21 +157,47 @@ static void put_record(json_buf *b, const genie_index *idx, uint32_t object, int
 
 void json_out_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_hit *aHit, size_t n, int show)
 {
-    genie_index_info info;
-    genie_index_get_info(idx, &info);
+    json_out_source src = {idx, NULL, NULL};
+    json_out_hits_from(b, &src, queryNo, aHit, n, show);
+}
+
+void json_out_hits_from(json_buf *b, const json_out_source *src, uint64_t queryNo, const genie_hit *aHit, size_t n,
+                        int show)
+{
     json_buf_printf(b, "{\"query\":%llu,\"hits\":[", (unsigned long long)queryNo);
     for (size_t r = 0; r < n; r++) {
         json_buf_printf(b, "%s{\"rank\":%zu,\"object\":%u,\"label\":", r ? "," : "", r + 1, aHit[r].object);
+        uint32_t local = aHit[r].object;
+        const genie_index *idx = src->xLocate ? src->xLocate(src->pLocateCtx, aHit[r].object, &local) : src->idx;
+        genie_index_info info;
+        if (idx)
+            genie_index_get_info(idx, &info);
         uint64_t label;
-        if (info.has_labels && genie_index_label(idx, aHit[r].object, &label) == GENIE_OK)
+        if (idx && info.has_labels && genie_index_label(idx, local, &label) == GENIE_OK)
             json_buf_printf(b, "%llu", (unsigned long long)label);
         else
             json_buf_puts(b, "null");
         json_buf_printf(b, ",\"count\":%u", aHit[r].count);
-        put_record(b, idx, aHit[r].object, show, "record");
+        if (idx)
+            put_record(b, idx, local, show, "record");
         json_buf_put(b, "}", 1);
     }
     json_buf_put(b, "]}", 2);
+}
+
+void json_out_mark_partial(json_buf *b)
+{
+    static const char zMark[] = "\"partial\":true,";
+    size_t nMark = sizeof zMark - 1;
+    const char *zComma = b->z ? strchr(b->z, ',') : NULL;
+    if (b->oom || !zComma)
+        return;
+    size_t at = (size_t)(zComma - b->z) + 1;
+    json_buf_put(b, zMark, nMark); /* room at the end, then the tail moves behind the mark */
+    if (b->oom)
+        return;
+    memmove(b->z + at + nMark, b->z + at, b->n - nMark - at);
+    memcpy(b->z + at, zMark, nMark);
 }
 
 void json_out_set_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_set_hit *aHit, size_t n,

@@ -42,6 +42,26 @@ void json_buf_string(json_buf *b, const char *s, size_t n);
 
 /** keywords, text and table indexes; @p show adds each hit's stored "record". */
 void json_out_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_hit *aHit, size_t n, int show);
+
+/*
+ * Where a hit's label and record live: in idx, or, when xLocate is set, in
+ * the index it names for the object, under the id it gives there
+ * (genie-mpi's shard maps: each shard a file of its own).
+ */
+typedef struct json_out_source {
+    const genie_index *idx;
+    const genie_index *(*xLocate)(void *ctx, uint32_t object, uint32_t *pLocal);
+    void *pLocateCtx;
+} json_out_source;
+
+/** json_out_hits() with the labels and records from @p src. */
+void json_out_hits_from(json_buf *b, const json_out_source *src, uint64_t queryNo, const genie_hit *aHit, size_t n,
+                        int show);
+/**
+ * Mark the answer in @p b (one object, as above) partial: "partial":true
+ * after its query number (a distributed search that missed some shards).
+ */
+void json_out_mark_partial(json_buf *b);
 /** sets indexes; @p show adds each hit's stored line as "set". */
 void json_out_set_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_set_hit *aHit, size_t n,
                        int show);

@@ -13,7 +13,7 @@
 
 #include "genie/table.h"
 #include "cli.h"
-#include "json_out.h"
+#include "search_output.h"
 
 #define TABLE_QUERIES_PER_CHUNK 8192
 
@@ -131,36 +131,6 @@ int table_cli_build(int argc, char **argv)
 
 /* ------------------------------------------------------------- search */
 
-/* TSV or, with --json, one JSON object per query (json_out.h). */
-static int print_results(const genie_index *idx, const genie_results *r, uint64_t firstQueryNo, int show, int json)
-{
-    json_buf b;
-    json_buf_init(&b);
-    int status = 0;
-    for (size_t q = 0; q < genie_results_queries(r) && status == 0; q++) {
-        size_t n;
-        const genie_hit *aHit = genie_results_get(r, q, &n);
-        if (json) {
-            json_out_hits(&b, idx, firstQueryNo + q, aHit, n, show);
-            status = json_buf_print_line(&b);
-            continue;
-        }
-        for (size_t i = 0; i < n; i++) {
-            printf("%llu\t%zu\t%u\t-\t%u", (unsigned long long)(firstQueryNo + q), i + 1, aHit[i].object,
-                   aHit[i].count);
-            const char *z;
-            size_t len;
-            if (show && genie_index_record(idx, aHit[i].object, &z, &len) == GENIE_OK) {
-                putchar('\t');
-                cli_put_escaped(z, len);
-            }
-            putchar('\n');
-        }
-    }
-    json_buf_free(&b);
-    return status;
-}
-
 /* "--radius R" / "--radius COL=R" and the same for --weight. */
 static int apply_setting(genie_table *t, const char *zArg, int isWeight)
 {
@@ -242,6 +212,9 @@ static int run_queries(const genie_index *idx, genie_table *t, const char *zQuer
     genie_queries *q = NULL;
     genie_table_reader *r = NULL;
     genie_status rc;
+    /* TSV or, with --json, one JSON object per query: genie search's printer (a table has no labels). */
+    search_output out = {{idx, NULL, NULL}, a->json, a->show, {NULL, 0, 0, 0}};
+    search_output_init(&out);
     if ((rc = genie_queries_new(&q)) != GENIE_OK)
         goto fail;
     if ((rc = genie_table_reader_open(&r, t, zQueries)) != GENIE_OK)
@@ -264,7 +237,7 @@ static int run_queries(const genie_index *idx, genie_table *t, const char *zQuer
             fprintf(stderr, "genie: no usable GPU; using the cpu backend\n");
             noticed = 1;
         }
-        int printed = print_results(idx, res, done + 1, a->show, a->json);
+        int printed = search_output_results(&out, res, done + 1);
         genie_results_free(res);
         if (printed != 0) {
             rc = GENIE_ENOMEM;
@@ -274,6 +247,7 @@ static int run_queries(const genie_index *idx, genie_table *t, const char *zQuer
     }
     genie_table_reader_close(r);
     genie_queries_free(q);
+    search_output_free(&out);
     if (fflush(stdout) != 0) {
         fprintf(stderr, "genie: cannot write the results\n");
         return CLI_EXIT_FAIL;
@@ -283,6 +257,7 @@ fail:
     fflush(stdout);
     genie_table_reader_close(r);
     genie_queries_free(q);
+    search_output_free(&out);
     return cli_fail(rc);
 }
 

@@ -83,6 +83,22 @@ typedef struct genie_seq_results genie_seq_results;
 GENIE_API genie_status genie_seq_search(const genie_index *idx, const char *const *queries, const size_t *lengths,
                               size_t n_queries, const genie_seq_options *sopt, const genie_search_options *opt,
                               genie_seq_results **out);
+/**
+ * genie_seq_search() over the strings of parts first_part ..
+ * first_part+n_parts-1 alone (the others left out as if absent), with the
+ * index's object ids: what a process of a distributed search (genie-mpi)
+ * does with its shard.  Rounds, the certificate and the final comparison
+ * with every string all count the range's strings: a certified answer is
+ * the exact top-k of the range, so certified answers of disjoint ranges,
+ * merged by (distance, object id) keeping k, are the exact top-k of their
+ * union.
+ * @return as genie_seq_search(); GENIE_EINVAL when n_parts is 0 or the
+ *         range passes the last part.
+ */
+GENIE_API genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
+                                    const char *const *queries, const size_t *lengths, size_t n_queries,
+                                    const genie_seq_options *sopt, const genie_search_options *opt,
+                                    genie_seq_results **out);
 GENIE_API size_t genie_seq_results_queries(const genie_seq_results *r);
 /**
  * @param[out] n          hits of @p query, best first;

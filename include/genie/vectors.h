@@ -138,7 +138,9 @@ typedef struct genie_vsearch_options {
      * radius 0..2) become the smallest whose estimated recall@k is at
      * least R (genie_recall_prepare(); exact search when no K up to the
      * estimate's 4096 does).  Needs candidates = radius = 0, exact = 0,
-     * k <= 100.  The choice comes back in the stats.
+     * k <= 100.  The choice comes back in the stats.  A search of some
+     * parts (genie_vectors_search_parts) chooses by the whole index's
+     * estimate.
      */
     double recall;
 } genie_vsearch_options;
@@ -156,6 +158,26 @@ typedef struct genie_vsearch_options {
 GENIE_API genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *queries,
                                   const genie_vsearch_options *opt, genie_neighbor *out, uint32_t *aN,
                                   genie_search_stats *stats);
+
+/**
+ * genie_vectors_search() over the objects of parts first_part ..
+ * first_part+n_parts-1 alone (the objects of the other parts are left out
+ * as if absent), with the index's object ids: what a process of a
+ * distributed search (genie-mpi) does with its shard.  Exact search: the
+ * exact k nearest of the range, so merging the answers of disjoint ranges
+ * by (distance, id), keeping k, gives genie_vectors_search()'s answer.
+ * LSH: the top-K candidates by match count within the range
+ * (genie_search_parts()), re-ranked; merged the same way, the answers of
+ * disjoint ranges are the exact re-rank of the union of their candidate
+ * sets, which holds the whole index's top-K (so no neighbour is farther
+ * than genie_vectors_search()'s at the same rank, and with K at least the
+ * number of objects the answers are equal).
+ * @return as genie_vectors_search(); GENIE_EINVAL when n_parts is 0 or the
+ *         range passes the last part.
+ */
+GENIE_API genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
+                                        const genie_vectors *queries, const genie_vsearch_options *opt,
+                                        genie_neighbor *out, uint32_t *aN, genie_search_stats *stats);
 
 /**
  * The number of hash functions by Eqn. 9 (Zhou et al. (GENIE) IV-B1): the largest,

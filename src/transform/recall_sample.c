@@ -328,7 +328,7 @@ static genie_status sample_vectors(const genie_index *idx, unsigned threads, con
     for (uint32_t c = 0; c < e->nCurve; c++) {
         genie_search_stats st;
         double tHash;
-        GENIE_TRY_GOTO(rc, vec_candidates(idx, &h, &pq, c, &opt, K, &res, &st, &tHash), done);
+        GENIE_TRY_GOTO(rc, vec_candidates(idx, 0, genie_index_parts(idx), &h, &pq, c, &opt, K, &res, &st, &tHash), done);
         for (uint32_t q = 0; q < S; q++) {
             const float *v = pq.data + (size_t)q * dim;
             /* True distances of the others, recomputed as the re-rank computes them, then sorted. */

@@ -335,6 +335,8 @@ static void topk_insert(genie_seq_hit *aHit, uint32_t *pN, uint32_t k, genie_seq
 
 typedef struct seq_job {
     const genie_index *idx;
+    uint32_t firstPart, nParts;     /* the parts searched */
+    uint64_t firstObject, nObjects; /* their strings */
     const char *const *azQuery;
     const size_t *aLen;
     uint32_t gram;
@@ -373,7 +375,7 @@ static genie_status verify_one(seq_job *job, size_t i, seq_pattern *pat, uint64_
         if (d <= max)
             topk_insert(aHit, &nHit, k, (genie_seq_hit){aCand[j].object, d, aCand[j].count});
     }
-    uint64_t nObj = job->idx->info.n_objects;
+    uint64_t nObj = job->nObjects;
     uint32_t want = nObj < k ? (uint32_t)nObj : k;
     int certified = 0;
     if (nCand == nObj) {
@@ -423,14 +425,14 @@ static void exact_worker(void *ctx, unsigned t)
     }
     genie_seq_results *r = job->r;
     uint64_t verified = 0;
-    uint32_t nObj = (uint32_t)job->idx->info.n_objects;
+    uint32_t oFirst = (uint32_t)job->firstObject, oEnd = (uint32_t)(job->firstObject + job->nObjects);
     size_t i;
     while (atomic_load(&job->rc) == GENIE_OK && (i = atomic_fetch_add(&job->next, 1)) < job->nPending) {
         size_t q = job->aPending[i];
         genie_seq_hit *aHit = r->aHit + q * r->k;
         uint32_t nHit = 0;
         seq_pattern_init(pat, job->azQuery[q], job->aLen[q]);
-        for (uint32_t o = 0; o < nObj; o++) {
+        for (uint32_t o = oFirst; o < oEnd; o++) {
             uint32_t max = nHit == r->k ? aHit[r->k - 1].distance : UINT32_MAX;
             const char *z;
             size_t n;
@@ -517,7 +519,7 @@ static genie_status seq_round(seq_job *job, const genie_search_options *opt)
         genie_search_options o = *opt;
         o.k = job->K;
         genie_search_stats st;
-        GENIE_TRY_GOTO(rc, genie_search_with_stats(job->idx, qs, &o, &cand, &st), done);
+        GENIE_TRY_GOTO(rc, genie_search_parts(job->idx, job->firstPart, job->nParts, qs, &o, &cand, &st), done);
         engine_stats_add(&job->r->stats, &st);
         double t1 = util_now();
         job->cand = cand;
@@ -546,11 +548,23 @@ genie_status genie_seq_search(const genie_index *idx, const char *const *queries
                               size_t n_queries, const genie_seq_options *sopt, const genie_search_options *opt,
                               genie_seq_results **out)
 {
+    return genie_seq_search_parts(idx, 0, genie_index_parts(idx), queries, lengths, n_queries, sopt, opt, out);
+}
+
+genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
+                                    const char *const *queries, const size_t *lengths, size_t n_queries,
+                                    const genie_seq_options *sopt, const genie_search_options *opt,
+                                    genie_seq_results **out)
+{
     util_error_clear();
     double tStart = util_now();
     *out = NULL;
     uint32_t gram = 0;
     GENIE_TRY(seq_index_gram(idx, &gram));
+    if (n_parts == 0 || first_part >= idx->nPart || n_parts > idx->nPart - first_part)
+        return util_error(GENIE_EINVAL, "%u parts from part %u: the index has %u parts, numbered from 0 (n_parts >= 1)",
+                          n_parts, first_part, idx->nPart);
+    const genie_index *pFirst = &idx->aPart[first_part], *pLast = &idx->aPart[first_part + n_parts - 1];
     uint32_t k = sopt->k;
     if (k == 0 || k > 65536)
         return util_error(GENIE_EINVAL, "k must be 1..65536, not %u", k);
@@ -588,6 +602,10 @@ genie_status genie_seq_search(const genie_index *idx, const char *const *queries
     seq_job job;
     memset(&job, 0, sizeof job);
     job.idx = idx;
+    job.firstPart = first_part;
+    job.nParts = n_parts;
+    job.firstObject = pFirst->firstObject;
+    job.nObjects = pLast->firstObject + pLast->info.n_objects - job.firstObject;
     job.azQuery = queries;
     job.aLen = lengths;
     job.gram = gram;
@@ -607,13 +625,13 @@ genie_status genie_seq_search(const genie_index *idx, const char *const *queries
             if (!r->aCertified[aPending[i]])
                 aPending[m++] = aPending[i];
         job.nPending = m;
-        if (job.K >= limit || job.K >= idx->info.n_objects)
+        if (job.K >= limit || job.K >= job.nObjects)
             break;
         job.K = job.K > limit / 2 ? limit : job.K * 2;
     }
     /* Exact mode; or --certify whose K reached every string: the scan of
      * the whole collection the worst case needs (V-A). */
-    if (sopt->exact || (sopt->max_candidates && limit >= idx->info.n_objects)) {
+    if (sopt->exact || (sopt->max_candidates && limit >= job.nObjects)) {
         if (sopt->exact)
             job.K = 0;
         double t0 = util_now();

@@ -167,9 +167,9 @@ done:
     free(aHit);
 }
 
-genie_status vec_candidates(const genie_index *idx, const vlsh *h, const genie_vectors *queries, uint32_t radius,
-                           const genie_search_options *opt, uint32_t K, genie_results **pRes, genie_search_stats *pSt,
-                           double *pHashSeconds)
+genie_status vec_candidates(const genie_index *idx, uint32_t first_part, uint32_t n_parts, const vlsh *h,
+                            const genie_vectors *queries, uint32_t radius, const genie_search_options *opt, uint32_t K,
+                            genie_results **pRes, genie_search_stats *pSt, double *pHashSeconds)
 {
     *pRes = NULL;
     uint32_t m = h->p.m, *aKw = NULL;
@@ -196,7 +196,7 @@ genie_status vec_candidates(const genie_index *idx, const vlsh *h, const genie_v
     genie_search_options o = *opt;
     o.k = K;
     *pHashSeconds = util_now() - t0;
-    rc = genie_search_with_stats(idx, q, &o, pRes, pSt);
+    rc = genie_search_parts(idx, first_part, n_parts, q, &o, pRes, pSt);
 done:
     genie_queries_free(q);
     free(aKw);
@@ -204,14 +204,68 @@ done:
     return rc;
 }
 
+/*
+ * The objects of parts [first, first + n) of @p idx: one range of ids,
+ * since parts cut the objects by id.  @return GENIE_OK or GENIE_EINVAL.
+ */
+static genie_status part_range(const genie_index *idx, uint32_t first, uint32_t n, uint64_t *pFirst,
+                               uint64_t *pN)
+{
+    uint32_t nPart = genie_index_parts(idx);
+    if (n == 0 || first >= nPart || n > nPart - first)
+        return util_error(GENIE_EINVAL, "%u parts from part %u: the index has %u parts, numbered from 0 (n_parts >= 1)",
+                          n, first, nPart);
+    genie_part_info a, b;
+    GENIE_TRY(genie_index_part_info(idx, first, &a));
+    GENIE_TRY(genie_index_part_info(idx, first + n - 1, &b));
+    *pFirst = a.first_object;
+    *pN = b.first_object + b.n_objects - a.first_object;
+    return GENIE_OK;
+}
+
+/*
+ * Exact search of the objects [first, first + n) alone: the base vectors
+ * of that range (a view), ids shifted back to the index's.  The whole
+ * index keeps its base resident on the GPU between searches (the index's
+ * device state); a range is uploaded for each search.
+ */
+static genie_status exact_range(const genie_index *idx, const genie_vectors *base, uint64_t first, uint64_t n,
+                                const genie_vectors *queries, genie_metric metric, uint32_t k,
+                                const genie_vsearch_options *opt, genie_neighbor *out, uint32_t *aN,
+                                genie_backend *pUsed)
+{
+    int whole = first == 0 && n == base->n;
+    genie_vectors range = {n, base->dim, base->data + (size_t)first * base->dim};
+    /* Exact search runs on one GPU: the first of a list. */
+    int device = opt->search.gpus && opt->search.n_gpus ? opt->search.gpus[0] : 0;
+    GENIE_TRY(exact_search_in_index(whole ? idx : NULL, &range, queries, metric, k, opt->search.backend, device,
+                                    opt->search.threads, out, pUsed));
+    uint32_t kEff = k < n ? k : (uint32_t)n;
+    for (uint64_t i = 0; i < queries->n; i++) {
+        aN[i] = kEff;
+        for (uint32_t j = 0; j < kEff && !whole; j++)
+            out[i * k + j].id += (uint32_t)first;
+    }
+    return GENIE_OK;
+}
+
 genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *queries,
                                   const genie_vsearch_options *opt, genie_neighbor *out, uint32_t *aN,
                                   genie_search_stats *pStats)
+{
+    return genie_vectors_search_parts(idx, 0, genie_index_parts(idx), queries, opt, out, aN, pStats);
+}
+
+genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
+                                        const genie_vectors *queries, const genie_vsearch_options *opt,
+                                        genie_neighbor *out, uint32_t *aN, genie_search_stats *pStats)
 {
     util_error_clear();
     double tStart = util_now();
     genie_search_stats stats;
     memset(&stats, 0, sizeof stats);
+    uint64_t first = 0, nObj = 0;
+    GENIE_TRY(part_range(idx, first_part, n_parts, &first, &nObj));
     GENIE_TRY(util_check_finite(queries->data, queries->n, queries->dim, opt->search.threads, "query"));
     vlsh h;
     genie_vectors base;
@@ -248,17 +302,9 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
         stats.recall_estimate = plan.recall;
     }
     if (exact) {
-        uint32_t kEff = k;
-        /* Exact search runs on one GPU: the first of a list. */
-        int device = opt->search.gpus && opt->search.n_gpus ? opt->search.gpus[0] : 0;
-        rc = exact_search_in_index(idx, &base, queries, h.p.metric, k, opt->search.backend, device,
-                                   opt->search.threads, out, &stats.backend);
+        rc = exact_range(idx, &base, first, nObj, queries, h.p.metric, k, opt, out, aN, &stats.backend);
         stats.rerank_seconds = util_now() - tStart;
-        stats.verified = queries->n * base.n;
-        if (kEff > base.n)
-            kEff = (uint32_t)base.n;
-        for (uint64_t i = 0; rc == GENIE_OK && i < queries->n; i++)
-            aN[i] = kEff;
+        stats.verified = queries->n * nObj;
         goto done;
     }
     stats.candidates = K;
@@ -267,7 +313,8 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
         goto done;
     double tHash;
     genie_search_stats st;
-    GENIE_TRY_GOTO(rc, vec_candidates(idx, &h, queries, radius, &opt->search, K, &res, &st, &tHash), done);
+    GENIE_TRY_GOTO(rc, vec_candidates(idx, first_part, n_parts, &h, queries, radius, &opt->search, K, &res, &st, &tHash),
+                   done);
     engine_stats_add(&stats, &st);
     double t2 = util_now();
     {

@@ -18,12 +18,14 @@ genie_status vec_open(const genie_index *idx, vlsh *h, genie_vectors *base);
 
 /**
  * The top-@p K objects by match count for each query (the items of
- * vectors.c with @p radius), on @p opt's backend; its k is replaced by K.
+ * vectors.c with @p radius) among the objects of parts [@p first_part,
+ * + @p n_parts) (genie_search_parts), on @p opt's backend; its k is
+ * replaced by K.
  * @param[out] pRes  free with genie_results_free();
  * @param[out] pSt   the engine's stats;  @param[out] pHashSeconds  hashing.
  */
-genie_status vec_candidates(const genie_index *idx, const vlsh *h, const genie_vectors *queries, uint32_t radius,
-                            const genie_search_options *opt, uint32_t K, genie_results **pRes, genie_search_stats *pSt,
-                            double *pHashSeconds);
+genie_status vec_candidates(const genie_index *idx, uint32_t first_part, uint32_t n_parts, const vlsh *h,
+                            const genie_vectors *queries, uint32_t radius, const genie_search_options *opt, uint32_t K,
+                            genie_results **pRes, genie_search_stats *pSt, double *pHashSeconds);
 
 #endif

@@ -34,72 +34,19 @@
  * other shards and marked partial, and the late ranker gets no more
  * batches.  Before leaving, the broker collects every answer still owed
  * (within --timeout per batch in flight) and sends every ranker the stop
- * message, so
- * that all ranks leave MPI together; a ranker that still does not answer
+ * message, so that all ranks leave MPI together; a ranker that still does not answer
  * leaves MPI_Abort as the only way out (docs/SCALING.md: what OpenMPI does
  * then, and when a rank dies).
  */
-#include <errno.h>
-#include <mpi.h>
+#include "broker.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../search_output.h"
-#include "genie_mpi.h"
-#include "merge.h"
-#include "shard.h"
-#include "wire.h"
-
-/* Answers above this many bytes per ranker and batch make the batch smaller. */
-#define ANSWER_MAX_BYTES (64u << 20)
-
-/* A batch in flight. */
-typedef struct flight {
-    int used;
-    uint64_t seq, firstQueryNo;
-    size_t nQuery;
-    double tSent;
-    wire_buf msg;
-    MPI_Request *aSend, *aRecv; /* per rank 1..R */
-    unsigned char **aBuf;       /* per rank: its answer */
-    int *aBytes;                /* per rank: answer bytes, -1 while owed */
-    int *aAsked;                /* per rank: the batch went to it */
-} flight;
-
-/* Requests of rankers given up on, kept until they complete. */
-typedef struct late {
-    MPI_Request *aReq;
-    size_t nReq, nCap;
-    void **apMem; /* buffers those requests still use */
-    size_t nMem, nMemCap;
-} late;
-
-typedef struct broker {
-    const mpi_args *a;
-    int R;
-    uint32_t k; /* clamped to the objects of the whole */
-    size_t batch, answerBytes;
-    genie_index *idx;          /* parts mode: the whole index */
-    shard_map map;             /* shard-map mode */
-    genie_index **aShardIdx;   /* shard-map mode, per map entry */
-    wire_setup *aSetup;        /* per rank 1..R */
-    int *aGone;                /* per rank: given up on (--allow-partial) */
-    flight *aFlight;
-    late lt;
-    merge_heap heap;
-    const genie_hit **aList;
-    uint32_t *aN;
-    genie_hit *aOut;
-    search_output out;
-    int partial;               /* some answer was partial */
-    double setupSeconds, mergeSeconds, outputSeconds, waitSeconds;
-    uint64_t nBatch, nQueries;
-} broker;
-
 /* ---------------------------------------------------------- setup, output */
 
-/* Shard-map mode: the index and local id of a global object id (search_output.xLocate). */
+/* Shard-map mode: the index and local id of a global object id (json_out_source.xLocate). */
 static const genie_index *locate(void *ctx, uint32_t object, uint32_t *pLocal)
 {
     const broker *b = ctx;
@@ -137,9 +84,9 @@ static int open_indexes(broker *b, genie_index **pParser, uint64_t *pObjects)
         genie_index_get_info(b->idx, &info);
         *pParser = b->idx;
         *pObjects = info.n_objects;
-        b->out.idx = b->idx;
-        b->out.hasLabels = info.has_labels;
-        b->out.hasRecords = info.has_records;
+        b->type = info.type;
+        b->out.so.src.idx = b->idx;
+        b->hasRecords = info.has_records;
         return MPI_EXIT_OK;
     }
     if (shard_map_read(a->zShardMap, b->R, &b->map, zErr, sizeof zErr) != 0) {
@@ -152,7 +99,7 @@ static int open_indexes(broker *b, genie_index **pParser, uint64_t *pObjects)
         return MPI_EXIT_FAIL;
     }
     *pObjects = 0;
-    b->out.hasLabels = b->out.hasRecords = 1;
+    b->hasRecords = 1;
     for (size_t i = 0; i < b->map.n; i++) {
         if ((rc = genie_index_open(b->map.a[i].zPath, &b->aShardIdx[i])) != GENIE_OK)
             return fail_lib(rc);
@@ -162,20 +109,30 @@ static int open_indexes(broker *b, genie_index **pParser, uint64_t *pObjects)
         }
         genie_index_info info;
         genie_index_get_info(b->aShardIdx[i], &info);
-        *pObjects += info.n_objects;
-        if (info.n_objects) { /* an empty shard says nothing of labels or records */
-            b->out.hasLabels &= info.has_labels;
-            b->out.hasRecords &= info.has_records;
+        if (i > 0 && info.type != b->type) {
+            fprintf(stderr, "genie-mpi: %s is a %s index, %s a %s index: the shards of a map have one type\n",
+                    b->map.a[i].zPath, genie_index_type_name(info.type), b->map.a[0].zPath,
+                    genie_index_type_name(b->type));
+            return MPI_EXIT_FAIL;
         }
+        b->type = info.type;
+        *pObjects += info.n_objects;
+        if (info.n_objects) /* an empty shard says nothing of records */
+            b->hasRecords &= info.has_records;
     }
     *pParser = b->aShardIdx[0];
-    b->out.xLocate = locate;
-    b->out.pLocateCtx = b;
+    b->out.so.src.xLocate = locate;
+    b->out.so.src.pLocateCtx = b;
     return MPI_EXIT_OK;
 }
 
+int broker_open(broker *b, genie_index **pParser)
+{
+    return open_indexes(b, pParser, &b->nObjects);
+}
+
 /* Receive every ranker's setup message, within the timeout. */
-static int gather_setups(broker *b)
+int broker_gather_setups(broker *b)
 {
     size_t nMax = 4 * (6 + (WIRE_MAX_MESSAGE + 3) / 4);
     unsigned char *aBuf = malloc((size_t)b->R * nMax);
@@ -225,7 +182,7 @@ static int gather_setups(broker *b)
 }
 
 /* Every rank's setup status: print the failures (each distinct message once). */
-static int check_setups(broker *b)
+int broker_check_setups(broker *b)
 {
     int bad = 0;
     for (int r = 1; r <= b->R; r++) {
@@ -320,14 +277,16 @@ static int late_add(late *l, MPI_Request req, void *pMem)
 }
 
 /* Send batch @p q to every ranker still in the run, and ask for its answer. */
-static int launch(broker *b, flight *f, const genie_queries *q, uint64_t seq, uint64_t firstQueryNo)
+int broker_launch(broker *b, flight *f, wire_batch *w, uint64_t seq, uint64_t firstQueryNo)
 {
-    if (wire_pack_batch(&f->msg, seq, q, b->k) != GENIE_OK)
+    w->seq = seq;
+    if (wire_pack_batch(&f->msg, w) != GENIE_OK)
         return -1;
     f->used = 1;
     f->seq = seq;
     f->firstQueryNo = firstQueryNo;
-    f->nQuery = genie_queries_count(q);
+    f->nQuery = w->nQuery;
+    f->k = w->k;
     f->tSent = mpi_now();
     for (int r = 1; r <= b->R; r++) {
         f->aAsked[r] = !b->aGone[r];
@@ -428,8 +387,43 @@ static int give_up(broker *b, flight *f)
     return nLate && !b->a->allowPartial ? -1 : 0;
 }
 
-/* Merge and print flight @p f (every asked ranker answered). */
-static int finish(broker *b, flight *f)
+int broker_wait(broker *b, flight *f)
+{
+    double t0 = mpi_now(), start = f->tSent > t0 ? f->tSent : t0;
+    int nOwed = collect(b, f, b->a->timeout > 0 ? start + b->a->timeout : 0);
+    b->waitSeconds += mpi_now() - t0;
+    return nOwed && give_up(b, f) != 0 ? -1 : 0;
+}
+
+int broker_fit(broker *b, size_t nQuery, uint32_t k)
+{
+    size_t nBytes = wire_answer_max_bytes(nQuery, k);
+    if (k > b->k) {
+        wire_hit *a = realloc(b->aOut, (size_t)k * sizeof *a);
+        if (!a)
+            return -1;
+        b->aOut = a;
+        b->k = k;
+        mpi_printer_free(&b->out);
+        if (mpi_printer_init(&b->out, k) != 0)
+            return -1;
+    }
+    if (nBytes <= b->answerBytes)
+        return 0;
+    /* Every flight's buffers have b->answerBytes: grow them all, none is in flight here. */
+    for (unsigned i = 0; i < b->a->depth; i++)
+        for (int r = 1; r <= b->R; r++) {
+            unsigned char *p = realloc(b->aFlight[i].aBuf[r], nBytes);
+            if (!p)
+                return -1;
+            b->aFlight[i].aBuf[r] = p;
+        }
+    b->answerBytes = nBytes;
+    return 0;
+}
+
+/* Merge and emit flight @p f (every asked ranker answered). */
+int broker_finish(broker *b, flight *f)
 {
     wire_answer *aAns = malloc((size_t)(b->R + 1) * sizeof *aAns);
     if (!aAns)
@@ -443,7 +437,7 @@ static int finish(broker *b, flight *f)
             continue;
         }
         MPI_Wait(&f->aSend[r], MPI_STATUS_IGNORE); /* it answered, so it has the batch */
-        if (wire_unpack_answer(f->aBuf[r], (size_t)f->aBytes[r], f->nQuery, b->k, &aAns[r]) != GENIE_OK ||
+        if (wire_unpack_answer(f->aBuf[r], (size_t)f->aBytes[r], f->nQuery, f->k, &aAns[r]) != GENIE_OK ||
             aAns[r].seq != f->seq) {
             fprintf(stderr, "genie-mpi: rank %d sent a broken answer to %s\n", r, zQ);
             st = -1;
@@ -463,22 +457,28 @@ static int finish(broker *b, flight *f)
     if (st == 0) {
         double t0 = mpi_now();
         size_t nList = 0;
-        const genie_hit **aNext = b->aList + b->R; /* per rank: its next query's hits */
+        const wire_hit **aNext = b->aList + b->R; /* per rank: its next query's hits */
         for (int r = 1; r <= b->R; r++)
             aNext[r - 1] = f->aAsked[r] ? aAns[r].aHit : NULL;
-        for (size_t qi = 0; qi < f->nQuery; qi++) {
+        for (size_t qi = 0; qi < f->nQuery && st == 0; qi++) {
             nList = 0;
+            int certified = 1;
+            uint32_t usedK = 0;
             for (int r = 1; r <= b->R; r++) {
                 if (!f->aAsked[r])
                     continue;
+                const uint32_t *aHead = aAns[r].aHead + 3 * qi;
                 b->aList[nList] = aNext[r - 1];
-                b->aN[nList++] = aAns[r].aCount[qi];
-                aNext[r - 1] += aAns[r].aCount[qi];
+                b->aN[nList++] = aHead[0];
+                aNext[r - 1] += aHead[0];
+                certified &= aHead[1] != 0; /* proven exact only when every shard's part is */
+                usedK = aHead[2] > usedK ? aHead[2] : usedK;
             }
-            size_t n = merge_topk(&b->heap, b->aList, b->aN, nList, b->k, b->aOut);
+            size_t n = merge_topk(&b->heap, b->aList, b->aN, nList, f->k, b->aOut);
             double t1 = mpi_now();
             b->mergeSeconds += t1 - t0;
-            search_output_query(&b->out, f->firstQueryNo + qi, b->aOut, n, nMissing > 0);
+            if (b->xEmit(b->pEmitCtx, f->firstQueryNo + qi, b->aOut, n, certified, usedK, nMissing > 0) != 0)
+                st = -1;
             t0 = mpi_now();
             b->outputSeconds += t0 - t1;
         }
@@ -498,7 +498,7 @@ static int finish(broker *b, flight *f)
  * timeout, then send every ranker the stop message.  @return 0, or -1
  * when some ranker never answered (the caller aborts).
  */
-static int stop_all(broker *b)
+int broker_stop_all(broker *b)
 {
     /* A ranker owes at most depth batches, each allowed the timeout. */
     double deadline = b->a->timeout > 0 ? mpi_now() + b->a->timeout * b->a->depth : 0;
@@ -530,7 +530,9 @@ static int stop_all(broker *b)
                 if (b->aFlight[i].aAsked[r])
                     MPI_Wait(&b->aFlight[i].aSend[r], MPI_STATUS_IGNORE);
     wire_buf stop = {0};
-    if (wire_pack_batch(&stop, 0, NULL, 0) != GENIE_OK)
+    wire_batch wStop;
+    memset(&wStop, 0, sizeof wStop);
+    if (wire_pack_batch(&stop, &wStop) != GENIE_OK)
         return -1;
     for (int r = 1; r <= b->R; r++)
         MPI_Send(stop.a, (int)wire_bytes(&stop), MPI_BYTE, r, WIRE_TAG_BATCH, MPI_COMM_WORLD);
@@ -538,96 +540,7 @@ static int stop_all(broker *b)
     return 0;
 }
 
-/* Read the next batch into @p q; @return its size (0 at the end), or -1. */
-static long read_batch(broker *b, genie_query_reader *qr, genie_queries *q)
-{
-    size_t n;
-    genie_queries_clear(q);
-    genie_status rc = genie_query_reader_read(qr, q, b->batch, b->a->minCount, &n);
-    if (rc != GENIE_OK) {
-        fail_lib(rc);
-        return -1;
-    }
-    return (long)n;
-}
-
-/* The pipeline: keep up to depth batches in flight, finish them in order. */
-static int run_batches(broker *b, genie_query_reader *qr)
-{
-    unsigned D = b->a->depth;
-    genie_queries *aQ[8] = {0};
-    int st = 0, eof = 0, readFailed = 0;
-    uint64_t seq = 0, nextQueryNo = 1;
-    unsigned head = 0, nIn = 0;
-    for (unsigned i = 0; i < D; i++)
-        if (genie_queries_new(&aQ[i]) != GENIE_OK)
-            st = -1;
-    while (st == 0 && (!eof || nIn > 0)) {
-        while (st == 0 && !eof && nIn < D) {
-            unsigned slot = (head + nIn) % D;
-            long n = read_batch(b, qr, aQ[slot]);
-            if (n <= 0) {
-                /* A bad query line: the batches before it are still answered, as genie search does. */
-                readFailed = n < 0;
-                eof = 1;
-                break;
-            }
-            if (launch(b, &b->aFlight[slot], aQ[slot], seq++, nextQueryNo) != 0)
-                st = -1;
-            nextQueryNo += (uint64_t)n;
-            nIn++;
-        }
-        if (st != 0 || nIn == 0)
-            break;
-        flight *f = &b->aFlight[head];
-        double t0 = mpi_now(), start = f->tSent > t0 ? f->tSent : t0;
-        int nOwed = collect(b, f, b->a->timeout > 0 ? start + b->a->timeout : 0);
-        b->waitSeconds += mpi_now() - t0;
-        if (nOwed && give_up(b, f) != 0)
-            st = -1;
-        if (st == 0 && finish(b, f) != 0)
-            st = -1;
-        head = (head + 1) % D;
-        nIn--;
-    }
-    for (unsigned i = 0; i < D; i++)
-        genie_queries_free(aQ[i]);
-    return readFailed ? -1 : st;
-}
-
-/* -np 1: the broker searches the whole index itself, batch by batch. */
-static int run_alone(broker *b, genie_query_reader *qr)
-{
-    genie_queries *q;
-    if (genie_queries_new(&q) != GENIE_OK)
-        return fail_lib(GENIE_ENOMEM);
-    uint64_t nextQueryNo = 1;
-    int st = MPI_EXIT_OK;
-    for (;;) {
-        long n = read_batch(b, qr, q);
-        if (n <= 0) {
-            st = n < 0 ? MPI_EXIT_FAIL : MPI_EXIT_OK;
-            break;
-        }
-        genie_results *r;
-        genie_status rc = genie_search(b->idx, q, &b->a->opt, &r);
-        if (rc != GENIE_OK) {
-            st = fail_lib(rc);
-            break;
-        }
-        double t0 = mpi_now();
-        search_output_results(&b->out, r, nextQueryNo);
-        b->outputSeconds += mpi_now() - t0;
-        genie_results_free(r);
-        nextQueryNo += (uint64_t)n;
-        b->nBatch++;
-        b->nQueries += (uint64_t)n;
-    }
-    genie_queries_free(q);
-    return st;
-}
-
-static int alloc_broker(broker *b)
+int broker_alloc(broker *b)
 {
     b->aSetup = calloc((size_t)b->R + 1, sizeof *b->aSetup);
     b->aGone = calloc((size_t)b->R + 1, sizeof *b->aGone);
@@ -636,7 +549,7 @@ static int alloc_broker(broker *b)
     b->aN = malloc(((size_t)b->R + 1) * sizeof *b->aN);
     b->aOut = malloc((size_t)b->k * sizeof *b->aOut);
     if (!b->aSetup || !b->aGone || !b->aFlight || !b->aList || !b->aN || !b->aOut ||
-        merge_init(&b->heap, (size_t)b->R) != 0)
+        merge_init(&b->heap, (size_t)b->R) != 0 || mpi_printer_init(&b->out, b->k) != 0)
         return -1;
     for (unsigned i = 0; i < b->a->depth; i++)
         if (flight_init(&b->aFlight[i], b->R, b->answerBytes) != 0)
@@ -644,7 +557,7 @@ static int alloc_broker(broker *b)
     return 0;
 }
 
-static void free_broker(broker *b)
+void broker_free(broker *b)
 {
     if (b->aFlight)
         for (unsigned i = 0; i < b->a->depth; i++)
@@ -659,6 +572,7 @@ static void free_broker(broker *b)
     free(b->aList);
     free(b->aN);
     free(b->aOut);
+    mpi_printer_free(&b->out);
     merge_free(&b->heap);
     if (b->aShardIdx)
         for (size_t i = 0; i < b->map.n; i++)
@@ -668,83 +582,3 @@ static void free_broker(broker *b)
     genie_index_close(b->idx);
 }
 
-static void print_stats(const broker *b, double seconds)
-{
-    fprintf(stderr,
-            "genie-mpi: %llu queries in %llu batches, %d rankers, k %u, depth %u: %.3f s; setup %.3f s, "
-            "waiting for rankers %.3f s, merge %.6f s (%.2f us per query), output %.3f s (%.2f us per query)\n",
-            (unsigned long long)b->nQueries, (unsigned long long)b->nBatch, b->R, b->k, b->a->depth, seconds,
-            b->setupSeconds, b->waitSeconds, b->mergeSeconds,
-            b->nQueries ? b->mergeSeconds * 1e6 / (double)b->nQueries : 0.0, b->outputSeconds,
-            b->nQueries ? b->outputSeconds * 1e6 / (double)b->nQueries : 0.0);
-}
-
-int broker_run(const mpi_args *a, int nRanker)
-{
-    double t0 = mpi_now();
-    /* mpirun hands rank 0 a pipe for standard output, which stdio would not buffer fully by itself;
-     * --output skips the pipe (and mpirun's forwarding) altogether. */
-    static char aStdoutBuf[1 << 16];
-    int stOut = MPI_EXIT_OK;
-    if (a->zOutput && !freopen(a->zOutput, "w", stdout)) {
-        fprintf(stderr, "genie-mpi: cannot write %s: %s\n", a->zOutput, strerror(errno));
-        stOut = MPI_EXIT_FAIL;
-    }
-    setvbuf(stdout, aStdoutBuf, _IOFBF, sizeof aStdoutBuf);
-    broker b;
-    memset(&b, 0, sizeof b);
-    b.a = a;
-    b.R = nRanker;
-    b.out.json = a->json;
-    b.out.show = a->show;
-    genie_index *pParser = NULL;
-    genie_query_reader *qr = NULL;
-    uint64_t nObjects = 0;
-    int st = stOut == MPI_EXIT_OK ? open_indexes(&b, &pParser, &nObjects) : stOut;
-    if (st == MPI_EXIT_OK && a->show && !b.out.hasRecords) {
-        fprintf(stderr, "genie-mpi: --show: the index stores no records (built with --no-records?)\n");
-        st = MPI_EXIT_USAGE;
-    }
-    b.k = nObjects == 0 ? 1 : (a->opt.k < nObjects ? a->opt.k : (uint32_t)nObjects);
-    b.batch = a->batch;
-    if ((uint64_t)b.batch * b.k > ANSWER_MAX_BYTES / sizeof(genie_hit))
-        b.batch = ANSWER_MAX_BYTES / sizeof(genie_hit) / b.k ? ANSWER_MAX_BYTES / sizeof(genie_hit) / b.k : 1;
-    b.answerBytes = wire_answer_max_bytes(b.batch, b.k);
-    if (st == MPI_EXIT_OK && genie_query_reader_open(&qr, a->zQueries, pParser, a->zDelim) != GENIE_OK)
-        st = fail_lib(GENIE_EINVAL);
-    if (alloc_broker(&b) != 0) {
-        fprintf(stderr, "genie-mpi: out of memory for %d rankers, batches of %zu queries, k %u\n", b.R, b.batch,
-                b.k);
-        st = MPI_EXIT_FAIL;
-    }
-    if (nRanker == 0) {
-        if (st == MPI_EXIT_OK)
-            st = run_alone(&b, qr);
-    } else {
-        /* The rankers report whatever happened here; every path below ends in stop_all or an abort. */
-        int setup = b.aSetup ? gather_setups(&b) : -2;
-        if (setup == -2) {
-            fflush(stdout);
-            MPI_Abort(MPI_COMM_WORLD, MPI_EXIT_FAIL);
-        }
-        if (st == MPI_EXIT_OK && (setup != 0 || check_setups(&b) != 0))
-            st = MPI_EXIT_FAIL;
-        b.setupSeconds = mpi_now() - t0;
-        if (st == MPI_EXIT_OK && run_batches(&b, qr) != 0)
-            st = MPI_EXIT_FAIL;
-        fflush(stdout);
-        if (stop_all(&b) != 0)
-            MPI_Abort(MPI_COMM_WORLD, st == MPI_EXIT_OK && b.partial ? MPI_EXIT_PARTIAL : MPI_EXIT_FAIL);
-    }
-    if (fflush(stdout) != 0 && st == MPI_EXIT_OK) {
-        fprintf(stderr, "genie-mpi: cannot write the results\n");
-        st = MPI_EXIT_FAIL;
-    }
-    if (a->stats && st == MPI_EXIT_OK)
-        print_stats(&b, mpi_now() - t0);
-    if (st == MPI_EXIT_OK && b.partial)
-        st = MPI_EXIT_PARTIAL;
-    genie_query_reader_close(qr);
-    free_broker(&b);
-    return st;
-}

@@ -17,32 +17,52 @@
 static const char zHelp[] =
     "Usage: mpirun -np N genie-mpi search [options] INDEX [QUERIES]\n"
     "       mpirun -np N genie-mpi search [options] --shard-map FILE [QUERIES]\n"
+    "       mpirun -np N genie-mpi serve [engine options] INDEX [genie serve options]\n"
     "\n"
-    "A distributed `genie search` of a keyword or text index: rank 0 is the\n"
-    "broker, ranks 1..N-1 the rankers.  By default ranker r of R = N-1\n"
-    "searches the contiguous parts [(r-1)P/R, rP/R) of INDEX's P parts (build\n"
-    "it with `genie build --part-objects` into at least R parts, on a path\n"
-    "every host reads).  The broker reads QUERIES (default: its standard\n"
-    "input) in batches, sends each batch to every ranker, merges their top-k\n"
-    "lists exactly and prints what `genie search` prints for INDEX, byte for\n"
-    "byte; with -np 1 the broker searches INDEX alone.\n"
+    "A distributed `genie search` of a keyword, text, vectors or sequences\n"
+    "index: rank 0 is the broker, ranks 1..N-1 the rankers.  By default\n"
+    "ranker r of R = N-1 searches the contiguous parts [(r-1)P/R, rP/R) of\n"
+    "INDEX's P parts (build it with `genie build --part-objects` into at\n"
+    "least R parts, on a path every host reads).  The broker reads QUERIES\n"
+    "(default: its standard input; a vector file for a vectors index) in\n"
+    "batches, sends each batch to every ranker, merges their top-k lists\n"
+    "exactly and prints what `genie search` prints for INDEX; with -np 1\n"
+    "the broker searches INDEX alone.  Equal to genie search byte for byte:\n"
+    "keywords, text, vectors --exact, sequences --exact; vectors LSH: the\n"
+    "exact re-rank of the union of every shard's own top-K candidates (equal\n"
+    "when K reaches the objects); sequences: certified answers are exact\n"
+    "(docs/SCALING.md).\n"
     "\n"
-    "  -k, --k N               results per query, >= 1 (default 10)\n"
-    "  -m, --min-count N       leave out objects whose count is below N\n"
+    "  -k, --k N               results per query (default 10; sequences 1)\n"
+    "  -m, --min-count N       keywords, text: leave out objects whose count\n"
+    "                          is below N\n"
+    "  -K, --candidates N      vectors: candidates re-ranked per shard (default\n"
+    "                          10 k); sequences: candidates per shard (default 32)\n"
+    "  -r, --radius R          vectors (l2): also match R buckets either side\n"
+    "      --exact             vectors, sequences: exact search\n"
+    "      --certify[=LIMIT]   sequences: search again with K doubled until\n"
+    "                          certified or K reaches LIMIT (default 4096)\n"
     "  -b, --backend NAME      the rankers' backend (see genie search --help)\n"
     "  -j, --threads N         CPU threads per ranker (default: all cores)\n"
-    "      --gpu-memory BYTES  GPU memory budget per ranker, suffix K/M/G\n"
+    "      --gpu-memory BYTES  GPU memory budget per ranker (per GPU), K/M/G\n"
+    "      --gpus LIST|all|local  the GPUs of each ranker: a list (e.g. 0,1)\n"
+    "                          or all, each ranker using them all (shards or\n"
+    "                          replicas, --gpu-mode); local: each ranker one\n"
+    "                          GPU, the i-th ranker of a host (in rank order)\n"
+    "                          GPU i modulo the host's GPUs\n"
+    "      --gpu-mode MODE     auto, shards, replicas (with a --gpus list)\n"
     "  -d, --delimiter LINE    text queries: records between lines equal to LINE\n"
     "  -o, --output FILE       write the answers to FILE (on the broker's host)\n"
     "                          instead of standard output, which mpirun\n"
     "                          forwards through a pipe, slowly\n"
     "      --json              one JSON object per query instead of TSV\n"
-    "      --show              print each hit's stored record\n"
+    "      --show              keywords, text, sequences: print each hit's\n"
+    "                          stored record\n"
     "      --shard-map FILE    instead of INDEX, each ranker searches a file of\n"
     "                          its own: lines 'rank path first_object' (object\n"
     "                          i of the file is object first_object+i), one\n"
-    "                          per ranker; keyword indexes; the broker opens\n"
-    "                          every file too (labels, records)\n"
+    "                          per ranker; keyword and vectors indexes; the\n"
+    "                          broker opens every file too (labels, records)\n"
     "      --batch N           queries per superstep (default 1024)\n"
     "      --depth N           supersteps in flight, 1..8 (default 2: the\n"
     "                          broker merges one batch while the rankers search\n"
@@ -57,6 +77,14 @@ static const char zHelp[] =
     "  -q, --quiet             no notices on standard error\n"
     "  -h, --help              show this help\n"
     "\n"
+    "genie-mpi serve: genie serve's HTTP/JSON server (docs/SERVER.md) on rank\n"
+    "0 in front of the rankers, serving INDEX under its file name without\n"
+    ".genie; each batch of its dynamic batching is one superstep.  Before\n"
+    "INDEX: -b, -j, --gpu-memory, --gpus, --gpu-mode, --timeout, -q (the\n"
+    "rankers'); after it, genie serve's options (--listen, --max-batch,\n"
+    "--max-wait, --token-file, ...; not --index or --index-dir).  Requests\n"
+    "give k and the front-end options, as to genie serve.  Needs N >= 2.\n"
+    "\n"
     "Exit status: 0 answered, 1 failed (a ranker's error is printed with its\n"
     "rank), 2 usage, 3 answered with partial answers (--allow-partial).\n";
 
@@ -69,6 +97,10 @@ static const char zHelp[] =
 #define OPT_PARTIAL 0x106
 #define OPT_STATS 0x107
 #define OPT_GPU_MEMORY 0x108
+#define OPT_EXACT 0x109
+#define OPT_CERTIFY 0x10a
+#define OPT_GPUS 0x10b
+#define OPT_GPU_MODE 0x10c
 
 void mpi_nap(unsigned *pUs)
 {
@@ -95,6 +127,61 @@ static int usage(int rank, const char *fmt, const char *zArg)
     return MPI_EXIT_USAGE;
 }
 
+/* --gpus LIST|all|local into @p a.  @return 0, or -1 for a bad list. */
+static int parse_gpus(const char *zArg, mpi_args *a)
+{
+    unsigned n = 0;
+    if (strcmp(zArg, "local") == 0) {
+        a->gpusLocal = 1;
+        return 0;
+    }
+    if (strcmp(zArg, "all") == 0) {
+        int nDevice = genie_cuda_device_count();
+        for (int g = 0; g < nDevice && n < MPI_MAX_GPUS; g++)
+            a->aGpu[n++] = g;
+        if (n == 0)
+            return -1;
+    } else {
+        for (const char *z = zArg;;) {
+            char *end;
+            unsigned long g = strtoul(z, &end, 10);
+            if (end == z || g >= MPI_MAX_GPUS || n == MPI_MAX_GPUS || (*end && *end != ','))
+                return -1;
+            a->aGpu[n++] = (int)g;
+            if (!*end)
+                break;
+            z = end + 1;
+        }
+    }
+    a->opt.gpus = a->aGpu;
+    a->opt.n_gpus = n;
+    return 0;
+}
+
+/* genie-mpi serve: INDEX, then genie serve's own options; the options of genie-mpi search are refused. */
+static int parse_serve(int argc, char **argv, int rank, mpi_args *a)
+{
+    const char *zBad = a->k ? "-k" : a->minCount ? "--min-count" : a->candidates ? "--candidates"
+                     : a->radius ? "--radius" : a->exact ? "--exact" : a->maxCandidates ? "--certify"
+                     : a->zDelim ? "--delimiter" : a->zOutput ? "--output" : a->json ? "--json"
+                     : a->show ? "--show" : a->zShardMap ? "--shard-map" : a->allowPartial ? "--allow-partial"
+                     : a->stats ? "--stats" : a->batch != 1024 ? "--batch" : a->depth != 2 ? "--depth" : NULL;
+    if (zBad)
+        return usage(rank, "serve: %s belongs to genie-mpi search (a request gives k and its options)", zBad);
+    if (optind >= argc)
+        return usage(rank, "serve: expected INDEX%s", "");
+    a->zIndex = argv[optind++];
+    if (optind < argc && strcmp(argv[optind], "--") == 0)
+        optind++;
+    a->azServeArg = argv + optind;
+    a->nServeArg = argc - optind;
+    for (int i = 0; i < a->nServeArg; i++)
+        if (strncmp(a->azServeArg[i], "--index", 7) == 0 || strcmp(a->azServeArg[i], "-i") == 0 ||
+            strcmp(a->azServeArg[i], "-D") == 0)
+            return usage(rank, "serve: %s: genie-mpi serve serves INDEX alone", a->azServeArg[i]);
+    return MPI_EXIT_OK;
+}
+
 static int parse(int argc, char **argv, int rank, mpi_args *a)
 {
     static const struct option aOpt[] = {
@@ -106,35 +193,77 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
         {"batch", required_argument, 0, OPT_BATCH}, {"depth", required_argument, 0, OPT_DEPTH},
         {"timeout", required_argument, 0, OPT_TIMEOUT}, {"allow-partial", no_argument, 0, OPT_PARTIAL},
         {"stats", no_argument, 0, OPT_STATS},       {"quiet", no_argument, 0, 'q'},
-        {"output", required_argument, 0, 'o'},
+        {"output", required_argument, 0, 'o'},      {"candidates", required_argument, 0, 'K'},
+        {"radius", required_argument, 0, 'r'},      {"exact", no_argument, 0, OPT_EXACT},
+        {"certify", optional_argument, 0, OPT_CERTIFY}, {"gpus", required_argument, 0, OPT_GPUS},
+        {"gpu-mode", required_argument, 0, OPT_GPU_MODE},
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
-    a->opt.k = 10;
+    a->localRanker = -1;
     a->batch = 1024;
     a->depth = 2;
     a->timeout = 600;
-    if (argc < 2 || strcmp(argv[1], "search") != 0) {
+    if (argc < 2 || (strcmp(argv[1], "search") != 0 && strcmp(argv[1], "serve") != 0)) {
         if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
             if (rank == 0)
                 fputs(zHelp, stdout);
             return -1;
         }
-        if (argc >= 2 && strcmp(argv[1], "serve") == 0)
-            return usage(rank, "%s: the server has not landed yet; use genie-mpi search", "serve");
-        return usage(rank, "expected the command 'search'%s", "");
+        return usage(rank, "expected the command 'search' or 'serve'%s", "");
     }
+    a->serve = strcmp(argv[1], "serve") == 0;
+#ifndef GENIE_HAVE_SERVER
+    if (a->serve)
+        return usage(rank, "serve: built without server support (libmicrohttpd-dev, libcjson-dev)%s", "");
+#endif
     argc--;
     argv++;
     opterr = rank == 0;
     optind = 1;
     int c;
     uint64_t v;
-    while ((c = getopt_long(argc, argv, "k:m:b:j:d:o:qh", aOpt, NULL)) != -1) {
+    /* serve: options end at INDEX, genie serve's follow it */
+    while ((c = getopt_long(argc, argv, a->serve ? "+k:m:K:r:b:j:d:o:qh" : "k:m:K:r:b:j:d:o:qh", aOpt, NULL)) != -1) {
         switch (c) {
         case 'k':
             if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
                 return usage(rank, "-k must be an integer 1..4294967295, not '%s'", optarg);
-            a->opt.k = (uint32_t)v;
+            a->k = (uint32_t)v;
+            break;
+        case 'K':
+            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
+                return usage(rank, "--candidates must be 1..4294967295, not '%s'", optarg);
+            a->candidates = (uint32_t)v;
+            break;
+        case 'r':
+            if (!cli_parse_u64(optarg, 0, UINT32_MAX, &v))
+                return usage(rank, "--radius must be a whole number, not '%s'", optarg);
+            a->radius = (uint32_t)v;
+            break;
+        case OPT_EXACT: a->exact = 1; break;
+        case OPT_CERTIFY:
+            a->maxCandidates = 4096;
+            if (optarg && !cli_parse_u64(optarg, 1, UINT32_MAX, &v))
+                return usage(rank, "--certify limit must be 1..4294967295, not '%s'", optarg);
+            if (optarg)
+                a->maxCandidates = (uint32_t)v;
+            break;
+        case OPT_GPUS:
+            if (parse_gpus(optarg, a) != 0)
+                return usage(rank,
+                             "--gpus must be a list like 0,1 (ordinals 0..15), all (with a usable GPU) or local, "
+                             "not '%s'",
+                             optarg);
+            break;
+        case OPT_GPU_MODE:
+            if (strcmp(optarg, "auto") == 0)
+                a->opt.gpu_mode = GENIE_GPU_AUTO;
+            else if (strcmp(optarg, "shards") == 0)
+                a->opt.gpu_mode = GENIE_GPU_SHARDS;
+            else if (strcmp(optarg, "replicas") == 0)
+                a->opt.gpu_mode = GENIE_GPU_REPLICAS;
+            else
+                return usage(rank, "--gpu-mode must be auto, shards or replicas, not '%s'", optarg);
             break;
         case 'm':
             if (!cli_parse_u64(optarg, 0, UINT32_MAX, &v))
@@ -186,6 +315,8 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
     }
     if (a->zDelim && !*a->zDelim)
         return usage(rank, "--delimiter must not be empty%s", "");
+    if (a->serve)
+        return parse_serve(argc, argv, rank, a);
     if (a->zShardMap) {
         if (argc - optind > 1)
             return usage(rank, "with --shard-map, expected at most one QUERIES file (no INDEX)%s", "");
@@ -199,10 +330,35 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
     return MPI_EXIT_OK;
 }
 
+/*
+ * This rank's number among the rankers of its host, from 0 in rank order
+ * (-1 for the broker): --gpus local gives it that GPU.  Collective: every
+ * rank calls it (all parse the same arguments).
+ */
+static int local_ranker(int rank)
+{
+    MPI_Comm host;
+    int nHost, iLocal = -1;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) != MPI_SUCCESS)
+        return rank - 1;
+    MPI_Comm_size(host, &nHost);
+    int *aRank = malloc((size_t)nHost * sizeof *aRank);
+    if (aRank && MPI_Allgather(&rank, 1, MPI_INT, aRank, 1, MPI_INT, host) == MPI_SUCCESS && rank > 0) {
+        iLocal = 0;
+        for (int i = 0; i < nHost; i++)
+            iLocal += aRank[i] > 0 && aRank[i] < rank;
+    }
+    free(aRank);
+    MPI_Comm_free(&host);
+    return rank > 0 && iLocal < 0 ? rank - 1 : iLocal;
+}
+
 int main(int argc, char **argv)
 {
-    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-        fprintf(stderr, "genie-mpi: MPI_Init failed\n");
+    /* genie-mpi serve calls MPI from its batcher thread, one call at a time. */
+    int provided;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "genie-mpi: MPI_Init_thread failed\n");
         return MPI_EXIT_FAIL;
     }
     int rank, size;
@@ -210,10 +366,24 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     mpi_args a;
     int st = parse(argc, argv, rank, &a);
+    /* Ranks on hosts of their own may differ (--gpus all without a GPU): all go on only when all can. */
+    int stAll = st;
+    MPI_Allreduce(&st, &stAll, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (stAll != st && rank != 0)
+        fprintf(stderr, "genie-mpi: rank %d: the arguments fail on another rank\n", rank);
+    st = stAll;
+    if (st == MPI_EXIT_OK && a.gpusLocal)
+        a.localRanker = local_ranker(rank);
     if (st == MPI_EXIT_OK && a.zShardMap && size == 1)
         st = usage(rank, "--shard-map %s needs rankers: run with mpirun -np 2 or more", a.zShardMap);
-    if (st == MPI_EXIT_OK)
-        st = rank == 0 ? broker_run(&a, size - 1) : ranker_run(&a, rank, size - 1);
+    if (st == MPI_EXIT_OK && a.serve && size == 1)
+        st = usage(rank, "serve needs rankers: run with mpirun -np 2 or more%s", "");
+    if (st == MPI_EXIT_OK && a.serve && provided < MPI_THREAD_SERIALIZED)
+        st = usage(rank, "serve: this MPI does not allow calls from the server's threads (MPI_THREAD_SERIALIZED)%s", "");
+    if (st == MPI_EXIT_OK && rank == 0)
+        st = a.serve ? broker_serve(&a, size - 1) : broker_run(&a, size - 1);
+    else if (st == MPI_EXIT_OK)
+        st = ranker_run(&a, rank, size - 1);
     else if (st < 0)
         st = MPI_EXIT_OK; /* --help */
     MPI_Finalize();

@@ -24,16 +24,16 @@ void merge_free(merge_heap *h)
     h->nCap = 0;
 }
 
-/* Is hit @p a better than @p b: a higher count, or the same count and a smaller id. */
-static int better(const genie_hit *a, const genie_hit *b)
+/* Is hit @p a better than @p b: a smaller key, or the same key and a smaller id. */
+static int better(const wire_hit *a, const wire_hit *b)
 {
-    return a->count > b->count || (a->count == b->count && a->object < b->object);
+    return a->key < b->key || (a->key == b->key && a->object < b->object);
 }
 
 /* The head of list @p i. */
 #define HEAD(i) (&aList[i][h->aPos[i]])
 
-static void sift_down(merge_heap *h, const genie_hit *const *aList, size_t n, size_t at)
+static void sift_down(merge_heap *h, const wire_hit *const *aList, size_t n, size_t at)
 {
     uint32_t x = h->aHeap[at];
     for (;;) {
@@ -50,8 +50,8 @@ static void sift_down(merge_heap *h, const genie_hit *const *aList, size_t n, si
     h->aHeap[at] = x;
 }
 
-size_t merge_topk(merge_heap *h, const genie_hit *const *aList, const uint32_t *aN, size_t nList, uint32_t k,
-                  genie_hit *aOut)
+size_t merge_topk(merge_heap *h, const wire_hit *const *aList, const uint32_t *aN, size_t nList, uint32_t k,
+                  wire_hit *aOut)
 {
     size_t n = 0, nOut = 0;
     for (size_t i = 0; i < nList && i < h->nCap; i++) {

@@ -1,11 +1,13 @@
 /*
  * The broker's exact merge (merge.c): the best k hits of several sorted
- * lists, count descending, then smaller object id, as genie_search()
- * merges the parts of one index (src/engine/parts.c).  Every list is one
- * shard's top-k of the same query, best first, with global ids; the shards
- * hold disjoint objects, so the global top-k is the best k of their union
- * (an object in the global top-k is in its own shard's top-k: every
- * object that beats it in its shard beats it globally).
+ * lists, smaller key first, then smaller object id (wire.h: the key is
+ * the front-end's order: count descending for keywords, as genie_search()
+ * merges the parts of one index, src/engine/parts.c; distance ascending
+ * for vectors and sequences).  Every list is one shard's top-k of the same
+ * query, best first, with global ids; the shards hold disjoint objects,
+ * so the global top-k is the best k of their union (an object in the
+ * global top-k is in its own shard's top-k: every object that beats it in
+ * its shard beats it globally).
  */
 #ifndef GENIE_MPI_MERGE_H
 #define GENIE_MPI_MERGE_H
@@ -13,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "genie/genie.h"
+#include "wire.h"
 
 /* Scratch space for merging up to nCap lists (merge_new sizes it). */
 typedef struct merge_heap {
@@ -31,7 +33,7 @@ void merge_free(merge_heap *h);
  * @p k, written to @p aOut (room for k).  O(k log nList).
  * @return the hits written (at most k, fewer when the lists hold fewer).
  */
-size_t merge_topk(merge_heap *h, const genie_hit *const *aList, const uint32_t *aN, size_t nList, uint32_t k,
-                  genie_hit *aOut);
+size_t merge_topk(merge_heap *h, const wire_hit *const *aList, const uint32_t *aN, size_t nList, uint32_t k,
+                  wire_hit *aOut);
 
 #endif

@@ -83,25 +83,40 @@ static int send_words(const wire_buf *b, int tag)
     return MPI_Send(b->a, (int)wire_bytes(b), MPI_BYTE, 0, tag, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
 }
 
-/* Answer one batch (already in @p q) into @p out: the hits, or the error. */
-static int answer(const shard *s, const mpi_args *a, uint64_t seq, uint32_t k, const genie_queries *q,
-                  wire_buf *out)
+/* Answer batch @p w into @p out: the hits, or the error. */
+static int answer(const shard *s, const mpi_args *a, const wire_batch *w, wire_answer_builder *ans, wire_buf *out)
 {
-    genie_search_options opt = a->opt;
-    opt.k = k;
-    genie_results *r = NULL;
-    genie_status rc = genie_search_parts(s->idx, s->firstPart, s->nParts, q, &opt, &r, NULL);
+    genie_status rc = shard_search(s, a, w, ans);
     if (rc == GENIE_OK)
-        rc = wire_pack_answer(out, seq, r, s->base);
+        rc = wire_pack_answer(out, w->seq, ans);
     else
-        rc = wire_pack_error(out, seq, genie_queries_count(q), rc,
+        rc = wire_pack_error(out, w->seq, w->nQuery, rc,
                              genie_last_error()[0] ? genie_last_error() : genie_strerror(rc));
-    genie_results_free(r);
     return rc == GENIE_OK ? 0 : -1;
 }
 
-int ranker_run(const mpi_args *a, int rank, int nRanker)
+/*
+ * --gpus local: this ranker's GPU is its number among the rankers of its
+ * host, modulo the GPUs the host has.  @return 0, or -1 with the message.
+ */
+static int pick_local_gpu(mpi_args *a, char *zErr, size_t nErr)
 {
+    int nGpu = genie_cuda_device_count();
+    if (nGpu < 1) {
+        snprintf(zErr, nErr, "--gpus local: no usable GPU on this host (ranker %d of the host)", a->localRanker);
+        return -1;
+    }
+    a->aGpu[0] = a->localRanker % nGpu;
+    a->opt.gpus = a->aGpu;
+    a->opt.n_gpus = 1;
+    return 0;
+}
+
+int ranker_run(const mpi_args *aIn, int rank, int nRanker)
+{
+    mpi_args own = *aIn, *a = &own;
+    if (a->opt.n_gpus)
+        a->opt.gpus = a->aGpu; /* this copy's own list */
     fault f;
     read_fault(rank, &f);
     shard s;
@@ -110,7 +125,9 @@ int ranker_run(const mpi_args *a, int rank, int nRanker)
     memset(&m, 0, sizeof m);
     wire_setup su;
     memset(&su, 0, sizeof su);
-    if (a->zShardMap && shard_map_read(a->zShardMap, nRanker, &m, su.zMessage, sizeof su.zMessage) != 0)
+    if (a->gpusLocal && pick_local_gpu(a, su.zMessage, sizeof su.zMessage) != 0)
+        su.status = GENIE_EINVAL;
+    else if (a->zShardMap && shard_map_read(a->zShardMap, nRanker, &m, su.zMessage, sizeof su.zMessage) != 0)
         su.status = GENIE_EINVAL;
     else if (shard_open(a->zIndex, a->zShardMap ? &m : NULL, rank, nRanker, &s, su.zMessage,
                         sizeof su.zMessage) != 0)
@@ -118,19 +135,19 @@ int ranker_run(const mpi_args *a, int rank, int nRanker)
     su.firstObject = s.firstObject;
     su.nObjects = s.nObjects;
     wire_buf in = {0}, out = {0};
-    genie_queries *q = NULL;
+    wire_batch w;
+    memset(&w, 0, sizeof w);
+    wire_answer_builder ans;
+    memset(&ans, 0, sizeof ans);
     int st = MPI_EXIT_FAIL;
     if (wire_pack_setup(&out, &su) != GENIE_OK || send_words(&out, WIRE_TAG_SETUP) != 0 ||
-        genie_queries_new(&q) != GENIE_OK)
+        genie_queries_new(&w.q) != GENIE_OK)
         goto done;
     for (;;) {
         size_t nBytes;
-        int stop;
-        uint64_t seq;
-        uint32_t k;
-        if (receive(&in, &nBytes) != 0 || wire_unpack_batch(in.a, nBytes, &stop, &seq, &k, q) != GENIE_OK)
+        if (receive(&in, &nBytes) != 0 || wire_unpack_batch(in.a, nBytes, &w) != GENIE_OK)
             goto done;
-        if (stop)
+        if (w.kind == WIRE_STOP)
             break;
         if (f.exit)
             _exit(MPI_EXIT_FAIL);
@@ -138,10 +155,9 @@ int ranker_run(const mpi_args *a, int rank, int nRanker)
             sleep((unsigned)f.sleepSeconds);
         if (su.status != GENIE_OK || f.fail) {
             const char *zMsg = f.fail ? "a search failure injected by GENIE_MPI_TEST_FAULT" : su.zMessage;
-            if (wire_pack_error(&out, seq, genie_queries_count(q), f.fail ? GENIE_EINVAL : su.status, zMsg) !=
-                GENIE_OK)
+            if (wire_pack_error(&out, w.seq, w.nQuery, f.fail ? GENIE_EINVAL : su.status, zMsg) != GENIE_OK)
                 goto done;
-        } else if (answer(&s, a, seq, k, q, &out) != 0) {
+        } else if (answer(&s, a, &w, &ans, &out) != 0) {
             goto done;
         }
         if (send_words(&out, WIRE_TAG_ANSWER) != 0)
@@ -154,7 +170,9 @@ done:
         fprintf(stderr, "genie-mpi: rank %d cannot go on (out of memory, or a broken message); aborting\n", rank);
         MPI_Abort(MPI_COMM_WORLD, MPI_EXIT_FAIL);
     }
-    genie_queries_free(q);
+    genie_queries_free(w.q);
+    wire_batch_free(&w);
+    wire_answer_builder_free(&ans);
     wire_free(&in);
     wire_free(&out);
     shard_close(&s);

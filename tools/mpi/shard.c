@@ -117,23 +117,34 @@ void shard_parts(uint32_t nPart, int r, int R, uint32_t *pFirst, uint32_t *pN)
     *pN = b - a;
 }
 
-int shard_check_type(const char *zPath, const genie_index *idx, int textOk, char *zErr, size_t nErr)
+int shard_check_type(const char *zPath, const genie_index *idx, int partsOfOne, char *zErr, size_t nErr)
 {
     genie_index_info info;
     genie_index_get_info(idx, &info);
-    if (info.type == GENIE_TYPE_KEYWORDS || (info.type == GENIE_TYPE_TEXT && textOk))
-        return 0;
-    if (info.type == GENIE_TYPE_TEXT)
+    switch (info.type) {
+    case GENIE_TYPE_KEYWORDS:
+    case GENIE_TYPE_VECTORS: return 0;
+    case GENIE_TYPE_TEXT:
+        if (partsOfOne)
+            return 0;
         snprintf(zErr, nErr,
                  "%s: text shards of a shard map have vocabularies of their own, so one query's words would be "
                  "different keywords in each; cut one text index into parts instead (genie build --part-objects)",
                  zPath);
-    else
+        return -1;
+    case GENIE_TYPE_SEQUENCES:
+        if (partsOfOne)
+            return 0;
+        snprintf(zErr, nErr, "%s: sequences indexes are searched as parts of one file, not with a shard map "
+                 "(genie build --type sequences --part-objects)", zPath);
+        return -1;
+    default:
         snprintf(zErr, nErr,
-                 "%s: a %s index; genie-mpi searches keyword and text indexes (docs/SCALING.md says what the "
-                 "front-ends' re-ranking across shards needs)",
+                 "%s: a %s index; genie-mpi searches keyword, text, vectors and sequences indexes "
+                 "(docs/SCALING.md)",
                  zPath, genie_index_type_name(info.type));
-    return -1;
+        return -1;
+    }
 }
 
 static int fail_lib(char *zErr, size_t nErr, genie_status rc)
@@ -155,6 +166,7 @@ int shard_open(const char *zIndex, const shard_map *m, int r, int R, shard *s, c
         goto fail;
     genie_index_info info;
     genie_index_get_info(s->idx, &info);
+    s->type = info.type;
     if (e) {
         s->firstPart = 0;
         s->nParts = genie_index_parts(s->idx);

@@ -15,7 +15,8 @@
  *   so each shard is one range of object ids and the shards differ by at
  *   most one part.  P < R is an error: a ranker would have nothing.
  *
- *   a shard map (--shard-map FILE): lines "rank path first_object" (blank
+ *   a shard map (--shard-map FILE; keyword and vectors indexes): lines
+ *   "rank path first_object" (blank
  *   lines and lines starting with '#' are skipped); rank r's shard is its
  *   own index file, whose object i is object first_object + i of the whole.
  *   Every ranker 1..R appears exactly once; the shards' id ranges must not
@@ -55,6 +56,7 @@ const shard_entry *shard_map_find(const shard_map *m, int rank);
 /* One ranker's shard, opened. */
 typedef struct shard {
     genie_index *idx;
+    genie_index_type type;
     uint32_t firstPart, nParts; /* the parts searched; all of idx with a shard map */
     uint64_t base;              /* added to idx's object ids to make them global */
     uint64_t firstObject, nObjects; /* global ids firstObject .. firstObject + nObjects - 1 */
@@ -71,10 +73,28 @@ int shard_open(const char *zIndex, const shard_map *m, int r, int R, shard *s, c
 void shard_close(shard *s);
 
 /**
- * An index genie-mpi can search: keywords, or text when the queries are
- * read through the same vocabulary (@p textOk).  @return 0, or -1 with the
+ * An index genie-mpi can search: keywords and vectors always; text and
+ * sequences only as parts of one file (@p partsOfOne), since text shards
+ * built apart have vocabularies of their own and the broker prints a
+ * sequence hit's string from the one file.  @return 0, or -1 with the
  * message in zErr.
  */
-int shard_check_type(const char *zPath, const genie_index *idx, int textOk, char *zErr, size_t nErr);
+int shard_check_type(const char *zPath, const genie_index *idx, int partsOfOne, char *zErr, size_t nErr);
+
+/*
+ * Search shard @p s for batch @p w (shard_search.c) with the batch's k and
+ * front-end options and @p a's engine options (backend, threads, GPUs),
+ * through the front-end's own call over the shard's parts: genie_search_parts (keywords, text),
+ * genie_vectors_search_parts (vectors, LSH or exact),
+ * genie_seq_search_parts (sequences).  The answer, in @p ans, has global
+ * ids and the keys of wire.h.  @return GENIE_OK, or the library's status
+ * with genie_last_error() set (a batch whose kind does not fit the index:
+ * GENIE_EINVAL, printed).
+ */
+struct mpi_args;
+struct wire_batch;
+struct wire_answer_builder;
+genie_status shard_search(const shard *s, const struct mpi_args *a, const struct wire_batch *w,
+                          struct wire_answer_builder *ans);
 
 #endif

@@ -111,15 +111,20 @@ genie_status wire_unpack_setup(const void *p, size_t nBytes, wire_setup *s)
     return get_message(a + 5, n - 5, s->zMessage, "setup");
 }
 
-genie_status wire_pack_batch(wire_buf *b, uint64_t seq, const genie_queries *q, uint32_t k)
+/* ---------------------------------------------------------------- batches */
+
+void wire_batch_free(wire_batch *w)
 {
-    b->n = 0;
-    size_t nQuery = q ? genie_queries_count(q) : 0;
-    TRY(reserve(b, 5 + 2 * nQuery));
-    put(b, q != NULL);
-    put64(b, seq);
-    put(b, (uint32_t)nQuery);
-    put(b, k);
+    free(w->aStr);
+    free(w->aStrLen);
+    w->aStr = NULL;
+    w->aStrLen = NULL;
+    w->nStrCap = 0;
+}
+
+static genie_status pack_items(wire_buf *b, const genie_queries *q, size_t nQuery)
+{
+    TRY(reserve(b, 2 * nQuery));
     for (size_t i = 0; i < nQuery; i++) {
         const genie_item *aItem;
         size_t nItem;
@@ -143,24 +148,67 @@ genie_status wire_pack_batch(wire_buf *b, uint64_t seq, const genie_queries *q, 
     return GENIE_OK;
 }
 
-genie_status wire_unpack_batch(const void *p, size_t nBytes, int *pStop, uint64_t *pSeq, uint32_t *pK,
-                               genie_queries *q)
+static genie_status pack_strings(wire_buf *b, const wire_batch *w)
 {
-    const uint32_t *a = p;
-    size_t n = nBytes / 4;
-    if (nBytes % 4 || n < 5 || a[0] > 1)
-        return bad("batch");
-    *pStop = a[0] == 0;
-    *pSeq = get64(a + 1);
-    *pK = a[4];
-    if (*pStop)
+    size_t nByte = 0;
+    TRY(reserve(b, w->nQuery));
+    for (size_t i = 0; i < w->nQuery; i++) {
+        if (w->anStr[i] > UINT32_MAX - 3) {
+            fprintf(stderr, "genie-mpi: query %zu of a batch is longer than 4 GiB\n", i + 1);
+            return GENIE_EINVAL;
+        }
+        put(b, (uint32_t)w->anStr[i]);
+        nByte += w->anStr[i];
+    }
+    size_t nWord = (nByte + 3) / 4;
+    TRY(reserve(b, nWord));
+    if (nWord)
+        b->a[b->n + nWord - 1] = 0; /* the last word's padding */
+    char *p = (char *)(b->a + b->n);
+    for (size_t i = 0; i < w->nQuery; i++) {
+        if (w->anStr[i])
+            memcpy(p, w->azStr[i], w->anStr[i]);
+        p += w->anStr[i];
+    }
+    b->n += nWord;
+    return GENIE_OK;
+}
+
+genie_status wire_pack_batch(wire_buf *b, const wire_batch *w)
+{
+    b->n = 0;
+    size_t nQuery = w->kind == WIRE_STOP ? 0 : w->nQuery;
+    TRY(reserve(b, 10));
+    put(b, (uint32_t)w->kind);
+    put64(b, w->seq);
+    put(b, (uint32_t)nQuery);
+    put(b, w->k);
+    put(b, w->candidates);
+    put(b, w->radius);
+    put(b, w->exact);
+    put(b, w->maxCandidates);
+    switch (w->kind) {
+    case WIRE_STOP: return GENIE_OK;
+    case WIRE_ITEMS: return pack_items(b, w->q, nQuery);
+    case WIRE_VECTORS:
+        put(b, w->dim);
+        TRY(reserve(b, nQuery * w->dim));
+        memcpy(b->a + b->n, w->aVec, nQuery * w->dim * sizeof(float));
+        b->n += nQuery * w->dim;
         return GENIE_OK;
-    size_t nQuery = a[3];
-    if (nQuery > (n - 5) / 2)
+    case WIRE_STRINGS: return pack_strings(b, w);
+    }
+    return GENIE_EINVAL;
+}
+
+static genie_status unpack_items(const uint32_t *a, size_t n, wire_batch *w)
+{
+    size_t nQuery = w->nQuery;
+    if (nQuery > n / 2)
         return bad("batch");
-    const uint32_t *aHead = a + 5, *aItem = a + 5 + 2 * nQuery;
-    size_t nItemWords = n - 5 - 2 * nQuery;
-    genie_queries_clear(q);
+    const uint32_t *aHead = a, *aItem = a + 2 * nQuery;
+    size_t nItemWords = n - 2 * nQuery;
+    genie_queries_clear(w->q);
     for (size_t i = 0; i < nQuery; i++) {
         size_t nItem = aHead[2 * i];
         if (nItem > nItemWords / 3)
@@ -170,7 +218,7 @@ genie_status wire_unpack_batch(const void *p, size_t nBytes, int *pStop, uint64_
             return GENIE_ENOMEM;
         for (size_t j = 0; j < nItem; j++)
             aIt[j] = (genie_item){aItem[3 * j], aItem[3 * j + 1], aItem[3 * j + 2]};
-        genie_status rc = genie_queries_add(q, aIt, nItem, aHead[2 * i + 1]);
+        genie_status rc = genie_queries_add(w->q, aIt, nItem, aHead[2 * i + 1]);
         if (aIt != aOne)
             free(aIt);
         TRY(rc);
@@ -180,32 +228,131 @@ genie_status wire_unpack_batch(const void *p, size_t nBytes, int *pStop, uint64_
     return nItemWords == 0 ? GENIE_OK : bad("batch");
 }
 
-genie_status wire_pack_answer(wire_buf *b, uint64_t seq, const genie_results *r, uint64_t base)
+static genie_status unpack_strings(const uint32_t *a, size_t n, wire_batch *w)
+{
+    size_t nQuery = w->nQuery;
+    if (nQuery > n)
+        return bad("batch");
+    if (nQuery > w->nStrCap) {
+        const char **az = realloc(w->aStr, nQuery * sizeof *az);
+        if (az)
+            w->aStr = az;
+        size_t *an = realloc(w->aStrLen, nQuery * sizeof *an);
+        if (an)
+            w->aStrLen = an;
+        if (!az || !an)
+            return GENIE_ENOMEM;
+        w->nStrCap = nQuery;
+    }
+    uint64_t nByte = 0;
+    for (size_t i = 0; i < nQuery; i++)
+        nByte += a[i];
+    if ((nByte + 3) / 4 != n - nQuery)
+        return bad("batch");
+    const char *p = (const char *)(a + nQuery);
+    for (size_t i = 0; i < nQuery; i++) {
+        w->aStr[i] = p;
+        w->aStrLen[i] = a[i];
+        p += a[i];
+    }
+    w->azStr = w->aStr;
+    w->anStr = w->aStrLen;
+    return GENIE_OK;
+}
+
+genie_status wire_unpack_batch(const void *p, size_t nBytes, wire_batch *w)
+{
+    const uint32_t *a = p;
+    size_t n = nBytes / 4;
+    if (nBytes % 4 || n < 9 || a[0] > WIRE_STRINGS)
+        return bad("batch");
+    w->kind = (wire_kind)a[0];
+    w->seq = get64(a + 1);
+    w->nQuery = a[3];
+    w->k = a[4];
+    w->candidates = a[5];
+    w->radius = a[6];
+    w->exact = a[7];
+    w->maxCandidates = a[8];
+    if (w->kind == WIRE_STOP)
+        return GENIE_OK;
+    if (w->kind == WIRE_ITEMS)
+        return unpack_items(a + 9, n - 9, w);
+    if (w->kind == WIRE_STRINGS)
+        return unpack_strings(a + 9, n - 9, w);
+    if (n < 10 || a[9] == 0 || (uint64_t)w->nQuery * a[9] != n - 10)
+        return bad("batch");
+    w->dim = a[9];
+    w->aVec = (const float *)(const void *)(a + 10);
+    return GENIE_OK;
+}
+
+/* ---------------------------------------------------------------- answers */
+
+uint32_t wire_float_key(float d)
+{
+    uint32_t u;
+    memcpy(&u, &d, 4);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+genie_status wire_answer_begin(wire_answer_builder *a, size_t nQuery)
+{
+    uint32_t *p = realloc(a->aHead, (nQuery ? nQuery : 1) * 3 * sizeof *p);
+    if (!p) {
+        fprintf(stderr, "genie-mpi: out of memory for an answer of %zu queries\n", nQuery);
+        return GENIE_ENOMEM;
+    }
+    a->aHead = p;
+    a->nQuery = nQuery;
+    a->nHit = 0;
+    return GENIE_OK;
+}
+
+genie_status wire_answer_add(wire_answer_builder *a, size_t i, const wire_hit *aHit, size_t n, int certified,
+                             uint32_t usedK)
+{
+    if (a->nHit + n > a->nHitCap) {
+        size_t c = a->nHitCap ? a->nHitCap : 1024;
+        while (c < a->nHit + n)
+            c *= 2;
+        wire_hit *p = realloc(a->aHit, c * sizeof *p);
+        if (!p) {
+            fprintf(stderr, "genie-mpi: out of memory for an answer of %zu hits\n", c);
+            return GENIE_ENOMEM;
+        }
+        a->aHit = p;
+        a->nHitCap = c;
+    }
+    if (n) /* a query without hits may come with no array */
+        memcpy(a->aHit + a->nHit, aHit, n * sizeof *aHit);
+    a->nHit += n;
+    a->aHead[3 * i] = (uint32_t)n;
+    a->aHead[3 * i + 1] = certified != 0;
+    a->aHead[3 * i + 2] = usedK;
+    return GENIE_OK;
+}
+
+void wire_answer_builder_free(wire_answer_builder *a)
+{
+    free(a->aHead);
+    free(a->aHit);
+    memset(a, 0, sizeof *a);
+}
+
+genie_status wire_pack_answer(wire_buf *b, uint64_t seq, const wire_answer_builder *a)
 {
     b->n = 0;
-    size_t nQuery = genie_results_queries(r), nHit = 0;
-    for (size_t i = 0; i < nQuery; i++) {
-        size_t m;
-        genie_results_get(r, i, &m);
-        nHit += m;
-    }
-    TRY(reserve(b, 4 + nQuery + 2 * nHit));
+    TRY(reserve(b, 4 + 3 * a->nQuery + 3 * a->nHit));
     put(b, 0);
     put64(b, seq);
-    put(b, (uint32_t)nQuery);
-    for (size_t i = 0; i < nQuery; i++) {
-        size_t m;
-        genie_results_get(r, i, &m);
-        put(b, (uint32_t)m);
-    }
-    for (size_t i = 0; i < nQuery; i++) {
-        size_t m;
-        const genie_hit *aHit = genie_results_get(r, i, &m);
-        for (size_t j = 0; j < m; j++) {
-            put(b, (uint32_t)(aHit[j].object + base)); /* the broker checked that shards end below 2^32 */
-            put(b, aHit[j].count);
-        }
-    }
+    put(b, (uint32_t)a->nQuery);
+    if (a->nQuery)
+        memcpy(b->a + b->n, a->aHead, 3 * a->nQuery * sizeof *a->aHead);
+    b->n += 3 * a->nQuery;
+    if (a->nHit) /* no hits at all: aHit may never have been allocated */
+        memcpy(b->a + b->n, a->aHit, a->nHit * sizeof *a->aHit);
+    b->n += 3 * a->nHit;
     return GENIE_OK;
 }
 
@@ -221,7 +368,7 @@ genie_status wire_pack_error(wire_buf *b, uint64_t seq, size_t nQuery, genie_sta
 
 size_t wire_answer_max_bytes(size_t nQuery, uint32_t k)
 {
-    size_t nHit = 4 + nQuery + 2 * nQuery * (size_t)k, nErr = 5 + (WIRE_MAX_MESSAGE + 3) / 4;
+    size_t nHit = 4 + 3 * nQuery + 3 * nQuery * (size_t)k, nErr = 5 + (WIRE_MAX_MESSAGE + 3) / 4;
     return 4 * (nHit > nErr ? nHit : nErr);
 }
 
@@ -234,22 +381,22 @@ genie_status wire_unpack_answer(const void *p, size_t nBytes, size_t nQuery, uin
     a->status = (genie_status)w[0];
     a->seq = get64(w + 1);
     a->nQuery = nQuery;
-    a->aCount = NULL;
+    a->aHead = NULL;
     a->aHit = NULL;
     a->zMessage[0] = 0;
     if (a->status != GENIE_OK)
         return get_message(w + 4, n - 4, a->zMessage, "answer");
-    if (n - 4 < nQuery)
+    if ((n - 4) / 3 < nQuery)
         return bad("answer");
     uint64_t nHit = 0;
     for (size_t i = 0; i < nQuery; i++) {
-        if (w[4 + i] > k)
+        if (w[4 + 3 * i] > k)
             return bad("answer");
-        nHit += w[4 + i];
+        nHit += w[4 + 3 * i];
     }
-    if (n - 4 - nQuery != 2 * nHit)
+    if (n - 4 - 3 * nQuery != 3 * nHit)
         return bad("answer");
-    a->aCount = w + 4;
-    a->aHit = (const genie_hit *)(const void *)(w + 4 + nQuery);
+    a->aHead = w + 4;
+    a->aHit = (const wire_hit *)(const void *)(w + 4 + 3 * nQuery);
     return GENIE_OK;
 }

@@ -16,6 +16,10 @@ void serve_result_release(serve_result *res)
     genie_seq_results_free(res->pSeq);
     free(res->aNb);
     free(res->aN);
+    free(res->aHit);
+    free(res->aSeqHit);
+    free(res->aCertified);
+    free(res->aUsedK);
     free(res);
 }
 
@@ -37,7 +41,15 @@ void serve_request_answer(const serve_request *r, json_buf *b)
         case GENIE_TYPE_SEQUENCES: {
             int cert;
             uint32_t usedK;
-            const genie_seq_hit *a = genie_seq_results_get(res->pSeq, q, &n, &cert, &usedK);
+            const genie_seq_hit *a;
+            if (res->aSeqHit) {
+                a = res->aSeqHit + q * res->k;
+                n = res->aN[q];
+                cert = res->aCertified[q];
+                usedK = res->aUsedK[q];
+            } else {
+                a = genie_seq_results_get(res->pSeq, q, &n, &cert, &usedK);
+            }
             json_out_seq_hits(b, idx, i + 1, a, n, cert, usedK, r->opt.show);
             break;
         }
@@ -45,7 +57,9 @@ void serve_request_answer(const serve_request *r, json_buf *b)
             json_out_vec_hits(b, i + 1, res->aNb + q * res->k, res->aN[q]);
             break;
         default: {
-            const genie_hit *a = genie_results_get(res->pRes, q, &n);
+            const genie_hit *a = res->aHit ? res->aHit + q * res->k : genie_results_get(res->pRes, q, &n);
+            if (res->aHit)
+                n = res->aN[q];
             json_out_hits(b, idx, i + 1, a, n, r->opt.show);
             break;
         }

@@ -186,74 +186,113 @@ static genie_status add_queries(serve_batcher *b, serve_request *pBatch)
     return GENIE_OK;
 }
 
-/* Run the batch's search into @p res. */
-static genie_status run_search(serve_batcher *b, serve_request *pBatch, size_t nQuery, serve_result *res)
+/* The engine options of every search of the server. */
+static genie_search_options engine_options(const serve_batcher *b, uint32_t k)
 {
-    serve_loaded *l = pBatch->pLoaded;
-    const serve_options *o = &pBatch->opt;
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
     opt.backend = b->cfg->backend;
     opt.threads = b->cfg->threads;
     opt.gpu_memory = b->cfg->gpuMemory;
-    opt.k = o->k;
+    opt.k = k;
+    return opt;
+}
+
+/* Search the gathered batch @p q here, with the library, into @p res. */
+static genie_status search_here(serve_batcher *b, const serve_loaded *l, const serve_options *o, const serve_batch *q,
+                                serve_result *res)
+{
+    genie_search_options opt = engine_options(b, o->k);
+    switch (l->info.type) {
+    case GENIE_TYPE_SETS: {
+        genie_set_options so = {o->k, o->candidates, o->exact, o->recall};
+        return genie_set_search(l->idx, q->azText, q->anText, q->nQuery, &so, &opt, &res->pSet);
+    }
+    case GENIE_TYPE_SEQUENCES: {
+        genie_seq_options so = {o->k, o->candidates, o->maxCandidates, o->exact, o->recall};
+        return genie_seq_search(l->idx, q->azText, q->anText, q->nQuery, &so, &opt, &res->pSeq);
+    }
+    case GENIE_TYPE_VECTORS: {
+        genie_vectors v = {q->nQuery, l->dim, (float *)(uintptr_t)q->aVec}; /* read only */
+        res->k = o->k;
+        res->aNb = malloc((q->nQuery ? q->nQuery : 1) * o->k * sizeof *res->aNb);
+        res->aN = malloc((q->nQuery ? q->nQuery : 1) * sizeof *res->aN);
+        if (!res->aNb || !res->aN)
+            return GENIE_ENOMEM;
+        genie_vsearch_options vo;
+        memset(&vo, 0, sizeof vo);
+        vo.search = opt;
+        vo.k = o->k;
+        vo.candidates = o->candidates;
+        vo.radius = o->radius;
+        vo.exact = o->exact;
+        vo.recall = o->recall;
+        return genie_vectors_search(l->idx, &v, &vo, res->aNb, res->aN, NULL);
+    }
+    default: return genie_search(l->idx, q->q, &opt, &res->pRes);
+    }
+}
+
+/*
+ * Run the batch's search into @p res: gather every request's queries into
+ * one serve_batch, then search it here or through the hook.  A hook's
+ * error message goes to @p zErr.
+ */
+static genie_status run_search(serve_batcher *b, serve_request *pBatch, size_t nQuery, serve_result *res, char *zErr,
+                               size_t nErr)
+{
+    serve_loaded *l = pBatch->pLoaded;
+    const serve_options *o = &pBatch->opt;
+    const serve_hooks *h = b->cfg->pHooks;
+    serve_batch q = {nQuery, NULL, NULL, NULL, NULL};
+    const char **az = NULL;
+    size_t *an = NULL;
+    float *aVec = NULL;
+    genie_status rc = GENIE_OK;
     res->type = l->info.type;
     switch (l->info.type) {
     case GENIE_TYPE_SETS:
     case GENIE_TYPE_SEQUENCES: {
-        const char **az = malloc(nQuery * sizeof *az);
-        size_t *an = malloc(nQuery * sizeof *an), i = 0;
-        genie_status rc = GENIE_ENOMEM;
-        if (az && an) {
-            for (serve_request *r = pBatch; r; r = r->pNext)
-                for (size_t q = 0; q < r->nQuery; q++, i++)
-                    az[i] = r->azText[q], an[i] = r->anText[q];
-            if (l->info.type == GENIE_TYPE_SETS) {
-                genie_set_options so = {o->k, o->candidates, o->exact, o->recall};
-                rc = genie_set_search(l->idx, az, an, nQuery, &so, &opt, &res->pSet);
-            } else {
-                genie_seq_options so = {o->k, o->candidates, o->maxCandidates, o->exact, o->recall};
-                rc = genie_seq_search(l->idx, az, an, nQuery, &so, &opt, &res->pSeq);
-            }
+        az = malloc((nQuery ? nQuery : 1) * sizeof *az);
+        an = malloc((nQuery ? nQuery : 1) * sizeof *an);
+        if (!az || !an) {
+            rc = GENIE_ENOMEM;
+            break;
         }
-        free(az);
-        free(an);
-        return rc;
+        size_t i = 0;
+        for (serve_request *r = pBatch; r; r = r->pNext)
+            for (size_t j = 0; j < r->nQuery; j++, i++)
+                az[i] = r->azText[j], an[i] = r->anText[j];
+        q.azText = az;
+        q.anText = an;
+        break;
     }
     case GENIE_TYPE_VECTORS: {
-        genie_vectors q = {nQuery, l->dim, malloc(nQuery * l->dim * sizeof(float))};
-        res->k = o->k;
-        res->aNb = malloc(nQuery * o->k * sizeof *res->aNb);
-        res->aN = malloc(nQuery * sizeof *res->aN);
-        genie_status rc = GENIE_ENOMEM;
-        if (q.data && res->aNb && res->aN) {
-            size_t i = 0;
-            for (serve_request *r = pBatch; r; r = r->pNext) {
-                memcpy(q.data + i * l->dim, r->aVec, r->nQuery * l->dim * sizeof(float));
-                i += r->nQuery;
-            }
-            genie_vsearch_options vo;
-            memset(&vo, 0, sizeof vo);
-            vo.search = opt;
-            vo.k = o->k;
-            vo.candidates = o->candidates;
-            vo.radius = o->radius;
-            vo.exact = o->exact;
-            vo.recall = o->recall;
-            rc = genie_vectors_search(l->idx, &q, &vo, res->aNb, res->aN, NULL);
+        if (!(aVec = malloc((nQuery ? nQuery : 1) * l->dim * sizeof *aVec))) {
+            rc = GENIE_ENOMEM;
+            break;
         }
-        free(q.data);
-        return rc;
+        size_t i = 0;
+        for (serve_request *r = pBatch; r; r = r->pNext) {
+            memcpy(aVec + i * l->dim, r->aVec, r->nQuery * l->dim * sizeof *aVec);
+            i += r->nQuery;
+        }
+        q.aVec = aVec;
+        break;
     }
-    default: {
-        genie_status rc = l->table ? apply_table_settings(l->table, o) : GENIE_OK;
+    default:
+        rc = l->table ? apply_table_settings(l->table, o) : GENIE_OK;
         if (rc == GENIE_OK)
             rc = add_queries(b, pBatch);
-        if (rc == GENIE_OK)
-            rc = genie_search(l->idx, b->pQueries, &opt, &res->pRes);
-        return rc;
+        q.q = b->pQueries;
+        break;
     }
-    }
+    if (rc == GENIE_OK)
+        rc = h && h->xSearch ? h->xSearch(h->pCtx, l, o, &q, res, zErr, nErr) : search_here(b, l, o, &q, res);
+    free(az);
+    free(an);
+    free(aVec);
+    return rc;
 }
 
 /* Run one batch (without the lock) and hand out the answers (with it). */
@@ -263,10 +302,11 @@ static void run_batch(serve_batcher *b, serve_request *pBatch)
     for (serve_request *r = pBatch; r; r = r->pNext)
         nQuery += r->nQuery;
     serve_result *res = calloc(1, sizeof *res);
+    char zHookErr[1024] = "";
     double t0 = serve_now();
-    genie_status rc = res ? run_search(b, pBatch, nQuery, res) : GENIE_ENOMEM;
+    genie_status rc = res ? run_search(b, pBatch, nQuery, res, zHookErr, sizeof zHookErr) : GENIE_ENOMEM;
     serve_metrics_batch(nQuery, serve_now() - t0);
-    const char *zErr = genie_last_error();
+    const char *zErr = zHookErr[0] ? zHookErr : genie_last_error();
     char *zBatchError = rc != GENIE_OK ? strdup(zErr[0] ? zErr : genie_strerror(rc)) : NULL;
     if (res)
         atomic_init(&res->nRef, 1);

@@ -237,8 +237,11 @@ static enum MHD_Result do_get(serve_server *s, struct MHD_Connection *c, http_co
     }
 }
 
-static enum MHD_Result do_reload(struct MHD_Connection *c, http_conn *h)
+static enum MHD_Result do_reload(serve_server *s, struct MHD_Connection *c, http_conn *h)
 {
+    const serve_hooks *pHooks = s->cfg->pHooks;
+    if (pHooks && pHooks->zNoReload)
+        return respond_error(c, h, 409, "%s", pHooks->zNoReload);
     genie_status rc = serve_index_reload(h->pIndex);
     if (rc != GENIE_OK) {
         const char *z = genie_last_error();
@@ -313,7 +316,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return respond_error(c, h, 500, "out of memory reading the body");
     switch (h->ep) {
     case SERVE_EP_SEARCH: return do_search(s, c, h);
-    case SERVE_EP_RELOAD: return do_reload(c, h);
+    case SERVE_EP_RELOAD: return do_reload(s, c, h);
     default: return do_get(s, c, h);
     }
 }

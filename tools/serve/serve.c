@@ -358,10 +358,15 @@ static void drain(serve_server *s)
 
 int cmd_serve(int argc, char **argv)
 {
+    return serve_main(argc, argv, NULL);
+}
+
+int serve_main(int argc, char **argv, const serve_hooks *h)
+{
     serve_args a;
     memset(&a, 0, sizeof a);
     a.cfg = (serve_config){.maxBatch = 4096, .maxWait = 0.002, .maxIdle = 0.0002, .maxQueue = 65536, .maxBody = 8u << 20,
-                           .maxQueries = 4096, .maxK = 10000, .timeout = 30};
+                           .maxQueries = 4096, .maxK = 10000, .timeout = 30, .pHooks = h};
     a.zListen = "127.0.0.1:8080";
     a.maxConnections = 4096;
     a.azSpec = calloc((size_t)argc, sizeof *a.azSpec);
@@ -419,7 +424,8 @@ int cmd_serve(int argc, char **argv)
             st = CLI_EXIT_FAIL;
             goto done;
         }
-        warm_up(&s.aIndex[nOpen], &a.cfg);
+        if (!h || !h->xSearch) /* a hook searches elsewhere: nothing to upload here */
+            warm_up(&s.aIndex[nOpen], &a.cfg);
         if (!a.cfg.quiet) {
             genie_index_info info;
             genie_index_get_info(s.aIndex[nOpen].pCur->idx, &info);

@@ -37,6 +37,8 @@
 
 /* ------------------------------------------------------------ settings */
 
+struct serve_hooks;
+
 typedef struct serve_config {
     uint32_t maxBatch;        /* queries per engine call (--max-batch) */
     double maxWait;           /* seconds a batch waits after its first request (--max-wait) */
@@ -52,6 +54,7 @@ typedef struct serve_config {
     uint64_t gpuMemory;
     char *zToken;             /* NULL: no auth; else the Bearer token every endpoint but /healthz needs */
     int quiet;
+    const struct serve_hooks *pHooks; /* NULL: genie serve itself */
 } serve_config;
 
 /* ------------------------------------------------------------- indexes */
@@ -139,6 +142,13 @@ typedef struct serve_result {
     genie_neighbor *aNb;     /* vectors: query i's at aNb[i * k], aN[i] of them */
     uint32_t *aN;
     uint32_t k;
+    /* A search hook's answers (serve_hooks), in plain arrays laid out as aNb:
+     * keywords and text in aHit; sequences in aSeqHit with a flag and K per query.
+     * answer.c prints from them when they are set; serve_result_release frees them. */
+    genie_hit *aHit;
+    genie_seq_hit *aSeqHit;
+    unsigned char *aCertified;
+    uint32_t *aUsedK;
 } serve_result;
 
 /*
@@ -190,6 +200,38 @@ void serve_request_answer(const serve_request *r, json_buf *b);
 void serve_result_release(serve_result *res);
 
 /* -------------------------------------------------------------- batcher */
+
+/* The queries of one batch in the form of the index's type (the batcher gathers them). */
+typedef struct serve_batch {
+    size_t nQuery;
+    const genie_queries *q;    /* keywords, text, table */
+    const float *aVec;         /* vectors: nQuery * dim */
+    const char *const *azText; /* sets, sequences */
+    const size_t *anText;
+} serve_batch;
+
+/*
+ * A program that embeds the server (genie-mpi serve: the broker in front of
+ * its rankers) searches its batches elsewhere through xSearch, called from
+ * the index's batcher thread, one batch at a time: it fills @p res (type,
+ * k, aN and the plain arrays of the type) for the batch's options @p o, or
+ * returns an error status with the message in zErr (nErr bytes).
+ */
+typedef genie_status (*serve_search_fn)(void *ctx, const serve_loaded *l, const serve_options *o,
+                                        const serve_batch *q, serve_result *res, char *zErr, size_t nErr);
+
+typedef struct serve_hooks {
+    serve_search_fn xSearch;   /* NULL: the library on the open index, here */
+    void *pCtx;
+    const char *zNoReload;     /* non-NULL: reload answers 409 with this message */
+} serve_hooks;
+
+/**
+ * The whole server: parse @p argv (genie serve's options), open the
+ * indexes, serve until SIGTERM or SIGINT (serve.c).  @p h: NULL for genie
+ * serve itself.  @return a CLI_EXIT_* status.
+ */
+int serve_main(int argc, char **argv, const serve_hooks *h);
 
 /** Start @p p's batcher thread. @return GENIE_OK, GENIE_ENOMEM. */
 genie_status serve_batcher_start(serve_index *p, const serve_config *cfg);

@@ -1,0 +1,203 @@
+/*
+ * genie-mpi serve: genie serve's server (tools/serve: HTTP/JSON,
+ * libmicrohttpd and cJSON, dynamic batching) on rank 0, in front of the
+ * broker.  The server runs unchanged through serve_main(); its batcher
+ * hands each batch, gathered from its requests, to the hook below, which
+ * sends it to every ranker as one superstep (broker_launch), waits for
+ * the answers (broker_wait), merges them (broker_finish) into the
+ * server's plain result arrays, and returns; the server answers each
+ * request from its slice, with the JSON genie serve writes.  So a request
+ * gets what genie serve answers for the whole index (docs/SCALING.md:
+ * what equal means for vectors LSH and sequences).
+ *
+ * One index: the INDEX the rankers hold (parts of one file; no shard
+ * map), served under its file name without ".genie".  Each batch carries
+ * its requests' options (k, candidates, radius, exact, certify); the
+ * engine options (backend, threads, GPUs) are genie-mpi's.  Supersteps
+ * are not pipelined here: the batcher waits for each one.  Reload is
+ * refused (the rankers keep the file they opened).  A ranker that fails
+ * a batch fails that batch's requests (500); one that does not answer
+ * within --timeout leaves the rankers out of step, so that batch and
+ * every later one fail, naming it, until the job is restarted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../serve/serve.h"
+#include "broker.h"
+#include "source.h"
+
+typedef struct serve_mpi {
+    broker *b;
+    uint64_t seq;
+    serve_result *res; /* the batch being answered */
+    char zBroken[256]; /* set once the rankers are out of step */
+} serve_mpi;
+
+/* xEmit: query @p queryNo (from 1) of the batch into the result's arrays. */
+static int store_query(void *ctx, uint64_t queryNo, const wire_hit *aHit, size_t n, int certified, uint32_t usedK,
+                       int partial)
+{
+    serve_mpi *s = ctx;
+    serve_result *res = s->res;
+    size_t q = (size_t)queryNo - 1, at = q * res->k;
+    (void)partial; /* without --allow-partial a batch is whole or fails */
+    res->aN[q] = (uint32_t)n;
+    for (size_t i = 0; i < n; i++) {
+        switch (res->type) {
+        case GENIE_TYPE_VECTORS:
+            res->aNb[at + i].id = aHit[i].object;
+            memcpy(&res->aNb[at + i].distance, &aHit[i].value, 4);
+            break;
+        case GENIE_TYPE_SEQUENCES: res->aSeqHit[at + i] = (genie_seq_hit){aHit[i].object, aHit[i].key, aHit[i].value}; break;
+        default: res->aHit[at + i] = (genie_hit){aHit[i].object, aHit[i].value}; break;
+        }
+    }
+    if (res->type == GENIE_TYPE_SEQUENCES) {
+        res->aCertified[q] = (unsigned char)(certified != 0);
+        res->aUsedK[q] = usedK;
+    }
+    return 0;
+}
+
+/* The result arrays of @p nQuery queries of res->k hits for res->type.  @return 0, or -1. */
+static int alloc_result(serve_result *res, size_t nQuery)
+{
+    size_t nq = nQuery ? nQuery : 1, nHit = nq * res->k;
+    res->aN = calloc(nq, sizeof *res->aN);
+    switch (res->type) {
+    case GENIE_TYPE_VECTORS: res->aNb = malloc(nHit * sizeof *res->aNb); return res->aN && res->aNb ? 0 : -1;
+    case GENIE_TYPE_SEQUENCES:
+        res->aSeqHit = malloc(nHit * sizeof *res->aSeqHit);
+        res->aCertified = calloc(nq, 1);
+        res->aUsedK = calloc(nq, sizeof *res->aUsedK);
+        return res->aN && res->aSeqHit && res->aCertified && res->aUsedK ? 0 : -1;
+    default: res->aHit = malloc(nHit * sizeof *res->aHit); return res->aN && res->aHit ? 0 : -1;
+    }
+}
+
+/* serve_hooks.xSearch: one superstep for the batcher's batch. */
+static genie_status superstep(void *ctx, const serve_loaded *l, const serve_options *o, const serve_batch *q,
+                              serve_result *res, char *zErr, size_t nErr)
+{
+    serve_mpi *s = ctx;
+    broker *b = s->b;
+    if (s->zBroken[0]) {
+        snprintf(zErr, nErr, "%s", s->zBroken);
+        return GENIE_EIO;
+    }
+    wire_batch w;
+    memset(&w, 0, sizeof w);
+    w.kind = source_kind(l->info.type);
+    w.nQuery = q->nQuery;
+    w.k = b->nObjects == 0 ? 1 : (o->k < b->nObjects ? o->k : (uint32_t)b->nObjects);
+    w.candidates = o->candidates;
+    w.radius = o->radius;
+    w.exact = (uint32_t)o->exact;
+    w.maxCandidates = o->maxCandidates;
+    w.q = (genie_queries *)(uintptr_t)q->q; /* only packed, not changed */
+    w.dim = l->dim;
+    w.aVec = q->aVec;
+    w.azStr = q->azText;
+    w.anStr = q->anText;
+    res->k = w.k;
+    if (alloc_result(res, q->nQuery) != 0 || broker_fit(b, q->nQuery, w.k) != 0) {
+        snprintf(zErr, nErr, "genie-mpi serve: out of memory for %zu queries of k %u", q->nQuery, w.k);
+        return GENIE_ENOMEM;
+    }
+    flight *f = &b->aFlight[0];
+    if (broker_launch(b, f, &w, s->seq++, 1) != 0) {
+        snprintf(zErr, nErr, "genie-mpi serve: out of memory sending a batch of %zu queries", q->nQuery);
+        return GENIE_ENOMEM;
+    }
+    if (broker_wait(b, f) != 0) {
+        snprintf(s->zBroken, sizeof s->zBroken,
+                 "genie-mpi serve: a ranker did not answer within %.0f s (standard error names it); restart the job",
+                 b->a->timeout);
+        snprintf(zErr, nErr, "%s", s->zBroken);
+        return GENIE_EIO;
+    }
+    s->res = res;
+    int st = broker_finish(b, f);
+    s->res = NULL;
+    if (st != 0) {
+        snprintf(zErr, nErr, "genie-mpi serve: a ranker failed this batch (standard error says why)");
+        return GENIE_EIO;
+    }
+    return GENIE_OK;
+}
+
+/* The name INDEX is served under: its file name without ".genie", or "index". */
+static void index_name(const char *zPath, char *zName, size_t nName)
+{
+    const char *zBase = strrchr(zPath, '/') ? strrchr(zPath, '/') + 1 : zPath;
+    snprintf(zName, nName, "%s", zBase);
+    size_t n = strlen(zName);
+    if (n > 6 && strcmp(zName + n - 6, ".genie") == 0)
+        zName[n - 6] = 0;
+    if (!serve_name_ok(zName))
+        snprintf(zName, nName, "index");
+}
+
+/* genie serve's arguments: "serve", the user's, then --index NAME=INDEX. */
+static char **serve_argv(const mpi_args *a, char *zSpec, int *pArgc)
+{
+    char **az = calloc((size_t)a->nServeArg + 4, sizeof *az);
+    if (!az)
+        return NULL;
+    int n = 0;
+    az[n++] = "serve";
+    for (int i = 0; i < a->nServeArg; i++)
+        az[n++] = a->azServeArg[i];
+    az[n++] = "--index";
+    az[n++] = zSpec;
+    *pArgc = n;
+    return az;
+}
+
+int broker_serve(const mpi_args *a, int nRanker)
+{
+    broker b;
+    memset(&b, 0, sizeof b);
+    b.a = a;
+    b.R = nRanker;
+    genie_index *pParser = NULL;
+    int st = broker_open(&b, &pParser);
+    if (st == MPI_EXIT_OK && b.type != GENIE_TYPE_KEYWORDS && b.type != GENIE_TYPE_TEXT &&
+        b.type != GENIE_TYPE_VECTORS && b.type != GENIE_TYPE_SEQUENCES) {
+        fprintf(stderr, "genie-mpi serve: %s is a %s index\n", a->zIndex, genie_index_type_name(b.type));
+        st = MPI_EXIT_FAIL;
+    }
+    b.k = 1;
+    b.batch = 1;
+    b.answerBytes = wire_answer_max_bytes(1, 1);
+    if (broker_alloc(&b) != 0) {
+        fprintf(stderr, "genie-mpi: out of memory for %d rankers\n", b.R);
+        st = MPI_EXIT_FAIL;
+    }
+    /* The rankers report whatever happened here; every path below ends in broker_stop_all or an abort. */
+    int setup = b.aSetup ? broker_gather_setups(&b) : -2;
+    if (setup == -2)
+        MPI_Abort(MPI_COMM_WORLD, MPI_EXIT_FAIL);
+    if (st == MPI_EXIT_OK && (setup != 0 || broker_check_setups(&b) != 0))
+        st = MPI_EXIT_FAIL;
+    serve_mpi s = {&b, 0, NULL, ""};
+    b.xEmit = store_query;
+    b.pEmitCtx = &s;
+    if (st == MPI_EXIT_OK) {
+        char zName[128], zSpec[4200];
+        index_name(a->zIndex, zName, sizeof zName);
+        snprintf(zSpec, sizeof zSpec, "%s=%s", zName, a->zIndex);
+        int argc;
+        char **argv = serve_argv(a, zSpec, &argc);
+        serve_hooks h = {superstep, &s,
+                         "genie-mpi serve: the rankers keep the file they opened; restart the job to serve a new one"};
+        st = argv ? serve_main(argc, argv, &h) : MPI_EXIT_FAIL;
+        free(argv);
+    }
+    if (broker_stop_all(&b) != 0)
+        MPI_Abort(MPI_COMM_WORLD, MPI_EXIT_FAIL);
+    broker_free(&b);
+    return st;
+}

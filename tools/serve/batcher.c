@@ -363,6 +363,11 @@ static void *batcher_main(void *arg)
         /* Wait for more of the same kind until the batch is full, the wait
          * is over or the arrivals have paused. */
         for (;;) {
+            /* A first request that timed out was unlinked and freed while
+             * this thread waited (its submitter holds b->mu to unlink):
+             * test that before reading it. */
+            if (b->stop || b->flush || b->pHead != first)
+                break;
             double tEnd = first->tQueued + b->cfg->maxWait;
             if (b->tLast + b->cfg->maxIdle < tEnd)
                 tEnd = b->tLast + b->cfg->maxIdle;

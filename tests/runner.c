@@ -100,6 +100,11 @@ char g_zTestDir[1024];
     X(sets_parse_rules, 10) \
     X(sets_exact_and_minhash_against_oracle, 60) \
     X(sets_bad_input, 10)\
+    X(recall_sets_meets_target, 240) \
+    X(recall_sequences_meets_target, 240) \
+    X(recall_vectors_meets_target, 240) \
+    X(recall_bad_targets, 60) \
+    X(recall_side_file_rejects_corruption, 120) \
     X(csv_quoting, 10)                            \
     X(csv_malformed, 10)                          \
     X(csv_numbers, 10)                            \

@@ -219,7 +219,7 @@ static void check_case(uint64_t seed, genie_backend backend, int certifyOnly, ta
     uint32_t K = 1 + (uint32_t)(test_rand(&rng) % 8);
     if (K < k)
         K = k;
-    genie_seq_options so = {k, K, K * (1u << (test_rand(&rng) % 4)), 0, certifyOnly};
+    genie_seq_options so = {k, K, K * (1u << (test_rand(&rng) % 4)), 0, certifyOnly, 0};
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
     opt.backend = backend;
@@ -427,7 +427,7 @@ TEST(seq_certify_parts_range)
     const genie_backend aBe[] = {test_backend(), fake_backend()};
     for (int ib = 0; ib < 2; ib++)
         for (int exact = 0; exact <= 1; exact++) {
-            genie_seq_options so = {4, 2, 4, exact, 0};
+            genie_seq_options so = {4, 2, 4, exact, 0, 0};
             genie_search_options opt;
             memset(&opt, 0, sizeof opt);
             opt.backend = aBe[ib];

@@ -206,7 +206,7 @@ TEST(parts_build_sets_identical)
         anQuery[i] = random_words(&s, aQuery[i], sizeof aQuery[i], 6, 40);
         azQuery[i] = aQuery[i];
     }
-    genie_set_options so = {5, 20, 0};
+    genie_set_options so = {5, 20, 0, 0};
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
     opt.backend = test_backend();
@@ -261,7 +261,7 @@ TEST(parts_build_sequences_identical)
         azQuery[i] = aQuery[i];
     }
     /* One round, then rounds raising K with the fallback, then without. */
-    static const genie_seq_options aSo[] = {{3, 8, 0, 0, 0}, {3, 8, 128, 0, 0}, {3, 8, 128, 0, 1}};
+    static const genie_seq_options aSo[] = {{3, 8, 0, 0, 0, 0}, {3, 8, 128, 0, 0, 0}, {3, 8, 128, 0, 1, 0}};
     for (size_t v = 0; v < sizeof aSo / sizeof *aSo; v++) {
         genie_search_options opt;
         memset(&opt, 0, sizeof opt);

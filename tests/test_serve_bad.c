@@ -77,6 +77,14 @@ TEST(serve_malformed_bodies_get_4xx)
     expect_error_z(&s, "/v1/indexes/seq/search", "{\"queries\":[3]}", 400, "queries[0] must be a string");
     expect_error_z(&s, "/v1/indexes/seq/search", "{\"queries\":[\"a\\nb\"]}", 400, "newline");
     expect_error_z(&s, "/v1/indexes/seq/search", "{\"queries\":[\"ab\"],\"certify\":2}", 400, "below K");
+    expect_error_z(&s, "/v1/indexes/seq/search", "{\"queries\":[\"ab\"],\"recall\":0}", 400, "(0, 1]");
+    expect_error_z(&s, "/v1/indexes/seq/search", "{\"queries\":[\"ab\"],\"recall\":1.5}", 400, "(0, 1]");
+    expect_error_z(&s, "/v1/indexes/seq/search", "{\"queries\":[\"ab\"],\"recall\":\"0.9\"}", 400, "(0, 1]");
+    expect_error_z(&s, "/v1/indexes/seq/search", "{\"queries\":[\"ab\"],\"recall\":0.9,\"certify\":true}", 400,
+                   "chooses the candidates itself");
+    expect_error_z(&s, "/v1/indexes/seq/search", "{\"queries\":[\"ab\"],\"recall\":0.9,\"candidates\":8}", 400,
+                   "chooses the candidates itself");
+    expect_error_z(&s, zId, "{\"queries\":[[3]],\"recall\":0.9}", 400, "unknown option \\\"recall\\\"");
     expect_error_z(&s, "/v1/indexes/t/search", "{\"queries\":[{\"a\":[1]}]}", 400, "queries[0].a must be");
     expect_error_z(&s, "/v1/indexes/t/search", "{\"queries\":[{\"zzz\":1}]}", 400, "zzz");
     expect_error_z(&s, "/v1/indexes/t/search", "{\"queries\":[{\"a\":\"abc\"}]}", 400, "abc");

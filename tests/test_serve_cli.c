@@ -82,7 +82,7 @@ TEST(serve_answers_equal_cli_json)
 {
     SERVER_REQUIRED();
     uint64_t rng = 12345;
-    type_case aCase[12];
+    type_case aCase[14];
     size_t nCase = 0;
 
     /* keywords, with labels and records */
@@ -143,6 +143,8 @@ TEST(serve_answers_equal_cli_json)
                                  fmt("{\"queries\":%s,\"k\":4,\"candidates\":20,\"show\":true}", jq.z)};
     aCase[nCase++] = (type_case){"sets", fmt("-k 3 --exact %s %s", test_path("sets.genie"), test_path("sets_q.txt")),
                                  fmt("{\"queries\":%s,\"k\":3,\"exact\":true}", jq.z)};
+    aCase[nCase++] = (type_case){"sets", fmt("-k 5 --recall 0.9 %s %s", test_path("sets.genie"), test_path("sets_q.txt")),
+                                 fmt("{\"queries\":%s,\"k\":5,\"recall\":0.9}", jq.z)};
 
     /* sequences: strings over a small alphabet */
     f = (strbuf){0}, jq = (strbuf){0};
@@ -171,6 +173,8 @@ TEST(serve_answers_equal_cli_json)
     write_text(test_path("seq_q.txt"), f.z);
     aCase[nCase++] = (type_case){"seq", fmt("-k 2 --certify --show %s %s", test_path("seq.genie"), test_path("seq_q.txt")),
                                  fmt("{\"queries\":%s,\"k\":2,\"certify\":true,\"show\":true}", jq.z)};
+    aCase[nCase++] = (type_case){"seq", fmt("-k 2 --recall 0.95 %s %s", test_path("seq.genie"), test_path("seq_q.txt")),
+                                 fmt("{\"queries\":%s,\"k\":2,\"recall\":0.95}", jq.z)};
 
     /* table: a numeric, a categorical and a stored column; missing values */
     f = (strbuf){0}, jq = (strbuf){0};

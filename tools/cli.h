@@ -22,6 +22,8 @@
 int cmd_build(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+/* genie eval: sets and sequences here (tools/cmd_eval.c), vectors in vec_cli_eval. */
+int cmd_eval(int argc, char **argv);
 /* genie serve (tools/serve/serve.c, or serve_absent.c without libmicrohttpd/cJSON). */
 int cmd_serve(int argc, char **argv);
 
@@ -122,6 +124,27 @@ int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 int cli_parse_bytes(const char *s, uint64_t *out);
 
 /*
+ * --recall R of the approximate searches (sets, sequences, vectors) and
+ * their eval: a number in (0, 1]; CLI_EXIT_OK or a usage error naming it.
+ */
+int cli_parse_recall(const char *zCmd, const char *s, double *out);
+#define CLI_RECALL_HELP                                                             \
+    "      --recall R          choose K (vectors l2: and the radius) so that\n"    \
+    "                          the recall@k the index's estimate predicts is at\n" \
+    "                          least R, 0 < R <= 1; k <= 100; not with -K,\n"      \
+    "                          --exact (exact when no K up to 4096 reaches R;\n"   \
+    "                          the estimate is computed on first use and kept\n"   \
+    "                          in INDEX.recall)\n"                                  \
+    "  -v, --verbose           print the chosen K and the estimated recall\n"
+/**
+ * The usage errors of --recall with options it excludes: --exact, an
+ * explicit -K (@p explicitK), k over 100.
+ */
+int cli_check_recall(const char *zCmd, double recall, uint32_t k, int exact, int explicitK);
+/** --verbose: "genie CMD: recall target R: K = ..., estimated recall@k ..." on standard error. */
+void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const genie_search_stats *st, int radius);
+
+/*
  * Options shared by several commands (tools/cli_options.c).  An option
  * code is either a short option character or a CLI_OPT_* value, which lies
  * above any character and so clashes with no short option.
@@ -204,7 +227,24 @@ typedef struct cli_build_args {
     const char *zOut;         /* -o: the index to write (required) */
     genie_build_options opt;  /* -L and the part options; the rest zero */
     int quiet;                /* -q */
+    int noRecall;             /* --no-recall-estimate (sets, sequences, vectors) */
 } cli_build_args;
+
+/*
+ * The approximate types' builds (sets, sequences, vectors) put
+ * CLI_RECALL_BUILD_OPTION in their long options and CLI_RECALL_BUILD_HELP in
+ * their help, and call cli_build_recall() once the index is written: it
+ * computes the recall estimate into INDEX.recall (genie_recall_prepare()),
+ * so that genie info can show it and the first --recall search finds it.
+ */
+#define CLI_OPT_NO_RECALL 0x120
+#define CLI_RECALL_BUILD_OPTION {"no-recall-estimate", no_argument, 0, CLI_OPT_NO_RECALL}
+#define CLI_RECALL_BUILD_HELP                                                        \
+    "      --no-recall-estimate  skip the recall estimate (INDEX.recall, for\n"    \
+    "                           --recall and genie info; else computed now:\n"    \
+    "                           200 exact searches and one of K = 4096)\n"
+/** @return CLI_EXIT_OK, or CLI_EXIT_FAIL (printed). */
+int cli_build_recall(const cli_build_args *a);
 
 /** A front-end's option callback's answer for a code it does not know. */
 #define CLI_OPTION_UNKNOWN (-1)

@@ -4,6 +4,7 @@
  */
 #include <assert.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +148,7 @@ int cli_parse_build(int argc, char **argv, const char *zShort, const struct opti
         switch (c) {
         case 'o': a->zOut = optarg; break;
         case 'q': a->quiet = 1; break;
+        case CLI_OPT_NO_RECALL: a->noRecall = 1; break; /* only where the type lists it */
         case 'h': fputs(zHelp, stdout); return CLI_EXIT_OK;
         default:
             st = xOption ? xOption(ctx, c, optarg) : CLI_OPTION_UNKNOWN;
@@ -159,4 +161,70 @@ int cli_parse_build(int argc, char **argv, const char *zShort, const struct opti
     if (!a->zOut)
         return cli_usage_error("build", "no output file (-o INDEX)");
     return CLI_GO_ON;
+}
+
+int cli_parse_recall(const char *zCmd, const char *s, double *out)
+{
+    char *e;
+    double v = strtod(s, &e);
+    if (e == s || *e || !(v > 0 && v <= 1))
+        return cli_usage_error(zCmd, "--recall must be a number in (0, 1] (a recall@k target), not '%s'", s);
+    *out = v;
+    return CLI_EXIT_OK;
+}
+
+void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const genie_search_stats *st, int radius)
+{
+    if (st->recall_estimate < 0)
+        return;
+    if (st->candidates == 0)
+        fprintf(stderr, "genie %s: recall target %g: exact search (no K the estimate covers, up to 4096, reaches it)\n",
+                zCmd, target);
+    else if (radius)
+        fprintf(stderr, "genie %s: recall target %g: K = %u, radius %u, estimated recall@%u %.4f\n", zCmd, target,
+                st->candidates, st->radius, k, st->recall_estimate);
+    else
+        fprintf(stderr, "genie %s: recall target %g: K = %u, estimated recall@%u %.4f\n", zCmd, target,
+                st->candidates, k, st->recall_estimate);
+}
+
+int cli_check_recall(const char *zCmd, double recall, uint32_t k, int exact, int explicitK)
+{
+    if (recall == 0)
+        return CLI_EXIT_OK;
+    if (exact)
+        return cli_usage_error(zCmd, "--recall and --exact exclude each other (--exact is recall 1)");
+    if (explicitK)
+        return cli_usage_error(zCmd, "--recall chooses K itself: give --recall or -K, not both");
+    if (k > 100)
+        return cli_usage_error(zCmd, "--recall needs -k <= 100 (the estimate records 100 answers per query), not %u",
+                               k);
+    return CLI_EXIT_OK;
+}
+
+int cli_build_recall(const cli_build_args *a)
+{
+    if (a->noRecall) {
+        /* An estimate of the index this build replaced would only be rejected later. */
+        size_t n = strlen(a->zOut);
+        char *z = malloc(n + sizeof ".recall");
+        if (z) {
+            memcpy(z, a->zOut, n);
+            memcpy(z + n, ".recall", sizeof ".recall");
+            remove(z);
+            free(z);
+        }
+        return CLI_EXIT_OK;
+    }
+    double t0 = util_now();
+    genie_index *idx;
+    genie_status rc = genie_index_open(a->zOut, &idx);
+    if (rc == GENIE_OK)
+        rc = genie_recall_prepare(idx, 0);
+    genie_index_close(idx);
+    if (rc != GENIE_OK)
+        return cli_fail(rc);
+    if (!a->quiet)
+        fprintf(stderr, "genie build: recall estimate in %.2f s (%s.recall)\n", util_now() - t0, a->zOut);
+    return CLI_EXIT_OK;
 }

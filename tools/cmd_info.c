@@ -14,6 +14,11 @@ static const char zHelp[] =
     "part then has a line 'part.P: ids FIRST-LAST postings N keywords N\n"
     "bytes N' (keywords: distinct within the part; bytes: its sections in the\n"
     "file).  With several parts longest_list is the longest within a part.\n"
+    "Sets, sequences and vectors indexes also get 'recall_estimate': the\n"
+    "recall@k that the stored estimate (INDEX.recall, see genie search\n"
+    "--recall) predicts for genie search's default k and K (sets k 10, K 100;\n"
+    "sequences k 1, K 32; vectors k 10, K 100, radius 0), 'none' without a\n"
+    "valid estimate, or why the file was rejected.\n"
     "\n"
     "  -h, --help   show this help\n";
 
@@ -72,6 +77,18 @@ int cmd_info(int argc, char **argv)
         printf("metric: %s\ndim: %u\nclusters: %u\ncluster_size: %u\ncenters: %s\ncenter_distances: %s\n",
                genie_lc_metric_name(lc.metric), lc.dim, lc.n_clusters, lc.cluster_size,
                genie_lc_centers_name(lc.centers), lc.has_center_distances ? "yes" : "no");
+    }
+    if (i.type == GENIE_TYPE_SETS || i.type == GENIE_TYPE_SEQUENCES || i.type == GENIE_TYPE_VECTORS) {
+        uint32_t k = i.type == GENIE_TYPE_SEQUENCES ? 1 : 10, K = i.type == GENIE_TYPE_SEQUENCES ? 32 : 100, nSample;
+        double r;
+        genie_status rrc = genie_recall_predict(idx, k, K, 0, &r, &nSample);
+        if (rrc != GENIE_OK)
+            printf("recall_estimate: rejected: %s\n", genie_last_error());
+        else if (r < 0)
+            printf("recall_estimate: none (no %s.recall: genie build writes it, as does a first --recall search)\n",
+                   argv[optind]);
+        else
+            printf("recall_estimate: recall@%u %.4f at the default K = %u (%u pseudo-queries)\n", k, r, K, nSample);
     }
     genie_index_close(idx);
     return CLI_EXIT_OK;

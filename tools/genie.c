@@ -16,7 +16,8 @@ static const char zUsage[] =
     "  search   answer queries against an index (top-k by match count)\n"
     "  info     describe an index file\n"
     "  serve    keep indexes open behind an HTTP/JSON API (docs/SERVER.md)\n"
-    "  eval     recall@k and approximation ratio of a vectors index\n"
+    "  eval     recall@k and queries/s of an approximate search (sets,\n"
+    "           sequences, vectors) against exact answers\n"
     "  lsh-params  hash functions m by Eqn. 9 for (epsilon, delta)\n"
     "  cache-plan  the GPU list cache plan of a docs index from a query log\n"
     "\n"
@@ -69,7 +70,7 @@ int main(int argc, char **argv)
     if (strcmp(zCmd, "serve") == 0)
         return cmd_serve(argc - 1, argv + 1);
     if (strcmp(zCmd, "eval") == 0)
-        return vec_cli_eval(argc - 1, argv + 1);
+        return cmd_eval(argc - 1, argv + 1);
     if (strcmp(zCmd, "lsh-params") == 0)
         return vec_cli_lsh_params(argc - 1, argv + 1);
     if (strcmp(zCmd, "cache-plan") == 0)

@@ -43,6 +43,7 @@ static const char zBuildHelp[] =
     "  -n, --gram N             n-gram length, 1..64 (default 3)\n"
     "  -L, --sublist-length N   split lists longer than N postings (default 4096)\n"
     CLI_PART_HELP
+    CLI_RECALL_BUILD_HELP
     "  -q, --quiet              no summary on standard error\n"
     "  -h, --help               show this help\n"
     "\n"
@@ -62,7 +63,8 @@ static int seq_build_option(void *ctx, int c, const char *zArg)
 
 int seq_cli_build(int argc, char **argv)
 {
-    static const struct option aOpt[] = {{"gram", required_argument, 0, 'n'}, {0, 0, 0, 0}};
+    static const struct option aOpt[] = {{"gram", required_argument, 0, 'n'}, CLI_RECALL_BUILD_OPTION,
+                                         {0, 0, 0, 0}};
     uint32_t gram = 3;
     cli_build_args a;
     int status = cli_parse_build(argc, argv, "n:", aOpt, zBuildHelp, seq_build_option, &gram, &a);
@@ -86,6 +88,8 @@ int seq_cli_build(int argc, char **argv)
         fprintf(stderr, "genie: wrote %s: %llu strings, %u-grams, in %.2f s\n", a.zOut,
                 (unsigned long long)genie_seq_builder_count(sb), gram, util_now() - t0);
     genie_seq_builder_free(sb);
+    if (rc == GENIE_OK && status == CLI_EXIT_OK)
+        status = cli_build_recall(&a);
     return status;
 }
 
@@ -126,12 +130,14 @@ static const char zSearchHelp[] =
     "                          answers may miss closer strings)\n"
     "      --exact             brute force: the edit distance to every string\n"
     "                          (ground truth; every query certified)\n"
+    CLI_RECALL_HELP
     CLI_ENGINE_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's string\n"
     "  -v, --verbose           per query on standard error: its last K and\n"
     "                          how it was answered (certificate, full scan,\n"
-    "                          or not certified)\n"
+    "                          or not certified); with --recall, the K chosen\n"
+    "                          and its estimated recall\n"
     "  -q, --quiet             no summary on standard error (it counts the\n"
     "                          queries the fallback scanned)\n"
     "  -h, --help              show this help\n"
@@ -192,6 +198,7 @@ static int parse_seq_search(int argc, char **argv, seq_cli *s)
         {"certify-only", optional_argument, 0, 'O'}, {"verbose", no_argument, 0, 'v'},
         {"json", no_argument, 0, 'J'},         {"show", no_argument, 0, 's'},
         {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
+        {"recall", required_argument, 0, 'R'},
         CLI_ENGINE_LONG_OPTIONS,               {0, 0, 0, 0}};
     int c;
     uint64_t v;
@@ -226,6 +233,10 @@ static int parse_seq_search(int argc, char **argv, seq_cli *s)
             break;
         case 'v': s->verbose = 1; break;
         case 'E': s->so.exact = 1; break;
+        case 'R':
+            if ((st = cli_parse_recall("search", optarg, &s->so.recall)) != CLI_EXIT_OK)
+                return st;
+            break;
         case 'J': s->json = 1; break;
         case 's': s->show = 1; break;
         case 'q': s->quiet = 1; break;
@@ -235,6 +246,11 @@ static int parse_seq_search(int argc, char **argv, seq_cli *s)
     }
     if (optind >= argc || argc - optind > 2)
         return cli_usage_error("search", "expected INDEX and at most one QUERIES file");
+    if (s->so.recall && s->so.max_candidates)
+        return cli_usage_error("search", "--recall is for the search without certificates: not with --certify");
+    int stRecall = cli_check_recall("search", s->so.recall, s->so.k, s->so.exact, s->so.candidates != 0);
+    if (stRecall != CLI_EXIT_OK)
+        return stRecall;
     uint32_t K = s->so.candidates ? s->so.candidates : 32;
     if (K < s->so.k)
         K = s->so.k;
@@ -283,6 +299,8 @@ int seq_cli_search(int argc, char **argv, const char *zIndex)
         }
         genie_search_stats st;
         genie_seq_results_stats(r, &st);
+        if (s.verbose && s.nQuery == 0)
+            cli_print_recall_choice("search", s.so.recall, s.so.k, &st, 0);
         s.tMatch += st.match_seconds;
         s.tVerify += st.rerank_seconds;
         s.nVerified += st.verified;

@@ -39,6 +39,7 @@ static const char zBuildHelp[] =
     "                           default: white space\n"
     "  -L, --sublist-length N   split lists longer than N postings (default 4096)\n"
     CLI_PART_HELP
+    CLI_RECALL_BUILD_HELP
     "  -q, --quiet              no summary on standard error\n"
     "  -h, --help               show this help\n"
     "\n"
@@ -86,6 +87,7 @@ int set_cli_build(int argc, char **argv)
     static const struct option aOpt[] = {{"hashes", required_argument, 0, 'm'},
                                          {"seed", required_argument, 0, 'S'},
                                          {"separator", required_argument, 0, 's'},
+                                         CLI_RECALL_BUILD_OPTION,
                                          {0, 0, 0, 0}};
     genie_set_params p = {64, 0, 0};
     cli_build_args a;
@@ -110,6 +112,8 @@ int set_cli_build(int argc, char **argv)
         fprintf(stderr, "genie: wrote %s: %llu sets, %u MinHash functions, in %.2f s\n", a.zOut,
                 (unsigned long long)genie_set_builder_count(sb), p.hashes, util_now() - t0);
     genie_set_builder_free(sb);
+    if (rc == GENIE_OK && status == CLI_EXIT_OK)
+        status = cli_build_recall(&a);
     return status;
 }
 
@@ -133,6 +137,7 @@ static const char zSearchHelp[] =
     "  -K, --candidates N      MinHash candidates per query (default 100;\n"
     "                          raised to k)\n"
     "      --exact             exact Jaccard against every set (ground truth)\n"
+    CLI_RECALL_HELP
     CLI_ENGINE_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's stored line\n"
@@ -142,7 +147,7 @@ static const char zSearchHelp[] =
 typedef struct set_cli {
     genie_set_options so;
     genie_search_options opt;
-    int json, show, quiet;
+    int json, show, quiet, verbose;
 } set_cli;
 
 static int parse_set_search(int argc, char **argv, set_cli *s)
@@ -151,12 +156,13 @@ static int parse_set_search(int argc, char **argv, set_cli *s)
         {"k", required_argument, 0, 'k'}, {"candidates", required_argument, 0, 'K'},
         {"exact", no_argument, 0, 'E'},   {"json", no_argument, 0, 'J'},
         {"show", no_argument, 0, 's'},    {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},    CLI_ENGINE_LONG_OPTIONS,
+        {"help", no_argument, 0, 'h'},    {"recall", required_argument, 0, 'R'},
+        {"verbose", no_argument, 0, 'v'}, CLI_ENGINE_LONG_OPTIONS,
         {0, 0, 0, 0}};
     int c;
     uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:K:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:K:qvh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
         if (cli_engine_option("search", c, optarg, &s->opt, &st)) {
             if (st != CLI_EXIT_OK)
@@ -175,6 +181,11 @@ static int parse_set_search(int argc, char **argv, set_cli *s)
             s->so.candidates = (uint32_t)v;
             break;
         case 'E': s->so.exact = 1; break;
+        case 'R':
+            if ((st = cli_parse_recall("search", optarg, &s->so.recall)) != CLI_EXIT_OK)
+                return st;
+            break;
+        case 'v': s->verbose = 1; break;
         case 'J': s->json = 1; break;
         case 's': s->show = 1; break;
         case 'q': s->quiet = 1; break;
@@ -184,7 +195,7 @@ static int parse_set_search(int argc, char **argv, set_cli *s)
     }
     if (optind >= argc || argc - optind > 2)
         return cli_usage_error("search", "expected INDEX and at most one QUERIES file");
-    return CLI_EXIT_OK;
+    return cli_check_recall("search", s->so.recall, s->so.k, s->so.exact, s->so.candidates != 0);
 }
 
 static int print_set_results(const set_cli *s, const genie_index *idx, const genie_set_results *r, uint64_t first)
@@ -253,6 +264,8 @@ int set_cli_search(int argc, char **argv, const char *zIndex)
         }
         genie_search_stats st;
         genie_set_results_stats(r, &st);
+        if (s.verbose && nQuery == 0)
+            cli_print_recall_choice("search", s.so.recall, s.so.k, &st, 0);
         tMatch += st.match_seconds;
         tRank += st.rerank_seconds;
         backend = st.backend;

@@ -42,6 +42,7 @@ static const char zBuildHelp[] =
     "      --seed N             random seed (default 1); same seed, same index\n"
     "  -L, --sublist-length N   longest posting (sub)list (default 4096)\n"
     CLI_PART_HELP
+    CLI_RECALL_BUILD_HELP
     "  -q, --quiet              no notices on standard error\n"
     "  -h, --help               show this help\n";
 
@@ -64,6 +65,7 @@ static const char zSearchHelp[] =
     "      --exact             exact search (GPU: k <= 2048; CPU: k <= 65536);\n"
     "                          any cpu* backend runs it on the CPU, any cuda*\n"
     "                          on the GPU\n"
+    CLI_RECALL_HELP
     CLI_ENGINE_HELP
     "      --ivecs FILE        also write the neighbour ids as .ivecs\n"
     "      --json              one JSON object per query instead of TSV\n"
@@ -89,6 +91,9 @@ static const char zEvalHelp[] =
     "  -K, --candidates N      candidates re-ranked (default 10 k)\n"
     "  -r, --radius R          l2: neighbouring buckets (default 0)\n"
     "      --exact             evaluate the exact search itself\n"
+    "      --recall R          choose K and the radius for an estimated\n"
+    "                          recall@k >= R (as genie search does); prints\n"
+    "                          them and the estimate\n"
     CLI_ENGINE_HELP
     "      --truth FILE        ground truth .ivecs (at least k ids per query);\n"
     "                          default: exact search on --truth-backend\n"
@@ -175,7 +180,7 @@ int vec_cli_build(int argc, char **argv)
         {"metric", required_argument, 0, 1}, {"functions", required_argument, 0, 'm'},
         {"buckets", required_argument, 0, 2}, {"bits", required_argument, 0, 3},
         {"width", required_argument, 0, 4},  {"sigma", required_argument, 0, 5},
-        {"seed", required_argument, 0, 6},   {0, 0, 0, 0}};
+        {"seed", required_argument, 0, 6},   CLI_RECALL_BUILD_OPTION, {0, 0, 0, 0}};
     genie_lsh_params p = {.metric = GENIE_METRIC_L2, .seed = 1};
     cli_build_args a;
     int st = cli_parse_build(argc, argv, "m:", aOpt, zBuildHelp, vec_build_option, &p, &a);
@@ -199,7 +204,7 @@ int vec_cli_build(int argc, char **argv)
         fprintf(stderr, "genie build: %llu vectors of %u dimensions hashed into %s in %.2f s\n",
                 (unsigned long long)base.n, base.dim, a.zOut, util_now() - t0);
     genie_vectors_free(&base);
-    return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
+    return rc == GENIE_OK ? cli_build_recall(&a) : cli_fail(rc);
 }
 
 /* Options shared by search and eval. */
@@ -209,7 +214,7 @@ typedef struct vec_cli_opts {
     genie_backend truthBackend;
     uint64_t limit;
     uint32_t repeat; /* eval: runs of the search, the last one reported */
-    int quiet, csv, json;
+    int quiet, csv, json, verbose;
 } vec_cli_opts;
 
 /* Parse search/eval options; returns -1 to go on, else an exit code. */
@@ -223,6 +228,7 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         {"limit", required_argument, 0, 6},       {"csv", no_argument, 0, 7},
         {"repeat", required_argument, 0, 8},      {"json", no_argument, 0, 9},
         {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
+        {"recall", required_argument, 0, 10},     {"verbose", no_argument, 0, 'v'},
         CLI_ENGINE_LONG_OPTIONS,
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
@@ -231,7 +237,7 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
     int isEval = strcmp(zCmd, "eval") == 0, c;
     uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:K:r:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:K:r:qvh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         if (!isEval && (c >= 3 && c <= 8))
             return cli_usage_error(zCmd, "option not known to genie search on a vectors index");
         if (isEval && (c == 2 || c == 9))
@@ -289,6 +295,13 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         case 9:
             o->json = 1;
             break;
+        case 10:
+            if ((st = cli_parse_recall(zCmd, optarg, &o->so.recall)) != CLI_EXIT_OK)
+                return st;
+            break;
+        case 'v':
+            o->verbose = 1;
+            break;
         case 'q':
             o->quiet = 1;
             break;
@@ -301,6 +314,11 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
     }
     if (o->so.candidates && o->so.candidates < o->so.k)
         return cli_usage_error(zCmd, "-K %u is below -k %u", o->so.candidates, o->so.k);
+    if (o->so.recall && o->so.radius)
+        return cli_usage_error(zCmd, "--recall chooses the radius itself: give --recall or -r, not both");
+    int stRecall = cli_check_recall(zCmd, o->so.recall, o->so.k, o->so.exact, o->so.candidates != 0);
+    if (stRecall != CLI_EXIT_OK)
+        return stRecall;
     if (optind + 2 != argc)
         return cli_usage_error(zCmd, "INDEX and QUERIES expected");
     return -1;
@@ -374,6 +392,8 @@ int vec_cli_search(int argc, char **argv, const char *zIndex)
             for (uint32_t r = 0; r < aN[i]; r++)
                 printf("%llu\t%u\t%u\t%.6g\n", (unsigned long long)i + 1, r + 1, aOut[i * o.so.k + r].id,
                        (double)aOut[i * o.so.k + r].distance);
+        if (o.verbose)
+            cli_print_recall_choice("search", o.so.recall, o.so.k, &st, 1);
         if (!o.quiet)
             fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s)\n", (unsigned long long)q.n,
                     st.total_seconds, o.so.exact ? "exact, " : "", genie_backend_name(st.backend));
@@ -465,6 +485,8 @@ int vec_cli_eval(int argc, char **argv)
         rc = genie_vectors_index_base(idx, &base);
     if (rc == GENIE_OK)
         rc = load_truth(&o, idx, &q, k, &aTruth);
+    if (rc == GENIE_OK && o.so.recall) /* the estimate's first computation is not the search's time */
+        rc = genie_recall_prepare(idx, o.so.search.threads);
     for (uint32_t i = 0; rc == GENIE_OK && i < o.repeat; i++) {
         free(aOut);
         free(aN);
@@ -517,20 +539,21 @@ int vec_cli_eval(int argc, char **argv)
     double ratio = nRatio ? sumRatio / (double)nRatio : NAN;
     if (o.csv) {
         printf("%s,%d,%s,%u,%u,%u,%u,%llu,%.4f,%.4f,%.4f,%.4f,%.1f,%.4f,%.4f,%.4f\n", genie_metric_name(p.metric),
-               o.so.exact, genie_backend_name(st.backend), p.m, k,
-               o.so.exact ? 0 : (o.so.candidates ? o.so.candidates : 10 * k), o.so.radius, (unsigned long long)q.n,
+               o.so.exact || (o.so.recall && !st.candidates), genie_backend_name(st.backend), p.m, k,
+               st.candidates, st.radius, (unsigned long long)q.n,
                sumRecall / n, (double)nOne / n, ratio, secs, secs > 0 ? (double)q.n / secs : 0.0,
                st.prepare_seconds, st.match_seconds, st.rerank_seconds);
     } else {
+        int lsh = st.candidates != 0;
         printf("metric: %s\nsearch: %s\nbackend: %s\nqueries: %llu\nk: %u\n", genie_metric_name(p.metric),
-               o.so.exact ? "exact" : "lsh", genie_backend_name(st.backend), (unsigned long long)q.n,
-               k);
-        if (!o.so.exact)
-            printf("m: %u\ncandidates: %u\nradius: %u\n", p.m, o.so.candidates ? o.so.candidates : 10 * k,
-                   o.so.radius);
+               lsh ? "lsh" : "exact", genie_backend_name(st.backend), (unsigned long long)q.n, k);
+        if (lsh)
+            printf("m: %u\ncandidates: %u\nradius: %u\n", p.m, st.candidates, st.radius);
+        if (o.so.recall)
+            printf("recall_target: %g\nrecall_estimate: %.4f\n", o.so.recall, st.recall_estimate);
         printf("k_recall_at_k: %.4f\none_recall_at_k: %.4f\nratio: %.4f\nseconds: %.4f\nqps: %.1f\n",
                sumRecall / n, (double)nOne / n, ratio, secs, secs > 0 ? (double)q.n / secs : 0.0);
-        if (!o.so.exact)
+        if (lsh)
             printf("seconds_hash: %.4f\nseconds_match: %.4f\nseconds_rerank: %.4f\n", st.prepare_seconds,
                    st.match_seconds, st.rerank_seconds);
     }

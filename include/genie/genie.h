@@ -494,6 +494,14 @@ typedef struct genie_search_stats {
      * the backend of full scans (fallback or exact mode; auto: none ran). */
     uint64_t fallback;
     genie_backend scan_backend;
+    /* Front-ends: the candidate count K (of the last round) and, for l2
+     * vectors, the radius of the candidate search; 0 in exact mode. */
+    uint32_t candidates;
+    uint32_t radius;
+    /* With a recall target (the front-ends' "recall" option): the recall@k
+     * the index's estimate predicts for the chosen K (1 when the target
+     * made the search exact); without one, -1. */
+    double recall_estimate;
 } genie_search_stats;
 
 /**
@@ -504,6 +512,47 @@ typedef struct genie_search_stats {
 GENIE_API genie_status genie_search_with_stats(const genie_index *idx, const genie_queries *q,
                                      const genie_search_options *opt, genie_results **out,
                                      genie_search_stats *stats);
+
+/* ------------------------------------------------------ recall estimates */
+
+/*
+ * The recall estimate of an approximate index (sets, sequences, vectors
+ * LSH; docs/FORMAT.md "recall side file"): a deterministic sample of the
+ * indexed objects, perturbed as the front-end's queries are expected to be
+ * (sets: 20% of elements replaced; strings: 20% random edits; vectors:
+ * none, each left out of its own answers and candidates), searched
+ * exactly and by match count, records where each true answer lies among
+ * the candidates.  From it: the expected recall@k for any k <= 100 and
+ * candidate count K (and l2 radius 0..2).  The front-ends' "recall" option
+ * uses it to choose K.  It is computed on first use (or by
+ * genie_recall_prepare), kept while the index is open and cached in the
+ * side file INDEX.recall, which is validated against the index (size,
+ * header checksum) and its own checksum before use.
+ */
+
+/**
+ * Load the estimate of @p idx from its side file, or compute it (on the
+ * CPU, @p threads threads, 0 = all cores) and write the side file; a side
+ * file that cannot be written (read-only folder) is not an error.
+ * @return GENIE_OK, GENIE_EINVAL (not an approximate index type, or an
+ *         index not opened from a file), the errors of the searches,
+ *         GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_recall_prepare(const genie_index *idx, unsigned threads);
+/**
+ * The recall@k (k = @p k) that the estimate of @p idx predicts for @p candidates
+ * (K; raised to k) and @p radius (l2 vectors; else 0), from the estimate
+ * already loaded or from a valid side file; nothing is computed.
+ * @param[out] recall  the prediction, or -1 when there is no estimate (no
+ *                     side file, or one of another index).
+ * @param[out] sample  the pseudo-queries it was estimated on (may be NULL).
+ * @return GENIE_OK, GENIE_EINVAL (k 0 or over 100, radius over 2, not an
+ *         approximate type), GENIE_ECORRUPT / GENIE_EFORMAT (the side file
+ *         is damaged: the message says where).
+ */
+GENIE_API genie_status genie_recall_predict(const genie_index *idx, uint32_t k, uint32_t candidates,
+                                            uint32_t radius, double *recall, uint32_t *sample);
+
 
 /**
  * genie_search_with_stats() over parts first_part .. first_part+n_parts-1

@@ -56,6 +56,14 @@ typedef struct genie_seq_options {
      *  nothing): no fallback, a query uncertified after its last round
      *  stays so and may miss closer strings. */
     int certify_only;
+    /**
+     * A recall target R in (0, 1], or 0 for none (the mode without
+     * certificates): K becomes the smallest whose estimated recall@k is at
+     * least R (genie_recall_prepare(); exact mode when no K up to the
+     * estimate's 4096 does).  Needs candidates = max_candidates = 0,
+     * exact = 0, k <= 100.  The choice is in the stats.
+     */
+    double recall;
 } genie_seq_options;
 
 typedef struct genie_seq_hit {

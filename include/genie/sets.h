@@ -42,6 +42,13 @@ typedef struct genie_set_options {
     uint32_t k;          /* answers per query, 1..65536 */
     uint32_t candidates; /* K, candidates by match count; 0 = 100; raised to k */
     int exact;           /* non-zero: exact Jaccard against every set */
+    /**
+     * A recall target R in (0, 1], or 0 for none: K becomes the smallest
+     * whose estimated recall@k is at least R (genie_recall_prepare();
+     * exact mode when no K up to the estimate's 4096 does).  Needs
+     * candidates = 0, exact = 0, k <= 100.  The choice is in the stats.
+     */
+    double recall;
 } genie_set_options;
 
 typedef struct genie_set_hit {

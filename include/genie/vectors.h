@@ -133,6 +133,16 @@ typedef struct genie_vsearch_options {
     uint32_t candidates; /* K >= k: top-K by match count re-ranked; 0 = 10 k */
     uint32_t radius;     /* l2: also match r buckets either side; else 0 */
     int exact;           /* non-zero: exact search instead of LSH */
+    /**
+     * A recall target R in (0, 1], or 0 for none: K (and, for l2, the
+     * radius 0..2) become the smallest whose estimated recall@k is at
+     * least R (genie_recall_prepare(); exact search when no K up to the
+     * estimate's 4096 does).  Needs candidates = radius = 0, exact = 0,
+     * k <= 100.  The choice comes back in the stats.  A search of some
+     * parts (genie_vectors_search_parts) chooses by the whole index's
+     * estimate.
+     */
+    double recall;
 } genie_vsearch_options;
 
 /**

@@ -90,12 +90,13 @@ class genie_search_stats(Structure):
                 ("part_seconds", c_double), ("merge_seconds", c_double), ("release_seconds", c_double),
                 ("upload_seconds", c_double), ("wait_seconds", c_double), ("total_seconds", c_double),
                 ("prepare_seconds", c_double), ("match_seconds", c_double), ("rerank_seconds", c_double),
-                ("verified", c_uint64), ("rounds", c_uint32), ("fallback", c_uint64), ("scan_backend", c_int)]
+                ("verified", c_uint64), ("rounds", c_uint32), ("fallback", c_uint64), ("scan_backend", c_int),
+                ("candidates", c_uint32), ("radius", c_uint32), ("recall_estimate", c_double)]
 
 
 class genie_seq_options(Structure):
     _fields_ = [("k", c_uint32), ("candidates", c_uint32), ("max_candidates", c_uint32), ("exact", c_int),
-                ("certify_only", c_int)]
+                ("certify_only", c_int), ("recall", c_double)]
 
 
 class genie_seq_hit(Structure):
@@ -107,7 +108,7 @@ class genie_set_params(Structure):
 
 
 class genie_set_options(Structure):
-    _fields_ = [("k", c_uint32), ("candidates", c_uint32), ("exact", c_int)]
+    _fields_ = [("k", c_uint32), ("candidates", c_uint32), ("exact", c_int), ("recall", c_double)]
 
 
 class genie_set_hit(Structure):
@@ -129,7 +130,7 @@ class genie_lsh_params(Structure):
 
 class genie_vsearch_options(Structure):
     _fields_ = [("search", genie_search_options), ("k", c_uint32), ("candidates", c_uint32), ("radius", c_uint32),
-                ("exact", c_int)]
+                ("exact", c_int), ("recall", c_double)]
 
 
 class genie_docs_params(Structure):
@@ -230,6 +231,8 @@ _PROTOTYPES = {
     "genie_index_record": (_STATUS, [_HANDLE, c_uint32, P(c_void_p), P(c_size_t)]),
     "genie_index_parts": (c_uint32, [_HANDLE]),
     "genie_index_part_info": (_STATUS, [_HANDLE, c_uint32, P(genie_part_info)]),
+    "genie_recall_prepare": (_STATUS, [_HANDLE, c_uint]),
+    "genie_recall_predict": (_STATUS, [_HANDLE, c_uint32, c_uint32, c_uint32, P(c_double), P(c_uint32)]),
     # queries, search, results
     "genie_queries_new": (_STATUS, [_OUT_HANDLE]),
     "genie_queries_add_many": (_STATUS, [_HANDLE, _array(ITEM_DTYPE), _array(np.uint64), c_size_t, c_uint32]),

@@ -126,6 +126,26 @@ class Index:
     def __len__(self):
         return self._info.n_objects
 
+    # -- recall estimates (sets, sequences, vectors)
+
+    def prepare_recall(self, threads=0):
+        """Compute the recall estimate now (or load it from PATH.recall) and
+        keep it in PATH.recall; searches with recall= use it."""
+        threads = _convert.count(threads, "threads")
+        with self._use() as h:
+            lib.genie_recall_prepare(h, threads)
+
+    def recall_estimate(self, k, candidates, radius=0):
+        """The recall@k the stored estimate predicts with `candidates` (K)
+        and (l2 vectors) `radius`; None when no estimate is stored."""
+        k = _convert.count(k, "k", 1, 100)
+        candidates = _convert.count(candidates, "candidates", 1)
+        radius = _convert.count(radius, "radius", 0, 2)
+        r = ctypes.c_double()
+        with self._use() as h:
+            lib.genie_recall_predict(h, k, candidates, radius, ctypes.byref(r), None)
+        return None if r.value < 0 else r.value
+
     def __repr__(self):
         state = "closed" if self._h is None else f"{self._info.n_objects} objects"
         return f"<genie.{type(self).__name__} {self.path!r}: {L.INDEX_TYPES[self._info.type]}, {state}>"

@@ -59,7 +59,7 @@ class SequenceIndex(Index):
         return g.value
 
     def search(self, strings, k=1, candidates=None, certify=True, exact=False, backend="auto", threads=0,
-               gpu_memory=0, stats=None):
+               gpu_memory=0, stats=None, recall=None):
         """The k strings nearest to each query string by edit distance.
 
         candidates: K, the candidates by match count (default 32, raised to
@@ -70,13 +70,19 @@ class SequenceIndex(Index):
         4096 without that fallback (certificate or nothing); False does one
         round.  exact: compare with every string.  Returns one
         SequenceResult per query: hits (id, distance, count), certified,
-        candidates."""
+        candidates.  recall: a target in (0, 1] for the search without
+        certificates (certify=True is then ignored; a certify limit is an
+        error): K becomes the smallest whose estimated recall@k (k <= 100)
+        reaches it (docs/SEQUENCES.md)."""
         k = _convert.count(k, "k", 1, 65536)
         qs = _convert.strings(strings, "strings")
         so = L.genie_seq_options()
         so.k = k
         so.candidates = 0 if candidates is None else _convert.count(candidates, "candidates", 1)
-        if certify is True or certify == "only":
+        so.recall = _convert.recall(recall)
+        if certify is True and recall is not None:
+            so.max_candidates = 0
+        elif certify is True or certify == "only":
             so.max_candidates = 4096
             so.certify_only = 1 if certify == "only" else 0
         elif certify is False or certify is None:

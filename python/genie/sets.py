@@ -79,20 +79,24 @@ class SetIndex(Index):
         return cls.open(path)
 
     def search(self, sets, k=10, candidates=None, exact=False, separator=None, backend="auto", threads=0,
-               gpu_memory=0, stats=None):
+               gpu_memory=0, stats=None, recall=None):
         """The k sets most similar to each query set by Jaccard similarity,
         among the top `candidates` (default 100, raised to k) by MinHash
         match count, or among all sets with exact=True.  Query sets take the
         forms build() takes; a collection is joined with @separator, which
         must be the index's.  Returns (similarity float64, ids int64) of
         shape (nq, k), most similar first, ties by smaller id; where fewer
-        than k sets share an element, ids are -1 and similarity 0."""
+        than k sets share an element, ids are -1 and similarity 0.
+        recall: a target in (0, 1] instead of candidates: K becomes the
+        smallest whose estimated recall@k (k <= 100) reaches it (stats get
+        candidates and recall_estimate; docs/SETS.md)."""
         k = _convert.count(k, "k", 1, 65536)
         lines = _lines(sets, "sets", separator)
         so = L.genie_set_options()
         so.k = k
         so.candidates = 0 if candidates is None else _convert.count(candidates, "candidates", 1)
         so.exact = 1 if exact else 0
+        so.recall = _convert.recall(recall)
         opt = L.search_options(k, backend, threads, gpu_memory)
         arr, lens = _convert.c_strings(lines)
         nq = len(lines)

@@ -96,7 +96,7 @@ class VectorIndex(Index):
         return a
 
     def search(self, xq, k=10, exact=False, candidates=None, radius=0, backend="auto", threads=0, gpu_memory=0,
-               stats=None):
+               stats=None, recall=None):
         """The k nearest base vectors of each row of @xq.
 
         LSH (default): the query's buckets, the top `candidates` (K >= k,
@@ -106,7 +106,10 @@ class VectorIndex(Index):
         k <= 2048 on the GPU).  Returns (distances float32, ids int64) of
         shape (nq, k), nearest first, ties by smaller id; where fewer than k
         were found, ids are -1 and distances +inf.  stats: a dict to fill
-        with the backend that ran and the seconds of each step."""
+        with the backend that ran and the seconds of each step.  recall: a
+        target in (0, 1] instead of candidates and radius: they become the
+        smallest whose estimated recall@k (k <= 100) reaches it (stats get
+        candidates, radius and recall_estimate; docs/VECTORS.md)."""
         k = _convert.count(k, "k", 1, 65536)
         xq = _convert.float_matrix(xq, "xq", dim=self.d)
         so = L.genie_vsearch_options()
@@ -115,6 +118,7 @@ class VectorIndex(Index):
         so.candidates = 0 if candidates is None else _convert.count(candidates, "candidates", k)
         so.radius = _convert.count(radius, "radius")
         so.exact = 1 if exact else 0
+        so.recall = _convert.recall(recall)
         nq = xq.shape[0]
         out = np.empty((nq, k), L.NEIGHBOR_DTYPE)
         n_found = np.empty(nq, np.uint32)

@@ -16,8 +16,12 @@ genie_status genie_index_open(const char *path, genie_index **out)
         return util_error(GENIE_EINVAL, "no index path given");
     genie_index *idx = malloc(sizeof *idx);
     index_device *aDev = index_devices_new();
-    if (!idx || !aDev) {
+    index_derived *pDerived = calloc(1, sizeof *pDerived);
+    char *zPath = strdup(path);
+    if (!idx || !aDev || !pDerived || !zPath) {
         free(idx);
+        free(pDerived);
+        free(zPath);
         index_devices_free(aDev);
         return util_error(GENIE_ENOMEM, "out of memory opening %s", path);
     }
@@ -29,10 +33,15 @@ genie_status genie_index_open(const char *path, genie_index **out)
     }
     if (rc != GENIE_OK) {
         free(idx);
+        free(pDerived);
+        free(zPath);
         index_devices_free(aDev);
         return rc;
     }
     idx->aDev = aDev;
+    pthread_mutex_init(&pDerived->lock, NULL);
+    idx->pDerived = pDerived;
+    idx->zPath = zPath;
     *out = idx;
     return GENIE_OK;
 }
@@ -55,6 +64,13 @@ void genie_index_close(genie_index *idx)
         return;
     index_free_parts(idx);
     index_devices_free(idx->aDev);
+    if (idx->pDerived) {
+        if (idx->pDerived->pRecall)
+            idx->pDerived->xRecallFree(idx->pDerived->pRecall);
+        pthread_mutex_destroy(&idx->pDerived->lock);
+        free(idx->pDerived);
+    }
+    free(idx->zPath);
     util_unmap_file(&idx->map);
     free(idx);
 }

@@ -51,6 +51,18 @@ typedef struct index_device {
     void (*xEditFree)(void *pEdit);
 } index_device;
 
+/*
+ * What a front-end derives from an open index and keeps while it is open:
+ * the recall estimate of transform/recall.c (p, released by xFree).
+ * Created lazily under lock, like the device slots, and behind a pointer
+ * for the same reason (searches see the index as const).
+ */
+typedef struct index_derived {
+    pthread_mutex_t lock;
+    void *pRecall;
+    void (*xRecallFree)(void *pRecall);
+} index_derived;
+
 struct genie_index {
     util_mapping map;
     genie_index_info info;
@@ -75,6 +87,10 @@ struct genie_index {
     uint64_t firstObject;          /* global id of this view's object 0 */
     const unsigned char *pSpan;    /* this view's list sections in the mapping */
     uint64_t nSpan;                /* bytes from pSpan */
+    /* The whole index only (views: NULL): the path it was opened from and
+     * the front-ends' derived state. */
+    char *zPath;
+    index_derived *pDerived;
 };
 
 /**

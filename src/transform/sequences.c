@@ -51,6 +51,7 @@
 #include "index/index.h"
 #include "transform/candidates.h"
 #include "transform/edit_batch.h"
+#include "transform/recall.h"
 #include "transform/frontend_builder.h"
 #include "util/clock.h"
 #include "util/codec.h"
@@ -628,6 +629,15 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     uint32_t k = sopt->k;
     if (k == 0 || k > 65536)
         return util_error(GENIE_EINVAL, "k must be 1..65536, not %u", k);
+    /* A recall target (not with --certify) becomes K or the exact mode. */
+    genie_seq_options so = *sopt;
+    double recallEstimate = -1;
+    if (sopt->recall != 0 && sopt->max_candidates)
+        return util_error(GENIE_EINVAL, "a recall target is for the search without certificates, not with a "
+                                        "candidate limit (--certify)");
+    GENIE_TRY(recall_apply(idx, k, sopt->recall, sopt->exact, sopt->candidates ? "the candidate count" : NULL,
+                           opt->threads, &so.candidates, &so.exact, &recallEstimate));
+    sopt = &so;
     uint32_t K = sopt->candidates ? sopt->candidates : 32;
     if (K < k)
         K = k;
@@ -707,6 +717,8 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     }
     r->stats.verified = atomic_load(&job.verified);
     r->stats.total_seconds = util_now() - tStart;
+    r->stats.candidates = sopt->exact ? 0 : job.K;
+    r->stats.recall_estimate = recallEstimate;
     free(aPending);
     free(aBound);
     *out = r;

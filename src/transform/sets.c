@@ -23,6 +23,7 @@
 #include "index/index.h"
 #include "transform/candidates.h"
 #include "transform/frontend_builder.h"
+#include "transform/recall.h"
 #include "util/clock.h"
 #include "util/codec.h"
 #include "util/error.h"
@@ -258,6 +259,14 @@ static genie_status set_index_params(const genie_index *idx, set_params *p)
     return codec_end(&r);
 }
 
+genie_status set_index_separator(const genie_index *idx, char *pSeparator)
+{
+    set_params p;
+    GENIE_TRY(set_index_params(idx, &p));
+    *pSeparator = p.separator;
+    return GENIE_OK;
+}
+
 /* a better than b: larger Jaccard (exact fractions), then smaller id */
 static int hit_better(const void *pa, const void *pb)
 {
@@ -367,7 +376,15 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
     uint32_t k = sopt->k;
     if (k == 0 || k > 65536)
         return util_error(GENIE_EINVAL, "k must be 1..65536, not %u", k);
+    GENIE_TRY(recall_check_target(sopt->recall, k, sopt->exact, sopt->candidates ? "the candidate count" : NULL));
     uint32_t K = sopt->candidates ? sopt->candidates : 100;
+    int exact = sopt->exact;
+    recall_plan plan = {0, 0, 0, -1};
+    if (sopt->recall > 0) {
+        GENIE_TRY(recall_plan_for(idx, k, sopt->recall, opt->threads, &plan));
+        exact = plan.exact;
+        K = plan.K;
+    }
     if (K < k)
         K = k;
     genie_set_results *r = calloc(1, sizeof *r);
@@ -382,6 +399,8 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
         return util_error(GENIE_ENOMEM, "out of memory");
     r->nQuery = n_queries;
     r->k = k;
+    r->stats.candidates = exact ? 0 : K;
+    r->stats.recall_estimate = plan.recall;
     size_t nq = n_queries ? n_queries : 1;
     r->aHit = malloc(nq * k * sizeof *r->aHit);
     r->aN = calloc(nq, sizeof *r->aN);
@@ -398,7 +417,7 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
     atomic_init(&job.next, 0);
     atomic_init(&job.rc, GENIE_OK);
     double t0 = util_now();
-    if (sopt->exact) {
+    if (exact) {
         GENIE_TRY_GOTO(rc, parse_all(idx, job.p.separator, &aaObj, &anObj), done);
         job.aaObj = (const set_slice *const *)aaObj;
         job.anObj = anObj;
@@ -427,8 +446,8 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
     rc = atomic_load(&job.rc);
     if (rc != GENIE_OK)
         goto done;
-    r->stats.rerank_seconds = util_now() - (sopt->exact ? t0 : t1);
-    r->stats.verified = sopt->exact ? (uint64_t)n_queries * idx->info.n_objects : engine_results_hits(cand);
+    r->stats.rerank_seconds = util_now() - (exact ? t0 : t1);
+    r->stats.verified = exact ? (uint64_t)n_queries * idx->info.n_objects : engine_results_hits(cand);
     r->stats.total_seconds = util_now() - t0;
     *out = r;
     r = NULL;

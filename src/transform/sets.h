@@ -48,5 +48,7 @@ size_t set_intersection(const set_slice *a, size_t na, const set_slice *b, size_
  * @param[out] aKw  room for m keywords.
  */
 void set_keywords(const set_slice *a, size_t n, uint32_t m, uint32_t seed, uint32_t D, uint32_t *aKw);
+/** The element separator of sets index @p idx (0 = white space), its parameters validated. */
+genie_status set_index_separator(const genie_index *idx, char *pSeparator);
 
 #endif

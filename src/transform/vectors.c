@@ -30,6 +30,8 @@
 #include "engine/select.h"
 #include "index/builder.h"
 #include "index/index.h"
+#include "transform/recall.h"
+#include "transform/vectors.h"
 #include "transform/vectors_lsh.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -86,7 +88,7 @@ done:
 
 /* ---------------------------------------------------------- the index */
 
-static genie_status open_vectors(const genie_index *idx, vlsh *h, genie_vectors *base)
+genie_status vec_open(const genie_index *idx, vlsh *h, genie_vectors *base)
 {
     if (idx->info.type != GENIE_TYPE_VECTORS)
         return util_error(GENIE_EINVAL, "not a vectors index (type %s)", genie_index_type_name(idx->info.type));
@@ -100,7 +102,7 @@ genie_status genie_vectors_index_params(const genie_index *idx, genie_lsh_params
     util_error_clear();
     vlsh h;
     genie_vectors base;
-    GENIE_TRY(open_vectors(idx, &h, &base));
+    GENIE_TRY(vec_open(idx, &h, &base));
     *out = h.p;
     vlsh_free(&h);
     return GENIE_OK;
@@ -110,7 +112,7 @@ genie_status genie_vectors_index_base(const genie_index *idx, genie_vectors *out
 {
     util_error_clear();
     vlsh h;
-    GENIE_TRY(open_vectors(idx, &h, out));
+    GENIE_TRY(vec_open(idx, &h, out));
     vlsh_free(&h);
     return GENIE_OK;
 }
@@ -163,6 +165,43 @@ static void rerank_worker(void *ctx, unsigned t)
 done:
     free(aKey);
     free(aHit);
+}
+
+genie_status vec_candidates(const genie_index *idx, uint32_t first_part, uint32_t n_parts, const vlsh *h,
+                            const genie_vectors *queries, uint32_t radius, const genie_search_options *opt, uint32_t K,
+                            genie_results **pRes, genie_search_stats *pSt, double *pHashSeconds)
+{
+    *pRes = NULL;
+    uint32_t m = h->p.m, *aKw = NULL;
+    genie_item *aItem = NULL;
+    genie_queries *q = NULL;
+    genie_status rc;
+    double t0 = util_now();
+    GENIE_TRY_GOTO(rc, vlsh_keywords(h, queries->data, queries->n, opt->threads, &aKw), done);
+    if (!(aItem = malloc((size_t)m * sizeof *aItem))) {
+        rc = util_error(GENIE_ENOMEM, "out of memory");
+        goto done;
+    }
+    GENIE_TRY_GOTO(rc, genie_queries_new(&q), done);
+    for (uint64_t i = 0; i < queries->n; i++) {
+        for (uint32_t f = 0; f < m; f++) {
+            uint32_t b = aKw[i * m + f] - f * h->D, r = radius;
+            uint32_t lo = b > r ? b - r : 0, hi = h->D - 1 - b > r ? b + r : h->D - 1;
+            aItem[f].lo = f * h->D + lo;
+            aItem[f].hi = f * h->D + hi;
+            aItem[f].weight = 1;
+        }
+        GENIE_TRY_GOTO(rc, genie_queries_add(q, aItem, m, 1), done);
+    }
+    genie_search_options o = *opt;
+    o.k = K;
+    *pHashSeconds = util_now() - t0;
+    rc = genie_search_parts(idx, first_part, n_parts, q, &o, pRes, pSt);
+done:
+    genie_queries_free(q);
+    free(aKw);
+    free(aItem);
+    return rc;
 }
 
 /*
@@ -230,11 +269,8 @@ genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_p
     GENIE_TRY(util_check_finite(queries->data, queries->n, queries->dim, opt->search.threads, "query"));
     vlsh h;
     genie_vectors base;
-    GENIE_TRY(open_vectors(idx, &h, &base));
-    genie_queries *q = NULL;
+    GENIE_TRY(vec_open(idx, &h, &base));
     genie_results *res = NULL;
-    uint32_t *aKw = NULL;
-    genie_item *aItem = NULL;
     genie_status rc = GENIE_OK;
     uint32_t k = opt->k, K = opt->candidates ? opt->candidates : (opt->k > UINT32_MAX / 10 ? UINT32_MAX : opt->k * 10);
     if (queries->n && queries->dim != base.dim) {
@@ -250,37 +286,35 @@ genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_p
                         opt->radius, genie_metric_name(h.p.metric));
         goto done;
     }
-    if (opt->exact) {
+    uint32_t radius = opt->radius;
+    int exact = opt->exact;
+    stats.recall_estimate = -1;
+    GENIE_TRY_GOTO(rc,
+                   recall_check_target(opt->recall, k, opt->exact,
+                                       opt->candidates ? "the candidate count" : opt->radius ? "the radius" : NULL),
+                   done);
+    if (opt->recall > 0) {
+        recall_plan plan;
+        GENIE_TRY_GOTO(rc, recall_plan_for(idx, k, opt->recall, opt->search.threads, &plan), done);
+        exact = plan.exact;
+        K = plan.K;
+        radius = plan.radius;
+        stats.recall_estimate = plan.recall;
+    }
+    if (exact) {
         rc = exact_range(idx, &base, first, nObj, queries, h.p.metric, k, opt, out, aN, &stats.backend);
         stats.rerank_seconds = util_now() - tStart;
         stats.verified = queries->n * nObj;
         goto done;
     }
+    stats.candidates = K;
+    stats.radius = radius;
     if (queries->n == 0)
         goto done;
-    uint32_t m = h.p.m;
-    double t0 = util_now();
-    GENIE_TRY_GOTO(rc, vlsh_keywords(&h, queries->data, queries->n, opt->search.threads, &aKw), done);
-    if (!(aItem = malloc((size_t)m * sizeof *aItem))) {
-        rc = util_error(GENIE_ENOMEM, "out of memory");
-        goto done;
-    }
-    GENIE_TRY_GOTO(rc, genie_queries_new(&q), done);
-    for (uint64_t i = 0; i < queries->n; i++) {
-        for (uint32_t f = 0; f < m; f++) {
-            uint32_t b = aKw[i * m + f] - f * h.D, r = opt->radius;
-            uint32_t lo = b > r ? b - r : 0, hi = h.D - 1 - b > r ? b + r : h.D - 1;
-            aItem[f].lo = f * h.D + lo;
-            aItem[f].hi = f * h.D + hi;
-            aItem[f].weight = 1;
-        }
-        GENIE_TRY_GOTO(rc, genie_queries_add(q, aItem, m, 1), done);
-    }
-    genie_search_options o = opt->search;
-    o.k = K;
-    double t1 = util_now();
+    double tHash;
     genie_search_stats st;
-    GENIE_TRY_GOTO(rc, genie_search_parts(idx, first_part, n_parts, q, &o, &res, &st), done);
+    GENIE_TRY_GOTO(rc, vec_candidates(idx, first_part, n_parts, &h, queries, radius, &opt->search, K, &res, &st, &tHash),
+                   done);
     engine_stats_add(&stats, &st);
     double t2 = util_now();
     {
@@ -292,7 +326,7 @@ genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_p
         if (atomic_load(&job.failed))
             rc = util_error(GENIE_ENOMEM, "out of memory re-ranking");
     }
-    stats.prepare_seconds = t1 - t0;
+    stats.prepare_seconds = tHash;
     stats.rerank_seconds = util_now() - t2;
     stats.verified = engine_results_hits(res);
 done:
@@ -300,10 +334,7 @@ done:
     if (pStats)
         *pStats = stats;
     vlsh_free(&h);
-    genie_queries_free(q);
     genie_results_free(res);
-    free(aKw);
-    free(aItem);
     return rc;
 }
 

@@ -205,11 +205,11 @@ static genie_status search_here(serve_batcher *b, const serve_loaded *l, const s
     genie_search_options opt = engine_options(b, o->k);
     switch (l->info.type) {
     case GENIE_TYPE_SETS: {
-        genie_set_options so = {o->k, o->candidates, o->exact};
+        genie_set_options so = {o->k, o->candidates, o->exact, o->recall};
         return genie_set_search(l->idx, q->azText, q->anText, q->nQuery, &so, &opt, &res->pSet);
     }
     case GENIE_TYPE_SEQUENCES: {
-        genie_seq_options so = {o->k, o->candidates, o->maxCandidates, o->exact, 0};
+        genie_seq_options so = {o->k, o->candidates, o->maxCandidates, o->exact, 0, o->recall};
         return genie_seq_search(l->idx, q->azText, q->anText, q->nQuery, &so, &opt, &res->pSeq);
     }
     case GENIE_TYPE_DOCS: {
@@ -237,6 +237,7 @@ static genie_status search_here(serve_batcher *b, const serve_loaded *l, const s
         vo.candidates = o->candidates;
         vo.radius = o->radius;
         vo.exact = o->exact;
+        vo.recall = o->recall;
         return genie_vectors_search(l->idx, &v, &vo, res->aNb, res->aN, NULL);
     }
     default: return genie_search(l->idx, q->q, &opt, &res->pRes);

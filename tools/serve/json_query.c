@@ -17,8 +17,10 @@
  * text, table); show (all but vectors); candidates (sets, sequences,
  * vectors); exact (sets, sequences, vectors); certify (sequences: true or
  * a limit); radius (table: a number or {column: bins}; vectors: buckets);
- * weight (table: a number or {column: weight}); or and exhaustive
- * (docs: true or false).  Anything else is refused
+ * weight (table: a number or {column: weight}); recall (sets, sequences,
+ * vectors: a target in (0, 1], instead of candidates, radius, exact and
+ * certify; k <= 100); or and exhaustive (docs: true or false).  Anything
+ * else is refused
  * by name, as are wrong types and values out of range: the request gets a
  * 400 and a message that says which field and why.
  */
@@ -76,16 +78,16 @@ static int get_bool(parse_ctx *c, const cJSON *v, const char *zWhat, int *out)
 /* Which options each type takes (bits). */
 enum {
     OPT_K = 1, OPT_MIN = 2, OPT_SHOW = 4, OPT_CAND = 8, OPT_EXACT = 16, OPT_CERTIFY = 32,
-    OPT_RADIUS = 64, OPT_WEIGHT = 128, OPT_OR = 256, OPT_EXHAUSTIVE = 512
+    OPT_RADIUS = 64, OPT_WEIGHT = 128, OPT_OR = 256, OPT_EXHAUSTIVE = 512, OPT_RECALL = 1024
 };
 
 static unsigned type_options(genie_index_type type)
 {
     switch (type) {
     case GENIE_TYPE_TABLE: return OPT_K | OPT_MIN | OPT_SHOW | OPT_RADIUS | OPT_WEIGHT;
-    case GENIE_TYPE_SETS: return OPT_K | OPT_SHOW | OPT_CAND | OPT_EXACT;
-    case GENIE_TYPE_SEQUENCES: return OPT_K | OPT_SHOW | OPT_CAND | OPT_EXACT | OPT_CERTIFY;
-    case GENIE_TYPE_VECTORS: return OPT_K | OPT_CAND | OPT_EXACT | OPT_RADIUS;
+    case GENIE_TYPE_SETS: return OPT_K | OPT_SHOW | OPT_CAND | OPT_EXACT | OPT_RECALL;
+    case GENIE_TYPE_SEQUENCES: return OPT_K | OPT_SHOW | OPT_CAND | OPT_EXACT | OPT_CERTIFY | OPT_RECALL;
+    case GENIE_TYPE_VECTORS: return OPT_K | OPT_CAND | OPT_EXACT | OPT_RADIUS | OPT_RECALL;
     case GENIE_TYPE_DOCS: return OPT_K | OPT_SHOW | OPT_OR | OPT_EXHAUSTIVE;
     default: return OPT_K | OPT_MIN | OPT_SHOW;
     }
@@ -97,7 +99,7 @@ static const struct {
 } aOptName[] = {{"k", OPT_K},           {"min_count", OPT_MIN},   {"show", OPT_SHOW},
                 {"candidates", OPT_CAND}, {"exact", OPT_EXACT},   {"certify", OPT_CERTIFY},
                 {"radius", OPT_RADIUS}, {"weight", OPT_WEIGHT}, {"or", OPT_OR},
-                {"exhaustive", OPT_EXHAUSTIVE}};
+                {"exhaustive", OPT_EXHAUSTIVE}, {"recall", OPT_RECALL}};
 
 /* Table radius or weight: a number for every column, or {column: number}. */
 static int parse_table_setting(parse_ctx *c, serve_options *o, const cJSON *v, int isWeight)
@@ -170,11 +172,22 @@ static int parse_options(parse_ctx *c, const cJSON *pDoc, genie_index_type type,
         case OPT_WEIGHT: bad = parse_table_setting(c, o, e, 1); break;
         case OPT_OR: bad = get_bool(c, e, "\"or\"", &o->orMode); break;
         case OPT_EXHAUSTIVE: bad = get_bool(c, e, "\"exhaustive\"", &o->exhaustive); break;
+        case OPT_RECALL:
+            if (!cJSON_IsNumber(e) || !(e->valuedouble > 0 && e->valuedouble <= 1))
+                bad = fail(c, "\"recall\" must be a number in (0, 1]");
+            else
+                o->recall = e->valuedouble;
+            break;
         default: break;
         }
         if (bad)
             return 400;
     }
+    if (o->recall > 0 && (o->candidates || o->radius || o->exact || o->maxCandidates))
+        return fail(c, "\"recall\" chooses the candidates itself: not with \"candidates\", \"radius\", \"exact\" "
+                       "or \"certify\"");
+    if (o->recall > 0 && o->k > 100)
+        return fail(c, "\"recall\" needs \"k\" <= 100, not %u", o->k);
     if (type == GENIE_TYPE_VECTORS && o->candidates && o->candidates < o->k)
         return fail(c, "\"candidates\" %u is below \"k\" %u", o->candidates, o->k);
     if (type == GENIE_TYPE_SEQUENCES && o->maxCandidates) {
@@ -187,8 +200,8 @@ static int parse_options(parse_ctx *c, const cJSON *pDoc, genie_index_type type,
     /* The key: every option that changes what the engine computes (not show). */
     json_buf key;
     json_buf_init(&key);
-    json_buf_printf(&key, "k=%u m=%u K=%u c=%u r=%u x=%d o=%d e=%d", o->k, o->minCount, o->candidates,
-                    o->maxCandidates, o->radius, o->exact, o->orMode, o->exhaustive);
+    json_buf_printf(&key, "k=%u m=%u K=%u c=%u r=%u x=%d o=%d e=%d R=%.17g", o->k, o->minCount, o->candidates,
+                    o->maxCandidates, o->radius, o->exact, o->orMode, o->exhaustive, o->recall);
     for (size_t i = 0; i < o->nSetting; i++) {
         json_buf_printf(&key, " %c:%u:", o->aSetting[i].isWeight ? 'w' : 'r', o->aSetting[i].value);
         if (o->aSetting[i].zColumn)

@@ -118,6 +118,7 @@ typedef struct serve_options {
     uint32_t k, minCount, candidates, maxCandidates, radius;
     int exact, show;
     int orMode, exhaustive;  /* docs: --or, --exhaustive */
+    double recall;           /* sets, sequences, vectors: a recall target, 0 = none */
     serve_setting *aSetting; /* tables: in the body's order, after the defaults */
     size_t nSetting;
     char *zKey;              /* requests with equal keys share a batch; malloc'd */

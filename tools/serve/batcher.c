@@ -194,6 +194,9 @@ static genie_search_options engine_options(const serve_batcher *b, uint32_t k)
     opt.backend = b->cfg->backend;
     opt.threads = b->cfg->threads;
     opt.gpu_memory = b->cfg->gpuMemory;
+    opt.gpus = b->cfg->aGpus;
+    opt.n_gpus = b->cfg->nGpus;
+    opt.gpu_mode = b->cfg->gpuMode;
     opt.k = k;
     return opt;
 }

@@ -76,7 +76,7 @@ static void put_histogram(json_buf *b, const char *zName, const uint64_t *aCount
                     zName, sum, zName, (unsigned long long)n);
 }
 
-void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, int nGpu)
+void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, const serve_config *cfg)
 {
     pthread_mutex_lock(&g.mu);
     json_buf_puts(b, "# HELP genie_requests_total HTTP requests answered, by endpoint and status.\n"
@@ -102,13 +102,16 @@ void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, int nGp
                     "# TYPE genie_engine_seconds_total counter\ngenie_engine_seconds_total %.6f\n",
                     g.engineSeconds);
     pthread_mutex_unlock(&g.mu);
-    if (nGpu > 0) {
+    if (cfg->onGpu) {
         json_buf_puts(b, "# HELP genie_gpu_memory_used_bytes GPU memory in use, by every process on the GPU.\n"
                          "# TYPE genie_gpu_memory_used_bytes gauge\n");
-        for (int d = 0; d < nGpu; d++) {
+        static const int aFirst[1] = {0};
+        const int *aGpu = cfg->nGpus ? cfg->aGpus : aFirst;
+        for (unsigned i = 0; i < (cfg->nGpus ? cfg->nGpus : 1); i++) {
             uint64_t used, total;
-            if (genie_cuda_memory(d, &used, &total) == GENIE_OK)
-                json_buf_printf(b, "genie_gpu_memory_used_bytes{gpu=\"%d\"} %llu\n", d, (unsigned long long)used);
+            if (genie_cuda_memory(aGpu[i], &used, &total) == GENIE_OK)
+                json_buf_printf(b, "genie_gpu_memory_used_bytes{gpu=\"%d\"} %llu\n", aGpu[i],
+                                (unsigned long long)used);
         }
     }
     json_buf_puts(b, "# HELP genie_queue_queries Queries waiting for a batch, per index.\n"

@@ -53,6 +53,9 @@ static const char zHelp[] =
     "                           cuda, cuda-spq, cuda-cpq-paper\n"
     "  -j, --threads N          CPU threads per search (default: all cores)\n"
     "      --gpu-memory BYTES   GPU memory budget, K/M/G allowed\n"
+    "      --gpus LIST|all      several GPUs for every search (e.g. 0,1)\n"
+    "      --gpu-mode MODE      with several GPUs: auto (default), shards or\n"
+    "                           replicas (docs/SCALING.md)\n"
     "  -q, --quiet              no log lines on standard error\n"
     "  -h, --help               show this help\n"
     "\n"
@@ -94,7 +97,8 @@ static int parse_args(int argc, char **argv, serve_args *a)
         {"max-queries", required_argument, 0, OPT_MAX_QUERIES}, {"max-k", required_argument, 0, OPT_MAX_K},
         {"timeout", required_argument, 0, OPT_TIMEOUT}, {"max-connections", required_argument, 0, OPT_MAX_CONN},
         {"backend", required_argument, 0, 'b'},        {"threads", required_argument, 0, 'j'},
-        {"gpu-memory", required_argument, 0, CLI_OPT_SEARCH_GPU_MEMORY}, {"quiet", no_argument, 0, 'q'},
+        {"gpu-memory", required_argument, 0, CLI_OPT_SEARCH_GPU_MEMORY}, {"gpus", required_argument, 0, CLI_OPT_GPUS},
+        {"gpu-mode", required_argument, 0, CLI_OPT_GPU_MODE},          {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},                 {0, 0, 0, 0}};
     serve_config *cfg = &a->cfg;
     int c;
@@ -102,7 +106,8 @@ static int parse_args(int argc, char **argv, serve_args *a)
     double d;
     optind = 1;
     while ((c = getopt_long(argc, argv, "i:D:l:b:j:qh", aOpt, NULL)) != -1) {
-        genie_search_options eng = {.backend = cfg->backend, .threads = cfg->threads, .gpu_memory = cfg->gpuMemory};
+        genie_search_options eng = {.backend = cfg->backend, .threads = cfg->threads, .gpu_memory = cfg->gpuMemory,
+                                    .gpus = cfg->aGpus, .n_gpus = cfg->nGpus, .gpu_mode = cfg->gpuMode};
         int st;
         if (cli_engine_option("serve", c, optarg, &eng, &st)) {
             if (st != CLI_EXIT_OK)
@@ -110,6 +115,9 @@ static int parse_args(int argc, char **argv, serve_args *a)
             cfg->backend = eng.backend;
             cfg->threads = eng.threads;
             cfg->gpuMemory = eng.gpu_memory;
+            cfg->aGpus = eng.gpus;
+            cfg->nGpus = eng.n_gpus;
+            cfg->gpuMode = eng.gpu_mode;
             continue;
         }
         switch (c) {
@@ -326,7 +334,7 @@ static int wait_for_signal(void)
  */
 static void warm_up(serve_index *p, const serve_config *cfg)
 {
-    if (!cfg->nGpu)
+    if (!cfg->onGpu)
         return;
     genie_queries *q = NULL;
     genie_results *r = NULL;
@@ -412,7 +420,12 @@ int serve_main(int argc, char **argv, const serve_hooks *h)
     int gpu = a.cfg.backend == GENIE_BACKEND_CUDA || a.cfg.backend == GENIE_BACKEND_CUDA_SPQ ||
               a.cfg.backend == GENIE_BACKEND_CUDA_CPQ_PAPER ||
               (a.cfg.backend == GENIE_BACKEND_AUTO && genie_cuda_available());
-    a.cfg.nGpu = gpu ? genie_cuda_device_count() : 0;
+    a.cfg.onGpu = gpu;
+    if (a.cfg.nGpus && !gpu) {
+        st = cli_usage_error("serve", "--gpus: backend %s runs on no GPU%s", genie_backend_name(a.cfg.backend),
+                             a.cfg.backend == GENIE_BACKEND_AUTO ? " here" : "");
+        goto done;
+    }
     for (; nOpen < nIndex; nOpen++) {
         genie_status rc = serve_index_open(&s.aIndex[nOpen], azPair[2 * nOpen], azPair[2 * nOpen + 1]);
         if (rc == GENIE_OK && (rc = serve_batcher_start(&s.aIndex[nOpen], &a.cfg)) != GENIE_OK)

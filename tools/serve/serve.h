@@ -44,7 +44,10 @@ typedef struct serve_config {
     uint32_t maxBatch;        /* queries per engine call (--max-batch) */
     double maxWait;           /* seconds a batch waits after its first request (--max-wait) */
     double maxIdle;           /* seconds without arrivals after which a batch goes (--max-idle) */
-    int nGpu;                 /* GPUs the engine runs on (0: the CPU); set from backend */
+    const int *aGpus;         /* --gpus: the GPUs of every search; NULL: GPU 0 alone */
+    unsigned nGpus;
+    genie_gpu_mode gpuMode;   /* --gpu-mode */
+    int onGpu;                /* the engine runs on the GPU (set from backend) */
     uint64_t maxQueue;        /* queries waiting per index before 503 (--max-queue) */
     uint64_t maxBody;         /* request body bytes before 413 (--max-body) */
     uint32_t maxQueries;      /* queries per request (--max-queries) */
@@ -294,7 +297,7 @@ typedef enum serve_endpoint {
 void serve_metrics_request(serve_endpoint ep, unsigned status, double seconds);
 void serve_metrics_batch(size_t nQueries, double seconds);
 /** The Prometheus text: the counters, then per index its queue and sizes. */
-void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, int nGpu);
+void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, const serve_config *cfg);
 
 double serve_now(void);
 

@@ -13,70 +13,10 @@
  * --allow-run-as-root, --oversubscribe and
  * OMPI_MCA_btl_vader_single_copy_mechanism=none, as in test_mpi.c.
  */
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "genie/metric.h"
+#include "mpi_harness.h"
 #include "test.h"
 
-#ifdef GENIE_MPI_BIN_PATH
-#define LCM_MPI_BUILT 1
-#else
-#define LCM_MPI_BUILT 0
-#define GENIE_MPI_BIN_PATH ""
-#define GENIE_MPIRUN_PATH ""
-#endif
-
-static int lcm_ready(void)
-{
-    if (!LCM_MPI_BUILT) {
-        printf("      skipped: genie-mpi was not built (no MPI found: apt-get install libopenmpi-dev openmpi-bin)\n");
-        return 0;
-    }
-    if (access(GENIE_MPIRUN_PATH, X_OK) != 0 || access(GENIE_MPI_BIN_PATH, X_OK) != 0) {
-        printf("      skipped: %s or %s is missing\n", GENIE_MPIRUN_PATH, GENIE_MPI_BIN_PATH);
-        return 0;
-    }
-    return 1;
-}
-
-static char *lcm_text(const char *path)
-{
-    size_t n;
-    unsigned char *p = test_read_file(path, &n);
-    char *z = malloc(n + 1);
-    CHECK(z != NULL);
-    memcpy(z, p, n);
-    z[n] = 0;
-    free(p);
-    return z;
-}
-
-static int lcm_sh(const char *zCmd, const char *zOut, const char *zErr)
-{
-    char z[16384];
-    snprintf(z, sizeof z, "(%s) >'%s' 2>'%s' </dev/null", zCmd, zOut, zErr);
-    int rc = system(z);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 255;
-}
-
-/* `mpirun -np N genie-mpi metric ARGS` (ASan: OpenMPI's leaks suppressed, as in test_mpi.c). */
-static int lcm_mpirun(int np, const char *zArgs, const char *zOut, const char *zErr)
-{
-    char zAsan[1024] = "";
-    const char *zAsanOpt = getenv("ASAN_OPTIONS");
-    if (zAsanOpt)
-        snprintf(zAsan, sizeof zAsan,
-                 "ASAN_OPTIONS='%s:fast_unwind_on_malloc=0' LSAN_OPTIONS=suppressions='%s/lsan-mpi.supp' "
-                 "OMPI_MCA_mca_base_component_disable_dlclose=1 PMIX_MCA_mca_base_component_disable_dlclose=1",
-                 zAsanOpt, GENIE_TEST_SOURCE_DIR);
-    char z[8192];
-    snprintf(z, sizeof z,
-             "OMPI_MCA_btl_vader_single_copy_mechanism=none %s '%s' --allow-run-as-root --oversubscribe "
-             "--timeout 120 -np %d '%s' metric %s",
-             zAsan, GENIE_MPIRUN_PATH, np, GENIE_MPI_BIN_PATH, zArgs);
-    return lcm_sh(z, zOut, zErr);
-}
 
 /* `genie search --brute-force ARGS` and `genie-mpi metric MPIARGS ARGS` on np ranks print the same bytes. */
 static void lcm_same(int np, const char *zMpiArgs, const char *zArgs)
@@ -86,13 +26,13 @@ static void lcm_same(int np, const char *zMpiArgs, const char *zArgs)
     snprintf(zMpi, sizeof zMpi, "%s", test_path("lcm-mpi.out"));
     snprintf(zErr, sizeof zErr, "%s", test_path("lcm-err.txt"));
     snprintf(z, sizeof z, "'%s' search -q --brute-force %s", GENIE_BIN_PATH, zArgs);
-    if (lcm_sh(z, zOne, zErr) != 0)
-        test_fail_at(__FILE__, __LINE__, "%s failed:\n%.2000s", z, lcm_text(zErr));
+    if (mpi_sh(z, zOne, zErr) != 0)
+        test_fail_at(__FILE__, __LINE__, "%s failed:\n%.2000s", z, mpi_read_text(zErr));
     snprintf(z, sizeof z, "-q %s %s", zMpiArgs, zArgs);
-    int rc = lcm_mpirun(np, z, zMpi, zErr);
+    int rc = mpi_run(np, NULL, "metric", z, zMpi, zErr);
     if (rc != 0)
-        test_fail_at(__FILE__, __LINE__, "genie-mpi -np %d metric %s: exit %d:\n%.2000s", np, z, rc, lcm_text(zErr));
-    char *a = lcm_text(zOne), *b = lcm_text(zMpi);
+        test_fail_at(__FILE__, __LINE__, "genie-mpi -np %d metric %s: exit %d:\n%.2000s", np, z, rc, mpi_read_text(zErr));
+    char *a = mpi_read_text(zOne), *b = mpi_read_text(zMpi);
     if (strcmp(a, b) != 0)
         test_fail_at(__FILE__, __LINE__, "genie-mpi -np %d metric %s differs from genie search --brute-force:\n%.600s\n"
                      "---\n%.600s", np, z, a, b);
@@ -182,7 +122,7 @@ static void lcm_check(const char *zIndex, const char *zQueries, const char *zR1,
 
 TEST(metric_mpi_l2_equals_one_process)
 {
-    if (!lcm_ready())
+    if (!mpi_ready())
         return;
     char zIndex[1024], zQueries[1024];
     snprintf(zIndex, sizeof zIndex, "%s", test_path("lcm-l2.genie"));
@@ -193,7 +133,7 @@ TEST(metric_mpi_l2_equals_one_process)
 
 TEST(metric_mpi_edit_equals_one_process)
 {
-    if (!lcm_ready())
+    if (!mpi_ready())
         return;
     char zIndex[1024], zQueries[1024];
     snprintf(zIndex, sizeof zIndex, "%s", test_path("lcm-edit.genie"));
@@ -209,10 +149,10 @@ TEST(metric_mpi_edit_equals_one_process)
     /* --show prints the stored strings; JSON differs only in "distances" (all processors') */
     char zCmd[8192];
     snprintf(zCmd, sizeof zCmd, "'%s' search -q -k 3 --show '%s' '%s'", GENIE_BIN_PATH, zIndex, zQueries);
-    CHECK_EQ(lcm_sh(zCmd, zOne, zErr), 0);
+    CHECK_EQ(mpi_sh(zCmd, zOne, zErr), 0);
     snprintf(z, sizeof z, "-q -k 3 --show '%s' '%s'", zIndex, zQueries);
-    CHECK_EQ(lcm_mpirun(4, z, zMpi, zErr), 0);
-    char *a = lcm_text(zOne), *b = lcm_text(zMpi);
+    CHECK_EQ(mpi_run(4, NULL, "metric", z, zMpi, zErr), 0);
+    char *a = mpi_read_text(zOne), *b = mpi_read_text(zMpi);
     CHECK(strcmp(a, b) == 0);
     free(a);
     free(b);
@@ -220,7 +160,7 @@ TEST(metric_mpi_edit_equals_one_process)
 
 TEST(metric_mpi_cosine_equals_one_process)
 {
-    if (!lcm_ready())
+    if (!mpi_ready())
         return;
     char zIndex[1024], zQueries[1024];
     snprintf(zIndex, sizeof zIndex, "%s", test_path("lcm-cos.genie"));
@@ -231,18 +171,18 @@ TEST(metric_mpi_cosine_equals_one_process)
 
 TEST(metric_mpi_errors)
 {
-    if (!lcm_ready())
+    if (!mpi_ready())
         return;
     char zOut[1024], zErr[1024], z[4096];
     snprintf(zOut, sizeof zOut, "%s", test_path("lcm-bad.out"));
     snprintf(zErr, sizeof zErr, "%s", test_path("lcm-bad.err"));
     /* usage: no radius or k; an unknown partition */
-    CHECK_EQ(lcm_mpirun(2, "/nonexistent.genie", zOut, zErr), 2);
-    char *e = lcm_text(zErr);
+    CHECK_EQ(mpi_run(2, NULL, "metric", "/nonexistent.genie", zOut, zErr), 2);
+    char *e = mpi_read_text(zErr);
     CHECK(strstr(e, "give --radius R") != NULL);
     free(e);
-    CHECK_EQ(lcm_mpirun(2, "-k 3 -p gg /nonexistent.genie", zOut, zErr), 2);
-    e = lcm_text(zErr);
+    CHECK_EQ(mpi_run(2, NULL, "metric", "-k 3 -p gg /nonexistent.genie", zOut, zErr), 2);
+    e = mpi_read_text(zErr);
     CHECK(strstr(e, "--partition must be ll or lg") != NULL);
     free(e);
     /* not a metric index: every rank fails, rank 0 says why */
@@ -259,8 +199,8 @@ TEST(metric_mpi_errors)
     genie_index_close(test_build_with(&objs, NULL, test_path("lcm-kw.genie")));
     test_objects_free(&objs);
     snprintf(z, sizeof z, "-k 3 '%s' /dev/null", test_path("lcm-kw.genie"));
-    CHECK_EQ(lcm_mpirun(3, z, zOut, zErr), 1);
-    e = lcm_text(zErr);
+    CHECK_EQ(mpi_run(3, NULL, "metric", z, zOut, zErr), 1);
+    e = mpi_read_text(zErr);
     CHECK(strstr(e, "not a metric index") != NULL);
     free(e);
     /* vector queries of the wrong dimension */
@@ -275,8 +215,8 @@ TEST(metric_mpi_errors)
     fwrite(x, sizeof x, 1, f);
     fclose(f);
     snprintf(z, sizeof z, "-k 3 '%s' '%s'", zIndex, zQueries);
-    CHECK_EQ(lcm_mpirun(3, z, zOut, zErr), 1);
-    e = lcm_text(zErr);
+    CHECK_EQ(mpi_run(3, NULL, "metric", z, zOut, zErr), 1);
+    e = mpi_read_text(zErr);
     CHECK(strstr(e, "3 dimensions, the index 5") != NULL);
     free(e);
 }

@@ -22,85 +22,16 @@
  * forbids the cross-process memory attach that shared-memory transport
  * uses by default.
  */
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "genie/sequences.h"
 #include "genie/text.h"
 #include "genie/vectors.h"
+#include "mpi_harness.h"
 #include "test.h"
-
-#ifdef GENIE_MPI_BIN_PATH
-#define MPI_BUILT 1
-#else
-#define MPI_BUILT 0
-#define GENIE_MPI_BIN_PATH ""
-#define GENIE_MPIRUN_PATH ""
-#endif
-
-/* Whether the tests can run; prints why not. */
-static int mpi_ready(void)
-{
-    if (!MPI_BUILT) {
-        printf("      skipped: genie-mpi was not built (no MPI found: apt-get install libopenmpi-dev openmpi-bin)\n");
-        return 0;
-    }
-    if (access(GENIE_MPIRUN_PATH, X_OK) != 0 || access(GENIE_MPI_BIN_PATH, X_OK) != 0) {
-        printf("      skipped: %s or %s is missing\n", GENIE_MPIRUN_PATH, GENIE_MPI_BIN_PATH);
-        return 0;
-    }
-    return 1;
-}
 
 /* test_path() in a buffer of the caller's: its own result is overwritten by the next call. */
 #define MPI_PATH(var, name)                                   \
     char var[1024];                                           \
     snprintf(var, sizeof var, "%s", test_path(name))
-
-static char *mpi_read_text(const char *path)
-{
-    size_t n;
-    unsigned char *p = test_read_file(path, &n);
-    char *z = malloc(n + 1);
-    CHECK(z != NULL);
-    memcpy(z, p, n);
-    z[n] = 0;
-    free(p);
-    return z;
-}
-
-/* Run @p zCmd with sh; standard output to @p zOut, standard error to @p zErr. @return its exit status. */
-static int mpi_sh(const char *zCmd, const char *zOut, const char *zErr)
-{
-    char z[16384];
-    snprintf(z, sizeof z, "(%s) >'%s' 2>'%s' </dev/null", zCmd, zOut, zErr);
-    int rc = system(z);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 255;
-}
-
-/*
- * `mpirun -np N genie-mpi search ARGS`; @return the exit status.  Under
- * ASan (ASAN_OPTIONS set), leaks are still checked in every rank, with
- * OpenMPI's own suppressed (tests/lsan-mpi.supp): its plugins stay loaded
- * (no dlclose) and stacks are unwound fully, so that their frames can be
- * named.
- */
-static int mpi_run(int np, const char *zEnv, const char *zArgs, const char *zOut, const char *zErr)
-{
-    char zAsan[1024] = "";
-    const char *zAsanOpt = getenv("ASAN_OPTIONS");
-    if (zAsanOpt)
-        snprintf(zAsan, sizeof zAsan,
-                 "ASAN_OPTIONS='%s:fast_unwind_on_malloc=0' LSAN_OPTIONS=suppressions='%s/lsan-mpi.supp' "
-                 "OMPI_MCA_mca_base_component_disable_dlclose=1 PMIX_MCA_mca_base_component_disable_dlclose=1",
-                 zAsanOpt, GENIE_TEST_SOURCE_DIR);
-    char z[8192];
-    snprintf(z, sizeof z,
-             "OMPI_MCA_btl_vader_single_copy_mechanism=none %s %s '%s' --allow-run-as-root --oversubscribe "
-             "--timeout 120 -np %d '%s' search %s",
-             zAsan, zEnv ? zEnv : "", GENIE_MPIRUN_PATH, np, GENIE_MPI_BIN_PATH, zArgs);
-    return mpi_sh(z, zOut, zErr);
-}
 
 /* `genie search ARGS` must succeed and `genie-mpi search ARGS` on np ranks print the same bytes. */
 static void mpi_same_as_genie(int np, const char *zArgs, const char *zMpiArgs)
@@ -113,7 +44,7 @@ static void mpi_same_as_genie(int np, const char *zArgs, const char *zMpiArgs)
     if (mpi_sh(z, zOne, zErr) != 0)
         test_fail_at(__FILE__, __LINE__, "%s failed:\n%.2000s", z, mpi_read_text(zErr));
     snprintf(z, sizeof z, "%s %s", zMpiArgs ? zMpiArgs : "", zArgs);
-    int rc = mpi_run(np, NULL, z, zMpi, zErr);
+    int rc = mpi_run(np, NULL, "search", z, zMpi, zErr);
     if (rc != 0)
         test_fail_at(__FILE__, __LINE__, "genie-mpi -np %d search %s: exit %d:\n%.2000s", np, z, rc,
                      mpi_read_text(zErr));
@@ -261,7 +192,7 @@ TEST(mpi_shard_map_unequal_and_empty)
              test_path("q.txt"));
     CHECK_EQ(mpi_sh(z, zOne, zErr), 0);
     snprintf(z, sizeof z, "-k 20 --batch 9 --shard-map '%s' '%s'", test_path("map.txt"), test_path("q.txt"));
-    int rc = mpi_run(4, NULL, z, zOut, zErr);
+    int rc = mpi_run(4, NULL, "search", z, zOut, zErr);
     if (rc != 0)
         test_fail_at(__FILE__, __LINE__, "exit %d:\n%.2000s", rc, mpi_read_text(zErr));
     char *a = mpi_read_text(zOne), *b = mpi_read_text(zOut);
@@ -275,12 +206,12 @@ TEST(mpi_shard_map_unequal_and_empty)
     fprintf(f, "1 %s 0\n2 %s 12\n3 %s 11\n", test_path("s1.genie"), test_path("s2.genie"), test_path("s3.genie"));
     fclose(f);
     snprintf(z, sizeof z, "--shard-map '%s' '%s'", test_path("bad.txt"), test_path("q.txt"));
-    CHECK_EQ(mpi_run(4, NULL, z, zOut, zErr), 1);
+    CHECK_EQ(mpi_run(4, NULL, "search", z, zOut, zErr), 1);
     b = mpi_read_text(zErr);
     if (!strstr(b, "ranks 1 and 3 overlap"))
         test_fail_at(__FILE__, __LINE__, "no overlap message:\n%.2000s", b);
     free(b);
-    CHECK_EQ(mpi_run(3, NULL, z, zOut, zErr), 1); /* rank 3 is not a ranker of a 3-rank job */
+    CHECK_EQ(mpi_run(3, NULL, "search", z, zOut, zErr), 1); /* rank 3 is not a ranker of a 3-rank job */
     b = mpi_read_text(zErr);
     if (!strstr(b, "bad.txt:3: rank '3' is not a ranker"))
         test_fail_at(__FILE__, __LINE__, "no rank message:\n%.2000s", b);
@@ -303,7 +234,7 @@ TEST(mpi_ranker_errors_fail_the_run)
     char z[2048];
     /* A search that fails on rank 2: the run fails, naming the rank, its objects and the queries. */
     snprintf(z, sizeof z, "--batch 10 '%s' '%s'", test_path("k.genie"), test_path("q.txt"));
-    CHECK_EQ(mpi_run(4, "GENIE_MPI_TEST_FAULT=2:fail", z, zOut, zErr), 1);
+    CHECK_EQ(mpi_run(4, "GENIE_MPI_TEST_FAULT=2:fail", "search", z, zOut, zErr), 1);
     char *e = mpi_read_text(zErr), *o = mpi_read_text(zOut);
     if (!strstr(e, "rank 2 (objects 100..199) failed on queries 1..10: a search failure injected"))
         test_fail_at(__FILE__, __LINE__, "no ranker error:\n%.2000s", e);
@@ -311,7 +242,7 @@ TEST(mpi_ranker_errors_fail_the_run)
     free(e);
     free(o);
     /* Three parts for four rankers: each ranker's shard fails to open, the message says what to do. */
-    CHECK_EQ(mpi_run(5, NULL, z, zOut, zErr), 1);
+    CHECK_EQ(mpi_run(5, NULL, "search", z, zOut, zErr), 1);
     e = mpi_read_text(zErr);
     if (!strstr(e, "has 3 parts, fewer than the 4 rankers") || !strstr(e, "--part-objects 75"))
         test_fail_at(__FILE__, __LINE__, "no parts message:\n%.2000s", e);
@@ -349,7 +280,7 @@ TEST(mpi_late_ranker_timeout_and_partial)
     char z[2048];
     /* Rank 2 answers after 3 s; the timeout is 1 s: the run fails, naming it. */
     snprintf(z, sizeof z, "--timeout 1 --depth 1 '%s' '%s'", test_path("k.genie"), test_path("q.txt"));
-    int rc = mpi_run(4, "GENIE_MPI_TEST_FAULT=2:sleep=3", z, zOut, zErr);
+    int rc = mpi_run(4, "GENIE_MPI_TEST_FAULT=2:sleep=3", "search", z, zOut, zErr);
     char *e = mpi_read_text(zErr);
     if (rc == 0 || !strstr(e, "rank 2 (objects 100..199) has not answered queries 1..30 within 1 s"))
         test_fail_at(__FILE__, __LINE__, "exit %d:\n%.2000s", rc, e);
@@ -357,7 +288,7 @@ TEST(mpi_late_ranker_timeout_and_partial)
     /* With --allow-partial: the answers of ranks 1 and 3, marked partial, exit status 3. */
     snprintf(z, sizeof z, "--timeout 2 --depth 1 --allow-partial --json -k 4 '%s' '%s'", test_path("k.genie"),
              test_path("q.txt"));
-    rc = mpi_run(4, "GENIE_MPI_TEST_FAULT=2:sleep=3", z, zOut, zErr);
+    rc = mpi_run(4, "GENIE_MPI_TEST_FAULT=2:sleep=3", "search", z, zOut, zErr);
     e = mpi_read_text(zErr);
     if (rc != 3 || !strstr(e, "queries 1..30 are partial: no answer from rank 2 (objects 100..199)"))
         test_fail_at(__FILE__, __LINE__, "exit %d:\n%.2000s", rc, e);
@@ -403,7 +334,7 @@ TEST(mpi_dead_rank_ends_the_job)
     /* OpenMPI ends the whole job when a rank exits early: no answers, a failing status. */
     MPI_PATH(zOut, "mpi.out");
     MPI_PATH(zErr, "err.txt");
-    int rc = mpi_run(4, "GENIE_MPI_TEST_FAULT=3:exit", z, zOut, zErr);
+    int rc = mpi_run(4, "GENIE_MPI_TEST_FAULT=3:exit", "search", z, zOut, zErr);
     char *o = mpi_read_text(zOut);
     if (rc == 0 || strlen(o) != 0)
         test_fail_at(__FILE__, __LINE__, "exit %d with output:\n%.600s", rc, o);
@@ -470,7 +401,7 @@ TEST(mpi_vectors_lsh_union_of_shard_candidates)
     MPI_PATH(zErr, "err.txt");
     char z[2048];
     snprintf(z, sizeof z, "-k %d -K 12 '%s' '%s'", K_NN, test_path("v.genie"), test_path("vq.fvecs"));
-    int rc = mpi_run(R + 1, NULL, z, zOut, zErr);
+    int rc = mpi_run(R + 1, NULL, "search", z, zOut, zErr);
     if (rc != 0)
         test_fail_at(__FILE__, __LINE__, "exit %d:\n%.2000s", rc, mpi_read_text(zErr));
     /* The oracle: each ranker's parts searched alone, merged by (distance, id); and one process. */
@@ -568,13 +499,13 @@ TEST(mpi_gpus_and_type_options)
     MPI_PATH(zErr, "err.txt");
     char z[2048];
     snprintf(z, sizeof z, "--gpus 0,x '%s' '%s'", test_path("v.genie"), test_path("vq.fvecs"));
-    CHECK_EQ(mpi_run(3, NULL, z, zOut, zErr), 2);
+    CHECK_EQ(mpi_run(3, NULL, "search", z, zOut, zErr), 2);
     char *e = mpi_read_text(zErr);
     if (!strstr(e, "--gpus must be a list like 0,1"))
         test_fail_at(__FILE__, __LINE__, "no --gpus message:\n%.2000s", e);
     free(e);
     snprintf(z, sizeof z, "--certify '%s' '%s'", test_path("v.genie"), test_path("vq.fvecs"));
-    CHECK_EQ(mpi_run(3, NULL, z, zOut, zErr), 2);
+    CHECK_EQ(mpi_run(3, NULL, "search", z, zOut, zErr), 2);
     e = mpi_read_text(zErr);
     if (!strstr(e, "--certify does not apply to a vectors index"))
         test_fail_at(__FILE__, __LINE__, "no option message:\n%.2000s", e);
@@ -583,7 +514,7 @@ TEST(mpi_gpus_and_type_options)
         return;
     /* Without a GPU, --gpus local fails on every ranker, saying so. */
     snprintf(z, sizeof z, "--gpus local '%s' '%s'", test_path("v.genie"), test_path("vq.fvecs"));
-    CHECK_EQ(mpi_run(3, NULL, z, zOut, zErr), 1);
+    CHECK_EQ(mpi_run(3, NULL, "search", z, zOut, zErr), 1);
     e = mpi_read_text(zErr);
     if (!strstr(e, "--gpus local: no usable GPU on this host"))
         test_fail_at(__FILE__, __LINE__, "no --gpus local message:\n%.2000s", e);

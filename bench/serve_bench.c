@@ -243,9 +243,16 @@ static double metric(uint16_t port, const char *zName)
     http_answer a;
     double v = 0;
     if (http_request(&c, "GET", "/metrics", NULL, NULL, 0, &a) == 200) {
-        const char *p = strstr(a.zBody, zName);
+        /* the sample's line, not the "# HELP" or "# TYPE" line that names it */
+        size_t n = strlen(zName);
+        const char *p = a.zBody;
+        while (p && strncmp(p, zName, n) != 0) {
+            p = strchr(p, '\n');
+            if (p)
+                p++;
+        }
         if (p)
-            v = atof(p + strlen(zName));
+            v = atof(p + n);
     }
     http_answer_free(&a);
     http_client_close(&c);

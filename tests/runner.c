@@ -55,6 +55,7 @@ char g_zTestDir[1024];
     X(text_tokenizer, 10)                         \
     X(text_index_and_queries, 30)                 \
     X(text_stop_words, 30)                        \
+    X(text_vocabulary_lookup, 30)                 \
     X(vectors_read_formats, 10)               \
     X(vectors_read_malformed, 10)             \
     X(vectors_exact_oracle, 120)              \

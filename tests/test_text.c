@@ -1,4 +1,7 @@
 /* The short-document front-end: words, vocabulary, stop words, queries. */
+#include <pthread.h>
+#include <stdio.h>
+
 #include "genie/text.h"
 #include "test.h"
 #include "transform/text.h"
@@ -93,5 +96,69 @@ TEST(text_stop_words)
     genie_hit h[4];
     CHECK_EQ(text_search(idx, "the cat", h, 4), 1);
     CHECK(h[0].object == 0 && h[0].count == 1);
+    genie_index_close(idx);
+}
+
+typedef struct vocab_probe {
+    const genie_index *idx;
+    const uint32_t *aId; /* the id each word "w<i>" must have */
+    size_t n;
+    int nWrong;
+} vocab_probe;
+
+static void *vocab_lookups(void *arg)
+{
+    vocab_probe *p = arg;
+    for (size_t i = 0; i < p->n; i++) {
+        char z[32];
+        int n = snprintf(z, sizeof z, "w%zu", i);
+        uint32_t kw = UINT32_MAX;
+        if (genie_index_word(p->idx, z, (size_t)n, &kw) != GENIE_OK || kw != p->aId[i])
+            p->nWrong++;
+    }
+    return NULL;
+}
+
+/* The hashed vocabulary (index/vocab.c): every word found with one id,
+ * prefixes, extensions and near misses not found, and a first use from
+ * several threads at once builds one table that all of them read. */
+TEST(text_vocabulary_lookup)
+{
+    enum { N = 5000, THREADS = 4 };
+    static char azBuf[N][16];
+    const char *azDoc[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(azBuf[i], sizeof azBuf[i], "w%d x", i);
+        azDoc[i] = azBuf[i];
+    }
+    genie_index *idx = text_index(azDoc, N, NULL, "vocab.genie");
+    static uint32_t aId[N];
+    static unsigned char aSeen[N + 1];
+    for (int i = 0; i < N; i++) {
+        char z[16];
+        int n = snprintf(z, sizeof z, "w%d", i);
+        CHECK_OK(genie_index_word(idx, z, (size_t)n, &aId[i]));
+        CHECK(aId[i] <= N && !aSeen[aId[i]]); /* N + 1 words: w0..w4999 and x */
+        aSeen[aId[i]] = 1;
+    }
+    uint32_t kw;
+    CHECK_OK(genie_index_word(idx, "x", 1, &kw));
+    CHECK(!aSeen[kw]);
+    const char *azMiss[] = {"w", "w5000", "w00", "w12345", "x1", "", "W1", "w1 "};
+    for (size_t i = 0; i < sizeof azMiss / sizeof *azMiss; i++)
+        CHECK_RC(genie_index_word(idx, azMiss[i], strlen(azMiss[i]), &kw), GENIE_EINVAL);
+    genie_index_close(idx);
+
+    CHECK_OK(genie_index_open(test_path("vocab.genie"), &idx));
+    pthread_t aT[THREADS];
+    vocab_probe aP[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        aP[t] = (vocab_probe){idx, aId, N, 0};
+        CHECK(pthread_create(&aT[t], NULL, vocab_lookups, &aP[t]) == 0);
+    }
+    for (int t = 0; t < THREADS; t++) {
+        pthread_join(aT[t], NULL);
+        CHECK_EQ(aP[t].nWrong, 0);
+    }
     genie_index_close(idx);
 }

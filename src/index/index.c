@@ -1,6 +1,7 @@
 /* Opening, closing and reading an index (the public genie_index_* calls). */
 #include "genie/text.h"
 #include "index/index.h"
+#include "index/vocab.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -67,6 +68,7 @@ void genie_index_close(genie_index *idx)
     if (idx->pDerived) {
         if (idx->pDerived->pRecall)
             idx->pDerived->xRecallFree(idx->pDerived->pRecall);
+        index_vocab_free(idx->pDerived->pVocab);
         pthread_mutex_destroy(&idx->pDerived->lock);
         free(idx->pDerived);
     }
@@ -134,24 +136,39 @@ static int word_compare(const genie_index *idx, uint32_t id, const char *word, s
     return n < len ? -1 : n > len;
 }
 
-genie_status genie_index_word(const genie_index *idx, const char *word, size_t len, uint32_t *keyword)
+/* The sorted vocabulary's binary search: the fallback when the hash table cannot be built. */
+static int word_find_sorted(const genie_index *idx, const char *word, size_t len, uint32_t *pKeyword)
 {
-    if (!idx->aWordOrder)
-        return util_error(GENIE_EINVAL, "index has no vocabulary");
     size_t lo = 0, hi = (size_t)idx->info.n_words;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         int c = word_compare(idx, idx->aWordOrder[mid], word, len);
         if (c == 0) {
-            *keyword = idx->aWordOrder[mid];
-            return GENIE_OK;
+            *pKeyword = idx->aWordOrder[mid];
+            return 1;
         }
         if (c < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return util_error(GENIE_EINVAL, "word not in the vocabulary");
+    return 0;
+}
+
+int index_word_find(const genie_index *idx, const char *word, size_t len, uint32_t *pKeyword)
+{
+    if (!idx->aWordOrder)
+        return 0;
+    int found = index_vocab_find(idx, word, len, pKeyword);
+    return found >= 0 ? found : word_find_sorted(idx, word, len, pKeyword);
+}
+
+genie_status genie_index_word(const genie_index *idx, const char *word, size_t len, uint32_t *keyword)
+{
+    if (!idx->aWordOrder)
+        return util_error(GENIE_EINVAL, "index has no vocabulary");
+    return index_word_find(idx, word, len, keyword) ? GENIE_OK
+                                                    : util_error(GENIE_EINVAL, "word not in the vocabulary");
 }
 
 /* First list whose keyword is >= key. */

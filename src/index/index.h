@@ -61,6 +61,7 @@ typedef struct index_derived {
     pthread_mutex_t lock;
     void *pRecall;
     void (*xRecallFree)(void *pRecall);
+    void *pVocab; /* the vocabulary's hash table (index/vocab.c) */
 } index_derived;
 
 struct genie_index {
@@ -92,6 +93,13 @@ struct genie_index {
     char *zPath;
     index_derived *pDerived;
 };
+
+/**
+ * Look a lower-cased word up in @p idx's vocabulary, like genie_index_word
+ * but without an error message for a miss (query words often miss).
+ * @return 1 and *pKeyword when found, else 0.
+ */
+int index_word_find(const genie_index *idx, const char *word, size_t len, uint32_t *pKeyword);
 
 /**
  * The lists whose keywords lie in [lo, hi]: list indexes [*pFirst, *pEnd).

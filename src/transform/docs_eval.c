@@ -87,7 +87,7 @@ long docs_query_terms(const genie_docs *d, docs_worker *w, const char *z, size_t
     while ((more = text_next_word(&w->cur)) > 0) {
         uint32_t kw;
         size_t first, end;
-        if (genie_index_word(d->idx, w->cur.aWord, w->cur.nWord, &kw) != GENIE_OK) {
+        if (!index_word_find(d->idx, w->cur.aWord, w->cur.nWord, &kw)) {
             *pMissing = 1;
             continue;
         }

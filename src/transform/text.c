@@ -15,6 +15,7 @@
 
 #include "genie/genie.h"
 #include "genie/text.h"
+#include "index/index.h"
 #include "transform/frontend_builder.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -203,7 +204,7 @@ genie_status genie_queries_add_text(genie_queries *q, const genie_index *idx, co
     int more;
     while ((more = text_next_word(&c)) > 0) {
         uint32_t kw;
-        if (genie_index_word(idx, c.aWord, c.nWord, &kw) != GENIE_OK)
+        if (!index_word_find(idx, c.aWord, c.nWord, &kw))
             continue; /* unknown or stop word: matches nothing */
         if (n == cap) {
             cap = cap ? cap * 2 : 64;

@@ -4,7 +4,7 @@
  * Discrete Algorithms 7, 2009) against brute force: distance computations
  * per query and time, for range search (the paper's 5.1 radii) and k-NN.
  *
- *   metric_bench words FILE [-n QUERIES] [-K 10,50] [-j THREADS] [-C auto|yes|no]
+ *   metric_bench words FILE [-n QUERIES] [-K 10,50] [-j THREADS] [-b BACKEND] [-C auto|yes|no]
  *   metric_bench vectors FILE|synthetic:N:DIM [-m l2|cosine|l1] [-n QUERIES]
  *                [-K 32] [-j THREADS] [-b BACKEND] [-C auto|yes|no] [-N MAX]
  *
@@ -172,7 +172,8 @@ static const char *index_path(const char *zName)
     return z;
 }
 
-static void bench_words(const char *path, size_t nQ, const uint32_t *aK, int nK, unsigned threads, int cd)
+static void bench_words(const char *path, size_t nQ, const uint32_t *aK, int nK, unsigned threads,
+                        genie_backend backend, int cd)
 {
     size_t nBytes;
     char *p = read_file(path, &nBytes);
@@ -208,6 +209,7 @@ static void bench_words(const char *path, size_t nQ, const uint32_t *aK, int nK,
     b.zData = "words (edit)";
     b.n = n - nQ;
     b.threads = threads;
+    b.backend = backend;
     b.azQ = az + b.n;
     b.anQ = an + b.n;
     b.nQ = nQ;
@@ -370,7 +372,7 @@ static void bench_vectors(const char *zSrc, genie_lc_metric metric, size_t nQ, c
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: metric_bench words FILE [-n Q] [-K 10,50] [-j T] [-C auto|yes|no]\n"
+        fprintf(stderr, "usage: metric_bench words FILE [-n Q] [-K 10,50] [-j T] [-b B] [-C auto|yes|no]\n"
                         "       metric_bench vectors FILE|synthetic:N:DIM [-m l2|cosine|l1] [-n Q] [-K 32] [-j T] "
                         "[-b BACKEND] [-C auto|yes|no] [-N MAX]\n");
         return 2;
@@ -409,7 +411,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (strcmp(argv[1], "words") == 0)
-        bench_words(argv[2], nQ, aK, nK, threads, cd);
+        bench_words(argv[2], nQ, aK, nK, threads, backend, cd);
     else if (strcmp(argv[1], "vectors") == 0)
         bench_vectors(argv[2], metric, nQ, aK, nK, threads, backend, cd, nMax);
     else {

@@ -281,4 +281,13 @@ void cli_progress_start(cli_progress *p, const char *zWhat, int quiet);
 void cli_progress_update(cli_progress *p, uint64_t done, uint64_t total);
 void cli_progress_end(cli_progress *p);
 
+/*
+ * gpu_warm.c: load the CUDA module and create the context on a thread of
+ * its own while the command opens its index, unless the command line
+ * names a CPU backend (or --help), or the CUDA backend was not built.
+ * cli_gpu_warm_wait joins that thread (before the process exits).
+ */
+void cli_gpu_warm_start(int argc, char **argv);
+void cli_gpu_warm_wait(void);
+
 #endif

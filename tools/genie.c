@@ -63,14 +63,16 @@ int main(int argc, char **argv)
     }
     if (strcmp(zCmd, "build") == 0)
         return cmd_build(argc - 1, argv + 1);
-    if (strcmp(zCmd, "search") == 0)
-        return cmd_search(argc - 1, argv + 1);
+    if (strcmp(zCmd, "search") == 0 || strcmp(zCmd, "eval") == 0) {
+        cli_gpu_warm_start(argc - 1, argv + 1);
+        int st = zCmd[0] == 's' ? cmd_search(argc - 1, argv + 1) : cmd_eval(argc - 1, argv + 1);
+        cli_gpu_warm_wait();
+        return st;
+    }
     if (strcmp(zCmd, "info") == 0)
         return cmd_info(argc - 1, argv + 1);
     if (strcmp(zCmd, "serve") == 0)
         return cmd_serve(argc - 1, argv + 1);
-    if (strcmp(zCmd, "eval") == 0)
-        return cmd_eval(argc - 1, argv + 1);
     if (strcmp(zCmd, "lsh-params") == 0)
         return vec_cli_lsh_params(argc - 1, argv + 1);
     if (strcmp(zCmd, "cache-plan") == 0)

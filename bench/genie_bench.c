@@ -3,7 +3,7 @@
  * (cuda, the default), the c-PQ in the paper's layout (cuda-cpq-paper),
  * GEN-SPQ (cuda-spq) and the CPU backend on the same indexes and batches.
  *
- *   genie_bench [--quick] [--fortunes DIR]
+ *   genie_bench [--quick] [--fortunes DIR] [--tiles-only] [--tile-variants LIST] [--only TEXT]
  *
  * Generated workloads model LSH signatures (Zhou et al. (GENIE) IV): object o has m
  * keywords, one per hash function j, keyword j * D + v with v drawn from a
@@ -17,9 +17,22 @@
  * runs on all cores over the first 256 queries of the batch (it is slow);
  * its queries/s is scaled accordingly.  The bandwidth bound is 4 bytes per
  * posting at the device-to-device copy bandwidth measured at start
- * (bytes read plus written over time).  Memory per query is the GPU scratch
- * each method allocates for one query (formulas of src/engine/cuda).
+ * (bytes read plus written over time): the bytes of a 32-bit posting.
+ * The tile layout reads 16-bit tile-local ids by default, 2 bytes a
+ * posting, so its ratio to this bound may pass 1.  Memory per query is
+ * the GPU scratch each method allocates for one query (formulas of
+ * src/engine/cuda).
  * Prints a Markdown table last.
+ *
+ * For the counting kernel's own work: --tile-variants LIST runs the tile
+ * layout once per variant of LIST (comma-separated: 16 = 16-bit tile-local
+ * postings, the default; 32 = the 32-bit ids; 16agg, 32agg = the same with
+ * warp-aggregated increments; tile_testing_set_variant in
+ * engine/cuda/cuda_testing.h), each with a row of its own in both tables;
+ * the phase table also gives the counting kernel's own G postings/s and
+ * its ratio to the bound.  --tiles-only leaves out the other methods, the
+ * CPU and the load-balance study; --only TEXT runs the workloads whose
+ * name contains TEXT (e.g. "m=128", "fortunes").
  */
 #include <dirent.h>
 #include <math.h>
@@ -96,6 +109,19 @@ typedef struct workload {
 } workload;
 
 static double g_bandwidth;
+
+/* The tile layout's kernel variants to run (tile_testing_set_variant). */
+typedef struct tile_variant {
+    const char *zKey, *zName;
+    int wide, aggregate;
+} tile_variant;
+static const tile_variant g_aVariant[] = {{"16", "16-bit", 0, 0},
+                                          {"32", "32-bit", 1, 0},
+                                          {"16agg", "16-bit, warp aggregation", 0, 1},
+                                          {"32agg", "32-bit, warp aggregation", 1, 1}};
+#define N_VARIANT (sizeof g_aVariant / sizeof *g_aVariant)
+static int g_aRun[N_VARIANT] = {1};
+static int g_tilesOnly;
 static char g_zTable[64 * 1024];
 static char g_zPhase[32 * 1024];
 
@@ -114,11 +140,37 @@ static uint64_t query_postings(const uint32_t *aKw, size_t nKw, const uint64_t *
     return n;
 }
 
+/* The name of an lsh workload, into z (returned). */
+static const char *lsh_name(char *z, size_t nz, uint32_t n, uint32_t m, uint32_t D, double skew)
+{
+    if (n < 1000000)
+        snprintf(z, nz, "lsh n=%uK m=%u D=%u zipf=%.1f", n / 1000, m, D, skew);
+    else
+        snprintf(z, nz, "lsh n=%uM m=%u D=%u zipf=%.1f", n / 1000000, m, D, skew);
+    return z;
+}
+
+/* --tile-variants LIST into g_aRun; 0 when LIST names an unknown variant. */
+static int parse_variants(const char *zList)
+{
+    int aRun[N_VARIANT] = {0};
+    char z[128];
+    snprintf(z, sizeof z, "%s", zList);
+    for (char *tok = strtok(z, ","); tok; tok = strtok(NULL, ",")) {
+        size_t v = 0;
+        while (v < N_VARIANT && strcmp(tok, g_aVariant[v].zKey))
+            v++;
+        if (v == N_VARIANT)
+            return 0;
+        aRun[v] = 1;
+    }
+    memcpy(g_aRun, aRun, sizeof aRun);
+    return 1;
+}
+
 static void lsh_workload(workload *w, uint32_t n, uint32_t m, uint32_t D, double skew, uint64_t seed)
 {
-    snprintf(w->zName, sizeof w->zName, "lsh n=%uM m=%u D=%u zipf=%.1f", n / 1000000, m, D, skew);
-    if (n < 1000000)
-        snprintf(w->zName, sizeof w->zName, "lsh n=%uK m=%u D=%u zipf=%.1f", n / 1000, m, D, skew);
+    lsh_name(w->zName, sizeof w->zName, n, m, D, skew);
     uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
     uint32_t *aSig = malloc((size_t)n * m * sizeof *aSig);
     uint64_t *aListLen = calloc((size_t)m * D, sizeof *aListLen);
@@ -234,6 +286,9 @@ static int fortunes_workload(workload *w, const char *zDir)
     return 1;
 }
 
+/* The warm-up search of the last time_search(), seconds: the first of an index uploads it. */
+static double g_firstSearch;
+
 /* Median seconds of 3 timed runs after a warm-up. */
 static double time_search(const workload *w, const genie_queries *q, genie_backend be, int lb)
 {
@@ -252,6 +307,8 @@ static double time_search(const workload *w, const genie_queries *q, genie_backe
         genie_results_free(r);
         if (i >= 0)
             t[i] = dt;
+        else
+            g_firstSearch = dt;
     }
     double a = t[0], b = t[1], c = t[2];
     return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
@@ -305,9 +362,11 @@ static void phase_row(const workload *w, const genie_queries *q, genie_backend b
     cuda_phase_times p;
     cuda_testing_phase_times(&p);
     char z[640];
+    double countPps = p.count_ms > 0 ? w->nPosting / (p.count_ms * 1e-3) : 0;
     snprintf(z, sizeof z,
-             "| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %llu |\n", w->zName, zMethod,
-             wall, wall - p.total_ms, p.plan_ms, p.stage_ms, p.upload_ms, p.count_ms, p.select_ms, p.download_ms,
+             "| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.3f | %.3f | %.3f | %.3f | %llu |\n",
+             w->zName, zMethod, wall, wall - p.total_ms, p.plan_ms, p.stage_ms, p.upload_ms, p.count_ms,
+             countPps / 1e9, g_bandwidth > 0 ? countPps * 4 / g_bandwidth : 0, p.select_ms, p.download_ms,
              p.collect_ms, (unsigned long long)p.batches);
     strncat(g_zPhase, z, sizeof g_zPhase - strlen(g_zPhase) - 1);
     printf("# phases %s", z);
@@ -324,9 +383,27 @@ static void run_workload(workload *w, int withLb)
     uint64_t nq = genie_queries_count(w->q), nqCpu = genie_queries_count(w->qCpu);
     uint64_t nPostCpu = w->nPosting * nqCpu / nq; /* approximate: the CPU runs a prefix */
     double t;
-    t = time_search(w, w->q, GENIE_BACKEND_CUDA, 0);
-    row(w, "c-PQ tiles (cuda)", t, nq, w->nPosting, tile_bytes_per_query(info.n_objects));
-    phase_row(w, w->q, GENIE_BACKEND_CUDA, "c-PQ tiles");
+    int nVariant = 0;
+    for (size_t v = 0; v < N_VARIANT; v++)
+        nVariant += g_aRun[v];
+    for (size_t v = 0; v < N_VARIANT; v++) {
+        if (!g_aRun[v])
+            continue;
+        char zName[96];
+        if (nVariant == 1 && v == 0)
+            snprintf(zName, sizeof zName, "c-PQ tiles (cuda)");
+        else
+            snprintf(zName, sizeof zName, "c-PQ tiles (%s)", g_aVariant[v].zName);
+        tile_testing_set_variant(g_aVariant[v].wide, g_aVariant[v].aggregate);
+        t = time_search(w, w->q, GENIE_BACKEND_CUDA, 0);
+        printf("# %s, %s: first search %.1f ms (uploads what it reads when nothing before read it), median %.1f ms\n",
+               w->zName, zName, g_firstSearch * 1e3, t * 1e3);
+        row(w, zName, t, nq, w->nPosting, tile_bytes_per_query(info.n_objects));
+        phase_row(w, w->q, GENIE_BACKEND_CUDA, zName);
+    }
+    tile_testing_set_variant(0, 0);
+    if (g_tilesOnly)
+        return;
     t = time_search(w, w->q, GENIE_BACKEND_CUDA_CPQ_PAPER, 0);
     row(w, "c-PQ paper layout (cuda-cpq-paper)", t, nq, w->nPosting, cpq_bytes_per_query(info.n_objects, w->bound));
     if (withLb) {
@@ -379,14 +456,21 @@ static void workload_free(workload *w)
 int main(int argc, char **argv)
 {
     int quick = 0;
-    const char *zFortunes = NULL;
+    const char *zFortunes = NULL, *zOnly = "";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = 1;
         else if (!strcmp(argv[i], "--fortunes") && i + 1 < argc)
             zFortunes = argv[++i];
+        else if (!strcmp(argv[i], "--tiles-only"))
+            g_tilesOnly = 1;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            zOnly = argv[++i];
+        else if (!strcmp(argv[i], "--tile-variants") && i + 1 < argc && parse_variants(argv[i + 1]))
+            i++;
         else {
-            fprintf(stderr, "usage: genie_bench [--quick] [--fortunes DIR]\n");
+            fprintf(stderr, "usage: genie_bench [--quick] [--fortunes DIR] [--tiles-only] [--tile-variants "
+                            "16,32,16agg,32agg] [--only TEXT]\n");
             return 2;
         }
     }
@@ -410,19 +494,26 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nShape; i++) {
         workload w;
         memset(&w, 0, sizeof w);
-        lsh_workload(&w, quick ? aShape[i].n / 10 : aShape[i].n, aShape[i].m, aShape[i].D, aShape[i].skew, i + 1);
+        uint32_t n = quick ? aShape[i].n / 10 : aShape[i].n;
+        if (!strstr(lsh_name(w.zName, sizeof w.zName, n, aShape[i].m, aShape[i].D, aShape[i].skew), zOnly))
+            continue;
+        lsh_workload(&w, n, aShape[i].m, aShape[i].D, aShape[i].skew, i + 1);
         run_workload(&w, i == 0);
         workload_free(&w);
     }
     {
         workload w;
         memset(&w, 0, sizeof w);
-        lsh_workload(&w, quick ? 100000 : 1000000, 32, 4096, 1.5, 99);
-        run_workload(&w, 0);
-        load_balance_study(&w);
-        workload_free(&w);
+        uint32_t n = quick ? 100000 : 1000000;
+        if (strstr(lsh_name(w.zName, sizeof w.zName, n, 32, 4096, 1.5), zOnly)) {
+            lsh_workload(&w, n, 32, 4096, 1.5, 99);
+            run_workload(&w, 0);
+            if (!g_tilesOnly)
+                load_balance_study(&w);
+            workload_free(&w);
+        }
     }
-    if (zFortunes) {
+    if (zFortunes && strstr("fortunes", zOnly)) {
         workload w;
         memset(&w, 0, sizeof w);
         if (fortunes_workload(&w, zFortunes))
@@ -433,8 +524,8 @@ int main(int argc, char **argv)
     printf("| --- | --- | --- | --- | --- | --- |\n%s", g_zTable);
     printf("\nWhere the time goes (ms, one search of the batch; outside = genie_search minus the CUDA backend: "
            "count bounds, result assembly):\n\n");
-    printf("| workload | method | genie_search | outside | plan | stage | upload | count kernel | merge kernel | "
-           "download | collect | batches |\n");
-    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n%s", g_zPhase);
+    printf("| workload | method | genie_search | outside | plan | stage | upload | count kernel | count kernel G "
+           "postings/s | count kernel of bound | merge kernel | download | collect | batches |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n%s", g_zPhase);
     return 0;
 }

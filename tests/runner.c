@@ -44,6 +44,8 @@ char g_zTestDir[1024];
     X(cpu_blocks_ties_and_large_k, 240)           \
     X(crc32c_paths_agree, 60)                     \
     X(postings_check_blocked_and_by_lists, 120)   \
+    X(tile_lists_cover_every_posting, 120)        \
+    X(tile_lists_local_ids_threads, 60)           \
     X(format_round_trip, 30)                      \
     X(format_frontend_parameters, 30)             \
     X(format_labels_and_records, 30)              \

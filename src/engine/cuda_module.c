@@ -306,3 +306,10 @@ void cpq_testing_set_slots(uint64_t nSlot)
     if (m)
         m->xCpqSetSlots(nSlot);
 }
+
+void tile_testing_set_variant(int widePostings, int warpAggregate)
+{
+    const engine_cuda_module *m = testing_module();
+    if (m)
+        m->xTileSetVariant(widePostings, warpAggregate);
+}

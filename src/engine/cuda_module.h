@@ -67,6 +67,7 @@ typedef struct engine_cuda_module {
     void (*xTimePhases)(int on);
     void (*xPhaseTimes)(cuda_phase_times *pOut);
     void (*xCpqSetSlots)(uint64_t nSlot);
+    void (*xTileSetVariant)(int widePostings, int warpAggregate);
     /* The docs index type's GPU engine (engine/docs_gpu.h). */
     genie_status (*xDocs)(void **ppResident, engine_docs_request *req);
     void (*xDocsFree)(void *pResident);

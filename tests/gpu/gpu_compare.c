@@ -3,7 +3,7 @@
  * and without load balance) and GEN-SPQ against the CPU backend, byte for
  * byte (ids and counts, ties included).
  *
- *   gpu_compare [--cases N] [--seed S] [--small] [--fortunes DIR]
+ *   gpu_compare [--cases N] [--seed S] [--small] [--fortunes DIR] [--seconds T]
  *
  * Each case draws a random index (object count, keywords per object,
  * Zipf-skewed or uniform keyword choice, one "very long list" keyword in
@@ -12,10 +12,14 @@
  * ranges; weights 1 or 1..255; min counts; queries that match nothing;
  * empty queries) and a k from 1 to beyond the object count, and sometimes
  * a tiny GPU memory budget (many batches) or tiny c-PQ hash tables (the
- * overflow-and-rerun path).  --small keeps every case tiny, for
+ * overflow-and-rerun path).  Three cases in four also run the tile layout
+ * in one of its other kernel variants (32-bit postings, warp-aggregated
+ * increments, both: tile_testing_set_variant).  --small keeps every case tiny, for
  * compute-sanitizer (a quarter of them still span 2-3 tiles of the tile
  * layout).  --fortunes DIR adds the fortune files of DIR as a
- * text index queried with its own documents.
+ * text index queried with its own documents.  --seconds T starts no new
+ * random case after T seconds (the fortunes case still runs), for runs
+ * with a time limit; the summary says how many cases ran.
  *
  * Prints one line per failure and "N passed, N failed" last; exit status 1
  * on any failure.
@@ -128,15 +132,29 @@ static void compare(const genie_results *ref, const genie_results *got, const ch
     gPassed++;
 }
 
-/* All GPU variants against the CPU for one index and batch. */
+/* The tile layout's kernel variants (tile_testing_set_variant): 32-bit ids, warp aggregation. */
+static const char *const azVariant[] = {"cuda", "cuda (32-bit postings)", "cuda (warp aggregation)",
+                                        "cuda (32-bit postings, warp aggregation)"};
+
+/*
+ * All GPU methods against the CPU for one index and batch; the tile layout
+ * in its default variant and, when @p variant is not 0, in that one too.
+ */
 static void compare_all(const genie_index *idx, const genie_queries *q, uint32_t k, uint64_t gpuMemory,
-                        const char *zCase)
+                        const char *zCase, unsigned variant)
 {
     genie_results *ref = search(idx, q, GENIE_BACKEND_CPU, k, 0, 0, zCase);
     genie_results *r;
     r = search(idx, q, GENIE_BACKEND_CUDA, k, 0, gpuMemory, zCase);
     compare(ref, r, zCase, "cuda");
     genie_results_free(r);
+    if (variant) {
+        tile_testing_set_variant(variant & 1, variant >> 1);
+        r = search(idx, q, GENIE_BACKEND_CUDA, k, 0, gpuMemory, zCase);
+        compare(ref, r, zCase, azVariant[variant]);
+        genie_results_free(r);
+        tile_testing_set_variant(0, 0);
+    }
     r = search(idx, q, GENIE_BACKEND_CUDA_CPQ_PAPER, k, 0, gpuMemory, zCase);
     compare(ref, r, zCase, "cuda-cpq-paper");
     genie_results_free(r);
@@ -244,8 +262,9 @@ static void random_case(uint64_t seed, int small, const char *zDir)
     int tiny = r == 0 && info.n_objects <= 20001 && k <= 5000;
     uint64_t gpuMemory = tiny ? (uint64_t)(1 + below(&s, 64)) << 20 : 0;
     cpq_testing_set_slots(r == 1 ? 1 + below(&s, 64) : 0); /* overflow, rerun */
+    unsigned variant = below(&s, 4);
     double t0 = util_now();
-    compare_all(idx, q, k, gpuMemory, zCase);
+    compare_all(idx, q, k, gpuMemory, zCase, variant);
     if (util_now() - t0 > 2.0)
         printf("slow: %s: %.1f s, %llu objects, %llu postings, %zu queries, k %u\n", zCase, util_now() - t0,
                (unsigned long long)info.n_objects, (unsigned long long)info.n_postings, genie_queries_count(q), k);
@@ -306,7 +325,7 @@ static void fortunes_case(const char *zSrc, const char *zDir)
     for (size_t j = 0; j < sizeof aK / sizeof *aK; j++) {
         char zCase[64];
         snprintf(zCase, sizeof zCase, "fortunes k=%u", aK[j]);
-        compare_all(idx, q, aK[j], 0, zCase);
+        compare_all(idx, q, aK[j], 0, zCase, j % 4);
     }
 done:
     genie_queries_free(q);
@@ -321,6 +340,7 @@ int main(int argc, char **argv)
     uint64_t seed = 1;
     int small = 0;
     const char *zFortunes = NULL;
+    double seconds = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--cases") && i + 1 < argc)
             nCase = (unsigned)strtoul(argv[++i], NULL, 10);
@@ -330,8 +350,10 @@ int main(int argc, char **argv)
             small = 1;
         else if (!strcmp(argv[i], "--fortunes") && i + 1 < argc)
             zFortunes = argv[++i];
+        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+            seconds = strtod(argv[++i], NULL);
         else {
-            fprintf(stderr, "usage: gpu_compare [--cases N] [--seed S] [--small] [--fortunes DIR]\n");
+            fprintf(stderr, "usage: gpu_compare [--cases N] [--seed S] [--small] [--fortunes DIR] [--seconds T]\n");
             return 2;
         }
     }
@@ -344,8 +366,13 @@ int main(int argc, char **argv)
         perror("mkdtemp");
         return 1;
     }
-    for (unsigned c = 0; c < nCase; c++)
-        random_case(seed + c, small, zDir);
+    double tStart = util_now();
+    unsigned nRan = 0;
+    while (nRan < nCase && !(seconds > 0 && util_now() - tStart > seconds))
+        random_case(seed + nRan++, small, zDir);
+    if (nRan < nCase)
+        printf("stopped after %u of %u cases (seeds %llu-%llu): --seconds %.0f\n", nRan, nCase,
+               (unsigned long long)seed, (unsigned long long)(seed + nRan - 1), seconds);
     if (zFortunes)
         fortunes_case(zFortunes, zDir);
     char zFile[600];

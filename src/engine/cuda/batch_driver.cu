@@ -385,7 +385,8 @@ genie_status cuda_run_batches(const engine_request *req, const cuda_method *meth
     d.method = method;
     d.mode = method->listUnits ? PLAN_LISTS : req->loadBalance ? PLAN_SUBLISTS : PLAN_ITEMS;
     uint32_t *aList = NULL, *aRetry = NULL;
-    GENIE_TRY(cuda_index_get(req->idx, req->device, &d.dev));
+    GENIE_TRY(method->wide ? cuda_index_wide(req->idx, req->device, &d.dev)
+                           : cuda_index_get(req->idx, req->device, &d.dev));
     /* The index's workspace, unless another search holds it (then a private one). */
     cuda_workspace *ws = d.dev->pWs;
     int cached = pthread_mutex_trylock(&ws->lock) == 0;

@@ -335,7 +335,7 @@ static genie_status cpq_run(const cuda_batch *b)
     return rc;
 }
 
-static const cuda_method cpq_method = {"c-PQ", 0, 1, cpq_query_bytes, cpq_run};
+static const cuda_method cpq_method = {"c-PQ", 0, 1, 1, cpq_query_bytes, cpq_run};
 
 extern "C" genie_status engine_cuda_cpq_paper_search(const engine_request *req, genie_hit *aHit, uint32_t *aN)
 {

@@ -44,7 +44,7 @@ typedef struct cuda_batch {
     const uint32_t *aQuery;   /* chunk-local query numbers, nQuery of them */
     const uint8_t *aShift;    /* per chunk query: hash-table growth steps */
     uint32_t nQuery;
-    const uint32_t *d_aPosting;
+    const uint32_t *d_aPosting; /* the 32-bit ids; NULL unless the method is wide or the index a streamed part */
     const cuda_unit *d_aUnit; /* units of the batch, query tag = batch position */
     const cuda_unit *h_aUnit; /* their host copy, grouped by query in batch order */
     uint32_t nUnit;
@@ -67,6 +67,7 @@ typedef struct cuda_method {
     const char *zName;
     int listUnits;   /* units are whole lists (PLAN_LISTS), whatever --load-balance says */
     int zeroScratch; /* the scratch must be zero before run() */
+    int wide;        /* reads the 32-bit ids (cuda_batch.d_aPosting): the driver has them uploaded */
     /** Scratch bytes for chunk query @p i at growth @p shift; UINT64_MAX if it can never run. */
     uint64_t (*query_bytes)(const engine_request *req, size_t i, unsigned shift);
     /** Launch the method's kernels for @p b (asynchronously on b->stream). */

@@ -20,6 +20,7 @@ extern "C" {
 #include "util/clock.h"
 #include "util/error.h"
 #include "engine/cuda/work_plan.h"
+#include "engine/tile_lists.h"
 }
 
 /* Record a CUDA failure as GENIE_EGPU; returns GENIE_EGPU. */
@@ -52,32 +53,6 @@ genie_status cuda_fail(cudaError_t err, const char *zCall);
     } while (0)
 
 /*
- * The tile layout (tile.cu) cuts the object ids into tiles of TILE_OBJECTS.
- * Postings are sorted by id within a list, so a list splits into one
- * segment per tile; the upload stores, for every list longer than
- * TILE_ROW_MIN_PER_TILE postings per tile, the start of each tile's segment
- * (relative to the list start, nTile + 1 entries: a "row"), so a block
- * finds its segment with two loads.  Shorter lists are binary-searched
- * (a few steps).  The rows take at most 4 / TILE_ROW_MIN_PER_TILE bytes per
- * posting.
- */
-#define TILE_LOG2 15u
-#define TILE_OBJECTS (1u << TILE_LOG2)
-#define TILE_ROW_MIN_PER_TILE 2u
-#define TILE_NO_ROW 0xffffffffu
-
-/** Tiles of @p idx's object ids: ceil(n_objects / TILE_OBJECTS), at least 1. */
-uint32_t cuda_tile_count(const genie_index *idx);
-/**
- * Which lists of @p idx get a tile row: aRowOf[l] (n_keywords entries; may
- * be NULL to count only) is the row of list l, or TILE_NO_ROW.
- * @return the number of rows.
- */
-uint64_t cuda_tile_row_of(const genie_index *idx, uint32_t nTile, uint32_t *aRowOf);
-/** Fill the rows (nTile + 1 words each) that aRowOf names; one pass over those lists. */
-void cuda_tile_rows_fill(const genie_index *idx, uint32_t nTile, const uint32_t *aRowOf, uint32_t *aOff);
-
-/*
  * The workspace kept between searches of one index (the first 10 ms of a
  * call used to be cudaMalloc/cudaFree and stream creation): device memory,
  * the stream, and pinned host staging (units up, hits and infos down:
@@ -99,16 +74,27 @@ cuda_workspace *cuda_workspace_new(void);
 void cuda_workspace_free(cuda_workspace *ws);
 
 /*
- * The List Array on the device (Zhou et al. (GENIE) III-B): every posting of the
- * index, uploaded once per opened index and kept in genie_index.aDev[device]
- * until genie_index_close, with the list offsets and the tile rows.  The
- * Position Map stays on the host.
+ * The List Array on the device (Zhou et al. (GENIE) III-B): uploaded once
+ * per opened index and kept in genie_index.aDev[device] until
+ * genie_index_close, with the list offsets and the tile arrays
+ * (engine/tile_lists.h).  The Position Map stays on the host.
+ *
+ * The tile layout, the default, reads the postings as 16-bit tile-local
+ * ids (d_aLocal, with d_aShortPost for the lists it binary-searches); the
+ * paper's layout and GEN-SPQ read the 32-bit ids (d_aPosting), uploaded
+ * only when one of them first runs on the index (cuda_index_wide), so an
+ * index searched by the default method holds 2 bytes per posting on the
+ * device, not 4 (nor 6).  A streamed part (part_stream.cu) has the 32-bit
+ * ids alone and the tile layout reads those.
  */
 typedef struct cuda_index {
     int device;               /* the device the postings live on */
-    uint32_t *d_aPosting;     /* n_postings object ids */
+    uint32_t *d_aPosting;     /* n_postings object ids; NULL until cuda_index_wide() */
+    uint16_t *d_aLocal;       /* n_postings tile-local ids (id mod TILE_OBJECTS); NULL in a streamed part */
+    uint32_t *d_aShortPost;   /* the ids of the lists without a tile row, list after list */
+    uint64_t *d_aShortOff;    /* n_keywords: where such a list starts in d_aShortPost */
     uint64_t nPosting;
-    uint64_t *d_aListOffset;  /* n_keywords + 1: list l is d_aPosting[off[l] .. off[l + 1]) */
+    uint64_t *d_aListOffset;  /* n_keywords + 1: list l is postings off[l] .. off[l + 1] */
     uint32_t *d_aListRow;     /* n_keywords: the list's tile row, or TILE_NO_ROW */
     uint32_t *d_aTileOff;     /* rows of nTile + 1 segment starts, relative to the list */
     uint32_t nTile;           /* ceil(n_objects / TILE_OBJECTS), at least 1 */
@@ -130,6 +116,11 @@ typedef struct cuda_index {
  * @param[out] ppDev  valid until the index is closed.
  */
 genie_status cuda_index_get(const genie_index *idx, int device, const cuda_index **ppDev);
+/**
+ * The same, with the 32-bit ids (d_aPosting) on the device too: uploaded
+ * on the first call, under the same lock, and kept until the index closes.
+ */
+genie_status cuda_index_wide(const genie_index *idx, int device, const cuda_index **ppDev);
 
 /**
  * Bytes of device memory a batch may use: @p gpuMemory (the search's

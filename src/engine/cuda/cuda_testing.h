@@ -18,6 +18,17 @@ extern "C" {
  */
 void cpq_testing_set_slots(uint64_t nSlot);
 
+/**
+ * The variant of the tile layout's counting kernel (tile.cu), for
+ * benchmarks and tests: @p widePostings non-zero reads the 32-bit ids
+ * (uploaded beside the 16-bit tile-local ids on first use) instead of the
+ * tile-local ids; @p warpAggregate non-zero sums the increments of the
+ * lanes of a warp that hit the same counter word before one atomic.  The
+ * answers are the same in every variant.  (0, 0) is the default.  Not
+ * thread-safe: call before searching.
+ */
+void tile_testing_set_variant(int widePostings, int warpAggregate);
+
 /*
  * Where the time of the CUDA methods' searches goes (for bench/genie_bench).
  * GPU phases are cudaEvent times on the search's stream, summed over

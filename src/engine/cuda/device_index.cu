@@ -2,11 +2,17 @@
  * Device discovery, the uploaded List Array and the memory budget.
  *
  * The index is uploaded once per opened genie_index: the first CUDA search
- * takes idx->pDev->lock, copies aPosting, the list offsets and the tile
- * rows (cuda_common.h) to device 0 and leaves a cuda_index in
- * idx->pDev->p; genie_index_close() calls cuda_index_free() through
- * idx->pDev->xFree, which also frees the cached workspace.  Later
+ * takes idx->aDev[device].lock, uploads the list offsets and the tile
+ * arrays (engine/tile_lists.h: rows, 16-bit tile-local ids, the short
+ * lists' 32-bit ids) and leaves a cuda_index in idx->aDev[device].p; the
+ * first search by a method that reads 32-bit ids adds those under the same
+ * lock (cuda_index_wide).  genie_index_close() calls cuda_index_free()
+ * through the slot's xFree, which also frees the cached workspace.  Later
  * searches (from any thread) reuse both.
+ *
+ * The tile-local ids are made on the host (on several threads) a chunk at
+ * a time into two pinned buffers, each chunk's copy overlapping the next
+ * one's conversion: the transfer carries 2 bytes per posting.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -15,6 +21,8 @@
 
 /* Leave this much of the free memory to other users and the runtime. */
 #define BUDGET_FREE_FRACTION 0.85
+/* Tile-local ids converted and sent per chunk (two pinned chunks in turn). */
+#define LOCAL_CHUNK (16u << 20)
 
 genie_status cuda_fail(cudaError_t err, const char *zCall)
 {
@@ -82,6 +90,9 @@ static void cuda_index_free(void *p)
         return;
     cudaSetDevice(dev->device);
     cudaFree(dev->d_aPosting);
+    cudaFree(dev->d_aLocal);
+    cudaFree(dev->d_aShortPost);
+    cudaFree(dev->d_aShortOff);
     cudaFree(dev->d_aListOffset);
     cudaFree(dev->d_aListRow);
     cudaFree(dev->d_aTileOff);
@@ -124,62 +135,84 @@ static genie_status upload_array(void **pd, const void *h, uint64_t nBytes, cons
     return GENIE_OK;
 }
 
-uint32_t cuda_tile_count(const genie_index *idx)
-{
-    uint64_t n = (idx->info.n_objects + TILE_OBJECTS - 1) / TILE_OBJECTS;
-    return n ? (uint32_t)n : 1;
-}
-
-uint64_t cuda_tile_row_of(const genie_index *idx, uint32_t nTile, uint32_t *aRowOf)
-{
-    uint64_t nRow = 0;
-    for (uint64_t l = 0; l < idx->info.n_keywords; l++) {
-        uint64_t len = idx->aListOffset[l + 1] - idx->aListOffset[l];
-        int row = nTile > 1 && len > (uint64_t)TILE_ROW_MIN_PER_TILE * nTile;
-        if (aRowOf)
-            aRowOf[l] = row ? (uint32_t)nRow : TILE_NO_ROW;
-        nRow += row;
-    }
-    return nRow;
-}
-
-void cuda_tile_rows_fill(const genie_index *idx, uint32_t nTile, const uint32_t *aRowOf, uint32_t *aOff)
-{
-    uint64_t nPer = (uint64_t)nTile + 1;
-    for (uint64_t l = 0; l < idx->info.n_keywords; l++) {
-        if (aRowOf[l] == TILE_NO_ROW)
-            continue;
-        const uint32_t *post = idx->aPosting + idx->aListOffset[l];
-        uint64_t len = idx->aListOffset[l + 1] - idx->aListOffset[l], p = 0;
-        uint32_t *row = aOff + (uint64_t)aRowOf[l] * nPer;
-        for (uint64_t t = 0; t < nPer; t++) {
-            while (p < len && post[p] < t * TILE_OBJECTS)
-                p++;
-            row[t] = (uint32_t)p;
-        }
-        row[nTile] = (uint32_t)len;
-    }
-}
-
-/* The tile rows of @p idx (cuda_common.h), made on the host and uploaded. */
+/* The tile rows of @p idx (engine/tile_lists.h) and the short lists' ids, made on the host and uploaded. */
 static genie_status upload_tile_rows(const genie_index *idx, cuda_index *dev)
 {
     uint64_t nList = idx->info.n_keywords, nPer = (uint64_t)dev->nTile + 1;
+    genie_status rc = GENIE_OK;
     uint32_t *aRowOf = (uint32_t *)malloc((nList ? nList : 1) * sizeof *aRowOf);
-    if (!aRowOf)
-        return util_error(GENIE_ENOMEM, "out of memory for the tile rows of %llu lists", (unsigned long long)nList);
-    uint64_t nRow = cuda_tile_row_of(idx, dev->nTile, aRowOf);
-    uint32_t *aOff = (uint32_t *)malloc((nRow ? nRow * nPer : 1) * sizeof *aOff);
-    if (!aOff) {
-        free(aRowOf);
-        return util_error(GENIE_ENOMEM, "out of memory for %llu tile rows", (unsigned long long)nRow);
+    uint64_t *aShortOff = (uint64_t *)malloc((nList ? nList : 1) * sizeof *aShortOff);
+    uint32_t *aOff = NULL, *aShort = NULL;
+    uint64_t nRow = 0, nShort = 0;
+    if (!aRowOf || !aShortOff) {
+        rc = util_error(GENIE_ENOMEM, "out of memory for the tile rows of %llu lists", (unsigned long long)nList);
+        goto done;
     }
-    cuda_tile_rows_fill(idx, dev->nTile, aRowOf, aOff);
-    genie_status rc = upload_array((void **)&dev->d_aListRow, aRowOf, nList * sizeof *aRowOf, "list rows");
-    if (rc == GENIE_OK)
-        rc = upload_array((void **)&dev->d_aTileOff, aOff, nRow * nPer * sizeof *aOff, "tile rows");
+    nRow = tile_row_of(idx, dev->nTile, aRowOf);
+    nShort = tile_short_postings(idx, dev->nTile, aRowOf, NULL, NULL);
+    aOff = (uint32_t *)malloc((nRow ? nRow * nPer : 1) * sizeof *aOff);
+    aShort = (uint32_t *)malloc((nShort ? nShort : 1) * sizeof *aShort);
+    if (!aOff || !aShort) {
+        rc = util_error(GENIE_ENOMEM, "out of memory for %llu tile rows and %llu postings of short lists",
+                        (unsigned long long)nRow, (unsigned long long)nShort);
+        goto done;
+    }
+    tile_rows_fill(idx, dev->nTile, aRowOf, aOff);
+    tile_short_postings(idx, dev->nTile, aRowOf, aShort, aShortOff);
+    GENIE_TRY_GOTO(rc, upload_array((void **)&dev->d_aListRow, aRowOf, nList * sizeof *aRowOf, "list rows"), done);
+    GENIE_TRY_GOTO(rc, upload_array((void **)&dev->d_aTileOff, aOff, nRow * nPer * sizeof *aOff, "tile rows"), done);
+    GENIE_TRY_GOTO(rc, upload_array((void **)&dev->d_aShortOff, aShortOff, nList * sizeof *aShortOff,
+                                    "short list offsets"), done);
+    GENIE_TRY_GOTO(rc, upload_array((void **)&dev->d_aShortPost, aShort, nShort * sizeof *aShort,
+                                    "short list postings"), done);
+done:
     free(aRowOf);
+    free(aShortOff);
     free(aOff);
+    free(aShort);
+    return rc;
+}
+
+/* dev->d_aLocal: the tile-local ids of @p idx's postings, converted a chunk at a time into pinned memory. */
+static genie_status upload_local_ids(const genie_index *idx, cuda_index *dev)
+{
+    uint64_t n = dev->nPosting;
+    genie_status rc = GENIE_OK;
+    uint16_t *h_buf = NULL;
+    cudaStream_t stream = 0;
+    cudaEvent_t aSent[2] = {0, 0};
+    cudaError_t err = cudaMalloc((void **)&dev->d_aLocal, n ? n * sizeof(uint16_t) : 4);
+    if (err != cudaSuccess) {
+        dev->d_aLocal = NULL;
+        return util_error(GENIE_EGPU, "CUDA: cannot upload the index: cudaMalloc of %llu bytes of tile-local ids: %s",
+                          (unsigned long long)(n * sizeof(uint16_t)), cudaGetErrorString(err));
+    }
+    if (!n)
+        return GENIE_OK;
+    uint64_t nChunk = n < LOCAL_CHUNK ? n : LOCAL_CHUNK;
+    CUDA_TRY_GOTO(rc, cudaHostAlloc((void **)&h_buf, 2 * nChunk * sizeof *h_buf, cudaHostAllocDefault), done);
+    CUDA_TRY_GOTO(rc, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), done);
+    for (int i = 0; i < 2; i++)
+        CUDA_TRY_GOTO(rc, cudaEventCreateWithFlags(&aSent[i], cudaEventDisableTiming), done);
+    for (uint64_t b = 0, c = 0; b < n; b += nChunk, c ^= 1) {
+        uint64_t m = n - b < nChunk ? n - b : nChunk;
+        uint16_t *h = h_buf + c * nChunk;
+        if (b >= 2 * nChunk) /* the copy that last read this buffer */
+            CUDA_TRY_GOTO(rc, cudaEventSynchronize(aSent[c]), done);
+        tile_local_ids(idx->aPosting + b, m, 0, h);
+        CUDA_TRY_GOTO(rc, cudaMemcpyAsync(dev->d_aLocal + b, h, m * sizeof *h, cudaMemcpyHostToDevice, stream), done);
+        CUDA_TRY_GOTO(rc, cudaEventRecord(aSent[c], stream), done);
+    }
+    CUDA_TRY_GOTO(rc, cudaStreamSynchronize(stream), done);
+done:
+    if (stream) {
+        cudaStreamSynchronize(stream); /* no copy may still read h_buf */
+        cudaStreamDestroy(stream);
+    }
+    for (int i = 0; i < 2; i++)
+        if (aSent[i])
+            cudaEventDestroy(aSent[i]);
+    cudaFreeHost(h_buf);
     return rc;
 }
 
@@ -196,9 +229,8 @@ static genie_status upload(const genie_index *idx, int device, cuda_index **ppDe
     dev->pWs = ws;
     dev->device = device;
     dev->nPosting = idx->info.n_postings;
-    dev->nTile = cuda_tile_count(idx);
-    GENIE_TRY_GOTO(rc, upload_array((void **)&dev->d_aPosting, idx->aPosting, dev->nPosting * sizeof(uint32_t),
-                                    "postings"), fail);
+    dev->nTile = tile_count(idx);
+    GENIE_TRY_GOTO(rc, upload_local_ids(idx, dev), fail);
     GENIE_TRY_GOTO(rc, upload_array((void **)&dev->d_aListOffset, idx->aListOffset,
                                     (idx->info.n_keywords + 1) * sizeof(uint64_t), "list offsets"), fail);
     GENIE_TRY_GOTO(rc, upload_tile_rows(idx, dev), fail);
@@ -235,6 +267,19 @@ done:
     CUDA_TRY(cudaSetDevice(dev->device));
     *ppDev = dev;
     return GENIE_OK;
+}
+
+genie_status cuda_index_wide(const genie_index *idx, int device, const cuda_index **ppDev)
+{
+    GENIE_TRY(cuda_index_get(idx, device, ppDev));
+    index_device *slot = &idx->aDev[device];
+    genie_status rc = GENIE_OK;
+    pthread_mutex_lock(&slot->lock);
+    cuda_index *dev = (cuda_index *)slot->p;
+    if (!dev->d_aPosting)
+        rc = upload_array((void **)&dev->d_aPosting, idx->aPosting, dev->nPosting * sizeof(uint32_t), "postings");
+    pthread_mutex_unlock(&slot->lock);
+    return rc;
 }
 
 genie_status cuda_memory_budget(uint64_t gpuMemory, uint64_t nHeld, uint64_t *pBytes)

@@ -81,6 +81,7 @@ const engine_cuda_module genie_cuda_module = {
     cuda_testing_time_phases,
     cuda_testing_phase_times,
     cpq_testing_set_slots,
+    tile_testing_set_variant,
     docs_cuda_search,
     docs_cuda_free,
     cuda_device_memory,

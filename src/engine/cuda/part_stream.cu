@@ -11,7 +11,7 @@
  *   - one or two slots, each a device buffer and a pinned host buffer sized
  *     for the largest part, laid out as
  *       [postings | list offsets | list rows | tile rows]
- *     (the tile layout, cuda_common.h), and a copy stream of its own;
+ *     (the tile layout, engine/tile_lists.h), and a copy stream of its own;
  *   - per part, what the host derives from it, made on its first upload and
  *     kept: the tile rows and the planner's keyword table (a few words per
  *     list, against one per posting);
@@ -109,8 +109,8 @@ static uint64_t part_bytes(const genie_index *idx, const part_host *aHost, uint3
     const genie_index *v = &idx->aPart[p];
     if (aHost && aHost[p].made)
         return layout_of(v, aHost[p].nTile, aHost[p].nRow).total;
-    uint32_t nTile = cuda_tile_count(v);
-    return layout_of(v, nTile, cuda_tile_row_of(v, nTile, NULL)).total;
+    uint32_t nTile = tile_count(v);
+    return layout_of(v, nTile, tile_row_of(v, nTile, NULL)).total;
 }
 
 static void host_free(part_host *h)
@@ -125,19 +125,19 @@ static genie_status host_make(const genie_index *v, part_host *h)
 {
     if (h->made)
         return GENIE_OK;
-    h->nTile = cuda_tile_count(v);
+    h->nTile = tile_count(v);
     h->aRowOf = (uint32_t *)malloc((v->info.n_keywords ? v->info.n_keywords : 1) * sizeof *h->aRowOf);
     if (!h->aRowOf)
         return util_error(GENIE_ENOMEM, "out of memory for the tile rows of a part of %llu lists",
                           (unsigned long long)v->info.n_keywords);
-    h->nRow = cuda_tile_row_of(v, h->nTile, h->aRowOf);
+    h->nRow = tile_row_of(v, h->nTile, h->aRowOf);
     uint64_t nWord = h->nRow * ((uint64_t)h->nTile + 1);
     h->aRow = (uint32_t *)malloc((nWord ? nWord : 1) * sizeof *h->aRow);
     if (!h->aRow) {
         host_free(h);
         return util_error(GENIE_ENOMEM, "out of memory for %llu tile rows of a part", (unsigned long long)h->nRow);
     }
-    cuda_tile_rows_fill(v, h->nTile, h->aRowOf, h->aRow);
+    tile_rows_fill(v, h->nTile, h->aRowOf, h->aRow);
     genie_status rc = plan_keywords_build(v, &h->kw);
     if (rc != GENIE_OK) {
         host_free(h);

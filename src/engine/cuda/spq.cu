@@ -159,7 +159,7 @@ static genie_status spq_run(const cuda_batch *b)
     return rc;
 }
 
-static const cuda_method spq_method = {"GEN-SPQ", 0, 1, spq_query_bytes, spq_run};
+static const cuda_method spq_method = {"GEN-SPQ", 0, 1, 1, spq_query_bytes, spq_run};
 
 extern "C" genie_status engine_cuda_spq_search(const engine_request *req, genie_hit *aHit, uint32_t *aN)
 {

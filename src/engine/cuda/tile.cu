@@ -15,15 +15,24 @@
  * Per (query q, tile t) block, tile_count_kernel:
  *   1. counting.  The query's units are its lists (PLAN_LISTS); a list's
  *      segment in tile t comes from its tile row (two loads) or a binary
- *      search (short lists, see cuda_common.h).  The segments of up to
- *      TILE_BLOCK lists are flattened by a block prefix sum of their
- *      lengths, and each warp takes 32 consecutive flattened postings at a
- *      time (TILE_UNROLL loads in flight per thread), so short and long
- *      segments alike keep the lanes busy.  The counter of tile-local id o
- *      is 16-bit field o >> 14 of word o & 16383 (consecutive ids fall in
- *      consecutive banks); an increment is atomicAdd(w << 16 * field) on
- *      the word, exact because the query's count bound is at most
- *      TILE_MAX_BOUND: no carry ever leaves a field.
+ *      search over the list's 32-bit ids (short lists, see
+ *      engine/tile_lists.h).  The segments of up to TILE_BLOCK lists are
+ *      flattened by a block prefix sum of their lengths, and each warp
+ *      takes TILE_UNROLL * 32 consecutive flattened postings at a time
+ *      (TILE_UNROLL loads in flight per thread), so short and long
+ *      segments alike keep the lanes busy.  The postings it reads are the
+ *      16-bit tile-local ids (id mod TILE_OBJECTS, 2 bytes a posting)
+ *      where the index has them, else the 32-bit ids (a streamed part; or
+ *      a benchmark's choice, tile_testing_set_variant), the same counts
+ *      either way.  The counter of tile-local id o is 16-bit field o >> 14
+ *      of word o & 16383 (consecutive ids fall in consecutive banks); an
+ *      increment is atomicAdd(w << 16 * field) on the word, exact because
+ *      the query's count bound is at most TILE_MAX_BOUND: no carry ever
+ *      leaves a field.  Optionally (a compile-time variant chosen at run
+ *      time, for benchmarks) the lanes of a warp that hit the same word
+ *      add their increments first (__match_any_sync) and one of them
+ *      does the atomic: fewer conflicting atomics where many postings of
+ *      one warp step hit the same objects, more instructions everywhere.
  *   2. threshold.  kth = the largest v >= the query's min count with
  *      #{counters >= v} >= k, by bisection between the min count and the
  *      tile's largest count (each step one block-wide counting pass over
@@ -53,13 +62,15 @@
 #define TILE_WARPS (TILE_BLOCK / 32u)
 #define TILE_WORDS (TILE_OBJECTS / 2u)             /* two 16-bit counters a word */
 #define TILE_WORDS_PER_THREAD (TILE_WORDS / TILE_BLOCK) /* 32 */
-#define TILE_UNROLL 4u
+#define TILE_UNROLL 8u
 #define TILE_MAX_BOUND 65535u
 /* Blocks resident per SM: 3 x (64 KB counters + 8 KB) fits Hopper's 228 KB. */
 #define TILE_MIN_BLOCKS 3
 
 typedef struct tile_args {
-    const uint32_t *d_aPosting;
+    const void *d_aPost;          /* the postings the kernel counts: uint16_t tile-local ids or uint32_t ids */
+    const uint32_t *d_aShortPost; /* the 32-bit ids a short list's binary search reads ... */
+    const uint64_t *d_aShortOff;  /* ... list l's from d_aShortPost + d_aShortOff[l] */
     const uint64_t *d_aListOffset;
     const uint32_t *d_aListRow;
     const uint32_t *d_aTileOff;
@@ -123,7 +134,7 @@ __device__ static void tile_segment(const tile_args &a, cuda_unit u, uint32_t t,
             b = r[t];
             e = r[t + 1u];
         } else {
-            const uint32_t *post = a.d_aPosting + off;
+            const uint32_t *post = a.d_aShortPost + a.d_aShortOff[u.iBegin];
             b = lower_bound_id(post, u.nPosting, (uint64_t)t << TILE_LOG2);
             e = b + lower_bound_id(post + b, u.nPosting - b, (uint64_t)(t + 1u) << TILE_LOG2);
         }
@@ -133,44 +144,125 @@ __device__ static void tile_segment(const tile_args &a, cuda_unit u, uint32_t t,
 }
 
 /*
+ * Warp-aggregated increment: the lanes whose @p word is the same add their
+ * @p inc (0 for a lane with nothing to add) and the lowest of them does one
+ * atomicAdd of the sum.  The sum is exact: each field's share is part of
+ * that counter's final count, at most TILE_MAX_BOUND, so it never carries
+ * into the next field.  All 32 lanes call it (warp-uniform control flow).
+ * The segmented sum is Westphal's "reduce_peers" (NVIDIA developer blog,
+ * "Voting and Shuffling to Optimize Atomic Operations"): log2(group size)
+ * rounds of shuffles.
+ */
+__device__ static void tile_add_aggregated(uint32_t *s_cnt, uint32_t word, uint32_t inc)
+{
+#if __CUDA_ARCH__ < 700 /* no __match_any_sync before Volta: plain atomics */
+    if (inc)
+        atomicAdd(&s_cnt[word], inc);
+#else
+    uint32_t lane = threadIdx.x & 31u;
+    uint32_t key = inc ? word : TILE_WORDS + lane; /* idle lanes are groups of their own */
+    uint32_t peers = __match_any_sync(FULL_MASK, key);
+    uint32_t first = __ffs(peers) - 1u, rank = __popc(peers & ((1u << lane) - 1u));
+    uint32_t higher = peers & ~((2u << lane) - 1u); /* the group's lanes above this one */
+    while (__any_sync(FULL_MASK, higher != 0)) {
+        uint32_t next = __ffs(higher); /* 1 + the next lane above, or 0 */
+        uint32_t x = __shfl_sync(FULL_MASK, inc, next ? next - 1u : lane);
+        if (next)
+            inc += x;
+        /* Lanes of odd rank have passed their sum on; the next round skips them. */
+        higher &= ~__ballot_sync(FULL_MASK, rank & 1u);
+        rank >>= 1;
+    }
+    if (lane == first && key < TILE_WORDS)
+        atomicAdd(&s_cnt[word], inc);
+#endif
+}
+
+/*
+ * The postings base + 32 r + lane (r < TILE_UNROLL) of a chunk's
+ * flattening (see tile_count_chunk) into aV[r] as weight << 16 | tile-local
+ * id (weight <= 255, id < 2^15), 0 past the end.  @p lo is the segment of
+ * posting base; each step of 32 moves on from the last (one broadcast load
+ * while the 32 stay in one segment, a binary search over the later
+ * segments when they leave it), and each lane walks to its own segment
+ * from there (fewer than 32 steps).  Warp-uniform except the lanes' walks.
+ */
+template <typename P>
+__device__ static __forceinline__ void tile_gather_mixed(const P *post, const uint64_t *s_base, const uint32_t *s_end,
+                                                         const uint32_t *s_w, uint32_t nChunk, uint32_t total,
+                                                         uint32_t base, uint32_t lo, uint32_t *aV)
+{
+    uint32_t lane = threadIdx.x & 31u;
+#pragma unroll
+    for (uint32_t r = 0; r < TILE_UNROLL; r++) {
+        uint32_t b = base + r * 32u, p = b + lane;
+        aV[r] = 0;
+        if (b >= total)
+            continue;
+        if (s_end[lo] <= b) { /* the first segment ending after b */
+            uint32_t l = lo + 1u, h = nChunk - 1u;
+            while (l < h) {
+                uint32_t mid = (l + h) >> 1;
+                if (s_end[mid] > b)
+                    h = mid;
+                else
+                    l = mid + 1u;
+            }
+            lo = l;
+        }
+        if (p < total) {
+            uint32_t j = lo;
+            while (s_end[j] <= p)
+                j++;
+            aV[r] = s_w[j] << 16 | ((uint32_t)__ldg(post + (s_base[j] + p)) & (TILE_OBJECTS - 1u));
+        }
+    }
+}
+
+/*
  * Count the flattened segments of one chunk: s_end[j] is the end of
  * segment j in the flattened order (inclusive prefix sum), posting p of the
- * flattening is d_aPosting[s_base[j] + p].  Warp-uniform loops; no barrier.
+ * flattening is post[s_base[j] + p].  A warp takes TILE_UNROLL * 32
+ * consecutive postings; one binary search finds the segment of the first.
+ * When they all lie in that segment (the common case on long lists) their
+ * loads go out back to back, else tile_gather_mixed finds each one's
+ * segment.  Warp-uniform loops; no barrier.
  */
+template <typename P, bool AGGREGATE>
 __device__ static void tile_count_chunk(const tile_args &a, uint32_t *s_cnt, const uint64_t *s_base,
-                                        const uint32_t *s_end, const uint32_t *s_w, uint32_t nChunk,
-                                        uint32_t total, uint32_t tileLo)
+                                        const uint32_t *s_end, const uint32_t *s_w, uint32_t nChunk, uint32_t total)
 {
+    const P *post = (const P *)a.d_aPost;
     uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    for (uint32_t base = warp * 32u; base < total; base += TILE_BLOCK * TILE_UNROLL) {
-        uint32_t aO[TILE_UNROLL], aW[TILE_UNROLL];
+    for (uint32_t base = warp * 32u * TILE_UNROLL; base < total; base += TILE_BLOCK * TILE_UNROLL) {
+        uint32_t lo = 0, hi = nChunk - 1u; /* the first segment ending after base */
+        while (lo < hi) {
+            uint32_t mid = (lo + hi) >> 1;
+            if (s_end[mid] > base)
+                hi = mid;
+            else
+                lo = mid + 1u;
+        }
+        uint32_t aV[TILE_UNROLL]; /* weight << 16 | tile-local id, 0 when none */
+        if (s_end[lo] >= base + 32u * TILE_UNROLL) {
+            const P *q = post + (s_base[lo] + base + lane);
+            uint32_t w = s_w[lo] << 16;
 #pragma unroll
-        for (uint32_t r = 0; r < TILE_UNROLL; r++) {
-            uint32_t b = base + r * TILE_BLOCK;
-            aO[r] = 0;
-            aW[r] = 0;
-            if (b >= total)
-                continue;
-            uint32_t lo = 0, hi = nChunk - 1u; /* the first segment ending after b */
-            while (lo < hi) {
-                uint32_t mid = (lo + hi) >> 1;
-                if (s_end[mid] > b)
-                    hi = mid;
-                else
-                    lo = mid + 1u;
-            }
-            uint32_t p = b + lane;
-            if (p < total) {
-                while (s_end[lo] <= p)
-                    lo++;
-                aO[r] = __ldg(a.d_aPosting + (s_base[lo] + p)) - tileLo;
-                aW[r] = s_w[lo];
-            }
+            for (uint32_t r = 0; r < TILE_UNROLL; r++)
+                aV[r] = w | ((uint32_t)__ldg(q + 32u * r) & (TILE_OBJECTS - 1u));
+        } else {
+            tile_gather_mixed(post, s_base, s_end, s_w, nChunk, total, base, lo, aV);
         }
 #pragma unroll
-        for (uint32_t r = 0; r < TILE_UNROLL; r++)
-            if (aW[r])
-                atomicAdd(&s_cnt[aO[r] & (TILE_WORDS - 1u)], aW[r] << ((aO[r] >> 14) << 4));
+        for (uint32_t r = 0; r < TILE_UNROLL; r++) {
+            uint32_t word = aV[r] & (TILE_WORDS - 1u), inc = (aV[r] >> 16) << ((aV[r] >> 14 & 1u) << 4);
+            if (AGGREGATE) {
+                if (base + r * 32u < total) /* warp-uniform */
+                    tile_add_aggregated(s_cnt, word, inc);
+            } else if (inc) {
+                atomicAdd(&s_cnt[word], inc);
+            }
+        }
     }
 }
 
@@ -255,7 +347,12 @@ __device__ static void tile_emit(const uint32_t *s_cnt, uint32_t kth, uint32_t k
     }
 }
 
-/* One block per (query, tile); see the top of the file.  All syncs are block-uniform. */
+/*
+ * One block per (query, tile); see the top of the file.  All syncs are
+ * block-uniform.  P: the type of the postings read (uint16_t tile-local
+ * ids or uint32_t ids); AGGREGATE: warp-aggregated increments.
+ */
+template <typename P, bool AGGREGATE>
 __global__ void __launch_bounds__(TILE_BLOCK, TILE_MIN_BLOCKS) tile_count_kernel(tile_args a)
 {
     extern __shared__ uint4 s_dyn[]; /* TILE_WORDS counters */
@@ -263,7 +360,6 @@ __global__ void __launch_bounds__(TILE_BLOCK, TILE_MIN_BLOCKS) tile_count_kernel
     __shared__ uint32_t s_end[TILE_BLOCK], s_w[TILE_BLOCK];
     uint32_t *s_cnt = (uint32_t *)s_dyn;
     uint32_t iQuery = blockIdx.x % a.nQuery, t = a.tileFirst + blockIdx.x / a.nQuery;
-    uint32_t tileLo = t << TILE_LOG2;
     for (uint32_t i = threadIdx.x; i < TILE_WORDS / 4u; i += TILE_BLOCK)
         s_dyn[i] = make_uint4(0, 0, 0, 0);
     uint32_t u0 = a.d_aQueryUnit[iQuery], u1 = a.d_aQueryUnit[iQuery + 1u];
@@ -281,7 +377,7 @@ __global__ void __launch_bounds__(TILE_BLOCK, TILE_MIN_BLOCKS) tile_count_kernel
         s_end[threadIdx.x] = before + len;
         s_w[threadIdx.x] = w;
         __syncthreads(); /* also orders the zeroing before the first increment */
-        tile_count_chunk(a, s_cnt, s_base, s_end, s_w, nChunk, (uint32_t)total, tileLo);
+        tile_count_chunk<P, AGGREGATE>(a, s_cnt, s_base, s_end, s_w, nChunk, (uint32_t)total);
         __syncthreads();
     }
     uint64_t iRow = (uint64_t)iQuery * a.nTile + t;
@@ -299,7 +395,7 @@ __global__ void __launch_bounds__(TILE_BLOCK, TILE_MIN_BLOCKS) tile_count_kernel
         else
             hi = mid;
     }
-    tile_emit(s_cnt, lo, a.nCandPerTile, tileLo, a.d_aCand + iRow * a.nCandPerTile, &a.d_aNCand[iRow]);
+    tile_emit(s_cnt, lo, a.nCandPerTile, t << TILE_LOG2, a.d_aCand + iRow * a.nCandPerTile, &a.d_aNCand[iRow]);
 }
 
 /* Candidates of one query with a count >= v; all CUDA_BLOCK threads, same result. */
@@ -380,6 +476,15 @@ __global__ void __launch_bounds__(CUDA_BLOCK) tile_merge_kernel(tile_args a)
     }
 }
 
+/* The variant of the counting kernel (tile_testing_set_variant): 32-bit ids, warp aggregation. */
+static int gTileWide, gTileAggregate;
+
+extern "C" void tile_testing_set_variant(int widePostings, int warpAggregate)
+{
+    gTileWide = widePostings;
+    gTileAggregate = warpAggregate;
+}
+
 static uint32_t tile_cand_per_tile(const engine_request *req)
 {
     return req->k < TILE_OBJECTS ? req->k : TILE_OBJECTS;
@@ -402,6 +507,14 @@ static genie_status tile_run(const cuda_batch *b)
     const cuda_index *dev = (const cuda_index *)req->idx->aDev[req->device].p;
     genie_status rc = GENIE_OK;
     uint32_t nQuery = b->nQuery;
+    /* 16-bit tile-local ids where the index has them and no benchmark asks for the 32-bit ones. */
+    int wide = gTileWide || !dev->d_aLocal;
+    if (wide && !b->d_aPosting)
+        return util_error(GENIE_EGPU, "CUDA c-PQ tiles: the 32-bit postings are not on the device");
+    void (*kernel)(tile_args) = wide ? (gTileAggregate ? tile_count_kernel<uint32_t, true>
+                                                       : tile_count_kernel<uint32_t, false>)
+                                     : (gTileAggregate ? tile_count_kernel<uint16_t, true>
+                                                       : tile_count_kernel<uint16_t, false>);
     /* Pinned host (the driver's, valid until its sync): [unit offsets (nQuery + 1) | min counts (nQuery)]. */
     uint32_t *h_aQueryUnit = b->h_aAux, *h_aThreshold = b->h_aAux + nQuery + 1;
     for (uint32_t j = 0, u = 0; j <= nQuery; j++) {
@@ -414,7 +527,9 @@ static genie_status tile_run(const cuda_batch *b)
 
     tile_args a;
     char *p = (char *)b->d_scratch;
-    a.d_aPosting = b->d_aPosting;
+    a.d_aPost = wide ? (const void *)b->d_aPosting : (const void *)dev->d_aLocal;
+    a.d_aShortPost = wide ? b->d_aPosting : dev->d_aShortPost;
+    a.d_aShortOff = wide ? dev->d_aListOffset : dev->d_aShortOff;
     a.d_aListOffset = dev->d_aListOffset;
     a.d_aListRow = dev->d_aListRow;
     a.d_aTileOff = dev->d_aTileOff;
@@ -433,7 +548,7 @@ static genie_status tile_run(const cuda_batch *b)
     a.d_aInfo = b->d_aInfo;
     CUDA_TRY_GOTO(rc, cudaMemcpyAsync((void *)a.d_aQueryUnit, b->h_aAux, (2 * (size_t)nQuery + 1) * sizeof(uint32_t),
                                       cudaMemcpyHostToDevice, b->stream), done);
-    CUDA_TRY_GOTO(rc, cudaFuncSetAttribute(tile_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CUDA_TRY_GOTO(rc, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            (int)(TILE_WORDS * sizeof(uint32_t))), done);
     {
         /* Grids of at most 2^31 - 1 blocks: a range of tiles per launch. */
@@ -441,7 +556,7 @@ static genie_status tile_run(const cuda_batch *b)
         for (uint32_t t0 = 0; t0 < a.nTile; t0 += perLaunch) {
             uint32_t nT = min(a.nTile - t0, perLaunch);
             a.tileFirst = t0;
-            tile_count_kernel<<<nT * nQuery, TILE_BLOCK, TILE_WORDS * sizeof(uint32_t), b->stream>>>(a);
+            kernel<<<nT * nQuery, TILE_BLOCK, TILE_WORDS * sizeof(uint32_t), b->stream>>>(a);
             CUDA_CHECK_LAUNCH(rc, "tile_count_kernel", done);
         }
     }
@@ -453,12 +568,14 @@ done:
     return rc;
 }
 
-static const cuda_method tile_method = {"c-PQ tiles", 1, 0, tile_query_bytes, tile_run};
+/* The 32-bit variant asks the driver for the 32-bit ids (a benchmark's choice; parts have them anyway). */
+static const cuda_method tile_method = {"c-PQ tiles", 1, 0, 0, tile_query_bytes, tile_run};
+static const cuda_method tile_method_wide = {"c-PQ tiles", 1, 0, 1, tile_query_bytes, tile_run};
 
 extern "C" genie_status engine_cuda_search(const engine_request *req, genie_hit *aHit, uint32_t *aN)
 {
     for (size_t i = 0; i < req->n; i++)
         if (req->aCountBound[i] > TILE_MAX_BOUND) /* 16-bit counters could overflow */
             return engine_cuda_cpq_paper_search(req, aHit, aN);
-    return cuda_run_batches(req, &tile_method, aHit, aN);
+    return cuda_run_batches(req, gTileWide ? &tile_method_wide : &tile_method, aHit, aN);
 }

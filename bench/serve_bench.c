@@ -365,7 +365,7 @@ static const char zUsage[] =
     "  -b NAME            backend of the server and the baseline (default auto)\n"
     "  -j N               CPU threads of the server and the baseline (default all)\n"
     "  --max-wait MS      the server's --max-wait (default its own, 2)\n"
-    "  --max-idle MS      the server's --max-idle (default its own, 0.2)\n"
+    "  --max-idle MS      the server's --max-idle (default its own, 0)\n"
     "  --label TEXT       first column of the rows (default the index name)\n";
 
 int main(int argc, char **argv)

@@ -11,7 +11,9 @@
  * waiting the whole --max-wait when every client that was going to send
  * has sent: clients that wait for their answers before they send again
  * (one client; or many) come back in about the numbers the last batch
- * answered, and waiting longer would leave the engine idle.  It takes every queued request with the same options and file
+ * answered, and waiting longer would leave the engine idle (--max-idle 0,
+ * the default, runs a batch as soon as no request is waiting).  It takes
+ * every queued request with the same options and file
  * (up to --max-batch queries; a larger request runs alone), leaves the
  * others queued for the next round, runs one search for all the queries,
  * and hands each request a reference to the results with its slice.
@@ -106,13 +108,13 @@ static void unlink_request(serve_batcher *b, serve_request *r)
     b->nQueued -= r->nQuery;
 }
 
-/* Take the next batch off the queue (under mu): a list linked by pNext. */
 /* Queries that make a batch worth running now: --max-batch, or as many as the last batch held. */
 static uint64_t batch_target(const serve_batcher *b)
 {
     return b->nLastBatch && b->nLastBatch < b->cfg->maxBatch ? b->nLastBatch : b->cfg->maxBatch;
 }
 
+/* Take the next batch off the queue (under mu): a list linked by pNext. */
 static serve_request *take_batch(serve_batcher *b, serve_request *first)
 {
     serve_request *pBatch = NULL, **ppEnd = &pBatch;

@@ -39,7 +39,8 @@ static const char zHelp[] =
     "      --max-wait MS        a batch waits at most MS milliseconds after its\n"
     "                           first request for more (default 2)\n"
     "      --max-idle MS        ... and goes sooner when no request has arrived\n"
-    "                           for MS milliseconds (default 0.2)\n"
+    "                           for MS milliseconds (default 0: as soon as no\n"
+    "                           request is waiting)\n"
     "      --max-queue N        most queries waiting per index; beyond, 503 with\n"
     "                           Retry-After (default 65536)\n"
     "      --max-body BYTES     largest request body, K/M/G allowed; beyond, 413\n"
@@ -373,7 +374,7 @@ int serve_main(int argc, char **argv, const serve_hooks *h)
 {
     serve_args a;
     memset(&a, 0, sizeof a);
-    a.cfg = (serve_config){.maxBatch = 4096, .maxWait = 0.002, .maxIdle = 0.0002, .maxQueue = 65536, .maxBody = 8u << 20,
+    a.cfg = (serve_config){.maxBatch = 4096, .maxWait = 0.002, .maxIdle = 0, .maxQueue = 65536, .maxBody = 8u << 20,
                            .maxQueries = 4096, .maxK = 10000, .timeout = 30, .pHooks = h};
     a.zListen = "127.0.0.1:8080";
     a.maxConnections = 4096;

@@ -65,6 +65,27 @@ typedef struct engine_docs_outcome {
     uint64_t read;       /* postings of the shortest list the GPU scored */
 } engine_docs_outcome;
 
+/*
+ * The queries of a batch are done: entry i is query aQuery[i] (a request
+ * index), with outcome aOutcome[i] and hits aHit[i * k .. i * k + nHit),
+ * best first.  aHit is NULL for queries the GPU did not run (their lists
+ * do not fit a batch: every outcome is {0, 0, 0, 0}).  The arrays are valid
+ * during the call only; the device runs the next batch meanwhile.
+ * @return GENIE_OK, or an error (its message set) that ends the search.
+ */
+typedef genie_status engine_docs_done_fn(void *ctx, const uint32_t *aQuery, const engine_docs_outcome *aOutcome,
+                                const genie_docs_hit *aHit, uint32_t n);
+
+/* Time spent, seconds, summed over a call's batches. */
+typedef struct engine_docs_times {
+    double setup;  /* device state made or checked, buffers */
+    double batch;  /* host: batches built (queries' arrays, lists staged) */
+    double h2d;    /* device: host-to-device copies */
+    double kernel; /* device: the kernel (it writes the results to host memory) */
+    double wait;   /* host: blocked until a batch's results were there */
+    double done;   /* host: in xDone (post-processing, beside the next batch) */
+} engine_docs_times;
+
 typedef struct engine_docs_request {
     const engine_docs_data *pData;
     /* Cached prefix of each list (nLists entries, postings); NULL: every
@@ -77,11 +98,14 @@ typedef struct engine_docs_request {
     const engine_docs_query *aQuery;
     uint32_t nQuery;
     const engine_docs_term *aTerm;
-    genie_docs_hit *aHit;          /* nQuery * k, query q's at q * k */
-    engine_docs_outcome *aOutcome; /* nQuery */
+    /* At most this many queries a batch (0: as S_b allows); smaller
+     * batches let xDone overlap the device's next batch. */
+    uint32_t batchQueries;
+    engine_docs_done_fn *xDone; /* called once for every query, batch by batch */
+    void *pDoneCtx;
     /* Filled: */
     uint64_t nBatch, bytesMoved;
-    double kernelSeconds, transferSeconds;
+    engine_docs_times times;
 } engine_docs_request;
 
 /* The largest k the kernel keeps in shared memory. */
@@ -94,12 +118,14 @@ typedef struct engine_docs_request {
  * arrays and the cache), created on first use, replaced when planId or the
  * collection changes; freed with engine_docs_gpu_free().  Calls on one slot
  * must be serialised.
- * A query whose lists cannot travel in one batch (or all of them, when the
- * buffer cannot hold one query's results) comes back unfinished at
- * position 0, for the CPU to answer whole.
+ * Every query is handed to req->xDone once.  A query whose lists cannot
+ * travel in one batch (or all of them, when the buffer cannot hold one
+ * query's results) comes back unfinished at position 0 without hits, for
+ * the CPU to answer whole.  Device and pinned host buffers are kept in the
+ * resident state between calls (grown when a call needs more).
  * @return GENIE_OK, GENIE_ENOTSUP / GENIE_EGPU (no module or device, a
  *         CUDA call failed: the device cannot hold the per-document arrays
- *         and the cache), GENIE_ENOMEM.
+ *         and the cache), GENIE_ENOMEM, or what xDone returned.
  */
 genie_status engine_docs_gpu_search(void **ppResident, engine_docs_request *req);
 void engine_docs_gpu_free(void *pResident);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/docs_gpu.h"
 #include "genie/docs.h"
 #include "transform/docs.h"
 #include "transform/text.h"
@@ -83,6 +84,15 @@ typedef int docs_answer_fn(void *ctx, docs_worker *w, size_t q);
  */
 int docs_run_queries(unsigned nThread, size_t nQuery, uint32_t k, docs_answer_fn *xAnswer, void *ctx,
                      genie_docs_stats *pCounts);
+
+/* A number no other plan of the process has (docs_cache.c): the GPU
+ * engine keys its cache on it instead of on the plan's contents. */
+uint64_t docs_plan_serial(const genie_docs_plan *p);
+
+/* For the tests: run docs_search_gpu's requests with @p fn instead of the
+ * CUDA engine (NULL: the CUDA engine again).  Not thread-safe. */
+typedef genie_status docs_gpu_engine_fn(void **ppResident, engine_docs_request *req);
+void docs_gpu_testing_engine(docs_gpu_engine_fn *fn);
 
 /*
  * AND queries on the GPU with CPU post-processing (docs_gpu_search.c),

@@ -14,12 +14,14 @@
  *     with no cached prefix travels whole with the batch that needs it;
  *   - one block per query, one thread per document of the shortest list
  *     (round by round), lookups in the other lists by binary search, the
- *     block's top-k kept in shared memory, early termination between rounds
+ *     block's top-k kept in device memory, early termination between rounds
  *     by the global score bound (docs/DOCS.md);
  *   - a query whose shortest list reaches past m = min over its pruned lists
  *     of their last cached docID, before it could stop, is handed back with
- *     the position to resume from: the caller finishes it on the CPU from
- *     the full lists, starting from the block's top-k (section 3.4).
+ *     the position to resume from (unless the bound stops the search right
+ *     there): the caller finishes it on the CPU from the full lists,
+ *     starting from the block's top-k (section 3.4), batch by batch while
+ *     the device runs the next batch.
  *
  * Scores are computed as on the CPU (transform/docs.h) with the module
  * compiled without fused multiply-add, so a document's score is the same

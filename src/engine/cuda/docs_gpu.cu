@@ -5,28 +5,44 @@
  * with the pruned list cache (3.3) and batches (3.1.5).
  *
  * Device state (resident, per docs handle): the per-document arrays
- * (record, length, PageRank, GS) and the cache arena: for each list with a
- * cached prefix, its first aPrefix[list] docIDs and term frequencies.
- * Lists without a cached prefix are copied into the batch's staging area
- * (at most S_b / 2 bytes of postings per batch) and travel with it.
+ * (record, length, PageRank, GS), made once per collection; the cache
+ * arena, made once per plan (planId): for each list with a cached prefix,
+ * its first aPrefix[list] docIDs and term frequencies; and, kept between
+ * calls and grown when a call needs more, one device buffer of S_b bytes
+ * (staged lists, the batch's queries and terms, the blocks' top-k), a
+ * stream, and two sets of pinned host buffers.  Lists without a cached
+ * prefix are copied into the batch's staging area (at most S_b / 2 bytes
+ * of postings per batch) and travel with it.
+ *
+ * A call runs its batches in a pipeline of two (docs_cuda_search): the
+ * host builds batch b + 1 and hands batch b - 1's answers to the caller
+ * (req->xDone: the CPU post-processing) while the device copies and runs
+ * batch b; one event wait per batch, no other synchronisation.  The kernel
+ * writes each answer (nK hits) and outcome straight into mapped host
+ * memory, so nothing is copied back but what is there.
  *
  * Kernel contract: one block of DOCS_B = 256 threads per query.  Round b
  * gives thread t the shortest list's position b * 256 + t; the thread looks
  * its document up in the other lists by binary search, scores it (the
  * inline functions of engine/docs_score.h, no fused multiply-add) and puts
- * it in the block's candidate array C in shared memory; C is sorted by a
- * bitonic sort (score descending, record ascending) and merged into the
- * block's top-k K (global memory, two buffers per query) by merge path:
- * each element's place is its index plus the count of better elements in
- * the other array (records are distinct, so the order is strict).  Before a
- * round, the block stops if K holds k hits and the k-th score exceeds the
- * GS of the round's first document by DOCS_GS_MARGIN (docs/DOCS.md).
- * Documents past m (the smallest last cached docID over the query's pruned
- * lists) are not looked at: the query is handed back with the position to
- * resume from (section 3.4), as it is when the cached prefix of its
- * shortest list ends before the list does.  __syncthreads() separates the
- * phases; all threads run the same rounds (the loop conditions are
- * block-uniform: shared values or values every thread computes alike).
+ * it in the block's candidate array C in shared memory, unless K is full
+ * and the document ranks below its last (it could never enter K); a
+ * non-empty C is sorted by a bitonic sort (score descending, record
+ * ascending) and merged into the block's top-k K (global memory, two
+ * buffers per query) by merge path: each element's place is its index plus
+ * the count of better elements in the other array (records are distinct,
+ * so the order is strict).  Before a round, the block stops if K holds k
+ * hits and the k-th score exceeds the GS of the round's first document by
+ * DOCS_GS_MARGIN (docs/DOCS.md).  Documents past m (the smallest last
+ * cached docID over the query's pruned lists) are not looked at: the query
+ * is handed back with the position to resume from (section 3.4), as it is
+ * when the cached prefix of its shortest list ends before the list does;
+ * unless the same test, at that position (its document is known: the
+ * host gives the first uncached one), says the search stops there, in
+ * which case the answer is final.  __syncthreads() separates the phases;
+ * all threads run the same rounds (the loop conditions are block-uniform:
+ * barrier results, shared values read between two barriers, or values
+ * every thread computes alike).
  */
 #include "engine/cuda/cuda_common.h"
 #include "engine/cuda/cuda_entry.h"
@@ -54,6 +70,7 @@ typedef struct dev_query {
     uint32_t m;     /* documents > m are not visible in every list */
     uint32_t hasM;
     uint64_t fullLen0; /* the shortest list's full length */
+    uint32_t next0;    /* its first document past its visible prefix (when the list is longer) */
 } dev_query;
 
 typedef struct docs_params {
@@ -135,13 +152,14 @@ __global__ void docs_and_kernel(const dev_query *aQ, const dev_term *aT, const u
             break;
         }
         uint64_t pos = base + t;
-        bool valid = false;
+        bool valid = false, past = false;
         double score = -1, bm = 0, pr = 0;
         uint32_t rec = 0xffffffffu, doc = 0;
         if (pos < T0.len) {
             doc = T0.post[pos];
             if (Q.hasM && doc > Q.m) {
                 atomicMin(&sResume, (unsigned long long)pos);
+                past = true;
             } else {
                 double kd = docs_length_norm(P.k1, P.b, aLength[doc], P.avgLength);
                 bm = T0.weight * docs_ir(T0.tf[pos], kd);
@@ -159,6 +177,9 @@ __global__ void docs_and_kernel(const dev_query *aQ, const dev_term *aT, const u
                     pr = docs_pr_norm(aPr[doc], P.maxPagerank);
                     score = docs_score(P.alpha, pr, bm);
                     rec = aRecord[doc];
+                    /* Not better than a full K's last: it can never enter K. */
+                    if (nK == k && !better(score, rec, K[k - 1].score, K[k - 1].record))
+                        valid = false;
                 }
             }
         }
@@ -168,6 +189,14 @@ __global__ void docs_and_kernel(const dev_query *aQ, const dev_term *aT, const u
         sBm[t] = bm;
         sPr[t] = pr;
         uint32_t nC = (uint32_t)__syncthreads_count(valid);
+        /* Block-uniform from the barrier: sResume itself may already be
+         * lowered by a faster thread's next round. */
+        int anyPast = __syncthreads_or(past);
+        if (nC == 0) { /* K unchanged */
+            if (anyPast)
+                break;
+            continue;
+        }
         /* Bitonic sort of C, best first. */
         for (uint32_t size = 2; size <= DOCS_B; size <<= 1) {
             for (uint32_t stride = size / 2; stride > 0; stride >>= 1) {
@@ -203,14 +232,25 @@ __global__ void docs_and_kernel(const dev_query *aQ, const dev_term *aT, const u
         K = K2;
         K2 = swapK;
         __syncthreads();
-        if (sResume < T0.len)
+        if (anyPast)
             break;
     }
     uint64_t resume = sResume;
     if (!stopped) {
         /* Ran to the visible end: final when that is the list's end and no document lay past m. */
         finished = resume == T0.len && T0.len == Q.fullLen0;
-    } else {
+        /* Else the search may stop right there, as the CPU would before the
+         * document at resume (every document before it is in K's reckoning). */
+        if (!finished && !exhaustive && nK == k) {
+            uint32_t next = resume < T0.len ? T0.post[resume] : Q.next0;
+            if (K[k - 1].score > aGs[next] + DOCS_GS_MARGIN) {
+                finished = 1;
+                stopped = 1;
+                base = resume;
+            }
+        }
+    }
+    if (stopped) {
         finished = 1;
         resume = base;
     }
@@ -465,7 +505,7 @@ static genie_status state_make(const engine_docs_request *req, docs_resident *r,
     return GENIE_OK;
 }
 
-/* The set's arrays for @p n queries. */
+/* The set's arrays for @p n queries (terms: for 8 a query; more as needed). */
 static genie_status set_reserve(batch_set *S, const batch_layout *L, uint32_t k, uint64_t n)
 {
     uint64_t nTerm = 8 * n < L->maxTerm ? 8 * n : L->maxTerm;
@@ -510,6 +550,7 @@ static genie_status query_place(const engine_docs_request *req, docs_resident *r
     dq->m = 0xffffffffu;
     dq->hasM = 0;
     dq->fullLen0 = 0;
+    dq->next0 = 0;
     for (uint32_t i = 0; i < Q->n; i++) {
         const engine_docs_term *T = &req->aTerm[Q->first + i];
         uint32_t l = T->list;
@@ -541,8 +582,11 @@ static genie_status query_place(const engine_docs_request *req, docs_resident *r
             dt->tf = dTf + r->h_stageOff[l];
             dt->len = len;
         }
-        if (i == 0)
+        if (i == 0) {
             dq->fullLen0 = len;
+            if (dt->len < len)
+                dq->next0 = D->aPosting[start + dt->len];
+        }
     }
     return GENIE_OK;
 }
@@ -569,7 +613,10 @@ static genie_status batch_build(const engine_docs_request *req, docs_resident *r
         }
         if (n == L->maxQuery || nStage + need > L->stageCap || nTerm + Q->n > L->maxTerm)
             break;
-        rc = query_place(req, r, L, S, q, n, &nTerm, &nStage);
+        rc = pinned_reserve(&S->term, sizeof(dev_term) * (nTerm + Q->n), sizeof(dev_term) * nTerm,
+                            cudaHostAllocDefault);
+        if (rc == GENIE_OK)
+            rc = query_place(req, r, L, S, q, n, &nTerm, &nStage);
         S->aIdx[n++] = q;
     }
     *pq = q;

@@ -14,9 +14,9 @@
  * Prints one markdown table row per (k, threads) or, with --cuda, per
  * (k, policy, cache size): the CPU engine on all threads against the GPU
  * engine (Wang et al. 4.2-4.4, Figures 6-8), plus per k one GPU run in
- * exhaustive mode, then where each GPU row's time went (stage by stage:
- * genie_docs_stats) and the postings the CPU engine read with and without
- * early termination.  Timed is the search call alone on the open index,
+ * exhaustive mode, each GPU row with where its time went (stage by stage:
+ * genie_docs_stats), then the postings the CPU engine read with and
+ * without early termination.  Timed is the search call alone on the open index,
  * the best of --repeat calls, for the CPU engine (on -j threads: all
  * cores by default) as for the GPU.  Every answer is checked against
  * exhaustive CPU evaluation; the last line says whether all were equal
@@ -208,14 +208,18 @@ static int bench_gpu(const genie_docs *d, const char **az, const size_t *an, siz
                  pct(sEx.postings_read, sEx.postings_total), pct(sCpu.postings_read, sCpu.postings_total),
                  pct(sCpu.stopped_early, n), qEx, aQCpu[ki]);
     }
-    printf("| k | policy | lambda | %s | cache MiB | CPU q/s (%u threads) | GPU q/s | speedup | GPU postings read | "
-           "post-processed | batches | MiB sent | = exhaustive |\n"
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
-           g->buffer ? "cache share of index" : "cache fraction", threads);
-    /* The time breakdown of each GPU row, printed after the table. */
-    size_t nBreak = 0, capBreak = 1 << 16;
-    char *zBreak = malloc(capBreak);
-    zBreak[0] = '\0';
+    printf("GPU rows: the CPU engine (%u threads; 0: all cores) against the GPU engine; then where the GPU "
+           "call's time went, ms (genie_docs_stats; host stages on the wall clock, device ones from CUDA "
+           "events; batches overlap, so the stages need not add up): CPU ms and GPU ms = the timed calls; "
+           "prepare = queries to lists (CPU threads); setup = cache plan, device state, buffers; batch = host "
+           "building batches; h2d, kernel = device; wait = host idle for the device; post = finishing "
+           "batches on the CPU threads; pipeline = first batch built to last finished.\n\n"
+           "| k | policy | lambda | %s | cache MiB | CPU q/s | GPU q/s | speedup | GPU postings read | "
+           "post-processed | batches | MiB sent | = exhaustive | CPU ms | GPU ms | prepare | setup | batch | "
+           "h2d | kernel | wait | post | pipeline |\n"
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+           "| --- | --- | --- | --- | --- | --- |\n",
+           threads, g->buffer ? "cache share of index" : "cache fraction");
     /* Policy and cache size outside, k inside: the GPU cache is rebuilt
      * once per (policy, size).  The last pass is the GPU in exhaustive
      * mode with the first policy and cache size. */
@@ -251,47 +255,20 @@ static int bench_gpu(const genie_docs *d, const char **az, const size_t *an, siz
                 char zLambda[16] = "-";
                 if (aPlan[pp] && g->aPolicy[pp].policy == GENIE_DOCS_VFB)
                     snprintf(zLambda, sizeof zLambda, "%.2f", g->aPolicy[pp].lambda);
-                printf("| %u | %s | %s | %.2f | %.1f | %.0f | %.0f | %.2f | %.1f%% | %.1f%% | %llu | %.1f | %s |\n",
-                       aK[ki], zPolicy, zLambda, g->aFrac[fi],
-                       (double)st.cache_bytes / 1048576.0, aQCpu[ki], qGpu, qGpu / aQCpu[ki],
-                       pct(st.postings_read, st.postings_total), pct(st.post_processed, n),
-                       (unsigned long long)st.batches, (double)st.bytes_moved / 1048576.0, eq ? "yes" : "NO");
+                printf("| %u | %s | %s | %.2f | %.1f | %.0f | %.0f | %.2f | %.1f%% | %.1f%% | %llu | %.1f | %s | "
+                       "%.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+                       aK[ki], zPolicy, zLambda, g->aFrac[fi], (double)st.cache_bytes / 1048576.0, aQCpu[ki], qGpu,
+                       qGpu / aQCpu[ki], pct(st.postings_read, st.postings_total), pct(st.post_processed, n),
+                       (unsigned long long)st.batches, (double)st.bytes_moved / 1048576.0, eq ? "yes" : "NO",
+                       1e3 * (double)n / aQCpu[ki], 1e3 * (double)n / qGpu, 1e3 * st.prepare_seconds,
+                       1e3 * st.setup_seconds, 1e3 * st.batch_seconds, 1e3 * st.h2d_seconds,
+                       1e3 * st.kernel_seconds, 1e3 * st.wait_seconds, 1e3 * st.post_seconds,
+                       1e3 * st.gpu_seconds);
                 fflush(stdout);
-                char zRow[512];
-                int len = snprintf(zRow, sizeof zRow,
-                                   "| %u | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | "
-                                   "%.2f | %.2f | %.2f |\n",
-                                   aK[ki], zPolicy, zLambda, g->aFrac[fi], 1e3 * (double)n / aQCpu[ki],
-                                   1e3 * (double)n / qGpu, 1e3 * st.seconds, 1e3 * st.prepare_seconds,
-                                   1e3 * st.setup_seconds, 1e3 * st.batch_seconds, 1e3 * st.h2d_seconds,
-                                   1e3 * st.kernel_seconds, 1e3 * st.wait_seconds, 1e3 * st.post_seconds,
-                                   1e3 * st.gpu_seconds);
-                if (len > 0 && zBreak && nBreak + (size_t)len + 1 > capBreak) {
-                    capBreak = 2 * (nBreak + (size_t)len + 1);
-                    char *z = realloc(zBreak, capBreak);
-                    if (!z)
-                        free(zBreak);
-                    zBreak = z;
-                }
-                if (len > 0 && zBreak) {
-                    memcpy(zBreak + nBreak, zRow, (size_t)len + 1);
-                    nBreak += (size_t)len;
-                }
                 genie_docs_results_free(gpu);
             }
         }
     }
-    printf("\nGPU time per stage, ms (the best run of each row; host stages on the wall clock, device ones "
-           "from CUDA events; batches overlap, so the stages need not add up): CPU = the CPU engine's time for "
-           "the same queries; GPU = the timed call; in the call: prepare (queries to lists, CPU threads), setup "
-           "(cache plan, device state, buffers), batch (host building batches), h2d and kernel (device), wait "
-           "(host idle for the device), post (finishing batches on the CPU threads), pipeline (first batch "
-           "built to last finished)\n\n"
-           "| k | policy | lambda | %s | CPU | GPU | in the call | prepare | setup | batch | h2d | kernel | "
-           "wait | post | pipeline |\n"
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n%s",
-           g->buffer ? "cache share" : "cache fraction", zBreak ? zBreak : "");
-    free(zBreak);
     for (int ki = 0; ki < nK; ki++)
         genie_docs_results_free(aEx[ki]);
     printf("\nPostings read (CPU engine, %u threads; the GPU's are in the table above):\n\n"

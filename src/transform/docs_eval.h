@@ -77,11 +77,25 @@ genie_docs_hit *docs_topk_sorted(const docs_topk *h);
 typedef int docs_answer_fn(void *ctx, docs_worker *w, size_t q);
 
 /*
- * Answer queries 0..nQuery-1 on @p nThread threads (0: all cores; docs_workers.c),
- * each with its own worker and a heap of @p k hits.  The workers' counts
- * (postings read and total, documents scored, stopped early, post-processed)
- * are added to @p pCounts.  @return 0, or -1 out of memory.
+ * A team of @p nThread threads (0: all cores; docs_workers.c): the caller
+ * and nThread - 1 started here, which wait for jobs; each has its own
+ * worker with a heap of @p k hits.  NULL: out of memory.
  */
+typedef struct docs_team docs_team;
+docs_team *docs_team_new(unsigned nThread, uint32_t k);
+/* The threads worth starting for @p nQuery queries: nThread (0: all
+ * cores), at most one a DOCS_GRAB queries. */
+unsigned docs_team_size(unsigned nThread, size_t nQuery);
+/* Answer queries 0..nQuery-1 with the team (the caller works too); returns
+ * when all are done.  @return 0, or -1 when an answer failed (out of memory). */
+int docs_team_run(docs_team *t, size_t nQuery, docs_answer_fn *xAnswer, void *ctx);
+/* Stop the team; the workers' counts (postings read and total, documents
+ * scored, stopped early, post-processed) added to @p pCounts (may be NULL). */
+void docs_team_free(docs_team *t, genie_docs_stats *pCounts);
+
+/* One job on a team made for it (docs_team_size), the counts added to
+ * @p pCounts.  @return 0, or -1
+ * out of memory. */
 int docs_run_queries(unsigned nThread, size_t nQuery, uint32_t k, docs_answer_fn *xAnswer, void *ctx,
                      genie_docs_stats *pCounts);
 

@@ -10,7 +10,8 @@
  * and filled by the plan's steps that fit (computed once per plan and
  * cache size, then kept in the handle's slot), and the GPU answers what it
  * can, batch by batch.  Each batch's queries are finished on the CPU
- * threads while the device runs the next batch: a GPU answer is copied as
+ * threads (one team for the call, which prepared the queries too) while
+ * the device runs the next batch: a GPU answer is copied as
  * it is (the kernel sorts it best first); a query it hands back (a
  * document of its shortest list lay past the cached prefix of one of its
  * lists, or its lists did not fit a batch) is continued from the full
@@ -84,10 +85,10 @@ typedef struct gpu_call {
     engine_docs_term *aTerm;
     genie_docs_hit **aaHit;
     uint32_t *anHit;
+    docs_team *team; /* the CPU threads, for the whole call */
     const uint32_t *aIdx;
     const engine_docs_outcome *aOutcome;
     const genie_docs_hit *aHit;
-    genie_docs_stats counts; /* of the finished batches */
 } gpu_call;
 
 static uint64_t list_len(const genie_docs *d, uint32_t list)
@@ -98,8 +99,7 @@ static uint64_t list_len(const genie_docs *d, uint32_t list)
 /*
  * Query @p q's terms in the engine's form, at aTerm[aQuery[q].first ..],
  * which has room for one term per two bytes of the query (words are
- * separated); its lists' total length into the worker's postings_total
- * (docs_answer_fn).
+ * separated) (docs_answer_fn).
  */
 static int prepare_one(void *ctx, docs_worker *w, size_t q)
 {
@@ -116,13 +116,12 @@ static int prepare_one(void *ctx, docs_worker *w, size_t q)
         size_t first, end;
         index_keyword_range(c->d->idx, w->aTerm[i].keyword, w->aTerm[i].keyword, &first, &end);
         c->aTerm[Q->first + i] = (engine_docs_term){(uint32_t)first, w->aTerm[i].weight};
-        w->stats.postings_total += w->aTerm[i].end - w->aTerm[i].start;
     }
     return 0;
 }
 
 /* The queries' terms, on the CPU threads. */
-static genie_status prepare(gpu_call *c, size_t n, uint64_t *pPostingsTotal)
+static genie_status prepare(gpu_call *c, size_t n)
 {
     uint64_t nTerm = 0;
     for (size_t q = 0; q < n; q++) {
@@ -135,11 +134,8 @@ static genie_status prepare(gpu_call *c, size_t n, uint64_t *pPostingsTotal)
     c->aTerm = malloc((nTerm ? nTerm : 1) * sizeof *c->aTerm);
     if (!c->aTerm)
         return util_error(GENIE_ENOMEM, "out of memory preparing the docs queries");
-    genie_docs_stats counts;
-    memset(&counts, 0, sizeof counts);
-    if (docs_run_queries(c->opt->threads, n, 1, prepare_one, c, &counts) != 0)
+    if (docs_team_run(c->team, n, prepare_one, c) != 0)
         return util_error(GENIE_ENOMEM, "out of memory preparing the docs queries");
-    *pPostingsTotal = counts.postings_total;
     return GENIE_OK;
 }
 
@@ -191,8 +187,11 @@ static int finish_one(void *ctx, docs_worker *w, size_t i)
         if (!a)
             return -1;
         memcpy(a, aGpu, o->nHit * sizeof *a); /* best first, as docs_topk_sorted gives */
-        w->stats.postings_read += o->read;
+        /* The counts docs_eval_and keeps (docs_count_reads) for the CPU's answers. */
         const engine_docs_query *Q = &c->aQuery[q];
+        w->stats.postings_read += o->read;
+        for (uint32_t j = 0; j < Q->n; j++)
+            w->stats.postings_total += list_len(c->d, c->aTerm[Q->first + j].list);
         if (Q->n)
             w->stats.stopped_early += o->read < list_len(c->d, c->aTerm[Q->first].list);
         c->aaHit[q] = a;
@@ -225,15 +224,8 @@ static genie_status batch_done(void *ctx, const uint32_t *aIdx, const engine_doc
     c->aIdx = aIdx;
     c->aOutcome = aOutcome;
     c->aHit = aHit;
-    genie_docs_stats counts;
-    memset(&counts, 0, sizeof counts);
-    if (docs_run_queries(c->opt->threads, n, c->k, finish_one, c, &counts) != 0)
+    if (docs_team_run(c->team, n, finish_one, c) != 0)
         return util_error(GENIE_ENOMEM, "out of memory post-processing %u docs queries", n);
-    /* postings_total comes from prepare(), for GPU and CPU answers alike */
-    c->counts.postings_read += counts.postings_read;
-    c->counts.post_processed += counts.post_processed;
-    c->counts.stopped_early += counts.stopped_early;
-    c->counts.docs_scored += counts.docs_scored;
     return GENIE_OK;
 }
 
@@ -255,11 +247,12 @@ genie_status docs_search_gpu(const genie_docs *d, const char *const *queries, co
     genie_status rc = GENIE_OK;
     double t0 = util_now();
     c.aQuery = malloc((n ? n : 1) * sizeof *c.aQuery);
-    if (!c.aQuery) {
+    c.team = docs_team_new(docs_team_size(opt->threads, n), k);
+    if (!c.aQuery || !c.team) {
         rc = util_error(GENIE_ENOMEM, "out of memory for %zu docs GPU queries", n);
         goto done;
     }
-    GENIE_TRY_GOTO(rc, prepare(&c, n, &st->postings_total), done);
+    GENIE_TRY_GOTO(rc, prepare(&c, n), done);
     double t1 = util_now();
     st->prepare_seconds = t1 - t0;
     engine_docs_request req;
@@ -294,12 +287,9 @@ genie_status docs_search_gpu(const genie_docs *d, const char *const *queries, co
     st->post_seconds = req.times.done;
     st->batches = req.nBatch;
     st->bytes_moved = req.bytesMoved;
-    st->postings_read += c.counts.postings_read;
-    st->post_processed += c.counts.post_processed;
-    st->stopped_early += c.counts.stopped_early;
-    st->docs_scored += c.counts.docs_scored;
-    st->gpu_queries = n - st->post_processed;
 done:
+    docs_team_free(c.team, st);
+    st->gpu_queries = n - st->post_processed;
     free(c.aQuery);
     free(c.aTerm);
     return rc;

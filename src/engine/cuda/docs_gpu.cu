@@ -634,10 +634,10 @@ static genie_status batch_launch(engine_docs_request *req, const docs_resident *
     genie_status rc = GENIE_OK;
     cudaStream_t st = r->stream;
     char *B = r->d_buf;
-    genie_docs_hit *dOut;
-    engine_docs_outcome *dOutcome;
-    CUDA_TRY(cudaHostGetDevicePointer((void **)&dOut, S->out.p, 0));
-    CUDA_TRY(cudaHostGetDevicePointer((void **)&dOutcome, S->outcome.p, 0));
+    /* Pinned host memory: under unified addressing (always, in a 64-bit
+     * process) kernels reach it through its host address. */
+    genie_docs_hit *dOut = (genie_docs_hit *)S->out.p;
+    engine_docs_outcome *dOutcome = (engine_docs_outcome *)S->outcome.p;
     CUDA_TRY(cudaEventRecord(S->ev[0], st));
     if (nStage) {
         CUDA_TRY(cudaMemcpyAsync(B, S->post.p, 4 * nStage, cudaMemcpyHostToDevice, st));

@@ -813,7 +813,7 @@ TEST(docs_cache_modes_equal_exhaustive)
 #define FAKE_BATCH 5
 
 typedef struct fake_seen {
-    uint64_t planId, nLists, nBatch;
+    uint64_t planId, nLists, nBatch, nPruned;
     const uint64_t *aPrefix;
     uint32_t batchQueries;
 } fake_seen;
@@ -859,6 +859,30 @@ static uint32_t fake_topk(const engine_docs_request *req, uint32_t q, uint64_t e
     return (uint32_t)n;
 }
 
+/* What the caller says the cache means for the query, checked against aPrefix. */
+static void fake_check_cache(const engine_docs_request *req, const engine_docs_query *Q)
+{
+    const engine_docs_data *D = req->pData;
+    uint32_t m = UINT32_MAX, next0 = 0;
+    for (uint32_t i = 0; i < Q->n; i++) {
+        const engine_docs_term *T = &req->aTerm[Q->first + i];
+        uint64_t start = D->aListOffset[T->list], len = D->aListOffset[T->list + 1] - start;
+        uint64_t cached = req->aPrefix && req->aPrefix[T->list] < len ? req->aPrefix[T->list] : len;
+        CHECK_EQ(T->len, len);
+        CHECK_EQ(T->cached, cached);
+        CHECK(i == 0 || req->aTerm[Q->first + i - 1].len <= len); /* shortest first */
+        if (cached && cached < len) {
+            if (D->aPosting[start + cached - 1] < m)
+                m = D->aPosting[start + cached - 1];
+            if (i == 0)
+                next0 = D->aPosting[start + cached];
+        }
+    }
+    CHECK_EQ(Q->m, m);
+    CHECK_EQ(Q->next0, next0);
+    gFake.nPruned += m != UINT32_MAX;
+}
+
 static genie_status fake_engine(void **ppResident, engine_docs_request *req)
 {
     (void)ppResident;
@@ -881,6 +905,7 @@ static genie_status fake_engine(void **ppResident, engine_docs_request *req)
                 continue;
             }
             const engine_docs_query *Q = &req->aQuery[q];
+            fake_check_cache(req, Q);
             uint64_t len0 = 0;
             if (Q->n) {
                 uint32_t l0 = req->aTerm[Q->first].list;
@@ -917,6 +942,7 @@ TEST(docs_gpu_host_side_equals_exhaustive)
 {
     uint64_t rng = 0x9b0;
     docs_gpu_testing_engine(fake_engine);
+    gFake.nPruned = 0;
     for (int ci = 0; ci < 5; ci++) {
         coll c;
         make_coll(&c, 1 + ci % 4, &rng);
@@ -926,6 +952,8 @@ TEST(docs_gpu_host_side_equals_exhaustive)
         size_t *an = malloc(nQ * sizeof *an);
         for (size_t q = 0; q < nQ; q++)
             an[q] = strlen(az[q]);
+        genie_docs_info info;
+        genie_docs_get_info(o.d, &info);
         genie_docs_plan *p;
         CHECK_OK(genie_docs_plan_build(o.d, (const char *const *)az, an, nQ, 10, GENIE_DOCS_VFB, 1, &p));
         uint64_t lastPlanId = 0;
@@ -934,8 +962,9 @@ TEST(docs_gpu_host_side_equals_exhaustive)
             genie_docs_results *ex = search(o.d, (const char *const *)az, nQ, k, GENIE_DOCS_AND, 1, 1);
             genie_docs_options opt = {.k = k, .mode = GENIE_DOCS_AND, .threads = run % 2 ? 3 : 1};
             opt.backend = GENIE_BACKEND_CUDA;
-            opt.gpu_memory = 1u << 20;
-            opt.cache_fraction = run < 2 ? 0.001 : 0.5; /* runs 0 and 1: the same plan and S_c */
+            /* Runs 0 and 1: the same plan and S_c, a tiny cache; 2 and 3: an eighth of the index. */
+            opt.gpu_memory = 16 * info.n_postings + (1u << 20);
+            opt.cache_fraction = run < 2 ? 0.001 : (double)info.n_postings / (double)opt.gpu_memory;
             opt.plan = p;
             genie_docs_results *r;
             CHECK_OK(genie_docs_search(o.d, (const char *const *)az, an, nQ, &opt, &r));
@@ -974,6 +1003,7 @@ TEST(docs_gpu_host_side_equals_exhaustive)
         close_opened(&o);
         free_coll(&c);
     }
+    CHECK(gFake.nPruned > 0); /* some queries met a pruned list */
     docs_gpu_testing_engine(NULL);
 }
 

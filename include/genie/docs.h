@@ -201,8 +201,9 @@ typedef struct genie_docs_stats {
     double post_seconds;       /* host: finishing the batches' queries (copying the GPU's
                                   answers, continuing unfinished ones on the CPU threads) */
     double prepare_seconds;    /* host: the queries' words to lists, on the CPU threads */
-    double setup_seconds;      /* host: the cache plan applied, device state and buffers
-                                  made or checked (the cache upload when the plan changed) */
+    double setup_seconds;      /* host: the CPU threads started, the cache plan applied,
+                                  device state and buffers made or checked (the cache
+                                  upload when the plan or S_c changed) */
     double batch_seconds;      /* host: batches built (per-query arrays, lists staged) */
     double h2d_seconds;        /* device: copies to the device */
     double kernel_seconds;     /* device: the kernels, answers written to host memory */

@@ -48,15 +48,26 @@ typedef struct engine_docs_data {
     double alpha, k1, b, maxPagerank, avgLength;
 } engine_docs_data;
 
-/* One term of a query: list @p list, the query's weight w_t / W. */
+/*
+ * One term of a query: list @p list, the query's weight w_t / W, the
+ * list's length and its cached prefix, min(aPrefix[list], len) (len when
+ * aPrefix is NULL; 0: the list travels with the batch).
+ */
 typedef struct engine_docs_term {
     uint32_t list;
     double weight;
+    uint64_t len, cached;
 } engine_docs_term;
 
-/* A query: its terms aTerm[first .. first + n), shortest list first. */
+/*
+ * A query: its terms aTerm[first .. first + n), shortest list first; from
+ * the cache: m, the smallest last cached docID over its pruned lists (those
+ * with 0 < cached < len; UINT32_MAX: none), and next0, the first uncached
+ * docID of its shortest list when that list is pruned.
+ */
 typedef struct engine_docs_query {
     uint32_t first, n;
+    uint32_t m, next0;
 } engine_docs_query;
 
 /* What the GPU did with a query. */

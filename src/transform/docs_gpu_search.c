@@ -86,6 +86,7 @@ typedef struct gpu_call {
     genie_docs_hit **aaHit;
     uint32_t *anHit;
     docs_team *team; /* the CPU threads, for the whole call */
+    const uint64_t *aPrefix; /* the cache (NULL: every list whole) */
     const uint32_t *aIdx;
     const engine_docs_outcome *aOutcome;
     const genie_docs_hit *aHit;
@@ -99,7 +100,9 @@ static uint64_t list_len(const genie_docs *d, uint32_t list)
 /*
  * Query @p q's terms in the engine's form, at aTerm[aQuery[q].first ..],
  * which has room for one term per two bytes of the query (words are
- * separated) (docs_answer_fn).
+ * separated), with what the cache means for them (engine_docs_query: m,
+ * next0; so that the engine's serial batch building reads no postings)
+ * (docs_answer_fn).
  */
 static int prepare_one(void *ctx, docs_worker *w, size_t q)
 {
@@ -112,15 +115,25 @@ static int prepare_one(void *ctx, docs_worker *w, size_t q)
         u = 0; /* AND: a word in no document, no answer */
     engine_docs_query *Q = &c->aQuery[q];
     Q->n = (uint32_t)u;
+    Q->m = UINT32_MAX;
+    Q->next0 = 0;
     for (long i = 0; i < u; i++) {
         size_t first, end;
         index_keyword_range(c->d->idx, w->aTerm[i].keyword, w->aTerm[i].keyword, &first, &end);
-        c->aTerm[Q->first + i] = (engine_docs_term){(uint32_t)first, w->aTerm[i].weight};
+        uint64_t start = w->aTerm[i].start, len = w->aTerm[i].end - start;
+        uint64_t cached = c->aPrefix && c->aPrefix[first] < len ? c->aPrefix[first] : len;
+        c->aTerm[Q->first + i] = (engine_docs_term){(uint32_t)first, w->aTerm[i].weight, len, cached};
+        if (cached > 0 && cached < len) { /* pruned: membership known up to its last cached document */
+            uint32_t last = c->d->aPosting[start + cached - 1];
+            Q->m = last < Q->m ? last : Q->m;
+            if (i == 0)
+                Q->next0 = c->d->aPosting[start + cached];
+        }
     }
     return 0;
 }
 
-/* The queries' terms, on the CPU threads. */
+/* The queries' terms, on the CPU threads (under the slot's lock: c->aPrefix is the slot's). */
 static genie_status prepare(gpu_call *c, size_t n)
 {
     uint64_t nTerm = 0;
@@ -252,34 +265,37 @@ genie_status docs_search_gpu(const genie_docs *d, const char *const *queries, co
         rc = util_error(GENIE_ENOMEM, "out of memory for %zu docs GPU queries", n);
         goto done;
     }
-    GENIE_TRY_GOTO(rc, prepare(&c, n), done);
-    double t1 = util_now();
-    st->prepare_seconds = t1 - t0;
     engine_docs_request req;
     memset(&req, 0, sizeof req);
-    req.pData = &data;
-    req.bufferBytes = mem - cacheBytes;
-    req.k = k;
-    req.exhaustive = opt->exhaustive;
-    req.aQuery = c.aQuery;
-    req.nQuery = (uint32_t)n;
-    req.aTerm = c.aTerm;
-    uint64_t per = (n + DOCS_GPU_BATCHES - 1) / DOCS_GPU_BATCHES;
-    req.batchQueries = (uint32_t)(per > DOCS_GPU_BATCH_MIN ? per : DOCS_GPU_BATCH_MIN);
-    req.xDone = batch_done;
-    req.pDoneCtx = &c;
     pthread_mutex_lock(&d->pGpu->lock);
     rc = cache_prefixes(d, opt, cacheBytes);
-    double t2 = util_now();
+    double t1 = util_now(), t2 = t1;
+    if (rc == GENIE_OK) {
+        c.aPrefix = d->pGpu->aPrefix;
+        rc = prepare(&c, n);
+        t2 = util_now();
+    }
     if (rc == GENIE_OK) {
         st->cache_bytes = d->pGpu->used;
+        req.pData = &data;
         req.aPrefix = d->pGpu->aPrefix;
         req.planId = d->pGpu->planId;
+        req.bufferBytes = mem - cacheBytes;
+        req.k = k;
+        req.exhaustive = opt->exhaustive;
+        req.aQuery = c.aQuery;
+        req.nQuery = (uint32_t)n;
+        req.aTerm = c.aTerm;
+        uint64_t per = (n + DOCS_GPU_BATCHES - 1) / DOCS_GPU_BATCHES;
+        req.batchQueries = (uint32_t)(per > DOCS_GPU_BATCH_MIN ? per : DOCS_GPU_BATCH_MIN);
+        req.xDone = batch_done;
+        req.pDoneCtx = &c;
         rc = xEngine(&d->pGpu->pResident, &req);
     }
     pthread_mutex_unlock(&d->pGpu->lock);
     st->gpu_seconds = util_now() - t2;
-    st->setup_seconds = (t2 - t1) + req.times.setup;
+    st->prepare_seconds = t2 - t1;
+    st->setup_seconds = (t1 - t0) + req.times.setup;
     st->batch_seconds = req.times.batch;
     st->h2d_seconds = req.times.h2d;
     st->kernel_seconds = req.times.kernel;

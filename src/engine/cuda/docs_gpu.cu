@@ -312,8 +312,7 @@ typedef struct docs_resident {
     int hasCache;
     uint64_t planId;
     uint32_t *d_cachePost, *d_cacheTf;
-    uint64_t *h_cacheOff; /* per list: offset in the cache arena */
-    uint64_t *h_cacheLen; /* per list: cached prefix (0: travels with batches) */
+    uint64_t *h_cacheOff; /* nLists + 1: list l's cached prefix is arena[off[l], off[l+1]) */
     /* Kept between calls. */
     int hasStream;
     cudaStream_t stream;
@@ -341,9 +340,8 @@ static void cache_free(docs_resident *r)
     cudaFree(r->d_cachePost);
     cudaFree(r->d_cacheTf);
     free(r->h_cacheOff);
-    free(r->h_cacheLen);
     r->d_cachePost = r->d_cacheTf = NULL;
-    r->h_cacheOff = r->h_cacheLen = NULL;
+    r->h_cacheOff = NULL;
     r->hasCache = 0;
 }
 
@@ -414,25 +412,25 @@ static genie_status cache_make(const engine_docs_request *req, docs_resident *r)
         return GENIE_OK;
     cache_free(r);
     r->h_cacheOff = (uint64_t *)malloc((D->nLists + 1) * sizeof *r->h_cacheOff);
-    r->h_cacheLen = (uint64_t *)malloc((D->nLists + 1) * sizeof *r->h_cacheLen);
-    if (!r->h_cacheOff || !r->h_cacheLen)
+    if (!r->h_cacheOff)
         return util_error(GENIE_ENOMEM, "out of memory for the GPU docs state");
     uint64_t n = 0;
     for (uint64_t l = 0; l < D->nLists; l++) {
         uint64_t len = D->aListOffset[l + 1] - D->aListOffset[l];
         uint64_t pre = req->aPrefix ? req->aPrefix[l] : len;
         r->h_cacheOff[l] = n;
-        r->h_cacheLen[l] = pre < len ? pre : len;
-        n += r->h_cacheLen[l];
+        n += pre < len ? pre : len;
     }
+    r->h_cacheOff[D->nLists] = n;
     /* Gathered on the host, sent in one copy each. */
     uint32_t *hPost = (uint32_t *)malloc(4 * (n ? n : 1)), *hTf = (uint32_t *)malloc(4 * (n ? n : 1));
     genie_status rc = GENIE_OK;
     if (!hPost || !hTf)
         rc = util_error(GENIE_ENOMEM, "out of memory staging the GPU list cache");
     for (uint64_t l = 0; rc == GENIE_OK && l < D->nLists; l++) {
-        memcpy(hPost + r->h_cacheOff[l], D->aPosting + D->aListOffset[l], 4 * r->h_cacheLen[l]);
-        memcpy(hTf + r->h_cacheOff[l], D->aTf + D->aListOffset[l], 4 * r->h_cacheLen[l]);
+        uint64_t cnt = r->h_cacheOff[l + 1] - r->h_cacheOff[l];
+        memcpy(hPost + r->h_cacheOff[l], D->aPosting + D->aListOffset[l], 4 * cnt);
+        memcpy(hTf + r->h_cacheOff[l], D->aTf + D->aListOffset[l], 4 * cnt);
     }
     if (rc == GENIE_OK)
         rc = upload(hPost, (void **)&r->d_cachePost, 4 * n);
@@ -526,18 +524,21 @@ static genie_status set_reserve(batch_set *S, const batch_layout *L, uint32_t k,
 /* Postings query @p q needs staged in the batch being built (its uncached lists not yet staged). */
 static uint64_t query_stage_need(const engine_docs_request *req, const docs_resident *r, uint32_t q)
 {
-    const engine_docs_data *D = req->pData;
     const engine_docs_query *Q = &req->aQuery[q];
     uint64_t need = 0;
     for (uint32_t i = 0; i < Q->n; i++) {
-        uint32_t l = req->aTerm[Q->first + i].list;
-        if (r->h_cacheLen[l] == 0 && r->h_stamp[l] != r->stamp)
-            need += D->aListOffset[l + 1] - D->aListOffset[l];
+        const engine_docs_term *T = &req->aTerm[Q->first + i];
+        if (T->cached == 0 && r->h_stamp[T->list] != r->stamp)
+            need += T->len;
     }
     return need;
 }
 
-/* Put query @p q into the set's arrays at slot @p iq, staging its uncached lists. */
+/*
+ * Put query @p q into the set's arrays at slot @p iq, staging its uncached
+ * lists: per term one look at the cache arena's offsets, or the list
+ * copied (what the caller computed from the cache saves the rest).
+ */
 static genie_status query_place(const engine_docs_request *req, docs_resident *r, const batch_layout *L,
                                 batch_set *S, uint32_t q, uint64_t iq, uint64_t *pnTerm, uint64_t *pnStage)
 {
@@ -547,45 +548,33 @@ static genie_status query_place(const engine_docs_request *req, docs_resident *r
     dev_query *dq = (dev_query *)S->query.p + iq;
     dq->firstTerm = (uint32_t)*pnTerm;
     dq->nTerm = Q->n;
-    dq->m = 0xffffffffu;
-    dq->hasM = 0;
-    dq->fullLen0 = 0;
-    dq->next0 = 0;
+    dq->m = Q->m;
+    dq->hasM = Q->m != UINT32_MAX;
+    dq->fullLen0 = Q->n ? req->aTerm[Q->first].len : 0;
+    dq->next0 = Q->next0;
     for (uint32_t i = 0; i < Q->n; i++) {
         const engine_docs_term *T = &req->aTerm[Q->first + i];
         uint32_t l = T->list;
-        uint64_t start = D->aListOffset[l], len = D->aListOffset[l + 1] - start;
         dev_term *dt = (dev_term *)S->term.p + (*pnTerm)++;
         dt->weight = T->weight;
-        if (r->h_cacheLen[l]) {
+        if (T->cached) {
             dt->post = r->d_cachePost + r->h_cacheOff[l];
             dt->tf = r->d_cacheTf + r->h_cacheOff[l];
-            dt->len = r->h_cacheLen[l];
-            if (dt->len < len) {
-                uint32_t last = D->aPosting[start + dt->len - 1];
-                if (!dq->hasM || last < dq->m)
-                    dq->m = last;
-                dq->hasM = 1;
-            }
+            dt->len = T->cached;
         } else {
             if (r->h_stamp[l] != r->stamp) {
-                uint64_t n = *pnStage;
-                GENIE_TRY(pinned_reserve(&S->post, 4 * (n + len), 4 * n, cudaHostAllocDefault));
-                GENIE_TRY(pinned_reserve(&S->tf, 4 * (n + len), 4 * n, cudaHostAllocDefault));
+                uint64_t n = *pnStage, start = D->aListOffset[l];
+                GENIE_TRY(pinned_reserve(&S->post, 4 * (n + T->len), 4 * n, cudaHostAllocDefault));
+                GENIE_TRY(pinned_reserve(&S->tf, 4 * (n + T->len), 4 * n, cudaHostAllocDefault));
                 r->h_stamp[l] = r->stamp;
                 r->h_stageOff[l] = n;
-                memcpy((uint32_t *)S->post.p + n, D->aPosting + start, 4 * len);
-                memcpy((uint32_t *)S->tf.p + n, D->aTf + start, 4 * len);
-                *pnStage = n + len;
+                memcpy((uint32_t *)S->post.p + n, D->aPosting + start, 4 * T->len);
+                memcpy((uint32_t *)S->tf.p + n, D->aTf + start, 4 * T->len);
+                *pnStage = n + T->len;
             }
             dt->post = dPost + r->h_stageOff[l];
             dt->tf = dTf + r->h_stageOff[l];
-            dt->len = len;
-        }
-        if (i == 0) {
-            dq->fullLen0 = len;
-            if (dt->len < len)
-                dq->next0 = D->aPosting[start + dt->len];
+            dt->len = T->len;
         }
     }
     return GENIE_OK;

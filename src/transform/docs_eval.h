@@ -94,8 +94,7 @@ int docs_team_run(docs_team *t, size_t nQuery, docs_answer_fn *xAnswer, void *ct
 void docs_team_free(docs_team *t, genie_docs_stats *pCounts);
 
 /* One job on a team made for it (docs_team_size), the counts added to
- * @p pCounts.  @return 0, or -1
- * out of memory. */
+ * @p pCounts.  @return 0, or -1 out of memory. */
 int docs_run_queries(unsigned nThread, size_t nQuery, uint32_t k, docs_answer_fn *xAnswer, void *ctx,
                      genie_docs_stats *pCounts);
 
@@ -104,7 +103,8 @@ int docs_run_queries(unsigned nThread, size_t nQuery, uint32_t k, docs_answer_fn
 uint64_t docs_plan_serial(const genie_docs_plan *p);
 
 /* For the tests: run docs_search_gpu's requests with @p fn instead of the
- * CUDA engine (NULL: the CUDA engine again).  Not thread-safe. */
+ * CUDA engine (NULL: the CUDA engine again), which lets the host side be
+ * tested without a GPU.  Not thread-safe. */
 typedef genie_status docs_gpu_engine_fn(void **ppResident, engine_docs_request *req);
 void docs_gpu_testing_engine(docs_gpu_engine_fn *fn);
 

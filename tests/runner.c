@@ -170,6 +170,7 @@ char g_zTestDir[1024];
     X(docs_bad_input, 30) \
     X(docs_corrupt_sections_rejected, 60) \
     X(docs_cache_modes_equal_exhaustive, 240) \
+    X(docs_gpu_host_side_equals_exhaustive, 120) \
     X(docs_cache_plan_files_rejected, 30)
 
 #define DECLARE(name, secs) void test_##name(void);

@@ -10,8 +10,10 @@
 
 #include "genie/docs.h"
 #include "genie/text.h"
+#include "engine/docs_score.h"
 #include "index/index.h"
 #include "test.h"
+#include "transform/docs_eval.h"
 #include "util/crc32c.h"
 
 /* ------------------------------------------------------------ helpers */
@@ -794,6 +796,215 @@ TEST(docs_cache_modes_equal_exhaustive)
         close_opened(&o);
         free_coll(&c);
     }
+}
+
+/* ------------------------------------------- the GPU search's host side */
+
+/*
+ * A stand-in for the CUDA engine (docs_gpu_testing_engine) that keeps its
+ * contract on the CPU, so that the host side of the GPU search (queries
+ * prepared on the threads, the cache plan kept between calls, batches
+ * finished by the CPU threads, GPU answers copied or continued, the
+ * counts) is tested where there is no GPU.  Batches of at most
+ * FAKE_BATCH queries; query q, by q % 4: 0 answered whole (finished), 1
+ * handed back at half its shortest list with the top-k of the first half,
+ * 2 handed back at 0 without hits, 3 "does not fit a batch" (aHit NULL).
+ */
+#define FAKE_BATCH 5
+
+typedef struct fake_seen {
+    uint64_t planId, nLists, nBatch, nPruned;
+    const uint64_t *aPrefix;
+    uint32_t batchQueries;
+} fake_seen;
+
+static fake_seen gFake;
+
+/* The top-k, best first, of the documents at positions [0, end) of query q's shortest list. */
+static uint32_t fake_topk(const engine_docs_request *req, uint32_t q, uint64_t end, genie_docs_hit *aOut)
+{
+    const engine_docs_data *D = req->pData;
+    const engine_docs_query *Q = &req->aQuery[q];
+    const engine_docs_term *T = req->aTerm + Q->first;
+    genie_docs_hit *a = malloc((end ? end : 1) * sizeof *a);
+    uint64_t n = 0, s0 = D->aListOffset[T[0].list];
+    for (uint64_t p = 0; p < end; p++) {
+        uint32_t doc = D->aPosting[s0 + p];
+        double kd = docs_length_norm(D->k1, D->b, D->aLength[doc], D->avgLength);
+        double bm = T[0].weight * docs_ir(D->aTf[s0 + p], kd);
+        uint32_t i = 1;
+        for (; i < Q->n; i++) {
+            uint64_t lo = D->aListOffset[T[i].list], hi = D->aListOffset[T[i].list + 1], e = hi;
+            while (lo < hi) {
+                uint64_t mid = lo + (hi - lo) / 2;
+                if (D->aPosting[mid] < doc)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == e || D->aPosting[lo] != doc)
+                break;
+            bm += T[i].weight * docs_ir(D->aTf[lo], kd);
+        }
+        if (i < Q->n)
+            continue;
+        double pr = docs_pr_norm(D->aPagerank[doc], D->maxPagerank);
+        a[n++] = (genie_docs_hit){doc, D->aRecord[doc], docs_score(D->alpha, pr, bm), bm, pr};
+    }
+    qsort(a, n, sizeof *a, docs_cmp_best_first);
+    if (n > req->k)
+        n = req->k;
+    memcpy(aOut, a, n * sizeof *a);
+    free(a);
+    return (uint32_t)n;
+}
+
+/* What the caller says the cache means for the query, checked against aPrefix. */
+static void fake_check_cache(const engine_docs_request *req, const engine_docs_query *Q)
+{
+    const engine_docs_data *D = req->pData;
+    uint32_t m = UINT32_MAX, next0 = 0;
+    for (uint32_t i = 0; i < Q->n; i++) {
+        const engine_docs_term *T = &req->aTerm[Q->first + i];
+        uint64_t start = D->aListOffset[T->list], len = D->aListOffset[T->list + 1] - start;
+        uint64_t cached = req->aPrefix && req->aPrefix[T->list] < len ? req->aPrefix[T->list] : len;
+        CHECK_EQ(T->len, len);
+        CHECK_EQ(T->cached, cached);
+        CHECK(i == 0 || req->aTerm[Q->first + i - 1].len <= len); /* shortest first */
+        if (cached && cached < len) {
+            if (D->aPosting[start + cached - 1] < m)
+                m = D->aPosting[start + cached - 1];
+            if (i == 0)
+                next0 = D->aPosting[start + cached];
+        }
+    }
+    CHECK_EQ(Q->m, m);
+    CHECK_EQ(Q->next0, next0);
+    gFake.nPruned += m != UINT32_MAX;
+}
+
+static genie_status fake_engine(void **ppResident, engine_docs_request *req)
+{
+    (void)ppResident;
+    uint32_t nb = req->batchQueries < FAKE_BATCH ? req->batchQueries : FAKE_BATCH, k = req->k;
+    CHECK(nb >= 1);
+    gFake.planId = req->planId;
+    gFake.aPrefix = req->aPrefix;
+    gFake.batchQueries = req->batchQueries;
+    gFake.nLists = req->pData->nLists;
+    uint32_t *aIdx = malloc(nb * sizeof *aIdx), *aSkip = malloc((req->nQuery + 1) * sizeof *aSkip);
+    engine_docs_outcome *aOut = calloc(nb, sizeof *aOut), *aZero = calloc(req->nQuery + 1, sizeof *aZero);
+    genie_docs_hit *aHit = malloc((size_t)nb * k * sizeof *aHit);
+    genie_status rc = GENIE_OK;
+    uint32_t nSkip = 0, q = 0;
+    while (rc == GENIE_OK && q < req->nQuery) {
+        uint32_t n = 0;
+        for (; q < req->nQuery && n < nb; q++) {
+            if (q % 4 == 3) {
+                aSkip[nSkip++] = q;
+                continue;
+            }
+            const engine_docs_query *Q = &req->aQuery[q];
+            fake_check_cache(req, Q);
+            uint64_t len0 = 0;
+            if (Q->n) {
+                uint32_t l0 = req->aTerm[Q->first].list;
+                len0 = req->pData->aListOffset[l0 + 1] - req->pData->aListOffset[l0];
+            }
+            uint64_t end = q % 4 == 0 ? len0 : q % 4 == 1 ? len0 / 2 : 0;
+            uint32_t nHit = Q->n ? fake_topk(req, q, end, aHit + (size_t)n * k) : 0;
+            aOut[n] = (engine_docs_outcome){nHit, q % 4 == 0, end, end};
+            aIdx[n++] = q;
+        }
+        if (n) {
+            req->nBatch++;
+            rc = req->xDone(req->pDoneCtx, aIdx, aOut, aHit, n);
+        }
+    }
+    if (rc == GENIE_OK && nSkip)
+        rc = req->xDone(req->pDoneCtx, aSkip, aZero, NULL, nSkip);
+    gFake.nBatch = req->nBatch;
+    free(aIdx);
+    free(aSkip);
+    free(aOut);
+    free(aZero);
+    free(aHit);
+    return rc;
+}
+
+/*
+ * The GPU search's host side with the stand-in engine: every answer equals
+ * the exhaustive CPU one, whichever way the "GPU" handed it back, on 1 and
+ * 3 threads; the counts add up; the cache's prefixes are the plan's and
+ * are computed again only when the plan or S_c changes.
+ */
+TEST(docs_gpu_host_side_equals_exhaustive)
+{
+    uint64_t rng = 0x9b0;
+    docs_gpu_testing_engine(fake_engine);
+    gFake.nPruned = 0;
+    for (int ci = 0; ci < 5; ci++) {
+        coll c;
+        make_coll(&c, 1 + ci % 4, &rng);
+        opened o = build_coll(&c, "g.genie");
+        size_t nQ = 50 + 400 * (size_t)(ci % 2);
+        char **az = make_queries(&c, nQ, &rng);
+        size_t *an = malloc(nQ * sizeof *an);
+        for (size_t q = 0; q < nQ; q++)
+            an[q] = strlen(az[q]);
+        genie_docs_info info;
+        genie_docs_get_info(o.d, &info);
+        genie_docs_plan *p;
+        CHECK_OK(genie_docs_plan_build(o.d, (const char *const *)az, an, nQ, 10, GENIE_DOCS_VFB, 1, &p));
+        uint64_t lastPlanId = 0;
+        for (int run = 0; run < 4; run++) {
+            uint32_t k = run == 3 ? 1024 : (uint32_t)(1 + test_rand(&rng) % 20); /* 1024: the GPU's largest */
+            genie_docs_results *ex = search(o.d, (const char *const *)az, nQ, k, GENIE_DOCS_AND, 1, 1);
+            genie_docs_options opt = {.k = k, .mode = GENIE_DOCS_AND, .threads = run % 2 ? 3 : 1};
+            opt.backend = GENIE_BACKEND_CUDA;
+            /* Runs 0 and 1: the same plan and S_c, a tiny cache; 2 and 3: an eighth of the index. */
+            opt.gpu_memory = 16 * info.n_postings + (1u << 20);
+            opt.cache_fraction = run < 2 ? 0.001 : (double)info.n_postings / (double)opt.gpu_memory;
+            opt.plan = p;
+            genie_docs_results *r;
+            CHECK_OK(genie_docs_search(o.d, (const char *const *)az, an, nQ, &opt, &r));
+            check_same(ex, r);
+            genie_docs_stats st, sEx;
+            genie_docs_results_stats(r, &st);
+            genie_docs_results_stats(ex, &sEx);
+            CHECK(st.backend == GENIE_BACKEND_CUDA);
+            CHECK_EQ(st.post_processed, nQ - (nQ + 3) / 4); /* all but q % 4 == 0 */
+            CHECK_EQ(st.gpu_queries, nQ - st.post_processed);
+            CHECK_EQ(st.postings_total, sEx.postings_total);
+            CHECK(st.postings_read <= st.postings_total);
+            CHECK_EQ(st.batches, gFake.nBatch);
+            CHECK(gFake.batchQueries >= 1024);
+            /* The engine saw the plan's prefixes under S_c, kept while neither changes. */
+            uint64_t *aPre = calloc(gFake.nLists + 1, sizeof *aPre), used;
+            uint64_t cacheBytes = (uint64_t)(opt.cache_fraction * (double)opt.gpu_memory);
+            CHECK_OK(genie_docs_plan_prefixes(p, cacheBytes, aPre, &used));
+            CHECK(gFake.aPrefix != NULL);
+            CHECK(memcmp(aPre, gFake.aPrefix, gFake.nLists * sizeof *aPre) == 0);
+            CHECK_EQ(st.cache_bytes, used);
+            if (run == 1 || run == 3)
+                CHECK_EQ(gFake.planId, lastPlanId);
+            if (run == 2)
+                CHECK(gFake.planId != lastPlanId);
+            lastPlanId = gFake.planId;
+            free(aPre);
+            genie_docs_results_free(r);
+            genie_docs_results_free(ex);
+        }
+        genie_docs_plan_free(p);
+        for (size_t q = 0; q < nQ; q++)
+            free(az[q]);
+        free(az);
+        free(an);
+        close_opened(&o);
+        free_coll(&c);
+    }
+    CHECK(gFake.nPruned > 0); /* some queries met a pruned list */
+    docs_gpu_testing_engine(NULL);
 }
 
 TEST(docs_cache_plan_files_rejected)

@@ -192,8 +192,22 @@ typedef struct genie_docs_stats {
     uint64_t cache_bytes;      /* bytes of lists in the GPU cache */
     uint64_t batches;
     uint64_t bytes_moved;      /* lists sent with the batches */
-    double gpu_seconds;        /* kernels and transfers */
-    double post_seconds;       /* CPU post-processing */
+    /*
+     * Where a CUDA search's time went.  Batches run in a pipeline (the host
+     * finishes one batch and builds the next while the device runs one), so
+     * the parts overlap and need not add up to `seconds`.
+     */
+    double gpu_seconds;        /* wall time from the first batch built to the last finished */
+    double post_seconds;       /* host: finishing the batches' queries (copying the GPU's
+                                  answers, continuing unfinished ones on the CPU threads) */
+    double prepare_seconds;    /* host: the queries' words to lists, on the CPU threads */
+    double setup_seconds;      /* host: the CPU threads started, the cache plan applied,
+                                  device state and buffers made or checked (the cache
+                                  upload when the plan or S_c changed) */
+    double batch_seconds;      /* host: batches built (per-query arrays, lists staged) */
+    double h2d_seconds;        /* device: copies to the device */
+    double kernel_seconds;     /* device: the kernels, answers written to host memory */
+    double wait_seconds;       /* host: idle, waiting for the device */
 } genie_docs_stats;
 
 /*

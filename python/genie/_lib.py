@@ -158,7 +158,9 @@ class genie_docs_stats(Structure):
     _fields_ = [("postings_read", c_uint64), ("postings_total", c_uint64), ("docs_scored", c_uint64),
                 ("stopped_early", c_uint64), ("seconds", c_double), ("backend", c_int), ("gpu_queries", c_uint64),
                 ("post_processed", c_uint64), ("cache_bytes", c_uint64), ("batches", c_uint64),
-                ("bytes_moved", c_uint64), ("gpu_seconds", c_double), ("post_seconds", c_double)]
+                ("bytes_moved", c_uint64), ("gpu_seconds", c_double), ("post_seconds", c_double),
+                ("prepare_seconds", c_double), ("setup_seconds", c_double), ("batch_seconds", c_double),
+                ("h2d_seconds", c_double), ("kernel_seconds", c_double), ("wait_seconds", c_double)]
 
 
 # numpy views of arrays the library reads or fills in place.

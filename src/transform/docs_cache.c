@@ -39,6 +39,7 @@
 #define PLAN_STEP 16u
 
 struct genie_docs_plan {
+    uint64_t serial; /* unique in the process: docs_plan_serial() */
     genie_docs_policy policy;
     double lambda;
     uint32_t k;
@@ -75,6 +76,18 @@ static int cmp_list(const void *a, const void *b)
     if (x->key != y->key)
         return x->key > y->key ? -1 : 1;
     return (x->list > y->list) - (x->list < y->list);
+}
+
+/* Plans are never changed once made, so a serial names their contents. */
+static uint64_t next_serial(void)
+{
+    static uint64_t serial;
+    return __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t docs_plan_serial(const genie_docs_plan *p)
+{
+    return p->serial;
 }
 
 static uint64_t list_len(const genie_docs *d, uint32_t list)
@@ -215,6 +228,7 @@ genie_status genie_docs_plan_build(const genie_docs *d, const char *const *queri
         rc = util_error(GENIE_ENOMEM, "out of memory planning the cache");
         goto fail;
     }
+    p->serial = next_serial();
     p->policy = policy;
     p->lambda = lambda;
     p->k = k;
@@ -371,6 +385,7 @@ genie_status genie_docs_plan_read(const genie_docs *d, const char *path, genie_d
         rc = util_error(GENIE_ENOMEM, "out of memory reading %s", path);
         goto done;
     }
+    p->serial = next_serial();
     memcpy(&p->lambda, a + 16, 8);
     memcpy(&p->k, a + 24, 4);
     memcpy(&p->nLists, a + 32, 8);

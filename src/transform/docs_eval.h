@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/docs_gpu.h"
 #include "genie/docs.h"
 #include "transform/docs.h"
 #include "transform/text.h"
@@ -76,13 +77,36 @@ genie_docs_hit *docs_topk_sorted(const docs_topk *h);
 typedef int docs_answer_fn(void *ctx, docs_worker *w, size_t q);
 
 /*
- * Answer queries 0..nQuery-1 on @p nThread threads (0: all cores; docs_workers.c),
- * each with its own worker and a heap of @p k hits.  The workers' counts
- * (postings read and total, documents scored, stopped early, post-processed)
- * are added to @p pCounts.  @return 0, or -1 out of memory.
+ * A team of @p nThread threads (0: all cores; docs_workers.c): the caller
+ * and nThread - 1 started here, which wait for jobs; each has its own
+ * worker with a heap of @p k hits.  NULL: out of memory.
  */
+typedef struct docs_team docs_team;
+docs_team *docs_team_new(unsigned nThread, uint32_t k);
+/* The threads worth starting for @p nQuery queries: nThread (0: all
+ * cores), at most one a DOCS_GRAB queries. */
+unsigned docs_team_size(unsigned nThread, size_t nQuery);
+/* Answer queries 0..nQuery-1 with the team (the caller works too); returns
+ * when all are done.  @return 0, or -1 when an answer failed (out of memory). */
+int docs_team_run(docs_team *t, size_t nQuery, docs_answer_fn *xAnswer, void *ctx);
+/* Stop the team; the workers' counts (postings read and total, documents
+ * scored, stopped early, post-processed) added to @p pCounts (may be NULL). */
+void docs_team_free(docs_team *t, genie_docs_stats *pCounts);
+
+/* One job on a team made for it (docs_team_size), the counts added to
+ * @p pCounts.  @return 0, or -1 out of memory. */
 int docs_run_queries(unsigned nThread, size_t nQuery, uint32_t k, docs_answer_fn *xAnswer, void *ctx,
                      genie_docs_stats *pCounts);
+
+/* A number no other plan of the process has (docs_cache.c): the GPU
+ * engine keys its cache on it instead of on the plan's contents. */
+uint64_t docs_plan_serial(const genie_docs_plan *p);
+
+/* For the tests: run docs_search_gpu's requests with @p fn instead of the
+ * CUDA engine (NULL: the CUDA engine again), which lets the host side be
+ * tested without a GPU.  Not thread-safe. */
+typedef genie_status docs_gpu_engine_fn(void **ppResident, engine_docs_request *req);
+void docs_gpu_testing_engine(docs_gpu_engine_fn *fn);
 
 /*
  * AND queries on the GPU with CPU post-processing (docs_gpu_search.c),

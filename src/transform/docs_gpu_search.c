@@ -4,18 +4,21 @@
  * Query Processing with Pruned List Caching in Search Engines", sections
  * 3.1.4 and 3.4).
  *
- * The queries' terms are prepared here (the same terms, order and weights
- * as the CPU search: docs_query_terms), the cache is sized from the
- * options (S_c = cache_fraction * gpu_memory, S_b the rest) and filled by
- * the plan's steps that fit, and the GPU answers what it can.  A query it
- * hands back (a document of its shortest list lay past the cached prefix
- * of one of its lists, or its lists did not fit a batch) is finished on the
- * CPU from the full lists: from the position where the GPU stopped, with
- * the GPU's top-k as the starting heap.  Both halves compute the same
- * scores (engine/docs_score.h), so the answers are those of exhaustive
- * evaluation.  The post-processing runs on the CPU threads after the GPU
- * is done with the call's batches, not on a thread beside it (the paper's
- * overlap of the two is not built).
+ * The queries' terms are prepared here on the CPU threads (the same terms,
+ * order and weights as the CPU search: docs_query_terms), the cache is
+ * sized from the options (S_c = cache_fraction * gpu_memory, S_b the rest)
+ * and filled by the plan's steps that fit (computed once per plan and
+ * cache size, then kept in the handle's slot), and the GPU answers what it
+ * can, batch by batch.  Each batch's queries are finished on the CPU
+ * threads (one team for the call, which prepared the queries too) while
+ * the device runs the next batch: a GPU answer is copied as
+ * it is (the kernel sorts it best first); a query it hands back (a
+ * document of its shortest list lay past the cached prefix of one of its
+ * lists, or its lists did not fit a batch) is continued from the full
+ * lists, from the position where the GPU stopped, with the GPU's top-k as
+ * the starting heap.  Both halves compute the same scores
+ * (engine/docs_score.h), so the answers are those of exhaustive
+ * evaluation.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,12 +29,16 @@
 #include "index/index.h"
 #include "transform/docs_eval.h"
 #include "util/clock.h"
-#include "util/crc32c.h"
 #include "util/error.h"
 
+/* The handle's GPU state; the fields below the lock change under it. */
 struct docs_gpu_slot {
     pthread_mutex_t lock;
     void *pResident;
+    /* The cache applied last: plan serial (0: none) and S_c, and what they gave. */
+    int hasPrefix;
+    uint64_t planSerial, cacheBytes, used, planId, nextPlanId;
+    uint64_t *aPrefix; /* NULL: every list whole */
 };
 
 struct docs_gpu_slot *docs_gpu_slot_new(void)
@@ -49,125 +56,190 @@ void docs_gpu_slot_free(struct docs_gpu_slot *s)
     if (!s)
         return;
     engine_docs_gpu_free(s->pResident);
+    free(s->aPrefix);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
 
+static docs_gpu_engine_fn *xEngine = engine_docs_gpu_search;
+
+void docs_gpu_testing_engine(docs_gpu_engine_fn *fn)
+{
+    xEngine = fn ? fn : engine_docs_gpu_search;
+}
+
 #define DEFAULT_GPU_MEMORY (1ull << 30)
+/* Batches of a call, so that finishing one overlaps the device's next;
+ * but not below DOCS_GPU_BATCH_MIN queries (a batch must fill the GPU). */
+#define DOCS_GPU_BATCHES 4
+#define DOCS_GPU_BATCH_MIN 1024
 
-/* The queries' terms, in the engine's form. */
-static genie_status prepare(const genie_docs *d, const char *const *queries, const size_t *lengths, size_t n,
-                            engine_docs_query *aQuery, engine_docs_term **paTerm)
-{
-    docs_worker w;
-    memset(&w, 0, sizeof w);
-    engine_docs_term *aTerm = NULL;
-    size_t nTerm = 0, cap = 0;
-    genie_status rc = GENIE_OK;
-    for (size_t q = 0; q < n && rc == GENIE_OK; q++) {
-        int missing;
-        long u = docs_query_terms(d, &w, queries[q], lengths[q], &missing);
-        if (u < 0) {
-            rc = util_error(GENIE_ENOMEM, "out of memory preparing the docs queries");
-            break;
-        }
-        if (missing)
-            u = 0; /* AND: a word in no document, no answer */
-        if (nTerm + (size_t)u > cap) {
-            cap = 2 * (nTerm + (size_t)u) + 1024;
-            engine_docs_term *a = realloc(aTerm, cap * sizeof *a);
-            if (!a) {
-                rc = util_error(GENIE_ENOMEM, "out of memory preparing the docs queries");
-                break;
-            }
-            aTerm = a;
-        }
-        aQuery[q].first = (uint32_t)nTerm;
-        aQuery[q].n = (uint32_t)u;
-        for (long i = 0; i < u; i++) {
-            size_t first, end;
-            index_keyword_range(d->idx, w.aTerm[i].keyword, w.aTerm[i].keyword, &first, &end);
-            aTerm[nTerm++] = (engine_docs_term){(uint32_t)first, w.aTerm[i].weight};
-        }
-        if (nTerm > UINT32_MAX)
-            rc = util_error(GENIE_ERANGE, "docs GPU: too many query terms in one call");
-    }
-    free(w.aTerm);
-    free(w.aPos);
-    free(w.aRead);
-    if (rc != GENIE_OK) {
-        free(aTerm);
-        return rc;
-    }
-    *paTerm = aTerm;
-    return GENIE_OK;
-}
-
-/* The cache: each list's cached prefix under S_c (NULL: every list whole). */
-static genie_status cache_prefixes(const genie_docs *d, const genie_docs_options *opt, uint64_t cacheBytes,
-                                   uint64_t **paPrefix, uint64_t *pUsed)
-{
-    *paPrefix = NULL;
-    if (!opt->plan && 8 * d->nPostings <= cacheBytes) {
-        *pUsed = 8 * d->nPostings;
-        return GENIE_OK;
-    }
-    uint64_t *a = calloc(d->nKeywords + 1, sizeof *a);
-    if (!a)
-        return util_error(GENIE_ENOMEM, "out of memory sizing the GPU list cache");
-    *pUsed = 0;
-    if (opt->plan) {
-        if (genie_docs_plan_lists(opt->plan) != d->nKeywords) {
-            free(a);
-            return util_error(GENIE_EINVAL, "docs: the cache plan is for another index");
-        }
-        genie_status rc = genie_docs_plan_prefixes(opt->plan, cacheBytes, a, pUsed);
-        if (rc != GENIE_OK) {
-            free(a);
-            return rc;
-        }
-    }
-    *paPrefix = a;
-    return GENIE_OK;
-}
-
-typedef struct post_job {
+/* One call: the queries, their terms, and the batch being finished. */
+typedef struct gpu_call {
     const genie_docs *d;
     const char *const *azQuery;
     const size_t *anQuery;
     const genie_docs_options *opt;
     uint32_t k;
-    const engine_docs_request *req;
+    engine_docs_query *aQuery;
+    engine_docs_term *aTerm;
     genie_docs_hit **aaHit;
     uint32_t *anHit;
-} post_job;
+    docs_team *team; /* the CPU threads, for the whole call */
+    const uint64_t *aPrefix; /* the cache (NULL: every list whole) */
+    const uint32_t *aIdx;
+    const engine_docs_outcome *aOutcome;
+    const genie_docs_hit *aHit;
+} gpu_call;
 
-/* Query @p q's answer: the GPU's, or the GPU's continued on the CPU (docs_answer_fn). */
-static int finish_one(void *ctx, docs_worker *w, size_t q)
+static uint64_t list_len(const genie_docs *d, uint32_t list)
 {
-    post_job *j = ctx;
-    const engine_docs_outcome *o = &j->req->aOutcome[q];
-    const genie_docs_hit *aGpu = j->req->aHit + q * j->k;
-    w->heap.n = 0;
-    for (uint32_t i = 0; i < o->nHit; i++)
-        docs_topk_push(&w->heap, &aGpu[i]);
-    if (o->finished) {
-        w->stats.postings_read += o->read;
-    } else {
-        int missing;
-        long u = docs_query_terms(j->d, w, j->azQuery[q], j->anQuery[q], &missing);
-        if (u < 0)
-            return -1;
-        if (u > 0 && !missing)
-            docs_eval_and(j->d, w, (size_t)u, j->opt->exhaustive, o->resume);
-        w->stats.post_processed++;
+    return d->aListOffset[list + 1] - d->aListOffset[list];
+}
+
+/*
+ * Query @p q's terms in the engine's form, at aTerm[aQuery[q].first ..],
+ * which has room for one term per two bytes of the query (words are
+ * separated), with what the cache means for them (engine_docs_query: m,
+ * next0; so that the engine's serial batch building reads no postings)
+ * (docs_answer_fn).
+ */
+static int prepare_one(void *ctx, docs_worker *w, size_t q)
+{
+    gpu_call *c = ctx;
+    int missing;
+    long u = docs_query_terms(c->d, w, c->azQuery[q], c->anQuery[q], &missing);
+    if (u < 0)
+        return -1;
+    if (missing)
+        u = 0; /* AND: a word in no document, no answer */
+    engine_docs_query *Q = &c->aQuery[q];
+    Q->n = (uint32_t)u;
+    Q->m = UINT32_MAX;
+    Q->next0 = 0;
+    for (long i = 0; i < u; i++) {
+        size_t first, end;
+        index_keyword_range(c->d->idx, w->aTerm[i].keyword, w->aTerm[i].keyword, &first, &end);
+        uint64_t start = w->aTerm[i].start, len = w->aTerm[i].end - start;
+        uint64_t cached = c->aPrefix && c->aPrefix[first] < len ? c->aPrefix[first] : len;
+        c->aTerm[Q->first + i] = (engine_docs_term){(uint32_t)first, w->aTerm[i].weight, len, cached};
+        if (cached > 0 && cached < len) { /* pruned: membership known up to its last cached document */
+            uint32_t last = c->d->aPosting[start + cached - 1];
+            Q->m = last < Q->m ? last : Q->m;
+            if (i == 0)
+                Q->next0 = c->d->aPosting[start + cached];
+        }
     }
+    return 0;
+}
+
+/* The queries' terms, on the CPU threads (under the slot's lock: c->aPrefix is the slot's). */
+static genie_status prepare(gpu_call *c, size_t n)
+{
+    uint64_t nTerm = 0;
+    for (size_t q = 0; q < n; q++) {
+        c->aQuery[q].first = (uint32_t)nTerm;
+        c->aQuery[q].n = 0;
+        nTerm += (c->anQuery[q] + 1) / 2;
+        if (nTerm > UINT32_MAX)
+            return util_error(GENIE_ERANGE, "docs GPU: too many query words in one call");
+    }
+    c->aTerm = malloc((nTerm ? nTerm : 1) * sizeof *c->aTerm);
+    if (!c->aTerm)
+        return util_error(GENIE_ENOMEM, "out of memory preparing the docs queries");
+    if (docs_team_run(c->team, n, prepare_one, c) != 0)
+        return util_error(GENIE_ENOMEM, "out of memory preparing the docs queries");
+    return GENIE_OK;
+}
+
+/*
+ * The cache under S_c = @p cacheBytes: each list's cached prefix (NULL:
+ * every list whole) and an id for the engine, kept in the slot (under its
+ * lock) while the plan and S_c stay the same.
+ */
+static genie_status cache_prefixes(const genie_docs *d, const genie_docs_options *opt, uint64_t cacheBytes)
+{
+    struct docs_gpu_slot *s = d->pGpu;
+    uint64_t serial = opt->plan ? docs_plan_serial(opt->plan) : 0;
+    if (s->hasPrefix && s->planSerial == serial && s->cacheBytes == cacheBytes)
+        return GENIE_OK;
+    s->hasPrefix = 0;
+    free(s->aPrefix);
+    s->aPrefix = NULL;
+    if (!opt->plan && 8 * d->nPostings <= cacheBytes) {
+        s->used = 8 * d->nPostings;
+        s->planId = UINT64_MAX; /* every list whole */
+    } else {
+        s->aPrefix = calloc(d->nKeywords + 1, sizeof *s->aPrefix);
+        if (!s->aPrefix)
+            return util_error(GENIE_ENOMEM, "out of memory sizing the GPU list cache");
+        s->used = 0;
+        s->planId = UINT64_MAX - 1; /* nothing cached */
+        if (opt->plan) {
+            if (genie_docs_plan_lists(opt->plan) != d->nKeywords)
+                return util_error(GENIE_EINVAL, "docs: the cache plan is for another index");
+            GENIE_TRY(genie_docs_plan_prefixes(opt->plan, cacheBytes, s->aPrefix, &s->used));
+            s->planId = s->nextPlanId++;
+        }
+    }
+    s->planSerial = serial;
+    s->cacheBytes = cacheBytes;
+    s->hasPrefix = 1;
+    return GENIE_OK;
+}
+
+/* Entry @p i of the batch: the GPU's answer, or the GPU's continued on the CPU (docs_answer_fn). */
+static int finish_one(void *ctx, docs_worker *w, size_t i)
+{
+    gpu_call *c = ctx;
+    size_t q = c->aIdx[i];
+    const engine_docs_outcome *o = &c->aOutcome[i];
+    const genie_docs_hit *aGpu = c->aHit ? c->aHit + i * c->k : NULL;
+    if (o->finished) {
+        genie_docs_hit *a = malloc((o->nHit ? o->nHit : 1) * sizeof *a);
+        if (!a)
+            return -1;
+        memcpy(a, aGpu, o->nHit * sizeof *a); /* best first, as docs_topk_sorted gives */
+        /* The counts docs_eval_and keeps (docs_count_reads) for the CPU's answers. */
+        const engine_docs_query *Q = &c->aQuery[q];
+        w->stats.postings_read += o->read;
+        for (uint32_t j = 0; j < Q->n; j++)
+            w->stats.postings_total += list_len(c->d, c->aTerm[Q->first + j].list);
+        if (Q->n)
+            w->stats.stopped_early += o->read < list_len(c->d, c->aTerm[Q->first].list);
+        c->aaHit[q] = a;
+        c->anHit[q] = o->nHit;
+        return 0;
+    }
+    w->heap.n = 0;
+    for (uint32_t j = 0; j < o->nHit; j++)
+        docs_topk_push(&w->heap, &aGpu[j]);
+    int missing;
+    long u = docs_query_terms(c->d, w, c->azQuery[q], c->anQuery[q], &missing);
+    if (u < 0)
+        return -1;
+    if (u > 0 && !missing)
+        docs_eval_and(c->d, w, (size_t)u, c->opt->exhaustive, o->resume);
+    w->stats.post_processed++;
     genie_docs_hit *a = docs_topk_sorted(&w->heap);
     if (!a)
         return -1;
-    j->aaHit[q] = a;
-    j->anHit[q] = w->heap.n;
+    c->aaHit[q] = a;
+    c->anHit[q] = w->heap.n;
     return 0;
+}
+
+/* A batch's queries, finished on the CPU threads (engine_docs_done_fn). */
+static genie_status batch_done(void *ctx, const uint32_t *aIdx, const engine_docs_outcome *aOutcome,
+                               const genie_docs_hit *aHit, uint32_t n)
+{
+    gpu_call *c = ctx;
+    c->aIdx = aIdx;
+    c->aOutcome = aOutcome;
+    c->aHit = aHit;
+    if (docs_team_run(c->team, n, finish_one, c) != 0)
+        return util_error(GENIE_ENOMEM, "out of memory post-processing %u docs queries", n);
+    return GENIE_OK;
 }
 
 genie_status docs_search_gpu(const genie_docs *d, const char *const *queries, const size_t *lengths, size_t n,
@@ -184,71 +256,57 @@ genie_status docs_search_gpu(const genie_docs *d, const char *const *queries, co
     engine_docs_data data = {d->nDocs,      d->nPostings,    d->nKeywords, d->aListOffset, d->aPosting,
                              d->aTf,        d->aRecord,      d->aLength,   d->aPagerank,   d->aGs,
                              d->alpha,      d->k1,           d->b,         d->maxPagerank, d->avgLength};
-    engine_docs_request req;
-    memset(&req, 0, sizeof req);
-    engine_docs_query *aQuery = malloc((n ? n : 1) * sizeof *aQuery);
-    engine_docs_term *aTerm = NULL;
-    uint64_t *aPrefix = NULL;
+    gpu_call c = {.d = d, .azQuery = queries, .anQuery = lengths, .opt = opt, .k = k, .aaHit = aaHit, .anHit = anHit};
     genie_status rc = GENIE_OK;
-    req.aHit = malloc((n ? n : 1) * (size_t)k * sizeof *req.aHit);
-    req.aOutcome = calloc(n ? n : 1, sizeof *req.aOutcome);
-    if (!aQuery || !req.aHit || !req.aOutcome) {
+    double t0 = util_now();
+    c.aQuery = malloc((n ? n : 1) * sizeof *c.aQuery);
+    c.team = docs_team_new(docs_team_size(opt->threads, n), k);
+    if (!c.aQuery || !c.team) {
         rc = util_error(GENIE_ENOMEM, "out of memory for %zu docs GPU queries", n);
         goto done;
     }
-    GENIE_TRY_GOTO(rc, prepare(d, queries, lengths, n, aQuery, &aTerm), done);
-    GENIE_TRY_GOTO(rc, cache_prefixes(d, opt, cacheBytes, &aPrefix, &st->cache_bytes), done);
-    req.pData = &data;
-    req.aPrefix = aPrefix;
-    req.planId = aPrefix ? ((uint64_t)util_crc32c(0, aPrefix, d->nKeywords * sizeof *aPrefix) << 32) ^ st->cache_bytes
-                         : UINT64_MAX;
-    req.bufferBytes = mem - cacheBytes;
-    req.k = k;
-    req.exhaustive = opt->exhaustive;
-    req.aQuery = aQuery;
-    req.nQuery = (uint32_t)n;
-    req.aTerm = aTerm;
-    double t0 = util_now();
+    engine_docs_request req;
+    memset(&req, 0, sizeof req);
     pthread_mutex_lock(&d->pGpu->lock);
-    rc = engine_docs_gpu_search(&d->pGpu->pResident, &req);
+    rc = cache_prefixes(d, opt, cacheBytes);
+    double t1 = util_now(), t2 = t1;
+    if (rc == GENIE_OK) {
+        c.aPrefix = d->pGpu->aPrefix;
+        rc = prepare(&c, n);
+        t2 = util_now();
+    }
+    if (rc == GENIE_OK) {
+        st->cache_bytes = d->pGpu->used;
+        req.pData = &data;
+        req.aPrefix = d->pGpu->aPrefix;
+        req.planId = d->pGpu->planId;
+        req.bufferBytes = mem - cacheBytes;
+        req.k = k;
+        req.exhaustive = opt->exhaustive;
+        req.aQuery = c.aQuery;
+        req.nQuery = (uint32_t)n;
+        req.aTerm = c.aTerm;
+        uint64_t per = (n + DOCS_GPU_BATCHES - 1) / DOCS_GPU_BATCHES;
+        req.batchQueries = (uint32_t)(per > DOCS_GPU_BATCH_MIN ? per : DOCS_GPU_BATCH_MIN);
+        req.xDone = batch_done;
+        req.pDoneCtx = &c;
+        rc = xEngine(&d->pGpu->pResident, &req);
+    }
     pthread_mutex_unlock(&d->pGpu->lock);
-    if (rc != GENIE_OK)
-        goto done;
-    double t1 = util_now();
-    st->gpu_seconds = t1 - t0;
+    st->gpu_seconds = util_now() - t2;
+    st->prepare_seconds = t2 - t1;
+    st->setup_seconds = (t1 - t0) + req.times.setup;
+    st->batch_seconds = req.times.batch;
+    st->h2d_seconds = req.times.h2d;
+    st->kernel_seconds = req.times.kernel;
+    st->wait_seconds = req.times.wait;
+    st->post_seconds = req.times.done;
     st->batches = req.nBatch;
     st->bytes_moved = req.bytesMoved;
-    post_job j = {.d = d, .azQuery = queries, .anQuery = lengths, .opt = opt, .k = k, .req = &req,
-                  .aaHit = aaHit, .anHit = anHit};
-    /* postings_total comes from the queries' lists below, for GPU and CPU answers alike */
-    genie_docs_stats counts;
-    memset(&counts, 0, sizeof counts);
-    int failed = docs_run_queries(opt->threads, n, k, finish_one, &j, &counts);
-    st->post_seconds = util_now() - t1;
-    st->postings_read += counts.postings_read;
-    st->post_processed += counts.post_processed;
-    st->stopped_early += counts.stopped_early;
-    st->docs_scored += counts.docs_scored;
-    st->gpu_queries = n - st->post_processed;
-    /* Totals over the queries' lists; a GPU answer stopped early when it
-     * read less than its shortest list. */
-    for (size_t q = 0; q < n; q++) {
-        for (uint32_t i = 0; i < aQuery[q].n; i++) {
-            uint32_t l = aTerm[aQuery[q].first + i].list;
-            st->postings_total += d->aListOffset[l + 1] - d->aListOffset[l];
-        }
-        if (req.aOutcome[q].finished && aQuery[q].n) {
-            uint32_t l0 = aTerm[aQuery[q].first].list;
-            st->stopped_early += req.aOutcome[q].read < d->aListOffset[l0 + 1] - d->aListOffset[l0];
-        }
-    }
-    if (failed)
-        rc = util_error(GENIE_ENOMEM, "out of memory post-processing %zu docs queries", n);
 done:
-    free(aQuery);
-    free(aTerm);
-    free(aPrefix);
-    free(req.aHit);
-    free(req.aOutcome);
+    docs_team_free(c.team, st);
+    st->gpu_queries = n - st->post_processed;
+    free(c.aQuery);
+    free(c.aTerm);
     return rc;
 }

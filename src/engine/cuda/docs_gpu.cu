@@ -5,28 +5,44 @@
  * with the pruned list cache (3.3) and batches (3.1.5).
  *
  * Device state (resident, per docs handle): the per-document arrays
- * (record, length, PageRank, GS) and the cache arena: for each list with a
- * cached prefix, its first aPrefix[list] docIDs and term frequencies.
- * Lists without a cached prefix are copied into the batch's staging area
- * (at most S_b / 2 bytes of postings per batch) and travel with it.
+ * (record, length, PageRank, GS), made once per collection; the cache
+ * arena, made once per plan (planId): for each list with a cached prefix,
+ * its first aPrefix[list] docIDs and term frequencies; and, kept between
+ * calls and grown when a call needs more, one device buffer of S_b bytes
+ * (staged lists, the batch's queries and terms, the blocks' top-k), a
+ * stream, and two sets of pinned host buffers.  Lists without a cached
+ * prefix are copied into the batch's staging area (at most S_b / 2 bytes
+ * of postings per batch) and travel with it.
+ *
+ * A call runs its batches in a pipeline of two (docs_cuda_search): the
+ * host builds batch b + 1 and hands batch b - 1's answers to the caller
+ * (req->xDone: the CPU post-processing) while the device copies and runs
+ * batch b; one event wait per batch, no other synchronisation.  The kernel
+ * writes each answer (nK hits) and outcome straight into mapped host
+ * memory, so nothing is copied back but what is there.
  *
  * Kernel contract: one block of DOCS_B = 256 threads per query.  Round b
  * gives thread t the shortest list's position b * 256 + t; the thread looks
  * its document up in the other lists by binary search, scores it (the
  * inline functions of engine/docs_score.h, no fused multiply-add) and puts
- * it in the block's candidate array C in shared memory; C is sorted by a
- * bitonic sort (score descending, record ascending) and merged into the
- * block's top-k K (global memory, two buffers per query) by merge path:
- * each element's place is its index plus the count of better elements in
- * the other array (records are distinct, so the order is strict).  Before a
- * round, the block stops if K holds k hits and the k-th score exceeds the
- * GS of the round's first document by DOCS_GS_MARGIN (docs/DOCS.md).
- * Documents past m (the smallest last cached docID over the query's pruned
- * lists) are not looked at: the query is handed back with the position to
- * resume from (section 3.4), as it is when the cached prefix of its
- * shortest list ends before the list does.  __syncthreads() separates the
- * phases; all threads run the same rounds (the loop conditions are
- * block-uniform: shared values or values every thread computes alike).
+ * it in the block's candidate array C in shared memory, unless K is full
+ * and the document ranks below its last (it could never enter K); a
+ * non-empty C is sorted by a bitonic sort (score descending, record
+ * ascending) and merged into the block's top-k K (global memory, two
+ * buffers per query) by merge path: each element's place is its index plus
+ * the count of better elements in the other array (records are distinct,
+ * so the order is strict).  Before a round, the block stops if K holds k
+ * hits and the k-th score exceeds the GS of the round's first document by
+ * DOCS_GS_MARGIN (docs/DOCS.md).  Documents past m (the smallest last
+ * cached docID over the query's pruned lists) are not looked at: the query
+ * is handed back with the position to resume from (section 3.4), as it is
+ * when the cached prefix of its shortest list ends before the list does;
+ * unless the same test, at that position (its document is known: the
+ * host gives the first uncached one), says the search stops there, in
+ * which case the answer is final.  __syncthreads() separates the phases;
+ * all threads run the same rounds (the loop conditions are block-uniform:
+ * barrier results, shared values read between two barriers, or values
+ * every thread computes alike).
  */
 #include "engine/cuda/cuda_common.h"
 #include "engine/cuda/cuda_entry.h"
@@ -54,22 +70,12 @@ typedef struct dev_query {
     uint32_t m;     /* documents > m are not visible in every list */
     uint32_t hasM;
     uint64_t fullLen0; /* the shortest list's full length */
+    uint32_t next0;    /* its first document past its visible prefix (when the list is longer) */
 } dev_query;
 
 typedef struct docs_params {
     double alpha, k1, b, maxPagerank, avgLength;
 } docs_params;
-
-typedef struct docs_resident {
-    const uint32_t *hKey; /* the host postings the state was made from */
-    uint64_t nDocs, planId;
-    uint32_t *d_record, *d_length;
-    double *d_pagerank, *d_gs;
-    uint32_t *d_cachePost, *d_cacheTf;
-    uint64_t *h_cacheOff; /* per list: offset in the cache arena */
-    uint64_t *h_cacheLen; /* per list: cached prefix (0: travels with batches) */
-    uint64_t cacheBytes;
-} docs_resident;
 
 __device__ static inline bool better(double sa, uint32_t ra, double sb, uint32_t rb)
 {
@@ -119,15 +125,15 @@ __device__ static uint64_t find(const uint32_t *a, uint64_t n, uint32_t doc)
 
 __global__ void docs_and_kernel(const dev_query *aQ, const dev_term *aT, const uint32_t *aRecord,
                                 const uint32_t *aLength, const double *aPr, const double *aGs, docs_params P,
-                                uint32_t k, int exhaustive, genie_docs_hit *aOut, genie_docs_hit *aScratch,
-                                engine_docs_outcome *aOutcome)
+                                uint32_t k, int exhaustive, genie_docs_hit *aK, genie_docs_hit *aK2,
+                                genie_docs_hit *aOut, engine_docs_outcome *aOutcome)
 {
     __shared__ double sScore[DOCS_B], sBm[DOCS_B], sPr[DOCS_B];
     __shared__ uint32_t sRec[DOCS_B], sDoc[DOCS_B];
     __shared__ unsigned long long sResume;
     const uint32_t q = blockIdx.x, t = threadIdx.x;
     const dev_query Q = aQ[q];
-    genie_docs_hit *K = aOut + (uint64_t)q * k, *K2 = aScratch + (uint64_t)q * k;
+    genie_docs_hit *K = aK + (uint64_t)q * k, *K2 = aK2 + (uint64_t)q * k;
     if (Q.nTerm == 0) {
         if (t == 0)
             aOutcome[q] = engine_docs_outcome{0, 1, 0, 0};
@@ -146,13 +152,14 @@ __global__ void docs_and_kernel(const dev_query *aQ, const dev_term *aT, const u
             break;
         }
         uint64_t pos = base + t;
-        bool valid = false;
+        bool valid = false, past = false;
         double score = -1, bm = 0, pr = 0;
         uint32_t rec = 0xffffffffu, doc = 0;
         if (pos < T0.len) {
             doc = T0.post[pos];
             if (Q.hasM && doc > Q.m) {
                 atomicMin(&sResume, (unsigned long long)pos);
+                past = true;
             } else {
                 double kd = docs_length_norm(P.k1, P.b, aLength[doc], P.avgLength);
                 bm = T0.weight * docs_ir(T0.tf[pos], kd);
@@ -170,6 +177,9 @@ __global__ void docs_and_kernel(const dev_query *aQ, const dev_term *aT, const u
                     pr = docs_pr_norm(aPr[doc], P.maxPagerank);
                     score = docs_score(P.alpha, pr, bm);
                     rec = aRecord[doc];
+                    /* Not better than a full K's last: it can never enter K. */
+                    if (nK == k && !better(score, rec, K[k - 1].score, K[k - 1].record))
+                        valid = false;
                 }
             }
         }
@@ -179,6 +189,14 @@ __global__ void docs_and_kernel(const dev_query *aQ, const dev_term *aT, const u
         sBm[t] = bm;
         sPr[t] = pr;
         uint32_t nC = (uint32_t)__syncthreads_count(valid);
+        /* Block-uniform from the barrier: sResume itself may already be
+         * lowered by a faster thread's next round. */
+        int anyPast = __syncthreads_or(past);
+        if (nC == 0) { /* K unchanged */
+            if (anyPast)
+                break;
+            continue;
+        }
         /* Bitonic sort of C, best first. */
         for (uint32_t size = 2; size <= DOCS_B; size <<= 1) {
             for (uint32_t stride = size / 2; stride > 0; stride >>= 1) {
@@ -214,39 +232,139 @@ __global__ void docs_and_kernel(const dev_query *aQ, const dev_term *aT, const u
         K = K2;
         K2 = swapK;
         __syncthreads();
-        if (sResume < T0.len)
+        if (anyPast)
             break;
     }
     uint64_t resume = sResume;
     if (!stopped) {
         /* Ran to the visible end: final when that is the list's end and no document lay past m. */
         finished = resume == T0.len && T0.len == Q.fullLen0;
-    } else {
+        /* Else the search may stop right there, as the CPU would before the
+         * document at resume (every document before it is in K's reckoning). */
+        if (!finished && !exhaustive && nK == k) {
+            uint32_t next = resume < T0.len ? T0.post[resume] : Q.next0;
+            if (K[k - 1].score > aGs[next] + DOCS_GS_MARGIN) {
+                finished = 1;
+                stopped = 1;
+                base = resume;
+            }
+        }
+    }
+    if (stopped) {
         finished = 1;
         resume = base;
     }
-    /* The answer must end in aOut: copy it back when it is in the scratch buffer. */
-    if (K != aOut + (uint64_t)q * k)
-        for (uint32_t i = t; i < nK; i += DOCS_B)
-            aOut[(uint64_t)q * k + i] = K[i];
+    /* The answer to aOut (host memory): only its nK hits cross the bus. */
+    for (uint32_t i = t; i < nK; i += DOCS_B)
+        aOut[(uint64_t)q * k + i] = K[i];
     if (t == 0)
         aOutcome[q] = engine_docs_outcome{nK, (uint32_t)finished, resume, stopped ? base : resume};
 }
 
 /* ------------------------------------------------------------------ host */
 
-static void resident_free(docs_resident *r)
+/* Pinned host memory that only grows; kept between calls. */
+typedef struct pinned {
+    void *p;
+    uint64_t cap;
+} pinned;
+
+/* At least @p need bytes, the first @p keep kept. */
+static genie_status pinned_reserve(pinned *b, uint64_t need, uint64_t keep, unsigned flags)
 {
-    if (!r)
-        return;
+    if (need <= b->cap)
+        return GENIE_OK;
+    uint64_t cap = need > 2 * b->cap ? need : 2 * b->cap;
+    void *p;
+    CUDA_TRY(cudaHostAlloc(&p, cap, flags));
+    if (keep)
+        memcpy(p, b->p, keep);
+    cudaFreeHost(b->p);
+    b->p = p;
+    b->cap = cap;
+    return GENIE_OK;
+}
+
+/*
+ * One batch's host side: what the host builds and the copies read (the
+ * queries, their terms, the staged lists), and what the kernel writes into
+ * mapped host memory (the outcomes and hits).  Two sets: the host builds
+ * and finishes one batch while the device runs the other.
+ */
+typedef struct batch_set {
+    pinned term, query, post, tf, out, outcome;
+    uint32_t *aIdx; /* slot -> request index */
+    uint64_t nIdxCap;
+    cudaEvent_t ev[3]; /* before the copies, after them, after the kernel */
+    int nEv;
+    uint64_t n;
+} batch_set;
+
+typedef struct docs_resident {
+    /* The collection: the per-document arrays. */
+    const uint32_t *hKey; /* the host postings the state was made from */
+    uint64_t nDocs, nLists;
+    uint32_t *d_record, *d_length;
+    double *d_pagerank, *d_gs;
+    uint64_t *h_stamp, *h_stageOff; /* per list: batch that staged it, its offset */
+    uint64_t stamp;
+    /* The cache of plan planId. */
+    int hasCache;
+    uint64_t planId;
+    uint32_t *d_cachePost, *d_cacheTf;
+    uint64_t *h_cacheOff; /* nLists + 1: list l's cached prefix is arena[off[l], off[l+1]) */
+    /* Kept between calls. */
+    int hasStream;
+    cudaStream_t stream;
+    char *d_buf; /* the batch buffer S_b */
+    uint64_t bufCap;
+    batch_set aSet[2];
+} docs_resident;
+
+static void collection_free(docs_resident *r)
+{
     cudaFree(r->d_record);
     cudaFree(r->d_length);
     cudaFree(r->d_pagerank);
     cudaFree(r->d_gs);
+    free(r->h_stamp);
+    free(r->h_stageOff);
+    r->d_record = r->d_length = NULL;
+    r->d_pagerank = r->d_gs = NULL;
+    r->h_stamp = r->h_stageOff = NULL;
+    r->hKey = NULL;
+}
+
+static void cache_free(docs_resident *r)
+{
     cudaFree(r->d_cachePost);
     cudaFree(r->d_cacheTf);
     free(r->h_cacheOff);
-    free(r->h_cacheLen);
+    r->d_cachePost = r->d_cacheTf = NULL;
+    r->h_cacheOff = NULL;
+    r->hasCache = 0;
+}
+
+static void resident_free(docs_resident *r)
+{
+    if (!r)
+        return;
+    if (r->hasStream)
+        cudaStreamSynchronize(r->stream);
+    collection_free(r);
+    cache_free(r);
+    cudaFree(r->d_buf);
+    for (int s = 0; s < 2; s++) {
+        batch_set *S = &r->aSet[s];
+        pinned *ap[] = {&S->term, &S->query, &S->post, &S->tf, &S->out, &S->outcome};
+        for (size_t i = 0; i < sizeof ap / sizeof *ap; i++)
+            cudaFreeHost(ap[i]->p);
+        free(S->aIdx);
+        for (int e = 0; e < S->nEv; e++)
+            cudaEventDestroy(S->ev[e]);
+    }
+    if (r->hasStream)
+        cudaStreamDestroy(r->stream);
     free(r);
 }
 
@@ -263,276 +381,370 @@ static genie_status upload(const void *h, void **pd, uint64_t bytes)
     return GENIE_OK;
 }
 
-/* The per-document arrays and the cache arena, on the device. */
-static genie_status resident_make(const engine_docs_request *req, docs_resident **out)
+/* The per-document arrays on the device, and the per-list stamps. */
+static genie_status collection_make(const engine_docs_request *req, docs_resident *r)
 {
     const engine_docs_data *D = req->pData;
-    docs_resident *r = (docs_resident *)calloc(1, sizeof *r);
-    genie_status rc = GENIE_OK;
-    uint32_t *hPost = NULL, *hTf = NULL;
-    if (!r)
+    if (r->hKey == D->aPosting && r->nDocs == D->nDocs && r->nLists == D->nLists)
+        return GENIE_OK;
+    collection_free(r);
+    cache_free(r);
+    r->h_stamp = (uint64_t *)calloc(D->nLists + 1, sizeof *r->h_stamp);
+    r->h_stageOff = (uint64_t *)malloc((D->nLists + 1) * sizeof *r->h_stageOff);
+    if (!r->h_stamp || !r->h_stageOff)
         return util_error(GENIE_ENOMEM, "out of memory for the GPU docs state");
+    r->stamp = 0;
+    GENIE_TRY(upload(D->aRecord, (void **)&r->d_record, 4 * D->nDocs));
+    GENIE_TRY(upload(D->aLength, (void **)&r->d_length, 4 * D->nDocs));
+    GENIE_TRY(upload(D->aPagerank, (void **)&r->d_pagerank, 8 * D->nDocs));
+    GENIE_TRY(upload(D->aGs, (void **)&r->d_gs, 8 * D->nDocs));
     r->hKey = D->aPosting;
     r->nDocs = D->nDocs;
-    r->planId = req->planId;
-    r->h_cacheOff = (uint64_t *)malloc((D->nLists + 1) * sizeof *r->h_cacheOff);
-    r->h_cacheLen = (uint64_t *)malloc((D->nLists + 1) * sizeof *r->h_cacheLen);
-    if (!r->h_cacheOff || !r->h_cacheLen) {
-        rc = util_error(GENIE_ENOMEM, "out of memory for the GPU docs state");
-        goto fail;
-    }
-    {
-        uint64_t n = 0;
-        for (uint64_t l = 0; l < D->nLists; l++) {
-            uint64_t len = D->aListOffset[l + 1] - D->aListOffset[l];
-            uint64_t pre = req->aPrefix ? req->aPrefix[l] : len;
-            r->h_cacheOff[l] = n;
-            r->h_cacheLen[l] = pre < len ? pre : len;
-            n += r->h_cacheLen[l];
-        }
-        r->cacheBytes = 8 * n;
-        hPost = (uint32_t *)malloc((n ? n : 1) * sizeof *hPost);
-        hTf = (uint32_t *)malloc((n ? n : 1) * sizeof *hTf);
-        if (!hPost || !hTf) {
-            rc = util_error(GENIE_ENOMEM, "out of memory staging the GPU list cache");
-            goto fail;
-        }
-        for (uint64_t l = 0; l < D->nLists; l++) {
-            memcpy(hPost + r->h_cacheOff[l], D->aPosting + D->aListOffset[l], r->h_cacheLen[l] * 4);
-            memcpy(hTf + r->h_cacheOff[l], D->aTf + D->aListOffset[l], r->h_cacheLen[l] * 4);
-        }
-        GENIE_TRY_GOTO(rc, upload(D->aRecord, (void **)&r->d_record, 4 * D->nDocs), fail);
-        GENIE_TRY_GOTO(rc, upload(D->aLength, (void **)&r->d_length, 4 * D->nDocs), fail);
-        GENIE_TRY_GOTO(rc, upload(D->aPagerank, (void **)&r->d_pagerank, 8 * D->nDocs), fail);
-        GENIE_TRY_GOTO(rc, upload(D->aGs, (void **)&r->d_gs, 8 * D->nDocs), fail);
-        GENIE_TRY_GOTO(rc, upload(hPost, (void **)&r->d_cachePost, 4 * n), fail);
-        GENIE_TRY_GOTO(rc, upload(hTf, (void **)&r->d_cacheTf, 4 * n), fail);
-    }
-    free(hPost);
-    free(hTf);
-    *out = r;
-    return GENIE_OK;
-fail:
-    free(hPost);
-    free(hTf);
-    resident_free(r);
-    return rc;
-}
-
-/* Device buffers of one call, sized by S_b. */
-typedef struct batch_bufs {
-    uint64_t stageCap, maxQuery, maxTerm;
-    uint32_t *d_post, *d_tf;
-    dev_term *d_term;
-    dev_query *d_query;
-    genie_docs_hit *d_out, *d_scratch;
-    engine_docs_outcome *d_outcome;
-    uint32_t *h_post, *h_tf;
-    dev_term *h_term;
-    dev_query *h_query;
-    uint64_t *h_stamp, *h_stageOff; /* per list: batch that staged it (+1), its offset */
-} batch_bufs;
-
-static void bufs_free(batch_bufs *b)
-{
-    cudaFree(b->d_post);
-    cudaFree(b->d_tf);
-    cudaFree(b->d_term);
-    cudaFree(b->d_query);
-    cudaFree(b->d_out);
-    cudaFree(b->d_scratch);
-    cudaFree(b->d_outcome);
-    free(b->h_post);
-    free(b->h_tf);
-    free(b->h_term);
-    free(b->h_query);
-    free(b->h_stamp);
-    free(b->h_stageOff);
-}
-
-static genie_status bufs_make(const engine_docs_request *req, batch_bufs *b)
-{
-    memset(b, 0, sizeof *b);
-    uint64_t half = req->bufferBytes / 2;
-    b->stageCap = half / 8;
-    b->maxQuery = half / (64ull * req->k + 256);
-    if (b->maxQuery > 65535)
-        b->maxQuery = 65535;
-    if (b->maxQuery == 0 || b->stageCap == 0) {
-        b->maxQuery = 0; /* no query fits: the caller's CPU answers them all */
-        return GENIE_OK;
-    }
-    b->maxTerm = 8 * b->maxQuery;
-    uint64_t nLists = req->pData->nLists;
-    CUDA_TRY(cudaMalloc((void **)&b->d_post, 4 * b->stageCap));
-    CUDA_TRY(cudaMalloc((void **)&b->d_tf, 4 * b->stageCap));
-    CUDA_TRY(cudaMalloc((void **)&b->d_term, sizeof(dev_term) * b->maxTerm));
-    CUDA_TRY(cudaMalloc((void **)&b->d_query, sizeof(dev_query) * b->maxQuery));
-    CUDA_TRY(cudaMalloc((void **)&b->d_out, sizeof(genie_docs_hit) * req->k * b->maxQuery));
-    CUDA_TRY(cudaMalloc((void **)&b->d_scratch, sizeof(genie_docs_hit) * req->k * b->maxQuery));
-    CUDA_TRY(cudaMalloc((void **)&b->d_outcome, sizeof(engine_docs_outcome) * b->maxQuery));
-    b->h_post = (uint32_t *)malloc(4 * b->stageCap);
-    b->h_tf = (uint32_t *)malloc(4 * b->stageCap);
-    b->h_term = (dev_term *)malloc(sizeof(dev_term) * b->maxTerm);
-    b->h_query = (dev_query *)malloc(sizeof(dev_query) * b->maxQuery);
-    b->h_stamp = (uint64_t *)calloc(nLists + 1, sizeof *b->h_stamp);
-    b->h_stageOff = (uint64_t *)malloc((nLists + 1) * sizeof *b->h_stageOff);
-    if (!b->h_post || !b->h_tf || !b->h_term || !b->h_query || !b->h_stamp || !b->h_stageOff)
-        return util_error(GENIE_ENOMEM, "out of memory for the docs GPU batch");
+    r->nLists = D->nLists;
     return GENIE_OK;
 }
 
-/* Postings query @p q needs staged in batch @p stamp (its uncached lists not yet staged). */
-static uint64_t query_stage_need(const engine_docs_request *req, const docs_resident *r, const batch_bufs *b,
-                                 uint32_t q, uint64_t stamp)
+/* The cache arena of the request's plan: each list's cached prefix, on the device. */
+static genie_status cache_make(const engine_docs_request *req, docs_resident *r)
 {
     const engine_docs_data *D = req->pData;
+    if (r->hasCache && r->planId == req->planId)
+        return GENIE_OK;
+    cache_free(r);
+    r->h_cacheOff = (uint64_t *)malloc((D->nLists + 1) * sizeof *r->h_cacheOff);
+    if (!r->h_cacheOff)
+        return util_error(GENIE_ENOMEM, "out of memory for the GPU docs state");
+    uint64_t n = 0;
+    for (uint64_t l = 0; l < D->nLists; l++) {
+        uint64_t len = D->aListOffset[l + 1] - D->aListOffset[l];
+        uint64_t pre = req->aPrefix ? req->aPrefix[l] : len;
+        r->h_cacheOff[l] = n;
+        n += pre < len ? pre : len;
+    }
+    r->h_cacheOff[D->nLists] = n;
+    /* Gathered on the host, sent in one copy each. */
+    uint32_t *hPost = (uint32_t *)malloc(4 * (n ? n : 1)), *hTf = (uint32_t *)malloc(4 * (n ? n : 1));
+    genie_status rc = GENIE_OK;
+    if (!hPost || !hTf)
+        rc = util_error(GENIE_ENOMEM, "out of memory staging the GPU list cache");
+    for (uint64_t l = 0; rc == GENIE_OK && l < D->nLists; l++) {
+        uint64_t cnt = r->h_cacheOff[l + 1] - r->h_cacheOff[l];
+        memcpy(hPost + r->h_cacheOff[l], D->aPosting + D->aListOffset[l], 4 * cnt);
+        memcpy(hTf + r->h_cacheOff[l], D->aTf + D->aListOffset[l], 4 * cnt);
+    }
+    if (rc == GENIE_OK)
+        rc = upload(hPost, (void **)&r->d_cachePost, 4 * n);
+    if (rc == GENIE_OK)
+        rc = upload(hTf, (void **)&r->d_cacheTf, 4 * n);
+    free(hPost);
+    free(hTf);
+    if (rc != GENIE_OK)
+        return rc;
+    r->planId = req->planId;
+    r->hasCache = 1;
+    return GENIE_OK;
+}
+
+/* How a call cuts S_b: half for staged lists, half for the queries' arrays and top-k. */
+typedef struct batch_layout {
+    uint64_t stageCap, maxQuery, maxTerm;
+    uint64_t offTf, offTerm, offQuery, offK, offK2, bytes;
+} batch_layout;
+
+static uint64_t align256(uint64_t x)
+{
+    return (x + 255) & ~(uint64_t)255;
+}
+
+/* maxQuery 0: no query fits, the caller's CPU answers them all. */
+static void layout_make(const engine_docs_request *req, batch_layout *L)
+{
+    memset(L, 0, sizeof *L);
+    uint64_t half = req->bufferBytes / 2;
+    uint64_t perQuery = 2 * sizeof(genie_docs_hit) * (uint64_t)req->k + 8 * sizeof(dev_term) + sizeof(dev_query);
+    L->stageCap = half / 8;
+    L->maxQuery = half / perQuery;
+    if (L->maxQuery > 65535)
+        L->maxQuery = 65535;
+    L->maxTerm = 8 * L->maxQuery;
+    if (req->batchQueries && L->maxQuery > req->batchQueries)
+        L->maxQuery = req->batchQueries;
+    if (L->maxQuery == 0 || L->stageCap == 0) {
+        L->maxQuery = 0;
+        return;
+    }
+    L->offTf = align256(4 * L->stageCap);
+    L->offTerm = L->offTf + align256(4 * L->stageCap);
+    L->offQuery = L->offTerm + align256(sizeof(dev_term) * L->maxTerm);
+    L->offK = L->offQuery + align256(sizeof(dev_query) * L->maxQuery);
+    L->offK2 = L->offK + align256(sizeof(genie_docs_hit) * req->k * L->maxQuery);
+    L->bytes = L->offK2 + align256(sizeof(genie_docs_hit) * req->k * L->maxQuery);
+}
+
+/* The device state, the stream and events, and a device buffer for @p L. */
+static genie_status state_make(const engine_docs_request *req, docs_resident *r, const batch_layout *L)
+{
+    GENIE_TRY(collection_make(req, r));
+    GENIE_TRY(cache_make(req, r));
+    if (!r->hasStream) {
+        CUDA_TRY(cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking));
+        r->hasStream = 1;
+    }
+    for (int s = 0; s < 2; s++)
+        for (batch_set *S = &r->aSet[s]; S->nEv < 3; S->nEv++)
+            CUDA_TRY(cudaEventCreate(&S->ev[S->nEv]));
+    if (L->bytes > r->bufCap) {
+        cudaFree(r->d_buf);
+        r->d_buf = NULL;
+        r->bufCap = 0;
+        CUDA_TRY(cudaMalloc((void **)&r->d_buf, L->bytes));
+        r->bufCap = L->bytes;
+    }
+    return GENIE_OK;
+}
+
+/* The set's arrays for @p n queries (terms: for 8 a query; more as needed). */
+static genie_status set_reserve(batch_set *S, const batch_layout *L, uint32_t k, uint64_t n)
+{
+    uint64_t nTerm = 8 * n < L->maxTerm ? 8 * n : L->maxTerm;
+    GENIE_TRY(pinned_reserve(&S->term, sizeof(dev_term) * nTerm, 0, cudaHostAllocDefault));
+    GENIE_TRY(pinned_reserve(&S->query, sizeof(dev_query) * n, 0, cudaHostAllocDefault));
+    GENIE_TRY(pinned_reserve(&S->out, sizeof(genie_docs_hit) * k * n, 0, cudaHostAllocMapped));
+    GENIE_TRY(pinned_reserve(&S->outcome, sizeof(engine_docs_outcome) * n, 0, cudaHostAllocMapped));
+    if (n > S->nIdxCap) {
+        free(S->aIdx);
+        S->aIdx = (uint32_t *)malloc(sizeof *S->aIdx * n);
+        S->nIdxCap = S->aIdx ? n : 0;
+        if (!S->aIdx)
+            return util_error(GENIE_ENOMEM, "out of memory for the docs GPU batch");
+    }
+    return GENIE_OK;
+}
+
+/* Postings query @p q needs staged in the batch being built (its uncached lists not yet staged). */
+static uint64_t query_stage_need(const engine_docs_request *req, const docs_resident *r, uint32_t q)
+{
     const engine_docs_query *Q = &req->aQuery[q];
     uint64_t need = 0;
     for (uint32_t i = 0; i < Q->n; i++) {
-        uint32_t l = req->aTerm[Q->first + i].list;
-        if (r->h_cacheLen[l] == 0 && b->h_stamp[l] != stamp)
-            need += D->aListOffset[l + 1] - D->aListOffset[l];
+        const engine_docs_term *T = &req->aTerm[Q->first + i];
+        if (T->cached == 0 && r->h_stamp[T->list] != r->stamp)
+            need += T->len;
     }
     return need;
 }
 
-/* Put query @p q into the batch's host arrays at slot @p iq. */
-static void query_place(const engine_docs_request *req, const docs_resident *r, batch_bufs *b, uint32_t q,
-                        uint64_t iq, uint64_t *pnTerm, uint64_t *pnStage, uint64_t stamp)
+/*
+ * Put query @p q into the set's arrays at slot @p iq, staging its uncached
+ * lists: per term one look at the cache arena's offsets, or the list
+ * copied (what the caller computed from the cache saves the rest).
+ */
+static genie_status query_place(const engine_docs_request *req, docs_resident *r, const batch_layout *L,
+                                batch_set *S, uint32_t q, uint64_t iq, uint64_t *pnTerm, uint64_t *pnStage)
 {
     const engine_docs_data *D = req->pData;
     const engine_docs_query *Q = &req->aQuery[q];
-    dev_query *dq = &b->h_query[iq];
+    const uint32_t *dPost = (const uint32_t *)r->d_buf, *dTf = (const uint32_t *)(r->d_buf + L->offTf);
+    dev_query *dq = (dev_query *)S->query.p + iq;
     dq->firstTerm = (uint32_t)*pnTerm;
     dq->nTerm = Q->n;
-    dq->m = 0xffffffffu;
-    dq->hasM = 0;
-    dq->fullLen0 = 0;
+    dq->m = Q->m;
+    dq->hasM = Q->m != UINT32_MAX;
+    dq->fullLen0 = Q->n ? req->aTerm[Q->first].len : 0;
+    dq->next0 = Q->next0;
     for (uint32_t i = 0; i < Q->n; i++) {
         const engine_docs_term *T = &req->aTerm[Q->first + i];
         uint32_t l = T->list;
-        uint64_t start = D->aListOffset[l], len = D->aListOffset[l + 1] - start;
-        dev_term *dt = &b->h_term[(*pnTerm)++];
+        dev_term *dt = (dev_term *)S->term.p + (*pnTerm)++;
         dt->weight = T->weight;
-        if (r->h_cacheLen[l]) {
+        if (T->cached) {
             dt->post = r->d_cachePost + r->h_cacheOff[l];
             dt->tf = r->d_cacheTf + r->h_cacheOff[l];
-            dt->len = r->h_cacheLen[l];
-            if (dt->len < len) {
-                uint32_t last = D->aPosting[start + dt->len - 1];
-                if (!dq->hasM || last < dq->m)
-                    dq->m = last;
-                dq->hasM = 1;
-            }
+            dt->len = T->cached;
         } else {
-            if (b->h_stamp[l] != stamp) {
-                b->h_stamp[l] = stamp;
-                b->h_stageOff[l] = *pnStage;
-                memcpy(b->h_post + *pnStage, D->aPosting + start, 4 * len);
-                memcpy(b->h_tf + *pnStage, D->aTf + start, 4 * len);
-                *pnStage += len;
+            if (r->h_stamp[l] != r->stamp) {
+                uint64_t n = *pnStage, start = D->aListOffset[l];
+                GENIE_TRY(pinned_reserve(&S->post, 4 * (n + T->len), 4 * n, cudaHostAllocDefault));
+                GENIE_TRY(pinned_reserve(&S->tf, 4 * (n + T->len), 4 * n, cudaHostAllocDefault));
+                r->h_stamp[l] = r->stamp;
+                r->h_stageOff[l] = n;
+                memcpy((uint32_t *)S->post.p + n, D->aPosting + start, 4 * T->len);
+                memcpy((uint32_t *)S->tf.p + n, D->aTf + start, 4 * T->len);
+                *pnStage = n + T->len;
             }
-            dt->post = b->d_post + b->h_stageOff[l];
-            dt->tf = b->d_tf + b->h_stageOff[l];
-            dt->len = len;
+            dt->post = dPost + r->h_stageOff[l];
+            dt->tf = dTf + r->h_stageOff[l];
+            dt->len = T->len;
         }
-        if (i == 0)
-            dq->fullLen0 = len;
     }
+    return GENIE_OK;
 }
 
-/* Run the batch of queries aBatch[0..n) (request indexes) on the device. */
-static genie_status run_batch(engine_docs_request *req, const docs_resident *r, batch_bufs *b, const uint32_t *aBatch,
-                              uint64_t n, uint64_t nTerm, uint64_t nStage)
+/*
+ * The next batch from query *pq on into set @p S (S->n queries, possibly
+ * none); queries that never fit a batch go to aSkip.
+ */
+static genie_status batch_build(const engine_docs_request *req, docs_resident *r, const batch_layout *L, batch_set *S,
+                                uint32_t *pq, uint64_t *pnTerm, uint64_t *pnStage, uint32_t *aSkip, uint64_t *pnSkip)
+{
+    uint64_t left = req->nQuery - *pq;
+    GENIE_TRY(set_reserve(S, L, req->k, left < L->maxQuery ? left : L->maxQuery));
+    r->stamp++;
+    uint64_t n = 0, nTerm = 0, nStage = 0;
+    uint32_t q = *pq;
+    genie_status rc = GENIE_OK;
+    for (; q < req->nQuery && rc == GENIE_OK; q++) {
+        const engine_docs_query *Q = &req->aQuery[q];
+        uint64_t need = query_stage_need(req, r, q);
+        if (need > L->stageCap || Q->n > L->maxTerm) {
+            aSkip[(*pnSkip)++] = q; /* never fits a batch: the CPU answers it whole */
+            continue;
+        }
+        if (n == L->maxQuery || nStage + need > L->stageCap || nTerm + Q->n > L->maxTerm)
+            break;
+        rc = pinned_reserve(&S->term, sizeof(dev_term) * (nTerm + Q->n), sizeof(dev_term) * nTerm,
+                            cudaHostAllocDefault);
+        if (rc == GENIE_OK)
+            rc = query_place(req, r, L, S, q, n, &nTerm, &nStage);
+        S->aIdx[n++] = q;
+    }
+    *pq = q;
+    S->n = n;
+    *pnTerm = nTerm;
+    *pnStage = nStage;
+    return rc;
+}
+
+/* The set's copies and kernel on the stream. */
+static genie_status batch_launch(engine_docs_request *req, const docs_resident *r, const batch_layout *L,
+                                 batch_set *S, uint64_t nTerm, uint64_t nStage)
 {
     const engine_docs_data *D = req->pData;
     genie_status rc = GENIE_OK;
-    double t0 = util_now();
-    CUDA_TRY(cudaMemcpy(b->d_post, b->h_post, 4 * nStage, cudaMemcpyHostToDevice));
-    CUDA_TRY(cudaMemcpy(b->d_tf, b->h_tf, 4 * nStage, cudaMemcpyHostToDevice));
-    CUDA_TRY(cudaMemcpy(b->d_term, b->h_term, sizeof(dev_term) * nTerm, cudaMemcpyHostToDevice));
-    CUDA_TRY(cudaMemcpy(b->d_query, b->h_query, sizeof(dev_query) * n, cudaMemcpyHostToDevice));
-    req->bytesMoved += 8 * nStage;
-    double t1 = util_now();
-    docs_params P = {D->alpha, D->k1, D->b, D->maxPagerank, D->avgLength};
-    docs_and_kernel<<<(unsigned)n, DOCS_B>>>(b->d_query, b->d_term, r->d_record, r->d_length, r->d_pagerank, r->d_gs,
-                                             P, req->k, req->exhaustive, b->d_out, b->d_scratch, b->d_outcome);
-    CUDA_CHECK_LAUNCH(rc, "docs_and_kernel", done);
-    CUDA_TRY(cudaDeviceSynchronize());
-    {
-        double t2 = util_now();
-        engine_docs_outcome *hOut = (engine_docs_outcome *)malloc(sizeof *hOut * n);
-        genie_docs_hit *hHit = (genie_docs_hit *)malloc(sizeof *hHit * req->k * n);
-        if (!hOut || !hHit) {
-            free(hOut);
-            free(hHit);
-            return util_error(GENIE_ENOMEM, "out of memory for the docs GPU results");
-        }
-        cudaError_t e1 = cudaMemcpy(hOut, b->d_outcome, sizeof *hOut * n, cudaMemcpyDeviceToHost);
-        cudaError_t e2 = cudaMemcpy(hHit, b->d_out, sizeof *hHit * req->k * n, cudaMemcpyDeviceToHost);
-        if (e1 != cudaSuccess || e2 != cudaSuccess) {
-            free(hOut);
-            free(hHit);
-            return cuda_fail(e1 != cudaSuccess ? e1 : e2, "cudaMemcpy of the docs results");
-        }
-        for (uint64_t i = 0; i < n; i++) {
-            req->aOutcome[aBatch[i]] = hOut[i];
-            memcpy(req->aHit + (uint64_t)aBatch[i] * req->k, hHit + i * req->k, sizeof *hHit * hOut[i].nHit);
-        }
-        free(hOut);
-        free(hHit);
-        req->kernelSeconds += t2 - t1;
-        req->transferSeconds += (t1 - t0) + (util_now() - t2);
+    cudaStream_t st = r->stream;
+    char *B = r->d_buf;
+    /* Pinned host memory: under unified addressing (always, in a 64-bit
+     * process) kernels reach it through its host address. */
+    genie_docs_hit *dOut = (genie_docs_hit *)S->out.p;
+    engine_docs_outcome *dOutcome = (engine_docs_outcome *)S->outcome.p;
+    CUDA_TRY(cudaEventRecord(S->ev[0], st));
+    if (nStage) {
+        CUDA_TRY(cudaMemcpyAsync(B, S->post.p, 4 * nStage, cudaMemcpyHostToDevice, st));
+        CUDA_TRY(cudaMemcpyAsync(B + L->offTf, S->tf.p, 4 * nStage, cudaMemcpyHostToDevice, st));
     }
+    CUDA_TRY(cudaMemcpyAsync(B + L->offTerm, S->term.p, sizeof(dev_term) * nTerm, cudaMemcpyHostToDevice, st));
+    CUDA_TRY(cudaMemcpyAsync(B + L->offQuery, S->query.p, sizeof(dev_query) * S->n, cudaMemcpyHostToDevice, st));
+    CUDA_TRY(cudaEventRecord(S->ev[1], st));
+    docs_params P = {D->alpha, D->k1, D->b, D->maxPagerank, D->avgLength};
+    docs_and_kernel<<<(unsigned)S->n, DOCS_B, 0, st>>>(
+        (const dev_query *)(B + L->offQuery), (const dev_term *)(B + L->offTerm), r->d_record, r->d_length,
+        r->d_pagerank, r->d_gs, P, req->k, req->exhaustive, (genie_docs_hit *)(B + L->offK),
+        (genie_docs_hit *)(B + L->offK2), dOut, dOutcome);
+    CUDA_CHECK_LAUNCH(rc, "docs_and_kernel", done);
+    CUDA_TRY(cudaEventRecord(S->ev[2], st));
+    req->bytesMoved += 8 * nStage;
+    req->nBatch++;
 done:
     return rc;
 }
 
+/* Wait for the set's batch; then, unless @p drain, hand its queries to xDone. */
+static genie_status batch_finish(engine_docs_request *req, batch_set *S, int drain)
+{
+    double t0 = util_now();
+    CUDA_TRY(cudaEventSynchronize(S->ev[2]));
+    double t1 = util_now();
+    float msCopy = 0, msKernel = 0;
+    CUDA_TRY(cudaEventElapsedTime(&msCopy, S->ev[0], S->ev[1]));
+    CUDA_TRY(cudaEventElapsedTime(&msKernel, S->ev[1], S->ev[2]));
+    req->times.wait += t1 - t0;
+    req->times.h2d += 1e-3 * msCopy;
+    req->times.kernel += 1e-3 * msKernel;
+    if (drain)
+        return GENIE_OK;
+    genie_status rc = req->xDone(req->pDoneCtx, S->aIdx, (const engine_docs_outcome *)S->outcome.p,
+                                 (const genie_docs_hit *)S->out.p, (uint32_t)S->n);
+    req->times.done += util_now() - t1;
+    return rc;
+}
+
+/* The queries in aSkip[0..n) to xDone, unfinished at position 0. */
+static genie_status skipped_done(engine_docs_request *req, const uint32_t *aSkip, uint64_t n)
+{
+    if (n == 0)
+        return GENIE_OK;
+    double t0 = util_now();
+    engine_docs_outcome *a = (engine_docs_outcome *)calloc(n, sizeof *a);
+    if (!a)
+        return util_error(GENIE_ENOMEM, "out of memory for the docs GPU batch");
+    genie_status rc = req->xDone(req->pDoneCtx, aSkip, a, NULL, (uint32_t)n);
+    free(a);
+    req->times.done += util_now() - t0;
+    return rc;
+}
+
+/*
+ * Batches in a pipeline of two: while the device runs batch b, the host
+ * hands batch b - 1's queries to xDone and builds batch b + 1.  Queries
+ * that never fit a batch go to xDone as soon as a batch is on the device.
+ */
 extern "C" genie_status docs_cuda_search(void **ppResident, engine_docs_request *req)
 {
+    double t0 = util_now();
     docs_resident *r = (docs_resident *)*ppResident;
-    if (!r || r->hKey != req->pData->aPosting || r->nDocs != req->pData->nDocs || r->planId != req->planId) {
-        resident_free(r);
-        *ppResident = NULL;
-        GENIE_TRY(resident_make(req, &r));
+    if (!r) {
+        r = (docs_resident *)calloc(1, sizeof *r);
+        if (!r)
+            return util_error(GENIE_ENOMEM, "out of memory for the GPU docs state");
         *ppResident = r;
     }
-    batch_bufs b;
-    genie_status rc = bufs_make(req, &b);
-    if (rc == GENIE_OK && b.maxQuery == 0) {
-        for (uint32_t q = 0; q < req->nQuery; q++)
-            req->aOutcome[q] = engine_docs_outcome{0, 0, 0, 0};
-        bufs_free(&b);
-        return GENIE_OK;
-    }
-    uint32_t *aBatch = (uint32_t *)malloc(sizeof *aBatch * (b.maxQuery ? b.maxQuery : 1));
-    if (rc == GENIE_OK && !aBatch)
+    batch_layout L;
+    layout_make(req, &L);
+    genie_status rc = state_make(req, r, &L);
+    uint32_t *aSkip = (uint32_t *)malloc(sizeof *aSkip * (req->nQuery ? req->nQuery : 1));
+    if (rc == GENIE_OK && !aSkip)
         rc = util_error(GENIE_ENOMEM, "out of memory for the docs GPU batch");
-    uint64_t stamp = 0;
+    req->times.setup += util_now() - t0;
+    uint64_t nSkip = 0;
     uint32_t q = 0;
-    while (rc == GENIE_OK && q < req->nQuery) {
-        stamp++;
-        uint64_t n = 0, nTerm = 0, nStage = 0;
-        for (; q < req->nQuery; q++) {
-            const engine_docs_query *Q = &req->aQuery[q];
-            uint64_t need = query_stage_need(req, r, &b, q, stamp);
-            if (need > b.stageCap || Q->n > b.maxTerm) {
-                /* Never fits a batch: the CPU answers it whole. */
-                req->aOutcome[q] = engine_docs_outcome{0, 0, 0, 0};
-                continue;
-            }
-            if (n == b.maxQuery || nStage + need > b.stageCap || nTerm + Q->n > b.maxTerm)
-                break;
-            query_place(req, r, &b, q, n, &nTerm, &nStage, stamp);
-            aBatch[n++] = q;
-        }
-        if (n) {
-            rc = run_batch(req, r, &b, aBatch, n, nTerm, nStage);
-            req->nBatch++;
-        }
+    if (rc == GENIE_OK && L.maxQuery == 0) {
+        for (; q < req->nQuery; q++)
+            aSkip[nSkip++] = q;
     }
-    free(aBatch);
-    bufs_free(&b);
+    int next = 0, inFlight = -1;
+    for (;;) {
+        int launched = -1;
+        if (rc == GENIE_OK && q < req->nQuery) {
+            double tb = util_now();
+            batch_set *S = &r->aSet[next];
+            uint64_t nTerm = 0, nStage = 0;
+            rc = batch_build(req, r, &L, S, &q, &nTerm, &nStage, aSkip, &nSkip);
+            req->times.batch += util_now() - tb;
+            if (rc == GENIE_OK && S->n) {
+                rc = batch_launch(req, r, &L, S, nTerm, nStage);
+                if (rc == GENIE_OK)
+                    launched = next;
+            }
+            if (rc == GENIE_OK) {
+                rc = skipped_done(req, aSkip, nSkip);
+                nSkip = 0;
+            }
+        }
+        if (inFlight >= 0) {
+            genie_status rcFinish = batch_finish(req, &r->aSet[inFlight], rc != GENIE_OK);
+            if (rc == GENIE_OK)
+                rc = rcFinish;
+        }
+        if (launched >= 0)
+            next ^= 1;
+        inFlight = launched;
+        if (inFlight < 0 && (rc != GENIE_OK || q >= req->nQuery))
+            break;
+    }
+    if (rc == GENIE_OK)
+        rc = skipped_done(req, aSkip, nSkip);
+    else if (r->hasStream)
+        cudaStreamSynchronize(r->stream); /* nothing of a failed call still running */
+    free(aSkip);
     return rc;
 }

@@ -387,7 +387,11 @@ int main(int argc, char **argv)
     if (st == MPI_EXIT_OK && a.serve && provided < MPI_THREAD_SERIALIZED)
         st = usage(rank, "serve: this MPI does not allow calls from the server's threads (MPI_THREAD_SERIALIZED)%s", "");
     if (st == MPI_EXIT_OK && rank == 0)
+#ifdef GENIE_HAVE_SERVER
         st = a.serve ? broker_serve(&a, size - 1) : broker_run(&a, size - 1);
+#else
+        st = broker_run(&a, size - 1); /* parse() refused serve */
+#endif
     else if (st == MPI_EXIT_OK)
         st = ranker_run(&a, rank, size - 1);
     else if (st < 0)

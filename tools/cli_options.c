@@ -183,6 +183,10 @@ void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const 
     else if (radius)
         fprintf(stderr, "genie %s: recall target %g: K = %u, radius %u, estimated recall@%u %.4f\n", zCmd, target,
                 st->candidates, st->radius, k, st->recall_estimate);
+    else if (st->recall_edit_rate >= 0)
+        fprintf(stderr, "genie %s: recall target %g: K = %u, estimated recall@%u %.4f (queries modelled with %.0f%% "
+                        "edits, estimated from them)\n",
+                zCmd, target, st->candidates, k, st->recall_estimate, 100 * st->recall_edit_rate);
     else
         fprintf(stderr, "genie %s: recall target %g: K = %u, estimated recall@%u %.4f\n", zCmd, target,
                 st->candidates, k, st->recall_estimate);

@@ -502,6 +502,10 @@ typedef struct genie_search_stats {
      * the index's estimate predicts for the chosen K (1 when the target
      * made the search exact); without one, -1. */
     double recall_estimate;
+    /* Sequences with a recall target: the edit rate (edits per character,
+     * 0.1 to 0.4) of the modelled queries the choice assumed, estimated
+     * from the batch (docs/RECALL.md); otherwise -1. */
+    double recall_edit_rate;
 } genie_search_stats;
 
 /**

@@ -141,6 +141,15 @@ int cli_parse_recall(const char *zCmd, const char *s, double *out);
  * explicit -K (@p explicitK), k over 100.
  */
 int cli_check_recall(const char *zCmd, double recall, uint32_t k, int exact, int explicitK);
+/**
+ * The candidate options of the sets and sequences searches and of genie
+ * eval: -k (1..65536), -K/--candidates (1..2^32-1) and --recall, as option
+ * codes 'k', 'K' and 'R', written to *@p pK, *@p pCandidates, *@p pRecall.
+ * @return 1 when @p c is one of them (*@p pStatus: CLI_EXIT_OK, or
+ *         CLI_EXIT_USAGE with the message printed), 0 otherwise.
+ */
+int cli_candidate_option(const char *zCmd, int c, const char *zArg, uint32_t *pK, uint32_t *pCandidates,
+                         double *pRecall, int *pStatus);
 /** --verbose: "genie CMD: recall target R: K = ..., estimated recall@k ..." on standard error. */
 void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const genie_search_stats *st, int radius);
 

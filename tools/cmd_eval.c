@@ -81,26 +81,13 @@ static int parse_eval(int argc, char **argv, eval_opts *o)
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:K:h" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("eval", c, optarg, &o->opt, &st)) {
+        if (cli_engine_option("eval", c, optarg, &o->opt, &st) ||
+            cli_candidate_option("eval", c, optarg, &o->k, &o->K, &o->recall, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
         }
         switch (c) {
-        case 'k':
-            if (!cli_parse_u64(optarg, 1, 65536, &v))
-                return cli_usage_error("eval", "-k must be an integer 1..65536, not '%s'", optarg);
-            o->k = (uint32_t)v;
-            break;
-        case 'K':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return cli_usage_error("eval", "--candidates must be 1..4294967295, not '%s'", optarg);
-            o->K = (uint32_t)v;
-            break;
-        case 'R':
-            if ((st = cli_parse_recall("eval", optarg, &o->recall)) != CLI_EXIT_OK)
-                return st;
-            break;
         case 'C':
             if (o->type != GENIE_TYPE_SEQUENCES)
                 return cli_usage_error("eval", "--certify applies to a sequences index");

@@ -3,16 +3,21 @@
  * strings and vectors, a search with a recall target R achieves, measured
  * against a brute force written here, a recall@k of at least R - 0.05 on
  * queries drawn the way the estimate models them (docs/RECALL.md): sets
- * and strings of the collection perturbed (elements replaced, edits), with
- * a different seed from the estimate's sample; vectors drawn from the same
+ * of the collection with elements replaced, with a different seed from
+ * the estimate's sample; strings of the collection with 10%, 20%, 30% and
+ * 40% random edits, one batch each, whose edit rate the search measures
+ * itself (the new letters uniform over the alphabet, where the model
+ * draws them from the collection); vectors drawn from the same
  * distribution as the base and not in it.
  *
- * The tolerance.  The estimate is a mean over 200 pseudo-queries and the
- * test's measure a mean over 200 others: each per-query recall lies in
- * [0, 1], so each mean has a standard error of at most sqrt(0.25 / 200) =
- * 0.035 and their difference at most 0.05 (~1 standard error of the
- * worst case; near R = 0.99 per-query recalls are nearly all 1 and the
- * error is far smaller).  The runs are deterministic, so a pass is a pass
+ * The tolerance.  The estimate is a mean over 200 pseudo-queries (strings:
+ * per edit rate, two rates interpolated) and the test's measure a mean
+ * over 200 others (strings: 600, since four batches of twelve checks give
+ * the noise more chances): each per-query recall lies in [0, 1], so a mean
+ * of 200 has a standard error of at most sqrt(0.25 / 200) = 0.035 and the
+ * difference of two at most 0.05 (~1 standard error of the worst case;
+ * per-query recalls are far from that worst case, and near R = 0.99 they
+ * are nearly all 1).  The runs are deterministic, so a pass is a pass
  * every time; 0.05 is what a user can expect from 200 samples.
  *
  * Recall is counted with ties, as genie eval does: a found answer is
@@ -616,6 +621,57 @@ TEST(recall_side_file_rejects_corruption)
     CHECK_EQ(n2, n);
     CHECK(memcmp(a, c, n) == 0);
     free(c);
+    free(a);
+    free(b);
+}
+
+/* Sequences: five edit levels, their rates increasing, and a signal depth; a file that breaks either is refused. */
+TEST(recall_side_file_edit_levels)
+{
+    genie_build_options bo;
+    memset(&bo, 0, sizeof bo);
+    genie_seq_builder *sb;
+    CHECK_OK(genie_seq_builder_new(&sb, &bo, 2));
+    uint64_t rng = 7;
+    for (int o = 0; o < 300; o++) {
+        char z[8];
+        for (int i = 0; i < 6; i++)
+            z[i] = (char)('a' + test_rand(&rng) % 5);
+        CHECK_OK(genie_seq_builder_add(sb, z, 6));
+    }
+    CHECK_OK(genie_seq_builder_write(sb, test_path("q.genie")));
+    genie_seq_builder_free(sb);
+    genie_index *idx;
+    CHECK_OK(genie_index_open(test_path("q.genie"), &idx));
+    CHECK_OK(genie_recall_prepare(idx, 2));
+    double r;
+    for (uint32_t c = 0; c < 5; c++) {
+        CHECK_OK(genie_recall_predict(idx, 1, 32, c, &r, NULL));
+        CHECK(r >= 0 && r <= 1);
+    }
+    CHECK_RC(genie_recall_predict(idx, 1, 32, 5, &r, NULL), GENIE_EINVAL);
+    genie_index_close(idx);
+    char zSide[4096];
+    snprintf(zSide, sizeof zSide, "%s.recall", test_path("q.genie"));
+    size_t n;
+    unsigned char *a = test_read_file(zSide, &n);
+    unsigned char *b = malloc(n);
+    CHECK(n > 80 && a[40] == 5 && a[44] == 32);
+    for (int c = 0; c < 5; c++)
+        CHECK_EQ(a[56 + 4 * c] | a[57 + 4 * c] << 8, 100 * (c + 1));
+    CHECK_OK(predict_with("q.genie", a, n, &r));
+    memcpy(b, a, n);
+    put_u32(b + 60, 100); /* level 1's rate equal to level 0's */
+    reseal(b, n);
+    CHECK_RC(predict_with("q.genie", b, n, &r), GENIE_ECORRUPT);
+    memcpy(b, a, n);
+    put_u32(b + 44, 0); /* five levels and no signal */
+    reseal(b, n);
+    CHECK_RC(predict_with("q.genie", b, n, &r), GENIE_ECORRUPT);
+    memcpy(b, a, n);
+    put_u32(b + 40, 6); /* more levels than the library models */
+    reseal(b, n);
+    CHECK_RC(predict_with("q.genie", b, n, &r), GENIE_ECORRUPT);
     free(a);
     free(b);
 }

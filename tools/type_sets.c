@@ -138,6 +138,7 @@ static const char zSearchHelp[] =
     "                          raised to k)\n"
     "      --exact             exact Jaccard against every set (ground truth)\n"
     CLI_RECALL_HELP
+    CLI_RECALL_VERBOSE_HELP
     CLI_ENGINE_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's stored line\n"

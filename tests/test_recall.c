@@ -542,6 +542,23 @@ static void reseal(unsigned char *a, size_t n)
     put_u32(a + n - 4, util_crc32c(0, a, n - 4));
 }
 
+/* predict_with() on @p a with the u32 at @p off set to @p v and the checksum made valid again (in @p b). */
+static genie_status predict_with_u32(const char *zName, const unsigned char *a, unsigned char *b, size_t n, size_t off,
+                                     uint32_t v, double *pRec)
+{
+    memcpy(b, a, n);
+    put_u32(b + off, v);
+    reseal(b, n);
+    return predict_with(zName, b, n, pRec);
+}
+
+/* The side file of index @p zName: its path in @p zSide (4096 bytes), its bytes (malloc'ed). */
+static unsigned char *read_side_file(const char *zName, char *zSide, size_t *pn)
+{
+    snprintf(zSide, 4096, "%s.recall", test_path(zName));
+    return test_read_file(zSide, pn);
+}
+
 TEST(recall_side_file_rejects_corruption)
 {
     genie_index *idx = small_sets_index("s.genie", 2);
@@ -555,9 +572,8 @@ TEST(recall_side_file_rejects_corruption)
     CHECK_EQ(nSample, 200);
     genie_index_close(idx);
     char zSide[4096];
-    snprintf(zSide, sizeof zSide, "%s.recall", test_path("s.genie"));
     size_t n;
-    unsigned char *a = test_read_file(zSide, &n);
+    unsigned char *a = read_side_file("s.genie", zSide, &n);
     unsigned char *b = malloc(n);
     CHECK(n > 64);
     /* Intact: read back, same prediction. */
@@ -574,33 +590,16 @@ TEST(recall_side_file_rejects_corruption)
     /* Truncated anywhere. */
     for (size_t len = 0; len < n; len += len < 64 ? 1 : 97)
         CHECK(predict_with("s.genie", a, len, &rec) != GENIE_OK);
-    /* Counts that lie, with a valid checksum: never trusted, never allocated by. */
-    memcpy(b, a, n);
-    put_u32(b + 28, 0x7fffffff); /* pseudo-queries */
-    reseal(b, n);
-    CHECK_RC(predict_with("s.genie", b, n, &rec), GENIE_ECORRUPT);
-    /* Sets: one curve, so its perturbation at 56 and the first row at 60 (nTrue, signal, entries). */
-    memcpy(b, a, n);
-    put_u32(b + 68, 0xfffffff0); /* the first row's entries */
-    reseal(b, n);
-    CHECK_RC(predict_with("s.genie", b, n, &rec), GENIE_ECORRUPT);
-    memcpy(b, a, n);
-    put_u32(b + 60, 101); /* nTrue over kMax */
-    reseal(b, n);
-    CHECK_RC(predict_with("s.genie", b, n, &rec), GENIE_ECORRUPT);
-    memcpy(b, a, n);
-    put_u32(b + 64, 7); /* a level signal where the file has no signal depth */
-    reseal(b, n);
-    CHECK_RC(predict_with("s.genie", b, n, &rec), GENIE_ECORRUPT);
-    memcpy(b, a, n);
-    put_u32(b + 40, 2); /* two curves for sets */
-    reseal(b, n);
-    CHECK_RC(predict_with("s.genie", b, n, &rec), GENIE_ECORRUPT);
+    /* Counts that lie, with a valid checksum: never trusted, never allocated by.  Sets have one curve,
+     * so its perturbation is at 56 and the first row at 60 (nTrue, signal, entries). */
+    CHECK_RC(predict_with_u32("s.genie", a, b, n, 28, 0x7fffffff, &rec), GENIE_ECORRUPT); /* pseudo-queries */
+    CHECK_RC(predict_with_u32("s.genie", a, b, n, 68, 0xfffffff0, &rec), GENIE_ECORRUPT); /* first row's entries */
+    CHECK_RC(predict_with_u32("s.genie", a, b, n, 60, 101, &rec), GENIE_ECORRUPT);        /* nTrue over kMax */
+    /* a level signal where the file has no signal depth; two curves for sets */
+    CHECK_RC(predict_with_u32("s.genie", a, b, n, 64, 7, &rec), GENIE_ECORRUPT);
+    CHECK_RC(predict_with_u32("s.genie", a, b, n, 40, 2, &rec), GENIE_ECORRUPT);
     /* A side file of version 1 (before the edit levels): refused, saying how it comes back. */
-    memcpy(b, a, n);
-    put_u32(b + 8, 1);
-    reseal(b, n);
-    CHECK_RC(predict_with("s.genie", b, n, &rec), GENIE_EFORMAT);
+    CHECK_RC(predict_with_u32("s.genie", a, b, n, 8, 1, &rec), GENIE_EFORMAT);
     CHECK(strstr(genie_last_error(), "version 1; this library reads 2") != NULL);
     /* Another index's estimate. */
     genie_index *other = small_sets_index("t.genie", 3);
@@ -652,26 +651,19 @@ TEST(recall_side_file_edit_levels)
     CHECK_RC(genie_recall_predict(idx, 1, 32, 5, &r, NULL), GENIE_EINVAL);
     genie_index_close(idx);
     char zSide[4096];
-    snprintf(zSide, sizeof zSide, "%s.recall", test_path("q.genie"));
     size_t n;
-    unsigned char *a = test_read_file(zSide, &n);
+    unsigned char *a = read_side_file("q.genie", zSide, &n);
     unsigned char *b = malloc(n);
     CHECK(n > 80 && a[40] == 5 && a[44] == 32);
     for (int c = 0; c < 5; c++)
         CHECK_EQ(a[56 + 4 * c] | a[57 + 4 * c] << 8, 100 * (c + 1));
     CHECK_OK(predict_with("q.genie", a, n, &r));
-    memcpy(b, a, n);
-    put_u32(b + 60, 100); /* level 1's rate equal to level 0's */
-    reseal(b, n);
-    CHECK_RC(predict_with("q.genie", b, n, &r), GENIE_ECORRUPT);
-    memcpy(b, a, n);
-    put_u32(b + 44, 0); /* five levels and no signal */
-    reseal(b, n);
-    CHECK_RC(predict_with("q.genie", b, n, &r), GENIE_ECORRUPT);
-    memcpy(b, a, n);
-    put_u32(b + 40, 6); /* more levels than the library models */
-    reseal(b, n);
-    CHECK_RC(predict_with("q.genie", b, n, &r), GENIE_ECORRUPT);
+    /* level 1's rate equal to level 0's */
+    CHECK_RC(predict_with_u32("q.genie", a, b, n, 60, 100, &r), GENIE_ECORRUPT);
+    /* five levels and no signal */
+    CHECK_RC(predict_with_u32("q.genie", a, b, n, 44, 0, &r), GENIE_ECORRUPT);
+    /* more levels than the library models */
+    CHECK_RC(predict_with_u32("q.genie", a, b, n, 40, 6, &r), GENIE_ECORRUPT);
     free(a);
     free(b);
 }

@@ -324,8 +324,8 @@ genie_status recall_decode(const genie_index *idx, const unsigned char *a, size_
     e->kMax = codec_get_u32_in(&r, "kMax", 1, 255);
     e->nCandMax = codec_get_u32_in(&r, "Kmax", 1, nObj < UINT32_MAX ? (uint32_t)(nObj ? nObj : 1) : UINT32_MAX);
     int levels = e->type == GENIE_TYPE_SEQUENCES;
-    e->nCurve = codec_get_u32_in(&r, "curves", 1,
-                                 levels ? RECALL_EDIT_LEVELS : e->type == GENIE_TYPE_VECTORS ? RECALL_RADIUS_MAX + 1 : 1);
+    uint32_t nCurveMax = levels ? RECALL_EDIT_LEVELS : e->type == GENIE_TYPE_VECTORS ? RECALL_RADIUS_MAX + 1 : 1;
+    e->nCurve = codec_get_u32_in(&r, "curves", 1, nCurveMax);
     uint32_t depthMax = levels && r.rc == GENIE_OK && e->nCurve > 1 ? e->nCandMax : 0;
     e->signalDepth = codec_get_u32_in(&r, "signal depth", depthMax ? 1 : 0, depthMax);
     e->seed = codec_get_u32(&r, "seed");

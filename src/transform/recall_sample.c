@@ -442,9 +442,8 @@ genie_status recall_sample(const genie_index *idx, unsigned threads, recall_esti
         GENIE_TRY_GOTO(rc, pseudo_alloc(&pq, e->nCurve * S), done);
         for (uint32_t c = 0; c < e->nCurve; c++) {
             e->aPerturb[c] = (c + 1) * RECALL_EDIT_STEP_PERMILLE;
-            for (uint32_t i = 0; i < S; i++)
-                GENIE_TRY_GOTO(rc, perturb_string(idx, aId[i], e->aPerturb[c], &rng, &pq.az[c * S + i], &pq.an[c * S + i]),
-                               done);
+            for (uint32_t i = 0, j = c * S; i < S; i++, j++)
+                GENIE_TRY_GOTO(rc, perturb_string(idx, aId[i], e->aPerturb[c], &rng, &pq.az[j], &pq.an[j]), done);
         }
         rc = sample_sequences(idx, threads, &pq, e, aC, aT, aRow);
     } else {

@@ -35,6 +35,12 @@ void served_start(served *s, const char *const *azArg)
     azExec[n++] = "-b";
     azExec[n++] = genie_backend_name(test_backend());
     azExec[n] = NULL;
+    served_spawn(s, azExec, NULL, "genie serve");
+    CHECK(s->port > 0);
+}
+
+void served_spawn(served *s, const char *const *azExec, void (*xChild)(void), const char *zName)
+{
     int aPipe[2];
     CHECK(pipe(aPipe) == 0);
     fflush(stdout);
@@ -46,6 +52,8 @@ void served_start(served *s, const char *const *azArg)
         dup2(aPipe[1], STDOUT_FILENO);
         close(aPipe[0]);
         close(aPipe[1]);
+        if (xChild)
+            xChild();
         execv(azExec[0], (char *const *)azExec);
         _exit(127);
     }
@@ -62,11 +70,10 @@ void served_start(served *s, const char *const *azArg)
     zLine[len] = '\0';
     const char *zColon = strrchr(zLine, ':');
     if (!strstr(zLine, "listening on") || !zColon)
-        test_fail_at(__FILE__, __LINE__, "genie serve did not start: '%s'", zLine);
+        test_fail_at(__FILE__, __LINE__, "%s did not start: '%s'", zName, zLine);
     s->pid = pid;
     s->port = (uint16_t)atoi(zColon + 1);
     s->fdOut = aPipe[0];
-    CHECK(s->port > 0);
 }
 
 void served_stop(served *s)

@@ -23,6 +23,14 @@ typedef struct served {
  * with NULL.
  */
 void served_start(served *s, const char *const *azArg);
+/**
+ * Fork and exec @p azExec (argv, ending with NULL), its standard output to
+ * a pipe and the child killed with the test; @p xChild (may be NULL) runs
+ * in the child just before the exec (its environment).  Returns once the
+ * server's first line says where it listens ("... listening on
+ * http://127.0.0.1:PORT"); @p zName names the server when it does not.
+ */
+void served_spawn(served *s, const char *const *azExec, void (*xChild)(void), const char *zName);
 /** SIGTERM, then the exit status must be 0. */
 void served_stop(served *s);
 /** One request on a fresh connection; the answer in @p a. @return its status. */

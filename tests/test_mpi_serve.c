@@ -12,7 +12,6 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,58 +27,29 @@
 #define GENIE_MPIRUN_PATH ""
 #endif
 
-typedef struct mpi_served {
-    pid_t pid;      /* mpirun */
-    uint16_t port;
-    int fdOut;
-} mpi_served;
+/* In the child, before mpirun: as test_mpi.c's mpi_run (mpi_harness.c), OpenMPI's own leaks suppressed, their frames named. */
+static void mpi_child_env(void)
+{
+    setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
+    const char *zAsan = getenv("ASAN_OPTIONS");
+    if (zAsan) {
+        char z[1024];
+        snprintf(z, sizeof z, "%s:fast_unwind_on_malloc=0", zAsan);
+        setenv("ASAN_OPTIONS", z, 1);
+        snprintf(z, sizeof z, "suppressions=%s/lsan-mpi.supp", GENIE_TEST_SOURCE_DIR);
+        setenv("LSAN_OPTIONS", z, 1);
+        setenv("OMPI_MCA_mca_base_component_disable_dlclose", "1", 1);
+        setenv("PMIX_MCA_mca_base_component_disable_dlclose", "1", 1);
+    }
+}
 
 /* `mpirun -np 3 genie-mpi serve -j 1 INDEX --listen 127.0.0.1:0 -q`; returns once it listens. */
-static void mpi_served_start(mpi_served *s, const char *zIndex)
+static void mpi_served_start(served *s, const char *zIndex)
 {
-    int aPipe[2];
-    CHECK(pipe(aPipe) == 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        dup2(aPipe[1], STDOUT_FILENO);
-        close(aPipe[0]);
-        close(aPipe[1]);
-        setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
-        const char *zAsan = getenv("ASAN_OPTIONS");
-        if (zAsan) { /* as test_mpi.c's mpi_run: OpenMPI's own leaks suppressed, their frames named */
-            char z[1024];
-            snprintf(z, sizeof z, "%s:fast_unwind_on_malloc=0", zAsan);
-            setenv("ASAN_OPTIONS", z, 1);
-            snprintf(z, sizeof z, "suppressions=%s/lsan-mpi.supp", GENIE_TEST_SOURCE_DIR);
-            setenv("LSAN_OPTIONS", z, 1);
-            setenv("OMPI_MCA_mca_base_component_disable_dlclose", "1", 1);
-            setenv("PMIX_MCA_mca_base_component_disable_dlclose", "1", 1);
-        }
-        execl(GENIE_MPIRUN_PATH, GENIE_MPIRUN_PATH, "--allow-run-as-root", "--oversubscribe", "--timeout", "120", "-np",
-              "3", GENIE_MPI_BIN_PATH, "serve", "-j", "1", zIndex, "--listen", "127.0.0.1:0", "-q", "--max-wait",
-              "20", (char *)NULL);
-        _exit(127);
-    }
-    close(aPipe[1]);
-    char zLine[256];
-    size_t len = 0;
-    while (len + 1 < sizeof zLine) {
-        ssize_t r = read(aPipe[0], zLine + len, 1);
-        if (r <= 0 || zLine[len] == '\n')
-            break;
-        len++;
-    }
-    zLine[len] = '\0';
-    const char *zColon = strrchr(zLine, ':');
-    if (!strstr(zLine, "listening on") || !zColon)
-        test_fail_at(__FILE__, __LINE__, "genie-mpi serve did not start: '%s'", zLine);
-    s->pid = pid;
-    s->port = (uint16_t)atoi(zColon + 1);
-    s->fdOut = aPipe[0];
+    const char *const azExec[] = {GENIE_MPIRUN_PATH, "--allow-run-as-root", "--oversubscribe", "--timeout", "120",
+                                  "-np", "3", GENIE_MPI_BIN_PATH, "serve", "-j", "1", zIndex, "--listen",
+                                  "127.0.0.1:0", "-q", "--max-wait", "20", NULL};
+    served_spawn(s, azExec, mpi_child_env, "genie-mpi serve");
 }
 
 /* The process of rank 0 under mpirun @p parent (its environment says OMPI_COMM_WORLD_RANK=0); 0 when none. */
@@ -121,7 +91,7 @@ static pid_t rank0_of(pid_t parent)
 }
 
 /* SIGTERM to the broker: it drains and stops the rankers; mpirun must then exit 0. */
-static void mpi_served_stop(mpi_served *s)
+static void mpi_served_stop(served *s)
 {
     pid_t p0 = rank0_of(s->pid);
     CHECK(p0 > 0);
@@ -131,16 +101,6 @@ static void mpi_served_stop(mpi_served *s)
     close(s->fdOut);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         test_fail_at(__FILE__, __LINE__, "mpirun genie-mpi serve ended with status 0x%x, not exit 0", status);
-}
-
-static int mpi_served_request(uint16_t port, const char *zMethod, const char *zPath, const char *zBody,
-                              http_answer *a)
-{
-    http_client c;
-    http_client_init(&c, port);
-    int st = http_request(&c, zMethod, zPath, NULL, zBody, zBody ? strlen(zBody) : 0, a);
-    http_client_close(&c);
-    return st;
 }
 
 /*
@@ -172,11 +132,11 @@ static void drop_scanned(char *z)
 }
 
 /* One request to both servers: the same status and body. */
-static void same_answer(const served *one, const mpi_served *mpi, const char *zPath, const char *zBody)
+static void same_answer(const served *one, const served *mpi, const char *zPath, const char *zBody)
 {
     http_answer a, b;
     int sa = served_request(one, "POST", zPath, zBody, &a);
-    int sb = mpi_served_request(mpi->port, "POST", zPath, zBody, &b);
+    int sb = served_request(mpi, "POST", zPath, zBody, &b);
     CHECK_STATUS(sa, 200, &a);
     CHECK_STATUS(sb, 200, &b);
     if (strstr(zBody, "\"certify\"")) {
@@ -194,7 +154,7 @@ static void same_answer(const served *one, const mpi_served *mpi, const char *zP
 /* Concurrent clients, so that the batcher puts several requests into one superstep. */
 typedef struct client_job {
     const served *one;
-    const mpi_served *mpi;
+    const served *mpi;
     const char *zPath;
     const char *zBody;
 } client_job;
@@ -215,7 +175,7 @@ static void compare_servers(const char *zName, const char *zIndex, const char *c
     const char *azArg[] = {"--index", zSpec, "-j", "1", NULL};
     served one;
     served_start(&one, azArg);
-    mpi_served mpi;
+    served mpi;
     mpi_served_start(&mpi, zIndex);
     for (size_t i = 0; i < nBody; i++)
         same_answer(&one, &mpi, zPath, azBody[i]);
@@ -230,7 +190,7 @@ static void compare_servers(const char *zName, const char *zIndex, const char *c
     http_answer a;
     char zReload[256];
     snprintf(zReload, sizeof zReload, "/v1/indexes/%s/reload", zName);
-    CHECK_STATUS(mpi_served_request(mpi.port, "POST", zReload, NULL, &a), 409, &a);
+    CHECK_STATUS(served_request(&mpi, "POST", zReload, NULL, &a), 409, &a);
     http_answer_free(&a);
     served_stop(&one);
     mpi_served_stop(&mpi);

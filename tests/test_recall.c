@@ -3,16 +3,21 @@
  * strings and vectors, a search with a recall target R achieves, measured
  * against a brute force written here, a recall@k of at least R - 0.05 on
  * queries drawn the way the estimate models them (docs/RECALL.md): sets
- * and strings of the collection perturbed (elements replaced, edits), with
- * a different seed from the estimate's sample; vectors drawn from the same
+ * of the collection with elements replaced, with a different seed from
+ * the estimate's sample; strings of the collection with 10%, 20%, 30% and
+ * 40% random edits, one batch each, whose edit rate the search measures
+ * itself (the new letters uniform over the alphabet, where the model
+ * draws them from the collection); vectors drawn from the same
  * distribution as the base and not in it.
  *
- * The tolerance.  The estimate is a mean over 200 pseudo-queries and the
- * test's measure a mean over 200 others: each per-query recall lies in
- * [0, 1], so each mean has a standard error of at most sqrt(0.25 / 200) =
- * 0.035 and their difference at most 0.05 (~1 standard error of the
- * worst case; near R = 0.99 per-query recalls are nearly all 1 and the
- * error is far smaller).  The runs are deterministic, so a pass is a pass
+ * The tolerance.  The estimate is a mean over 200 pseudo-queries (strings:
+ * per edit rate, two rates interpolated) and the test's measure a mean
+ * over 200 others (strings: 600, since four batches of twelve checks give
+ * the noise more chances): each per-query recall lies in [0, 1], so a mean
+ * of 200 has a standard error of at most sqrt(0.25 / 200) = 0.035 and the
+ * difference of two at most 0.05 (~1 standard error of the worst case;
+ * per-query recalls are far from that worst case, and near R = 0.99 they
+ * are nearly all 1).  The runs are deterministic, so a pass is a pass
  * every time; 0.05 is what a user can expect from 200 samples.
  *
  * Recall is counted with ties, as genie eval does: a found answer is
@@ -28,6 +33,7 @@
 
 #define RECALL_TOLERANCE 0.05
 #define NQ 200
+#define NQ_SEQ 600
 
 static const double aTarget[] = {0.8, 0.9, 0.99};
 
@@ -222,6 +228,35 @@ static uint32_t edit_distance(const char *a, size_t na, const char *b, size_t nb
     return row[nb];
 }
 
+/* @p o's string with max(1, round(pct% of its length)) random edits over the alphabet a..f; its length. */
+static size_t edited_word(const char *z, size_t m, unsigned pct, uint64_t *rq, char *q)
+{
+    memcpy(q, z, m);
+    size_t nEdit = (size_t)floor(pct / 100.0 * (double)m + 0.5);
+    for (size_t e = 0; e < (nEdit ? nEdit : 1); e++) {
+        unsigned op = (unsigned)(test_rand(rq) % 3);
+        char ch = (char)('a' + test_rand(rq) % 6);
+        if (op == 0) {
+            q[test_rand(rq) % m] = ch;
+        } else if (op == 1) {
+            size_t at = test_rand(rq) % (m + 1);
+            memmove(q + at + 1, q + at, m - at);
+            q[at] = ch;
+            m++;
+        } else if (m > 1) {
+            size_t at = test_rand(rq) % m;
+            memmove(q + at, q + at + 1, m - at - 1);
+            m--;
+        }
+    }
+    return m;
+}
+
+/*
+ * Strings with 10%, 20%, 30% and 40% edits, one batch each: the estimate
+ * models each rate and the search estimates the batch's rate from the
+ * queries themselves (docs/RECALL.md), so every batch meets every target.
+ */
 TEST(recall_sequences_meets_target)
 {
     enum { N = 4000 };
@@ -242,69 +277,60 @@ TEST(recall_sequences_meets_target)
     const char *zPath = test_path("words.genie");
     CHECK_OK(genie_seq_builder_write(sb, zPath));
     genie_seq_builder_free(sb);
-    /* Queries: words with round(20% of the length) random edits (at least one). */
-    char (*aQ)[32] = calloc(NQ, sizeof *aQ);
-    size_t *an = calloc(NQ, sizeof *an);
-    const char **az = calloc(NQ, sizeof *az);
-    uint64_t rq = 1234;
-    for (size_t q = 0; q < NQ; q++) {
-        size_t o = test_rand(&rq) % N, m = anObj[o];
-        memcpy(aQ[q], aObj[o], m);
-        size_t nEdit = (size_t)floor(0.2 * (double)m + 0.5);
-        for (size_t e = 0; e < (nEdit ? nEdit : 1); e++) {
-            unsigned op = (unsigned)(test_rand(&rq) % 3);
-            char ch = (char)('a' + test_rand(&rq) % 6);
-            if (op == 0) {
-                aQ[q][test_rand(&rq) % m] = ch;
-            } else if (op == 1) {
-                size_t at = test_rand(&rq) % (m + 1);
-                memmove(aQ[q] + at + 1, aQ[q] + at, m - at);
-                aQ[q][at] = ch;
-                m++;
-            } else if (m > 1) {
-                size_t at = test_rand(&rq) % m;
-                memmove(aQ[q] + at, aQ[q] + at + 1, m - at - 1);
-                m--;
-            }
-        }
-        an[q] = m;
-        az[q] = aQ[q];
-    }
     genie_index *idx;
     CHECK_OK(genie_index_open(zPath, &idx));
     genie_search_options opt = cpu_options();
     const uint32_t k = 5;
-    uint32_t *aD = malloc(N * sizeof *aD);
-    for (size_t t = 0; t < sizeof aTarget / sizeof *aTarget; t++) {
-        genie_seq_options so = {k, 0, 0, 0, 0, aTarget[t]};
-        genie_seq_results *r;
-        CHECK_OK(genie_seq_search(idx, az, an, NQ, &so, &opt, &r));
-        genie_search_stats st;
-        genie_seq_results_stats(r, &st);
-        CHECK(st.recall_estimate >= aTarget[t]);
-        double sum = 0;
-        for (size_t q = 0; q < NQ; q++) {
+    char (*aQ)[32] = calloc(NQ_SEQ, sizeof *aQ);
+    size_t *an = calloc(NQ_SEQ, sizeof *an);
+    const char **az = calloc(NQ_SEQ, sizeof *az);
+    uint32_t *aD = malloc((size_t)NQ_SEQ * N * sizeof *aD), aKth[NQ_SEQ];
+    for (unsigned pct = 10; pct <= 40; pct += 10) {
+        uint64_t rq = 1234 + pct;
+        for (size_t q = 0; q < NQ_SEQ; q++) {
+            size_t o = test_rand(&rq) % N;
+            an[q] = edited_word(aObj[o], anObj[o], pct, &rq, aQ[q]);
+            az[q] = aQ[q];
+            /* Brute force: every distance, and the k-th smallest. */
             uint32_t hist[64] = {0};
-            for (size_t o = 0; o < N; o++) {
-                aD[o] = edit_distance(az[q], an[q], aObj[o], anObj[o]);
-                hist[aD[o] < 63 ? aD[o] : 63]++;
+            for (size_t i = 0; i < N; i++) {
+                uint32_t d = edit_distance(az[q], an[q], aObj[i], anObj[i]);
+                aD[q * N + i] = d;
+                hist[d < 63 ? d : 63]++;
             }
-            uint32_t kth = 0, seen = 0; /* the k-th smallest distance */
+            uint32_t kth = 0, seen = 0;
             while (seen + hist[kth] < k)
                 seen += hist[kth++];
-            size_t nHit, good = 0;
-            const genie_seq_hit *h = genie_seq_results_get(r, q, &nHit, NULL, NULL);
-            for (size_t i = 0; i < nHit; i++) {
-                CHECK_EQ(h[i].distance, aD[h[i].object]);
-                good += aD[h[i].object] <= kth;
-            }
-            sum += (double)(good < k ? good : k) / k;
+            aKth[q] = kth;
         }
-        double achieved = sum / NQ;
-        if (achieved < aTarget[t] - RECALL_TOLERANCE)
-            test_fail_at(__FILE__, __LINE__, "sequences: target %.2f, K = %u, achieved %.4f", aTarget[t],
-                         st.candidates, achieved);
-        genie_seq_results_free(r);
+        for (size_t t = 0; t < sizeof aTarget / sizeof *aTarget; t++) {
+            genie_seq_options so = {k, 0, 0, 0, 0, aTarget[t]};
+            genie_seq_results *r;
+            CHECK_OK(genie_seq_search(idx, az, an, NQ_SEQ, &so, &opt, &r));
+            genie_search_stats st;
+            genie_seq_results_stats(r, &st);
+            CHECK(st.recall_estimate >= aTarget[t]);
+            CHECK(st.recall_edit_rate >= 0.1 && st.recall_edit_rate <= 0.5);
+            double sum = 0;
+            for (size_t q = 0; q < NQ_SEQ; q++) {
+                size_t nHit, good = 0;
+                const genie_seq_hit *h = genie_seq_results_get(r, q, &nHit, NULL, NULL);
+                for (size_t i = 0; i < nHit; i++) {
+                    CHECK_EQ(h[i].distance, aD[q * N + h[i].object]);
+                    good += h[i].distance <= aKth[q];
+                }
+                sum += (double)(good < k ? good : k) / k;
+            }
+            double achieved = sum / NQ_SEQ;
+            if (achieved < aTarget[t] - RECALL_TOLERANCE)
+                test_fail_at(__FILE__, __LINE__,
+                             "sequences, %u%% edits: target %.2f, K = %u (edit rate %.3f assumed), achieved %.4f", pct,
+                             aTarget[t], st.candidates, st.recall_edit_rate, achieved);
+            if (getenv("GENIE_TEST_VERBOSE"))
+                fprintf(stderr, "  sequences %u%% edits: target %.2f: K %u, rate %.3f, estimate %.4f, achieved %.4f\n",
+                        pct, aTarget[t], st.candidates, st.recall_edit_rate, st.recall_estimate, achieved);
+            genie_seq_results_free(r);
+        }
     }
     genie_index_close(idx);
     free(aD);
@@ -516,6 +542,23 @@ static void reseal(unsigned char *a, size_t n)
     put_u32(a + n - 4, util_crc32c(0, a, n - 4));
 }
 
+/* predict_with() on @p a with the u32 at @p off set to @p v and the checksum made valid again (in @p b). */
+static genie_status predict_with_u32(const char *zName, const unsigned char *a, unsigned char *b, size_t n, size_t off,
+                                     uint32_t v, double *pRec)
+{
+    memcpy(b, a, n);
+    put_u32(b + off, v);
+    reseal(b, n);
+    return predict_with(zName, b, n, pRec);
+}
+
+/* The side file of index @p zName: its path in @p zSide (4096 bytes), its bytes (malloc'ed). */
+static unsigned char *read_side_file(const char *zName, char *zSide, size_t *pn)
+{
+    snprintf(zSide, 4096, "%s.recall", test_path(zName));
+    return test_read_file(zSide, pn);
+}
+
 TEST(recall_side_file_rejects_corruption)
 {
     genie_index *idx = small_sets_index("s.genie", 2);
@@ -529,9 +572,8 @@ TEST(recall_side_file_rejects_corruption)
     CHECK_EQ(nSample, 200);
     genie_index_close(idx);
     char zSide[4096];
-    snprintf(zSide, sizeof zSide, "%s.recall", test_path("s.genie"));
     size_t n;
-    unsigned char *a = test_read_file(zSide, &n);
+    unsigned char *a = read_side_file("s.genie", zSide, &n);
     unsigned char *b = malloc(n);
     CHECK(n > 64);
     /* Intact: read back, same prediction. */
@@ -548,19 +590,17 @@ TEST(recall_side_file_rejects_corruption)
     /* Truncated anywhere. */
     for (size_t len = 0; len < n; len += len < 64 ? 1 : 97)
         CHECK(predict_with("s.genie", a, len, &rec) != GENIE_OK);
-    /* Counts that lie, with a valid checksum: never trusted, never allocated by. */
-    memcpy(b, a, n);
-    put_u32(b + 28, 0x7fffffff); /* pseudo-queries */
-    reseal(b, n);
-    CHECK_RC(predict_with("s.genie", b, n, &rec), GENIE_ECORRUPT);
-    memcpy(b, a, n);
-    put_u32(b + 60, 0xfffffff0); /* the first row's entries */
-    reseal(b, n);
-    CHECK_RC(predict_with("s.genie", b, n, &rec), GENIE_ECORRUPT);
-    memcpy(b, a, n);
-    put_u32(b + 56, 101); /* nTrue over kMax */
-    reseal(b, n);
-    CHECK_RC(predict_with("s.genie", b, n, &rec), GENIE_ECORRUPT);
+    /* Counts that lie, with a valid checksum: never trusted, never allocated by.  Sets have one curve,
+     * so its perturbation is at 56 and the first row at 60 (nTrue, signal, entries). */
+    CHECK_RC(predict_with_u32("s.genie", a, b, n, 28, 0x7fffffff, &rec), GENIE_ECORRUPT); /* pseudo-queries */
+    CHECK_RC(predict_with_u32("s.genie", a, b, n, 68, 0xfffffff0, &rec), GENIE_ECORRUPT); /* first row's entries */
+    CHECK_RC(predict_with_u32("s.genie", a, b, n, 60, 101, &rec), GENIE_ECORRUPT);        /* nTrue over kMax */
+    /* a level signal where the file has no signal depth; two curves for sets */
+    CHECK_RC(predict_with_u32("s.genie", a, b, n, 64, 7, &rec), GENIE_ECORRUPT);
+    CHECK_RC(predict_with_u32("s.genie", a, b, n, 40, 2, &rec), GENIE_ECORRUPT);
+    /* A side file of version 1 (before the edit levels): refused, saying how it comes back. */
+    CHECK_RC(predict_with_u32("s.genie", a, b, n, 8, 1, &rec), GENIE_EFORMAT);
+    CHECK(strstr(genie_last_error(), "version 1; this library reads 2") != NULL);
     /* Another index's estimate. */
     genie_index *other = small_sets_index("t.genie", 3);
     genie_index_close(other);
@@ -580,6 +620,50 @@ TEST(recall_side_file_rejects_corruption)
     CHECK_EQ(n2, n);
     CHECK(memcmp(a, c, n) == 0);
     free(c);
+    free(a);
+    free(b);
+}
+
+/* Sequences: five edit levels, their rates increasing, and a signal depth; a file that breaks either is refused. */
+TEST(recall_side_file_edit_levels)
+{
+    genie_build_options bo;
+    memset(&bo, 0, sizeof bo);
+    genie_seq_builder *sb;
+    CHECK_OK(genie_seq_builder_new(&sb, &bo, 2));
+    uint64_t rng = 7;
+    for (int o = 0; o < 300; o++) {
+        char z[8];
+        for (int i = 0; i < 6; i++)
+            z[i] = (char)('a' + test_rand(&rng) % 5);
+        CHECK_OK(genie_seq_builder_add(sb, z, 6));
+    }
+    CHECK_OK(genie_seq_builder_write(sb, test_path("q.genie")));
+    genie_seq_builder_free(sb);
+    genie_index *idx;
+    CHECK_OK(genie_index_open(test_path("q.genie"), &idx));
+    CHECK_OK(genie_recall_prepare(idx, 2));
+    double r;
+    for (uint32_t c = 0; c < 5; c++) {
+        CHECK_OK(genie_recall_predict(idx, 1, 32, c, &r, NULL));
+        CHECK(r >= 0 && r <= 1);
+    }
+    CHECK_RC(genie_recall_predict(idx, 1, 32, 5, &r, NULL), GENIE_EINVAL);
+    genie_index_close(idx);
+    char zSide[4096];
+    size_t n;
+    unsigned char *a = read_side_file("q.genie", zSide, &n);
+    unsigned char *b = malloc(n);
+    CHECK(n > 80 && a[40] == 5 && a[44] == 32);
+    for (int c = 0; c < 5; c++)
+        CHECK_EQ(a[56 + 4 * c] | a[57 + 4 * c] << 8, 100 * (c + 1));
+    CHECK_OK(predict_with("q.genie", a, n, &r));
+    /* level 1's rate equal to level 0's */
+    CHECK_RC(predict_with_u32("q.genie", a, b, n, 60, 100, &r), GENIE_ECORRUPT);
+    /* five levels and no signal */
+    CHECK_RC(predict_with_u32("q.genie", a, b, n, 44, 0, &r), GENIE_ECORRUPT);
+    /* more levels than the library models */
+    CHECK_RC(predict_with_u32("q.genie", a, b, n, 40, 6, &r), GENIE_ECORRUPT);
     free(a);
     free(b);
 }

@@ -134,13 +134,23 @@ int cli_parse_recall(const char *zCmd, const char *s, double *out);
     "                          least R, 0 < R <= 1; k <= 100; not with -K,\n"      \
     "                          --exact (exact when no K up to 4096 reaches R;\n"   \
     "                          the estimate is computed on first use and kept\n"   \
-    "                          in INDEX.recall)\n"                                  \
-    "  -v, --verbose           print the chosen K and the estimated recall\n"
+    "                          in INDEX.recall)\n"
+/* -v for the searches whose only verbose output is the recall choice (sets, vectors). */
+#define CLI_RECALL_VERBOSE_HELP "  -v, --verbose           print the chosen K and the estimated recall\n"
 /**
  * The usage errors of --recall with options it excludes: --exact, an
  * explicit -K (@p explicitK), k over 100.
  */
 int cli_check_recall(const char *zCmd, double recall, uint32_t k, int exact, int explicitK);
+/**
+ * The candidate options of the sets and sequences searches and of genie
+ * eval: -k (1..65536), -K/--candidates (1..2^32-1) and --recall, as option
+ * codes 'k', 'K' and 'R', written to *@p pK, *@p pCandidates, *@p pRecall.
+ * @return 1 when @p c is one of them (*@p pStatus: CLI_EXIT_OK, or
+ *         CLI_EXIT_USAGE with the message printed), 0 otherwise.
+ */
+int cli_candidate_option(const char *zCmd, int c, const char *zArg, uint32_t *pK, uint32_t *pCandidates,
+                         double *pRecall, int *pStatus);
 /** --verbose: "genie CMD: recall target R: K = ..., estimated recall@k ..." on standard error. */
 void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const genie_search_stats *st, int radius);
 
@@ -242,7 +252,8 @@ typedef struct cli_build_args {
 #define CLI_RECALL_BUILD_HELP                                                        \
     "      --no-recall-estimate  skip the recall estimate (INDEX.recall, for\n"    \
     "                           --recall and genie info; else computed now:\n"    \
-    "                           200 exact searches and one of K = 4096)\n"
+    "                           200 exact searches, strings 1,000, and one\n"    \
+    "                           search of K = 4096)\n"
 /** @return CLI_EXIT_OK, or CLI_EXIT_FAIL (printed). */
 int cli_build_recall(const cli_build_args *a);
 

@@ -183,9 +183,36 @@ void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const 
     else if (radius)
         fprintf(stderr, "genie %s: recall target %g: K = %u, radius %u, estimated recall@%u %.4f\n", zCmd, target,
                 st->candidates, st->radius, k, st->recall_estimate);
+    else if (st->recall_edit_rate >= 0)
+        fprintf(stderr, "genie %s: recall target %g: K = %u, estimated recall@%u %.4f (queries modelled with %.0f%% "
+                        "edits, estimated from them)\n",
+                zCmd, target, st->candidates, k, st->recall_estimate, 100 * st->recall_edit_rate);
     else
         fprintf(stderr, "genie %s: recall target %g: K = %u, estimated recall@%u %.4f\n", zCmd, target,
                 st->candidates, k, st->recall_estimate);
+}
+
+int cli_candidate_option(const char *zCmd, int c, const char *zArg, uint32_t *pK, uint32_t *pCandidates,
+                         double *pRecall, int *pStatus)
+{
+    uint64_t v;
+    *pStatus = CLI_EXIT_OK;
+    switch (c) {
+    case 'k':
+        if (!cli_parse_u64(zArg, 1, 65536, &v))
+            *pStatus = cli_usage_error(zCmd, "-k must be an integer 1..65536, not '%s'", zArg);
+        else
+            *pK = (uint32_t)v;
+        return 1;
+    case 'K':
+        if (!cli_parse_u64(zArg, 1, UINT32_MAX, &v))
+            *pStatus = cli_usage_error(zCmd, "--candidates must be 1..4294967295, not '%s'", zArg);
+        else
+            *pCandidates = (uint32_t)v;
+        return 1;
+    case 'R': *pStatus = cli_parse_recall(zCmd, zArg, pRecall); return 1;
+    default: return 0;
+    }
 }
 
 int cli_check_recall(const char *zCmd, double recall, uint32_t k, int exact, int explicitK)

@@ -35,7 +35,8 @@ static const char zEvalHelp[] =
     "mode: Jaccard / edit distance to every object).  Prints, one\n"
     "'name: value' per line: type, search, backend, queries, k, candidates\n"
     "(K of the search; of the last round with --certify), recall_target and\n"
-    "recall_estimate (with --recall), and\n"
+    "recall_estimate (with --recall; sequences also recall_edit_rate, the\n"
+    "edit rate of the modelled queries K was chosen for), and\n"
     "  k_recall_at_k   found answers at least as good as the k-th true one\n"
     "                  (ties count), over min(k, true answers), averaged\n"
     "  id_recall_at_k  the same counting ids of the true top-k only\n"
@@ -80,26 +81,13 @@ static int parse_eval(int argc, char **argv, eval_opts *o)
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:K:h" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("eval", c, optarg, &o->opt, &st)) {
+        if (cli_engine_option("eval", c, optarg, &o->opt, &st) ||
+            cli_candidate_option("eval", c, optarg, &o->k, &o->K, &o->recall, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
         }
         switch (c) {
-        case 'k':
-            if (!cli_parse_u64(optarg, 1, 65536, &v))
-                return cli_usage_error("eval", "-k must be an integer 1..65536, not '%s'", optarg);
-            o->k = (uint32_t)v;
-            break;
-        case 'K':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return cli_usage_error("eval", "--candidates must be 1..4294967295, not '%s'", optarg);
-            o->K = (uint32_t)v;
-            break;
-        case 'R':
-            if ((st = cli_parse_recall("eval", optarg, &o->recall)) != CLI_EXIT_OK)
-                return st;
-            break;
         case 'C':
             if (o->type != GENIE_TYPE_SEQUENCES)
                 return cli_usage_error("eval", "--certify applies to a sequences index");
@@ -275,6 +263,8 @@ int cmd_eval(int argc, char **argv)
            genie_backend_name(run.st.backend), n, o.k, run.st.candidates);
     if (o.recall)
         printf("recall_target: %g\nrecall_estimate: %.4f\n", o.recall, run.st.recall_estimate);
+    if (o.recall && run.st.recall_edit_rate >= 0)
+        printf("recall_edit_rate: %.3f\n", run.st.recall_edit_rate);
     printf("k_recall_at_k: %.4f\nid_recall_at_k: %.4f\n", nUsed ? sumK / d : 1.0, nUsed ? sumId / d : 1.0);
     if (type == GENIE_TYPE_SEQUENCES)
         printf("certified: %.4f\n", n ? (double)nCert / (double)n : 1.0);

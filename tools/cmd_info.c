@@ -17,10 +17,21 @@ static const char zHelp[] =
     "Sets, sequences and vectors indexes also get 'recall_estimate': the\n"
     "recall@k that the stored estimate (INDEX.recall, see genie search\n"
     "--recall) predicts for genie search's default k and K (sets k 10, K 100;\n"
-    "sequences k 1, K 32; vectors k 10, K 100, radius 0), 'none' without a\n"
-    "valid estimate, or why the file was rejected.\n"
+    "sequences k 1, K 32, one figure per modelled edit rate, 10% to 50%;\n"
+    "vectors k 10, K 100, radius 0), 'none' without a valid estimate, or\n"
+    "why the file was rejected.\n"
     "\n"
     "  -h, --help   show this help\n";
+
+/* Sequences: the prediction of each edit level (curve c: queries with (c + 1) * 10% edits); @p r0 is level 0's. */
+static void print_sequence_levels(genie_index *idx, uint32_t k, uint32_t K, double r0, uint32_t nSample)
+{
+    printf("recall_estimate: recall@%u at the default K = %u: %.4f (10%% edits)", k, K, r0);
+    double r;
+    for (uint32_t c = 1; genie_recall_predict(idx, k, K, c, &r, NULL) == GENIE_OK; c++)
+        printf(", %.4f (%u%%)", r, (c + 1) * 10);
+    printf(" (%u pseudo-queries each)\n", nSample);
+}
 
 int cmd_info(int argc, char **argv)
 {
@@ -87,6 +98,8 @@ int cmd_info(int argc, char **argv)
         else if (r < 0)
             printf("recall_estimate: none (no %s.recall: genie build writes it, as does a first --recall search)\n",
                    argv[optind]);
+        else if (i.type == GENIE_TYPE_SEQUENCES)
+            print_sequence_levels(idx, k, K, r, nSample);
         else
             printf("recall_estimate: recall@%u %.4f at the default K = %u (%u pseudo-queries)\n", k, r, K, nSample);
     }

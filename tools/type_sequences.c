@@ -136,8 +136,9 @@ static const char zSearchHelp[] =
     "      --show              print each hit's string\n"
     "  -v, --verbose           per query on standard error: its last K and\n"
     "                          how it was answered (certificate, full scan,\n"
-    "                          or not certified); with --recall, the K chosen\n"
-    "                          and its estimated recall\n"
+    "                          or not certified); with --recall, the K chosen,\n"
+    "                          its estimated recall and the edit rate it\n"
+    "                          assumed (measured on the queries)\n"
     "  -q, --quiet             no summary on standard error (it counts the\n"
     "                          queries the fallback scanned)\n"
     "  -h, --help              show this help\n"
@@ -205,22 +206,13 @@ static int parse_seq_search(int argc, char **argv, seq_cli *s)
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:K:vqh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("search", c, optarg, &s->opt, &st)) {
+        if (cli_engine_option("search", c, optarg, &s->opt, &st) ||
+            cli_candidate_option("search", c, optarg, &s->so.k, &s->so.candidates, &s->so.recall, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
         }
         switch (c) {
-        case 'k':
-            if (!cli_parse_u64(optarg, 1, 65536, &v))
-                return cli_usage_error("search", "-k must be an integer 1..65536, not '%s'", optarg);
-            s->so.k = (uint32_t)v;
-            break;
-        case 'K':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return cli_usage_error("search", "--candidates must be 1..4294967295, not '%s'", optarg);
-            s->so.candidates = (uint32_t)v;
-            break;
         case 'C':
         case 'O':
             s->so.max_candidates = SEQ_CERTIFY_LIMIT;
@@ -233,10 +225,6 @@ static int parse_seq_search(int argc, char **argv, seq_cli *s)
             break;
         case 'v': s->verbose = 1; break;
         case 'E': s->so.exact = 1; break;
-        case 'R':
-            if ((st = cli_parse_recall("search", optarg, &s->so.recall)) != CLI_EXIT_OK)
-                return st;
-            break;
         case 'J': s->json = 1; break;
         case 's': s->show = 1; break;
         case 'q': s->quiet = 1; break;

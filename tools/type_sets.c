@@ -138,6 +138,7 @@ static const char zSearchHelp[] =
     "                          raised to k)\n"
     "      --exact             exact Jaccard against every set (ground truth)\n"
     CLI_RECALL_HELP
+    CLI_RECALL_VERBOSE_HELP
     CLI_ENGINE_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's stored line\n"
@@ -160,31 +161,17 @@ static int parse_set_search(int argc, char **argv, set_cli *s)
         {"verbose", no_argument, 0, 'v'}, CLI_ENGINE_LONG_OPTIONS,
         {0, 0, 0, 0}};
     int c;
-    uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:K:qvh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("search", c, optarg, &s->opt, &st)) {
+        if (cli_engine_option("search", c, optarg, &s->opt, &st) ||
+            cli_candidate_option("search", c, optarg, &s->so.k, &s->so.candidates, &s->so.recall, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
         }
         switch (c) {
-        case 'k':
-            if (!cli_parse_u64(optarg, 1, 65536, &v))
-                return cli_usage_error("search", "-k must be an integer 1..65536, not '%s'", optarg);
-            s->so.k = (uint32_t)v;
-            break;
-        case 'K':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return cli_usage_error("search", "--candidates must be 1..4294967295, not '%s'", optarg);
-            s->so.candidates = (uint32_t)v;
-            break;
         case 'E': s->so.exact = 1; break;
-        case 'R':
-            if ((st = cli_parse_recall("search", optarg, &s->so.recall)) != CLI_EXIT_OK)
-                return st;
-            break;
         case 'v': s->verbose = 1; break;
         case 'J': s->json = 1; break;
         case 's': s->show = 1; break;

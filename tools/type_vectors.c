@@ -66,6 +66,7 @@ static const char zSearchHelp[] =
     "                          any cpu* backend runs it on the CPU, any cuda*\n"
     "                          on the GPU\n"
     CLI_RECALL_HELP
+    CLI_RECALL_VERBOSE_HELP
     CLI_ENGINE_HELP
     "      --ivecs FILE        also write the neighbour ids as .ivecs\n"
     "      --json              one JSON object per query instead of TSV\n"

@@ -502,6 +502,10 @@ typedef struct genie_search_stats {
      * the index's estimate predicts for the chosen K (1 when the target
      * made the search exact); without one, -1. */
     double recall_estimate;
+    /* Sequences with a recall target: the edit rate (edits per character,
+     * 0.1 to 0.4) of the modelled queries the choice assumed, estimated
+     * from the batch (docs/RECALL.md); otherwise -1. */
+    double recall_edit_rate;
 } genie_search_stats;
 
 /**
@@ -519,11 +523,12 @@ GENIE_API genie_status genie_search_with_stats(const genie_index *idx, const gen
  * The recall estimate of an approximate index (sets, sequences, vectors
  * LSH; docs/FORMAT.md "recall side file"): a deterministic sample of the
  * indexed objects, perturbed as the front-end's queries are expected to be
- * (sets: 20% of elements replaced; strings: 20% random edits; vectors:
- * none, each left out of its own answers and candidates), searched
- * exactly and by match count, records where each true answer lies among
- * the candidates.  From it: the expected recall@k for any k <= 100 and
- * candidate count K (and l2 radius 0..2).  The front-ends' "recall" option
+ * (sets: 20% of elements replaced; strings: 10%, 20%, 30%, 40% and 50%
+ * random edits, one curve each; vectors: none, each left out of its own
+ * answers and candidates), searched exactly and by match count, records
+ * where each true answer lies among the candidates.  From it: the
+ * expected recall@k for any k <= 100 and candidate count K (and l2 radius
+ * 0..2, or the strings' edit level).  The front-ends' "recall" option
  * uses it to choose K.  It is computed on first use (or by
  * genie_recall_prepare), kept while the index is open and cached in the
  * side file INDEX.recall, which is validated against the index (size,
@@ -541,17 +546,19 @@ GENIE_API genie_status genie_search_with_stats(const genie_index *idx, const gen
 GENIE_API genie_status genie_recall_prepare(const genie_index *idx, unsigned threads);
 /**
  * The recall@k (k = @p k) that the estimate of @p idx predicts for @p candidates
- * (K; raised to k) and @p radius (l2 vectors; else 0), from the estimate
- * already loaded or from a valid side file; nothing is computed.
+ * (K; raised to k) on curve @p curve: l2 vectors, the radius 0..2;
+ * sequences, the edit level 0..4 (queries with 10%..50% edits); else 0.
+ * From the estimate already loaded or from a valid side file; nothing is
+ * computed.
  * @param[out] recall  the prediction, or -1 when there is no estimate (no
  *                     side file, or one of another index).
  * @param[out] sample  the pseudo-queries it was estimated on (may be NULL).
- * @return GENIE_OK, GENIE_EINVAL (k 0 or over 100, radius over 2, not an
- *         approximate type), GENIE_ECORRUPT / GENIE_EFORMAT (the side file
+ * @return GENIE_OK, GENIE_EINVAL (k 0 or over 100, a curve the estimate
+ *         does not have, not an approximate type), GENIE_ECORRUPT / GENIE_EFORMAT (the side file
  *         is damaged: the message says where).
  */
 GENIE_API genie_status genie_recall_predict(const genie_index *idx, uint32_t k, uint32_t candidates,
-                                            uint32_t radius, double *recall, uint32_t *sample);
+                                            uint32_t curve, double *recall, uint32_t *sample);
 
 
 /**

@@ -60,8 +60,10 @@ typedef struct genie_seq_options {
      * A recall target R in (0, 1], or 0 for none (the mode without
      * certificates): K becomes the smallest whose estimated recall@k is at
      * least R (genie_recall_prepare(); exact mode when no K up to the
-     * estimate's 4096 does).  Needs candidates = max_candidates = 0,
-     * exact = 0, k <= 100.  The choice is in the stats.
+     * estimate's 4096 does), for the edit rate that a pilot search of up
+     * to 200 of the queries (K = 32) measures (docs/RECALL.md).  Needs
+     * candidates = max_candidates = 0, exact = 0, k <= 100.  The choice
+     * (and stats.recall_edit_rate, the rate assumed) is in the stats.
      */
     double recall;
 } genie_seq_options;

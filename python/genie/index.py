@@ -137,10 +137,12 @@ class Index:
 
     def recall_estimate(self, k, candidates, radius=0):
         """The recall@k the stored estimate predicts with `candidates` (K)
-        and (l2 vectors) `radius`; None when no estimate is stored."""
+        and (l2 vectors) `radius`, or for a sequence index at edit level
+        `radius` (0..4: queries with 10%..50% edits); None when no estimate
+        is stored."""
         k = _convert.count(k, "k", 1, 100)
         candidates = _convert.count(candidates, "candidates", 1)
-        radius = _convert.count(radius, "radius", 0, 2)
+        radius = _convert.count(radius, "radius", 0, 4)
         r = ctypes.c_double()
         with self._use() as h:
             lib.genie_recall_predict(h, k, candidates, radius, ctypes.byref(r), None)

@@ -161,6 +161,13 @@ struct genie_lc_results {
 int lc_hit_less(const genie_lc_hit *a, const genie_lc_hit *b);
 int lc_cmp_hit(const void *a, const void *b);
 
+/* A cluster to look into: clusters are visited by (lb, dc, i) ascending (lc_cmp_cand). */
+typedef struct lc_cand {
+    double lb, dc; /* max(dc - rc, 0); the pruning distance to the center */
+    uint32_t i;
+} lc_cand;
+int lc_cmp_cand(const void *a, const void *b);
+
 /* A max-heap of at most k hits by (distance, id): a[0] is the worst. */
 typedef struct lc_heap {
     genie_lc_hit *a;

@@ -33,6 +33,7 @@
 
 #include "transform/metric.h"
 #include "util/error.h"
+#include "util/grow.h"
 
 #define LC_BATCH_PAIRS (1u << 22)
 
@@ -63,14 +64,7 @@ typedef struct bq_block {
 
 static genie_status add_hit(bq_state *q, uint32_t o, double d)
 {
-    if (q->nHit == q->nCap) {
-        size_t cap = q->nCap ? 2 * q->nCap : 16;
-        genie_lc_hit *a = realloc(q->aHit, cap * sizeof *a);
-        if (!a)
-            return util_error(GENIE_ENOMEM, "out of memory for %zu range answers", cap);
-        q->aHit = a;
-        q->nCap = cap;
-    }
+    GENIE_TRY(util_grow(&q->aHit, &q->nCap, q->nHit, sizeof *q->aHit, 16, "range answers"));
     q->aHit[q->nHit++] = (genie_lc_hit){o, d};
     return GENIE_OK;
 }

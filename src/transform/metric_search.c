@@ -48,6 +48,7 @@
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/finite.h"
+#include "util/grow.h"
 #include "util/threads.h"
 
 #define LC_QUERY_CHUNK 4
@@ -98,12 +99,7 @@ void lc_heap_push(lc_heap *h, genie_lc_hit x)
 
 /* ------------------------------------------------------- one query */
 
-typedef struct lc_cand {
-    double lb, dc;
-    uint32_t i;
-} lc_cand;
-
-static int cmp_cand(const void *a, const void *b)
+int lc_cmp_cand(const void *a, const void *b)
 {
     const lc_cand *x = a, *y = b;
     if (x->lb != y->lb)
@@ -134,14 +130,7 @@ typedef struct lc_query_ctx {
 
 static genie_status add_hit(lc_scratch *w, uint32_t o, double d)
 {
-    if (w->nHit == w->nHitCap) {
-        size_t cap = w->nHitCap ? 2 * w->nHitCap : 64;
-        genie_lc_hit *a = realloc(w->aHit, cap * sizeof *a);
-        if (!a)
-            return util_error(GENIE_ENOMEM, "out of memory for %zu range answers", cap);
-        w->aHit = a;
-        w->nHitCap = cap;
-    }
+    GENIE_TRY(util_grow(&w->aHit, &w->nHitCap, w->nHit, sizeof *w->aHit, 64, "range answers"));
     w->aHit[w->nHit++] = (genie_lc_hit){o, d};
     return GENIE_OK;
 }
@@ -312,7 +301,7 @@ static genie_status knn_query(const lc_query_ctx *x, lc_scratch *w, size_t k)
             break;
         }
     }
-    qsort(w->aCand, nCand, sizeof *w->aCand, cmp_cand);
+    qsort(w->aCand, nCand, sizeof *w->aCand, lc_cmp_cand);
     for (size_t j = 0; j < nCand; j++) {
         const lc_cand *cd = &w->aCand[j];
         if (cd->i >= stopAt)

@@ -45,16 +45,12 @@
 #include "index/index.h"
 #include "transform/metric.h"
 #include "util/error.h"
+#include "util/grow.h"
 
 struct genie_lc_walker {
     lc_layout L;
     lc_space s;
 };
-
-typedef struct walk_cand {
-    double lb, dc; /* max(dc - rc, 0); the pruning distance to the center */
-    uint32_t i;
-} walk_cand;
 
 enum { WALK_CENTERS, WALK_MEMBERS, WALK_DONE };
 
@@ -69,7 +65,7 @@ struct genie_lc_walk {
     uint32_t aPiv[LC_PIVOTS];
     double aPivD[LC_PIVOTS];
     unsigned nPiv;
-    walk_cand *aCand;     /* members: the clusters to look into */
+    lc_cand *aCand;     /* members: the clusters to look into */
     size_t nCand, nCandCap, jCand;
     int inCluster;        /* members: inside aCand[jCand] */
     uint32_t lo, hi, up, down;
@@ -107,41 +103,17 @@ void genie_lc_walker_free(genie_lc_walker *w)
     free(w);
 }
 
-static int cmp_cand(const void *a, const void *b)
-{
-    const walk_cand *x = a, *y = b;
-    if (x->lb != y->lb)
-        return x->lb < y->lb ? -1 : 1;
-    if (x->dc != y->dc)
-        return x->dc < y->dc ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
-}
-
 static genie_status add_cand(genie_lc_walk *k, uint32_t i, double dc)
 {
-    if (k->nCand == k->nCandCap) {
-        size_t cap = k->nCandCap ? 2 * k->nCandCap : 16;
-        walk_cand *a = realloc(k->aCand, cap * sizeof *a);
-        if (!a)
-            return util_error(GENIE_ENOMEM, "out of memory for %zu clusters of a query", cap);
-        k->aCand = a;
-        k->nCandCap = cap;
-    }
+    GENIE_TRY(util_grow(&k->aCand, &k->nCandCap, k->nCand, sizeof *k->aCand, 16, "clusters of a query"));
     double rc = k->W->L.aRadius[i];
-    k->aCand[k->nCand++] = (walk_cand){dc > rc ? dc - rc : 0, dc, i};
+    k->aCand[k->nCand++] = (lc_cand){dc > rc ? dc - rc : 0, dc, i};
     return GENIE_OK;
 }
 
 static genie_status add_hit(genie_lc_walk *k, uint32_t o, double d)
 {
-    if (k->nHit == k->nHitCap) {
-        size_t cap = k->nHitCap ? 2 * k->nHitCap : 64;
-        genie_lc_hit *a = realloc(k->aHit, cap * sizeof *a);
-        if (!a)
-            return util_error(GENIE_ENOMEM, "out of memory for %zu range answers", cap);
-        k->aHit = a;
-        k->nHitCap = cap;
-    }
+    GENIE_TRY(util_grow(&k->aHit, &k->nHitCap, k->nHit, sizeof *k->aHit, 64, "range answers"));
     k->aHit[k->nHit++] = (genie_lc_hit){o, d};
     return GENIE_OK;
 }
@@ -246,7 +218,7 @@ genie_status genie_lc_walk_set_plan(genie_lc_walk *k, const genie_lc_plan *p)
     }
     if (k->o.k) {
         if (k->nCand > 1)
-            qsort(k->aCand, k->nCand, sizeof *k->aCand, cmp_cand);
+            qsort(k->aCand, k->nCand, sizeof *k->aCand, lc_cmp_cand);
         if (p->radius < k->r0)
             k->r0 = p->radius;
     }
@@ -319,7 +291,7 @@ static genie_status step_centers(genie_lc_walk *k, uint64_t *pLeft)
             k->stop = i + 1;
     }
     if (k->o.k && k->nCand > 1)
-        qsort(k->aCand, k->nCand, sizeof *k->aCand, cmp_cand);
+        qsort(k->aCand, k->nCand, sizeof *k->aCand, lc_cmp_cand);
     k->phase = k->o.part == GENIE_LC_WALK_CENTERS ? WALK_DONE : WALK_MEMBERS;
     return GENIE_OK;
 }
@@ -331,7 +303,7 @@ static genie_status step_range_members(genie_lc_walk *k, uint64_t *pLeft)
     const lc_space *s = &k->W->s;
     double r = k->o.radius, rd = lc_to_metric(s, r);
     for (; k->jCand < k->nCand; k->jCand++) {
-        const walk_cand *cd = &k->aCand[k->jCand];
+        const lc_cand *cd = &k->aCand[k->jCand];
         double tol = lc_slack(s, cd->dc, L->aRadius[cd->i], rd), to = cd->dc + rd + tol;
         if (!k->inCluster) {
             uint32_t lo = lc_cluster_begin(L, cd->i), hi = L->aEnd[cd->i];
@@ -370,7 +342,7 @@ static genie_status step_knn_members(genie_lc_walk *k, uint64_t *pLeft)
     const lc_layout *L = &k->W->L;
     const lc_space *s = &k->W->s;
     for (; k->jCand < k->nCand; k->jCand++) {
-        const walk_cand *cd = &k->aCand[k->jCand];
+        const lc_cand *cd = &k->aCand[k->jCand];
         double rc = L->aRadius[cd->i], ro = L->aOuter[cd->i];
         uint32_t b = lc_cluster_begin(L, cd->i), e = L->aEnd[cd->i];
         if (!k->inCluster) {

@@ -7,19 +7,25 @@
  *
  *   off  size  field
  *     0     8  magic "GENIERCL"
- *     8     4  version (1)
+ *     8     4  version (2; version 1, before the edit levels, is refused)
  *    12     4  index type (2 sets, 3 sequences, 5 vectors)
  *    16     8  the index file's size
  *    24     4  the index's header CRC32C (its bytes 84..87)
  *    28     4  pseudo-queries S, 1..min(n_objects, 65536)
  *    32     4  kMax, 1..255
  *    36     4  Kmax, the candidates searched, 1..n_objects
- *    40     4  curves C (radii 0..C-1), 1..3
- *    44     4  perturbation, per mille
+ *    40     4  curves C: sets 1; vectors 1, or 3 for l2 (radius = curve);
+ *              sequences 1..4 (edit levels)
+ *    44     4  signal depth: sequences with C > 1, the candidates of the
+ *              level signal, 1..Kmax; otherwise 0
  *    48     4  seed of the sample
  *    52     4  0
- *    56        C * S rows: u32 nTrue (<= kMax), u32 n, then n entries
- *              (u32 position < Kmax, strictly increasing; u32 class < kMax)
+ *    56   4*C  each curve's perturbation, per mille (0..1000; sequences:
+ *              the edit rates, increasing)
+ *  56+4C       C * S rows: u32 nTrue (<= kMax), u32 signal (per mille of
+ *              the query's length, or 0xffffffff: none; 0 with depth 0),
+ *              u32 n, then n entries (u32 position < Kmax, strictly
+ *              increasing; u32 class < kMax)
  *   end-4   4  CRC32C of every byte before it
  *
  * Nothing is allocated by what the file claims before the bytes that
@@ -40,7 +46,7 @@
 #include "util/file.h"
 
 #define RECALL_MAGIC "GENIERCL"
-#define RECALL_VERSION 1u
+#define RECALL_VERSION 2u
 #define RECALL_HEADER 56u
 
 void recall_estimate_free(recall_estimate *e)
@@ -48,6 +54,7 @@ void recall_estimate_free(recall_estimate *e)
     if (!e)
         return;
     free(e->aTrue);
+    free(e->aSignal);
     free(e->aStart);
     free(e->aEntry);
     memset(e, 0, sizeof *e);
@@ -59,13 +66,15 @@ static void estimate_free_void(void *p)
     free(p);
 }
 
-genie_status recall_estimate_add(recall_estimate *e, uint32_t nTrue, const recall_entry *a, size_t n)
+genie_status recall_estimate_add(recall_estimate *e, uint32_t nTrue, uint32_t signal, const recall_entry *a,
+                                 size_t n)
 {
     size_t nRow = (size_t)e->nCurve * e->nSample;
     if (!e->aStart) {
         e->aTrue = calloc(nRow ? nRow : 1, sizeof *e->aTrue);
+        e->aSignal = calloc(nRow ? nRow : 1, sizeof *e->aSignal);
         e->aStart = calloc(nRow + 1, sizeof *e->aStart);
-        if (!e->aTrue || !e->aStart)
+        if (!e->aTrue || !e->aSignal || !e->aStart)
             return util_error(GENIE_ENOMEM, "out of memory for the recall estimate");
         e->nRow = 0;
         e->nEntry = 0;
@@ -86,6 +95,7 @@ genie_status recall_estimate_add(recall_estimate *e, uint32_t nTrue, const recal
         memcpy(e->aEntry + e->nEntry, a, n * sizeof *a);
     e->nEntry += n;
     e->aTrue[e->nRow] = nTrue;
+    e->aSignal[e->nRow] = signal;
     e->aStart[++e->nRow] = e->nEntry;
     return GENIE_OK;
 }
@@ -112,6 +122,53 @@ double recall_predict(const recall_estimate *e, uint32_t curve, uint32_t k, uint
     return nUsed ? sum / nUsed : 1.0;
 }
 
+static double predict_mix(const recall_estimate *e, recall_mix m, uint32_t k, uint32_t K)
+{
+    double ra = recall_predict(e, m.a, k, K);
+    return m.w > 0 ? (1 - m.w) * ra + m.w * recall_predict(e, m.b, k, K) : ra;
+}
+
+uint32_t recall_signal(uint32_t distance, size_t n)
+{
+    double v = 1000.0 * distance / (double)(n ? n : 1) + 0.5;
+    return v < (double)(RECALL_NO_SIGNAL - 1) ? (uint32_t)v : RECALL_NO_SIGNAL - 1;
+}
+
+/* The mean level signal of curve @p c's pseudo-queries that have one (-1: none has). */
+static double curve_signal(const recall_estimate *e, uint32_t c)
+{
+    double sum = 0;
+    uint32_t n = 0;
+    for (uint32_t q = 0; q < e->nSample; q++) {
+        uint32_t v = e->aSignal[(size_t)c * e->nSample + q];
+        if (v != RECALL_NO_SIGNAL) {
+            sum += v;
+            n++;
+        }
+    }
+    return n ? sum / n : -1;
+}
+
+recall_mix recall_mix_for(const recall_estimate *e, double signal)
+{
+    uint32_t last = e->nCurve - 1;
+    if (signal < 0 || e->signalDepth == 0)
+        return (recall_mix){last, last, 0};
+    double lo = curve_signal(e, 0);
+    if (signal <= lo)
+        return (recall_mix){0, 0, 0};
+    for (uint32_t c = 0; c < last; c++) {
+        double hi = curve_signal(e, c + 1);
+        if (signal <= hi) {
+            /* lo < signal <= hi; a curve with no signal at all (hi < 0) is not reached here */
+            return hi > lo ? (recall_mix){c, c + 1, (signal - lo) / (hi - lo)} : (recall_mix){c + 1, c + 1, 0};
+        }
+        if (hi > lo)
+            lo = hi;
+    }
+    return (recall_mix){last, last, 0};
+}
+
 genie_status recall_check_target(double target, uint32_t k, int exact, const char *zExplicit)
 {
     if (target == 0)
@@ -130,22 +187,30 @@ genie_status recall_check_target(double target, uint32_t k, int exact, const cha
     return GENIE_OK;
 }
 
-genie_status recall_plan_for(const genie_index *idx, uint32_t k, double target, unsigned threads, recall_plan *out)
+genie_status recall_plan_for(const genie_index *idx, uint32_t k, double target, double signal, unsigned threads,
+                             recall_plan *out)
 {
     const recall_estimate *e;
     GENIE_TRY(recall_get(idx, threads, 1, &e));
     memset(out, 0, sizeof *out);
+    out->perturb = -1;
     if (k > e->kMax)
         return util_error(GENIE_EINVAL, "k = %u with a recall target: the estimate covers k <= %u", k, e->kMax);
     uint32_t lo0 = k < e->nCandMax ? k : e->nCandMax;
+    /* Sequences: one mixture of the edit levels; vectors: each radius a candidate plan. */
+    int levels = e->type == GENIE_TYPE_SEQUENCES;
+    uint32_t nPlan = levels ? 1 : e->nCurve;
     int found = 0;
-    for (uint32_t c = 0; c < e->nCurve; c++) {
-        if (recall_predict(e, c, k, e->nCandMax) < target)
+    for (uint32_t c = 0; c < nPlan; c++) {
+        recall_mix m = levels ? recall_mix_for(e, signal) : (recall_mix){c, c, 0};
+        if (levels)
+            out->perturb = (1 - m.w) * e->aPerturb[m.a] + m.w * e->aPerturb[m.b];
+        if (predict_mix(e, m, k, e->nCandMax) < target)
             continue;
         uint32_t lo = lo0, hi = e->nCandMax; /* recall(hi) >= target; find the smallest such */
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
-            if (recall_predict(e, c, k, mid) >= target)
+            if (predict_mix(e, m, k, mid) >= target)
                 hi = mid;
             else
                 lo = mid + 1;
@@ -154,29 +219,14 @@ genie_status recall_plan_for(const genie_index *idx, uint32_t k, double target, 
         if (found && K >= out->K)
             continue; /* a larger radius only pays with a smaller K */
         out->K = K;
-        out->radius = c;
-        out->recall = recall_predict(e, c, k, K);
+        out->radius = levels ? 0 : c;
+        out->recall = predict_mix(e, m, k, K);
         found = 1;
     }
     if (found)
         return GENIE_OK;
     out->exact = 1;
     out->recall = 1;
-    return GENIE_OK;
-}
-
-genie_status recall_apply(const genie_index *idx, uint32_t k, double target, int exact, const char *zExplicit,
-                          unsigned threads, uint32_t *pK, int *pExact, double *pEstimate)
-{
-    *pEstimate = -1;
-    GENIE_TRY(recall_check_target(target, k, exact, zExplicit));
-    if (target == 0)
-        return GENIE_OK;
-    recall_plan plan;
-    GENIE_TRY(recall_plan_for(idx, k, target, threads, &plan));
-    *pK = plan.K;
-    *pExact = plan.exact;
-    *pEstimate = plan.recall;
     return GENIE_OK;
 }
 
@@ -217,11 +267,14 @@ genie_status recall_encode(const recall_estimate *e, unsigned char **paOut, size
     codec_put_u32(&w, e->kMax);
     codec_put_u32(&w, e->nCandMax);
     codec_put_u32(&w, e->nCurve);
-    codec_put_u32(&w, e->perturb);
+    codec_put_u32(&w, e->signalDepth);
     codec_put_u32(&w, e->seed);
     codec_put_u32(&w, 0);
+    for (uint32_t c = 0; c < e->nCurve; c++)
+        codec_put_u32(&w, e->aPerturb[c]);
     for (size_t r = 0; r < (size_t)e->nCurve * e->nSample; r++) {
         codec_put_u32(&w, e->aTrue[r]);
+        codec_put_u32(&w, e->aSignal[r]);
         codec_put_u32(&w, (uint32_t)(e->aStart[r + 1] - e->aStart[r]));
         for (uint64_t j = e->aStart[r]; j < e->aStart[r + 1]; j++) {
             codec_put_u32(&w, e->aEntry[j].pos);
@@ -252,7 +305,10 @@ genie_status recall_decode(const genie_index *idx, const unsigned char *a, size_
     codec_reader_init(&r, a + 8, n - 12, zName);
     uint32_t v = codec_get_u32(&r, "version");
     if (r.rc == GENIE_OK && v != RECALL_VERSION)
-        return util_error(GENIE_EFORMAT, "%s: version %u; this library reads %u", zName, v, RECALL_VERSION);
+        return util_error(GENIE_EFORMAT,
+                          "%s: version %u; this library reads %u (a cache: genie build, genie_recall_prepare() "
+                          "or a search with a recall target writes it again)",
+                          zName, v, RECALL_VERSION);
     e->type = codec_get_u32(&r, "index type");
     e->indexSize = codec_get_u64(&r, "index size");
     e->indexCrc = codec_get_u32(&r, "index header checksum");
@@ -267,21 +323,27 @@ genie_status recall_decode(const genie_index *idx, const unsigned char *a, size_
     e->nSample = codec_get_u32_in(&r, "pseudo-queries", 1, nObj < 65536 ? (uint32_t)(nObj ? nObj : 1) : 65536);
     e->kMax = codec_get_u32_in(&r, "kMax", 1, 255);
     e->nCandMax = codec_get_u32_in(&r, "Kmax", 1, nObj < UINT32_MAX ? (uint32_t)(nObj ? nObj : 1) : UINT32_MAX);
-    e->nCurve = codec_get_u32_in(&r, "curves", 1, RECALL_RADIUS_MAX + 1);
-    e->perturb = codec_get_u32_in(&r, "perturbation", 0, 1000);
+    int levels = e->type == GENIE_TYPE_SEQUENCES;
+    uint32_t nCurveMax = levels ? RECALL_EDIT_LEVELS : e->type == GENIE_TYPE_VECTORS ? RECALL_RADIUS_MAX + 1 : 1;
+    e->nCurve = codec_get_u32_in(&r, "curves", 1, nCurveMax);
+    uint32_t depthMax = levels && r.rc == GENIE_OK && e->nCurve > 1 ? e->nCandMax : 0;
+    e->signalDepth = codec_get_u32_in(&r, "signal depth", depthMax ? 1 : 0, depthMax);
     e->seed = codec_get_u32(&r, "seed");
     codec_get_u32_in(&r, "reserved", 0, 0);
+    for (uint32_t c = 0; c < e->nCurve && r.rc == GENIE_OK; c++)
+        e->aPerturb[c] = codec_get_u32_in(&r, "perturbation", levels && c ? e->aPerturb[c - 1] + 1 : 0, 1000);
     if (r.rc != GENIE_OK)
         return r.rc;
     size_t nRow = (size_t)e->nCurve * e->nSample;
-    /* Each row takes at least 8 bytes: check before allocating by the counts. */
-    if (codec_left(&r) / 8 < nRow)
+    /* Each row takes at least 12 bytes: check before allocating by the counts. */
+    if (codec_left(&r) / 12 < nRow)
         return util_error(GENIE_ECORRUPT, "%s: %zu rows claimed, %zu bytes left", zName, nRow, codec_left(&r));
     genie_status rc = GENIE_OK;
     recall_entry *aRow = NULL;
     size_t nRowCap = 0;
     for (size_t row = 0; row < nRow && rc == GENIE_OK; row++) {
         uint32_t nTrue = codec_get_u32_in(&r, "nTrue", 0, e->kMax);
+        uint32_t signal = e->signalDepth ? codec_get_u32(&r, "signal") : codec_get_u32_in(&r, "signal", 0, 0);
         uint32_t nE = codec_get_u32_in(&r, "entries", 0, e->nCandMax);
         if (r.rc != GENIE_OK) {
             rc = r.rc;
@@ -305,7 +367,7 @@ genie_status recall_decode(const genie_index *idx, const unsigned char *a, size_
             aRow[j].pos = codec_get_u32_in(&r, "position", j ? aRow[j - 1].pos + 1 : 0, e->nCandMax - 1);
             aRow[j].cls = codec_get_u32_in(&r, "class", 0, e->kMax - 1);
         }
-        rc = r.rc != GENIE_OK ? r.rc : recall_estimate_add(e, nTrue, aRow, nE);
+        rc = r.rc != GENIE_OK ? r.rc : recall_estimate_add(e, nTrue, signal, aRow, nE);
     }
     free(aRow);
     if (rc == GENIE_OK)
@@ -421,7 +483,7 @@ genie_status genie_recall_prepare(const genie_index *idx, unsigned threads)
     return recall_get(idx, threads, 1, &e);
 }
 
-genie_status genie_recall_predict(const genie_index *idx, uint32_t k, uint32_t candidates, uint32_t radius,
+genie_status genie_recall_predict(const genie_index *idx, uint32_t k, uint32_t candidates, uint32_t curve,
                                   double *recall, uint32_t *sample)
 {
     util_error_clear();
@@ -434,11 +496,12 @@ genie_status genie_recall_predict(const genie_index *idx, uint32_t k, uint32_t c
     GENIE_TRY(recall_get(idx, 0, 0, &e));
     if (!e)
         return GENIE_OK;
-    if (radius >= e->nCurve)
-        return util_error(GENIE_EINVAL, "radius %u: the estimate covers 0..%u", radius, e->nCurve - 1);
+    if (curve >= e->nCurve)
+        return util_error(GENIE_EINVAL, "curve %u (a radius of l2 vectors, an edit level of sequences): the "
+                                        "estimate covers 0..%u", curve, e->nCurve - 1);
     if (k > e->kMax)
         return util_error(GENIE_EINVAL, "k = %u: the estimate covers k <= %u", k, e->kMax);
-    *recall = recall_predict(e, radius, k, candidates);
+    *recall = recall_predict(e, curve, k, candidates);
     if (sample)
         *sample = e->nSample;
     return GENIE_OK;

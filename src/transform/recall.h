@@ -5,15 +5,15 @@
  * The estimate.  RECALL_SAMPLE objects of the index, drawn without
  * replacement by a fixed seed, are perturbed into pseudo-queries the way
  * the front-end's queries are expected to differ from the data (vectors:
- * left out of their own answers instead; recall_sample.c says how).  For each pseudo-query q the exact answer
- * (the front-end's exact mode, or exact k-NN) gives the scores of its
- * RECALL_KMAX best objects, and one candidate search by match count with
- * K = Kmax = min(n, RECALL_KMAX_CANDIDATES) gives the candidates in their
- * rank order (match count descending, smaller id first; the list at a
- * smaller K is a prefix of it, so one search serves every K).  For the
- * candidate at position p its class c_p is the number of objects whose
- * score is strictly better than its own (capped: only candidates with
- * c_p < RECALL_KMAX are stored).
+ * left out of their own answers instead; recall_sample.c says how).  For
+ * each pseudo-query q the exact answer (the front-end's exact mode, or
+ * exact k-NN) gives the scores of its RECALL_KMAX best objects, and one
+ * candidate search by match count with K = Kmax = min(n,
+ * RECALL_KMAX_CANDIDATES) gives the candidates in their rank order (match
+ * count descending, smaller id first; the list at a smaller K is a prefix
+ * of it, so one search serves every K).  For the candidate at position p
+ * its class c_p is the number of objects whose score is strictly better
+ * than its own (capped: only candidates with c_p < RECALL_KMAX are stored).
  *
  * Why that suffices.  The search returns the k best of the first K
  * candidates by exact score.  A returned answer is correct when its score
@@ -26,8 +26,17 @@
  * objects can be answers at all (sets: Jaccard > 0), capped at
  * RECALL_KMAX.  The estimate is the mean over the pseudo-queries with
  * nTrue > 0.  It is monotone in K, so the smallest K that reaches a target
- * is found by bisection.  Vectors under l2 keep one such table ("curve")
- * per radius 0..RECALL_RADIUS_MAX.
+ * is found by bisection.
+ *
+ * Curves.  The table of one set of pseudo-queries is a curve.  Sets have
+ * one; vectors under l2 one per radius 0..RECALL_RADIUS_MAX; sequences one
+ * per modelled edit rate, RECALL_EDIT_LEVELS of them (10%, 20%, 30%, 40%
+ * of the length).  Which rate a batch of real queries has is estimated at
+ * search time by the level signal: a query's edit distance to the best of
+ * its first RECALL_SIGNAL_CANDIDATES candidates, per mille of its length.
+ * Each pseudo-query stores its own signal, measured the same way, so the
+ * mean signal of a batch is placed between the mean signals of two
+ * curves and the prediction interpolates them (recall_mix).
  *
  * The side file INDEX.recall caches the estimate; its layout is in
  * docs/FORMAT.md and recall.c.  Private to src/transform.
@@ -45,9 +54,15 @@
 #define RECALL_KMAX_CANDIDATES 4096u
 #define RECALL_RADIUS_MAX 2u
 #define RECALL_SEED 0x5eed7ecau
-/* The perturbation, per mille: sets replace this share of the elements,
- * strings get this share of their length in random edits (at least one). */
+/* Sets: the share of the elements replaced, per mille. */
 #define RECALL_PERTURB_PERMILLE 200u
+/* Sequences: curve c models round((c + 1) * 10% of the length) edits (at least one), 10% to 50%. */
+#define RECALL_EDIT_LEVELS 5u
+#define RECALL_EDIT_STEP_PERMILLE 100u
+#define RECALL_SIGNAL_CANDIDATES 32u
+#define RECALL_CURVES_MAX 5u
+/* A row without a level signal (no candidate among the first ones). */
+#define RECALL_NO_SIGNAL UINT32_MAX
 
 typedef struct recall_entry {
     uint32_t pos; /* the candidate's position in match-count order, < Kmax */
@@ -58,8 +73,11 @@ typedef struct recall_estimate {
     uint32_t type;      /* genie_index_type */
     uint64_t indexSize; /* the index file's size and header CRC32C */
     uint32_t indexCrc;
-    uint32_t nSample, kMax, nCandMax, nCurve, perturb, seed;
+    uint32_t nSample, kMax, nCandMax, nCurve, seed;
+    uint32_t signalDepth;  /* the candidates of the level signal; 0: none */
+    uint32_t aPerturb[RECALL_CURVES_MAX]; /* per curve, per mille */
     uint32_t *aTrue;       /* nCurve * nSample: nTrue of each pseudo-query */
+    uint32_t *aSignal;     /* nCurve * nSample: its level signal, or RECALL_NO_SIGNAL */
     uint64_t *aStart;      /* nCurve * nSample + 1: entries of (curve c, query q) */
     recall_entry *aEntry;  /* aStart[c * nSample + q] .. aStart[c * nSample + q + 1] */
     uint64_t nEntry, nEntryCap;
@@ -72,17 +90,34 @@ typedef struct recall_plan {
     uint32_t radius; /* l2 vectors */
     int exact;       /* no K <= Kmax at any radius reaches the target */
     double recall;   /* the estimate at that choice (1 when exact) */
+    double perturb;  /* sequences: the modelled edit rate it assumed, per mille; else -1 */
 } recall_plan;
+
+/* A prediction's curves: weight 1 - w on curve a, w on curve b. */
+typedef struct recall_mix {
+    uint32_t a, b;
+    double w;
+} recall_mix;
 
 void recall_estimate_free(recall_estimate *e);
 /**
  * Append the next (curve, query) row, curve-major: @p n entries, positions
- * increasing.  e->nCurve and e->nSample must be set before the first.
+ * increasing, and the row's level signal.  e->nCurve and e->nSample must be
+ * set before the first.
  */
-genie_status recall_estimate_add(recall_estimate *e, uint32_t nTrue, const recall_entry *a, size_t n);
+genie_status recall_estimate_add(recall_estimate *e, uint32_t nTrue, uint32_t signal, const recall_entry *a,
+                                 size_t n);
 
 /** The estimated recall@k with @p K candidates on curve @p curve (k <= kMax). */
 double recall_predict(const recall_estimate *e, uint32_t curve, uint32_t k, uint32_t K);
+
+/**
+ * The curves of sequences for a batch whose mean level signal is @p signal
+ * (per mille): the two curves whose mean signals enclose it, interpolated
+ * linearly; below the lightest curve the lightest, above the heaviest the
+ * heaviest.  @p signal < 0 (none measured): the heaviest curve.
+ */
+recall_mix recall_mix_for(const recall_estimate *e, double signal);
 
 /**
  * Check a recall target given with a front-end's options: 0 = none; else
@@ -97,18 +132,25 @@ genie_status recall_check_target(double target, uint32_t k, int exact, const cha
  * that reaches it at any radius, the smaller radius on a tie (re-ranking
  * K candidates costs K true distances, which dominates once K is in the
  * hundreds; a radius r costs 2r + 1 bucket lists per function instead of
- * one); exact when no K reaches it.  Loads or computes the estimate (recall_get).
+ * one); for sequences on the curves recall_mix_for(@p signal) picks (the
+ * batch's mean level signal; ignored by the other types); exact when no
+ * K reaches it.  Loads or computes the estimate (recall_get).
  */
-genie_status recall_plan_for(const genie_index *idx, uint32_t k, double target, unsigned threads, recall_plan *out);
+genie_status recall_plan_for(const genie_index *idx, uint32_t k, double target, double signal, unsigned threads,
+                             recall_plan *out);
+
+/** A query's level signal: @p distance per mille of its length @p n (at least 1). */
+uint32_t recall_signal(uint32_t distance, size_t n);
 
 /**
- * recall_check_target(), then, for a target: recall_plan_for() written
- * into a front-end's options: *pK = K, *pExact = the plan's exact,
- * *pEstimate = its recall.  Without a target *pEstimate = -1 and nothing
- * else changes.
+ * recall_plan_for() for a batch of string queries, with the batch's level
+ * signal measured by a pilot search of at most RECALL_SAMPLE of them on
+ * parts first_part .. first_part + n_parts - 1 with @p opt
+ * (recall_level.c).  The plan's perturb is the edit rate it assumed.
  */
-genie_status recall_apply(const genie_index *idx, uint32_t k, double target, int exact, const char *zExplicit,
-                          unsigned threads, uint32_t *pK, int *pExact, double *pEstimate);
+genie_status recall_plan_sequences(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
+                                   const char *const *queries, const size_t *lengths, size_t n, uint32_t k,
+                                   double target, const genie_search_options *opt, recall_plan *out);
 
 /**
  * The estimate of @p idx, kept with the open index: loaded from a valid

@@ -9,9 +9,14 @@
  * The perturbations (what a query is assumed to look like):
  *   sets       each element, with probability 20%, replaced by a new
  *              element found in no set;
- *   sequences  max(1, round(20% of the length)) random edits, each a
- *              substitution, insertion or deletion with equal probability,
- *              the new bytes drawn from the string's own bytes;
+ *   sequences  four sets of pseudo-queries (four curves), the same objects
+ *              with max(1, round(r of the length)) random edits for r =
+ *              10%, 20%, 30%, 40%, each a substitution, insertion or
+ *              deletion with equal probability, the new bytes drawn from
+ *              the string's own bytes; each row also keeps its level
+ *              signal (recall.h), the edit distance to the best of its
+ *              first RECALL_SIGNAL_CANDIDATES candidates per mille of its
+ *              length;
  *   vectors    none, but the vector is left out of its own answers and
  *              candidates (leave-one-out): a query drawn like the data
  *              and not in the index, at the distances the data points
@@ -28,8 +33,9 @@
  * of two different values modulo D = 2^32 / m, so it is ignored.
  *
  * Cost (measured in docs/BENCHMARKS.md): the exact answers of S queries
- * (S full scans) plus one (l2 vectors: three) candidate searches of S
- * queries with K = 4096 and their re-ranking.
+ * (S full scans; sequences 4S) plus one candidate search of S queries
+ * (l2 vectors: three; sequences: one of 4S) with K = 4096 and their
+ * re-ranking.
  */
 #include "transform/recall.h"
 
@@ -128,12 +134,13 @@ static genie_status perturb_set(const genie_index *idx, uint32_t o, char separat
     return GENIE_OK;
 }
 
-static genie_status perturb_string(const genie_index *idx, uint32_t o, uint64_t *rng, char **pz, size_t *pn)
+static genie_status perturb_string(const genie_index *idx, uint32_t o, uint32_t permille, uint64_t *rng, char **pz,
+                                   size_t *pn)
 {
     const char *z;
     size_t n;
     cand_record(idx, o, &z, &n);
-    size_t nEdit = (size_t)((double)n * RECALL_PERTURB_PERMILLE / 1000 + 0.5);
+    size_t nEdit = (size_t)((double)n * permille / 1000 + 0.5);
     if (nEdit == 0)
         nEdit = 1;
     char *q = malloc(n + nEdit + 1);
@@ -141,9 +148,14 @@ static genie_status perturb_string(const genie_index *idx, uint32_t o, uint64_t 
         return util_error(GENIE_ENOMEM, "out of memory");
     memcpy(q, z, n);
     size_t m = n;
+    uint64_t nObj = idx->info.n_objects;
     for (size_t e = 0; e < nEdit; e++) {
         unsigned op = (unsigned)(next_random(rng) % 3);
-        char ch = n ? z[next_random(rng) % n] : 'a';
+        /* The new byte: one of the collection's bytes, at random (its byte frequencies). */
+        const char *zFrom;
+        size_t nFrom;
+        cand_record(idx, (uint32_t)(next_random(rng) % nObj), &zFrom, &nFrom);
+        char ch = nFrom ? zFrom[next_random(rng) % nFrom] : n ? z[next_random(rng) % n] : 'a';
         if (m == 0)
             op = 1; /* only an insertion changes the empty string */
         if (op == 0) {
@@ -180,14 +192,13 @@ static int cmp_cand(const void *pa, const void *pb)
 }
 
 /*
- * One row from the candidates (any order; sorted here) and the true
- * answers' scores (best first); @p better(t, c) is non-zero when true
- * score t beats candidate c strictly.
+ * One row from the candidates (in candidate order: sort_candidates) and
+ * the true answers' scores (best first); @p better(t, c) is non-zero when
+ * true score t beats candidate c strictly.
  */
-static genie_status add_row(recall_estimate *e, cand_key *aC, size_t nC, const cand_key *aT, uint32_t nT,
-                            int (*better)(const cand_key *, const cand_key *), recall_entry *aRow)
+static genie_status add_row(recall_estimate *e, const cand_key *aC, size_t nC, const cand_key *aT, uint32_t nT,
+                            uint32_t signal, int (*better)(const cand_key *, const cand_key *), recall_entry *aRow)
 {
-    qsort(aC, nC, sizeof *aC, cmp_cand);
     size_t m = 0;
     for (size_t p = 0; p < nC; p++) {
         uint32_t lo = 0, hi = nT; /* the true answers beating it form a prefix */
@@ -201,7 +212,12 @@ static genie_status add_row(recall_estimate *e, cand_key *aC, size_t nC, const c
         if (lo < e->kMax)
             aRow[m++] = (recall_entry){(uint32_t)p, lo};
     }
-    return recall_estimate_add(e, nT, aRow, m);
+    return recall_estimate_add(e, nT, signal, aRow, m);
+}
+
+static void sort_candidates(cand_key *aC, size_t nC)
+{
+    qsort(aC, nC, sizeof *aC, cmp_cand);
 }
 
 static int jaccard_better(const cand_key *t, const cand_key *c)
@@ -237,7 +253,8 @@ static genie_status sample_sets(const genie_index *idx, unsigned threads, const 
             aT[i] = (cand_key){0, aHT[i].object, aHT[i].shared, aHT[i].union_size};
         for (size_t i = 0; i < nC; i++)
             aC[i] = (cand_key){aHC[i].count, aHC[i].object, aHC[i].shared, aHC[i].union_size};
-        GENIE_TRY_GOTO(rc, add_row(e, aC, nC, aT, (uint32_t)nT, jaccard_better, aRow), done);
+        sort_candidates(aC, nC);
+        GENIE_TRY_GOTO(rc, add_row(e, aC, nC, aT, (uint32_t)nT, 0, jaccard_better, aRow), done);
     }
 done:
     genie_set_results_free(rTrue);
@@ -268,7 +285,13 @@ static genie_status sample_sequences(const genie_index *idx, unsigned threads, c
             aT[i] = (cand_key){0, aHT[i].object, aHT[i].distance, 0};
         for (size_t i = 0; i < nC; i++)
             aC[i] = (cand_key){aHC[i].count, aHC[i].object, aHC[i].distance, 0};
-        GENIE_TRY_GOTO(rc, add_row(e, aC, nC, aT, (uint32_t)nT, distance_better, aRow), done);
+        sort_candidates(aC, nC);
+        /* The level signal: as the search measures it (sequences.c), over the first candidates. */
+        uint32_t best = UINT32_MAX;
+        for (size_t i = 0; i < nC && i < e->signalDepth; i++)
+            best = aC[i].score0 < best ? aC[i].score0 : best;
+        uint32_t signal = best == UINT32_MAX ? RECALL_NO_SIGNAL : recall_signal(best, pq->an[q]);
+        GENIE_TRY_GOTO(rc, add_row(e, aC, nC, aT, (uint32_t)nT, signal, distance_better, aRow), done);
     }
 done:
     genie_seq_results_free(rTrue);
@@ -354,7 +377,8 @@ static genie_status sample_vectors(const genie_index *idx, unsigned threads, con
                 float d = genie_vector_distance(h.p.metric, base.data + (size_t)aH[i].object * dim, v, dim);
                 aC[nC++] = (cand_key){aH[i].count, aH[i].object, distance_key(d), 0};
             }
-            GENIE_TRY_GOTO(rc, add_row(e, aC, nC, aT, nT, distance_better, aRow), done);
+            sort_candidates(aC, nC);
+            GENIE_TRY_GOTO(rc, add_row(e, aC, nC, aT, nT, 0, distance_better, aRow), done);
         }
         genie_results_free(res);
         res = NULL;
@@ -380,7 +404,6 @@ genie_status recall_sample(const genie_index *idx, unsigned threads, recall_esti
     e->kMax = RECALL_KMAX;
     e->nCandMax = n < RECALL_KMAX_CANDIDATES ? (uint32_t)n : RECALL_KMAX_CANDIDATES;
     e->nCurve = 1;
-    e->perturb = RECALL_PERTURB_PERMILLE;
     e->seed = RECALL_SEED;
     uint64_t rng = RECALL_SEED;
     uint32_t S = e->nSample;
@@ -404,16 +427,24 @@ genie_status recall_sample(const genie_index *idx, unsigned threads, recall_esti
         rc = util_error(GENIE_ECORRUPT, "a %s index without its records", genie_index_type_name(idx->info.type));
         goto done;
     }
-    GENIE_TRY_GOTO(rc, pseudo_alloc(&pq, S), done);
     if (idx->info.type == GENIE_TYPE_SETS) {
         char sep;
+        e->aPerturb[0] = RECALL_PERTURB_PERMILLE;
+        GENIE_TRY_GOTO(rc, pseudo_alloc(&pq, S), done);
         GENIE_TRY_GOTO(rc, set_index_separator(idx, &sep), done);
         for (uint32_t i = 0; i < S; i++)
             GENIE_TRY_GOTO(rc, perturb_set(idx, aId[i], sep, &rng, &pq.az[i], &pq.an[i]), done);
         rc = sample_sets(idx, threads, &pq, e, aC, aT, aRow);
     } else if (idx->info.type == GENIE_TYPE_SEQUENCES) {
-        for (uint32_t i = 0; i < S; i++)
-            GENIE_TRY_GOTO(rc, perturb_string(idx, aId[i], &rng, &pq.az[i], &pq.an[i]), done);
+        /* The same objects at every edit level; pseudo-query c * S + i is object i at level c. */
+        e->nCurve = RECALL_EDIT_LEVELS;
+        e->signalDepth = e->nCandMax < RECALL_SIGNAL_CANDIDATES ? e->nCandMax : RECALL_SIGNAL_CANDIDATES;
+        GENIE_TRY_GOTO(rc, pseudo_alloc(&pq, e->nCurve * S), done);
+        for (uint32_t c = 0; c < e->nCurve; c++) {
+            e->aPerturb[c] = (c + 1) * RECALL_EDIT_STEP_PERMILLE;
+            for (uint32_t i = 0, j = c * S; i < S; i++, j++)
+                GENIE_TRY_GOTO(rc, perturb_string(idx, aId[i], e->aPerturb[c], &rng, &pq.az[j], &pq.an[j]), done);
+        }
         rc = sample_sequences(idx, threads, &pq, e, aC, aT, aRow);
     } else {
         rc = util_error(GENIE_EINVAL, "a %s index has no recall estimate", genie_index_type_name(idx->info.type));

@@ -631,12 +631,17 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
         return util_error(GENIE_EINVAL, "k must be 1..65536, not %u", k);
     /* A recall target (not with --certify) becomes K or the exact mode. */
     genie_seq_options so = *sopt;
-    double recallEstimate = -1;
     if (sopt->recall != 0 && sopt->max_candidates)
         return util_error(GENIE_EINVAL, "a recall target is for the search without certificates, not with a "
                                         "candidate limit (--certify)");
-    GENIE_TRY(recall_apply(idx, k, sopt->recall, sopt->exact, sopt->candidates ? "the candidate count" : NULL,
-                           opt->threads, &so.candidates, &so.exact, &recallEstimate));
+    GENIE_TRY(recall_check_target(sopt->recall, k, sopt->exact, sopt->candidates ? "the candidate count" : NULL));
+    recall_plan plan = {0, 0, 0, -1, -1};
+    if (sopt->recall != 0) {
+        GENIE_TRY(recall_plan_sequences(idx, first_part, n_parts, queries, lengths, n_queries, k, sopt->recall, opt,
+                                        &plan));
+        so.candidates = plan.K;
+        so.exact = plan.exact;
+    }
     sopt = &so;
     uint32_t K = sopt->candidates ? sopt->candidates : 32;
     if (K < k)
@@ -718,7 +723,8 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     r->stats.verified = atomic_load(&job.verified);
     r->stats.total_seconds = util_now() - tStart;
     r->stats.candidates = sopt->exact ? 0 : job.K;
-    r->stats.recall_estimate = recallEstimate;
+    r->stats.recall_estimate = plan.recall;
+    r->stats.recall_edit_rate = plan.perturb < 0 ? -1 : plan.perturb / 1000;
     free(aPending);
     free(aBound);
     *out = r;

@@ -379,9 +379,9 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
     GENIE_TRY(recall_check_target(sopt->recall, k, sopt->exact, sopt->candidates ? "the candidate count" : NULL));
     uint32_t K = sopt->candidates ? sopt->candidates : 100;
     int exact = sopt->exact;
-    recall_plan plan = {0, 0, 0, -1};
+    recall_plan plan = {0, 0, 0, -1, -1};
     if (sopt->recall > 0) {
-        GENIE_TRY(recall_plan_for(idx, k, sopt->recall, opt->threads, &plan));
+        GENIE_TRY(recall_plan_for(idx, k, sopt->recall, -1, opt->threads, &plan));
         exact = plan.exact;
         K = plan.K;
     }
@@ -401,6 +401,7 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
     r->k = k;
     r->stats.candidates = exact ? 0 : K;
     r->stats.recall_estimate = plan.recall;
+    r->stats.recall_edit_rate = -1;
     size_t nq = n_queries ? n_queries : 1;
     r->aHit = malloc(nq * k * sizeof *r->aHit);
     r->aN = calloc(nq, sizeof *r->aN);

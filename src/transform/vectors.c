@@ -289,13 +289,14 @@ genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_p
     uint32_t radius = opt->radius;
     int exact = opt->exact;
     stats.recall_estimate = -1;
+    stats.recall_edit_rate = -1;
     GENIE_TRY_GOTO(rc,
                    recall_check_target(opt->recall, k, opt->exact,
                                        opt->candidates ? "the candidate count" : opt->radius ? "the radius" : NULL),
                    done);
     if (opt->recall > 0) {
         recall_plan plan;
-        GENIE_TRY_GOTO(rc, recall_plan_for(idx, k, opt->recall, opt->search.threads, &plan), done);
+        GENIE_TRY_GOTO(rc, recall_plan_for(idx, k, opt->recall, -1, opt->search.threads, &plan), done);
         exact = plan.exact;
         K = plan.K;
         radius = plan.radius;

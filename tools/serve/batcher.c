@@ -18,7 +18,8 @@
  * others queued for the next round, runs one search for all the queries,
  * and hands each request a reference to the results with its slice.
  * Requests with other options (k, min_count, exact, ...) never share a
- * batch: the engine takes one set of options per call.
+ * batch: the engine takes one set of options per call.  A sequences
+ * request with a recall target runs alone, at once (batch_alone).
  *
  * The queue is bounded (--max-queue queries): submit refuses beyond it
  * (503), so memory never grows without bound.  A request whose wait runs
@@ -77,8 +78,20 @@ static void cond_init(pthread_cond_t *c)
     pthread_condattr_destroy(&a);
 }
 
+/*
+ * A sequences search with a recall target chooses K for the edit rate it
+ * measures on its batch (docs/RECALL.md): such a request runs alone, so
+ * that its answer does not depend on the requests it arrived with.
+ */
+static int batch_alone(const serve_request *r)
+{
+    return r->pLoaded->info.type == GENIE_TYPE_SEQUENCES && r->opt.recall > 0;
+}
+
 static int same_batch(const serve_request *a, const serve_request *b)
 {
+    if (a != b && (batch_alone(a) || batch_alone(b)))
+        return 0;
     return a->pLoaded == b->pLoaded && strcmp(a->opt.zKey, b->opt.zKey) == 0;
 }
 
@@ -387,8 +400,8 @@ static void *batcher_main(void *arg)
             double tEnd = tFirst + b->cfg->maxWait;
             if (b->tLast + b->cfg->maxIdle < tEnd)
                 tEnd = b->tLast + b->cfg->maxIdle;
-            if (b->stop || b->flush || b->pHead != first || queued_like(b, first) >= batch_target(b) ||
-                serve_now() >= tEnd)
+            if (b->stop || b->flush || b->pHead != first || batch_alone(first) ||
+                queued_like(b, first) >= batch_target(b) || serve_now() >= tEnd)
                 break;
             struct timespec ts = deadline_at(tEnd);
             pthread_cond_timedwait(&b->cond, &b->mu, &ts);

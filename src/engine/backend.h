@@ -73,8 +73,8 @@ typedef struct engine_parts_ops {
  * @p ppResident, freed by xExactFree).
  */
 typedef genie_status (*engine_exact_fn)(int device, void **ppResident, const float *base, uint64_t nBase, const float *queries,
-                                        uint64_t nQuery, uint32_t dim, genie_metric metric, uint32_t k,
-                                        genie_neighbor *out);
+                                        uint64_t nQuery, uint32_t dim, genie_metric metric,
+                                        genie_precision precision, uint32_t k, genie_neighbor *out);
 
 /**
  * Distances of @p nPair (query, object) pairs (see pairs.h for the

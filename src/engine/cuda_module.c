@@ -201,10 +201,10 @@ static const engine_parts_ops cuda_parts = {parts_fits,  parts_begin, parts_star
                                             parts_ready, parts_done,  parts_end};
 
 static genie_status exact_search(int device, void **ppResident, const float *base, uint64_t nBase,
-                                 const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric, uint32_t k,
-                                 genie_neighbor *out)
+                                 const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric,
+                                 genie_precision precision, uint32_t k, genie_neighbor *out)
 {
-    return pModule->xExact(device, ppResident, base, nBase, queries, nQuery, dim, metric, k, out);
+    return pModule->xExact(device, ppResident, base, nBase, queries, nQuery, dim, metric, precision, k, out);
 }
 
 static int devices(void)
@@ -298,6 +298,15 @@ void cuda_testing_phase_times(cuda_phase_times *pOut)
     memset(pOut, 0, sizeof *pOut);
     if (m)
         m->xPhaseTimes(pOut);
+}
+
+void cuda_testing_exact_counts(int reset, cuda_exact_counts *pOut)
+{
+    const engine_cuda_module *m = testing_module();
+    if (pOut)
+        memset(pOut, 0, sizeof *pOut);
+    if (m)
+        m->xExactCounts(reset, pOut);
 }
 
 void cpq_testing_set_slots(uint64_t nSlot)

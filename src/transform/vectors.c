@@ -238,8 +238,8 @@ static genie_status exact_range(const genie_index *idx, const genie_vectors *bas
     genie_vectors range = {n, base->dim, base->data + (size_t)first * base->dim};
     /* Exact search runs on one GPU: the first of a list. */
     int device = opt->search.gpus && opt->search.n_gpus ? opt->search.gpus[0] : 0;
-    GENIE_TRY(exact_search_in_index(whole ? idx : NULL, &range, queries, metric, k, opt->search.backend, device,
-                                    opt->search.threads, out, pUsed));
+    GENIE_TRY(exact_search_in_index(whole ? idx : NULL, &range, queries, metric, opt->precision, k,
+                                    opt->search.backend, device, opt->search.threads, out, pUsed));
     uint32_t kEff = k < n ? k : (uint32_t)n;
     for (uint64_t i = 0; i < queries->n; i++) {
         aN[i] = kEff;

@@ -207,6 +207,11 @@ static genie_status exact_search(int device, void **ppResident, const float *bas
     return pModule->xExact(device, ppResident, base, nBase, queries, nQuery, dim, metric, precision, k, out);
 }
 
+static genie_status lsh_keywords(int device, const engine_lsh_batch *b)
+{
+    return pModule->xLsh(device, b);
+}
+
 static int devices(void)
 {
     return pModule ? pModule->xDevices() : 0;
@@ -249,18 +254,18 @@ const engine_backend engine_cuda_backend = {
     .id = GENIE_BACKEND_CUDA, .zName = "cuda", .preferred = 1, .xCheck = cuda_check, .xSearch = tile_search,
     .pParts = &cuda_parts, .xExact = exact_search, .xExactFree = exact_free, .nExactMaxK = CUDA_EXACT_MAX_K,
     .xPairs = pairs_distances, .xPairsFree = pairs_free, .xEdit = edit_distances, .xEditFree = edit_free,
-    .xDevices = devices,
+    .xLsh = lsh_keywords, .xDevices = devices,
 };
 
 const engine_backend engine_cuda_spq_backend = {
     .id = GENIE_BACKEND_CUDA_SPQ, .zName = "cuda-spq", .xCheck = cuda_check, .xSearch = spq_search,
     .pParts = &cuda_parts, .xExact = exact_search, .xExactFree = exact_free, .nExactMaxK = CUDA_EXACT_MAX_K,
-    .xDevices = devices,
+    .xLsh = lsh_keywords, .xDevices = devices,
 };
 
 const engine_backend engine_cuda_cpq_paper_backend = {
     .id = GENIE_BACKEND_CUDA_CPQ_PAPER, .zName = "cuda-cpq-paper", .xCheck = cuda_check,
-    .xSearch = cpq_paper_search, .pParts = &cuda_parts, .xDevices = devices,
+    .xSearch = cpq_paper_search, .pParts = &cuda_parts, .xLsh = lsh_keywords, .xDevices = devices,
 };
 
 genie_status engine_docs_gpu_search(void **ppResident, engine_docs_request *req)

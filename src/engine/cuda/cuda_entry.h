@@ -71,6 +71,13 @@ genie_status edit_cuda_distances(void **ppResident, const struct engine_edit_bat
 /** Free a slot's resident strings; NULL is a no-op. */
 void edit_cuda_free(void *pResident);
 
+/**
+ * LSH keywords of a batch of vectors on GPU @p device (lsh_gpu.cu), the
+ * engine_lsh_fn contract of backend.h: bit for bit vlsh_keywords's.
+ * @return GENIE_OK, GENIE_EGPU, GENIE_ENOMEM.
+ */
+genie_status lsh_cuda_keywords(int device, const engine_lsh_batch *b);
+
 /** Largest k the GPU selection kernel handles (its shared-memory sort). */
 #define EXACT_CUDA_MAX_K 2048u
 

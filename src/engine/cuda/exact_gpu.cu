@@ -691,7 +691,10 @@ static genie_status gemm(exact_resident *r, uint32_t nb)
                           d, &zero, r->d_S, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     if (st != CUBLAS_STATUS_SUCCESS)
         return util_error(GENIE_EGPU, "exact GPU search: the %s GEMM failed (cuBLAS status %d)",
-                          genie_precision_name(r->precision), (int)st);
+                          r->precision == GENIE_PRECISION_FP32   ? "fp32"
+                          : r->precision == GENIE_PRECISION_TF32 ? "TF32"
+                                                                 : "fp16",
+                          (int)st);
     return GENIE_OK;
 }
 

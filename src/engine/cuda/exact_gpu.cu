@@ -20,11 +20,11 @@
  *      accumulation), from which a(x, q) approximates the distance (l2:
  *      |x|^2 + |q|^2 - 2 s, ip: -s, cosine: 1 - s);
  *   3. one block per query (exact_select, SELECT_BOUND) replaces its row
- *      by the upper bounds a + e, finds the k-th smallest, U, by radix
- *      selection on 64-bit keys (ordered float << 32 | id: a histogram of
- *      the next 8 bits among the keys that share the prefix found so far
- *      picks the bucket holding the k-th key, until a bucket holds exactly
- *      the keys still needed), gathers every vector whose lower bound
+ *      by the upper bounds a + e and finds the k-th smallest, U, by radix
+ *      selection on their 32-bit ordered keys (a histogram of the next 8
+ *      bits among the keys that share the prefix found so far picks the
+ *      bucket holding the k-th key; four passes, the first fused with
+ *      computing the bounds), gathers every vector whose lower bound
  *      a - e is at most T (exact_bound_threshold(U)) into shared memory,
  *      computes their direct distances exactly as the CPU does (round-to-
  *      nearest intrinsics in the CPU's order, which the compiler may not
@@ -32,7 +32,10 @@
  *      k.  exact_bound.h proves the exact top k is among the candidates;
  *   4. a query the bound cannot serve is answered directly: its row is
  *      replaced by the direct distances of every base vector
- *      (exact_direct_rows) and selected exactly (SELECT_FINAL).  That
+ *      (exact_direct_rows) and selected exactly (SELECT_FINAL: radix
+ *      selection on 64-bit keys, ordered float << 32 | id, until a bucket
+ *      holds exactly the keys still needed, so ties go to the smaller id
+ *      without a special case).  That
  *      happens when the candidates exceed EXACT_CUDA_MAX_K (many vectors
  *      within the bound of the k-th, e.g. thousands of duplicates), when a
  *      query's squared norm is outside the bound's range (exact_bound.h),
@@ -327,6 +330,78 @@ static __device__ void bitonic_sort(uint64_t *a, uint32_t nPad, uint32_t tid)
     }
 }
 
+/* Add @p bin (-1: none) to the shared histogram, one atomic per distinct bin of the warp; every lane calls it. */
+static __device__ __forceinline__ void hist_add(uint32_t *hist, int bin, unsigned lane)
+{
+    unsigned active = __activemask();
+    unsigned peers = __match_any_sync(active, bin);
+    if (bin >= 0 && lane == (unsigned)(__ffs(peers) - 1))
+        atomicAdd(&hist[bin], (uint32_t)__popc(peers));
+}
+
+/* Thread 0: the bucket of @p hist holding the *pNeed-th key: appended to *pPrefix, *pNeed made relative to it. */
+static __device__ uint32_t pick_bucket(const uint32_t *hist, uint64_t *pPrefix, uint32_t *pNeed)
+{
+    uint32_t cum = 0, b = 0;
+    for (; b < 255 && cum + hist[b] < *pNeed; b++)
+        cum += hist[b];
+    *pNeed -= cum;
+    *pPrefix = (*pPrefix << 8) | b;
+    return b;
+}
+
+/*
+ * SELECT_BOUND's selection: row[i] becomes the upper bound a + e of base
+ * vector i (in place), and the result is the ordered key (d_key) of the
+ * k-th smallest of them, by radix selection on the 32-bit keys in four
+ * passes of 8 bits, the first fused with computing the bounds.  Whole
+ * block; hist, *pPrefix and *pNeed are shared scratch.
+ */
+static __device__ uint32_t kth_upper(float *row, uint32_t nBase, uint32_t k, int metric, const exact_bound *bound,
+                                     float c, const float4 *aInfo, float4 qInfo, uint32_t *hist, uint64_t *pPrefix,
+                                     uint32_t *pNeed)
+{
+    uint32_t tid = threadIdx.x, lane = tid & 31;
+    for (uint32_t b = tid; b < 256; b += SELECT_THREADS)
+        hist[b] = 0;
+    if (tid == 0) {
+        *pPrefix = 0;
+        *pNeed = k;
+    }
+    __syncthreads();
+    for (int pass = 0; pass < 4; pass++) {
+        int shift = 24 - 8 * pass;
+        uint32_t pre = (uint32_t)*pPrefix;
+        for (uint32_t i0 = 0; i0 < nBase; i0 += SELECT_THREADS) {
+            uint32_t i = i0 + tid;
+            int bin = -1;
+            if (i < nBase) {
+                float v;
+                if (pass == 0) {
+                    float4 xi = aInfo[i];
+                    v = approx_distance(metric, row[i], xi, qInfo) +
+                        exact_bound_pair(bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
+                    row[i] = v;
+                } else {
+                    v = row[i];
+                }
+                uint32_t key = d_key(v);
+                if (pass == 0 || (key >> (shift + 8)) == pre)
+                    bin = (int)((key >> shift) & 0xff);
+            }
+            hist_add(hist, bin, lane);
+        }
+        __syncthreads();
+        if (tid == 0)
+            pick_bucket(hist, pPrefix, pNeed);
+        __syncthreads();
+        for (uint32_t b = tid; b < 256; b += SELECT_THREADS)
+            hist[b] = 0;
+        __syncthreads();
+    }
+    return (uint32_t)*pPrefix;
+}
+
 /*
  * The top bits of the k-th smallest key (float key << 32 | id) of @p row:
  * *pPrefix, *pBits such that exactly k keys have (key >> (64 - bits)) <=
@@ -357,18 +432,11 @@ static __device__ void radix_kth(const float *row, uint32_t nBase, uint32_t k, u
                 if (bits == 0 || (key >> (64 - bits)) == pre)
                     bin = (int)((key >> shift) & 0xff);
             }
-            unsigned active = __activemask();
-            unsigned peers = __match_any_sync(active, bin);
-            if (bin >= 0 && lane == (unsigned)(__ffs(peers) - 1))
-                atomicAdd(&hist[bin], (uint32_t)__popc(peers));
+            hist_add(hist, bin, lane);
         }
         __syncthreads();
         if (tid == 0) {
-            uint32_t cum = 0, b = 0;
-            for (; b < 255 && cum + hist[b] < *pNeed; b++)
-                cum += hist[b];
-            *pNeed -= cum;
-            *pPrefix = (*pPrefix << 8) | b;
+            uint32_t b = pick_bucket(hist, pPrefix, pNeed);
             *pBits += 8;
             *pDone = hist[b] == *pNeed;
         }
@@ -393,7 +461,7 @@ exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, ex
     __shared__ uint32_t hist[256];
     __shared__ uint64_t aSel[EXACT_CUDA_MAX_K];
     __shared__ uint64_t prefix;
-    __shared__ uint32_t need, nSel, maxKey;
+    __shared__ uint32_t need, nSel;
     __shared__ int prefixBits, done, bad;
     uint32_t qi = blockIdx.x, tid = threadIdx.x;
     unsigned flag = aFlag[qi];
@@ -402,37 +470,25 @@ exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, ex
     float *row = S + (uint64_t)qi * nBase;
     float4 qInfo = aQInfo ? aQInfo[qi] : make_float4(0, 0, 0, 1);
     float c = exact_bound_query_c(&bound, qInfo.y);
-    if (mode == SELECT_BOUND) {
-        for (uint32_t i = tid; i < nBase; i += SELECT_THREADS) {
-            float4 xi = aInfo[i];
-            row[i] = approx_distance(metric, row[i], xi, qInfo) +
-                     exact_bound_pair(&bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
-        }
-        __syncthreads();
-    }
-    radix_kth(row, nBase, k, hist, &prefix, &prefixBits, &need, &done);
     if (tid == 0) {
         nSel = 0;
-        maxKey = 0;
         bad = 0;
     }
-    __syncthreads();
-    /* Exactly k keys have their top prefixBits bits <= prefix. */
-    int bits = prefixBits;
-    uint64_t pre = prefix;
-    for (uint32_t i = tid; i < nBase; i += SELECT_THREADS) {
-        uint64_t key = (uint64_t)d_key(row[i]) << 32 | i;
-        if ((key >> (64 - bits)) <= pre) {
-            if (mode == SELECT_FINAL)
-                aSel[atomicAdd(&nSel, 1u)] = key;
-            else
-                atomicMax(&maxKey, (uint32_t)(key >> 32));
-        }
-    }
-    __syncthreads();
     uint32_t nCand = k;
-    if (mode == SELECT_BOUND) {
-        float U = d_key_value(maxKey), T = exact_bound_threshold((genie_metric)metric, U);
+    if (mode == SELECT_FINAL) {
+        radix_kth(row, nBase, k, hist, &prefix, &prefixBits, &need, &done);
+        /* Exactly k keys have their top prefixBits bits <= prefix. */
+        int bits = prefixBits;
+        uint64_t pre = prefix;
+        for (uint32_t i = tid; i < nBase; i += SELECT_THREADS) {
+            uint64_t key = (uint64_t)d_key(row[i]) << 32 | i;
+            if ((key >> (64 - bits)) <= pre)
+                aSel[atomicAdd(&nSel, 1u)] = key;
+        }
+        __syncthreads();
+    } else {
+        uint32_t kthKey = kth_upper(row, nBase, k, metric, &bound, c, aInfo, qInfo, hist, &prefix, &need);
+        float U = d_key_value(kthKey), T = exact_bound_threshold((genie_metric)metric, U);
         int finite = isfinite(T);
         for (uint32_t i = tid; i < nBase && finite; i += SELECT_THREADS) {
             float4 xi = aInfo[i];
@@ -629,7 +685,8 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
     genie_status rc = GENIE_OK;
     size_t freeMem = 0, totalMem = 0;
     uint64_t nBase = r->nBase, dim = r->dim;
-    uint64_t rowBytes = nBase * sizeof(float);
+    /* Per query: its distance row, its vectors (raw and operand) and its bound data. */
+    uint64_t rowBytes = nBase * sizeof(float) + dim * 2 * sizeof(float) + 32;
     GPU_TRY(rc, cudaMemGetInfo(&freeMem, &totalMem), fail);
     {
         /* Memory our own workspace holds counts as free: it can be reused. */
@@ -656,7 +713,7 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
         GPU_TRY(rc, cudaMalloc(&r->d_qdot, nBatch * sizeof(float)), fail);
         GPU_TRY(rc, cudaMalloc(&r->d_flag, nBatch * sizeof(unsigned)), fail);
         GPU_TRY(rc, cudaMalloc(&r->d_cand, nBatch * sizeof(uint32_t)), fail);
-        GPU_TRY(rc, cudaMalloc(&r->d_S, nBatch * rowBytes), fail);
+        GPU_TRY(rc, cudaMalloc(&r->d_S, nBatch * nBase * sizeof(float)), fail);
         GPU_TRY(rc, cudaMalloc(&r->d_out, nBatch * k * sizeof(genie_neighbor)), fail);
         GPU_TRY(rc, cudaMallocHost(&r->h_q, nBatch * dim * sizeof(float)), fail);
         GPU_TRY(rc, cudaMallocHost(&r->h_out, nBatch * k * sizeof(genie_neighbor)), fail);

@@ -118,6 +118,8 @@ static void compare(const char *zCase, const genie_vectors *base, const genie_ve
     double t0 = util_now();
     genie_status rc = genie_exact_search_precision(base, q, m, k, GENIE_BACKEND_CUDA, 0, prec, got, NULL);
     double secs = util_now() - t0;
+    char zErr[512];
+    snprintf(zErr, sizeof zErr, "%s", genie_last_error()); /* the counts' call clears it */
     cuda_testing_exact_counts(0, &c);
     long long d = -1;
     for (uint64_t i = 0; rc == GENIE_OK && d < 0 && i < q->n; i++) {
@@ -127,8 +129,7 @@ static void compare(const char *zCase, const genie_vectors *base, const genie_ve
     }
     double avg = c.queries > c.direct ? (double)c.candidates / (double)(c.queries - c.direct) : 0;
     if (rc != GENIE_OK)
-        result(0, "%s %s %s k=%u: %s", zCase, genie_metric_name(m), genie_precision_name(prec), k,
-               genie_last_error());
+        result(0, "%s %s %s k=%u: %s", zCase, genie_metric_name(m), genie_precision_name(prec), k, zErr);
     else if (d >= 0)
         result(0, "%s %s %s k=%u: query %lld rank %lld: GPU %u %.9g, direct %u %.9g", zCase, genie_metric_name(m),
                genie_precision_name(prec), k, d / k, d % k, got[d].id, (double)got[d].distance, want[d].id,

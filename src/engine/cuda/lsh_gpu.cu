@@ -22,9 +22,10 @@
  *
  * Thread contract: lsh_project: blockDim = (16, 16), one 64 x 64 output
  * tile per block, every thread at every __syncthreads(); lsh_buckets: one
- * thread per (vector, function), grid-stride.  Memory: the projections,
- * and per batch of at most LSH_BATCH vectors their values, projections
- * and keywords, allocated per call and freed before returning.
+ * thread per (vector, function), grid-stride.  Memory: the projection
+ * vectors, and per batch of at most LSH_BATCH vectors (fewer when their
+ * projections would pass LSH_BATCH_FLOATS) their values, projections and
+ * keywords, allocated per call and freed before returning.
  */
 #include <math.h>
 #include <stdint.h>
@@ -38,7 +39,8 @@ extern "C" {
 
 #define LSH_TILE 64
 #define LSH_KTILE 16
-#define LSH_BATCH 16384u
+#define LSH_BATCH 16384u              /* vectors per batch, at most */
+#define LSH_BATCH_FLOATS (1ull << 26) /* projections per batch, at most */
 
 /* P[v][r] = dot(proj r, vec v) in the CPU's order, for nVec vectors and nRow projections. */
 __global__ void lsh_project(const float *vec, uint64_t nVec, const float *proj, uint32_t nRow, uint32_t dim,
@@ -111,7 +113,12 @@ extern "C" genie_status lsh_cuda_keywords(int device, const engine_lsh_batch *bt
 {
     genie_status rc = GENIE_OK;
     uint32_t dim = bt->dim, nRow = bt->metric == GENIE_METRIC_L2 ? bt->m : bt->m * bt->bits;
-    uint64_t nBatch = bt->n < LSH_BATCH ? bt->n : LSH_BATCH;
+    /* A batch's projections take at most LSH_BATCH_FLOATS floats (256 MiB). */
+    uint64_t nBatch = LSH_BATCH_FLOATS / nRow ? LSH_BATCH_FLOATS / nRow : 1;
+    if (nBatch > LSH_BATCH)
+        nBatch = LSH_BATCH;
+    if (nBatch > bt->n)
+        nBatch = bt->n;
     float *d_proj = NULL, *d_vec = NULL, *d_P = NULL, *d_par = NULL;
     uint32_t *d_kw = NULL;
     cudaStream_t stream = NULL;

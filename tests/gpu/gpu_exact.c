@@ -77,7 +77,8 @@ static long long first_difference(const genie_neighbor *a, const genie_neighbor 
 }
 
 enum { D_UNIFORM, D_INTS, D_NEAR, D_PIXELS, D_SCALES, D_DUPS, D_HUGE, D_TINY, D_COUNT };
-static const char *aDataName[] = {"uniform", "small-ints", "near-ties", "pixels", "scales", "duplicates", "huge", "tiny"};
+static const char *aDataName[] = {"uniform", "small-ints", "near-ties", "pixels",
+                                  "scales",  "duplicates", "huge",      "tiny"};
 
 static void make(int kind, uint64_t n, uint32_t dim, uint64_t *s, genie_vectors *v, const genie_vectors *like)
 {

@@ -59,8 +59,10 @@
  *           every cosine in [-1, 1] up to them); a zero vector gives
  *           s^ = 0, a = d = 1 exactly.
  *
- * e is twice these.  Evaluating a + e and a - e in float rounds each by at
- * most u (|a| + e), which the second half of e covers: |a| is at most
+ * e is twice these.  Evaluating e (terms >= 0, a few roundings: relative
+ * 5u), a + e and a - e in float (or one of them from the other, e.g. the
+ * lower bound as upper - 2e: two roundings, at most 2u (|a| + 3e)) moves
+ * each bound by far less than the second half of e: |a| is at most
  * 2.1 (w_x^2 + w_q^2) for l2 against a bound of at least 11 u times that,
  * w_x w_q for ip against (n + 2) u w_x w_q >= 3 u w_x w_q, 2.1 for cosine
  * against 23 u.  The bound assumes no overflow and no loss of relative

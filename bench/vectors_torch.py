@@ -7,7 +7,9 @@ base on the GPU, and answers the queries in batches: scores = q @ x.T
 torch.topk.  The timed part is query upload + scores + topk + copy of the
 ids back to the host, after one warm-up batch; the base upload is timed
 separately.  Prints one CSV line in genie eval --csv's columns, with recall
-against the ground-truth .ivecs.
+against the ground-truth .ivecs.  --tf32 lets the matrix products use TF32
+tensor cores (torch.backends.cuda.matmul.allow_tf32), PyTorch's fast mode;
+the backend column then reads torch-tf32.
 """
 import argparse, gzip, struct, sys, time
 import numpy as np
@@ -44,7 +46,10 @@ def main():
     ap.add_argument("--truth", required=True)
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--batch", type=int, default=1024)
+    ap.add_argument("--tf32", action="store_true")
     a = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = a.tf32
+    torch.backends.cudnn.allow_tf32 = a.tf32
     x, q = load(a.base), load(a.queries)
     truth = ivecs(a.truth)[:, :a.k]
     dev = torch.device("cuda")
@@ -77,7 +82,9 @@ def main():
     ids = np.concatenate(out)
     rec = np.mean([len(set(ids[i]) & set(truth[i])) / a.k for i in range(len(q))])
     one = np.mean([truth[i][0] in set(ids[i]) for i in range(len(q))])
-    print("%s,1,torch,0,%d,0,0,%d,%.4f,%.4f,nan,%.4f,%.1f,0,0,0" % (a.metric, a.k, len(q), rec, one, secs, len(q) / secs))
+    name = "torch-tf32" if a.tf32 else "torch"
+    print("%s,1,%s,0,%d,0,0,%d,%.4f,%.4f,nan,%.4f,%.1f,0,0,0" % (a.metric, name, a.k, len(q), rec, one, secs,
+                                                                 len(q) / secs))
     print("torch: base upload %.3f s, batch %d, %s" % (t_base, a.batch, torch.cuda.get_device_name()), file=sys.stderr)
 
 

@@ -62,6 +62,10 @@ char g_zTestDir[1024];
     X(vectors_read_malformed, 10)             \
     X(vectors_exact_oracle, 120)              \
     X(vectors_exact_bad_arguments, 10)        \
+    X(exact_bound_operand_rounding, 30)       \
+    X(exact_bound_candidates_are_the_direct_answer, 240) \
+    X(exact_cpu_search_is_the_direct_answer, 240) \
+    X(exact_precision_names_and_refusals, 30) \
     X(vectors_lsh_l2, 60)                     \
     X(vectors_lsh_l1, 60)                     \
     X(vectors_lsh_cosine, 60)                 \

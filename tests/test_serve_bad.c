@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "genie/vectors.h"
 #include "serve_harness.h"
 #include "test.h"
 
@@ -50,9 +51,13 @@ TEST(serve_malformed_bodies_get_4xx)
     build(fmt("-t table -o %s %s", test_path("t.genie"), test_path("t.csv")));
     write_text(test_path("d.txt"), "unix kernel\nmemory cache\n");
     build(fmt("-t docs --no-records -o %s %s", test_path("d.genie"), test_path("d.txt")));
+    float aV[] = {0, 0, 1, 0, 0, 1, 1, 1};
+    genie_vectors v = {4, 2, aV};
+    CHECK_OK(genie_vectors_write_fvecs(&v, test_path("v.fvecs")));
+    build(fmt("-t vectors -m 4 -o %s %s", test_path("v.genie"), test_path("v.fvecs")));
     const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "-i", fmt("seq=%s", test_path("seq.genie")),
                            "-i", fmt("t=%s", test_path("t.genie")), "-i", fmt("d=%s", test_path("d.genie")),
-                           "--max-k", "100", NULL};
+                           "-i", fmt("v=%s", test_path("v.genie")), "--max-k", "100", NULL};
     served s;
     served_start(&s, azArg);
     const char *zId = "/v1/indexes/id/search";
@@ -85,6 +90,12 @@ TEST(serve_malformed_bodies_get_4xx)
     expect_error_z(&s, "/v1/indexes/seq/search", "{\"queries\":[\"ab\"],\"recall\":0.9,\"candidates\":8}", 400,
                    "chooses the candidates itself");
     expect_error_z(&s, zId, "{\"queries\":[[3]],\"recall\":0.9}", 400, "unknown option \\\"recall\\\"");
+    expect_error_z(&s, "/v1/indexes/v/search", "{\"queries\":[[0,0]],\"precision\":\"tf32\"}", 400,
+                   "applies to \\\"exact\\\": true alone");
+    expect_error_z(&s, "/v1/indexes/v/search", "{\"queries\":[[0,0]],\"exact\":true,\"precision\":\"fp64\"}", 400,
+                   "\\\"precision\\\" must be");
+    expect_error_z(&s, "/v1/indexes/v/search", "{\"queries\":[[0,0]],\"exact\":true,\"precision\":16}", 400,
+                   "\\\"precision\\\" must be");
     expect_error_z(&s, "/v1/indexes/t/search", "{\"queries\":[{\"a\":[1]}]}", 400, "queries[0].a must be");
     expect_error_z(&s, "/v1/indexes/t/search", "{\"queries\":[{\"zzz\":1}]}", 400, "zzz");
     expect_error_z(&s, "/v1/indexes/t/search", "{\"queries\":[{\"a\":\"abc\"}]}", 400, "abc");

@@ -231,6 +231,9 @@ TEST(serve_answers_equal_cli_json)
                                  fmt("{\"queries\":%s,\"k\":5,\"candidates\":40}", jq.z)};
     aCase[nCase++] = (type_case){"vec", fmt("-k 3 --exact %s %s", test_path("vec.genie"), test_path("vec_q.fvecs")),
                                  fmt("{\"queries\":%s,\"k\":3,\"exact\":true}", jq.z)};
+    aCase[nCase++] = (type_case){"vec",
+                                 fmt("-k 4 --exact --precision fp16 %s %s", test_path("vec.genie"), test_path("vec_q.fvecs")),
+                                 fmt("{\"queries\":%s,\"k\":4,\"exact\":true,\"precision\":\"fp16\"}", jq.z)};
 
     /* docs: ranked AND/OR queries of 1-3 words over word lines with a link graph */
     f = (strbuf){0}, jq = (strbuf){0};

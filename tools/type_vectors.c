@@ -46,6 +46,13 @@ static const char zBuildHelp[] =
     "  -q, --quiet              no notices on standard error\n"
     "  -h, --help               show this help\n";
 
+#define PRECISION_HELP                                                                     \
+    "      --precision P       with --exact on a GPU: fp32 (default), tf32 or fp16,\n"        \
+    "                          the GEMM that bounds the distances; the answers\n"         \
+    "                          are the same in each (candidates the bound cannot\n"       \
+    "                          rule out are re-ranked by the direct fp32 distance);\n"    \
+    "                          ignored on the CPU; l1 takes fp32 alone\n"
+
 static const char zSearchHelp[] =
     "Usage: genie search [options] INDEX QUERIES   (INDEX of type vectors)\n"
     "\n"
@@ -65,6 +72,7 @@ static const char zSearchHelp[] =
     "      --exact             exact search (GPU: k <= 2048; CPU: k <= 65536);\n"
     "                          any cpu* backend runs it on the CPU, any cuda*\n"
     "                          on the GPU\n"
+    PRECISION_HELP
     CLI_RECALL_HELP
     CLI_RECALL_VERBOSE_HELP
     CLI_ENGINE_HELP
@@ -92,6 +100,7 @@ static const char zEvalHelp[] =
     "  -K, --candidates N      candidates re-ranked (default 10 k)\n"
     "  -r, --radius R          l2: neighbouring buckets (default 0)\n"
     "      --exact             evaluate the exact search itself\n"
+    PRECISION_HELP
     "      --recall R          choose K and the radius for an estimated\n"
     "                          recall@k >= R (as genie search does); prints\n"
     "                          them and the estimate\n"
@@ -230,6 +239,7 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         {"repeat", required_argument, 0, 8},      {"json", no_argument, 0, 9},
         {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
         {"recall", required_argument, 0, 10},     {"verbose", no_argument, 0, 'v'},
+        {"precision", required_argument, 0, 11},
         CLI_ENGINE_LONG_OPTIONS,
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
@@ -300,6 +310,10 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
             if ((st = cli_parse_recall(zCmd, optarg, &o->so.recall)) != CLI_EXIT_OK)
                 return st;
             break;
+        case 11:
+            if (genie_precision_parse(optarg, &o->so.precision) != GENIE_OK)
+                return cli_usage_error(zCmd, "--precision '%s': fp32, tf32 or fp16", optarg);
+            break;
         case 'v':
             o->verbose = 1;
             break;
@@ -315,6 +329,8 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
     }
     if (o->so.candidates && o->so.candidates < o->so.k)
         return cli_usage_error(zCmd, "-K %u is below -k %u", o->so.candidates, o->so.k);
+    if (o->so.precision != GENIE_PRECISION_FP32 && !o->so.exact)
+        return cli_usage_error(zCmd, "--precision applies to --exact alone");
     if (o->so.recall && o->so.radius)
         return cli_usage_error(zCmd, "--recall chooses the radius itself: give --recall or -r, not both");
     int stRecall = cli_check_recall(zCmd, o->so.recall, o->so.k, o->so.exact, o->so.candidates != 0);
@@ -395,9 +411,12 @@ int vec_cli_search(int argc, char **argv, const char *zIndex)
                        (double)aOut[i * o.so.k + r].distance);
         if (o.verbose)
             cli_print_recall_choice("search", o.so.recall, o.so.k, &st, 1);
-        if (!o.quiet)
-            fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s)\n", (unsigned long long)q.n,
-                    st.total_seconds, o.so.exact ? "exact, " : "", genie_backend_name(st.backend));
+        if (!o.quiet) {
+            int lowP = o.so.precision != GENIE_PRECISION_FP32;
+            fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s%s%s)\n", (unsigned long long)q.n,
+                    st.total_seconds, o.so.exact ? "exact, " : "", lowP ? genie_precision_name(o.so.precision) : "",
+                    lowP ? ", " : "", genie_backend_name(st.backend));
+        }
     }
     if (rc == GENIE_OK && o.zIvecs) {
         /* Rows of k ids; a query with fewer neighbours is padded with -1. */

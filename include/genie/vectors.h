@@ -69,11 +69,38 @@ typedef struct genie_neighbor {
 } genie_neighbor;
 
 /**
+ * The arithmetic of an exact search's candidate step on the GPU: the
+ * distances of every base vector to the queries come from one GEMM in
+ * fp32, TF32 (tensor cores, 10-bit mantissas) or fp16 (tensor cores,
+ * vectors scaled by powers of two into fp16's range), all summing in
+ * fp32.  The answers do not depend on it: the GEMM only bounds each
+ * distance (a proven error bound per pair, engine/exact_bound.h), and the
+ * distances of the vectors that bound cannot rule out are computed as
+ * genie_vector_distance() does, so every precision returns the same ids
+ * and distances, bit for bit.  Lower precision is faster on tensor-core
+ * GPUs; where its bound leaves too many candidates for a query, that query
+ * is answered by the direct distances (slower, same answer).  The CPU
+ * ignores it (its GEMM is fp32); l1 has no GEMM form and accepts fp32 alone.
+ */
+typedef enum genie_precision {
+    GENIE_PRECISION_FP32 = 0,
+    GENIE_PRECISION_TF32 = 1,
+    GENIE_PRECISION_FP16 = 2
+} genie_precision;
+
+/** "fp32", "tf32", "fp16"; NULL for an unknown value. */
+GENIE_API const char *genie_precision_name(genie_precision precision);
+/** @return GENIE_OK or GENIE_EINVAL (message lists the names). */
+GENIE_API genie_status genie_precision_parse(const char *name, genie_precision *out);
+
+/**
  * Exact k nearest neighbours of every query in @p base, nearest first,
  * ties by smaller id.  @p backend: cpu / cpu-idx run on the CPU (blocked,
  * @p threads threads, 0 = all cores); cuda / cuda-spq on the GPU (cuBLAS
  * GEMM for l2, ip, cosine, a direct kernel for l1, then a k-selection
- * kernel); auto picks the GPU when usable.  k is 1..65536 on the CPU and
+ * kernel, the candidates it cannot rule out re-ranked by the direct
+ * distance, so the GPU's answers are the direct loop's, bit for bit);
+ * auto picks the GPU when usable.  k is 1..65536 on the CPU and
  * 1..2048 on the GPU; with fewer than k base vectors all are returned.
  * @param[out] out  nQueries * k neighbours (caller-allocated): query i's at
  *                  out[i * k ...], min(k, base->n) of them.
@@ -84,6 +111,16 @@ typedef struct genie_neighbor {
 GENIE_API genie_status genie_exact_search(const genie_vectors *base, const genie_vectors *queries, genie_metric metric,
                                 uint32_t k, genie_backend backend, unsigned threads, genie_neighbor *out,
                                 genie_search_stats *stats);
+/**
+ * genie_exact_search() with the GPU's candidate arithmetic @p precision
+ * (genie_precision; the answers are the same for every precision).
+ * @return as genie_exact_search(); GENIE_EINVAL also for a precision
+ *         other than fp32 with l1, or an unknown precision.
+ */
+GENIE_API genie_status genie_exact_search_precision(const genie_vectors *base, const genie_vectors *queries,
+                                          genie_metric metric, uint32_t k, genie_backend backend, unsigned threads,
+                                          genie_precision precision, genie_neighbor *out,
+                                          genie_search_stats *stats);
 
 /** The true distance between two vectors of @p dim floats. */
 GENIE_API float genie_vector_distance(genie_metric metric, const float *a, const float *b, uint32_t dim);
@@ -143,6 +180,8 @@ typedef struct genie_vsearch_options {
      * estimate.
      */
     double recall;
+    /** Exact search on a GPU: the candidate step's arithmetic (genie_precision; answers unchanged). */
+    genie_precision precision;
 } genie_vsearch_options;
 
 /**

@@ -131,7 +131,7 @@ class genie_lsh_params(Structure):
 
 class genie_vsearch_options(Structure):
     _fields_ = [("search", genie_search_options), ("k", c_uint32), ("candidates", c_uint32), ("radius", c_uint32),
-                ("exact", c_int), ("recall", c_double)]
+                ("exact", c_int), ("recall", c_double), ("precision", c_int)]
 
 
 class genie_docs_params(Structure):
@@ -213,6 +213,7 @@ _PROTOTYPES = {
     "genie_gpu_mode_name": (c_char_p, [c_int]),
     "genie_metric_name": (c_char_p, [c_int]),
     "genie_metric_parse": (_STATUS, [c_char_p, P(c_int)]),
+    "genie_precision_parse": (_STATUS, [c_char_p, P(c_int)]),
     "genie_cuda_built": (c_int, []),
     "genie_cuda_available": (c_int, []),
     # keyword building
@@ -370,6 +371,14 @@ def metric_code(name):
     if not isinstance(name, str):
         raise errors.InvalidArgumentError(f"metric must be a name such as 'l2', not {name!r}")
     lib.genie_metric_parse(name.encode(), ctypes.byref(v))
+    return v.value
+
+
+def precision_code(name):
+    v = c_int()
+    if not isinstance(name, str):
+        raise errors.InvalidArgumentError(f"precision must be 'fp32', 'tf32' or 'fp16', not {name!r}")
+    lib.genie_precision_parse(name.encode(), ctypes.byref(v))
     return v.value
 
 

@@ -96,7 +96,7 @@ class VectorIndex(Index):
         return a
 
     def search(self, xq, k=10, exact=False, candidates=None, radius=0, backend="auto", threads=0, gpu_memory=0,
-               stats=None, recall=None):
+               stats=None, recall=None, precision="fp32"):
         """The k nearest base vectors of each row of @xq.
 
         LSH (default): the query's buckets, the top `candidates` (K >= k,
@@ -109,7 +109,10 @@ class VectorIndex(Index):
         with the backend that ran and the seconds of each step.  recall: a
         target in (0, 1] instead of candidates and radius: they become the
         smallest whose estimated recall@k (k <= 100) reaches it (stats get
-        candidates, radius and recall_estimate; docs/VECTORS.md)."""
+        candidates, radius and recall_estimate; docs/VECTORS.md).
+        precision: with exact=True on a GPU, the GEMM that bounds the
+        distances, "fp32", "tf32" or "fp16"; the answers are the same in
+        each (genie_precision; l1 takes "fp32" alone)."""
         k = _convert.count(k, "k", 1, 65536)
         xq = _convert.float_matrix(xq, "xq", dim=self.d)
         so = L.genie_vsearch_options()
@@ -119,6 +122,9 @@ class VectorIndex(Index):
         so.radius = _convert.count(radius, "radius")
         so.exact = 1 if exact else 0
         so.recall = _convert.recall(recall)
+        so.precision = L.precision_code(precision)
+        if so.precision and not exact:
+            raise InvalidArgumentError("precision applies to exact=True alone")
         nq = xq.shape[0]
         out = np.empty((nq, k), L.NEIGHBOR_DTYPE)
         n_found = np.empty(nq, np.uint32)

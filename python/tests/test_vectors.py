@@ -115,3 +115,20 @@ def test_open_picks_the_class(vecs, tmp_path):
     with genie.open(tmp_path / "v.genie") as v, genie.open(tmp_path / "k.genie") as k:
         assert type(v) is genie.VectorIndex and type(k) is genie.Index
         assert v.params["m"] == 8 and v.info["type"] == "vectors"
+
+
+def test_exact_precision_same_answers(vecs, tmp_path):
+    d, xb, xq = vecs
+    with genie.VectorIndex.build(xb, tmp_path / "p.genie", m=20) as index:
+        D_ref, I_ref = index.search(xq, 10, exact=True, backend=backend())
+        for p in ("fp32", "tf32", "fp16"):
+            D, I = index.search(xq, 10, exact=True, precision=p, backend=backend())
+            np.testing.assert_array_equal(I, I_ref)
+            np.testing.assert_array_equal(D, D_ref)
+        with pytest.raises(genie.InvalidArgumentError):
+            index.search(xq, 10, precision="tf32")
+        with pytest.raises(genie.InvalidArgumentError):
+            index.search(xq, 10, exact=True, precision="fp64")
+    with genie.VectorIndex.build(xb, tmp_path / "l1.genie", metric="l1", m=20) as index:
+        with pytest.raises(genie.InvalidArgumentError, match="l1 has none"):
+            index.search(xq, 10, exact=True, precision="fp16")

@@ -30,6 +30,9 @@
  *             strings, equal to the CPU's (engine/edit.h): the sequences
  *             front-end's full scans and the metric front-end's edit
  *             search; NULL: they run on the CPU;
+ *   xLsh      the LSH keywords of a batch of query vectors (l2 and cosine
+ *             families of transform/vectors_lsh.c), bit for bit those of
+ *             vlsh_keywords on the CPU; NULL: the CPU hashes them;
  *   xDevices  how many devices (GPUs) the backend can run on, numbered
  *             0 .. n-1 (engine_request.device); NULL for a backend without
  *             devices of its own (then only device 0 exists).
@@ -73,8 +76,28 @@ typedef struct engine_parts_ops {
  * @p ppResident, freed by xExactFree).
  */
 typedef genie_status (*engine_exact_fn)(int device, void **ppResident, const float *base, uint64_t nBase, const float *queries,
-                                        uint64_t nQuery, uint32_t dim, genie_metric metric, uint32_t k,
-                                        genie_neighbor *out);
+                                        uint64_t nQuery, uint32_t dim, genie_metric metric,
+                                        genie_precision precision, uint32_t k, genie_neighbor *out);
+
+/*
+ * An LSH batch for xLsh: the functions of a vectors index (vlsh,
+ * transform/vectors_lsh.h) and the vectors to hash.  l2: bucket of
+ * function f = floor((p_f.v - aLo[f]) / aW[f] + aShift[f]) in double,
+ * clamped to [0, D); cosine: bit t of function f = (p_{f * bits + t}.v >=
+ * 0); every p.v the CPU's fp32 loop over the dimensions in order.
+ * aKw[i * m + f] = f * D + bucket.
+ */
+typedef struct engine_lsh_batch {
+    genie_metric metric; /* l2 or cosine */
+    uint32_t dim, m, D, bits;
+    const float *aProj;                /* l2: m x dim; cosine: m x bits x dim */
+    const float *aLo, *aW, *aShift;    /* l2: per function; else NULL */
+    const float *aVec;                 /* n x dim */
+    uint64_t n;
+    uint32_t *aKw;                     /* out: n x m */
+} engine_lsh_batch;
+
+typedef genie_status (*engine_lsh_fn)(int device, const engine_lsh_batch *b);
 
 /**
  * Distances of @p nPair (query, object) pairs (see pairs.h for the
@@ -102,6 +125,7 @@ typedef struct engine_backend {
     void (*xPairsFree)(void *pResident);
     engine_edit_fn xEdit;
     void (*xEditFree)(void *pResident);
+    engine_lsh_fn xLsh;
     int (*xDevices)(void);
 } engine_backend;
 

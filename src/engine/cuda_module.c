@@ -201,10 +201,15 @@ static const engine_parts_ops cuda_parts = {parts_fits,  parts_begin, parts_star
                                             parts_ready, parts_done,  parts_end};
 
 static genie_status exact_search(int device, void **ppResident, const float *base, uint64_t nBase,
-                                 const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric, uint32_t k,
-                                 genie_neighbor *out)
+                                 const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric,
+                                 genie_precision precision, uint32_t k, genie_neighbor *out)
 {
-    return pModule->xExact(device, ppResident, base, nBase, queries, nQuery, dim, metric, k, out);
+    return pModule->xExact(device, ppResident, base, nBase, queries, nQuery, dim, metric, precision, k, out);
+}
+
+static genie_status lsh_keywords(int device, const engine_lsh_batch *b)
+{
+    return pModule->xLsh(device, b);
 }
 
 static int devices(void)
@@ -249,18 +254,18 @@ const engine_backend engine_cuda_backend = {
     .id = GENIE_BACKEND_CUDA, .zName = "cuda", .preferred = 1, .xCheck = cuda_check, .xSearch = tile_search,
     .pParts = &cuda_parts, .xExact = exact_search, .xExactFree = exact_free, .nExactMaxK = CUDA_EXACT_MAX_K,
     .xPairs = pairs_distances, .xPairsFree = pairs_free, .xEdit = edit_distances, .xEditFree = edit_free,
-    .xDevices = devices,
+    .xLsh = lsh_keywords, .xDevices = devices,
 };
 
 const engine_backend engine_cuda_spq_backend = {
     .id = GENIE_BACKEND_CUDA_SPQ, .zName = "cuda-spq", .xCheck = cuda_check, .xSearch = spq_search,
     .pParts = &cuda_parts, .xExact = exact_search, .xExactFree = exact_free, .nExactMaxK = CUDA_EXACT_MAX_K,
-    .xDevices = devices,
+    .xLsh = lsh_keywords, .xDevices = devices,
 };
 
 const engine_backend engine_cuda_cpq_paper_backend = {
     .id = GENIE_BACKEND_CUDA_CPQ_PAPER, .zName = "cuda-cpq-paper", .xCheck = cuda_check,
-    .xSearch = cpq_paper_search, .pParts = &cuda_parts, .xDevices = devices,
+    .xSearch = cpq_paper_search, .pParts = &cuda_parts, .xLsh = lsh_keywords, .xDevices = devices,
 };
 
 genie_status engine_docs_gpu_search(void **ppResident, engine_docs_request *req)
@@ -298,6 +303,15 @@ void cuda_testing_phase_times(cuda_phase_times *pOut)
     memset(pOut, 0, sizeof *pOut);
     if (m)
         m->xPhaseTimes(pOut);
+}
+
+void cuda_testing_exact_counts(int reset, cuda_exact_counts *pOut)
+{
+    const engine_cuda_module *m = testing_module();
+    if (pOut)
+        memset(pOut, 0, sizeof *pOut);
+    if (m)
+        m->xExactCounts(reset, pOut);
 }
 
 void cpq_testing_set_slots(uint64_t nSlot)

@@ -73,6 +73,8 @@ typedef struct engine_cuda_module {
     void (*xDocsFree)(void *pResident);
     /* Device memory in use (every process's) and in all, in bytes. */
     genie_status (*xMemory)(int device, uint64_t *pUsed, uint64_t *pTotal);
+    void (*xExactCounts)(int reset, cuda_exact_counts *pOut); /* testing hook (cuda_testing.h) */
+    engine_lsh_fn xLsh;                                       /* lsh_gpu.cu: LSH keywords of query vectors */
 } engine_cuda_module;
 
 /**

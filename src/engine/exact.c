@@ -48,6 +48,26 @@ const char *genie_metric_name(genie_metric metric)
     return NULL;
 }
 
+const char *genie_precision_name(genie_precision precision)
+{
+    switch (precision) {
+    case GENIE_PRECISION_FP32: return "fp32";
+    case GENIE_PRECISION_TF32: return "tf32";
+    case GENIE_PRECISION_FP16: return "fp16";
+    }
+    return NULL;
+}
+
+genie_status genie_precision_parse(const char *name, genie_precision *out)
+{
+    for (int p = 0; p <= GENIE_PRECISION_FP16; p++)
+        if (strcmp(name, genie_precision_name((genie_precision)p)) == 0) {
+            *out = (genie_precision)p;
+            return GENIE_OK;
+        }
+    return util_error(GENIE_EINVAL, "unknown precision '%s' (fp32, tf32, fp16)", name);
+}
+
 genie_status genie_metric_parse(const char *name, genie_metric *out)
 {
     for (int m = 0; m <= GENIE_METRIC_L1; m++)
@@ -172,11 +192,11 @@ static genie_status exact_cpu(const genie_vectors *base, const genie_vectors *q,
 
 /* The backend's own exact search, through @p idx's resident base when there is an index. */
 static genie_status exact_backend(const engine_backend *be, int device, const genie_index *idx,
-                                  const genie_vectors *base, const genie_vectors *q, genie_metric metric, uint32_t k,
-                                  genie_neighbor *out)
+                                  const genie_vectors *base, const genie_vectors *q, genie_metric metric,
+                                  genie_precision precision, uint32_t k, genie_neighbor *out)
 {
     if (!idx)
-        return be->xExact(device, NULL, base->data, base->n, q->data, q->n, base->dim, metric, k, out);
+        return be->xExact(device, NULL, base->data, base->n, q->data, q->n, base->dim, metric, precision, k, out);
     index_device *d = &idx->aDev[device];
     pthread_mutex_lock(&d->lock);
     if (d->pExact && d->xExactFree != be->xExactFree) {
@@ -184,7 +204,8 @@ static genie_status exact_backend(const engine_backend *be, int device, const ge
         d->pExact = NULL;
     }
     d->xExactFree = be->xExactFree;
-    genie_status rc = be->xExact(device, &d->pExact, base->data, base->n, q->data, q->n, base->dim, metric, k, out);
+    genie_status rc =
+        be->xExact(device, &d->pExact, base->data, base->n, q->data, q->n, base->dim, metric, precision, k, out);
     pthread_mutex_unlock(&d->lock);
     return rc;
 }
@@ -193,12 +214,21 @@ genie_status genie_exact_search(const genie_vectors *base, const genie_vectors *
                                 uint32_t k, genie_backend backend, unsigned threads, genie_neighbor *out,
                                 genie_search_stats *stats)
 {
+    return genie_exact_search_precision(base, queries, metric, k, backend, threads, GENIE_PRECISION_FP32, out,
+                                        stats);
+}
+
+genie_status genie_exact_search_precision(const genie_vectors *base, const genie_vectors *queries,
+                                          genie_metric metric, uint32_t k, genie_backend backend, unsigned threads,
+                                          genie_precision precision, genie_neighbor *out, genie_search_stats *stats)
+{
     double t0 = util_now();
     genie_backend used = GENIE_BACKEND_AUTO;
     util_error_clear();
     GENIE_TRY(util_check_finite(base->data, base->n, base->dim, threads, "base"));
     GENIE_TRY(util_check_finite(queries->data, queries->n, queries->dim, threads, "query"));
-    genie_status rc = exact_search_in_index(NULL, base, queries, metric, k, backend, 0, threads, out, &used);
+    genie_status rc =
+        exact_search_in_index(NULL, base, queries, metric, precision, k, backend, 0, threads, out, &used);
     if (stats) {
         memset(stats, 0, sizeof *stats);
         stats->backend = used;
@@ -209,12 +239,18 @@ genie_status genie_exact_search(const genie_vectors *base, const genie_vectors *
 }
 
 genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *base, const genie_vectors *queries,
-                                   genie_metric metric, uint32_t k, genie_backend backend, int device,
-                                   unsigned threads, genie_neighbor *out, genie_backend *used)
+                                   genie_metric metric, genie_precision precision, uint32_t k, genie_backend backend,
+                                   int device, unsigned threads, genie_neighbor *out, genie_backend *used)
 {
     util_error_clear();
     if (!genie_metric_name(metric))
         return util_error(GENIE_EINVAL, "unknown metric %d", (int)metric);
+    if (!genie_precision_name(precision))
+        return util_error(GENIE_EINVAL, "unknown precision %d", (int)precision);
+    if (metric == GENIE_METRIC_L1 && precision != GENIE_PRECISION_FP32)
+        return util_error(GENIE_EINVAL,
+                          "exact search: precision %s needs a GEMM, and l1 has none (sum |x - q|): use fp32",
+                          genie_precision_name(precision));
     if (base->n == 0 || base->dim == 0)
         return util_error(GENIE_EINVAL, "exact search: the base has no vectors");
     if (queries->n && queries->dim != base->dim)
@@ -240,12 +276,12 @@ genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *
     uint32_t kEff = base->n < k ? (uint32_t)base->n : k;
     if (be->xExact) {
         if (kEff == k)
-            return exact_backend(be, device, idx, base, queries, metric, k, out);
+            return exact_backend(be, device, idx, base, queries, metric, precision, k, out);
         /* Fewer vectors than k: search for all, then spread to stride k. */
         genie_neighbor *tmp = malloc(queries->n * kEff * sizeof *tmp);
         if (!tmp)
             return util_error(GENIE_ENOMEM, "out of memory in the exact search");
-        genie_status rc = exact_backend(be, device, idx, base, queries, metric, kEff, tmp);
+        genie_status rc = exact_backend(be, device, idx, base, queries, metric, precision, kEff, tmp);
         for (uint64_t i = 0; rc == GENIE_OK && i < queries->n; i++)
             memcpy(out + i * k, tmp + i * kEff, kEff * sizeof *tmp);
         free(tmp);

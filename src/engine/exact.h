@@ -44,11 +44,13 @@ static inline float exact_key_value(uint32_t key)
  * index whose stored vectors @p base are): uploaded by the first GPU
  * call, reused by later ones, freed by genie_index_close().  @p idx NULL
  * is genie_exact_search().  @p device: the GPU of a backend with devices
- * (0 otherwise).  Calls on one index and device are serialised.
+ * (0 otherwise).  @p precision: the GPU's candidate arithmetic
+ * (genie_precision); GENIE_EINVAL for anything but fp32 with l1.  Calls on
+ * one index and device are serialised.
  */
 genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *base, const genie_vectors *queries,
-                                   genie_metric metric, uint32_t k, genie_backend backend, int device,
-                                   unsigned threads, genie_neighbor *out, genie_backend *used);
+                                   genie_metric metric, genie_precision precision, uint32_t k, genie_backend backend,
+                                   int device, unsigned threads, genie_neighbor *out, genie_backend *used);
 
 /**
  * The direct CPU search (exact.c): every distance by genie_vector_distance,

@@ -1,22 +1,29 @@
 /*
- * Exact k-NN through GEMM: distances of a block of queries to a block of
- * base vectors come from one matrix product Q * X^T (OpenBLAS sgemm, on
- * its own threads), then each query's row of the tile is offered to its
- * bounded heap (engine/select.h) on this library's threads.  No distance
- * matrix larger than one tile is ever held.
+ * Exact k-NN through GEMM: products of a block of queries with a block of
+ * base vectors come from one matrix product Q * X^T (OpenBLAS sgemm, on its
+ * own threads); no distance matrix larger than one tile is ever held.  The
+ * answers are the direct loop's (exact_cpu_direct: genie_vector_distance,
+ * ties by smaller id), bit for bit, by the argument of engine/exact_bound.h:
  *
- *   l2      |x|^2 - 2 x.q + |q|^2, ranked on the squared value (clamped at
- *           0: rounding can take it below for near-duplicates);
- *   ip      -x.q;
- *   cosine  1 - x.q / (|x| |q|), 1 when either vector is zero.
+ *   a(x, q)  l2: |x|^2 - 2 x.q + |q|^2 (clamped at 0; ranked squared);
+ *            ip: -x.q;  cosine: 1 - x.q / (|x| |q|), 1 for a zero vector;
+ *   e(x, q)  exact_bound_pair() for fp32 with w = |x| (double, rounded up)
+ *            and rho = 0; for cosine w = 1 (0 for a zero vector), which
+ *            covers this form: |s - x.q| <= nu |x||q| for any summation
+ *            order of the GEMM, the norms' sums and roots, the division
+ *            and the subtraction add (n + 7) u, the reference (2n + 7) u,
+ *            within exact_bound's (3n + 20) u + nu.
  *
- * The product sums in another order than the direct loop of exact.c, and
- * the l2 expansion loses digits to cancellation, so a candidate whose
- * distance ties another's to float rounding may be chosen over it.  The
- * distances returned are computed again directly (genie_vector_distance,
- * as the direct search does) for the k chosen, which are then ordered by
- * that distance and id: the same order and values as the direct search,
- * within float tolerance at the boundary of the k-th neighbour.
+ * Each query keeps a bounded heap (engine/select.h) of the kRetain vectors
+ * with the smallest lower bounds a - e, kRetain = 2k + 32 (all when the
+ * base is smaller).  At the end, with U the k-th smallest upper bound a + e
+ * among them and T = exact_bound_threshold(U): every vector of the exact
+ * top k has lower <= T (exact_bound.h), and if the largest lower bound kept
+ * exceeds T every such vector was kept.  The kept ones with lower <= T are
+ * then ranked by their direct distance.  A query where that check fails
+ * (more than kRetain vectors within the bound, e.g. duplicates), or whose
+ * squared norm is outside the bound's range (all queries when a base
+ * vector's is), is answered by the direct distances to every base vector.
  *
  * OpenBLAS is opened with dlopen on the first call (GENIE_BLAS_SONAME), not
  * linked: loading it starts its thread pool, which a process that never
@@ -34,6 +41,7 @@
 #include <string.h>
 
 #include "engine/exact.h"
+#include "engine/exact_bound.h"
 #include "engine/select.h"
 #include "util/error.h"
 #include "util/threads.h"
@@ -42,17 +50,26 @@
 #define BLAS_BBLOCK 4096u              /* base vectors per tile */
 #define BLAS_HEAP_BYTES (64ull << 20)  /* heaps of one query block together */
 
+/* Per vector: the norm its approximate distance uses (l2: |x|^2, cosine: |x|), the bound's w, in range. */
+typedef struct blas_vec {
+    float norm, w;
+    int inRange;
+} blas_vec;
+
 typedef struct blas_job {
     const genie_vectors *base, *q;
     genie_metric metric;
-    uint32_t k;
-    const float *aBaseNorm; /* l2: |x|^2; cosine: |x| */
-    const float *aQNorm;    /* of the query block, same meaning */
+    uint32_t k, kEff, kRetain; /* output stride; answers per query, min(k, base->n); heap size */
+    exact_bound bound;
+    const blas_vec *aBase;  /* base->n */
+    const blas_vec *aQ;     /* of the query block */
     const float *aTile;     /* nq x nb products of the current tile */
     size_t q0, nq;          /* query block */
     uint64_t b0, nb;        /* base block */
     select_heap *aHeap;     /* nq */
-    size_t next;            /* shared: next query row of the tile */
+    genie_neighbor *out;
+    size_t next;            /* shared: next query row of the tile, or query to finish */
+    int failed;             /* shared: out of memory while finishing */
 } blas_job;
 
 typedef __typeof__(cblas_sgemm) blas_sgemm_fn;
@@ -79,21 +96,43 @@ int exact_blas_available(void)
     return pSgemm != NULL;
 }
 
-static float sq_norm(const float *a, uint32_t dim)
+static float round_up(double x)
+{
+    float f = (float)x;
+    return (double)f < x ? nextafterf(f, INFINITY) : f;
+}
+
+static blas_vec vec_info(genie_metric metric, const float *a, uint32_t dim)
 {
     float s = 0;
-    for (uint32_t i = 0; i < dim; i++)
+    double d = 0;
+    for (uint32_t i = 0; i < dim; i++) {
         s += a[i] * a[i];
-    return s;
+        d += (double)a[i] * a[i];
+    }
+    blas_vec v = {metric == GENIE_METRIC_COSINE ? sqrtf(s) : s, 0, 1};
+    if (metric == GENIE_METRIC_COSINE) {
+        v.w = d > 0 ? 1.0f : 0.0f;
+        v.inRange = d == 0 || (d >= EXACT_BOUND_MIN_SQ && d <= EXACT_BOUND_MAX_SQ);
+    } else {
+        v.w = round_up(sqrt(d) * (1 + 0x1p-30));
+        v.inRange = d <= EXACT_BOUND_MAX_SQ;
+    }
+    return v;
 }
 
-static float norm_of(genie_metric metric, const float *a, uint32_t dim)
+static float approx_distance(genie_metric metric, float s, const blas_vec *x, const blas_vec *q)
 {
-    float s = sq_norm(a, dim);
-    return metric == GENIE_METRIC_COSINE ? sqrtf(s) : s;
+    if (metric == GENIE_METRIC_L2) {
+        float d = x->norm - 2 * s + q->norm;
+        return d > 0 ? d : 0;
+    }
+    if (metric == GENIE_METRIC_IP)
+        return -s;
+    return x->norm == 0 || q->norm == 0 ? 1 : 1 - s / (x->norm * q->norm);
 }
 
-/* Offer the tile's row of each query taken to that query's heap. */
+/* Offer the lower bounds of the tile's row of each query taken to that query's heap. */
 static void blas_select(void *ctx, unsigned t)
 {
     (void)t;
@@ -102,89 +141,164 @@ static void blas_select(void *ctx, unsigned t)
         size_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
         if (i >= job->nq)
             break;
+        const blas_vec *q = &job->aQ[i];
+        if (!q->inRange)
+            continue; /* answered directly */
         const float *row = job->aTile + i * job->nb;
-        const float *bn = job->aBaseNorm + job->b0;
-        float qn = job->aQNorm[i];
+        const blas_vec *xb = job->aBase + job->b0;
+        float c = exact_bound_query_c(&job->bound, q->w);
         select_heap *h = &job->aHeap[i];
         for (uint64_t j = 0; j < job->nb; j++) {
-            float d;
-            if (job->metric == GENIE_METRIC_L2) {
-                d = bn[j] - 2 * row[j] + qn;
-                d = d > 0 ? d : 0;
-            } else if (job->metric == GENIE_METRIC_IP) {
-                d = -row[j];
-            } else {
-                d = bn[j] == 0 || qn == 0 ? 1 : 1 - row[j] / (bn[j] * qn);
-            }
-            select_push(h, select_key(UINT32_MAX - exact_key(d), (uint32_t)(job->b0 + j)));
+            float e = exact_bound_pair(&job->bound, c, xb[j].w, 0, q->w, 0);
+            float lower = approx_distance(job->metric, row[j], &xb[j], q) - e;
+            select_push(h, select_key(UINT32_MAX - exact_key(lower), (uint32_t)(job->b0 + j)));
         }
     }
 }
 
-static int cmp_neighbor(const void *a, const void *b)
+static int cmp_u64(const void *a, const void *b)
 {
-    const genie_neighbor *x = a, *y = b;
-    uint32_t kx = exact_key(x->distance), ky = exact_key(y->distance);
-    if (kx != ky)
-        return kx < ky ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static uint64_t direct_key(const blas_job *job, uint32_t id, const float *pq)
+{
+    const genie_vectors *base = job->base;
+    float d = genie_vector_distance(job->metric, base->data + (uint64_t)id * base->dim, pq, base->dim);
+    return (uint64_t)exact_key(d) << 32 | id;
+}
+
+/* Query @p i of the block: the certified candidates ranked directly, or every base vector. */
+static int finish_query(blas_job *job, size_t i, genie_hit *aHit, uint64_t *aKey)
+{
+    const genie_vectors *base = job->base;
+    const float *pq = job->q->data + (job->q0 + i) * base->dim;
+    const blas_vec *q = &job->aQ[i];
+    size_t nCand = 0;
+    if (q->inRange) {
+        size_t n = select_finish(&job->aHeap[i], aHit); /* ascending lower bounds */
+        float c = exact_bound_query_c(&job->bound, q->w);
+        for (size_t r = 0; r < n; r++) {
+            uint32_t id = aHit[r].object;
+            float lower = exact_key_value(UINT32_MAX - aHit[r].count);
+            float e = exact_bound_pair(&job->bound, c, job->aBase[id].w, 0, q->w, 0);
+            aKey[r] = (uint64_t)exact_key(lower + 2 * e) << 32 | id;
+        }
+        qsort(aKey, n, sizeof *aKey, cmp_u64);
+        float T = exact_bound_threshold(job->metric, exact_key_value((uint32_t)(aKey[job->kEff - 1] >> 32)));
+        float lowerMax = exact_key_value(UINT32_MAX - aHit[n - 1].count);
+        if (isfinite(T) && (n == base->n || lowerMax > T)) {
+            for (size_t r = 0; r < n; r++)
+                if (exact_key_value(UINT32_MAX - aHit[r].count) <= T)
+                    aKey[nCand++] = direct_key(job, aHit[r].object, pq);
+        }
+    }
+    if (nCand == 0) { /* the direct path */
+        uint64_t *aAll = malloc(base->n * sizeof *aAll);
+        if (!aAll)
+            return 0;
+        for (uint64_t id = 0; id < base->n; id++)
+            aAll[id] = direct_key(job, (uint32_t)id, pq);
+        qsort(aAll, base->n, sizeof *aAll, cmp_u64);
+        memcpy(aKey, aAll, job->kEff * sizeof *aKey);
+        free(aAll);
+        nCand = job->kEff;
+    } else {
+        qsort(aKey, nCand, sizeof *aKey, cmp_u64);
+    }
+    genie_neighbor *o = job->out + (job->q0 + i) * job->k;
+    for (uint32_t r = 0; r < job->kEff; r++) {
+        o[r].id = (uint32_t)aKey[r];
+        o[r].distance = exact_key_value((uint32_t)(aKey[r] >> 32));
+    }
+    return 1;
+}
+
+static void blas_finish(void *ctx, unsigned t)
+{
+    (void)t;
+    blas_job *job = ctx;
+    genie_hit *aHit = malloc(job->kRetain * sizeof *aHit);
+    uint64_t *aKey = malloc(job->kRetain * sizeof *aKey);
+    for (;;) {
+        size_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+        if (i >= job->nq)
+            break;
+        if (!aHit || !aKey || !finish_query(job, i, aHit, aKey))
+            __atomic_store_n(&job->failed, 1, __ATOMIC_RELAXED);
+    }
+    free(aHit);
+    free(aKey);
 }
 
 genie_status exact_blas_search(const genie_vectors *base, const genie_vectors *q, genie_metric metric, uint32_t k,
                                unsigned threads, genie_neighbor *out)
 {
     uint32_t dim = base->dim;
+    uint32_t kEff = k < base->n ? k : (uint32_t)base->n;
+    uint64_t kRetain64 = 2 * (uint64_t)kEff + 32;
+    uint32_t kRetain = (uint32_t)(kRetain64 < base->n ? kRetain64 : base->n);
     size_t qBlock = BLAS_QBLOCK;
-    while (qBlock > 8 && (uint64_t)qBlock * k * sizeof(uint64_t) > BLAS_HEAP_BYTES)
+    while (qBlock > 8 && (uint64_t)qBlock * kRetain * sizeof(uint64_t) > BLAS_HEAP_BYTES)
         qBlock /= 2;
     if (qBlock > q->n)
         qBlock = (size_t)q->n;
     uint64_t bBlock = base->n < BLAS_BBLOCK ? base->n : BLAS_BBLOCK;
     unsigned nThread = threads ? threads : util_ncores();
     genie_status rc = GENIE_OK;
-    float *aBaseNorm = malloc(base->n * sizeof *aBaseNorm);
-    float *aQNorm = malloc(qBlock * sizeof *aQNorm);
+    blas_vec *aBase = malloc(base->n * sizeof *aBase);
+    blas_vec *aQ = malloc(qBlock * sizeof *aQ);
     float *aTile = malloc(qBlock * bBlock * sizeof *aTile);
-    uint64_t *aKey = malloc(qBlock * k * sizeof *aKey);
+    uint64_t *aKey = malloc(qBlock * kRetain * sizeof *aKey);
     select_heap *aHeap = malloc(qBlock * sizeof *aHeap);
-    genie_hit *aHit = malloc(k * sizeof *aHit);
-    if (!aBaseNorm || !aQNorm || !aTile || !aKey || !aHeap || !aHit) {
+    if (!aBase || !aQ || !aTile || !aKey || !aHeap) {
         rc = util_error(GENIE_ENOMEM, "out of memory in the exact search (k = %u)", k);
         goto done;
     }
-    if (metric != GENIE_METRIC_IP)
-        for (uint64_t j = 0; j < base->n; j++)
-            aBaseNorm[j] = norm_of(metric, base->data + j * dim, dim);
+    int baseInRange = 1;
+    for (uint64_t j = 0; j < base->n; j++) {
+        aBase[j] = vec_info(metric, base->data + j * dim, dim);
+        baseInRange &= aBase[j].inRange;
+    }
+    if (!baseInRange) { /* the bound does not hold: the direct loop for every query */
+        rc = exact_cpu_direct(base, q, metric, k, threads, out);
+        goto done;
+    }
+    blas_job job = {.base = base, .q = q, .metric = metric, .k = k, .kEff = kEff, .kRetain = kRetain,
+                    .bound = exact_bound_make(metric, GENIE_PRECISION_FP32, dim), .aBase = aBase, .aQ = aQ,
+                    .aHeap = aHeap, .out = out};
     for (size_t q0 = 0; q0 < q->n; q0 += qBlock) {
         size_t nq = q->n - q0 < qBlock ? (size_t)(q->n - q0) : qBlock;
         const float *pq = q->data + q0 * dim;
         for (size_t i = 0; i < nq; i++) {
-            aQNorm[i] = metric == GENIE_METRIC_IP ? 0 : norm_of(metric, pq + i * dim, dim);
-            select_reset(&aHeap[i], aKey + i * k, k);
+            aQ[i] = vec_info(metric, pq + i * dim, dim);
+            select_reset(&aHeap[i], aKey + i * kRetain, kRetain);
         }
+        job.q0 = q0;
+        job.nq = nq;
         for (uint64_t b0 = 0; b0 < base->n; b0 += bBlock) {
             uint64_t nb = base->n - b0 < bBlock ? base->n - b0 : bBlock;
             pSgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nb, (int)dim, 1.0f, pq, (int)dim,
-                        base->data + b0 * dim, (int)dim, 0.0f, aTile, (int)nb);
-            blas_job job = {base, q, metric, k, aBaseNorm, aQNorm, aTile, q0, nq, b0, nb, aHeap, 0};
+                   base->data + b0 * dim, (int)dim, 0.0f, aTile, (int)nb);
+            job.aTile = aTile;
+            job.b0 = b0;
+            job.nb = nb;
+            job.next = 0;
             util_parallel_run(nThread < nq ? nThread : (unsigned)nq, blas_select, &job);
         }
-        for (size_t i = 0; i < nq; i++) {
-            size_t n = select_finish(&aHeap[i], aHit);
-            genie_neighbor *o = out + (q0 + i) * k;
-            for (size_t r = 0; r < n; r++) {
-                o[r].id = aHit[r].object;
-                o[r].distance = genie_vector_distance(metric, base->data + (uint64_t)o[r].id * dim, pq + i * dim, dim);
-            }
-            qsort(o, n, sizeof *o, cmp_neighbor);
+        job.next = 0;
+        util_parallel_run(nThread < nq ? nThread : (unsigned)nq, blas_finish, &job);
+        if (job.failed) {
+            rc = util_error(GENIE_ENOMEM, "out of memory in the exact search (k = %u)", k);
+            goto done;
         }
     }
 done:
-    free(aBaseNorm);
-    free(aQNorm);
+    free(aBase);
+    free(aQ);
     free(aTile);
     free(aKey);
     free(aHeap);
-    free(aHit);
     return rc;
 }

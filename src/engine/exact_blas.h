@@ -16,8 +16,8 @@ int exact_blas_available(void);
 /**
  * The k nearest of @p base for every query (metrics l2, ip and cosine;
  * l1 has no product form), out[i * k ...] best first (min(k, base->n) of
- * them): the contract of exact_cpu_direct (exact.h), whose distance
- * function (genie_vector_distance) gives every returned distance.
+ * them): exact_cpu_direct's answers (exact.h), bit for bit, through the
+ * candidate bound of exact_bound.h.
  * Call only after exact_blas_available() returned 1.
  * @return GENIE_OK, GENIE_ENOMEM (message set).
  */

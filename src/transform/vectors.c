@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "genie/vectors.h"
+#include "engine/backend.h"
 #include "engine/engine.h"
 #include "engine/exact.h"
 #include "engine/select.h"
@@ -167,6 +168,32 @@ done:
     free(aHit);
 }
 
+/*
+ * The queries' keywords: on the search's GPU when its backend @p be hashes
+ * (xLsh: the l2 and cosine families, the CPU's keywords bit for bit), else
+ * on the CPU; @p be NULL: the CPU.
+ */
+static genie_status query_keywords(const engine_backend *be, const vlsh *h, const genie_vectors *queries,
+                                   const genie_search_options *opt, uint32_t **pOut)
+{
+    if (!be || !be->xLsh || h->p.metric == GENIE_METRIC_L1 || queries->n == 0)
+        return vlsh_keywords(h, queries->data, queries->n, opt->threads, pOut);
+    uint32_t *aKw = malloc((size_t)queries->n * h->p.m * sizeof *aKw);
+    if (!aKw)
+        return util_error(GENIE_ENOMEM, "out of memory hashing %llu vectors", (unsigned long long)queries->n);
+    engine_lsh_batch b = {.metric = h->p.metric, .dim = h->dim, .m = h->p.m, .D = h->D, .bits = h->p.bits,
+                          .aProj = h->aProj, .aLo = h->aLo, .aW = h->aW, .aShift = h->aShift,
+                          .aVec = queries->data, .n = queries->n, .aKw = aKw};
+    int device = opt->gpus && opt->n_gpus ? opt->gpus[0] : 0;
+    genie_status rc = be->xLsh(device, &b);
+    if (rc != GENIE_OK) {
+        free(aKw);
+        return rc;
+    }
+    *pOut = aKw;
+    return GENIE_OK;
+}
+
 genie_status vec_candidates(const genie_index *idx, uint32_t first_part, uint32_t n_parts, const vlsh *h,
                             const genie_vectors *queries, uint32_t radius, const genie_search_options *opt, uint32_t K,
                             genie_results **pRes, genie_search_stats *pSt, double *pHashSeconds)
@@ -176,8 +203,14 @@ genie_status vec_candidates(const genie_index *idx, uint32_t first_part, uint32_
     genie_item *aItem = NULL;
     genie_queries *q = NULL;
     genie_status rc;
+    /* Picked first: loading the GPU module (a CUDA context) is not hashing; the search needs it anyway. */
+    const engine_backend *be = NULL;
+    if (engine_backend_pick(opt->backend, &be) != GENIE_OK) {
+        be = NULL; /* the search below reports why */
+        util_error_clear();
+    }
     double t0 = util_now();
-    GENIE_TRY_GOTO(rc, vlsh_keywords(h, queries->data, queries->n, opt->threads, &aKw), done);
+    GENIE_TRY_GOTO(rc, query_keywords(be, h, queries, opt, &aKw), done);
     if (!(aItem = malloc((size_t)m * sizeof *aItem))) {
         rc = util_error(GENIE_ENOMEM, "out of memory");
         goto done;
@@ -238,8 +271,8 @@ static genie_status exact_range(const genie_index *idx, const genie_vectors *bas
     genie_vectors range = {n, base->dim, base->data + (size_t)first * base->dim};
     /* Exact search runs on one GPU: the first of a list. */
     int device = opt->search.gpus && opt->search.n_gpus ? opt->search.gpus[0] : 0;
-    GENIE_TRY(exact_search_in_index(whole ? idx : NULL, &range, queries, metric, k, opt->search.backend, device,
-                                    opt->search.threads, out, pUsed));
+    GENIE_TRY(exact_search_in_index(whole ? idx : NULL, &range, queries, metric, opt->precision, k,
+                                    opt->search.backend, device, opt->search.threads, out, pUsed));
     uint32_t kEff = k < n ? k : (uint32_t)n;
     for (uint64_t i = 0; i < queries->n; i++) {
         aN[i] = kEff;

@@ -256,6 +256,7 @@ static genie_status search_here(serve_batcher *b, const serve_loaded *l, const s
         vo.radius = o->radius;
         vo.exact = o->exact;
         vo.recall = o->recall;
+        vo.precision = (genie_precision)o->precision;
         return genie_vectors_search(l->idx, &v, &vo, res->aNb, res->aN, NULL);
     }
     default: return genie_search(l->idx, q->q, &opt, &res->pRes);

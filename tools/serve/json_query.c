@@ -19,7 +19,8 @@
  * a limit); radius (table: a number or {column: bins}; vectors: buckets);
  * weight (table: a number or {column: weight}); recall (sets, sequences,
  * vectors: a target in (0, 1], instead of candidates, radius, exact and
- * certify; k <= 100); or and exhaustive (docs: true or false).  Anything
+ * certify; k <= 100); precision (vectors with exact: "fp32", "tf32" or
+ * "fp16", genie_precision); or and exhaustive (docs: true or false).  Anything
  * else is refused
  * by name, as are wrong types and values out of range: the request gets a
  * 400 and a message that says which field and why.
@@ -78,7 +79,7 @@ static int get_bool(parse_ctx *c, const cJSON *v, const char *zWhat, int *out)
 /* Which options each type takes (bits). */
 enum {
     OPT_K = 1, OPT_MIN = 2, OPT_SHOW = 4, OPT_CAND = 8, OPT_EXACT = 16, OPT_CERTIFY = 32,
-    OPT_RADIUS = 64, OPT_WEIGHT = 128, OPT_OR = 256, OPT_EXHAUSTIVE = 512, OPT_RECALL = 1024
+    OPT_RADIUS = 64, OPT_WEIGHT = 128, OPT_OR = 256, OPT_EXHAUSTIVE = 512, OPT_RECALL = 1024, OPT_PRECISION = 2048
 };
 
 static unsigned type_options(genie_index_type type)
@@ -87,7 +88,7 @@ static unsigned type_options(genie_index_type type)
     case GENIE_TYPE_TABLE: return OPT_K | OPT_MIN | OPT_SHOW | OPT_RADIUS | OPT_WEIGHT;
     case GENIE_TYPE_SETS: return OPT_K | OPT_SHOW | OPT_CAND | OPT_EXACT | OPT_RECALL;
     case GENIE_TYPE_SEQUENCES: return OPT_K | OPT_SHOW | OPT_CAND | OPT_EXACT | OPT_CERTIFY | OPT_RECALL;
-    case GENIE_TYPE_VECTORS: return OPT_K | OPT_CAND | OPT_EXACT | OPT_RADIUS | OPT_RECALL;
+    case GENIE_TYPE_VECTORS: return OPT_K | OPT_CAND | OPT_EXACT | OPT_RADIUS | OPT_RECALL | OPT_PRECISION;
     case GENIE_TYPE_DOCS: return OPT_K | OPT_SHOW | OPT_OR | OPT_EXHAUSTIVE;
     default: return OPT_K | OPT_MIN | OPT_SHOW;
     }
@@ -99,7 +100,7 @@ static const struct {
 } aOptName[] = {{"k", OPT_K},           {"min_count", OPT_MIN},   {"show", OPT_SHOW},
                 {"candidates", OPT_CAND}, {"exact", OPT_EXACT},   {"certify", OPT_CERTIFY},
                 {"radius", OPT_RADIUS}, {"weight", OPT_WEIGHT}, {"or", OPT_OR},
-                {"exhaustive", OPT_EXHAUSTIVE}, {"recall", OPT_RECALL}};
+                {"exhaustive", OPT_EXHAUSTIVE}, {"recall", OPT_RECALL}, {"precision", OPT_PRECISION}};
 
 /* Table radius or weight: a number for every column, or {column: number}. */
 static int parse_table_setting(parse_ctx *c, serve_options *o, const cJSON *v, int isWeight)
@@ -178,6 +179,14 @@ static int parse_options(parse_ctx *c, const cJSON *pDoc, genie_index_type type,
             else
                 o->recall = e->valuedouble;
             break;
+        case OPT_PRECISION: {
+            genie_precision p;
+            if (!cJSON_IsString(e) || genie_precision_parse(e->valuestring, &p) != GENIE_OK)
+                bad = fail(c, "\"precision\" must be \"fp32\", \"tf32\" or \"fp16\"");
+            else
+                o->precision = (int)p;
+            break;
+        }
         default: break;
         }
         if (bad)
@@ -186,6 +195,8 @@ static int parse_options(parse_ctx *c, const cJSON *pDoc, genie_index_type type,
     if (o->recall > 0 && (o->candidates || o->radius || o->exact || o->maxCandidates))
         return fail(c, "\"recall\" chooses the candidates itself: not with \"candidates\", \"radius\", \"exact\" "
                        "or \"certify\"");
+    if (o->precision != GENIE_PRECISION_FP32 && !o->exact)
+        return fail(c, "\"precision\" applies to \"exact\": true alone");
     if (o->recall > 0 && o->k > 100)
         return fail(c, "\"recall\" needs \"k\" <= 100, not %u", o->k);
     if (type == GENIE_TYPE_VECTORS && o->candidates && o->candidates < o->k)
@@ -200,8 +211,8 @@ static int parse_options(parse_ctx *c, const cJSON *pDoc, genie_index_type type,
     /* The key: every option that changes what the engine computes (not show). */
     json_buf key;
     json_buf_init(&key);
-    json_buf_printf(&key, "k=%u m=%u K=%u c=%u r=%u x=%d o=%d e=%d R=%.17g", o->k, o->minCount, o->candidates,
-                    o->maxCandidates, o->radius, o->exact, o->orMode, o->exhaustive, o->recall);
+    json_buf_printf(&key, "k=%u m=%u K=%u c=%u r=%u x=%d o=%d e=%d R=%.17g p=%d", o->k, o->minCount, o->candidates,
+                    o->maxCandidates, o->radius, o->exact, o->orMode, o->exhaustive, o->recall, o->precision);
     for (size_t i = 0; i < o->nSetting; i++) {
         json_buf_printf(&key, " %c:%u:", o->aSetting[i].isWeight ? 'w' : 'r', o->aSetting[i].value);
         if (o->aSetting[i].zColumn)

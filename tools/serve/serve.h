@@ -122,6 +122,7 @@ typedef struct serve_options {
     int exact, show;
     int orMode, exhaustive;  /* docs: --or, --exhaustive */
     double recall;           /* sets, sequences, vectors: a recall target, 0 = none */
+    int precision;           /* vectors, exact: a genie_precision */
     serve_setting *aSetting; /* tables: in the body's order, after the defaults */
     size_t nSetting;
     char *zKey;              /* requests with equal keys share a batch; malloc'd */

@@ -29,19 +29,21 @@ void cuda_stream_end(engine_stream *s);
 
 /**
  * Exact k-NN (exact_gpu.cu) on GPU @p device: @p k already in 1..min(nBase,
- * EXACT_CUDA_MAX_K); writes nQuery * k neighbours to @p out.  For cosine the
- * vectors are normalised on the device.
+ * EXACT_CUDA_MAX_K); writes nQuery * k neighbours to @p out, bit for bit
+ * the direct loop's answer (genie_vector_distance, ties by smaller id)
+ * whatever @p precision (fp32 alone for l1, checked by the caller).
  * @param[in,out] ppResident  NULL: upload the base and free everything
  *        before returning.  Else a slot (initially NULL) for the base kept
  *        on the device with its workspace: reused when it holds the same
- *        base (host address, count, dimension, metric form), replaced
+ *        base (host address, count, dimension, metric, precision), replaced
  *        otherwise, emptied on failure.  The caller serialises calls on one
  *        slot and frees it with exact_cuda_resident_free(); the base must
  *        not change while the slot holds it.
  * @return GENIE_OK, GENIE_EGPU, GENIE_ENOMEM.
  */
 genie_status exact_cuda_search(int device, void **ppResident, const float *base, uint64_t nBase, const float *queries,
-                               uint64_t nQuery, uint32_t dim, genie_metric metric, uint32_t k, genie_neighbor *out);
+                               uint64_t nQuery, uint32_t dim, genie_metric metric, genie_precision precision,
+                               uint32_t k, genie_neighbor *out);
 /** Free a slot's resident base and workspace; NULL is a no-op. */
 void exact_cuda_resident_free(void *pResident);
 
@@ -68,6 +70,13 @@ void metric_cuda_pairs_free(void *pResident);
 genie_status edit_cuda_distances(void **ppResident, const struct engine_edit_batch *b);
 /** Free a slot's resident strings; NULL is a no-op. */
 void edit_cuda_free(void *pResident);
+
+/**
+ * LSH keywords of a batch of vectors on GPU @p device (lsh_gpu.cu), the
+ * engine_lsh_fn contract of backend.h: bit for bit vlsh_keywords's.
+ * @return GENIE_OK, GENIE_EGPU, GENIE_ENOMEM.
+ */
+genie_status lsh_cuda_keywords(int device, const engine_lsh_batch *b);
 
 /** Largest k the GPU selection kernel handles (its shared-memory sort). */
 #define EXACT_CUDA_MAX_K 2048u

@@ -57,6 +57,16 @@ void cuda_testing_time_phases(int on);
 /** The sums since the last cuda_testing_time_phases(1). */
 void cuda_testing_phase_times(cuda_phase_times *pOut);
 
+/* What the exact searches (exact_gpu.cu) did, summed over calls. */
+typedef struct cuda_exact_counts {
+    uint64_t queries;    /* queries searched */
+    uint64_t direct;     /* of them answered by direct distances to every base vector (the bound's fallback) */
+    uint64_t candidates; /* candidates re-ranked by direct distance, over the others */
+} cuda_exact_counts;
+
+/** The sums since the last reset into @p pOut (may be NULL); @p reset non-zero: zero them. Not thread-safe. */
+void cuda_testing_exact_counts(int reset, cuda_exact_counts *pOut);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,41 +1,76 @@
 /*
  * Exact k-nearest-neighbour search on the GPU (Johnson et al. (Faiss) sections 4, 5.1).
  *
- * Per batch of queries:
- *   1. a distance tile S (nBatch x nBase floats, row q = query q) comes from
- *      one cuBLAS SGEMM for l2, ip and cosine (S = Q . X^T; l2 adds the
- *      norms, |x|^2 - 2 x.q + |q|^2; cosine works on normalised copies), or
- *      from a direct tiled kernel for l1 (sum |x - q| has no GEMM form);
- *   2. one block per query selects the k nearest by radix selection on a
- *      64-bit key, (ordered distance key << 32 | id): a histogram of the
- *      next 8 bits among the keys that share the prefix found so far picks
- *      the bucket holding the k-th key, until a bucket holds exactly the
- *      keys still needed (ids make keys distinct, so ties are resolved by
- *      the smaller id without a special case); then every key at or below
- *      the prefix is gathered into shared memory and bitonic-sorted; for
- *      l2 the k distances are then recomputed directly from the vectors
- *      (the GEMM expansion loses digits for near points) and sorted again.
+ * The answer is defined by the direct loop, genie_vector_distance()
+ * (exact.c): the k smallest (distance, id), every distance computed in
+ * fp32 over the dimensions in order.  The GPU returns that answer bit for
+ * bit, whatever the precision of its GEMM:
+ *
+ *   1. the base and each query batch are prepared (exact_prepare, a warp
+ *      per vector): the GEMM operand (fp32; for cosine the normalised
+ *      vector; TF32 or fp16 rounded, fp16 scaled by a power of two so the
+ *      largest value is below 2^15), and per vector the quantities of the
+ *      error bound (engine/exact_bound.h): the fp32 squared norm the l2
+ *      expansion uses, w >= max(|x|, |operand|), rho = |x - operand|
+ *      (both in double, rounded up), the inverse scale;
+ *   2. one GEMM gives S = Q~ . X~^T for a batch of queries (cuBLAS SGEMM;
+ *      cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 on fp32 operands
+ *      already rounded to TF32, so hardware that truncates and hardware
+ *      that rounds see the same values; or fp16 operands with fp32
+ *      accumulation), from which a(x, q) approximates the distance (l2:
+ *      |x|^2 + |q|^2 - 2 s, ip: -s, cosine: 1 - s);
+ *   3. one block per query (exact_select, SELECT_BOUND) replaces its row
+ *      by the upper bounds a + e and finds the k-th smallest, U, by radix
+ *      selection on their 32-bit ordered keys (a histogram of the next 8
+ *      bits among the keys that share the prefix found so far picks the
+ *      bucket holding the k-th key; four passes, the first fused with
+ *      computing the bounds), gathers every vector whose lower bound
+ *      a - e is at most T (exact_bound_threshold(U)) into shared memory,
+ *      computes their direct distances exactly as the CPU does (round-to-
+ *      nearest intrinsics in the CPU's order, which the compiler may not
+ *      contract: direct_distance), bitonic-sorts (distance, id) and keeps
+ *      k.  exact_bound.h proves the exact top k is among the candidates;
+ *   4. a query the bound cannot serve is answered directly: its row is
+ *      replaced by the direct distances of every base vector
+ *      (exact_direct_rows) and selected exactly (SELECT_FINAL: radix
+ *      selection on 64-bit keys, ordered float << 32 | id, until a bucket
+ *      holds exactly the keys still needed, so ties go to the smaller id
+ *      without a special case).  That
+ *      happens when the candidates exceed EXACT_CUDA_MAX_K (many vectors
+ *      within the bound of the k-th, e.g. thousands of duplicates), when a
+ *      query's squared norm is outside the bound's range (exact_bound.h),
+ *      and for every query when a base vector is.  Slower, same answer.
+ *
+ * l1 (sum |x - q|) has no product form: a tiled kernel computes the direct
+ * distances themselves (each output summed over the dimensions in order,
+ * as the CPU does), selected with SELECT_FINAL; only fp32 is accepted
+ * (exact.c refuses the others).
  *
  * Thread contract of exact_select: blockDim.x == SELECT_THREADS; every
- * thread runs every loop (the __syncthreads() are unconditional); k <=
- * EXACT_CUDA_MAX_K, so the gathered keys fit the shared array.  The
- * histogram adds through warp aggregation (__match_any_sync), because in
- * the first passes nearly all keys fall in one or two buckets.
+ * thread runs every loop and a block takes each branch as a whole (the
+ * __syncthreads() are unconditional); k <= EXACT_CUDA_MAX_K, so the
+ * gathered keys fit the shared array.  The histogram adds through warp
+ * aggregation (__match_any_sync), because in the first passes nearly all
+ * keys fall in one or two buckets.  exact_prepare: one warp per vector,
+ * blockDim.x a multiple of 32; lane 0 alone walks the vector in order for
+ * the CPU's own squared norm (cosine's direct distance needs it).
  *
- * Memory: the base, its norms, one query batch and its distance tile; the
- * batch is sized so the tile takes at most a quarter of free memory (and
- * at most 2 GiB).  All of it lives in an exact_resident: the base as
- * prepared for the metric (normalised for cosine, with norms for l2), the
- * cuBLAS handle, a stream, the device workspace and pinned host staging.
- * With a slot from the caller (a vectors index keeps one), the resident
- * outlives the call: a later call with the same base (same host address,
- * count, dimension and metric form; the index's vectors are a read-only
- * mapping, so the address names the data) uploads only its queries and
- * allocates nothing once the workspace is large enough.  Without a slot
- * it is built and freed within the call.  Both paths run the same kernels
- * on the same data, so their answers are identical.
+ * Memory: the raw base (for the direct distances), its operand and
+ * per-vector bound data, one query batch (raw, operand, bound data, flags)
+ * and its distance tile; the batch is sized so the tile takes at most a
+ * quarter of free memory (and at most 2 GiB).  All of it lives in an
+ * exact_resident with the cuBLAS handle, a stream and pinned host
+ * staging (the queries are copied into it on up to STAGE_MAX_THREADS
+ * threads).  With a slot from the caller (a vectors index keeps one), the
+ * resident outlives the call: a later call with the same base (same host
+ * address, count, dimension, metric and precision; the index's vectors are
+ * a read-only mapping, so the address names the data) uploads only its
+ * queries and allocates nothing once the workspace is large enough.
+ * Without a slot it is built and freed within the call.  Both paths run the
+ * same kernels on the same data, so their answers are identical.
  */
 #include <cublas_v2.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -44,12 +79,23 @@
 extern "C" {
 #include "genie/vectors.h"
 #include "engine/exact.h"
+#include "engine/exact_bound.h"
 #include "engine/cuda/cuda_entry.h"
 #include "util/error.h"
+#include "util/threads.h"
 }
 
 #define SELECT_THREADS 512
+#define PREP_THREADS 256
 #define L1_TILE 16
+#define STAGE_CHUNK (1u << 20)  /* bytes of queries one staging task copies */
+#define STAGE_MAX_THREADS 8u
+
+enum { SELECT_BOUND = 0, SELECT_FINAL = 1 };
+#define FLAG_DIRECT 1u /* exact_flag: answer this query from its direct distances */
+
+/* Testing counts (cuda_testing.h): queries, those answered directly, candidates re-ranked. */
+static unsigned long long nCountQueries, nCountDirect, nCountCandidates;
 
 static genie_status gpu_fail(cudaError_t err, const char *zWhat)
 {
@@ -82,25 +128,144 @@ __device__ __forceinline__ float d_key_value(uint32_t key)
     return __uint_as_float(u);
 }
 
-/* Row norms: aNorm[i] = |x_i|^2; with normalise, x_i /= |x_i| (0 stays 0). */
-__global__ void exact_norms(float *x, uint64_t n, uint32_t dim, float *aNorm, int normalise)
+template <typename T> __device__ __forceinline__ T warp_sum(T v)
 {
-    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
-        return;
-    float *p = x + i * dim, s = 0;
-    for (uint32_t j = 0; j < dim; j++)
-        s += p[j] * p[j];
-    if (aNorm)
-        aNorm[i] = s;
-    if (normalise && s > 0) {
-        float r = rsqrtf(s);
-        for (uint32_t j = 0; j < dim; j++)
-            p[j] *= r;
-    }
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
 }
 
-/* S[q * nBase + i] = sum_j |x_i[j] - q[j]|, one 16 x 16 output tile per block. */
+/* genie_vector_distance's dot loop: in order, every operation rounded to nearest. */
+__device__ static float dot_rn(const float *a, const float *b, uint32_t dim)
+{
+    float s = 0;
+    for (uint32_t j = 0; j < dim; j++)
+        s = __fadd_rn(s, __fmul_rn(a[j], b[j]));
+    return s;
+}
+
+/*
+ * genie_vector_distance(metric, x, q, dim) bit for bit: the same
+ * operations in the same order (float4 loads when rows are 16-byte
+ * aligned change the loads, not the order).  @p nx, @p nq: for cosine the
+ * CPU's squared norms dot(x, x), dot(q, q), computed once per vector.
+ */
+__device__ static float direct_distance(int metric, const float *x, const float *q, uint32_t dim, float nx, float nq)
+{
+    float s = 0;
+    if ((dim & 3) == 0) {
+        const float4 *x4 = (const float4 *)x, *q4 = (const float4 *)q;
+        for (uint32_t j = 0; j < dim / 4; j++) {
+            float4 a = x4[j], b = q4[j];
+            float av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+            for (int t = 0; t < 4; t++) {
+                if (metric == GENIE_METRIC_L2) {
+                    float d = __fsub_rn(av[t], bv[t]);
+                    s = __fadd_rn(s, __fmul_rn(d, d));
+                } else if (metric == GENIE_METRIC_L1) {
+                    s = __fadd_rn(s, fabsf(__fsub_rn(av[t], bv[t])));
+                } else {
+                    s = __fadd_rn(s, __fmul_rn(av[t], bv[t]));
+                }
+            }
+        }
+    } else {
+        for (uint32_t j = 0; j < dim; j++) {
+            if (metric == GENIE_METRIC_L2) {
+                float d = __fsub_rn(x[j], q[j]);
+                s = __fadd_rn(s, __fmul_rn(d, d));
+            } else if (metric == GENIE_METRIC_L1) {
+                s = __fadd_rn(s, fabsf(__fsub_rn(x[j], q[j])));
+            } else {
+                s = __fadd_rn(s, __fmul_rn(x[j], q[j]));
+            }
+        }
+    }
+    if (metric == GENIE_METRIC_L2)
+        return __fsqrt_rn(s);
+    if (metric == GENIE_METRIC_L1)
+        return s;
+    if (metric == GENIE_METRIC_IP)
+        return -s;
+    if (nx == 0 || nq == 0)
+        return 1.0f;
+    return __fsub_rn(1.0f, __fdiv_rn(s, __fmul_rn(__fsqrt_rn(nx), __fsqrt_rn(nq))));
+}
+
+/*
+ * One warp per vector of @p x: the GEMM operand (opF, fp32 and TF32;
+ * opH, fp16; neither when the operand is x itself), the bound data
+ * aInfo[i] = (fp32 |x|^2, w, rho, inverse operand scale), for cosine the
+ * CPU's squared norm aDot[i], and the range check of exact_bound.h: with
+ * @p aFlag per vector (@p perVector) aFlag[i] = FLAG_DIRECT when outside
+ * or @p preset, else aFlag[0] |= FLAG_DIRECT when outside.
+ */
+__global__ void __launch_bounds__(PREP_THREADS)
+exact_prepare(const float *x, uint64_t n, uint32_t dim, int metric, int precision, float *opF, __half *opH,
+              float4 *aInfo, float *aDot, unsigned *aFlag, int perVector, unsigned preset)
+{
+    uint64_t i = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    unsigned lane = threadIdx.x & 31;
+    if (i >= n)
+        return; /* whole warps: i is the same on every lane */
+    const float *p = x + i * dim;
+    int cosine = metric == GENIE_METRIC_COSINE;
+    float nrm = 0;
+    double nrmD = 0;
+    for (uint32_t j = lane; j < dim; j += 32) {
+        nrm = fmaf(p[j], p[j], nrm);
+        nrmD += (double)p[j] * p[j];
+    }
+    nrm = warp_sum(nrm);
+    nrmD = warp_sum(nrmD);
+    float r = cosine && nrm > 0 ? rsqrtf(nrm) : 1.0f;
+    float scale = 1.0f, inv = 1.0f;
+    if (precision == GENIE_PRECISION_FP16) {
+        float m = 0;
+        for (uint32_t j = lane; j < dim; j += 32)
+            m = fmaxf(m, fabsf(__fmul_rn(p[j], r)));
+        for (int o = 16; o > 0; o >>= 1)
+            m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        if (m > 0) {
+            int e;
+            frexpf(m, &e); /* m < 2^e */
+            scale = ldexpf(1.0f, 15 - e);
+            inv = ldexpf(1.0f, e - 15);
+        }
+    }
+    double rho2 = 0, v2 = 0, o2 = 0;
+    for (uint32_t j = lane; j < dim; j += 32) {
+        float v = __fmul_rn(p[j], r); /* r = 1 unless cosine: v = x exactly */
+        float o = exact_round_operand(__fmul_rn(v, scale), (genie_precision)precision);
+        if (opF)
+            opF[i * dim + j] = o;
+        if (opH)
+            opH[i * dim + j] = __float2half_rn(o); /* exact: o is an fp16 value */
+        double back = (double)o * inv, dv = (double)v - back;
+        rho2 += dv * dv;
+        v2 += (double)v * v;
+        o2 += back * back;
+    }
+    rho2 = warp_sum(rho2);
+    v2 = warp_sum(v2);
+    o2 = warp_sum(o2);
+    if (lane != 0)
+        return;
+    double up = 1 + 0x1p-30; /* the double sums' own rounding */
+    float w = __double2float_ru(sqrt(v2 > o2 ? v2 : o2) * up);
+    float rho = __double2float_ru(sqrt(rho2) * up);
+    aInfo[i] = make_float4(nrm, w, rho, inv);
+    if (aDot)
+        aDot[i] = dot_rn(p, p, dim);
+    int outside = !(nrmD <= EXACT_BOUND_MAX_SQ) || (cosine && nrmD > 0 && nrmD < EXACT_BOUND_MIN_SQ);
+    if (perVector)
+        aFlag[i] = outside ? FLAG_DIRECT : preset;
+    else if (outside)
+        atomicOr(aFlag, FLAG_DIRECT);
+}
+
+/* S[q * nBase + i] = sum_j |x_i[j] - q[j]| summed in j order (the CPU's), one 16 x 16 output tile per block. */
 __global__ void exact_l1(const float *x, uint64_t nBase, const float *q, uint32_t nq, uint32_t dim, float *S)
 {
     __shared__ float sx[L1_TILE][L1_TILE + 1], sq[L1_TILE][L1_TILE + 1];
@@ -114,8 +279,9 @@ __global__ void exact_l1(const float *x, uint64_t nBase, const float *q, uint32_
         sx[ty][tx] = (ix < nBase && j < dim) ? x[ix * dim + j] : 0.0f;
         sq[ty][tx] = (iq < nq && j < dim) ? q[(uint64_t)iq * dim + j] : 0.0f;
         __syncthreads();
+        /* Past dim both are 0: adding |0 - 0| = +0 leaves s unchanged. */
         for (uint32_t t = 0; t < L1_TILE; t++)
-            s += fabsf(sx[tx][t] - sq[ty][t]);
+            s = __fadd_rn(s, fabsf(__fsub_rn(sx[tx][t], sq[ty][t])));
         __syncthreads();
     }
     uint64_t i = i0 + tx;
@@ -124,20 +290,27 @@ __global__ void exact_l1(const float *x, uint64_t nBase, const float *q, uint32_
         S[(uint64_t)iq * nBase + i] = s;
 }
 
-/* The key of base vector i for the query whose row of S is @p row. */
-__device__ __forceinline__ uint64_t select_key_at(const float *row, uint32_t i, int metric, const float *aNorm,
-                                                  float qNorm)
+/* Row q of S = the direct distance of every base vector, for the queries flagged FLAG_DIRECT. */
+__global__ void exact_direct_rows(const float *x, uint64_t nBase, const float *q, uint32_t dim, int metric,
+                                  const float *aXDot, const float *aQDot, const unsigned *aFlag, float *S)
 {
-    float s = row[i], d;
+    if (!(aFlag[blockIdx.x] & FLAG_DIRECT))
+        return;
+    const float *pq = q + (uint64_t)blockIdx.x * dim;
+    float nq = aQDot ? aQDot[blockIdx.x] : 0.0f, *row = S + (uint64_t)blockIdx.x * nBase;
+    for (uint64_t i = threadIdx.x; i < nBase; i += blockDim.x)
+        row[i] = direct_distance(metric, x + i * dim, pq, dim, aXDot ? aXDot[i] : 0.0f, nq);
+}
+
+/* a(x, q) of exact_bound.h from the GEMM's @p s. */
+__device__ __forceinline__ float approx_distance(int metric, float s, float4 xi, float4 qi)
+{
+    s = s * xi.w * qi.w; /* fp16's scales: powers of two */
     if (metric == GENIE_METRIC_L2)
-        d = fmaxf(aNorm[i] + qNorm - 2.0f * s, 0.0f);
-    else if (metric == GENIE_METRIC_IP)
-        d = -s;
-    else if (metric == GENIE_METRIC_COSINE)
-        d = 1.0f - s;
-    else
-        d = s;
-    return (uint64_t)d_key(d) << 32 | i;
+        return fmaxf(xi.x + qi.x - 2.0f * s, 0.0f);
+    if (metric == GENIE_METRIC_IP)
+        return -s;
+    return 1.0f - s;
 }
 
 /* Ascending bitonic sort of a[0 .. nPad), nPad a power of two; whole block. */
@@ -161,105 +334,208 @@ static __device__ void bitonic_sort(uint64_t *a, uint32_t nPad, uint32_t tid)
     }
 }
 
+/* Add @p bin (-1: none) to the shared histogram, one atomic per distinct bin of the warp; every lane calls it. */
+static __device__ __forceinline__ void hist_add(uint32_t *hist, int bin, unsigned lane)
+{
+    unsigned active = __activemask();
+    unsigned peers = __match_any_sync(active, bin);
+    if (bin >= 0 && lane == (unsigned)(__ffs(peers) - 1))
+        atomicAdd(&hist[bin], (uint32_t)__popc(peers));
+}
+
+/* Thread 0: the bucket of @p hist holding the *pNeed-th key: appended to *pPrefix, *pNeed made relative to it. */
+static __device__ uint32_t pick_bucket(const uint32_t *hist, uint64_t *pPrefix, uint32_t *pNeed)
+{
+    uint32_t cum = 0, b = 0;
+    for (; b < 255 && cum + hist[b] < *pNeed; b++)
+        cum += hist[b];
+    *pNeed -= cum;
+    *pPrefix = (*pPrefix << 8) | b;
+    return b;
+}
+
+/*
+ * SELECT_BOUND's selection: row[i] becomes the upper bound a + e of base
+ * vector i (in place), and the result is the ordered key (d_key) of the
+ * k-th smallest of them, by radix selection on the 32-bit keys in four
+ * passes of 8 bits, the first fused with computing the bounds.  Whole
+ * block; hist, *pPrefix and *pNeed are shared scratch.
+ */
+static __device__ uint32_t kth_upper(float *row, uint32_t nBase, uint32_t k, int metric, const exact_bound *bound,
+                                     float c, const float4 *aInfo, float4 qInfo, uint32_t *hist, uint64_t *pPrefix,
+                                     uint32_t *pNeed)
+{
+    uint32_t tid = threadIdx.x, lane = tid & 31;
+    for (uint32_t b = tid; b < 256; b += SELECT_THREADS)
+        hist[b] = 0;
+    if (tid == 0) {
+        *pPrefix = 0;
+        *pNeed = k;
+    }
+    __syncthreads();
+    for (int pass = 0; pass < 4; pass++) {
+        int shift = 24 - 8 * pass;
+        uint32_t pre = (uint32_t)*pPrefix;
+        for (uint32_t i0 = 0; i0 < nBase; i0 += SELECT_THREADS) {
+            uint32_t i = i0 + tid;
+            int bin = -1;
+            if (i < nBase) {
+                float v;
+                if (pass == 0) {
+                    float4 xi = aInfo[i];
+                    v = approx_distance(metric, row[i], xi, qInfo) +
+                        exact_bound_pair(bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
+                    row[i] = v;
+                } else {
+                    v = row[i];
+                }
+                uint32_t key = d_key(v);
+                if (pass == 0 || (key >> (shift + 8)) == pre)
+                    bin = (int)((key >> shift) & 0xff);
+            }
+            hist_add(hist, bin, lane);
+        }
+        __syncthreads();
+        if (tid == 0)
+            pick_bucket(hist, pPrefix, pNeed);
+        __syncthreads();
+        for (uint32_t b = tid; b < 256; b += SELECT_THREADS)
+            hist[b] = 0;
+        __syncthreads();
+    }
+    return (uint32_t)*pPrefix;
+}
+
+/*
+ * The top bits of the k-th smallest key (float key << 32 | id) of @p row:
+ * *pPrefix, *pBits such that exactly k keys have (key >> (64 - bits)) <=
+ * prefix.  Whole block; hist is shared scratch.
+ */
+static __device__ void radix_kth(const float *row, uint32_t nBase, uint32_t k, uint32_t *hist, uint64_t *pPrefix,
+                                 int *pBits, uint32_t *pNeed, int *pDone)
+{
+    uint32_t tid = threadIdx.x, lane = tid & 31;
+    if (tid == 0) {
+        *pPrefix = 0;
+        *pBits = 0;
+        *pNeed = k;
+        *pDone = 0;
+    }
+    __syncthreads();
+    for (int pass = 0; pass < 8 && !*pDone; pass++) {
+        for (uint32_t b = tid; b < 256; b += SELECT_THREADS)
+            hist[b] = 0;
+        __syncthreads();
+        int shift = 56 - 8 * pass, bits = *pBits;
+        uint64_t pre = *pPrefix;
+        for (uint32_t i0 = 0; i0 < nBase; i0 += SELECT_THREADS) {
+            uint32_t i = i0 + tid;
+            int bin = -1;
+            if (i < nBase) {
+                uint64_t key = (uint64_t)d_key(row[i]) << 32 | i;
+                if (bits == 0 || (key >> (64 - bits)) == pre)
+                    bin = (int)((key >> shift) & 0xff);
+            }
+            hist_add(hist, bin, lane);
+        }
+        __syncthreads();
+        if (tid == 0) {
+            uint32_t b = pick_bucket(hist, pPrefix, pNeed);
+            *pBits += 8;
+            *pDone = hist[b] == *pNeed;
+        }
+        __syncthreads();
+    }
+}
+
+/*
+ * One block per query.  SELECT_BOUND: row = GEMM products; the candidates
+ * of exact_bound.h re-ranked by their direct distances; a query flagged
+ * FLAG_DIRECT is skipped, one whose candidates overflow (or whose bounds
+ * are not finite) is flagged and left for SELECT_FINAL.  SELECT_FINAL:
+ * row = direct distances (l1, or exact_direct_rows); the k smallest keys.
+ * With @p onlyFlagged, blocks of unflagged queries return at once.
+ * aCand[q]: candidates re-ranked (SELECT_BOUND; testing counts).
+ */
 __global__ void __launch_bounds__(SELECT_THREADS)
-exact_select(const float *S, uint32_t nBase, int metric, const float *aNorm, const float *aQNorm, uint32_t k,
-             const float *x, const float *q, uint32_t dim, genie_neighbor *out)
+exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, exact_bound bound, const float4 *aInfo,
+             const float4 *aQInfo, uint32_t k, const float *x, const float *q, uint32_t dim, const float *aXDot,
+             const float *aQDot, unsigned *aFlag, uint32_t *aCand, genie_neighbor *out)
 {
     __shared__ uint32_t hist[256];
     __shared__ uint64_t aSel[EXACT_CUDA_MAX_K];
     __shared__ uint64_t prefix;
     __shared__ uint32_t need, nSel;
-    __shared__ int prefixBits, done;
-    const float *row = S + (uint64_t)blockIdx.x * nBase;
-    float qNorm = aQNorm ? aQNorm[blockIdx.x] : 0.0f;
-    uint32_t tid = threadIdx.x, lane = tid & 31;
+    __shared__ int prefixBits, done, bad;
+    uint32_t qi = blockIdx.x, tid = threadIdx.x;
+    unsigned flag = aFlag[qi];
+    if (mode == SELECT_BOUND ? (flag & FLAG_DIRECT) != 0 : onlyFlagged && !(flag & FLAG_DIRECT))
+        return; /* uniform over the block */
+    float *row = S + (uint64_t)qi * nBase;
+    float4 qInfo = aQInfo ? aQInfo[qi] : make_float4(0, 0, 0, 1);
+    float c = exact_bound_query_c(&bound, qInfo.y);
     if (tid == 0) {
-        prefix = 0;
-        prefixBits = 0;
-        need = k;
-        done = 0;
         nSel = 0;
+        bad = 0;
     }
-    __syncthreads();
-    for (int pass = 0; pass < 8 && !done; pass++) {
-        for (uint32_t b = tid; b < 256; b += SELECT_THREADS)
-            hist[b] = 0;
-        __syncthreads();
-        int shift = 56 - 8 * pass, bits = prefixBits;
+    uint32_t nCand = k;
+    if (mode == SELECT_FINAL) {
+        radix_kth(row, nBase, k, hist, &prefix, &prefixBits, &need, &done);
+        /* Exactly k keys have their top prefixBits bits <= prefix. */
+        int bits = prefixBits;
         uint64_t pre = prefix;
-        for (uint32_t i0 = 0; i0 < nBase; i0 += SELECT_THREADS) {
-            uint32_t i = i0 + tid;
-            int bin = -1;
-            if (i < nBase) {
-                uint64_t key = select_key_at(row, i, metric, aNorm, qNorm);
-                if (bits == 0 || (key >> (64 - bits)) == pre)
-                    bin = (int)((key >> shift) & 0xff);
+        for (uint32_t i = tid; i < nBase; i += SELECT_THREADS) {
+            uint64_t key = (uint64_t)d_key(row[i]) << 32 | i;
+            if ((key >> (64 - bits)) <= pre)
+                aSel[atomicAdd(&nSel, 1u)] = key;
+        }
+        __syncthreads();
+    } else {
+        uint32_t kthKey = kth_upper(row, nBase, k, metric, &bound, c, aInfo, qInfo, hist, &prefix, &need);
+        float U = d_key_value(kthKey), T = exact_bound_threshold((genie_metric)metric, U);
+        int finite = isfinite(T);
+        for (uint32_t i = tid; i < nBase && finite; i += SELECT_THREADS) {
+            float4 xi = aInfo[i];
+            float e = exact_bound_pair(&bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
+            float lower = row[i] - 2.0f * e;
+            if (lower <= T) {
+                uint32_t pos = atomicAdd(&nSel, 1u);
+                if (pos < EXACT_CUDA_MAX_K)
+                    aSel[pos] = i;
+            } else if (!(lower > T)) {
+                bad = 1; /* NaN */
             }
-            unsigned active = __activemask();
-            unsigned peers = __match_any_sync(active, bin);
-            if (bin >= 0 && lane == (unsigned)(__ffs(peers) - 1))
-                atomicAdd(&hist[bin], (uint32_t)__popc(peers));
         }
         __syncthreads();
-        if (tid == 0) {
-            uint32_t cum = 0, b = 0;
-            for (; b < 255 && cum + hist[b] < need; b++)
-                cum += hist[b];
-            need -= cum;
-            prefix = (prefix << 8) | b;
-            prefixBits += 8;
-            done = hist[b] == need;
+        if (!finite || bad || nSel > EXACT_CUDA_MAX_K) {
+            if (tid == 0)
+                aFlag[qi] = flag | FLAG_DIRECT;
+            return; /* uniform: shared values read after the barrier */
         }
+        nCand = nSel;
+        const float *pq = q + (uint64_t)qi * dim;
+        float nq = aQDot ? aQDot[qi] : 0.0f;
+        for (uint32_t t = tid; t < nCand; t += SELECT_THREADS) {
+            uint32_t id = (uint32_t)aSel[t];
+            float d = direct_distance(metric, x + (uint64_t)id * dim, pq, dim, aXDot ? aXDot[id] : 0.0f, nq);
+            aSel[t] = (uint64_t)d_key(d) << 32 | id;
+        }
+        if (tid == 0 && aCand)
+            aCand[qi] = nCand;
         __syncthreads();
     }
-    /* Every key whose top prefixBits bits are <= prefix: exactly k of them. */
-    int bits = prefixBits;
-    uint64_t pre = prefix;
-    for (uint32_t i = tid; i < nBase; i += SELECT_THREADS) {
-        uint64_t key = select_key_at(row, i, metric, aNorm, qNorm);
-        if ((key >> (64 - bits)) <= pre) {
-            uint32_t pos = atomicAdd(&nSel, 1u);
-            if (pos < EXACT_CUDA_MAX_K)
-                aSel[pos] = key;
-        }
-    }
-    __syncthreads();
     uint32_t nPad = 1;
-    while (nPad < k)
+    while (nPad < nCand)
         nPad <<= 1;
-    for (uint32_t i = k + tid; i < nPad; i += SELECT_THREADS)
+    for (uint32_t i = nCand + tid; i < nPad; i += SELECT_THREADS)
         aSel[i] = UINT64_MAX;
     __syncthreads();
     bitonic_sort(aSel, nPad, tid);
-    if (metric == GENIE_METRIC_L2) {
-        /*
-         * The expansion |x|^2 - 2 x.q + |q|^2 loses digits when x and q are
-         * close: recompute the k selected distances directly and sort again,
-         * so the distances returned are as exact as the CPU's.
-         */
-        const float *pq = q + (uint64_t)blockIdx.x * dim;
-        for (uint32_t i = tid; i < k; i += SELECT_THREADS) {
-            uint32_t id = (uint32_t)aSel[i];
-            const float *px = x + (uint64_t)id * dim;
-            float s = 0;
-            for (uint32_t j = 0; j < dim; j++)
-                s += (px[j] - pq[j]) * (px[j] - pq[j]);
-            aSel[i] = (uint64_t)d_key(sqrtf(s)) << 32 | id;
-        }
-        __syncthreads();
-        bitonic_sort(aSel, nPad, tid);
-    }
     for (uint32_t i = tid; i < k; i += SELECT_THREADS) {
         uint64_t key = aSel[i];
-        out[(uint64_t)blockIdx.x * k + i].id = (uint32_t)key;
-        out[(uint64_t)blockIdx.x * k + i].distance = d_key_value((uint32_t)(key >> 32));
+        out[(uint64_t)qi * k + i].id = (uint32_t)key;
+        out[(uint64_t)qi * k + i].distance = d_key_value((uint32_t)(key >> 32));
     }
-}
-
-/* The metric's form of the prepared base: raw, normalised (cosine) or raw with norms (l2). */
-static int base_form(genie_metric metric)
-{
-    return metric == GENIE_METRIC_COSINE ? 1 : metric == GENIE_METRIC_L2 ? 2 : 0;
 }
 
 struct exact_resident {
@@ -267,29 +543,61 @@ struct exact_resident {
     const float *hBase; /* the host base it was uploaded from: the key */
     uint64_t nBase;
     uint32_t dim;
-    int form;
-    float *d_x, *d_norm; /* the prepared base; d_norm for l2 only */
+    genie_metric metric;
+    genie_precision precision;
+    float *d_x;         /* the raw base: GEMM operand for fp32 l2 / ip, always the direct distances' */
+    void *d_op;         /* the base's GEMM operand when it is not d_x (float, or __half for fp16) */
+    float4 *d_info;     /* per base vector: exact_prepare's bound data */
+    float *d_dot;       /* cosine: the CPU's squared norm of each base vector */
+    unsigned *d_baseFlag;
+    unsigned baseFlag;  /* FLAG_DIRECT: a base vector is outside the bound's range */
     cublasHandle_t hBlas;
     cudaStream_t stream;
-    /* Workspace for nCap queries: their vectors, norms, distance tile, results. */
+    /* Workspace for nCap queries: raw and operand vectors, bound data, flags, tile, results. */
     uint64_t nCap, nOutCap; /* queries; result slots (queries * k) */
-    float *d_q, *d_qnorm, *d_S;
+    float *d_q, *d_qdot, *d_S;
+    void *d_qop;
+    float4 *d_qinfo;
+    unsigned *d_flag;
+    uint32_t *d_cand;
     genie_neighbor *d_out;
-    float *h_q;             /* pinned: one batch of queries */
-    genie_neighbor *h_out;  /* pinned: one batch of results */
+    float *h_q;            /* pinned: one batch of queries */
+    genie_neighbor *h_out; /* pinned: one batch of results */
+    unsigned *h_flag;      /* pinned: the batch's flags and candidate counts (testing counts) */
+    uint32_t *h_cand;
 };
+
+/* The GEMM operand is the raw vectors themselves: fp32 without normalisation. */
+static int operand_is_raw(const exact_resident *r)
+{
+    return r->precision == GENIE_PRECISION_FP32 && r->metric != GENIE_METRIC_COSINE;
+}
+
+static size_t operand_bytes(const exact_resident *r)
+{
+    return r->precision == GENIE_PRECISION_FP16 ? sizeof(__half) : sizeof(float);
+}
 
 static void workspace_free(exact_resident *r)
 {
     cudaFree(r->d_q);
-    cudaFree(r->d_qnorm);
+    cudaFree(r->d_qop);
+    cudaFree(r->d_qinfo);
+    cudaFree(r->d_qdot);
+    cudaFree(r->d_flag);
+    cudaFree(r->d_cand);
     cudaFree(r->d_S);
     cudaFree(r->d_out);
     cudaFreeHost(r->h_q);
     cudaFreeHost(r->h_out);
-    r->d_q = r->d_qnorm = r->d_S = NULL;
+    cudaFreeHost(r->h_flag);
+    cudaFreeHost(r->h_cand);
+    r->d_q = r->d_qdot = r->d_S = r->h_q = NULL;
+    r->d_qop = NULL;
+    r->d_qinfo = NULL;
+    r->d_flag = r->h_flag = NULL;
+    r->d_cand = r->h_cand = NULL;
     r->d_out = r->h_out = NULL;
-    r->h_q = NULL;
     r->nCap = r->nOutCap = 0;
 }
 
@@ -301,7 +609,10 @@ extern "C" void exact_cuda_resident_free(void *p)
     cudaSetDevice(r->device);
     workspace_free(r);
     cudaFree(r->d_x);
-    cudaFree(r->d_norm);
+    cudaFree(r->d_op);
+    cudaFree(r->d_info);
+    cudaFree(r->d_dot);
+    cudaFree(r->d_baseFlag);
     if (r->hBlas)
         cublasDestroy(r->hBlas);
     if (r->stream)
@@ -309,9 +620,24 @@ extern "C" void exact_cuda_resident_free(void *p)
     free(r);
 }
 
-/* Upload and prepare @p base for @p metric into a new resident. */
+/* exact_prepare over @p n vectors at @p d_v into @p op / info / dot / flags. */
+static genie_status prepare(exact_resident *r, const float *d_v, uint64_t n, void *d_opOut, float4 *d_infoOut,
+                            float *d_dotOut, unsigned *d_flagOut, int perVector, unsigned preset)
+{
+    genie_status rc = GENIE_OK;
+    int fp16 = r->precision == GENIE_PRECISION_FP16;
+    uint64_t nBlock = (n * 32 + PREP_THREADS - 1) / PREP_THREADS;
+    exact_prepare<<<(unsigned)nBlock, PREP_THREADS, 0, r->stream>>>(
+        d_v, n, r->dim, (int)r->metric, (int)r->precision, d_opOut && !fp16 ? (float *)d_opOut : NULL,
+        d_opOut && fp16 ? (__half *)d_opOut : NULL, d_infoOut, d_dotOut, d_flagOut, perVector, preset);
+    GPU_LAUNCHED(rc, "exact_prepare", fail);
+fail:
+    return rc;
+}
+
+/* Upload and prepare @p base for @p metric and @p precision into a new resident. */
 static genie_status resident_create(int device, const float *base, uint64_t nBase, uint32_t dim,
-                                    genie_metric metric, exact_resident **out)
+                                    genie_metric metric, genie_precision precision, exact_resident **out)
 {
     genie_status rc = GENIE_OK;
     exact_resident *r = (exact_resident *)calloc(1, sizeof *r);
@@ -322,19 +648,24 @@ static genie_status resident_create(int device, const float *base, uint64_t nBas
     r->hBase = base;
     r->nBase = nBase;
     r->dim = dim;
-    r->form = base_form(metric);
+    r->metric = metric;
+    r->precision = precision;
     GPU_TRY(rc, cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking), fail);
     GPU_TRY(rc, cudaMalloc(&r->d_x, nBase * dim * sizeof(float)), fail);
     GPU_TRY(rc, cudaMemcpyAsync(r->d_x, base, nBase * dim * sizeof(float), cudaMemcpyHostToDevice, r->stream),
             fail);
-    if (r->form == 2)
-        GPU_TRY(rc, cudaMalloc(&r->d_norm, nBase * sizeof(float)), fail);
-    if (r->form != 0) {
-        exact_norms<<<(unsigned)((nBase + 255) / 256), 256, 0, r->stream>>>(r->d_x, nBase, dim, r->d_norm,
-                                                                              r->form == 1);
-        GPU_LAUNCHED(rc, "exact_norms", fail);
-    }
     if (metric != GENIE_METRIC_L1) {
+        if (!operand_is_raw(r))
+            GPU_TRY(rc, cudaMalloc(&r->d_op, nBase * dim * operand_bytes(r)), fail);
+        GPU_TRY(rc, cudaMalloc(&r->d_info, nBase * sizeof(float4)), fail);
+        if (metric == GENIE_METRIC_COSINE)
+            GPU_TRY(rc, cudaMalloc(&r->d_dot, nBase * sizeof(float)), fail);
+        GPU_TRY(rc, cudaMalloc(&r->d_baseFlag, sizeof(unsigned)), fail);
+        GPU_TRY(rc, cudaMemsetAsync(r->d_baseFlag, 0, sizeof(unsigned), r->stream), fail);
+        GENIE_TRY_GOTO(rc, prepare(r, r->d_x, nBase, r->d_op, r->d_info, r->d_dot, r->d_baseFlag, 0, 0), fail);
+        GPU_TRY(rc, cudaMemcpyAsync(&r->baseFlag, r->d_baseFlag, sizeof(unsigned), cudaMemcpyDeviceToHost, r->stream),
+                fail);
+        GPU_TRY(rc, cudaStreamSynchronize(r->stream), fail);
         if (cublasCreate(&r->hBlas) != CUBLAS_STATUS_SUCCESS) {
             rc = util_error(GENIE_EGPU, "exact GPU search: cublasCreate failed");
             goto fail;
@@ -358,7 +689,8 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
     genie_status rc = GENIE_OK;
     size_t freeMem = 0, totalMem = 0;
     uint64_t nBase = r->nBase, dim = r->dim;
-    uint64_t rowBytes = nBase * sizeof(float);
+    /* Per query: its distance row, its vectors (raw and operand) and its bound data. */
+    uint64_t rowBytes = nBase * sizeof(float) + dim * 2 * sizeof(float) + 32;
     GPU_TRY(rc, cudaMemGetInfo(&freeMem, &totalMem), fail);
     {
         /* Memory our own workspace holds counts as free: it can be reused. */
@@ -379,11 +711,18 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
         }
         workspace_free(r);
         GPU_TRY(rc, cudaMalloc(&r->d_q, nBatch * dim * sizeof(float)), fail);
-        GPU_TRY(rc, cudaMalloc(&r->d_qnorm, nBatch * sizeof(float)), fail);
-        GPU_TRY(rc, cudaMalloc(&r->d_S, nBatch * rowBytes), fail);
+        if (r->metric != GENIE_METRIC_L1 && !operand_is_raw(r))
+            GPU_TRY(rc, cudaMalloc(&r->d_qop, nBatch * dim * operand_bytes(r)), fail);
+        GPU_TRY(rc, cudaMalloc(&r->d_qinfo, nBatch * sizeof(float4)), fail);
+        GPU_TRY(rc, cudaMalloc(&r->d_qdot, nBatch * sizeof(float)), fail);
+        GPU_TRY(rc, cudaMalloc(&r->d_flag, nBatch * sizeof(unsigned)), fail);
+        GPU_TRY(rc, cudaMalloc(&r->d_cand, nBatch * sizeof(uint32_t)), fail);
+        GPU_TRY(rc, cudaMalloc(&r->d_S, nBatch * nBase * sizeof(float)), fail);
         GPU_TRY(rc, cudaMalloc(&r->d_out, nBatch * k * sizeof(genie_neighbor)), fail);
         GPU_TRY(rc, cudaMallocHost(&r->h_q, nBatch * dim * sizeof(float)), fail);
         GPU_TRY(rc, cudaMallocHost(&r->h_out, nBatch * k * sizeof(genie_neighbor)), fail);
+        GPU_TRY(rc, cudaMallocHost(&r->h_flag, nBatch * sizeof(unsigned)), fail);
+        GPU_TRY(rc, cudaMallocHost(&r->h_cand, nBatch * sizeof(uint32_t)), fail);
         r->nCap = nBatch;
         r->nOutCap = nBatch * k;
         *pBatch = nBatch;
@@ -394,69 +733,148 @@ fail:
     return rc;
 }
 
+/* S^T (nBase x nb, column-major) = X~ (the base operand) . Q~^T in the resident's precision. */
+static genie_status gemm(exact_resident *r, uint32_t nb)
+{
+    const float one = 1.0f, zero = 0.0f;
+    int n = (int)r->nBase, d = (int)r->dim;
+    const void *A = operand_is_raw(r) ? (const void *)r->d_x : r->d_op;
+    const void *B = operand_is_raw(r) ? (const void *)r->d_q : r->d_qop;
+    cublasStatus_t st;
+    if (r->precision == GENIE_PRECISION_FP32)
+        st = cublasSgemm(r->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)nb, d, &one, (const float *)A, d,
+                         (const float *)B, d, &zero, r->d_S, n);
+    else if (r->precision == GENIE_PRECISION_TF32)
+        st = cublasGemmEx(r->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)nb, d, &one, A, CUDA_R_32F, d, B, CUDA_R_32F,
+                          d, &zero, r->d_S, CUDA_R_32F, n, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
+    else
+        st = cublasGemmEx(r->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)nb, d, &one, A, CUDA_R_16F, d, B, CUDA_R_16F,
+                          d, &zero, r->d_S, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return util_error(GENIE_EGPU, "exact GPU search: the %s GEMM failed (cuBLAS status %d)",
+                          r->precision == GENIE_PRECISION_FP32   ? "fp32"
+                          : r->precision == GENIE_PRECISION_TF32 ? "TF32"
+                                                                 : "fp16",
+                          (int)st);
+    return GENIE_OK;
+}
+
 /* One batch of @p nb queries (already in r->h_q) to @p out. */
-static genie_status search_batch(exact_resident *r, uint32_t nb, genie_metric metric, uint32_t k,
-                                 genie_neighbor *out)
+static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, genie_neighbor *out)
 {
     genie_status rc = GENIE_OK;
     uint64_t nBase = r->nBase;
     uint32_t dim = r->dim;
+    int metric = (int)r->metric;
+    exact_bound bound = exact_bound_make(r->metric, r->precision, dim);
+    float *d_qdot = r->metric == GENIE_METRIC_COSINE ? r->d_qdot : NULL;
     GPU_TRY(rc, cudaMemcpyAsync(r->d_q, r->h_q, (size_t)nb * dim * sizeof(float), cudaMemcpyHostToDevice, r->stream),
             fail);
-    if (r->form != 0) {
-        exact_norms<<<(nb + 255) / 256, 256, 0, r->stream>>>(r->d_q, nb, dim, r->form == 2 ? r->d_qnorm : NULL,
-                                                              r->form == 1);
-        GPU_LAUNCHED(rc, "exact_norms", fail);
-    }
-    if (metric != GENIE_METRIC_L1) {
-        /* Column-major view: S^T (nBase x nb) = X^T' (nBase x dim) . Q (dim x nb). */
-        const float one = 1.0f, zero = 0.0f;
-        cublasStatus_t st = cublasSgemm(r->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, (int)nBase, (int)nb, (int)dim, &one,
-                                        r->d_x, (int)dim, r->d_q, (int)dim, &zero, r->d_S, (int)nBase);
-        if (st != CUBLAS_STATUS_SUCCESS)
-            return util_error(GENIE_EGPU, "exact GPU search: cublasSgemm failed (status %d)", (int)st);
-    } else {
+    GPU_TRY(rc, cudaMemsetAsync(r->d_cand, 0, nb * sizeof(uint32_t), r->stream), fail);
+    if (r->metric == GENIE_METRIC_L1) {
+        GPU_TRY(rc, cudaMemsetAsync(r->d_flag, 0, nb * sizeof(unsigned), r->stream), fail);
         dim3 grid((unsigned)((nBase + L1_TILE - 1) / L1_TILE), (nb + L1_TILE - 1) / L1_TILE);
         exact_l1<<<grid, dim3(L1_TILE, L1_TILE), 0, r->stream>>>(r->d_x, nBase, r->d_q, nb, dim, r->d_S);
         GPU_LAUNCHED(rc, "exact_l1", fail);
+        exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 0, metric, bound,
+                                                           NULL, NULL, k, r->d_x, r->d_q, dim, NULL, NULL, r->d_flag,
+                                                           NULL, r->d_out);
+        GPU_LAUNCHED(rc, "exact_select", fail);
+    } else {
+        GENIE_TRY_GOTO(rc,
+                       prepare(r, r->d_q, nb, operand_is_raw(r) ? NULL : r->d_qop, r->d_qinfo, d_qdot, r->d_flag, 1,
+                               r->baseFlag),
+                       fail);
+        if (!r->baseFlag) {
+            GENIE_TRY_GOTO(rc, gemm(r, nb), fail);
+            exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_BOUND, 0, metric,
+                                                               bound, r->d_info, r->d_qinfo, k, r->d_x, r->d_q, dim,
+                                                               r->d_dot, d_qdot, r->d_flag, r->d_cand, r->d_out);
+            GPU_LAUNCHED(rc, "exact_select", fail);
+        }
+        exact_direct_rows<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_x, nBase, r->d_q, dim, metric, r->d_dot, d_qdot,
+                                                                r->d_flag, r->d_S);
+        GPU_LAUNCHED(rc, "exact_direct_rows", fail);
+        exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 1, metric, bound,
+                                                           NULL, NULL, k, r->d_x, r->d_q, dim, NULL, NULL, r->d_flag,
+                                                           NULL, r->d_out);
+        GPU_LAUNCHED(rc, "exact_select", fail);
     }
-    exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, (int)metric, r->d_norm,
-                                                       r->form == 2 ? r->d_qnorm : NULL, k, r->d_x, r->d_q, dim,
-                                                       r->d_out);
-    GPU_LAUNCHED(rc, "exact_select", fail);
     GPU_TRY(rc, cudaMemcpyAsync(r->h_out, r->d_out, (size_t)nb * k * sizeof(genie_neighbor), cudaMemcpyDeviceToHost,
                                 r->stream),
             fail);
+    GPU_TRY(rc, cudaMemcpyAsync(r->h_flag, r->d_flag, nb * sizeof(unsigned), cudaMemcpyDeviceToHost, r->stream),
+            fail);
+    GPU_TRY(rc, cudaMemcpyAsync(r->h_cand, r->d_cand, nb * sizeof(uint32_t), cudaMemcpyDeviceToHost, r->stream),
+            fail);
     GPU_TRY(rc, cudaStreamSynchronize(r->stream), fail);
     memcpy(out, r->h_out, (size_t)nb * k * sizeof(genie_neighbor));
+    nCountQueries += nb;
+    for (uint32_t i = 0; i < nb; i++) {
+        nCountDirect += (r->h_flag[i] & FLAG_DIRECT) != 0;
+        nCountCandidates += r->h_cand[i];
+    }
 fail:
     return rc;
 }
 
+typedef struct stage_job {
+    char *dst;
+    const char *src;
+    uint64_t n, next; /* bytes; the next chunk's offset (atomic) */
+} stage_job;
+
+static void stage_worker(void *ctx, unsigned t)
+{
+    (void)t;
+    stage_job *j = (stage_job *)ctx;
+    for (;;) {
+        uint64_t b = __atomic_fetch_add(&j->next, STAGE_CHUNK, __ATOMIC_RELAXED);
+        if (b >= j->n)
+            return;
+        uint64_t e = j->n - b < STAGE_CHUNK ? j->n : b + STAGE_CHUNK;
+        memcpy(j->dst + b, j->src + b, e - b);
+    }
+}
+
+/* A batch of queries into pinned staging, on several threads (one copies a few GB/s: milliseconds here). */
+static void stage_queries(float *dst, const float *src, uint64_t nBytes)
+{
+    stage_job j = {(char *)dst, (const char *)src, nBytes, 0};
+    uint64_t nChunk = (nBytes + STAGE_CHUNK - 1) / STAGE_CHUNK;
+    unsigned n = util_ncores();
+    n = n < STAGE_MAX_THREADS ? n : STAGE_MAX_THREADS;
+    n = nChunk < n ? (unsigned)nChunk : n;
+    if (n <= 1)
+        memcpy(dst, src, nBytes);
+    else
+        util_parallel_run(n, stage_worker, &j);
+}
+
 extern "C" genie_status exact_cuda_search(int device, void **ppResident, const float *base, uint64_t nBase,
                                           const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric,
-                                          uint32_t k, genie_neighbor *out)
+                                          genie_precision precision, uint32_t k, genie_neighbor *out)
 {
     genie_status rc = GENIE_OK;
     exact_resident *r = ppResident ? (exact_resident *)*ppResident : NULL;
     uint64_t nBatch = 0;
     GPU_TRY(rc, cudaSetDevice(device), fail);
-    if (r && !(r->device == device && r->hBase == base && r->nBase == nBase && r->dim == dim && r->form == base_form(metric) &&
-               (metric == GENIE_METRIC_L1 || r->hBlas))) {
+    if (r && !(r->device == device && r->hBase == base && r->nBase == nBase && r->dim == dim && r->metric == metric &&
+               r->precision == precision)) {
         exact_cuda_resident_free(r);
         r = NULL;
         *ppResident = NULL;
     }
     if (!r) {
-        GENIE_TRY_GOTO(rc, resident_create(device, base, nBase, dim, metric, &r), fail);
+        GENIE_TRY_GOTO(rc, resident_create(device, base, nBase, dim, metric, precision, &r), fail);
         if (ppResident)
             *ppResident = r;
     }
     GENIE_TRY_GOTO(rc, workspace_reserve(r, nQuery, k, &nBatch), fail);
     for (uint64_t q0 = 0; q0 < nQuery; q0 += nBatch) {
         uint32_t nb = (uint32_t)(nQuery - q0 < nBatch ? nQuery - q0 : nBatch);
-        memcpy(r->h_q, queries + q0 * dim, (size_t)nb * dim * sizeof(float));
-        GENIE_TRY_GOTO(rc, search_batch(r, nb, metric, k, out + q0 * k), fail);
+        stage_queries(r->h_q, queries + q0 * dim, (uint64_t)nb * dim * sizeof(float));
+        GENIE_TRY_GOTO(rc, search_batch(r, nb, k, out + q0 * k), fail);
     }
 fail:
     if (rc != GENIE_OK && ppResident && *ppResident) {
@@ -468,4 +886,15 @@ fail:
     if (!ppResident)
         exact_cuda_resident_free(r);
     return rc;
+}
+
+extern "C" void cuda_testing_exact_counts(int reset, cuda_exact_counts *pOut)
+{
+    if (pOut) {
+        pOut->queries = nCountQueries;
+        pOut->direct = nCountDirect;
+        pOut->candidates = nCountCandidates;
+    }
+    if (reset)
+        nCountQueries = nCountDirect = nCountCandidates = 0;
 }

@@ -85,6 +85,8 @@ const engine_cuda_module genie_cuda_module = {
     docs_cuda_search,
     docs_cuda_free,
     cuda_device_memory,
+    cuda_testing_exact_counts,
+    lsh_cuda_keywords,
 };
 
 } /* extern "C" */

@@ -387,6 +387,18 @@ TEST(mpi_vectors_equal_one_process)
     /* LSH with K >= the objects: every shard's candidates are all its colliding objects, as in one process */
     snprintf(z, sizeof z, "-k 5 -K 650 -b cpu-idx '%s' '%s'", test_path("v.genie"), test_path("vq.fvecs"));
     mpi_same_as_genie(4, z, "--batch 16");
+    /* --precision is taken (the rankers search with it) and the answers stay genie search's */
+    snprintf(z, sizeof z, "-k 7 --exact --precision fp16 '%s' '%s'", test_path("v.genie"), test_path("vq.fvecs"));
+    mpi_same_as_genie(3, z, NULL);
+    /* ... and, as in genie search, belongs to --exact */
+    MPI_PATH(zOut, "mpi.out");
+    MPI_PATH(zErr, "mpi.err");
+    snprintf(z, sizeof z, "-k 7 --precision tf32 '%s' '%s'", test_path("v.genie"), test_path("vq.fvecs"));
+    CHECK_EQ(mpi_run(3, NULL, "search", z, zOut, zErr), 2);
+    char *zMsg = mpi_read_text(zErr);
+    if (!strstr(zMsg, "--precision applies to --exact alone"))
+        test_fail_at(__FILE__, __LINE__, "no --precision message:\n%.2000s", zMsg);
+    free(zMsg);
     genie_vectors_free(&q);
 }
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "genie/vectors.h"
 
 #define MPI_EXIT_OK 0
 #define MPI_EXIT_FAIL 1
@@ -35,6 +36,7 @@ typedef struct mpi_args {
     uint32_t k;         /* 0: the front-end's default (1 for sequences, else 10) */
     uint32_t candidates, radius, maxCandidates; /* vectors and sequences: -K, -r, --certify */
     int exact;
+    genie_precision precision; /* vectors --exact: the GPU's candidate arithmetic (answers the same) */
     size_t batch;       /* queries per superstep */
     unsigned depth;     /* supersteps in flight */
     double timeout;     /* seconds a ranker may take to answer; 0 = no limit */

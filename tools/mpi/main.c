@@ -41,6 +41,8 @@ static const char zHelp[] =
     "                          10 k); sequences: candidates per shard (default 32)\n"
     "  -r, --radius R          vectors (l2): also match R buckets either side\n"
     "      --exact             vectors, sequences: exact search\n"
+    "      --precision P       vectors --exact on a GPU: fp32 (default), tf32 or\n"
+    "                          fp16 for the candidates; the answers are the same\n"
     "      --certify[=LIMIT]   sequences: search again with K doubled until\n"
     "                          certified or K reaches LIMIT (default 4096)\n"
     "  -b, --backend NAME      the rankers' backend (see genie search --help)\n"
@@ -102,6 +104,7 @@ static const char zHelp[] =
 #define OPT_CERTIFY 0x10a
 #define OPT_GPUS 0x10b
 #define OPT_GPU_MODE 0x10c
+#define OPT_PRECISION 0x10d
 
 void mpi_nap(unsigned *pUs)
 {
@@ -164,6 +167,7 @@ static int parse_serve(int argc, char **argv, int rank, mpi_args *a)
 {
     const char *zBad = a->k ? "-k" : a->minCount ? "--min-count" : a->candidates ? "--candidates"
                      : a->radius ? "--radius" : a->exact ? "--exact" : a->maxCandidates ? "--certify"
+                     : a->precision != GENIE_PRECISION_FP32 ? "--precision"
                      : a->zDelim ? "--delimiter" : a->zOutput ? "--output" : a->json ? "--json"
                      : a->show ? "--show" : a->zShardMap ? "--shard-map" : a->allowPartial ? "--allow-partial"
                      : a->stats ? "--stats" : a->batch != 1024 ? "--batch" : a->depth != 2 ? "--depth" : NULL;
@@ -197,7 +201,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
         {"output", required_argument, 0, 'o'},      {"candidates", required_argument, 0, 'K'},
         {"radius", required_argument, 0, 'r'},      {"exact", no_argument, 0, OPT_EXACT},
         {"certify", optional_argument, 0, OPT_CERTIFY}, {"gpus", required_argument, 0, OPT_GPUS},
-        {"gpu-mode", required_argument, 0, OPT_GPU_MODE},
+        {"gpu-mode", required_argument, 0, OPT_GPU_MODE}, {"precision", required_argument, 0, OPT_PRECISION},
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->localRanker = -1;
@@ -242,6 +246,10 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
             a->radius = (uint32_t)v;
             break;
         case OPT_EXACT: a->exact = 1; break;
+        case OPT_PRECISION:
+            if (genie_precision_parse(optarg, &a->precision) != GENIE_OK)
+                return usage(rank, "--precision '%s': fp32, tf32 or fp16", optarg);
+            break;
         case OPT_CERTIFY:
             a->maxCandidates = 4096;
             if (optarg && !cli_parse_u64(optarg, 1, UINT32_MAX, &v))
@@ -316,6 +324,8 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
     }
     if (a->zDelim && !*a->zDelim)
         return usage(rank, "--delimiter must not be empty%s", "");
+    if (a->precision != GENIE_PRECISION_FP32 && !a->exact && !a->serve)
+        return usage(rank, "--precision applies to --exact alone%s", "");
     if (a->serve)
         return parse_serve(argc, argv, rank, a);
     if (a->zShardMap) {

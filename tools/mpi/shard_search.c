@@ -76,6 +76,7 @@ static genie_status search_vectors(const shard *s, const mpi_args *a, const wire
     so.candidates = w->candidates;
     so.radius = w->radius;
     so.exact = (int)w->exact;
+    so.precision = a->precision;
     genie_vectors q = {w->nQuery, w->dim, (float *)(uintptr_t)w->aVec}; /* read only: the search takes it const */
     size_t nq = w->nQuery ? w->nQuery : 1;
     genie_neighbor *aOut = malloc(nq * w->k * sizeof *aOut);

@@ -4,6 +4,7 @@
  * vectors, docs) the same queries and options through the server and through
  * the CLI give byte-identical answers.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -289,3 +290,107 @@ TEST(serve_answers_equal_cli_json)
     genie_vectors_free(&qv);
 }
 
+
+typedef struct recall_client {
+    const served *s;
+    char *zBody;
+    http_answer a;
+    int status;
+} recall_client;
+
+static void *recall_client_main(void *arg)
+{
+    recall_client *c = arg;
+    c->status = served_request(c->s, "POST", "/v1/indexes/seq/search", c->zBody, &c->a);
+    return NULL;
+}
+
+/* N_RC clients send their requests at once and wait; the number of engine calls they took. */
+enum { N_RC = 6 };
+static double concurrent_batches(const served *s, recall_client *aC)
+{
+    double n0 = metric_value(s, "genie_batch_queries_count ");
+    pthread_t aT[N_RC];
+    for (int i = 0; i < N_RC; i++)
+        CHECK(pthread_create(&aT[i], NULL, recall_client_main, &aC[i]) == 0);
+    for (int i = 0; i < N_RC; i++)
+        pthread_join(aT[i], NULL);
+    return metric_value(s, "genie_batch_queries_count ") - n0;
+}
+
+/*
+ * A sequences request with a recall target measures the edit rate of its
+ * own queries, so it runs alone (tools/serve/batcher.c): concurrent such
+ * requests, which the batching window would otherwise join (as the same
+ * requests without the target are), each take an engine call of their own
+ * and answer exactly what genie search --recall answers for their queries.
+ */
+TEST(serve_recall_requests_run_alone)
+{
+    SERVER_REQUIRED();
+    uint64_t rng = 777;
+    strbuf f = {0};
+    for (unsigned i = 0; i < 400; i++) {
+        unsigned m = 4 + (unsigned)(test_rand(&rng) % 8);
+        for (unsigned k = 0; k < m; k++)
+            sb_printf(&f, "%c", "acgt"[test_rand(&rng) % 4]);
+        sb_printf(&f, "\n");
+    }
+    write_text(test_path("rseq.txt"), f.z);
+    free(f.z);
+    build(fmt("-t sequences -o %s %s", test_path("rseq.genie"), test_path("rseq.txt")));
+    char *zSpec = fmt("seq=%s", test_path("rseq.genie"));
+    const char *azArg[] = {"-i", zSpec, "--max-wait", "400", "--max-idle", "400", NULL};
+    served s;
+    served_start(&s, azArg);
+    recall_client aC[N_RC], aPlain[N_RC];
+    char *azFile[N_RC], *azQueries[N_RC];
+    for (int i = 0; i < N_RC; i++) {
+        strbuf q = {0}, jq = {0};
+        sb_printf(&jq, "[");
+        for (unsigned j = 0; j < 3; j++) {
+            unsigned m = 3 + (unsigned)(test_rand(&rng) % 9);
+            sb_printf(&jq, "%s\"", j ? "," : "");
+            for (unsigned k = 0; k < m; k++) {
+                char c = "acgt"[test_rand(&rng) % 4];
+                sb_printf(&q, "%c", c);
+                sb_printf(&jq, "%c", c);
+            }
+            sb_printf(&q, "\n");
+            sb_printf(&jq, "\"");
+        }
+        sb_printf(&jq, "]");
+        azFile[i] = fmt("%s.%d", test_path("rseq_q"), i);
+        write_text(azFile[i], q.z);
+        free(q.z);
+        azQueries[i] = jq.z;
+        aC[i] = (recall_client){&s, fmt("{\"queries\":%s,\"k\":2,\"recall\":0.9}", jq.z), {0}, 0};
+        aPlain[i] = (recall_client){&s, fmt("{\"queries\":%s,\"k\":2}", jq.z), {0}, 0};
+    }
+    /* the control: without a recall target the window joins them */
+    CHECK(concurrent_batches(&s, aPlain) < N_RC);
+    CHECK_EQ((int)concurrent_batches(&s, aC), N_RC);
+    for (int i = 0; i < N_RC; i++) {
+        CHECK_STATUS(aC[i].status, 200, &aC[i].a);
+        char zCmd[2048];
+        snprintf(zCmd, sizeof zCmd, "%s search -q --json %s -k 2 --recall 0.9 %s %s", GENIE_BIN_PATH, backend_flag(),
+                 test_path("rseq.genie"), azFile[i]);
+        char *zLines = run_capture(zCmd);
+        char *zWant = expected_from_cli(zLines);
+        if (strcmp(aC[i].a.zBody, zWant) != 0)
+            test_fail_at(__FILE__, __LINE__, "request %d: the server's answer differs from genie search --recall:\n"
+                         "  got  %.600s\n  want %.600s", i, aC[i].a.zBody, zWant);
+        free(zLines);
+        free(zWant);
+    }
+    served_stop(&s);
+    for (int i = 0; i < N_RC; i++) {
+        http_answer_free(&aC[i].a);
+        http_answer_free(&aPlain[i].a);
+        free(aC[i].zBody);
+        free(aPlain[i].zBody);
+        free(azFile[i]);
+        free(azQueries[i]);
+    }
+    free(zSpec);
+}

@@ -14,6 +14,7 @@
 #endif
 
 #include "index/index.h"
+#include "util/threads.h"
 
 /* A counter must exceed this to enter the heap now (threshold >= 1). */
 static inline uint32_t cutoff(const select_heap *h, uint32_t threshold)
@@ -303,44 +304,47 @@ uint64_t cpu_dense_min_length(const genie_index *idx)
     return 0;
 }
 
-static int cmp_u32(const void *a, const void *b)
+typedef struct dense_fill {
+    const genie_index *idx;
+    cpu_dense *d;
+    size_t next; /* the next list to fill (atomic) */
+} dense_fill;
+
+/* Set the bits of the objects of one list after another. */
+static void dense_fill_worker(void *ctx, unsigned t)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
+    (void)t;
+    dense_fill *j = ctx;
+    const cpu_dense *d = j->d;
+    for (;;) {
+        size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (i >= d->nList)
+            return;
+        uint64_t *aBits = d->aBits + i * d->nWord;
+        const uint32_t *p = j->idx->aPosting + j->idx->aListOffset[d->aList[i]];
+        const uint32_t *pEnd = j->idx->aPosting + j->idx->aListOffset[d->aList[i] + 1];
+        for (; p < pEnd; p++)
+            aBits[*p / 64] |= 1ull << (*p % 64);
+    }
 }
 
-genie_status cpu_dense_build(const genie_index *idx, uint32_t *aUse, size_t nUse, cpu_dense *d)
+genie_status cpu_dense_build(const genie_index *idx, const uint32_t *aList, size_t nList, unsigned nThread,
+                             cpu_dense *d)
 {
     memset(d, 0, sizeof *d);
-    if (!nUse || !cpu_dense_min_length(idx))
-        return GENIE_OK;
-    qsort(aUse, nUse, sizeof *aUse, cmp_u32);
-    /* Keep, in place, one entry per list that enough queries share. */
-    size_t nKeep = 0;
-    for (size_t i = 0, j; i < nUse; i = j) {
-        for (j = i; j < nUse && aUse[j] == aUse[i]; j++)
-            ;
-        if (j - i >= CPU_DENSE_MIN_USES)
-            aUse[nKeep++] = aUse[i];
-    }
-    if (!nKeep)
+    if (!nList || !cpu_dense_min_length(idx))
         return GENIE_OK;
     d->nWord = (size_t)((idx->info.n_objects + 63) / 64);
-    d->aList = malloc(nKeep * sizeof *d->aList);
-    d->aBits = calloc(nKeep * d->nWord, sizeof *d->aBits);
+    d->aList = malloc(nList * sizeof *d->aList);
+    d->aBits = calloc(nList * d->nWord, sizeof *d->aBits);
     if (!d->aList || !d->aBits) {
         cpu_dense_free(d);
         return GENIE_ENOMEM;
     }
-    memcpy(d->aList, aUse, nKeep * sizeof *d->aList);
-    d->nList = nKeep;
-    for (size_t i = 0; i < nKeep; i++) {
-        uint64_t *aBits = d->aBits + i * d->nWord;
-        const uint32_t *p = idx->aPosting + idx->aListOffset[d->aList[i]];
-        const uint32_t *pEnd = idx->aPosting + idx->aListOffset[d->aList[i] + 1];
-        for (; p < pEnd; p++)
-            aBits[*p / 64] |= 1ull << (*p % 64);
-    }
+    memcpy(d->aList, aList, nList * sizeof *d->aList);
+    d->nList = nList;
+    dense_fill j = {idx, d, 0};
+    util_parallel_run(nThread < nList ? nThread : (unsigned)nList, dense_fill_worker, &j);
     return GENIE_OK;
 }
 

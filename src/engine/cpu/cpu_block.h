@@ -68,11 +68,13 @@ typedef struct cpu_dense {
 uint64_t cpu_dense_min_length(const genie_index *idx);
 
 /**
- * Make bitmaps for the lists of @p aUse (list numbers, one per query that
- * uses the list; sorted here) that at least CPU_DENSE_MIN_USES queries use.
+ * Make bitmaps for the @p nList lists of @p aList (list numbers, ascending,
+ * each at least cpu_dense_min_length() long), filled on up to @p nThread
+ * threads.
  * @return GENIE_OK or GENIE_ENOMEM (no message set).
  */
-genie_status cpu_dense_build(const genie_index *idx, uint32_t *aUse, size_t nUse, cpu_dense *d);
+genie_status cpu_dense_build(const genie_index *idx, const uint32_t *aList, size_t nList, unsigned nThread,
+                             cpu_dense *d);
 
 void cpu_dense_free(cpu_dense *d);
 

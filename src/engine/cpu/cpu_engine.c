@@ -114,46 +114,74 @@ static int blocked(const engine_request *req, size_t i)
            query_postings(req->idx, aItem, nItem) * CPU_DENSE_RATIO >= req->idx->info.n_objects;
 }
 
+typedef struct dense_count {
+    const engine_request *req;
+    uint64_t minLen;
+    uint32_t *aUses; /* n_keywords: blocked queries that scan the list (atomic) */
+    size_t next;     /* the first query of the next grab (atomic) */
+} dense_count;
+
+#define DENSE_GRAB 64 /* queries a thread takes at a time while counting uses */
+
+/* Count, for every list at least minLen long, the blocked queries that scan it. */
+static void dense_count_worker(void *ctx, unsigned t)
+{
+    (void)t;
+    dense_count *j = ctx;
+    const engine_request *req = j->req;
+    for (;;) {
+        size_t b = __atomic_fetch_add(&j->next, DENSE_GRAB, __ATOMIC_RELAXED);
+        if (b >= req->n)
+            return;
+        size_t e = req->n - b < DENSE_GRAB ? req->n : b + DENSE_GRAB;
+        for (size_t i = b; i < e; i++) {
+            if (!blocked(req, i))
+                continue;
+            size_t nItem;
+            const genie_item *aItem = engine_query_items(req->q, req->first + i, &nItem);
+            for (size_t k = 0; k < nItem; k++) {
+                size_t first, end;
+                index_keyword_range(req->idx, aItem[k].lo, aItem[k].hi, &first, &end);
+                for (size_t l = first; l < end; l++)
+                    if (req->idx->aListOffset[l + 1] - req->idx->aListOffset[l] >= j->minLen)
+                        __atomic_fetch_add(&j->aUses[l], 1, __ATOMIC_RELAXED);
+            }
+        }
+    }
+}
+
 /*
- * Bitmaps of the long lists that the request's blocked queries share
- * (cpu_dense); none when the CPU cannot use them.
+ * Bitmaps of the long lists that at least CPU_DENSE_MIN_USES of the
+ * request's blocked queries share (cpu_dense); none when the CPU cannot use
+ * them.  The uses are counted and the bitmaps filled on @p nThread threads:
+ * this step runs before the search's threads start, so on one thread it
+ * would be the serial part of every call.
  */
-static genie_status make_dense(const engine_request *req, cpu_dense *d)
+static genie_status make_dense(const engine_request *req, unsigned nThread, cpu_dense *d)
 {
     const genie_index *idx = req->idx;
     uint64_t minLen = cpu_dense_min_length(idx);
     memset(d, 0, sizeof *d);
     if (!minLen || req->n < CPU_DENSE_MIN_USES)
         return GENIE_OK;
-    uint32_t *aUse = NULL;
-    size_t nUse = 0, nCap = 0;
-    for (size_t i = 0; i < req->n; i++) {
-        if (!blocked(req, i))
-            continue;
-        size_t nItem;
-        const genie_item *aItem = engine_query_items(req->q, req->first + i, &nItem);
-        for (size_t j = 0; j < nItem; j++) {
-            size_t first, end;
-            index_keyword_range(idx, aItem[j].lo, aItem[j].hi, &first, &end);
-            for (size_t l = first; l < end; l++) {
-                if (idx->aListOffset[l + 1] - idx->aListOffset[l] < minLen)
-                    continue;
-                if (nUse == nCap) {
-                    size_t cap = nCap ? 2 * nCap : 256;
-                    uint32_t *a = realloc(aUse, cap * sizeof *a);
-                    if (!a) {
-                        free(aUse);
-                        return GENIE_ENOMEM;
-                    }
-                    aUse = a;
-                    nCap = cap;
-                }
-                aUse[nUse++] = (uint32_t)l;
-            }
-        }
-    }
-    genie_status rc = cpu_dense_build(idx, aUse, nUse, d);
-    free(aUse);
+    size_t nList = (size_t)idx->info.n_keywords, nLong = 0;
+    for (size_t l = 0; l < nList && !nLong; l++)
+        nLong = idx->aListOffset[l + 1] - idx->aListOffset[l] >= minLen;
+    if (!nLong)
+        return GENIE_OK; /* no list is long enough: nothing to count */
+    uint32_t *aUses = calloc(nList, sizeof *aUses);
+    if (!aUses)
+        return GENIE_ENOMEM;
+    dense_count j = {req, minLen, aUses, 0};
+    size_t nGrab = (req->n + DENSE_GRAB - 1) / DENSE_GRAB;
+    util_parallel_run(nThread < nGrab ? nThread : (unsigned)nGrab, dense_count_worker, &j);
+    /* the kept list numbers, ascending, in place (l >= nKeep throughout) */
+    size_t nKeep = 0;
+    for (size_t l = 0; l < nList; l++)
+        if (aUses[l] >= CPU_DENSE_MIN_USES)
+            aUses[nKeep++] = (uint32_t)l;
+    genie_status rc = cpu_dense_build(idx, aUses, nKeep, nThread, d);
+    free(aUses);
     return rc;
 }
 
@@ -264,7 +292,7 @@ static genie_status cpu_run(const engine_request *req, genie_hit *aHit, uint32_t
         nGroup = 1;
     cpu_dense dense;
     memset(&dense, 0, sizeof dense);
-    if (!fullScan && make_dense(req, &dense) != GENIE_OK)
+    if (!fullScan && make_dense(req, nThreads, &dense) != GENIE_OK)
         return util_error(GENIE_ENOMEM, "out of memory for the bitmaps of long lists (%llu objects)",
                           (unsigned long long)req->idx->info.n_objects);
     cpu_job job = {req, aHit, aN, fullScan, nGroup, &dense, 0, 0};

@@ -335,6 +335,7 @@ static void run_clients(const workload *w, uint16_t port, const char *zPath, uns
             die("cannot start client thread %u", i);
     double batches0 = metric(port, "genie_batch_queries_count "), queries0 = metric(port, "genie_batch_queries_sum ");
     double engine0 = metric(port, "genie_engine_seconds_total ");
+    double cpu0 = metric(port, "genie_engine_cpu_seconds_total ");
     /* the clock starts before the release: the clients may run first */
     double t0 = now();
     pthread_barrier_wait(&L.ready);
@@ -344,10 +345,14 @@ static void run_clients(const workload *w, uint16_t port, const char *zPath, uns
     double batches = metric(port, "genie_batch_queries_count ") - batches0;
     double queries = metric(port, "genie_batch_queries_sum ") - queries0;
     double engine = metric(port, "genie_engine_seconds_total ") - engine0;
+    double cpu = metric(port, "genie_engine_cpu_seconds_total ") - cpu0;
     qsort(L.aLatency, nRequest, sizeof *L.aLatency, compare_double);
-    printf("| %s | %s%u | %zu | %.0f | %.2f | %.2f | %.1f | %.0f%% | %zu |\n", zLabel, zPath ? "" : "GET /healthz, ", nClient,
-           nRequest, (double)nRequest / secs, 1e3 * L.aLatency[nRequest / 2], 1e3 * L.aLatency[(size_t)((double)nRequest * 0.99)],
-           batches > 0 ? queries / batches : 0, 100 * engine / secs, (size_t)atomic_load(&L.nFail));
+    char zOnCpu[16];
+    snprintf(zOnCpu, sizeof zOnCpu, "%.0f%%", engine > 0 ? 100 * cpu / engine : 0);
+    printf("| %s | %s%u | %zu | %.0f | %.2f | %.2f | %.1f | %.0f%% | %s | %zu |\n", zLabel, zPath ? "" : "GET /healthz, ",
+           nClient, nRequest, (double)nRequest / secs, 1e3 * L.aLatency[nRequest / 2],
+           1e3 * L.aLatency[(size_t)((double)nRequest * 0.99)], batches > 0 ? queries / batches : 0, 100 * engine / secs,
+           engine > 0 ? zOnCpu : "-", (size_t)atomic_load(&L.nFail));
     fflush(stdout);
     pthread_attr_destroy(&attr);
     pthread_barrier_destroy(&L.ready);
@@ -456,7 +461,7 @@ int main(int argc, char **argv)
         if (rep == 0 || t < best)
             best = t;
     }
-    printf("| %s | in-process batch of %zu | %zu | %.0f | - | - | %zu | 100%% | - |\n", zLabel, w.n, w.n, (double)w.n / best,
+    printf("| %s | in-process batch of %zu | %zu | %.0f | - | - | %zu | 100%% | - | - |\n", zLabel, w.n, w.n, (double)w.n / best,
            w.n);
     fflush(stdout);
     genie_index_close(idx);

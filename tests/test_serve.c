@@ -101,6 +101,9 @@ TEST(serve_endpoints_and_auth)
     CHECK(strstr(a.zBody, "genie_request_seconds_bucket{le=\"+Inf\"}") != NULL);
     const char *zEngine = strstr(a.zBody, "\ngenie_engine_seconds_total ");
     CHECK(zEngine && atof(zEngine + 28) > 0);
+    /* the batcher's own CPU time within those seconds (clock granularity aside) */
+    const char *zCpu = strstr(a.zBody, "\ngenie_engine_cpu_seconds_total ");
+    CHECK(zCpu && atof(zCpu + 32) > 0 && atof(zCpu + 32) <= atof(zEngine + 28) + 0.01);
     /* GPU memory: per GPU on a GPU backend, absent on the CPU */
     int onGpu = test_backend() == GENIE_BACKEND_CUDA || test_backend() == GENIE_BACKEND_CUDA_SPQ ||
                 test_backend() == GENIE_BACKEND_CUDA_CPQ_PAPER;

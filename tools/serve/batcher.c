@@ -56,6 +56,14 @@ double serve_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* CPU seconds of the calling thread alone. */
+static double thread_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static struct timespec deadline_at(double t)
 {
     /* condition variables below use CLOCK_MONOTONIC (see cond_init) */
@@ -334,9 +342,9 @@ static void run_batch(serve_batcher *b, serve_request *pBatch)
         nQuery += r->nQuery;
     serve_result *res = calloc(1, sizeof *res);
     char zHookErr[1024] = "";
-    double t0 = serve_now();
+    double t0 = serve_now(), c0 = thread_cpu_now();
     genie_status rc = res ? run_search(b, pBatch, nQuery, res, zHookErr, sizeof zHookErr) : GENIE_ENOMEM;
-    serve_metrics_batch(nQuery, serve_now() - t0);
+    serve_metrics_batch(nQuery, serve_now() - t0, thread_cpu_now() - c0);
     const char *zErr = zHookErr[0] ? zHookErr : genie_last_error();
     char *zBatchError = rc != GENIE_OK ? strdup(zErr[0] ? zErr : genie_strerror(rc)) : NULL;
     if (res)

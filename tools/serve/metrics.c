@@ -31,7 +31,8 @@ static struct {
     double batchSum;
     uint64_t nBatch;
     double engineSeconds;
-} g = {PTHREAD_MUTEX_INITIALIZER, {{0}}, {0}, 0, 0, {0}, 0, 0, 0};
+    double engineCpuSeconds;
+} g = {PTHREAD_MUTEX_INITIALIZER, {{0}}, {0}, 0, 0, {0}, 0, 0, 0, 0};
 
 static void observe(uint64_t *aCount, const double *aBound, size_t nBound, double v)
 {
@@ -54,10 +55,11 @@ void serve_metrics_request(serve_endpoint ep, unsigned status, double seconds)
     pthread_mutex_unlock(&g.mu);
 }
 
-void serve_metrics_batch(size_t nQueries, double seconds)
+void serve_metrics_batch(size_t nQueries, double seconds, double cpuSeconds)
 {
     pthread_mutex_lock(&g.mu);
     g.engineSeconds += seconds;
+    g.engineCpuSeconds += cpuSeconds;
     observe(g.aBatch, aBatch, N_BATCH, (double)nQueries);
     g.batchSum += (double)nQueries;
     g.nBatch++;
@@ -99,8 +101,12 @@ void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, const s
     put_histogram(b, "genie_batch_queries", g.aBatch, aBatch, N_BATCH, g.batchSum, g.nBatch);
     json_buf_printf(b,
                     "# HELP genie_engine_seconds_total Seconds the batchers spent in engine calls.\n"
-                    "# TYPE genie_engine_seconds_total counter\ngenie_engine_seconds_total %.6f\n",
-                    g.engineSeconds);
+                    "# TYPE genie_engine_seconds_total counter\ngenie_engine_seconds_total %.6f\n"
+                    "# HELP genie_engine_cpu_seconds_total CPU seconds of the batcher threads themselves during engine "
+                    "calls (less than genie_engine_seconds_total by the time they slept on the GPU or waited for a "
+                    "core).\n"
+                    "# TYPE genie_engine_cpu_seconds_total counter\ngenie_engine_cpu_seconds_total %.6f\n",
+                    g.engineSeconds, g.engineCpuSeconds);
     pthread_mutex_unlock(&g.mu);
     if (cfg->onGpu) {
         json_buf_puts(b, "# HELP genie_gpu_memory_used_bytes GPU memory in use, by every process on the GPU.\n"

@@ -296,7 +296,8 @@ typedef enum serve_endpoint {
 } serve_endpoint;
 
 void serve_metrics_request(serve_endpoint ep, unsigned status, double seconds);
-void serve_metrics_batch(size_t nQueries, double seconds);
+/** One engine call: its queries, wall seconds and the batcher thread's own CPU seconds. */
+void serve_metrics_batch(size_t nQueries, double seconds, double cpuSeconds);
 /** The Prometheus text: the counters, then per index its queue and sizes. */
 void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, const serve_config *cfg);
 

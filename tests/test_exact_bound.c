@@ -17,17 +17,9 @@
 
 #define EMU_MAX_CAND 2048u /* EXACT_CUDA_MAX_K: more candidates send a query to the direct path */
 
-static uint64_t rng(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static double unit(uint64_t *s)
 {
-    return (double)(rng(s) >> 11) * 0x1p-53;
+    return (double)(test_rand(s) >> 11) * 0x1p-53;
 }
 
 static float round_up(double x)
@@ -211,19 +203,19 @@ static void make_data(int kind, uint64_t n, uint32_t dim, uint64_t *s, genie_vec
     CHECK(v->data != NULL);
     for (uint64_t i = 0; i < n; i++) {
         float *p = v->data + i * dim;
-        double scale = kind == DATA_SCALES ? ldexp(1, (int)(rng(s) % 41) - 20) : 1;
+        double scale = kind == DATA_SCALES ? ldexp(1, (int)(test_rand(s) % 41) - 20) : 1;
         for (uint32_t j = 0; j < dim; j++) {
             switch (kind) {
-            case DATA_SMALL_INTS: p[j] = (float)(rng(s) % 5); break;
-            case DATA_PIXELS: p[j] = (float)(rng(s) % 256); break;
+            case DATA_SMALL_INTS: p[j] = (float)(test_rand(s) % 5); break;
+            case DATA_PIXELS: p[j] = (float)(test_rand(s) % 256); break;
             /* One point and its neighbours a few ulps away: distances tie to rounding. */
-            case DATA_NEAR_TIES: p[j] = (float)((0.5 + j * 0.01) * (1 + (double)(rng(s) % 9) * 0x1p-23)); break;
+            case DATA_NEAR_TIES: p[j] = (float)((0.5 + j * 0.01) * (1 + (double)(test_rand(s) % 9) * 0x1p-23)); break;
             case DATA_DUPLICATES: p[j] = (float)(j % 3); break;
             default: p[j] = (float)((2 * unit(s) - 1) * scale); break;
             }
         }
         if (like && (kind == DATA_PIXELS || kind == DATA_UNIFORM) && i % 2 == 0) /* queries equal to base vectors */
-            memcpy(p, like->data + (rng(s) % like->n) * dim, dim * sizeof(float));
+            memcpy(p, like->data + (test_rand(s) % like->n) * dim, dim * sizeof(float));
     }
     if (kind == DATA_DUPLICATES) /* a few distinct vectors among 2,600 copies of one */
         for (uint64_t i = 0; i < n; i += 97)
@@ -272,7 +264,7 @@ TEST(exact_bound_operand_rounding)
             float f;
             uint32_t u;
         } v, r;
-        v.u = (uint32_t)rng(&s);
+        v.u = (uint32_t)test_rand(&s);
         if (!isfinite(v.f) || fabsf(v.f) > 0x1p100f)
             continue;
         CHECK(exact_round_operand(v.f, GENIE_PRECISION_FP32) == v.f);

@@ -339,12 +339,17 @@ def build_options(sublist_length=0, part_objects=0, part_bytes=0, gpu_memory=0):
     return o
 
 
-def backend_code(name):
+def _parse_name(parse, name, expected):
+    """The code the C parser `parse` gives `name`; an unknown name raises through its status check."""
     v = c_int()
     if not isinstance(name, str):
-        raise errors.InvalidArgumentError(f"backend must be a name such as 'cpu' or 'cuda', not {name!r}")
-    lib.genie_backend_parse(name.encode(), ctypes.byref(v))
+        raise errors.InvalidArgumentError(f"{expected}, not {name!r}")
+    parse(name.encode(), ctypes.byref(v))
     return v.value
+
+
+def backend_code(name):
+    return _parse_name(lib.genie_backend_parse, name, "backend must be a name such as 'cpu' or 'cuda'")
 
 
 def search_options(k, backend="auto", threads=0, gpu_memory=0):
@@ -367,19 +372,11 @@ def stats_dict(st):
 
 
 def metric_code(name):
-    v = c_int()
-    if not isinstance(name, str):
-        raise errors.InvalidArgumentError(f"metric must be a name such as 'l2', not {name!r}")
-    lib.genie_metric_parse(name.encode(), ctypes.byref(v))
-    return v.value
+    return _parse_name(lib.genie_metric_parse, name, "metric must be a name such as 'l2'")
 
 
 def precision_code(name):
-    v = c_int()
-    if not isinstance(name, str):
-        raise errors.InvalidArgumentError(f"precision must be 'fp32', 'tf32' or 'fp16', not {name!r}")
-    lib.genie_precision_parse(name.encode(), ctypes.byref(v))
-    return v.value
+    return _parse_name(lib.genie_precision_parse, name, "precision must be 'fp32', 'tf32' or 'fp16'")
 
 
 def metric_name(code):

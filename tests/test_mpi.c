@@ -498,6 +498,15 @@ TEST(mpi_sequences_equal_one_process)
     snprintf(z, sizeof z, "-k 4 --certify '%s' '%s'", test_path("s.genie"), test_path("sq.txt"));
     mpi_same_as_genie(4, z, "--batch 11");
     mpi_same_as_genie(1, z, NULL);
+    /* --precision is the exact vector search's: refused on strings, as genie search refuses it */
+    MPI_PATH(zOut, "mpi.out");
+    MPI_PATH(zErr, "mpi.err");
+    snprintf(z, sizeof z, "-k 5 --exact --precision fp16 '%s' '%s'", test_path("s.genie"), test_path("sq.txt"));
+    CHECK_EQ(mpi_run(3, NULL, "search", z, zOut, zErr), 2);
+    char *zMsg = mpi_read_text(zErr);
+    if (!strstr(zMsg, "--precision does not apply to a sequences index"))
+        test_fail_at(__FILE__, __LINE__, "no --precision message:\n%.2000s", zMsg);
+    free(zMsg);
 }
 
 TEST(mpi_gpus_and_type_options)

@@ -126,6 +126,8 @@ static int check_options(broker *b)
         zBad = "--radius";
     else if (!isSeq && a->maxCandidates)
         zBad = "--certify";
+    else if (!isVec && a->precision != GENIE_PRECISION_FP32)
+        zBad = "--precision";
     else if ((isVec || isSeq) && (a->minCount || a->zDelim))
         zBad = a->minCount ? "--min-count" : "--delimiter";
     else if (isVec && a->show)

@@ -37,9 +37,18 @@ void tile_rows_fill(const genie_index *idx, uint32_t nTile, const uint32_t *aRow
         const uint32_t *post = idx->aPosting + idx->aListOffset[l];
         uint64_t len = idx->aListOffset[l + 1] - idx->aListOffset[l], p = 0;
         uint32_t *row = aOff + (uint64_t)aRowOf[l] * nPer;
+        /* Each tile's first posting by binary search from the last one's: a
+         * list with a row has more than two postings a tile, so this reads
+         * O(nTile log len) ids of it, not all of them. */
         for (uint64_t t = 0; t < nPer; t++) {
-            while (p < len && post[p] < t * TILE_OBJECTS)
-                p++;
+            uint64_t key = t * TILE_OBJECTS, hi = len;
+            while (p < hi) {
+                uint64_t mid = p + (hi - p) / 2;
+                if (post[mid] < key)
+                    p = mid + 1;
+                else
+                    hi = mid;
+            }
             row[t] = (uint32_t)p;
         }
         row[nTile] = (uint32_t)len;

@@ -11,8 +11,9 @@
  * cpu-idx  is Zhou et al. (GENIE) VI-A2's CPU-Idx: a 32-bit counter per object, every
  *          object offered to the selection, the whole array cleared per
  *          query.  Kept as the paper's baseline.
- * Threads take groups of consecutive queries from a shared counter; the
- * group's blocked queries are counted together, block-major, so the
+ * Threads take groups of consecutive queries from a shared counter (full
+ * groups while more than half the queries remain, then smaller ones, so
+ * that the threads finish together: take_group); the group's blocked queries are counted together, block-major, so the
  * postings they share are read from memory once per block (cpu_block.h).
  * Before the threads start, the long lists that several of the request's
  * blocked queries use become bitmaps (cpu_dense), shared by all threads.
@@ -36,6 +37,7 @@
 
 #define CPU_DENSE_RATIO 16
 #define CPU_GROUP_MAX 256           /* queries a thread counts together over each block */
+#define CPU_GROUP_MIN 8             /* the smallest group of the tail (take_group) */
 #define CPU_GROUP_HEAP_KEYS (1u << 20) /* their heaps: at most 8 MiB per thread */
 
 typedef struct cpu_job {
@@ -43,7 +45,8 @@ typedef struct cpu_job {
     genie_hit *aHit;
     uint32_t *aN;
     int fullScan;      /* cpu-idx */
-    size_t nGroup;     /* queries a thread takes at once (the blocked path's batch) */
+    size_t nGroup;     /* queries a thread takes at most at once (the blocked path's batch) */
+    unsigned nThread;
     const cpu_dense *dense; /* bitmaps of the long lists the request's queries share */
     size_t next;       /* shared: first query of the next group, atomically taken */
     int failed;        /* shared: a thread could not allocate */
@@ -243,6 +246,33 @@ static int answer_group(cpu_job *job, cpu_scratch *s, size_t i0, size_t i1)
     return 1;
 }
 
+/*
+ * The first query of the calling thread's next group, and *pEnd its end;
+ * req->n when none is left.  A group is a fraction 1 / (2 nThread) of the
+ * queries left, at least CPU_GROUP_MIN and at most nGroup: full groups
+ * first, smaller ones at the end (guided self-scheduling), so that no
+ * thread starts a full group when the others are about to finish.
+ */
+static size_t take_group(cpu_job *job, size_t *pEnd)
+{
+    size_t n = job->req->n, i = __atomic_load_n(&job->next, __ATOMIC_RELAXED);
+    for (;;) {
+        if (i >= n)
+            return n;
+        size_t left = n - i, g = left / (2 * (size_t)job->nThread);
+        if (g < CPU_GROUP_MIN)
+            g = CPU_GROUP_MIN;
+        if (g > job->nGroup) /* the thread's scratch holds nGroup queries */
+            g = job->nGroup;
+        if (g > left)
+            g = left;
+        if (__atomic_compare_exchange_n(&job->next, &i, i + g, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            *pEnd = i + g;
+            return i;
+        }
+    }
+}
+
 static void cpu_worker(void *ctx, unsigned t)
 {
     (void)t;
@@ -256,10 +286,9 @@ static void cpu_worker(void *ctx, unsigned t)
         __atomic_store_n(&job->failed, 1, __ATOMIC_RELAXED);
     } else {
         for (;;) {
-            size_t i = __atomic_fetch_add(&job->next, job->nGroup, __ATOMIC_RELAXED);
+            size_t end = 0, i = take_group(job, &end);
             if (i >= job->req->n || __atomic_load_n(&job->failed, __ATOMIC_RELAXED))
                 break;
-            size_t end = job->req->n - i < job->nGroup ? job->req->n : i + job->nGroup;
             if (!answer_group(job, &s, i, end)) {
                 __atomic_store_n(&job->failed, 1, __ATOMIC_RELAXED);
                 break;
@@ -280,10 +309,11 @@ static genie_status cpu_run(const engine_request *req, genie_hit *aHit, uint32_t
     if (nThreads > req->n)
         nThreads = (unsigned)req->n;
     /*
-     * Groups: about four per thread (so a slow thread leaves little tail),
-     * at most CPU_GROUP_MAX queries and CPU_GROUP_HEAP_KEYS heap keys.
+     * Groups: the first is half a thread's share, the later ones shrink
+     * (take_group); at most CPU_GROUP_MAX queries and CPU_GROUP_HEAP_KEYS
+     * heap keys.
      */
-    size_t nGroup = (req->n + 4 * (size_t)nThreads - 1) / (4 * (size_t)nThreads);
+    size_t nGroup = (req->n + 2 * (size_t)nThreads - 1) / (2 * (size_t)nThreads);
     if (nGroup > CPU_GROUP_MAX)
         nGroup = CPU_GROUP_MAX;
     if (nGroup > CPU_GROUP_HEAP_KEYS / req->k)
@@ -295,7 +325,7 @@ static genie_status cpu_run(const engine_request *req, genie_hit *aHit, uint32_t
     if (!fullScan && make_dense(req, nThreads, &dense) != GENIE_OK)
         return util_error(GENIE_ENOMEM, "out of memory for the bitmaps of long lists (%llu objects)",
                           (unsigned long long)req->idx->info.n_objects);
-    cpu_job job = {req, aHit, aN, fullScan, nGroup, &dense, 0, 0};
+    cpu_job job = {req, aHit, aN, fullScan, nGroup, nThreads, &dense, 0, 0};
     util_parallel_run(nThreads, cpu_worker, &job);
     cpu_dense_free(&dense);
     if (job.failed)

@@ -69,12 +69,13 @@
  * Without a slot it is built and freed within the call.  Both paths run the
  * same kernels on the same data, so their answers are identical.
  */
-#include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "engine/cuda/blas_gpu.h"
 
 extern "C" {
 #include "genie/vectors.h"
@@ -551,6 +552,7 @@ struct exact_resident {
     float *d_dot;       /* cosine: the CPU's squared norm of each base vector */
     unsigned *d_baseFlag;
     unsigned baseFlag;  /* FLAG_DIRECT: a base vector is outside the bound's range */
+    const gpu_blas *blas; /* cuBLAS, opened by the first resident */
     cublasHandle_t hBlas;
     cudaStream_t stream;
     /* Workspace for nCap queries: raw and operand vectors, bound data, flags, tile, results. */
@@ -614,7 +616,7 @@ extern "C" void exact_cuda_resident_free(void *p)
     cudaFree(r->d_dot);
     cudaFree(r->d_baseFlag);
     if (r->hBlas)
-        cublasDestroy(r->hBlas);
+        r->blas->destroy(r->hBlas);
     if (r->stream)
         cudaStreamDestroy(r->stream);
     free(r);
@@ -666,11 +668,12 @@ static genie_status resident_create(int device, const float *base, uint64_t nBas
         GPU_TRY(rc, cudaMemcpyAsync(&r->baseFlag, r->d_baseFlag, sizeof(unsigned), cudaMemcpyDeviceToHost, r->stream),
                 fail);
         GPU_TRY(rc, cudaStreamSynchronize(r->stream), fail);
-        if (cublasCreate(&r->hBlas) != CUBLAS_STATUS_SUCCESS) {
+        GENIE_TRY_GOTO(rc, gpu_blas_get(&r->blas), fail);
+        if (r->blas->create(&r->hBlas) != CUBLAS_STATUS_SUCCESS) {
             rc = util_error(GENIE_EGPU, "exact GPU search: cublasCreate failed");
             goto fail;
         }
-        cublasSetStream(r->hBlas, r->stream);
+        r->blas->setStream(r->hBlas, r->stream);
     }
     *out = r;
     return GENIE_OK;
@@ -742,13 +745,13 @@ static genie_status gemm(exact_resident *r, uint32_t nb)
     const void *B = operand_is_raw(r) ? (const void *)r->d_q : r->d_qop;
     cublasStatus_t st;
     if (r->precision == GENIE_PRECISION_FP32)
-        st = cublasSgemm(r->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)nb, d, &one, (const float *)A, d,
+        st = r->blas->sgemm(r->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)nb, d, &one, (const float *)A, d,
                          (const float *)B, d, &zero, r->d_S, n);
     else if (r->precision == GENIE_PRECISION_TF32)
-        st = cublasGemmEx(r->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)nb, d, &one, A, CUDA_R_32F, d, B, CUDA_R_32F,
+        st = r->blas->gemmEx(r->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)nb, d, &one, A, CUDA_R_32F, d, B, CUDA_R_32F,
                           d, &zero, r->d_S, CUDA_R_32F, n, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
     else
-        st = cublasGemmEx(r->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)nb, d, &one, A, CUDA_R_16F, d, B, CUDA_R_16F,
+        st = r->blas->gemmEx(r->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)nb, d, &one, A, CUDA_R_16F, d, B, CUDA_R_16F,
                           d, &zero, r->d_S, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     if (st != CUBLAS_STATUS_SUCCESS)
         return util_error(GENIE_EGPU, "exact GPU search: the %s GEMM failed (cuBLAS status %d)",

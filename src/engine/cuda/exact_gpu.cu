@@ -24,7 +24,9 @@
  *      selection on their 32-bit ordered keys (a histogram of the next 8
  *      bits among the keys that share the prefix found so far picks the
  *      bucket holding the k-th key; four passes, the first fused with
- *      computing the bounds), gathers every vector whose lower bound
+ *      computing the bounds; where k is small against the base, one pass
+ *      that keeps only the keys at most a sample's k-th and selects among
+ *      them, kth_upper_sampled), gathers every vector whose lower bound
  *      a - e is at most T (exact_bound_threshold(U)) into shared memory,
  *      computes their direct distances exactly as the CPU does (round-to-
  *      nearest intrinsics in the CPU's order, which the compiler may not
@@ -87,6 +89,7 @@ extern "C" {
 }
 
 #define SELECT_THREADS 512
+#define SAMPLE_KEYS (2u * EXACT_CUDA_MAX_K) /* kth_upper_sampled's keys: exact_select's aSel as 32-bit words */
 #define PREP_THREADS 256
 #define L1_TILE 16
 #define STAGE_CHUNK (1u << 20)  /* bytes of queries one staging task copies */
@@ -355,16 +358,24 @@ static __device__ uint32_t pick_bucket(const uint32_t *hist, uint64_t *pPrefix, 
     return b;
 }
 
+/* The upper bound a + e of exact_bound.h for base vector @p xi, from the GEMM's @p s. */
+__device__ __forceinline__ float upper_bound(int metric, float s, float4 xi, float4 qInfo, const exact_bound *bound,
+                                             float c)
+{
+    return approx_distance(metric, s, xi, qInfo) + exact_bound_pair(bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
+}
+
 /*
  * SELECT_BOUND's selection: row[i] becomes the upper bound a + e of base
- * vector i (in place), and the result is the ordered key (d_key) of the
- * k-th smallest of them, by radix selection on the 32-bit keys in four
- * passes of 8 bits, the first fused with computing the bounds.  Whole
- * block; hist, *pPrefix and *pNeed are shared scratch.
+ * vector i (in place; with @p fromRow it already is), and the result is
+ * the ordered key (d_key) of the k-th smallest of them, by radix selection
+ * on the 32-bit keys in four passes of 8 bits, the first fused with
+ * computing the bounds.  Fewer than k keys give 0xffffffff.  Whole block;
+ * hist, *pPrefix and *pNeed are shared scratch.
  */
 static __device__ uint32_t kth_upper(float *row, uint32_t nBase, uint32_t k, int metric, const exact_bound *bound,
-                                     float c, const float4 *aInfo, float4 qInfo, uint32_t *hist, uint64_t *pPrefix,
-                                     uint32_t *pNeed)
+                                     float c, const float4 *aInfo, float4 qInfo, int fromRow, uint32_t *hist,
+                                     uint64_t *pPrefix, uint32_t *pNeed)
 {
     uint32_t tid = threadIdx.x, lane = tid & 31;
     for (uint32_t b = tid; b < 256; b += SELECT_THREADS)
@@ -382,10 +393,8 @@ static __device__ uint32_t kth_upper(float *row, uint32_t nBase, uint32_t k, int
             int bin = -1;
             if (i < nBase) {
                 float v;
-                if (pass == 0) {
-                    float4 xi = aInfo[i];
-                    v = approx_distance(metric, row[i], xi, qInfo) +
-                        exact_bound_pair(bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
+                if (pass == 0 && !fromRow) {
+                    v = upper_bound(metric, row[i], aInfo[i], qInfo, bound, c);
                     row[i] = v;
                 } else {
                     v = row[i];
@@ -405,6 +414,87 @@ static __device__ uint32_t kth_upper(float *row, uint32_t nBase, uint32_t k, int
         __syncthreads();
     }
     return (uint32_t)*pPrefix;
+}
+
+/* The k-th smallest of the keys a[0 .. n) (shared), by kth_upper's radix passes; 0xffffffff when n < k. */
+static __device__ uint32_t kth_of_keys(const uint32_t *a, uint32_t n, uint32_t k, uint32_t *hist, uint64_t *pPrefix,
+                                       uint32_t *pNeed)
+{
+    uint32_t tid = threadIdx.x, lane = tid & 31;
+    for (uint32_t b = tid; b < 256; b += SELECT_THREADS)
+        hist[b] = 0;
+    if (tid == 0) {
+        *pPrefix = 0;
+        *pNeed = k;
+    }
+    __syncthreads();
+    for (int pass = 0; pass < 4; pass++) {
+        int shift = 24 - 8 * pass;
+        uint32_t pre = (uint32_t)*pPrefix;
+        for (uint32_t i0 = 0; i0 < n; i0 += SELECT_THREADS) {
+            uint32_t i = i0 + tid;
+            int bin = -1;
+            if (i < n && (pass == 0 || (a[i] >> (shift + 8)) == pre))
+                bin = (int)((a[i] >> shift) & 0xff);
+            hist_add(hist, bin, lane);
+        }
+        __syncthreads();
+        if (tid == 0)
+            pick_bucket(hist, pPrefix, pNeed);
+        __syncthreads();
+        for (uint32_t b = tid; b < 256; b += SELECT_THREADS)
+            hist[b] = 0;
+        __syncthreads();
+    }
+    return (uint32_t)*pPrefix;
+}
+
+/*
+ * kth_upper's answer, the key of the k-th smallest upper bound, in one
+ * pass over the row instead of four (Johnson et al. (Faiss) 5.1 select in
+ * registers and shared memory rather than in repeated global passes; here
+ * by sampling).  The bounds of nSample base vectors spread over the row
+ * give U0, the k-th smallest of the sample: at least the k-th smallest of
+ * the row, since the sample is part of the row.  The pass then writes
+ * every bound into the row, as kth_upper does, and keeps the keys <= U0 in
+ * @p aKey (SAMPLE_KEYS of shared memory): they hold the row's k smallest,
+ * so the k-th smallest of them is the answer, exactly kth_upper's.  When
+ * more than SAMPLE_KEYS keys are <= U0 (a sample that fell far from the
+ * query), kth_upper finishes from the row.  nSample (block-uniform, at
+ * most SAMPLE_KEYS) is chosen by the caller so that about n k / nSample
+ * keys, the expected number kept, fit well.  Whole block.
+ */
+static __device__ uint32_t kth_upper_sampled(float *row, uint32_t nBase, uint32_t k, uint32_t nSample, int metric,
+                                             const exact_bound *bound, float c, const float4 *aInfo, float4 qInfo,
+                                             uint32_t *aKey, uint32_t *pnKey, uint32_t *hist, uint64_t *pPrefix,
+                                             uint32_t *pNeed)
+{
+    uint32_t tid = threadIdx.x;
+    if (nSample > nBase)
+        nSample = nBase;
+    for (uint32_t j = tid; j < nSample; j += SELECT_THREADS) {
+        uint32_t i = (uint32_t)((uint64_t)j * nBase / nSample);
+        aKey[j] = d_key(upper_bound(metric, row[i], aInfo[i], qInfo, bound, c));
+    }
+    if (tid == 0)
+        *pnKey = 0;
+    __syncthreads();
+    uint32_t u0 = kth_of_keys(aKey, nSample, k, hist, pPrefix, pNeed); /* ends with a barrier */
+    for (uint32_t i = tid; i < nBase; i += SELECT_THREADS) {
+        float v = upper_bound(metric, row[i], aInfo[i], qInfo, bound, c);
+        row[i] = v;
+        uint32_t key = d_key(v);
+        if (key <= u0) {
+            uint32_t pos = atomicAdd(pnKey, 1u);
+            if (pos < SAMPLE_KEYS)
+                aKey[pos] = key;
+        }
+    }
+    __syncthreads();
+    uint32_t nKey = *pnKey;
+    if (nKey > SAMPLE_KEYS) /* uniform */
+        return kth_upper(row, nBase, k, metric, bound, c, aInfo, qInfo, 1, hist, pPrefix, pNeed);
+    return kth_of_keys(aKey, nKey, k, hist, pPrefix, pNeed);
 }
 
 /*
@@ -456,12 +546,14 @@ static __device__ void radix_kth(const float *row, uint32_t nBase, uint32_t k, u
  * are not finite) is flagged and left for SELECT_FINAL.  SELECT_FINAL:
  * row = direct distances (l1, or exact_direct_rows); the k smallest keys.
  * With @p onlyFlagged, blocks of unflagged queries return at once.
- * aCand[q]: candidates re-ranked (SELECT_BOUND; testing counts).
+ * @p nSample: SELECT_BOUND's sample for kth_upper_sampled (sample_size),
+ * 0 for kth_upper.  aCand[q]: candidates re-ranked (SELECT_BOUND; testing
+ * counts).
  */
 __global__ void __launch_bounds__(SELECT_THREADS)
 exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, exact_bound bound, const float4 *aInfo,
-             const float4 *aQInfo, uint32_t k, const float *x, const float *q, uint32_t dim, const float *aXDot,
-             const float *aQDot, unsigned *aFlag, uint32_t *aCand, genie_neighbor *out)
+             const float4 *aQInfo, uint32_t k, uint32_t nSample, const float *x, const float *q, uint32_t dim,
+             const float *aXDot, const float *aQDot, unsigned *aFlag, uint32_t *aCand, genie_neighbor *out)
 {
     __shared__ uint32_t hist[256];
     __shared__ uint64_t aSel[EXACT_CUDA_MAX_K];
@@ -492,7 +584,12 @@ exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, ex
         }
         __syncthreads();
     } else {
-        uint32_t kthKey = kth_upper(row, nBase, k, metric, &bound, c, aInfo, qInfo, hist, &prefix, &need);
+        uint32_t kthKey = nSample ? kth_upper_sampled(row, nBase, k, nSample, metric, &bound, c, aInfo, qInfo,
+                                                      (uint32_t *)aSel, &nSel, hist, &prefix, &need)
+                                  : kth_upper(row, nBase, k, metric, &bound, c, aInfo, qInfo, 0, hist, &prefix, &need);
+        if (tid == 0)
+            nSel = 0;
+        __syncthreads();
         float U = d_key_value(kthKey), T = exact_bound_threshold((genie_metric)metric, U);
         int finite = isfinite(T);
         for (uint32_t i = tid; i < nBase && finite; i += SELECT_THREADS) {
@@ -736,6 +833,22 @@ fail:
     return rc;
 }
 
+/*
+ * exact_select's nSample for kth_upper_sampled: a multiple of
+ * SELECT_THREADS large enough that about nBase k / nSample keys, the
+ * number the sample is expected to keep, stay under a quarter of
+ * SAMPLE_KEYS; 0 (kth_upper's four passes) when that takes more than
+ * SAMPLE_KEYS of sample.  Either way the answer is the same.
+ */
+static uint32_t sample_size(uint64_t nBase, uint32_t k)
+{
+    uint64_t m = (nBase * k + SAMPLE_KEYS / 4 - 1) / (SAMPLE_KEYS / 4);
+    m = (m + SELECT_THREADS - 1) / SELECT_THREADS * SELECT_THREADS;
+    if (m < SELECT_THREADS)
+        m = SELECT_THREADS;
+    return m > SAMPLE_KEYS ? 0 : (uint32_t)m;
+}
+
 /* S^T (nBase x nb, column-major) = X~ (the base operand) . Q~^T in the resident's precision. */
 static genie_status gemm(exact_resident *r, uint32_t nb)
 {
@@ -780,7 +893,7 @@ static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, gen
         exact_l1<<<grid, dim3(L1_TILE, L1_TILE), 0, r->stream>>>(r->d_x, nBase, r->d_q, nb, dim, r->d_S);
         GPU_LAUNCHED(rc, "exact_l1", fail);
         exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 0, metric, bound,
-                                                           NULL, NULL, k, r->d_x, r->d_q, dim, NULL, NULL, r->d_flag,
+                                                           NULL, NULL, k, 0, r->d_x, r->d_q, dim, NULL, NULL, r->d_flag,
                                                            NULL, r->d_out);
         GPU_LAUNCHED(rc, "exact_select", fail);
     } else {
@@ -791,7 +904,8 @@ static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, gen
         if (!r->baseFlag) {
             GENIE_TRY_GOTO(rc, gemm(r, nb), fail);
             exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_BOUND, 0, metric,
-                                                               bound, r->d_info, r->d_qinfo, k, r->d_x, r->d_q, dim,
+                                                               bound, r->d_info, r->d_qinfo, k,
+                                                               sample_size(nBase, k), r->d_x, r->d_q, dim,
                                                                r->d_dot, d_qdot, r->d_flag, r->d_cand, r->d_out);
             GPU_LAUNCHED(rc, "exact_select", fail);
         }
@@ -799,7 +913,7 @@ static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, gen
                                                                 r->d_flag, r->d_S);
         GPU_LAUNCHED(rc, "exact_direct_rows", fail);
         exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 1, metric, bound,
-                                                           NULL, NULL, k, r->d_x, r->d_q, dim, NULL, NULL, r->d_flag,
+                                                           NULL, NULL, k, 0, r->d_x, r->d_q, dim, NULL, NULL, r->d_flag,
                                                            NULL, r->d_out);
         GPU_LAUNCHED(rc, "exact_select", fail);
     }

@@ -19,15 +19,16 @@
  *      that rounds see the same values; or fp16 operands with fp32
  *      accumulation), from which a(x, q) approximates the distance (l2:
  *      |x|^2 + |q|^2 - 2 s, ip: -s, cosine: 1 - s);
- *   3. one block per query (exact_select, SELECT_BOUND) replaces its row
- *      by the upper bounds a + e and finds the k-th smallest, U, by radix
+ *   3. one block per query (exact_select, SELECT_BOUND) computes the
+ *      upper bounds a + e and finds the k-th smallest, U, by radix
  *      selection on their 32-bit ordered keys (a histogram of the next 8
  *      bits among the keys that share the prefix found so far picks the
  *      bucket holding the k-th key; four passes, the first fused with
- *      computing the bounds; where k is small against the base, one pass
- *      that keeps only the keys at most a sample's k-th and selects among
- *      them, kth_upper_sampled), gathers every vector whose lower bound
- *      a - e is at most T (exact_bound_threshold(U)) into shared memory,
+ *      computing the bounds, which replace the row; where k is small
+ *      against the base, one pass that keeps only the keys at most a
+ *      sample's k-th and selects among them, kth_upper_sampled), gathers
+ *      every vector whose lower bound (a + e) - 2e is at most T
+ *      (exact_bound_threshold(U)) into shared memory,
  *      computes their direct distances exactly as the CPU does (round-to-
  *      nearest intrinsics in the CPU's order, which the compiler may not
  *      contract: direct_distance), bitonic-sorts (distance, id) and keeps
@@ -367,15 +368,15 @@ __device__ __forceinline__ float upper_bound(int metric, float s, float4 xi, flo
 
 /*
  * SELECT_BOUND's selection: row[i] becomes the upper bound a + e of base
- * vector i (in place; with @p fromRow it already is), and the result is
- * the ordered key (d_key) of the k-th smallest of them, by radix selection
- * on the 32-bit keys in four passes of 8 bits, the first fused with
- * computing the bounds.  Fewer than k keys give 0xffffffff.  Whole block;
- * hist, *pPrefix and *pNeed are shared scratch.
+ * vector i (in place), and the result is the ordered key (d_key) of the
+ * k-th smallest of them, by radix selection on the 32-bit keys in four
+ * passes of 8 bits, the first fused with computing the bounds.  Fewer than
+ * k keys give 0xffffffff.  Whole block; hist, *pPrefix and *pNeed are
+ * shared scratch.
  */
 static __device__ uint32_t kth_upper(float *row, uint32_t nBase, uint32_t k, int metric, const exact_bound *bound,
-                                     float c, const float4 *aInfo, float4 qInfo, int fromRow, uint32_t *hist,
-                                     uint64_t *pPrefix, uint32_t *pNeed)
+                                     float c, const float4 *aInfo, float4 qInfo, uint32_t *hist, uint64_t *pPrefix,
+                                     uint32_t *pNeed)
 {
     uint32_t tid = threadIdx.x, lane = tid & 31;
     for (uint32_t b = tid; b < 256; b += SELECT_THREADS)
@@ -393,7 +394,7 @@ static __device__ uint32_t kth_upper(float *row, uint32_t nBase, uint32_t k, int
             int bin = -1;
             if (i < nBase) {
                 float v;
-                if (pass == 0 && !fromRow) {
+                if (pass == 0) {
                     v = upper_bound(metric, row[i], aInfo[i], qInfo, bound, c);
                     row[i] = v;
                 } else {
@@ -455,19 +456,21 @@ static __device__ uint32_t kth_of_keys(const uint32_t *a, uint32_t n, uint32_t k
  * registers and shared memory rather than in repeated global passes; here
  * by sampling).  The bounds of nSample base vectors spread over the row
  * give U0, the k-th smallest of the sample: at least the k-th smallest of
- * the row, since the sample is part of the row.  The pass then writes
- * every bound into the row, as kth_upper does, and keeps the keys <= U0 in
- * @p aKey (SAMPLE_KEYS of shared memory): they hold the row's k smallest,
- * so the k-th smallest of them is the answer, exactly kth_upper's.  When
- * more than SAMPLE_KEYS keys are <= U0 (a sample that fell far from the
- * query), kth_upper finishes from the row.  nSample (block-uniform, at
- * most SAMPLE_KEYS) is chosen by the caller so that about n k / nSample
- * keys, the expected number kept, fit well.  Whole block.
+ * the row, since the sample is part of the row.  The pass then computes
+ * every bound (leaving the row as it is: no write of the whole row) and
+ * keeps the keys <= U0 in @p aKey (SAMPLE_KEYS of shared memory): they
+ * hold the row's k smallest, so the k-th smallest of them is the answer,
+ * exactly kth_upper's.  When more than SAMPLE_KEYS keys are <= U0 (a
+ * sample that fell far from the query), kth_upper finishes, and then the
+ * row holds the bounds: *pRowIsUpper says which (block-uniform).  nSample
+ * (block-uniform, at most SAMPLE_KEYS) is chosen by the caller so that
+ * about n k / nSample keys, the expected number kept, fit well.  Whole
+ * block.
  */
 static __device__ uint32_t kth_upper_sampled(float *row, uint32_t nBase, uint32_t k, uint32_t nSample, int metric,
                                              const exact_bound *bound, float c, const float4 *aInfo, float4 qInfo,
                                              uint32_t *aKey, uint32_t *pnKey, uint32_t *hist, uint64_t *pPrefix,
-                                             uint32_t *pNeed)
+                                             uint32_t *pNeed, int *pRowIsUpper)
 {
     uint32_t tid = threadIdx.x;
     if (nSample > nBase)
@@ -481,9 +484,7 @@ static __device__ uint32_t kth_upper_sampled(float *row, uint32_t nBase, uint32_
     __syncthreads();
     uint32_t u0 = kth_of_keys(aKey, nSample, k, hist, pPrefix, pNeed); /* ends with a barrier */
     for (uint32_t i = tid; i < nBase; i += SELECT_THREADS) {
-        float v = upper_bound(metric, row[i], aInfo[i], qInfo, bound, c);
-        row[i] = v;
-        uint32_t key = d_key(v);
+        uint32_t key = d_key(upper_bound(metric, row[i], aInfo[i], qInfo, bound, c));
         if (key <= u0) {
             uint32_t pos = atomicAdd(pnKey, 1u);
             if (pos < SAMPLE_KEYS)
@@ -492,8 +493,9 @@ static __device__ uint32_t kth_upper_sampled(float *row, uint32_t nBase, uint32_
     }
     __syncthreads();
     uint32_t nKey = *pnKey;
+    *pRowIsUpper = nKey > SAMPLE_KEYS;
     if (nKey > SAMPLE_KEYS) /* uniform */
-        return kth_upper(row, nBase, k, metric, bound, c, aInfo, qInfo, 1, hist, pPrefix, pNeed);
+        return kth_upper(row, nBase, k, metric, bound, c, aInfo, qInfo, hist, pPrefix, pNeed);
     return kth_of_keys(aKey, nKey, k, hist, pPrefix, pNeed);
 }
 
@@ -584,9 +586,10 @@ exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, ex
         }
         __syncthreads();
     } else {
+        int rowIsUpper = 1; /* the row holds the upper bounds, else still the GEMM's products */
         uint32_t kthKey = nSample ? kth_upper_sampled(row, nBase, k, nSample, metric, &bound, c, aInfo, qInfo,
-                                                      (uint32_t *)aSel, &nSel, hist, &prefix, &need)
-                                  : kth_upper(row, nBase, k, metric, &bound, c, aInfo, qInfo, 0, hist, &prefix, &need);
+                                                      (uint32_t *)aSel, &nSel, hist, &prefix, &need, &rowIsUpper)
+                                  : kth_upper(row, nBase, k, metric, &bound, c, aInfo, qInfo, hist, &prefix, &need);
         if (tid == 0)
             nSel = 0;
         __syncthreads();
@@ -595,7 +598,8 @@ exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, ex
         for (uint32_t i = tid; i < nBase && finite; i += SELECT_THREADS) {
             float4 xi = aInfo[i];
             float e = exact_bound_pair(&bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
-            float lower = row[i] - 2.0f * e;
+            float upper = rowIsUpper ? row[i] : upper_bound(metric, row[i], xi, qInfo, &bound, c);
+            float lower = upper - 2.0f * e;
             if (lower <= T) {
                 uint32_t pos = atomicAdd(&nSel, 1u);
                 if (pos < EXACT_CUDA_MAX_K)

@@ -23,6 +23,8 @@
 #define MPI_SERVE_BUILT 1
 #else
 #define MPI_SERVE_BUILT 0
+#endif
+#ifndef GENIE_MPI_BIN_PATH /* no MPI: the names the code below mentions */
 #define GENIE_MPI_BIN_PATH ""
 #define GENIE_MPIRUN_PATH ""
 #endif

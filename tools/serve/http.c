@@ -37,6 +37,7 @@
  *   POST /v1/indexes/{name}/reload  reopen the file
  * Every error is a JSON object {"error": "..."} with a 4xx or 5xx status.
  */
+#include <assert.h>
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -419,6 +420,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ppConn, enu
     http_conn *h = *ppConn;
     if (!h)
         return;
+    assert(atomic_load(&h->wait) != WAIT_QUEUED); /* a suspended connection is never closed */
     serve_metrics_request(h->ep, h->answered ? h->status : 0, serve_now() - h->t0);
     /* a request given back by the batcher whose answer was not written (shutdown) */
     serve_request_free(h->pReq);

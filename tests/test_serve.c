@@ -132,6 +132,7 @@ TEST(serve_bad_command_lines)
                  {"-i a=%s --listen nowhere", "expected ADDR:PORT", 2},
                  {"-i a=%s --max-wait -1", "--max-wait", 2},
                  {"-i a=%s --max-idle x", "--max-idle", 2},
+                 {"-i a=%s --http-threads 1025", "--http-threads must be 0..1024", 2},
                  {"-i a=/nonexistent.genie", "nonexistent", 1},
                  {"--index-dir /nonexistent-dir", "cannot read --index-dir", 1}};
     for (size_t i = 0; i < sizeof aCase / sizeof *aCase; i++) {

@@ -447,12 +447,13 @@ int serve_http_start(serve_server *s, const char *zAddr, const char *zPort)
     unsigned flags = (nPool ? MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME : MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL) |
                      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
                      (pAi->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
-    /* MHD_OPTION_THREAD_POOL_SIZE last: with 0 (one thread per connection) it ends the list */
+    /* MHD_OPTION_THREAD_POOL_SIZE last, only for a pool of 2 or more (a pool of 1 is the polling
+     * thread alone, and libmicrohttpd warns about the option); else it ends the list */
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, pAi->ai_addr, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, s, MHD_OPTION_CONNECTION_LIMIT, s->maxConnections, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)120, MHD_OPTION_THREAD_STACK_SIZE, (size_t)1 << 20, MHD_OPTION_LISTEN_BACKLOG_SIZE,
-        (unsigned)4096, nPool ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, nPool, MHD_OPTION_END);
+        (unsigned)4096, nPool > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, nPool, MHD_OPTION_END);
     freeaddrinfo(pAi);
     if (!d) {
         fprintf(stderr, "genie serve: cannot listen on %s:%s (in use, or not an address of this machine?)\n",

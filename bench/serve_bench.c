@@ -371,6 +371,7 @@ static const char zUsage[] =
     "  -j N               CPU threads of the server and the baseline (default all)\n"
     "  --max-wait MS      the server's --max-wait (default its own, 2)\n"
     "  --max-idle MS      the server's --max-idle (default its own, 0)\n"
+    "  --http-threads N   the server's --http-threads (default its own, 0)\n"
     "  --label TEXT       first column of the rows (default the index name)\n";
 
 int main(int argc, char **argv)
@@ -380,11 +381,11 @@ int main(int argc, char **argv)
         {"text-queries", required_argument, 0, 't'}, {"synthetic", required_argument, 0, 's'},
         {"clients", required_argument, 0, 'c'},   {"requests", required_argument, 0, 'r'},
         {"queries", required_argument, 0, 'n'},   {"max-wait", required_argument, 0, 'w'},
-        {"max-idle", required_argument, 0, 'I'},
+        {"max-idle", required_argument, 0, 'I'},  {"http-threads", required_argument, 0, 'H'},
         {"label", required_argument, 0, 'L'},     {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *zGenie = NULL, *zIndex = NULL, *zText = NULL, *zClients = "1,16,256,1024", *zWait = NULL, *zIdle = NULL;
-    const char *zLabel = NULL, *zBackend = "auto", *zThreads = NULL;
+    const char *zLabel = NULL, *zBackend = "auto", *zThreads = NULL, *zHttpThreads = NULL;
     uint64_t nSynthetic = 0;
     const char *zRequests = "4096";
     size_t nQuery = 4096;
@@ -401,6 +402,7 @@ int main(int argc, char **argv)
         case 'n': nQuery = strtoull(optarg, NULL, 10); break;
         case 'w': zWait = optarg; break;
         case 'I': zIdle = optarg; break;
+        case 'H': zHttpThreads = optarg; break;
         case 'L': zLabel = optarg; break;
         case 'k': k = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'b': zBackend = optarg; break;
@@ -492,6 +494,10 @@ int main(int argc, char **argv)
     if (zThreads) {
         azArg[n++] = "-j";
         azArg[n++] = (char *)zThreads;
+    }
+    if (zHttpThreads) {
+        azArg[n++] = "--http-threads";
+        azArg[n++] = (char *)zHttpThreads;
     }
     azArg[n] = NULL;
     server s;

@@ -140,11 +140,17 @@ char g_zTestDir[1024];
     X(serve_endpoints_and_auth, 30)                         \
     X(serve_bad_command_lines, 30)                          \
     X(serve_64_concurrent_clients_get_their_own_answers, 60) \
+    X(serve_64_concurrent_clients_get_their_own_answers_pool, 60) \
     X(serve_overload_gives_503_and_the_rest_is_answered, 60) \
+    X(serve_overload_gives_503_and_the_rest_is_answered_pool, 60) \
+    X(serve_timeouts_give_504, 30)                          \
+    X(serve_timeouts_give_504_pool, 30)                     \
     X(serve_malformed_bodies_get_4xx, 60)                   \
     X(serve_limits_413_400_504, 30)                         \
     X(serve_reload_under_load, 60)                          \
-    X(serve_sigterm_drains_requests_in_flight, 30) \
+    X(serve_reload_under_load_pool, 60)                     \
+    X(serve_sigterm_drains_requests_in_flight, 30)          \
+    X(serve_sigterm_drains_requests_in_flight_pool, 30)     \
     X(arrays_builder_add_many_same_index, 30)     \
     X(arrays_queries_and_results_copy, 30)        \
     X(arrays_bad_input_named, 10)                 \

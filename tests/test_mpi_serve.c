@@ -45,12 +45,16 @@ static void mpi_child_env(void)
     }
 }
 
-/* `mpirun -np 3 genie-mpi serve -j 1 INDEX --listen 127.0.0.1:0 -q`; returns once it listens. */
+/*
+ * `mpirun -np 3 genie-mpi serve -j 1 INDEX --listen 127.0.0.1:0 -q`, with
+ * a pool of HTTP threads (the genie serve it is compared with has one
+ * thread per connection); returns once it listens.
+ */
 static void mpi_served_start(served *s, const char *zIndex)
 {
     const char *const azExec[] = {GENIE_MPIRUN_PATH, "--allow-run-as-root", "--oversubscribe", "--timeout", "120",
                                   "-np", "3", GENIE_MPI_BIN_PATH, "serve", "-j", "1", zIndex, "--listen",
-                                  "127.0.0.1:0", "-q", "--max-wait", "20", NULL};
+                                  "127.0.0.1:0", "-q", "--max-wait", "20", "--http-threads", "2", NULL};
     served_spawn(s, azExec, mpi_child_env, "genie-mpi serve");
 }
 

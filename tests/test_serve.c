@@ -1,8 +1,11 @@
 /*
  * genie serve, end to end (the harness: serve_harness.h): every endpoint,
- * auth, the command line, 64 concurrent clients, overload, reload under
- * load, SIGTERM.  Answers are known by construction: in the identity
- * index object i is the only one holding keyword i.
+ * auth, the command line, 64 concurrent clients, overload, timeouts,
+ * reload under load, SIGTERM.  Answers are known by construction: in the
+ * identity index object i is the only one holding keyword i.  The tests
+ * of concurrency and limits run in both HTTP modes: one thread per
+ * connection (--http-threads 0) and a pool of threads with suspended
+ * connections (the _pool tests, --http-threads 2).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -129,6 +132,7 @@ TEST(serve_bad_command_lines)
                  {"-i a=%s --listen nowhere", "expected ADDR:PORT", 2},
                  {"-i a=%s --max-wait -1", "--max-wait", 2},
                  {"-i a=%s --max-idle x", "--max-idle", 2},
+                 {"-i a=%s --http-threads 1025", "--http-threads must be 0..1024", 2},
                  {"-i a=/nonexistent.genie", "nonexistent", 1},
                  {"--index-dir /nonexistent-dir", "cannot read --index-dir", 1}};
     for (size_t i = 0; i < sizeof aCase / sizeof *aCase; i++) {
@@ -159,7 +163,7 @@ typedef struct client_job {
     char zWhy[512];
     /* load mode (reload / drain tests): count the answers of each kind */
     atomic_int *pStop;
-    atomic_uint n200, n503, nOther; /* read by the main thread while the client runs */
+    atomic_uint n200, n503, n504; /* read by the main thread while the client runs */
     unsigned shift[2];  /* the identity indexes' keyword shifts */
     atomic_uint nOld, nNew;
 } client_job;
@@ -198,11 +202,11 @@ static void *client_main(void *arg)
     return NULL;
 }
 
-TEST(serve_64_concurrent_clients_get_their_own_answers)
+static void run_64_concurrent_clients(const char *zHttpThreads)
 {
-    SERVER_REQUIRED();
     build_identity_index(test_path("id.genie"), 5000, 0);
-    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-wait", "5", "--max-idle", "5", NULL};
+    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-wait", "5", "--max-idle", "5",
+                           "--http-threads", zHttpThreads, NULL};
     served s;
     served_start(&s, azArg);
     free((char *)azArg[1]);
@@ -227,6 +231,18 @@ TEST(serve_64_concurrent_clients_get_their_own_answers)
     CHECK_EQ((uint64_t)metric_value(&s, "genie_batch_queries_sum "), (uint64_t)nQueries);
     CHECK(metric_value(&s, "genie_batch_queries_count ") < N_CLIENT * 12);
     served_stop(&s);
+}
+
+TEST(serve_64_concurrent_clients_get_their_own_answers)
+{
+    SERVER_REQUIRED();
+    run_64_concurrent_clients("0");
+}
+
+TEST(serve_64_concurrent_clients_get_their_own_answers_pool)
+{
+    SERVER_REQUIRED();
+    run_64_concurrent_clients("2");
 }
 
 /* ---------------------------------------------------------- overload */
@@ -290,12 +306,12 @@ static void join_load(client_job *aJob, pthread_t *aThread, unsigned n)
             test_fail_at(__FILE__, __LINE__, "%s", aJob[i].zWhy);
 }
 
-TEST(serve_overload_gives_503_and_the_rest_is_answered)
+static void run_overload(const char *zHttpThreads)
 {
-    SERVER_REQUIRED();
     build_identity_index(test_path("id.genie"), 1000, 0);
     /* A queue of 2 queries and batches that wait 100 ms: 16 clients overflow it. */
-    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-queue", "2", "--max-wait", "100", "--max-idle", "100", NULL};
+    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-queue", "2", "--max-wait", "100",
+                           "--max-idle", "100", "--http-threads", zHttpThreads, NULL};
     served s;
     served_start(&s, azArg);
     free((char *)azArg[1]);
@@ -326,14 +342,156 @@ TEST(serve_overload_gives_503_and_the_rest_is_answered)
     served_stop(&s);
 }
 
-/* ------------------------------------------------- reload and SIGTERM */
-
-TEST(serve_reload_under_load)
+TEST(serve_overload_gives_503_and_the_rest_is_answered)
 {
     SERVER_REQUIRED();
+    run_overload("0");
+}
+
+TEST(serve_overload_gives_503_and_the_rest_is_answered_pool)
+{
+    SERVER_REQUIRED();
+    run_overload("2");
+}
+
+/* ---------------------------------------------------------- timeouts */
+
+typedef struct slow_request {
+    uint16_t port;
+    int status;
+    char *zBody;
+} slow_request;
+
+static void *slow_main(void *arg)
+{
+    slow_request *p = arg;
+    http_client c;
+    http_client_init(&c, p->port);
+    http_answer a;
+    p->status = http_request(&c, "POST", "/v1/indexes/id/search", NULL, "{\"queries\":[[42]]}", 18, &a);
+    p->zBody = a.zBody;
+    a.zBody = NULL;
+    http_answer_free(&a);
+    http_client_close(&c);
+    return NULL;
+}
+
+/* Until *pStop: requests of 200 queries, answered in full or 504, nothing else. */
+static void *race_main(void *arg)
+{
+    client_job *job = arg;
+    http_client c;
+    http_client_init(&c, job->port);
+    for (unsigned r = 0; !*job->pStop && !job->failed; r++) {
+        strbuf body = {0}, want = {0};
+        sb_printf(&body, "{\"queries\":[");
+        sb_printf(&want, "{\"results\":[");
+        for (unsigned q = 0; q < 200; q++) {
+            unsigned kw = (job->id * 7919 + r * 200 + q) % job->nObject;
+            sb_printf(&body, "%s[%u]", q ? "," : "", kw);
+            sb_printf(&want, "%s", q ? "," : "");
+            identity_answer(&want, q + 1, kw);
+        }
+        sb_printf(&body, "]}");
+        sb_printf(&want, "]}");
+        http_answer a;
+        int st = http_request(&c, "POST", "/v1/indexes/id/search", NULL, body.z, body.n, &a);
+        if (st == 200 && strcmp(a.zBody, want.z) == 0)
+            job->n200++;
+        else if (st == 504 && strstr(a.zBody, "--timeout"))
+            job->n504++;
+        else {
+            job->failed = 1;
+            snprintf(job->zWhy, sizeof job->zWhy, "client %u request %u: status %d, body %.200s", job->id, r, st,
+                     a.zBody ? a.zBody : "");
+        }
+        http_answer_free(&a);
+        free(body.z);
+        free(want.z);
+    }
+    http_client_close(&c);
+    return NULL;
+}
+
+/*
+ * Batches wait 1 s, requests 0.1 s: four requests sent together get 504
+ * while still queued, and leave the queue (of 4 queries: the next four
+ * fit again).  Then, with a --timeout of 1 ms, clients under load get
+ * their answers or 504s, whichever comes first: requests time out while
+ * queued, while their batch runs and as it is answered.
+ */
+static void run_timeouts(const char *zHttpThreads)
+{
+    build_identity_index(test_path("id.genie"), 100, 0);
+    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-wait", "1000", "--max-idle", "1000",
+                           "--timeout", "0.1", "--max-queue", "4", "--http-threads", zHttpThreads, NULL};
+    served s;
+    served_start(&s, azArg);
+    free((char *)azArg[1]);
+    enum { N_SLOW = 4 };
+    slow_request aReq[N_SLOW];
+    pthread_t aThread[N_SLOW];
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N_SLOW; i++) {
+            aReq[i] = (slow_request){s.port, 0, NULL};
+            CHECK(pthread_create(&aThread[i], NULL, slow_main, &aReq[i]) == 0);
+        }
+        for (int i = 0; i < N_SLOW; i++) {
+            pthread_join(aThread[i], NULL);
+            if (aReq[i].status != 504 || !strstr(aReq[i].zBody, "--timeout"))
+                test_fail_at(__FILE__, __LINE__, "round %d request %d: %d %s", round, i, aReq[i].status,
+                             aReq[i].zBody ? aReq[i].zBody : "");
+            free(aReq[i].zBody);
+        }
+    }
+    CHECK_EQ((uint64_t)metric_value(&s, "genie_queue_queries{index=\"id\"} "), 0);
+    CHECK_EQ((uint64_t)metric_value(&s, "genie_requests_total{endpoint=\"search\",status=\"504\"} "), 2 * N_SLOW);
+    served_stop(&s);
+
+    build_identity_index(test_path("big.genie"), 20000, 0);
+    const char *azRace[] = {"-i", fmt("id=%s", test_path("big.genie")), "--max-wait", "1", "--timeout", "0.001",
+                            "--http-threads", zHttpThreads, NULL};
+    served_start(&s, azRace);
+    free((char *)azRace[1]);
+    enum { N_CLIENT = 8 };
+    client_job aJob[N_CLIENT];
+    pthread_t aLoad[N_CLIENT];
+    atomic_int stop = 0;
+    for (unsigned i = 0; i < N_CLIENT; i++) {
+        memset(&aJob[i], 0, sizeof aJob[i]);
+        aJob[i] = (client_job){.port = s.port, .id = i, .nObject = 20000, .pStop = &stop};
+        CHECK(pthread_create(&aLoad[i], NULL, race_main, &aJob[i]) == 0);
+    }
+    usleep(500000);
+    stop = 1;
+    join_load(aJob, aLoad, N_CLIENT);
+    unsigned n200 = 0, n504 = 0;
+    for (unsigned j = 0; j < N_CLIENT; j++)
+        n200 += aJob[j].n200, n504 += aJob[j].n504;
+    CHECK(n200 + n504 > 0);
+    served_stop(&s);
+}
+
+TEST(serve_timeouts_give_504)
+{
+    SERVER_REQUIRED();
+    run_timeouts("0");
+}
+
+TEST(serve_timeouts_give_504_pool)
+{
+    SERVER_REQUIRED();
+    run_timeouts("2");
+}
+
+/* ------------------------------------------------- reload and SIGTERM */
+
+static void run_reload_under_load(const char *zHttpThreads)
+{
     /* old: object i holds keyword i; new: object i holds keyword i + 1 */
     build_identity_index(test_path("id.genie"), 2000, 0);
-    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-wait", "1", NULL};
+    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-wait", "1", "--http-threads",
+                           zHttpThreads, NULL};
     served s;
     served_start(&s, azArg);
     free((char *)azArg[1]);
@@ -379,34 +537,26 @@ TEST(serve_reload_under_load)
     served_stop(&s);
 }
 
-typedef struct slow_request {
-    uint16_t port;
-    int status;
-    char *zBody;
-} slow_request;
-
-static void *slow_main(void *arg)
-{
-    slow_request *p = arg;
-    http_client c;
-    http_client_init(&c, p->port);
-    http_answer a;
-    p->status = http_request(&c, "POST", "/v1/indexes/id/search", NULL, "{\"queries\":[[42]]}", 18, &a);
-    p->zBody = a.zBody;
-    a.zBody = NULL;
-    http_answer_free(&a);
-    http_client_close(&c);
-    return NULL;
-}
-
-TEST(serve_sigterm_drains_requests_in_flight)
+TEST(serve_reload_under_load)
 {
     SERVER_REQUIRED();
+    run_reload_under_load("0");
+}
+
+TEST(serve_reload_under_load_pool)
+{
+    SERVER_REQUIRED();
+    run_reload_under_load("2");
+}
+
+static void run_sigterm_drain(const char *zHttpThreads)
+{
     build_identity_index(test_path("id.genie"), 100, 0);
     /* batches would wait 10 s, requests only 5 s: the request is still
      * queued when SIGTERM comes, and gets its answer (not a 504) only if
      * the signal makes the batch run at once */
-    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-wait", "10000", "--max-idle", "10000", "--timeout", "5", NULL};
+    const char *azArg[] = {"-i", fmt("id=%s", test_path("id.genie")), "--max-wait", "10000", "--max-idle", "10000",
+                           "--timeout", "5", "--http-threads", zHttpThreads, NULL};
     served s;
     served_start(&s, azArg);
     free((char *)azArg[1]);
@@ -430,4 +580,16 @@ TEST(serve_sigterm_drains_requests_in_flight)
         test_fail_at(__FILE__, __LINE__, "the request in flight got %d %s", req.status, req.zBody ? req.zBody : "");
     free(req.zBody);
     free(want.z);
+}
+
+TEST(serve_sigterm_drains_requests_in_flight)
+{
+    SERVER_REQUIRED();
+    run_sigterm_drain("0");
+}
+
+TEST(serve_sigterm_drains_requests_in_flight_pool)
+{
+    SERVER_REQUIRED();
+    run_sigterm_drain("2");
 }

@@ -25,6 +25,17 @@
  * (503), so memory never grows without bound.  A request whose wait runs
  * out (504) is unlinked when still queued, or left to the batcher to free
  * when it is running.
+ *
+ * The pool mode's requests (serve_batcher_submit_async) wait for nothing:
+ * each carries a callback, which the batcher calls once its batch is
+ * answered.  Their timeouts are kept by a second thread per index, the
+ * timer: the requests not yet answered are linked in the order they
+ * arrived, which is the order of their deadlines (every request has the
+ * same --timeout), so the timer sleeps until the first one's deadline,
+ * takes it off the queue (it frees it) or marks it abandoned when it is
+ * running (the batcher frees it), and calls its callback with 504.  Under
+ * the batcher's mutex a request is in that list until exactly one of the
+ * two threads takes it off, and that one calls the callback.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,9 +49,13 @@ struct serve_batcher {
     serve_index *pIndex;
     const serve_config *cfg;
     pthread_t thread;
+    pthread_t timer;          /* the pool mode's timeouts (hasTimer) */
+    int hasTimer;
     pthread_mutex_t mu;
     pthread_cond_t cond;      /* the batcher's: a request arrived, or stop */
+    pthread_cond_t timerCond; /* the timer's: a first request to watch, or stop */
     serve_request *pHead, *pTail;
+    serve_request *pWaitHead, *pWaitTail; /* submit_async's, not yet answered, oldest first */
     uint64_t nQueued;         /* queries in the queue */
     double tLast;             /* serve_now() of the newest arrival */
     uint64_t nLastBatch;      /* queries of the last batch run; 0 before the first */
@@ -127,6 +142,31 @@ static void unlink_request(serve_batcher *b, serve_request *r)
         b->pTail = pPrev;
     r->pNext = NULL;
     b->nQueued -= r->nQuery;
+}
+
+/* The pool mode's list of requests not yet answered (under mu). */
+static void wait_append(serve_batcher *b, serve_request *r)
+{
+    r->pWaitNext = NULL;
+    r->pWaitPrev = b->pWaitTail;
+    if (b->pWaitTail)
+        b->pWaitTail->pWaitNext = r;
+    else
+        b->pWaitHead = r;
+    b->pWaitTail = r;
+}
+
+static void wait_remove(serve_batcher *b, serve_request *r)
+{
+    if (r->pWaitPrev)
+        r->pWaitPrev->pWaitNext = r->pWaitNext;
+    else
+        b->pWaitHead = r->pWaitNext;
+    if (r->pWaitNext)
+        r->pWaitNext->pWaitPrev = r->pWaitPrev;
+    else
+        b->pWaitTail = r->pWaitPrev;
+    r->pWaitPrev = r->pWaitNext = NULL;
 }
 
 /* Queries that make a batch worth running now: --max-batch, or as many as the last batch held. */
@@ -369,17 +409,24 @@ static void run_batch(serve_batcher *b, serve_request *pBatch)
             serve_request_free(r);
         } else {
             r->state = SERVE_DONE;
+            if (r->xDone)
+                wait_remove(b, r); /* the timer no longer sees it: the callback is this thread's */
             *ppNotify = r;
             ppNotify = &r->pNext;
         }
         r = pNext;
     }
     pthread_mutex_unlock(&b->mu);
-    /* Wake each waiter on its own mutex.  Once done is set the waiter may
-     * free the request: read pNext first, touch nothing after the unlock. */
+    /* Wake each waiter on its own mutex, or call its callback.  Once done
+     * is set or the callback called, the request may be freed: read pNext
+     * first, touch nothing after. */
     while (pNotify) {
         r = pNotify;
         pNotify = r->pNext;
+        if (r->xDone) {
+            r->xDone(r->pDoneCtx, r, 0);
+            continue;
+        }
         pthread_mutex_lock(&r->mu);
         r->done = 1;
         pthread_cond_signal(&r->cond);
@@ -426,6 +473,51 @@ static void *batcher_main(void *arg)
     return NULL;
 }
 
+/*
+ * The pool mode's timeouts: sleep until the oldest unanswered request's
+ * deadline; when it has passed, take the request back (queued: unlink and
+ * free it; running: leave it to the batcher, abandoned) and say 504.  Ends
+ * on stop once the list is empty (the batcher, stopped first, has
+ * answered everything).
+ */
+static void *timer_main(void *arg)
+{
+    serve_batcher *b = arg;
+    pthread_mutex_lock(&b->mu);
+    for (;;) {
+        serve_request *r = b->pWaitHead;
+        if (!r) {
+            if (b->stop)
+                break;
+            pthread_cond_wait(&b->timerCond, &b->mu);
+            continue;
+        }
+        double tEnd = r->tQueued + b->cfg->timeout;
+        if (serve_now() < tEnd) {
+            struct timespec ts = deadline_at(tEnd);
+            pthread_cond_timedwait(&b->timerCond, &b->mu, &ts);
+            continue;
+        }
+        wait_remove(b, r);
+        int queued = r->state == SERVE_QUEUED;
+        if (queued) {
+            unlink_request(b, r);
+            pthread_cond_signal(&b->cond); /* the batcher may be waiting on it as the first */
+        } else {
+            r->state = SERVE_ABANDONED;
+        }
+        serve_done_fn xDone = r->xDone;
+        void *ctx = r->pDoneCtx;
+        pthread_mutex_unlock(&b->mu);
+        if (queued)
+            serve_request_free(r);
+        xDone(ctx, NULL, 504);
+        pthread_mutex_lock(&b->mu);
+    }
+    pthread_mutex_unlock(&b->mu);
+    return NULL;
+}
+
 genie_status serve_batcher_start(serve_index *p, const serve_config *cfg)
 {
     serve_batcher *b = calloc(1, sizeof *b);
@@ -440,14 +532,23 @@ genie_status serve_batcher_start(serve_index *p, const serve_config *cfg)
     }
     pthread_mutex_init(&b->mu, NULL);
     cond_init(&b->cond);
+    cond_init(&b->timerCond);
     if (pthread_create(&b->thread, NULL, batcher_main, b) != 0) {
         pthread_mutex_destroy(&b->mu);
         pthread_cond_destroy(&b->cond);
+        pthread_cond_destroy(&b->timerCond);
         genie_queries_free(b->pQueries);
         free(b);
         return GENIE_ENOMEM;
     }
     p->pBatcher = b;
+    if (cfg->httpThreads) {
+        if (pthread_create(&b->timer, NULL, timer_main, b) != 0) {
+            serve_batcher_stop(b);
+            return GENIE_ENOMEM;
+        }
+        b->hasTimer = 1;
+    }
     return GENIE_OK;
 }
 
@@ -460,8 +561,15 @@ void serve_batcher_stop(serve_batcher *b)
     pthread_cond_signal(&b->cond);
     pthread_mutex_unlock(&b->mu);
     pthread_join(b->thread, NULL);
+    if (b->hasTimer) {
+        pthread_mutex_lock(&b->mu);
+        pthread_cond_signal(&b->timerCond);
+        pthread_mutex_unlock(&b->mu);
+        pthread_join(b->timer, NULL);
+    }
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->cond);
+    pthread_cond_destroy(&b->timerCond);
     genie_queries_free(b->pQueries);
     b->pIndex->pBatcher = NULL;
     free(b);
@@ -486,13 +594,11 @@ void serve_batcher_flush(serve_batcher *b)
     pthread_mutex_unlock(&b->mu);
 }
 
-int serve_batcher_submit(serve_batcher *b, serve_request *r)
+/* Queue @p r (under mu). @return 0, or 503 when the queue is full. */
+static int enqueue(serve_batcher *b, serve_request *r)
 {
-    pthread_mutex_lock(&b->mu);
-    if (b->nQueued + r->nQuery > b->cfg->maxQueue && b->pHead) {
-        pthread_mutex_unlock(&b->mu);
+    if (b->nQueued + r->nQuery > b->cfg->maxQueue && b->pHead)
         return 503;
-    }
     r->state = SERVE_QUEUED;
     r->tQueued = serve_now();
     r->pNext = NULL;
@@ -508,6 +614,31 @@ int serve_batcher_submit(serve_batcher *b, serve_request *r)
      * waking there moves the idle deadline on to the newest arrival's. */
     if (b->pHead == r || b->nQueued >= batch_target(b))
         pthread_cond_signal(&b->cond);
+    return 0;
+}
+
+int serve_batcher_submit_async(serve_batcher *b, serve_request *r, serve_done_fn xDone, void *ctx)
+{
+    r->xDone = xDone;
+    r->pDoneCtx = ctx;
+    pthread_mutex_lock(&b->mu);
+    int st = enqueue(b, r);
+    if (st == 0) {
+        wait_append(b, r);
+        if (b->pWaitHead == r) /* else the timer sleeps until an older deadline */
+            pthread_cond_signal(&b->timerCond);
+    }
+    pthread_mutex_unlock(&b->mu);
+    return st;
+}
+
+int serve_batcher_submit(serve_batcher *b, serve_request *r)
+{
+    pthread_mutex_lock(&b->mu);
+    if (enqueue(b, r)) {
+        pthread_mutex_unlock(&b->mu);
+        return 503;
+    }
     pthread_mutex_unlock(&b->mu);
 
     struct timespec ts = deadline_at(r->tQueued + b->cfg->timeout);

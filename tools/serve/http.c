@@ -1,9 +1,31 @@
 /*
- * The HTTP side of genie serve, on libmicrohttpd: one thread per
- * connection (keep-alive connections stay with their thread), routing,
- * Bearer auth, the body limit, and the answers.  A connection thread
- * parses a search body, queues it with the index's batcher and waits; it
- * never calls the engine (serve.h).
+ * The HTTP side of genie serve, on libmicrohttpd: its threads, routing,
+ * Bearer auth, the body limit, and the answers.  The HTTP threads parse
+ * search bodies and queue them with the index's batcher; they never call
+ * the engine (serve.h).  Two ways to wait for the answer (--http-threads):
+ *
+ *   0   one thread per connection (keep-alive connections stay with their
+ *       thread): the thread waits in serve_batcher_submit;
+ *   N   a pool of N threads polling every connection (epoll on Linux): the
+ *       thread suspends the connection (MHD_suspend_connection) and queues
+ *       the request with serve_batcher_submit_async; the batcher's callback
+ *       (on_answered) leaves the outcome in the connection's http_conn and
+ *       resumes it; libmicrohttpd calls the handler again, which writes the
+ *       answer.  No thread waits, and a batch's answers wake no thread per
+ *       request.
+ *
+ * The pool mode's request lifetime.  The handler suspends the connection
+ * before it queues the request (the callback may come at once, and resuming
+ * a connection that is not suspended is undefined).  From the submit on,
+ * the request is the batcher's; its callback gives it back (status 0: the
+ * answer) or not (504: the batcher freed it or will), and sets wait to
+ * WAIT_DONE before its last act, MHD_resume_connection; after that it
+ * touches neither the request nor the http_conn.  The handler's next call
+ * writes the answer and frees the request; should the connection end
+ * before that (shutdown), on_completed frees it.  A suspended connection
+ * is never closed by libmicrohttpd (no timeout, no reads), and
+ * serve_http_stop waits for every suspended connection to be resumed
+ * (nSuspended) before MHD_stop_daemon, which must see none.
  *
  * Endpoints (docs/SERVER.md):
  *   GET  /healthz                   200 while the process is up (no auth)
@@ -15,17 +37,26 @@
  *   POST /v1/indexes/{name}/reload  reopen the file
  * Every error is a JSON object {"error": "..."} with a 4xx or 5xx status.
  */
+#include <assert.h>
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
 
 #include "serve.h"
+
+/* The pool mode's search request, seen from its connection. */
+enum {
+    WAIT_NONE = 0, /* not submitted */
+    WAIT_QUEUED,   /* suspended; the request is the batcher's */
+    WAIT_DONE      /* the callback came: waitStatus, and pReq when answered */
+};
 
 /* What one request has gathered between libmicrohttpd's calls. */
 typedef struct http_conn {
@@ -36,6 +67,12 @@ typedef struct http_conn {
     int answered;
     unsigned status;
     double t0;
+    /* the pool mode's: */
+    serve_server *s;
+    struct MHD_Connection *c;
+    atomic_int wait;       /* WAIT_* */
+    int waitStatus;        /* 0 answered, 503 queue full, 504 timed out */
+    serve_request *pReq;   /* the request while it is the connection's */
 } http_conn;
 
 static enum MHD_Result respond(struct MHD_Connection *c, http_conn *h, unsigned status, json_buf *b,
@@ -166,8 +203,74 @@ static int authorized(serve_server *s, struct MHD_Connection *c)
 
 /* ----------------------------------------------------------- endpoints */
 
+/*
+ * The answer to a submitted search: @p st 0 (@p r answered), 503 (queue
+ * full) or 504 (timed out, @p r NULL).  Frees @p r.
+ */
+static enum MHD_Result respond_search(serve_server *s, struct MHD_Connection *c, http_conn *h, serve_request *r,
+                                      int st)
+{
+    enum MHD_Result ok;
+    if (st == 503)
+        ok = respond_error_hdr(c, h, 503, MHD_HTTP_HEADER_RETRY_AFTER, "1",
+                               "index %s: the queue is full (--max-queue %llu queries); retry later",
+                               h->pIndex->zName, (unsigned long long)s->cfg->maxQueue);
+    else if (st == 504)
+        ok = respond_error(c, h, 504, "no answer within %g s (--timeout)", s->cfg->timeout);
+    else if (r->rc != GENIE_OK) {
+        unsigned status = r->rc == GENIE_EINVAL || r->rc == GENIE_ERANGE ? 400 : 500;
+        ok = respond_error(c, h, status, "%s", r->zError ? r->zError : genie_strerror(r->rc));
+    } else {
+        json_buf b;
+        json_buf_init(&b);
+        serve_request_answer(r, &b);
+        ok = respond_json(c, h, 200, &b);
+    }
+    serve_request_free(r);
+    return ok;
+}
+
+/*
+ * The pool mode's callback, from a batcher thread: leave the outcome and
+ * resume the connection; after the resume, h may be gone.
+ */
+static void on_answered(void *ctx, serve_request *r, int status)
+{
+    http_conn *h = ctx;
+    serve_server *s = h->s;
+    struct MHD_Connection *c = h->c;
+    h->pReq = r;
+    h->waitStatus = status;
+    atomic_store(&h->wait, WAIT_DONE);
+    MHD_resume_connection(c);
+    atomic_fetch_sub(&s->nSuspended, 1);
+}
+
+/* The pool mode: suspend, then queue; the answer comes with the handler's next call. */
+static enum MHD_Result submit_async(serve_server *s, struct MHD_Connection *c, http_conn *h, serve_request *r)
+{
+    h->s = s;
+    h->c = c;
+    atomic_store(&h->wait, WAIT_QUEUED);
+    atomic_fetch_add(&s->nSuspended, 1);
+    MHD_suspend_connection(c);
+    if (serve_batcher_submit_async(h->pIndex->pBatcher, r, on_answered, h) == 503) {
+        h->pReq = r;
+        h->waitStatus = 503;
+        atomic_store(&h->wait, WAIT_DONE);
+        MHD_resume_connection(c);
+        atomic_fetch_sub(&s->nSuspended, 1);
+    }
+    return MHD_YES;
+}
+
 static enum MHD_Result do_search(serve_server *s, struct MHD_Connection *c, http_conn *h)
 {
+    if (atomic_load(&h->wait) == WAIT_DONE) { /* the pool mode's second call */
+        serve_request *r = h->pReq;
+        h->pReq = NULL;
+        return respond_search(s, c, h, r, h->waitStatus);
+    }
     serve_request *r = serve_request_new(h->pIndex);
     if (!r)
         return respond_error(c, h, 500, "out of memory");
@@ -180,31 +283,19 @@ static enum MHD_Result do_search(serve_server *s, struct MHD_Connection *c, http
         serve_request_free(r);
         return ok;
     }
-    json_buf b;
-    json_buf_init(&b);
     if (r->nQuery == 0) {
+        json_buf b;
+        json_buf_init(&b);
         json_buf_puts(&b, "{\"results\":[]}");
         serve_request_free(r);
         return respond_json(c, h, 200, &b);
     }
+    if (s->cfg->httpThreads)
+        return submit_async(s, c, h, r);
     st = serve_batcher_submit(h->pIndex->pBatcher, r);
-    if (st == 503) {
-        serve_request_free(r);
-        return respond_error_hdr(c, h, 503, MHD_HTTP_HEADER_RETRY_AFTER, "1",
-                                 "index %s: the queue is full (--max-queue %llu queries); retry later",
-                                 h->pIndex->zName, (unsigned long long)s->cfg->maxQueue);
-    }
     if (st == 504) /* the request is the batcher's now */
-        return respond_error(c, h, 504, "no answer within %g s (--timeout)", s->cfg->timeout);
-    if (r->rc != GENIE_OK) {
-        unsigned status = r->rc == GENIE_EINVAL || r->rc == GENIE_ERANGE ? 400 : 500;
-        ok = respond_error(c, h, status, "%s", r->zError ? r->zError : genie_strerror(r->rc));
-    } else {
-        serve_request_answer(r, &b);
-        ok = respond_json(c, h, 200, &b);
-    }
-    serve_request_free(r);
-    return ok;
+        r = NULL;
+    return respond_search(s, c, h, r, st);
 }
 
 static enum MHD_Result do_get(serve_server *s, struct MHD_Connection *c, http_conn *h)
@@ -329,7 +420,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ppConn, enu
     http_conn *h = *ppConn;
     if (!h)
         return;
+    assert(atomic_load(&h->wait) != WAIT_QUEUED); /* a suspended connection is never closed */
     serve_metrics_request(h->ep, h->answered ? h->status : 0, serve_now() - h->t0);
+    /* a request given back by the batcher whose answer was not written (shutdown) */
+    serve_request_free(h->pReq);
     json_buf_free(&h->body);
     free(h);
     *ppConn = NULL;
@@ -348,14 +442,18 @@ int serve_http_start(serve_server *s, const char *zAddr, const char *zPort)
         fprintf(stderr, "genie serve: --listen %s:%s: %s\n", zAddr, zPort, gai_strerror(e));
         return -1;
     }
-    /* poll(), not select(): select() cannot watch descriptors past FD_SETSIZE (1024) */
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG | (pAi->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+    /* poll() or epoll, not select(): select() cannot watch descriptors past FD_SETSIZE (1024) */
+    unsigned nPool = s->cfg->httpThreads;
+    unsigned flags = (nPool ? MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME : MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL) |
+                     MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
+                     (pAi->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+    /* MHD_OPTION_THREAD_POOL_SIZE last, only for a pool of 2 or more (a pool of 1 is the polling
+     * thread alone, and libmicrohttpd warns about the option); else it ends the list */
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, pAi->ai_addr, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, s, MHD_OPTION_CONNECTION_LIMIT, s->maxConnections, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)120, MHD_OPTION_THREAD_STACK_SIZE, (size_t)1 << 20, MHD_OPTION_LISTEN_BACKLOG_SIZE,
-        (unsigned)4096, MHD_OPTION_END);
+        (unsigned)4096, nPool > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, nPool, MHD_OPTION_END);
     freeaddrinfo(pAi);
     if (!d) {
         fprintf(stderr, "genie serve: cannot listen on %s:%s (in use, or not an address of this machine?)\n",
@@ -377,6 +475,11 @@ void serve_http_quiesce(serve_server *s)
 
 void serve_http_stop(serve_server *s)
 {
+    /* MHD_stop_daemon must find no suspended connection; the batchers'
+     * timers resume every one within --timeout */
+    struct timespec ts = {0, 1000 * 1000};
+    while (atomic_load(&s->nSuspended) > 0)
+        nanosleep(&ts, NULL);
     MHD_stop_daemon(s->pDaemon);
     s->pDaemon = NULL;
 }

@@ -50,6 +50,10 @@ static const char zHelp[] =
     "      --timeout SECONDS    a search not answered by then gets 504\n"
     "                           (default 30)\n"
     "      --max-connections N  open connections at most (default 4096)\n"
+    "      --http-threads N     0: one HTTP thread per connection, which waits\n"
+    "                           for each answer (default); N: a pool of N HTTP\n"
+    "                           threads that never wait (connections are\n"
+    "                           suspended until their answer comes)\n"
     "  -b, --backend NAME       engine backend: auto (default), cpu, cpu-idx,\n"
     "                           cuda, cuda-spq, cuda-cpq-paper\n"
     "  -j, --threads N          CPU threads per search (default: all cores)\n"
@@ -65,7 +69,7 @@ static const char zHelp[] =
 
 enum {
     OPT_TOKEN = 0x200, OPT_MAX_BATCH, OPT_MAX_WAIT, OPT_MAX_IDLE, OPT_MAX_QUEUE, OPT_MAX_BODY, OPT_MAX_QUERIES, OPT_MAX_K,
-    OPT_TIMEOUT, OPT_MAX_CONN
+    OPT_TIMEOUT, OPT_MAX_CONN, OPT_HTTP_THREADS
 };
 
 typedef struct serve_args {
@@ -97,6 +101,7 @@ static int parse_args(int argc, char **argv, serve_args *a)
         {"max-queue", required_argument, 0, OPT_MAX_QUEUE}, {"max-body", required_argument, 0, OPT_MAX_BODY},
         {"max-queries", required_argument, 0, OPT_MAX_QUERIES}, {"max-k", required_argument, 0, OPT_MAX_K},
         {"timeout", required_argument, 0, OPT_TIMEOUT}, {"max-connections", required_argument, 0, OPT_MAX_CONN},
+        {"http-threads", required_argument, 0, OPT_HTTP_THREADS},
         {"backend", required_argument, 0, 'b'},        {"threads", required_argument, 0, 'j'},
         {"gpu-memory", required_argument, 0, CLI_OPT_SEARCH_GPU_MEMORY}, {"gpus", required_argument, 0, CLI_OPT_GPUS},
         {"gpu-mode", required_argument, 0, CLI_OPT_GPU_MODE},          {"quiet", no_argument, 0, 'q'},
@@ -167,6 +172,11 @@ static int parse_args(int argc, char **argv, serve_args *a)
             if (!cli_parse_u64(optarg, 1, 1u << 20, &v))
                 return cli_usage_error("serve", "--max-connections must be 1..1048576, not '%s'", optarg);
             a->maxConnections = (unsigned)v;
+            break;
+        case OPT_HTTP_THREADS:
+            if (!cli_parse_u64(optarg, 0, 1024, &v))
+                return cli_usage_error("serve", "--http-threads must be 0..1024, not '%s'", optarg);
+            cfg->httpThreads = (unsigned)v;
             break;
         case 'q': cfg->quiet = 1; break;
         case 'h': fputs(zHelp, stdout); exit(CLI_EXIT_OK);

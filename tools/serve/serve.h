@@ -5,13 +5,16 @@
  * The parts and who calls whom:
  *   serve.c       options, startup, signals, draining, shutdown;
  *   http.c        libmicrohttpd: routing, auth, limits, the answers; its
- *                 connection threads parse requests and wait, they never
- *                 call the engine;
+ *                 threads parse requests and never call the engine: one
+ *                 thread per connection waits for each answer
+ *                 (--http-threads 0), or a pool of threads suspends the
+ *                 connection until the answer comes;
  *   json_query.c  a search body -> a serve_request (queries + options) in
  *                 the form of the index's type;
  *   batcher.c     one thread per index: collects the requests with the same
  *                 options, runs one search for all their queries, hands
- *                 each its slice;
+ *                 each its slice; in the pool mode a second thread per
+ *                 index answers 504 to the requests whose time ran out;
  *   indexes.c     the named indexes: the open file behind a name, swapped
  *                 atomically on reload, reference-counted so that requests
  *                 in flight finish on the file they started with;
@@ -53,6 +56,7 @@ typedef struct serve_config {
     uint32_t maxQueries;      /* queries per request (--max-queries) */
     uint32_t maxK;            /* k per request (--max-k) */
     double timeout;           /* seconds a search request may wait, then 504 (--timeout) */
+    unsigned httpThreads;     /* --http-threads: 0 one thread per connection, else a pool of that many */
     genie_backend backend;    /* engine options of every search */
     unsigned threads;
     uint64_t gpuMemory;
@@ -135,6 +139,18 @@ typedef enum serve_state {
     SERVE_ABANDONED /* timed out while running: the batcher frees it */
 } serve_state;
 
+struct serve_request;
+
+/**
+ * The pool mode's word that a request submitted by
+ * serve_batcher_submit_async() is over, called exactly once per request,
+ * from the batcher's threads, without their lock.  @p status 0: @p r is
+ * answered (r->rc says how it went) and belongs to the callee again;
+ * 504: its time ran out, @p r is NULL (the batcher freed the request or
+ * frees it when its batch ends).
+ */
+typedef void (*serve_done_fn)(void *ctx, struct serve_request *r, int status);
+
 /*
  * The answers of one batch, shared by its requests: each holds a reference
  * and writes its own slice (in its HTTP thread, so the batcher goes on to
@@ -190,6 +206,12 @@ typedef struct serve_request {
     pthread_mutex_t mu;
     pthread_cond_t cond;
     int done;
+    /* serve_batcher_submit_async's instead: the callback, and the list of
+     * the requests not yet answered in the order of their deadlines
+     * (under the batcher's mutex) */
+    serve_done_fn xDone;
+    void *pDoneCtx;
+    struct serve_request *pWaitPrev, *pWaitNext;
 } serve_request;
 
 /** A new request on @p p's current file (batcher.c). @return NULL when out of memory. */
@@ -241,7 +263,10 @@ typedef struct serve_hooks {
  */
 int serve_main(int argc, char **argv, const serve_hooks *h);
 
-/** Start @p p's batcher thread. @return GENIE_OK, GENIE_ENOMEM. */
+/**
+ * Start @p p's batcher thread, and with cfg->httpThreads its timeout
+ * thread (serve_batcher_submit_async). @return GENIE_OK, GENIE_ENOMEM.
+ */
 genie_status serve_batcher_start(serve_index *p, const serve_config *cfg);
 /** Shutting down: run what is queued now and every later batch without waiting for more. */
 void serve_batcher_flush(serve_batcher *b);
@@ -254,6 +279,15 @@ void serve_batcher_stop(serve_batcher *b);
  *         batcher, the caller must not touch or free it).
  */
 int serve_batcher_submit(serve_batcher *b, serve_request *r);
+/**
+ * Queue @p r without waiting (the pool mode; the batcher must have been
+ * started with cfg->httpThreads): @p xDone(@p ctx, ...) comes once r is
+ * answered or cfg->timeout seconds have passed, whichever is first, from
+ * one of the batcher's threads, possibly before this returns.
+ * @return 0 (r is the batcher's until xDone), or 503 (queue full: r is
+ *         untouched and still the caller's; xDone never comes).
+ */
+int serve_batcher_submit_async(serve_batcher *b, serve_request *r, serve_done_fn xDone, void *ctx);
 /** Queries waiting in @p b's queue now. */
 uint64_t serve_batcher_depth(serve_batcher *b);
 
@@ -266,6 +300,7 @@ typedef struct serve_server {
     size_t nIndex;
     atomic_int draining;   /* set on SIGTERM/SIGINT: new requests get 503 */
     atomic_long nInFlight; /* requests between arrival and their answer's end */
+    atomic_long nSuspended; /* pool mode: connections suspended and not yet resumed */
     void *pDaemon;         /* struct MHD_Daemon * */
     unsigned maxConnections;
     uint16_t port;         /* the port bound (the one asked, or the kernel's pick for 0) */

@@ -416,7 +416,7 @@ static const char zUsage[] =
     "  -j N               CPU threads of the server and the baseline (default all)\n"
     "  --max-wait MS      the server's --max-wait (default its own, 2)\n"
     "  --max-idle MS      the server's --max-idle (default its own, 0)\n"
-    "  --http-threads N   the server's --http-threads (default its own, 0)\n"
+    "  --http-threads N   the server's --http-threads (default its own: one per core)\n"
     "  --label TEXT       first column of the rows (default the index name)\n";
 
 int main(int argc, char **argv)

@@ -384,9 +384,10 @@ int cmd_serve(int argc, char **argv)
 
 /*
  * --http-threads by default: a pool of one thread per core.  On the H200
- * machine (16 cores) it gave 24-33% more queries/s at 256 clients than a
- * thread per connection, with the same one-client latency
- * (docs/BENCHMARKS.md, "genie serve on the H200: a pool of HTTP threads").
+ * machine (16 cores) it gave 24% and 33% more queries/s at 256 clients
+ * than a thread per connection in one run (22% and -2% in another), with
+ * the same one-client latency and a lower p99 (docs/BENCHMARKS.md,
+ * "genie serve on the H200: a pool of HTTP threads").
  */
 static unsigned default_http_threads(void)
 {

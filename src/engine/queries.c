@@ -48,7 +48,8 @@ void genie_queries_clear(genie_queries *q)
     q->nQuery = 0;
 }
 
-static genie_status reserve(genie_queries *q, size_t nItems)
+/* Room for @p nItems more items in @p nQueries more queries. */
+static genie_status reserve(genie_queries *q, size_t nItems, size_t nQueries)
 {
     if (q->nItem + nItems > q->nItemCap) {
         size_t c = q->nItemCap ? q->nItemCap : 256;
@@ -60,8 +61,10 @@ static genie_status reserve(genie_queries *q, size_t nItems)
         q->aItem = p;
         q->nItemCap = c;
     }
-    if (q->nQuery + 1 > q->nQueryCap) {
+    if (q->nQuery + nQueries > q->nQueryCap) {
         size_t c = q->nQueryCap ? q->nQueryCap * 2 : 64;
+        while (c < q->nQuery + nQueries)
+            c *= 2;
         size_t *pEnd = realloc(q->aItemEnd, c * sizeof *pEnd);
         if (!pEnd)
             return util_error(GENIE_ENOMEM, "out of memory for queries");
@@ -78,23 +81,23 @@ static genie_status reserve(genie_queries *q, size_t nItems)
 /* The item rules of genie_queries_add(); @p queryNo > 0 is named in the message. */
 static genie_status check_items(const genie_item *items, size_t n_items, size_t queryNo)
 {
-    char zQuery[48] = "";
-    if (queryNo)
-        snprintf(zQuery, sizeof zQuery, "query %zu, ", queryNo);
     for (size_t i = 0; i < n_items; i++) {
+        if (items[i].lo <= items[i].hi && items[i].weight >= 1 && items[i].weight <= 255)
+            continue;
+        char zQuery[48] = "";
+        if (queryNo)
+            snprintf(zQuery, sizeof zQuery, "query %zu, ", queryNo);
         if (items[i].lo > items[i].hi)
             return util_error(GENIE_EINVAL, "%sitem %zu: range %u-%u has lo > hi", zQuery, i + 1, items[i].lo,
                               items[i].hi);
-        if (items[i].weight < 1 || items[i].weight > 255)
-            return util_error(GENIE_EINVAL, "%sitem %zu: weight %u is outside 1..255", zQuery, i + 1,
-                              items[i].weight);
+        return util_error(GENIE_EINVAL, "%sitem %zu: weight %u is outside 1..255", zQuery, i + 1, items[i].weight);
     }
     return GENIE_OK;
 }
 
 static genie_status append(genie_queries *q, const genie_item *items, size_t n_items, uint32_t min_count)
 {
-    GENIE_TRY(reserve(q, n_items));
+    GENIE_TRY(reserve(q, n_items, 1));
     if (n_items)
         memcpy(q->aItem + q->nItem, items, n_items * sizeof *items);
     q->nItem += n_items;
@@ -121,15 +124,10 @@ genie_status genie_queries_add_many(genie_queries *q, const genie_item *items, c
                               (unsigned long long)offsets[i + 1], (unsigned long long)offsets[i]);
         GENIE_TRY(check_items(items + offsets[i], (size_t)(offsets[i + 1] - offsets[i]), i + 1));
     }
-    size_t nQuery0 = q->nQuery, nItem0 = q->nItem;
-    for (size_t i = 0; i < n_queries; i++) {
-        genie_status rc = append(q, items + offsets[i], (size_t)(offsets[i + 1] - offsets[i]), min_count);
-        if (rc != GENIE_OK) {
-            q->nQuery = nQuery0;
-            q->nItem = nItem0;
-            return rc;
-        }
-    }
+    /* Room for all first, so that nothing is added when memory runs out. */
+    GENIE_TRY(reserve(q, n_queries ? (size_t)(offsets[n_queries] - offsets[0]) : 0, n_queries));
+    for (size_t i = 0; i < n_queries; i++)
+        GENIE_TRY(append(q, items + offsets[i], (size_t)(offsets[i + 1] - offsets[i]), min_count));
     return GENIE_OK;
 }
 

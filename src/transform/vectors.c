@@ -194,13 +194,81 @@ static genie_status query_keywords(const engine_backend *be, const vlsh *h, cons
     return GENIE_OK;
 }
 
+/* Queries whose items a thread writes at a time, and queries added to the batch at a time. */
+#define ITEMS_GRAB 256u
+#define ITEMS_CHUNK 65536u
+
+typedef struct items_job {
+    const vlsh *h;
+    const uint32_t *aKw; /* the chunk's keywords, m per query */
+    uint32_t radius;
+    size_t n;            /* queries in the chunk */
+    genie_item *aItem;   /* m per query */
+    atomic_size_t next;
+} items_job;
+
+/* Each query's items: per function, the buckets within the radius of its keyword's. */
+static void items_worker(void *ctx, unsigned t)
+{
+    (void)t;
+    items_job *j = ctx;
+    uint32_t m = j->h->p.m, D = j->h->D, r = j->radius;
+    for (;;) {
+        size_t i0 = atomic_fetch_add(&j->next, ITEMS_GRAB);
+        if (i0 >= j->n)
+            return;
+        size_t i1 = j->n - i0 < ITEMS_GRAB ? j->n : i0 + ITEMS_GRAB;
+        for (size_t i = i0; i < i1; i++) {
+            genie_item *aItem = j->aItem + i * m;
+            for (uint32_t f = 0; f < m; f++) {
+                uint32_t b = j->aKw[i * m + f] - f * D;
+                uint32_t lo = b > r ? b - r : 0, hi = D - 1 - b > r ? b + r : D - 1;
+                aItem[f] = (genie_item){f * D + lo, f * D + hi, 1};
+            }
+        }
+    }
+}
+
+/*
+ * The queries of the keywords @p aKw (m per vector, @p n vectors) with
+ * @p radius into @p q: items written on up to @p nThread threads, a chunk
+ * of ITEMS_CHUNK queries at a time, each chunk added in one call.
+ */
+static genie_status keyword_queries(const vlsh *h, const uint32_t *aKw, size_t n, uint32_t radius, unsigned nThread,
+                                    genie_queries *q)
+{
+    uint32_t m = h->p.m;
+    size_t nChunk = n < ITEMS_CHUNK ? n : ITEMS_CHUNK;
+    genie_item *aItem = malloc((nChunk ? nChunk : 1) * m * sizeof *aItem);
+    uint64_t *aOff = malloc((nChunk + 1) * sizeof *aOff);
+    genie_status rc = GENIE_OK;
+    if (!aItem || !aOff) {
+        rc = util_error(GENIE_ENOMEM, "out of memory for the items of %zu queries", nChunk);
+        goto done;
+    }
+    for (size_t i = 0; i <= nChunk; i++)
+        aOff[i] = (uint64_t)i * m;
+    for (size_t c0 = 0; c0 < n; c0 += nChunk) {
+        size_t nc = n - c0 < nChunk ? n - c0 : nChunk;
+        items_job j = {.h = h, .aKw = aKw + c0 * m, .radius = radius, .n = nc, .aItem = aItem};
+        atomic_init(&j.next, 0);
+        size_t nGrab = (nc + ITEMS_GRAB - 1) / ITEMS_GRAB;
+        unsigned nt = nThread ? nThread : util_ncores();
+        util_parallel_run(nt < nGrab ? nt : (unsigned)nGrab, items_worker, &j);
+        GENIE_TRY_GOTO(rc, genie_queries_add_many(q, aItem, aOff, nc, 1), done);
+    }
+done:
+    free(aItem);
+    free(aOff);
+    return rc;
+}
+
 genie_status vec_candidates(const genie_index *idx, uint32_t first_part, uint32_t n_parts, const vlsh *h,
                             const genie_vectors *queries, uint32_t radius, const genie_search_options *opt, uint32_t K,
                             genie_results **pRes, genie_search_stats *pSt, double *pHashSeconds)
 {
     *pRes = NULL;
-    uint32_t m = h->p.m, *aKw = NULL;
-    genie_item *aItem = NULL;
+    uint32_t *aKw = NULL;
     genie_queries *q = NULL;
     genie_status rc;
     /* Picked first: loading the GPU module (a CUDA context) is not hashing; the search needs it anyway. */
@@ -211,21 +279,8 @@ genie_status vec_candidates(const genie_index *idx, uint32_t first_part, uint32_
     }
     double t0 = util_now();
     GENIE_TRY_GOTO(rc, query_keywords(be, h, queries, opt, &aKw), done);
-    if (!(aItem = malloc((size_t)m * sizeof *aItem))) {
-        rc = util_error(GENIE_ENOMEM, "out of memory");
-        goto done;
-    }
     GENIE_TRY_GOTO(rc, genie_queries_new(&q), done);
-    for (uint64_t i = 0; i < queries->n; i++) {
-        for (uint32_t f = 0; f < m; f++) {
-            uint32_t b = aKw[i * m + f] - f * h->D, r = radius;
-            uint32_t lo = b > r ? b - r : 0, hi = h->D - 1 - b > r ? b + r : h->D - 1;
-            aItem[f].lo = f * h->D + lo;
-            aItem[f].hi = f * h->D + hi;
-            aItem[f].weight = 1;
-        }
-        GENIE_TRY_GOTO(rc, genie_queries_add(q, aItem, m, 1), done);
-    }
+    GENIE_TRY_GOTO(rc, keyword_queries(h, aKw, queries->n, radius, opt->threads, q), done);
     genie_search_options o = *opt;
     o.k = K;
     *pHashSeconds = util_now() - t0;
@@ -233,7 +288,6 @@ genie_status vec_candidates(const genie_index *idx, uint32_t first_part, uint32_
 done:
     genie_queries_free(q);
     free(aKw);
-    free(aItem);
     return rc;
 }
 

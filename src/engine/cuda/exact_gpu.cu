@@ -367,58 +367,14 @@ __device__ __forceinline__ float upper_bound(int metric, float s, float4 xi, flo
 }
 
 /*
- * SELECT_BOUND's selection: row[i] becomes the upper bound a + e of base
- * vector i (in place), and the result is the ordered key (d_key) of the
- * k-th smallest of them, by radix selection on the 32-bit keys in four
- * passes of 8 bits, the first fused with computing the bounds.  Fewer than
- * k keys give 0xffffffff.  Whole block; hist, *pPrefix and *pNeed are
- * shared scratch.
+ * The k-th smallest of @p n 32-bit keys by radix selection in four passes
+ * of 8 bits (a histogram of the next 8 bits among the keys that share the
+ * prefix found so far picks the bucket holding the k-th key); fewer than k
+ * keys give 0xffffffff.  keyOf(i, pass) gives key i, in every pass (pass 0
+ * first).  Whole block; hist, *pPrefix and *pNeed are shared scratch.
  */
-static __device__ uint32_t kth_upper(float *row, uint32_t nBase, uint32_t k, int metric, const exact_bound *bound,
-                                     float c, const float4 *aInfo, float4 qInfo, uint32_t *hist, uint64_t *pPrefix,
-                                     uint32_t *pNeed)
-{
-    uint32_t tid = threadIdx.x, lane = tid & 31;
-    for (uint32_t b = tid; b < 256; b += SELECT_THREADS)
-        hist[b] = 0;
-    if (tid == 0) {
-        *pPrefix = 0;
-        *pNeed = k;
-    }
-    __syncthreads();
-    for (int pass = 0; pass < 4; pass++) {
-        int shift = 24 - 8 * pass;
-        uint32_t pre = (uint32_t)*pPrefix;
-        for (uint32_t i0 = 0; i0 < nBase; i0 += SELECT_THREADS) {
-            uint32_t i = i0 + tid;
-            int bin = -1;
-            if (i < nBase) {
-                float v;
-                if (pass == 0) {
-                    v = upper_bound(metric, row[i], aInfo[i], qInfo, bound, c);
-                    row[i] = v;
-                } else {
-                    v = row[i];
-                }
-                uint32_t key = d_key(v);
-                if (pass == 0 || (key >> (shift + 8)) == pre)
-                    bin = (int)((key >> shift) & 0xff);
-            }
-            hist_add(hist, bin, lane);
-        }
-        __syncthreads();
-        if (tid == 0)
-            pick_bucket(hist, pPrefix, pNeed);
-        __syncthreads();
-        for (uint32_t b = tid; b < 256; b += SELECT_THREADS)
-            hist[b] = 0;
-        __syncthreads();
-    }
-    return (uint32_t)*pPrefix;
-}
-
-/* The k-th smallest of the keys a[0 .. n) (shared), by kth_upper's radix passes; 0xffffffff when n < k. */
-static __device__ uint32_t kth_of_keys(const uint32_t *a, uint32_t n, uint32_t k, uint32_t *hist, uint64_t *pPrefix,
+template <typename KeyOf>
+static __device__ uint32_t radix_kth32(uint32_t n, uint32_t k, KeyOf keyOf, uint32_t *hist, uint64_t *pPrefix,
                                        uint32_t *pNeed)
 {
     uint32_t tid = threadIdx.x, lane = tid & 31;
@@ -435,8 +391,11 @@ static __device__ uint32_t kth_of_keys(const uint32_t *a, uint32_t n, uint32_t k
         for (uint32_t i0 = 0; i0 < n; i0 += SELECT_THREADS) {
             uint32_t i = i0 + tid;
             int bin = -1;
-            if (i < n && (pass == 0 || (a[i] >> (shift + 8)) == pre))
-                bin = (int)((a[i] >> shift) & 0xff);
+            if (i < n) {
+                uint32_t key = keyOf(i, pass);
+                if (pass == 0 || (key >> (shift + 8)) == pre)
+                    bin = (int)((key >> shift) & 0xff);
+            }
             hist_add(hist, bin, lane);
         }
         __syncthreads();
@@ -448,6 +407,30 @@ static __device__ uint32_t kth_of_keys(const uint32_t *a, uint32_t n, uint32_t k
         __syncthreads();
     }
     return (uint32_t)*pPrefix;
+}
+
+/*
+ * SELECT_BOUND's selection: row[i] becomes the upper bound a + e of base
+ * vector i (in place, in the first pass), and the result is the ordered
+ * key (d_key) of the k-th smallest of them (radix_kth32).  Whole block.
+ */
+static __device__ uint32_t kth_upper(float *row, uint32_t nBase, uint32_t k, int metric, const exact_bound *bound,
+                                     float c, const float4 *aInfo, float4 qInfo, uint32_t *hist, uint64_t *pPrefix,
+                                     uint32_t *pNeed)
+{
+    auto keyOf = [&](uint32_t i, int pass) {
+        if (pass == 0)
+            row[i] = upper_bound(metric, row[i], aInfo[i], qInfo, bound, c);
+        return d_key(row[i]);
+    };
+    return radix_kth32(nBase, k, keyOf, hist, pPrefix, pNeed);
+}
+
+/* The k-th smallest of the keys a[0 .. n) (shared memory); 0xffffffff when n < k.  Whole block. */
+static __device__ uint32_t kth_of_keys(const uint32_t *a, uint32_t n, uint32_t k, uint32_t *hist, uint64_t *pPrefix,
+                                       uint32_t *pNeed)
+{
+    return radix_kth32(n, k, [a](uint32_t i, int) { return a[i]; }, hist, pPrefix, pNeed);
 }
 
 /*

@@ -468,6 +468,14 @@ int serve_http_start(serve_server *s, const char *zAddr, const char *zPort)
 
 void serve_http_quiesce(serve_server *s)
 {
+    /* Not with a pool: there MHD_quiesce_daemon (libmicrohttpd 0.9.75,
+     * epoll) takes the socket out of every polling thread's epoll set while
+     * those threads run, and a CI run aborted in it ("Failed to remove
+     * listen FD from epoll set").  The pool keeps accepting until
+     * MHD_stop_daemon, and every request after SIGTERM gets 503 with
+     * "Connection: close" (on_first_call). */
+    if (s->cfg->httpThreads)
+        return;
     MHD_socket fd = MHD_quiesce_daemon(s->pDaemon);
     if (fd != MHD_INVALID_SOCKET)
         close(fd);

@@ -311,7 +311,11 @@ typedef struct serve_server {
  * @return 0, or -1 with the reason printed.
  */
 int serve_http_start(serve_server *s, const char *zAddr, const char *zPort);
-/** Stop accepting connections (requests on open ones still get answers). */
+/**
+ * Stop accepting connections (requests on open ones still get answers);
+ * with a pool of HTTP threads connections are still accepted, and their
+ * requests get 503 (http.c says why).
+ */
 void serve_http_quiesce(serve_server *s);
 /** Close every connection and stop the HTTP threads. */
 void serve_http_stop(serve_server *s);

@@ -168,6 +168,27 @@ typedef struct client_job {
     atomic_uint nOld, nNew;
 } client_job;
 
+/*
+ * A search body of @p nQ queries, query q the keyword aKw[q] (@p k > 0 is
+ * sent as "k", 0 leaves the server's default), and the identity index's
+ * answer to it.
+ */
+static void identity_request(unsigned k, const unsigned *aKw, unsigned nQ, strbuf *body, strbuf *want)
+{
+    if (k)
+        sb_printf(body, "{\"k\":%u,\"queries\":[", k);
+    else
+        sb_printf(body, "{\"queries\":[");
+    sb_printf(want, "{\"results\":[");
+    for (unsigned q = 0; q < nQ; q++) {
+        sb_printf(body, "%s[%u]", q ? "," : "", aKw[q]);
+        sb_printf(want, "%s", q ? "," : "");
+        identity_answer(want, q + 1, aKw[q]);
+    }
+    sb_printf(body, "]}");
+    sb_printf(want, "]}");
+}
+
 /* Client @p id's j-th request: 1..3 queries for keywords only it asks for. */
 static void *client_main(void *arg)
 {
@@ -175,18 +196,11 @@ static void *client_main(void *arg)
     http_client c;
     http_client_init(&c, job->port);
     for (unsigned r = 0; r < job->nRequest && !job->failed; r++) {
-        unsigned nQ = 1 + (job->id + r) % 3, k = 1 + job->id % 2;
+        unsigned nQ = 1 + (job->id + r) % 3, aKw[3];
+        for (unsigned q = 0; q < nQ; q++)
+            aKw[q] = (job->id * 97 + r * 13 + q * 7) % job->nObject;
         strbuf body = {0}, want = {0};
-        sb_printf(&body, "{\"k\":%u,\"queries\":[", k);
-        sb_printf(&want, "{\"results\":[");
-        for (unsigned q = 0; q < nQ; q++) {
-            unsigned kw = (job->id * 97 + r * 13 + q * 7) % job->nObject;
-            sb_printf(&body, "%s[%u]", q ? "," : "", kw);
-            sb_printf(&want, "%s", q ? "," : "");
-            identity_answer(&want, q + 1, kw);
-        }
-        sb_printf(&body, "]}");
-        sb_printf(&want, "]}");
+        identity_request(1 + job->id % 2, aKw, nQ, &body, &want);
         http_answer a;
         int st = http_request(&c, "POST", "/v1/indexes/id/search", NULL, body.z, body.n, &a);
         if (st != 200 || strcmp(a.zBody, want.z) != 0) {
@@ -383,17 +397,11 @@ static void *race_main(void *arg)
     http_client c;
     http_client_init(&c, job->port);
     for (unsigned r = 0; !*job->pStop && !job->failed; r++) {
+        unsigned aKw[200];
+        for (unsigned q = 0; q < 200; q++)
+            aKw[q] = (job->id * 7919 + r * 200 + q) % job->nObject;
         strbuf body = {0}, want = {0};
-        sb_printf(&body, "{\"queries\":[");
-        sb_printf(&want, "{\"results\":[");
-        for (unsigned q = 0; q < 200; q++) {
-            unsigned kw = (job->id * 7919 + r * 200 + q) % job->nObject;
-            sb_printf(&body, "%s[%u]", q ? "," : "", kw);
-            sb_printf(&want, "%s", q ? "," : "");
-            identity_answer(&want, q + 1, kw);
-        }
-        sb_printf(&body, "]}");
-        sb_printf(&want, "]}");
+        identity_request(0, aKw, 200, &body, &want);
         http_answer a;
         int st = http_request(&c, "POST", "/v1/indexes/id/search", NULL, body.z, body.n, &a);
         if (st == 200 && strcmp(a.zBody, want.z) == 0)

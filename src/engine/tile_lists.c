@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine/tile_lists.h"
+#include "util/search.h"
 #include "util/threads.h"
 
 /* Postings converted per grab of a thread, and below which one thread does all. */
@@ -41,14 +42,7 @@ void tile_rows_fill(const genie_index *idx, uint32_t nTile, const uint32_t *aRow
          * list with a row has more than two postings a tile, so this reads
          * O(nTile log len) ids of it, not all of them. */
         for (uint64_t t = 0; t < nPer; t++) {
-            uint64_t key = t * TILE_OBJECTS, hi = len;
-            while (p < hi) {
-                uint64_t mid = p + (hi - p) / 2;
-                if (post[mid] < key)
-                    p = mid + 1;
-                else
-                    hi = mid;
-            }
+            p = util_lower_bound_u32(post, p, len, t * TILE_OBJECTS);
             row[t] = (uint32_t)p;
         }
         row[nTile] = (uint32_t)len;

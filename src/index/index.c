@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "util/search.h"
 
 genie_status genie_index_open(const char *path, genie_index **out)
 {
@@ -171,26 +172,12 @@ genie_status genie_index_word(const genie_index *idx, const char *word, size_t l
                                                     : util_error(GENIE_EINVAL, "word not in the vocabulary");
 }
 
-/* First list whose keyword is >= key. */
-static size_t lower_bound(const uint32_t *a, size_t n, uint64_t key)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_t *pFirst, size_t *pEnd)
 {
     assert(idx->aPart == idx); /* a one-part index or a part's view */
     size_t n = (size_t)idx->info.n_keywords;
-    *pFirst = lower_bound(idx->aKeyword, n, lo);
-    *pEnd = lower_bound(idx->aKeyword, n, (uint64_t)hi + 1);
+    *pFirst = util_lower_bound_u32(idx->aKeyword, 0, n, lo);
+    *pEnd = util_lower_bound_u32(idx->aKeyword, 0, n, (uint64_t)hi + 1);
 }
 
 const char *genie_index_type_name(genie_index_type type)

@@ -14,6 +14,7 @@
 #endif
 
 #include "index/index.h"
+#include "util/search.h"
 #include "util/threads.h"
 
 /* A counter must exceed this to enter the heap now (threshold >= 1). */
@@ -209,14 +210,7 @@ CPU_BLOCK_WIDTH(uint16_t, 16, , )
 /* The bitmap of list @p l in @p d, or NULL. */
 static const uint64_t *dense_bits(const cpu_dense *d, uint32_t l)
 {
-    size_t lo = 0, hi = d->nList;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->aList[mid] < l)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = util_lower_bound_u32(d->aList, 0, d->nList, l);
     return lo < d->nList && d->aList[lo] == l ? d->aBits + lo * d->nWord : NULL;
 }
 

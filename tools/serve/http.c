@@ -231,8 +231,9 @@ static enum MHD_Result respond_search(serve_server *s, struct MHD_Connection *c,
 }
 
 /*
- * The pool mode's callback, from a batcher thread: leave the outcome and
- * resume the connection; after the resume, h may be gone.
+ * The pool mode's callback, from a batcher thread (or from submit_async
+ * when the queue is full): leave the outcome and resume the connection;
+ * after the resume, h may be gone.
  */
 static void on_answered(void *ctx, serve_request *r, int status)
 {
@@ -254,13 +255,8 @@ static enum MHD_Result submit_async(serve_server *s, struct MHD_Connection *c, h
     atomic_store(&h->wait, WAIT_QUEUED);
     atomic_fetch_add(&s->nSuspended, 1);
     MHD_suspend_connection(c);
-    if (serve_batcher_submit_async(h->pIndex->pBatcher, r, on_answered, h) == 503) {
-        h->pReq = r;
-        h->waitStatus = 503;
-        atomic_store(&h->wait, WAIT_DONE);
-        MHD_resume_connection(c);
-        atomic_fetch_sub(&s->nSuspended, 1);
-    }
+    if (serve_batcher_submit_async(h->pIndex->pBatcher, r, on_answered, h) == 503)
+        on_answered(h, r, 503); /* still ours: answered at the next call, as the batcher's would be */
     return MHD_YES;
 }
 

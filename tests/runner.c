@@ -71,6 +71,13 @@ char g_zTestDir[1024];
     X(vectors_lsh_cosine, 60)                 \
     X(vectors_lsh_bad_arguments, 30)          \
     X(vectors_lsh_hash_count, 30)             \
+    X(ivf_flat_equals_oracle, 240)            \
+    X(ivf_flat_all_lists_equal_exact_search, 120) \
+    X(ivf_pq_equals_oracle, 240)              \
+    X(ivf_build_deterministic_and_versioned, 60) \
+    X(ivf_bad_arguments, 60)                  \
+    X(ivf_recall_targets_met, 300)            \
+    X(kmeans_sample_and_fixed_point, 60)      \
     X(io_records_and_parsing, 30)                 \
     X(parts_random_identical, 120)                \
     X(parts_random_skewed_identical, 120)         \

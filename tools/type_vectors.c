@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "genie/vectors.h"
 #include "cli.h"
@@ -22,13 +23,17 @@ static const char zBuildHelp[] =
     "\n"
     "Hash the vectors of BASE (.fvecs .bvecs .ivecs .npy .json, or IDX;\n"
     "gzip'd or not) with m LSH functions into an index; each function is one\n"
-    "attribute.  The index also stores the vectors (4 bytes per value) for\n"
-    "re-ranking and exact search.\n"
+    "attribute.  Or, with --ivf, an inverted file: k-means centroids cut the\n"
+    "vectors into lists, and a search scans the lists of the centroids\n"
+    "nearest the query (IVF-Flat; with --pq, product-quantized codes: IVF-PQ).\n"
+    "The index also stores the vectors (4 bytes per value) for re-ranking and\n"
+    "exact search.\n"
     "\n"
     "  -t, --type vectors       this front-end\n"
     "  -o, --output FILE        the index to write (required)\n"
     "      --metric NAME        l2 (E2LSH, default), l1 (random binning +\n"
-    "                           MurmurHash3), cosine (sign random projections)\n"
+    "                           MurmurHash3), cosine (sign random projections);\n"
+    "                           with --ivf: l2, ip (inner product) or cosine\n"
     "  -m, --functions M        hash functions (default 237, the paper's m for\n"
     "                           epsilon = delta = 0.06; see genie lsh-params)\n"
     "      --buckets D          l2, l1: buckets per function (default 67 for l2,\n"
@@ -40,6 +45,18 @@ static const char zBuildHelp[] =
     "                           median nearest-neighbour distance of a sample /\n"
     "                           ln 2)\n"
     "      --seed N             random seed (default 1); same seed, same index\n"
+    "      --ivf NLIST          an inverted file of NLIST lists (auto: 4 sqrt(n));\n"
+    "                           the LSH options above do not apply\n"
+    "      --pq M[xBITS]        IVF-PQ: M sub-quantizers (M divides the\n"
+    "                           dimension) of 2^BITS codewords, BITS 1..8\n"
+    "                           (default 8): M bytes per vector\n"
+    "      --refine             IVF-PQ: searches re-rank the best PQ estimates\n"
+    "                           by the exact distance by default\n"
+    "      --train-size N       vectors the k-means train on (default\n"
+    "                           min(n, max(64 NLIST, 256 x 2^BITS)))\n"
+    "      --iterations N       k-means iterations (default 20)\n"
+    "  -b, --backend B          --ivf: where the k-means run: auto (a GPU when\n"
+    "                           usable), cpu, cuda\n"
     "  -L, --sublist-length N   longest posting (sub)list (default 4096)\n"
     CLI_PART_HELP
     CLI_RECALL_BUILD_HELP
@@ -67,8 +84,11 @@ static const char zSearchHelp[] =
     "1 - cos(angle).\n"
     "\n"
     "  -k, --k N               neighbours per query (default 10)\n"
-    "  -K, --candidates N      candidates re-ranked, >= k (default 10 k)\n"
+    "  -K, --candidates N      candidates re-ranked, >= k (default 10 k); an\n"
+    "                          IVF-PQ index: the refinement depth, k..2048\n"
     "  -r, --radius R          l2: also match R buckets either side (default 0)\n"
+    "      --nprobe P          an IVF index: lists probed per query (default:\n"
+    "                          the build's choice for recall@10 0.9)\n"
     "      --exact             exact search (GPU: k <= 2048; CPU: k <= 65536);\n"
     "                          any cpu* backend runs it on the CPU, any cuda*\n"
     "                          on the GPU\n"
@@ -97,8 +117,13 @@ static const char zEvalHelp[] =
     "  seconds_hash, seconds_match, seconds_rerank   LSH: its three steps\n"
     "\n"
     "  -k, --k N               neighbours (default 10)\n"
-    "  -K, --candidates N      candidates re-ranked (default 10 k)\n"
+    "  -K, --candidates N      candidates re-ranked (default 10 k; IVF-PQ: the\n"
+    "                          refinement depth)\n"
     "  -r, --radius R          l2: neighbouring buckets (default 0)\n"
+    "      --nprobe P[,P...]   an IVF index: lists probed; several, or none\n"
+    "                          (and no --recall): one line per nprobe (1, 2,\n"
+    "                          4, ... up to nlist), 'nprobe refine k_recall_at_k\n"
+    "                          qps seconds'\n"
     "      --exact             evaluate the exact search itself\n"
     PRECISION_HELP
     "      --recall R          choose K and the radius for an estimated\n"
@@ -143,14 +168,77 @@ static int parse_float(const char *z, float *out)
     return 1;
 }
 
-static int vec_build_option(void *ctx, int c, const char *zArg)
+/* The build's options: LSH's, or (--ivf) the inverted file's. */
+typedef struct vec_build_args {
+    genie_lsh_params lsh;
+    genie_ivf_params ivf;
+    int isIvf, lshOption; /* --ivf given; an LSH-only option given (-m, --buckets, ...) */
+} vec_build_args;
+
+/* --pq M[xBITS] */
+static int parse_pq(const char *z, genie_ivf_params *p)
 {
-    genie_lsh_params *p = ctx;
+    char zM[32];
+    const char *x = strchr(z, 'x');
+    size_t n = x ? (size_t)(x - z) : strlen(z);
+    uint64_t m, bits = 8;
+    if (n == 0 || n >= sizeof zM)
+        return 0;
+    memcpy(zM, z, n);
+    zM[n] = 0;
+    if (!cli_parse_u64(zM, 1, 1u << 24, &m) || (x && !cli_parse_u64(x + 1, 1, 8, &bits)))
+        return 0;
+    p->pq_m = (uint32_t)m;
+    p->pq_bits = (uint32_t)bits;
+    return 1;
+}
+
+static int ivf_build_option(vec_build_args *a, int c, const char *zArg)
+{
     uint64_t v;
     switch (c) {
+    case 7:
+        a->isIvf = 1;
+        if (strcmp(zArg, "auto") != 0 && !cli_parse_u64(zArg, 1, 65536, &v))
+            return cli_usage_error("build", "--ivf '%s': a number of lists 1..65536, or auto", zArg);
+        a->ivf.nlist = strcmp(zArg, "auto") == 0 ? 0 : (uint32_t)v;
+        return CLI_EXIT_OK;
+    case 8:
+        if (!parse_pq(zArg, &a->ivf))
+            return cli_usage_error("build", "--pq '%s': M or MxBITS (BITS 1..8), e.g. 16 or 16x8", zArg);
+        return CLI_EXIT_OK;
+    case 9:
+        a->ivf.refine = 1;
+        return CLI_EXIT_OK;
+    case 10:
+        if (!cli_parse_u64(zArg, 1, UINT32_MAX, &a->ivf.train_size))
+            return cli_usage_error("build", "--train-size '%s': a positive number", zArg);
+        return CLI_EXIT_OK;
+    case 11:
+        if (!cli_parse_u64(zArg, 1, 100000, &v))
+            return cli_usage_error("build", "--iterations '%s': 1..100000", zArg);
+        a->ivf.iterations = (uint32_t)v;
+        return CLI_EXIT_OK;
+    case 'b':
+        if (!parse_backend(zArg, &a->ivf.backend))
+            return cli_usage_error("build", "unknown backend '%s'", zArg);
+        return CLI_EXIT_OK;
+    default:
+        return CLI_OPTION_UNKNOWN;
+    }
+}
+
+static int vec_build_option(void *ctx, int c, const char *zArg)
+{
+    vec_build_args *a = ctx;
+    genie_lsh_params *p = &a->lsh;
+    uint64_t v;
+    if (c == 'm' || (c >= 2 && c <= 5))
+        a->lshOption = 1;
+    switch (c) {
     case 1:
-        if (genie_metric_parse(zArg, &p->metric) != GENIE_OK || p->metric == GENIE_METRIC_IP)
-            return cli_usage_error("build", "--metric '%s': l2, l1 or cosine", zArg);
+        if (genie_metric_parse(zArg, &p->metric) != GENIE_OK)
+            return cli_usage_error("build", "--metric '%s': l2, l1 or cosine (--ivf: l2, ip or cosine)", zArg);
         return CLI_EXIT_OK;
     case 'm':
         if (!cli_parse_u64(zArg, 1, 65536, &v))
@@ -180,8 +268,39 @@ static int vec_build_option(void *ctx, int c, const char *zArg)
             return cli_usage_error("build", "--seed '%s': a whole number", zArg);
         return CLI_EXIT_OK;
     default:
-        return CLI_OPTION_UNKNOWN;
+        return ivf_build_option(a, c, zArg);
     }
+}
+
+/* k-means progress on standard error, one line per iteration, rewritten in place on a terminal. */
+static void ivf_progress(void *ctx, const char *zStage, uint32_t it, uint32_t nIt, double objective)
+{
+    (void)ctx;
+    fprintf(stderr, "genie build: k-means %s: iteration %u/%u, mean objective %.6g%s", zStage, it, nIt, objective,
+            it == nIt || !isatty(2) ? "\n" : "\r");
+}
+
+static int vec_cli_build_ivf(vec_build_args *b, cli_build_args *a, const char *zBase)
+{
+    if (b->lshOption)
+        return cli_usage_error("build", "-m, --buckets, --bits, --width and --sigma are LSH options, not --ivf's");
+    if (b->lsh.metric == GENIE_METRIC_L1)
+        return cli_usage_error("build", "--ivf: metric l2, ip or cosine (not l1)");
+    b->ivf.metric = b->lsh.metric;
+    b->ivf.seed = b->lsh.seed;
+    if (!a->quiet)
+        b->ivf.progress = ivf_progress;
+    genie_vectors base;
+    genie_status rc = genie_vectors_read(zBase, &base);
+    if (rc != GENIE_OK)
+        return cli_fail(rc);
+    double t0 = util_now();
+    rc = genie_vectors_build_ivf(&base, &b->ivf, &a->opt, a->zOut);
+    if (rc == GENIE_OK && !a->quiet)
+        fprintf(stderr, "genie build: %llu vectors of %u dimensions into an IVF index %s in %.2f s\n",
+                (unsigned long long)base.n, base.dim, a->zOut, util_now() - t0);
+    genie_vectors_free(&base);
+    return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
 }
 
 int vec_cli_build(int argc, char **argv)
@@ -190,14 +309,25 @@ int vec_cli_build(int argc, char **argv)
         {"metric", required_argument, 0, 1}, {"functions", required_argument, 0, 'm'},
         {"buckets", required_argument, 0, 2}, {"bits", required_argument, 0, 3},
         {"width", required_argument, 0, 4},  {"sigma", required_argument, 0, 5},
-        {"seed", required_argument, 0, 6},   CLI_RECALL_BUILD_OPTION, {0, 0, 0, 0}};
-    genie_lsh_params p = {.metric = GENIE_METRIC_L2, .seed = 1};
+        {"seed", required_argument, 0, 6},   {"ivf", required_argument, 0, 7},
+        {"pq", required_argument, 0, 8},     {"refine", no_argument, 0, 9},
+        {"train-size", required_argument, 0, 10}, {"iterations", required_argument, 0, 11},
+        {"backend", required_argument, 0, 'b'}, CLI_RECALL_BUILD_OPTION, {0, 0, 0, 0}};
+    vec_build_args b = {.lsh = {.metric = GENIE_METRIC_L2, .seed = 1}};
+    genie_lsh_params p;
     cli_build_args a;
-    int st = cli_parse_build(argc, argv, "m:", aOpt, zBuildHelp, vec_build_option, &p, &a);
+    int st = cli_parse_build(argc, argv, "m:b:", aOpt, zBuildHelp, vec_build_option, &b, &a);
     if (st != CLI_GO_ON)
         return st;
     if (optind + 1 != argc)
         return cli_usage_error("build", "one BASE vector file expected");
+    if (b.isIvf)
+        return vec_cli_build_ivf(&b, &a, argv[optind]);
+    if (b.ivf.pq_m || b.ivf.refine || b.ivf.train_size || b.ivf.iterations || b.ivf.backend)
+        return cli_usage_error("build", "--pq, --refine, --train-size, --iterations and -b go with --ivf");
+    if (b.lsh.metric == GENIE_METRIC_IP)
+        return cli_usage_error("build", "--metric ip: no LSH family for the inner product (use --ivf)");
+    p = b.lsh;
     if (p.metric != GENIE_METRIC_COSINE && p.bits)
         return cli_usage_error("build", "--bits applies to --metric cosine only");
     if (p.metric != GENIE_METRIC_L2 && p.width > 0)
@@ -225,7 +355,28 @@ typedef struct vec_cli_opts {
     uint64_t limit;
     uint32_t repeat; /* eval: runs of the search, the last one reported */
     int quiet, csv, json, verbose;
+    uint32_t aNprobe[32]; /* eval: --nprobe P,P,... */
+    uint32_t nNprobe;
 } vec_cli_opts;
+
+/* --nprobe P[,P...]: one value for search, up to 32 for eval. */
+static int parse_nprobe(const char *zCmd, const char *z, int many, vec_cli_opts *o)
+{
+    o->nNprobe = 0;
+    while (*z) {
+        char *e;
+        unsigned long v = strtoul(z, &e, 10);
+        if (e == z || v == 0 || v > 65536 || (*e && *e != ',') || o->nNprobe == (many ? 32u : 1u))
+            return cli_usage_error(zCmd, "--nprobe: %s 1..65536%s", many ? "up to 32 numbers" : "a number",
+                                   many ? ", separated by commas" : "");
+        o->aNprobe[o->nNprobe++] = (uint32_t)v;
+        z = *e ? e + 1 : e;
+    }
+    if (o->nNprobe == 0)
+        return cli_usage_error(zCmd, "--nprobe: a number 1..65536");
+    o->so.nprobe = o->aNprobe[0];
+    return CLI_EXIT_OK;
+}
 
 /* Parse search/eval options; returns -1 to go on, else an exit code. */
 static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **argv, vec_cli_opts *o)
@@ -239,7 +390,7 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         {"repeat", required_argument, 0, 8},      {"json", no_argument, 0, 9},
         {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
         {"recall", required_argument, 0, 10},     {"verbose", no_argument, 0, 'v'},
-        {"precision", required_argument, 0, 11},
+        {"precision", required_argument, 0, 11},  {"nprobe", required_argument, 0, 12},
         CLI_ENGINE_LONG_OPTIONS,
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
@@ -314,6 +465,10 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
             if (genie_precision_parse(optarg, &o->so.precision) != GENIE_OK)
                 return cli_usage_error(zCmd, "--precision '%s': fp32, tf32 or fp16", optarg);
             break;
+        case 12:
+            if ((st = parse_nprobe(zCmd, optarg, isEval, o)) != CLI_EXIT_OK)
+                return st;
+            break;
         case 'v':
             o->verbose = 1;
             break;
@@ -333,6 +488,10 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         return cli_usage_error(zCmd, "--precision applies to --exact alone");
     if (o->so.recall && o->so.radius)
         return cli_usage_error(zCmd, "--recall chooses the radius itself: give --recall or -r, not both");
+    if (o->so.recall && o->so.nprobe)
+        return cli_usage_error(zCmd, "--recall chooses nprobe itself: give --recall or --nprobe, not both");
+    if (o->so.exact && o->so.nprobe)
+        return cli_usage_error(zCmd, "--exact probes every vector: give --exact or --nprobe, not both");
     int stRecall = cli_check_recall(zCmd, o->so.recall, o->so.k, o->so.exact, o->so.candidates != 0);
     if (stRecall != CLI_EXIT_OK)
         return stRecall;
@@ -409,13 +568,19 @@ int vec_cli_search(int argc, char **argv, const char *zIndex)
             for (uint32_t r = 0; r < aN[i]; r++)
                 printf("%llu\t%u\t%u\t%.6g\n", (unsigned long long)i + 1, r + 1, aOut[i * o.so.k + r].id,
                        (double)aOut[i * o.so.k + r].distance);
-        if (o.verbose)
+        if (o.verbose && st.nprobe && o.so.recall)
+            fprintf(stderr, "genie search: recall target %g: nprobe = %u, refinement depth %u, estimated recall@%u "
+                    "%.4f\n", o.so.recall, st.nprobe, st.candidates, o.so.k, st.recall_estimate);
+        else if (o.verbose)
             cli_print_recall_choice("search", o.so.recall, o.so.k, &st, 1);
         if (!o.quiet) {
             int lowP = o.so.precision != GENIE_PRECISION_FP32;
-            fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s%s%s)\n", (unsigned long long)q.n,
-                    st.total_seconds, o.so.exact ? "exact, " : "", lowP ? genie_precision_name(o.so.precision) : "",
-                    lowP ? ", " : "", genie_backend_name(st.backend));
+            char zIvf[64] = "";
+            if (st.nprobe)
+                snprintf(zIvf, sizeof zIvf, "ivf, nprobe %u%s, ", st.nprobe, st.candidates ? ", refined" : "");
+            fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s%s%s%s)\n", (unsigned long long)q.n,
+                    st.total_seconds, o.so.exact ? "exact, " : "", zIvf,
+                    lowP ? genie_precision_name(o.so.precision) : "", lowP ? ", " : "", genie_backend_name(st.backend));
         }
     }
     if (rc == GENIE_OK && o.zIvecs) {
@@ -485,41 +650,18 @@ static genie_status load_truth(const vec_cli_opts *o, const genie_index *idx, co
     return GENIE_OK;
 }
 
-int vec_cli_eval(int argc, char **argv)
+/* What eval measures of one search against the truth. */
+typedef struct eval_score {
+    double kRecall, oneRecall, ratio;
+} eval_score;
+
+static genie_status score_search(const genie_vectors *q, const genie_vectors *base, genie_metric metric, uint32_t k,
+                                 const uint32_t *aTruth, const genie_neighbor *aOut, const uint32_t *aN,
+                                 eval_score *pScore)
 {
-    vec_cli_opts o;
-    int ex = parse_vec_opts("eval", zEvalHelp, argc, argv, &o);
-    if (ex >= 0)
-        return ex;
-    genie_index *idx;
-    genie_vectors q, base;
-    if ((ex = open_inputs(argv[optind], argv[optind + 1], o.limit, &idx, &q)) != 0)
-        return ex;
-    genie_lsh_params p;
-    genie_neighbor *aOut = NULL;
-    uint32_t *aN = NULL, *aTruth = NULL, k = o.so.k;
-    genie_search_stats st;
-    memset(&st, 0, sizeof st);
-    genie_status rc = genie_vectors_index_params(idx, &p);
-    if (rc == GENIE_OK)
-        rc = genie_vectors_index_base(idx, &base);
-    if (rc == GENIE_OK)
-        rc = load_truth(&o, idx, &q, k, &aTruth);
-    if (rc == GENIE_OK && o.so.recall) /* the estimate's first computation is not the search's time */
-        rc = genie_recall_prepare(idx, o.so.search.threads);
-    for (uint32_t i = 0; rc == GENIE_OK && i < o.repeat; i++) {
-        free(aOut);
-        free(aN);
-        aOut = NULL;
-        aN = NULL;
-        rc = run_search(idx, &q, &o.so, &aOut, &aN, &st);
-    }
-    double secs = st.total_seconds;
-    if (rc != GENIE_OK)
-        goto done;
     double sumRecall = 0, sumRatio = 0;
     uint64_t nOne = 0, nRatio = 0;
-    for (uint64_t i = 0; i < q.n; i++) {
+    for (uint64_t i = 0; i < q->n; i++) {
         const uint32_t *t = aTruth + i * k;
         const genie_neighbor *g = aOut + i * k;
         uint32_t nHit = 0;
@@ -537,14 +679,13 @@ int vec_cli_eval(int argc, char **argv)
         double sum = 0;
         uint32_t nTerm = 0;
         for (uint32_t r = 0; r < k; r++) {
-            if (t[r] >= base.n) {
-                rc = GENIE_EINVAL;
+            if (t[r] >= base->n) {
                 fprintf(stderr, "genie eval: ground-truth id %u of query %llu is not below %llu\n", t[r],
-                        (unsigned long long)i + 1, (unsigned long long)base.n);
-                goto done;
+                        (unsigned long long)i + 1, (unsigned long long)base->n);
+                return GENIE_EINVAL;
             }
-            double dTrue = genie_vector_distance(p.metric, base.data + (size_t)t[r] * base.dim,
-                                                 q.data + i * q.dim, q.dim);
+            double dTrue = genie_vector_distance(metric, base->data + (size_t)t[r] * base->dim,
+                                                 q->data + i * q->dim, q->dim);
             if (dTrue > 0) {
                 sum += g[r].distance / dTrue;
                 nTerm++;
@@ -555,31 +696,126 @@ int vec_cli_eval(int argc, char **argv)
             nRatio++;
         }
     }
-    double n = q.n ? (double)q.n : 1;
-    double ratio = nRatio ? sumRatio / (double)nRatio : NAN;
+    double n = q->n ? (double)q->n : 1;
+    pScore->kRecall = sumRecall / n;
+    pScore->oneRecall = (double)nOne / n;
+    pScore->ratio = nRatio ? sumRatio / (double)nRatio : NAN;
+    return GENIE_OK;
+}
+
+/* The search @p repeat times (the last one kept) and its score. */
+static genie_status eval_run(const genie_index *idx, const genie_vectors *q, const genie_vectors *base,
+                             genie_metric metric, const uint32_t *aTruth, const vec_cli_opts *o,
+                             const genie_vsearch_options *so, genie_search_stats *st, eval_score *sc)
+{
+    genie_neighbor *aOut = NULL;
+    uint32_t *aN = NULL;
+    genie_status rc = GENIE_OK;
+    for (uint32_t i = 0; rc == GENIE_OK && i < o->repeat; i++) {
+        free(aOut);
+        free(aN);
+        aOut = NULL;
+        aN = NULL;
+        rc = run_search(idx, q, so, &aOut, &aN, st);
+    }
+    if (rc == GENIE_OK)
+        rc = score_search(q, base, metric, so->k, aTruth, aOut, aN, sc);
+    free(aOut);
+    free(aN);
+    return rc;
+}
+
+/* An IVF index's eval over several nprobe: one line each. */
+static genie_status eval_sweep(const genie_index *idx, const genie_vectors *q, const genie_vectors *base,
+                               const genie_ivf_info *iv, const uint32_t *aTruth, const vec_cli_opts *o)
+{
+    uint32_t aP[32], nP = 0, maxP = iv->nlist < 2048 ? iv->nlist : 2048;
+    if (o->nNprobe) {
+        memcpy(aP, o->aNprobe, o->nNprobe * sizeof *aP);
+        nP = o->nNprobe;
+    } else {
+        for (uint32_t p = 1; p < maxP && nP < 31; p *= 2)
+            aP[nP++] = p;
+        aP[nP++] = maxP;
+    }
+    printf("# %s, %s, nlist %u%s, k %u, %llu queries\n", genie_metric_name(iv->metric), iv->pq_m ? "ivf-pq" : "ivf-flat",
+           iv->nlist, "", o->so.k, (unsigned long long)q->n);
+    printf("nprobe refine k_recall_at_k one_recall_at_k qps seconds backend\n");
+    for (uint32_t i = 0; i < nP; i++) {
+        genie_vsearch_options so = o->so;
+        so.nprobe = aP[i];
+        genie_search_stats st;
+        eval_score sc;
+        genie_status rc = eval_run(idx, q, base, iv->metric, aTruth, o, &so, &st, &sc);
+        if (rc != GENIE_OK)
+            return rc;
+        printf("%u %u %.4f %.4f %.1f %.4f %s\n", st.nprobe, st.candidates, sc.kRecall, sc.oneRecall,
+               st.total_seconds > 0 ? (double)q->n / st.total_seconds : 0.0, st.total_seconds,
+               genie_backend_name(st.backend));
+    }
+    return GENIE_OK;
+}
+
+int vec_cli_eval(int argc, char **argv)
+{
+    vec_cli_opts o;
+    int ex = parse_vec_opts("eval", zEvalHelp, argc, argv, &o);
+    if (ex >= 0)
+        return ex;
+    genie_index *idx;
+    genie_vectors q, base;
+    if ((ex = open_inputs(argv[optind], argv[optind + 1], o.limit, &idx, &q)) != 0)
+        return ex;
+    genie_lsh_params p;
+    genie_ivf_info iv;
+    uint32_t *aTruth = NULL, k = o.so.k;
+    genie_search_stats st;
+    memset(&st, 0, sizeof st);
+    memset(&p, 0, sizeof p);
+    int ivf = genie_vectors_index_ivf(idx, &iv) == GENIE_OK;
+    genie_status rc = ivf ? GENIE_OK : genie_vectors_index_params(idx, &p);
+    if (ivf)
+        p.metric = iv.metric;
+    if (rc == GENIE_OK)
+        rc = genie_vectors_index_base(idx, &base);
+    if (rc == GENIE_OK)
+        rc = load_truth(&o, idx, &q, k, &aTruth);
+    if (rc == GENIE_OK && o.so.recall) /* the estimate's first computation is not the search's time */
+        rc = genie_recall_prepare(idx, o.so.search.threads);
+    if (rc == GENIE_OK && ivf && !o.so.exact && !o.so.recall && o.nNprobe != 1) {
+        rc = eval_sweep(idx, &q, &base, &iv, aTruth, &o);
+        goto done;
+    }
+    eval_score sc;
+    if (rc == GENIE_OK)
+        rc = eval_run(idx, &q, &base, p.metric, aTruth, &o, &o.so, &st, &sc);
+    double secs = st.total_seconds;
+    if (rc != GENIE_OK)
+        goto done;
     if (o.csv) {
         printf("%s,%d,%s,%u,%u,%u,%u,%llu,%.4f,%.4f,%.4f,%.4f,%.1f,%.4f,%.4f,%.4f\n", genie_metric_name(p.metric),
-               o.so.exact || (o.so.recall && !st.candidates), genie_backend_name(st.backend), p.m, k,
-               st.candidates, st.radius, (unsigned long long)q.n,
-               sumRecall / n, (double)nOne / n, ratio, secs, secs > 0 ? (double)q.n / secs : 0.0,
-               st.prepare_seconds, st.match_seconds, st.rerank_seconds);
+               o.so.exact || (o.so.recall && !st.candidates && !ivf), genie_backend_name(st.backend),
+               ivf ? st.nprobe : p.m, k, st.candidates, st.radius, (unsigned long long)q.n, sc.kRecall, sc.oneRecall,
+               sc.ratio, secs, secs > 0 ? (double)q.n / secs : 0.0, st.prepare_seconds, st.match_seconds,
+               st.rerank_seconds);
     } else {
-        int lsh = st.candidates != 0;
+        int lsh = st.candidates != 0 && !ivf;
         printf("metric: %s\nsearch: %s\nbackend: %s\nqueries: %llu\nk: %u\n", genie_metric_name(p.metric),
-               lsh ? "lsh" : "exact", genie_backend_name(st.backend), (unsigned long long)q.n, k);
+               o.so.exact ? "exact" : ivf ? (iv.pq_m ? "ivf-pq" : "ivf-flat") : lsh ? "lsh" : "exact",
+               genie_backend_name(st.backend), (unsigned long long)q.n, k);
         if (lsh)
             printf("m: %u\ncandidates: %u\nradius: %u\n", p.m, st.candidates, st.radius);
+        if (ivf && !o.so.exact)
+            printf("nlist: %u\nnprobe: %u\nrefine: %u\n", iv.nlist, st.nprobe, st.candidates);
         if (o.so.recall)
             printf("recall_target: %g\nrecall_estimate: %.4f\n", o.so.recall, st.recall_estimate);
-        printf("k_recall_at_k: %.4f\none_recall_at_k: %.4f\nratio: %.4f\nseconds: %.4f\nqps: %.1f\n",
-               sumRecall / n, (double)nOne / n, ratio, secs, secs > 0 ? (double)q.n / secs : 0.0);
+        printf("k_recall_at_k: %.4f\none_recall_at_k: %.4f\nratio: %.4f\nseconds: %.4f\nqps: %.1f\n", sc.kRecall,
+               sc.oneRecall, sc.ratio, secs, secs > 0 ? (double)q.n / secs : 0.0);
         if (lsh)
             printf("seconds_hash: %.4f\nseconds_match: %.4f\nseconds_rerank: %.4f\n", st.prepare_seconds,
                    st.match_seconds, st.rerank_seconds);
     }
 done:
-    free(aOut);
-    free(aN);
     free(aTruth);
     genie_vectors_free(&q);
     genie_index_close(idx);

@@ -506,6 +506,9 @@ typedef struct genie_search_stats {
      * 0.1 to 0.4) of the modelled queries the choice assumed, estimated
      * from the batch (docs/RECALL.md); otherwise -1. */
     double recall_edit_rate;
+    /* Vectors, an inverted-file index: the lists probed per query (0
+     * otherwise); candidates is then IVF-PQ's refinement depth. */
+    uint32_t nprobe;
 } genie_search_stats;
 
 /**

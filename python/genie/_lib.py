@@ -92,7 +92,7 @@ class genie_search_stats(Structure):
                 ("prepare_seconds", c_double), ("match_seconds", c_double), ("rerank_seconds", c_double),
                 ("verified", c_uint64), ("rounds", c_uint32), ("fallback", c_uint64), ("scan_backend", c_int),
                 ("candidates", c_uint32), ("radius", c_uint32), ("recall_estimate", c_double),
-                ("recall_edit_rate", c_double)]
+                ("recall_edit_rate", c_double), ("nprobe", c_uint32)]
 
 
 class genie_seq_options(Structure):
@@ -131,7 +131,7 @@ class genie_lsh_params(Structure):
 
 class genie_vsearch_options(Structure):
     _fields_ = [("search", genie_search_options), ("k", c_uint32), ("candidates", c_uint32), ("radius", c_uint32),
-                ("exact", c_int), ("recall", c_double), ("precision", c_int)]
+                ("exact", c_int), ("recall", c_double), ("precision", c_int), ("nprobe", c_uint32)]
 
 
 class genie_docs_params(Structure):

@@ -33,6 +33,8 @@
  *   xLsh      the LSH keywords of a batch of query vectors (l2 and cosine
  *             families of transform/vectors_lsh.c), bit for bit those of
  *             vlsh_keywords on the CPU; NULL: the CPU hashes them;
+ *   pIvf      inverted-file vectors search and k-means training on this
+ *             backend's devices (engine/ivf.h); NULL: both run on the CPU;
  *   xDevices  how many devices (GPUs) the backend can run on, numbered
  *             0 .. n-1 (engine_request.device); NULL for a backend without
  *             devices of its own (then only device 0 exists).
@@ -42,6 +44,7 @@
 
 #include "genie/vectors.h"
 #include "engine/engine.h"
+#include "engine/ivf.h"
 
 /*
  * Parts and a backend's own memory.  fits() says whether parts
@@ -126,6 +129,7 @@ typedef struct engine_backend {
     engine_edit_fn xEdit;
     void (*xEditFree)(void *pResident);
     engine_lsh_fn xLsh;
+    const engine_ivf_ops *pIvf;
     int (*xDevices)(void);
 } engine_backend;
 

@@ -247,6 +247,32 @@ static void edit_free(void *pResident)
         pModule->xEditFree(pResident);
 }
 
+static genie_status ivf_kmeans_step(int device, void **ppState, kmeans_step_job *job)
+{
+    return pModule->ivf.xKmeansStep(device, ppState, job);
+}
+
+static void ivf_kmeans_free(void *pState)
+{
+    if (pModule)
+        pModule->ivf.xKmeansFree(pState);
+}
+
+static genie_status ivf_search(int device, void **ppResident, const engine_ivf *ix, const engine_ivf_query *q,
+                               genie_neighbor *out, uint32_t *aN)
+{
+    return pModule->ivf.xSearch(device, ppResident, ix, q, out, aN);
+}
+
+static void ivf_free(void *pResident)
+{
+    if (pModule)
+        pModule->ivf.xFree(pResident);
+}
+
+/* The IVF capability of the cuda backends (engine/ivf.h). */
+static const engine_ivf_ops cuda_ivf = {ivf_kmeans_step, ivf_kmeans_free, ivf_search, ivf_free};
+
 /* Largest k of the GPU selection kernel (its shared-memory sort). */
 #define CUDA_EXACT_MAX_K 2048u
 
@@ -254,13 +280,13 @@ const engine_backend engine_cuda_backend = {
     .id = GENIE_BACKEND_CUDA, .zName = "cuda", .preferred = 1, .xCheck = cuda_check, .xSearch = tile_search,
     .pParts = &cuda_parts, .xExact = exact_search, .xExactFree = exact_free, .nExactMaxK = CUDA_EXACT_MAX_K,
     .xPairs = pairs_distances, .xPairsFree = pairs_free, .xEdit = edit_distances, .xEditFree = edit_free,
-    .xLsh = lsh_keywords, .xDevices = devices,
+    .xLsh = lsh_keywords, .pIvf = &cuda_ivf, .xDevices = devices,
 };
 
 const engine_backend engine_cuda_spq_backend = {
     .id = GENIE_BACKEND_CUDA_SPQ, .zName = "cuda-spq", .xCheck = cuda_check, .xSearch = spq_search,
     .pParts = &cuda_parts, .xExact = exact_search, .xExactFree = exact_free, .nExactMaxK = CUDA_EXACT_MAX_K,
-    .xLsh = lsh_keywords, .xDevices = devices,
+    .xLsh = lsh_keywords, .pIvf = &cuda_ivf, .xDevices = devices,
 };
 
 const engine_backend engine_cuda_cpq_paper_backend = {

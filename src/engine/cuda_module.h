@@ -75,6 +75,7 @@ typedef struct engine_cuda_module {
     genie_status (*xMemory)(int device, uint64_t *pUsed, uint64_t *pTotal);
     void (*xExactCounts)(int reset, cuda_exact_counts *pOut); /* testing hook (cuda_testing.h) */
     engine_lsh_fn xLsh;                                       /* lsh_gpu.cu: LSH keywords of query vectors */
+    engine_ivf_ops ivf; /* ivf_gpu.cu, kmeans_gpu.cu: inverted-file search and k-means (engine/ivf.h) */
 } engine_cuda_module;
 
 /**

@@ -11,6 +11,7 @@
 #define GENIE_INDEX_BUILDER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "genie/genie.h"
 
@@ -21,5 +22,14 @@
  * @return GENIE_OK, GENIE_ENOMEM.
  */
 genie_status builder_set_frontend(genie_builder *b, genie_index_type type, const void *params, size_t n);
+
+/**
+ * Store the vector index sections 14..16 (format.h; an inverted-file
+ * vectors index): @p aSection[j] for section 14 + j, copied (n = 0: empty).
+ * The file is then version 4 and must be one part: genie_builder_write()
+ * refuses options that cut it into several.
+ * @return GENIE_OK, GENIE_ENOMEM.
+ */
+genie_status builder_set_vector_sections(genie_builder *b, const void *const aSection[3], const uint64_t anSection[3]);
 
 #endif

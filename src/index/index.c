@@ -70,6 +70,8 @@ void genie_index_close(genie_index *idx)
         if (idx->pDerived->pRecall)
             idx->pDerived->xRecallFree(idx->pDerived->pRecall);
         index_vocab_free(idx->pDerived->pVocab);
+        if (idx->pDerived->pIvf)
+            idx->pDerived->xIvfFree(idx->pDerived->pIvf);
         pthread_mutex_destroy(&idx->pDerived->lock);
         free(idx->pDerived);
     }
@@ -100,6 +102,8 @@ void index_devices_free(index_device *aDev)
             d->xPairsFree(d->pPairs);
         if (d->pEdit && d->xEditFree)
             d->xEditFree(d->pEdit);
+        if (d->pIvf && d->xIvfFree)
+            d->xIvfFree(d->pIvf);
         pthread_mutex_destroy(&d->lock);
     }
     free(aDev);

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "index/format.h"
 #include "util/file.h"
 
 /*
@@ -49,11 +50,15 @@ typedef struct index_device {
     void (*xPairsFree)(void *pPairs);
     void *pEdit; /* the strings of batched edit distances (engine/edit.h) */
     void (*xEditFree)(void *pEdit);
+    void *pIvf; /* an inverted-file vectors index's device copy (engine/ivf.h) */
+    void (*xIvfFree)(void *pIvf);
 } index_device;
 
 /*
  * What a front-end derives from an open index and keeps while it is open:
- * the recall estimate of transform/recall.c (p, released by xFree).
+ * the recall estimate of transform/recall.c (pRecall, released by
+ * xRecallFree), an inverted-file vectors index's opened state
+ * (transform/vectors_ivf.c: its list table and its recall estimate).
  * Created lazily under lock, like the device slots, and behind a pointer
  * for the same reason (searches see the index as const).
  */
@@ -62,6 +67,8 @@ typedef struct index_derived {
     void *pRecall;
     void (*xRecallFree)(void *pRecall);
     void *pVocab; /* the vocabulary's hash table (index/vocab.c) */
+    void *pIvf;
+    void (*xIvfFree)(void *pIvf);
 } index_derived;
 
 struct genie_index {
@@ -80,6 +87,11 @@ struct genie_index {
     const uint32_t *aWordOrder;      /* n_words */
     const unsigned char *aFrontend;  /* front-end parameters, or NULL */
     uint64_t nFrontend;              /* bytes at aFrontend */
+    /* The vector index sections 14..16 (format.h), by id - 14; NULL (and
+     * 0) in a file without them.  Checksummed, not yet validated: the
+     * vectors front-end checks their sizes and values. */
+    const unsigned char *aVector[FORMAT_N_VECTOR_SECTIONS];
+    uint64_t nVector[FORMAT_N_VECTOR_SECTIONS];
     /* The backends' state for this index or view, per device (mutable through a const index). */
     index_device *aDev; /* INDEX_MAX_DEVICES */
     /* Parts: see above.  A view's nPart is 1 and its aPart itself. */

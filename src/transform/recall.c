@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "index/index.h"
+#include "transform/vectors_ivf.h"
 #include "util/codec.h"
 #include "util/crc32c.h"
 #include "util/error.h"
@@ -479,6 +480,8 @@ done:
 genie_status genie_recall_prepare(const genie_index *idx, unsigned threads)
 {
     util_error_clear();
+    if (vivf_is_ivf(idx))
+        return vivf_recall_prepare(idx, threads);
     const recall_estimate *e;
     return recall_get(idx, threads, 1, &e);
 }

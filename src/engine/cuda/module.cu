@@ -87,6 +87,7 @@ const engine_cuda_module genie_cuda_module = {
     cuda_device_memory,
     cuda_testing_exact_counts,
     lsh_cuda_keywords,
+    {kmeans_cuda_step, kmeans_cuda_free, ivf_cuda_search, ivf_cuda_free},
 };
 
 } /* extern "C" */

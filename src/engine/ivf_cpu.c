@@ -1,0 +1,395 @@
+/*
+ * The CPU's inverted-file search (engine/ivf.h), the reference every
+ * backend's answers equal.
+ *
+ * Queries are shared out among threads one at a time; a thread scans its
+ * query's probed lists and keeps a bounded heap (engine/select.h) of
+ * 64-bit keys (the distance's ordered key, then the id), so the nearest
+ * come first and ties go to the smaller id.
+ *
+ * IVF-Flat's distances are genie_vector_distance's, operation for
+ * operation, computed for IVF_LANES vectors at once: a derived layout
+ * (built on the first search, kept by the caller through ppCpu) holds each
+ * list's vectors in blocks of IVF_LANES, dimension-major inside a block,
+ * so one lane of the block loop walks one vector's dimensions in order
+ * while the compiler spreads the lanes over a vector register.  The sum of
+ * each lane is the direct loop's sum, bit for bit (this file is compiled
+ * without contraction of multiply-adds), and the block functions are
+ * compiled for AVX2 too, picked at run time where the processor has it.
+ *
+ * IVF-PQ: per probe the lookup tables of engine/ivf.h (codeword j of
+ * sub-quantizer m in lane j: the codebooks transposed in the layout),
+ * then M look-ups and additions per candidate in sub-quantizer order.
+ */
+#include "engine/ivf.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/exact.h"
+#include "engine/select.h"
+#include "util/error.h"
+#include "util/threads.h"
+
+#define IVF_LANES 8u
+#define IVF_QUERY_CHUNK 4096u /* queries whose probes are held at a time */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#define IVF_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define IVF_CLONES
+#endif
+
+/* The derived layout (one engine_ivf's, for as long as it lives). */
+typedef struct ivf_cpu {
+    float *aBlock;        /* IVF-Flat: blocks of IVF_LANES vectors, dim x IVF_LANES each */
+    uint64_t *aBlockStart;/* IVF-Flat: nlist + 1, in blocks */
+    float *aNorm;         /* IVF-Flat, cosine: |x|^2 (the direct loop's) per block lane */
+    float *aCodebookT;    /* IVF-PQ: M x dsub x 2^bits, codeword j in column j */
+} ivf_cpu;
+
+static void layout_free(ivf_cpu *c)
+{
+    if (!c)
+        return;
+    free(c->aBlock);
+    free(c->aBlockStart);
+    free(c->aNorm);
+    free(c->aCodebookT);
+    free(c);
+}
+
+typedef struct layout_job {
+    const engine_ivf *ix;
+    ivf_cpu *c;
+    atomic_uint_fast64_t next;
+} layout_job;
+
+static void layout_lists(void *pv, unsigned t)
+{
+    (void)t;
+    layout_job *j = pv;
+    const engine_ivf *ix = j->ix;
+    uint32_t dim = ix->dim;
+    for (;;) {
+        uint64_t l = atomic_fetch_add(&j->next, 1);
+        if (l >= ix->nlist)
+            break;
+        uint64_t p0 = ix->aListStart[l], p1 = ix->aListStart[l + 1];
+        float *blk = j->c->aBlock + j->c->aBlockStart[l] * dim * IVF_LANES;
+        float *nrm = j->c->aNorm ? j->c->aNorm + j->c->aBlockStart[l] * IVF_LANES : NULL;
+        for (uint64_t p = p0; p < p1; p++) {
+            uint64_t b = (p - p0) / IVF_LANES, lane = (p - p0) % IVF_LANES;
+            const float *x = ix->aVec + (uint64_t)ix->aId[p] * dim;
+            for (uint32_t d = 0; d < dim; d++)
+                blk[(b * dim + d) * IVF_LANES + lane] = x[d];
+            if (nrm)
+                nrm[b * IVF_LANES + lane] = exact_dot(x, x, dim);
+        }
+    }
+}
+
+static genie_status layout_make(const engine_ivf *ix, unsigned threads, ivf_cpu **pOut)
+{
+    ivf_cpu *c = calloc(1, sizeof *c);
+    if (!c)
+        return util_error(GENIE_ENOMEM, "out of memory for the IVF layout");
+    if (ix->pqM) {
+        uint32_t ksub = 1u << ix->pqBits, dsub = ix->dim / ix->pqM;
+        c->aCodebookT = malloc((size_t)ix->pqM * dsub * ksub * sizeof *c->aCodebookT);
+        if (!c->aCodebookT)
+            goto oom;
+        for (uint32_t m = 0; m < ix->pqM; m++)
+            for (uint32_t j = 0; j < ksub; j++)
+                for (uint32_t t = 0; t < dsub; t++)
+                    c->aCodebookT[((size_t)m * dsub + t) * ksub + j] =
+                        ix->aCodebook[((size_t)m * ksub + j) * dsub + t];
+        *pOut = c;
+        return GENIE_OK;
+    }
+    if (!(c->aBlockStart = malloc(((size_t)ix->nlist + 1) * sizeof *c->aBlockStart)))
+        goto oom;
+    c->aBlockStart[0] = 0;
+    for (uint32_t l = 0; l < ix->nlist; l++) {
+        uint64_t len = ix->aListStart[l + 1] - ix->aListStart[l];
+        c->aBlockStart[l + 1] = c->aBlockStart[l] + (len + IVF_LANES - 1) / IVF_LANES;
+    }
+    size_t nBlock = (size_t)c->aBlockStart[ix->nlist];
+    /* Zeros in the lanes past a list's end: computed, never offered. */
+    c->aBlock = calloc(nBlock ? nBlock * ix->dim * IVF_LANES : 1, sizeof *c->aBlock);
+    if (!c->aBlock)
+        goto oom;
+    if (ix->metric == GENIE_METRIC_COSINE && !(c->aNorm = calloc(nBlock ? nBlock * IVF_LANES : 1, sizeof(float))))
+        goto oom;
+    layout_job j = {.ix = ix, .c = c};
+    atomic_init(&j.next, 0);
+    util_parallel_run(threads ? threads : util_ncores(), layout_lists, &j);
+    *pOut = c;
+    return GENIE_OK;
+oom:
+    layout_free(c);
+    return util_error(GENIE_ENOMEM, "out of memory for the IVF search's layout of %llu vectors",
+                      (unsigned long long)ix->n);
+}
+
+/* ------------------------------------------------------------ the lanes */
+
+/* The lane sums of one block: l2 sum (x - q)^2, else sum x q, each over the dimensions in order. */
+IVF_CLONES static void block_sums(const float *blk, const float *q, uint32_t dim, int l2, float *out)
+{
+    float acc[IVF_LANES] = {0};
+    if (l2) {
+        for (uint32_t t = 0; t < dim; t++) {
+            const float *b = blk + (size_t)t * IVF_LANES;
+            for (uint32_t l = 0; l < IVF_LANES; l++) {
+                float d = b[l] - q[t];
+                acc[l] += d * d;
+            }
+        }
+    } else {
+        for (uint32_t t = 0; t < dim; t++) {
+            const float *b = blk + (size_t)t * IVF_LANES;
+            for (uint32_t l = 0; l < IVF_LANES; l++)
+                acc[l] += b[l] * q[t];
+        }
+    }
+    memcpy(out, acc, sizeof acc);
+}
+
+/* genie_vector_distance's last step from a lane's sum. */
+static float flat_distance(genie_metric metric, float s, float nx, float nq)
+{
+    if (metric == GENIE_METRIC_L2)
+        return sqrtf(s);
+    if (metric == GENIE_METRIC_IP)
+        return -s;
+    if (nx == 0 || nq == 0)
+        return 1;
+    return 1 - s / (sqrtf(nx) * sqrtf(nq));
+}
+
+/* Offer a candidate to the heap; the check before the call skips most. */
+static inline void offer(select_heap *h, float d, uint32_t id)
+{
+    uint64_t key = select_key(UINT32_MAX - exact_key(d), id);
+    if (h->n < h->k || key > h->aKey[0])
+        select_push(h, key);
+}
+
+/* IVF-PQ's lookup tables for query @p q in list @p l (engine/ivf.h), M x 2^bits floats. */
+IVF_CLONES static void pq_tables(const engine_ivf *ix, const ivf_cpu *c, const float *q, const float *qn, uint32_t l,
+                                 float *r, float *T)
+{
+    uint32_t ksub = 1u << ix->pqBits, dsub = ix->dim / ix->pqM;
+    int l2 = ix->metric == GENIE_METRIC_L2;
+    const float *cen = ix->aCentroid + (size_t)l * ix->dim;
+    for (uint32_t d = 0; d < ix->dim; d++)
+        r[d] = l2 ? q[d] - cen[d] : qn[d];
+    for (uint32_t m = 0; m < ix->pqM; m++) {
+        float *t = T + (size_t)m * ksub;
+        memset(t, 0, ksub * sizeof *t);
+        for (uint32_t s = 0; s < dsub; s++) {
+            const float *cb = c->aCodebookT + ((size_t)m * dsub + s) * ksub;
+            float v = r[m * dsub + s];
+            if (l2) {
+                for (uint32_t j = 0; j < ksub; j++) {
+                    float d = v - cb[j];
+                    t[j] += d * d;
+                }
+            } else {
+                for (uint32_t j = 0; j < ksub; j++)
+                    t[j] += v * cb[j];
+            }
+        }
+        for (uint32_t j = 0; !l2 && j < ksub; j++)
+            t[j] = -t[j];
+    }
+}
+
+/* ------------------------------------------------------------ the search */
+
+typedef struct search_job {
+    const engine_ivf *ix;
+    const ivf_cpu *c;
+    const engine_ivf_query *q;
+    const genie_neighbor *aProbe; /* the chunk's probes */
+    uint64_t q0, nq;              /* the chunk */
+    genie_neighbor *out;
+    uint32_t *aN;
+    atomic_uint_fast64_t next;
+    atomic_int failed;
+} search_job;
+
+static void heap_out(select_heap *h, genie_hit *aHit, genie_neighbor *out, uint32_t *pN, int sqrtDistance)
+{
+    size_t n = select_finish(h, aHit);
+    for (size_t i = 0; i < n; i++) {
+        float d = exact_key_value(UINT32_MAX - aHit[i].count);
+        out[i].id = aHit[i].object;
+        out[i].distance = sqrtDistance ? sqrtf(d) : d;
+    }
+    *pN = (uint32_t)n;
+}
+
+static void search_flat(const search_job *j, const float *pq, const genie_neighbor *aProbe, select_heap *h)
+{
+    const engine_ivf *ix = j->ix;
+    const ivf_cpu *c = j->c;
+    uint32_t dim = ix->dim;
+    int l2 = ix->metric == GENIE_METRIC_L2;
+    float nq = ix->metric == GENIE_METRIC_COSINE ? exact_dot(pq, pq, dim) : 0, aSum[IVF_LANES];
+    for (uint32_t p = 0; p < j->q->nprobe; p++) {
+        uint32_t l = aProbe[p].id;
+        uint64_t p0 = ix->aListStart[l], len = ix->aListStart[l + 1] - p0;
+        for (uint64_t b = 0; b * IVF_LANES < len; b++) {
+            uint64_t blk = c->aBlockStart[l] + b;
+            block_sums(c->aBlock + blk * dim * IVF_LANES, pq, dim, l2, aSum);
+            for (uint32_t lane = 0; lane < IVF_LANES && b * IVF_LANES + lane < len; lane++) {
+                /* live: the object bitmap (deletes, filters) is consulted here, before the offer. */
+                float nx = c->aNorm ? c->aNorm[blk * IVF_LANES + lane] : 0;
+                offer(h, flat_distance(ix->metric, aSum[lane], nx, nq), ix->aId[p0 + b * IVF_LANES + lane]);
+            }
+        }
+    }
+}
+
+/* IVF-PQ: the R best estimates into @p h (R = its capacity). */
+static void search_pq(const search_job *j, const float *pq, const genie_neighbor *aProbe, float *r, float *qn,
+                      float *T, select_heap *h)
+{
+    const engine_ivf *ix = j->ix;
+    uint32_t M = ix->pqM, ksub = 1u << ix->pqBits;
+    float nq = ix->metric == GENIE_METRIC_COSINE ? exact_dot(pq, pq, ix->dim) : 1;
+    for (uint32_t d = 0; d < ix->dim; d++) /* ip: the query itself; cosine: normalised */
+        qn[d] = ix->metric == GENIE_METRIC_IP ? pq[d] : nq == 0 ? 0.0f : pq[d] / sqrtf(nq);
+    for (uint32_t p = 0; p < j->q->nprobe; p++) {
+        uint32_t l = aProbe[p].id;
+        pq_tables(ix, j->c, pq, qn, l, r, T);
+        float base = ix->metric == GENIE_METRIC_L2 ? 0.0f : aProbe[p].distance;
+        for (uint64_t pos = ix->aListStart[l]; pos < ix->aListStart[l + 1]; pos++) {
+            /* live: the object bitmap (deletes, filters) is consulted here, before the offer. */
+            const uint8_t *code = ix->aCode + pos * M;
+            float s = base;
+            for (uint32_t m = 0; m < M; m++)
+                s += T[(size_t)m * ksub + code[m]];
+            offer(h, s, ix->aId[pos]);
+        }
+    }
+}
+
+static void search_worker(void *pv, unsigned t)
+{
+    (void)t;
+    search_job *j = pv;
+    const engine_ivf *ix = j->ix;
+    const engine_ivf_query *q = j->q;
+    uint32_t k = q->k, R = q->nRefine ? q->nRefine : k, dim = ix->dim;
+    uint32_t ksub = ix->pqM ? 1u << ix->pqBits : 0;
+    uint64_t *aKey = malloc((size_t)(R + k) * sizeof *aKey);
+    genie_hit *aHit = malloc((size_t)R * sizeof *aHit);
+    float *aWork = malloc(((size_t)2 * dim + (size_t)ix->pqM * ksub + 1) * sizeof *aWork);
+    if (!aKey || !aHit || !aWork) {
+        atomic_store(&j->failed, 1);
+        goto done;
+    }
+    for (;;) {
+        uint64_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->nq || atomic_load(&j->failed))
+            break;
+        const float *pq = q->aQuery + (j->q0 + i) * dim;
+        const genie_neighbor *aProbe = j->aProbe + i * q->nprobe;
+        genie_neighbor *o = j->out + (j->q0 + i) * k;
+        uint32_t *pN = &j->aN[j->q0 + i];
+        select_heap h;
+        select_reset(&h, aKey, ix->pqM ? R : k);
+        if (!ix->pqM) {
+            search_flat(j, pq, aProbe, &h);
+            heap_out(&h, aHit, o, pN, 0);
+            continue;
+        }
+        search_pq(j, pq, aProbe, aWork, aWork + dim, aWork + 2 * (size_t)dim, &h);
+        if (!q->nRefine) {
+            heap_out(&h, aHit, o, pN, ix->metric == GENIE_METRIC_L2);
+            continue;
+        }
+        /* The refinement: the R candidates by their direct distances. */
+        size_t nCand = select_finish(&h, aHit);
+        select_heap hk;
+        select_reset(&hk, aKey + R, k);
+        for (size_t c = 0; c < nCand; c++) {
+            uint32_t id = aHit[c].object;
+            offer(&hk, genie_vector_distance(ix->metric, ix->aVec + (uint64_t)id * dim, pq, dim), id);
+        }
+        heap_out(&hk, aHit, o, pN, 0);
+    }
+done:
+    free(aKey);
+    free(aHit);
+    free(aWork);
+}
+
+genie_status ivf_probes(const engine_ivf *ix, const float *aQuery, uint64_t n, uint32_t nprobe, unsigned threads,
+                        genie_neighbor *out)
+{
+    genie_vectors cen = {ix->nlist, ix->dim, (float *)(uintptr_t)ix->aCentroid};
+    genie_vectors qv = {n, ix->dim, (float *)(uintptr_t)aQuery};
+    return exact_search_in_index(NULL, &cen, &qv, ix->metric, GENIE_PRECISION_FP32, nprobe, GENIE_BACKEND_CPU, 0,
+                                 threads, out, NULL);
+}
+
+void ivf_cpu_cache_free(ivf_cpu_cache *c)
+{
+    layout_free(c->pLayout);
+    c->pLayout = NULL;
+}
+
+/* The layout of @p ix in @p pCache, made under its lock when missing. */
+static genie_status layout_get(const engine_ivf *ix, ivf_cpu_cache *pCache, unsigned threads, ivf_cpu **pOut)
+{
+    if (!pCache)
+        return layout_make(ix, threads, pOut);
+    pthread_mutex_lock(&pCache->lock);
+    genie_status rc = GENIE_OK;
+    ivf_cpu *c = pCache->pLayout;
+    if (!c)
+        rc = layout_make(ix, threads, &c);
+    if (rc == GENIE_OK)
+        pCache->pLayout = c;
+    pthread_mutex_unlock(&pCache->lock);
+    *pOut = c;
+    return rc;
+}
+
+genie_status ivf_cpu_search(const engine_ivf *ix, ivf_cpu_cache *pCache, const engine_ivf_query *q,
+                            genie_neighbor *out, uint32_t *aN)
+{
+    ivf_cpu *c = NULL;
+    GENIE_TRY(layout_get(ix, pCache, q->threads, &c));
+    genie_status rc = GENIE_OK;
+    uint64_t nChunk = q->n < IVF_QUERY_CHUNK ? q->n : IVF_QUERY_CHUNK;
+    genie_neighbor *aProbe = malloc((nChunk ? nChunk : 1) * q->nprobe * sizeof *aProbe);
+    if (!aProbe) {
+        rc = util_error(GENIE_ENOMEM, "out of memory for the probes of %llu queries", (unsigned long long)nChunk);
+        goto done;
+    }
+    unsigned nThread = q->threads ? q->threads : util_ncores();
+    for (uint64_t q0 = 0; q0 < q->n; q0 += nChunk) {
+        uint64_t nq = q->n - q0 < nChunk ? q->n - q0 : nChunk;
+        GENIE_TRY_GOTO(rc, ivf_probes(ix, q->aQuery + q0 * ix->dim, nq, q->nprobe, q->threads, aProbe), done);
+        search_job j = {.ix = ix, .c = c, .q = q, .aProbe = aProbe, .q0 = q0, .nq = nq, .out = out, .aN = aN};
+        atomic_init(&j.next, 0);
+        atomic_init(&j.failed, 0);
+        util_parallel_run(nThread < nq ? nThread : (unsigned)nq, search_worker, &j);
+        if (atomic_load(&j.failed)) {
+            rc = util_error(GENIE_ENOMEM, "out of memory in the IVF search (k = %u)", q->k);
+            goto done;
+        }
+    }
+done:
+    free(aProbe);
+    if (!pCache)
+        layout_free(c);
+    return rc;
+}

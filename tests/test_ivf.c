@@ -286,6 +286,23 @@ TEST(ivf_build_deterministic_and_versioned)
     unsigned char *c = test_read_file(test_path("c.genie"), &nc);
     CHECK(na == nb && memcmp(a, b, na) == 0);
     CHECK(na != nc || memcmp(a, c, na) != 0);
+    if (test_backend() != GENIE_BACKEND_CPU) { /* the GPU's k-means: deterministic too (its own centroids) */
+        p.seed = 3;
+        p.backend = test_backend();
+        CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("g1.genie")));
+        CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("g2.genie")));
+        size_t n1, n2;
+        unsigned char *g1 = test_read_file(test_path("g1.genie"), &n1), *g2 = test_read_file(test_path("g2.genie"), &n2);
+        CHECK(n1 == n2 && memcmp(g1, g2, n1) == 0);
+        free(g1);
+        free(g2);
+        genie_index *gi;
+        CHECK_OK(genie_index_open(test_path("g1.genie"), &gi));
+        const uint32_t aK[1] = {10}, aP[2] = {1, 4}, aR[2] = {0, 3};
+        genie_vectors q = {40, 8, aBase};
+        check_against_oracle(gi, &q, aK, 1, aP, 2, aR, 2);
+        genie_index_close(gi);
+    }
     genie_index *idx;
     CHECK_OK(genie_index_open(test_path("a.genie"), &idx));
     genie_index_info info;

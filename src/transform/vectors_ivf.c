@@ -248,8 +248,9 @@ static genie_status choose(vivf *st, const genie_vsearch_options *opt, uint32_t 
     pthread_mutex_lock(&st->lock);
     genie_status rc = recall_ready(st, opt->search.threads);
     if (rc == GENIE_OK)
-        rc = vivf_recall_plan(st->pRecall, &st->ix, &st->cache, opt->k, opt->recall, in->refine, opt->search.threads,
-                              pNprobe, pRefine, pEstimate);
+        /* The vectors are always stored: a target may choose to refine on any IVF-PQ index. */
+        rc = vivf_recall_plan(st->pRecall, &st->ix, &st->cache, opt->k, opt->recall, VIVF_DEPTH_ANY, opt->search.threads, pNprobe,
+                              pRefine, pEstimate);
     pthread_mutex_unlock(&st->lock);
     return rc;
 }

@@ -107,15 +107,18 @@ void vivf_recall_free(vivf_recall *r);
  * The choice for recall@k >= @p target (k <= RECALL_KMAX): IVF-Flat, the
  * smallest nprobe whose estimate reaches it (exact: the share of the
  * pseudo-queries' true k nearest whose lists are among their nprobe
- * nearest); IVF-PQ, by searching the pseudo-queries: for each depth 0
- * (without @p refine) or 2k, 4k, ... (with), the smallest nprobe that
- * reaches it (bisection), and of those the cheapest (lists scanned times
- * the code length plus depth times the dimension); when none does, the
- * most that can be had.  @p r is updated (searches it ran are kept).
+ * nearest); IVF-PQ, by searching the pseudo-queries: for the depths
+ * @p depths allows (VIVF_DEPTH_*: 0, no refinement; 2k, 4k, ... up to
+ * IVF_MAX_REFINE), the
+ * smallest nprobe that reaches it (doubling, then bisection), and of
+ * those the cheapest (vectors scanned times the code length plus depth
+ * times the dimension); when none does, the most that can be had.  @p r
+ * is updated (searches it ran are kept).
  * @param[out] pNprobe, pRefine, pEstimate  the choice and its estimate.
  */
+enum { VIVF_DEPTH_NONE = 0, VIVF_DEPTH_ANY = 1, VIVF_DEPTH_REFINED = 2 };
 genie_status vivf_recall_plan(vivf_recall *r, const engine_ivf *ix, ivf_cpu_cache *cache, uint32_t k,
-                              double target, int refine, unsigned threads, uint32_t *pNprobe, uint32_t *pRefine,
+                              double target, int depths, unsigned threads, uint32_t *pNprobe, uint32_t *pRefine,
                               double *pEstimate);
 
 /**

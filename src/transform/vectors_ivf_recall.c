@@ -222,7 +222,7 @@ genie_status vivf_recall_at(vivf_recall *r, const engine_ivf *ix, ivf_cpu_cache 
 }
 
 genie_status vivf_recall_plan(vivf_recall *r, const engine_ivf *ix, ivf_cpu_cache *cache, uint32_t k,
-                              double target, int refine, unsigned threads, uint32_t *pNprobe, uint32_t *pRefine,
+                              double target, int depths, unsigned threads, uint32_t *pNprobe, uint32_t *pRefine,
                               double *pEstimate)
 {
     uint32_t maxProbe = ix->nlist < IVF_MAX_PROBE ? ix->nlist : IVF_MAX_PROBE;
@@ -238,8 +238,16 @@ genie_status vivf_recall_plan(vivf_recall *r, const engine_ivf *ix, ivf_cpu_cach
     }
     double bestCost = -1, bestEst = -1, listLen = (double)ix->n / ix->nlist;
     uint32_t bestP = maxProbe, bestR = 0;
-    for (uint32_t R = refine ? 2 * k : 0; R <= IVF_MAX_REFINE; R = R ? 2 * R : IVF_MAX_REFINE + 1) {
-        GENIE_TRY(pq_recall(r, ix, cache, k, maxProbe, R, threads, &est));
+    /* Depth 0 (none) unless refining is required, then 2k, 4k, ... when it is allowed. */
+    uint32_t R0 = depths == VIVF_DEPTH_REFINED ? 2 * k : 0;
+    for (uint32_t R = R0; R <= IVF_MAX_REFINE; R = R ? 2 * R : depths != VIVF_DEPTH_NONE ? 2 * k : IVF_MAX_REFINE + 1) {
+        /* The smallest nprobe reaching the target, assuming recall grows with it: doubling, then bisection. */
+        uint32_t hi = 1;
+        GENIE_TRY(pq_recall(r, ix, cache, k, hi, R, threads, &est));
+        while (est < target && hi < maxProbe) {
+            hi = hi * 2 < maxProbe ? hi * 2 : maxProbe;
+            GENIE_TRY(pq_recall(r, ix, cache, k, hi, R, threads, &est));
+        }
         if (est < target) { /* unreachable at this depth: remember the best there is */
             if (bestCost < 0 && est > bestEst) {
                 bestEst = est;
@@ -248,7 +256,7 @@ genie_status vivf_recall_plan(vivf_recall *r, const engine_ivf *ix, ivf_cpu_cach
             }
             continue;
         }
-        uint32_t lo = 1, hi = maxProbe; /* the smallest nprobe reaching the target, assuming monotony */
+        uint32_t lo = hi / 2 + 1;
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
             GENIE_TRY(pq_recall(r, ix, cache, k, mid, R, threads, &est));
@@ -257,16 +265,14 @@ genie_status vivf_recall_plan(vivf_recall *r, const engine_ivf *ix, ivf_cpu_cach
             else
                 lo = mid + 1;
         }
-        GENIE_TRY(pq_recall(r, ix, cache, k, lo, R, threads, &est));
-        double cost = lo * listLen * ix->pqM + (double)R * ix->dim;
+        GENIE_TRY(pq_recall(r, ix, cache, k, hi, R, threads, &est));
+        double cost = hi * listLen * ix->pqM + (double)R * ix->dim;
         if (bestCost < 0 || cost < bestCost) {
             bestCost = cost;
             bestEst = est;
-            bestP = lo;
+            bestP = hi;
             bestR = R;
         }
-        if (!refine)
-            break;
     }
     *pNprobe = bestP;
     *pRefine = bestR;

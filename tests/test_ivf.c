@@ -288,6 +288,7 @@ TEST(ivf_build_deterministic_and_versioned)
     CHECK(na != nc || memcmp(a, c, na) != 0);
     if (test_backend() != GENIE_BACKEND_CPU) { /* the GPU's k-means: deterministic too (its own centroids) */
         p.seed = 3;
+        p.refine = 0; /* depth 0 below: the codes alone */
         p.backend = test_backend();
         CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("g1.genie")));
         CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("g2.genie")));

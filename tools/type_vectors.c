@@ -738,8 +738,8 @@ static genie_status eval_sweep(const genie_index *idx, const genie_vectors *q, c
             aP[nP++] = p;
         aP[nP++] = maxP;
     }
-    printf("# %s, %s, nlist %u%s, k %u, %llu queries\n", genie_metric_name(iv->metric), iv->pq_m ? "ivf-pq" : "ivf-flat",
-           iv->nlist, "", o->so.k, (unsigned long long)q->n);
+    printf("# %s, %s, nlist %u, k %u, %llu queries\n", genie_metric_name(iv->metric), iv->pq_m ? "ivf-pq" : "ivf-flat",
+           iv->nlist, o->so.k, (unsigned long long)q->n);
     printf("nprobe refine k_recall_at_k one_recall_at_k qps seconds backend\n");
     for (uint32_t i = 0; i < nP; i++) {
         genie_vsearch_options so = o->so;

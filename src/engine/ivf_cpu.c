@@ -2,20 +2,23 @@
  * The CPU's inverted-file search (engine/ivf.h), the reference every
  * backend's answers equal.
  *
- * Queries are shared out among threads one at a time; a thread scans its
- * query's probed lists and keeps a bounded heap (engine/select.h) of
- * 64-bit keys (the distance's ordered key, then the id), so the nearest
- * come first and ties go to the smaller id.
+ * Queries are shared out among threads one at a time; a thread finds its
+ * query's probes, scans the probed lists and keeps a bounded heap
+ * (engine/select.h) of 64-bit keys (the distance's ordered key, then the
+ * id), so the nearest come first and ties go to the smaller id.
  *
- * IVF-Flat's distances are genie_vector_distance's, operation for
- * operation, computed for IVF_LANES vectors at once: a derived layout
- * (built on the first search, kept by the caller through ppCpu) holds each
- * list's vectors in blocks of IVF_LANES, dimension-major inside a block,
- * so one lane of the block loop walks one vector's dimensions in order
- * while the compiler spreads the lanes over a vector register.  The sum of
- * each lane is the direct loop's sum, bit for bit (this file is compiled
- * without contraction of multiply-adds), and the block functions are
- * compiled for AVX2 too, picked at run time where the processor has it.
+ * Distances are genie_vector_distance's, operation for operation,
+ * computed for IVF_LANES vectors at once: a derived layout (built on the
+ * first search, kept in the caller's ivf_cpu_cache) holds the centroids
+ * and (IVF-Flat) each list's vectors in blocks of IVF_LANES,
+ * dimension-major inside a block, so one lane of a vector register walks
+ * one vector's dimensions in order (lane_sums, four blocks at a time to
+ * hide the adds' latency).  Each lane's sum is the direct loop's sum, bit
+ * for bit (this file is compiled without contraction of multiply-adds),
+ * and the kernels are compiled for AVX2 too, picked at run time where the
+ * processor has it.  The probes are the nprobe smallest (distance, list)
+ * of the centroids' direct distances: the exact search's answer (exact.h),
+ * which the GPU computes with its own exact search.
  *
  * IVF-PQ: per probe the lookup tables of engine/ivf.h (codeword j of
  * sub-quantizer m in lane j: the codebooks transposed in the layout),
@@ -34,7 +37,6 @@
 #include "util/threads.h"
 
 #define IVF_LANES 8u
-#define IVF_QUERY_CHUNK 4096u /* queries whose probes are held at a time */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
 #define IVF_CLONES __attribute__((target_clones("avx2", "default")))
@@ -42,9 +44,13 @@
 #define IVF_CLONES
 #endif
 
+typedef float lanes __attribute__((vector_size(IVF_LANES * sizeof(float))));
+
 /* The derived layout (one engine_ivf's, for as long as it lives). */
 typedef struct ivf_cpu {
-    float *aBlock;        /* IVF-Flat: blocks of IVF_LANES vectors, dim x IVF_LANES each */
+    float *aCent;         /* the centroids in blocks of IVF_LANES, dim x IVF_LANES each */
+    float *aCentNorm;     /* cosine: each centroid's |c|^2 (the direct loop's), by list */
+    float *aBlock;        /* IVF-Flat: each list's vectors in blocks, as the centroids */
     uint64_t *aBlockStart;/* IVF-Flat: nlist + 1, in blocks */
     float *aNorm;         /* IVF-Flat, cosine: |x|^2 (the direct loop's) per block lane */
     float *aCodebookT;    /* IVF-PQ: M x dsub x 2^bits, codeword j in column j */
@@ -54,11 +60,21 @@ static void layout_free(ivf_cpu *c)
 {
     if (!c)
         return;
+    free(c->aCent);
+    free(c->aCentNorm);
     free(c->aBlock);
     free(c->aBlockStart);
     free(c->aNorm);
     free(c->aCodebookT);
     free(c);
+}
+
+/* Vector @p x, the i-th, into lane i % IVF_LANES of block i / IVF_LANES of @p aBlock. */
+static void put_lane(float *aBlock, uint32_t dim, uint64_t i, const float *x)
+{
+    float *blk = aBlock + (i / IVF_LANES) * dim * IVF_LANES;
+    for (uint32_t d = 0; d < dim; d++)
+        blk[(size_t)d * IVF_LANES + i % IVF_LANES] = x[d];
 }
 
 typedef struct layout_job {
@@ -81,12 +97,10 @@ static void layout_lists(void *pv, unsigned t)
         float *blk = j->c->aBlock + j->c->aBlockStart[l] * dim * IVF_LANES;
         float *nrm = j->c->aNorm ? j->c->aNorm + j->c->aBlockStart[l] * IVF_LANES : NULL;
         for (uint64_t p = p0; p < p1; p++) {
-            uint64_t b = (p - p0) / IVF_LANES, lane = (p - p0) % IVF_LANES;
             const float *x = ix->aVec + (uint64_t)ix->aId[p] * dim;
-            for (uint32_t d = 0; d < dim; d++)
-                blk[(b * dim + d) * IVF_LANES + lane] = x[d];
+            put_lane(blk, dim, p - p0, x);
             if (nrm)
-                nrm[b * IVF_LANES + lane] = exact_dot(x, x, dim);
+                nrm[p - p0] = exact_dot(x, x, dim);
         }
     }
 }
@@ -96,6 +110,16 @@ static genie_status layout_make(const engine_ivf *ix, unsigned threads, ivf_cpu 
     ivf_cpu *c = calloc(1, sizeof *c);
     if (!c)
         return util_error(GENIE_ENOMEM, "out of memory for the IVF layout");
+    size_t nCentBlock = (ix->nlist + IVF_LANES - 1) / IVF_LANES;
+    /* Zeros in the lanes past the end: computed, never offered. */
+    if (!(c->aCent = calloc(nCentBlock * ix->dim * IVF_LANES, sizeof *c->aCent)) ||
+        !(c->aCentNorm = calloc(ix->nlist, sizeof *c->aCentNorm)))
+        goto oom;
+    for (uint32_t l = 0; l < ix->nlist; l++) {
+        const float *x = ix->aCentroid + (size_t)l * ix->dim;
+        put_lane(c->aCent, ix->dim, l, x);
+        c->aCentNorm[l] = exact_dot(x, x, ix->dim);
+    }
     if (ix->pqM) {
         uint32_t ksub = 1u << ix->pqBits, dsub = ix->dim / ix->pqM;
         c->aCodebookT = malloc((size_t)ix->pqM * dsub * ksub * sizeof *c->aCodebookT);
@@ -136,26 +160,62 @@ oom:
 
 /* ------------------------------------------------------------ the lanes */
 
-/* The lane sums of one block: l2 sum (x - q)^2, else sum x q, each over the dimensions in order. */
-IVF_CLONES static void block_sums(const float *blk, const float *q, uint32_t dim, int l2, float *out)
+/* IVF_LANES floats at any float-aligned address (a lanes value read through an unaligned view). */
+typedef float lanes_unaligned __attribute__((vector_size(IVF_LANES * sizeof(float)), aligned(4), may_alias));
+#define lanes_load(p) (*(const lanes_unaligned *)(const void *)(p))
+
+/*
+ * The lane sums of @p nBlock consecutive blocks (dim x IVF_LANES each):
+ * l2 sum_t (x_t - q_t)^2, else sum_t x_t q_t, each over t in order, the
+ * operations of genie_vector_distance's loops lane by lane; four blocks at
+ * a time, whose sums are independent chains.
+ */
+IVF_CLONES static void lane_sums(const float *blk, uint64_t nBlock, const float *q, uint32_t dim, int l2, float *out)
 {
-    float acc[IVF_LANES] = {0};
-    if (l2) {
+    size_t step = (size_t)dim * IVF_LANES;
+    uint64_t b = 0;
+    for (; b + 4 <= nBlock; b += 4) {
+        const float *p = blk + b * step;
+        lanes a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
         for (uint32_t t = 0; t < dim; t++) {
-            const float *b = blk + (size_t)t * IVF_LANES;
-            for (uint32_t l = 0; l < IVF_LANES; l++) {
-                float d = b[l] - q[t];
-                acc[l] += d * d;
+            const float *pt = p + (size_t)t * IVF_LANES;
+            lanes x0 = lanes_load(pt), x1 = lanes_load(pt + step), x2 = lanes_load(pt + 2 * step);
+            lanes x3 = lanes_load(pt + 3 * step);
+            if (l2) {
+                x0 -= q[t];
+                x1 -= q[t];
+                x2 -= q[t];
+                x3 -= q[t];
+                a0 += x0 * x0;
+                a1 += x1 * x1;
+                a2 += x2 * x2;
+                a3 += x3 * x3;
+            } else {
+                a0 += x0 * q[t];
+                a1 += x1 * q[t];
+                a2 += x2 * q[t];
+                a3 += x3 * q[t];
             }
         }
-    } else {
-        for (uint32_t t = 0; t < dim; t++) {
-            const float *b = blk + (size_t)t * IVF_LANES;
-            for (uint32_t l = 0; l < IVF_LANES; l++)
-                acc[l] += b[l] * q[t];
-        }
+        memcpy(out + b * IVF_LANES, &a0, sizeof a0);
+        memcpy(out + (b + 1) * IVF_LANES, &a1, sizeof a1);
+        memcpy(out + (b + 2) * IVF_LANES, &a2, sizeof a2);
+        memcpy(out + (b + 3) * IVF_LANES, &a3, sizeof a3);
     }
-    memcpy(out, acc, sizeof acc);
+    for (; b < nBlock; b++) {
+        const float *p = blk + b * step;
+        lanes a = {0};
+        for (uint32_t t = 0; t < dim; t++) {
+            lanes x = lanes_load(p + (size_t)t * IVF_LANES);
+            if (l2) {
+                x -= q[t];
+                a += x * x;
+            } else {
+                a += x * q[t];
+            }
+        }
+        memcpy(out + b * IVF_LANES, &a, sizeof a);
+    }
 }
 
 /* genie_vector_distance's last step from a lane's sum. */
@@ -214,8 +274,6 @@ typedef struct search_job {
     const engine_ivf *ix;
     const ivf_cpu *c;
     const engine_ivf_query *q;
-    const genie_neighbor *aProbe; /* the chunk's probes */
-    uint64_t q0, nq;              /* the chunk */
     genie_neighbor *out;
     uint32_t *aN;
     atomic_uint_fast64_t next;
@@ -233,24 +291,40 @@ static void heap_out(select_heap *h, genie_hit *aHit, genie_neighbor *out, uint3
     *pN = (uint32_t)n;
 }
 
-static void search_flat(const search_job *j, const float *pq, const genie_neighbor *aProbe, select_heap *h)
+/*
+ * The nprobe nearest lists of query @p pq: every centroid's direct
+ * distance (lane_sums over the centroid blocks into @p aSum), the smallest
+ * (distance, list) kept in @p aProbe, ascending.
+ */
+static void find_probes(const search_job *j, const float *pq, float nq, float *aSum, uint64_t *aKey, genie_hit *aHit,
+                        genie_neighbor *aProbe)
+{
+    const engine_ivf *ix = j->ix;
+    lane_sums(j->c->aCent, (ix->nlist + IVF_LANES - 1) / IVF_LANES, pq, ix->dim, ix->metric == GENIE_METRIC_L2, aSum);
+    select_heap h;
+    select_reset(&h, aKey, j->q->nprobe);
+    for (uint32_t l = 0; l < ix->nlist; l++)
+        offer(&h, flat_distance(ix->metric, aSum[l], j->c->aCentNorm[l], nq), l);
+    size_t n = select_finish(&h, aHit);
+    for (size_t i = 0; i < n; i++)
+        aProbe[i] = (genie_neighbor){aHit[i].object, exact_key_value(UINT32_MAX - aHit[i].count)};
+}
+
+/* IVF-Flat: the candidates of the probed lists by their direct distances into @p h. */
+static void search_flat(const search_job *j, const float *pq, float nq, const genie_neighbor *aProbe, float *aSum,
+                        select_heap *h)
 {
     const engine_ivf *ix = j->ix;
     const ivf_cpu *c = j->c;
-    uint32_t dim = ix->dim;
-    int l2 = ix->metric == GENIE_METRIC_L2;
-    float nq = ix->metric == GENIE_METRIC_COSINE ? exact_dot(pq, pq, dim) : 0, aSum[IVF_LANES];
     for (uint32_t p = 0; p < j->q->nprobe; p++) {
         uint32_t l = aProbe[p].id;
-        uint64_t p0 = ix->aListStart[l], len = ix->aListStart[l + 1] - p0;
-        for (uint64_t b = 0; b * IVF_LANES < len; b++) {
-            uint64_t blk = c->aBlockStart[l] + b;
-            block_sums(c->aBlock + blk * dim * IVF_LANES, pq, dim, l2, aSum);
-            for (uint32_t lane = 0; lane < IVF_LANES && b * IVF_LANES + lane < len; lane++) {
-                /* live: the object bitmap (deletes, filters) is consulted here, before the offer. */
-                float nx = c->aNorm ? c->aNorm[blk * IVF_LANES + lane] : 0;
-                offer(h, flat_distance(ix->metric, aSum[lane], nx, nq), ix->aId[p0 + b * IVF_LANES + lane]);
-            }
+        uint64_t p0 = ix->aListStart[l], len = ix->aListStart[l + 1] - p0, b0 = c->aBlockStart[l];
+        lane_sums(c->aBlock + b0 * ix->dim * IVF_LANES, c->aBlockStart[l + 1] - b0, pq, ix->dim,
+                  ix->metric == GENIE_METRIC_L2, aSum);
+        for (uint64_t i = 0; i < len; i++) {
+            /* live: the object bitmap (deletes, filters) is consulted here, before the offer. */
+            float nx = c->aNorm ? c->aNorm[b0 * IVF_LANES + i] : 0;
+            offer(h, flat_distance(ix->metric, aSum[i], nx, nq), ix->aId[p0 + i]);
         }
     }
 }
@@ -286,47 +360,56 @@ static void search_worker(void *pv, unsigned t)
     const engine_ivf *ix = j->ix;
     const engine_ivf_query *q = j->q;
     uint32_t k = q->k, R = q->nRefine ? q->nRefine : k, dim = ix->dim;
-    uint32_t ksub = ix->pqM ? 1u << ix->pqBits : 0;
-    uint64_t *aKey = malloc((size_t)(R + k) * sizeof *aKey);
-    genie_hit *aHit = malloc((size_t)R * sizeof *aHit);
+    uint32_t ksub = ix->pqM ? 1u << ix->pqBits : 0, nHeap = R > q->nprobe ? R : q->nprobe;
+    /* The lane sums of the longest list or of all centroids, padded to whole blocks. */
+    uint64_t nSum = (uint64_t)(ix->nlist + IVF_LANES - 1) / IVF_LANES * IVF_LANES;
+    for (uint32_t l = 0; !ix->pqM && l < ix->nlist; l++)
+        if ((j->c->aBlockStart[l + 1] - j->c->aBlockStart[l]) * IVF_LANES > nSum)
+            nSum = (j->c->aBlockStart[l + 1] - j->c->aBlockStart[l]) * IVF_LANES;
+    uint64_t *aKey = malloc((size_t)(nHeap + k) * sizeof *aKey);
+    genie_hit *aHit = malloc((size_t)nHeap * sizeof *aHit);
+    genie_neighbor *aProbe = malloc((size_t)q->nprobe * sizeof *aProbe);
+    float *aSum = malloc((size_t)nSum * sizeof *aSum);
     float *aWork = malloc(((size_t)2 * dim + (size_t)ix->pqM * ksub + 1) * sizeof *aWork);
-    if (!aKey || !aHit || !aWork) {
+    if (!aKey || !aHit || !aProbe || !aSum || !aWork) {
         atomic_store(&j->failed, 1);
         goto done;
     }
     for (;;) {
         uint64_t i = atomic_fetch_add(&j->next, 1);
-        if (i >= j->nq || atomic_load(&j->failed))
+        if (i >= q->n || atomic_load(&j->failed))
             break;
-        const float *pq = q->aQuery + (j->q0 + i) * dim;
-        const genie_neighbor *aProbe = j->aProbe + i * q->nprobe;
-        genie_neighbor *o = j->out + (j->q0 + i) * k;
-        uint32_t *pN = &j->aN[j->q0 + i];
+        const float *pq = q->aQuery + i * dim;
+        genie_neighbor *o = j->out + i * k;
+        float nq = ix->metric == GENIE_METRIC_COSINE ? exact_dot(pq, pq, dim) : 0;
+        find_probes(j, pq, nq, aSum, aKey, aHit, aProbe);
         select_heap h;
         select_reset(&h, aKey, ix->pqM ? R : k);
         if (!ix->pqM) {
-            search_flat(j, pq, aProbe, &h);
-            heap_out(&h, aHit, o, pN, 0);
+            search_flat(j, pq, nq, aProbe, aSum, &h);
+            heap_out(&h, aHit, o, &j->aN[i], 0);
             continue;
         }
         search_pq(j, pq, aProbe, aWork, aWork + dim, aWork + 2 * (size_t)dim, &h);
         if (!q->nRefine) {
-            heap_out(&h, aHit, o, pN, ix->metric == GENIE_METRIC_L2);
+            heap_out(&h, aHit, o, &j->aN[i], ix->metric == GENIE_METRIC_L2);
             continue;
         }
         /* The refinement: the R candidates by their direct distances. */
         size_t nCand = select_finish(&h, aHit);
         select_heap hk;
-        select_reset(&hk, aKey + R, k);
+        select_reset(&hk, aKey + nHeap, k);
         for (size_t c = 0; c < nCand; c++) {
             uint32_t id = aHit[c].object;
             offer(&hk, genie_vector_distance(ix->metric, ix->aVec + (uint64_t)id * dim, pq, dim), id);
         }
-        heap_out(&hk, aHit, o, pN, 0);
+        heap_out(&hk, aHit, o, &j->aN[i], 0);
     }
 done:
     free(aKey);
     free(aHit);
+    free(aProbe);
+    free(aSum);
     free(aWork);
 }
 
@@ -367,29 +450,14 @@ genie_status ivf_cpu_search(const engine_ivf *ix, ivf_cpu_cache *pCache, const e
 {
     ivf_cpu *c = NULL;
     GENIE_TRY(layout_get(ix, pCache, q->threads, &c));
-    genie_status rc = GENIE_OK;
-    uint64_t nChunk = q->n < IVF_QUERY_CHUNK ? q->n : IVF_QUERY_CHUNK;
-    genie_neighbor *aProbe = malloc((nChunk ? nChunk : 1) * q->nprobe * sizeof *aProbe);
-    if (!aProbe) {
-        rc = util_error(GENIE_ENOMEM, "out of memory for the probes of %llu queries", (unsigned long long)nChunk);
-        goto done;
-    }
     unsigned nThread = q->threads ? q->threads : util_ncores();
-    for (uint64_t q0 = 0; q0 < q->n; q0 += nChunk) {
-        uint64_t nq = q->n - q0 < nChunk ? q->n - q0 : nChunk;
-        GENIE_TRY_GOTO(rc, ivf_probes(ix, q->aQuery + q0 * ix->dim, nq, q->nprobe, q->threads, aProbe), done);
-        search_job j = {.ix = ix, .c = c, .q = q, .aProbe = aProbe, .q0 = q0, .nq = nq, .out = out, .aN = aN};
-        atomic_init(&j.next, 0);
-        atomic_init(&j.failed, 0);
-        util_parallel_run(nThread < nq ? nThread : (unsigned)nq, search_worker, &j);
-        if (atomic_load(&j.failed)) {
-            rc = util_error(GENIE_ENOMEM, "out of memory in the IVF search (k = %u)", q->k);
-            goto done;
-        }
-    }
-done:
-    free(aProbe);
+    search_job j = {.ix = ix, .c = c, .q = q, .out = out, .aN = aN};
+    atomic_init(&j.next, 0);
+    atomic_init(&j.failed, 0);
+    util_parallel_run(nThread < q->n ? nThread : (unsigned)q->n, search_worker, &j);
     if (!pCache)
         layout_free(c);
-    return rc;
+    if (atomic_load(&j.failed))
+        return util_error(GENIE_ENOMEM, "out of memory in the IVF search (k = %u)", q->k);
+    return GENIE_OK;
 }

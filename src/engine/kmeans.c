@@ -259,12 +259,13 @@ static void update_centroids(const kmeans_params *p, uint32_t dim, const int64_t
                              uint64_t n, int scale, uint64_t *pRng, float *aC)
 {
     uint32_t k = p->k;
+    double unit = ldexp(1.0, -scale); /* a power of two: multiplying by it is exact */
     for (uint32_t i = 0; i < k; i++) {
         if (!aCount[i])
             continue;
         float *c = aC + (uint64_t)i * dim;
         for (uint32_t d = 0; d < dim; d++)
-            c[d] = (float)ldexp((double)aSum[(uint64_t)i * dim + d] / aCount[i], -scale);
+            c[d] = (float)((double)aSum[(uint64_t)i * dim + d] / aCount[i] * unit);
     }
     uint32_t *aSize = malloc(k * sizeof *aSize);
     if (aSize) {

@@ -86,8 +86,8 @@ genie_status vivf_search(const genie_index *idx, vivf *st, const genie_vectors *
  * A build of n >= VIVF_HOLD_OUT_MIN vectors trains without them, so that
  * the estimate's queries, like real ones, did not shape the centroids
  * (k-means pulls each centroid toward the points it trains on: on 12,000
- * clustered vectors in 200 lists, pseudo-queries that trained them
- * predicted recall@10 0.87 where held-out queries measured 0.63).
+ * clustered vectors in 200 lists the estimate at nprobe 3 was 0.874 with
+ * them among the training vectors, 0.844 without).
  */
 uint32_t vivf_pseudo_queries(uint64_t n, uint32_t *aOut);
 #define VIVF_HOLD_OUT_MIN 1000u

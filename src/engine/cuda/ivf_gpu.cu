@@ -19,9 +19,10 @@
  *      global memory):
  *        IVF-Flat (ivf_flat_search): thread c of a round takes candidate
  *        c of the query's sequence, finds its list by a binary search of
- *        the prefix sums, and computes its distance with direct_distance
- *        (genie_vector_distance's operations in its order) from the
- *        vector by id;
+ *        the prefix sums, and computes its distance with
+ *        genie_vector_distance's operations in its order, the vectors by
+ *        id staged through shared memory a warp at a time so that rows
+ *        are read coalesced (staged_distance);
  *        IVF-PQ (ivf_pq_search): per probed list, the lookup tables of
  *        engine/ivf.h in shared memory (each entry one thread's sum over
  *        the slice in order, rounded operations), then each thread one
@@ -126,10 +127,58 @@ __device__ static void write_answers(const select_block *s, uint32_t n, int sqrt
 }
 
 /*
+ * The direct distance (genie_vector_distance) of each thread's candidate
+ * @p id (@p valid) to the query @p sQ (shared), every sum over the
+ * dimensions in order, the rows read coalesced: the warp stages its 32
+ * candidates' rows IVF_CHUNK dimensions at a time in @p sX (its own
+ * 32 x (IVF_CHUNK + 1) floats: the padding puts the lanes' rows in
+ * different banks), one row per step, a lane per dimension; then each
+ * lane adds its row's dimensions in order.  Warp-synchronous: every lane
+ * of the warp calls it.
+ */
+#define IVF_CHUNK 32u
+__device__ static float staged_distance(int metric, const float *aVec, const float *aNorm, uint32_t dim,
+                                        const float *sQ, float nq, uint32_t id, bool valid, float *sX)
+{
+    unsigned lane = threadIdx.x & 31u;
+    float acc = 0;
+    for (uint32_t d0 = 0; d0 < dim; d0 += IVF_CHUNK) {
+        uint32_t len = dim - d0 < IVF_CHUNK ? dim - d0 : IVF_CHUNK;
+        for (uint32_t r = 0; r < 32; r++) {
+            uint32_t rowId = __shfl_sync(0xffffffffu, id, r);
+            bool rowValid = __shfl_sync(0xffffffffu, valid, r);
+            if (rowValid && lane < len)
+                sX[r * (IVF_CHUNK + 1) + lane] = aVec[(uint64_t)rowId * dim + d0 + lane];
+        }
+        __syncwarp();
+        const float *x = sX + lane * (IVF_CHUNK + 1);
+        for (uint32_t t = 0; t < len; t++) {
+            if (metric == GENIE_METRIC_L2) {
+                float e = __fsub_rn(x[t], sQ[d0 + t]);
+                acc = __fadd_rn(acc, __fmul_rn(e, e));
+            } else {
+                acc = __fadd_rn(acc, __fmul_rn(x[t], sQ[d0 + t]));
+            }
+        }
+        __syncwarp(); /* the next chunk overwrites sX */
+    }
+    if (metric == GENIE_METRIC_L2)
+        return __fsqrt_rn(acc);
+    if (metric == GENIE_METRIC_IP)
+        return -acc;
+    float nx = valid ? aNorm[id] : 0.0f;
+    if (nx == 0 || nq == 0)
+        return 1.0f;
+    return __fsub_rn(1.0f, __fdiv_rn(acc, __fmul_rn(__fsqrt_rn(nx), __fsqrt_rn(nq))));
+}
+
+/*
  * IVF-Flat, one block per query (in the order aOrder): its candidates, the
  * lists of probes aProbe with prefix sums aOff (nprobe + 1 per query), by
- * their direct distances; the k nearest to out, their number to aN.
- * Dynamic shared memory: select_block_keys(k) keys, then nprobe + 1 u32.
+ * their direct distances (staged_distance); the k nearest to out, their
+ * number to aN.  Dynamic shared memory: select_block_keys(k) keys, then
+ * IVF_THREADS x (IVF_CHUNK + 1) floats (the warps' rows), dim floats (the
+ * query), nprobe + 1 u32 (the prefix sums).
  */
 __global__ void __launch_bounds__(IVF_THREADS)
 ivf_flat_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, const uint32_t *aProbe,
@@ -141,27 +190,32 @@ ivf_flat_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder
     __shared__ float sNq;
     uint32_t qi = aOrder[blockIdx.x];
     select_block s;
-    uint32_t *sOff = (uint32_t *)(smem + select_block_keys(k, IVF_THREADS));
+    float *sX = (float *)(smem + select_block_keys(k, IVF_THREADS));
+    float *sQ = sX + IVF_THREADS * (IVF_CHUNK + 1);
+    uint32_t *sOff = (uint32_t *)(sQ + dim);
     const uint32_t *off = aOff + (uint64_t)qi * (nprobe + 1);
     const uint32_t *probe = aProbe + (uint64_t)qi * nprobe;
     const float *pq = q + (uint64_t)qi * dim;
     for (uint32_t p = threadIdx.x; p <= nprobe; p += IVF_THREADS)
         sOff[p] = off[p];
+    for (uint32_t t = threadIdx.x; t < dim; t += IVF_THREADS)
+        sQ[t] = pq[t];
     if (threadIdx.x == 0)
         sNq = metric == GENIE_METRIC_COSINE ? dot_rn(pq, pq, dim) : 0.0f;
     select_block_init<IVF_THREADS>(&s, smem, &sh, k); /* begins and ends with a barrier */
     uint32_t nCand = sOff[nprobe];
+    float *sWarpX = sX + (threadIdx.x / 32) * 32 * (IVF_CHUNK + 1);
     for (uint32_t c0 = 0; c0 < nCand; c0 += IVF_THREADS) {
-        uint32_t c = c0 + threadIdx.x;
-        unsigned long long key = SELECT_BLOCK_EMPTY;
-        if (c < nCand) {
+        uint32_t c = c0 + threadIdx.x, id = 0;
+        bool valid = c < nCand;
+        if (valid) {
             uint32_t p = probe_of(sOff, nprobe, c);
-            uint32_t id = aId[aStart[probe[p]] + (c - sOff[p])];
-            /* live: the object bitmap (deletes, filters) is consulted here, before the offer. */
-            float d = direct_distance(metric, aVec + (uint64_t)id * dim, pq, dim, aNorm ? aNorm[id] : 0.0f, sNq);
-            key = (unsigned long long)d_key(d) << 32 | id;
+            id = aId[aStart[probe[p]] + (c - sOff[p])];
         }
-        select_block_offer<IVF_THREADS>(&s, key, c < nCand);
+        /* live: the object bitmap (deletes, filters) is consulted here, before the distance. */
+        float d = staged_distance(metric, aVec, aNorm, dim, sQ, sNq, id, valid, sWarpX);
+        unsigned long long key = (unsigned long long)d_key(d) << 32 | id;
+        select_block_offer<IVF_THREADS>(&s, key, valid);
     }
     select_block_finish<IVF_THREADS>(&s);
     uint32_t n = nCand < k ? nCand : k;
@@ -442,7 +496,8 @@ static genie_status plan_batch(ivf_resident *r, const engine_ivf *ix, uint32_t n
 static size_t smem_bytes(const ivf_resident *r, uint32_t k, uint32_t nprobe, uint32_t nRefine)
 {
     if (!r->pqM)
-        return (size_t)select_block_keys(k, IVF_THREADS) * 8 + ((size_t)nprobe + 1) * 4;
+        return (size_t)select_block_keys(k, IVF_THREADS) * 8 + (size_t)IVF_THREADS * (IVF_CHUNK + 1) * 4 +
+               (size_t)r->dim * 4 + ((size_t)nprobe + 1) * 4;
     uint32_t R = nRefine ? nRefine : k;
     return (size_t)select_block_keys(R, IVF_THREADS) * 8 + ((size_t)r->pqM << r->pqBits) * 4 + (size_t)r->dim * 4 +
            (size_t)R * 4;

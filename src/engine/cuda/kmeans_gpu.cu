@@ -13,13 +13,15 @@
  * the sums and counts come down each step (kmeans.c divides, splits the
  * empty clusters and normalises, the same code as for the CPU).
  *
- * Thread contract: km_argmin, one warp per point (blockDim.x a multiple
- * of 32); km_sums, one thread per component of a point.
+ * Thread contract: km_argmin, one warp per point, blockDim.x ==
+ * KM_THREADS, every thread at its barrier; km_sums, one thread per
+ * component of a point.
  */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/cuda/blas_gpu.h"
 #include "engine/cuda/cuda_common.h"
@@ -44,6 +46,9 @@ typedef struct km_state {
     uint32_t *d_assign, *d_count;
     unsigned long long *d_sum;
     double *d_obj;
+    int64_t *h_sum; /* pinned staging of the sums and counts */
+    uint32_t *h_count;
+    double *h_obj;
 } km_state;
 
 /* |c|^2 of each centroid (the score's constant). */
@@ -58,40 +63,54 @@ __global__ void km_norms(const float *c, uint32_t k, uint32_t dim, float *aNorm)
     aNorm[i] = s;
 }
 
-/* Point r0 + w of the tile: the centroid of the best score (l2: |c|^2 - 2 x.c; ip: -x.c), ties to the smaller. */
-__global__ void km_argmin(const float *tile, uint64_t nRow, uint32_t k, const float *aNorm, int mode, const float *x,
-                          uint32_t dim, uint64_t r0, uint32_t *aAssign, double *pObj)
+/*
+ * Point r0 + w of the tile (w = the warp's number in the grid): the
+ * centroid of the best score (l2: |c|^2 - 2 x.c; ip: -x.c), ties to the
+ * smaller; the block's share of the objective added once (it is for
+ * progress lines only).
+ */
+__global__ void __launch_bounds__(KM_THREADS)
+km_argmin(const float *tile, uint64_t nRow, uint32_t k, const float *aNorm, int mode, const float *x, uint32_t dim,
+          uint64_t r0, uint32_t *aAssign, double *pObj)
 {
+    __shared__ double sObj[KM_THREADS / 32];
     uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
     unsigned lane = threadIdx.x & 31u;
-    if (w >= nRow)
-        return; /* whole warps */
-    const float *row = tile + w * k;
-    float best = INFINITY;
+    bool valid = w < nRow; /* whole warps */
+    float best = INFINITY, xx = 0;
     uint32_t bestI = 0xffffffffu;
-    for (uint32_t i = lane; i < k; i += 32) {
-        float s = mode == KMEANS_L2 ? aNorm[i] - 2.0f * row[i] : -row[i];
-        if (s < best || (s == best && i < bestI)) {
-            best = s;
-            bestI = i;
+    if (valid) {
+        const float *row = tile + w * k;
+        for (uint32_t i = lane; i < k; i += 32) {
+            float s = mode == KMEANS_L2 ? aNorm[i] - 2.0f * row[i] : -row[i];
+            if (s < best || (s == best && i < bestI)) {
+                best = s;
+                bestI = i;
+            }
         }
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-        float b = __shfl_xor_sync(0xffffffffu, best, o);
-        uint32_t bi = __shfl_xor_sync(0xffffffffu, bestI, o);
-        if (b < best || (b == best && bi < bestI)) {
-            best = b;
-            bestI = bi;
+        for (int o = 16; o > 0; o >>= 1) {
+            float b = __shfl_xor_sync(0xffffffffu, best, o);
+            uint32_t bi = __shfl_xor_sync(0xffffffffu, bestI, o);
+            if (b < best || (b == best && bi < bestI)) {
+                best = b;
+                bestI = bi;
+            }
         }
+        for (uint32_t d = lane; mode == KMEANS_L2 && d < dim; d += 32)
+            xx += x[(r0 + w) * dim + d] * x[(r0 + w) * dim + d];
+        for (int o = 16; o > 0; o >>= 1)
+            xx += __shfl_xor_sync(0xffffffffu, xx, o);
+        if (lane == 0)
+            aAssign[r0 + w] = bestI < k ? bestI : 0; /* a NaN row (none: points are finite) keeps 0 */
     }
-    float xx = 0;
-    for (uint32_t d = lane; mode == KMEANS_L2 && d < dim; d += 32)
-        xx += x[(r0 + w) * dim + d] * x[(r0 + w) * dim + d];
-    for (int o = 16; o > 0; o >>= 1)
-        xx += __shfl_xor_sync(0xffffffffu, xx, o);
-    if (lane == 0) {
-        aAssign[r0 + w] = bestI < k ? bestI : 0; /* a NaN row (none: points are finite) keeps 0 */
-        atomicAdd(pObj, (double)xx + best);      /* the objective is for progress lines only */
+    if (lane == 0)
+        sObj[threadIdx.x / 32] = valid ? (double)xx + best : 0.0;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double sum = 0;
+        for (uint32_t i = 0; i < KM_THREADS / 32; i++)
+            sum += sObj[i];
+        atomicAdd(pObj, sum);
     }
 }
 
@@ -124,6 +143,9 @@ extern "C" void kmeans_cuda_free(void *p)
     cudaFree(s->d_count);
     cudaFree(s->d_sum);
     cudaFree(s->d_obj);
+    cudaFreeHost(s->h_sum);
+    cudaFreeHost(s->h_count);
+    cudaFreeHost(s->h_obj);
     if (s->hBlas)
         s->blas->destroy(s->hBlas);
     if (s->stream)
@@ -156,6 +178,9 @@ static genie_status state_create(int device, const kmeans_step_job *j, km_state 
     CUDA_TRY_GOTO(rc, cudaMalloc(&s->d_count, (size_t)j->k * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&s->d_sum, (size_t)j->k * j->dim * sizeof(unsigned long long)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&s->d_obj, sizeof(double)), fail);
+    CUDA_TRY_GOTO(rc, cudaMallocHost(&s->h_sum, (size_t)j->k * j->dim * sizeof(int64_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMallocHost(&s->h_count, (size_t)j->k * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMallocHost(&s->h_obj, sizeof(double)), fail);
     GENIE_TRY_GOTO(rc, gpu_blas_get(&s->blas), fail);
     if (s->blas->create(&s->hBlas) != CUBLAS_STATUS_SUCCESS) {
         rc = util_error(GENIE_EGPU, "k-means on the GPU: cublasCreate failed");
@@ -185,7 +210,6 @@ extern "C" genie_status kmeans_cuda_step(int device, void **ppState, kmeans_step
     uint32_t k = j->k, dim = j->dim;
     uint64_t nRow = KM_TILE_FLOATS / k;
     nRow = nRow < 1 ? 1 : nRow > j->n ? j->n : nRow;
-    double obj = 0;
     CUDA_TRY_GOTO(rc, cudaMemcpyAsync(s->d_c, j->aC, (size_t)k * dim * sizeof(float), cudaMemcpyHostToDevice, s->stream),
                   fail);
     CUDA_TRY_GOTO(rc, cudaMemsetAsync(s->d_obj, 0, sizeof(double), s->stream), fail);
@@ -212,22 +236,24 @@ extern "C" genie_status kmeans_cuda_step(int device, void **ppState, kmeans_step
         km_sums<<<(unsigned)((nE + KM_THREADS - 1) / KM_THREADS), KM_THREADS, 0, s->stream>>>(
             s->d_x, j->n, dim, s->d_assign, ldexp(1.0, j->scale), s->d_sum, s->d_count);
         CUDA_CHECK_LAUNCH(rc, "km_sums", fail);
-        if (j->aSum)
-            CUDA_TRY_GOTO(rc, cudaMemcpyAsync(j->aSum, s->d_sum, (size_t)k * dim * sizeof(int64_t),
-                                              cudaMemcpyDeviceToHost, s->stream),
-                          fail);
-        if (j->aCount)
-            CUDA_TRY_GOTO(rc, cudaMemcpyAsync(j->aCount, s->d_count, (size_t)k * sizeof(uint32_t),
-                                              cudaMemcpyDeviceToHost, s->stream),
-                          fail);
+        CUDA_TRY_GOTO(rc, cudaMemcpyAsync(s->h_sum, s->d_sum, (size_t)k * dim * sizeof(int64_t),
+                                          cudaMemcpyDeviceToHost, s->stream),
+                      fail);
+        CUDA_TRY_GOTO(rc, cudaMemcpyAsync(s->h_count, s->d_count, (size_t)k * sizeof(uint32_t),
+                                          cudaMemcpyDeviceToHost, s->stream),
+                      fail);
     }
     if (j->aAssign)
         CUDA_TRY_GOTO(rc, cudaMemcpyAsync(j->aAssign, s->d_assign, j->n * sizeof(uint32_t), cudaMemcpyDeviceToHost,
                                           s->stream),
                       fail);
-    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(&obj, s->d_obj, sizeof(double), cudaMemcpyDeviceToHost, s->stream), fail);
+    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(s->h_obj, s->d_obj, sizeof(double), cudaMemcpyDeviceToHost, s->stream), fail);
     CUDA_TRY_GOTO(rc, cudaStreamSynchronize(s->stream), fail);
-    j->objective = obj;
+    if (j->aSum)
+        memcpy(j->aSum, s->h_sum, (size_t)k * dim * sizeof(int64_t));
+    if (j->aCount)
+        memcpy(j->aCount, s->h_count, (size_t)k * sizeof(uint32_t));
+    j->objective = *s->h_obj;
     return GENIE_OK;
 fail:
     kmeans_cuda_free(s);

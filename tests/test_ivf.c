@@ -222,10 +222,11 @@ TEST(ivf_flat_equals_oracle)
     /* A zero query (cosine: distance 1 to everything) and a base vector itself. */
     memset(aQ, 0, 24 * sizeof *aQ);
     memcpy(aQ + 24, aBase + 24 * 17, 24 * sizeof *aQ);
-    const uint32_t aK[3] = {1, 10, 300}, aP[4] = {1, 2, 5, 24}, aR[1] = {0};
+    /* k up to IVF_MAX_K: the GPU's largest selection (1,024 of the 1,500 with every list probed). */
+    const uint32_t aK[4] = {1, 10, 300, 1024}, aP[4] = {1, 2, 5, 24}, aR[1] = {0};
     for (int m = 0; m < 3; m++) {
         genie_index *idx = build_ivf(&base, aMetric[m], 24, 0, 0, 0, "flat.genie");
-        check_against_oracle(idx, &q, aK, 3, aP, 4, aR, 1);
+        check_against_oracle(idx, &q, aK, 4, aP, 4, aR, 1);
         genie_index_close(idx);
     }
     free(aBase);
@@ -264,6 +265,10 @@ TEST(ivf_pq_equals_oracle)
         for (int v = 0; v < 2; v++) {
             genie_index *idx = build_ivf(&base, aMetric[m], 12, aM[v], aBits[v], 0, "pq.genie");
             check_against_oracle(idx, &q, aK, 2, aP, 3, aR, 3);
+            if (m == 0 && v == 0) { /* the largest k and depth: 1,024 answers of a depth of 2,048 (IVF_MAX_REFINE) */
+                const uint32_t aBigK[1] = {1024}, aAll[1] = {12}, aBigR[2] = {0, 2};
+                check_against_oracle(idx, &q, aBigK, 1, aAll, 1, aBigR, 2);
+            }
             genie_index_close(idx);
         }
     free(aBase);

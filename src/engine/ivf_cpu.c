@@ -38,7 +38,13 @@
 
 #define IVF_LANES 8u
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+/* The kernels also for AVX2, chosen when the library loads (an ifunc); not under the sanitizers. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#define IVF_NO_CLONES 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__) && !defined(IVF_NO_CLONES)
 #define IVF_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define IVF_CLONES

@@ -45,6 +45,7 @@
 #include "genie/vectors.h"
 #include "engine/kmeans.h"
 #include "util/clock.h"
+#include "util/hash.h"
 
 #define MAX_LIST 16
 
@@ -76,18 +77,10 @@ static int parse_list(const char *z, uint32_t *a, uint32_t *pN)
     return *pN > 0;
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static double normal(uint64_t *s)
 {
-    double u = ((double)(splitmix(s) >> 11) + 0.5) / 9007199254740992.0;
-    double v = ((double)(splitmix(s) >> 11) + 0.5) / 9007199254740992.0;
+    double u = ((double)(util_splitmix64(s) >> 11) + 0.5) / 9007199254740992.0;
+    double v = ((double)(util_splitmix64(s) >> 11) + 0.5) / 9007199254740992.0;
     return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
 }
 
@@ -103,7 +96,7 @@ static void generate(bench *b, uint64_t n, uint32_t dim, uint32_t nCentre, uint6
     for (size_t i = 0; i < (size_t)nCentre * dim; i++)
         aC[i] = (float)(3 * normal(&s));
     for (uint64_t i = 0; i < n + nq; i++) {
-        uint32_t c = (uint32_t)(splitmix(&s) % nCentre);
+        uint32_t c = (uint32_t)(util_splitmix64(&s) % nCentre);
         for (uint32_t d = 0; d < dim; d++)
             a[i * dim + d] = aC[(size_t)c * dim + d] + (float)normal(&s);
     }

@@ -140,7 +140,8 @@ static const char zEvalHelp[] =
     "                          the base on the GPU after its first run; default 1)\n"
     "      --csv               one CSV line instead: metric,exact,backend,m,\n"
     "                          k,K,r,queries,k_recall,one_recall,ratio,seconds,qps,\n"
-    "                          seconds_hash,seconds_match,seconds_rerank\n"
+    "                          seconds_hash,seconds_match,seconds_rerank (an IVF\n"
+    "                          index: nprobe in m's place, the depth in K's)\n"
     "  -h, --help              show this help\n";
 
 static const char zParamsHelp[] =

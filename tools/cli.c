@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +23,27 @@ int cli_fail(genie_status rc)
     const char *zMsg = genie_last_error();
     fprintf(stderr, "genie: %s\n", zMsg[0] ? zMsg : genie_strerror(rc));
     return CLI_EXIT_FAIL;
+}
+
+int cli_check_output(const char *zOut, int argc, char **argv)
+{
+    /* Every argument may name an input: those that are no file stat()
+     * skips, and the argument holding zOut itself is not an input. */
+    const char **azIn = calloc((size_t)argc + 1, sizeof *azIn);
+    if (!azIn)
+        return cli_fail(GENIE_ENOMEM);
+    size_t n = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *z = argv[i];
+        if (zOut >= z && zOut <= z + strlen(z))
+            continue;
+        const char *zEq = strncmp(z, "--", 2) == 0 ? strchr(z, '=') : NULL;
+        azIn[n++] = zEq ? zEq + 1 : z;
+    }
+    azIn[n++] = "-"; /* standard input, which a build or search may read */
+    genie_status rc = genie_output_check(zOut, azIn, n);
+    free(azIn);
+    return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
 }
 
 int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)

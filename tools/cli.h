@@ -118,6 +118,13 @@ int cli_usage_error(const char *zCmd, const char *fmt, ...) __attribute__((forma
 /** Print "genie: <genie_last_error() or strerror>"; returns CLI_EXIT_FAIL. */
 int cli_fail(genie_status rc);
 
+/**
+ * Refuse to write @p zOut when it would destroy what the user named
+ * (genie_output_check(): not a regular file, or the same file as any
+ * argument of @p argv or the standard input).  @p zOut points into argv.
+ * @return CLI_EXIT_OK, or CLI_EXIT_FAIL with the message printed.
+ */
+int cli_check_output(const char *zOut, int argc, char **argv);
 /** Parse a whole unsigned number in [lo, hi]; 0 on failure. */
 int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 /** Parse a byte size with an optional K, M, G or T suffix (powers of 1024). */

@@ -160,7 +160,8 @@ int cli_parse_build(int argc, char **argv, const char *zShort, const struct opti
     }
     if (!a->zOut)
         return cli_usage_error("build", "no output file (-o INDEX)");
-    return CLI_GO_ON;
+    int st = cli_check_output(a->zOut, argc, argv);
+    return st == CLI_EXIT_OK ? CLI_GO_ON : st;
 }
 
 int cli_parse_recall(const char *zCmd, const char *s, double *out)

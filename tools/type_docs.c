@@ -463,6 +463,9 @@ int docs_cli_cache_plan(int argc, char **argv)
         return cli_usage_error("cache-plan", "no output file (-o PLAN)");
     if (argc - optind != 2)
         return cli_usage_error("cache-plan", "expected INDEX and TRAIN");
+    int st = cli_check_output(zOut, argc, argv);
+    if (st != CLI_EXIT_OK)
+        return st;
     genie_index *idx;
     genie_docs *d;
     genie_status rc = genie_index_open(argv[optind], &idx);

@@ -338,6 +338,10 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         return stRecall;
     if (optind + 2 != argc)
         return cli_usage_error(zCmd, "INDEX and QUERIES expected");
+    if (o->zIvecs && cli_check_output(o->zIvecs, argc, argv) != CLI_EXIT_OK)
+        return CLI_EXIT_FAIL;
+    if (o->zTruthOut && cli_check_output(o->zTruthOut, argc, argv) != CLI_EXIT_OK)
+        return CLI_EXIT_FAIL;
     return -1;
 }
 

@@ -182,11 +182,24 @@ typedef struct genie_input_options {
 } genie_input_options;
 
 /**
+ * Whether writing @p output would destroy something the user named
+ * (docs/SECURITY.md, "Output files"): every writer of this library refuses
+ * an output that exists and is not a regular file (a symbolic link, a
+ * device, a FIFO, a socket, a folder); this also refuses an output that is
+ * the same file (device and inode) as one of @p inputs[0..n_inputs) ("-"
+ * = standard input).  Call it before long work whose result goes to
+ * @p output; the writers check again when they write.
+ * @return GENIE_OK, or GENIE_EINVAL with a message naming the path and why.
+ */
+GENIE_API genie_status genie_output_check(const char *output, const char *const *inputs, size_t n_inputs);
+
+/**
  * Read @p n_inputs files ("-" = standard input) in order and write an
  * index to @p output (crash-safely; see genie_builder_write()).
  * @return GENIE_OK; GENIE_EINVAL for malformed input, the message naming
  *         file, line and token; GENIE_EIO; GENIE_ENOMEM.  An input with no
- *         objects at all is GENIE_EINVAL.  On failure @p output is untouched.
+ *         objects at all is GENIE_EINVAL, so is an @p output that
+ *         genie_output_check() refuses.  On failure @p output is untouched.
  */
 GENIE_API genie_status genie_build_files(const char *const *inputs, size_t n_inputs, const genie_input_options *in,
                                const genie_build_options *opt, const char *output);

@@ -65,6 +65,7 @@ genie_status genie_build_files(const char *const *inputs, size_t n_inputs, const
         return util_error(GENIE_EINVAL, "unknown input type %d", (int)in->type);
     if (in->delimiter && in->type != GENIE_TYPE_TEXT)
         return util_error(GENIE_EINVAL, "a record delimiter applies to text input only");
+    GENIE_TRY(genie_output_check(output, inputs, n_inputs));
     any_builder ab = {NULL, NULL};
     io_u32s kw = {NULL, 0, 0};
     genie_status rc;

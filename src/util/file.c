@@ -65,10 +65,69 @@ done:
     free(zBase);
 }
 
+/* What a file that is not a regular one is, for messages. */
+static const char *file_kind(mode_t mode)
+{
+    if (S_ISLNK(mode))
+        return "a symbolic link";
+    if (S_ISDIR(mode))
+        return "a folder";
+    if (S_ISCHR(mode) || S_ISBLK(mode))
+        return "a device";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a regular file";
+}
+
+genie_status util_check_output(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? GENIE_OK : util_error_errno(GENIE_EIO, "cannot check the output %s", path);
+    if (S_ISREG(st.st_mode))
+        return GENIE_OK;
+    if (S_ISLNK(st.st_mode))
+        return util_error(GENIE_EINVAL,
+                          "refusing to write %s: it is a symbolic link, which would be replaced (name the file it "
+                          "points to instead)",
+                          path);
+    return util_error(GENIE_EINVAL, "refusing to write %s: it is %s, not a regular file", path,
+                      file_kind(st.st_mode));
+}
+
+genie_status util_check_not_input(const char *output, const char *input)
+{
+    struct stat so, si;
+    if (stat(output, &so) != 0)
+        return GENIE_OK;
+    int rc = strcmp(input, "-") == 0 ? fstat(STDIN_FILENO, &si) : stat(input, &si);
+    if (rc != 0 || so.st_dev != si.st_dev || so.st_ino != si.st_ino)
+        return GENIE_OK;
+    if (strcmp(input, "-") == 0)
+        return util_error(GENIE_EINVAL, "refusing to write %s: it is the standard input being read", output);
+    return util_error(GENIE_EINVAL, "refusing to write %s: it is the input %s, which it would replace", output,
+                      input);
+}
+
+genie_status genie_output_check(const char *output, const char *const *inputs, size_t n_inputs)
+{
+    util_error_clear();
+    if (!output || (n_inputs && !inputs))
+        return util_error(GENIE_EINVAL, "genie_output_check: NULL argument");
+    GENIE_TRY(util_check_output(output));
+    for (size_t i = 0; i < n_inputs; i++)
+        if (inputs[i])
+            GENIE_TRY(util_check_not_input(output, inputs[i]));
+    return GENIE_OK;
+}
+
 genie_status util_atomic_open(util_atomic_file *af, const char *path)
 {
     memset(af, 0, sizeof *af);
     af->fd = -1;
+    GENIE_TRY(util_check_output(path));
     size_t n = strlen(path), nTmp = n + 40;
     af->zPath = malloc(n + 1);
     af->zTmp = malloc(nTmp);

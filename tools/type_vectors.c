@@ -124,7 +124,8 @@ static const char zParamsHelp[] =
     "The number of hash functions m by Eqn. 9 of Zhou et al. (GENIE) (IV-B1): the\n"
     "largest, over similarities s = 0.01 .. 0.99, of the smallest m with\n"
     "Pr[|c/m - s| <= epsilon] >= 1 - delta, c ~ Binomial(m, s).\n"
-    "Defaults epsilon = delta = 0.06 (the paper reports m = 237).\n";
+    "Defaults epsilon = delta = 0.06 (the paper reports m = 237). Settings that\n"
+    "need more than 100,000 functions are refused.\n";
 
 static int parse_backend(const char *z, genie_backend *b)
 {

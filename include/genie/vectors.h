@@ -222,7 +222,8 @@ GENIE_API genie_status genie_vectors_search_parts(const genie_index *idx, uint32
  * The number of hash functions by Eqn. 9 (Zhou et al. (GENIE) IV-B1): the largest,
  * over similarities s in {0.01, ..., 0.99}, of the smallest m with
  * Pr[|c/m - s| <= epsilon] >= 1 - delta, c ~ Binomial(m, s).
- * @return GENIE_OK or GENIE_EINVAL (epsilon, delta outside (0, 1)).
+ * @return GENIE_OK, GENIE_EINVAL (epsilon, delta outside (0, 1)) or
+ *         GENIE_ERANGE (more than 100,000 functions would be needed).
  */
 GENIE_API genie_status genie_lsh_hash_count(double epsilon, double delta, uint32_t *m, double *worst_s);
 

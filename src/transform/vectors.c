@@ -428,18 +428,68 @@ done:
 
 /* ------------------------------------------------------------- Eqn. 9 */
 
+/* The window of counts c with |c/m - s| <= eps, clamped to [0, m]. */
+static void eps_window(uint32_t m, double s, double eps, double *pLo, double *pHi)
+{
+    double lo = ceil((s - eps) * m - 1e-9), hi = floor((s + eps) * m + 1e-9);
+    *pLo = lo < 0 ? 0 : lo;
+    *pHi = hi > m ? m : hi;
+}
+
+/* Pr[c] for c ~ Binomial(m, s), 0 outside [0, m]. */
+static double binomial_pmf(uint32_t m, double s, double c)
+{
+    if (c < 0 || c > m)
+        return 0;
+    return exp(lgamma(m + 1.0) - lgamma(c + 1) - lgamma(m - c + 1) + c * log(s) + (m - c) * log1p(-s));
+}
+
 /* Pr[|c/m - s| <= eps] for c ~ Binomial(m, s), summed in log space. */
 static double within_eps(uint32_t m, double s, double eps)
 {
-    double lo = ceil((s - eps) * m - 1e-9), hi = floor((s + eps) * m + 1e-9);
-    if (lo < 0)
-        lo = 0;
-    if (hi > m)
-        hi = m;
-    double p = 0, lm = lgamma(m + 1.0);
+    double lo, hi, p = 0;
+    eps_window(m, s, eps, &lo, &hi);
     for (double c = lo; c <= hi; c++)
-        p += exp(lm - lgamma(c + 1) - lgamma(m - c + 1) + c * log(s) + (m - c) * log1p(-s));
+        p += binomial_pmf(m, s, c);
     return p;
+}
+
+/* The most hash functions genie_lsh_hash_count() answers: an index of more
+ * would hold n * m postings, far beyond any useful size. */
+#define LSH_MAX_FUNCTIONS 100000u
+
+/*
+ * The smallest m <= LSH_MAX_FUNCTIONS with within_eps(m, s, eps) >= target,
+ * or 0 when there is none.  Summing the window afresh for every m costs
+ * O(eps m) each, O(eps m^2) in all (seconds at eps = 0.01); instead the
+ * window's sum moves from m to m + 1 by Pascal's rule, pmf_{m+1}(c) =
+ * (1 - s) pmf_m(c) + s pmf_m(c - 1), touching only the window's ends, and
+ * is summed afresh every 1,024 steps and whenever it lies near the target,
+ * so every decision is within_eps's own.
+ */
+static uint32_t smallest_m(double s, double eps, double target)
+{
+    double lo, hi;
+    eps_window(1, s, eps, &lo, &hi);
+    double w = within_eps(1, s, eps); /* the sum over [lo, hi] of pmf_m */
+    for (uint32_t m = 1; m <= LSH_MAX_FUNCTIONS; m++) {
+        if (fabs(w - target) < 1e-9 || m % 1024 == 0)
+            w = within_eps(m, s, eps);
+        if (w >= target)
+            return m;
+        double lo2, hi2;
+        eps_window(m + 1, s, eps, &lo2, &hi2);
+        double a = w; /* the sum of pmf_m over [lo2, hi2] */
+        for (double c = lo; c < lo2; c++)
+            a -= binomial_pmf(m, s, c);
+        for (double c = hi + 1; c <= hi2; c++)
+            a += binomial_pmf(m, s, c);
+        double b = a - binomial_pmf(m, s, hi2) + binomial_pmf(m, s, lo2 - 1); /* over [lo2 - 1, hi2 - 1] */
+        w = (1 - s) * a + s * b;
+        lo = lo2;
+        hi = hi2;
+    }
+    return 0;
 }
 
 genie_status genie_lsh_hash_count(double epsilon, double delta, uint32_t *pM, double *pWorst)
@@ -451,12 +501,12 @@ genie_status genie_lsh_hash_count(double epsilon, double delta, uint32_t *pM, do
     double worst = 0.5;
     for (int i = 1; i <= 99; i++) {
         double s = i / 100.0;
-        uint32_t m = 1;
-        while (within_eps(m, s, epsilon) < 1 - delta) {
-            if (++m > 1000000)
-                return util_error(GENIE_ERANGE, "epsilon = %g, delta = %g need more than 10^6 functions", epsilon,
-                                  delta);
-        }
+        uint32_t m = smallest_m(s, epsilon, 1 - delta);
+        if (m == 0)
+            return util_error(GENIE_ERANGE,
+                              "epsilon = %g, delta = %g need more than %u hash functions (at similarity %.2f): "
+                              "choose a larger epsilon or delta",
+                              epsilon, delta, LSH_MAX_FUNCTIONS, s);
         if (m > best) {
             best = m;
             worst = s;

@@ -110,6 +110,16 @@ void cli_put_escaped(const char *s, size_t n)
     }
 }
 
+void cli_put_record(const genie_index *idx, uint32_t object, int show)
+{
+    const char *z;
+    size_t n;
+    if (!show || !idx || genie_index_record(idx, object, &z, &n) != GENIE_OK)
+        return;
+    putchar('\t');
+    cli_put_escaped(z, n);
+}
+
 int cli_feed_lines(char **azFile, int nFile, cli_line_fn xAdd, void *ctx)
 {
     genie_status rc = GENIE_OK;

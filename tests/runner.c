@@ -138,6 +138,7 @@ char g_zTestDir[1024];
     X(hardening_cli_truncated_index, 60) \
     X(hardening_stale_temporary_files, 30) \
     X(serve_answers_equal_cli_json, 60)                     \
+    X(serve_metric_answers_equal_cli_json, 60)              \
     X(serve_recall_requests_run_alone, 60)                  \
     X(serve_endpoints_and_auth, 30)                         \
     X(serve_bad_command_lines, 30)                          \

@@ -262,7 +262,8 @@ static genie_status table_prepare(const itype_index *ix, const itype_options *o)
         rc = genie_table_set_weight(t, NULL, 1);
     for (size_t i = 0; i < o->nSetting && rc == GENIE_OK; i++) {
         const itype_setting *p = &o->aSetting[i];
-        rc = p->isWeight ? genie_table_set_weight(t, p->zColumn, p->value) : genie_table_set_radius(t, p->zColumn, p->value);
+        rc = p->isWeight ? genie_table_set_weight(t, p->zColumn, p->value)
+                         : genie_table_set_radius(t, p->zColumn, p->value);
     }
     return rc;
 }

@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "../itype.h"
 
 #define WIRE_TAG_SETUP 11
 #define WIRE_TAG_BATCH 12
@@ -92,10 +93,8 @@ genie_status wire_pack_batch(wire_buf *b, const wire_batch *w);
 /** Unpack a batch message into @p w, whose q (for items) the caller made; @p p must outlive @p w's pointers. */
 genie_status wire_unpack_batch(const void *p, size_t nBytes, wire_batch *w);
 
-/* One hit as it travels (see above). */
-typedef struct wire_hit {
-    uint32_t object, key, value;
-} wire_hit;
+/* One hit as it travels (see above): the type table's mergeable hit. */
+typedef itype_hit wire_hit;
 
 /** The key of a float distance: unsigned order = float order (negative distances too). */
 uint32_t wire_float_key(float d);

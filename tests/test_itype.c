@@ -32,7 +32,7 @@ TEST(type_table_has_a_complete_entry_per_type)
     size_t nType = 0;
     while (strcmp(genie_index_type_name((genie_index_type)nType), "?") != 0)
         nType++;
-    CHECK_EQ(nType, ITYPE_COUNT);
+    CHECK_EQ(nType, itype_nAll);
     for (size_t i = 0; i < nType; i++) {
         genie_index_type type = (genie_index_type)i;
         const itype *t = itype_by_type(type);
@@ -62,7 +62,7 @@ TEST(type_table_has_a_complete_entry_per_type)
         CHECK(!t->zNoShardMap || t->xSearchParts);
         CHECK(!(t->flags & ITYPE_F_BATCH_ALONE) || itype_option_find(t, "recall"));
     }
-    CHECK(itype_by_type((genie_index_type)ITYPE_COUNT) == NULL);
+    CHECK(itype_by_type((genie_index_type)itype_nAll) == NULL);
     CHECK(itype_by_type((genie_index_type)-1) == NULL);
     CHECK(itype_by_name("nosuch") == NULL);
 }
@@ -71,7 +71,7 @@ TEST(type_table_k_limits)
 {
     char zArg[32], zErr[160], zWant[160];
     uint32_t k;
-    for (size_t i = 0; i < ITYPE_COUNT; i++) {
+    for (size_t i = 0; i < itype_nAll; i++) {
         const itype *t = itype_aAll[i];
         snprintf(zArg, sizeof zArg, "%u", t->maxK);
         CHECK(itype_parse_k(t, zArg, &k, zErr, sizeof zErr));
@@ -102,5 +102,5 @@ TEST(type_table_k_limits)
     CHECK_EQ(GENIE_DOCS_MAX_K, 1000000);
     CHECK_EQ(GENIE_SEARCH_MAX_K, UINT32_MAX);
     CHECK_EQ(GENIE_LC_MAX_K, UINT32_MAX);
-    CHECK_EQ(genie_index_type_max_k((genie_index_type)ITYPE_COUNT), 0);
+    CHECK_EQ(genie_index_type_max_k((genie_index_type)itype_nAll), 0);
 }

@@ -68,6 +68,14 @@ typedef genie_status (*cli_line_fn)(void *ctx, const char *z, size_t n);
  *         xAdd fails (the message is printed).
  */
 int cli_feed_lines(char **azFile, int nFile, cli_line_fn xAdd, void *ctx);
+/**
+ * A build of one object per input line (sets, sequences): hand every line
+ * of the inputs argv[optind..argc) to @p xAdd(@p pBuilder, ...), and
+ * refuse an empty input ("genie: no @p zObjects to index").
+ * @return CLI_EXIT_OK with *pnObjects, or a CLI_EXIT_* failure (printed).
+ */
+int cli_build_lines(const char *zObjects, cli_line_fn xAdd, void *pBuilder, int argc, char **argv,
+                    uint64_t *pnObjects);
 /** Write @p s with tab, newline and backslash as \\t \\n \\\\. */
 void cli_put_escaped(const char *s, size_t n);
 /** With @p show, a TSV column: a tab and @p object's stored record, escaped (nothing when it has none). */

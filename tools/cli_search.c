@@ -23,6 +23,16 @@ int cli_search_option(cli_search *s, int c, const char *zArg, int *pStatus)
     *pStatus = CLI_EXIT_OK;
     switch (c) {
     case 'k': return cli_k_option("search", s->pType, c, zArg, &s->o.k, pStatus);
+    case 'K':
+    case 'R':
+        if (!itype_option_find(s->pType, c == 'K' ? "candidates" : "recall"))
+            return 0;
+        return cli_candidate_option("search", s->pType, c, zArg, &s->o.k, &s->o.candidates, &s->o.recall, pStatus);
+    case 'E':
+        if (!itype_option_find(s->pType, "exact"))
+            return 0;
+        s->o.exact = 1;
+        return 1;
     case 'J': s->json = 1; return 1;
     case 's': s->o.show = 1; return 1;
     case 'm':
@@ -62,6 +72,22 @@ int cli_search_open(cli_search *s, const char *zIndex)
     }
     s->pType = s->ix.pType;
     return CLI_EXIT_OK;
+}
+
+int cli_search_main(cli_search *s, int argc, char **argv, const char *zIndex, const char *zDefault)
+{
+    const char *zQueries = cli_search_queries(argc, argv, zIndex, zDefault);
+    int st = cli_search_open(s, zIndex);
+    if (st != CLI_EXIT_OK)
+        return st;
+    if (s->xOpened)
+        st = s->xOpened(s, zIndex, zQueries);
+    if (st == CLI_EXIT_OK)
+        st = cli_search_run(s, zQueries ? zQueries : "-");
+    if (st == CLI_EXIT_OK && s->xSummary)
+        s->xSummary(s);
+    cli_search_close(s);
+    return st;
 }
 
 void cli_search_close(cli_search *s)

@@ -11,21 +11,22 @@
 extern const itype itype_keywords, itype_text, itype_sets, itype_sequences, itype_table, itype_vectors, itype_docs,
     itype_metric;
 
-const itype *const itype_aAll[ITYPE_COUNT] = {
+const itype *const itype_aAll[] = {
     [GENIE_TYPE_KEYWORDS] = &itype_keywords,   [GENIE_TYPE_TEXT] = &itype_text,
     [GENIE_TYPE_SETS] = &itype_sets,           [GENIE_TYPE_SEQUENCES] = &itype_sequences,
     [GENIE_TYPE_TABLE] = &itype_table,         [GENIE_TYPE_VECTORS] = &itype_vectors,
     [GENIE_TYPE_DOCS] = &itype_docs,           [GENIE_TYPE_METRIC] = &itype_metric,
 };
+const size_t itype_nAll = sizeof itype_aAll / sizeof *itype_aAll;
 
 const itype *itype_by_type(genie_index_type type)
 {
-    return (unsigned)type < ITYPE_COUNT ? itype_aAll[type] : NULL;
+    return (unsigned)type < itype_nAll ? itype_aAll[type] : NULL;
 }
 
 const itype *itype_by_name(const char *zName)
 {
-    for (size_t i = 0; i < ITYPE_COUNT; i++)
+    for (size_t i = 0; i < itype_nAll; i++)
         if (itype_aAll[i] && strcmp(itype_aAll[i]->zName, zName) == 0)
             return itype_aAll[i];
     return NULL;
@@ -72,7 +73,7 @@ const itype_option *itype_option_find(const itype *t, const char *zName)
 int itype_parse_k(const itype *t, const char *zArg, uint32_t *pK, char *zErr, size_t nErr)
 {
     uint32_t maxK = t ? t->maxK : 0;
-    for (size_t i = 0; !t && i < ITYPE_COUNT; i++)
+    for (size_t i = 0; !t && i < itype_nAll; i++)
         if (itype_aAll[i] && itype_aAll[i]->maxK > maxK)
             maxK = itype_aAll[i]->maxK;
     uint64_t v;
@@ -130,24 +131,28 @@ void itype_results_free(const itype *t, itype_results *r)
     memset(r, 0, sizeof *r);
 }
 
+void itype_merged_answer(const itype *t, const void *aHit, size_t n, int certified, uint32_t usedK, itype_answer *a)
+{
+    memset(a, 0, sizeof *a);
+    a->aHit = aHit;
+    a->n = n;
+    a->certified = certified;
+    a->usedK = usedK;
+    /* Merged answers do not say whether a fallback scan answered a query; the exact mode (K 0) scans. */
+    a->scanned = (t->flags & ITYPE_F_CERTIFIED) && usedK == 0 ? 1 : -1;
+}
+
 void itype_results_answer(const itype *t, const itype_results *r, size_t q, itype_answer *a)
 {
+    if (!r->pNative) {
+        itype_merged_answer(t, (const char *)r->aHit + q * r->k * t->szHit, r->aN[q],
+                            r->aCertified ? r->aCertified[q] : 1, r->aUsedK ? r->aUsedK[q] : 0, a);
+        return;
+    }
     memset(a, 0, sizeof *a);
     a->certified = 1;
     a->scanned = -1;
-    if (r->pNative) {
-        t->xAnswer(r, q, a);
-        return;
-    }
-    a->aHit = (const char *)r->aHit + q * r->k * t->szHit;
-    a->n = r->aN[q];
-    if (r->aCertified)
-        a->certified = r->aCertified[q];
-    if (r->aUsedK)
-        a->usedK = r->aUsedK[q];
-    /* Merged answers (genie-mpi) do not say whether a fallback scan answered a query; the exact mode (K 0) scans. */
-    if (t->flags & ITYPE_F_CERTIFIED)
-        a->scanned = a->usedK == 0 ? 1 : -1;
+    t->xAnswer(r, q, a);
 }
 
 uint32_t itype_float_key(float d)

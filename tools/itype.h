@@ -256,6 +256,13 @@ typedef struct itype_hit {
     uint32_t object, key, value;
 } itype_hit;
 
+/**
+ * The answer of @p n hits in @p t's struct merged from parts (or searched
+ * into plain arrays): certified and last K as given; scanned unknown,
+ * except in a certifying type's exact mode (K 0), which scans every object.
+ */
+void itype_merged_answer(const itype *t, const void *aHit, size_t n, int certified, uint32_t usedK, itype_answer *a);
+
 /** The key of a float distance: unsigned order = float order (negative distances too). */
 uint32_t itype_float_key(float d);
 
@@ -299,11 +306,13 @@ struct itype {
      * xPrepare (optional): once per batch, before its JSON queries become
      * items (table: the radius and weight settings).  xAddQuery: one JSON
      * query into items.  xCheck (optional): the options' rules across
-     * members, after parsing; NULL or the message in zErr. */
+     * members, after parsing, for the index @p ix (NULL: not open yet, the
+     * command line's own check); NULL, or the message in zErr. */
     const itype_reader *pReader;
     genie_status (*xPrepare)(const itype_index *ix, const itype_options *o);
     genie_status (*xAddQuery)(const itype_index *ix, genie_queries *q, const itype_query *one, uint32_t minCount);
-    const char *(*xCheck)(const itype_options *o, const itype_spelling *s, char *zErr, size_t nErr);
+    const char *(*xCheck)(const itype_index *ix, const itype_options *o, const itype_spelling *s, char *zErr,
+                          size_t nErr);
 
     /* Searching @p q (in the batch form of ix->query) with @p o and the
      * engine options @p eng into @p out (nQuery, then pNative or the plain
@@ -333,9 +342,9 @@ struct itype {
     const char *zNoShardMap;    /* with xSearchParts: why its shards are parts of one file; NULL: shard maps too */
 };
 
-/* Every entry, by genie_index_type; ITYPE_COUNT of them. */
-#define ITYPE_COUNT 8
-extern const itype *const itype_aAll[ITYPE_COUNT];
+/* Every entry, by genie_index_type: itype_aAll[type], itype_nAll of them. */
+extern const itype *const itype_aAll[];
+extern const size_t itype_nAll;
 
 /** The entry of @p type, or NULL. */
 const itype *itype_by_type(genie_index_type type);

@@ -301,8 +301,12 @@ static genie_status docs_chunk_done(cli_search *s, const itype_results *r)
     return GENIE_OK;
 }
 
-static void print_docs_summary(const cli_search *s, const genie_docs_stats *t)
+static void docs_summary(cli_search *s)
 {
+    const docs_cli *d = s->pCtx;
+    const genie_docs_stats *t = &d->total;
+    if (d->quiet)
+        return;
     fprintf(stderr, "genie: %llu queries in %.3f s; postings read %llu of %llu; %llu stopped early\n",
             (unsigned long long)s->nQuery, t->seconds, (unsigned long long)t->postings_read,
             (unsigned long long)t->postings_total, (unsigned long long)t->stopped_early);
@@ -314,8 +318,10 @@ static void print_docs_summary(const cli_search *s, const genie_docs_stats *t)
 }
 
 /* The plan of --cache-plan, and --show's records: what the search needs beyond the index. */
-static int docs_prepare(cli_search *s, docs_cli *d, const char *zIndex)
+static int docs_prepare(cli_search *s, const char *zIndex, const char *zQueries)
 {
+    (void)zQueries;
+    docs_cli *d = s->pCtx;
     genie_status rc;
     if (d->zPlan && (rc = genie_docs_plan_read(s->ix.pState, d->zPlan, &d->plan)) != GENIE_OK)
         return cli_fail(rc);
@@ -334,18 +340,12 @@ static int docs_cli_search(int argc, char **argv, const char *zIndex)
     int status = parse_docs_search(argc, argv, &s, &d);
     if (status != CLI_EXIT_OK)
         return status;
-    const char *zQueries = cli_search_queries(argc, argv, zIndex, "-");
-    if ((status = cli_search_open(&s, zIndex)) != CLI_EXIT_OK)
-        return status;
-    status = docs_prepare(&s, &d, zIndex);
     s.pCtx = &d;
+    s.xOpened = docs_prepare;
     s.xDone = docs_chunk_done;
-    if (status == CLI_EXIT_OK)
-        status = cli_search_run(&s, zQueries);
-    if (status == CLI_EXIT_OK && !d.quiet)
-        print_docs_summary(&s, &d.total);
+    s.xSummary = docs_summary;
+    status = cli_search_main(&s, argc, argv, zIndex, "-");
     genie_docs_plan_free(d.plan);
-    cli_search_close(&s);
     return status;
 }
 

@@ -260,6 +260,15 @@ static int parse_search_options(int argc, char **argv, cli_search *s, int *pQuie
     return CLI_EXIT_OK;
 }
 
+/* --show needs the records. */
+static int kw_opened(cli_search *s, const char *zIndex, const char *zQueries)
+{
+    (void)zQueries;
+    if (s->o.show && !s->ix.info.has_records)
+        return cli_usage_error("search", "--show: %s stores no records (built with --no-records?)", zIndex);
+    return CLI_EXIT_OK;
+}
+
 /* `genie search` on a keywords or text index; also where genie search goes without a valid index (@p zIndex NULL). */
 static int kw_cli_search(int argc, char **argv, const char *zIndex)
 {
@@ -270,24 +279,17 @@ static int kw_cli_search(int argc, char **argv, const char *zIndex)
     int st = parse_search_options(argc, argv, &s, &quiet);
     if (st != CLI_EXIT_OK)
         return st;
-    const char *zPath = argv[optind];
-    const char *zQueries = optind + 1 < argc ? argv[optind + 1] : "-";
-    if ((st = cli_search_open(&s, zPath)) != CLI_EXIT_OK)
-        return st;
-    if (s.o.show && !s.ix.info.has_records) {
-        st = cli_usage_error("search", "--show: %s stores no records (built with --no-records?)", zPath);
-    } else {
-        cli_progress bar;
-        cli_progress_start(&bar, "searching: queries", quiet);
-        s.pCtx = &bar;
-        s.eng.progress = on_progress;
-        s.eng.progress_ctx = &s;
-        s.xSearched = end_progress;
-        s.gpuNotice = !quiet;
-        st = cli_search_run(&s, zQueries);
-        cli_progress_end(&bar);
-    }
-    cli_search_close(&s);
+    cli_progress bar;
+    cli_progress_start(&bar, "searching: queries", quiet);
+    s.pCtx = &bar;
+    s.eng.progress = on_progress;
+    s.eng.progress_ctx = &s;
+    s.xOpened = kw_opened;
+    s.xSearched = end_progress;
+    s.gpuNotice = !quiet;
+    /* INDEX is the first argument: without a readable index, opening it says what is wrong */
+    st = cli_search_main(&s, argc, argv, argv[optind], "-");
+    cli_progress_end(&bar);
     return st;
 }
 

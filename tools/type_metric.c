@@ -314,7 +314,7 @@ static int parse_lc_search(int argc, char **argv, cli_search *s, lc_cli *c)
         }
     }
     char zErr[128];
-    if (s->pType->xCheck(o, &spell, zErr, sizeof zErr))
+    if (s->pType->xCheck(NULL, o, &spell, zErr, sizeof zErr))
         return cli_usage_error("search", "%s", zErr);
     if (optind >= argc || argc - optind > 2)
         return cli_usage_error("search", "expected INDEX and at most one QUERIES file");
@@ -343,6 +343,27 @@ static genie_status lc_chunk_done(cli_search *s, const itype_results *r)
     return GENIE_OK;
 }
 
+/* Vector queries come from a file (strings from standard input by default). */
+static int lc_opened(cli_search *s, const char *zIndex, const char *zQueries)
+{
+    (void)zIndex;
+    if (s->ix.query == ITYPE_QUERY_VECTOR && !zQueries)
+        return cli_usage_error("search", "a vector metric index needs a QUERIES file");
+    return CLI_EXIT_OK;
+}
+
+static void lc_summary(cli_search *s)
+{
+    const lc_cli *c = s->pCtx;
+    const genie_lc_info *info = s->ix.pState;
+    if (!c->quiet)
+        fprintf(stderr,
+                "genie: %llu queries, %llu answers; %.1f distances per query (%s of %llu objects), %.3f s\n",
+                (unsigned long long)s->nQuery, (unsigned long long)c->nHit,
+                s->nQuery ? (double)c->nDist / (double)s->nQuery : 0.0, s->o.bruteForce ? "brute force" : "LC",
+                (unsigned long long)info->n_objects, c->seconds);
+}
+
 static int lc_cli_search(int argc, char **argv, const char *zIndex)
 {
     cli_search s;
@@ -352,26 +373,13 @@ static int lc_cli_search(int argc, char **argv, const char *zIndex)
     int status = parse_lc_search(argc, argv, &s, &c);
     if (status != CLI_EXIT_OK)
         return status;
-    const char *zQueries = cli_search_queries(argc, argv, zIndex, NULL);
-    if ((status = cli_search_open(&s, zIndex)) != CLI_EXIT_OK)
-        return status;
     s.pCtx = &c;
+    s.xOpened = lc_opened;
     s.xDone = lc_chunk_done;
+    s.xSummary = lc_summary;
     if (c.verbose)
         s.xQuery = lc_query_verbose;
-    if (s.ix.query == ITYPE_QUERY_VECTOR && !zQueries)
-        status = cli_usage_error("search", "a vector metric index needs a QUERIES file");
-    else
-        status = cli_search_run(&s, zQueries ? zQueries : "-");
-    const genie_lc_info *info = s.ix.pState;
-    if (status == CLI_EXIT_OK && !c.quiet)
-        fprintf(stderr,
-                "genie: %llu queries, %llu answers; %.1f distances per query (%s of %llu objects), %.3f s\n",
-                (unsigned long long)s.nQuery, (unsigned long long)c.nHit,
-                s.nQuery ? (double)c.nDist / (double)s.nQuery : 0.0, s.o.bruteForce ? "brute force" : "LC",
-                (unsigned long long)info->n_objects, c.seconds);
-    cli_search_close(&s);
-    return status;
+    return cli_search_main(&s, argc, argv, zIndex, NULL);
 }
 
 /* ------------------------------------------------------------- entry */
@@ -454,8 +462,10 @@ static void lc_json(json_buf *b, const itype_printer *p, uint64_t queryNo, const
 }
 
 /* A search is a range search (radius), a k-NN search (k), or a k-NN search within the radius. */
-static const char *lc_check(const itype_options *o, const itype_spelling *sp, char *zErr, size_t nErr)
+static const char *lc_check(const itype_index *ix, const itype_options *o, const itype_spelling *sp, char *zErr,
+                            size_t nErr)
 {
+    (void)ix;
     if (o->k || o->maxDistance >= 0)
         return NULL;
     snprintf(zErr, nErr, "give %s (range search) or %s (k nearest)", sp->zRadius, sp->zK);

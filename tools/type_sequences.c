@@ -22,7 +22,7 @@ extern const itype itype_sequences;
 
 /* ------------------------------------------------------------ build */
 
-/* cli_feed_lines() callback: one input line is one object. */
+/* cli_build_lines() callback: one input line is one object. */
 static genie_status add_string(void *ctx, const char *z, size_t n)
 {
     return genie_seq_builder_add(ctx, z, n);
@@ -75,23 +75,16 @@ static int seq_cli_build(int argc, char **argv)
         return cli_usage_error("build", "no input files");
     double t0 = util_now();
     genie_seq_builder *sb = NULL;
+    uint64_t n = 0;
     genie_status rc = genie_seq_builder_new(&sb, &a.opt, gram);
-    status = rc == GENIE_OK ? cli_feed_lines(argv + optind, argc - optind, add_string, sb) : CLI_EXIT_OK;
-    if (rc == GENIE_OK && status == CLI_EXIT_OK && genie_seq_builder_count(sb) == 0) {
-        fprintf(stderr, "genie: no strings to index (empty input)\n");
-        status = CLI_EXIT_FAIL;
-    }
-    if (rc == GENIE_OK && status == CLI_EXIT_OK)
-        rc = genie_seq_builder_write(sb, a.zOut);
-    if (rc != GENIE_OK)
+    status = rc == GENIE_OK ? cli_build_lines("strings", add_string, sb, argc, argv, &n) : cli_fail(rc);
+    if (status == CLI_EXIT_OK && (rc = genie_seq_builder_write(sb, a.zOut)) != GENIE_OK)
         status = cli_fail(rc);
-    else if (status == CLI_EXIT_OK && !a.quiet)
-        fprintf(stderr, "genie: wrote %s: %llu strings, %u-grams, in %.2f s\n", a.zOut,
-                (unsigned long long)genie_seq_builder_count(sb), gram, util_now() - t0);
+    if (status == CLI_EXIT_OK && !a.quiet)
+        fprintf(stderr, "genie: wrote %s: %llu strings, %u-grams, in %.2f s\n", a.zOut, (unsigned long long)n, gram,
+                util_now() - t0);
     genie_seq_builder_free(sb);
-    if (rc == GENIE_OK && status == CLI_EXIT_OK)
-        status = cli_build_recall(&a);
-    return status;
+    return status == CLI_EXIT_OK ? cli_build_recall(&a) : status;
 }
 
 /* ----------------------------------------------------------- search */
@@ -180,9 +173,7 @@ static int parse_seq_search(int argc, char **argv, cli_search *s, seq_cli *c)
     optind = 1;
     while ((ch = getopt_long(argc, argv, "k:K:vqh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("search", ch, optarg, &s->eng, &st) ||
-            cli_candidate_option("search", s->pType, ch, optarg, &o->k, &o->candidates, &o->recall, &st) ||
-            cli_search_option(s, ch, optarg, &st)) {
+        if (cli_engine_option("search", ch, optarg, &s->eng, &st) || cli_search_option(s, ch, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
@@ -199,7 +190,6 @@ static int parse_seq_search(int argc, char **argv, cli_search *s, seq_cli *c)
                 o->maxCandidates = (uint32_t)v;
             break;
         case 'v': c->verbose = 1; break;
-        case 'E': o->exact = 1; break;
         case 'q': c->quiet = 1; break;
         case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
@@ -213,7 +203,7 @@ static int parse_seq_search(int argc, char **argv, cli_search *s, seq_cli *c)
     if (stRecall != CLI_EXIT_OK)
         return stRecall;
     char zErr[160];
-    if (s->pType->xCheck(o, seq_spelling(o), zErr, sizeof zErr))
+    if (s->pType->xCheck(NULL, o, seq_spelling(o), zErr, sizeof zErr))
         return cli_usage_error("search", "%s", zErr);
     return CLI_EXIT_OK;
 }
@@ -248,9 +238,12 @@ static genie_status seq_chunk_done(cli_search *s, const itype_results *r)
     return GENIE_OK;
 }
 
-static void print_seq_summary(const cli_search *s, const seq_cli *c)
+static void seq_summary(cli_search *s)
 {
+    const seq_cli *c = s->pCtx;
     const itype_options *o = &s->o;
+    if (c->quiet)
+        return;
     char zScan[96] = "";
     if (o->maxCandidates && !o->certifyOnly && !o->exact)
         snprintf(zScan, sizeof zScan, " (%llu by the fallback scan%s%s)", (unsigned long long)c->nFallback,
@@ -272,18 +265,12 @@ static int seq_cli_search(int argc, char **argv, const char *zIndex)
     int status = parse_seq_search(argc, argv, &s, &c);
     if (status != CLI_EXIT_OK)
         return status;
-    const char *zQueries = cli_search_queries(argc, argv, zIndex, "-");
-    if ((status = cli_search_open(&s, zIndex)) != CLI_EXIT_OK)
-        return status;
     s.pCtx = &c;
     s.xDone = seq_chunk_done;
+    s.xSummary = seq_summary;
     if (c.verbose)
         s.xQuery = seq_query_verbose;
-    status = cli_search_run(&s, zQueries);
-    if (status == CLI_EXIT_OK && !c.quiet)
-        print_seq_summary(&s, &c);
-    cli_search_close(&s);
-    return status;
+    return cli_search_main(&s, argc, argv, zIndex, "-");
 }
 
 /* ------------------------------------------------------------- entry */
@@ -351,8 +338,10 @@ static double seq_score(const itype_answer *a, size_t i, uint32_t *pObject)
 }
 
 /* --certify's limit is at least K (the default 32, raised to k). */
-static const char *seq_check(const itype_options *o, const itype_spelling *sp, char *zErr, size_t nErr)
+static const char *seq_check(const itype_index *ix, const itype_options *o, const itype_spelling *sp, char *zErr,
+                             size_t nErr)
 {
+    (void)ix;
     uint32_t K = o->candidates ? o->candidates : 32;
     if (K < o->k)
         K = o->k;

@@ -15,7 +15,7 @@
 
 extern const itype itype_sets;
 
-/* cli_feed_lines() callback: one input line is one object. */
+/* cli_build_lines() callback: one input line is one object. */
 static genie_status add_set(void *ctx, const char *z, size_t n)
 {
     return genie_set_builder_add(ctx, z, n);
@@ -87,23 +87,16 @@ static int set_cli_build(int argc, char **argv)
         return cli_usage_error("build", "no input files");
     double t0 = util_now();
     genie_set_builder *sb = NULL;
+    uint64_t n = 0;
     genie_status rc = genie_set_builder_new(&sb, &a.opt, &p);
-    status = rc == GENIE_OK ? cli_feed_lines(argv + optind, argc - optind, add_set, sb) : CLI_EXIT_OK;
-    if (rc == GENIE_OK && status == CLI_EXIT_OK && genie_set_builder_count(sb) == 0) {
-        fprintf(stderr, "genie: no sets to index (empty input)\n");
-        status = CLI_EXIT_FAIL;
-    }
-    if (rc == GENIE_OK && status == CLI_EXIT_OK)
-        rc = genie_set_builder_write(sb, a.zOut);
-    if (rc != GENIE_OK)
+    status = rc == GENIE_OK ? cli_build_lines("sets", add_set, sb, argc, argv, &n) : cli_fail(rc);
+    if (status == CLI_EXIT_OK && (rc = genie_set_builder_write(sb, a.zOut)) != GENIE_OK)
         status = cli_fail(rc);
-    else if (status == CLI_EXIT_OK && !a.quiet)
+    if (status == CLI_EXIT_OK && !a.quiet)
         fprintf(stderr, "genie: wrote %s: %llu sets, %u MinHash functions, in %.2f s\n", a.zOut,
-                (unsigned long long)genie_set_builder_count(sb), p.hashes, util_now() - t0);
+                (unsigned long long)n, p.hashes, util_now() - t0);
     genie_set_builder_free(sb);
-    if (rc == GENIE_OK && status == CLI_EXIT_OK)
-        status = cli_build_recall(&a);
-    return status;
+    return status == CLI_EXIT_OK ? cli_build_recall(&a) : status;
 }
 
 static const char zSearchHelp[] =
@@ -155,15 +148,12 @@ static int parse_set_search(int argc, char **argv, cli_search *s, set_cli *c)
     optind = 1;
     while ((ch = getopt_long(argc, argv, "k:K:qvh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("search", ch, optarg, &s->eng, &st) ||
-            cli_candidate_option("search", s->pType, ch, optarg, &o->k, &o->candidates, &o->recall, &st) ||
-            cli_search_option(s, ch, optarg, &st)) {
+        if (cli_engine_option("search", ch, optarg, &s->eng, &st) || cli_search_option(s, ch, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
         }
         switch (ch) {
-        case 'E': o->exact = 1; break;
         case 'v': c->verbose = 1; break;
         case 'q': c->quiet = 1; break;
         case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
@@ -187,6 +177,14 @@ static genie_status set_chunk_done(cli_search *s, const itype_results *r)
     return GENIE_OK;
 }
 
+static void set_summary(cli_search *s)
+{
+    const set_cli *c = s->pCtx;
+    if (!c->quiet)
+        fprintf(stderr, "genie: %llu queries; match %.3f s (%s), exact Jaccard %.3f s\n", (unsigned long long)s->nQuery,
+                c->tMatch, s->o.exact ? "none" : genie_backend_name(c->backend), c->tRank);
+}
+
 static int set_cli_search(int argc, char **argv, const char *zIndex)
 {
     cli_search s;
@@ -195,17 +193,10 @@ static int set_cli_search(int argc, char **argv, const char *zIndex)
     int status = parse_set_search(argc, argv, &s, &c);
     if (status != CLI_EXIT_OK)
         return status;
-    const char *zQueries = cli_search_queries(argc, argv, zIndex, "-");
-    if ((status = cli_search_open(&s, zIndex)) != CLI_EXIT_OK)
-        return status;
     s.pCtx = &c;
     s.xDone = set_chunk_done;
-    status = cli_search_run(&s, zQueries);
-    if (status == CLI_EXIT_OK && !c.quiet)
-        fprintf(stderr, "genie: %llu queries; match %.3f s (%s), exact Jaccard %.3f s\n", (unsigned long long)s.nQuery,
-                c.tMatch, s.o.exact ? "none" : genie_backend_name(c.backend), c.tRank);
-    cli_search_close(&s);
-    return status;
+    s.xSummary = set_summary;
+    return cli_search_main(&s, argc, argv, zIndex, "-");
 }
 
 /* ------------------------------------------------------------- entry */

@@ -194,6 +194,19 @@ static int parse_search(int argc, char **argv, cli_search *s, table_search_args 
     return CLI_EXIT_OK;
 }
 
+/* --show needs the rows; then the --radius and --weight settings, in order. */
+static int table_opened(cli_search *s, const char *zIndex, const char *zQueries)
+{
+    (void)zQueries;
+    const table_search_args *a = s->pCtx;
+    if (s->o.show && !s->ix.info.has_records)
+        return cli_usage_error("search", "--show: %s stores no rows (built with --no-records)", zIndex);
+    int st = CLI_EXIT_OK;
+    for (size_t i = 0; i < a->nSetting && st == CLI_EXIT_OK; i++)
+        st = apply_setting(s->ix.pState, a->aSetting[i].zArg, a->aSetting[i].isWeight);
+    return st;
+}
+
 static int table_cli_search(int argc, char **argv, const char *zIndex)
 {
     cli_search s;
@@ -204,17 +217,11 @@ static int table_cli_search(int argc, char **argv, const char *zIndex)
     if (!a.aSetting)
         return cli_fail(GENIE_ENOMEM);
     int st = parse_search(argc, argv, &s, &a);
-    const char *zQueries = st == CLI_EXIT_OK ? cli_search_queries(argc, argv, zIndex, "-") : NULL;
-    if (st == CLI_EXIT_OK && (st = cli_search_open(&s, zIndex)) == CLI_EXIT_OK) {
-        if (s.o.show && !s.ix.info.has_records)
-            st = cli_usage_error("search", "--show: %s stores no rows (built with --no-records)", zIndex);
-        for (size_t i = 0; i < a.nSetting && st == CLI_EXIT_OK; i++)
-            st = apply_setting(s.ix.pState, a.aSetting[i].zArg, a.aSetting[i].isWeight);
-        s.gpuNotice = !a.quiet;
-        if (st == CLI_EXIT_OK)
-            st = cli_search_run(&s, zQueries);
-        cli_search_close(&s);
-    }
+    s.pCtx = &a;
+    s.xOpened = table_opened;
+    s.gpuNotice = !a.quiet;
+    if (st == CLI_EXIT_OK)
+        st = cli_search_main(&s, argc, argv, zIndex, "-");
     free(a.aSetting);
     return st;
 }

@@ -332,7 +332,7 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         }
     }
     char zErr[128];
-    if (itype_vectors.xCheck(&o->o, &spell, zErr, sizeof zErr))
+    if (itype_vectors.xCheck(NULL, &o->o, &spell, zErr, sizeof zErr))
         return cli_usage_error(zCmd, "%s", zErr);
     if (o->o.precision != GENIE_PRECISION_FP32 && !o->o.exact)
         return cli_usage_error(zCmd, "--precision applies to --exact alone");
@@ -378,6 +378,17 @@ static genie_status vec_chunk_done(cli_search *s, const itype_results *r)
     return rc;
 }
 
+static void vec_summary(cli_search *s)
+{
+    const vec_cli_opts *o = s->pCtx;
+    int lowP = o->o.precision != GENIE_PRECISION_FP32;
+    if (!o->quiet)
+        fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s%s%s)\n", (unsigned long long)s->nQuery,
+                o->st.total_seconds, o->o.exact ? "exact, " : "",
+                lowP ? genie_precision_name((genie_precision)o->o.precision) : "", lowP ? ", " : "",
+                genie_backend_name(o->st.backend));
+}
+
 static int vec_cli_search(int argc, char **argv, const char *zIndex)
 {
     (void)zIndex;
@@ -392,18 +403,8 @@ static int vec_cli_search(int argc, char **argv, const char *zIndex)
     s.json = o.json;
     s.pCtx = &o;
     s.xDone = vec_chunk_done;
-    if ((ex = cli_search_open(&s, argv[optind])) != CLI_EXIT_OK)
-        return ex;
-    ex = cli_search_run(&s, argv[optind + 1]);
-    if (ex == CLI_EXIT_OK && !o.quiet) {
-        int lowP = o.o.precision != GENIE_PRECISION_FP32;
-        fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s%s%s)\n", (unsigned long long)s.nQuery,
-                o.st.total_seconds, o.o.exact ? "exact, " : "",
-                lowP ? genie_precision_name((genie_precision)o.o.precision) : "", lowP ? ", " : "",
-                genie_backend_name(o.st.backend));
-    }
-    cli_search_close(&s);
-    return ex;
+    s.xSummary = vec_summary;
+    return cli_search_main(&s, argc, argv, argv[optind], NULL);
 }
 
 /* The ground truth: ids, k per query, from --truth or an exact search. */
@@ -665,8 +666,10 @@ static void vec_json(json_buf *b, const itype_printer *p, uint64_t queryNo, cons
 }
 
 /* K, when given, is at least k. */
-static const char *vec_check(const itype_options *o, const itype_spelling *sp, char *zErr, size_t nErr)
+static const char *vec_check(const itype_index *ix, const itype_options *o, const itype_spelling *sp, char *zErr,
+                             size_t nErr)
 {
+    (void)ix;
     if (!o->candidates || o->candidates >= o->k)
         return NULL;
     snprintf(zErr, nErr, "%s %u is below %s %u", sp->zCandidates, o->candidates, sp->zK, o->k);

@@ -26,7 +26,6 @@
 
 #include "../serve/serve.h"
 #include "broker.h"
-#include "source.h"
 
 typedef struct serve_mpi {
     broker *b;
@@ -64,7 +63,7 @@ static genie_status superstep(void *ctx, const serve_loaded *l, const serve_opti
     const itype_options *o = &so->o;
     wire_batch w;
     memset(&w, 0, sizeof w);
-    w.kind = source_kind(l->info.type);
+    w.kind = wire_kind_of(itype_batch_of(l->ix.query));
     w.nQuery = q->nQuery;
     w.k = b->nObjects == 0 ? 1 : (o->k < b->nObjects ? o->k : (uint32_t)b->nObjects);
     w.candidates = o->candidates;
@@ -137,12 +136,8 @@ int broker_serve(const mpi_args *a, int nRanker)
     b.a = a;
     b.R = nRanker;
     genie_index *pParser = NULL;
+    /* broker_open refuses an index whose type's entry does not search parts */
     int st = broker_open(&b, &pParser);
-    if (st == MPI_EXIT_OK && b.type != GENIE_TYPE_KEYWORDS && b.type != GENIE_TYPE_TEXT &&
-        b.type != GENIE_TYPE_VECTORS && b.type != GENIE_TYPE_SEQUENCES) {
-        fprintf(stderr, "genie-mpi serve: %s is a %s index\n", a->zIndex, genie_index_type_name(b.type));
-        st = MPI_EXIT_FAIL;
-    }
     b.k = 1;
     b.batch = 1;
     b.answerBytes = wire_answer_max_bytes(1, 1);

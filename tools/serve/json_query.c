@@ -145,8 +145,9 @@ static int parse_option(parse_ctx *c, const cJSON *e, const itype_option *d, uin
 }
 
 /* The rules across options of every type, then the type's own (xCheck). */
-static int check_options(parse_ctx *c, const itype *t, const itype_options *o)
+static int check_options(parse_ctx *c, const itype_index *ix, const itype_options *o)
 {
+    const itype *t = ix->pType;
     static const itype_spelling spell = {"\"k\"", "\"candidates\"", "\"certify\"", "\"radius\""};
     if (o->recall > 0 && (o->candidates || o->radius || o->exact || o->maxCandidates))
         return fail(c, "\"recall\" chooses the candidates itself: not with \"candidates\", \"radius\", \"exact\" "
@@ -156,13 +157,15 @@ static int check_options(parse_ctx *c, const itype *t, const itype_options *o)
     if (o->recall > 0 && o->k > 100)
         return fail(c, "\"recall\" needs \"k\" <= 100, not %u", o->k);
     char zErr[256];
-    if (t->xCheck && t->xCheck(o, &spell, zErr, sizeof zErr))
+    if (t->xCheck && t->xCheck(ix, o, &spell, zErr, sizeof zErr))
         return fail(c, "%s", zErr);
     return 0;
 }
 
-static int parse_options(parse_ctx *c, const cJSON *pDoc, const itype *t, const serve_config *cfg, serve_options *so)
+static int parse_options(parse_ctx *c, const cJSON *pDoc, const itype_index *ix, const serve_config *cfg,
+                         serve_options *so)
 {
+    const itype *t = ix->pType;
     itype_options *o = &so->o;
     itype_options_init(o, t);
     for (const cJSON *e = pDoc->child; e; e = e->next) {
@@ -174,7 +177,7 @@ static int parse_options(parse_ctx *c, const cJSON *pDoc, const itype *t, const 
         if (parse_option(c, e, d, cfg->maxK, o))
             return 400;
     }
-    if (check_options(c, t, o))
+    if (check_options(c, ix, o))
         return 400;
     json_buf key;
     json_buf_init(&key);
@@ -357,7 +360,7 @@ int serve_request_parse(serve_request *r, const char *zBody, size_t nBody, const
         st = fail(&c, "%zu queries in one request; the limit is %u (--max-queries)", r->nQuery, cfg->maxQueries);
         goto done;
     }
-    if ((st = parse_options(&c, pDoc, ix->pType, cfg, &r->opt)) != 0)
+    if ((st = parse_options(&c, pDoc, ix, cfg, &r->opt)) != 0)
         goto done;
     if (r->opt.o.show && !r->pLoaded->info.has_records) {
         st = fail(&c, "\"show\": the index stores no records");

@@ -36,6 +36,8 @@ char g_zTestDir[1024];
     X(backend_cpu_never_maps_cuda, 30)            \
     X(backend_blas_opened_on_first_exact_search, 30) \
     X(install_exports_only_genie_symbols, 30)     \
+    X(type_table_has_a_complete_entry_per_type, 10) \
+    X(type_table_k_limits, 10)                    \
     X(install_pkg_config_program, 120)            \
     X(oracle_random_small, 240)                   \
     X(oracle_random_skewed, 480)                  \
@@ -137,6 +139,7 @@ char g_zTestDir[1024];
     X(hardening_stale_temporary_files, 30) \
     X(hardening_outputs_never_destroyed, 30) \
     X(serve_answers_equal_cli_json, 60)                     \
+    X(serve_metric_answers_equal_cli_json, 60)              \
     X(serve_recall_requests_run_alone, 60)                  \
     X(serve_endpoints_and_auth, 30)                         \
     X(serve_bad_command_lines, 30)                          \

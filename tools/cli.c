@@ -46,6 +46,32 @@ int cli_check_output(const char *zOut, int argc, char **argv)
     return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
 }
 
+const char *cli_find_type_arg(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if ((strcmp(argv[i], "-t") == 0 || strcmp(argv[i], "--type") == 0) && i + 1 < argc)
+            return argv[i + 1];
+        if (strncmp(argv[i], "--type=", 7) == 0)
+            return argv[i] + 7;
+        if (strncmp(argv[i], "-t", 2) == 0 && argv[i][2])
+            return argv[i] + 2;
+    }
+    return NULL;
+}
+
+const char *cli_find_index_arg(int argc, char **argv, genie_index_type *pType)
+{
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-')
+            continue;
+        if (genie_index_file_type(argv[i], pType) == GENIE_OK)
+            return argv[i];
+    }
+    return NULL;
+}
+
 int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
     uint64_t v = 0;
@@ -62,6 +88,18 @@ int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
     if (v < lo || v > hi)
         return 0;
     *out = v;
+    return 1;
+}
+
+int cli_parse_separator(const char *z, char *out)
+{
+    if (strcmp(z, "tab") == 0 || strcmp(z, "\\t") == 0) {
+        *out = '\t';
+        return 1;
+    }
+    if (strlen(z) != 1 || z[0] == '\n')
+        return 0;
+    *out = z[0];
     return 1;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "itype.h"
 
 /* --gpus: a comma-separated list of ordinals, or "all"; one list per process. */
 static int parse_gpus(const char *zCmd, const char *zArg, genie_search_options *opt)
@@ -193,18 +194,24 @@ void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const 
                 st->candidates, k, st->recall_estimate);
 }
 
-int cli_candidate_option(const char *zCmd, int c, const char *zArg, uint32_t *pK, uint32_t *pCandidates,
-                         double *pRecall, int *pStatus)
+int cli_k_option(const char *zCmd, const itype *t, int c, const char *zArg, uint32_t *pK, int *pStatus)
+{
+    char zErr[128];
+    *pStatus = CLI_EXIT_OK;
+    if (c != 'k')
+        return 0;
+    if (!itype_parse_k(t, zArg, pK, zErr, sizeof zErr))
+        *pStatus = cli_usage_error(zCmd, "%s", zErr);
+    return 1;
+}
+
+int cli_candidate_option(const char *zCmd, const itype *t, int c, const char *zArg, uint32_t *pK,
+                         uint32_t *pCandidates, double *pRecall, int *pStatus)
 {
     uint64_t v;
     *pStatus = CLI_EXIT_OK;
     switch (c) {
-    case 'k':
-        if (!cli_parse_u64(zArg, 1, 65536, &v))
-            *pStatus = cli_usage_error(zCmd, "-k must be an integer 1..65536, not '%s'", zArg);
-        else
-            *pK = (uint32_t)v;
-        return 1;
+    case 'k': return cli_k_option(zCmd, t, c, zArg, pK, pStatus);
     case 'K':
         if (!cli_parse_u64(zArg, 1, UINT32_MAX, &v))
             *pStatus = cli_usage_error(zCmd, "--candidates must be 1..4294967295, not '%s'", zArg);

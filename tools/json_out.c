@@ -261,6 +261,20 @@ void json_out_vec_hits(json_buf *b, uint64_t queryNo, const genie_neighbor *aHit
     json_buf_put(b, "]}", 2);
 }
 
+void json_out_lc_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_lc_hit *aHit, size_t n,
+                      uint64_t distances, int show)
+{
+    json_buf_printf(b, "{\"query\":%llu,\"distances\":%llu,\"hits\":[", (unsigned long long)queryNo,
+                    (unsigned long long)distances);
+    for (size_t i = 0; i < n; i++) {
+        json_buf_printf(b, "%s{\"rank\":%zu,\"object\":%u,\"distance\":%.6g", i ? "," : "", i + 1, aHit[i].object,
+                        aHit[i].distance);
+        put_record(b, idx, aHit[i].object, show, "text");
+        json_buf_put(b, "}", 1);
+    }
+    json_buf_put(b, "]}", 2);
+}
+
 int json_buf_print_line(json_buf *b)
 {
     if (b->oom) {

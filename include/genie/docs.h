@@ -128,8 +128,11 @@ typedef enum genie_docs_mode {
 
 typedef struct genie_docs_plan genie_docs_plan;
 
+/** The largest k of genie_docs_search() (see genie_index_type_max_k()). */
+#define GENIE_DOCS_MAX_K 1000000u
+
 typedef struct genie_docs_options {
-    uint32_t k;           /* answers per query, 1..1000000 */
+    uint32_t k;           /* answers per query, 1..GENIE_DOCS_MAX_K */
     genie_docs_mode mode;
     int exhaustive;       /* non-zero: no early termination (the oracle) */
     unsigned threads;     /* CPU threads (search, or post-processing); 0 = all cores */

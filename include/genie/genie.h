@@ -95,6 +95,23 @@ typedef enum genie_index_type {
 /** "keywords", "text", "sets", "sequences", "table", "vectors", "docs", "metric"; "?" else. */
 GENIE_API const char *genie_index_type_name(genie_index_type type);
 
+/*
+ * The largest k (answers per query) each type's search takes; k >= 1
+ * always.  genie_search() (keywords, text and table indexes) takes any
+ * 32-bit k (a k above the object count returns every match); the others
+ * are in their headers: GENIE_SETS_MAX_K (sets.h), GENIE_SEQ_MAX_K
+ * (sequences.h), GENIE_VECTORS_MAX_K (vectors.h), GENIE_DOCS_MAX_K
+ * (docs.h), GENIE_LC_MAX_K (metric.h).
+ */
+#define GENIE_SEARCH_MAX_K 4294967295u
+
+/**
+ * The largest k a search of an index of @p type takes (the GENIE_*_MAX_K
+ * of its header), for programs that see no macros (the Python package).
+ * @return the limit, or 0 for an unknown type.
+ */
+GENIE_API uint32_t genie_index_type_max_k(genie_index_type type);
+
 typedef struct genie_build_options {
     /** Longest (sub)list after splitting (III-B1); 0 = 4096. */
     uint32_t sublist_length;

@@ -111,6 +111,9 @@ typedef struct genie_lc_info {
 /** @return GENIE_OK, GENIE_EINVAL (not a metric index), GENIE_ECORRUPT. */
 GENIE_API genie_status genie_lc_index_info(const genie_index *idx, genie_lc_info *out);
 
+/** The largest k of the metric searches: any 32-bit k (see genie_index_type_max_k()). */
+#define GENIE_LC_MAX_K 4294967295u
+
 typedef struct genie_lc_options {
     uint32_t k;        /* >= 1: the k nearest; 0: range search */
     double radius;     /* range search: the radius (>= 0); k-NN: see bounded */

@@ -100,8 +100,8 @@ GENIE_API genie_status genie_precision_parse(const char *name, genie_precision *
  * GEMM for l2, ip, cosine, a direct kernel for l1, then a k-selection
  * kernel, the candidates it cannot rule out re-ranked by the direct
  * distance, so the GPU's answers are the direct loop's, bit for bit);
- * auto picks the GPU when usable.  k is 1..65536 on the CPU and
- * 1..2048 on the GPU; with fewer than k base vectors all are returned.
+ * auto picks the GPU when usable.  k is 1..GENIE_VECTORS_MAX_K on the CPU
+ * and 1..2048 on the GPU; with fewer than k base vectors all are returned.
  * @param[out] out  nQueries * k neighbours (caller-allocated): query i's at
  *                  out[i * k ...], min(k, base->n) of them.
  * @param[out] stats  the backend that ran and the time (may be NULL).
@@ -164,9 +164,15 @@ GENIE_API genie_status genie_vectors_index_params(const genie_index *idx, genie_
  */
 GENIE_API genie_status genie_vectors_index_base(const genie_index *idx, genie_vectors *out);
 
+/**
+ * The largest k of a vectors search (the CPU's exact search; the GPU's
+ * takes k <= 2048), and of genie_exact_search() (see genie_index_type_max_k()).
+ */
+#define GENIE_VECTORS_MAX_K 65536u
+
 typedef struct genie_vsearch_options {
     genie_search_options search; /* backend, threads, ... for match counts */
-    uint32_t k;          /* neighbours returned */
+    uint32_t k;          /* neighbours returned, 1..GENIE_VECTORS_MAX_K */
     uint32_t candidates; /* K >= k: top-K by match count re-ranked; 0 = 10 k */
     uint32_t radius;     /* l2: also match r buckets either side; else 0 */
     int exact;           /* non-zero: exact search instead of LSH */

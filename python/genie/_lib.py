@@ -49,9 +49,6 @@ lib, path = _load()
 GENIE_OK = 0
 GENIE_EINVAL = -30800
 
-INDEX_TYPES = ("keywords", "text", "sets", "sequences", "table", "vectors", "docs", "metric")
-TYPE_KEYWORDS, TYPE_TEXT, TYPE_SETS, TYPE_SEQUENCES, TYPE_TABLE, TYPE_VECTORS, TYPE_DOCS, TYPE_METRIC = range(8)
-
 BUILD_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, c_uint64)
 SEARCH_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, c_uint64, c_uint64)
 
@@ -208,6 +205,7 @@ _PROTOTYPES = {
     "genie_last_error": (c_char_p, []),
     "genie_version": (c_char_p, []),
     "genie_index_type_name": (c_char_p, [c_int]),
+    "genie_index_type_max_k": (c_uint32, [c_int]),
     "genie_backend_name": (c_char_p, [c_int]),
     "genie_backend_parse": (_STATUS, [c_char_p, P(c_int)]),
     "genie_gpu_mode_name": (c_char_p, [c_int]),
@@ -326,6 +324,29 @@ for _name, (_res, _args) in _PROTOTYPES.items():
 # ---------------------------------------------------------- option builders
 
 BUILD_OPTION_NAMES = ("sublist_length", "part_objects", "part_bytes", "gpu_memory")
+
+
+# ------------------------------------------------------------ index types
+
+
+def _index_types():
+    """The index types' names in genie_index_type order, as the library names them."""
+    names = []
+    while True:
+        name = lib.genie_index_type_name(len(names)).decode()
+        if name == "?":
+            return tuple(names)
+        names.append(name)
+
+
+INDEX_TYPES = _index_types()
+TYPE_KEYWORDS, TYPE_TEXT, TYPE_SETS, TYPE_SEQUENCES, TYPE_TABLE, TYPE_VECTORS, TYPE_DOCS, TYPE_METRIC = (
+    INDEX_TYPES.index(name) for name in ("keywords", "text", "sets", "sequences", "table", "vectors", "docs", "metric"))
+
+
+def max_k(index_type):
+    """The largest k a search of an index of this type (an L.TYPE_* value) takes: GENIE_*_MAX_K."""
+    return lib.genie_index_type_max_k(index_type)
 
 
 def build_options(sublist_length=0, part_objects=0, part_bytes=0, gpu_memory=0):

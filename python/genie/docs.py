@@ -19,7 +19,6 @@ lib = L.lib
 HIT_DTYPE = L.DOCS_HIT_DTYPE
 _POLICIES = {"vfb": 0, "qtf": 1, "qtfdf": 2}
 _MODES = {"and": 0, "or": 1}
-_MAX_K = 1000000
 
 
 def _params(alpha, k1, b, damping):
@@ -139,7 +138,7 @@ class DocsIndex(Index):
         arr, lens = _convert.c_strings(qs)
         plan = ctypes.c_void_p()
         with self._use():
-            lib.genie_docs_plan_build(self._d, arr, lens, len(qs), _convert.count(k, "k", 1, _MAX_K),
+            lib.genie_docs_plan_build(self._d, arr, lens, len(qs), _convert.count(k, "k", 1, L.max_k(L.TYPE_DOCS)),
                                       _POLICIES[policy], float(lam), ctypes.byref(plan))
             try:
                 lib.genie_docs_plan_write(plan, os.fsencode(path))
@@ -155,7 +154,7 @@ class DocsIndex(Index):
             raise InvalidArgumentError(f"mode must be 'and' or 'or', not {mode!r}")
         qs = _convert.strings(queries, "queries")
         o = L.genie_docs_options()
-        o.k = _convert.count(k, "k", 1, _MAX_K)
+        o.k = _convert.count(k, "k", 1, L.max_k(L.TYPE_DOCS))
         o.mode = _MODES[mode]
         o.exhaustive = 1 if exhaustive else 0
         o.threads = _convert.count(threads, "threads")
@@ -209,7 +208,7 @@ class DocsIndex(Index):
         CPU threads (0 = all cores).  stats: a dict to fill with the
         postings read and the GPU's counts (genie_docs_stats)."""
 
-        kk = _convert.count(k, "k", 1, _MAX_K)
+        kk = _convert.count(k, "k", 1, L.max_k(L.TYPE_DOCS))
 
         def take(r, nq):
             scores = np.zeros((nq, kk), np.float64)

@@ -165,3 +165,20 @@ def test_float64_vectors_are_converted(tmp_path):
     np.save(tmp_path / "b64.npy", xb)
     a = genie.read_vectors(tmp_path / "b64.npy")
     assert a.dtype == np.float32 and np.array_equal(a, xb.astype(np.float32))
+
+
+def test_k_limits_come_from_the_library(tmp_path):
+    from genie import _lib as L
+    assert L.INDEX_TYPES == ("keywords", "text", "sets", "sequences", "table", "vectors", "docs", "metric")
+    assert [L.max_k(t) for t in range(len(L.INDEX_TYPES))] == [
+        2**32 - 1, 2**32 - 1, 65536, 65536, 2**32 - 1, 65536, 1000000, 2**32 - 1]
+    s = genie.SetIndex.build([["a", "b"], ["b"]], tmp_path / "s.genie")
+    sim, ids = s.search([["b"]], k=L.max_k(L.TYPE_SETS), exact=True)
+    assert sim.shape == (1, 65536) and list(ids[0, :2]) == [1, 0]
+    with pytest.raises(genie.InvalidArgumentError, match=r"k must be an integer 1\.\.65536, not 65537"):
+        s.search([["b"]], k=65537)
+    s.close()
+    q = genie.SequenceIndex.build(["abcd", "abce"], tmp_path / "q.genie")
+    with pytest.raises(genie.InvalidArgumentError, match=r"k must be an integer 1\.\.65536, not 65537"):
+        q.search(["abc"], k=65537)
+    q.close()

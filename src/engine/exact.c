@@ -35,7 +35,7 @@
 
 #define EXACT_QBLOCK 8
 #define EXACT_BBLOCK 512
-#define EXACT_MAX_K 65536u
+#define EXACT_MAX_K GENIE_VECTORS_MAX_K
 
 const char *genie_metric_name(genie_metric metric)
 {

@@ -1,5 +1,9 @@
 /* Opening, closing and reading an index (the public genie_index_* calls). */
 #include "genie/text.h"
+#include "genie/docs.h"
+#include "genie/metric.h"
+#include "genie/sequences.h"
+#include "genie/sets.h"
 #include "index/index.h"
 #include "index/vocab.h"
 
@@ -185,4 +189,11 @@ const char *genie_index_type_name(genie_index_type type)
     static const char *const azName[] = {"keywords", "text", "sets", "sequences", "table", "vectors", "docs",
                                          "metric"};
     return (unsigned)type < sizeof azName / sizeof azName[0] ? azName[type] : "?";
+}
+
+uint32_t genie_index_type_max_k(genie_index_type type)
+{
+    static const uint32_t aMaxK[] = {GENIE_SEARCH_MAX_K, GENIE_SEARCH_MAX_K, GENIE_SETS_MAX_K,   GENIE_SEQ_MAX_K,
+                                     GENIE_SEARCH_MAX_K, GENIE_VECTORS_MAX_K, GENIE_DOCS_MAX_K, GENIE_LC_MAX_K};
+    return (unsigned)type < sizeof aMaxK / sizeof aMaxK[0] ? aMaxK[type] : 0;
 }

@@ -34,7 +34,6 @@
 #include "util/clock.h"
 #include "util/error.h"
 
-#define DOCS_MAX_K 1000000u
 
 struct genie_docs_results {
     size_t nQuery;
@@ -81,8 +80,8 @@ genie_status genie_docs_search(const genie_docs *d, const char *const *queries, 
 {
     util_error_clear();
     *out = NULL;
-    if (opt->k < 1 || opt->k > DOCS_MAX_K)
-        return util_error(GENIE_EINVAL, "docs: k %u is not in 1..%u", opt->k, DOCS_MAX_K);
+    if (opt->k < 1 || opt->k > GENIE_DOCS_MAX_K)
+        return util_error(GENIE_EINVAL, "docs: k %u is not in 1..%u", opt->k, GENIE_DOCS_MAX_K);
     if (opt->mode != GENIE_DOCS_AND && opt->mode != GENIE_DOCS_OR)
         return util_error(GENIE_EINVAL, "docs: unknown mode %d", (int)opt->mode);
     double t0 = util_now();

@@ -627,8 +627,8 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
                           n_parts, first_part, idx->nPart);
     const genie_index *pFirst = &idx->aPart[first_part], *pLast = &idx->aPart[first_part + n_parts - 1];
     uint32_t k = sopt->k;
-    if (k == 0 || k > 65536)
-        return util_error(GENIE_EINVAL, "k must be 1..65536, not %u", k);
+    if (k == 0 || k > GENIE_SEQ_MAX_K)
+        return util_error(GENIE_EINVAL, "k must be 1..%u, not %u", GENIE_SEQ_MAX_K, k);
     /* A recall target (not with --certify) becomes K or the exact mode. */
     genie_seq_options so = *sopt;
     if (sopt->recall != 0 && sopt->max_candidates)

@@ -374,8 +374,8 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
     memset(&job, 0, sizeof job);
     GENIE_TRY(set_index_params(idx, &job.p));
     uint32_t k = sopt->k;
-    if (k == 0 || k > 65536)
-        return util_error(GENIE_EINVAL, "k must be 1..65536, not %u", k);
+    if (k == 0 || k > GENIE_SETS_MAX_K)
+        return util_error(GENIE_EINVAL, "k must be 1..%u, not %u", GENIE_SETS_MAX_K, k);
     GENIE_TRY(recall_check_target(sopt->recall, k, sopt->exact, sopt->candidates ? "the candidate count" : NULL));
     uint32_t K = sopt->candidates ? sopt->candidates : 100;
     int exact = sopt->exact;

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "../cli.h"
+#include "../itype.h"
 #include "../json_out.h"
 #include "genie/metric.h"
 #include "genie_mpi.h"
@@ -119,6 +120,7 @@ static int parse(int argc, char **argv, int rank, lcm_args *a)
     optind = 1;
     int c;
     uint64_t v;
+    char zErr[128];
     while ((c = getopt_long(argc, argv, "r:k:p:j:o:qh", aOpt, NULL)) != -1) {
         switch (c) {
         case 'r': {
@@ -131,9 +133,8 @@ static int parse(int argc, char **argv, int rank, lcm_args *a)
             break;
         }
         case 'k':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return usage(rank, "-k must be an integer 1..4294967295, not '%s'", optarg);
-            a->k = (uint32_t)v;
+            if (!itype_parse_k(itype_by_type(GENIE_TYPE_METRIC), optarg, &a->k, zErr, sizeof zErr))
+                return usage(rank, "%s", zErr);
             break;
         case 'p':
             if (strcmp(optarg, "lg") == 0 || strcmp(optarg, "LG") == 0)
@@ -473,7 +474,7 @@ int lcm_main(int argc, char **argv, int rank, int size)
     int st = parse(argc, argv, rank, &a);
     if (st != MPI_EXIT_OK)
         return st < 0 ? MPI_EXIT_OK : st;
-    double t0 = mpi_now();
+    double t0 = util_now();
     lcm_rank s;
     memset(&s, 0, sizeof s);
     s.a = &a;
@@ -510,7 +511,7 @@ int lcm_main(int argc, char **argv, int rank, int size)
         st = MPI_EXIT_FAIL;
         goto done;
     }
-    double t1 = mpi_now();
+    double t1 = util_now();
     int flag = LCM_GO;
     for (;;) {
         int bad = lcm_on_records(&s, rank == 0 ? on_answer : NULL, &b) != 0;
@@ -531,7 +532,7 @@ int lcm_main(int argc, char **argv, int rank, int size)
         if (flag != LCM_GO)
             break;
     }
-    double t2 = mpi_now();
+    double t2 = util_now();
     st = flag == LCM_DONE ? MPI_EXIT_OK : MPI_EXIT_FAIL;
     if (rank == 0 && st == MPI_EXIT_OK && (fflush(b.out) != 0 || ferror(b.out))) {
         fprintf(stderr, "genie-mpi: cannot write the answers\n");

@@ -61,7 +61,7 @@ struct serve_batcher {
     uint64_t nLastBatch;      /* queries of the last batch run; 0 before the first */
     int stop;                 /* answer what is queued, then end the thread */
     int flush;                /* shutting down: batches no longer wait for more */
-    genie_queries *pQueries;  /* keywords, text, table: reused batch to batch */
+    genie_queries *pQueries;  /* items batches (ITYPE_BATCH_ITEMS): reused batch to batch */
 };
 
 double serve_now(void)
@@ -102,13 +102,14 @@ static void cond_init(pthread_cond_t *c)
 }
 
 /*
- * A sequences search with a recall target chooses K for the edit rate it
- * measures on its batch (docs/RECALL.md): such a request runs alone, so
- * that its answer does not depend on the requests it arrived with.
+ * A search whose type chooses K with a recall target for what it measures
+ * on its batch (ITYPE_F_BATCH_ALONE: sequences, the edit rate,
+ * docs/RECALL.md) runs alone, so that its answer does not depend on the
+ * requests it arrived with.
  */
 static int batch_alone(const serve_request *r)
 {
-    return r->pLoaded->info.type == GENIE_TYPE_SEQUENCES && r->opt.recall > 0;
+    return (r->pLoaded->ix.pType->flags & ITYPE_F_BATCH_ALONE) && r->opt.o.recall > 0;
 }
 
 static int same_batch(const serve_request *a, const serve_request *b)
@@ -205,37 +206,40 @@ static void fail_request(serve_request *r, genie_status rc)
     r->zError = strdup(z[0] ? z : genie_strerror(rc));
 }
 
-/* Table settings of a batch: defaults (radius 50, weight 1), then the request's. */
-static genie_status apply_table_settings(genie_table *t, const serve_options *o)
+/* Query @p q of @p r as parsed, in the form of @p ix's queries, for its entry's xAddQuery. */
+static itype_query request_query(const itype_index *ix, const serve_request *r, size_t q)
 {
-    genie_status rc = genie_table_set_radius(t, NULL, 50);
-    if (rc == GENIE_OK)
-        rc = genie_table_set_weight(t, NULL, 1);
-    for (size_t i = 0; i < o->nSetting && rc == GENIE_OK; i++) {
-        const serve_setting *s = &o->aSetting[i];
-        rc = s->isWeight ? genie_table_set_weight(t, s->zColumn, s->value)
-                         : genie_table_set_radius(t, s->zColumn, s->value);
+    itype_query one;
+    memset(&one, 0, sizeof one);
+    switch (ix->query) {
+    case ITYPE_QUERY_ITEMS:
+        one.aItem = r->aItem + r->aStart[q];
+        one.nItem = r->aStart[q + 1] - r->aStart[q];
+        break;
+    case ITYPE_QUERY_ROW:
+        one.azColumn = r->azText + r->aStart[q];
+        one.azValue = r->azValue + r->aStart[q];
+        one.nCell = r->aStart[q + 1] - r->aStart[q];
+        break;
+    default:
+        one.z = r->azText[q];
+        one.n = r->anText[q];
+        break;
     }
-    return rc;
+    return one;
 }
 
-/* keywords, text, table: every request's queries into one genie_queries. */
+/* Items batches: every request's queries into one genie_queries, each turned into items by the entry. */
 static genie_status add_queries(serve_batcher *b, serve_request *pBatch)
 {
-    serve_loaded *l = pBatch->pLoaded;
+    const itype_index *ix = &pBatch->pLoaded->ix;
     genie_queries_clear(b->pQueries);
     for (serve_request *r = pBatch; r; r = r->pNext) {
         genie_status rc = GENIE_OK;
         size_t q = 0;
         for (; q < r->nQuery && rc == GENIE_OK; q++) {
-            uint32_t m = r->opt.minCount;
-            if (l->info.type == GENIE_TYPE_KEYWORDS)
-                rc = genie_queries_add(b->pQueries, r->aItem + r->aStart[q], r->aStart[q + 1] - r->aStart[q], m);
-            else if (l->info.type == GENIE_TYPE_TEXT)
-                rc = genie_queries_add_text(b->pQueries, l->idx, r->azText[q], r->anText[q], m);
-            else
-                rc = genie_table_add_query(l->table, b->pQueries, r->azText + r->aStart[q],
-                                           r->azValue + r->aStart[q], r->aStart[q + 1] - r->aStart[q], m);
+            itype_query one = request_query(ix, r, q);
+            rc = ix->pType->xAddQuery(ix, b->pQueries, &one, r->opt.o.minCount);
         }
         if (rc == GENIE_ENOMEM)
             return rc;
@@ -250,7 +254,7 @@ static genie_status add_queries(serve_batcher *b, serve_request *pBatch)
 }
 
 /* The engine options of every search of the server. */
-static genie_search_options engine_options(const serve_batcher *b, uint32_t k)
+static genie_search_options engine_options(const serve_batcher *b)
 {
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
@@ -260,117 +264,73 @@ static genie_search_options engine_options(const serve_batcher *b, uint32_t k)
     opt.gpus = b->cfg->aGpus;
     opt.n_gpus = b->cfg->nGpus;
     opt.gpu_mode = b->cfg->gpuMode;
-    opt.k = k;
     return opt;
 }
 
-/* Search the gathered batch @p q here, with the library, into @p res. */
-static genie_status search_here(serve_batcher *b, const serve_loaded *l, const serve_options *o, const serve_batch *q,
-                                serve_result *res)
+/* Strings batches: every request's strings, in order, into @p q (arrays the caller frees). */
+static genie_status gather_strings(serve_request *pBatch, size_t nQuery, itype_batch *q)
 {
-    genie_search_options opt = engine_options(b, o->k);
-    switch (l->info.type) {
-    case GENIE_TYPE_SETS: {
-        genie_set_options so = {o->k, o->candidates, o->exact, o->recall};
-        return genie_set_search(l->idx, q->azText, q->anText, q->nQuery, &so, &opt, &res->pSet);
+    const char **az = malloc((nQuery ? nQuery : 1) * sizeof *az);
+    size_t *an = malloc((nQuery ? nQuery : 1) * sizeof *an);
+    q->azText = az;
+    q->anText = an;
+    if (!az || !an)
+        return GENIE_ENOMEM;
+    size_t i = 0;
+    for (serve_request *r = pBatch; r; r = r->pNext)
+        for (size_t j = 0; j < r->nQuery; j++, i++)
+            az[i] = r->azText[j], an[i] = r->anText[j];
+    return GENIE_OK;
+}
+
+/* Vectors batches: every request's vectors, in order, into @p q (an array the caller frees). */
+static genie_status gather_vectors(serve_request *pBatch, size_t nQuery, uint32_t dim, itype_batch *q)
+{
+    float *aVec = malloc((nQuery ? nQuery : 1) * dim * sizeof *aVec);
+    q->aVec = aVec;
+    if (!aVec)
+        return GENIE_ENOMEM;
+    size_t i = 0;
+    for (serve_request *r = pBatch; r; r = r->pNext) {
+        memcpy(aVec + i * dim, r->aVec, r->nQuery * dim * sizeof *aVec);
+        i += r->nQuery;
     }
-    case GENIE_TYPE_SEQUENCES: {
-        genie_seq_options so = {o->k, o->candidates, o->maxCandidates, o->exact, 0, o->recall};
-        return genie_seq_search(l->idx, q->azText, q->anText, q->nQuery, &so, &opt, &res->pSeq);
-    }
-    case GENIE_TYPE_DOCS: {
-        genie_docs_options dopt;
-        memset(&dopt, 0, sizeof dopt);
-        dopt.k = o->k;
-        dopt.mode = o->orMode ? GENIE_DOCS_OR : GENIE_DOCS_AND;
-        dopt.exhaustive = o->exhaustive;
-        dopt.threads = b->cfg->threads;
-        dopt.backend = b->cfg->backend == GENIE_BACKEND_CUDA ? GENIE_BACKEND_CUDA : GENIE_BACKEND_CPU;
-        dopt.gpu_memory = b->cfg->gpuMemory;
-        return genie_docs_search(l->docs, q->azText, q->anText, q->nQuery, &dopt, &res->pDocs);
-    }
-    case GENIE_TYPE_VECTORS: {
-        genie_vectors v = {q->nQuery, l->dim, (float *)(uintptr_t)q->aVec}; /* read only */
-        res->k = o->k;
-        res->aNb = malloc((q->nQuery ? q->nQuery : 1) * o->k * sizeof *res->aNb);
-        res->aN = malloc((q->nQuery ? q->nQuery : 1) * sizeof *res->aN);
-        if (!res->aNb || !res->aN)
-            return GENIE_ENOMEM;
-        genie_vsearch_options vo;
-        memset(&vo, 0, sizeof vo);
-        vo.search = opt;
-        vo.k = o->k;
-        vo.candidates = o->candidates;
-        vo.radius = o->radius;
-        vo.exact = o->exact;
-        vo.recall = o->recall;
-        vo.precision = (genie_precision)o->precision;
-        return genie_vectors_search(l->idx, &v, &vo, res->aNb, res->aN, NULL);
-    }
-    default: return genie_search(l->idx, q->q, &opt, &res->pRes);
-    }
+    return GENIE_OK;
 }
 
 /*
  * Run the batch's search into @p res: gather every request's queries into
- * one serve_batch, then search it here or through the hook.  A hook's
- * error message goes to @p zErr.
+ * one itype_batch, in the form of the index's search, then search it here
+ * (the entry's xSearch) or through the hook.  A hook's error message goes
+ * to @p zErr.
  */
 static genie_status run_search(serve_batcher *b, serve_request *pBatch, size_t nQuery, serve_result *res, char *zErr,
                                size_t nErr)
 {
     serve_loaded *l = pBatch->pLoaded;
+    const itype *t = l->ix.pType;
     const serve_options *o = &pBatch->opt;
     const serve_hooks *h = b->cfg->pHooks;
-    serve_batch q = {nQuery, NULL, NULL, NULL, NULL};
-    const char **az = NULL;
-    size_t *an = NULL;
-    float *aVec = NULL;
+    itype_batch q = {nQuery, NULL, NULL, NULL, NULL, l->ix.dim};
     genie_status rc = GENIE_OK;
-    res->type = l->info.type;
-    switch (l->info.type) {
-    case GENIE_TYPE_SETS:
-    case GENIE_TYPE_SEQUENCES:
-    case GENIE_TYPE_DOCS: {
-        az = malloc((nQuery ? nQuery : 1) * sizeof *az);
-        an = malloc((nQuery ? nQuery : 1) * sizeof *an);
-        if (!az || !an) {
-            rc = GENIE_ENOMEM;
-            break;
-        }
-        size_t i = 0;
-        for (serve_request *r = pBatch; r; r = r->pNext)
-            for (size_t j = 0; j < r->nQuery; j++, i++)
-                az[i] = r->azText[j], an[i] = r->anText[j];
-        q.azText = az;
-        q.anText = an;
-        break;
-    }
-    case GENIE_TYPE_VECTORS: {
-        if (!(aVec = malloc((nQuery ? nQuery : 1) * l->dim * sizeof *aVec))) {
-            rc = GENIE_ENOMEM;
-            break;
-        }
-        size_t i = 0;
-        for (serve_request *r = pBatch; r; r = r->pNext) {
-            memcpy(aVec + i * l->dim, r->aVec, r->nQuery * l->dim * sizeof *aVec);
-            i += r->nQuery;
-        }
-        q.aVec = aVec;
-        break;
-    }
-    default:
-        rc = l->table ? apply_table_settings(l->table, o) : GENIE_OK;
+    res->pType = t;
+    switch (itype_batch_of(l->ix.query)) {
+    case ITYPE_BATCH_STRINGS: rc = gather_strings(pBatch, nQuery, &q); break;
+    case ITYPE_BATCH_VECTORS: rc = gather_vectors(pBatch, nQuery, l->ix.dim, &q); break;
+    case ITYPE_BATCH_ITEMS:
+        rc = t->xPrepare ? t->xPrepare(&l->ix, &o->o) : GENIE_OK;
         if (rc == GENIE_OK)
             rc = add_queries(b, pBatch);
         q.q = b->pQueries;
         break;
     }
+    genie_search_options eng = engine_options(b);
     if (rc == GENIE_OK)
-        rc = h && h->xSearch ? h->xSearch(h->pCtx, l, o, &q, res, zErr, nErr) : search_here(b, l, o, &q, res);
-    free(az);
-    free(an);
-    free(aVec);
+        rc = h && h->xSearch ? h->xSearch(h->pCtx, l, o, &q, res, zErr, nErr)
+                             : t->xSearch(&l->ix, &o->o, &eng, &q, &res->r);
+    free((void *)q.azText);
+    free((void *)q.anText);
+    free((void *)q.aVec);
     return rc;
 }
 

@@ -26,7 +26,7 @@ int serve_name_ok(const char *zName)
     return 1;
 }
 
-/* Open @p zPath with what the index's type needs at query time. */
+/* Open @p zPath with what the index's type needs at query time (its entry's xOpen). */
 static genie_status loaded_open(const char *zPath, uint64_t generation, serve_loaded **out)
 {
     *out = NULL;
@@ -34,37 +34,25 @@ static genie_status loaded_open(const char *zPath, uint64_t generation, serve_lo
     if (!l)
         return GENIE_ENOMEM;
     genie_status rc = genie_index_open(zPath, &l->idx);
-    if (rc != GENIE_OK)
-        goto fail;
-    genie_index_get_info(l->idx, &l->info);
-    if (l->info.type == GENIE_TYPE_TABLE && (rc = genie_table_open(l->idx, &l->table)) != GENIE_OK)
-        goto fail;
-    if (l->info.type == GENIE_TYPE_DOCS && (rc = genie_docs_open(l->idx, &l->docs)) != GENIE_OK)
-        goto fail;
-    if (l->info.type == GENIE_TYPE_VECTORS) {
-        genie_vectors base;
-        if ((rc = genie_vectors_index_base(l->idx, &base)) != GENIE_OK)
-            goto fail;
-        l->dim = base.dim;
+    if (rc == GENIE_OK)
+        rc = itype_attach(&l->ix, l->idx);
+    if (rc != GENIE_OK) {
+        genie_index_close(l->idx);
+        free(l);
+        return rc;
     }
+    l->info = l->ix.info;
     atomic_init(&l->nRef, 1);
     l->generation = generation;
     *out = l;
     return GENIE_OK;
-fail:
-    genie_docs_close(l->docs);
-    genie_table_free(l->table);
-    genie_index_close(l->idx);
-    free(l);
-    return rc;
 }
 
 void serve_loaded_release(serve_loaded *l)
 {
     if (!l || atomic_fetch_sub(&l->nRef, 1) != 1)
         return;
-    genie_docs_close(l->docs);
-    genie_table_free(l->table);
+    itype_detach(&l->ix);
     genie_index_close(l->idx);
     free(l);
 }
@@ -146,22 +134,8 @@ void serve_index_info_json(serve_index *p, json_buf *b)
                     (unsigned long long)i->longest_list, i->max_object_length, i->sublist_length,
                     (unsigned long long)i->n_sublists, (unsigned long long)i->n_words,
                     i->has_labels ? "true" : "false", i->has_records ? "true" : "false");
-    if (l->info.type == GENIE_TYPE_VECTORS)
-        json_buf_printf(b, ",\"dimension\":%u", l->dim);
-    if (l->table) {
-        json_buf_puts(b, ",\"columns\":[");
-        for (size_t c = 0; c < genie_table_columns(l->table); c++) {
-            genie_column_kind kind;
-            const char *z = genie_table_column(l->table, c, &kind);
-            json_buf_puts(b, c ? ",{\"name\":" : "{\"name\":");
-            json_buf_string(b, z, strlen(z));
-            json_buf_printf(b, ",\"kind\":\"%s\"}",
-                            kind == GENIE_COLUMN_NUMERIC ? "numeric"
-                            : kind == GENIE_COLUMN_CATEGORICAL ? "categorical"
-                                                               : "stored");
-        }
-        json_buf_puts(b, "]");
-    }
+    if (l->ix.pType->xInfoJson) /* the type's own: a dimension, columns */
+        l->ix.pType->xInfoJson(&l->ix, b);
     uint32_t nParts = genie_index_parts(l->idx);
     json_buf_printf(b, ",\"parts\":[");
     for (uint32_t k = 0; k < nParts; k++) {

@@ -10,7 +10,8 @@
  *                 (--http-threads 0), or a pool of threads suspends the
  *                 connection until the answer comes;
  *   json_query.c  a search body -> a serve_request (queries + options) in
- *                 the form of the index's type;
+ *                 the form of the index's type, as its entry in the type
+ *                 table (tools/itype.h) describes them;
  *   batcher.c     one thread per index: collects the requests with the same
  *                 options, runs one search for all their queries, hands
  *                 each its slice; in the pool mode a second thread per
@@ -19,7 +20,8 @@
  *                 atomically on reload, reference-counted so that requests
  *                 in flight finish on the file they started with;
  *   metrics.c     counters and histograms in the Prometheus text format.
- * All of it stands on the public C API (genie/genie.h) only.
+ * All of it stands on the public C API (genie/genie.h) and the type table
+ * (tools/itype.h): what differs between index types is their entries'.
  */
 #ifndef GENIE_TOOLS_SERVE_H
 #define GENIE_TOOLS_SERVE_H
@@ -30,13 +32,8 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
-#include "genie/docs.h"
-#include "genie/sequences.h"
-#include "genie/sets.h"
-#include "genie/table.h"
-#include "genie/text.h"
-#include "genie/vectors.h"
 
+#include "../itype.h"
 #include "../json_out.h"
 
 /* ------------------------------------------------------------ settings */
@@ -69,17 +66,16 @@ typedef struct serve_config {
 
 /*
  * One opened index file.  nRef counts the index slot (while current) and
- * every request and batch using it; the last release closes it.  table is
- * the query side of a table index: it holds per-batch radius and weight
- * settings, so only the index's batcher thread touches it.
+ * every request and batch using it; the last release closes it.  ix is
+ * the file with its type's query-time state (itype_attach); a table's
+ * holds per-batch radius and weight settings, so only the index's batcher
+ * thread searches it.
  */
 typedef struct serve_loaded {
     atomic_int nRef;
     genie_index *idx;
     genie_index_info info;
-    genie_table *table;  /* table indexes, else NULL */
-    genie_docs *docs;    /* docs indexes, else NULL (thread-safe to search) */
-    uint32_t dim;        /* vectors indexes: the dimension of the vectors */
+    itype_index ix;      /* idx attached to its type's entry */
     uint64_t generation; /* 1 for the first open, +1 per reload */
 } serve_loaded;
 
@@ -113,22 +109,9 @@ void serve_index_info_json(serve_index *p, json_buf *b);
 
 /* ------------------------------------------------------------- requests */
 
-/* One table-query setting: radius or weight of a column (NULL = every column). */
-typedef struct serve_setting {
-    int isWeight;
-    const char *zColumn;
-    uint32_t value;
-} serve_setting;
-
-/* A search's options; those that change the engine's answer make up zKey. */
+/* A search's options (the type's, itype_options); those that change the engine's answer make up zKey. */
 typedef struct serve_options {
-    uint32_t k, minCount, candidates, maxCandidates, radius;
-    int exact, show;
-    int orMode, exhaustive;  /* docs: --or, --exhaustive */
-    double recall;           /* sets, sequences, vectors: a recall target, 0 = none */
-    int precision;           /* vectors, exact: a genie_precision */
-    serve_setting *aSetting; /* tables: in the body's order, after the defaults */
-    size_t nSetting;
+    itype_options o;
     char *zKey;              /* requests with equal keys share a batch; malloc'd */
 } serve_options;
 
@@ -154,25 +137,13 @@ typedef void (*serve_done_fn)(void *ctx, struct serve_request *r, int status);
 /*
  * The answers of one batch, shared by its requests: each holds a reference
  * and writes its own slice (in its HTTP thread, so the batcher goes on to
- * the next batch); the last release frees them.
+ * the next batch); the last release frees them.  A search hook
+ * (serve_hooks) fills r's plain arrays (itype_results_alloc()).
  */
 typedef struct serve_result {
     atomic_int nRef;
-    genie_index_type type;
-    genie_results *pRes;     /* keywords, text, table */
-    genie_set_results *pSet; /* sets */
-    genie_seq_results *pSeq; /* sequences */
-    genie_docs_results *pDocs; /* docs */
-    genie_neighbor *aNb;     /* vectors: query i's at aNb[i * k], aN[i] of them */
-    uint32_t *aN;
-    uint32_t k;
-    /* A search hook's answers (serve_hooks), in plain arrays laid out as aNb:
-     * keywords and text in aHit; sequences in aSeqHit with a flag and K per query.
-     * answer.c prints from them when they are set; serve_result_release frees them. */
-    genie_hit *aHit;
-    genie_seq_hit *aSeqHit;
-    unsigned char *aCertified;
-    uint32_t *aUsedK;
+    const itype *pType;
+    itype_results r;
 } serve_result;
 
 /*
@@ -186,13 +157,13 @@ typedef struct serve_request {
     serve_options opt;
     size_t nQuery;
     void *pDoc;            /* the parsed body (cJSON *) */
-    /* queries, by the index's type: */
-    genie_item *aItem;     /* keywords: query i's items are aItem[aStart[i] .. aStart[i+1]) */
-    size_t *aStart;        /* keywords, table: nQuery + 1 offsets */
-    const char **azText;   /* text, sets, sequences, docs: query i; table: column names */
+    /* queries, in the form the index's entry writes them (itype_query_form): */
+    genie_item *aItem;     /* ITEMS: query i's items are aItem[aStart[i] .. aStart[i+1]) */
+    size_t *aStart;        /* ITEMS, ROW: nQuery + 1 offsets */
+    const char **azText;   /* TEXT, LINE: query i; ROW: column names */
     size_t *anText;        /* their lengths */
-    const char **azValue;  /* table: the values, NULL = missing */
-    float *aVec;           /* vectors: nQuery * dim */
+    const char **azValue;  /* ROW: the values, NULL = missing */
+    float *aVec;           /* VECTOR: nQuery * dim */
     /* the batcher's side, under the batcher's mutex: */
     serve_state state;
     struct serve_request *pNext;
@@ -231,24 +202,16 @@ void serve_result_release(serve_result *res);
 
 /* -------------------------------------------------------------- batcher */
 
-/* The queries of one batch in the form of the index's type (the batcher gathers them). */
-typedef struct serve_batch {
-    size_t nQuery;
-    const genie_queries *q;    /* keywords, text, table */
-    const float *aVec;         /* vectors: nQuery * dim */
-    const char *const *azText; /* sets, sequences, docs */
-    const size_t *anText;
-} serve_batch;
-
 /*
  * A program that embeds the server (genie-mpi serve: the broker in front of
  * its rankers) searches its batches elsewhere through xSearch, called from
- * the index's batcher thread, one batch at a time: it fills @p res (type,
- * k, aN and the plain arrays of the type) for the batch's options @p o, or
- * returns an error status with the message in zErr (nErr bytes).
+ * the index's batcher thread, one batch at a time, with the batch's queries
+ * gathered in the form of the index's search (itype_batch): it fills
+ * res->r's plain arrays (itype_results_alloc()) for the batch's options
+ * @p o, or returns an error status with the message in zErr (nErr bytes).
  */
 typedef genie_status (*serve_search_fn)(void *ctx, const serve_loaded *l, const serve_options *o,
-                                        const serve_batch *q, serve_result *res, char *zErr, size_t nErr);
+                                        const itype_batch *q, serve_result *res, char *zErr, size_t nErr);
 
 typedef struct serve_hooks {
     serve_search_fn xSearch;   /* NULL: the library on the open index, here */

@@ -113,6 +113,7 @@ char g_zTestDir[1024];
     X(recall_bad_targets, 60) \
     X(recall_side_file_rejects_corruption, 120) \
     X(recall_side_file_edit_levels, 60) \
+    X(recall_build_fails_when_its_side_file_cannot_be_written, 60) \
     X(csv_quoting, 10)                            \
     X(csv_malformed, 10)                          \
     X(csv_numbers, 10)                            \
@@ -135,6 +136,10 @@ char g_zTestDir[1024];
     X(hardening_vectors_extreme_values, 30) \
     X(hardening_cli_truncated_index, 60) \
     X(hardening_stale_temporary_files, 30) \
+    X(search_postings_estimate_counts_every_item, 30)      \
+    X(search_cancel_flag_stops_every_backend, 60)          \
+    X(search_cancel_from_another_thread_stops_a_long_search, 120) \
+    X(search_index_copy_ignores_the_file, 60)              \
     X(serve_answers_equal_cli_json, 60)                     \
     X(serve_recall_requests_run_alone, 60)                  \
     X(serve_endpoints_and_auth, 30)                         \
@@ -164,6 +169,8 @@ char g_zTestDir[1024];
     X(mpi_ranker_errors_fail_the_run, 180)        \
     X(mpi_late_ranker_timeout_and_partial, 180)   \
     X(mpi_dead_rank_ends_the_job, 120) \
+    X(mpi_killed_ranker_leaves_no_partial_answer_file, 180) \
+    X(mpi_lines_out_writes_whole_queries, 30) \
     X(mpi_vectors_equal_one_process, 180) \
     X(mpi_vectors_lsh_union_of_shard_candidates, 120) \
     X(mpi_sequences_equal_one_process, 180) \

@@ -172,6 +172,7 @@ genie_status util_map_file(const char *path, util_mapping *m)
 {
     m->p = NULL;
     m->n = 0;
+    m->copied = 0;
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return util_error_errno(GENIE_EIO, "cannot open %s", path);
@@ -196,6 +197,62 @@ genie_status util_map_file(const char *path, util_mapping *m)
         m->n = (size_t)st.st_size;
     }
     close(fd);
+    return GENIE_OK;
+}
+
+genie_status util_copy_file(const char *path, util_mapping *m)
+{
+    m->p = NULL;
+    m->n = 0;
+    m->copied = 1;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return util_error_errno(GENIE_EIO, "cannot open %s", path);
+    struct stat st;
+    genie_status rc = GENIE_OK;
+    void *p = MAP_FAILED;
+    size_t n = 0;
+    if (fstat(fd, &st) != 0) {
+        rc = util_error_errno(GENIE_EIO, "cannot stat %s", path);
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = util_error(GENIE_EIO, "%s is not a regular file", path);
+        goto done;
+    }
+    n = (size_t)st.st_size;
+    if (n == 0)
+        goto done;
+    p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        rc = util_error(GENIE_ENOMEM, "out of memory for a copy of %s (%zu bytes)", path, n);
+        goto done;
+    }
+    for (size_t got = 0; got < n;) {
+        ssize_t r = read(fd, (char *)p + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            /* a file that shrank while read is no index: say so rather than validate zeros */
+            rc = r < 0 ? util_error_errno(GENIE_EIO, "cannot read %s", path)
+                       : util_error(GENIE_EIO, "%s: it shrank from %zu bytes while read", path, n);
+            break;
+        }
+        got += (size_t)r;
+    }
+    if (rc == GENIE_OK && mprotect(p, n, PROT_READ) != 0)
+        rc = util_error_errno(GENIE_EIO, "cannot protect the copy of %s", path);
+done:
+    close(fd);
+    if (rc != GENIE_OK) {
+        if (p != MAP_FAILED)
+            munmap(p, n);
+        return rc;
+    }
+    if (n) {
+        m->p = p;
+        m->n = n;
+    }
     return GENIE_OK;
 }
 

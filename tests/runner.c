@@ -156,6 +156,21 @@ char g_zTestDir[1024];
     X(serve_reload_under_load_pool, 60)                     \
     X(serve_sigterm_drains_requests_in_flight, 30)          \
     X(serve_sigterm_drains_requests_in_flight_pool, 30)     \
+    X(serve_slow_clients_are_cut_off, 60)                   \
+    X(serve_slow_clients_are_cut_off_pool, 60)              \
+    X(serve_connection_caps_answer_503_or_close, 60)        \
+    X(serve_connection_caps_answer_503_or_close_pool, 60)   \
+    X(serve_costly_requests_refused_and_timeouts_cancel, 90) \
+    X(serve_costly_requests_refused_and_timeouts_cancel_pool, 90) \
+    X(serve_sigterm_cancels_and_a_second_signal_exits, 90)  \
+    X(serve_sigterm_cancels_and_a_second_signal_exits_pool, 90) \
+    X(serve_drain_answers_close_their_connections, 60)      \
+    X(serve_request_memory_is_bounded, 90)                  \
+    X(serve_out_of_memory_is_503, 60)                       \
+    X(serve_big_bodies_are_parsed_off_the_http_threads, 90) \
+    X(serve_index_files_changed_under_the_server, 60)       \
+    X(serve_reloads_take_turns_and_count, 60)               \
+    X(serve_http_hygiene, 60)                               \
     X(arrays_builder_add_many_same_index, 30)     \
     X(arrays_queries_and_results_copy, 30)        \
     X(arrays_bad_input_named, 10)                 \

@@ -178,7 +178,11 @@ double metric_value(const served *s, const char *zName)
 {
     http_answer a;
     CHECK_STATUS(served_request(s, "GET", "/metrics", NULL, &a), 200, &a);
-    const char *p = strstr(a.zBody, zName);
+    /* at the start of a line: the # HELP line names the metric too */
+    const char *p = strncmp(a.zBody, zName, strlen(zName)) == 0 ? a.zBody : NULL;
+    for (const char *q = a.zBody; !p && (q = strchr(q, '\n')) != NULL; q++)
+        if (strncmp(q + 1, zName, strlen(zName)) == 0)
+            p = q + 1;
     if (!p)
         test_fail_at(__FILE__, __LINE__, "no %s in /metrics", zName);
     double v = atof(p + strlen(zName));

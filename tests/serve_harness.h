@@ -60,7 +60,7 @@ void build(char *zArgs);
 void build_identity_index(const char *path, unsigned n, unsigned shift);
 /** Append the answer to a one-keyword query for object @p object of the identity index. */
 void identity_answer(strbuf *b, unsigned queryNo, unsigned object);
-/** The value on the /metrics line that starts with @p zName (name, labels and a space). */
+/** The value on the /metrics line that starts with @p zName (name, labels and a space; not a # HELP line). */
 double metric_value(const served *s, const char *zName);
 
 #define CHECK_STATUS(got, want, a)                                                                         \

@@ -247,6 +247,21 @@ TEST(search_index_copy_ignores_the_file)
         CHECK_OK(genie_index_open(azPath[v], &mapped));
         CHECK_OK(genie_index_open_copy(azPath[v], &copy));
         genie_results *want = test_search(mapped, q, test_backend(), 7);
+        /* and says the same of itself: sizes, parts, where each lies in the file */
+        genie_index_info im, ic;
+        genie_index_get_info(mapped, &im);
+        genie_index_get_info(copy, &ic);
+        CHECK(memcmp(&im, &ic, sizeof im) == 0);
+        CHECK_EQ(genie_index_parts(copy), genie_index_parts(mapped));
+        for (uint32_t p = 0; p < genie_index_parts(copy); p++) {
+            genie_part_info pm, pc;
+            CHECK_OK(genie_index_part_info(mapped, p, &pm));
+            CHECK_OK(genie_index_part_info(copy, p, &pc));
+            CHECK(pc.first_object == pm.first_object && pc.n_objects == pm.n_objects &&
+                  pc.n_postings == pm.n_postings && pc.n_keywords == pm.n_keywords &&
+                  pc.max_object_length == pm.max_object_length && pc.longest_list == pm.longest_list);
+            CHECK(pc.offset == pm.offset && pc.bytes == pm.bytes && pc.bytes > 0);
+        }
         genie_index_close(mapped);
         for (int round = 0; round < 2; round++) {
             genie_results *got = test_search(copy, q, test_backend(), 7);

@@ -5,6 +5,15 @@
  * arrive and batches keep it while they run, so a request in flight is
  * answered on the file it started with, and the old file is closed when
  * its last request is done.
+ *
+ * Every file is read whole into the server's memory when it is opened
+ * (genie_index_open_copy), not mapped: a file rewritten in place under a
+ * mapping (cp over it) would change the bytes of a validated index, and
+ * a file truncated under it would raise SIGBUS and take every index down
+ * with the process.  A copy changes only when a reload reads the file
+ * again, validating it first.  Reloads of one index take turns
+ * (reloadMu), so the one that answers last opened the newest file, and
+ * each that succeeds adds one to the generation.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,13 +36,13 @@ int serve_name_ok(const char *zName)
 }
 
 /* Open @p zPath with what the index's type needs at query time. */
-static genie_status loaded_open(const char *zPath, uint64_t generation, serve_loaded **out)
+static genie_status loaded_open(const char *zPath, serve_loaded **out)
 {
     *out = NULL;
     serve_loaded *l = calloc(1, sizeof *l);
     if (!l)
         return GENIE_ENOMEM;
-    genie_status rc = genie_index_open(zPath, &l->idx);
+    genie_status rc = genie_index_open_copy(zPath, &l->idx);
     if (rc != GENIE_OK)
         goto fail;
     genie_index_get_info(l->idx, &l->info);
@@ -48,7 +57,6 @@ static genie_status loaded_open(const char *zPath, uint64_t generation, serve_lo
         l->dim = base.dim;
     }
     atomic_init(&l->nRef, 1);
-    l->generation = generation;
     *out = l;
     return GENIE_OK;
 fail:
@@ -79,13 +87,15 @@ genie_status serve_index_open(serve_index *p, const char *zName, const char *zPa
         free(p->zPath);
         return GENIE_ENOMEM;
     }
-    genie_status rc = loaded_open(zPath, 1, &p->pCur);
+    genie_status rc = loaded_open(zPath, &p->pCur);
     if (rc != GENIE_OK) {
         free(p->zName);
         free(p->zPath);
         return rc;
     }
+    p->pCur->generation = 1;
     pthread_mutex_init(&p->mu, NULL);
+    pthread_mutex_init(&p->reloadMu, NULL);
     return GENIE_OK;
 }
 
@@ -93,6 +103,7 @@ void serve_index_close(serve_index *p)
 {
     serve_loaded_release(p->pCur);
     pthread_mutex_destroy(&p->mu);
+    pthread_mutex_destroy(&p->reloadMu);
     free(p->zName);
     free(p->zPath);
     memset(p, 0, sizeof *p);
@@ -109,22 +120,21 @@ serve_loaded *serve_index_acquire(serve_index *p)
 
 genie_status serve_index_reload(serve_index *p)
 {
-    serve_loaded *pOld = serve_index_acquire(p);
-    uint64_t generation = pOld->generation + 1;
-    serve_loaded_release(pOld);
-    /* Opening (validating every checksum) happens outside the lock, so
-     * searches go on meanwhile; two reloads at once both succeed, the
-     * later swap wins. */
+    /* Opening (reading and validating every checksum) happens outside the
+     * slot's lock, so searches go on meanwhile; reloads take turns. */
+    pthread_mutex_lock(&p->reloadMu);
     serve_loaded *pNew;
-    genie_status rc = loaded_open(p->zPath, generation, &pNew);
-    if (rc != GENIE_OK)
-        return rc;
-    pthread_mutex_lock(&p->mu);
-    pOld = p->pCur;
-    p->pCur = pNew;
-    pthread_mutex_unlock(&p->mu);
-    serve_loaded_release(pOld);
-    return GENIE_OK;
+    genie_status rc = loaded_open(p->zPath, &pNew);
+    if (rc == GENIE_OK) {
+        pthread_mutex_lock(&p->mu);
+        serve_loaded *pOld = p->pCur;
+        pNew->generation = pOld->generation + 1;
+        p->pCur = pNew;
+        pthread_mutex_unlock(&p->mu);
+        serve_loaded_release(pOld);
+    }
+    pthread_mutex_unlock(&p->reloadMu);
+    return rc;
 }
 
 void serve_index_info_json(serve_index *p, json_buf *b)

@@ -56,6 +56,13 @@ static int fail(parse_ctx *c, const char *fmt, ...)
     return 400;
 }
 
+/* Memory ran out: not the request's fault, 503 (the server's to say so, with Retry-After). */
+static int fail_oom(parse_ctx *c)
+{
+    fail(c, "out of memory parsing the request: retry later");
+    return 503;
+}
+
 /* A JSON number that is a whole number in [lo, hi]. */
 static int get_uint(parse_ctx *c, const cJSON *v, const char *zWhat, double lo, double hi, uint32_t *out)
 {
@@ -110,7 +117,7 @@ static int parse_table_setting(parse_ctx *c, serve_options *o, const cJSON *v, i
     size_t n = cJSON_IsObject(v) ? (size_t)cJSON_GetArraySize(v) : 1;
     serve_setting *a = realloc(o->aSetting, (o->nSetting + n) * sizeof *a);
     if (!a)
-        return fail(c, "out of memory");
+        return fail_oom(c);
     o->aSetting = a;
     if (!cJSON_IsObject(v)) {
         char zWhat[64];
@@ -190,7 +197,7 @@ static int parse_options(parse_ctx *c, const cJSON *pDoc, genie_index_type type,
         default: break;
         }
         if (bad)
-            return 400;
+            return bad; /* 400, or 503 out of memory */
     }
     if (o->recall > 0 && (o->candidates || o->radius || o->exact || o->maxCandidates))
         return fail(c, "\"recall\" chooses the candidates itself: not with \"candidates\", \"radius\", \"exact\" "
@@ -220,10 +227,10 @@ static int parse_options(parse_ctx *c, const cJSON *pDoc, genie_index_type type,
     }
     if (key.oom) {
         json_buf_free(&key);
-        return fail(c, "out of memory");
+        return fail_oom(c);
     }
     o->zKey = key.z ? key.z : strdup("");
-    return o->zKey ? 0 : fail(c, "out of memory");
+    return o->zKey ? 0 : fail_oom(c);
 }
 
 /* keywords: an item is a keyword, [lo, hi] or [lo, hi, weight]. */
@@ -262,7 +269,7 @@ static int parse_keywords(parse_ctx *c, const cJSON *aQ, serve_request *r)
     r->aStart = malloc((r->nQuery + 1) * sizeof *r->aStart);
     r->aItem = malloc((nItem ? nItem : 1) * sizeof *r->aItem);
     if (!r->aStart || !r->aItem)
-        return fail(c, "out of memory");
+        return fail_oom(c);
     size_t k = 0;
     q = 0;
     for (const cJSON *e = aQ->child; e; e = e->next, q++) {
@@ -281,7 +288,7 @@ static int parse_strings(parse_ctx *c, const cJSON *aQ, serve_request *r, const 
     r->azText = malloc((r->nQuery ? r->nQuery : 1) * sizeof *r->azText);
     r->anText = malloc((r->nQuery ? r->nQuery : 1) * sizeof *r->anText);
     if (!r->azText || !r->anText)
-        return fail(c, "out of memory");
+        return fail_oom(c);
     size_t q = 0;
     for (const cJSON *e = aQ->child; e; e = e->next, q++) {
         if (!cJSON_IsString(e))
@@ -307,7 +314,7 @@ static int parse_rows(parse_ctx *c, const cJSON *aQ, serve_request *r)
     r->azText = malloc((nCell ? nCell : 1) * sizeof *r->azText);
     r->azValue = malloc((nCell ? nCell : 1) * sizeof *r->azValue);
     if (!r->aStart || !r->azText || !r->azValue)
-        return fail(c, "out of memory");
+        return fail_oom(c);
     size_t k = 0;
     q = 0;
     for (cJSON *e = aQ->child; e; e = e->next, q++) {
@@ -326,7 +333,7 @@ static int parse_rows(parse_ctx *c, const cJSON *aQ, serve_request *r)
                 snprintf(z, sizeof z, "%.17g", v->valuedouble);
                 cJSON *pText = cJSON_CreateString(z);
                 if (!pText)
-                    return fail(c, "out of memory");
+                    return fail_oom(c);
                 pText->string = v->string;
                 pText->type |= v->type & cJSON_StringIsConst;
                 v->string = NULL;
@@ -348,7 +355,7 @@ static int parse_vectors(parse_ctx *c, const cJSON *aQ, serve_request *r)
     uint32_t dim = r->pLoaded->dim;
     r->aVec = malloc((r->nQuery ? r->nQuery : 1) * dim * sizeof *r->aVec);
     if (!r->aVec)
-        return fail(c, "out of memory");
+        return fail_oom(c);
     size_t q = 0;
     for (const cJSON *e = aQ->child; e; e = e->next, q++) {
         if (!cJSON_IsArray(e) || (uint32_t)cJSON_GetArraySize(e) != dim)
@@ -421,6 +428,7 @@ void serve_request_free(serve_request *r)
 {
     if (!r)
         return;
+    serve_mem_give(r->nCharged);
     serve_loaded_release(r->pLoaded);
     serve_result_release(r->pResult);
     cJSON_Delete(r->pDoc);

@@ -231,6 +231,8 @@ genie_status cpu_block_count(const genie_index *idx, const cpu_dense *d, cpu_blo
         aQ[i].iCursor = nCursor;
         aQ[i].nBits = 0;
         for (size_t j = 0; j < aQ[i].nItem; j++) {
+            if (engine_cancelled(s->cancel))
+                return GENIE_ECANCELED;
             const genie_item *it = &aQ[i].aItem[j];
             size_t first, end;
             index_keyword_range(idx, it->lo, it->hi, &first, &end);

@@ -36,6 +36,7 @@
 #include "util/threads.h"
 
 #define CPU_DENSE_RATIO 16
+#define CPU_BLOCK_MAX_CURSORS (1u << 20) /* lists of one query on the blocked path at most: 32 MiB of cursors */
 #define CPU_GROUP_MAX 256           /* queries a thread counts together over each block */
 #define CPU_GROUP_MIN 8             /* the smallest group of the tail (take_group) */
 #define CPU_GROUP_HEAP_KEYS (1u << 20) /* their heaps: at most 8 MiB per thread */
@@ -92,14 +93,16 @@ static size_t count_query(const genie_index *idx, const genie_item *aItem, size_
     return nTouched;
 }
 
-/* Postings that query's items scan. */
-static uint64_t query_postings(const genie_index *idx, const genie_item *aItem, size_t nItem)
+/* Postings that query's items scan, and in *pLists the lists they scan them in. */
+static uint64_t query_postings(const genie_index *idx, const genie_item *aItem, size_t nItem, uint64_t *pLists)
 {
     uint64_t n = 0;
+    *pLists = 0;
     for (size_t j = 0; j < nItem; j++) {
         size_t first, end;
         index_keyword_range(idx, aItem[j].lo, aItem[j].hi, &first, &end);
         n += idx->aListOffset[end] - idx->aListOffset[first];
+        *pLists += end - first;
     }
     return n;
 }
@@ -114,13 +117,21 @@ static int have_full_arrays(cpu_scratch *s, size_t nObj, int fullScan)
     return s->aCount && (fullScan || s->aTouched);
 }
 
-/* Whether query i of the chunk takes the blocked path (cpu). */
+/*
+ * Whether query i of the chunk takes the blocked path (cpu): its counts fit
+ * 16 bits, it scans enough postings to pay for a pass over every block,
+ * and its lists (a cursor each, cpu_block.c) are not past
+ * CPU_BLOCK_MAX_CURSORS: wide ranges given many times over (a count bound
+ * kept small by short objects) would otherwise take gigabytes of cursors.
+ */
 static int blocked(const engine_request *req, size_t i)
 {
     size_t nItem;
     const genie_item *aItem = engine_query_items(req->q, req->first + i, &nItem);
-    return req->aCountBound[i] <= CPU_BLOCK_MAX_COUNT &&
-           query_postings(req->idx, aItem, nItem) * CPU_DENSE_RATIO >= req->idx->info.n_objects;
+    if (req->aCountBound[i] > CPU_BLOCK_MAX_COUNT)
+        return 0;
+    uint64_t nLists, nPostings = query_postings(req->idx, aItem, nItem, &nLists);
+    return nLists <= CPU_BLOCK_MAX_CURSORS && nPostings * CPU_DENSE_RATIO >= req->idx->info.n_objects;
 }
 
 typedef struct dense_count {

@@ -171,6 +171,7 @@ char g_zTestDir[1024];
     X(serve_index_files_changed_under_the_server, 60)       \
     X(serve_reloads_take_turns_and_count, 60)               \
     X(serve_http_hygiene, 60)                               \
+    X(serve_fuzz_findings, 30)                              \
     X(arrays_builder_add_many_same_index, 30)     \
     X(arrays_queries_and_results_copy, 30)        \
     X(arrays_bad_input_named, 10)                 \

@@ -1,6 +1,7 @@
 /* JSON answers into a buffer, shared by `genie search --json` and `genie serve` (json_out.h). */
 #include "json_out.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,9 +249,15 @@ void json_out_docs_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, c
 void json_out_vec_hits(json_buf *b, uint64_t queryNo, const genie_neighbor *aHit, size_t n)
 {
     json_buf_printf(b, "{\"query\":%llu,\"hits\":[", (unsigned long long)queryNo);
-    for (size_t i = 0; i < n; i++)
-        json_buf_printf(b, "%s{\"rank\":%zu,\"object\":%u,\"distance\":%.9g}", i ? "," : "", i + 1, aHit[i].id,
-                        (double)aHit[i].distance);
+    for (size_t i = 0; i < n; i++) {
+        /* JSON has no infinity: a distance past the float range (vectors of huge values) is null */
+        if (isfinite(aHit[i].distance))
+            json_buf_printf(b, "%s{\"rank\":%zu,\"object\":%u,\"distance\":%.9g}", i ? "," : "", i + 1,
+                            aHit[i].id, (double)aHit[i].distance);
+        else
+            json_buf_printf(b, "%s{\"rank\":%zu,\"object\":%u,\"distance\":null}", i ? "," : "", i + 1,
+                            aHit[i].id);
+    }
     json_buf_put(b, "]}", 2);
 }
 

@@ -118,7 +118,7 @@ static void build_indexes(void)
     must(genie_vectors_build(&v, &lp, &bo, azPath[5]));
     static const char *const azName[N_INDEX] = {"keywords", "text", "sets", "sequences", "table", "vectors", "docs"};
     for (int t = 0; t < N_INDEX; t++) {
-        must(serve_index_open(&gaIndex[t], azName[t], azPath[t]));
+        must(serve_index_open(&gaIndex[t], azName[t], azPath[t], 1));
         must(serve_batcher_start(&gaIndex[t], &gCfg));
         free((char *)azPath[t]);
     }

@@ -6,12 +6,14 @@
  * answered on the file it started with, and the old file is closed when
  * its last request is done.
  *
- * Every file is read whole into the server's memory when it is opened
- * (genie_index_open_copy), not mapped: a file rewritten in place under a
+ * Every file genie serve searches is read whole into its memory when it
+ * is opened (genie_index_open_copy), not mapped: a file rewritten in place under a
  * mapping (cp over it) would change the bytes of a validated index, and
  * a file truncated under it would raise SIGBUS and take every index down
  * with the process.  A copy changes only when a reload reads the file
- * again, validating it first.  Reloads of one index take turns
+ * again, validating it first.  (genie-mpi serve's broker maps its file:
+ * it reads the metadata and the records alone, its rankers hold the
+ * postings, and a copy would cost the whole file's size.)  Reloads of one index take turns
  * (reloadMu), so the one that answers last opened the newest file, and
  * each that succeeds adds one to the generation.
  */
@@ -36,13 +38,13 @@ int serve_name_ok(const char *zName)
 }
 
 /* Open @p zPath with what the index's type needs at query time. */
-static genie_status loaded_open(const char *zPath, serve_loaded **out)
+static genie_status loaded_open(const char *zPath, int copy, serve_loaded **out)
 {
     *out = NULL;
     serve_loaded *l = calloc(1, sizeof *l);
     if (!l)
         return GENIE_ENOMEM;
-    genie_status rc = genie_index_open_copy(zPath, &l->idx);
+    genie_status rc = copy ? genie_index_open_copy(zPath, &l->idx) : genie_index_open(zPath, &l->idx);
     if (rc != GENIE_OK)
         goto fail;
     genie_index_get_info(l->idx, &l->info);
@@ -77,9 +79,10 @@ void serve_loaded_release(serve_loaded *l)
     free(l);
 }
 
-genie_status serve_index_open(serve_index *p, const char *zName, const char *zPath)
+genie_status serve_index_open(serve_index *p, const char *zName, const char *zPath, int copy)
 {
     memset(p, 0, sizeof *p);
+    p->copy = copy;
     p->zName = strdup(zName);
     p->zPath = strdup(zPath);
     if (!p->zName || !p->zPath) {
@@ -87,7 +90,7 @@ genie_status serve_index_open(serve_index *p, const char *zName, const char *zPa
         free(p->zPath);
         return GENIE_ENOMEM;
     }
-    genie_status rc = loaded_open(zPath, &p->pCur);
+    genie_status rc = loaded_open(zPath, copy, &p->pCur);
     if (rc != GENIE_OK) {
         free(p->zName);
         free(p->zPath);
@@ -124,7 +127,7 @@ genie_status serve_index_reload(serve_index *p)
      * slot's lock, so searches go on meanwhile; reloads take turns. */
     pthread_mutex_lock(&p->reloadMu);
     serve_loaded *pNew;
-    genie_status rc = loaded_open(p->zPath, &pNew);
+    genie_status rc = loaded_open(p->zPath, p->copy, &pNew);
     if (rc == GENIE_OK) {
         pthread_mutex_lock(&p->mu);
         serve_loaded *pOld = p->pCur;

@@ -600,7 +600,9 @@ int serve_main(int argc, char **argv, const serve_hooks *h)
         goto done;
     }
     for (; nOpen < nIndex; nOpen++) {
-        genie_status rc = serve_index_open(&s.aIndex[nOpen], azPair[2 * nOpen], azPair[2 * nOpen + 1]);
+        /* a search hook searches elsewhere (genie-mpi serve): the broker maps its file, the rest is the rankers' */
+        genie_status rc = serve_index_open(&s.aIndex[nOpen], azPair[2 * nOpen], azPair[2 * nOpen + 1],
+                                           !h || !h->xSearch);
         if (rc == GENIE_OK && (rc = serve_batcher_start(&s.aIndex[nOpen], &a.cfg)) != GENIE_OK)
             serve_index_close(&s.aIndex[nOpen]);
         if (rc != GENIE_OK) {

@@ -109,6 +109,7 @@ typedef struct serve_index {
     char *zPath;
     pthread_mutex_t mu; /* guards pCur */
     pthread_mutex_t reloadMu; /* one reload at a time: the later one opens the later file */
+    int copy;           /* read the file into memory (genie_index_open_copy), else map it */
     serve_loaded *pCur;
     serve_batcher *pBatcher;
 } serve_index;
@@ -116,11 +117,12 @@ typedef struct serve_index {
 /** Index names are plain names: 1..100 of [A-Za-z0-9_.-], not "." or "..". */
 int serve_name_ok(const char *zName);
 /**
- * Open @p zPath as index @p zName, read whole into the server's memory
- * (genie_index_open_copy): a file changed under the server changes
- * nothing until a reload.  @return GENIE_OK or the open's error.
+ * Open @p zPath as index @p zName; @p copy: read whole into the server's
+ * memory (genie_index_open_copy), so that a file changed under the server
+ * changes nothing until a reload; 0: mapped (genie-mpi serve's broker,
+ * whose rankers search).  @return GENIE_OK or the open's error.
  */
-genie_status serve_index_open(serve_index *p, const char *zName, const char *zPath);
+genie_status serve_index_open(serve_index *p, const char *zName, const char *zPath, int copy);
 /** Close the slot (its batcher must be stopped); requests must be done. */
 void serve_index_close(serve_index *p);
 /** The current file, with a reference the caller releases. */

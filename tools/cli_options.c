@@ -3,6 +3,7 @@
  * every search, and the options and the getopt loop of every build.
  */
 #include <assert.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -239,27 +240,38 @@ int cli_check_recall(const char *zCmd, double recall, uint32_t k, int exact, int
 
 int cli_build_recall(const cli_build_args *a)
 {
+    /* The side file of the index this build replaced goes first: whatever
+     * happens next (no estimate wanted, a failed or killed computation, a
+     * full disk), no estimate of another index stays beside the new one. */
+    char *zSide = malloc(strlen(a->zOut) + sizeof ".recall");
+    if (!zSide)
+        return cli_fail(GENIE_ENOMEM);
+    strcpy(zSide, a->zOut);
+    strcat(zSide, ".recall");
+    if (remove(zSide) != 0 && errno != ENOENT) {
+        fprintf(stderr, "genie build: cannot remove the old recall estimate %s: %s\n", zSide, strerror(errno));
+        free(zSide);
+        return CLI_EXIT_FAIL;
+    }
     if (a->noRecall) {
-        /* An estimate of the index this build replaced would only be rejected later. */
-        size_t n = strlen(a->zOut);
-        char *z = malloc(n + sizeof ".recall");
-        if (z) {
-            memcpy(z, a->zOut, n);
-            memcpy(z + n, ".recall", sizeof ".recall");
-            remove(z);
-            free(z);
-        }
+        free(zSide);
         return CLI_EXIT_OK;
     }
     double t0 = util_now();
     genie_index *idx;
     genie_status rc = genie_index_open(a->zOut, &idx);
     if (rc == GENIE_OK)
-        rc = genie_recall_prepare(idx, 0);
+        rc = genie_recall_write(idx, 0); /* a side file that cannot be written fails the build */
     genie_index_close(idx);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
+    if (rc != GENIE_OK) {
+        const char *z = genie_last_error();
+        fprintf(stderr, "genie build: the index is written, but not its recall estimate %s (each search "
+                        "with --recall would compute it again): %s\n", zSide, z[0] ? z : genie_strerror(rc));
+        free(zSide);
+        return CLI_EXIT_FAIL;
+    }
     if (!a->quiet)
-        fprintf(stderr, "genie build: recall estimate in %.2f s (%s.recall)\n", util_now() - t0, a->zOut);
+        fprintf(stderr, "genie build: recall estimate in %.2f s (%s)\n", util_now() - t0, zSide);
+    free(zSide);
     return CLI_EXIT_OK;
 }

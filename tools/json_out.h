@@ -7,7 +7,7 @@
  *   keywords, text, table: {"query":N,"hits":[{"rank","object","label","count"[,"record"]}]}
  *   sets:      {"query":N,"hits":[{"rank","object","jaccard","shared","union","count"[,"set"]}]}
  *   sequences: {"query":N,"certified":B,"scanned":B (left out when unknown: genie-mpi),"candidates":K,"hits":[{"rank","object","distance","count"[,"string"]}]}
- *   vectors:   {"query":N,"hits":[{"rank","object","distance"}]}
+ *   vectors:   {"query":N,"hits":[{"rank","object","distance"}]} (distance null past the float range)
  *   docs:      {"query":N,"hits":[{"rank","record","doc","score","bm25","pagerank"[,"text"]}]}
  *   metric:    {"query":N,"distances":D,"hits":[{"rank","object","distance"[,"text"]}]}
  * Queries and ranks count from 1; label is null when the index has none.

@@ -61,7 +61,8 @@ enum {
     GENIE_EFORMAT = -30796,  /* not a genie index, or an unknown version */
     GENIE_ENOTSUP = -30795,  /* feature not built in (e.g. CUDA) */
     GENIE_EGPU = -30794,     /* CUDA error or no usable GPU */
-    GENIE_ERANGE = -30793    /* value out of the supported range */
+    GENIE_ERANGE = -30793,   /* value out of the supported range */
+    GENIE_ECANCELED = -30792 /* the caller cancelled the search (genie_search_options.cancel) */
 };
 
 /** @return a static, short description of @p status (never NULL). */
@@ -250,6 +251,17 @@ typedef struct genie_index_info {
  */
 GENIE_API genie_status genie_index_open(const char *path, genie_index **out);
 /**
+ * Open an index file as genie_index_open() does, but read it whole into
+ * memory of the process's own instead of mapping it: once this returns,
+ * nothing done to the file (overwritten in place, truncated, removed)
+ * reaches the index, at the cost of the file's size in resident memory
+ * (genie serve opens its indexes so; a mapped file rewritten under a
+ * process may raise SIGBUS).
+ * @return as genie_index_open(); GENIE_ENOMEM when the file does not fit
+ *         in memory.
+ */
+GENIE_API genie_status genie_index_open_copy(const char *path, genie_index **out);
+/**
  * The type of the index in file @p path, read from its header after the
  * header is validated as genie_index_open() validates it (magic, version,
  * counts against the file size, checksum); the sections are not read, so
@@ -302,6 +314,18 @@ GENIE_API genie_status genie_queries_get(const genie_queries *q, size_t query, c
                                size_t *n_items, uint32_t *min_count);
 /** Drop all queries, keeping the memory. */
 GENIE_API void genie_queries_clear(genie_queries *q);
+/**
+ * The work a search of queries [@p first, @p first + @p n) of @p q on
+ * @p idx reads, before it runs: for every item, the postings of the lists
+ * in its keyword range, added up over the items and the index's parts (an
+ * item given twice is read twice).  A server refuses a request whose
+ * queries would read too much with it; the count is exact for the CPU
+ * backend, and the GPU backends read the same lists.
+ * @param[out] out  the postings.
+ * @return GENIE_OK, GENIE_EINVAL when the range passes genie_queries_count().
+ */
+GENIE_API genie_status genie_queries_postings(const genie_index *idx, const genie_queries *q, size_t first, size_t n,
+                                              uint64_t *out);
 GENIE_API void genie_queries_free(genie_queries *q);
 
 /**
@@ -383,6 +407,17 @@ typedef struct genie_search_options {
     const int *gpus;
     unsigned n_gpus;
     genie_gpu_mode gpu_mode;
+    /**
+     * NULL, or a flag another thread may set (a server whose request timed
+     * out): the search reads *cancel atomically between steps of its work
+     * (the CPU backend's groups of queries, object blocks and query items,
+     * the CUDA backends' batches, the parts, the chunks) and once it is
+     * non-zero stops, frees what it made and returns GENIE_ECANCELED.  The
+     * search never writes it.  The front-ends' searches that call
+     * genie_search (sets, sequences, table, text, vectors by LSH) pass it
+     * on; their exact scans do not read it.
+     */
+    const int *cancel;
 } genie_search_options;
 
 typedef struct genie_hit {
@@ -574,6 +609,15 @@ GENIE_API genie_status genie_search_with_stats(const genie_index *idx, const gen
  *         GENIE_ENOMEM.
  */
 GENIE_API genie_status genie_recall_prepare(const genie_index *idx, unsigned threads);
+/**
+ * genie_recall_prepare() for a build: the same estimate, but the side file
+ * must be written (or already hold it): a side file that cannot be written
+ * (a full disk, a read-only folder) is the call's failure, not a cache
+ * miss, and nothing is kept in memory.
+ * @return as genie_recall_prepare(), and GENIE_EIO when the side file
+ *         cannot be written (the message names it).
+ */
+GENIE_API genie_status genie_recall_write(const genie_index *idx, unsigned threads);
 /**
  * The recall@k (k = @p k) that the estimate of @p idx predicts for @p candidates
  * (K; raised to k) on curve @p curve: l2 vectors, the radius 0..2;

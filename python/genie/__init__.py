@@ -16,8 +16,8 @@ whole API.
 """
 from . import _lib
 from .docs import DocsIndex
-from .errors import (CorruptIndexError, Error, FileIOError, FormatError, GPUError, InvalidArgumentError,
-                     NotSupportedError, OutOfMemoryError, RangeError)
+from .errors import (CancelledError, CorruptIndexError, Error, FileIOError, FormatError, GPUError,
+                     InvalidArgumentError, NotSupportedError, OutOfMemoryError, RangeError)
 from .index import Index, build_keywords
 from .sequences import SequenceHit, SequenceIndex, SequenceResult
 from .sets import SetIndex
@@ -51,6 +51,7 @@ def library_path():
 
 
 __all__ = ["Error", "InvalidArgumentError", "OutOfMemoryError", "FileIOError", "CorruptIndexError", "FormatError",
-           "NotSupportedError", "GPUError", "RangeError", "Index", "build_keywords", "TextIndex", "SetIndex",
+           "NotSupportedError", "GPUError", "RangeError", "CancelledError", "Index", "build_keywords", "TextIndex",
+           "SetIndex",
            "SequenceIndex", "SequenceHit", "SequenceResult", "TableIndex", "VectorIndex", "DocsIndex", "eval_recall",
            "read_vectors", "open", "cuda_available", "library_path", "ITEM_DTYPE", "__version__"]

@@ -69,8 +69,12 @@ static genie_status search_whole(const genie_index *idx, const genie_queries *q,
     uint64_t cap = 1;
     for (size_t first = 0; first < q->nQuery; first += chunk) {
         size_t n = q->nQuery - first < chunk ? q->nQuery - first : chunk;
+        if (engine_cancelled(opt->cancel)) {
+            rc = engine_cancelled_error();
+            goto done;
+        }
         engine_request req = {idx, q, first, n, k, aBound + first, opt->threads, opt->gpu_memory, opt->load_balance,
-                              0};
+                              0, opt->cancel};
         double t0 = util_now();
         if (idx->info.n_objects == 0)
             memset(aN, 0, n * sizeof *aN);
@@ -86,6 +90,11 @@ done:
     free(aHit);
     free(aN);
     return rc;
+}
+
+genie_status engine_cancelled_error(void)
+{
+    return util_error(GENIE_ECANCELED, ENGINE_CANCELLED_MESSAGE);
 }
 
 void engine_stats_add(genie_search_stats *sum, const genie_search_stats *one)

@@ -141,8 +141,10 @@ static genie_status run_chunk(parts_run *w, genie_index *view, size_t first, siz
         }
         w->aMin[qi] = m;
     }
+    if (engine_cancelled(w->opt->cancel))
+        return engine_cancelled_error();
     engine_request req = {view, &w->qPart, first, n, kp, w->aBound, w->opt->threads, w->gpuMemory,
-                          w->opt->load_balance, 0};
+                          w->opt->load_balance, 0, w->opt->cancel};
     double t0 = util_now();
     genie_status rc = engine_devices_search(w->be, &w->devs, &req, w->aHit, w->aN);
     if (rc == GENIE_EGPU && w->pParts && !w->pStream && !w->freeAfter) {

@@ -14,7 +14,9 @@
 #include "util/error.h"
 #include "util/search.h"
 
-genie_status genie_index_open(const char *path, genie_index **out)
+/* Open @p path through @p xLoad (mapped, or copied into memory). */
+static genie_status index_open_with(const char *path, genie_status (*xLoad)(const char *, util_mapping *),
+                                    genie_index **out)
 {
     util_error_clear();
     *out = NULL;
@@ -32,7 +34,7 @@ genie_status genie_index_open(const char *path, genie_index **out)
         return util_error(GENIE_ENOMEM, "out of memory opening %s", path);
     }
     util_mapping m;
-    genie_status rc = util_map_file(path, &m);
+    genie_status rc = xLoad(path, &m);
     if (rc == GENIE_OK) {
         rc = index_from_mapping(path, &m, idx);
         util_unmap_file(&m); /* no-op when adopted */
@@ -50,6 +52,16 @@ genie_status genie_index_open(const char *path, genie_index **out)
     idx->zPath = zPath;
     *out = idx;
     return GENIE_OK;
+}
+
+genie_status genie_index_open(const char *path, genie_index **out)
+{
+    return index_open_with(path, util_map_file, out);
+}
+
+genie_status genie_index_open_copy(const char *path, genie_index **out)
+{
+    return index_open_with(path, util_copy_file, out);
 }
 
 genie_status genie_index_file_type(const char *path, genie_index_type *type)

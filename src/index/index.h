@@ -65,7 +65,7 @@ typedef struct index_derived {
 } index_derived;
 
 struct genie_index {
-    util_mapping map;
+    util_mapping map; /* the whole index's (a view's: only .copied, copied from it) */
     genie_index_info info;
     const uint32_t *aKeyword;        /* n_keywords, strictly increasing */
     const uint64_t *aListOffset;     /* n_keywords + 1 */

@@ -191,7 +191,7 @@ genie_status recall_plan_for(const genie_index *idx, uint32_t k, double target, 
                              recall_plan *out)
 {
     const recall_estimate *e;
-    GENIE_TRY(recall_get(idx, threads, 1, &e));
+    GENIE_TRY(recall_get(idx, threads, RECALL_COMPUTE, &e));
     memset(out, 0, sizeof *out);
     out->perturb = -1;
     if (k > e->kMax)
@@ -408,21 +408,22 @@ done:
     return rc;
 }
 
-static void write_side_file(const recall_estimate *e, const char *zPath)
+/* Replace the side file at @p zPath with @p e (a temporary file renamed over it: never a torn one). */
+static genie_status write_side_file(const recall_estimate *e, const char *zPath)
 {
     unsigned char *a = NULL;
     size_t n = 0;
     util_atomic_file af;
-    if (recall_encode(e, &a, &n) == GENIE_OK && util_atomic_open(&af, zPath) == GENIE_OK) {
-        if (util_atomic_write(&af, a, n) != GENIE_OK || util_atomic_commit(&af) != GENIE_OK)
+    genie_status rc = recall_encode(e, &a, &n);
+    if (rc == GENIE_OK && (rc = util_atomic_open(&af, zPath)) == GENIE_OK) {
+        if ((rc = util_atomic_write(&af, a, n)) != GENIE_OK || (rc = util_atomic_commit(&af)) != GENIE_OK)
             util_atomic_abort(&af);
     }
-    /* A cache that cannot be written (read-only folder) is not an error: the estimate stays in memory. */
-    util_error_clear();
     free(a);
+    return rc;
 }
 
-genie_status recall_get(const genie_index *idx, unsigned threads, int compute, const recall_estimate **out)
+genie_status recall_get(const genie_index *idx, unsigned threads, int mode, const recall_estimate **out)
 {
     *out = NULL;
     if (idx->info.type != GENIE_TYPE_SETS && idx->info.type != GENIE_TYPE_SEQUENCES &&
@@ -454,14 +455,19 @@ genie_status recall_get(const genie_index *idx, unsigned threads, int compute, c
         e = NULL;
         goto done;
     }
-    if (!compute)
+    if (mode == RECALL_LOAD)
         goto done; /* absent: OK and NULL; damaged or another index's: the error */
     /* Computing replaces a missing, stale or damaged side file. */
     util_error_clear();
     GENIE_TRY_GOTO(rc, recall_sample(idx, threads, e), done);
     e->indexSize = idx->map.n;
     e->indexCrc = index_header_crc(idx);
-    write_side_file(e, zPath);
+    rc = write_side_file(e, zPath);
+    if (rc != GENIE_OK && mode == RECALL_COMPUTE_WRITE)
+        goto done;
+    /* A cache that cannot be written (read-only folder) is no search's error: the estimate stays in memory. */
+    rc = GENIE_OK;
+    util_error_clear();
     d->pRecall = e;
     d->xRecallFree = estimate_free_void;
     *out = e;
@@ -480,7 +486,14 @@ genie_status genie_recall_prepare(const genie_index *idx, unsigned threads)
 {
     util_error_clear();
     const recall_estimate *e;
-    return recall_get(idx, threads, 1, &e);
+    return recall_get(idx, threads, RECALL_COMPUTE, &e);
+}
+
+genie_status genie_recall_write(const genie_index *idx, unsigned threads)
+{
+    util_error_clear();
+    const recall_estimate *e;
+    return recall_get(idx, threads, RECALL_COMPUTE_WRITE, &e);
 }
 
 genie_status genie_recall_predict(const genie_index *idx, uint32_t k, uint32_t candidates, uint32_t curve,
@@ -493,7 +506,7 @@ genie_status genie_recall_predict(const genie_index *idx, uint32_t k, uint32_t c
     if (k == 0 || k > RECALL_KMAX)
         return util_error(GENIE_EINVAL, "k = %u: the recall estimate covers k = 1..%u", k, RECALL_KMAX);
     const recall_estimate *e;
-    GENIE_TRY(recall_get(idx, 0, 0, &e));
+    GENIE_TRY(recall_get(idx, 0, RECALL_LOAD, &e));
     if (!e)
         return GENIE_OK;
     if (curve >= e->nCurve)

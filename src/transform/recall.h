@@ -152,13 +152,20 @@ genie_status recall_plan_sequences(const genie_index *idx, uint32_t first_part, 
                                    const char *const *queries, const size_t *lengths, size_t n, uint32_t k,
                                    double target, const genie_search_options *opt, recall_plan *out);
 
+/* What recall_get does when no valid side file holds the estimate. */
+enum {
+    RECALL_LOAD = 0,   /* nothing: *out = NULL */
+    RECALL_COMPUTE,    /* compute it and try to write the side file (a cache: a failed write is no error) */
+    RECALL_COMPUTE_WRITE /* compute it and write the side file, or fail (genie_recall_write: a build) */
+};
+
 /**
  * The estimate of @p idx, kept with the open index: loaded from a valid
- * side file, else (when @p compute) computed and written to it.  With
- * !compute and no valid side file: *out = NULL, GENIE_OK, unless the side
- * file exists and is damaged (GENIE_ECORRUPT / GENIE_EFORMAT).
+ * side file, else as @p mode says (RECALL_*).  With RECALL_LOAD and no
+ * valid side file: *out = NULL, GENIE_OK, unless the side file exists and
+ * is damaged (GENIE_ECORRUPT / GENIE_EFORMAT).
  */
-genie_status recall_get(const genie_index *idx, unsigned threads, int compute, const recall_estimate **out);
+genie_status recall_get(const genie_index *idx, unsigned threads, int mode, const recall_estimate **out);
 
 /** Serialise @p e (the side file's bytes, checksum included); malloc'ed. */
 genie_status recall_encode(const recall_estimate *e, unsigned char **paOut, size_t *pnOut);

@@ -79,7 +79,7 @@ genie_status recall_plan_sequences(const genie_index *idx, uint32_t first_part, 
                                    double target, const genie_search_options *opt, recall_plan *out)
 {
     const recall_estimate *e;
-    GENIE_TRY(recall_get(idx, opt->threads, 1, &e));
+    GENIE_TRY(recall_get(idx, opt->threads, RECALL_COMPUTE, &e));
     double signal = -1;
     if (e->signalDepth && n)
         GENIE_TRY(batch_signal(idx, first_part, n_parts, queries, lengths, n, e->signalDepth, opt, &signal));

@@ -62,10 +62,18 @@ void util_atomic_abort(util_atomic_file *af);
 typedef struct util_mapping {
     const unsigned char *p;
     size_t n;
+    int copied; /* util_copy_file's: anonymous memory, not the file's pages */
 } util_mapping;
 
 /** Map @p path read-only. An empty file maps to p = NULL, n = 0. */
 genie_status util_map_file(const char *path, util_mapping *m);
+/**
+ * Read @p path whole into private anonymous memory, laid out as a mapping
+ * (page aligned; util_unmap_file frees it): later changes to the file do
+ * not reach it.  Its pages are the process's own, so they must never be
+ * given back with MADV_DONTNEED (that would zero them).
+ */
+genie_status util_copy_file(const char *path, util_mapping *m);
 void util_unmap_file(util_mapping *m);
 
 #endif

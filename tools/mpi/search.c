@@ -7,22 +7,26 @@
  * type is the entry's (tools/itype.h): its options, default and largest
  * k, query form, parts search and printers.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../query_source.h"
 #include "broker.h"
+#include "lines_out.h"
 
 /* Answers above this many bytes per ranker and batch make the batch smaller. */
 #define ANSWER_MAX_BYTES (64u << 20)
+
+/* Standard output (or -o FILE) in whole queries: the broker's one output. */
+static lines_out gOut;
 
 /* xEmit of genie-mpi search: print. */
 static int print_query(void *ctx, uint64_t queryNo, const wire_hit *aHit, size_t n, int certified, uint32_t usedK,
                        int partial)
 {
-    return mpi_print_query(ctx, queryNo, aHit, n, certified, usedK, partial);
+    int rc = mpi_print_query(ctx, queryNo, aHit, n, certified, usedK, partial);
+    return lines_out_query_end(&gOut) != 0 ? -1 : rc;
 }
 
 /* genie-mpi search: every batch has the command line's k and front-end options. */
@@ -120,7 +124,7 @@ static int run_alone(broker *b, query_source *src)
         const wire_hit *aHit = ans.aHit;
         for (size_t i = 0; i < ans.nQuery && st == MPI_EXIT_OK; i++) {
             const uint32_t *aHead = ans.aHead + 3 * i;
-            if (mpi_print_query(&b->out, nextQueryNo + i, aHit, aHead[0], aHead[1] != 0, aHead[2], 0) != 0)
+            if (print_query(&b->out, nextQueryNo + i, aHit, aHead[0], aHead[1] != 0, aHead[2], 0) != 0)
                 st = MPI_EXIT_FAIL;
             aHit += aHead[0];
         }
@@ -231,15 +235,9 @@ static void print_stats(const broker *b, double seconds)
 int broker_run(const mpi_args *a, int nRanker)
 {
     double t0 = util_now();
-    /* mpirun hands rank 0 a pipe for standard output, which stdio would not buffer fully by itself;
-     * --output skips the pipe (and mpirun's forwarding) altogether. */
-    static char aStdoutBuf[1 << 16];
-    int stOut = MPI_EXIT_OK;
-    if (a->zOutput && !freopen(a->zOutput, "w", stdout)) {
-        fprintf(stderr, "genie-mpi: cannot write %s: %s\n", a->zOutput, strerror(errno));
-        stOut = MPI_EXIT_FAIL;
-    }
-    setvbuf(stdout, aStdoutBuf, _IOFBF, sizeof aStdoutBuf);
+    /* Whole queries only, 64 KiB and more at a time (mpirun hands rank 0 a pipe, which stdio would not
+     * buffer fully by itself); --output skips the pipe (and mpirun's forwarding) altogether. */
+    int stOut = lines_out_open(&gOut, a->zOutput) == 0 ? MPI_EXIT_OK : MPI_EXIT_FAIL;
     broker b;
     memset(&b, 0, sizeof b);
     b.a = a;
@@ -273,7 +271,7 @@ int broker_run(const mpi_args *a, int nRanker)
         /* The rankers report whatever happened here; every path below ends in stop_all or an abort. */
         int setup = b.aSetup ? broker_gather_setups(&b) : -2;
         if (setup == -2) {
-            fflush(stdout);
+            lines_out_flush(&gOut);
             MPI_Abort(MPI_COMM_WORLD, MPI_EXIT_FAIL);
         }
         if (st == MPI_EXIT_OK && (setup != 0 || broker_check_setups(&b) != 0))
@@ -281,14 +279,13 @@ int broker_run(const mpi_args *a, int nRanker)
         b.setupSeconds = util_now() - t0;
         if (st == MPI_EXIT_OK && run_batches(&b, &src) != 0)
             st = MPI_EXIT_FAIL;
-        fflush(stdout);
+        lines_out_flush(&gOut);
         if (broker_stop_all(&b) != 0)
             MPI_Abort(MPI_COMM_WORLD, st == MPI_EXIT_OK && b.partial ? MPI_EXIT_PARTIAL : MPI_EXIT_FAIL);
     }
-    if (fflush(stdout) != 0 && st == MPI_EXIT_OK) {
-        fprintf(stderr, "genie-mpi: cannot write the results\n");
+    /* -o FILE becomes the answer only when the run succeeded (partial answers included) */
+    if (lines_out_close(&gOut, st == MPI_EXIT_OK) != 0 && st == MPI_EXIT_OK)
         st = MPI_EXIT_FAIL;
-    }
     if (a->stats && st == MPI_EXIT_OK)
         print_stats(&b, util_now() - t0);
     if (st == MPI_EXIT_OK && b.partial)

@@ -24,7 +24,11 @@
  * The queue is bounded (--max-queue queries): submit refuses beyond it
  * (503), so memory never grows without bound.  A request whose wait runs
  * out (504) is unlinked when still queued, or left to the batcher to free
- * when it is running.
+ * when it is running; once every request of the running batch has left
+ * so, the batcher cancels its engine call (genie_search_options.cancel),
+ * which frees the engine for the requests behind it.  A request whose
+ * queries would read more than --max-postings (genie_queries_postings) is
+ * refused with 422 when its batch is gathered, before any search.
  *
  * The pool mode's requests (serve_batcher_submit_async) wait for nothing:
  * each carries a callback, which the batcher calls once its batch is
@@ -61,6 +65,9 @@ struct serve_batcher {
     uint64_t nLastBatch;      /* queries of the last batch run; 0 before the first */
     int stop;                 /* answer what is queued, then end the thread */
     int flush;                /* shutting down: batches no longer wait for more */
+    size_t nLive;             /* requests of the running batch not abandoned (under mu) */
+    int cancel;               /* the running engine call's cancel flag (atomic; genie_search_options.cancel) */
+    int cancelAll;            /* shutting down past --timeout: every engine call is cancelled (under mu) */
     genie_queries *pQueries;  /* items batches (ITYPE_BATCH_ITEMS): reused batch to batch */
 };
 
@@ -229,13 +236,40 @@ static itype_query request_query(const itype_index *ix, const serve_request *r, 
     return one;
 }
 
-/* Items batches: every request's queries into one genie_queries, each turned into items by the entry. */
+/*
+ * Whether @p r's queries, the last ones added, would read more than
+ * --max-postings; if so the request fails with 422 naming the count.
+ */
+static int over_budget(serve_batcher *b, serve_request *r)
+{
+    size_t nAll = genie_queries_count(b->pQueries);
+    uint64_t n = 0;
+    if (genie_queries_postings(r->pLoaded->idx, b->pQueries, nAll - r->nQuery, r->nQuery, &n) != GENIE_OK ||
+        n <= b->cfg->maxPostings)
+        return 0;
+    r->rc = GENIE_ERANGE;
+    r->httpStatus = 422;
+    free(r->zError);
+    if (asprintf(&r->zError, "these %zu queries would read %llu postings of index %s; the limit is %llu "
+                             "(--max-postings): ask for fewer or narrower items",
+                 r->nQuery, (unsigned long long)n, b->pIndex->zName, (unsigned long long)b->cfg->maxPostings) < 0)
+        r->zError = NULL;
+    return 1;
+}
+
+/*
+ * Items batches: every request's queries into one genie_queries, each
+ * turned into items by the entry.  A request over --max-postings fails,
+ * and the batch is gathered again with its queries left empty (a refused
+ * request is rare: an attack).
+ */
 static genie_status add_queries(serve_batcher *b, serve_request *pBatch)
 {
     const itype_index *ix = &pBatch->pLoaded->ix;
+restart:
     genie_queries_clear(b->pQueries);
     for (serve_request *r = pBatch; r; r = r->pNext) {
-        genie_status rc = GENIE_OK;
+        genie_status rc = r->rc; /* a request refused on an earlier pass keeps its place, empty */
         size_t q = 0;
         for (; q < r->nQuery && rc == GENIE_OK; q++) {
             itype_query one = request_query(ix, r, q);
@@ -244,10 +278,13 @@ static genie_status add_queries(serve_batcher *b, serve_request *pBatch)
         if (rc == GENIE_ENOMEM)
             return rc;
         if (rc != GENIE_OK) {
-            fail_request(r, rc);
+            if (r->rc == GENIE_OK)
+                fail_request(r, rc);
             for (; q < r->nQuery; q++)
                 if ((rc = genie_queries_add(b->pQueries, NULL, 0, 0)) != GENIE_OK)
                     return rc;
+        } else if (over_budget(b, r)) {
+            goto restart;
         }
     }
     return GENIE_OK;
@@ -264,6 +301,7 @@ static genie_search_options engine_options(const serve_batcher *b)
     opt.gpus = b->cfg->aGpus;
     opt.n_gpus = b->cfg->nGpus;
     opt.gpu_mode = b->cfg->gpuMode;
+    opt.cancel = &b->cancel;
     return opt;
 }
 
@@ -345,6 +383,8 @@ static void run_batch(serve_batcher *b, serve_request *pBatch)
     double t0 = serve_now(), c0 = thread_cpu_now();
     genie_status rc = res ? run_search(b, pBatch, nQuery, res, zHookErr, sizeof zHookErr) : GENIE_ENOMEM;
     serve_metrics_batch(nQuery, serve_now() - t0, thread_cpu_now() - c0);
+    if (rc == GENIE_ECANCELED)
+        serve_metrics_cancelled();
     const char *zErr = zHookErr[0] ? zHookErr : genie_last_error();
     char *zBatchError = rc != GENIE_OK ? strdup(zErr[0] ? zErr : genie_strerror(rc)) : NULL;
     if (res)
@@ -396,6 +436,18 @@ static void run_batch(serve_batcher *b, serve_request *pBatch)
     serve_result_release(res); /* the batcher's own reference */
 }
 
+/*
+ * A running request's time ran out (under mu): the batcher frees it when
+ * its batch ends; when it was the batch's last one waiting, nobody wants
+ * the engine call's answer any more, so it is cancelled.
+ */
+static void abandon(serve_batcher *b, serve_request *r)
+{
+    r->state = SERVE_ABANDONED;
+    if (--b->nLive == 0)
+        __atomic_store_n(&b->cancel, 1, __ATOMIC_RELAXED);
+}
+
 static void *batcher_main(void *arg)
 {
     serve_batcher *b = arg;
@@ -425,6 +477,10 @@ static void *batcher_main(void *arg)
         if (b->pHead != first)
             continue; /* the first one timed out and left: start over */
         serve_request *pBatch = take_batch(b, first);
+        b->nLive = 0;
+        for (serve_request *r = pBatch; r; r = r->pNext)
+            b->nLive++;
+        __atomic_store_n(&b->cancel, b->cancelAll, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&b->mu);
         run_batch(b, pBatch);
         pthread_mutex_lock(&b->mu);
@@ -464,7 +520,7 @@ static void *timer_main(void *arg)
             unlink_request(b, r);
             pthread_cond_signal(&b->cond); /* the batcher may be waiting on it as the first */
         } else {
-            r->state = SERVE_ABANDONED;
+            abandon(b, r);
         }
         serve_done_fn xDone = r->xDone;
         void *ctx = r->pDoneCtx;
@@ -620,7 +676,7 @@ int serve_batcher_submit(serve_batcher *b, serve_request *r)
         return 504;
     }
     if (r->state == SERVE_RUNNING) {
-        r->state = SERVE_ABANDONED;
+        abandon(b, r);
         pthread_mutex_unlock(&b->mu);
         return 504;
     }
@@ -631,6 +687,16 @@ int serve_batcher_submit(serve_batcher *b, serve_request *r)
         pthread_cond_wait(&r->cond, &r->mu);
     pthread_mutex_unlock(&r->mu);
     return 0;
+}
+
+void serve_batcher_cancel(serve_batcher *b)
+{
+    pthread_mutex_lock(&b->mu);
+    b->cancelAll = 1;
+    b->flush = 1;
+    __atomic_store_n(&b->cancel, 1, __ATOMIC_RELAXED);
+    pthread_cond_signal(&b->cond);
+    pthread_mutex_unlock(&b->mu);
 }
 
 uint64_t serve_batcher_depth(serve_batcher *b)

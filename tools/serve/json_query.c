@@ -50,6 +50,13 @@ static int fail(parse_ctx *c, const char *fmt, ...)
     return 400;
 }
 
+/* Memory ran out: not the request's fault, 503 (the server's to say so, with Retry-After). */
+static int fail_oom(parse_ctx *c)
+{
+    fail(c, "out of memory parsing the request: retry later");
+    return 503;
+}
+
 /* A JSON number that is a whole number in [lo, hi]. */
 static int get_uint(parse_ctx *c, const cJSON *v, const char *zWhat, double lo, double hi, uint32_t *out)
 {
@@ -77,7 +84,7 @@ static int parse_columns(parse_ctx *c, itype_options *o, const itype_option *d, 
     size_t n = cJSON_IsObject(v) ? (size_t)cJSON_GetArraySize(v) : 1;
     itype_setting *a = realloc(o->aSetting, (o->nSetting + n) * sizeof *a);
     if (!a)
-        return fail(c, "out of memory");
+        return fail_oom(c);
     o->aSetting = a;
     if (!cJSON_IsObject(v)) {
         char zWhat[64];
@@ -174,8 +181,9 @@ static int parse_options(parse_ctx *c, const cJSON *pDoc, const itype_index *ix,
         const itype_option *d = itype_option_find(t, e->string);
         if (!d)
             return fail(c, "unknown option \"%.100s\" for a %s index", e->string, t->zName);
-        if (parse_option(c, e, d, cfg->maxK, o))
-            return 400;
+        int bad = parse_option(c, e, d, cfg->maxK, o);
+        if (bad)
+            return bad; /* 400, or 503 out of memory */
     }
     if (check_options(c, ix, o))
         return 400;
@@ -184,10 +192,10 @@ static int parse_options(parse_ctx *c, const cJSON *pDoc, const itype_index *ix,
     itype_options_key(o, &key);
     if (key.oom) {
         json_buf_free(&key);
-        return fail(c, "out of memory");
+        return fail_oom(c);
     }
     so->zKey = key.z ? key.z : strdup("");
-    return so->zKey ? 0 : fail(c, "out of memory");
+    return so->zKey ? 0 : fail_oom(c);
 }
 
 /* keywords: an item is a keyword, [lo, hi] or [lo, hi, weight]. */
@@ -226,7 +234,7 @@ static int parse_items(parse_ctx *c, const cJSON *aQ, serve_request *r)
     r->aStart = malloc((r->nQuery + 1) * sizeof *r->aStart);
     r->aItem = malloc((nItem ? nItem : 1) * sizeof *r->aItem);
     if (!r->aStart || !r->aItem)
-        return fail(c, "out of memory");
+        return fail_oom(c);
     size_t k = 0;
     q = 0;
     for (const cJSON *e = aQ->child; e; e = e->next, q++) {
@@ -247,7 +255,7 @@ static int parse_strings(parse_ctx *c, const cJSON *aQ, serve_request *r)
     r->azText = malloc((r->nQuery ? r->nQuery : 1) * sizeof *r->azText);
     r->anText = malloc((r->nQuery ? r->nQuery : 1) * sizeof *r->anText);
     if (!r->azText || !r->anText)
-        return fail(c, "out of memory");
+        return fail_oom(c);
     size_t q = 0;
     for (const cJSON *e = aQ->child; e; e = e->next, q++) {
         if (!cJSON_IsString(e))
@@ -273,7 +281,7 @@ static int parse_rows(parse_ctx *c, const cJSON *aQ, serve_request *r)
     r->azText = malloc((nCell ? nCell : 1) * sizeof *r->azText);
     r->azValue = malloc((nCell ? nCell : 1) * sizeof *r->azValue);
     if (!r->aStart || !r->azText || !r->azValue)
-        return fail(c, "out of memory");
+        return fail_oom(c);
     size_t k = 0;
     q = 0;
     for (cJSON *e = aQ->child; e; e = e->next, q++) {
@@ -292,7 +300,7 @@ static int parse_rows(parse_ctx *c, const cJSON *aQ, serve_request *r)
                 snprintf(z, sizeof z, "%.17g", v->valuedouble);
                 cJSON *pText = cJSON_CreateString(z);
                 if (!pText)
-                    return fail(c, "out of memory");
+                    return fail_oom(c);
                 pText->string = v->string;
                 pText->type |= v->type & cJSON_StringIsConst;
                 v->string = NULL;
@@ -314,7 +322,7 @@ static int parse_vectors(parse_ctx *c, const cJSON *aQ, serve_request *r)
     uint32_t dim = r->pLoaded->ix.dim;
     r->aVec = malloc((r->nQuery ? r->nQuery : 1) * dim * sizeof *r->aVec);
     if (!r->aVec)
-        return fail(c, "out of memory");
+        return fail_oom(c);
     size_t q = 0;
     for (const cJSON *e = aQ->child; e; e = e->next, q++) {
         if (!cJSON_IsArray(e) || (uint32_t)cJSON_GetArraySize(e) != dim)
@@ -384,6 +392,7 @@ void serve_request_free(serve_request *r)
 {
     if (!r)
         return;
+    serve_mem_give(r->nCharged);
     serve_loaded_release(r->pLoaded);
     serve_result_release(r->pResult);
     cJSON_Delete(r->pDoc);

@@ -276,6 +276,9 @@ static genie_status run_list(driver *d, const uint32_t *aList, size_t nList, gen
     size_t pos = 0;
     int nShrink = 0;
     while (pos < nList) {
+        /* A cancelled request stops between batches: a running kernel is not interrupted. */
+        if (engine_cancelled(d->req->cancel))
+            return util_error(GENIE_ECANCELED, ENGINE_CANCELLED_MESSAGE);
         size_t end = pos;
         uint64_t nBytes = 0;
         GENIE_TRY(plan_batch(d, aList, nList, pos, &end, &nBytes));

@@ -79,9 +79,11 @@ static genie_status fake_check(void)
     return GENIE_OK;
 }
 
+static const engine_edit_ops fakeEditOps = {.xDistances = fake_edit, .xFree = fake_edit_free};
+
 static const engine_backend fakeEdit = {
-    .zName = "test-edit", .xCheck = fake_check, .xSearch = engine_cpu_search, .xEdit = fake_edit,
-    .xEditFree = fake_edit_free,
+    .iVersion = ENGINE_BACKEND_VERSION, .zName = "test-edit", .xCheck = fake_check, .xSearch = engine_cpu_search,
+    .pEdit = &fakeEditOps,
 };
 
 /* Registered once per process. */
@@ -258,7 +260,7 @@ static void check_case(uint64_t seed, genie_backend backend, int certifyOnly, ta
     const engine_backend *be;
     CHECK_OK(engine_backend_pick(backend, &be));
     if (nScanned)
-        CHECK_EQ(st.scan_backend, be->xEdit ? be->id : GENIE_BACKEND_CPU);
+        CHECK_EQ(st.scan_backend, be->pEdit ? be->id : GENIE_BACKEND_CPU);
     t->queries += NQ;
     t->fallback += nScanned;
     genie_seq_results_free(r);

@@ -86,7 +86,7 @@ static int parse_search_options(int argc, char **argv, genie_search_options *opt
         case 'J': o->json = 1; break;
         case 's': o->show = 1; break;
         case 'q': *pQuiet = 1; break;
-        case 'h': fputs(zHelp, stdout); exit(CLI_EXIT_OK);
+        case 'h': cli_help(zHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
     }

@@ -205,9 +205,10 @@ static const char zSearchHelp[] =
     "      --or                documents holding any of the words (unknown\n"
     "                          words are skipped), same score\n"
     "      --exhaustive        score every matching document (the oracle)\n"
-    "  -b, --backend NAME      cpu (default) or cuda: AND queries with k <=\n"
-    "                          1024 on the GPU (Algorithm 1 of Wang et al.),\n"
-    "                          the rest on the CPU; same answers\n"
+    "  -b, --backend NAME      auto (default), cpu or cuda: AND queries with\n"
+    "                          k <= 1024 on the GPU (Algorithm 1 of Wang et\n"
+    "                          al.; auto: when one is usable), the rest on the\n"
+    "                          CPU; same answers\n"
     "      --gpu-memory BYTES  cuda: memory M for the list cache and the batch\n"
     "                          buffer (K/M/G suffixes; default 1G)\n"
     "      --cache-fraction F  cuda: the cache's share of M, (0, 1) (default\n"
@@ -244,8 +245,9 @@ static int parse_docs_search(int argc, char **argv, docs_cli *s)
         switch (c) {
         case 'b':
             if (genie_backend_parse(optarg, &s->opt.backend) != GENIE_OK ||
-                (s->opt.backend != GENIE_BACKEND_CPU && s->opt.backend != GENIE_BACKEND_CUDA))
-                return cli_usage_error("search", "--backend of a docs index is cpu or cuda, not '%s'", optarg);
+                (s->opt.backend != GENIE_BACKEND_AUTO && s->opt.backend != GENIE_BACKEND_CPU &&
+                 s->opt.backend != GENIE_BACKEND_CUDA))
+                return cli_usage_error("search", "--backend of a docs index is auto, cpu or cuda, not '%s'", optarg);
             break;
         case 'G':
             if (!cli_parse_bytes(optarg, &s->opt.gpu_memory) || s->opt.gpu_memory == 0)

@@ -176,7 +176,7 @@ static int parse_set_search(int argc, char **argv, set_cli *s)
         case 'J': s->json = 1; break;
         case 's': s->show = 1; break;
         case 'q': s->quiet = 1; break;
-        case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
+        case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
     }

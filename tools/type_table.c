@@ -198,7 +198,7 @@ static int parse_search(int argc, char **argv, table_search_args *a)
         case 's': a->show = 1; break;
         case 'J': a->json = 1; break;
         case 'q': a->quiet = 1; break;
-        case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
+        case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
     }

@@ -321,7 +321,7 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
             o->quiet = 1;
             break;
         case 'h':
-            fputs(zHelp, stdout);
+            cli_help(zHelp);
             return CLI_EXIT_OK;
         default:
             return CLI_EXIT_USAGE;

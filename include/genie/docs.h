@@ -134,9 +134,11 @@ typedef struct genie_docs_options {
     int exhaustive;       /* non-zero: no early termination (the oracle) */
     unsigned threads;     /* CPU threads (search, or post-processing); 0 = all cores */
     /*
-     * GENIE_BACKEND_CUDA: AND queries on the GPU (Algorithm 1 of Wang et
-     * al.), k <= 1024; OR queries and larger k run on the CPU.  Any other
-     * value (AUTO included): the CPU.  The answers are the same.
+     * A backend with a docs search of its own (cuda; AUTO: cuda when a GPU
+     * is usable): AND queries on the GPU (Algorithm 1 of Wang et al.),
+     * k <= 1024; OR queries and larger k run on the CPU.  Any other backend
+     * (cpu, cpu-idx, cuda-spq, cuda-cpq-paper): the CPU.  The answers are
+     * the same.
      */
     genie_backend backend;
     /* CUDA: device memory M for the list cache and the batch buffer, bytes,

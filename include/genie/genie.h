@@ -307,6 +307,15 @@ typedef enum genie_backend {
 GENIE_API const char *genie_backend_name(genie_backend backend);
 /** Parse a backend name. @return GENIE_OK or GENIE_EINVAL. */
 GENIE_API genie_status genie_backend_parse(const char *name, genie_backend *out);
+/**
+ * The names of the backends, "auto" first, then by id, separated by ", ",
+ * into @p buf as snprintf writes (at most @p size bytes, NUL-terminated
+ * when @p size > 0): every backend this library knows (@p usable 0), or
+ * those that can run in this process now (@p usable non-zero; this loads
+ * the CUDA module where one is built and a GPU driver is present).
+ * @return the length of the whole list, as snprintf returns.
+ */
+GENIE_API size_t genie_backend_list(int usable, char *buf, size_t size);
 
 /* How a search over several GPUs shares the work (genie_search_options.gpus). */
 typedef enum genie_gpu_mode {

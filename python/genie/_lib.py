@@ -210,6 +210,7 @@ _PROTOTYPES = {
     "genie_index_type_name": (c_char_p, [c_int]),
     "genie_backend_name": (c_char_p, [c_int]),
     "genie_backend_parse": (_STATUS, [c_char_p, P(c_int)]),
+    "genie_backend_list": (c_size_t, [c_int, c_char_p, c_size_t]),
     "genie_gpu_mode_name": (c_char_p, [c_int]),
     "genie_metric_name": (c_char_p, [c_int]),
     "genie_metric_parse": (_STATUS, [c_char_p, P(c_int)]),
@@ -346,6 +347,14 @@ def _parse_name(parse, name, expected):
         raise errors.InvalidArgumentError(f"{expected}, not {name!r}")
     parse(name.encode(), ctypes.byref(v))
     return v.value
+
+
+def backend_names(usable=False):
+    """The backend names the library knows (or, usable, those that can run here), "auto" first."""
+    n = lib.genie_backend_list(1 if usable else 0, None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    lib.genie_backend_list(1 if usable else 0, buf, n + 1)
+    return buf.value.decode().split(", ")
 
 
 def backend_code(name):

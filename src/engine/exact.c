@@ -196,16 +196,17 @@ static genie_status exact_backend(const engine_backend *be, int device, const ge
                                   genie_precision precision, uint32_t k, genie_neighbor *out)
 {
     if (!idx)
-        return be->xExact(device, NULL, base->data, base->n, q->data, q->n, base->dim, metric, precision, k, out);
+        return be->pExact->xSearch(device, NULL, base->data, base->n, q->data, q->n, base->dim, metric, precision, k,
+                                   out);
     index_device *d = &idx->aDev[device];
     pthread_mutex_lock(&d->lock);
-    if (d->pExact && d->xExactFree != be->xExactFree) {
+    if (d->pExact && d->xExactFree != be->pExact->xFree) {
         d->xExactFree(d->pExact); /* another backend's resident base */
         d->pExact = NULL;
     }
-    d->xExactFree = be->xExactFree;
-    genie_status rc =
-        be->xExact(device, &d->pExact, base->data, base->n, q->data, q->n, base->dim, metric, precision, k, out);
+    d->xExactFree = be->pExact->xFree;
+    genie_status rc = be->pExact->xSearch(device, &d->pExact, base->data, base->n, q->data, q->n, base->dim, metric,
+                                          precision, k, out);
     pthread_mutex_unlock(&d->lock);
     return rc;
 }
@@ -259,22 +260,20 @@ genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *
     if (base->n > UINT32_MAX)
         return util_error(GENIE_ERANGE, "exact search: %llu base vectors, at most 2^32 - 1",
                           (unsigned long long)base->n);
-    const engine_backend *be;
-    GENIE_TRY(engine_backend_pick(backend, &be));
-    if (!be->xExact)
-        be = engine_backend_find(GENIE_BACKEND_CPU); /* no exact search of its own: the CPU's */
-    int nDevice = be->xDevices ? be->xDevices() : 1;
+    const engine_backend *be; /* NULL: no exact search of its own, the CPU's */
+    GENIE_TRY(engine_backend_pick_cap(backend, ENGINE_CAP(pExact), &be));
+    int nDevice = be && be->xDevices ? be->xDevices() : 1;
     if (device < 0 || device >= nDevice)
         return util_error(GENIE_EINVAL, "exact search: GPU %d does not exist (%d found)", device, nDevice);
-    uint32_t kMax = be->xExact ? be->nExactMaxK : EXACT_MAX_K;
+    uint32_t kMax = be ? be->pExact->nMaxK : EXACT_MAX_K;
     if (k == 0 || k > kMax)
-        return util_error(GENIE_EINVAL, "exact search: k = %u outside 1..%u (%s)", k, kMax, be->zName);
+        return util_error(GENIE_EINVAL, "exact search: k = %u outside 1..%u (%s)", k, kMax, be ? be->zName : "cpu");
     if (used)
-        *used = be->id;
+        *used = be ? be->id : GENIE_BACKEND_CPU;
     if (queries->n == 0)
         return GENIE_OK;
     uint32_t kEff = base->n < k ? (uint32_t)base->n : k;
-    if (be->xExact) {
+    if (be) {
         if (kEff == k)
             return exact_backend(be, device, idx, base, queries, metric, precision, k, out);
         /* Fewer vectors than k: search for all, then spread to stride k. */

@@ -2,7 +2,7 @@
  * Exact k-nearest-neighbour search over dense vectors (private interface).
  *
  * genie_exact_search() (exact.c) checks its arguments and runs the CPU
- * search there, or hands the batch to the backend's xExact (backend.h: the
+ * search there, or hands the batch to the backend's pExact capability (backend.h: the
  * CUDA module's exact_gpu.cu).
  *
  * Both sides rank by the same total order: distance ascending, then id

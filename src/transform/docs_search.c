@@ -97,9 +97,14 @@ genie_status genie_docs_search(const genie_docs *d, const char *const *queries, 
     if (!r->aaHit || !r->anHit)
         goto oom;
     r->stats.backend = GENIE_BACKEND_CPU;
-    if (opt->backend == GENIE_BACKEND_CUDA && opt->mode == GENIE_DOCS_AND && k <= ENGINE_DOCS_GPU_MAX_K) {
-        r->stats.backend = GENIE_BACKEND_CUDA;
-        GENIE_TRY_GOTO(rc, docs_search_gpu(d, queries, lengths, n_queries, opt, k, r->aaHit, r->anHit, &r->stats),
+    const engine_backend *be = NULL; /* a backend with a docs search of its own (a GPU), for AND queries */
+    if (opt->mode == GENIE_DOCS_AND)
+        GENIE_TRY_GOTO(rc, engine_backend_pick_cap(opt->backend, ENGINE_CAP(pDocs), &be), fail);
+    if (be && k <= be->pDocs->nMaxK) {
+        r->stats.backend = be->id;
+        GENIE_TRY_GOTO(rc,
+                       docs_search_gpu(d, be->pDocs, queries, lengths, n_queries, opt, k, r->aaHit, r->anHit,
+                                       &r->stats),
                        fail);
     } else {
         docs_job j = {.d = d, .azQuery = queries, .anQuery = lengths, .opt = opt, .r = r};

@@ -353,7 +353,7 @@ static genie_status brute_query(const lc_query_ctx *x, lc_scratch *w, size_t k)
 
 /*
  * Batched distances on a backend, for lc_batch_search: vectors through
- * xPairs (engine/pairs.h; floats, widened exactly), strings through the
+ * the pPairs capability (engine/pairs.h; floats, widened exactly), strings through the
  * batched edit distances (transform/edit_batch.h; integers).
  */
 typedef struct lc_device_ctx {
@@ -401,8 +401,8 @@ static genie_status device_pairs(void *ctx, size_t q0, size_t nQuery, const uint
 /*
  * Which search runs: sets, and the brute-force baseline, on the CPU
  * threads; vectors and edit distance on the backend @p opt names ("auto":
- * a GPU when usable), batched when it computes their distances (xPairs,
- * xEdit), else on the CPU threads.  *pBe is NULL for the CPU threads.
+ * a GPU when usable), batched when it computes their distances (the
+ * pPairs and pEdit capabilities), else on the CPU threads.  *pBe is NULL for the CPU threads.
  */
 static genie_status pick_backend(genie_lc_metric metric, const genie_lc_options *opt, const engine_backend **pBe)
 {
@@ -415,11 +415,7 @@ static genie_status pick_backend(genie_lc_metric metric, const genie_lc_options 
                               genie_backend_name(opt->backend) ? genie_backend_name(opt->backend) : "?");
         return GENIE_OK;
     }
-    const engine_backend *be;
-    GENIE_TRY(engine_backend_pick(opt->backend, &be));
-    if (vectors ? be->xPairs != NULL : be->xEdit != NULL)
-        *pBe = be;
-    return GENIE_OK;
+    return engine_backend_pick_cap(opt->backend, vectors ? ENGINE_CAP(pPairs) : ENGINE_CAP(pEdit), pBe);
 }
 
 typedef struct lc_job {

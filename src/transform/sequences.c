@@ -569,7 +569,7 @@ static genie_status seq_full_scan(seq_job *job, const engine_backend *be, const 
     genie_seq_results *r = job->r;
     unsigned nThread = opt->threads ? opt->threads : util_ncores();
     double t0 = util_now();
-    if (be && be->xEdit) {
+    if (be && be->pEdit) {
         uint64_t verified = 0;
         GENIE_TRY(seq_scan_gpu(be, job->idx, job->firstObject, job->nObjects, job->azQuery, job->aLen, job->aPending,
                                job->nPending, job->aBound, r->k, r->aHit, r->aN, nThread, &verified));
@@ -597,12 +597,7 @@ static genie_status seq_full_scan(seq_job *job, const engine_backend *be, const 
  */
 static genie_status scan_backend(const genie_search_options *opt, const engine_backend **pBe)
 {
-    const engine_backend *be;
-    *pBe = NULL;
-    GENIE_TRY(engine_backend_pick(opt->backend, &be));
-    if (be->xEdit)
-        *pBe = be;
-    return GENIE_OK;
+    return engine_backend_pick_cap(opt->backend, ENGINE_CAP(pEdit), pBe);
 }
 
 genie_status genie_seq_search(const genie_index *idx, const char *const *queries, const size_t *lengths,

@@ -170,13 +170,13 @@ done:
 
 /*
  * The queries' keywords: on the search's GPU when its backend @p be hashes
- * (xLsh: the l2 and cosine families, the CPU's keywords bit for bit), else
+ * (pLsh: the l2 and cosine families, the CPU's keywords bit for bit), else
  * on the CPU; @p be NULL: the CPU.
  */
 static genie_status query_keywords(const engine_backend *be, const vlsh *h, const genie_vectors *queries,
                                    const genie_search_options *opt, uint32_t **pOut)
 {
-    if (!be || !be->xLsh || h->p.metric == GENIE_METRIC_L1 || queries->n == 0)
+    if (!be || !be->pLsh || h->p.metric == GENIE_METRIC_L1 || queries->n == 0)
         return vlsh_keywords(h, queries->data, queries->n, opt->threads, pOut);
     uint32_t *aKw = malloc((size_t)queries->n * h->p.m * sizeof *aKw);
     if (!aKw)
@@ -185,7 +185,7 @@ static genie_status query_keywords(const engine_backend *be, const vlsh *h, cons
                           .aProj = h->aProj, .aLo = h->aLo, .aW = h->aW, .aShift = h->aShift,
                           .aVec = queries->data, .n = queries->n, .aKw = aKw};
     int device = opt->gpus && opt->n_gpus ? opt->gpus[0] : 0;
-    genie_status rc = be->xLsh(device, &b);
+    genie_status rc = be->pLsh->xKeywords(device, &b);
     if (rc != GENIE_OK) {
         free(aKw);
         return rc;

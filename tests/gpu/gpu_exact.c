@@ -21,7 +21,7 @@
  *
  * LSH keywords (src/engine/cuda/lsh_gpu.cu): the l2 and cosine families of
  * transform/vectors_lsh.c drawn and fitted on a base, the keywords of the
- * queries from the cuda backend's xLsh against vlsh_keywords on the CPU,
+ * queries from the cuda backend's pLsh capability against vlsh_keywords on the CPU,
  * with the seconds of each.
  *
  * Prints one line per check and "N passed, N failed" last; exit status 1
@@ -200,7 +200,7 @@ static void lsh_case(const char *zName, const genie_vectors *base, const genie_v
     genie_lsh_params p = {.metric = metric, .seed = 7};
     vlsh h;
     uint32_t *aCpu = NULL, *aGpu = NULL;
-    if (engine_backend_pick(GENIE_BACKEND_CUDA, &be) != GENIE_OK || !be->xLsh) {
+    if (engine_backend_pick(GENIE_BACKEND_CUDA, &be) != GENIE_OK || !be->pLsh) {
         result(0, "%s LSH %s: no GPU hashing (%s)", zName, genie_metric_name(metric), genie_last_error());
         return;
     }
@@ -215,10 +215,10 @@ static void lsh_case(const char *zName, const genie_vectors *base, const genie_v
     engine_lsh_batch b = {.metric = metric, .dim = h.dim, .m = h.p.m, .D = h.D, .bits = h.p.bits, .aProj = h.aProj,
                           .aLo = h.aLo, .aW = h.aW, .aShift = h.aShift, .aVec = q->data, .n = q->n, .aKw = aGpu};
     if (rc == GENIE_OK)
-        rc = be->xLsh(0, &b); /* warm-up: the first call loads the kernels */
+        rc = be->pLsh->xKeywords(0, &b); /* warm-up: the first call loads the kernels */
     t0 = util_now();
     if (rc == GENIE_OK)
-        rc = be->xLsh(0, &b);
+        rc = be->pLsh->xKeywords(0, &b);
     double tGpu = util_now() - t0;
     uint64_t nDiff = 0, first = 0;
     for (uint64_t i = 0; rc == GENIE_OK && i < q->n * h.p.m; i++)

@@ -285,7 +285,7 @@ static genie_status search_here(serve_batcher *b, const serve_loaded *l, const s
         dopt.mode = o->orMode ? GENIE_DOCS_OR : GENIE_DOCS_AND;
         dopt.exhaustive = o->exhaustive;
         dopt.threads = b->cfg->threads;
-        dopt.backend = b->cfg->backend == GENIE_BACKEND_CUDA ? GENIE_BACKEND_CUDA : GENIE_BACKEND_CPU;
+        dopt.backend = b->cfg->backend; /* the CPU unless it has a docs search of its own */
         dopt.gpu_memory = b->cfg->gpuMemory;
         return genie_docs_search(l->docs, q->azText, q->anText, q->nQuery, &dopt, &res->pDocs);
     }

@@ -56,8 +56,8 @@ static const char zHelp[] =
     "                           comes; default: one per core); 0: one HTTP\n"
     "                           thread per connection, which waits for each\n"
     "                           answer\n"
-    "  -b, --backend NAME       engine backend: auto (default), cpu, cpu-idx,\n"
-    "                           cuda, cuda-spq, cuda-cpq-paper\n"
+    "  -b, --backend NAME       engine backend: auto (default) or one of\n"
+    "                           " CLI_BACKENDS "\n"
     "  -j, --threads N          CPU threads per search (default: all cores)\n"
     "      --gpu-memory BYTES   GPU memory budget, K/M/G allowed\n"
     "      --gpus LIST|all      several GPUs for every search (e.g. 0,1)\n"
@@ -181,7 +181,7 @@ static int parse_args(int argc, char **argv, serve_args *a)
             cfg->httpThreads = (unsigned)v;
             break;
         case 'q': cfg->quiet = 1; break;
-        case 'h': fputs(zHelp, stdout); exit(CLI_EXIT_OK);
+        case 'h': cli_help(zHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("serve", "bad option");
         }
     }

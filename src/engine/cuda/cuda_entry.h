@@ -1,13 +1,15 @@
 /*
- * The CUDA module's entry points, gathered by module.cu into the one table
- * the module exports (engine/cuda_module.h).  Nothing outside
- * src/engine/cuda/ calls them directly.
+ * The CUDA module's entry points, gathered by module.cu into the entries
+ * of its backends (engine/backend.h) and the table the module exports
+ * (engine/cuda_module.h).  Nothing outside src/engine/cuda/ calls them
+ * directly.
  */
 #ifndef GENIE_ENGINE_CUDA_CUDA_ENTRY_H
 #define GENIE_ENGINE_CUDA_CUDA_ENTRY_H
 
 #include "genie/vectors.h"
 #include "engine/cuda_module.h"
+#include "engine/docs_gpu.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,7 +49,7 @@ genie_status exact_cuda_search(int device, void **ppResident, const float *base,
 /** Free a slot's resident base and workspace; NULL is a no-op. */
 void exact_cuda_resident_free(void *pResident);
 
-/* The docs index type's engine (docs_gpu.cu): engine_docs_gpu_search() of engine/docs_gpu.h. */
+/* The docs index type's engine (docs_gpu.cu): the engine_docs_ops of backend.h, as engine/docs_gpu.h says. */
 genie_status docs_cuda_search(void **ppResident, engine_docs_request *req);
 void docs_cuda_free(void *pResident);
 /**

@@ -297,10 +297,13 @@ TEST(backend_names_and_errors)
 
 static genie_status fake_exact(int device, void **ppResident, const float *base, uint64_t nBase,
                                const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric,
-                               genie_precision precision, uint32_t k, genie_neighbor *out)
+                               genie_precision precision, uint32_t k, genie_neighbor *out,
+                               engine_exact_counts *pCounts)
 {
     (void)device, (void)ppResident, (void)base, (void)nBase, (void)queries, (void)dim, (void)metric;
     (void)precision;
+    pCounts->distances += 2 * nQuery; /* what it claims, to be seen in the stats */
+    pCounts->direct += nQuery;
     for (uint64_t i = 0; i < nQuery * k; i++)
         out[i] = (genie_neighbor){(uint32_t)(i % k), 0};
     return GENIE_OK;
@@ -348,6 +351,8 @@ TEST(backend_registry_capabilities)
     CHECK_OK(genie_exact_search(&base, &q, GENIE_METRIC_L2, 3, id, 1, out, &st));
     CHECK_EQ(st.backend, id);
     CHECK_EQ(out[2].id, 2); /* the fake's answer */
+    CHECK_EQ(st.verified, 2); /* its counts, per call */
+    CHECK_EQ(st.fallback, 1);
     CHECK_RC(genie_exact_search(&base, &q, GENIE_METRIC_L2, 4, id, 1, out, &st), GENIE_EINVAL); /* its k */
 }
 

@@ -71,6 +71,34 @@ TEST(install_exports_only_genie_symbols)
     CHECK(run(z, zOut) != 0); /* grep finds none */
 }
 
+/* How many symbols of @p zLib (every one nm lists, local ones too) contain "_testing". */
+static long testing_symbols(const char *zLib)
+{
+    const char *zOut = test_path("testing.txt");
+    char z[4096];
+    snprintf(z, sizeof z, "nm '%s' | grep -c _testing; true", zLib);
+    CHECK_EQ(run(z, zOut), 0);
+    char *p = read_text(zOut);
+    long n = strtol(p, NULL, 10);
+    free(p);
+    return n;
+}
+
+/*
+ * The test hooks (GENIE_TESTING, every one named *_testing*) are in the
+ * testing library alone: the libraries that are installed hold none, not
+ * even as local symbols.
+ */
+TEST(install_release_has_no_test_hooks)
+{
+    CHECK(testing_symbols(GENIE_TESTING_LIB_PATH) > 0); /* the check sees hooks where there are some */
+    CHECK_EQ(testing_symbols(GENIE_STATIC_LIB_PATH), 0);
+    CHECK_EQ(testing_symbols(GENIE_SHARED_LIB_PATH), 0);
+#ifdef GENIE_CUDA_MODULE_PATH
+    CHECK_EQ(testing_symbols(GENIE_CUDA_MODULE_PATH), 0);
+#endif
+}
+
 TEST(install_pkg_config_program)
 {
     const char *zPrefix = test_path("prefix");

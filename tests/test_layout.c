@@ -1,18 +1,20 @@
 /*
- * The layering rule of DESIGN.md kept true: scripts/include-graph finds no
- * circle and no upward arrow in the tree, and does find both in a small
- * tree made to hold them (so the check itself can fail).
+ * The layering rule of docs/ARCHITECTURE.md kept true: scripts/include-graph
+ * finds no circle of includes or of calls and no upward arrow in the tree
+ * (the calls of this build's objects), and does find each in a small tree
+ * made to hold them (so the check itself can fail).
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "test.h"
 
-/* Run the script on @p zRoot; its exit code, its output in @p zOut. */
-static int include_graph(const char *zRoot, char *zOut, size_t nOut)
+/* Run the script on @p zRoot (the calls too with @p zBuild); its exit code, its output in @p zOut. */
+static int include_graph(const char *zRoot, const char *zBuild, char *zOut, size_t nOut)
 {
     char zCmd[4096];
-    snprintf(zCmd, sizeof zCmd, "'%s/../scripts/include-graph' '%s' 2>&1", GENIE_TEST_SOURCE_DIR, zRoot);
+    snprintf(zCmd, sizeof zCmd, "'%s/../scripts/include-graph' %s%s%s '%s' 2>&1", GENIE_TEST_SOURCE_DIR,
+             zBuild ? "--build '" : "", zBuild ? zBuild : "", zBuild ? "'" : "", zRoot);
     FILE *p = popen(zCmd, "r");
     CHECK(p != NULL);
     size_t n = fread(zOut, 1, nOut - 1, p);
@@ -32,9 +34,10 @@ static void write_text(const char *zDir, const char *zName, const char *zText)
 TEST(layout_include_graph)
 {
     static char zOut[1 << 16];
-    int rc = include_graph(GENIE_TEST_SOURCE_DIR "/..", zOut, sizeof zOut);
+    int rc = include_graph(GENIE_TEST_SOURCE_DIR "/..", GENIE_BUILD_DIR, zOut, sizeof zOut);
     if (rc != 0)
         test_fail_at(__FILE__, __LINE__, "scripts/include-graph exited %d:\n%s", rc, zOut);
+    CHECK(strstr(zOut, "calls: no circle between files") != NULL);
 
     /* util -> index is upward and closes a circle; io/x.h <-> io/y.h is one. */
     const char *zRoot = test_path("tree");
@@ -50,7 +53,30 @@ TEST(layout_include_graph)
     write_text(zRoot, "src/io/y.h", "#include \"io/x.h\"\n");
     write_text(zRoot, "src/io/x.c", "#include \"io/x.h\"\n"); /* no circle: a .c is never included */
     write_text(zRoot, "tools/t.c", "#include \"index/b.h\"\n");
-    CHECK_EQ(include_graph(zRoot, zOut, sizeof zOut), 1);
+    /* Two objects that call each other: a circle of calls no include shows. */
+    const char *azObj[] = {"/b", "/b/CMakeFiles", "/b/CMakeFiles/t.dir", "/b/CMakeFiles/t.dir/src",
+                           "/b/CMakeFiles/t.dir/src/io"};
+    for (size_t i = 0; i < sizeof azObj / sizeof *azObj; i++) {
+        char z[2048];
+        snprintf(z, sizeof z, "%s%s", zRoot, azObj[i]);
+        CHECK(mkdir(z, 0755) == 0);
+    }
+    write_text(zRoot, "src/io/p.c", "int io_q(int);\nint io_p(int n) { return n ? io_q(n - 1) : 0; }\n");
+    write_text(zRoot, "src/io/q.c", "int io_p(int);\nint io_q(int n) { return n ? io_p(n - 1) : 1; }\n");
+    char zCmd[8192], zGraph[4096];
+    snprintf(zCmd, sizeof zCmd,
+             "cd '%s' && cc -c src/io/p.c -o b/CMakeFiles/t.dir/src/io/p.c.o && "
+             "cc -c src/io/q.c -o b/CMakeFiles/t.dir/src/io/q.c.o",
+             zRoot);
+    CHECK_EQ(system(zCmd), 0);
+    snprintf(zGraph, sizeof zGraph, "t\t%s/b/CMakeFiles/t.dir/src/io/p.c.o;%s/b/CMakeFiles/t.dir/src/io/q.c.o\n", zRoot,
+             zRoot);
+    write_text(zRoot, "b/call-graph.txt", zGraph);
+    char zBuild[2048];
+    snprintf(zBuild, sizeof zBuild, "%s/b", zRoot);
+    CHECK_EQ(include_graph(zRoot, zBuild, zOut, sizeof zOut), 1);
+    CHECK(strstr(zOut, "CALL CIRCLE src/io/p.c -> (io_q) -> src/io/q.c -> (io_p) -> src/io/p.c") != NULL ||
+          strstr(zOut, "CALL CIRCLE src/io/q.c -> (io_p) -> src/io/p.c -> (io_q) -> src/io/q.c") != NULL);
     CHECK(strstr(zOut, "UPWARD util -> index") != NULL);
     CHECK(strstr(zOut, "UPWARD tools -> index") != NULL);
     CHECK(strstr(zOut, "CIRCLE src/io/x.h -> src/io/y.h -> src/io/x.h") != NULL ||

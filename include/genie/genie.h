@@ -317,6 +317,61 @@ GENIE_API genie_status genie_backend_parse(const char *name, genie_backend *out)
  */
 GENIE_API size_t genie_backend_list(int usable, char *buf, size_t size);
 
+/* ------------------------------------------------------------- distances */
+
+/*
+ * The distances of dense vectors, shared by the vectors and metric index
+ * types (genie/vectors.h, genie/metric.h) and the backends that compute
+ * them.
+ */
+
+/**
+ * Distances, smaller is nearer: l2 = Euclidean distance, l1 = sum of
+ * absolute differences, cosine = 1 - cos(angle), ip = minus the inner
+ * product (so the largest inner product comes first).
+ */
+typedef enum genie_metric {
+    GENIE_METRIC_L2 = 0,
+    GENIE_METRIC_IP = 1,
+    GENIE_METRIC_COSINE = 2,
+    GENIE_METRIC_L1 = 3
+} genie_metric;
+
+/** "l2", "ip", "cosine", "l1"; NULL for an unknown value. */
+GENIE_API const char *genie_metric_name(genie_metric metric);
+/** @return GENIE_OK or GENIE_EINVAL. */
+GENIE_API genie_status genie_metric_parse(const char *name, genie_metric *out);
+
+typedef struct genie_neighbor {
+    uint32_t id;
+    float distance;
+} genie_neighbor;
+
+/**
+ * The arithmetic of an exact search's candidate step on the GPU: the
+ * distances of every base vector to the queries come from one GEMM in
+ * fp32, TF32 (tensor cores, 10-bit mantissas) or fp16 (tensor cores,
+ * vectors scaled by powers of two into fp16's range), all summing in
+ * fp32.  The answers do not depend on it: the GEMM only bounds each
+ * distance (a proven error bound per pair, engine/exact_bound.h), and the
+ * distances of the vectors that bound cannot rule out are computed as
+ * genie_vector_distance() does, so every precision returns the same ids
+ * and distances, bit for bit.  Lower precision is faster on tensor-core
+ * GPUs; where its bound leaves too many candidates for a query, that query
+ * is answered by the direct distances (slower, same answer).  The CPU
+ * ignores it (its GEMM is fp32); l1 has no GEMM form and accepts fp32 alone.
+ */
+typedef enum genie_precision {
+    GENIE_PRECISION_FP32 = 0,
+    GENIE_PRECISION_TF32 = 1,
+    GENIE_PRECISION_FP16 = 2
+} genie_precision;
+
+/** "fp32", "tf32", "fp16"; NULL for an unknown value. */
+GENIE_API const char *genie_precision_name(genie_precision precision);
+/** @return GENIE_OK or GENIE_EINVAL (message lists the names). */
+GENIE_API genie_status genie_precision_parse(const char *name, genie_precision *out);
+
 /* How a search over several GPUs shares the work (genie_search_options.gpus). */
 typedef enum genie_gpu_mode {
     GENIE_GPU_AUTO = 0,     /* shards when the index has at least as many parts as GPUs and
@@ -362,6 +417,12 @@ typedef struct genie_search_options {
     const int *gpus;
     unsigned n_gpus;
     genie_gpu_mode gpu_mode;
+    /**
+     * The CUDA backends' match counting: non-zero records where each
+     * search's time goes, in genie_search_stats.phases (CUDA events on the
+     * search's stream: they cost a little, hence off by default).
+     */
+    int time_phases;
 } genie_search_options;
 
 typedef struct genie_hit {
@@ -476,6 +537,28 @@ GENIE_API genie_status genie_index_part_info(const genie_index *idx, uint32_t pa
  * waited for, the transfer that the overlap did not hide.  With several
  * GPUs as shards, each GPU's times are added up (they overlap in time).
  */
+
+/*
+ * Where the time of a CUDA search's match counting went, with
+ * genie_search_options.time_phases; zero otherwise and on the CPU.
+ * Milliseconds summed over its batches (and GPUs): GPU phases are CUDA
+ * event times on the search's stream, host phases wall times.  count_ms is
+ * the counting kernel (tiles: the tile kernel; the paper's layout and
+ * GEN-SPQ: their count kernels), select_ms what follows it on the GPU
+ * (tiles: the merge kernel; the others: their finish and select kernels).
+ */
+typedef struct genie_gpu_phases {
+    double plan_ms;     /* host: keyword lookups and work units, once per request */
+    double stage_ms;    /* host: a batch's units and descriptors into pinned staging */
+    double upload_ms;   /* GPU: units up, infos zeroed (scratch too where a method asks) */
+    double count_ms;    /* GPU: counting */
+    double select_ms;   /* GPU: per-tile or per-query selection after counting */
+    double download_ms; /* GPU: hits and infos down */
+    double collect_ms;  /* host: answers into the caller's buffers (and host sorts) */
+    double total_ms;    /* host: wall time inside the CUDA backend, all of the above and the waits */
+    uint64_t calls, batches;
+} genie_gpu_phases;
+
 typedef struct genie_search_stats {
     genie_backend backend; /* the backend that ran ("auto" resolved) */
     uint32_t n_gpus;       /* devices it ran on (1 for the CPU backends) */
@@ -500,7 +583,10 @@ typedef struct genie_search_stats {
     uint64_t verified;     /* true distances or similarities computed */
     uint32_t rounds;       /* genie_search calls */
     /* Sequences: queries answered by --certify's full-scan fallback, and
-     * the backend of full scans (fallback or exact mode; auto: none ran). */
+     * the backend of full scans (fallback or exact mode; auto: none ran).
+     * Exact vector search on a GPU (genie_exact_search): the queries its
+     * bound could not narrow, answered by direct distances to every base
+     * vector. */
     uint64_t fallback;
     genie_backend scan_backend;
     /* Front-ends: the candidate count K (of the last round) and, for l2
@@ -515,6 +601,7 @@ typedef struct genie_search_stats {
      * 0.1 to 0.4) of the modelled queries the choice assumed, estimated
      * from the batch (docs/RECALL.md); otherwise -1. */
     double recall_edit_rate;
+    genie_gpu_phases phases; /* with genie_search_options.time_phases */
 } genie_search_stats;
 
 /**

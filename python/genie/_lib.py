@@ -81,7 +81,14 @@ class genie_item(Structure):
 class genie_search_options(Structure):
     _fields_ = [("backend", c_int), ("k", c_uint32), ("threads", c_uint), ("gpu_memory", c_uint64),
                 ("load_balance", c_int), ("serial_upload", c_int), ("progress", SEARCH_PROGRESS),
-                ("progress_ctx", c_void_p), ("gpus", POINTER(c_int)), ("n_gpus", c_uint), ("gpu_mode", c_int)]
+                ("progress_ctx", c_void_p), ("gpus", POINTER(c_int)), ("n_gpus", c_uint), ("gpu_mode", c_int),
+                ("time_phases", c_int)]
+
+
+class genie_gpu_phases(Structure):
+    _fields_ = [("plan_ms", c_double), ("stage_ms", c_double), ("upload_ms", c_double), ("count_ms", c_double),
+                ("select_ms", c_double), ("download_ms", c_double), ("collect_ms", c_double), ("total_ms", c_double),
+                ("calls", c_uint64), ("batches", c_uint64)]
 
 
 class genie_search_stats(Structure):
@@ -92,7 +99,7 @@ class genie_search_stats(Structure):
                 ("prepare_seconds", c_double), ("match_seconds", c_double), ("rerank_seconds", c_double),
                 ("verified", c_uint64), ("rounds", c_uint32), ("fallback", c_uint64), ("scan_backend", c_int),
                 ("candidates", c_uint32), ("radius", c_uint32), ("recall_estimate", c_double),
-                ("recall_edit_rate", c_double)]
+                ("recall_edit_rate", c_double), ("phases", genie_gpu_phases)]
 
 
 class genie_seq_options(Structure):
@@ -374,6 +381,7 @@ def search_options(k, backend="auto", threads=0, gpu_memory=0):
 def stats_dict(st):
     """A filled genie_search_stats as a dict, the backend as its name."""
     d = struct_dict(st)
+    d["phases"] = struct_dict(st.phases)
     d["backend"] = lib.genie_backend_name(st.backend).decode()
     d["gpu_mode"] = (lib.genie_gpu_mode_name(st.gpu_mode) or b"?").decode()
     d["scan_backend"] = lib.genie_backend_name(st.scan_backend).decode()

@@ -46,7 +46,7 @@
 
 #include <stddef.h>
 
-#include "genie/vectors.h"
+#include "genie/genie.h"
 #include "engine/engine.h"
 
 struct engine_docs_request;
@@ -78,14 +78,22 @@ typedef struct engine_parts_ops {
     void (*xEnd)(engine_stream *s);
 } engine_parts_ops;
 
+/* What an exact search did, added up by each call. */
+typedef struct engine_exact_counts {
+    uint64_t distances; /* true distances computed (the answers' arithmetic) */
+    uint64_t direct;    /* queries answered by direct distances to every base vector */
+} engine_exact_counts;
+
 /**
  * Exact k-NN of @p nQuery vectors in a base of @p nBase on device
  * @p device (see exact.h for the contract and the resident slot
- * @p ppResident, freed by engine_exact_ops.xFree).
+ * @p ppResident, freed by engine_exact_ops.xFree); what it did is added to
+ * @p pCounts.
  */
-typedef genie_status (*engine_exact_fn)(int device, void **ppResident, const float *base, uint64_t nBase, const float *queries,
-                                        uint64_t nQuery, uint32_t dim, genie_metric metric,
-                                        genie_precision precision, uint32_t k, genie_neighbor *out);
+typedef genie_status (*engine_exact_fn)(int device, void **ppResident, const float *base, uint64_t nBase,
+                                        const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric,
+                                        genie_precision precision, uint32_t k, genie_neighbor *out,
+                                        engine_exact_counts *pCounts);
 
 /*
  * An LSH batch for engine_lsh_ops.xKeywords: the functions of a vectors index (vlsh,

@@ -32,20 +32,26 @@ static const engine_backend cpu_idx_backend = {
     .xSearch = engine_cpu_idx_search,
 };
 
+/* Load the CUDA module, which registers its backends (the placeholders' xCheck). */
+static genie_status cuda_load(void)
+{
+    return engine_cuda_module_load(engine_backend_register);
+}
+
 /* The CUDA module's backends before it is loaded: their xCheck loads it, and it registers them. */
 static const engine_backend cuda_placeholder = {
     .iVersion = ENGINE_BACKEND_VERSION, .id = GENIE_BACKEND_CUDA, .zName = "cuda", .preferred = 1,
-    .xCheck = engine_cuda_module_load,
+    .xCheck = cuda_load,
 };
 
 static const engine_backend cuda_spq_placeholder = {
     .iVersion = ENGINE_BACKEND_VERSION, .id = GENIE_BACKEND_CUDA_SPQ, .zName = "cuda-spq",
-    .xCheck = engine_cuda_module_load,
+    .xCheck = cuda_load,
 };
 
 static const engine_backend cuda_cpq_paper_placeholder = {
     .iVersion = ENGINE_BACKEND_VERSION, .id = GENIE_BACKEND_CUDA_CPQ_PAPER, .zName = "cuda-cpq-paper",
-    .xCheck = engine_cuda_module_load,
+    .xCheck = cuda_load,
 };
 
 #define MAX_ENTRIES 16
@@ -212,4 +218,37 @@ genie_status genie_backend_parse(const char *name, genie_backend *out)
     }
     *out = b->id;
     return GENIE_OK;
+}
+
+int genie_cuda_built(void)
+{
+#ifdef GENIE_HAVE_CUDA
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+int genie_cuda_device_count(void)
+{
+    const engine_backend *be = NULL;
+    if (engine_backend_pick(GENIE_BACKEND_CUDA, &be) != GENIE_OK) {
+        util_error_clear();
+        return 0;
+    }
+    return be->xDevices ? be->xDevices() : 1;
+}
+
+genie_status genie_cuda_memory(int device, uint64_t *used, uint64_t *total)
+{
+    util_error_clear();
+    GENIE_TRY(cuda_load());
+    return engine_cuda_module_memory(device, used, total);
+}
+
+int genie_cuda_available(void)
+{
+    genie_status rc = cuda_load();
+    util_error_clear();
+    return rc == GENIE_OK;
 }

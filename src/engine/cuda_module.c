@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "genie/vectors.h"
+#include "genie/genie.h"
 #include "engine/cuda_module.h"
 #include "index/index.h"
 #include "util/error.h"
@@ -22,6 +22,9 @@
 
 static pthread_once_t loadOnce = PTHREAD_ONCE_INIT;
 static const engine_cuda_module *pModule;
+#ifdef GENIE_TESTING
+static const engine_cuda_testing *pTesting; /* the testing module's hooks */
+#endif
 static genie_status loadRc = GENIE_OK;
 static char zLoadWhy[768];
 
@@ -32,8 +35,8 @@ static void host_set_error(genie_status rc, const char *zMessage)
     util_error(rc, "%s", zMessage);
 }
 
-static const engine_host host = {
-    .xRegister = engine_backend_register,
+static pthread_mutex_t hostLock = PTHREAD_MUTEX_INITIALIZER; /* guards host.xRegister's one write */
+static engine_host host = { /* xRegister: engine_cuda_module_load's */
     .xSetError = host_set_error,
     .xLastError = genie_last_error,
     .xKeywordRange = index_keyword_range,
@@ -83,7 +86,7 @@ static void *open_module(void)
     char zDir[4096], zPath[4096 + 64];
     void *h = NULL;
     if (own_folder(zDir, sizeof zDir)) {
-        snprintf(zPath, sizeof zPath, "%s%s", zDir, ENGINE_CUDA_MODULE_FILE);
+        snprintf(zPath, sizeof zPath, "%s%s", zDir, GENIE_CUDA_MODULE_FILE);
         h = try_open(zPath);
         if (!h) { /* an installed program: bin/ beside lib/ */
             snprintf(zPath, sizeof zPath, "%s%s", zDir, GENIE_CUDA_MODULE_BESIDE_BIN);
@@ -114,6 +117,16 @@ static void load(void)
         loadRc = GENIE_EGPU;
         return;
     }
+#ifdef GENIE_TESTING
+    pTesting = (const engine_cuda_testing *)dlsym(h, ENGINE_CUDA_TESTING_SYMBOL);
+    if (!pTesting) {
+        snprintf(zLoadWhy, sizeof zLoadWhy, "the CUDA module has no test hooks: a GENIE_TESTING library loads %s",
+                 GENIE_CUDA_MODULE_FILE);
+        dlclose(h);
+        loadRc = GENIE_EGPU;
+        return;
+    }
+#endif
     genie_status rc = m->xInit(&host);
     if (rc != GENIE_OK) { /* the module stays mapped: unloading CUDA libraries is not safe */
         snprintf(zLoadWhy, sizeof zLoadWhy, "%s", genie_last_error());
@@ -124,8 +137,12 @@ static void load(void)
     pModule = m;
 }
 
-genie_status engine_cuda_module_load(void)
+genie_status engine_cuda_module_load(engine_register_fn xRegister)
 {
+    pthread_mutex_lock(&hostLock);
+    if (!host.xRegister)
+        host.xRegister = xRegister;
+    pthread_mutex_unlock(&hostLock);
     pthread_once(&loadOnce, load);
     if (pModule)
         return GENIE_OK;
@@ -134,8 +151,9 @@ genie_status engine_cuda_module_load(void)
 
 #else /* a build without CUDA */
 
-genie_status engine_cuda_module_load(void)
+genie_status engine_cuda_module_load(engine_register_fn xRegister)
 {
+    (void)xRegister;
     (void)loadOnce;
     (void)loadRc;
     (void)zLoadWhy;
@@ -144,81 +162,16 @@ genie_status engine_cuda_module_load(void)
 
 #endif
 
-int genie_cuda_built(void)
+genie_status engine_cuda_module_memory(int device, uint64_t *pUsed, uint64_t *pTotal)
 {
-#ifdef GENIE_HAVE_CUDA
-    return 1;
-#else
-    return 0;
+    if (!pModule)
+        return util_error(GENIE_EGPU, "the CUDA module is not loaded");
+    return pModule->xMemory(device, pUsed, pTotal);
+}
+
+#ifdef GENIE_TESTING
+const engine_cuda_testing *engine_cuda_module_testing(void)
+{
+    return pModule ? pTesting : NULL;
+}
 #endif
-}
-
-int genie_cuda_device_count(void)
-{
-    const engine_backend *be;
-    if (engine_backend_pick(GENIE_BACKEND_CUDA, &be) != GENIE_OK) {
-        util_error_clear();
-        return 0;
-    }
-    return be->xDevices ? be->xDevices() : 1;
-}
-
-genie_status genie_cuda_memory(int device, uint64_t *used, uint64_t *total)
-{
-    util_error_clear();
-    GENIE_TRY(engine_cuda_module_load());
-    return pModule->xMemory(device, used, total);
-}
-
-int genie_cuda_available(void)
-{
-    genie_status rc = engine_cuda_module_load();
-    util_error_clear();
-    return rc == GENIE_OK;
-}
-
-/* The testing hooks (cuda_testing.h) load the module; without one they do nothing. */
-static const engine_cuda_module *testing_module(void)
-{
-    if (engine_cuda_module_load() != GENIE_OK)
-        util_error_clear();
-    return pModule;
-}
-
-void cuda_testing_time_phases(int on)
-{
-    const engine_cuda_module *m = testing_module();
-    if (m)
-        m->xTimePhases(on);
-}
-
-void cuda_testing_phase_times(cuda_phase_times *pOut)
-{
-    const engine_cuda_module *m = testing_module();
-    memset(pOut, 0, sizeof *pOut);
-    if (m)
-        m->xPhaseTimes(pOut);
-}
-
-void cuda_testing_exact_counts(int reset, cuda_exact_counts *pOut)
-{
-    const engine_cuda_module *m = testing_module();
-    if (pOut)
-        memset(pOut, 0, sizeof *pOut);
-    if (m)
-        m->xExactCounts(reset, pOut);
-}
-
-void cpq_testing_set_slots(uint64_t nSlot)
-{
-    const engine_cuda_module *m = testing_module();
-    if (m)
-        m->xCpqSetSlots(nSlot);
-}
-
-void tile_testing_set_variant(int widePostings, int warpAggregate)
-{
-    const engine_cuda_module *m = testing_module();
-    if (m)
-        m->xTileSetVariant(widePostings, warpAggregate);
-}

@@ -17,6 +17,11 @@
  * the library's per-thread message and the library's internal symbols need
  * not be exported.
  *
+ * A GENIE_TESTING build of the library (libgenie_testing.a, for the test
+ * programs) loads the testing module, libgenie_cuda_testing.so, which
+ * exports the test hooks besides (engine/cuda/cuda_testing.h), and refuses
+ * one without them.
+ *
  * Where it is looked for, in order: $GENIE_CUDA_MODULE; beside the file
  * that holds this code (libgenie.so, or the program linked with
  * libgenie.a), and in ../lib from there (an installed program); the
@@ -33,17 +38,20 @@ extern "C" {
 #endif
 
 #include "engine/backend.h"
+#ifdef GENIE_TESTING
 #include "engine/cuda/cuda_testing.h"
+#endif
 
 #define ENGINE_CUDA_MODULE_SYMBOL "genie_cuda_module"
-#define ENGINE_CUDA_MODULE_FILE "libgenie_cuda.so"
 
 /*
  * What the module borrows from the library, and how it registers its
  * backends (xRegister: engine_backend_register).
  */
+typedef genie_status (*engine_register_fn)(const engine_backend *b, genie_backend *pId);
+
 typedef struct engine_host {
-    genie_status (*xRegister)(const engine_backend *b, genie_backend *pId);
+    engine_register_fn xRegister;
     void (*xSetError)(genie_status rc, const char *zMessage);
     const char *(*xLastError)(void);
     void (*xKeywordRange)(const genie_index *idx, uint32_t lo, uint32_t hi, size_t *pFirst, size_t *pEnd);
@@ -66,23 +74,29 @@ typedef struct engine_cuda_module {
     genie_status (*xInit)(const engine_host *pHost);
     /* Device memory in use (every process's) and in all, in bytes. */
     genie_status (*xMemory)(int device, uint64_t *pUsed, uint64_t *pTotal);
-    /* Testing hooks (cuda_testing.h), for tests/gpu and bench/. */
-    void (*xTimePhases)(int on);
-    void (*xPhaseTimes)(cuda_phase_times *pOut);
-    void (*xCpqSetSlots)(uint64_t nSlot);
-    void (*xTileSetVariant)(int widePostings, int warpAggregate);
-    void (*xExactCounts)(int reset, cuda_exact_counts *pOut);
 } engine_cuda_module;
 
 /**
  * Load the module (once per process, thread-safe): it registers its
- * backends, which replace the placeholders of backends.c.  The xCheck of
- * those placeholders.
+ * backends through @p xRegister (engine_backend_register, handed over by
+ * backends.c, whose placeholders call this), and they replace the
+ * placeholders.
  * @return GENIE_OK; GENIE_ENOTSUP when this genie was built without CUDA;
  *         GENIE_EGPU when there is no GPU device node, the module cannot be
  *         loaded (the message says why) or it finds no usable device.
  */
-genie_status engine_cuda_module_load(void);
+genie_status engine_cuda_module_load(engine_register_fn xRegister);
+
+/**
+ * Memory of GPU @p device, through the loaded module (genie_cuda_memory).
+ * @return as genie_cuda_memory(); GENIE_EGPU when the module is not loaded.
+ */
+genie_status engine_cuda_module_memory(int device, uint64_t *pUsed, uint64_t *pTotal);
+
+#ifdef GENIE_TESTING
+/** The loaded testing module's hooks (engine/cuda/cuda_testing.h); NULL when it is not loaded. */
+const engine_cuda_testing *engine_cuda_module_testing(void);
+#endif
 
 #ifdef __cplusplus
 }

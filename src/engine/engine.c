@@ -69,8 +69,9 @@ static genie_status search_whole(const genie_index *idx, const genie_queries *q,
     uint64_t cap = 1;
     for (size_t first = 0; first < q->nQuery; first += chunk) {
         size_t n = q->nQuery - first < chunk ? q->nQuery - first : chunk;
-        engine_request req = {idx, q, first, n, k, aBound + first, opt->threads, opt->gpu_memory, opt->load_balance,
-                              0};
+        engine_request req = {.idx = idx, .q = q, .first = first, .n = n, .k = k, .aCountBound = aBound + first,
+                              .threads = opt->threads, .gpuMemory = opt->gpu_memory,
+                              .loadBalance = opt->load_balance, .pPhases = opt->time_phases ? &stats->phases : NULL};
         double t0 = util_now();
         if (idx->info.n_objects == 0)
             memset(aN, 0, n * sizeof *aN);
@@ -86,21 +87,6 @@ done:
     free(aHit);
     free(aN);
     return rc;
-}
-
-void engine_stats_add(genie_search_stats *sum, const genie_search_stats *one)
-{
-    sum->backend = one->backend;
-    sum->n_parts = one->n_parts;
-    sum->streamed |= one->streamed;
-    sum->overlapped |= one->overlapped;
-    sum->part_seconds += one->part_seconds;
-    sum->merge_seconds += one->merge_seconds;
-    sum->release_seconds += one->release_seconds;
-    sum->upload_seconds += one->upload_seconds;
-    sum->wait_seconds += one->wait_seconds;
-    sum->match_seconds += one->total_seconds;
-    sum->rounds++;
 }
 
 genie_status genie_search(const genie_index *idx, const genie_queries *q, const genie_search_options *opt,

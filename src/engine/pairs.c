@@ -11,15 +11,12 @@ genie_status engine_pair_distances(const engine_backend *be, const genie_index *
 {
     if (!be->pPairs)
         return util_error(GENIE_ENOTSUP, "backend %s has no batched distances", be->zName);
+    static const char owner; /* the slot of the resident base (index.h) */
     index_device *d = &idx->aDev[0]; /* the module computes on GPU 0 */
-    pthread_mutex_lock(&d->lock);
-    if (d->pPairs && d->xPairsFree != be->pPairs->xFree) {
-        d->xPairsFree(d->pPairs); /* another backend's resident base */
-        d->pPairs = NULL;
-    }
-    d->xPairsFree = be->pPairs->xFree;
-    genie_status rc =
-        be->pPairs->xDistances(&d->pPairs, base, nBase, dim, metric, queries, nQuery, aPair, nPair, out);
+    index_slot *s = index_device_slot(d, &owner, be->pPairs->xFree);
+    if (!s)
+        return GENIE_ENOMEM;
+    genie_status rc = be->pPairs->xDistances(&s->p, base, nBase, dim, metric, queries, nQuery, aPair, nPair, out);
     pthread_mutex_unlock(&d->lock);
     return rc;
 }

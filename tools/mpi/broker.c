@@ -146,7 +146,7 @@ int broker_gather_setups(broker *b)
     for (int r = 1; r <= b->R; r++)
         MPI_Irecv(aBuf + (size_t)(r - 1) * nMax, (int)nMax, MPI_BYTE, r, WIRE_TAG_SETUP, MPI_COMM_WORLD,
                   &aReq[r - 1]);
-    double t0 = mpi_now();
+    double t0 = util_now();
     unsigned us = 50;
     int nLeft = b->R, st = 0;
     while (nLeft > 0) {
@@ -164,7 +164,7 @@ int broker_gather_setups(broker *b)
             if (wire_unpack_setup(aBuf + (size_t)(r - 1) * nMax, (size_t)n, &b->aSetup[r]) != GENIE_OK)
                 st = -1;
         }
-        if (nLeft > 0 && b->a->timeout > 0 && mpi_now() - t0 > b->a->timeout) {
+        if (nLeft > 0 && b->a->timeout > 0 && util_now() - t0 > b->a->timeout) {
             for (int r = 1; r <= b->R; r++)
                 if (aReq[r - 1] != MPI_REQUEST_NULL)
                     fprintf(stderr, "genie-mpi: rank %d did not report its shard within %.0f s\n", r,
@@ -174,7 +174,7 @@ int broker_gather_setups(broker *b)
             return -2; /* requests left pending: only an abort ends this */
         }
         if (nLeft > 0)
-            mpi_nap(&us);
+            util_nap(&us);
     }
     free(aBuf);
     free(aReq);
@@ -287,7 +287,7 @@ int broker_launch(broker *b, flight *f, wire_batch *w, uint64_t seq, uint64_t fi
     f->firstQueryNo = firstQueryNo;
     f->nQuery = w->nQuery;
     f->k = w->k;
-    f->tSent = mpi_now();
+    f->tSent = util_now();
     for (int r = 1; r <= b->R; r++) {
         f->aAsked[r] = !b->aGone[r];
         f->aBytes[r] = -1;
@@ -317,9 +317,9 @@ static int collect(broker *b, flight *f, double deadline)
             else
                 nOwed++;
         }
-        if (nOwed == 0 || (deadline > 0 && mpi_now() > deadline))
+        if (nOwed == 0 || (deadline > 0 && util_now() > deadline))
             return nOwed;
-        mpi_nap(&us);
+        util_nap(&us);
     }
 }
 
@@ -389,9 +389,9 @@ static int give_up(broker *b, flight *f)
 
 int broker_wait(broker *b, flight *f)
 {
-    double t0 = mpi_now(), start = f->tSent > t0 ? f->tSent : t0;
+    double t0 = util_now(), start = f->tSent > t0 ? f->tSent : t0;
     int nOwed = collect(b, f, b->a->timeout > 0 ? start + b->a->timeout : 0);
-    b->waitSeconds += mpi_now() - t0;
+    b->waitSeconds += util_now() - t0;
     return nOwed && give_up(b, f) != 0 ? -1 : 0;
 }
 
@@ -455,7 +455,7 @@ int broker_finish(broker *b, flight *f)
             }
     }
     if (st == 0) {
-        double t0 = mpi_now();
+        double t0 = util_now();
         size_t nList = 0;
         const wire_hit **aNext = b->aList + b->R; /* per rank: its next query's hits */
         for (int r = 1; r <= b->R; r++)
@@ -475,11 +475,11 @@ int broker_finish(broker *b, flight *f)
                 usedK = aHead[2] > usedK ? aHead[2] : usedK;
             }
             size_t n = merge_topk(&b->heap, b->aList, b->aN, nList, f->k, b->aOut);
-            double t1 = mpi_now();
+            double t1 = util_now();
             b->mergeSeconds += t1 - t0;
             if (b->xEmit(b->pEmitCtx, f->firstQueryNo + qi, b->aOut, n, certified, usedK, nMissing > 0) != 0)
                 st = -1;
-            t0 = mpi_now();
+            t0 = util_now();
             b->outputSeconds += t0 - t1;
         }
         b->partial |= nMissing > 0;
@@ -501,7 +501,7 @@ int broker_finish(broker *b, flight *f)
 int broker_stop_all(broker *b)
 {
     /* A ranker owes at most depth batches, each allowed the timeout. */
-    double deadline = b->a->timeout > 0 ? mpi_now() + b->a->timeout * b->a->depth : 0;
+    double deadline = b->a->timeout > 0 ? util_now() + b->a->timeout * b->a->depth : 0;
     int nOwed = 0;
     for (unsigned i = 0; i < b->a->depth && b->aFlight; i++)
         if (b->aFlight[i].used)
@@ -513,11 +513,11 @@ int broker_stop_all(broker *b)
             MPI_Testall((int)b->lt.nReq, b->lt.aReq, &all, MPI_STATUSES_IGNORE);
         if (all)
             break;
-        if (deadline > 0 && mpi_now() > deadline) {
+        if (deadline > 0 && util_now() > deadline) {
             nOwed++;
             break;
         }
-        mpi_nap(&us);
+        util_nap(&us);
     }
     if (nOwed) {
         fprintf(stderr, "genie-mpi: some rankers still owe answers after %.0f s more; aborting the job\n",

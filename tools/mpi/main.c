@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../cli.h"
 #include "genie_mpi.h"
@@ -105,21 +104,6 @@ static const char zHelp[] =
 #define OPT_GPUS 0x10b
 #define OPT_GPU_MODE 0x10c
 #define OPT_PRECISION 0x10d
-
-void mpi_nap(unsigned *pUs)
-{
-    struct timespec ts = {0, (long)*pUs * 1000};
-    nanosleep(&ts, NULL);
-    if (*pUs < 1000)
-        *pUs = *pUs * 2 + 1;
-}
-
-double mpi_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int usage(int rank, const char *fmt, const char *zArg)
 {

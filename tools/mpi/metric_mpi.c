@@ -473,7 +473,7 @@ int lcm_main(int argc, char **argv, int rank, int size)
     int st = parse(argc, argv, rank, &a);
     if (st != MPI_EXIT_OK)
         return st < 0 ? MPI_EXIT_OK : st;
-    double t0 = mpi_now();
+    double t0 = util_now();
     lcm_rank s;
     memset(&s, 0, sizeof s);
     s.a = &a;
@@ -510,7 +510,7 @@ int lcm_main(int argc, char **argv, int rank, int size)
         st = MPI_EXIT_FAIL;
         goto done;
     }
-    double t1 = mpi_now();
+    double t1 = util_now();
     int flag = LCM_GO;
     for (;;) {
         int bad = lcm_on_records(&s, rank == 0 ? on_answer : NULL, &b) != 0;
@@ -531,7 +531,7 @@ int lcm_main(int argc, char **argv, int rank, int size)
         if (flag != LCM_GO)
             break;
     }
-    double t2 = mpi_now();
+    double t2 = util_now();
     st = flag == LCM_DONE ? MPI_EXIT_OK : MPI_EXIT_FAIL;
     if (rank == 0 && st == MPI_EXIT_OK && (fflush(b.out) != 0 || ferror(b.out))) {
         fprintf(stderr, "genie-mpi: cannot write the answers\n");

@@ -95,7 +95,7 @@ static int run_alone(broker *b, query_source *src)
             st = MPI_EXIT_FAIL;
             break;
         }
-        double t0 = mpi_now();
+        double t0 = util_now();
         const wire_hit *aHit = ans.aHit;
         for (size_t i = 0; i < ans.nQuery && st == MPI_EXIT_OK; i++) {
             const uint32_t *aHead = ans.aHead + 3 * i;
@@ -103,7 +103,7 @@ static int run_alone(broker *b, query_source *src)
                 st = MPI_EXIT_FAIL;
             aHit += aHead[0];
         }
-        b->outputSeconds += mpi_now() - t0;
+        b->outputSeconds += util_now() - t0;
         nextQueryNo += (uint64_t)n;
         b->nBatch++;
         b->nQueries += (uint64_t)n;
@@ -185,7 +185,7 @@ static void print_stats(const broker *b, double seconds)
 
 int broker_run(const mpi_args *a, int nRanker)
 {
-    double t0 = mpi_now();
+    double t0 = util_now();
     /* mpirun hands rank 0 a pipe for standard output, which stdio would not buffer fully by itself;
      * --output skips the pipe (and mpirun's forwarding) altogether. */
     static char aStdoutBuf[1 << 16];
@@ -235,7 +235,7 @@ int broker_run(const mpi_args *a, int nRanker)
         }
         if (st == MPI_EXIT_OK && (setup != 0 || broker_check_setups(&b) != 0))
             st = MPI_EXIT_FAIL;
-        b.setupSeconds = mpi_now() - t0;
+        b.setupSeconds = util_now() - t0;
         if (st == MPI_EXIT_OK && run_batches(&b, &src) != 0)
             st = MPI_EXIT_FAIL;
         fflush(stdout);
@@ -247,7 +247,7 @@ int broker_run(const mpi_args *a, int nRanker)
         st = MPI_EXIT_FAIL;
     }
     if (a->stats && st == MPI_EXIT_OK)
-        print_stats(&b, mpi_now() - t0);
+        print_stats(&b, util_now() - t0);
     if (st == MPI_EXIT_OK && b.partial)
         st = MPI_EXIT_PARTIAL;
     source_close(&src);

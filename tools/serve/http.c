@@ -307,7 +307,7 @@ static enum MHD_Result do_get(serve_server *s, struct MHD_Connection *c, http_co
                         s->nIndex);
         return respond_json(c, h, atomic_load(&s->draining) ? 503 : 200, &b);
     case SERVE_EP_METRICS:
-        serve_metrics_text(&b, s->aIndex, s->nIndex, s->cfg);
+        serve_metrics_text(&b, s->aIndex, s->nIndex, s->cfg, serve_batcher_depth);
         return respond(c, h, 200, &b, "text/plain; version=0.0.4", NULL, NULL);
     case SERVE_EP_INDEXES:
         json_buf_puts(&b, "{\"indexes\":[");

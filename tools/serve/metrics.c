@@ -78,7 +78,8 @@ static void put_histogram(json_buf *b, const char *zName, const uint64_t *aCount
                     zName, sum, zName, (unsigned long long)n);
 }
 
-void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, const serve_config *cfg)
+void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, const serve_config *cfg,
+                        uint64_t (*xDepth)(serve_batcher *))
 {
     pthread_mutex_lock(&g.mu);
     json_buf_puts(b, "# HELP genie_requests_total HTTP requests answered, by endpoint and status.\n"
@@ -124,7 +125,7 @@ void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, const s
                      "# TYPE genie_queue_queries gauge\n");
     for (size_t i = 0; i < nIndex; i++)
         json_buf_printf(b, "genie_queue_queries{index=\"%s\"} %llu\n", aIndex[i].zName,
-                        (unsigned long long)(aIndex[i].pBatcher ? serve_batcher_depth(aIndex[i].pBatcher) : 0));
+                        (unsigned long long)(aIndex[i].pBatcher ? xDepth(aIndex[i].pBatcher) : 0));
     static const struct {
         const char *zName, *zHelp;
     } aSize[] = {{"genie_index_objects", "Objects in the index."},

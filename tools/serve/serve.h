@@ -337,8 +337,13 @@ typedef enum serve_endpoint {
 void serve_metrics_request(serve_endpoint ep, unsigned status, double seconds);
 /** One engine call: its queries, wall seconds and the batcher thread's own CPU seconds. */
 void serve_metrics_batch(size_t nQueries, double seconds, double cpuSeconds);
-/** The Prometheus text: the counters, then per index its queue and sizes. */
-void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, const serve_config *cfg);
+/**
+ * The Prometheus text: the counters, then per index its queue (@p xDepth:
+ * serve_batcher_depth, handed over so that the batcher, which reports its
+ * batches here, and the metrics call each other in no circle) and sizes.
+ */
+void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, const serve_config *cfg,
+                        uint64_t (*xDepth)(serve_batcher *));
 
 double serve_now(void);
 

@@ -7,13 +7,16 @@
 #ifndef GENIE_ENGINE_CUDA_CUDA_ENTRY_H
 #define GENIE_ENGINE_CUDA_CUDA_ENTRY_H
 
-#include "genie/vectors.h"
+#include "genie/genie.h"
 #include "engine/cuda_module.h"
 #include "engine/docs_gpu.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** Keep the library's host table for the calls of host.cu (module.cu's xInit, before any other call). */
+void cuda_host_set(const engine_host *h);
 
 /* The matching methods (tile.cu, spq.cu, cpq.cu); engine_search_fn each. */
 genie_status engine_cuda_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
@@ -45,7 +48,7 @@ void cuda_stream_end(engine_stream *s);
  */
 genie_status exact_cuda_search(int device, void **ppResident, const float *base, uint64_t nBase, const float *queries,
                                uint64_t nQuery, uint32_t dim, genie_metric metric, genie_precision precision,
-                               uint32_t k, genie_neighbor *out);
+                               uint32_t k, genie_neighbor *out, engine_exact_counts *pCounts);
 /** Free a slot's resident base and workspace; NULL is a no-op. */
 void exact_cuda_resident_free(void *pResident);
 

@@ -1,60 +1,15 @@
 /*
- * The one symbol the CUDA module exports (engine/cuda_module.h), the
+ * The one symbol the CUDA module exports (engine/cuda_module.h) and the
  * module's backends, which xInit registers with the library's table
- * (engine/backend.h), and the few library calls the module's code makes,
- * answered through the host table the library hands to xInit.
- *
- * The module is built with hidden visibility, so these definitions of
- * util_error() and the others bind the module's own calls and never clash
- * with the library's copies in the same process.
+ * (engine/backend.h) through the host table the library hands over
+ * (host.cu keeps it).  A testing build (GENIE_TESTING) exports the test
+ * hooks' table besides (engine/cuda/cuda_testing.h).
  */
-#include <stdarg.h>
-#include <stdio.h>
-
 #include "engine/cuda/cuda_common.h"
 #include "engine/cuda/cuda_entry.h"
+#ifdef GENIE_TESTING
 #include "engine/cuda/cuda_testing.h"
-
-extern "C" {
-#include "util/threads.h"
-}
-
-static const engine_host *pHost;
-
-extern "C" {
-
-genie_status util_error(genie_status status, const char *fmt, ...)
-{
-    char zMessage[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(zMessage, sizeof zMessage, fmt, ap);
-    va_end(ap);
-    pHost->xSetError(status, zMessage);
-    return status;
-}
-
-const char *genie_last_error(void)
-{
-    return pHost->xLastError();
-}
-
-void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_t *pFirst, size_t *pEnd)
-{
-    pHost->xKeywordRange(idx, lo, hi, pFirst, pEnd);
-}
-
-void util_parallel_run(unsigned nThreads, void (*fn)(void *ctx, unsigned t), void *ctx)
-{
-    pHost->xParallelRun(nThreads, fn, ctx);
-}
-
-unsigned util_ncores(void)
-{
-    return pHost->xNcores();
-}
-
-} /* extern "C" */
+#endif
 
 static genie_status usable(void)
 {
@@ -90,11 +45,11 @@ static const engine_backend aBackend[] = {
 
 static genie_status module_init(const engine_host *h)
 {
-    pHost = h;
+    cuda_host_set(h);
     if (!cuda_usable())
         return util_error(GENIE_EGPU, "cudaGetDeviceCount found none, or it failed");
     for (size_t i = 0; i < sizeof aBackend / sizeof aBackend[0]; i++)
-        GENIE_TRY(pHost->xRegister(&aBackend[i], NULL));
+        GENIE_TRY(h->xRegister(&aBackend[i], NULL));
     return GENIE_OK;
 }
 
@@ -110,11 +65,15 @@ const engine_cuda_module genie_cuda_module = {
     .nBackendSize = (uint32_t)sizeof(engine_backend),
     .xInit = module_init,
     .xMemory = cuda_device_memory,
-    .xTimePhases = cuda_testing_time_phases,
-    .xPhaseTimes = cuda_testing_phase_times,
+};
+
+#ifdef GENIE_TESTING
+__attribute__((visibility("default"))) extern const engine_cuda_testing genie_cuda_testing;
+
+const engine_cuda_testing genie_cuda_testing = {
     .xCpqSetSlots = cpq_testing_set_slots,
     .xTileSetVariant = tile_testing_set_variant,
-    .xExactCounts = cuda_testing_exact_counts,
 };
+#endif
 
 } /* extern "C" */

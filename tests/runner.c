@@ -127,6 +127,7 @@ char g_zTestDir[1024];
     X(table_sqlite_oracle, 120) \
     X(table_params_truncate_and_flip, 60)        \
     X(layout_include_graph, 30)                  \
+    X(layout_comment_refs, 30)                    \
     X(format_index_file_type, 30) \
     X(malicious_fields_every_type, 600) \
     X(hardening_vectors_width_zero, 30) \

@@ -1,5 +1,5 @@
 /*
- * Sequences under --certify (issue 17 item 2): every answer is the exact
+ * Sequences under --certify (docs/SEQUENCES.md): every answer is the exact
  * top-k of a brute force written here (a plain dynamic programme and a
  * full sort by (distance, id)), on random collections with 10-40% edits,
  * strings of 1-5 bytes, empty queries, duplicates and k > n; the queries

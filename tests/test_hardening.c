@@ -1,5 +1,5 @@
 /*
- * Regression tests of the hardening review (issue 11): each rebuilds one
+ * Regression tests of the hardening review (docs/SECURITY.md): each rebuilds one
  * input that once crashed, hung, allocated gigabytes or ran into undefined
  * behaviour, and requires a clean answer or a clean error.  The undefined
  * behaviour cases only fail under UBSan (the CI's sanitizer build).

@@ -84,3 +84,46 @@ TEST(layout_include_graph)
     CHECK(strstr(zOut, "src/util/a.h -> src/index/b.h") != NULL || strstr(zOut, "src/index/b.h -> src/util/a.h") != NULL);
     CHECK(strstr(zOut, "CIRCLE src/io/x.c") == NULL);
 }
+
+/*
+ * Every file and function a comment cites exists, and no comment cites a
+ * tracker number (scripts/comment-refs); a small tree with one of each
+ * kind of dangling citation is caught.
+ */
+TEST(layout_comment_refs)
+{
+    static char zOut[1 << 16];
+    char zCmd[8192];
+    snprintf(zCmd, sizeof zCmd, "'%s/../scripts/comment-refs' '%s/..' 2>&1", GENIE_TEST_SOURCE_DIR,
+             GENIE_TEST_SOURCE_DIR);
+    FILE *p = popen(zCmd, "r");
+    CHECK(p != NULL);
+    size_t n = fread(zOut, 1, sizeof zOut - 1, p);
+    zOut[n] = 0;
+    int status = pclose(p);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        test_fail_at(__FILE__, __LINE__, "scripts/comment-refs:\n%s", zOut);
+
+    const char *zRoot = test_path("tree");
+    char z[2048];
+    snprintf(z, sizeof z, "%s/src", zRoot);
+    CHECK(mkdir(zRoot, 0755) == 0 && mkdir(z, 0755) == 0);
+    write_text(zRoot, "src/a.c",
+               "/* See b.c and gone.c; calls util_gone() and a_here(); engine_vanished; issue 7. */\n"
+               "int a_here(void);\nint a_here(void) { return 0; }\n");
+    write_text(zRoot, "src/b.c", "int b(void);\n");
+    snprintf(zCmd, sizeof zCmd, "cd '%s' && '%s/../scripts/comment-refs' . 2>&1", zRoot, GENIE_TEST_SOURCE_DIR);
+    p = popen(zCmd, "r");
+    CHECK(p != NULL);
+    n = fread(zOut, 1, sizeof zOut - 1, p);
+    zOut[n] = 0;
+    status = pclose(p);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    CHECK(strstr(zOut, "src/a.c:1: file gone.c does not exist") != NULL);
+    CHECK(strstr(zOut, "function util_gone() is nowhere") != NULL);
+    CHECK(strstr(zOut, "engine_vanished is nowhere") != NULL);
+    CHECK(strstr(zOut, "tracker number (issue 7)") != NULL);
+    CHECK(strstr(zOut, "b.c does not") == NULL && strstr(zOut, "a_here") == NULL);
+    CHECK(strstr(zOut, "4 dangling citation(s)") != NULL);
+}
+

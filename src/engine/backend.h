@@ -52,19 +52,19 @@
 struct engine_docs_request;
 
 /*
- * Parts and a backend's own memory.  fits() says whether parts
+ * Parts and a backend's own memory.  xFits says whether parts
  * [pFirst, pEnd) of @p idx fit device @p device together under the budget
  * @p gpuMemory (0 = most of the free memory), so that they can stay
- * resident.  begin() decides, under the multi-part index's lock of that
+ * resident.  xBegin decides, under the multi-part index's lock of that
  * device, how those parts meet the device: when they fit together,
  * *ppS is NULL and each part's view keeps its own copy across searches
  * (resident); otherwise *ppS streams the parts through buffers, *pOverlap
  * says whether the next part may be sent while the current one is matched
  * (never when @p serialUpload), and *pLeft is the budget left to the
- * batches (0 = most of the free).  start() begins sending a part, ready()
+ * batches (0 = most of the free).  xStart begins sending a part, xReady
  * makes it the view's device copy (the backend waits for the transfer after
- * planning its queries), done() frees its buffer and reports the seconds
- * the transfer took and those the search waited for it, end() waits for
+ * planning its queries), xDone frees its buffer and reports the seconds
+ * the transfer took and those the search waited for it, xEnd waits for
  * every transfer still running and takes every copy back, also after a
  * failure.
  */

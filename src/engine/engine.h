@@ -1,6 +1,6 @@
 /*
  * The engine's private interface: the query store, the results, and the
- * table of backends (as Redis's ae_*.c sit behind one table).
+ * request a backend answers (backend.h is the table of backends).
  *
  * genie_search() (engine.c) validates the queries against the index,
  * computes each query's count bound, cuts the batch into chunks whose

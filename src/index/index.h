@@ -2,7 +2,7 @@
  * The in-memory view of an opened index (private to the library).
  *
  * Every array points into the read-only mapping of the file and has been
- * validated by index_open (see format_read.c): counts, offsets, checksums,
+ * validated by index_from_mapping (see format_read.c): counts, offsets, checksums,
  * ordering and id ranges, so the engines may index them without checks.
  *
  * Parts (format.h): each part of the file has a view, a genie_index of its

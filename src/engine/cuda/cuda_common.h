@@ -76,7 +76,7 @@ void cuda_workspace_free(cuda_workspace *ws);
 /*
  * The List Array on the device (Zhou et al. (GENIE) III-B): uploaded once
  * per opened index and kept in the module's slot of genie_index.aDev[device]
- * (cuda_slot) until genie_index_close, with the list offsets and the tile arrays
+ * (cuda_slot_claim) until genie_index_close, with the list offsets and the tile arrays
  * (engine/tile_lists.h).  The Position Map stays on the host.
  *
  * The tile layout, the default, reads the postings as 16-bit tile-local

@@ -97,7 +97,7 @@ extern "C" {
 #define STAGE_MAX_THREADS 8u
 
 enum { SELECT_BOUND = 0, SELECT_FINAL = 1 };
-#define FLAG_DIRECT 1u /* exact_flag: answer this query from its direct distances */
+#define FLAG_DIRECT 1u /* a query's flag (aFlag): answer it from its direct distances */
 
 static genie_status gpu_fail(cudaError_t err, const char *zWhat)
 {

@@ -1,5 +1,5 @@
 /*
- * The tile layout, the default of the `cuda` backend (issue 3): one thread
+ * The tile layout, the default of the `cuda` backend (docs/CUDA.md): one thread
  * block per (query, tile of TILE_OBJECTS object ids) keeps the tile's
  * counters as 16-bit fields in shared memory, finds the tile's exact
  * top-k, and one block per query merges the tiles' candidates.

@@ -30,6 +30,7 @@ char g_zTestDir[1024];
     X(model_k_zero_and_huge, 10)                  \
     X(model_count_overflow_rejected, 60)          \
     X(model_backends_agree_on_empty_index, 10)    \
+    X(model_options_sizes, 10)                    \
     X(backend_table_test_entry, 60)               \
     X(backend_names_and_errors, 30)               \
     X(backend_several_devices, 60)                \
@@ -38,6 +39,7 @@ char g_zTestDir[1024];
     X(backend_blas_opened_on_first_exact_search, 30) \
     X(install_exports_only_genie_symbols, 30)     \
     X(install_release_has_no_test_hooks, 30)      \
+    X(install_struct_layouts_complete, 10)        \
     X(install_pkg_config_program, 120)            \
     X(oracle_random_small, 240)                   \
     X(oracle_random_skewed, 480)                  \

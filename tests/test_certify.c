@@ -221,7 +221,8 @@ static void check_case(uint64_t seed, genie_backend backend, int certifyOnly, ta
     uint32_t K = 1 + (uint32_t)(test_rand(&rng) % 8);
     if (K < k)
         K = k;
-    genie_seq_options so = {k, K, K * (1u << (test_rand(&rng) % 4)), 0, certifyOnly, 0};
+    genie_seq_options so = {.k = k, .candidates = K, .max_candidates = K * (1u << (test_rand(&rng) % 4)),
+                            .certify_only = certifyOnly};
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
     opt.backend = backend;
@@ -429,7 +430,7 @@ TEST(seq_certify_parts_range)
     const genie_backend aBe[] = {test_backend(), fake_backend()};
     for (int ib = 0; ib < 2; ib++)
         for (int exact = 0; exact <= 1; exact++) {
-            genie_seq_options so = {4, 2, 4, exact, 0, 0};
+            genie_seq_options so = {.k = 4, .candidates = 2, .max_candidates = 4, .exact = exact};
             genie_search_options opt;
             memset(&opt, 0, sizeof opt);
             opt.backend = aBe[ib];

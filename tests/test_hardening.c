@@ -180,7 +180,7 @@ TEST(hardening_table_empty_row_and_strings)
 {
     const char *zCsv = "n,c\n,\n1,a\n";
     test_write_file(test_path("e.csv"), zCsv, strlen(zCsv));
-    genie_table_options topt = {4, NULL, 0};
+    genie_table_options topt = {.bins = 4};
     CHECK_OK(genie_table_build(test_path("e.csv"), &topt, NULL, test_path("e.genie")));
     CHECK_OK(probe_index(test_path("e.genie")));
     const char *zOne = "n\n\"\"\n2\n";

@@ -511,7 +511,7 @@ static void check_walk_options(const corpus *c, const genie_index *idx, genie_in
     oCpu.backend = GENIE_BACKEND_CPU;
     genie_lc_results *r = search_corpus(idx, c, &oCpu);
     genie_lc_hit *a = malloc(2 * (c->n + 1) * sizeof *a);
-    genie_lc_walk_options wo = {o->k, o->radius, o->bounded, GENIE_LC_WALK_WHOLE, 0, 0};
+    genie_lc_walk_options wo = {.k = o->k, .radius = o->radius, .bounded = o->bounded, .part = GENIE_LC_WALK_WHOLE};
     for (size_t q = 0; q < c->nq; q++) {
         static const uint64_t aQuantum[3] = {1, 4, UINT64_MAX};
         for (int i = 0; i < 3; i++) {

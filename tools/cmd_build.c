@@ -122,7 +122,7 @@ int cmd_build(int argc, char **argv)
     const cli_frontend *fe = zType ? cli_frontend_by_name(zType) : NULL;
     if (fe)
         return fe->xBuild(argc, argv);
-    build_input b = {{GENIE_TYPE_KEYWORDS, NULL, 0, -1, NULL, 0}, NULL};
+    build_input b = {{.type = GENIE_TYPE_KEYWORDS, .store_records = -1}, NULL};
     cli_build_args a;
     int st = cli_parse_build(argc, argv, "d:", aOpt, zHelp, input_option, &b, &a);
     if (st != CLI_GO_ON)

@@ -113,7 +113,7 @@ int table_cli_build(int argc, char **argv)
                                          {"columns", required_argument, 0, 'C'},
                                          {"no-records", no_argument, 0, 'N'},
                                          {0, 0, 0, 0}};
-    genie_table_options topt = {0, NULL, 0};
+    genie_table_options topt = {0};
     cli_build_args a;
     int st = cli_parse_build(argc, argv, NULL, aOpt, zBuildHelp, table_build_option, &topt, &a);
     if (st != CLI_GO_ON)

@@ -129,6 +129,7 @@ typedef enum genie_docs_mode {
 typedef struct genie_docs_plan genie_docs_plan;
 
 typedef struct genie_docs_options {
+    uint32_t size; /* sizeof, set by genie_docs_options_init() (0: this header's size) */
     uint32_t k;           /* answers per query, 1..1000000 */
     genie_docs_mode mode;
     int exhaustive;       /* non-zero: no early termination (the oracle) */
@@ -152,6 +153,9 @@ typedef struct genie_docs_options {
      * list travels with the batches that need it). */
     const genie_docs_plan *plan;
 } genie_docs_options;
+
+/** Set @p opt to the defaults (every field 0, k = 10) and its size (genie.h, "Options"). */
+GENIE_API void genie_docs_options_init(genie_docs_options *opt);
 
 typedef struct genie_docs_hit {
     uint32_t doc;     /* docID */

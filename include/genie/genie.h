@@ -22,6 +22,27 @@
  * handle may be used by one thread at a time; an opened genie_index is
  * read-only and may be searched from many threads at once.
  *
+ * Options.  Every genie_*_options struct begins with a size field and
+ * grows only at its end, so that a program built against an older header
+ * keeps working with a newer library: initialise one with its
+ * genie_*_options_init() (the defaults, and size = sizeof the struct as
+ * this header declares it), then set what differs.  The library reads the
+ * fields that size covers and takes the defaults for later ones; a zeroed
+ * struct (size 0) stands for this header's size, and a size smaller than
+ * the first version's is refused (GENIE_EINVAL).
+ *
+ * Results.  A search of a whole batch answers in a handle with one
+ * accessor family per type: genie_<type>_results_queries(), _get() (the hits of
+ * one query), _stats() and _free(), for keywords (genie_results),
+ * sets, sequences, metric (genie_lc_) and docs.  The families stay apart
+ * because their hits differ (a match count; a Jaccard similarity as a
+ * fraction; an edit distance with its certificate; a float distance; a
+ * BM25 + PageRank score with its record), so one family would hand back
+ * untyped hits.  Vectors answer into caller arrays instead (k neighbours
+ * per query, as Faiss's search does): their answers have a fixed shape.
+ * The public structs' layouts are exported for bindings
+ * (genie_struct_layouts()).
+ *
  * This header is the core: status, index, queries, search, the keyword
  * builders.  Each front-end has a header of its own that includes this
  * one: genie/text.h, genie/sets.h, genie/sequences.h, genie/table.h,
@@ -96,6 +117,7 @@ typedef enum genie_index_type {
 GENIE_API const char *genie_index_type_name(genie_index_type type);
 
 typedef struct genie_build_options {
+    uint32_t size; /* sizeof, set by genie_build_options_init() (0: this header's size) */
     /** Longest (sub)list after splitting (III-B1); 0 = 4096. */
     uint32_t sublist_length;
     /** Called now and then with objects added so far; may be NULL. */
@@ -123,6 +145,9 @@ typedef struct genie_build_options {
      */
     uint64_t part_gpu_memory;
 } genie_build_options;
+
+/** Set @p opt to the defaults (every field 0) and its size (genie.h, "Options"). */
+GENIE_API void genie_build_options_init(genie_build_options *opt);
 
 /** One object to add.  Keywords need not be sorted; duplicates count once. */
 typedef struct genie_object {
@@ -173,6 +198,7 @@ GENIE_API void genie_builder_free(genie_builder *b);
  *             equal to @c delimiter (the fortune format uses "%").
  */
 typedef struct genie_input_options {
+    uint32_t size; /* sizeof, set by genie_input_options_init() (0: this header's size) */
     genie_index_type type;
     const char *delimiter;          /* NULL: one record per line */
     int labels;                     /* keywords: first number is a 64-bit label */
@@ -180,6 +206,9 @@ typedef struct genie_input_options {
     const char *const *stop_words;  /* text: words never indexed */
     size_t n_stop_words;
 } genie_input_options;
+
+/** Set @p opt to the defaults (every field 0) and its size (genie.h, "Options"). */
+GENIE_API void genie_input_options_init(genie_input_options *opt);
 
 /**
  * Read @p n_inputs files ("-" = standard input) in order and write an
@@ -389,6 +418,7 @@ GENIE_API const char *genie_gpu_mode_name(genie_gpu_mode mode);
  * genie_search_stats.
  */
 typedef struct genie_search_options {
+    uint32_t size; /* sizeof, set by genie_search_options_init() (0: this header's size) */
     genie_backend backend;
     uint32_t k;           /* >= 1; larger than the object count is allowed */
     unsigned threads;     /* CPU threads; 0 = all cores */
@@ -424,6 +454,9 @@ typedef struct genie_search_options {
      */
     int time_phases;
 } genie_search_options;
+
+/** Set @p opt to the defaults (every field 0, k = 10) and its size (genie.h, "Options"). */
+GENIE_API void genie_search_options_init(genie_search_options *opt);
 
 typedef struct genie_hit {
     uint32_t object;
@@ -671,6 +704,27 @@ GENIE_API genie_status genie_recall_predict(const genie_index *idx, uint32_t k, 
 GENIE_API genie_status genie_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
                                 const genie_queries *q, const genie_search_options *opt,
                                 genie_results **out, genie_search_stats *stats);
+
+/* ------------------------------------------------------------- layouts */
+
+/*
+ * A field of a public struct as this library's compiler laid it out, for
+ * bindings that mirror the structs (a ctypes copy): @c field NULL stands
+ * for the struct as a whole (offset 0, size = sizeof).
+ */
+typedef struct genie_field_layout {
+    const char *type;  /* "genie_search_options" */
+    const char *field; /* "k"; NULL: the struct itself */
+    uint32_t offset, size;
+} genie_field_layout;
+
+/**
+ * Every public struct and its fields, struct by struct, fields in
+ * declaration order.
+ * @param[out] n  the entries.
+ * @return the table (static, valid for the process).
+ */
+GENIE_API const genie_field_layout *genie_struct_layouts(size_t *n);
 
 /** @return non-zero when this library was built with the CUDA backend. */
 GENIE_API int genie_cuda_built(void);

@@ -120,6 +120,7 @@ GENIE_API genie_status genie_vectors_index_params(const genie_index *idx, genie_
 GENIE_API genie_status genie_vectors_index_base(const genie_index *idx, genie_vectors *out);
 
 typedef struct genie_vsearch_options {
+    uint32_t size; /* sizeof, set by genie_vsearch_options_init() (0: this header's size) */
     genie_search_options search; /* backend, threads, ... for match counts */
     uint32_t k;          /* neighbours returned */
     uint32_t candidates; /* K >= k: top-K by match count re-ranked; 0 = 10 k */
@@ -138,6 +139,9 @@ typedef struct genie_vsearch_options {
     /** Exact search on a GPU: the candidate step's arithmetic (genie_precision; answers unchanged). */
     genie_precision precision;
 } genie_vsearch_options;
+
+/** Set @p opt to the defaults (every field 0, k = 10 (search.k too)) and its size (genie.h, "Options"). */
+GENIE_API void genie_vsearch_options_init(genie_vsearch_options *opt);
 
 /**
  * Approximate k nearest neighbours: the queries' LSH items, top-K by match

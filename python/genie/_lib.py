@@ -56,8 +56,13 @@ BUILD_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, c_uint64)
 SEARCH_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, c_uint64, c_uint64)
 
 
+class genie_field_layout(Structure):
+    _fields_ = [("type", c_char_p), ("field", c_char_p), ("offset", c_uint32), ("size", c_uint32)]
+
+
 class genie_build_options(Structure):
-    _fields_ = [("sublist_length", c_uint32), ("progress", BUILD_PROGRESS), ("progress_ctx", c_void_p),
+    _fields_ = [("size", c_uint32),
+                ("sublist_length", c_uint32), ("progress", BUILD_PROGRESS), ("progress_ctx", c_void_p),
                 ("part_objects", c_uint64), ("part_bytes", c_uint64), ("part_gpu_memory", c_uint64)]
 
 
@@ -79,7 +84,7 @@ class genie_item(Structure):
 
 
 class genie_search_options(Structure):
-    _fields_ = [("backend", c_int), ("k", c_uint32), ("threads", c_uint), ("gpu_memory", c_uint64),
+    _fields_ = [("size", c_uint32), ("backend", c_int), ("k", c_uint32), ("threads", c_uint), ("gpu_memory", c_uint64),
                 ("load_balance", c_int), ("serial_upload", c_int), ("progress", SEARCH_PROGRESS),
                 ("progress_ctx", c_void_p), ("gpus", POINTER(c_int)), ("n_gpus", c_uint), ("gpu_mode", c_int),
                 ("time_phases", c_int)]
@@ -103,7 +108,8 @@ class genie_search_stats(Structure):
 
 
 class genie_seq_options(Structure):
-    _fields_ = [("k", c_uint32), ("candidates", c_uint32), ("max_candidates", c_uint32), ("exact", c_int),
+    _fields_ = [("size", c_uint32),
+                ("k", c_uint32), ("candidates", c_uint32), ("max_candidates", c_uint32), ("exact", c_int),
                 ("certify_only", c_int), ("recall", c_double)]
 
 
@@ -116,7 +122,7 @@ class genie_set_params(Structure):
 
 
 class genie_set_options(Structure):
-    _fields_ = [("k", c_uint32), ("candidates", c_uint32), ("exact", c_int), ("recall", c_double)]
+    _fields_ = [("size", c_uint32), ("k", c_uint32), ("candidates", c_uint32), ("exact", c_int), ("recall", c_double)]
 
 
 class genie_set_hit(Structure):
@@ -124,7 +130,7 @@ class genie_set_hit(Structure):
 
 
 class genie_table_options(Structure):
-    _fields_ = [("bins", c_uint32), ("columns", c_char_p), ("no_records", c_int)]
+    _fields_ = [("size", c_uint32), ("bins", c_uint32), ("columns", c_char_p), ("no_records", c_int)]
 
 
 class genie_vectors(Structure):
@@ -137,7 +143,8 @@ class genie_lsh_params(Structure):
 
 
 class genie_vsearch_options(Structure):
-    _fields_ = [("search", genie_search_options), ("k", c_uint32), ("candidates", c_uint32), ("radius", c_uint32),
+    _fields_ = [("size", c_uint32),
+                ("search", genie_search_options), ("k", c_uint32), ("candidates", c_uint32), ("radius", c_uint32),
                 ("exact", c_int), ("recall", c_double), ("precision", c_int)]
 
 
@@ -153,7 +160,8 @@ class genie_docs_info(Structure):
 
 
 class genie_docs_options(Structure):
-    _fields_ = [("k", c_uint32), ("mode", c_int), ("exhaustive", c_int), ("threads", c_uint), ("backend", c_int),
+    _fields_ = [("size", c_uint32),
+                ("k", c_uint32), ("mode", c_int), ("exhaustive", c_int), ("threads", c_uint), ("backend", c_int),
                 ("gpu_memory", c_uint64), ("cache_fraction", c_double), ("plan", c_void_p)]
 
 
@@ -218,6 +226,7 @@ _PROTOTYPES = {
     "genie_backend_name": (c_char_p, [c_int]),
     "genie_backend_parse": (_STATUS, [c_char_p, P(c_int)]),
     "genie_backend_list": (c_size_t, [c_int, c_char_p, c_size_t]),
+    "genie_struct_layouts": (P(genie_field_layout), [P(c_size_t)]),
     "genie_gpu_mode_name": (c_char_p, [c_int]),
     "genie_metric_name": (c_char_p, [c_int]),
     "genie_metric_parse": (_STATUS, [c_char_p, P(c_int)]),

@@ -22,6 +22,7 @@
 #include "index/index.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/options.h"
 
 #define CHUNK_OUTPUT_BYTES (256u << 20)
 #define CHUNK_MAX_QUERIES 16384u
@@ -95,6 +96,13 @@ genie_status genie_search(const genie_index *idx, const genie_queries *q, const 
     return genie_search_with_stats(idx, q, opt, out, NULL);
 }
 
+void genie_search_options_init(genie_search_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+    opt->k = 10;
+}
+
 /* Parts [iFirst, iEnd) of @p idx (all of a one-part index), global object ids. */
 static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
                                  const genie_search_options *opt, genie_results **out, genie_search_stats *pStats)
@@ -104,6 +112,7 @@ static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32
     memset(&stats, 0, sizeof stats);
     stats.n_parts = iEnd - iFirst;
     double t0 = util_now();
+    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_search_options, time_phases));
     if (opt->k == 0)
         return util_error(GENIE_EINVAL, "k must be at least 1");
     const engine_backend *be = NULL;

@@ -33,6 +33,7 @@
 #include "transform/text.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/options.h"
 
 #define DOCS_MAX_K 1000000u
 
@@ -76,11 +77,19 @@ static int answer_one(void *ctx, docs_worker *w, size_t q)
     return 0;
 }
 
+void genie_docs_options_init(genie_docs_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+    opt->k = 10;
+}
+
 genie_status genie_docs_search(const genie_docs *d, const char *const *queries, const size_t *lengths,
                                size_t n_queries, const genie_docs_options *opt, genie_docs_results **out)
 {
     util_error_clear();
     *out = NULL;
+    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_docs_options, plan));
     if (opt->k < 1 || opt->k > DOCS_MAX_K)
         return util_error(GENIE_EINVAL, "docs: k %u is not in 1..%u", opt->k, DOCS_MAX_K);
     if (opt->mode != GENIE_DOCS_AND && opt->mode != GENIE_DOCS_OR)

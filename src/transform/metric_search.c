@@ -49,6 +49,7 @@
 #include "util/error.h"
 #include "util/finite.h"
 #include "util/grow.h"
+#include "util/options.h"
 #include "util/threads.h"
 
 #define LC_QUERY_CHUNK 4
@@ -443,11 +444,18 @@ static void results_free(genie_lc_results *r)
     free(r);
 }
 
+void genie_lc_options_init(genie_lc_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+}
+
 static genie_status search(const genie_index *idx, int vectors, const genie_vectors *qv, const char *const *azQ,
                            const size_t *anQ, size_t nQuery, const genie_lc_options *opt, genie_lc_results **out)
 {
     double t0 = util_now();
     *out = NULL;
+    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_lc_options, n_clusters));
     lc_layout L;
     lc_space s;
     GENIE_TRY(lc_open_index(idx, &L, &s));

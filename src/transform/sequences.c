@@ -58,6 +58,7 @@
 #include "util/codec.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/options.h"
 #include "util/threads.h"
 
 /* --------------------------------------------------- ordered n-grams */
@@ -499,6 +500,13 @@ genie_status genie_seq_search(const genie_index *idx, const char *const *queries
     return genie_seq_search_parts(idx, 0, genie_index_parts(idx), queries, lengths, n_queries, sopt, opt, out);
 }
 
+void genie_seq_options_init(genie_seq_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+    opt->k = 10;
+}
+
 genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
                                     const char *const *queries, const size_t *lengths, size_t n_queries,
                                     const genie_seq_options *sopt, const genie_search_options *opt,
@@ -507,6 +515,7 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     util_error_clear();
     double tStart = util_now();
     *out = NULL;
+    GENIE_TRY(UTIL_OPTIONS_CHECK(sopt, genie_seq_options, recall));
     uint32_t gram = 0;
     GENIE_TRY(seq_index_gram(idx, &gram));
     if (n_parts == 0 || first_part >= idx->nPart || n_parts > idx->nPart - first_part)

@@ -37,6 +37,7 @@
 #include "util/codec.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/options.h"
 #include "util/threads.h"
 
 /* ---------------------------------------------------- parsing, MinHash */
@@ -373,12 +374,20 @@ static genie_status parse_all(const genie_index *idx, char separator, set_slice 
     return GENIE_OK;
 }
 
+void genie_set_options_init(genie_set_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+    opt->k = 10;
+}
+
 genie_status genie_set_search(const genie_index *idx, const char *const *queries, const size_t *lengths,
                               size_t n_queries, const genie_set_options *sopt, const genie_search_options *opt,
                               genie_set_results **out)
 {
     util_error_clear();
     *out = NULL;
+    GENIE_TRY(UTIL_OPTIONS_CHECK(sopt, genie_set_options, recall));
     set_job job;
     memset(&job, 0, sizeof job);
     GENIE_TRY(set_index_params(idx, &job.p));

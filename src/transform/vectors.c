@@ -42,6 +42,7 @@
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/finite.h"
+#include "util/options.h"
 #include "util/threads.h"
 
 /* ------------------------------------------------------------- building */
@@ -359,11 +360,21 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
     return genie_vectors_search_parts(idx, 0, genie_index_parts(idx), queries, opt, out, aN, pStats);
 }
 
+void genie_vsearch_options_init(genie_vsearch_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+    genie_search_options_init(&opt->search);
+    opt->k = 10;
+}
+
 genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
                                         const genie_vectors *queries, const genie_vsearch_options *opt,
                                         genie_neighbor *out, uint32_t *aN, genie_search_stats *pStats)
 {
     util_error_clear();
+    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_vsearch_options, precision));
+    GENIE_TRY(UTIL_OPTIONS_CHECK(&opt->search, genie_search_options, time_phases));
     double tStart = util_now();
     genie_search_stats stats;
     memset(&stats, 0, sizeof stats);

@@ -282,7 +282,8 @@ static void compare_searches(uint64_t seed)
     }
     genie_seq_builder_free(sb);
     for (int mode = 0; mode < 3; mode++) {
-        genie_seq_options so = {mode == 2 ? 10 : 3, 8, mode == 0 ? 0 : 64, mode == 0, 0, 0};
+        genie_seq_options so = {.k = mode == 2 ? 10 : 3, .candidates = 8, .max_candidates = mode == 0 ? 0 : 64,
+                                .exact = mode == 0};
         genie_search_options o;
         memset(&o, 0, sizeof o);
         genie_seq_results *rc = NULL, *rg = NULL;

@@ -31,6 +31,16 @@ static void write_text(const char *zDir, const char *zName, const char *zText)
     test_write_file(zPath, zText, strlen(zText));
 }
 
+/* Make folders @p zRoot + each of @p az, in order. */
+static void make_dirs(const char *zRoot, const char *const *az, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char z[2048];
+        snprintf(z, sizeof z, "%s%s", zRoot, az[i]);
+        CHECK(mkdir(z, 0755) == 0);
+    }
+}
+
 TEST(layout_include_graph)
 {
     static char zOut[1 << 16];
@@ -42,11 +52,7 @@ TEST(layout_include_graph)
     /* util -> index is upward and closes a circle; io/x.h <-> io/y.h is one. */
     const char *zRoot = test_path("tree");
     const char *azDir[] = {"", "/src", "/src/util", "/src/index", "/src/io", "/tools"};
-    for (size_t i = 0; i < sizeof azDir / sizeof *azDir; i++) {
-        char z[2048];
-        snprintf(z, sizeof z, "%s%s", zRoot, azDir[i]);
-        CHECK(mkdir(z, 0755) == 0);
-    }
+    make_dirs(zRoot, azDir, sizeof azDir / sizeof *azDir);
     write_text(zRoot, "src/util/a.h", "#include \"index/b.h\"\n");
     write_text(zRoot, "src/index/b.h", "#include \"util/a.h\"\n");
     write_text(zRoot, "src/io/x.h", "#include \"io/y.h\"\n");
@@ -56,11 +62,7 @@ TEST(layout_include_graph)
     /* Two objects that call each other: a circle of calls no include shows. */
     const char *azObj[] = {"/b", "/b/CMakeFiles", "/b/CMakeFiles/t.dir", "/b/CMakeFiles/t.dir/src",
                            "/b/CMakeFiles/t.dir/src/io"};
-    for (size_t i = 0; i < sizeof azObj / sizeof *azObj; i++) {
-        char z[2048];
-        snprintf(z, sizeof z, "%s%s", zRoot, azObj[i]);
-        CHECK(mkdir(z, 0755) == 0);
-    }
+    make_dirs(zRoot, azObj, sizeof azObj / sizeof *azObj);
     write_text(zRoot, "src/io/p.c", "int io_q(int);\nint io_p(int n) { return n ? io_q(n - 1) : 0; }\n");
     write_text(zRoot, "src/io/q.c", "int io_p(int);\nint io_q(int n) { return n ? io_p(n - 1) : 1; }\n");
     char zCmd[8192], zGraph[4096];

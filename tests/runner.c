@@ -30,14 +30,18 @@ char g_zTestDir[1024];
     X(model_k_zero_and_huge, 10)                  \
     X(model_count_overflow_rejected, 60)          \
     X(model_backends_agree_on_empty_index, 10)    \
+    X(model_options_sizes, 10)                    \
     X(backend_table_test_entry, 60)               \
     X(backend_names_and_errors, 30)               \
     X(backend_several_devices, 60)                \
+    X(backend_registry_capabilities, 30)          \
     X(backend_cpu_never_maps_cuda, 30)            \
     X(backend_blas_opened_on_first_exact_search, 30) \
     X(install_exports_only_genie_symbols, 30)     \
     X(type_table_has_a_complete_entry_per_type, 10) \
     X(type_table_k_limits, 10)                    \
+    X(install_release_has_no_test_hooks, 30)      \
+    X(install_struct_layouts_complete, 10)        \
     X(install_pkg_config_program, 120)            \
     X(oracle_random_small, 240)                   \
     X(oracle_random_skewed, 480)                  \
@@ -128,6 +132,7 @@ char g_zTestDir[1024];
     X(table_sqlite_oracle, 120) \
     X(table_params_truncate_and_flip, 60)        \
     X(layout_include_graph, 30)                  \
+    X(layout_comment_refs, 30)                    \
     X(format_index_file_type, 30) \
     X(malicious_fields_every_type, 600) \
     X(hardening_vectors_width_zero, 30) \

@@ -1,5 +1,5 @@
 /*
- * Regression tests of the hardening review (issue 11): each rebuilds one
+ * Regression tests of the hardening review (docs/SECURITY.md): each rebuilds one
  * input that once crashed, hung, allocated gigabytes or ran into undefined
  * behaviour, and requires a clean answer or a clean error.  The undefined
  * behaviour cases only fail under UBSan (the CI's sanitizer build).
@@ -181,7 +181,7 @@ TEST(hardening_table_empty_row_and_strings)
 {
     const char *zCsv = "n,c\n,\n1,a\n";
     test_write_file(test_path("e.csv"), zCsv, strlen(zCsv));
-    genie_table_options topt = {4, NULL, 0};
+    genie_table_options topt = {.bins = 4};
     CHECK_OK(genie_table_build(test_path("e.csv"), &topt, NULL, test_path("e.genie")));
     CHECK_OK(probe_index(test_path("e.genie")));
     const char *zOne = "n\n\"\"\n2\n";
@@ -424,7 +424,7 @@ TEST(hardening_outputs_never_destroyed)
     const char *azIn[] = {zIn};
     CHECK_RC(genie_output_check(zHard, azIn, 1), GENIE_EINVAL);
     CHECK_OK(genie_output_check(test_path("new.genie"), azIn, 1));
-    genie_input_options in = {GENIE_TYPE_KEYWORDS, NULL, 0, 0, NULL, 0};
+    genie_input_options in = {.type = GENIE_TYPE_KEYWORDS};
     CHECK_RC(genie_build_files(azIn, 1, &in, NULL, zIn), GENIE_EINVAL);
     CHECK(stat(zIn, &st) == 0 && st.st_size == 4);
     CHECK_OK(write_tiny_index(zHard)); /* a regular file that is no input is replaced */

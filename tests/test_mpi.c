@@ -103,7 +103,7 @@ TEST(mpi_keywords_equal_one_process)
     test_objects objs;
     mpi_objects(&s, 700, 120, &objs);
     /* 7 parts of 100 objects: the three rankers get 2, 2 and 3 parts */
-    genie_build_options opt = {0, NULL, NULL, 100, 0, 0};
+    genie_build_options opt = {.part_objects = 100};
     genie_index *idx = test_build_with(&objs, &opt, test_path("k.genie"));
     CHECK_EQ(genie_index_parts(idx), 7);
     genie_index_close(idx);
@@ -128,7 +128,7 @@ TEST(mpi_text_equal_one_process)
     static const char *const azWord[] = {"red", "green", "blue", "cyan", "magenta", "yellow", "black", "white",
                                          "grey", "orange", "pink", "brown"};
     uint64_t s = 0x7e47;
-    genie_build_options opt = {0, NULL, NULL, 37, 0, 0}; /* 6 parts, the last of 15 */
+    genie_build_options opt = {.part_objects = 37}; /* 6 parts, the last of 15 */
     genie_text_builder *tb;
     CHECK_OK(genie_text_builder_new(&tb, &opt, NULL, 0, 1));
     for (int i = 0; i < 200; i++) {
@@ -231,7 +231,7 @@ TEST(mpi_ranker_errors_fail_the_run)
     uint64_t s = 0xe77;
     test_objects objs;
     mpi_objects(&s, 300, 50, &objs);
-    genie_build_options opt = {0, NULL, NULL, 100, 0, 0};
+    genie_build_options opt = {.part_objects = 100};
     genie_index_close(test_build_with(&objs, &opt, test_path("k.genie")));
     mpi_queries(&s, 40, 50, test_path("q.txt"), NULL);
     MPI_PATH(zOut, "mpi.out");
@@ -275,7 +275,7 @@ TEST(mpi_late_ranker_timeout_and_partial)
     uint64_t s = 0x1a7e;
     test_objects objs;
     mpi_objects(&s, 300, 50, &objs);
-    genie_build_options opt = {0, NULL, NULL, 50, 0, 0}; /* 6 parts: ranks 1, 2, 3 get 0-1, 2-3, 4-5 */
+    genie_build_options opt = {.part_objects = 50}; /* 6 parts: ranks 1, 2, 3 get 0-1, 2-3, 4-5 */
     genie_index *idx = test_build_with(&objs, &opt, test_path("k.genie"));
     genie_queries *q;
     CHECK_OK(genie_queries_new(&q));
@@ -331,7 +331,7 @@ TEST(mpi_dead_rank_ends_the_job)
     uint64_t s = 0xdead;
     test_objects objs;
     mpi_objects(&s, 200, 40, &objs);
-    genie_build_options opt = {0, NULL, NULL, 50, 0, 0};
+    genie_build_options opt = {.part_objects = 50};
     genie_index_close(test_build_with(&objs, &opt, test_path("k.genie")));
     mpi_queries(&s, 20, 40, test_path("q.txt"), NULL);
     char z[2048];
@@ -362,7 +362,7 @@ TEST(mpi_killed_ranker_leaves_no_partial_answer_file)
     uint64_t s = 0x70a2;
     test_objects objs;
     mpi_objects(&s, 3000, 60, &objs);
-    genie_build_options opt = {0, NULL, NULL, 1000, 0, 0};
+    genie_build_options opt = {.part_objects = 1000};
     genie_index_close(test_build_with(&objs, &opt, test_path("k.genie")));
     mpi_queries(&s, 4000, 60, test_path("q.txt"), NULL);
     MPI_PATH(zOne, "one.out");
@@ -486,7 +486,7 @@ static genie_index *mpi_vectors_index(genie_vectors *q)
     mpi_vectors(&s, 650, 16, &base);
     mpi_vectors(&s, 40, 16, q);
     genie_lsh_params p = {.metric = GENIE_METRIC_L2, .m = 24, .seed = 5};
-    genie_build_options opt = {0, NULL, NULL, 100, 0, 0};
+    genie_build_options opt = {.part_objects = 100};
     CHECK_OK(genie_vectors_build(&base, &p, &opt, test_path("v.genie")));
     CHECK_OK(genie_vectors_write_fvecs(q, test_path("vq.fvecs")));
     genie_vectors_free(&base);
@@ -594,7 +594,7 @@ TEST(mpi_sequences_equal_one_process)
     if (!mpi_ready())
         return;
     uint64_t s = 0x5e9;
-    genie_build_options opt = {0, NULL, NULL, 130, 0, 0}; /* 7 parts: shards of 260, 260 and 380 strings */
+    genie_build_options opt = {.part_objects = 130}; /* 7 parts: shards of 260, 260 and 380 strings */
     genie_seq_builder *sb;
     CHECK_OK(genie_seq_builder_new(&sb, &opt, 3));
     for (int i = 0; i < 900; i++) {

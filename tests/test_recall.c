@@ -156,7 +156,7 @@ TEST(recall_sets_meets_target)
     const uint32_t k = 10;
     frac *aFrac = malloc(N * sizeof *aFrac);
     for (size_t t = 0; t < sizeof aTarget / sizeof *aTarget; t++) {
-        genie_set_options so = {k, 0, 0, aTarget[t]};
+        genie_set_options so = {.k = k, .recall = aTarget[t]};
         genie_set_results *r;
         CHECK_OK(genie_set_search(idx, (const char *const *)az, an, NQ, &so, &opt, &r));
         genie_search_stats st;
@@ -308,7 +308,7 @@ TEST(recall_sequences_meets_target)
             aKth[q] = kth;
         }
         for (size_t t = 0; t < sizeof aTarget / sizeof *aTarget; t++) {
-            genie_seq_options so = {k, 0, 0, 0, 0, aTarget[t]};
+            genie_seq_options so = {.k = k, .recall = aTarget[t]};
             genie_seq_results *r;
             CHECK_OK(genie_seq_search(idx, az, an, NQ_SEQ, &so, &opt, &r));
             genie_search_stats st;
@@ -469,17 +469,17 @@ TEST(recall_bad_targets)
     genie_set_results *r = NULL;
     const double aBad[] = {-0.5, 1.0000001, 2, NAN, -INFINITY, INFINITY};
     for (size_t i = 0; i < sizeof aBad / sizeof *aBad; i++) {
-        genie_set_options so = {10, 0, 0, aBad[i]};
+        genie_set_options so = {.k = 10, .recall = aBad[i]};
         CHECK_RC(genie_set_search(idx, az, an, 1, &so, &opt, &r), GENIE_EINVAL);
         CHECK(strstr(genie_last_error(), "(0, 1]") != NULL);
     }
-    genie_set_options so = {10, 0, 1, 0.9}; /* exact */
+    genie_set_options so = {.k = 10, .exact = 1, .recall = 0.9}; /* exact */
     CHECK_RC(genie_set_search(idx, az, an, 1, &so, &opt, &r), GENIE_EINVAL);
-    so = (genie_set_options){10, 50, 0, 0.9}; /* explicit K */
+    so = (genie_set_options){.k = 10, .candidates = 50, .recall = 0.9}; /* explicit K */
     CHECK_RC(genie_set_search(idx, az, an, 1, &so, &opt, &r), GENIE_EINVAL);
-    so = (genie_set_options){101, 0, 0, 0.9};
+    so = (genie_set_options){.k = 101, .recall = 0.9};
     CHECK_RC(genie_set_search(idx, az, an, 1, &so, &opt, &r), GENIE_EINVAL);
-    so = (genie_set_options){10, 0, 0, 1.0}; /* R = 1 is allowed */
+    so = (genie_set_options){.k = 10, .recall = 1.0}; /* R = 1 is allowed */
     CHECK_OK(genie_set_search(idx, az, an, 1, &so, &opt, &r));
     genie_search_stats st;
     genie_set_results_stats(r, &st);
@@ -498,11 +498,11 @@ TEST(recall_bad_targets)
     genie_seq_builder_free(qb);
     CHECK_OK(genie_index_open(test_path("w.genie"), &idx));
     genie_seq_results *sr = NULL;
-    genie_seq_options qo = {1, 0, 64, 0, 0, 0.9};
+    genie_seq_options qo = {.k = 1, .max_candidates = 64, .recall = 0.9};
     CHECK_RC(genie_seq_search(idx, az, an, 1, &qo, &opt, &sr), GENIE_EINVAL);
-    qo = (genie_seq_options){1, 0, 0, 0, 0, NAN};
+    qo = (genie_seq_options){.k = 1, .recall = NAN};
     CHECK_RC(genie_seq_search(idx, az, an, 1, &qo, &opt, &sr), GENIE_EINVAL);
-    qo = (genie_seq_options){1, 0, 0, 0, 0, 0.5};
+    qo = (genie_seq_options){.k = 1, .recall = 0.5};
     CHECK_OK(genie_seq_search(idx, az, an, 1, &qo, &opt, &sr));
     genie_seq_results_free(sr);
     genie_index_close(idx);

@@ -53,7 +53,7 @@ TEST(search_postings_estimate_counts_every_item)
     small_objects(3000, &o);
     genie_index *aIdx[2];
     aIdx[0] = test_build(&o, 0, test_path("one.genie"));
-    genie_build_options bo = {0, NULL, NULL, 700, 0, 0};
+    genie_build_options bo = {.part_objects = 700};
     aIdx[1] = test_build_with(&o, &bo, test_path("parts.genie"));
     CHECK(genie_index_parts(aIdx[1]) > 1);
     static const genie_item aItem[] = {{5, 5, 1},     {0, 96, 1},         {100, 188, 3},       {1000, 1002, 1},
@@ -112,7 +112,7 @@ TEST(search_cancel_flag_stops_every_backend)
     test_objects o;
     small_objects(3000, &o);
     genie_index *one = test_build(&o, 0, test_path("one.genie"));
-    genie_build_options bo = {0, NULL, NULL, 700, 0, 0};
+    genie_build_options bo = {.part_objects = 700};
     genie_index *parts = test_build_with(&o, &bo, test_path("parts.genie"));
     genie_queries *q;
     CHECK_OK(genie_queries_new(&q));
@@ -143,7 +143,7 @@ TEST(search_cancel_flag_stops_every_backend)
         genie_hit aHit[40 * 5];
         for (int i = 0; i < 40; i++)
             aBound[i] = 2;
-        engine_request req = {one, q, 0, 40, 5, aBound, 0, 0, 0, 0, &set};
+        engine_request req = {.idx = one, .q = q, .first = 0, .n = 40, .k = 5, .aCountBound = aBound, .cancel = &set};
         CHECK_RC(be->xSearch(&req, aHit, aN), GENIE_ECANCELED);
         req.cancel = &clear;
         CHECK_OK(be->xSearch(&req, aHit, aN));
@@ -232,7 +232,7 @@ TEST(search_index_copy_ignores_the_file)
 {
     test_objects o;
     small_objects(5000, &o);
-    genie_build_options bo = {0, NULL, NULL, 900, 0, 0};
+    genie_build_options bo = {.part_objects = 900};
     const char *azPath[2] = {test_path("one.genie"), test_path("parts.genie")};
     genie_index_close(test_build(&o, 0, azPath[0]));
     genie_index_close(test_build_with(&o, &bo, azPath[1]));

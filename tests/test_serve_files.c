@@ -1,6 +1,6 @@
 /*
- * genie serve and what surrounds it (issue 27, cases 6, 7 and 10; the
- * hostile clients of cases 1-5 are in test_serve_hostile.c), against a
+ * genie serve and what surrounds it (docs/SERVER.md; the hostile
+ * clients are in test_serve_hostile.c), against a
  * real server on loopback:
  *
  *   6/7  an index file overwritten in place and truncated under the

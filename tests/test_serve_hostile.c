@@ -1,6 +1,6 @@
 /*
- * genie serve under hostile load (issue 27): each case of the issue
- * against a real server on loopback, in both HTTP modes where the mode
+ * genie serve under hostile load (docs/SECURITY.md): each case against a
+ * real server on loopback, in both HTTP modes where the mode
  * matters (one thread per connection, --http-threads 0; a pool, 2):
  *
  *   1  slow clients are cut off at --header-timeout and --body-timeout

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,37 @@ int cli_usage_error(const char *zCmd, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\nTry 'genie %s --help'.\n", zCmd);
     return CLI_EXIT_USAGE;
+}
+
+void cli_help(const char *zHelp)
+{
+    size_t nToken = strlen(CLI_BACKENDS);
+    const char *zAt;
+    while ((zAt = strstr(zHelp, CLI_BACKENDS)) != NULL) {
+        size_t indent = 0;
+        while (zAt - indent > zHelp && zAt[-(ptrdiff_t)indent - 1] == ' ')
+            indent++;
+        fwrite(zHelp, 1, (size_t)(zAt - zHelp), stdout);
+        char zList[512];
+        genie_backend_list(0, zList, sizeof zList);
+        const char *zName = strncmp(zList, "auto, ", 6) == 0 ? zList + 6 : zList; /* auto is described above */
+        size_t col = indent;
+        for (int first = 1; *zName; first = 0) {
+            size_t n = strcspn(zName, ",");
+            if (first) {
+                col += (size_t)printf("%.*s", (int)n, zName);
+            } else if (col + 2 + n > 79) {
+                printf(",\n%*s%.*s", (int)indent, "", (int)n, zName);
+                col = indent + n;
+            } else {
+                col += (size_t)printf(", %.*s", (int)n, zName);
+            }
+            zName += n;
+            zName += strspn(zName, ", ");
+        }
+        zHelp = zAt + nToken;
+    }
+    fputs(zHelp, stdout);
 }
 
 int cli_fail(genie_status rc)

@@ -106,6 +106,15 @@ int cli_fail(genie_status rc);
  * @return CLI_EXIT_OK, or CLI_EXIT_FAIL with the message printed.
  */
 int cli_check_output(const char *zOut, int argc, char **argv);
+/*
+ * Print the help text @p zHelp to standard output, with CLI_BACKENDS (at
+ * the start of a line's text, after its indent) replaced by the names of
+ * the backends the library knows (genie_backend_list), wrapped at 79
+ * columns under the same indent.
+ */
+#define CLI_BACKENDS "@BACKENDS@"
+void cli_help(const char *zHelp);
+
 /** Parse a whole unsigned number in [lo, hi]; 0 on failure. */
 int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 /** Parse a byte size with an optional K, M, G or T suffix (powers of 1024). */
@@ -179,9 +188,8 @@ void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const 
     {"gpu-mode", required_argument, 0, CLI_OPT_GPU_MODE}
 #define CLI_ENGINE_HELP                                                             \
     "  -b, --backend NAME      auto (default: cuda when built and a GPU is\n"       \
-    "                          present, else cpu), cpu, cpu-idx (baseline),\n"     \
-    "                          cuda, cuda-spq (baseline), cuda-cpq-paper\n"         \
-    "                          (the c-PQ in the paper's layout)\n"                  \
+    "                          present, else cpu), or one of\n"                    \
+    "                          " CLI_BACKENDS "\n"                                 \
     "  -j, --threads N         CPU threads (default: all cores)\n"                  \
     "      --gpu-memory BYTES  GPU memory budget, suffix K/M/G allowed\n"           \
     "                          (default: most of the free memory); an index\n"      \

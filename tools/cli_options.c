@@ -151,7 +151,7 @@ int cli_parse_build(int argc, char **argv, const char *zShort, const struct opti
         case 'o': a->zOut = optarg; break;
         case 'q': a->quiet = 1; break;
         case CLI_OPT_NO_RECALL: a->noRecall = 1; break; /* only where the type lists it */
-        case 'h': fputs(zHelp, stdout); return CLI_EXIT_OK;
+        case 'h': cli_help(zHelp); return CLI_EXIT_OK;
         default:
             st = xOption ? xOption(ctx, c, optarg) : CLI_OPTION_UNKNOWN;
             if (st == CLI_OPTION_UNKNOWN && c != 't')

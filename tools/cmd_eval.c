@@ -111,7 +111,7 @@ static int parse_eval(int argc, char **argv, eval_opts *e)
                 return cli_usage_error("eval", "--repeat must be 1..1000, not '%s'", optarg);
             e->repeat = (uint32_t)v;
             break;
-        case 'h': fputs(zEvalHelp, stdout); return CLI_EXIT_OK;
+        case 'h': cli_help(zEvalHelp); return CLI_EXIT_OK;
         default: return CLI_EXIT_USAGE;
         }
     }

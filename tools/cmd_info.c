@@ -55,7 +55,7 @@ int cmd_info(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", aOpt, NULL)) != -1) {
         if (c == 'h') {
-            fputs(zHelp, stdout);
+            cli_help(zHelp);
             return CLI_EXIT_OK;
         }
         return cli_usage_error("info", "bad option");

@@ -17,7 +17,7 @@
  * program and depends on none of them.
  *
  * A new type is one entry: a `const itype` in the type's own file
- * (tools/type_TYPE.c) and its line in itype_aAll (itype.c).  A new search
+ * (the type's own file in tools/, named after it) and its line in itype_aAll (itype.c).  A new search
  * option is a member of itype_options, a descriptor in the entries that
  * take it (for genie serve), its getopt case in the type's CLI, and its use
  * in the entry's xSearch.  docs/ARCHITECTURE.md ("The type table") says how

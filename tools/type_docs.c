@@ -206,9 +206,10 @@ static const char zSearchHelp[] =
     "      --or                documents holding any of the words (unknown\n"
     "                          words are skipped), same score\n"
     "      --exhaustive        score every matching document (the oracle)\n"
-    "  -b, --backend NAME      cpu (default) or cuda: AND queries with k <=\n"
-    "                          1024 on the GPU (Algorithm 1 of Wang et al.),\n"
-    "                          the rest on the CPU; same answers\n"
+    "  -b, --backend NAME      auto (default), cpu or cuda: AND queries with\n"
+    "                          k <= 1024 on the GPU (Algorithm 1 of Wang et\n"
+    "                          al.; auto: when one is usable), the rest on the\n"
+    "                          CPU; same answers\n"
     "      --gpu-memory BYTES  cuda: memory M for the list cache and the batch\n"
     "                          buffer (K/M/G suffixes; default 1G)\n"
     "      --cache-fraction F  cuda: the cache's share of M, (0, 1) (default\n"
@@ -254,8 +255,9 @@ static int parse_docs_search(int argc, char **argv, cli_search *s, docs_cli *d)
         switch (c) {
         case 'b':
             if (genie_backend_parse(optarg, &s->eng.backend) != GENIE_OK ||
-                (s->eng.backend != GENIE_BACKEND_CPU && s->eng.backend != GENIE_BACKEND_CUDA))
-                return cli_usage_error("search", "--backend of a docs index is cpu or cuda, not '%s'", optarg);
+                (s->eng.backend != GENIE_BACKEND_AUTO && s->eng.backend != GENIE_BACKEND_CPU &&
+                 s->eng.backend != GENIE_BACKEND_CUDA))
+                return cli_usage_error("search", "--backend of a docs index is auto, cpu or cuda, not '%s'", optarg);
             break;
         case 'G':
             if (!cli_parse_bytes(optarg, &s->eng.gpu_memory) || s->eng.gpu_memory == 0)
@@ -274,7 +276,7 @@ static int parse_docs_search(int argc, char **argv, cli_search *s, docs_cli *d)
         case 'O': o->orMode = 1; break;
         case 'E': o->exhaustive = 1; break;
         case 'q': d->quiet = 1; break;
-        case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
+        case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
     }
@@ -405,7 +407,7 @@ int docs_cli_cache_plan(int argc, char **argv)
                 return st;
             break;
         case 'q': quiet = 1; break;
-        case 'h': fputs(zPlanHelp, stdout); return CLI_EXIT_OK;
+        case 'h': cli_help(zPlanHelp); return CLI_EXIT_OK;
         default: return cli_usage_error("cache-plan", "bad option");
         }
     }

@@ -131,7 +131,7 @@ static int kw_cli_build(int argc, char **argv)
         {"delimiter", required_argument, 0, 'd'}, {"stop-words", required_argument, 0, 'S'},
         {"no-records", no_argument, 0, 'N'},     {"records", no_argument, 0, 'R'},
         {"labels", no_argument, 0, 'l'},         {0, 0, 0, 0}};
-    build_input b = {{GENIE_TYPE_KEYWORDS, NULL, 0, -1, NULL, 0}, NULL};
+    build_input b = {{.type = GENIE_TYPE_KEYWORDS, .store_records = -1}, NULL};
     cli_build_args a;
     int st = cli_parse_build(argc, argv, "d:", aOpt, zBuildHelp, input_option, &b, &a);
     if (st != CLI_GO_ON)
@@ -249,7 +249,7 @@ static int parse_search_options(int argc, char **argv, cli_search *s, int *pQuie
         switch (c) {
         case 'd': s->zDelim = optarg; break;
         case 'q': *pQuiet = 1; break;
-        case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
+        case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
     }

@@ -191,7 +191,7 @@ static int parse_seq_search(int argc, char **argv, cli_search *s, seq_cli *c)
             break;
         case 'v': c->verbose = 1; break;
         case 'q': c->quiet = 1; break;
-        case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
+        case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
     }

@@ -156,7 +156,7 @@ static int parse_set_search(int argc, char **argv, cli_search *s, set_cli *c)
         switch (ch) {
         case 'v': c->verbose = 1; break;
         case 'q': c->quiet = 1; break;
-        case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
+        case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
     }

@@ -114,7 +114,7 @@ static int table_cli_build(int argc, char **argv)
                                          {"columns", required_argument, 0, 'C'},
                                          {"no-records", no_argument, 0, 'N'},
                                          {0, 0, 0, 0}};
-    genie_table_options topt = {0, NULL, 0};
+    genie_table_options topt = {0};
     cli_build_args a;
     int st = cli_parse_build(argc, argv, NULL, aOpt, zBuildHelp, table_build_option, &topt, &a);
     if (st != CLI_GO_ON)
@@ -185,7 +185,7 @@ static int parse_search(int argc, char **argv, cli_search *s, table_search_args 
             a->nSetting++;
             break;
         case 'q': a->quiet = 1; break;
-        case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
+        case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
     }

@@ -326,7 +326,7 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
             o->quiet = 1;
             break;
         case 'h':
-            fputs(zHelp, stdout);
+            cli_help(zHelp);
             return CLI_EXIT_OK;
         default:
             return CLI_EXIT_USAGE;
@@ -599,7 +599,7 @@ int vec_cli_lsh_params(int argc, char **argv)
             break;
         }
         case 'h':
-            fputs(zParamsHelp, stdout);
+            cli_help(zParamsHelp);
             return CLI_EXIT_OK;
         default:
             return CLI_EXIT_USAGE;

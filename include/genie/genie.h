@@ -22,6 +22,27 @@
  * handle may be used by one thread at a time; an opened genie_index is
  * read-only and may be searched from many threads at once.
  *
+ * Options.  Every genie_*_options struct begins with a size field and
+ * grows only at its end, so that a program built against an older header
+ * keeps working with a newer library: initialise one with its
+ * genie_*_options_init() (the defaults, and size = sizeof the struct as
+ * this header declares it), then set what differs.  The library reads the
+ * fields that size covers and takes the defaults for later ones; a zeroed
+ * struct (size 0) stands for this header's size, and a size smaller than
+ * the first version's is refused (GENIE_EINVAL).
+ *
+ * Results.  A search of a whole batch answers in a handle with one
+ * accessor family per type: genie_<type>_results_queries(), _get() (the hits of
+ * one query), _stats() and _free(), for keywords (genie_results),
+ * sets, sequences, metric (genie_lc_) and docs.  The families stay apart
+ * because their hits differ (a match count; a Jaccard similarity as a
+ * fraction; an edit distance with its certificate; a float distance; a
+ * BM25 + PageRank score with its record), so one family would hand back
+ * untyped hits.  Vectors answer into caller arrays instead (k neighbours
+ * per query, as Faiss's search does): their answers have a fixed shape.
+ * The public structs' layouts are exported for bindings
+ * (genie_struct_layouts()).
+ *
  * This header is the core: status, index, queries, search, the keyword
  * builders.  Each front-end has a header of its own that includes this
  * one: genie/text.h, genie/sets.h, genie/sequences.h, genie/table.h,
@@ -114,6 +135,7 @@ GENIE_API const char *genie_index_type_name(genie_index_type type);
 GENIE_API uint32_t genie_index_type_max_k(genie_index_type type);
 
 typedef struct genie_build_options {
+    uint32_t size; /* sizeof, set by genie_build_options_init() (0: this header's size) */
     /** Longest (sub)list after splitting (III-B1); 0 = 4096. */
     uint32_t sublist_length;
     /** Called now and then with objects added so far; may be NULL. */
@@ -141,6 +163,9 @@ typedef struct genie_build_options {
      */
     uint64_t part_gpu_memory;
 } genie_build_options;
+
+/** Set @p opt to the defaults (every field 0) and its size (genie.h, "Options"). */
+GENIE_API void genie_build_options_init(genie_build_options *opt);
 
 /** One object to add.  Keywords need not be sorted; duplicates count once. */
 typedef struct genie_object {
@@ -191,6 +216,7 @@ GENIE_API void genie_builder_free(genie_builder *b);
  *             equal to @c delimiter (the fortune format uses "%").
  */
 typedef struct genie_input_options {
+    uint32_t size; /* sizeof, set by genie_input_options_init() (0: this header's size) */
     genie_index_type type;
     const char *delimiter;          /* NULL: one record per line */
     int labels;                     /* keywords: first number is a 64-bit label */
@@ -198,6 +224,9 @@ typedef struct genie_input_options {
     const char *const *stop_words;  /* text: words never indexed */
     size_t n_stop_words;
 } genie_input_options;
+
+/** Set @p opt to the defaults (every field 0) and its size (genie.h, "Options"). */
+GENIE_API void genie_input_options_init(genie_input_options *opt);
 
 /**
  * Whether writing @p output would destroy something the user named
@@ -361,6 +390,70 @@ typedef enum genie_backend {
 GENIE_API const char *genie_backend_name(genie_backend backend);
 /** Parse a backend name. @return GENIE_OK or GENIE_EINVAL. */
 GENIE_API genie_status genie_backend_parse(const char *name, genie_backend *out);
+/**
+ * The names of the backends, "auto" first, then by id, separated by ", ",
+ * into @p buf as snprintf writes (at most @p size bytes, NUL-terminated
+ * when @p size > 0): every backend this library knows (@p usable 0), or
+ * those that can run in this process now (@p usable non-zero; this loads
+ * the CUDA module where one is built and a GPU driver is present).
+ * @return the length of the whole list, as snprintf returns.
+ */
+GENIE_API size_t genie_backend_list(int usable, char *buf, size_t size);
+
+/* ------------------------------------------------------------- distances */
+
+/*
+ * The distances of dense vectors, shared by the vectors and metric index
+ * types (genie/vectors.h, genie/metric.h) and the backends that compute
+ * them.
+ */
+
+/**
+ * Distances, smaller is nearer: l2 = Euclidean distance, l1 = sum of
+ * absolute differences, cosine = 1 - cos(angle), ip = minus the inner
+ * product (so the largest inner product comes first).
+ */
+typedef enum genie_metric {
+    GENIE_METRIC_L2 = 0,
+    GENIE_METRIC_IP = 1,
+    GENIE_METRIC_COSINE = 2,
+    GENIE_METRIC_L1 = 3
+} genie_metric;
+
+/** "l2", "ip", "cosine", "l1"; NULL for an unknown value. */
+GENIE_API const char *genie_metric_name(genie_metric metric);
+/** @return GENIE_OK or GENIE_EINVAL. */
+GENIE_API genie_status genie_metric_parse(const char *name, genie_metric *out);
+
+typedef struct genie_neighbor {
+    uint32_t id;
+    float distance;
+} genie_neighbor;
+
+/**
+ * The arithmetic of an exact search's candidate step on the GPU: the
+ * distances of every base vector to the queries come from one GEMM in
+ * fp32, TF32 (tensor cores, 10-bit mantissas) or fp16 (tensor cores,
+ * vectors scaled by powers of two into fp16's range), all summing in
+ * fp32.  The answers do not depend on it: the GEMM only bounds each
+ * distance (a proven error bound per pair, engine/exact_bound.h), and the
+ * distances of the vectors that bound cannot rule out are computed as
+ * genie_vector_distance() does, so every precision returns the same ids
+ * and distances, bit for bit.  Lower precision is faster on tensor-core
+ * GPUs; where its bound leaves too many candidates for a query, that query
+ * is answered by the direct distances (slower, same answer).  The CPU
+ * ignores it (its GEMM is fp32); l1 has no GEMM form and accepts fp32 alone.
+ */
+typedef enum genie_precision {
+    GENIE_PRECISION_FP32 = 0,
+    GENIE_PRECISION_TF32 = 1,
+    GENIE_PRECISION_FP16 = 2
+} genie_precision;
+
+/** "fp32", "tf32", "fp16"; NULL for an unknown value. */
+GENIE_API const char *genie_precision_name(genie_precision precision);
+/** @return GENIE_OK or GENIE_EINVAL (message lists the names). */
+GENIE_API genie_status genie_precision_parse(const char *name, genie_precision *out);
 
 /* How a search over several GPUs shares the work (genie_search_options.gpus). */
 typedef enum genie_gpu_mode {
@@ -379,6 +472,7 @@ GENIE_API const char *genie_gpu_mode_name(genie_gpu_mode mode);
  * genie_search_stats.
  */
 typedef struct genie_search_options {
+    uint32_t size; /* sizeof, set by genie_search_options_init() (0: this header's size) */
     genie_backend backend;
     uint32_t k;           /* >= 1; larger than the object count is allowed */
     unsigned threads;     /* CPU threads; 0 = all cores */
@@ -408,6 +502,12 @@ typedef struct genie_search_options {
     unsigned n_gpus;
     genie_gpu_mode gpu_mode;
     /**
+     * The CUDA backends' match counting: non-zero records where each
+     * search's time goes, in genie_search_stats.phases (CUDA events on the
+     * search's stream: they cost a little, hence off by default).
+     */
+    int time_phases;
+    /**
      * NULL, or a flag another thread may set (a server whose request timed
      * out): the search reads *cancel atomically between steps of its work
      * (the CPU backend's groups of queries, object blocks and query items,
@@ -419,6 +519,9 @@ typedef struct genie_search_options {
      */
     const int *cancel;
 } genie_search_options;
+
+/** Set @p opt to the defaults (every field 0, k = 10) and its size (genie.h, "Options"). */
+GENIE_API void genie_search_options_init(genie_search_options *opt);
 
 typedef struct genie_hit {
     uint32_t object;
@@ -532,6 +635,28 @@ GENIE_API genie_status genie_index_part_info(const genie_index *idx, uint32_t pa
  * waited for, the transfer that the overlap did not hide.  With several
  * GPUs as shards, each GPU's times are added up (they overlap in time).
  */
+
+/*
+ * Where the time of a CUDA search's match counting went, with
+ * genie_search_options.time_phases; zero otherwise and on the CPU.
+ * Milliseconds summed over its batches (and GPUs): GPU phases are CUDA
+ * event times on the search's stream, host phases wall times.  count_ms is
+ * the counting kernel (tiles: the tile kernel; the paper's layout and
+ * GEN-SPQ: their count kernels), select_ms what follows it on the GPU
+ * (tiles: the merge kernel; the others: their finish and select kernels).
+ */
+typedef struct genie_gpu_phases {
+    double plan_ms;     /* host: keyword lookups and work units, once per request */
+    double stage_ms;    /* host: a batch's units and descriptors into pinned staging */
+    double upload_ms;   /* GPU: units up, infos zeroed (scratch too where a method asks) */
+    double count_ms;    /* GPU: counting */
+    double select_ms;   /* GPU: per-tile or per-query selection after counting */
+    double download_ms; /* GPU: hits and infos down */
+    double collect_ms;  /* host: answers into the caller's buffers (and host sorts) */
+    double total_ms;    /* host: wall time inside the CUDA backend, all of the above and the waits */
+    uint64_t calls, batches;
+} genie_gpu_phases;
+
 typedef struct genie_search_stats {
     genie_backend backend; /* the backend that ran ("auto" resolved) */
     uint32_t n_gpus;       /* devices it ran on (1 for the CPU backends) */
@@ -556,7 +681,10 @@ typedef struct genie_search_stats {
     uint64_t verified;     /* true distances or similarities computed */
     uint32_t rounds;       /* genie_search calls */
     /* Sequences: queries answered by --certify's full-scan fallback, and
-     * the backend of full scans (fallback or exact mode; auto: none ran). */
+     * the backend of full scans (fallback or exact mode; auto: none ran).
+     * Exact vector search on a GPU (genie_exact_search): the queries its
+     * bound could not narrow, answered by direct distances to every base
+     * vector. */
     uint64_t fallback;
     genie_backend scan_backend;
     /* Front-ends: the candidate count K (of the last round) and, for l2
@@ -571,6 +699,7 @@ typedef struct genie_search_stats {
      * 0.1 to 0.4) of the modelled queries the choice assumed, estimated
      * from the batch (docs/RECALL.md); otherwise -1. */
     double recall_edit_rate;
+    genie_gpu_phases phases; /* with genie_search_options.time_phases */
 } genie_search_stats;
 
 /**
@@ -649,6 +778,27 @@ GENIE_API genie_status genie_recall_predict(const genie_index *idx, uint32_t k, 
 GENIE_API genie_status genie_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
                                 const genie_queries *q, const genie_search_options *opt,
                                 genie_results **out, genie_search_stats *stats);
+
+/* ------------------------------------------------------------- layouts */
+
+/*
+ * A field of a public struct as this library's compiler laid it out, for
+ * bindings that mirror the structs (a ctypes copy): @c field NULL stands
+ * for the struct as a whole (offset 0, size = sizeof).
+ */
+typedef struct genie_field_layout {
+    const char *type;  /* "genie_search_options" */
+    const char *field; /* "k"; NULL: the struct itself */
+    uint32_t offset, size;
+} genie_field_layout;
+
+/**
+ * Every public struct and its fields, struct by struct, fields in
+ * declaration order.
+ * @param[out] n  the entries.
+ * @return the table (static, valid for the process).
+ */
+GENIE_API const genie_field_layout *genie_struct_layouts(size_t *n);
 
 /** @return non-zero when this library was built with the CUDA backend. */
 GENIE_API int genie_cuda_built(void);

@@ -43,6 +43,7 @@ GENIE_API genie_status genie_seq_gram_length(const genie_index *idx, uint32_t *g
 #define GENIE_SEQ_MAX_K 65536u
 
 typedef struct genie_seq_options {
+    uint32_t size; /* sizeof, set by genie_seq_options_init() (0: this header's size) */
     uint32_t k;              /* answers per query, 1..GENIE_SEQ_MAX_K */
     uint32_t candidates;     /* K, candidates by match count; 0 = 32; raised to k */
     /** 0: one round (answers may be uncertified).  Else --certify: queries
@@ -70,6 +71,9 @@ typedef struct genie_seq_options {
      */
     double recall;
 } genie_seq_options;
+
+/** Set @p opt to the defaults (every field 0, k = 10) and its size (genie.h, "Options"). */
+GENIE_API void genie_seq_options_init(genie_seq_options *opt);
 
 typedef struct genie_seq_hit {
     uint32_t object;

@@ -42,6 +42,7 @@ GENIE_API void genie_set_builder_free(genie_set_builder *sb);
 #define GENIE_SETS_MAX_K 65536u
 
 typedef struct genie_set_options {
+    uint32_t size; /* sizeof, set by genie_set_options_init() (0: this header's size) */
     uint32_t k;          /* answers per query, 1..GENIE_SETS_MAX_K */
     uint32_t candidates; /* K, candidates by match count; 0 = 100; raised to k */
     int exact;           /* non-zero: exact Jaccard against every set */
@@ -53,6 +54,9 @@ typedef struct genie_set_options {
      */
     double recall;
 } genie_set_options;
+
+/** Set @p opt to the defaults (every field 0, k = 10) and its size (genie.h, "Options"). */
+GENIE_API void genie_set_options_init(genie_set_options *opt);
 
 typedef struct genie_set_hit {
     uint32_t object;

@@ -193,7 +193,7 @@ class DocsIndex(Index):
         buf = (ctypes.c_char * (n.value * HIT_DTYPE.itemsize)).from_address(p)
         return np.frombuffer(bytes(buf), HIT_DTYPE)
 
-    def search(self, queries, k=10, mode="and", exhaustive=False, backend="cpu", threads=0, gpu_memory=0,
+    def search(self, queries, k=10, mode="and", exhaustive=False, backend="auto", threads=0, gpu_memory=0,
                cache_fraction=0.0, cache_plan=None, stats=None):
         """The top-k documents of each query (a string of words): mode
         'and' (documents holding every word; a word no document holds gives
@@ -201,7 +201,8 @@ class DocsIndex(Index):
         int64) of shape (nq, k), best first, ties by smaller record number;
         where fewer than k documents match, records are -1 and scores 0.
         exhaustive: no early termination (the oracle; same answers).
-        backend 'cuda': AND queries with k <= 1024 on the GPU, with
+        backend 'cuda' (and 'auto' when a GPU is usable): AND queries with
+        k <= 1024 on the GPU, with
         gpu_memory (bytes, 0 = 1 GiB) split by cache_fraction (0 = 0.5) into
         the list cache and the batch buffer, and the cache plan file
         cache_plan (make_cache_plan); the answers are the same.  threads:
@@ -222,7 +223,7 @@ class DocsIndex(Index):
         return self._run(queries, k, mode, exhaustive, backend, threads, gpu_memory, cache_fraction, cache_plan,
                          stats, take)
 
-    def search_hits(self, queries, k=10, mode="and", exhaustive=False, backend="cpu", threads=0, gpu_memory=0,
+    def search_hits(self, queries, k=10, mode="and", exhaustive=False, backend="auto", threads=0, gpu_memory=0,
                     cache_fraction=0.0, cache_plan=None, stats=None):
         """As search(), but per query a structured array of its hits (best
         first), dtype genie.DocsIndex.HIT_DTYPE: doc (docID), record, score,

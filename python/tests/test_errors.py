@@ -40,6 +40,14 @@ def test_only_statuses_are_checked():
     assert isinstance(genie.cuda_available(), bool)
 
 
+def test_backend_names_from_the_library():
+    known = genie.backends()
+    assert known[0] == "auto" and {"cpu", "cpu-idx", "cuda", "cuda-spq", "cuda-cpq-paper"} <= set(known)
+    usable = genie.backends(usable=True)
+    assert "cpu" in usable and set(usable) <= set(known)
+    assert ("cuda" in usable) == genie.cuda_available()
+
+
 def test_library_messages(idx):
     with pytest.raises(genie.InvalidArgumentError, match=r"query 1, item 2: range 5-4 has lo > hi"):
         idx.search([[1, (5, 4)]])

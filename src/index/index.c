@@ -83,8 +83,7 @@ void genie_index_close(genie_index *idx)
     index_free_parts(idx);
     index_devices_free(idx->aDev);
     if (idx->pDerived) {
-        if (idx->pDerived->pRecall)
-            idx->pDerived->xRecallFree(idx->pDerived->pRecall);
+        index_slots_release(idx->pDerived->aSlot);
         index_vocab_free(idx->pDerived->pVocab);
         pthread_mutex_destroy(&idx->pDerived->lock);
         free(idx->pDerived);
@@ -92,33 +91,6 @@ void genie_index_close(genie_index *idx)
     free(idx->zPath);
     util_unmap_file(&idx->map);
     free(idx);
-}
-
-index_device *index_devices_new(void)
-{
-    index_device *aDev = calloc(INDEX_MAX_DEVICES, sizeof *aDev);
-    for (int i = 0; aDev && i < INDEX_MAX_DEVICES; i++)
-        pthread_mutex_init(&aDev[i].lock, NULL);
-    return aDev;
-}
-
-void index_devices_free(index_device *aDev)
-{
-    if (!aDev)
-        return;
-    for (int i = 0; i < INDEX_MAX_DEVICES; i++) {
-        index_device *d = &aDev[i];
-        if (d->p && d->xFree)
-            d->xFree(d->p);
-        if (d->pExact && d->xExactFree)
-            d->xExactFree(d->pExact);
-        if (d->pPairs && d->xPairsFree)
-            d->xPairsFree(d->pPairs);
-        if (d->pEdit && d->xEditFree)
-            d->xEditFree(d->pEdit);
-        pthread_mutex_destroy(&d->lock);
-    }
-    free(aDev);
 }
 
 void genie_index_get_info(const genie_index *idx, genie_index_info *out)

@@ -175,7 +175,7 @@ int broker_gather_setups(broker *b)
             return -2; /* requests left pending: only an abort ends this */
         }
         if (nLeft > 0)
-            mpi_nap(&us);
+            util_nap(&us);
     }
     free(aBuf);
     free(aReq);
@@ -320,7 +320,7 @@ static int collect(broker *b, flight *f, double deadline)
         }
         if (nOwed == 0 || (deadline > 0 && util_now() > deadline))
             return nOwed;
-        mpi_nap(&us);
+        util_nap(&us);
     }
 }
 
@@ -518,7 +518,7 @@ int broker_stop_all(broker *b)
             nOwed++;
             break;
         }
-        mpi_nap(&us);
+        util_nap(&us);
     }
     if (nOwed) {
         fprintf(stderr, "genie-mpi: some rankers still owe answers after %.0f s more; aborting the job\n",

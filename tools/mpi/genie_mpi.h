@@ -14,7 +14,6 @@
 
 #include "genie/genie.h"
 #include "genie/vectors.h"
-/* The one clock (util_now), which the tools compile in themselves. */
 #include "util/clock.h"
 
 #define MPI_EXIT_OK 0
@@ -59,13 +58,5 @@ int ranker_run(const mpi_args *a, int rank, int nRanker);
 /** `genie-mpi metric ...` (metric_mpi.c): argv[0] is "metric"; @return an MPI_EXIT_* code. */
 int lcm_main(int argc, char **argv, int rank, int size);
 
-/** Wait a little between polls (rank processes may share cores); *pUs grows to 1 ms. */
-static inline void mpi_nap(unsigned *pUs)
-{
-    struct timespec ts = {0, (long)*pUs * 1000};
-    nanosleep(&ts, NULL);
-    if (*pUs < 1000)
-        *pUs = *pUs * 2 + 1;
-}
 
 #endif

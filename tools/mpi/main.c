@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../cli.h"
 #include "../itype.h"
@@ -198,7 +197,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
     if (argc < 2 || (strcmp(argv[1], "search") != 0 && strcmp(argv[1], "serve") != 0)) {
         if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
             if (rank == 0)
-                fputs(zHelp, stdout);
+                cli_help(zHelp);
             return -1;
         }
         return usage(rank, "expected the command 'search', 'serve' or 'metric'%s", "");
@@ -304,7 +303,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
         case 'q': a->quiet = 1; break;
         case 'h':
             if (rank == 0)
-                fputs(zHelp, stdout);
+                cli_help(zHelp);
             return -1;
         default: return usage(rank, "bad option%s", "");
         }

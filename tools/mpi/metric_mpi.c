@@ -173,7 +173,7 @@ static int parse(int argc, char **argv, int rank, lcm_args *a)
         case 'q': a->quiet = 1; break;
         case 'h':
             if (rank == 0)
-                fputs(zHelp, stdout);
+                cli_help(zHelp);
             return -1;
         default: return usage(rank, "bad option%s", "");
         }

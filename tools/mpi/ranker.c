@@ -8,7 +8,7 @@
  * waiting for the broker, which decides (it fails the run and sends stop),
  * so that no rank leaves MPI while another still expects it.
  *
- * Waiting for the broker polls with naps (mpi_nap) instead of a blocking
+ * Waiting for the broker polls with naps (util_nap) instead of a blocking
  * receive: a blocked MPI call spins on its core, and the rankers of a test
  * share two cores with the broker.
  *
@@ -62,7 +62,7 @@ static int receive(wire_buf *b, size_t *pBytes)
             return -1;
         if (have)
             break;
-        mpi_nap(&us);
+        util_nap(&us);
     }
     int nBytes;
     MPI_Get_count(&st, MPI_BYTE, &nBytes);

@@ -61,7 +61,7 @@ struct serve_batcher {
     serve_request *pHead, *pTail;
     serve_request *pWaitHead, *pWaitTail; /* submit_async's, not yet answered, oldest first */
     uint64_t nQueued;         /* queries in the queue */
-    double tLast;             /* serve_now() of the newest arrival */
+    double tLast;             /* util_now() of the newest arrival */
     uint64_t nLastBatch;      /* queries of the last batch run; 0 before the first */
     int stop;                 /* answer what is queued, then end the thread */
     int flush;                /* shutting down: batches no longer wait for more */
@@ -70,13 +70,6 @@ struct serve_batcher {
     int cancelAll;            /* shutting down past --timeout: every engine call is cancelled (under mu) */
     genie_queries *pQueries;  /* items batches (ITYPE_BATCH_ITEMS): reused batch to batch */
 };
-
-double serve_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* CPU seconds of the calling thread alone. */
 static double thread_cpu_now(void)
@@ -380,9 +373,9 @@ static void run_batch(serve_batcher *b, serve_request *pBatch)
         nQuery += r->nQuery;
     serve_result *res = calloc(1, sizeof *res);
     char zHookErr[1024] = "";
-    double t0 = serve_now(), c0 = thread_cpu_now();
+    double t0 = util_now(), c0 = thread_cpu_now();
     genie_status rc = res ? run_search(b, pBatch, nQuery, res, zHookErr, sizeof zHookErr) : GENIE_ENOMEM;
-    serve_metrics_batch(nQuery, serve_now() - t0, thread_cpu_now() - c0);
+    serve_metrics_batch(nQuery, util_now() - t0, thread_cpu_now() - c0);
     if (rc == GENIE_ECANCELED)
         serve_metrics_cancelled();
     const char *zErr = zHookErr[0] ? zHookErr : genie_last_error();
@@ -469,7 +462,7 @@ static void *batcher_main(void *arg)
             if (b->tLast + b->cfg->maxIdle < tEnd)
                 tEnd = b->tLast + b->cfg->maxIdle;
             if (b->stop || b->flush || b->pHead != first || batch_alone(first) ||
-                queued_like(b, first) >= batch_target(b) || serve_now() >= tEnd)
+                queued_like(b, first) >= batch_target(b) || util_now() >= tEnd)
                 break;
             struct timespec ts = deadline_at(tEnd);
             pthread_cond_timedwait(&b->cond, &b->mu, &ts);
@@ -509,7 +502,7 @@ static void *timer_main(void *arg)
             continue;
         }
         double tEnd = r->tQueued + b->cfg->timeout;
-        if (serve_now() < tEnd) {
+        if (util_now() < tEnd) {
             struct timespec ts = deadline_at(tEnd);
             pthread_cond_timedwait(&b->timerCond, &b->mu, &ts);
             continue;
@@ -616,7 +609,7 @@ static int enqueue(serve_batcher *b, serve_request *r)
     if (b->nQueued + r->nQuery > b->cfg->maxQueue && b->pHead)
         return 503;
     r->state = SERVE_QUEUED;
-    r->tQueued = serve_now();
+    r->tQueued = util_now();
     r->pNext = NULL;
     if (b->pTail)
         b->pTail->pNext = r;

@@ -45,7 +45,7 @@ struct serve_conn {
     struct sockaddr_storage peer;
     socklen_t nPeer;
     atomic_int phase;     /* SERVE_CONN_* */
-    atomic_llong tPhase;  /* when it began, microseconds of serve_now() */
+    atomic_llong tPhase;  /* when it began, microseconds of util_now() */
     int counted;          /* within --max-connections (not refused) */
     int shut;             /* the guard has shut its socket */
 };
@@ -64,7 +64,7 @@ struct serve_conns {
 
 static long long now_us(void)
 {
-    return (long long)(serve_now() * 1e6);
+    return (long long)(util_now() * 1e6);
 }
 
 void serve_conn_phase(serve_conn *c, int phase)
@@ -204,7 +204,7 @@ serve_conns *serve_conns_start(const serve_config *cfg, const atomic_int *pDrain
     pthread_mutex_init(&cs->mu, NULL);
     pthread_condattr_t a;
     pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC); /* the guard's sleeps are measured as serve_now() is */
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC); /* the guard's sleeps are measured as util_now() is */
     pthread_cond_init(&cs->cond, &a);
     pthread_condattr_destroy(&a);
     if (pthread_create(&cs->guard, NULL, guard_main, cs) != 0) {

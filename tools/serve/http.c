@@ -482,7 +482,7 @@ static enum MHD_Result do_get(serve_server *s, struct MHD_Connection *c, http_co
                         s->nIndex);
         return respond_json(c, h, atomic_load(&s->draining) ? 503 : 200, &b);
     case SERVE_EP_METRICS:
-        serve_metrics_text(&b, s);
+        serve_metrics_text(&b, s, serve_batcher_depth);
         return respond(c, h, 200, &b, "text/plain; version=0.0.4", NULL, NULL);
     case SERVE_EP_INDEXES:
         json_buf_puts(&b, "{\"indexes\":[");
@@ -579,7 +579,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         h = calloc(1, sizeof *h);
         if (!h)
             return MHD_NO;
-        h->t0 = serve_now();
+        h->t0 = util_now();
         h->s = s;
         *ppConn = h;
         atomic_fetch_add(&s->nInFlight, 1);
@@ -631,7 +631,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ppConn, enu
     if (!h)
         return;
     assert(atomic_load(&h->wait) != WAIT_QUEUED); /* a suspended connection is never closed */
-    serve_metrics_request(h->ep, h->answered ? h->status : 0, serve_now() - h->t0);
+    serve_metrics_request(h->ep, h->answered ? h->status : 0, util_now() - h->t0);
     serve_conn_phase(h->pConn, SERVE_CONN_HEADERS); /* the next request's headers, or an idle connection */
     /* a request given back by the batcher whose answer was not written (shutdown) */
     serve_request_free(h->pReq);

@@ -111,7 +111,7 @@ static void put_server(json_buf *b, serve_server *s)
                     (unsigned long long)(s->pWorkers ? serve_workers_busy(s->pWorkers) : 0));
 }
 
-void serve_metrics_text(json_buf *b, serve_server *srv)
+void serve_metrics_text(json_buf *b, serve_server *srv, uint64_t (*xDepth)(serve_batcher *))
 {
     serve_index *aIndex = srv->aIndex;
     size_t nIndex = srv->nIndex;
@@ -164,7 +164,7 @@ void serve_metrics_text(json_buf *b, serve_server *srv)
                      "# TYPE genie_queue_queries gauge\n");
     for (size_t i = 0; i < nIndex; i++)
         json_buf_printf(b, "genie_queue_queries{index=\"%s\"} %llu\n", aIndex[i].zName,
-                        (unsigned long long)(aIndex[i].pBatcher ? serve_batcher_depth(aIndex[i].pBatcher) : 0));
+                        (unsigned long long)(aIndex[i].pBatcher ? xDepth(aIndex[i].pBatcher) : 0));
     static const struct {
         const char *zName, *zHelp;
     } aSize[] = {{"genie_index_objects", "Objects in the index."},

@@ -90,8 +90,8 @@ static const char zHelp[] =
     "                           comes; default: one per core); 0: one HTTP\n"
     "                           thread per connection, which waits for each\n"
     "                           answer\n"
-    "  -b, --backend NAME       engine backend: auto (default), cpu, cpu-idx,\n"
-    "                           cuda, cuda-spq, cuda-cpq-paper\n"
+    "  -b, --backend NAME       engine backend: auto (default) or one of\n"
+    "                           " CLI_BACKENDS "\n"
     "  -j, --threads N          CPU threads per search (default: all cores)\n"
     "      --gpu-memory BYTES   GPU memory budget, K/M/G allowed\n"
     "      --gpus LIST|all      several GPUs for every search (e.g. 0,1)\n"
@@ -270,7 +270,7 @@ static int parse_args(int argc, char **argv, serve_args *a)
             cfg->httpThreads = (unsigned)v;
             break;
         case 'q': cfg->quiet = 1; break;
-        case 'h': fputs(zHelp, stdout); exit(CLI_EXIT_OK);
+        case 'h': cli_help(zHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("serve", "bad option");
         }
     }
@@ -446,7 +446,7 @@ static void *watchdog_main(void *arg)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     for (;;) {
-        double left = tEnd - serve_now();
+        double left = tEnd - util_now();
         if (left <= 0) {
             fprintf(stderr, "genie serve: requests still running --timeout + 5 s after the signal: exiting now\n");
             _exit(CLI_EXIT_FAIL);
@@ -475,7 +475,7 @@ static void warm_up(serve_index *p, const serve_config *cfg)
     genie_item item = {0, 0, 1};
     genie_search_options opt = {.backend = cfg->backend, .k = 1, .threads = cfg->threads,
                                 .gpu_memory = cfg->gpuMemory};
-    double t0 = serve_now();
+    double t0 = util_now();
     genie_status rc = genie_queries_new(&q);
     if (rc == GENIE_OK)
         rc = genie_queries_add(q, &item, 1, 0);
@@ -484,7 +484,7 @@ static void warm_up(serve_index *p, const serve_config *cfg)
     /* A failure here is the first request's to report; only say it. */
     if (!cfg->quiet)
         fprintf(stderr, "genie serve: %s: %s in %.2f s\n", p->zName,
-                rc == GENIE_OK ? "uploaded to the GPU" : genie_last_error(), serve_now() - t0);
+                rc == GENIE_OK ? "uploaded to the GPU" : genie_last_error(), util_now() - t0);
     genie_results_free(r);
     genie_queries_free(q);
 }
@@ -493,7 +493,7 @@ static void warm_up(serve_index *p, const serve_config *cfg)
 static void drain(serve_server *s, double tEnd)
 {
     struct timespec ts = {0, 5 * 1000 * 1000};
-    while (atomic_load(&s->nInFlight) > 0 && serve_now() < tEnd)
+    while (atomic_load(&s->nInFlight) > 0 && util_now() < tEnd)
         nanosleep(&ts, NULL);
 }
 
@@ -632,7 +632,7 @@ int serve_main(int argc, char **argv, const serve_hooks *h)
 
     int sig = wait_for_signal();
     long nAtSignal = atomic_load(&s.nInFlight);
-    shut_down(&s, serve_now()); /* the batchers too: done's serve_batcher_stop finds none */
+    shut_down(&s, util_now()); /* the batchers too: done's serve_batcher_stop finds none */
     if (!a.cfg.quiet)
         fprintf(stderr, "genie serve: %s: stopped after the %ld requests in flight\n",
                 sig == SIGINT ? "SIGINT" : "SIGTERM", nAtSignal);

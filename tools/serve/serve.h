@@ -44,6 +44,7 @@
 
 #include "../itype.h"
 #include "../json_out.h"
+#include "util/clock.h" /* util_now: the server's one clock */
 
 /* ------------------------------------------------------------ settings */
 
@@ -426,9 +427,12 @@ void serve_metrics_request(serve_endpoint ep, unsigned status, double seconds);
 void serve_metrics_batch(size_t nQueries, double seconds, double cpuSeconds);
 /** An engine call cancelled (its requests timed out, or the server stopped). */
 void serve_metrics_cancelled(void);
-/** The Prometheus text: the counters, the connections and memory, then per index its queue and sizes. */
-void serve_metrics_text(json_buf *b, serve_server *s);
-
-double serve_now(void);
+/**
+ * The Prometheus text: the counters, the connections and memory, then per
+ * index its queue (@p xDepth: serve_batcher_depth, handed over so that the
+ * batcher, which reports its batches here, and the metrics call each other
+ * in no circle) and sizes.
+ */
+void serve_metrics_text(json_buf *b, serve_server *s, uint64_t (*xDepth)(serve_batcher *));
 
 #endif

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """genie's CPU IVF-Flat against Faiss's IndexIVFFlat (Debian python3-faiss)
 at equal nlist and nprobe, on the same machine with the same number of
-threads (issue 28).
+threads (docs/BENCHMARKS.md, "Inverted files").
 
 Data: N base and Q query vectors of D dimensions around C centres (centre
 ~ N(0, 3^2 I), vector = centre + N(0, I), numpy's generator seeded by 28:

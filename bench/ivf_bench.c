@@ -1,6 +1,6 @@
 /*
  * ivf_bench: inverted-file search (IVF-Flat, IVF-PQ) against genie's exact
- * search and GENIE-LSH on one data set, in one process (issue 28).
+ * search and GENIE-LSH on one data set, in one process (docs/BENCHMARKS.md, "Inverted files").
  *
  *   ivf_bench [--base F --queries F | --n N --dim D --centres C --nq Q --seed S]
  *             [--metric l2|ip|cosine] [--k K] [--nlist L] [--pq M[,M...]]
@@ -202,7 +202,7 @@ static void run_exact(bench *b, const char *zIndex)
     const genie_precision aP[2] = {GENIE_PRECISION_FP32, GENIE_PRECISION_TF32};
     for (int p = 0; p < 2; p++) {
         genie_vsearch_options o;
-        memset(&o, 0, sizeof o);
+        genie_vsearch_options_init(&o);
         o.search.backend = b->backend;
         o.search.threads = b->threads;
         o.k = b->k;
@@ -231,7 +231,8 @@ static void build_ivf(bench *b, uint32_t M, int refine, const char *path)
 {
     genie_ivf_params p = {.metric = b->metric, .nlist = b->nlist, .pq_m = M, .refine = refine, .seed = 1,
                           .backend = b->backend, .threads = b->threads};
-    genie_build_options opt = {0};
+    genie_build_options opt;
+    genie_build_options_init(&opt);
     double t0 = util_now();
     if (genie_vectors_build_ivf(&b->base, &p, &opt, path) != GENIE_OK) {
         fprintf(stderr, "ivf_bench: build: %s\n", genie_last_error());
@@ -258,7 +259,7 @@ static void run_ivf(bench *b, const char *path, uint32_t M)
             if (b->aProbe[i] > iv.nlist)
                 continue;
             genie_vsearch_options o;
-            memset(&o, 0, sizeof o);
+            genie_vsearch_options_init(&o);
             o.search.backend = b->backend;
             o.search.threads = b->threads;
             o.k = b->k;
@@ -282,7 +283,7 @@ static void run_ivf(bench *b, const char *path, uint32_t M)
         }
     /* --recall 0.95: the index's own choice. */
     genie_vsearch_options o;
-    memset(&o, 0, sizeof o);
+    genie_vsearch_options_init(&o);
     o.search.backend = b->backend;
     o.search.threads = b->threads;
     o.k = b->k;
@@ -305,7 +306,8 @@ static void run_ivf(bench *b, const char *path, uint32_t M)
 static void run_lsh(bench *b, const char *path)
 {
     genie_lsh_params p = {.metric = b->metric, .seed = 1};
-    genie_build_options opt = {0};
+    genie_build_options opt;
+    genie_build_options_init(&opt);
     double t0 = util_now();
     if (genie_vectors_build(&b->base, &p, &opt, path) != GENIE_OK) {
         fprintf(stderr, "ivf_bench: LSH build: %s\n", genie_last_error());
@@ -317,7 +319,7 @@ static void run_lsh(bench *b, const char *path)
     uint32_t *aN = malloc(b->q.n * sizeof *aN);
     for (uint32_t i = 0; i < b->nLsh; i++) {
         genie_vsearch_options o;
-        memset(&o, 0, sizeof o);
+        genie_vsearch_options_init(&o);
         o.search.backend = b->backend;
         o.search.threads = b->threads;
         o.k = b->k;

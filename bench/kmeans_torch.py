@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""PyTorch's k-means loop, the baseline of genie's GPU k-means (issue 28;
+"""PyTorch's k-means loop, the baseline of genie's GPU k-means (docs/BENCHMARKS.md;
 Johnson et al. (Faiss) 6.2 compare the same loop): per iteration, the
-distances of every point to every centroid as |c|^2 - 2 x.c (a matmul per
+distances of every point to every centroid as |c|^2 - 2 <x, c> (a matmul per
 chunk of 65,536 points), argmin, then the new centroids by index_add_ and
 bincount (an empty cluster keeps its centroid).  The data live on the GPU
 before the clock starts; 20 iterations are timed, after one warm-up

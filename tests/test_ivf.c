@@ -43,7 +43,8 @@ static genie_index *build_ivf(const genie_vectors *base, genie_metric metric, ui
 {
     genie_ivf_params p = {.metric = metric, .nlist = nlist, .pq_m = M, .pq_bits = bits, .refine = refine,
                           .iterations = 8, .seed = 7, .backend = GENIE_BACKEND_CPU, .threads = 2};
-    genie_build_options opt = {0};
+    genie_build_options opt;
+    genie_build_options_init(&opt);
     const char *path = test_path(zName);
     CHECK_OK(genie_vectors_build_ivf(base, &p, &opt, path));
     genie_index *idx;
@@ -55,7 +56,7 @@ static void search(const genie_index *idx, const genie_vectors *q, genie_backend
                    uint32_t refine, genie_neighbor *out, uint32_t *aN)
 {
     genie_vsearch_options o;
-    memset(&o, 0, sizeof o);
+    genie_vsearch_options_init(&o);
     o.search.backend = backend;
     o.search.threads = 2;
     o.k = k;
@@ -281,7 +282,8 @@ TEST(ivf_build_deterministic_and_versioned)
     genie_vectors base = {900, 8, aBase};
     genie_ivf_params p = {.metric = GENIE_METRIC_L2, .nlist = 10, .pq_m = 4, .refine = 1, .seed = 3,
                           .backend = GENIE_BACKEND_CPU};
-    genie_build_options opt = {0};
+    genie_build_options opt;
+    genie_build_options_init(&opt);
     CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("a.genie")));
     CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("b.genie")));
     p.seed = 4;
@@ -354,7 +356,7 @@ static void expect_search_error(const genie_index *idx, const genie_vectors *q, 
                                 uint32_t cand, double recall, const char *zNeedle)
 {
     genie_vsearch_options o;
-    memset(&o, 0, sizeof o);
+    genie_vsearch_options_init(&o);
     o.search.backend = GENIE_BACKEND_CPU;
     o.k = k;
     o.nprobe = nprobe;
@@ -371,7 +373,10 @@ TEST(ivf_bad_arguments)
 {
     float *aBase = clustered(8, 4, 300, 12, 5);
     genie_vectors base = {300, 12, aBase};
-    genie_build_options opt = {0}, optParts = {.part_objects = 100};
+    genie_build_options opt, optParts;
+    genie_build_options_init(&opt);
+    genie_build_options_init(&optParts);
+    optParts.part_objects = 100;
     genie_ivf_params p = {.metric = GENIE_METRIC_L2, .nlist = 8};
     expect_build_error(&base, (genie_ivf_params){.metric = GENIE_METRIC_L2, .nlist = 301}, &opt, "nlist = 301");
     expect_build_error(&base, (genie_ivf_params){.metric = GENIE_METRIC_L2, .nlist = 8, .pq_m = 5}, &opt,
@@ -419,7 +424,7 @@ static void check_recall(genie_index *idx, const genie_vectors *base, const geni
     uint32_t *aN = malloc(q->n * sizeof *aN);
     CHECK(aOut && aEx && aN);
     genie_vsearch_options o;
-    memset(&o, 0, sizeof o);
+    genie_vsearch_options_init(&o);
     o.search.backend = test_backend();
     o.search.threads = 2;
     o.k = k;

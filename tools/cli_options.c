@@ -3,6 +3,7 @@
  * every search, and the options and the getopt loop of every build.
  */
 #include <assert.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "itype.h"
 
 /* --gpus: a comma-separated list of ordinals, or "all"; one list per process. */
 static int parse_gpus(const char *zCmd, const char *zArg, genie_search_options *opt)
@@ -149,7 +151,7 @@ int cli_parse_build(int argc, char **argv, const char *zShort, const struct opti
         case 'o': a->zOut = optarg; break;
         case 'q': a->quiet = 1; break;
         case CLI_OPT_NO_RECALL: a->noRecall = 1; break; /* only where the type lists it */
-        case 'h': fputs(zHelp, stdout); return CLI_EXIT_OK;
+        case 'h': cli_help(zHelp); return CLI_EXIT_OK;
         default:
             st = xOption ? xOption(ctx, c, optarg) : CLI_OPTION_UNKNOWN;
             if (st == CLI_OPTION_UNKNOWN && c != 't')
@@ -160,7 +162,8 @@ int cli_parse_build(int argc, char **argv, const char *zShort, const struct opti
     }
     if (!a->zOut)
         return cli_usage_error("build", "no output file (-o INDEX)");
-    return CLI_GO_ON;
+    int st = cli_check_output(a->zOut, argc, argv);
+    return st == CLI_EXIT_OK ? CLI_GO_ON : st;
 }
 
 int cli_parse_recall(const char *zCmd, const char *s, double *out)
@@ -192,18 +195,24 @@ void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const 
                 st->candidates, k, st->recall_estimate);
 }
 
-int cli_candidate_option(const char *zCmd, int c, const char *zArg, uint32_t *pK, uint32_t *pCandidates,
-                         double *pRecall, int *pStatus)
+int cli_k_option(const char *zCmd, const itype *t, int c, const char *zArg, uint32_t *pK, int *pStatus)
+{
+    char zErr[128];
+    *pStatus = CLI_EXIT_OK;
+    if (c != 'k')
+        return 0;
+    if (!itype_parse_k(t, zArg, pK, zErr, sizeof zErr))
+        *pStatus = cli_usage_error(zCmd, "%s", zErr);
+    return 1;
+}
+
+int cli_candidate_option(const char *zCmd, const itype *t, int c, const char *zArg, uint32_t *pK,
+                         uint32_t *pCandidates, double *pRecall, int *pStatus)
 {
     uint64_t v;
     *pStatus = CLI_EXIT_OK;
     switch (c) {
-    case 'k':
-        if (!cli_parse_u64(zArg, 1, 65536, &v))
-            *pStatus = cli_usage_error(zCmd, "-k must be an integer 1..65536, not '%s'", zArg);
-        else
-            *pK = (uint32_t)v;
-        return 1;
+    case 'k': return cli_k_option(zCmd, t, c, zArg, pK, pStatus);
     case 'K':
         if (!cli_parse_u64(zArg, 1, UINT32_MAX, &v))
             *pStatus = cli_usage_error(zCmd, "--candidates must be 1..4294967295, not '%s'", zArg);
@@ -231,27 +240,38 @@ int cli_check_recall(const char *zCmd, double recall, uint32_t k, int exact, int
 
 int cli_build_recall(const cli_build_args *a)
 {
+    /* The side file of the index this build replaced goes first: whatever
+     * happens next (no estimate wanted, a failed or killed computation, a
+     * full disk), no estimate of another index stays beside the new one. */
+    char *zSide = malloc(strlen(a->zOut) + sizeof ".recall");
+    if (!zSide)
+        return cli_fail(GENIE_ENOMEM);
+    strcpy(zSide, a->zOut);
+    strcat(zSide, ".recall");
+    if (remove(zSide) != 0 && errno != ENOENT) {
+        fprintf(stderr, "genie build: cannot remove the old recall estimate %s: %s\n", zSide, strerror(errno));
+        free(zSide);
+        return CLI_EXIT_FAIL;
+    }
     if (a->noRecall) {
-        /* An estimate of the index this build replaced would only be rejected later. */
-        size_t n = strlen(a->zOut);
-        char *z = malloc(n + sizeof ".recall");
-        if (z) {
-            memcpy(z, a->zOut, n);
-            memcpy(z + n, ".recall", sizeof ".recall");
-            remove(z);
-            free(z);
-        }
+        free(zSide);
         return CLI_EXIT_OK;
     }
     double t0 = util_now();
     genie_index *idx;
     genie_status rc = genie_index_open(a->zOut, &idx);
     if (rc == GENIE_OK)
-        rc = genie_recall_prepare(idx, 0);
+        rc = genie_recall_write(idx, 0); /* a side file that cannot be written fails the build */
     genie_index_close(idx);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
+    if (rc != GENIE_OK) {
+        const char *z = genie_last_error();
+        fprintf(stderr, "genie build: the index is written, but not its recall estimate %s (each search "
+                        "with --recall would compute it again): %s\n", zSide, z[0] ? z : genie_strerror(rc));
+        free(zSide);
+        return CLI_EXIT_FAIL;
+    }
     if (!a->quiet)
-        fprintf(stderr, "genie build: recall estimate in %.2f s (%s.recall)\n", util_now() - t0, a->zOut);
+        fprintf(stderr, "genie build: recall estimate in %.2f s (%s)\n", util_now() - t0, zSide);
+    free(zSide);
     return CLI_EXIT_OK;
 }

@@ -1,8 +1,11 @@
 /*
  * The vectors front-end's commands:
- *   genie build --type vectors   hash base vectors into an LSH index
- *   genie search (vectors index) k nearest neighbours, LSH + re-rank or exact
- *   genie eval                   recall@k and the approximation ratio (Eqn. 13)
+ *   genie build --type vectors   hash base vectors into an LSH index, or
+ *                                (--ivf) an inverted file, IVF-Flat or IVF-PQ
+ *   genie search (vectors index) k nearest neighbours: LSH + re-rank, the
+ *                                lists of the nprobe nearest centroids, or exact
+ *   genie eval                   recall@k and the approximation ratio (Eqn. 13);
+ *                                of an IVF index, a table over nprobe
  *   genie lsh-params             the number of hash functions by Eqn. 9
  * All four read vector files through genie_vectors_read() (fvecs, bvecs,
  * ivecs, npy, IDX, GloVe JSON, any of them gzip'd).
@@ -16,7 +19,10 @@
 
 #include "genie/vectors.h"
 #include "cli.h"
+#include "cli_search.h"
 #include "json_out.h"
+
+extern const itype itype_vectors;
 
 static const char zBuildHelp[] =
     "Usage: genie build --type vectors [options] -o INDEX BASE\n"
@@ -55,11 +61,15 @@ static const char zBuildHelp[] =
     "      --train-size N       vectors the k-means train on (default\n"
     "                           min(n, max(64 NLIST, 256 x 2^BITS)))\n"
     "      --iterations N       k-means iterations (default 20)\n"
-    "  -b, --backend B          --ivf: where the k-means run: auto (a GPU when\n"
+    "      --backend B          --ivf: where the k-means run: auto (a GPU when\n"
     "                           usable), cpu, cuda\n"
     "  -L, --sublist-length N   longest posting (sub)list (default 4096)\n"
     CLI_PART_HELP
+    "                           (an IVF index: each part holds the lists of its\n"
+    "                           objects; the centroids are the whole index's)\n"
     CLI_RECALL_BUILD_HELP
+    "                           (an IVF index keeps no INDEX.recall: its\n"
+    "                           estimate is made when a search first needs it)\n"
     "  -q, --quiet              no notices on standard error\n"
     "  -h, --help               show this help\n";
 
@@ -75,20 +85,24 @@ static const char zSearchHelp[] =
     "\n"
     "The k nearest base vectors of each vector in QUERIES: the query's LSH\n"
     "buckets, the top-K objects by match count (on the chosen backend), then\n"
-    "re-ranked by the true distance; or, with --exact, an exact search.\n"
+    "re-ranked by the true distance; of an IVF index, the nearest among the\n"
+    "lists of the nprobe centroids nearest the query (IVF-PQ: by the codes'\n"
+    "estimate, refined by the true distance when asked); or, with --exact, an\n"
+    "exact search.\n"
     "Output, one line per neighbour (queries and ranks count from 1):\n"
     "  query_no <TAB> rank <TAB> object <TAB> distance\n"
     "or, with --json, one JSON object per query:\n"
     "  {\"query\":N,\"hits\":[{\"rank\",\"object\",\"distance\"}]}\n"
     "Distances: l2 Euclidean, l1 sum of absolute differences, cosine\n"
-    "1 - cos(angle).\n"
+    "1 - cos(angle), ip the negated inner product.\n"
     "\n"
-    "  -k, --k N               neighbours per query (default 10)\n"
+    "  -k, --k N               neighbours per query (default 10; IVF: 1..1024)\n"
     "  -K, --candidates N      candidates re-ranked, >= k (default 10 k); an\n"
     "                          IVF-PQ index: the refinement depth, k..2048\n"
     "  -r, --radius R          l2: also match R buckets either side (default 0)\n"
-    "      --nprobe P          an IVF index: lists probed per query (default:\n"
-    "                          the build's choice for recall@10 0.9)\n"
+    "      --nprobe P          an IVF index: lists probed per query, 1..nlist\n"
+    "                          (at most 2048; default: the build's choice for\n"
+    "                          recall@10 0.9)\n"
     "      --exact             exact search (GPU: k <= 2048; CPU: k <= 65536);\n"
     "                          any cpu* backend runs it on the CPU, any cuda*\n"
     "                          on the GPU\n"
@@ -115,20 +129,23 @@ static const char zEvalHelp[] =
     "                 left out; queries with fewer than k found are left out\n"
     "  seconds, qps   wall time of the search alone, queries per second\n"
     "  seconds_hash, seconds_match, seconds_rerank   LSH: its three steps\n"
+    "Of an IVF index, without --nprobe P (one value), --recall or --exact: a\n"
+    "table instead, one line per nprobe, 'nprobe refine k_recall_at_k\n"
+    "one_recall_at_k qps seconds backend'.\n"
     "\n"
     "  -k, --k N               neighbours (default 10)\n"
     "  -K, --candidates N      candidates re-ranked (default 10 k; IVF-PQ: the\n"
     "                          refinement depth)\n"
     "  -r, --radius R          l2: neighbouring buckets (default 0)\n"
-    "      --nprobe P[,P...]   an IVF index: lists probed; several, or none\n"
-    "                          (and no --recall): one line per nprobe (1, 2,\n"
-    "                          4, ... up to nlist), 'nprobe refine k_recall_at_k\n"
-    "                          qps seconds'\n"
+    "      --nprobe P[,P...]   an IVF index: the lists probed; several (up to\n"
+    "                          32), or none: the table's lines (1, 2, 4, ... up\n"
+    "                          to nlist)\n"
     "      --exact             evaluate the exact search itself\n"
     PRECISION_HELP
-    "      --recall R          choose K and the radius for an estimated\n"
-    "                          recall@k >= R (as genie search does); prints\n"
-    "                          them and the estimate\n"
+    "      --recall R          choose K and the radius (IVF: nprobe and the\n"
+    "                          refinement depth) for an estimated recall@k >= R\n"
+    "                          (as genie search does); prints them and the\n"
+    "                          estimate\n"
     CLI_ENGINE_HELP
     "      --truth FILE        ground truth .ivecs (at least k ids per query);\n"
     "                          default: exact search on --truth-backend\n"
@@ -150,7 +167,8 @@ static const char zParamsHelp[] =
     "The number of hash functions m by Eqn. 9 of Zhou et al. (GENIE) (IV-B1): the\n"
     "largest, over similarities s = 0.01 .. 0.99, of the smallest m with\n"
     "Pr[|c/m - s| <= epsilon] >= 1 - delta, c ~ Binomial(m, s).\n"
-    "Defaults epsilon = delta = 0.06 (the paper reports m = 237).\n";
+    "Defaults epsilon = delta = 0.06 (the paper reports m = 237). Settings that\n"
+    "need more than 100,000 functions are refused.\n";
 
 static int parse_backend(const char *z, genie_backend *b)
 {
@@ -173,8 +191,11 @@ static int parse_float(const char *z, float *out)
 typedef struct vec_build_args {
     genie_lsh_params lsh;
     genie_ivf_params ivf;
-    int isIvf, lshOption; /* --ivf given; an LSH-only option given (-m, --buckets, ...) */
+    int isIvf, lshOption, ivfOption; /* --ivf given; an LSH-only option given; an IVF-only one */
 } vec_build_args;
+
+/* The long options of the inverted file's build (their getopt values). */
+enum { OPT_IVF = 0x200, OPT_PQ, OPT_REFINE, OPT_TRAIN_SIZE, OPT_ITERATIONS, OPT_BUILD_BACKEND };
 
 /* --pq M[xBITS] */
 static int parse_pq(const char *z, genie_ivf_params *p)
@@ -197,32 +218,33 @@ static int parse_pq(const char *z, genie_ivf_params *p)
 static int ivf_build_option(vec_build_args *a, int c, const char *zArg)
 {
     uint64_t v;
+    a->ivfOption |= c != OPT_IVF && c >= OPT_IVF && c <= OPT_BUILD_BACKEND;
     switch (c) {
-    case 7:
+    case OPT_IVF:
         a->isIvf = 1;
         if (strcmp(zArg, "auto") != 0 && !cli_parse_u64(zArg, 1, 65536, &v))
             return cli_usage_error("build", "--ivf '%s': a number of lists 1..65536, or auto", zArg);
         a->ivf.nlist = strcmp(zArg, "auto") == 0 ? 0 : (uint32_t)v;
         return CLI_EXIT_OK;
-    case 8:
+    case OPT_PQ:
         if (!parse_pq(zArg, &a->ivf))
             return cli_usage_error("build", "--pq '%s': M or MxBITS (BITS 1..8), e.g. 16 or 16x8", zArg);
         return CLI_EXIT_OK;
-    case 9:
+    case OPT_REFINE:
         a->ivf.refine = 1;
         return CLI_EXIT_OK;
-    case 10:
+    case OPT_TRAIN_SIZE:
         if (!cli_parse_u64(zArg, 1, UINT32_MAX, &a->ivf.train_size))
             return cli_usage_error("build", "--train-size '%s': a positive number", zArg);
         return CLI_EXIT_OK;
-    case 11:
+    case OPT_ITERATIONS:
         if (!cli_parse_u64(zArg, 1, 100000, &v))
             return cli_usage_error("build", "--iterations '%s': 1..100000", zArg);
         a->ivf.iterations = (uint32_t)v;
         return CLI_EXIT_OK;
-    case 'b':
+    case OPT_BUILD_BACKEND:
         if (!parse_backend(zArg, &a->ivf.backend))
-            return cli_usage_error("build", "unknown backend '%s'", zArg);
+            return cli_usage_error("build", "--backend: unknown backend '%s'", zArg);
         return CLI_EXIT_OK;
     default:
         return CLI_OPTION_UNKNOWN;
@@ -281,6 +303,7 @@ static void ivf_progress(void *ctx, const char *zStage, uint32_t it, uint32_t nI
             it == nIt || !isatty(2) ? "\n" : "\r");
 }
 
+/* An inverted file; its recall estimate is made by the first search that needs it (no INDEX.recall). */
 static int vec_cli_build_ivf(vec_build_args *b, cli_build_args *a, const char *zBase)
 {
     if (b->lshOption)
@@ -301,34 +324,37 @@ static int vec_cli_build_ivf(vec_build_args *b, cli_build_args *a, const char *z
         fprintf(stderr, "genie build: %llu vectors of %u dimensions into an IVF index %s in %.2f s\n",
                 (unsigned long long)base.n, base.dim, a->zOut, util_now() - t0);
     genie_vectors_free(&base);
-    return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
+    if (rc != GENIE_OK)
+        return cli_fail(rc);
+    a->noRecall = 1; /* the old index's side file goes all the same */
+    return cli_build_recall(a);
 }
 
-int vec_cli_build(int argc, char **argv)
+static int vec_cli_build(int argc, char **argv)
 {
     static const struct option aOpt[] = {
         {"metric", required_argument, 0, 1}, {"functions", required_argument, 0, 'm'},
         {"buckets", required_argument, 0, 2}, {"bits", required_argument, 0, 3},
         {"width", required_argument, 0, 4},  {"sigma", required_argument, 0, 5},
-        {"seed", required_argument, 0, 6},   {"ivf", required_argument, 0, 7},
-        {"pq", required_argument, 0, 8},     {"refine", no_argument, 0, 9},
-        {"train-size", required_argument, 0, 10}, {"iterations", required_argument, 0, 11},
-        {"backend", required_argument, 0, 'b'}, CLI_RECALL_BUILD_OPTION, {0, 0, 0, 0}};
+        {"seed", required_argument, 0, 6},   {"ivf", required_argument, 0, OPT_IVF},
+        {"pq", required_argument, 0, OPT_PQ}, {"refine", no_argument, 0, OPT_REFINE},
+        {"train-size", required_argument, 0, OPT_TRAIN_SIZE},
+        {"iterations", required_argument, 0, OPT_ITERATIONS},
+        {"backend", required_argument, 0, OPT_BUILD_BACKEND}, CLI_RECALL_BUILD_OPTION, {0, 0, 0, 0}};
     vec_build_args b = {.lsh = {.metric = GENIE_METRIC_L2, .seed = 1}};
-    genie_lsh_params p;
     cli_build_args a;
-    int st = cli_parse_build(argc, argv, "m:b:", aOpt, zBuildHelp, vec_build_option, &b, &a);
+    int st = cli_parse_build(argc, argv, "m:", aOpt, zBuildHelp, vec_build_option, &b, &a);
     if (st != CLI_GO_ON)
         return st;
     if (optind + 1 != argc)
         return cli_usage_error("build", "one BASE vector file expected");
     if (b.isIvf)
         return vec_cli_build_ivf(&b, &a, argv[optind]);
-    if (b.ivf.pq_m || b.ivf.refine || b.ivf.train_size || b.ivf.iterations || b.ivf.backend)
-        return cli_usage_error("build", "--pq, --refine, --train-size, --iterations and -b go with --ivf");
+    if (b.ivfOption)
+        return cli_usage_error("build", "--pq, --refine, --train-size, --iterations and --backend go with --ivf");
     if (b.lsh.metric == GENIE_METRIC_IP)
         return cli_usage_error("build", "--metric ip: no LSH family for the inner product (use --ivf)");
-    p = b.lsh;
+    genie_lsh_params p = b.lsh;
     if (p.metric != GENIE_METRIC_COSINE && p.bits)
         return cli_usage_error("build", "--bits applies to --metric cosine only");
     if (p.metric != GENIE_METRIC_L2 && p.width > 0)
@@ -350,13 +376,15 @@ int vec_cli_build(int argc, char **argv)
 
 /* Options shared by search and eval. */
 typedef struct vec_cli_opts {
-    genie_vsearch_options so;
+    itype_options o;
+    genie_search_options eng;
     const char *zIvecs, *zTruth, *zTruthOut;
     genie_backend truthBackend;
     uint64_t limit;
     uint32_t repeat; /* eval: runs of the search, the last one reported */
     int quiet, csv, json, verbose;
-    uint32_t aNprobe[32]; /* eval: --nprobe P,P,... */
+    genie_search_stats st; /* search: what it did */
+    uint32_t aNprobe[32];  /* eval: --nprobe P,P,... (the first is o.nprobe) */
     uint32_t nNprobe;
 } vec_cli_opts;
 
@@ -375,7 +403,7 @@ static int parse_nprobe(const char *zCmd, const char *z, int many, vec_cli_opts 
     }
     if (o->nNprobe == 0)
         return cli_usage_error(zCmd, "--nprobe: a number 1..65536");
-    o->so.nprobe = o->aNprobe[0];
+    o->o.nprobe = o->aNprobe[0];
     return CLI_EXIT_OK;
 }
 
@@ -394,11 +422,13 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         {"precision", required_argument, 0, 11},  {"nprobe", required_argument, 0, 12},
         CLI_ENGINE_LONG_OPTIONS,
         {0, 0, 0, 0}};
+    static const itype_spelling spell = {"-k", "-K", "--certify", "-r", "--nprobe"};
     memset(o, 0, sizeof *o);
-    o->so.k = 10;
+    itype_options_init(&o->o, &itype_vectors);
     o->repeat = 1;
     int isEval = strcmp(zCmd, "eval") == 0, c;
     uint64_t v;
+    genie_precision precision;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:K:r:qvh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         if (!isEval && (c >= 3 && c <= 8))
@@ -406,29 +436,25 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         if (isEval && (c == 2 || c == 9))
             return cli_usage_error(zCmd, "--ivecs and --json belong to genie search");
         int st;
-        if (cli_engine_option(zCmd, c, optarg, &o->so.search, &st)) {
+        if (cli_engine_option(zCmd, c, optarg, &o->eng, &st) ||
+            cli_k_option(zCmd, &itype_vectors, c, optarg, &o->o.k, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
         }
         switch (c) {
-        case 'k':
-            if (!cli_parse_u64(optarg, 1, 65536, &v))
-                return cli_usage_error(zCmd, "-k '%s': 1..65536", optarg);
-            o->so.k = (uint32_t)v;
-            break;
         case 'K':
             if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
                 return cli_usage_error(zCmd, "-K '%s': a positive number", optarg);
-            o->so.candidates = (uint32_t)v;
+            o->o.candidates = (uint32_t)v;
             break;
         case 'r':
             if (!cli_parse_u64(optarg, 0, UINT32_MAX, &v))
                 return cli_usage_error(zCmd, "-r '%s': a whole number", optarg);
-            o->so.radius = (uint32_t)v;
+            o->o.radius = (uint32_t)v;
             break;
         case 1:
-            o->so.exact = 1;
+            o->o.exact = 1;
             break;
         case 2:
             o->zIvecs = optarg;
@@ -459,12 +485,13 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
             o->json = 1;
             break;
         case 10:
-            if ((st = cli_parse_recall(zCmd, optarg, &o->so.recall)) != CLI_EXIT_OK)
+            if ((st = cli_parse_recall(zCmd, optarg, &o->o.recall)) != CLI_EXIT_OK)
                 return st;
             break;
         case 11:
-            if (genie_precision_parse(optarg, &o->so.precision) != GENIE_OK)
+            if (genie_precision_parse(optarg, &precision) != GENIE_OK)
                 return cli_usage_error(zCmd, "--precision '%s': fp32, tf32 or fp16", optarg);
+            o->o.precision = (int)precision;
             break;
         case 12:
             if ((st = parse_nprobe(zCmd, optarg, isEval, o)) != CLI_EXIT_OK)
@@ -477,134 +504,97 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
             o->quiet = 1;
             break;
         case 'h':
-            fputs(zHelp, stdout);
+            cli_help(zHelp);
             return CLI_EXIT_OK;
         default:
             return CLI_EXIT_USAGE;
         }
     }
-    if (o->so.candidates && o->so.candidates < o->so.k)
-        return cli_usage_error(zCmd, "-K %u is below -k %u", o->so.candidates, o->so.k);
-    if (o->so.precision != GENIE_PRECISION_FP32 && !o->so.exact)
+    char zErr[128];
+    if (itype_vectors.xCheck(NULL, &o->o, &spell, zErr, sizeof zErr))
+        return cli_usage_error(zCmd, "%s", zErr);
+    if (o->o.precision != GENIE_PRECISION_FP32 && !o->o.exact)
         return cli_usage_error(zCmd, "--precision applies to --exact alone");
-    if (o->so.recall && o->so.radius)
+    if (o->o.recall && o->o.radius)
         return cli_usage_error(zCmd, "--recall chooses the radius itself: give --recall or -r, not both");
-    if (o->so.recall && o->so.nprobe)
-        return cli_usage_error(zCmd, "--recall chooses nprobe itself: give --recall or --nprobe, not both");
-    if (o->so.exact && o->so.nprobe)
-        return cli_usage_error(zCmd, "--exact probes every vector: give --exact or --nprobe, not both");
-    int stRecall = cli_check_recall(zCmd, o->so.recall, o->so.k, o->so.exact, o->so.candidates != 0);
+    int stRecall = cli_check_recall(zCmd, o->o.recall, o->o.k, o->o.exact, o->o.candidates != 0);
     if (stRecall != CLI_EXIT_OK)
         return stRecall;
     if (optind + 2 != argc)
         return cli_usage_error(zCmd, "INDEX and QUERIES expected");
+    if (o->zIvecs && cli_check_output(o->zIvecs, argc, argv) != CLI_EXIT_OK)
+        return CLI_EXIT_FAIL;
+    if (o->zTruthOut && cli_check_output(o->zTruthOut, argc, argv) != CLI_EXIT_OK)
+        return CLI_EXIT_FAIL;
     return -1;
 }
 
-/* Open the index and read the queries; on failure prints and returns non-zero. */
-static int open_inputs(const char *zIndex, const char *zQueries, uint64_t limit, genie_index **pIdx,
-                       genie_vectors *q)
+/* Search @p q with the entry into @p r (plain arrays: the neighbours, k per query). */
+static genie_status run_search(const itype_index *ix, const itype_options *o, const genie_search_options *eng,
+                               const genie_vectors *q, itype_results *r)
 {
-    genie_status rc = genie_index_open(zIndex, pIdx);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
-    genie_index_info info;
-    genie_index_get_info(*pIdx, &info);
-    if (info.type != GENIE_TYPE_VECTORS) {
-        fprintf(stderr, "genie: %s is a %s index, not a vectors index\n", zIndex, genie_index_type_name(info.type));
-        genie_index_close(*pIdx);
-        return CLI_EXIT_FAIL;
-    }
-    rc = genie_vectors_read(zQueries, q);
-    if (rc != GENIE_OK) {
-        genie_index_close(*pIdx);
-        return cli_fail(rc);
-    }
-    if (limit && limit < q->n)
-        q->n = limit;
-    return 0;
+    itype_batch b = {q->n, NULL, NULL, NULL, q->data, q->dim};
+    memset(r, 0, sizeof *r);
+    return itype_vectors.xSearch(ix, o, eng, &b, r);
 }
 
-/* Search into new result arrays; *pStats: what the search did, total_seconds timed here (the whole call). */
-static genie_status run_search(const genie_index *idx, const genie_vectors *q, const genie_vsearch_options *so,
-                               genie_neighbor **pOut, uint32_t **pN, genie_search_stats *pStats)
+/* After the search (one chunk: the whole file): -v's recall choice, --ivecs. */
+static genie_status vec_chunk_done(cli_search *s, const itype_results *r)
 {
-    *pOut = malloc((size_t)(q->n ? q->n : 1) * so->k * sizeof **pOut);
-    *pN = malloc((size_t)(q->n ? q->n : 1) * sizeof **pN);
-    if (!*pOut || !*pN) {
-        fputs("genie: out of memory for the results\n", stderr);
+    vec_cli_opts *o = s->pCtx;
+    o->st = r->st;
+    if (o->verbose)
+        cli_print_recall_choice("search", s->o.recall, s->o.k, &r->st, !r->st.nprobe);
+    if (!o->zIvecs)
+        return GENIE_OK;
+    /* Rows of k ids; a query with fewer neighbours is padded with -1. */
+    uint32_t k = s->o.k;
+    const genie_neighbor *aOut = r->aHit;
+    uint32_t *aIds = malloc((r->nQuery ? r->nQuery : 1) * k * sizeof *aIds);
+    if (!aIds)
         return GENIE_ENOMEM;
-    }
-    double t0 = util_now();
-    genie_status rc = genie_vectors_search(idx, q, so, *pOut, *pN, pStats);
-    pStats->total_seconds = util_now() - t0;
+    for (size_t i = 0; i < r->nQuery; i++)
+        for (uint32_t j = 0; j < k; j++)
+            aIds[i * k + j] = j < r->aN[i] ? aOut[i * k + j].id : UINT32_MAX;
+    genie_status rc = genie_vectors_write_ivecs(aIds, r->nQuery, k, o->zIvecs);
+    free(aIds);
     return rc;
 }
 
-int vec_cli_search(int argc, char **argv, const char *zIndex)
+static void vec_summary(cli_search *s)
+{
+    const vec_cli_opts *o = s->pCtx;
+    int lowP = o->o.precision != GENIE_PRECISION_FP32;
+    char zIvf[64] = "";
+    if (o->st.nprobe)
+        snprintf(zIvf, sizeof zIvf, "ivf, nprobe %u%s, ", o->st.nprobe, o->st.candidates ? ", refined" : "");
+    if (!o->quiet)
+        fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s%s%s%s)\n", (unsigned long long)s->nQuery,
+                o->st.total_seconds, o->o.exact ? "exact, " : "", zIvf,
+                lowP ? genie_precision_name((genie_precision)o->o.precision) : "", lowP ? ", " : "",
+                genie_backend_name(o->st.backend));
+}
+
+static int vec_cli_search(int argc, char **argv, const char *zIndex)
 {
     (void)zIndex;
     vec_cli_opts o;
     int ex = parse_vec_opts("search", zSearchHelp, argc, argv, &o);
     if (ex >= 0)
         return ex;
-    genie_index *idx;
-    genie_vectors q;
-    if ((ex = open_inputs(argv[optind], argv[optind + 1], 0, &idx, &q)) != 0)
-        return ex;
-    genie_neighbor *aOut = NULL;
-    uint32_t *aN = NULL, *aIds = NULL;
-    genie_search_stats st;
-    genie_status rc = run_search(idx, &q, &o.so, &aOut, &aN, &st);
-    if (rc == GENIE_OK) {
-        json_buf b;
-        json_buf_init(&b);
-        for (uint64_t i = 0; i < q.n && o.json && rc == GENIE_OK; i++) {
-            json_out_vec_hits(&b, i + 1, aOut + i * o.so.k, aN[i]);
-            if (json_buf_print_line(&b) != 0)
-                rc = GENIE_ENOMEM;
-        }
-        json_buf_free(&b);
-        for (uint64_t i = 0; i < q.n && !o.json; i++)
-            for (uint32_t r = 0; r < aN[i]; r++)
-                printf("%llu\t%u\t%u\t%.6g\n", (unsigned long long)i + 1, r + 1, aOut[i * o.so.k + r].id,
-                       (double)aOut[i * o.so.k + r].distance);
-        if (o.verbose && st.nprobe && o.so.recall)
-            fprintf(stderr, "genie search: recall target %g: nprobe = %u, refinement depth %u, estimated recall@%u "
-                    "%.4f\n", o.so.recall, st.nprobe, st.candidates, o.so.k, st.recall_estimate);
-        else if (o.verbose)
-            cli_print_recall_choice("search", o.so.recall, o.so.k, &st, 1);
-        if (!o.quiet) {
-            int lowP = o.so.precision != GENIE_PRECISION_FP32;
-            char zIvf[64] = "";
-            if (st.nprobe)
-                snprintf(zIvf, sizeof zIvf, "ivf, nprobe %u%s, ", st.nprobe, st.candidates ? ", refined" : "");
-            fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s%s%s%s)\n", (unsigned long long)q.n,
-                    st.total_seconds, o.so.exact ? "exact, " : "", zIvf,
-                    lowP ? genie_precision_name(o.so.precision) : "", lowP ? ", " : "", genie_backend_name(st.backend));
-        }
-    }
-    if (rc == GENIE_OK && o.zIvecs) {
-        /* Rows of k ids; a query with fewer neighbours is padded with -1. */
-        aIds = malloc((size_t)(q.n ? q.n : 1) * o.so.k * sizeof *aIds);
-        if (!aIds)
-            rc = GENIE_ENOMEM;
-        for (uint64_t i = 0; aIds && i < q.n; i++)
-            for (uint32_t r = 0; r < o.so.k; r++)
-                aIds[i * o.so.k + r] = r < aN[i] ? aOut[i * o.so.k + r].id : UINT32_MAX;
-        if (aIds)
-            rc = genie_vectors_write_ivecs(aIds, q.n, o.so.k, o.zIvecs);
-    }
-    free(aOut);
-    free(aN);
-    free(aIds);
-    genie_vectors_free(&q);
-    genie_index_close(idx);
-    return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
+    cli_search s;
+    cli_search_init(&s, &itype_vectors);
+    s.o = o.o;
+    s.eng = o.eng;
+    s.json = o.json;
+    s.pCtx = &o;
+    s.xDone = vec_chunk_done;
+    s.xSummary = vec_summary;
+    return cli_search_main(&s, argc, argv, argv[optind], NULL);
 }
 
 /* The ground truth: ids, k per query, from --truth or an exact search. */
-static genie_status load_truth(const vec_cli_opts *o, const genie_index *idx, const genie_vectors *q, uint32_t k,
+static genie_status load_truth(const vec_cli_opts *o, const itype_index *ix, const genie_vectors *q, uint32_t k,
                                uint32_t **pTruth)
 {
     genie_status rc;
@@ -624,25 +614,25 @@ static genie_status load_truth(const vec_cli_opts *o, const genie_index *idx, co
         *pTruth = aRows;
         return GENIE_OK;
     }
-    genie_vsearch_options so;
-    memset(&so, 0, sizeof so);
+    itype_options so;
+    itype_options_init(&so, &itype_vectors);
     so.k = k;
     so.exact = 1;
-    so.search.backend = o->truthBackend;
-    so.search.threads = o->so.search.threads;
-    genie_neighbor *aOut;
-    uint32_t *aN;
-    genie_search_stats st;
-    rc = run_search(idx, q, &so, &aOut, &aN, &st);
+    genie_search_options eng;
+    memset(&eng, 0, sizeof eng);
+    eng.backend = o->truthBackend;
+    eng.threads = o->eng.threads;
+    itype_results r;
+    rc = run_search(ix, &so, &eng, q, &r);
     uint32_t *aTruth = rc == GENIE_OK ? malloc((size_t)(q->n ? q->n : 1) * k * sizeof *aTruth) : NULL;
     if (rc == GENIE_OK && !aTruth)
         rc = GENIE_ENOMEM;
+    const genie_neighbor *aOut = r.aHit;
     for (uint64_t i = 0; aTruth && i < q->n * k; i++)
         aTruth[i] = aOut[i].id;
     if (rc == GENIE_OK && o->zTruthOut)
         rc = genie_vectors_write_ivecs(aTruth, q->n, k, o->zTruthOut);
-    free(aOut);
-    free(aN);
+    itype_results_free(&itype_vectors, &r);
     if (rc != GENIE_OK) {
         free(aTruth);
         return rc;
@@ -651,15 +641,32 @@ static genie_status load_truth(const vec_cli_opts *o, const genie_index *idx, co
     return GENIE_OK;
 }
 
+/* Open the index (a vectors index) and read the queries; on failure prints and returns non-zero. */
+static int open_inputs(cli_search *s, const char *zIndex, const char *zQueries, uint64_t limit, genie_vectors *q)
+{
+    int ex = cli_search_open(s, zIndex);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    genie_status rc = genie_vectors_read(zQueries, q);
+    if (rc != GENIE_OK) {
+        cli_search_close(s);
+        return cli_fail(rc);
+    }
+    if (limit && limit < q->n)
+        q->n = limit;
+    return CLI_EXIT_OK;
+}
+
 /* What eval measures of one search against the truth. */
 typedef struct eval_score {
     double kRecall, oneRecall, ratio;
 } eval_score;
 
 static genie_status score_search(const genie_vectors *q, const genie_vectors *base, genie_metric metric, uint32_t k,
-                                 const uint32_t *aTruth, const genie_neighbor *aOut, const uint32_t *aN,
-                                 eval_score *pScore)
+                                 const uint32_t *aTruth, const itype_results *run, eval_score *pScore)
 {
+    const genie_neighbor *aOut = run->aHit;
+    const uint32_t *aN = run->aN;
     double sumRecall = 0, sumRatio = 0;
     uint64_t nOne = 0, nRatio = 0;
     for (uint64_t i = 0; i < q->n; i++) {
@@ -667,8 +674,8 @@ static genie_status score_search(const genie_vectors *q, const genie_vectors *ba
         const genie_neighbor *g = aOut + i * k;
         uint32_t nHit = 0;
         for (uint32_t r = 0; r < aN[i]; r++)
-            for (uint32_t s = 0; s < k; s++)
-                nHit += g[r].id == t[s];
+            for (uint32_t j = 0; j < k; j++)
+                nHit += g[r].id == t[j];
         sumRecall += (double)nHit / k;
         for (uint32_t r = 0; r < aN[i]; r++)
             if (g[r].id == t[0]) {
@@ -704,31 +711,22 @@ static genie_status score_search(const genie_vectors *q, const genie_vectors *ba
     return GENIE_OK;
 }
 
-/* The search @p repeat times (the last one kept) and its score. */
-static genie_status eval_run(const genie_index *idx, const genie_vectors *q, const genie_vectors *base,
-                             genie_metric metric, const uint32_t *aTruth, const vec_cli_opts *o,
-                             const genie_vsearch_options *so, genie_search_stats *st, eval_score *sc)
+/* The search --repeat times on the open index (the last run kept in @p run) and its score. */
+static genie_status eval_run(const itype_index *ix, const vec_cli_opts *o, const itype_options *so,
+                             const genie_vectors *q, const genie_vectors *base, genie_metric metric,
+                             const uint32_t *aTruth, itype_results *run, eval_score *sc)
 {
-    genie_neighbor *aOut = NULL;
-    uint32_t *aN = NULL;
     genie_status rc = GENIE_OK;
     for (uint32_t i = 0; rc == GENIE_OK && i < o->repeat; i++) {
-        free(aOut);
-        free(aN);
-        aOut = NULL;
-        aN = NULL;
-        rc = run_search(idx, q, so, &aOut, &aN, st);
+        itype_results_free(&itype_vectors, run);
+        rc = run_search(ix, so, &o->eng, q, run);
     }
-    if (rc == GENIE_OK)
-        rc = score_search(q, base, metric, so->k, aTruth, aOut, aN, sc);
-    free(aOut);
-    free(aN);
-    return rc;
+    return rc == GENIE_OK ? score_search(q, base, metric, so->k, aTruth, run, sc) : rc;
 }
 
-/* An IVF index's eval over several nprobe: one line each. */
-static genie_status eval_sweep(const genie_index *idx, const genie_vectors *q, const genie_vectors *base,
-                               const genie_ivf_info *iv, const uint32_t *aTruth, const vec_cli_opts *o)
+/* An IVF index's eval over several nprobe (--nprobe's, else 1, 2, 4, ... up to nlist): one line each. */
+static genie_status eval_sweep(const itype_index *ix, const vec_cli_opts *o, const genie_vectors *q,
+                               const genie_vectors *base, const genie_ivf_info *iv, const uint32_t *aTruth)
 {
     uint32_t aP[32], nP = 0, maxP = iv->nlist < 2048 ? iv->nlist : 2048;
     if (o->nNprobe) {
@@ -740,86 +738,94 @@ static genie_status eval_sweep(const genie_index *idx, const genie_vectors *q, c
         aP[nP++] = maxP;
     }
     printf("# %s, %s, nlist %u, k %u, %llu queries\n", genie_metric_name(iv->metric), iv->pq_m ? "ivf-pq" : "ivf-flat",
-           iv->nlist, o->so.k, (unsigned long long)q->n);
+           iv->nlist, o->o.k, (unsigned long long)q->n);
     printf("nprobe refine k_recall_at_k one_recall_at_k qps seconds backend\n");
-    for (uint32_t i = 0; i < nP; i++) {
-        genie_vsearch_options so = o->so;
+    itype_results run;
+    memset(&run, 0, sizeof run);
+    genie_status rc = GENIE_OK;
+    for (uint32_t i = 0; rc == GENIE_OK && i < nP; i++) {
+        itype_options so = o->o;
         so.nprobe = aP[i];
-        genie_search_stats st;
         eval_score sc;
-        genie_status rc = eval_run(idx, q, base, iv->metric, aTruth, o, &so, &st, &sc);
-        if (rc != GENIE_OK)
-            return rc;
-        printf("%u %u %.4f %.4f %.1f %.4f %s\n", st.nprobe, st.candidates, sc.kRecall, sc.oneRecall,
-               st.total_seconds > 0 ? (double)q->n / st.total_seconds : 0.0, st.total_seconds,
-               genie_backend_name(st.backend));
+        rc = eval_run(ix, o, &so, q, base, iv->metric, aTruth, &run, &sc);
+        const genie_search_stats *st = &run.st;
+        if (rc == GENIE_OK)
+            printf("%u %u %.4f %.4f %.1f %.4f %s\n", st->nprobe, st->candidates, sc.kRecall, sc.oneRecall,
+                   st->total_seconds > 0 ? (double)q->n / st->total_seconds : 0.0, st->total_seconds,
+                   genie_backend_name(st->backend));
     }
-    return GENIE_OK;
+    itype_results_free(&itype_vectors, &run);
+    return rc;
 }
 
-int vec_cli_eval(int argc, char **argv)
+/* One search's report: 'name: value' lines, or one CSV line. */
+static void eval_print(const vec_cli_opts *o, const genie_vectors *q, genie_metric metric, uint32_t m,
+                       const genie_ivf_info *iv, const genie_search_stats *st, const eval_score *sc)
 {
+    uint32_t k = o->o.k;
+    double secs = st->total_seconds;
+    int ivf = iv != NULL && !o->o.exact;
+    if (o->csv) {
+        printf("%s,%d,%s,%u,%u,%u,%u,%llu,%.4f,%.4f,%.4f,%.4f,%.1f,%.4f,%.4f,%.4f\n", genie_metric_name(metric),
+               o->o.exact || (o->o.recall && !st->candidates && !ivf), genie_backend_name(st->backend),
+               ivf ? st->nprobe : m, k, st->candidates, st->radius, (unsigned long long)q->n, sc->kRecall,
+               sc->oneRecall, sc->ratio, secs, secs > 0 ? (double)q->n / secs : 0.0, st->prepare_seconds,
+               st->match_seconds, st->rerank_seconds);
+        return;
+    }
+    int lsh = st->candidates != 0 && !iv;
+    printf("metric: %s\nsearch: %s\nbackend: %s\nqueries: %llu\nk: %u\n", genie_metric_name(metric),
+           ivf ? (iv->pq_m ? "ivf-pq" : "ivf-flat") : lsh ? "lsh" : "exact", genie_backend_name(st->backend),
+           (unsigned long long)q->n, k);
+    if (lsh)
+        printf("m: %u\ncandidates: %u\nradius: %u\n", m, st->candidates, st->radius);
+    if (ivf)
+        printf("nlist: %u\nnprobe: %u\nrefine: %u\n", iv->nlist, st->nprobe, st->candidates);
+    if (o->o.recall)
+        printf("recall_target: %g\nrecall_estimate: %.4f\n", o->o.recall, st->recall_estimate);
+    printf("k_recall_at_k: %.4f\none_recall_at_k: %.4f\nratio: %.4f\nseconds: %.4f\nqps: %.1f\n", sc->kRecall,
+           sc->oneRecall, sc->ratio, secs, secs > 0 ? (double)q->n / secs : 0.0);
+    if (lsh)
+        printf("seconds_hash: %.4f\nseconds_match: %.4f\nseconds_rerank: %.4f\n", st->prepare_seconds,
+               st->match_seconds, st->rerank_seconds);
+}
+
+static int vec_cli_eval(int argc, char **argv, const char *zIndex)
+{
+    (void)zIndex;
     vec_cli_opts o;
     int ex = parse_vec_opts("eval", zEvalHelp, argc, argv, &o);
     if (ex >= 0)
         return ex;
-    genie_index *idx;
+    cli_search cs;
+    cli_search_init(&cs, &itype_vectors);
     genie_vectors q, base;
-    if ((ex = open_inputs(argv[optind], argv[optind + 1], o.limit, &idx, &q)) != 0)
+    if ((ex = open_inputs(&cs, argv[optind], argv[optind + 1], o.limit, &q)) != CLI_EXIT_OK)
         return ex;
+    const itype_index *ix = &cs.ix;
+    const genie_ivf_info *iv = ix->pState; /* an IVF index's (vec_open); NULL for LSH */
     genie_lsh_params p;
-    genie_ivf_info iv;
-    uint32_t *aTruth = NULL, k = o.so.k;
-    genie_search_stats st;
-    memset(&st, 0, sizeof st);
     memset(&p, 0, sizeof p);
-    int ivf = genie_vectors_index_ivf(idx, &iv) == GENIE_OK;
-    genie_status rc = ivf ? GENIE_OK : genie_vectors_index_params(idx, &p);
-    if (ivf)
-        p.metric = iv.metric;
+    itype_results run;
+    memset(&run, 0, sizeof run);
+    uint32_t *aTruth = NULL, k = o.o.k;
+    genie_status rc = iv ? GENIE_OK : genie_vectors_index_params(ix->idx, &p);
+    genie_metric metric = iv ? iv->metric : p.metric;
     if (rc == GENIE_OK)
-        rc = genie_vectors_index_base(idx, &base);
+        rc = genie_vectors_index_base(ix->idx, &base);
     if (rc == GENIE_OK)
-        rc = load_truth(&o, idx, &q, k, &aTruth);
-    if (rc == GENIE_OK && o.so.recall) /* the estimate's first computation is not the search's time */
-        rc = genie_recall_prepare(idx, o.so.search.threads);
-    if (rc == GENIE_OK && ivf && !o.so.exact && !o.so.recall && o.nNprobe != 1) {
-        rc = eval_sweep(idx, &q, &base, &iv, aTruth, &o);
-        goto done;
-    }
+        rc = load_truth(&o, ix, &q, k, &aTruth);
+    if (rc == GENIE_OK && o.o.recall) /* the estimate's first computation is not the search's time */
+        rc = genie_recall_prepare(ix->idx, o.eng.threads);
     eval_score sc;
-    if (rc == GENIE_OK)
-        rc = eval_run(idx, &q, &base, p.metric, aTruth, &o, &o.so, &st, &sc);
-    double secs = st.total_seconds;
-    if (rc != GENIE_OK)
-        goto done;
-    if (o.csv) {
-        printf("%s,%d,%s,%u,%u,%u,%u,%llu,%.4f,%.4f,%.4f,%.4f,%.1f,%.4f,%.4f,%.4f\n", genie_metric_name(p.metric),
-               o.so.exact || (o.so.recall && !st.candidates && !ivf), genie_backend_name(st.backend),
-               ivf ? st.nprobe : p.m, k, st.candidates, st.radius, (unsigned long long)q.n, sc.kRecall, sc.oneRecall,
-               sc.ratio, secs, secs > 0 ? (double)q.n / secs : 0.0, st.prepare_seconds, st.match_seconds,
-               st.rerank_seconds);
-    } else {
-        int lsh = st.candidates != 0 && !ivf;
-        printf("metric: %s\nsearch: %s\nbackend: %s\nqueries: %llu\nk: %u\n", genie_metric_name(p.metric),
-               o.so.exact ? "exact" : ivf ? (iv.pq_m ? "ivf-pq" : "ivf-flat") : lsh ? "lsh" : "exact",
-               genie_backend_name(st.backend), (unsigned long long)q.n, k);
-        if (lsh)
-            printf("m: %u\ncandidates: %u\nradius: %u\n", p.m, st.candidates, st.radius);
-        if (ivf && !o.so.exact)
-            printf("nlist: %u\nnprobe: %u\nrefine: %u\n", iv.nlist, st.nprobe, st.candidates);
-        if (o.so.recall)
-            printf("recall_target: %g\nrecall_estimate: %.4f\n", o.so.recall, st.recall_estimate);
-        printf("k_recall_at_k: %.4f\none_recall_at_k: %.4f\nratio: %.4f\nseconds: %.4f\nqps: %.1f\n", sc.kRecall,
-               sc.oneRecall, sc.ratio, secs, secs > 0 ? (double)q.n / secs : 0.0);
-        if (lsh)
-            printf("seconds_hash: %.4f\nseconds_match: %.4f\nseconds_rerank: %.4f\n", st.prepare_seconds,
-                   st.match_seconds, st.rerank_seconds);
-    }
-done:
+    if (rc == GENIE_OK && iv && !o.o.exact && !o.o.recall && o.nNprobe != 1)
+        rc = eval_sweep(ix, &o, &q, &base, iv, aTruth);
+    else if (rc == GENIE_OK && (rc = eval_run(ix, &o, &o.o, &q, &base, metric, aTruth, &run, &sc)) == GENIE_OK)
+        eval_print(&o, &q, metric, p.m, iv, &run.st, &sc);
+    itype_results_free(&itype_vectors, &run);
     free(aTruth);
     genie_vectors_free(&q);
-    genie_index_close(idx);
+    cli_search_close(&cs);
     return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
 }
 
@@ -844,7 +850,7 @@ int vec_cli_lsh_params(int argc, char **argv)
             break;
         }
         case 'h':
-            fputs(zParamsHelp, stdout);
+            cli_help(zParamsHelp);
             return CLI_EXIT_OK;
         default:
             return CLI_EXIT_USAGE;
@@ -860,3 +866,208 @@ int vec_cli_lsh_params(int argc, char **argv)
     printf("epsilon: %g\ndelta: %g\nm: %u\nworst_similarity: %.2f\n", eps, delta, m, s);
     return CLI_EXIT_OK;
 }
+
+/* ------------------------------------------------------------- entry */
+
+/* The dimension; an IVF index's parameters into pState (LSH: NULL), for xCheck, eval and xInfoJson. */
+static genie_status vec_open(itype_index *ix)
+{
+    genie_vectors base;
+    genie_status rc = genie_vectors_index_base(ix->idx, &base);
+    ix->dim = base.dim;
+    genie_ivf_info iv;
+    if (rc == GENIE_OK && genie_vectors_index_ivf(ix->idx, &iv) == GENIE_OK) {
+        if (!(ix->pState = malloc(sizeof iv)))
+            return GENIE_ENOMEM;
+        memcpy(ix->pState, &iv, sizeof iv);
+    }
+    return rc;
+}
+
+static void vec_close(itype_index *ix)
+{
+    free(ix->pState);
+    ix->pState = NULL;
+}
+
+static genie_vsearch_options vsearch_options(const itype_options *o, const genie_search_options *eng)
+{
+    genie_vsearch_options vo;
+    memset(&vo, 0, sizeof vo);
+    vo.search = *eng;
+    vo.search.k = o->k;
+    vo.k = o->k;
+    vo.candidates = o->candidates;
+    vo.radius = o->radius;
+    vo.exact = o->exact;
+    vo.recall = o->recall;
+    vo.precision = (genie_precision)o->precision;
+    vo.nprobe = o->nprobe;
+    return vo;
+}
+
+/* The neighbours into plain arrays; st.total_seconds is the whole call's. */
+static genie_status vec_search(const itype_index *ix, const itype_options *o, const genie_search_options *eng,
+                               const itype_batch *q, itype_results *out)
+{
+    genie_status rc = itype_results_alloc(&itype_vectors, out, q->nQuery, o->k);
+    if (rc != GENIE_OK)
+        return rc;
+    genie_vectors v = {q->nQuery, q->dim, (float *)(uintptr_t)q->aVec}; /* read only: the search takes it const */
+    genie_vsearch_options vo = vsearch_options(o, eng);
+    double t0 = util_now();
+    rc = genie_vectors_search(ix->idx, &v, &vo, out->aHit, out->aN, &out->st);
+    out->st.total_seconds = util_now() - t0;
+    return rc;
+}
+
+static void vec_tsv(const itype_printer *p, uint64_t queryNo, const itype_answer *a)
+{
+    (void)p;
+    const genie_neighbor *aHit = a->aHit;
+    for (size_t i = 0; i < a->n; i++)
+        printf("%llu\t%zu\t%u\t%.6g\n", (unsigned long long)queryNo, i + 1, aHit[i].id, (double)aHit[i].distance);
+}
+
+static void vec_json(json_buf *b, const itype_printer *p, uint64_t queryNo, const itype_answer *a)
+{
+    (void)p;
+    json_out_vec_hits(b, queryNo, a->aHit, a->n);
+}
+
+/*
+ * K, when given, is at least k; nprobe takes no recall target and no exact
+ * search; on an open index (@p ix), the options of its kind: nprobe an IVF
+ * index's, the radius an LSH index's, K (the refinement depth) IVF-PQ's,
+ * k up to an IVF search's largest.
+ */
+static const char *vec_check(const itype_index *ix, const itype_options *o, const itype_spelling *sp, char *zErr,
+                             size_t nErr)
+{
+    const genie_ivf_info *iv = ix ? ix->pState : NULL;
+    if (o->candidates && o->candidates < o->k)
+        snprintf(zErr, nErr, "%s %u is below %s %u", sp->zCandidates, o->candidates, sp->zK, o->k);
+    else if (o->nprobe && o->recall > 0)
+        snprintf(zErr, nErr, "%s %u: a recall target chooses nprobe itself; give one or the other", sp->zNprobe,
+                 o->nprobe);
+    else if (o->nprobe && o->exact)
+        snprintf(zErr, nErr, "%s %u: an exact search compares every vector; give one or the other", sp->zNprobe,
+                 o->nprobe);
+    else if (ix && !iv && o->nprobe)
+        snprintf(zErr, nErr, "%s %u: an LSH index has no lists (build with --ivf)", sp->zNprobe, o->nprobe);
+    else if (iv && o->radius)
+        snprintf(zErr, nErr, "%s %u: an IVF index has no buckets (use %s)", sp->zRadius, o->radius, sp->zNprobe);
+    else if (iv && !o->exact && o->nprobe > (iv->nlist < 2048 ? iv->nlist : 2048))
+        snprintf(zErr, nErr, "%s %u: the index has %u lists (%s 1..%u)", sp->zNprobe, o->nprobe, iv->nlist,
+                 sp->zNprobe, iv->nlist < 2048 ? iv->nlist : 2048);
+    else if (iv && !o->exact && !iv->pq_m && o->candidates)
+        snprintf(zErr, nErr, "%s %u: IVF-Flat's distances are exact already (the refinement depth is IVF-PQ's)",
+                 sp->zCandidates, o->candidates);
+    else if (iv && !o->exact && o->k > 1024)
+        snprintf(zErr, nErr, "%s %u: an IVF search returns 1..1024 neighbours", sp->zK, o->k);
+    else
+        return NULL;
+    return zErr;
+}
+
+/* genie info: an IVF index's parameters, or the LSH index's recall estimate. */
+static int vec_info(const genie_index *idx, const char *zPath)
+{
+    genie_ivf_info iv;
+    if (genie_vectors_index_ivf(idx, &iv) != GENIE_OK) {
+        cli_print_recall_estimate(idx, zPath, 10, 100, 0);
+        return CLI_EXIT_OK;
+    }
+    printf("ivf: %s %s, nlist %u, pq %u x %u bits%s, dim %u, trained on %llu vectors (%u iterations), "
+           "longest list %llu, empty lists %llu\ndefault_nprobe: %u\ndefault_refine: %u\n",
+           iv.pq_m ? "ivf-pq" : "ivf-flat", genie_metric_name(iv.metric), iv.nlist, iv.pq_m, iv.pq_bits,
+           iv.refine ? ", refined" : "", iv.dim, (unsigned long long)iv.train_size, iv.iterations,
+           (unsigned long long)iv.longest_list, (unsigned long long)iv.empty_lists, iv.default_nprobe,
+           iv.default_refine);
+    return CLI_EXIT_OK;
+}
+
+/* genie serve: the dimension queries must have; an IVF index's kind and lists. */
+static void vec_info_json(const itype_index *ix, json_buf *b)
+{
+    const genie_ivf_info *iv = ix->pState;
+    json_buf_printf(b, ",\"dimension\":%u", ix->dim);
+    if (iv)
+        json_buf_printf(b, ",\"kind\":\"%s\",\"metric\":\"%s\",\"nlist\":%u,\"pq_m\":%u,\"pq_bits\":%u,"
+                           "\"default_nprobe\":%u,\"default_refine\":%u",
+                        iv->pq_m ? "ivf-pq" : "ivf-flat", genie_metric_name(iv->metric), iv->nlist, iv->pq_m,
+                        iv->pq_bits, iv->default_nprobe, iv->default_refine);
+    else
+        json_buf_printf(b, ",\"kind\":\"lsh\"");
+}
+
+static genie_status vec_search_parts(const itype_index *ix, uint32_t firstPart, uint32_t nParts, uint64_t base,
+                                     const itype_options *o, const genie_search_options *eng, const itype_batch *q,
+                                     itype_hits_fn xAdd, void *ctx)
+{
+    genie_vsearch_options vo = vsearch_options(o, eng);
+    genie_vectors v = {q->nQuery, q->dim, (float *)(uintptr_t)q->aVec}; /* read only: the search takes it const */
+    size_t nq = q->nQuery ? q->nQuery : 1, k = o->k ? o->k : 1;
+    genie_neighbor *aNb = malloc(nq * k * sizeof *aNb);
+    uint32_t *aN = malloc(nq * sizeof *aN);
+    itype_hit *aOut = malloc(k * sizeof *aOut);
+    genie_status rc = aNb && aN && aOut ? GENIE_OK : GENIE_ENOMEM;
+    if (rc == GENIE_OK)
+        rc = genie_vectors_search_parts(ix->idx, firstPart, nParts, &v, &vo, aNb, aN, NULL);
+    for (size_t i = 0; rc == GENIE_OK && i < q->nQuery; i++) {
+        const genie_neighbor *p = aNb + i * k;
+        for (uint32_t j = 0; j < aN[i]; j++) {
+            uint32_t bits;
+            memcpy(&bits, &p[j].distance, 4);
+            aOut[j] = (itype_hit){(uint32_t)(p[j].id + base), itype_float_key(p[j].distance), bits};
+        }
+        rc = xAdd(ctx, i, aOut, aN[i], 1, 0);
+    }
+    free(aNb);
+    free(aN);
+    free(aOut);
+    return rc;
+}
+
+static void vec_from_hits(const itype_hit *aHit, size_t n, void *aOut)
+{
+    genie_neighbor *a = aOut;
+    for (size_t i = 0; i < n; i++) {
+        a[i].id = aHit[i].object;
+        memcpy(&a[i].distance, &aHit[i].value, 4);
+    }
+}
+
+static const itype_option aVecOption[] = {
+    ITYPE_OPTION("k", ITYPE_OPT_UINT, k, 1, GENIE_VECTORS_MAX_K),
+    ITYPE_OPTION("candidates", ITYPE_OPT_UINT, candidates, 1, 65536),
+    ITYPE_OPTION("exact", ITYPE_OPT_BOOL, exact, 0, 1),
+    ITYPE_OPTION("radius", ITYPE_OPT_UINT, radius, 0, UINT32_MAX),
+    {"recall", ITYPE_OPT_REAL, offsetof(itype_options, recall), 0, 1, 1, 0},
+    ITYPE_OPTION("precision", ITYPE_OPT_PRECISION, precision, 0, 0),
+    ITYPE_OPTION("nprobe", ITYPE_OPT_UINT, nprobe, 1, 65536),
+    {NULL, 0, 0, 0, 0, 0, 0}};
+
+const itype itype_vectors = {
+    .zName = "vectors",
+    .type = GENIE_TYPE_VECTORS,
+    .maxK = GENIE_VECTORS_MAX_K,
+    .defaultK = 10,
+    .query = ITYPE_QUERY_VECTOR,
+    .zJsonQuery = "an array of numbers",
+    .aOption = aVecOption,
+    .szHit = sizeof(genie_neighbor),
+    .xCliBuild = vec_cli_build,
+    .xCliSearch = vec_cli_search,
+    .xCliEval = vec_cli_eval,
+    .xCliInfo = vec_info,
+    .xOpen = vec_open,
+    .xClose = vec_close,
+    .xCheck = vec_check,
+    .xSearch = vec_search,
+    .xTsv = vec_tsv,
+    .xJson = vec_json,
+    .xInfoJson = vec_info_json,
+    .xSearchParts = vec_search_parts,
+    .xFromHits = vec_from_hits,
+};

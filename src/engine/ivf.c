@@ -4,8 +4,6 @@
  */
 #include "engine/ivf.h"
 
-#include <pthread.h>
-
 #include "engine/backend.h"
 #include "index/index.h"
 #include "util/error.h"
@@ -22,14 +20,12 @@ static genie_status gpu_search(const engine_backend *be, const genie_index *idx,
             o->xFree(p);
         return rc;
     }
+    static const char owner; /* the slot of the device copy (index/index.h) */
     index_device *d = &idx->aDev[device];
-    pthread_mutex_lock(&d->lock);
-    if (d->pIvf && d->xIvfFree != o->xFree) {
-        d->xIvfFree(d->pIvf); /* another backend's copy */
-        d->pIvf = NULL;
-    }
-    d->xIvfFree = o->xFree;
-    genie_status rc = o->xSearch(device, &d->pIvf, ix, q, out, aN);
+    index_slot *s = index_device_slot(d, &owner, o->xFree);
+    if (!s)
+        return GENIE_ENOMEM;
+    genie_status rc = o->xSearch(device, &s->p, ix, q, out, aN);
     pthread_mutex_unlock(&d->lock);
     return rc;
 }
@@ -50,17 +46,17 @@ genie_status engine_ivf_search(const engine_ivf *ix, const genie_index *idx, ivf
                                                   "already (k = %u, at most %u)",
                           q->nRefine, q->k, IVF_MAX_REFINE);
     const engine_backend *be;
-    GENIE_TRY(engine_backend_pick(backend, &be));
-    if (be->pIvf) {
+    GENIE_TRY(engine_backend_pick_cap(backend, ENGINE_CAP(pIvf), &be));
+    if (be) {
         int nDevice = be->xDevices ? be->xDevices() : 1;
         if (device < 0 || device >= nDevice)
             return util_error(GENIE_EINVAL, "IVF search: GPU %d does not exist (%d found)", device, nDevice);
     }
     if (pUsed)
-        *pUsed = be->pIvf ? be->id : GENIE_BACKEND_CPU;
+        *pUsed = be ? be->id : GENIE_BACKEND_CPU;
     if (q->n == 0)
         return GENIE_OK;
-    if (be->pIvf)
+    if (be)
         return gpu_search(be, idx, device, ix, q, out, aN);
     return ivf_cpu_search(ix, pCache, q, out, aN);
 }

@@ -425,7 +425,7 @@ genie_status ivf_probes(const engine_ivf *ix, const float *aQuery, uint64_t n, u
     genie_vectors cen = {ix->nlist, ix->dim, (float *)(uintptr_t)ix->aCentroid};
     genie_vectors qv = {n, ix->dim, (float *)(uintptr_t)aQuery};
     return exact_search_in_index(NULL, &cen, &qv, ix->metric, GENIE_PRECISION_FP32, nprobe, GENIE_BACKEND_CPU, 0,
-                                 threads, out, NULL);
+                                 threads, out, NULL, NULL);
 }
 
 void ivf_cpu_cache_free(ivf_cpu_cache *c)

@@ -234,8 +234,8 @@ static genie_status runner_open(km_runner *r, genie_backend backend, int device,
 {
     memset(r, 0, sizeof *r);
     const engine_backend *be;
-    GENIE_TRY(engine_backend_pick(backend, &be));
-    if (be->pIvf) {
+    GENIE_TRY(engine_backend_pick_cap(backend, ENGINE_CAP(pIvf), &be));
+    if (be) {
         int nDevice = be->xDevices ? be->xDevices() : 1;
         if (device < 0 || device >= nDevice)
             return util_error(GENIE_EINVAL, "k-means: GPU %d does not exist (%d found)", device, nDevice);
@@ -243,7 +243,7 @@ static genie_status runner_open(km_runner *r, genie_backend backend, int device,
         r->device = device;
     }
     if (pUsed)
-        *pUsed = be->pIvf ? be->id : GENIE_BACKEND_CPU;
+        *pUsed = be ? be->id : GENIE_BACKEND_CPU;
     return GENIE_OK;
 }
 

@@ -7,10 +7,10 @@
  * points by the centroids and an argmin per point.
  *
  * One iteration (kmeans_step) on either side:
- *   1. the products x.c of every point with every centroid, one GEMM per
+ *   1. the products <x, c> of every point with every centroid, one GEMM per
  *      tile of points (OpenBLAS SGEMM on the CPU, cuBLAS on the GPU);
- *   2. each point's centroid: l2, the smallest |c|^2 - 2 x.c; ip, the
- *      largest x.c; ties to the smaller centroid number;
+ *   2. each point's centroid: l2, the smallest |c|^2 - 2 <x, c>; ip, the
+ *      largest <x, c>; ties to the smaller centroid number;
  *   3. each centroid's sum of its points in fixed point: every component
  *      becomes the integer llrint(x * 2^scale) (scale chosen so that n of
  *      them cannot overflow 63 bits) and the sums are int64 additions,
@@ -60,7 +60,7 @@ typedef struct kmeans_step_job {
     int64_t *aSum;     /* out, k x dim, or NULL */
     uint32_t *aCount;  /* out, k, or NULL */
     uint32_t *aAssign; /* out, n, or NULL */
-    double objective;  /* out: l2, the sum of the squared distances to the chosen centroids; ip, of -x.c */
+    double objective;  /* out: l2, the sum of the squared distances to the chosen centroids; ip, of -<x, c> */
 } kmeans_step_job;
 
 /** kmeans_step on the CPU.  @return GENIE_OK, GENIE_ENOMEM. */

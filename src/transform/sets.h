@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "transform/recall.h"
 
 #define SET_PARAMS_VERSION 1u
 #define SET_HASHES_MAX 4096u
@@ -50,5 +51,7 @@ size_t set_intersection(const set_slice *a, size_t na, const set_slice *b, size_
 void set_keywords(const set_slice *a, size_t n, uint32_t m, uint32_t seed, uint32_t D, uint32_t *aKw);
 /** The element separator of sets index @p idx (0 = white space), its parameters validated. */
 genie_status set_index_separator(const genie_index *idx, char *pSeparator);
+/** The recall estimate's sampler of a sets index (recall.h's recall_sampler_fn). */
+genie_status set_recall_sample(const genie_index *idx, unsigned threads, recall_estimate *e);
 
 #endif

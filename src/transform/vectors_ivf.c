@@ -186,17 +186,22 @@ genie_status vivf_get(const genie_index *idx, vivf **out)
     index_derived *d = idx->pDerived;
     if (!d) /* not opened from a file: no place to keep it (never the case through genie_index_open) */
         return util_error(GENIE_EINVAL, "the IVF index was not opened from a file");
-    pthread_mutex_lock(&d->lock);
+    static const char owner; /* the opened state's slot (index/index.h) */
     genie_status rc = GENIE_OK;
-    if (!d->pIvf) {
+    pthread_mutex_lock(&d->lock);
+    index_slot *s = index_slot_claim(d->aSlot, &owner);
+    if (!s) {
+        rc = util_error(GENIE_ENOMEM, "every one of the index's %d derived slots is taken", INDEX_SLOTS);
+    } else if (!s->p) {
         vivf *st = NULL;
         rc = state_open(idx, &st);
         if (rc == GENIE_OK) {
-            d->pIvf = st;
-            d->xIvfFree = state_free;
+            s->p = st;
+            s->xFree = state_free;
         }
     }
-    *out = d->pIvf;
+    if (s)
+        *out = s->p;
     pthread_mutex_unlock(&d->lock);
     return rc;
 }

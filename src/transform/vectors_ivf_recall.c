@@ -80,7 +80,7 @@ static genie_status true_neighbours(const engine_ivf *ix, vivf_recall *r, unsign
     genie_vectors base = {ix->n, ix->dim, (float *)(uintptr_t)ix->aVec};
     genie_vectors q = {r->nSample, ix->dim, r->aQueryVec};
     genie_status rc = exact_search_in_index(NULL, &base, &q, ix->metric, GENIE_PRECISION_FP32, kq, GENIE_BACKEND_CPU,
-                                            0, threads, aOut, NULL);
+                                            0, threads, aOut, NULL, NULL);
     for (uint32_t s = 0; rc == GENIE_OK && s < r->nSample; s++) {
         uint32_t n = 0;
         for (uint32_t j = 0; j < kq && n < r->kMax; j++)

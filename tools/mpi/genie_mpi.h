@@ -10,9 +10,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "genie/genie.h"
 #include "genie/vectors.h"
+#include "util/clock.h"
 
 #define MPI_EXIT_OK 0
 #define MPI_EXIT_FAIL 1
@@ -35,6 +37,7 @@ typedef struct mpi_args {
     uint32_t minCount;
     uint32_t k;         /* 0: the front-end's default (1 for sequences, else 10) */
     uint32_t candidates, radius, maxCandidates; /* vectors and sequences: -K, -r, --certify */
+    uint32_t nprobe;    /* vectors, an IVF index: --nprobe, 0 = the index's default */
     int exact;
     genie_precision precision; /* vectors --exact: the GPU's candidate arithmetic (answers the same) */
     size_t batch;       /* queries per superstep */
@@ -56,9 +59,5 @@ int ranker_run(const mpi_args *a, int rank, int nRanker);
 /** `genie-mpi metric ...` (metric_mpi.c): argv[0] is "metric"; @return an MPI_EXIT_* code. */
 int lcm_main(int argc, char **argv, int rank, int size);
 
-/** Wait a little between polls (rank processes may share cores); *pUs grows to 1 ms. */
-void mpi_nap(unsigned *pUs);
-/** Seconds on a monotonic clock. */
-double mpi_now(void);
 
 #endif

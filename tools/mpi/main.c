@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../cli.h"
+#include "../itype.h"
 #include "genie_mpi.h"
 
 static const char zHelp[] =
@@ -31,8 +31,9 @@ static const char zHelp[] =
     "the broker searches INDEX alone.  Equal to genie search byte for byte:\n"
     "keywords, text, vectors --exact, sequences --exact; vectors LSH: the\n"
     "exact re-rank of the union of every shard's own top-K candidates (equal\n"
-    "when K reaches the objects); sequences: certified answers are exact\n"
-    "(docs/SCALING.md).\n"
+    "when K reaches the objects); vectors IVF: equal (IVF-PQ refined: the\n"
+    "exact re-rank of the union of every shard's best estimates); sequences:\n"
+    "certified answers are exact (docs/SCALING.md).\n"
     "\n"
     "  -k, --k N               results per query (default 10; sequences 1)\n"
     "  -m, --min-count N       keywords, text: leave out objects whose count\n"
@@ -40,6 +41,8 @@ static const char zHelp[] =
     "  -K, --candidates N      vectors: candidates re-ranked per shard (default\n"
     "                          10 k); sequences: candidates per shard (default 32)\n"
     "  -r, --radius R          vectors (l2): also match R buckets either side\n"
+    "      --nprobe P          vectors, an IVF index: lists probed per query\n"
+    "                          (every shard probes the same lists)\n"
     "      --exact             vectors, sequences: exact search\n"
     "      --precision P       vectors --exact on a GPU: fp32 (default), tf32 or\n"
     "                          fp16 for the candidates; the answers are the same\n"
@@ -57,7 +60,8 @@ static const char zHelp[] =
     "  -d, --delimiter LINE    text queries: records between lines equal to LINE\n"
     "  -o, --output FILE       write the answers to FILE (on the broker's host)\n"
     "                          instead of standard output, which mpirun\n"
-    "                          forwards through a pipe, slowly\n"
+    "                          forwards through a pipe, slowly; FILE is\n"
+    "                          replaced only when the run succeeds\n"
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              keywords, text, sequences: print each hit's\n"
     "                          stored record\n"
@@ -105,21 +109,7 @@ static const char zHelp[] =
 #define OPT_GPUS 0x10b
 #define OPT_GPU_MODE 0x10c
 #define OPT_PRECISION 0x10d
-
-void mpi_nap(unsigned *pUs)
-{
-    struct timespec ts = {0, (long)*pUs * 1000};
-    nanosleep(&ts, NULL);
-    if (*pUs < 1000)
-        *pUs = *pUs * 2 + 1;
-}
-
-double mpi_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#define OPT_NPROBE 0x10e
 
 static int usage(int rank, const char *fmt, const char *zArg)
 {
@@ -166,7 +156,8 @@ static int parse_gpus(const char *zArg, mpi_args *a)
 static int parse_serve(int argc, char **argv, int rank, mpi_args *a)
 {
     const char *zBad = a->k ? "-k" : a->minCount ? "--min-count" : a->candidates ? "--candidates"
-                     : a->radius ? "--radius" : a->exact ? "--exact" : a->maxCandidates ? "--certify"
+                     : a->radius ? "--radius" : a->nprobe ? "--nprobe" : a->exact ? "--exact"
+                     : a->maxCandidates ? "--certify"
                      : a->precision != GENIE_PRECISION_FP32 ? "--precision"
                      : a->zDelim ? "--delimiter" : a->zOutput ? "--output" : a->json ? "--json"
                      : a->show ? "--show" : a->zShardMap ? "--shard-map" : a->allowPartial ? "--allow-partial"
@@ -202,6 +193,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
         {"radius", required_argument, 0, 'r'},      {"exact", no_argument, 0, OPT_EXACT},
         {"certify", optional_argument, 0, OPT_CERTIFY}, {"gpus", required_argument, 0, OPT_GPUS},
         {"gpu-mode", required_argument, 0, OPT_GPU_MODE}, {"precision", required_argument, 0, OPT_PRECISION},
+        {"nprobe", required_argument, 0, OPT_NPROBE},
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->localRanker = -1;
@@ -211,7 +203,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
     if (argc < 2 || (strcmp(argv[1], "search") != 0 && strcmp(argv[1], "serve") != 0)) {
         if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
             if (rank == 0)
-                fputs(zHelp, stdout);
+                cli_help(zHelp);
             return -1;
         }
         return usage(rank, "expected the command 'search', 'serve' or 'metric'%s", "");
@@ -227,13 +219,13 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
     optind = 1;
     int c;
     uint64_t v;
+    char zErr[128];
     /* serve: options end at INDEX, genie serve's follow it */
     while ((c = getopt_long(argc, argv, a->serve ? "+k:m:K:r:b:j:d:o:qh" : "k:m:K:r:b:j:d:o:qh", aOpt, NULL)) != -1) {
         switch (c) {
-        case 'k':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return usage(rank, "-k must be an integer 1..4294967295, not '%s'", optarg);
-            a->k = (uint32_t)v;
+        case 'k': /* the index's type, and so its limit, is known later (check_options, search.c) */
+            if (!itype_parse_k(NULL, optarg, &a->k, zErr, sizeof zErr))
+                return usage(rank, "%s", zErr);
             break;
         case 'K':
             if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
@@ -246,6 +238,11 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
             a->radius = (uint32_t)v;
             break;
         case OPT_EXACT: a->exact = 1; break;
+        case OPT_NPROBE:
+            if (!cli_parse_u64(optarg, 1, 65536, &v))
+                return usage(rank, "--nprobe must be 1..65536, not '%s'", optarg);
+            a->nprobe = (uint32_t)v;
+            break;
         case OPT_PRECISION:
             if (genie_precision_parse(optarg, &a->precision) != GENIE_OK)
                 return usage(rank, "--precision '%s': fp32, tf32 or fp16", optarg);
@@ -317,7 +314,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
         case 'q': a->quiet = 1; break;
         case 'h':
             if (rank == 0)
-                fputs(zHelp, stdout);
+                cli_help(zHelp);
             return -1;
         default: return usage(rank, "bad option%s", "");
         }

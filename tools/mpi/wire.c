@@ -178,7 +178,7 @@ genie_status wire_pack_batch(wire_buf *b, const wire_batch *w)
 {
     b->n = 0;
     size_t nQuery = w->kind == WIRE_STOP ? 0 : w->nQuery;
-    TRY(reserve(b, 10));
+    TRY(reserve(b, 11));
     put(b, (uint32_t)w->kind);
     put64(b, w->seq);
     put(b, (uint32_t)nQuery);
@@ -187,6 +187,7 @@ genie_status wire_pack_batch(wire_buf *b, const wire_batch *w)
     put(b, w->radius);
     put(b, w->exact);
     put(b, w->maxCandidates);
+    put(b, w->nprobe);
     switch (w->kind) {
     case WIRE_STOP: return GENIE_OK;
     case WIRE_ITEMS: return pack_items(b, w->q, nQuery);
@@ -264,7 +265,7 @@ genie_status wire_unpack_batch(const void *p, size_t nBytes, wire_batch *w)
 {
     const uint32_t *a = p;
     size_t n = nBytes / 4;
-    if (nBytes % 4 || n < 9 || a[0] > WIRE_STRINGS)
+    if (nBytes % 4 || n < 10 || a[0] > WIRE_STRINGS)
         return bad("batch");
     w->kind = (wire_kind)a[0];
     w->seq = get64(a + 1);
@@ -274,26 +275,29 @@ genie_status wire_unpack_batch(const void *p, size_t nBytes, wire_batch *w)
     w->radius = a[6];
     w->exact = a[7];
     w->maxCandidates = a[8];
+    w->nprobe = a[9];
     if (w->kind == WIRE_STOP)
         return GENIE_OK;
     if (w->kind == WIRE_ITEMS)
-        return unpack_items(a + 9, n - 9, w);
+        return unpack_items(a + 10, n - 10, w);
     if (w->kind == WIRE_STRINGS)
-        return unpack_strings(a + 9, n - 9, w);
-    if (n < 10 || a[9] == 0 || (uint64_t)w->nQuery * a[9] != n - 10)
+        return unpack_strings(a + 10, n - 10, w);
+    if (n < 11 || a[10] == 0 || (uint64_t)w->nQuery * a[10] != n - 11)
         return bad("batch");
-    w->dim = a[9];
-    w->aVec = (const float *)(const void *)(a + 10);
+    w->dim = a[10];
+    w->aVec = (const float *)(const void *)(a + 11);
     return GENIE_OK;
 }
 
 /* ---------------------------------------------------------------- answers */
 
-uint32_t wire_float_key(float d)
+wire_kind wire_kind_of(itype_batch_form form)
 {
-    uint32_t u;
-    memcpy(&u, &d, 4);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    switch (form) {
+    case ITYPE_BATCH_VECTORS: return WIRE_VECTORS;
+    case ITYPE_BATCH_STRINGS: return WIRE_STRINGS;
+    default: return WIRE_ITEMS;
+    }
 }
 
 genie_status wire_answer_begin(wire_answer_builder *a, size_t nQuery)

@@ -509,8 +509,9 @@ static genie_status search_batch(ivf_resident *r, const engine_ivf *ix, const en
 {
     genie_status rc = GENIE_OK;
     uint32_t nprobe = q->nprobe, k = q->k;
+    engine_exact_counts coarse = {0, 0}; /* the probes' search: not what the caller counts */
     GENIE_TRY(exact_cuda_search(r->device, &r->pCoarse, ix->aCentroid, ix->nlist, r->h_q, nb, ix->dim, ix->metric,
-                                GENIE_PRECISION_FP32, nprobe, r->h_coarse));
+                                GENIE_PRECISION_FP32, nprobe, r->h_coarse, &coarse));
     GENIE_TRY(plan_batch(r, ix, nb, nprobe));
     size_t nP = (size_t)nb * nprobe;
     CUDA_TRY(cudaMemcpyAsync(r->d_q, r->h_q, (size_t)nb * ix->dim * sizeof(float), cudaMemcpyHostToDevice, r->stream));

@@ -65,7 +65,7 @@ __global__ void km_norms(const float *c, uint32_t k, uint32_t dim, float *aNorm)
 
 /*
  * Point r0 + w of the tile (w = the warp's number in the grid): the
- * centroid of the best score (l2: |c|^2 - 2 x.c; ip: -x.c), ties to the
+ * centroid of the best score (l2: |c|^2 - 2 <x, c>; ip: -<x, c>), ties to the
  * smaller; the block's share of the objective added once (it is for
  * progress lines only).
  */

@@ -206,8 +206,9 @@ static genie_status probe_vectors(const genie_index *idx, const genie_index_info
         q.data[2 * (size_t)base.dim + j] = j % 2 ? 3e38f : -3e38f;
     genie_ivf_info iv;
     int ivf = genie_vectors_index_ivf(idx, &iv) == GENIE_OK;
-    /* LSH: its search and the exact one; IVF: also every list and a recall target (IVF-PQ: refined). */
-    for (int mode = 0; mode < (ivf ? 4 : 2) && rc == GENIE_OK; mode++) {
+    /* LSH: its search and the exact one; IVF: also every list, a recall target (IVF-PQ: refined) and the
+     * last part alone (the lists of its objects). */
+    for (int mode = 0; mode < (ivf ? 5 : 2) && rc == GENIE_OK; mode++) {
         genie_vsearch_options opt;
         memset(&opt, 0, sizeof opt);
         opt.search.backend = GENIE_BACKEND_CPU;
@@ -217,7 +218,9 @@ static genie_status probe_vectors(const genie_index *idx, const genie_index_info
         opt.nprobe = mode == 2 ? iv.nlist : 0;
         opt.candidates = mode == 2 && iv.pq_m ? 4 : 0;
         opt.recall = mode == 3 ? 0.9 : 0;
-        rc = genie_vectors_search(idx, &q, &opt, aOut, aN, NULL);
+        uint32_t nPart = genie_index_parts(idx);
+        rc = mode == 4 ? genie_vectors_search_parts(idx, nPart - 1, 1, &q, &opt, aOut, aN, NULL)
+                       : genie_vectors_search(idx, &q, &opt, aOut, aN, NULL);
         for (size_t i = 0; rc == GENIE_OK && i < 3; i++)
             for (uint32_t j = 0; j < aN[i]; j++)
                 if (aN[i] > 4 || aOut[i * 4 + j].id >= info->n_objects)

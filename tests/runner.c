@@ -82,6 +82,7 @@ char g_zTestDir[1024];
     X(ivf_pq_equals_oracle, 240)              \
     X(ivf_build_deterministic_and_versioned, 60) \
     X(ivf_bad_arguments, 60)                  \
+    X(ivf_parts_hold_their_lists, 120)        \
     X(ivf_recall_targets_met, 300)            \
     X(kmeans_sample_and_fixed_point, 60)      \
     X(io_records_and_parsing, 30)                 \
@@ -157,6 +158,7 @@ char g_zTestDir[1024];
     X(search_index_copy_ignores_the_file, 60)              \
     X(serve_answers_equal_cli_json, 60)                     \
     X(serve_metric_answers_equal_cli_json, 60)              \
+    X(serve_ivf_answers_equal_cli_json, 60)                 \
     X(serve_recall_requests_run_alone, 60)                  \
     X(serve_endpoints_and_auth, 30)                         \
     X(serve_bad_command_lines, 30)                          \
@@ -205,6 +207,7 @@ char g_zTestDir[1024];
     X(mpi_lines_out_writes_whole_queries, 30) \
     X(mpi_vectors_equal_one_process, 180) \
     X(mpi_vectors_lsh_union_of_shard_candidates, 120) \
+    X(mpi_ivf_equal_one_process, 120) \
     X(mpi_sequences_equal_one_process, 180) \
     X(mpi_gpus_and_type_options, 120) \
     X(search_parts_vectors_exact_brute_force, 60) \

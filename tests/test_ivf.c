@@ -5,7 +5,9 @@
  * distances by genie_vector_distance or by the ADC formula, sorted by
  * (distance, id)), with all lists probed against the exact search, the
  * chosen backend ($GENIE_TEST_BACKEND) against the CPU byte for byte, the
- * recall targets against measured recall, and the refusals of bad input.
+ * recall targets against measured recall, and the refusals of bad input;
+ * an index cut into parts answers as the one without them, and a range
+ * of its parts as the oracle over the range's objects.
  * Compiled without contraction of multiply-adds (tests/CMakeLists.txt),
  * as the library's reference arithmetic is.
  */
@@ -181,6 +183,7 @@ static void check_against_oracle(const genie_index *idx, const genie_vectors *q,
 {
     vivf *st;
     CHECK_OK(vivf_get(idx, &st));
+    const engine_ivf *ix = &st->apView[0]->ix; /* the whole index's lists */
     uint32_t kMax = 0;
     for (int i = 0; i < nK; i++)
         kMax = aK[i] > kMax ? aK[i] : kMax;
@@ -195,11 +198,11 @@ static void check_against_oracle(const genie_index *idx, const genie_vectors *q,
                 uint32_t k = aK[a], P = aProbe[b], R = aRefine[c] ? aRefine[c] * k : 0;
                 if (R > IVF_MAX_REFINE)
                     R = IVF_MAX_REFINE;
-                snprintf(zWhat, sizeof zWhat, "%s %s k %u nprobe %u refine %u", genie_metric_name(st->ix.metric),
-                         st->ix.pqM ? "ivf-pq" : "ivf-flat", k, P, R);
+                snprintf(zWhat, sizeof zWhat, "%s %s k %u nprobe %u refine %u", genie_metric_name(ix->metric),
+                         ix->pqM ? "ivf-pq" : "ivf-flat", k, P, R);
                 search(idx, q, GENIE_BACKEND_CPU, k, P, R, aCpu, nCpu);
                 for (uint64_t i = 0; i < q->n; i++)
-                    oracle(&st->ix, q->data + i * q->dim, k, P, R, aWant + i * k, &nWant[i]);
+                    oracle(ix, q->data + i * q->dim, k, P, R, aWant + i * k, &nWant[i]);
                 check_same(aCpu, nCpu, aWant, nWant, q->n, k, zWhat);
                 if (test_backend() != GENIE_BACKEND_CPU) {
                     search(idx, q, test_backend(), k, P, R, aGot, nGot);
@@ -373,10 +376,8 @@ TEST(ivf_bad_arguments)
 {
     float *aBase = clustered(8, 4, 300, 12, 5);
     genie_vectors base = {300, 12, aBase};
-    genie_build_options opt, optParts;
+    genie_build_options opt;
     genie_build_options_init(&opt);
-    genie_build_options_init(&optParts);
-    optParts.part_objects = 100;
     genie_ivf_params p = {.metric = GENIE_METRIC_L2, .nlist = 8};
     expect_build_error(&base, (genie_ivf_params){.metric = GENIE_METRIC_L2, .nlist = 301}, &opt, "nlist = 301");
     expect_build_error(&base, (genie_ivf_params){.metric = GENIE_METRIC_L2, .nlist = 8, .pq_m = 5}, &opt,
@@ -390,7 +391,6 @@ TEST(ivf_bad_arguments)
                        "applies to IVF-PQ");
     expect_build_error(&base, (genie_ivf_params){.metric = GENIE_METRIC_L2, .nlist = 8, .pq_m = 4, .pq_bits = 9},
                        &opt, "1..8");
-    expect_build_error(&base, p, &optParts, "one part");
     aBase[5 * 12 + 3] = NAN;
     expect_build_error(&base, p, &opt, "nan");
     aBase[5 * 12 + 3] = 0;
@@ -413,6 +413,163 @@ TEST(ivf_bad_arguments)
     expect_search_error(idx, &q, 10, 2, 3000, 0, "outside k = 10..2048");
     genie_index_close(idx);
     free(aBase);
+}
+
+/*
+ * The lists of @p whole restricted to objects [first, first + n), ids
+ * made relative to first, with their codes: what a range of parts holds,
+ * made here from an index without parts.  Freed by free_range.
+ */
+static engine_ivf range_of(const engine_ivf *whole, uint64_t first, uint64_t n)
+{
+    engine_ivf r = *whole;
+    uint64_t *aStart = malloc((whole->nlist + 1) * sizeof *aStart);
+    uint32_t *aId = malloc(n * sizeof *aId);
+    uint8_t *aCode = whole->pqM ? malloc(n * whole->pqM) : NULL;
+    CHECK(aStart && aId && (!whole->pqM || aCode));
+    uint64_t at = 0;
+    for (uint32_t l = 0; l < whole->nlist; l++) {
+        aStart[l] = at;
+        for (uint64_t pos = whole->aListStart[l]; pos < whole->aListStart[l + 1]; pos++) {
+            uint32_t id = whole->aId[pos];
+            if (id < first || id >= first + n)
+                continue;
+            aId[at] = (uint32_t)(id - first);
+            if (aCode)
+                memcpy(aCode + at * whole->pqM, whole->aCode + pos * whole->pqM, whole->pqM);
+            at++;
+        }
+    }
+    aStart[whole->nlist] = at;
+    CHECK_EQ(at, n);
+    r.n = n;
+    r.aListStart = aStart;
+    r.aId = aId;
+    r.aCode = aCode;
+    r.aVec = whole->aVec + first * whole->dim;
+    return r;
+}
+
+static void free_range(engine_ivf *r)
+{
+    free((void *)r->aListStart);
+    free((void *)r->aId);
+    free((void *)r->aCode);
+}
+
+/* The parts [firstPart, firstPart + nParts) of @p idx searched alone on @p backend, ids the index's. */
+static void search_parts(const genie_index *idx, uint32_t firstPart, uint32_t nParts, const genie_vectors *q,
+                         genie_backend backend, uint32_t k, uint32_t nprobe, uint32_t refine, genie_neighbor *out,
+                         uint32_t *aN)
+{
+    genie_vsearch_options o;
+    genie_vsearch_options_init(&o);
+    o.search.backend = backend;
+    o.search.threads = 2;
+    o.k = k;
+    o.nprobe = nprobe;
+    o.candidates = refine;
+    CHECK_OK(genie_vectors_search_parts(idx, firstPart, nParts, q, &o, out, aN, NULL));
+}
+
+/*
+ * --part-objects on an IVF index: every part holds the lists of its own
+ * objects (the centroids and codebooks are the whole index's), the index
+ * in parts answers byte for byte as the same build without parts, on the
+ * CPU and the chosen backend; a range of parts answers as the oracle over
+ * the range's objects alone; merged by (distance, id), the answers of
+ * disjoint ranges are the whole index's (IVF-PQ refined: each rank's
+ * distance at most the whole index's, the union holding its candidates).
+ */
+TEST(ivf_parts_hold_their_lists)
+{
+    enum { N = 1000, DIM = 8, NQ = 40 };
+    float *aAll = clustered(9, 20, N + NQ, DIM, 12);
+    genie_vectors base = {N, DIM, aAll}, q = {NQ, DIM, aAll + (size_t)N * DIM};
+    genie_backend be = test_backend();
+    for (int kind = 0; kind < 2; kind++) {
+        genie_ivf_params p = {.metric = kind ? GENIE_METRIC_L2 : GENIE_METRIC_COSINE, .nlist = 24,
+                              .pq_m = kind ? 4 : 0, .pq_bits = kind ? 5 : 0, .iterations = 6, .seed = 11,
+                              .backend = GENIE_BACKEND_CPU, .threads = 2};
+        genie_build_options opt, optParts;
+        genie_build_options_init(&opt);
+        genie_build_options_init(&optParts);
+        optParts.part_objects = 300; /* parts of 300, 300, 300, 100 */
+        CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("one.genie")));
+        CHECK_OK(genie_vectors_build_ivf(&base, &p, &optParts, test_path("parts.genie")));
+        genie_index *one, *parts;
+        CHECK_OK(genie_index_open(test_path("one.genie"), &one));
+        CHECK_OK(genie_index_open(test_path("parts.genie"), &parts));
+        CHECK_EQ(genie_index_parts(parts), 4);
+        genie_ivf_info a, b;
+        CHECK_OK(genie_vectors_index_ivf(one, &a));
+        CHECK_OK(genie_vectors_index_ivf(parts, &b));
+        CHECK(a.longest_list == b.longest_list && a.empty_lists == b.empty_lists &&
+              a.default_nprobe == b.default_nprobe && a.default_refine == b.default_refine);
+        vivf *st;
+        CHECK_OK(vivf_get(one, &st));
+        const engine_ivf *whole = &st->apView[0]->ix;
+        enum { K = 6 };
+        genie_neighbor aOne[NQ * K], aGot[NQ * K], aWant[NQ * K], aPart[4][NQ * K];
+        uint32_t nOne[NQ], nGot[NQ], nWant[NQ], nPart[4][NQ];
+        static const uint32_t aProbe[3] = {1, 3, 24}, aRefine[2] = {0, 18};
+        char zWhat[96];
+        for (int ip = 0; ip < 3; ip++)
+            for (int ir = 0; ir < 1 + kind; ir++) {
+                uint32_t P = aProbe[ip], R = aRefine[ir];
+                snprintf(zWhat, sizeof zWhat, "%s nprobe %u refine %u", kind ? "ivf-pq" : "ivf-flat", P, R);
+                search(one, &q, be, K, P, R, aOne, nOne);
+                search(parts, &q, be, K, P, R, aGot, nGot);
+                check_same(aGot, nGot, aOne, nOne, NQ, K, zWhat);
+                search(parts, &q, GENIE_BACKEND_CPU, K, P, R, aGot, nGot);
+                check_same(aGot, nGot, aOne, nOne, NQ, K, zWhat);
+                /* Ranges: part 1 alone, parts 2..3, against the oracle over their objects. */
+                static const uint32_t aFirst[2] = {1, 2}, aN[2] = {1, 2};
+                for (int r = 0; r < 2; r++) {
+                    uint64_t first = aFirst[r] * 300, n = aFirst[r] + aN[r] == 4 ? N - first : aN[r] * 300;
+                    engine_ivf rix = range_of(whole, first, n);
+                    for (uint32_t i = 0; i < NQ; i++) {
+                        oracle(&rix, q.data + (size_t)i * DIM, K, P, R, aWant + i * K, &nWant[i]);
+                        for (uint32_t j = 0; j < nWant[i]; j++)
+                            aWant[i * K + j].id += (uint32_t)first;
+                    }
+                    free_range(&rix);
+                    search_parts(parts, aFirst[r], aN[r], &q, be, K, P, R, aGot, nGot);
+                    check_same(aGot, nGot, aWant, nWant, NQ, K, zWhat);
+                }
+                /* The four parts alone, merged by (distance, id). */
+                for (uint32_t pp = 0; pp < 4; pp++)
+                    search_parts(parts, pp, 1, &q, be, K, P, R, aPart[pp], nPart[pp]);
+                for (uint32_t i = 0; i < NQ; i++) {
+                    uint32_t at[4] = {0, 0, 0, 0}, nMerged = 0;
+                    for (; nMerged < K; nMerged++) {
+                        int best = -1;
+                        for (int pp = 0; pp < 4; pp++) {
+                            if (at[pp] == nPart[pp][i])
+                                continue;
+                            const genie_neighbor *c = &aPart[pp][i * K + at[pp]];
+                            const genie_neighbor *bb = best < 0 ? NULL : &aPart[best][i * K + at[best]];
+                            if (!bb || c->distance < bb->distance || (c->distance == bb->distance && c->id < bb->id))
+                                best = pp;
+                        }
+                        if (best < 0)
+                            break;
+                        aWant[i * K + nMerged] = aPart[best][i * K + at[best]++];
+                    }
+                    nWant[i] = nMerged;
+                    if (R) { /* refined: every rank at least as near as one process's */
+                        CHECK(nMerged >= nOne[i]);
+                        for (uint32_t j = 0; j < nOne[i]; j++)
+                            CHECK(aWant[i * K + j].distance <= aOne[i * K + j].distance);
+                    }
+                }
+                if (!R)
+                    check_same(aWant, nWant, aOne, nOne, NQ, K, zWhat);
+            }
+        genie_index_close(one);
+        genie_index_close(parts);
+    }
+    free(aAll);
 }
 
 /* Recall on held-out queries of the data's distribution is at least the target less 0.03. */

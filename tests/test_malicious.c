@@ -51,7 +51,7 @@ static void write_text(const char *path, const char *z)
     test_write_file(path, z, strlen(z));
 }
 
-/* The small indexes, one of every type (and a keywords index of 3 parts). */
+/* The small indexes, one of every type (and a keywords index and an IVF-PQ index of 3 parts). */
 static int build_indexes(const char **azPath)
 {
     int n = 0;
@@ -114,6 +114,7 @@ static int build_indexes(const char **azPath)
     genie_ivf_params pp = {.metric = GENIE_METRIC_L2, .nlist = 2, .pq_m = 3, .pq_bits = 2, .refine = 1,
                            .iterations = 2, .seed = 5, .backend = GENIE_BACKEND_CPU};
     CHECK_OK(genie_vectors_build_ivf(&base, &pp, &opt, azPath[n++] = strdup(test_path("ivf-pq.genie"))));
+    CHECK_OK(genie_vectors_build_ivf(&base, &pp, &optParts, azPath[n++] = strdup(test_path("ivf-pq-parts.genie"))));
     return n;
 }
 

@@ -596,6 +596,21 @@ static void fill_image(write_state *w, format_image *img)
 #undef G
 }
 
+genie_status builder_part_ends(genie_builder *b, uint64_t **paEnd, uint32_t *pnParts)
+{
+    write_state w;
+    memset(&w, 0, sizeof w);
+    w.b = b;
+    genie_status rc = plan_parts(&w);
+    if (rc != GENIE_OK) {
+        free(w.aPartEnd);
+        return rc;
+    }
+    *paEnd = w.aPartEnd;
+    *pnParts = w.nParts;
+    return GENIE_OK;
+}
+
 genie_status genie_builder_write(genie_builder *b, const char *path)
 {
     util_error_clear();
@@ -605,11 +620,6 @@ genie_status genie_builder_write(genie_builder *b, const char *path)
     format_image img;
     genie_status rc;
     GENIE_TRY_GOTO(rc, plan_parts(&w), done);
-    if (b->hasVector && w.nParts > 1) {
-        rc = util_error(GENIE_EINVAL, "an inverted-file vectors index is one part; the part options cut it into %u",
-                        w.nParts);
-        goto done;
-    }
     GENIE_TRY_GOTO(rc, make_extras(&w), done);
     fill_image(&w, &img);
     rc = format_write(path, &img);

@@ -92,13 +92,15 @@
  *
  *   Vector index sections (flag bit 4; an inverted-file vectors index,
  *   transform/vectors_ivf.h: its lists are the keyword lists, object i
- *   having one keyword, its list's number, so POSTINGS holds the lists'
- *   ids; a file with them has one part).  Their sizes follow from the
+ *   having one keyword, its list's number, so each part's POSTINGS holds
+ *   the ids of its objects list by list).  Their sizes follow from the
  *   front-end's parameters, which the front-end checks against them:
  *   14  IVF_CENTROIDS    f32[nlist x dim]: the coarse quantizer
  *   15  PQ_CODEBOOKS     f32[M x 2^bits x dim / M] (IVF-PQ), else empty
  *   16  PQ_CODES         u8[n_postings x M] (IVF-PQ): the codes of the
- *                        residuals, parallel to POSTINGS; else empty
+ *                        residuals, parallel to the parts' POSTINGS in
+ *                        part order (part p's from its first_object, one
+ *                        posting per object); else empty
  *
  * A query item [lo, hi] maps, by binary search in a part's KEYWORDS, to a
  * run of that part's lists that is one contiguous slice of its POSTINGS, and

@@ -137,8 +137,8 @@ static genie_status read_header(const char *path, const util_mapping *m, header_
         return corrupt(path, 0, "text and docs indexes need a vocabulary and only they have one");
     if (h->type == GENIE_TYPE_DOCS && !(h->flags & FORMAT_FLAG_FRONTEND))
         return corrupt(path, 0, "a docs index needs its FRONTEND section");
-    if (h->vector && (h->type != GENIE_TYPE_VECTORS || h->nParts != 1 || !(h->flags & FORMAT_FLAG_FRONTEND)))
-        return corrupt(path, 0, "vector index sections belong to a vectors index of one part with its FRONTEND");
+    if (h->vector && (h->type != GENIE_TYPE_VECTORS || !(h->flags & FORMAT_FLAG_FRONTEND)))
+        return corrupt(path, 0, "vector index sections belong to a vectors index with its FRONTEND");
     /* Every count describes bytes of this file, so none can exceed its size. */
     if (h->nPostings > m->n || h->nKeywords > m->n || h->nSublists > m->n || h->nWords > m->n ||
         h->nObjects > m->n)

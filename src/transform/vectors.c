@@ -362,10 +362,14 @@ static genie_status exact_range(const genie_index *idx, const genie_vectors *bas
     return GENIE_OK;
 }
 
-/* An inverted-file index: its own search (vectors_ivf.c), or the exact search of its stored vectors. */
-static genie_status ivf_search_or_exact(const genie_index *idx, const genie_vectors *queries,
-                                        const genie_vsearch_options *opt, genie_neighbor *out, uint32_t *aN,
-                                        genie_search_stats *pStats, double tStart)
+/*
+ * An inverted-file index: its own search of parts [firstPart, firstPart +
+ * nParts) (vectors_ivf.c), or the exact search of their stored vectors,
+ * objects [first, first + nObj).
+ */
+static genie_status ivf_search_or_exact(const genie_index *idx, uint32_t firstPart, uint32_t nParts, uint64_t first,
+                                        uint64_t nObj, const genie_vectors *queries, const genie_vsearch_options *opt,
+                                        genie_neighbor *out, uint32_t *aN, genie_search_stats *pStats, double tStart)
 {
     genie_search_stats stats;
     memset(&stats, 0, sizeof stats);
@@ -379,12 +383,12 @@ static genie_status ivf_search_or_exact(const genie_index *idx, const genie_vect
         rc = util_error(GENIE_EINVAL, "exact search takes no nprobe, candidates, radius or recall target");
     if (rc == GENIE_OK && opt->exact) {
         genie_vectors base = {st->ix.n, st->ix.dim, (float *)(uintptr_t)st->ix.aVec};
-        rc = exact_range(idx, &base, 0, base.n, queries, st->ix.metric, opt->k, opt, out, aN, &stats.backend);
-        stats.verified = queries->n * base.n;
+        rc = exact_range(idx, &base, first, nObj, queries, st->ix.metric, opt->k, opt, out, aN, &stats.backend);
+        stats.verified = queries->n * nObj;
         stats.rerank_seconds = util_now() - tStart;
     } else if (rc == GENIE_OK) {
         double t0 = util_now();
-        rc = vivf_search(idx, st, queries, opt, out, aN, &stats);
+        rc = vivf_search(idx, st, firstPart, nParts, queries, opt, out, aN, &stats);
         stats.match_seconds = util_now() - t0;
     }
     stats.total_seconds = util_now() - tStart;
@@ -422,7 +426,7 @@ genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_p
     GENIE_TRY(part_range(idx, first_part, n_parts, &first, &nObj));
     GENIE_TRY(util_check_finite(queries->data, queries->n, queries->dim, opt->search.threads, "query"));
     if (vivf_is_ivf(idx))
-        return ivf_search_or_exact(idx, queries, opt, out, aN, pStats, tStart);
+        return ivf_search_or_exact(idx, first_part, n_parts, first, nObj, queries, opt, out, aN, pStats, tStart);
     if (opt->nprobe)
         return util_error(GENIE_EINVAL, "nprobe %u: an LSH index has no lists (build with --ivf)", opt->nprobe);
     vlsh h;

@@ -30,16 +30,27 @@ int vivf_is_ivf(const genie_index *idx)
     return idx->info.type == GENIE_TYPE_VECTORS && idx->nFrontend >= 4 && memcmp(idx->aFrontend, "GIVF", 4) == 0;
 }
 
+void vivf_view_free(vivf_view *v)
+{
+    if (!v)
+        return;
+    ivf_cpu_cache_free(&v->cache);
+    pthread_mutex_destroy(&v->cache.lock);
+    free(v->aListStart);
+    free(v->aIdCopy);
+    free(v->aCodeCopy);
+    free(v);
+}
+
 static void state_free(void *p)
 {
     vivf *st = p;
     if (!st)
         return;
-    ivf_cpu_cache_free(&st->cache);
-    pthread_mutex_destroy(&st->cache.lock);
+    for (uint32_t i = 0; i < st->nView; i++)
+        vivf_view_free(st->apView[i]);
     pthread_mutex_destroy(&st->lock);
     vivf_recall_free(st->pRecall);
-    free(st->aListStart);
     free(st);
 }
 
@@ -112,47 +123,160 @@ static genie_status check_sections(const genie_index *idx, vivf *st)
             return section_fail(j, idx->nVector[j], want[j], azWhy[j]);
     st->ix.aCentroid = (const float *)(const void *)idx->aVector[0];
     st->ix.aCodebook = in->pq_m ? (const float *)(const void *)idx->aVector[1] : NULL;
-    st->ix.aCode = in->pq_m ? idx->aVector[2] : NULL;
+    st->aCode = in->pq_m ? idx->aVector[2] : NULL;
     if (util_check_finite(st->ix.aCentroid, in->nlist, in->dim, 0, "IVF centroid") != GENIE_OK ||
         (in->pq_m && util_check_finite(st->ix.aCodebook, in->pq_m * ksub, (uint32_t)dsub, 0, "PQ codeword") != GENIE_OK) ||
         util_check_finite(st->ix.aVec, in->n, in->dim, 0, "stored vector") != GENIE_OK)
         return util_error(GENIE_ECORRUPT, "IVF index: %s", genie_last_error());
     for (uint64_t i = 0; ksub < 256 && i < in->n * in->pq_m; i++)
-        if (st->ix.aCode[i] >= ksub)
-            return util_error(GENIE_ECORRUPT, "PQ code %u at byte %llu, not below 2^%u", st->ix.aCode[i],
+        if (st->aCode[i] >= ksub)
+            return util_error(GENIE_ECORRUPT, "PQ code %u at byte %llu, not below 2^%u", st->aCode[i],
                               (unsigned long long)i, in->pq_bits);
     return GENIE_OK;
 }
 
-/* The lists: one keyword per object, each a list number; the table of where each list starts. */
-static genie_status make_lists(const genie_index *idx, vivf *st)
+/*
+ * Every part's lists: one keyword per object, each a list number; the
+ * lengths of the whole index's lists for its info.  Part views have been
+ * validated by the index (keywords strictly increasing, their lists
+ * consecutive in POSTINGS, ids ascending within a list and below the
+ * part's objects).
+ */
+static genie_status check_parts(const genie_index *idx, vivf *st)
 {
-    const genie_ivf_info *in = &st->info;
-    if (idx->nPart != 1 || idx->info.n_postings != in->n || (in->n && idx->info.max_object_length != 1))
-        return util_error(GENIE_ECORRUPT, "IVF index: %llu postings in %u parts, objects of up to %u keywords; "
-                          "an IVF index has one part and one keyword (its list) per object",
-                          (unsigned long long)idx->info.n_postings, idx->nPart, idx->info.max_object_length);
-    uint64_t nKw = idx->info.n_keywords;
-    if (nKw && idx->aKeyword[nKw - 1] >= in->nlist)
-        return util_error(GENIE_ECORRUPT, "IVF index: list %u, but nlist = %u", idx->aKeyword[nKw - 1], in->nlist);
-    if (!(st->aListStart = malloc(((size_t)in->nlist + 1) * sizeof *st->aListStart)))
+    genie_ivf_info *in = &st->info;
+    uint64_t *aLen = calloc(in->nlist, sizeof *aLen);
+    if (!aLen)
         return util_error(GENIE_ENOMEM, "out of memory for %u lists", in->nlist);
-    uint64_t j = 0;
-    for (uint32_t l = 0; l <= in->nlist; l++) {
+    genie_status rc = GENIE_OK;
+    for (uint32_t p = 0; rc == GENIE_OK && p < idx->nPart; p++) {
+        const genie_index *v = &idx->aPart[p];
+        uint64_t nKw = v->info.n_keywords;
+        if (v->info.n_postings != v->info.n_objects || (v->info.n_objects && v->info.max_object_length != 1))
+            rc = util_error(GENIE_ECORRUPT, "IVF index, part %u: %llu postings for %llu objects of up to %u "
+                            "keywords; an IVF index has one keyword (its list) per object", p,
+                            (unsigned long long)v->info.n_postings, (unsigned long long)v->info.n_objects,
+                            v->info.max_object_length);
+        else if (nKw && v->aKeyword[nKw - 1] >= in->nlist)
+            rc = util_error(GENIE_ECORRUPT, "IVF index, part %u: list %u, but nlist = %u", p, v->aKeyword[nKw - 1],
+                            in->nlist);
+        for (uint64_t j = 0; rc == GENIE_OK && j < nKw; j++)
+            aLen[v->aKeyword[j]] += v->aListOffset[j + 1] - v->aListOffset[j];
+    }
+    for (uint32_t l = 0; rc == GENIE_OK && l < in->nlist; l++) {
+        in->empty_lists += aLen[l] == 0;
+        if (aLen[l] > in->longest_list)
+            in->longest_list = aLen[l];
+    }
+    free(aLen);
+    return rc;
+}
+
+/* List l's postings in part view @p v: [*pBegin, *pEnd) (empty when the part has none of it). */
+static void part_list(const genie_index *v, uint32_t l, uint64_t *pBegin, uint64_t *pEnd)
+{
+    size_t first, end;
+    index_keyword_range(v, l, l, &first, &end);
+    *pBegin = v->aListOffset[first];
+    *pEnd = v->aListOffset[end];
+}
+
+/* One part's view: its sections in place. */
+static genie_status view_of_part(const genie_index *idx, const vivf *st, uint32_t part, vivf_view *v)
+{
+    const genie_index *pv = &idx->aPart[part];
+    uint32_t nlist = st->info.nlist;
+    if (!(v->aListStart = malloc(((size_t)nlist + 1) * sizeof *v->aListStart)))
+        return util_error(GENIE_ENOMEM, "out of memory for %u lists", nlist);
+    uint64_t j = 0, nKw = pv->info.n_keywords;
+    for (uint32_t l = 0; l <= nlist; l++) {
         /* Keywords are strictly increasing and their lists consecutive in POSTINGS (format_read.c). */
-        st->aListStart[l] = j < nKw ? idx->aListOffset[j] : in->n;
-        if (j < nKw && idx->aKeyword[j] == l)
+        v->aListStart[l] = j < nKw ? pv->aListOffset[j] : pv->info.n_postings;
+        if (j < nKw && pv->aKeyword[j] == l)
             j++;
     }
-    st->ix.aListStart = st->aListStart;
-    st->ix.aId = idx->aPosting;
-    for (uint32_t l = 0; l < in->nlist; l++) {
-        uint64_t len = st->aListStart[l + 1] - st->aListStart[l];
-        st->info.empty_lists += len == 0;
-        if (len > st->info.longest_list)
-            st->info.longest_list = len;
-    }
+    v->ix.aId = pv->aPosting;
+    v->ix.aCode = st->aCode ? st->aCode + v->firstObject * st->info.pq_m : NULL;
+    v->pSlots = pv;
     return GENIE_OK;
+}
+
+/* Several parts' view: list by list, each part's postings in part order (ids made the view's), with their codes. */
+static genie_status view_of_parts(const genie_index *idx, const vivf *st, vivf_view *v)
+{
+    uint32_t nlist = st->info.nlist, M = st->info.pq_m;
+    v->aListStart = malloc(((size_t)nlist + 1) * sizeof *v->aListStart);
+    v->aIdCopy = malloc((v->ix.n ? v->ix.n : 1) * sizeof *v->aIdCopy);
+    v->aCodeCopy = M ? malloc((v->ix.n ? v->ix.n : 1) * M) : NULL;
+    if (!v->aListStart || !v->aIdCopy || (M && !v->aCodeCopy))
+        return util_error(GENIE_ENOMEM, "out of memory for the lists of %u parts (%llu objects)", v->nParts,
+                          (unsigned long long)v->ix.n);
+    uint64_t at = 0;
+    for (uint32_t l = 0; l < nlist; l++) {
+        v->aListStart[l] = at;
+        for (uint32_t p = v->firstPart; p < v->firstPart + v->nParts; p++) {
+            const genie_index *pv = &idx->aPart[p];
+            uint64_t b, e, rel = pv->firstObject - v->firstObject;
+            part_list(pv, l, &b, &e);
+            for (uint64_t i = b; i < e; i++, at++) {
+                v->aIdCopy[at] = (uint32_t)(pv->aPosting[i] + rel);
+                if (M) /* part p's postings start at its first object in the codes */
+                    memcpy(v->aCodeCopy + at * M, st->aCode + (pv->firstObject + i) * M, M);
+            }
+        }
+    }
+    v->aListStart[nlist] = at;
+    v->ix.aId = v->aIdCopy;
+    v->ix.aCode = v->aCodeCopy;
+    return GENIE_OK;
+}
+
+static genie_status view_make(const genie_index *idx, const vivf *st, uint32_t firstPart, uint32_t nParts,
+                              vivf_view **out)
+{
+    vivf_view *v = calloc(1, sizeof *v);
+    if (!v)
+        return util_error(GENIE_ENOMEM, "out of memory for a view of an IVF index");
+    pthread_mutex_init(&v->cache.lock, NULL);
+    v->firstPart = firstPart;
+    v->nParts = nParts;
+    v->firstObject = idx->aPart[firstPart].firstObject;
+    const genie_index *pLast = &idx->aPart[firstPart + nParts - 1];
+    v->ix = st->ix;
+    v->ix.n = pLast->firstObject + pLast->info.n_objects - v->firstObject;
+    v->ix.aVec = st->ix.aVec + v->firstObject * st->info.dim;
+    genie_status rc = nParts == 1 ? view_of_part(idx, st, firstPart, v) : view_of_parts(idx, st, v);
+    v->ix.aListStart = v->aListStart;
+    if (nParts == idx->nPart)
+        v->pSlots = idx; /* the whole index's device slot */
+    if (rc != GENIE_OK) {
+        vivf_view_free(v);
+        return rc;
+    }
+    *out = v;
+    return GENIE_OK;
+}
+
+genie_status vivf_view_get(const genie_index *idx, vivf *st, uint32_t firstPart, uint32_t nParts, vivf_view **out,
+                           int *pOwned)
+{
+    *pOwned = 0;
+    pthread_mutex_lock(&st->lock);
+    for (uint32_t i = 0; i < st->nView; i++)
+        if (st->apView[i]->firstPart == firstPart && st->apView[i]->nParts == nParts) {
+            *out = st->apView[i];
+            pthread_mutex_unlock(&st->lock);
+            return GENIE_OK;
+        }
+    genie_status rc = view_make(idx, st, firstPart, nParts, out);
+    if (rc == GENIE_OK && st->nView < VIVF_MAX_VIEWS)
+        st->apView[st->nView++] = *out;
+    else if (rc == GENIE_OK)
+        *pOwned = 1;
+    if (*pOwned)
+        (*out)->pSlots = NULL; /* not kept: its copies would not outlive the call */
+    pthread_mutex_unlock(&st->lock);
+    return rc;
 }
 
 static genie_status state_open(const genie_index *idx, vivf **pOut)
@@ -161,16 +285,17 @@ static genie_status state_open(const genie_index *idx, vivf **pOut)
     if (!st)
         return util_error(GENIE_ENOMEM, "out of memory opening an IVF index");
     pthread_mutex_init(&st->lock, NULL);
-    pthread_mutex_init(&st->cache.lock, NULL);
     genie_status rc;
     GENIE_TRY_GOTO(rc, decode_front(idx, st), fail);
     GENIE_TRY_GOTO(rc, check_sections(idx, st), fail);
-    GENIE_TRY_GOTO(rc, make_lists(idx, st), fail);
+    GENIE_TRY_GOTO(rc, check_parts(idx, st), fail);
     genie_ivf_info *in = &st->info;
     st->ix = (engine_ivf){.metric = in->metric, .dim = in->dim, .nlist = in->nlist, .n = in->n,
-                          .aCentroid = st->ix.aCentroid, .aListStart = st->aListStart, .aId = idx->aPosting,
-                          .aVec = st->ix.aVec, .pqM = in->pq_m, .pqBits = in->pq_bits,
-                          .aCodebook = st->ix.aCodebook, .aCode = st->ix.aCode};
+                          .aCentroid = st->ix.aCentroid, .aVec = st->ix.aVec, .pqM = in->pq_m,
+                          .pqBits = in->pq_bits, .aCodebook = st->ix.aCodebook};
+    vivf_view *pWhole;
+    int owned;
+    GENIE_TRY_GOTO(rc, vivf_view_get(idx, st, 0, idx->nPart, &pWhole, &owned), fail);
     *pOut = st;
     return GENIE_OK;
 fail:
@@ -217,12 +342,12 @@ genie_status genie_vectors_index_ivf(const genie_index *idx, genie_ivf_info *out
     return GENIE_OK;
 }
 
-/* The recall estimate, made under the state's lock on first need. */
+/* The recall estimate of the whole index (apView[0], made at open), made under the state's lock on first need. */
 static genie_status recall_ready(vivf *st, unsigned threads)
 {
     genie_status rc = GENIE_OK;
     if (!st->pRecall)
-        rc = vivf_recall_make(&st->ix, threads, &st->pRecall);
+        rc = vivf_recall_make(&st->apView[0]->ix, threads, &st->pRecall);
     return rc;
 }
 
@@ -254,15 +379,15 @@ static genie_status choose(vivf *st, const genie_vsearch_options *opt, uint32_t 
     genie_status rc = recall_ready(st, opt->search.threads);
     if (rc == GENIE_OK)
         /* The vectors are always stored: a target may choose to refine on any IVF-PQ index. */
-        rc = vivf_recall_plan(st->pRecall, &st->ix, &st->cache, opt->k, opt->recall, VIVF_DEPTH_ANY, opt->search.threads, pNprobe,
-                              pRefine, pEstimate);
+        rc = vivf_recall_plan(st->pRecall, &st->apView[0]->ix, &st->apView[0]->cache, opt->k, opt->recall,
+                              VIVF_DEPTH_ANY, opt->search.threads, pNprobe, pRefine, pEstimate);
     pthread_mutex_unlock(&st->lock);
     return rc;
 }
 
-genie_status vivf_search(const genie_index *idx, vivf *st, const genie_vectors *queries,
-                         const genie_vsearch_options *opt, genie_neighbor *out, uint32_t *aN,
-                         genie_search_stats *stats)
+genie_status vivf_search(const genie_index *idx, vivf *st, uint32_t firstPart, uint32_t nParts,
+                         const genie_vectors *queries, const genie_vsearch_options *opt, genie_neighbor *out,
+                         uint32_t *aN, genie_search_stats *stats)
 {
     const genie_ivf_info *in = &st->info;
     if (opt->radius)
@@ -289,8 +414,16 @@ genie_status vivf_search(const genie_index *idx, vivf *st, const genie_vectors *
     engine_ivf_query q = {.aQuery = queries->data, .n = queries->n, .k = opt->k, .nprobe = nprobe,
                           .nRefine = nRefine, .threads = opt->search.threads};
     int device = opt->search.gpus && opt->search.n_gpus ? opt->search.gpus[0] : 0;
+    vivf_view *v;
+    int owned;
+    GENIE_TRY(vivf_view_get(idx, st, firstPart, nParts, &v, &owned));
     genie_status rc =
-        engine_ivf_search(&st->ix, idx, &st->cache, &q, opt->search.backend, device, out, aN, &stats->backend);
+        engine_ivf_search(&v->ix, v->pSlots, &v->cache, &q, opt->search.backend, device, out, aN, &stats->backend);
+    for (uint64_t i = 0; rc == GENIE_OK && v->firstObject && i < queries->n; i++)
+        for (uint32_t j = 0; j < aN[i]; j++)
+            out[i * opt->k + j].id += (uint32_t)v->firstObject; /* the view's ids to the index's */
     stats->verified = queries->n * (uint64_t)(nRefine ? nRefine : 0);
+    if (owned)
+        vivf_view_free(v);
     return rc;
 }

@@ -4,12 +4,23 @@
  * search behind genie_vectors_search, and the recall estimate that
  * chooses nprobe.  The search itself is the engine's (engine/ivf.h).
  *
- * The file (docs/FORMAT.md, index/format.h): a vectors index of one part
- * whose object i has one keyword, the number of its list, so that the
- * keyword lists are the inverted lists (POSTINGS: ids ascending within
- * each list); the vector index sections hold the centroids (14), the PQ
- * codebooks (15) and the PQ codes parallel to POSTINGS (16); FRONTEND
- * holds the parameters and the vectors by id.  FRONTEND layout
+ * The file (docs/FORMAT.md, index/format.h): a vectors index whose object
+ * i has one keyword, the number of its list, so that each part's keyword
+ * lists are the inverted lists of its objects (POSTINGS: part-relative
+ * ids ascending within each list; one part, or, with the part options,
+ * parts of consecutive objects, every part holding the lists of its own
+ * objects under the whole index's centroids); the vector index sections
+ * hold the centroids (14), the PQ codebooks (15) and the PQ codes
+ * parallel to the parts' POSTINGS, parts in order (16: one posting per
+ * object, so part p's codes start at its first object); FRONTEND holds
+ * the parameters and the vectors by id.
+ *
+ * A search reads a view (vivf_view): the lists of a range of parts as one
+ * engine_ivf, list l being the range's objects of list l, ids ascending
+ * (one part: the part's sections in place; several: the ids and codes
+ * copied into that order).  The view of every part is the whole index,
+ * byte for byte the lists of a build without parts, so the answers do not
+ * depend on the parts.  FRONTEND layout
  * (little-endian, util/codec.h), version 1:
  *
  *   offset  size     field
@@ -48,14 +59,30 @@
 
 typedef struct vivf_recall vivf_recall;
 
+/* The lists of parts [firstPart, firstPart + nParts) as one engine_ivf. */
+typedef struct vivf_view {
+    uint32_t firstPart, nParts;
+    uint64_t firstObject;      /* the view's ids (ix.aId) count from it */
+    engine_ivf ix;             /* n: the range's objects; aVec from firstObject */
+    uint64_t *aListStart;      /* nlist + 1 */
+    uint32_t *aIdCopy;         /* several parts: the ids in list order; one part: NULL (its POSTINGS) */
+    uint8_t *aCodeCopy;        /* several parts, IVF-PQ: the codes in that order; else NULL */
+    ivf_cpu_cache cache;       /* the CPU search's layout of ix */
+    const genie_index *pSlots; /* the index or part whose device slot keeps the GPU's copy; NULL: none */
+} vivf_view;
+
+/* Views kept with an open index; a search of yet another range makes one for the call. */
+#define VIVF_MAX_VIEWS 8u
+
 /* An open inverted-file index (kept with the index while it is open). */
 typedef struct vivf {
     genie_ivf_info info;
-    engine_ivf ix;         /* views into the mapping, aListStart excepted */
-    uint64_t *aListStart;  /* nlist + 1, from the keyword lists */
-    ivf_cpu_cache cache;   /* the CPU search's layout */
-    pthread_mutex_t lock;  /* guards pRecall */
-    vivf_recall *pRecall;  /* the recall estimate, made on first need */
+    engine_ivf ix;          /* the whole index's parameters, centroids, codebooks and vectors; no lists */
+    const uint8_t *aCode;   /* IVF-PQ: the codes of every part, in file order */
+    pthread_mutex_t lock;   /* guards the views and pRecall */
+    vivf_view *apView[VIVF_MAX_VIEWS]; /* apView[0] the whole index's, made at open */
+    uint32_t nView;
+    vivf_recall *pRecall;   /* the recall estimate (of the whole index), made on first need */
 } vivf;
 
 /** Non-zero when @p idx is an inverted-file vectors index (its FRONTEND's magic says so). */
@@ -63,21 +90,36 @@ int vivf_is_ivf(const genie_index *idx);
 
 /**
  * The open state of @p idx, validated on the first call (FRONTEND, the
- * vector index sections, the lists) and kept with the index.
+ * vector index sections, every part's lists) with the whole index's view,
+ * and kept with the index.
  * @return GENIE_OK, GENIE_ECORRUPT naming the field, GENIE_EFORMAT (an
  *         unknown version), GENIE_ENOMEM.
  */
 genie_status vivf_get(const genie_index *idx, vivf **out);
 
 /**
- * genie_vectors_search on an inverted-file index (not exact mode: the
- * caller runs that).  @p opt as genie_vsearch_options says for these
- * indexes; @p stats gets nprobe, candidates (the refinement depth) and
- * the recall estimate of a target.
+ * The view of parts [@p firstPart, @p firstPart + @p nParts) of @p idx
+ * (a valid range): kept with the index (made on first use, up to
+ * VIVF_MAX_VIEWS), or, past them, made for the caller, who frees it with
+ * vivf_view_free when *pOwned is set.
+ * @return GENIE_OK, GENIE_ENOMEM.
  */
-genie_status vivf_search(const genie_index *idx, vivf *st, const genie_vectors *queries,
-                         const genie_vsearch_options *opt, genie_neighbor *out, uint32_t *aN,
-                         genie_search_stats *stats);
+genie_status vivf_view_get(const genie_index *idx, vivf *st, uint32_t firstPart, uint32_t nParts, vivf_view **out,
+                           int *pOwned);
+void vivf_view_free(vivf_view *v);
+
+/**
+ * genie_vectors_search_parts on an inverted-file index (not exact mode:
+ * the caller runs that): the objects of parts [@p firstPart, @p firstPart
+ * + @p nParts), the whole index when they are all its parts, searched as
+ * one index, with the index's ids.  @p opt as genie_vsearch_options says
+ * for these indexes; @p stats gets nprobe, candidates (the refinement
+ * depth) and the recall estimate of a target (of the whole index: a range
+ * probes what the whole index would).
+ */
+genie_status vivf_search(const genie_index *idx, vivf *st, uint32_t firstPart, uint32_t nParts,
+                         const genie_vectors *queries, const genie_vsearch_options *opt, genie_neighbor *out,
+                         uint32_t *aN, genie_search_stats *stats);
 
 /**
  * The ids of the estimate's pseudo-queries of an index of @p n vectors:

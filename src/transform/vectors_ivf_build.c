@@ -14,8 +14,8 @@
  *   4. the default nprobe (and depth) for recall@10 >= 0.9 from the
  *      estimate of vectors_ivf_recall.c;
  *   5. the file: object i with one keyword, its list; the FRONTEND; the
- *      centroids, codebooks and codes (by list, ids ascending: the order
- *      the builder gives the postings).
+ *      centroids, codebooks and codes (in the order the builder gives
+ *      the postings: part by part, by list, ids ascending).
  */
 #include "transform/vectors_ivf.h"
 
@@ -325,6 +325,40 @@ static genie_status encode_front(const genie_vectors *base, const ivf_build *b, 
     return codec_writer_finish(&w, pOut, pN, "IVF parameters");
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * The codes in the order of the postings of the parts @p aEnd (ends of
+ * object ranges), @p nParts of them: within a part by (list, id), part p's
+ * postings starting at its first object (one posting per object).
+ */
+static genie_status codes_by_part(const ivf_build *b, const uint64_t *aEnd, uint32_t nParts, uint8_t **pOut)
+{
+    uint32_t M = b->p.pq_m;
+    uint8_t *aOut = malloc((size_t)b->n * M);
+    uint64_t *aKey = malloc((size_t)b->n * sizeof *aKey);
+    if (!aOut || !aKey) {
+        free(aOut);
+        free(aKey);
+        return oom("the codes of the parts");
+    }
+    for (uint32_t p = 0, o0 = 0; p < nParts; o0 = (uint32_t)aEnd[p++]) {
+        uint64_t m = aEnd[p] - o0;
+        for (uint64_t i = 0; i < m; i++)
+            aKey[i] = (uint64_t)b->aList[o0 + i] << 32 | (o0 + i);
+        qsort(aKey, (size_t)m, sizeof *aKey, cmp_u64);
+        for (uint64_t r = 0; r < m; r++)
+            memcpy(aOut + (o0 + r) * M, b->aCode + b->aPos[(uint32_t)aKey[r]] * M, M);
+    }
+    free(aKey);
+    *pOut = aOut;
+    return GENIE_OK;
+}
+
 /* Step 5. */
 static genie_status write_index(const genie_vectors *base, const ivf_build *b, const genie_build_options *opt,
                                 const char *path)
@@ -332,6 +366,9 @@ static genie_status write_index(const genie_vectors *base, const ivf_build *b, c
     genie_builder *bld = NULL;
     unsigned char *aFront = NULL;
     size_t nFront = 0;
+    uint64_t *aEnd = NULL; /* the parts' ends (IVF-PQ) */
+    uint32_t nParts = 1;
+    uint8_t *aCode = NULL; /* the codes in the parts' order (several parts) */
     genie_status rc;
     GENIE_TRY_GOTO(rc, genie_builder_new(&bld, opt), done);
     for (uint64_t i = 0; i < b->n; i++) {
@@ -342,7 +379,12 @@ static genie_status write_index(const genie_vectors *base, const ivf_build *b, c
     GENIE_TRY_GOTO(rc, builder_set_frontend(bld, GENIE_TYPE_VECTORS, aFront, nFront), done);
     free(aFront);
     aFront = NULL;
-    const void *aSec[3] = {b->aCentroid, b->aCodebook, b->aCode};
+    if (b->p.pq_m) {
+        GENIE_TRY_GOTO(rc, builder_part_ends(bld, &aEnd, &nParts), done);
+        if (nParts > 1)
+            GENIE_TRY_GOTO(rc, codes_by_part(b, aEnd, nParts, &aCode), done);
+    }
+    const void *aSec[3] = {b->aCentroid, b->aCodebook, aCode ? aCode : b->aCode};
     uint64_t anSec[3] = {(uint64_t)b->p.nlist * b->dim * sizeof(float),
                          (uint64_t)b->p.pq_m * b->ksub * b->dsub * sizeof(float), b->n * b->p.pq_m};
     GENIE_TRY_GOTO(rc, builder_set_vector_sections(bld, aSec, anSec), done);
@@ -350,6 +392,8 @@ static genie_status write_index(const genie_vectors *base, const ivf_build *b, c
 done:
     genie_builder_free(bld);
     free(aFront);
+    free(aEnd);
+    free(aCode);
     return rc;
 }
 

@@ -6,7 +6,7 @@ threads (docs/BENCHMARKS.md, "Inverted files").
 Data: N base and Q query vectors of D dimensions around C centres (centre
 ~ N(0, 3^2 I), vector = centre + N(0, I), numpy's generator seeded by 28:
 the distribution of bench/ivf_bench.c's clustered set), written as .npy.
-genie: `genie build -t vectors --ivf NLIST -b cpu` and `genie eval --nprobe
+genie: `genie build -t vectors --ivf NLIST --backend cpu` and `genie eval --nprobe
 ... -b cpu --threads T --repeat 3` (the last of three searches of all the
 queries, on the open index; recall@10 against its exact CPU search, whose
 ids are written with --truth-out).  Faiss: IndexIVFFlat(IndexFlatL2, NLIST)
@@ -38,7 +38,7 @@ print(f"data: {n} x {d} around {c} centres, {nq} queries; nlist {nlist}; {thread
       f"faiss {faiss.__version__}", flush=True)
 
 t = time.perf_counter()
-subprocess.run([genie, "build", "-q", "-t", "vectors", "--ivf", str(nlist), "-b", "cpu", "-o", f"{work}/ivf.genie",
+subprocess.run([genie, "build", "-q", "-t", "vectors", "--ivf", str(nlist), "--backend", "cpu", "-o", f"{work}/ivf.genie",
                 f"{work}/base.npy"], check=True)
 print(f"genie build: {time.perf_counter() - t:.1f} s", flush=True)
 out = subprocess.run([genie, "eval", "-b", "cpu", "--threads", str(threads), "--repeat", "3", "--truth-backend", "cpu",

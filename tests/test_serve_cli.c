@@ -460,26 +460,24 @@ TEST(serve_ivf_answers_equal_cli_json)
     served_start(&s, azArg);
     for (size_t i = 0; i < sizeof aCase / sizeof *aCase; i++)
         compare_with_cli(&s, &aCase[i]);
-    const char *zOne = "[[1,2,3,4,5,6,7,8]]";
-    char *z;
-    check_refused(&s, "/v1/indexes/lsh/search", z = fmt("{\"queries\":%s,\"nprobe\":2}", zOne),
-                  "\\\"nprobe\\\" 2: an LSH index has no lists");
-    free(z);
-    check_refused(&s, "/v1/indexes/flat/search", z = fmt("{\"queries\":%s,\"radius\":1}", zOne),
-                  "\\\"radius\\\" 1: an IVF index has no buckets");
-    free(z);
-    check_refused(&s, "/v1/indexes/flat/search", z = fmt("{\"queries\":%s,\"nprobe\":17}", zOne),
-                  "\\\"nprobe\\\" 17: the index has 16 lists");
-    free(z);
-    check_refused(&s, "/v1/indexes/flat/search", z = fmt("{\"queries\":%s,\"candidates\":20}", zOne),
-                  "IVF-Flat's distances are exact already");
-    free(z);
-    check_refused(&s, "/v1/indexes/pq/search", z = fmt("{\"queries\":%s,\"nprobe\":2,\"recall\":0.9}", zOne),
-                  "\\\"nprobe\\\" 2: a recall target chooses nprobe itself");
-    free(z);
-    check_refused(&s, "/v1/indexes/pq/search", z = fmt("{\"queries\":%s,\"k\":2000}", zOne),
-                  "an IVF search returns 1..1024 neighbours");
-    free(z);
+    /* Options of another kind of index, refused by their JSON names. */
+    static const struct {
+        const char *zIndex, *zOptions, *zWant;
+    } aBad[] = {
+        {"lsh", "\"nprobe\":2", "\\\"nprobe\\\" 2: an LSH index has no lists"},
+        {"flat", "\"radius\":1", "\\\"radius\\\" 1: an IVF index has no buckets"},
+        {"flat", "\"nprobe\":17", "\\\"nprobe\\\" 17: the index has 16 lists"},
+        {"flat", "\"candidates\":20", "IVF-Flat's distances are exact already"},
+        {"pq", "\"nprobe\":2,\"recall\":0.9", "\\\"nprobe\\\" 2: a recall target chooses nprobe itself"},
+        {"pq", "\"k\":2000", "an IVF search returns 1..1024 neighbours"},
+    };
+    for (size_t i = 0; i < sizeof aBad / sizeof *aBad; i++) {
+        char *zPath = fmt("/v1/indexes/%s/search", aBad[i].zIndex);
+        char *zBody = fmt("{\"queries\":[[1,2,3,4,5,6,7,8]],%s}", aBad[i].zOptions);
+        check_refused(&s, zPath, zBody, aBad[i].zWant);
+        free(zPath);
+        free(zBody);
+    }
     http_answer a;
     CHECK_STATUS(served_request(&s, "GET", "/v1/indexes/pq", NULL, &a), 200, &a);
     if (!strstr(a.zBody, "\"dimension\":8,\"kind\":\"ivf-pq\",\"metric\":\"l2\",\"nlist\":16,\"pq_m\":4,\"pq_bits\":6"))

@@ -133,8 +133,9 @@ typedef genie_status (*engine_edit_fn)(void **ppResident, const struct engine_ed
 /*
  * The optional capabilities of a backend, each a sub-table of its own
  * (NULL in the entry: the backend does not offer it, and the caller runs
- * that work on the CPU).  A new capability (IVF lists, ...) is one more
- * such sub-table and one more member at the end of engine_backend.
+ * that work on the CPU).  A new capability is one more such sub-table and
+ * one more member at the end of engine_backend, as pIvf was (its
+ * sub-table, engine_ivf_ops, lives with its types in engine/ivf.h).
  */
 
 /* Exact k-NN over dense vectors (exact.h); the resident slot is freed by xFree. */

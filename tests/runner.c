@@ -35,6 +35,7 @@ char g_zTestDir[1024];
     X(backend_names_and_errors, 30)               \
     X(backend_several_devices, 60)                \
     X(backend_registry_capabilities, 30)          \
+    X(backend_registry_reads_by_version, 30)      \
     X(backend_cpu_never_maps_cuda, 30)            \
     X(backend_blas_opened_on_first_exact_search, 30) \
     X(install_exports_only_genie_symbols, 30)     \

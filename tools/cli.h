@@ -90,8 +90,10 @@ void cli_put_record(const genie_index *idx, uint32_t object, int show);
 int cli_eval_lines(int argc, char **argv, const char *zIndex);
 void cli_print_recall_estimate(const genie_index *idx, const char *zPath, uint32_t k, uint32_t K, int perEditRate);
 
-/* Commands of one type: `genie lsh-params` (tools/type_vectors.c), `genie cache-plan` (tools/type_docs.c). */
+/* Commands of one type: `genie lsh-params` (tools/type_vectors_build.c), `genie cache-plan` (tools/type_docs.c). */
 int vec_cli_lsh_params(int argc, char **argv);
+/* `genie build -t vectors` (tools/type_vectors_build.c), the vectors entry's xCliBuild. */
+int vec_cli_build(int argc, char **argv);
 int docs_cli_cache_plan(int argc, char **argv);
 
 /** Print "genie CMD: message" and the usage hint; returns CLI_EXIT_USAGE. */

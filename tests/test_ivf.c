@@ -407,6 +407,18 @@ TEST(ivf_bad_arguments)
     aBase[1] = INFINITY;
     expect_search_error(idx, &q, 10, 2, 0, 0, "inf");
     aBase[1] = 0;
+    /* A caller's cancel flag (genie serve's timeout) stops the search; unset, it changes nothing. */
+    int cancel = 1;
+    genie_vsearch_options o;
+    genie_vsearch_options_init(&o);
+    o.search.backend = test_backend();
+    o.search.cancel = &cancel;
+    o.k = 3;
+    genie_neighbor aOut[2 * 3];
+    uint32_t aN[2];
+    CHECK_RC(genie_vectors_search(idx, &q, &o, aOut, aN, NULL), GENIE_ECANCELED);
+    cancel = 0;
+    CHECK_OK(genie_vectors_search(idx, &q, &o, aOut, aN, NULL));
     genie_index_close(idx);
     idx = build_ivf(&base, GENIE_METRIC_L2, 8, 4, 4, 0, "pq.genie");
     expect_search_error(idx, &q, 10, 2, 5, 0, "outside k = 10..2048");

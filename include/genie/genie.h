@@ -515,7 +515,8 @@ typedef struct genie_search_options {
      * non-zero stops, frees what it made and returns GENIE_ECANCELED.  The
      * search never writes it.  The front-ends' searches that call
      * genie_search (sets, sequences, table, text, vectors by LSH) pass it
-     * on; their exact scans do not read it.
+     * on; their exact scans do not read it.  An inverted-file vectors
+     * search reads it before it starts and, on the CPU, before each query.
      */
     const int *cancel;
 } genie_search_options;

@@ -56,6 +56,8 @@ genie_status engine_ivf_search(const engine_ivf *ix, const genie_index *idx, ivf
         *pUsed = be ? be->id : GENIE_BACKEND_CPU;
     if (q->n == 0)
         return GENIE_OK;
+    if (engine_cancelled(q->cancel)) /* a GPU search is not cut short once it runs */
+        return engine_cancelled_error();
     if (be)
         return gpu_search(be, idx, device, ix, q, out, aN);
     return ivf_cpu_search(ix, pCache, q, out, aN);

@@ -83,6 +83,7 @@ typedef struct engine_ivf_query {
     uint32_t nprobe;     /* 1..min(nlist, IVF_MAX_PROBE) */
     uint32_t nRefine;    /* IVF-PQ: 0, or k..IVF_MAX_REFINE candidates re-ranked; IVF-Flat: 0 */
     unsigned threads;    /* CPU threads; 0 = all cores */
+    const int *cancel;   /* NULL, or genie_search_options.cancel: read before the search and (CPU) before each query */
 } engine_ivf_query;
 
 /*
@@ -125,7 +126,8 @@ void ivf_cpu_cache_free(ivf_cpu_cache *c);
  * @param[out] aN   how many each query got: min(k, its candidates).
  * @param[out] pUsed  the backend that ran (may be NULL).
  * @return GENIE_OK, GENIE_EINVAL (k, nprobe or nRefine out of range, with
- *         the range), GENIE_ENOMEM, GENIE_EGPU.
+ *         the range), GENIE_ENOMEM, GENIE_EGPU, GENIE_ECANCELED (q->cancel
+ *         set: the answers are then unfinished).
  */
 genie_status engine_ivf_search(const engine_ivf *ix, const genie_index *idx, ivf_cpu_cache *pCache,
                                const engine_ivf_query *q, genie_backend backend, int device, genie_neighbor *out,

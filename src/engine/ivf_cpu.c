@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "engine/exact.h"
 #include "engine/select.h"
 #include "util/error.h"
@@ -283,7 +284,8 @@ typedef struct search_job {
     genie_neighbor *out;
     uint32_t *aN;
     atomic_uint_fast64_t next;
-    atomic_int failed;
+    atomic_int failed;    /* out of memory */
+    atomic_int cancelled; /* q->cancel was seen set */
 } search_job;
 
 static void heap_out(select_heap *h, genie_hit *aHit, genie_neighbor *out, uint32_t *pN, int sqrtDistance)
@@ -383,8 +385,12 @@ static void search_worker(void *pv, unsigned t)
     }
     for (;;) {
         uint64_t i = atomic_fetch_add(&j->next, 1);
-        if (i >= q->n || atomic_load(&j->failed))
+        if (i >= q->n || atomic_load(&j->failed) || atomic_load(&j->cancelled))
             break;
+        if (engine_cancelled(q->cancel)) {
+            atomic_store(&j->cancelled, 1);
+            break;
+        }
         const float *pq = q->aQuery + i * dim;
         genie_neighbor *o = j->out + i * k;
         float nq = ix->metric == GENIE_METRIC_COSINE ? exact_dot(pq, pq, dim) : 0;
@@ -460,10 +466,13 @@ genie_status ivf_cpu_search(const engine_ivf *ix, ivf_cpu_cache *pCache, const e
     search_job j = {.ix = ix, .c = c, .q = q, .out = out, .aN = aN};
     atomic_init(&j.next, 0);
     atomic_init(&j.failed, 0);
+    atomic_init(&j.cancelled, 0);
     util_parallel_run(nThread < q->n ? nThread : (unsigned)q->n, search_worker, &j);
     if (!pCache)
         layout_free(c);
     if (atomic_load(&j.failed))
         return util_error(GENIE_ENOMEM, "out of memory in the IVF search (k = %u)", q->k);
+    if (atomic_load(&j.cancelled))
+        return engine_cancelled_error();
     return GENIE_OK;
 }

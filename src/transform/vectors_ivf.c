@@ -412,7 +412,7 @@ genie_status vivf_search(const genie_index *idx, vivf *st, uint32_t firstPart, u
     stats->candidates = nRefine;
     stats->recall_estimate = estimate;
     engine_ivf_query q = {.aQuery = queries->data, .n = queries->n, .k = opt->k, .nprobe = nprobe,
-                          .nRefine = nRefine, .threads = opt->search.threads};
+                          .nRefine = nRefine, .threads = opt->search.threads, .cancel = opt->search.cancel};
     int device = opt->search.gpus && opt->search.n_gpus ? opt->search.gpus[0] : 0;
     vivf_view *v;
     int owned;

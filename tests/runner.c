@@ -295,6 +295,14 @@ static int run_one(const test_entry *t)
 int main(int argc, char **argv)
 {
     const char *zFilter = argc > 1 ? argv[1] : NULL;
+    /* GENIE_TEST_SHARD=I/N: the tests whose place in the list is I modulo N
+     * alone, so that N runners share a machine's cores (scripts/gpu-final). */
+    unsigned iShard = 0, nShard = 1;
+    const char *zShard = getenv("GENIE_TEST_SHARD");
+    if (zShard && (sscanf(zShard, "%u/%u", &iShard, &nShard) != 2 || nShard == 0 || iShard >= nShard)) {
+        fprintf(stderr, "GENIE_TEST_SHARD must be I/N with 0 <= I < N, not '%s'\n", zShard);
+        return 2;
+    }
     setvbuf(stdout, NULL, _IOLBF, 0);
     int nGolden = golden_load(GENIE_TEST_SOURCE_DIR "/golden");
     if (nGolden < 0)
@@ -309,7 +317,7 @@ int main(int argc, char **argv)
             g_goldenIndex = (int)(i - nBuiltin);
             t = (test_entry){golden_name(g_goldenIndex), run_golden_case, 60, g_goldenIndex};
         }
-        if (zFilter && !strstr(t.zName, zFilter))
+        if ((zFilter && !strstr(t.zName, zFilter)) || i % nShard != iShard)
             continue;
         if (run_one(&t))
             nPass++;

@@ -243,23 +243,36 @@ typedef struct cli_build_args {
     genie_build_options opt;  /* -L and the part options; the rest zero */
     int quiet;                /* -q */
     int noRecall;             /* --no-recall-estimate (sets, sequences, vectors) */
+    double recallBudget;      /* --recall-budget: seconds the estimate may take, 0 = no limit */
 } cli_build_args;
 
 /*
  * The approximate types' builds (sets, sequences, vectors) put
  * CLI_RECALL_BUILD_OPTION in their long options and CLI_RECALL_BUILD_HELP in
  * their help, and call cli_build_recall() once the index is written: it
- * computes the recall estimate into INDEX.recall (genie_recall_prepare()),
+ * computes the recall estimate into INDEX.recall (genie_recall_write()),
  * so that genie info can show it and the first --recall search finds it.
  */
 #define CLI_OPT_NO_RECALL 0x120
-#define CLI_RECALL_BUILD_OPTION {"no-recall-estimate", no_argument, 0, CLI_OPT_NO_RECALL}
+#define CLI_OPT_RECALL_BUDGET 0x121
+#define CLI_RECALL_BUILD_OPTION                                      \
+    {"no-recall-estimate", no_argument, 0, CLI_OPT_NO_RECALL},      \
+    {"recall-budget", required_argument, 0, CLI_OPT_RECALL_BUDGET}
+/* The default of --recall-budget, seconds. */
+#define CLI_RECALL_BUDGET_DEFAULT 30
 #define CLI_RECALL_BUILD_HELP                                                        \
     "      --no-recall-estimate  skip the recall estimate (INDEX.recall, for\n"    \
     "                           --recall and genie info; else computed now:\n"    \
     "                           200 exact searches, strings 1,000, and one\n"    \
-    "                           search of K = 4096)\n"
-/** @return CLI_EXIT_OK, or CLI_EXIT_FAIL (printed). */
+    "                           search of K = 4096)\n"                          \
+    "      --recall-budget S    stop the estimate after S seconds (default 30;\n"  \
+    "                           0: no limit); then INDEX.recall is not written\n" \
+    "                           and a --recall search computes it when needed\n"
+/**
+ * The estimate in a child process within a->recallBudget seconds
+ * (tools/build_recall.c).  @return CLI_EXIT_OK (also when the budget
+ * stopped it: the index is complete), or CLI_EXIT_FAIL (printed).
+ */
 int cli_build_recall(const cli_build_args *a);
 
 /** A front-end's option callback's answer for a code it does not know. */

@@ -3,7 +3,6 @@
  * every search, and the options and the getopt loop of every build.
  */
 #include <assert.h>
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -138,6 +137,7 @@ int cli_parse_build(int argc, char **argv, const char *zShort, const struct opti
     snprintf(zAllShort, sizeof zAllShort, "o:t:L:qh%s", zShort ? zShort : "");
 
     memset(a, 0, sizeof *a);
+    a->recallBudget = CLI_RECALL_BUDGET_DEFAULT;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, zAllShort, aOpt, NULL)) != -1) {
@@ -151,6 +151,14 @@ int cli_parse_build(int argc, char **argv, const char *zShort, const struct opti
         case 'o': a->zOut = optarg; break;
         case 'q': a->quiet = 1; break;
         case CLI_OPT_NO_RECALL: a->noRecall = 1; break; /* only where the type lists it */
+        case CLI_OPT_RECALL_BUDGET: { /* only where the type lists it */
+            char *e;
+            a->recallBudget = strtod(optarg, &e);
+            if (e == optarg || *e || !(a->recallBudget >= 0 && a->recallBudget <= 1e9))
+                return cli_usage_error("build", "--recall-budget must be seconds >= 0 (0: no limit), not '%s'",
+                                       optarg);
+            break;
+        }
         case 'h': cli_help(zHelp); return CLI_EXIT_OK;
         default:
             st = xOption ? xOption(ctx, c, optarg) : CLI_OPTION_UNKNOWN;
@@ -235,43 +243,5 @@ int cli_check_recall(const char *zCmd, double recall, uint32_t k, int exact, int
     if (k > 100)
         return cli_usage_error(zCmd, "--recall needs -k <= 100 (the estimate records 100 answers per query), not %u",
                                k);
-    return CLI_EXIT_OK;
-}
-
-int cli_build_recall(const cli_build_args *a)
-{
-    /* The side file of the index this build replaced goes first: whatever
-     * happens next (no estimate wanted, a failed or killed computation, a
-     * full disk), no estimate of another index stays beside the new one. */
-    char *zSide = malloc(strlen(a->zOut) + sizeof ".recall");
-    if (!zSide)
-        return cli_fail(GENIE_ENOMEM);
-    strcpy(zSide, a->zOut);
-    strcat(zSide, ".recall");
-    if (remove(zSide) != 0 && errno != ENOENT) {
-        fprintf(stderr, "genie build: cannot remove the old recall estimate %s: %s\n", zSide, strerror(errno));
-        free(zSide);
-        return CLI_EXIT_FAIL;
-    }
-    if (a->noRecall) {
-        free(zSide);
-        return CLI_EXIT_OK;
-    }
-    double t0 = util_now();
-    genie_index *idx;
-    genie_status rc = genie_index_open(a->zOut, &idx);
-    if (rc == GENIE_OK)
-        rc = genie_recall_write(idx, 0); /* a side file that cannot be written fails the build */
-    genie_index_close(idx);
-    if (rc != GENIE_OK) {
-        const char *z = genie_last_error();
-        fprintf(stderr, "genie build: the index is written, but not its recall estimate %s (each search "
-                        "with --recall would compute it again): %s\n", zSide, z[0] ? z : genie_strerror(rc));
-        free(zSide);
-        return CLI_EXIT_FAIL;
-    }
-    if (!a->quiet)
-        fprintf(stderr, "genie build: recall estimate in %.2f s (%s)\n", util_now() - t0, zSide);
-    free(zSide);
     return CLI_EXIT_OK;
 }

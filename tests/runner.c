@@ -38,6 +38,9 @@ char g_zTestDir[1024];
     X(install_exports_only_genie_symbols, 30)     \
     X(type_table_has_a_complete_entry_per_type, 10) \
     X(type_table_k_limits, 10)                    \
+    X(cli_options_match_help_and_letters, 10)     \
+    X(cli_help_texts_follow_the_letters, 60)      \
+    X(cli_short_letters_registry, 10)             \
     X(install_pkg_config_program, 120)            \
     X(oracle_random_small, 240)                   \
     X(oracle_random_skewed, 480)                  \

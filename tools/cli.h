@@ -47,6 +47,8 @@ void cli_print_usage(FILE *f);
 void cli_print_build_overview(void);
 /** genie search --help without INDEX or -t: the options every type takes, each type's default k and own options. */
 void cli_print_search_overview(void);
+/** genie eval --help without INDEX or -t: the types it takes. */
+void cli_print_eval_overview(void);
 /** "unknown type 'NAME' (keywords, text, ... or metric)" as genie @p zCmd's usage error. */
 int cli_unknown_type(const char *zCmd, const char *zName);
 /**

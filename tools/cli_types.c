@@ -188,6 +188,19 @@ void cli_print_search_overview(void)
             put_search_line(itype_aAll[i]);
 }
 
+void cli_print_eval_overview(void)
+{
+    char z[512], zTypes[128];
+    snprintf(z, sizeof z,
+             "The recall of an approximate search on your own queries: QUERIES are searched in INDEX as genie "
+             "search does and exactly, and the answers compared, with the search's time (--repeat N: the median "
+             "of N runs, for every type).  INDEX is a %s index.  Each type has options of its own: genie eval -t "
+             "TYPE --help (or genie eval -h INDEX, genie help TYPE).",
+             itype_names(zTypes, sizeof zTypes, has_eval));
+    fputs("Usage: genie eval [options] INDEX QUERIES\n\n", stdout);
+    put_wrapped(stdout, z, 0, 0);
+}
+
 int cli_unknown_type(const char *zCmd, const char *zName)
 {
     char zTypes[160];

@@ -92,7 +92,7 @@ static int parse_eval(int argc, char **argv, eval_opts *e)
         }
         switch (c) {
         case 'C': {
-            const itype_option *pCertify = itype_option_find(e->pType, "certify");
+            const itype_option *pCertify = e->pType ? itype_option_find(e->pType, "certify") : NULL;
             if (!pCertify)
                 return cli_usage_error("eval", "--certify applies to a sequences index");
             o->maxCandidates = (uint32_t)pCertify->lo;
@@ -167,14 +167,21 @@ int cli_eval_lines(int argc, char **argv, const char *zIndex)
     genie_index_type type;
     eval_opts e;
     memset(&e, 0, sizeof e);
-    e.pType = genie_index_file_type(zIndex, &type) == GENIE_OK ? itype_by_type(type) : NULL;
-    if (!e.pType || !e.pType->xScore)
+    /* Without zIndex (genie eval -t TYPE and no readable index) only --help or an error follows. */
+    e.pType = zIndex && genie_index_file_type(zIndex, &type) == GENIE_OK ? itype_by_type(type) : NULL;
+    if (zIndex && (!e.pType || !e.pType->xScore))
         return cli_usage_error("eval", "%s: not an index whose queries are lines", zIndex);
     itype_options_init(&e.o, e.pType);
     e.repeat = 1;
     int status = parse_eval(argc, argv, &e);
     if (status != CLI_EXIT_OK || optind + 2 != argc)
         return status;
+    if (!e.pType) { /* opening INDEX says what is wrong with it */
+        genie_index *idx;
+        genie_status rc = genie_index_open(argv[optind], &idx);
+        genie_index_close(idx);
+        return cli_fail(rc != GENIE_OK ? rc : GENIE_EINVAL);
+    }
     cli_search s;
     cli_search_init(&s, e.pType);
     cli_lines l;
@@ -266,16 +273,6 @@ done:
     return status;
 }
 
-static const char zOverview[] =
-    "Usage: genie eval [options] INDEX QUERIES\n"
-    "\n"
-    "The recall of an approximate search on your own queries: QUERIES are\n"
-    "searched in INDEX as genie search does and exactly, and the answers\n"
-    "compared; the search's time comes too (--repeat N: the median of N\n"
-    "runs, for every type).  INDEX is %s index.  Each type has options of\n"
-    "its own: genie eval -t TYPE --help (or genie eval -h INDEX, genie help\n"
-    "TYPE).\n";
-
 static int has_eval(const itype *t)
 {
     return t->xCliEval != NULL;
@@ -307,7 +304,7 @@ int cmd_eval(int argc, char **argv)
     if (t)
         return t->xCliEval(argc, argv, zIndex);
     if (cli_wants_help(argc, argv)) {
-        printf(zOverview, zTypes);
+        cli_print_eval_overview();
         return CLI_EXIT_OK;
     }
     /* No readable index: the vectors eval parses the options and, opening INDEX, says what is wrong. */

@@ -248,10 +248,10 @@ static const char zSearchHelp[] =
     "      --clusters F:N      search clusters F .. F+N-1 only (N = 0: to the end)\n"
     "      --brute-force       compare every object (the baseline)\n"
     CLI_BACKEND_HELP
-    "                          On a metric index l2, l1, cosine and edit run\n"
-    "                          on a GPU with cuda (auto: when one is usable),\n"
-    "                          jaccard and --brute-force on the CPU; -j: the\n"
-    "                          threads over queries\n"
+    "                          (-b on a metric index: l2, l1, cosine and edit\n"
+    "                          run on a GPU with cuda, and with auto when one\n"
+    "                          is usable; jaccard and --brute-force on the\n"
+    "                          CPU; -j: the threads over queries)\n"
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each answer's stored string or set\n"
     CLI_VERBOSE_HELP

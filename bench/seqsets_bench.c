@@ -272,7 +272,7 @@ static genie_set_results *set_run(const genie_index *idx, const lines *q, genie_
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
     opt.backend = b;
-    genie_set_options so = {10, K, exact, 0};
+    genie_set_options so = {.k = 10, .candidates = K, .exact = exact};
     genie_set_results *r;
     genie_status rc = genie_set_search(idx, q->az, q->an, q->n, &so, &opt, &r);
     if (rc != GENIE_OK)

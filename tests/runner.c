@@ -107,6 +107,11 @@ char g_zTestDir[1024];
     X(sets_parse_rules, 10) \
     X(sets_exact_and_minhash_against_oracle, 60) \
     X(sets_bad_input, 10)\
+    X(sets_exact_random_against_oracle, 120) \
+    X(sets_exact_fortunes_against_oracle, 120) \
+    X(sets_exact_ties_by_smaller_id, 30) \
+    X(sets_exact_choice_and_plan, 60) \
+    X(sets_exact_version1_and_bad_options, 30) \
     X(recall_sets_meets_target, 240) \
     X(recall_sequences_meets_target, 240) \
     X(recall_vectors_meets_target, 240) \

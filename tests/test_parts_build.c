@@ -206,7 +206,7 @@ TEST(parts_build_sets_identical)
         anQuery[i] = random_words(&s, aQuery[i], sizeof aQuery[i], 6, 40);
         azQuery[i] = aQuery[i];
     }
-    genie_set_options so = {5, 20, 0, 0};
+    genie_set_options so = {.k = 5, .candidates = 20};
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
     opt.backend = test_backend();

@@ -152,7 +152,7 @@ TEST(recall_sets_meets_target)
     const uint32_t k = 10;
     frac *aFrac = malloc(N * sizeof *aFrac);
     for (size_t t = 0; t < sizeof aTarget / sizeof *aTarget; t++) {
-        genie_set_options so = {k, 0, 0, aTarget[t]};
+        genie_set_options so = {.k = k, .recall = aTarget[t]};
         genie_set_results *r;
         CHECK_OK(genie_set_search(idx, (const char *const *)az, an, NQ, &so, &opt, &r));
         genie_search_stats st;
@@ -465,17 +465,17 @@ TEST(recall_bad_targets)
     genie_set_results *r = NULL;
     const double aBad[] = {-0.5, 1.0000001, 2, NAN, -INFINITY, INFINITY};
     for (size_t i = 0; i < sizeof aBad / sizeof *aBad; i++) {
-        genie_set_options so = {10, 0, 0, aBad[i]};
+        genie_set_options so = {.k = 10, .recall = aBad[i]};
         CHECK_RC(genie_set_search(idx, az, an, 1, &so, &opt, &r), GENIE_EINVAL);
         CHECK(strstr(genie_last_error(), "(0, 1]") != NULL);
     }
-    genie_set_options so = {10, 0, 1, 0.9}; /* exact */
+    genie_set_options so = {.k = 10, .exact = 1, .recall = 0.9}; /* exact */
     CHECK_RC(genie_set_search(idx, az, an, 1, &so, &opt, &r), GENIE_EINVAL);
-    so = (genie_set_options){10, 50, 0, 0.9}; /* explicit K */
+    so = (genie_set_options){.k = 10, .candidates = 50, .recall = 0.9}; /* explicit K */
     CHECK_RC(genie_set_search(idx, az, an, 1, &so, &opt, &r), GENIE_EINVAL);
-    so = (genie_set_options){101, 0, 0, 0.9};
+    so = (genie_set_options){.k = 101, .recall = 0.9};
     CHECK_RC(genie_set_search(idx, az, an, 1, &so, &opt, &r), GENIE_EINVAL);
-    so = (genie_set_options){10, 0, 0, 1.0}; /* R = 1 is allowed */
+    so = (genie_set_options){.k = 10, .recall = 1.0}; /* R = 1 is allowed */
     CHECK_OK(genie_set_search(idx, az, an, 1, &so, &opt, &r));
     genie_search_stats st;
     genie_set_results_stats(r, &st);

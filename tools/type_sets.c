@@ -1,7 +1,8 @@
 /*
  * `genie build --type sets` and `genie search` on a sets index: one set of
- * strings per line, searched by Jaccard similarity through MinHash and an
- * exact re-rank (docs/SETS.md).
+ * strings per line, searched by Jaccard (or another set similarity)
+ * through MinHash and an exact re-rank, or exactly through the element
+ * lists (docs/SETS.md).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -121,24 +122,36 @@ static const char zSearchHelp[] =
     "Usage: genie search [options] INDEX [QUERIES]     (a sets index)\n"
     "\n"
     "For each query set (one per line of QUERIES, default standard input,\n"
-    "parsed like the indexed sets) find the k sets of INDEX with the largest\n"
-    "Jaccard similarity |A n B| / |A u B|, ties by smaller object id; sets\n"
-    "sharing no element are never returned.  The engine returns the top-K\n"
-    "candidates by MinHash match count, re-ranked by exact Jaccard; so a\n"
-    "similar set MinHash missed can be missing (--exact compares every set).\n"
+    "parsed like the indexed sets) find the k sets of INDEX most similar to\n"
+    "it, ties by smaller object id; sets sharing no element are never\n"
+    "returned.  Two methods: MinHash (the top-K candidates by MinHash match\n"
+    "count, re-ranked by exact Jaccard: a similar set MinHash missed can be\n"
+    "missing) and the exact search (each element a keyword, the engine's\n"
+    "match count is |A n B|, only the size classes and lists that can still\n"
+    "matter are read).  Without -K or --exact the cheaper by estimate runs\n"
+    "(-v says which and why).\n"
     "\n"
     "Output, one line per hit (queries and ranks count from 1):\n"
-    "  query_no <TAB> rank <TAB> object <TAB> jaccard <TAB> shared <TAB> union <TAB> count\n"
-    "jaccard has 6 decimals; count is the MinHash match count (0 with\n"
-    "--exact).  With --show an eighth column holds the stored line, with tab,\n"
+    "  query_no <TAB> rank <TAB> object <TAB> similarity <TAB> shared <TAB> union <TAB> count\n"
+    "similarity (Jaccard unless --measure) has 6 decimals; shared = |A n B|,\n"
+    "union = |A u B|; count is the MinHash match count (0 when answered\n"
+    "exactly).  With --show an eighth column holds the stored line, with tab,\n"
     "newline and backslash written \\t \\n \\\\.\n"
     "\n"
-    "  -k, --k N               answers per query, 1..65536 (default 10)\n"
-    "  -K, --candidates N      MinHash candidates per query (default 100;\n"
-    "                          raised to k)\n"
-    "      --exact             exact Jaccard against every set (ground truth)\n"
+    "  -k, --k N               answers per query, 1..65536 (default 10; with\n"
+    "                          --min-similarity: all unless given)\n"
+    "  -K, --candidates N      MinHash with N candidates per query (raised to k)\n"
+    "      --exact             exact answers (an index built before element\n"
+    "                          lists: every set is compared)\n"
+    "      --min-similarity T  every set whose similarity is at least T,\n"
+    "                          0 < T <= 1 (exact; -k caps the answers)\n"
+    "      --measure M         jaccard (default), cosine |A n B| / sqrt(|A| |B|),\n"
+    "                          dice 2 |A n B| / (|A| + |B|), overlap\n"
+    "                          |A n B| / min(|A|, |B|), containment |A n B| / |A|\n"
+    "                          (A the query); all but jaccard are exact\n"
     CLI_RECALL_HELP
-    CLI_RECALL_VERBOSE_HELP
+    "                          (or the exact search when it costs less)\n"
+    "  -v, --verbose           say which method answered, why, and its K\n"
     CLI_ENGINE_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's stored line\n"
@@ -148,17 +161,45 @@ static const char zSearchHelp[] =
 typedef struct set_cli {
     genie_set_options so;
     genie_search_options opt;
-    int json, show, quiet, verbose;
+    int json, show, quiet, verbose, kGiven;
 } set_cli;
+
+/* The options of sets alone: --exact, --min-similarity, --measure and the output's. */
+static int set_search_option(set_cli *s, int c, const char *zArg)
+{
+    switch (c) {
+    case 'E': s->so.exact = 1; break;
+    case 'T': {
+        char *e;
+        s->so.min_similarity = strtod(zArg, &e);
+        if (e == zArg || *e || !(s->so.min_similarity > 0 && s->so.min_similarity <= 1))
+            return cli_usage_error("search", "--min-similarity must be a number in (0, 1], not '%s'", zArg);
+        break;
+    }
+    case 'M':
+        if (genie_set_measure_parse(zArg, &s->so.measure) != GENIE_OK)
+            return cli_usage_error("search", "--measure must be jaccard, cosine, dice, overlap or containment, not "
+                                             "'%s'", zArg);
+        break;
+    case 'v': s->verbose = 1; break;
+    case 'J': s->json = 1; break;
+    case 's': s->show = 1; break;
+    case 'q': s->quiet = 1; break;
+    case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
+    default: return cli_usage_error("search", "bad option");
+    }
+    return CLI_EXIT_OK;
+}
 
 static int parse_set_search(int argc, char **argv, set_cli *s)
 {
     static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'}, {"candidates", required_argument, 0, 'K'},
-        {"exact", no_argument, 0, 'E'},   {"json", no_argument, 0, 'J'},
-        {"show", no_argument, 0, 's'},    {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},    {"recall", required_argument, 0, 'R'},
-        {"verbose", no_argument, 0, 'v'}, CLI_ENGINE_LONG_OPTIONS,
+        {"k", required_argument, 0, 'k'},      {"candidates", required_argument, 0, 'K'},
+        {"exact", no_argument, 0, 'E'},        {"min-similarity", required_argument, 0, 'T'},
+        {"measure", required_argument, 0, 'M'}, {"json", no_argument, 0, 'J'},
+        {"show", no_argument, 0, 's'},         {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},         {"recall", required_argument, 0, 'R'},
+        {"verbose", no_argument, 0, 'v'},      CLI_ENGINE_LONG_OPTIONS,
         {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -168,21 +209,37 @@ static int parse_set_search(int argc, char **argv, set_cli *s)
             cli_candidate_option("search", c, optarg, &s->so.k, &s->so.candidates, &s->so.recall, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
+            s->kGiven |= c == 'k';
             continue;
         }
-        switch (c) {
-        case 'E': s->so.exact = 1; break;
-        case 'v': s->verbose = 1; break;
-        case 'J': s->json = 1; break;
-        case 's': s->show = 1; break;
-        case 'q': s->quiet = 1; break;
-        case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
-        default: return cli_usage_error("search", "bad option");
-        }
+        if ((st = set_search_option(s, c, optarg)) != CLI_EXIT_OK)
+            return st;
     }
     if (optind >= argc || argc - optind > 2)
         return cli_usage_error("search", "expected INDEX and at most one QUERIES file");
+    int exact = s->so.exact || s->so.min_similarity > 0 || s->so.measure != GENIE_SET_JACCARD;
+    if (s->so.recall > 0 && exact && !s->so.exact)
+        return cli_usage_error("search", "--recall is for MinHash: not with --min-similarity or --measure %s",
+                               genie_set_measure_name(s->so.measure));
+    if (s->so.min_similarity > 0 && !s->kGiven)
+        s->so.k = 0; /* every set that reaches the threshold */
     return cli_check_recall("search", s->so.recall, s->so.k, s->so.exact, s->so.candidates != 0);
+}
+
+/* -v: the method, why, and what it was estimated to cost. */
+static void print_plan(const genie_set_results *r)
+{
+    genie_set_plan p;
+    genie_set_results_plan(r, &p);
+    static const char *const azMethod[] = {"MinHash", "exact (element lists)", "exact (every set compared)"};
+    fprintf(stderr, "genie search: %s; %s", azMethod[p.method], p.reason);
+    if (p.method == GENIE_SET_MINHASH)
+        fprintf(stderr, "; K = %u", p.candidates);
+    if (p.method == GENIE_SET_MINHASH && p.recall >= 0)
+        fprintf(stderr, ", estimated recall %.4f", p.recall);
+    if (p.exact_cost >= 0)
+        fprintf(stderr, " (estimated: exact %.3g s, MinHash %.3g s for the batch)", p.exact_cost, p.minhash_cost);
+    fputc('\n', stderr);
 }
 
 static int print_set_results(const set_cli *s, const genie_index *idx, const genie_set_results *r, uint64_t first)
@@ -194,7 +251,7 @@ static int print_set_results(const set_cli *s, const genie_index *idx, const gen
         size_t n;
         const genie_set_hit *aHit = genie_set_results_get(r, q, &n);
         if (s->json) {
-            json_out_set_hits(&b, idx, first + q, aHit, n, s->show);
+            json_out_set_hits(&b, idx, first + q, aHit, n, genie_set_measure_name(s->so.measure), s->show);
             status = json_buf_print_line(&b);
             continue;
         }
@@ -203,7 +260,7 @@ static int print_set_results(const set_cli *s, const genie_index *idx, const gen
             const char *z;
             size_t len;
             printf("%llu\t%zu\t%u\t%.6f\t%u\t%u\t%u", (unsigned long long)(first + q), i + 1, h->object,
-                   (double)h->shared / h->union_size, h->shared, h->union_size, h->count);
+                   h->similarity, h->shared, h->union_size, h->count);
             if (s->show && genie_index_record(idx, h->object, &z, &len) == GENIE_OK) {
                 putchar('\t');
                 cli_put_escaped(z, len);
@@ -238,6 +295,7 @@ int set_cli_search(int argc, char **argv, const char *zIndex)
     uint64_t nQuery = 0;
     double tMatch = 0, tRank = 0;
     genie_backend backend = GENIE_BACKEND_CPU;
+    int exact = 0;
     long n;
     while ((n = cli_lines_read(&l, SET_QUERIES_PER_CHUNK)) > 0) {
         genie_set_results *r;
@@ -252,7 +310,10 @@ int set_cli_search(int argc, char **argv, const char *zIndex)
         genie_search_stats st;
         genie_set_results_stats(r, &st);
         if (s.verbose && nQuery == 0)
-            cli_print_recall_choice("search", s.so.recall, s.so.k, &st, 0);
+            print_plan(r);
+        genie_set_plan plan;
+        genie_set_results_plan(r, &plan);
+        exact |= plan.method != GENIE_SET_MINHASH;
         tMatch += st.match_seconds;
         tRank += st.rerank_seconds;
         backend = st.backend;
@@ -268,8 +329,9 @@ int set_cli_search(int argc, char **argv, const char *zIndex)
         status = CLI_EXIT_FAIL;
     }
     if (status == CLI_EXIT_OK && !s.quiet)
-        fprintf(stderr, "genie: %llu queries; match %.3f s (%s), exact Jaccard %.3f s\n", (unsigned long long)nQuery,
-                tMatch, s.so.exact ? "none" : genie_backend_name(backend), tRank);
+        fprintf(stderr, "genie: %llu queries; %s %.3f s (%s), exact %s %.3f s\n", (unsigned long long)nQuery,
+                exact ? "exact search" : "match", tMatch, genie_backend_name(backend),
+                genie_set_measure_name(s.so.measure), tRank);
     cli_lines_close(&l);
     genie_index_close(idx);
     return status;

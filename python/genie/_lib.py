@@ -109,11 +109,13 @@ class genie_set_params(Structure):
 
 
 class genie_set_options(Structure):
-    _fields_ = [("k", c_uint32), ("candidates", c_uint32), ("exact", c_int), ("recall", c_double)]
+    _fields_ = [("k", c_uint32), ("candidates", c_uint32), ("exact", c_int), ("recall", c_double),
+                ("measure", c_int), ("min_similarity", c_double)]
 
 
 class genie_set_hit(Structure):
-    _fields_ = [("object", c_uint32), ("shared", c_uint32), ("union_size", c_uint32), ("count", c_uint32)]
+    _fields_ = [("object", c_uint32), ("shared", c_uint32), ("union_size", c_uint32), ("count", c_uint32),
+                ("similarity", c_double)]
 
 
 class genie_table_options(Structure):

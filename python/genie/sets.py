@@ -14,6 +14,10 @@ from .index import Index, build_options
 
 lib = L.lib
 
+# genie_set_hit (genie/sets.h) as numpy sees it.
+_HIT_DTYPE = np.dtype([("object", "<u4"), ("shared", "<u4"), ("union_size", "<u4"), ("count", "<u4"),
+                       ("similarity", "<f8")])
+
 
 def _lines(sets, what, separator):
     """Each set as the line genie reads: a str/bytes line as it is, a
@@ -110,10 +114,11 @@ class SetIndex(Index):
                 for i in range(nq):
                     hits = lib.genie_set_results_get(r, i, ctypes.byref(n))
                     if n.value:
-                        a = np.ctypeslib.as_array(ctypes.cast(hits, ctypes.POINTER(ctypes.c_uint32)),
-                                                  (n.value, 4))
-                        ids[i, :n.value] = a[:, 0]
-                        sim[i, :n.value] = a[:, 1] / a[:, 2]
+                        size = ctypes.sizeof(L.genie_set_hit)
+                        a = np.ctypeslib.as_array(ctypes.cast(hits, ctypes.POINTER(ctypes.c_uint8)),
+                                                  (n.value * size,)).view(_HIT_DTYPE)
+                        ids[i, :n.value] = a["object"]
+                        sim[i, :n.value] = a["similarity"]
                 if stats is not None:
                     st = L.genie_search_stats()
                     lib.genie_set_results_stats(r, ctypes.byref(st))

@@ -33,6 +33,8 @@
  *   xLsh      the LSH keywords of a batch of query vectors (l2 and cosine
  *             families of transform/vectors_lsh.c), bit for bit those of
  *             vlsh_keywords on the CPU; NULL: the CPU hashes them;
+ *   xSim      the exact set similarity search (engine/sim.h), with its
+ *             resident state freed by xSimFree; NULL: it runs on the CPU;
  *   xDevices  how many devices (GPUs) the backend can run on, numbered
  *             0 .. n-1 (engine_request.device); NULL for a backend without
  *             devices of its own (then only device 0 exists).
@@ -42,6 +44,7 @@
 
 #include "genie/vectors.h"
 #include "engine/engine.h"
+#include "engine/sim.h"
 
 /*
  * Parts and a backend's own memory.  fits() says whether parts
@@ -127,6 +130,8 @@ typedef struct engine_backend {
     void (*xEditFree)(void *pResident);
     engine_lsh_fn xLsh;
     int (*xDevices)(void);
+    engine_sim_fn xSim;
+    void (*xSimFree)(void *pResident);
 } engine_backend;
 
 /** The entry of @p id, or NULL when there is none. */

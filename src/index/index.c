@@ -41,7 +41,13 @@ genie_status genie_index_open(const char *path, genie_index **out)
         return rc;
     }
     idx->aDev = aDev;
-    pthread_mutex_init(&pDerived->lock, NULL);
+    /* Recursive: what is derived under the lock may need more derived state (the recall estimate of a
+     * sets index runs exact searches, which build the vocabulary's table and the set sizes). */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&pDerived->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
     idx->pDerived = pDerived;
     idx->zPath = zPath;
     *out = idx;
@@ -70,6 +76,8 @@ void genie_index_close(genie_index *idx)
         if (idx->pDerived->pRecall)
             idx->pDerived->xRecallFree(idx->pDerived->pRecall);
         index_vocab_free(idx->pDerived->pVocab);
+        if (idx->pDerived->pFrontend)
+            idx->pDerived->xFrontendFree(idx->pDerived->pFrontend);
         pthread_mutex_destroy(&idx->pDerived->lock);
         free(idx->pDerived);
     }

@@ -53,15 +53,20 @@ typedef struct index_device {
 
 /*
  * What a front-end derives from an open index and keeps while it is open:
- * the recall estimate of transform/recall.c (p, released by xFree).
- * Created lazily under lock, like the device slots, and behind a pointer
- * for the same reason (searches see the index as const).
+ * the recall estimate of transform/recall.c (p, released by xFree), the
+ * front-end's own state (pFrontend, released by xFrontendFree: the sets
+ * front-end's set sizes and device copies, transform/sets_exact.c).
+ * Created lazily under lock (a recursive one: deriving one thing may need
+ * another), like the device slots, and behind a pointer for the same
+ * reason (searches see the index as const).
  */
 typedef struct index_derived {
     pthread_mutex_t lock;
     void *pRecall;
     void (*xRecallFree)(void *pRecall);
     void *pVocab; /* the vocabulary's hash table (index/vocab.c) */
+    void *pFrontend;
+    void (*xFrontendFree)(void *pFrontend);
 } index_derived;
 
 struct genie_index {

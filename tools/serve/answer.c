@@ -36,7 +36,7 @@ void serve_request_answer(const serve_request *r, json_buf *b)
         switch (res->type) {
         case GENIE_TYPE_SETS: {
             const genie_set_hit *a = genie_set_results_get(res->pSet, q, &n);
-            json_out_set_hits(b, idx, i + 1, a, n, r->opt.show);
+            json_out_set_hits(b, idx, i + 1, a, n, "jaccard", r->opt.show);
             break;
         }
         case GENIE_TYPE_SEQUENCES: {

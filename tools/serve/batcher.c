@@ -271,7 +271,7 @@ static genie_status search_here(serve_batcher *b, const serve_loaded *l, const s
     genie_search_options opt = engine_options(b, o->k);
     switch (l->info.type) {
     case GENIE_TYPE_SETS: {
-        genie_set_options so = {o->k, o->candidates, o->exact, o->recall};
+        genie_set_options so = {.k = o->k, .candidates = o->candidates, .exact = o->exact, .recall = o->recall};
         return genie_set_search(l->idx, q->azText, q->anText, q->nQuery, &so, &opt, &res->pSet);
     }
     case GENIE_TYPE_SEQUENCES: {

@@ -112,6 +112,8 @@ char g_zTestDir[1024];
     X(sets_exact_ties_by_smaller_id, 30) \
     X(sets_exact_choice_and_plan, 60) \
     X(sets_exact_version1_and_bad_options, 30) \
+    X(sim_cpu_and_block_against_brute_force, 120) \
+    X(sim_block_long_lists, 120) \
     X(recall_sets_meets_target, 240) \
     X(recall_sequences_meets_target, 240) \
     X(recall_vectors_meets_target, 240) \

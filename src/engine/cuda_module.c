@@ -247,6 +247,17 @@ static void edit_free(void *pResident)
         pModule->xEditFree(pResident);
 }
 
+static genie_status sim_search(void **ppResident, const sim_request *req, sim_results *out, uint8_t *aUndone)
+{
+    return pModule->xSim(ppResident, req, out, aUndone);
+}
+
+static void sim_free(void *pResident)
+{
+    if (pModule)
+        pModule->xSimFree(pResident);
+}
+
 /* Largest k of the GPU selection kernel (its shared-memory sort). */
 #define CUDA_EXACT_MAX_K 2048u
 
@@ -254,18 +265,19 @@ const engine_backend engine_cuda_backend = {
     .id = GENIE_BACKEND_CUDA, .zName = "cuda", .preferred = 1, .xCheck = cuda_check, .xSearch = tile_search,
     .pParts = &cuda_parts, .xExact = exact_search, .xExactFree = exact_free, .nExactMaxK = CUDA_EXACT_MAX_K,
     .xPairs = pairs_distances, .xPairsFree = pairs_free, .xEdit = edit_distances, .xEditFree = edit_free,
-    .xLsh = lsh_keywords, .xDevices = devices,
+    .xLsh = lsh_keywords, .xDevices = devices, .xSim = sim_search, .xSimFree = sim_free,
 };
 
 const engine_backend engine_cuda_spq_backend = {
     .id = GENIE_BACKEND_CUDA_SPQ, .zName = "cuda-spq", .xCheck = cuda_check, .xSearch = spq_search,
     .pParts = &cuda_parts, .xExact = exact_search, .xExactFree = exact_free, .nExactMaxK = CUDA_EXACT_MAX_K,
-    .xLsh = lsh_keywords, .xDevices = devices,
+    .xLsh = lsh_keywords, .xDevices = devices, .xSim = sim_search, .xSimFree = sim_free,
 };
 
 const engine_backend engine_cuda_cpq_paper_backend = {
     .id = GENIE_BACKEND_CUDA_CPQ_PAPER, .zName = "cuda-cpq-paper", .xCheck = cuda_check,
     .xSearch = cpq_paper_search, .pParts = &cuda_parts, .xLsh = lsh_keywords, .xDevices = devices,
+    .xSim = sim_search, .xSimFree = sim_free,
 };
 
 genie_status engine_docs_gpu_search(void **ppResident, engine_docs_request *req)

@@ -75,6 +75,8 @@ typedef struct engine_cuda_module {
     genie_status (*xMemory)(int device, uint64_t *pUsed, uint64_t *pTotal);
     void (*xExactCounts)(int reset, cuda_exact_counts *pOut); /* testing hook (cuda_testing.h) */
     engine_lsh_fn xLsh;                                       /* lsh_gpu.cu: LSH keywords of query vectors */
+    engine_sim_fn xSim;                 /* sim_gpu.cu: the exact set similarity search (engine/sim.h) */
+    void (*xSimFree)(void *pResident);
 } engine_cuda_module;
 
 /**

@@ -107,13 +107,21 @@ void sim_results_free(sim_results *r);
 
 /* ------------------------------------------------------------ plan */
 
-/* The classes and lists of a view for the plan (sim_plan.c). */
+/* The most size classes a layout has. */
+#define SIM_MAX_CLASSES 64u
+
+/*
+ * The classes and lists of a view for the plan (sim_plan.c), in the
+ * numbering of sim_data's lists: element e's lists are aElemList[e] ..
+ * aElemList[e + 1] - 1, one per size class it occurs in, aListClass[l]
+ * the class of list l.
+ */
 typedef struct sim_layout {
-    const genie_index *view;
-    uint32_t base;             /* element e, class b: keyword base + e * nClass + b */
-    uint32_t nClass;
+    uint32_t nClass;           /* 1 .. SIM_MAX_CLASSES */
     const uint32_t *aClassLo;  /* nClass: smallest size of each class, aClassLo[0] = 1, increasing */
-    uint64_t firstList;        /* the view's first list at or above base: plan lists count from it */
+    const uint32_t *aElemList; /* elements + 1 */
+    const uint8_t *aListClass;
+    const uint64_t *aListOffset; /* sim_data's */
 } sim_layout;
 
 /* Queries, classes and lists of a request; zero it before the first sim_plan_add. */
@@ -125,8 +133,8 @@ typedef struct sim_plan {
     uint32_t *aList;
     uint64_t nList;
     uint64_t nQueryCap, nClassCap, nListCap;
-    void *pEntry, *pClass; /* sim_plan_add's scratch */
-    uint64_t nEntryCap, nClassTmpCap;
+    void *pEntry, *pKey; /* sim_plan_add's scratch */
+    uint64_t nEntryCap, nKeyCap;
 } sim_plan;
 
 /**
@@ -139,6 +147,11 @@ typedef struct sim_plan {
 genie_status sim_plan_add(sim_plan *plan, const sim_layout *lay, uint32_t measure, double minValue,
                           const uint32_t *aElem, uint32_t nElem, uint32_t size);
 void sim_plan_free(sim_plan *plan);
+/**
+ * Append the queries of @p src to @p dst (plans made in parallel, joined
+ * in order).  @return GENIE_OK, GENIE_ENOMEM.
+ */
+genie_status sim_plan_append(sim_plan *dst, const sim_plan *src);
 
 /* ------------------------------------------------------------ execution */
 

@@ -2,9 +2,10 @@
  * The exact similarity search on the CPU (sim.h): the reference.
  *
  * Threads take queries one at a time from a shared counter (queries differ
- * in cost by orders of magnitude).  A thread keeps a 32-bit counter per
- * object, zero between classes, and the list of objects whose counter it
- * raised from zero (touched); per query, for each class of its plan:
+ * in cost by orders of magnitude).  A thread keeps a counter per object
+ * (8 bits for a class of at most 255 lists, else 32), zero between
+ * classes, and the list of objects whose counter it raised from zero
+ * (touched); per query, for each class of its plan:
  *
  *   1. stop when k answers are kept and the class's bound is below the
  *      k-th (no later class can do better: they come best bound first);
@@ -19,7 +20,8 @@
  *      k-th answer), or keep it when it reaches the threshold (k = 0);
  *      clear its counter.
  *
- * Memory per thread: n_objects * 8 bytes, plus the kept answers.
+ * Memory per thread: n_objects * 5 bytes (and 4 more once a class has
+ * more than 255 lists), plus the kept answers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +48,9 @@ typedef struct sim_job {
 } sim_job;
 
 typedef struct sim_scratch {
-    uint32_t *aCount, *aTouched;
+    uint8_t *aCount8;   /* n_objects counters, zero between classes; allocated on first need */
+    uint32_t *aCount32;
+    uint32_t *aTouched;
     sim_entry *aKeep; /* the heap (k > 0) or the answers that reach the threshold (k = 0) */
     uint64_t nKeep, nKeepCap;
     sim_work work;
@@ -137,46 +141,73 @@ static uint32_t log2_ceil(uint64_t n)
     return b;
 }
 
+/*
+ * Steps 3-4 of the top of the file for one class, with counters of type T
+ * (W: its width): the count of an object in a class never exceeds the
+ * class's lists (at most one per element), so a class of at most 255 lists
+ * counts in bytes, whose array (n_objects bytes) stays in the core's cache
+ * where 32-bit counters would not.  Returns 0 when out of memory.
+ */
+#define SIM_CLASS_WIDTH(T, W)                                                                                        \
+    static int count_class_##W(const sim_request *req, sim_scratch *s, const sim_class *cl, uint32_t q,             \
+                               uint32_t cmin)                                                                        \
+    {                                                                                                                \
+        const sim_data *d = req->pData;                                                                              \
+        T *aCount = s->aCount##W;                                                                                    \
+        const uint32_t *aList = req->aList + cl->first;                                                              \
+        uint32_t nPrefix = cl->nList - cmin + 1;                                                                     \
+        uint64_t nTouched = 0;                                                                                       \
+        for (uint32_t j = 0; j < nPrefix; j++) {                                                                     \
+            const uint32_t *p = d->aPosting + d->aListOffset[aList[j]];                                              \
+            const uint32_t *pEnd = d->aPosting + d->aListOffset[aList[j] + 1];                                       \
+            s->work.counted += (uint64_t)(pEnd - p);                                                                 \
+            for (; p < pEnd; p++)                                                                                    \
+                if (aCount[*p]++ == 0)                                                                               \
+                    s->aTouched[nTouched++] = *p;                                                                    \
+        }                                                                                                            \
+        for (uint32_t j = nPrefix; j < cl->nList && nTouched; j++) {                                                 \
+            const uint32_t *p = d->aPosting + d->aListOffset[aList[j]];                                              \
+            uint64_t len = d->aListOffset[aList[j] + 1] - d->aListOffset[aList[j]];                                  \
+            if (nTouched * (log2_ceil(len) + 1) * SIM_PROBE_RATIO < len) {                                           \
+                s->work.probed += nTouched;                                                                          \
+                for (uint64_t t = 0; t < nTouched; t++)                                                              \
+                    aCount[s->aTouched[t]] += (T)contains(p, len, s->aTouched[t]);                                   \
+            } else {                                                                                                 \
+                s->work.probed += len;                                                                               \
+                for (uint64_t i = 0; i < len; i++)                                                                   \
+                    aCount[p[i]] += aCount[p[i]] != 0;                                                               \
+            }                                                                                                        \
+        }                                                                                                            \
+        s->work.scored += nTouched;                                                                                  \
+        int ok = 1;                                                                                                  \
+        for (uint64_t t = 0; t < nTouched; t++) {                                                                    \
+            uint32_t o = s->aTouched[t], c = aCount[o];                                                              \
+            aCount[o] = 0;                                                                                           \
+            if (c >= cmin && ok)                                                                                     \
+                ok = offer(req, s, (sim_entry){sim_score(req->measure, c, q, d->aSize[o]), o, c});                  \
+        }                                                                                                            \
+        return ok;                                                                                                   \
+    }
+
+SIM_CLASS_WIDTH(uint8_t, 8)
+SIM_CLASS_WIDTH(uint32_t, 32)
+
 /* Steps 2-4 of the top of the file for class @p cl of a query of size @p q; 0 when out of memory. */
 static int run_class(const sim_request *req, sim_scratch *s, const sim_class *cl, uint32_t q)
 {
-    const sim_data *d = req->pData;
     int full = req->k && s->nKeep == req->k;
     uint32_t cmin = sim_min_count(req->measure, q, cl->lo, full ? &s->aKeep[0].f : NULL, req->minValue);
     if (cmin > cl->nList) /* an object lies in at most one of the query's lists per element */
         return 1;
-    const uint32_t *aList = req->aList + cl->first;
-    uint32_t nPrefix = cl->nList - cmin + 1;
-    uint64_t nTouched = 0;
-    for (uint32_t j = 0; j < nPrefix; j++) {
-        const uint32_t *p = d->aPosting + d->aListOffset[aList[j]], *pEnd = d->aPosting + d->aListOffset[aList[j] + 1];
-        s->work.counted += (uint64_t)(pEnd - p);
-        for (; p < pEnd; p++)
-            if (s->aCount[*p]++ == 0)
-                s->aTouched[nTouched++] = *p;
+    size_t n = (size_t)(req->pData->nObject ? req->pData->nObject : 1);
+    if (cl->nList <= UINT8_MAX) {
+        if (!s->aCount8 && !(s->aCount8 = calloc(n, sizeof *s->aCount8)))
+            return 0;
+        return count_class_8(req, s, cl, q, cmin);
     }
-    for (uint32_t j = nPrefix; j < cl->nList && nTouched; j++) {
-        const uint32_t *p = d->aPosting + d->aListOffset[aList[j]];
-        uint64_t len = d->aListOffset[aList[j] + 1] - d->aListOffset[aList[j]];
-        if (nTouched * (log2_ceil(len) + 1) * SIM_PROBE_RATIO < len) {
-            s->work.probed += nTouched;
-            for (uint64_t t = 0; t < nTouched; t++)
-                s->aCount[s->aTouched[t]] += (uint32_t)contains(p, len, s->aTouched[t]);
-        } else {
-            s->work.probed += len;
-            for (uint64_t i = 0; i < len; i++)
-                s->aCount[p[i]] += s->aCount[p[i]] != 0;
-        }
-    }
-    s->work.scored += nTouched;
-    int ok = 1;
-    for (uint64_t t = 0; t < nTouched; t++) {
-        uint32_t o = s->aTouched[t], c = s->aCount[o];
-        s->aCount[o] = 0;
-        if (c >= cmin && ok)
-            ok = offer(req, s, (sim_entry){sim_score(req->measure, c, q, d->aSize[o]), o, c});
-    }
-    return ok;
+    if (!s->aCount32 && !(s->aCount32 = calloc(n, sizeof *s->aCount32)))
+        return 0;
+    return count_class_32(req, s, cl, q, cmin);
 }
 
 static int cmp_entry(const void *pa, const void *pb)
@@ -217,9 +248,8 @@ static void sim_worker(void *ctx, unsigned t)
     uint64_t n = req->pData->nObject ? req->pData->nObject : 1;
     sim_scratch s;
     memset(&s, 0, sizeof s);
-    s.aCount = calloc((size_t)n, sizeof *s.aCount);
     s.aTouched = malloc((size_t)n * sizeof *s.aTouched);
-    int ok = s.aCount && s.aTouched;
+    int ok = s.aTouched != NULL;
     while (ok && !__atomic_load_n(&job->failed, __ATOMIC_RELAXED)) {
         uint32_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
         if (i >= req->nQuery)
@@ -231,7 +261,8 @@ static void sim_worker(void *ctx, unsigned t)
     __atomic_fetch_add(&job->work.counted, s.work.counted, __ATOMIC_RELAXED);
     __atomic_fetch_add(&job->work.probed, s.work.probed, __ATOMIC_RELAXED);
     __atomic_fetch_add(&job->work.scored, s.work.scored, __ATOMIC_RELAXED);
-    free(s.aCount);
+    free(s.aCount8);
+    free(s.aCount32);
     free(s.aTouched);
     free(s.aKeep);
 }

@@ -20,6 +20,7 @@
 #include "transform/sets_exact.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,10 +29,15 @@
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/search.h"
+#include "util/threads.h"
+
+_Static_assert(SET_CLASSES <= SIM_MAX_CLASSES, "the engine plans at most SIM_MAX_CLASSES size classes");
 
 typedef struct exact_state {
     uint32_t *aSize;      /* n_objects, global ids */
     uint64_t *aFirstList; /* per view: its first list at or above the element base */
+    uint32_t **aaElemList; /* per view: element e's lists (counted from aFirstList), n_words + 1 */
+    uint8_t **aaListClass; /* per view: the size class of each element list */
     uint32_t nView;
     pthread_mutex_t lock; /* over the device slots */
     void **apResident;    /* per view: the GPU's copy (engine_sim_fn), or NULL */
@@ -43,47 +49,83 @@ static void state_free(void *pState)
     exact_state *st = pState;
     if (!st)
         return;
-    for (uint32_t v = 0; v < st->nView; v++)
-        if (st->apResident[v])
+    for (uint32_t v = 0; v < st->nView; v++) {
+        if (st->apResident && st->apResident[v])
             st->xResidentFree(st->apResident[v]);
+        if (st->aaElemList)
+            free(st->aaElemList[v]);
+        if (st->aaListClass)
+            free(st->aaListClass[v]);
+    }
     pthread_mutex_destroy(&st->lock);
     free(st->aSize);
     free(st->aFirstList);
+    free(st->aaElemList);
+    free(st->aaListClass);
     free(st->apResident);
     free(st);
 }
 
-/* Count the sizes from the element lists of every view, then check each posting's class. */
-static genie_status derive_sizes(const genie_index *idx, const set_params *p, exact_state *st)
+/*
+ * A view's element lists: where each element's begin, each one's class,
+ * and the sets' sizes counted from them (every keyword checked to name an
+ * element of the vocabulary).
+ */
+static genie_status derive_view(const genie_index *idx, const set_params *p, exact_state *st, uint32_t v)
 {
-    for (uint32_t v = 0; v < st->nView; v++) {
-        const genie_index *w = &idx->aPart[v];
-        size_t nKw = (size_t)w->info.n_keywords;
-        st->aFirstList[v] = util_lower_bound_u32(w->aKeyword, 0, nKw, p->base);
-        for (size_t l = (size_t)st->aFirstList[v]; l < nKw; l++) {
-            uint32_t e = (w->aKeyword[l] - p->base) / p->nClass;
-            if (e >= idx->info.n_words)
-                return util_error(GENIE_ECORRUPT, "sets index: keyword %u names element %u of %llu",
-                                  w->aKeyword[l], e, (unsigned long long)idx->info.n_words);
-            for (uint64_t i = w->aListOffset[l]; i < w->aListOffset[l + 1]; i++)
-                st->aSize[w->firstObject + w->aPosting[i]]++;
+    const genie_index *w = &idx->aPart[v];
+    size_t nKw = (size_t)w->info.n_keywords;
+    uint64_t nWord = idx->info.n_words;
+    size_t first = util_lower_bound_u32(w->aKeyword, 0, nKw, p->base);
+    st->aFirstList[v] = first;
+    st->aaElemList[v] = malloc((size_t)(nWord + 1) * sizeof **st->aaElemList);
+    st->aaListClass[v] = malloc(nKw - first + 1);
+    if (!st->aaElemList[v] || !st->aaListClass[v])
+        return util_error(GENIE_ENOMEM, "out of memory for the element lists of %llu elements",
+                          (unsigned long long)nWord);
+    uint32_t *aElemList = st->aaElemList[v];
+    uint64_t e = 0;
+    for (size_t l = first; l < nKw; l++) {
+        uint64_t el = (w->aKeyword[l] - p->base) / p->nClass;
+        if (el >= nWord)
+            return util_error(GENIE_ECORRUPT, "sets index: keyword %u names element %llu of %llu", w->aKeyword[l],
+                              (unsigned long long)el, (unsigned long long)nWord);
+        while (e <= el) /* keywords increase, so elements do */
+            aElemList[e++] = (uint32_t)(l - first);
+        st->aaListClass[v][l - first] = (uint8_t)((w->aKeyword[l] - p->base) % p->nClass);
+        for (uint64_t i = w->aListOffset[l]; i < w->aListOffset[l + 1]; i++)
+            st->aSize[w->firstObject + w->aPosting[i]]++;
+    }
+    while (e <= nWord)
+        aElemList[e++] = (uint32_t)(nKw - first);
+    return GENIE_OK;
+}
+
+/* Every posting's set has its size in the list's class (after every view's sizes are counted). */
+static genie_status check_classes(const genie_index *idx, const set_params *p, const exact_state *st, uint32_t v)
+{
+    const genie_index *w = &idx->aPart[v];
+    for (size_t l = (size_t)st->aFirstList[v]; l < w->info.n_keywords; l++) {
+        uint32_t cls = st->aaListClass[v][l - st->aFirstList[v]];
+        for (uint64_t i = w->aListOffset[l]; i < w->aListOffset[l + 1]; i++) {
+            uint64_t o = w->firstObject + w->aPosting[i];
+            uint32_t s = st->aSize[o];
+            if (s > SIM_MAX_SIZE || set_size_class(p, s) != cls)
+                return util_error(GENIE_ECORRUPT,
+                                  "sets index: set %llu has %u elements but lies in the list of size class %u of "
+                                  "element %u",
+                                  (unsigned long long)o, s, cls, (w->aKeyword[l] - p->base) / p->nClass);
         }
     }
-    for (uint32_t v = 0; v < st->nView; v++) {
-        const genie_index *w = &idx->aPart[v];
-        for (size_t l = (size_t)st->aFirstList[v]; l < w->info.n_keywords; l++) {
-            uint32_t cls = (w->aKeyword[l] - p->base) % p->nClass;
-            for (uint64_t i = w->aListOffset[l]; i < w->aListOffset[l + 1]; i++) {
-                uint64_t o = w->firstObject + w->aPosting[i];
-                uint32_t s = st->aSize[o];
-                if (s > SIM_MAX_SIZE || set_size_class(p, s) != cls)
-                    return util_error(GENIE_ECORRUPT,
-                                      "sets index: set %llu has %u elements but lies in the list of size class %u "
-                                      "of element %u",
-                                      (unsigned long long)o, s, cls, (w->aKeyword[l] - p->base) / p->nClass);
-            }
-        }
-    }
+    return GENIE_OK;
+}
+
+static genie_status derive(const genie_index *idx, const set_params *p, exact_state *st)
+{
+    for (uint32_t v = 0; v < st->nView; v++)
+        GENIE_TRY(derive_view(idx, p, st, v));
+    for (uint32_t v = 0; v < st->nView; v++)
+        GENIE_TRY(check_classes(idx, p, st, v));
     return GENIE_OK;
 }
 
@@ -106,13 +148,15 @@ static genie_status get_state(const genie_index *idx, const set_params *p, const
             st->nView = idx->nPart;
             st->aSize = calloc((size_t)(n ? n : 1), sizeof *st->aSize);
             st->aFirstList = calloc(st->nView, sizeof *st->aFirstList);
+            st->aaElemList = calloc(st->nView, sizeof *st->aaElemList);
+            st->aaListClass = calloc(st->nView, sizeof *st->aaListClass);
             st->apResident = calloc(st->nView, sizeof *st->apResident);
             pthread_mutex_init(&st->lock, NULL);
         }
-        if (!st || !st->aSize || !st->aFirstList || !st->apResident)
+        if (!st || !st->aSize || !st->aFirstList || !st->aaElemList || !st->aaListClass || !st->apResident)
             rc = util_error(GENIE_ENOMEM, "out of memory for the sizes of %llu sets", (unsigned long long)n);
         else
-            rc = derive_sizes(idx, p, st);
+            rc = derive(idx, p, st);
         if (rc == GENIE_OK) {
             d->xFrontendFree = state_free;
             __atomic_store_n((exact_state **)&d->pFrontend, st, __ATOMIC_RELEASE);
@@ -126,63 +170,106 @@ static genie_status get_state(const genie_index *idx, const set_params *p, const
     return rc;
 }
 
-/* The selected queries, parsed: query j has size aQSize[j] and known elements aElem[aStart[j] .. aStart[j + 1]). */
-typedef struct parsed {
-    uint32_t *aQSize;
-    uint64_t *aStart;
-    uint32_t *aElem;
-    uint64_t nElem, nElemCap;
-} parsed;
+/*
+ * Preparing the queries, on the CPU threads: the selection is cut into
+ * chunks of consecutive queries; a thread parses a chunk, looks its
+ * elements up and plans it for every view; the chunks' plans are then
+ * joined in order.
+ */
+#define PREP_CHUNK 256u
 
-static genie_status parse_queries(const genie_index *idx, const set_params *p, const char *const *azQuery,
-                                  const size_t *aLen, const uint32_t *aSel, size_t nSel, parsed *pq)
+typedef struct prep_job {
+    const genie_index *idx;
+    const set_params *p;
+    const exact_state *st;
+    const char *const *azQuery;
+    const size_t *aLen;
+    const uint32_t *aSel;
+    size_t nSel;
+    uint32_t measure;
+    double minValue;
+    uint32_t *aQSize;   /* nSel: each query's size */
+    sim_plan *aPlan;    /* nChunk x nView */
+    uint32_t nChunk;
+    uint32_t next;      /* the next chunk (atomic) */
+    genie_status rc;    /* the first failure (atomic) ... */
+    char zError[256];   /* ... and its message, set by the thread that failed */
+} prep_job;
+
+static genie_status prep_chunk(prep_job *job, uint32_t c, set_slice **paS, size_t *pnSCap, uint32_t **paElem,
+                               size_t *pnElemCap)
 {
-    set_slice *aS = NULL;
-    size_t nSCap = 0;
-    genie_status rc = GENIE_OK;
-    pq->aQSize = malloc((nSel ? nSel : 1) * sizeof *pq->aQSize);
-    pq->aStart = malloc((nSel + 1) * sizeof *pq->aStart);
-    if (!pq->aQSize || !pq->aStart)
-        return util_error(GENIE_ENOMEM, "out of memory for %zu queries", nSel);
-    pq->aStart[0] = 0;
-    for (size_t j = 0; j < nSel; j++) {
-        size_t i = aSel ? aSel[j] : j, n;
-        GENIE_TRY_GOTO(rc, set_parse(azQuery[i], aLen[i], p->separator, &aS, &nSCap, &n), done);
-        if (n > SIM_MAX_SIZE) {
-            rc = util_error(GENIE_EINVAL, "query %zu has %zu distinct elements: the exact search takes at most %u",
-                            i + 1, n, SIM_MAX_SIZE);
-            goto done;
+    const exact_state *st = job->st;
+    const set_params *p = job->p;
+    for (size_t j = (size_t)c * PREP_CHUNK; j < job->nSel && j < ((size_t)c + 1) * PREP_CHUNK; j++) {
+        size_t i = job->aSel ? job->aSel[j] : j, n;
+        GENIE_TRY(set_parse(job->azQuery[i], job->aLen[i], p->separator, paS, pnSCap, &n));
+        if (n > SIM_MAX_SIZE)
+            return util_error(GENIE_EINVAL, "query %zu has %zu distinct elements: the exact search takes at most %u",
+                              i + 1, n, SIM_MAX_SIZE);
+        if (n > *pnElemCap) {
+            uint32_t *a = realloc(*paElem, n * sizeof *a);
+            if (!a)
+                return util_error(GENIE_ENOMEM, "out of memory for a query of %zu elements", n);
+            *paElem = a;
+            *pnElemCap = n;
         }
-        if (pq->nElem + n > pq->nElemCap) {
-            uint64_t cap = pq->nElemCap ? pq->nElemCap : 256;
-            while (cap < pq->nElem + n)
-                cap *= 2;
-            uint32_t *a = realloc(pq->aElem, (size_t)cap * sizeof *a);
-            if (!a) {
-                rc = util_error(GENIE_ENOMEM, "out of memory for the elements of %zu queries", nSel);
-                goto done;
-            }
-            pq->aElem = a;
-            pq->nElemCap = cap;
+        uint32_t nKnown = 0, id;
+        for (size_t e = 0; e < n; e++)
+            if (index_word_find(job->idx, (*paS)[e].z, (*paS)[e].n, &id))
+                (*paElem)[nKnown++] = id;
+        job->aQSize[j] = (uint32_t)n;
+        for (uint32_t v = 0; v < st->nView; v++) {
+            const genie_index *w = &job->idx->aPart[v];
+            sim_layout lay = {p->nClass, p->aClassLo, st->aaElemList[v], st->aaListClass[v],
+                              w->aListOffset + st->aFirstList[v]};
+            /* An empty query (size 0) matches nothing: planned with no classes. */
+            GENIE_TRY(sim_plan_add(&job->aPlan[(size_t)c * st->nView + v], &lay, job->measure, job->minValue,
+                                   *paElem, nKnown, n ? (uint32_t)n : 1));
         }
-        for (size_t e = 0; e < n; e++) {
-            uint32_t id;
-            if (index_word_find(idx, aS[e].z, aS[e].n, &id))
-                pq->aElem[pq->nElem++] = id;
-        }
-        pq->aQSize[j] = (uint32_t)n;
-        pq->aStart[j + 1] = pq->nElem;
     }
-done:
-    free(aS);
-    return rc;
+    return GENIE_OK;
 }
 
-static void parsed_free(parsed *pq)
+static void prep_worker(void *ctx, unsigned t)
 {
-    free(pq->aQSize);
-    free(pq->aStart);
-    free(pq->aElem);
+    (void)t;
+    prep_job *job = ctx;
+    set_slice *aS = NULL;
+    uint32_t *aElem = NULL;
+    size_t nSCap = 0, nElemCap = 0;
+    for (;;) {
+        uint32_t c = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+        if (c >= job->nChunk || __atomic_load_n(&job->rc, __ATOMIC_RELAXED) != GENIE_OK)
+            break;
+        genie_status rc = prep_chunk(job, c, &aS, &nSCap, &aElem, &nElemCap);
+        genie_status ok = GENIE_OK;
+        if (rc != GENIE_OK && __atomic_compare_exchange_n(&job->rc, &ok, rc, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            snprintf(job->zError, sizeof job->zError, "%s", genie_last_error());
+    }
+    free(aS);
+    free(aElem);
+}
+
+/* Parse, look up and plan the selection: each query's size into aQSize, each view's plan into aPlan[v]. */
+static genie_status prepare(prep_job *job, unsigned nThread, sim_plan *aPlan)
+{
+    uint32_t nView = job->st->nView;
+    job->nChunk = (uint32_t)((job->nSel + PREP_CHUNK - 1) / PREP_CHUNK);
+    job->aPlan = calloc((size_t)job->nChunk * nView + 1, sizeof *job->aPlan);
+    if (!job->aPlan)
+        return util_error(GENIE_ENOMEM, "out of memory planning %zu queries", job->nSel);
+    util_parallel_run(nThread < job->nChunk ? nThread : (job->nChunk ? job->nChunk : 1), prep_worker, job);
+    genie_status rc = job->rc;
+    if (rc != GENIE_OK)
+        util_error(rc, "%s", job->zError);
+    for (uint32_t v = 0; v < nView; v++)
+        for (uint32_t c = 0; rc == GENIE_OK && c < job->nChunk; c++)
+            rc = sim_plan_append(&aPlan[v], &job->aPlan[(size_t)c * nView + v]);
+    for (size_t i = 0; i < (size_t)job->nChunk * nView; i++)
+        sim_plan_free(&job->aPlan[i]);
+    free(job->aPlan);
+    return rc;
 }
 
 /* A view's engine run: on the GPU through @p be when it can, the rest on the CPU. */
@@ -281,71 +368,21 @@ static int cmp_hit(const void *pa, const void *pb, void *pCtx)
     return sim_before(fa, a->object, fb, b->object) ? -1 : sim_before(fb, b->object, fa, a->object);
 }
 
-genie_status set_exact_search(const genie_index *idx, const set_params *p, const char *const *azQuery,
-                              const size_t *aLen, const uint32_t *aSel, size_t nSel, uint32_t measure, uint32_t k,
-                              double minValue, const genie_search_options *opt, set_exact_out *out)
+/* The answers as the API gives them, the views merged: each view's in order; several sorted together, cut to k. */
+static genie_status gather(const genie_index *idx, const exact_state *st, const sim_results *aRes, uint32_t nView,
+                           const uint32_t *aQSize, size_t nSel, uint32_t measure, uint32_t k, set_exact_out *out)
 {
-    memset(out, 0, sizeof *out);
-    out->backend = GENIE_BACKEND_CPU;
-    double t0 = util_now();
-    const exact_state *st;
-    GENIE_TRY(get_state(idx, p, &st));
-    const engine_backend *be = NULL;
-    GENIE_TRY(engine_backend_pick(opt->backend, &be));
-    parsed pq;
-    memset(&pq, 0, sizeof pq);
-    uint32_t nView = st->nView;
-    sim_results *aRes = calloc(nView, sizeof *aRes);
-    sim_plan plan;
-    memset(&plan, 0, sizeof plan);
-    genie_status rc = GENIE_OK;
-    if (!aRes) {
-        rc = util_error(GENIE_ENOMEM, "out of memory");
-        goto done;
-    }
-    GENIE_TRY_GOTO(rc, parse_queries(idx, p, azQuery, aLen, aSel, nSel, &pq), done);
-    out->prepareSeconds = util_now() - t0;
-    for (uint32_t v = 0; v < nView; v++) {
-        const genie_index *w = &idx->aPart[v];
-        double t1 = util_now();
-        sim_plan_free(&plan);
-        sim_layout lay = {w, p->base, p->nClass, p->aClassLo, st->aFirstList[v]};
-        for (size_t j = 0; j < nSel; j++) {
-            uint64_t b = pq.aStart[j];
-            /* An empty query (size 0) matches nothing: planned with no classes. */
-            GENIE_TRY_GOTO(rc, sim_plan_add(&plan, &lay, measure, minValue, pq.aElem + b,
-                                            (uint32_t)(pq.aStart[j + 1] - b), pq.aQSize[j] ? pq.aQSize[j] : 1),
-                           done);
-        }
-        double t2 = util_now();
-        out->prepareSeconds += t2 - t1;
-        sim_data data = {w->info.n_objects, st->aSize + w->firstObject, w->info.n_keywords - st->aFirstList[v],
-                         w->aListOffset + st->aFirstList[v], w->aPosting};
-        sim_request req = {&data, measure, k, minValue, plan.aQuery, plan.nQuery, plan.aClass, plan.aList,
-                           opt->threads};
-        int gpu;
-        GENIE_TRY_GOTO(rc, run_view(st, v, be, &req, &aRes[v], &gpu), done);
-        if (gpu)
-            out->backend = be->id;
-        out->work.counted += aRes[v].work.counted;
-        out->work.probed += aRes[v].work.probed;
-        out->work.scored += aRes[v].work.scored;
-        out->matchSeconds += util_now() - t2;
-    }
-    /* The answers, views merged: each view's in order; several views sorted together and cut to k. */
     uint64_t nHit = 0;
     for (uint32_t v = 0; v < nView; v++)
         nHit += nSel ? aRes[v].aEnd[nSel - 1] : 0;
     out->aEnd = malloc((nSel ? nSel : 1) * sizeof *out->aEnd);
     out->aHit = malloc((size_t)(nHit ? nHit : 1) * sizeof *out->aHit);
-    if (!out->aEnd || !out->aHit) {
-        rc = util_error(GENIE_ENOMEM, "out of memory for %llu answers", (unsigned long long)nHit);
-        goto done;
-    }
+    if (!out->aEnd || !out->aHit)
+        return util_error(GENIE_ENOMEM, "out of memory for %llu answers", (unsigned long long)nHit);
     nHit = 0;
     for (size_t j = 0; j < nSel; j++) {
         uint64_t first = nHit;
-        uint32_t q = pq.aQSize[j];
+        uint32_t q = aQSize[j];
         for (uint32_t v = 0; v < nView && q; v++) {
             const genie_index *w = &idx->aPart[v];
             for (uint64_t i = j ? aRes[v].aEnd[j - 1] : 0; i < aRes[v].aEnd[j]; i++) {
@@ -361,13 +398,59 @@ genie_status set_exact_search(const genie_index *idx, const set_params *p, const
         }
         out->aEnd[j] = nHit;
     }
+    return GENIE_OK;
+}
+
+genie_status set_exact_search(const genie_index *idx, const set_params *p, const char *const *azQuery,
+                              const size_t *aLen, const uint32_t *aSel, size_t nSel, uint32_t measure, uint32_t k,
+                              double minValue, const genie_search_options *opt, set_exact_out *out)
+{
+    memset(out, 0, sizeof *out);
+    out->backend = GENIE_BACKEND_CPU;
+    double t0 = util_now();
+    const exact_state *st;
+    GENIE_TRY(get_state(idx, p, &st));
+    const engine_backend *be = NULL;
+    GENIE_TRY(engine_backend_pick(opt->backend, &be));
+    uint32_t nView = st->nView;
+    sim_results *aRes = calloc(nView, sizeof *aRes);
+    sim_plan *aPlan = calloc(nView, sizeof *aPlan);
+    prep_job job = {idx, p, st, azQuery, aLen, aSel, nSel, measure, minValue, NULL, NULL, 0, 0, GENIE_OK, ""};
+    job.aQSize = malloc((nSel ? nSel : 1) * sizeof *job.aQSize);
+    genie_status rc = GENIE_OK;
+    if (!aRes || !aPlan || !job.aQSize) {
+        rc = util_error(GENIE_ENOMEM, "out of memory for %zu queries", nSel);
+        goto done;
+    }
+    GENIE_TRY_GOTO(rc, prepare(&job, opt->threads ? opt->threads : util_ncores(), aPlan), done);
+    out->prepareSeconds = util_now() - t0;
+    for (uint32_t v = 0; v < nView; v++) {
+        const genie_index *w = &idx->aPart[v];
+        double t1 = util_now();
+        sim_data data = {w->info.n_objects, st->aSize + w->firstObject, w->info.n_keywords - st->aFirstList[v],
+                         w->aListOffset + st->aFirstList[v], w->aPosting};
+        sim_request req = {&data, measure, k, minValue, aPlan[v].aQuery, aPlan[v].nQuery, aPlan[v].aClass,
+                           aPlan[v].aList, opt->threads};
+        int gpu;
+        GENIE_TRY_GOTO(rc, run_view(st, v, be, &req, &aRes[v], &gpu), done);
+        if (gpu)
+            out->backend = be->id;
+        out->work.counted += aRes[v].work.counted;
+        out->work.probed += aRes[v].work.probed;
+        out->work.scored += aRes[v].work.scored;
+        out->matchSeconds += util_now() - t1;
+    }
+    GENIE_TRY_GOTO(rc, gather(idx, st, aRes, nView, job.aQSize, nSel, measure, k, out), done);
 done:
     if (aRes)
         for (uint32_t v = 0; v < nView; v++)
             sim_results_free(&aRes[v]);
+    if (aPlan)
+        for (uint32_t v = 0; v < nView; v++)
+            sim_plan_free(&aPlan[v]);
     free(aRes);
-    sim_plan_free(&plan);
-    parsed_free(&pq);
+    free(aPlan);
+    free(job.aQSize);
     if (rc != GENIE_OK)
         set_exact_out_free(out);
     return rc;

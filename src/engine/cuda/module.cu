@@ -87,6 +87,8 @@ const engine_cuda_module genie_cuda_module = {
     cuda_device_memory,
     cuda_testing_exact_counts,
     lsh_cuda_keywords,
+    sim_cuda_search,
+    sim_cuda_free,
 };
 
 } /* extern "C" */

@@ -218,27 +218,33 @@ static int parse_set_search(int argc, char **argv, set_cli *s)
     if (optind >= argc || argc - optind > 2)
         return cli_usage_error("search", "expected INDEX and at most one QUERIES file");
     int exact = s->so.exact || s->so.min_similarity > 0 || s->so.measure != GENIE_SET_JACCARD;
+    if (s->so.recall > 0 && s->so.min_similarity > 0)
+        return cli_usage_error("search", "--recall is for MinHash: not with --min-similarity (answered exactly)");
     if (s->so.recall > 0 && exact && !s->so.exact)
-        return cli_usage_error("search", "--recall is for MinHash: not with --min-similarity or --measure %s",
+        return cli_usage_error("search", "--recall is for MinHash: not with --measure %s (answered exactly)",
                                genie_set_measure_name(s->so.measure));
     if (s->so.min_similarity > 0 && !s->kGiven)
         s->so.k = 0; /* every set that reaches the threshold */
     return cli_check_recall("search", s->so.recall, s->so.k, s->so.exact, s->so.candidates != 0);
 }
 
-/* -v: the method, why, and what it was estimated to cost. */
-static void print_plan(const genie_set_results *r)
+/* -v: the recall target's K, the method that ran, why, and what it was estimated to cost. */
+static void print_plan(const genie_set_results *r, const set_cli *s)
 {
     genie_set_plan p;
     genie_set_results_plan(r, &p);
     static const char *const azMethod[] = {"MinHash", "exact (element lists)", "exact (every set compared)"};
-    fprintf(stderr, "genie search: %s; %s", azMethod[p.method], p.reason);
-    if (p.method == GENIE_SET_MINHASH)
-        fprintf(stderr, "; K = %u", p.candidates);
-    if (p.method == GENIE_SET_MINHASH && p.recall >= 0)
-        fprintf(stderr, ", estimated recall %.4f", p.recall);
+    fprintf(stderr, "genie search: ");
+    if (s->so.recall > 0 && p.candidates && p.recall >= 0)
+        fprintf(stderr, "recall target %g: K = %u, estimated recall@%u %.4f; ", s->so.recall, p.candidates, s->so.k,
+                p.recall);
+    else if (s->so.recall > 0)
+        fprintf(stderr, "recall target %g: no K up to 4096 reaches it; ", s->so.recall);
+    else if (p.method == GENIE_SET_MINHASH)
+        fprintf(stderr, "K = %u; ", p.candidates);
+    fprintf(stderr, "%s ran (%s)", azMethod[p.method], p.reason);
     if (p.exact_cost >= 0)
-        fprintf(stderr, " (estimated: exact %.3g s, MinHash %.3g s for the batch)", p.exact_cost, p.minhash_cost);
+        fprintf(stderr, "; estimated for the batch: exact %.3g s, MinHash %.3g s", p.exact_cost, p.minhash_cost);
     fputc('\n', stderr);
 }
 
@@ -293,7 +299,7 @@ int set_cli_search(int argc, char **argv, const char *zIndex)
         return CLI_EXIT_FAIL;
     }
     uint64_t nQuery = 0;
-    double tMatch = 0, tRank = 0;
+    double tMatch = 0, tRank = 0, tTotal = 0;
     genie_backend backend = GENIE_BACKEND_CPU;
     int exact = 0;
     long n;
@@ -310,12 +316,13 @@ int set_cli_search(int argc, char **argv, const char *zIndex)
         genie_search_stats st;
         genie_set_results_stats(r, &st);
         if (s.verbose && nQuery == 0)
-            print_plan(r);
+            print_plan(r, &s);
         genie_set_plan plan;
         genie_set_results_plan(r, &plan);
         exact |= plan.method != GENIE_SET_MINHASH;
         tMatch += st.match_seconds;
         tRank += st.rerank_seconds;
+        tTotal += st.total_seconds;
         backend = st.backend;
         nQuery += (uint64_t)n;
         genie_set_results_free(r);
@@ -328,10 +335,12 @@ int set_cli_search(int argc, char **argv, const char *zIndex)
         fprintf(stderr, "genie: cannot write the results\n");
         status = CLI_EXIT_FAIL;
     }
-    if (status == CLI_EXIT_OK && !s.quiet)
-        fprintf(stderr, "genie: %llu queries; %s %.3f s (%s), exact %s %.3f s\n", (unsigned long long)nQuery,
-                exact ? "exact search" : "match", tMatch, genie_backend_name(backend),
-                genie_set_measure_name(s.so.measure), tRank);
+    if (status == CLI_EXIT_OK && !s.quiet && exact)
+        fprintf(stderr, "genie: %llu queries; exact search %.3f s (%s)\n", (unsigned long long)nQuery, tTotal,
+                genie_backend_name(backend));
+    else if (status == CLI_EXIT_OK && !s.quiet)
+        fprintf(stderr, "genie: %llu queries; match %.3f s (%s), exact Jaccard re-rank %.3f s\n",
+                (unsigned long long)nQuery, tMatch, genie_backend_name(backend), tRank);
     cli_lines_close(&l);
     genie_index_close(idx);
     return status;

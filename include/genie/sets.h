@@ -139,8 +139,9 @@ typedef enum genie_set_method {
 
 typedef struct genie_set_plan {
     genie_set_method method;
-    uint32_t candidates;   /* MinHash: K; else 0 */
-    double recall;         /* MinHash: the estimated recall@k at K; exact: 1; -1: not estimated */
+    /* MinHash's K: the one that ran, or the one the choice weighed against the exact search; 0: none. */
+    uint32_t candidates;
+    double recall;         /* MinHash's estimated recall@k at that K; -1: not estimated */
     /* The cost estimates the choice compared (seconds for the whole call); -1 when no choice was made. */
     double exact_cost, minhash_cost;
     const char *reason;    /* why this method (static text) */

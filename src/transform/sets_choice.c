@@ -201,7 +201,7 @@ static genie_status by_cost(const genie_index *idx, const set_params *p, const c
     plan->minhash_cost = mh * 1e-9;
     plan->exact_cost = ex * 1e-9;
     int exact = ex <= mh;
-    plan->reason = "exact: its element lists, read whole, cost less than MinHash";
+    plan->reason = "its element lists, read whole, cost less than MinHash";
     int sampled = rc == GENIE_OK && !exact && nSel;
     if (sampled) {
         rc = set_exact_search(idx, p, queries, lengths, aSel, nSel, so->measure, so->k, so->min_similarity, opt,
@@ -212,14 +212,12 @@ static genie_status by_cost(const genie_index *idx, const set_params *p, const c
                  (double)n * c->query / nThread;
             plan->exact_cost = ex * 1e-9;
             exact = ex <= mh;
-            plan->reason = exact ? "exact: with its filters, on a sample of the queries, it costs less than MinHash"
-                                 : "MinHash: it costs less than the exact search on a sample of the queries";
+            plan->reason = exact ? "with its filters, on a sample of the queries, it costs less than MinHash"
+                                 : "it costs less than the exact search on a sample of the queries";
         }
     }
     if (rc == GENIE_OK && exact) {
-        plan->method = GENIE_SET_EXACT_LISTS;
-        plan->candidates = 0;
-        plan->recall = 1;
+        plan->method = GENIE_SET_EXACT_LISTS; /* candidates and recall stay MinHash's, for the record */
         rc = sampled ? finish_exact(idx, p, queries, lengths, n, so, opt, aSel, nSel, &sample, x)
                      : set_exact_search(idx, p, queries, lengths, NULL, n, so->measure, so->k, so->min_similarity,
                                         opt, x);
@@ -238,11 +236,12 @@ genie_status set_choose(const genie_index *idx, const set_params *p, const char 
     plan->recall = 1;
     int lists = p->version >= 2;
     if (so->exact || so->min_similarity > 0 || so->measure != GENIE_SET_JACCARD) {
-        plan->reason = so->exact ? "exact: asked for" : so->min_similarity > 0 ? "exact: a similarity threshold"
-                                                                                : "exact: the measure is not Jaccard";
+        plan->reason = so->exact               ? "asked for"
+                       : so->min_similarity > 0 ? "a similarity threshold is answered exactly"
+                                                : "measures other than Jaccard are answered exactly";
         if (!lists) {
             plan->method = GENIE_SET_EXACT_SCAN;
-            plan->reason = "exact: asked for; the index has no element lists, every set is compared";
+            plan->reason = "the index has no element lists: every set is compared";
             return GENIE_OK;
         }
         plan->method = GENIE_SET_EXACT_LISTS;
@@ -252,20 +251,19 @@ genie_status set_choose(const genie_index *idx, const set_params *p, const char 
     plan->recall = -1;
     if (so->candidates) {
         plan->candidates = so->candidates;
-        plan->reason = "MinHash: a candidate count was given";
+        plan->reason = "a candidate count was given";
         return GENIE_OK;
     }
     plan->candidates = 100;
-    plan->reason = "MinHash: the index has no element lists";
+    plan->reason = "the index has no element lists";
     if (so->recall > 0) {
         recall_plan rp;
         GENIE_TRY(recall_plan_for(idx, so->k, so->recall, -1, opt->threads, &rp));
         plan->recall = rp.recall;
         plan->candidates = rp.K;
         if (rp.exact) {
-            plan->candidates = 0;
             plan->method = lists ? GENIE_SET_EXACT_LISTS : GENIE_SET_EXACT_SCAN;
-            plan->reason = "exact: no K up to 4096 reaches the recall target";
+            plan->reason = "no K up to 4096 reaches the recall target";
             return lists ? set_exact_search(idx, p, queries, lengths, NULL, n, so->measure, so->k, 0, opt, x)
                          : GENIE_OK;
         }

@@ -325,7 +325,7 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
     memset(&x, 0, sizeof x);
     genie_status rc = set_choose(idx, &p, queries, lengths, n_queries, sopt, opt, &r->plan, &x);
     if (rc == GENIE_OK && sopt->recall > 0)
-        r->stats.recall_estimate = r->plan.recall;
+        r->stats.recall_estimate = r->plan.method == GENIE_SET_MINHASH ? r->plan.recall : 1;
     if (rc == GENIE_OK && r->plan.method == GENIE_SET_EXACT_LISTS)
         take_exact(r, &x);
     else if (rc == GENIE_OK) {

@@ -17,14 +17,18 @@
  *      (postings counted and probed, sets scored) is the estimate; when it
  *      wins, the sample's answers are kept and the other queries follow.
  *
- * Work becomes seconds through the per-unit costs below, measured on the
- * development machine (bench/sets_exact_bench.c prints the calibration
- * run; docs/SETS.md "Exact or MinHash"): CPU units per core, divided by
- * the threads; with a GPU backend the engine's counting is the device's
- * (the GPU's units), the re-rank and the hashing stay on the CPU.
+ * Work becomes seconds through the per-unit costs below, fitted to runs of
+ * bench/sets_exact_bench.c on the development machine (2 cores, shared:
+ * the units carry its load) over FOLDOC, WordNet, Debian, supermarket, the
+ * 1,000,000-set Zipf collection and one of 50,000 sets of 320 elements
+ * (docs/SETS.md "Exact or MinHash"), each estimate within about 2x of the
+ * measured time: CPU units per thread, divided by the threads; with a
+ * GPU backend the engines' units are the device's (COST_GPU), the
+ * planning, hashing and re-ranking stay on the CPU.
  */
 #include "transform/sets_choice.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,15 +41,20 @@
 
 #define SET_CHOICE_SAMPLE 64u
 
-/* Per-unit costs, nanoseconds (see the top of the file). */
+/* The engines' per-unit costs, nanoseconds. */
 typedef struct unit_costs {
-    double post, probe, score, query;     /* exact: counted posting, probe, scored set, per query */
-    double mhPost, mhHash, mhCand, mhByte; /* MinHash: counted posting, element x function, candidate, its bytes */
+    double post, probe, score; /* exact: a posting counted, a probe (a posting passed or a search), a set scored */
+    double mhPost, mhQuery;    /* MinHash: a posting of its lists counted, a query's fixed cost */
 } unit_costs;
 
-static const unit_costs costCpu = {1.2, 0.6, 6.0, 3000.0, 1.0, 2.5, 150.0, 4.0};
-/* The GPU's engine units (its postings): the host's hashing, candidates and planning stay CPU units. */
-static const unit_costs costGpu = {0.02, 0.02, 0.05, 1500.0, 0.01, 2.5, 150.0, 4.0};
+static const unit_costs costCpu = {2.0, 2.0, 12.0, 1.0, 5000.0};
+static const unit_costs costGpu = {0.05, 0.05, 0.3, 0.02, 50.0};
+
+/* The host's per-unit costs, nanoseconds, whichever engine. */
+#define COST_PLAN_ELEMENT 1500.0 /* exact: planning, per query element (per thread) */
+#define COST_HASH 4.0            /* MinHash: hashing, per query element and function (one thread) */
+#define COST_CAND 500.0          /* MinHash: re-ranking, per candidate ... */
+#define COST_CAND_ELEMENT 20.0   /* ... and per e log2(e + 1) of its e elements (parsed and sorted) */
 
 typedef struct sample_work {
     uint64_t exactPostings;   /* the sample's element lists, whole */
@@ -188,16 +197,18 @@ static genie_status by_cost(const genie_index *idx, const set_params *p, const c
     for (uint32_t j = 0; j < nSel; j++)
         aSel[j] = (uint32_t)((uint64_t)j * n / nSel);
     sample_work w;
+    memset(&w, 0, sizeof w);
     set_exact_out sample;
     memset(&sample, 0, sizeof sample);
-    genie_status rc = measure_sample(idx, p, queries, lengths, aSel, nSel, &w);
-    double scale = nSel ? (double)n / nSel : 0, bytes = idx->info.n_objects
-                                                       ? (double)idx->aRecordOffset[idx->info.n_objects] /
-                                                             (double)idx->info.n_objects
-                                                       : 0;
-    double mh = scale * (w.minhashPostings * c->mhPost / engineDiv + w.elements * p->m * c->mhHash / nThread) +
-                (double)n * K * (c->mhCand + c->mhByte * bytes) / nThread;
-    double ex = scale * w.exactPostings * c->post / engineDiv + (double)n * c->query / nThread;
+    double e = 0;
+    genie_status rc = set_exact_mean_size(idx, p, &e);
+    if (rc == GENIE_OK)
+        rc = measure_sample(idx, p, queries, lengths, aSel, nSel, &w);
+    double scale = nSel ? (double)n / nSel : 0, cand = COST_CAND + COST_CAND_ELEMENT * e * log2(e + 1);
+    double mh = scale * (w.minhashPostings * c->mhPost / engineDiv + w.elements * p->m * COST_HASH) +
+                (double)n * (c->mhQuery / engineDiv + K * cand / nThread);
+    double planning = scale * w.elements * COST_PLAN_ELEMENT / nThread;
+    double ex = scale * w.exactPostings * c->post / engineDiv + planning;
     plan->minhash_cost = mh * 1e-9;
     plan->exact_cost = ex * 1e-9;
     int exact = ex <= mh;
@@ -209,7 +220,7 @@ static genie_status by_cost(const genie_index *idx, const set_params *p, const c
         if (rc == GENIE_OK) {
             ex = scale * (sample.work.counted * c->post + sample.work.probed * c->probe +
                           sample.work.scored * c->score) / engineDiv +
-                 (double)n * c->query / nThread;
+                 planning;
             plan->exact_cost = ex * 1e-9;
             exact = ex <= mh;
             plan->reason = exact ? "with its filters, on a sample of the queries, it costs less than MinHash"

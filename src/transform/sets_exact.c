@@ -35,6 +35,7 @@ _Static_assert(SET_CLASSES <= SIM_MAX_CLASSES, "the engine plans at most SIM_MAX
 
 typedef struct exact_state {
     uint32_t *aSize;      /* n_objects, global ids */
+    double meanSize;      /* of the sets, empty ones included */
     uint64_t *aFirstList; /* per view: its first list at or above the element base */
     uint32_t **aaElemList; /* per view: element e's lists (counted from aFirstList), n_words + 1 */
     uint8_t **aaListClass; /* per view: the size class of each element list */
@@ -126,6 +127,10 @@ static genie_status derive(const genie_index *idx, const set_params *p, exact_st
         GENIE_TRY(derive_view(idx, p, st, v));
     for (uint32_t v = 0; v < st->nView; v++)
         GENIE_TRY(check_classes(idx, p, st, v));
+    uint64_t sum = 0;
+    for (uint64_t o = 0; o < idx->info.n_objects; o++)
+        sum += st->aSize[o];
+    st->meanSize = idx->info.n_objects ? (double)sum / (double)idx->info.n_objects : 0;
     return GENIE_OK;
 }
 
@@ -454,6 +459,14 @@ done:
     if (rc != GENIE_OK)
         set_exact_out_free(out);
     return rc;
+}
+
+genie_status set_exact_mean_size(const genie_index *idx, const set_params *p, double *pMean)
+{
+    const exact_state *st;
+    GENIE_TRY(get_state(idx, p, &st));
+    *pMean = st->meanSize;
+    return GENIE_OK;
 }
 
 void set_exact_out_free(set_exact_out *o)

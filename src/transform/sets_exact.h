@@ -35,5 +35,7 @@ genie_status set_exact_search(const genie_index *idx, const set_params *p, const
                               const size_t *aLen, const uint32_t *aSel, size_t nSel, uint32_t measure, uint32_t k,
                               double minValue, const genie_search_options *opt, set_exact_out *out);
 void set_exact_out_free(set_exact_out *o);
+/** The mean size of the sets of @p idx (derived as set_exact_search derives it). */
+genie_status set_exact_mean_size(const genie_index *idx, const set_params *p, double *pMean);
 
 #endif

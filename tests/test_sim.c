@@ -289,7 +289,7 @@ static void run_cases(const coll *c, const qset *qs, int emulateToo)
 {
     sim_data data = {c->nObject, c->aSize, c->nList, c->aListOffset, c->aPosting};
     sim_layout lay = {c->nClass, c->aClassLo, c->aElemList, c->aListClass, c->aListOffset};
-    static const uint32_t aK[] = {1, 7, 100, 0, 0, 5, 1000};
+    static const uint32_t aK[] = {1, 7, 100, 0, 0, 5, SIM_GPU_MAX_K};
     static const double aMin[] = {0, 0, 0, 0.3, 0.8, 0.25, 0};
     for (uint32_t m = 0; m < SIM_N_MEASURES; m++) {
         for (size_t t = 0; t < sizeof aK / sizeof *aK; t++) {
@@ -303,7 +303,7 @@ static void run_cases(const coll *c, const qset *qs, int emulateToo)
             check_brute(c, qs, m, aK[t], aMin[t], &cpu);
             if (emulateToo) {
                 uint8_t *aUndone = malloc(qs->n);
-                static const uint32_t aWidth[] = {1, 37, 64};
+                static const uint32_t aWidth[] = {1, 37, 64, 128};
                 for (size_t w = 0; w < sizeof aWidth / sizeof *aWidth; w++) {
                     sim_results gpu;
                     emulate(&req, aWidth[w], 1u << 22, &gpu, aUndone);

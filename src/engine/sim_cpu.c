@@ -28,6 +28,7 @@
 
 #include "engine/sim.h"
 #include "util/error.h"
+#include "util/search.h"
 #include "util/threads.h"
 
 /* Probe a long list by binary searches when objects * (log2(len) + 1) * this < len. */
@@ -122,15 +123,8 @@ static int offer(const sim_request *req, sim_scratch *s, sim_entry e)
 /* Whether object @p o is in sorted @p a[0 .. n). */
 static int contains(const uint32_t *a, uint64_t n, uint32_t o)
 {
-    uint64_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < o)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && a[lo] == o;
+    size_t i = util_lower_bound_u32(a, 0, (size_t)n, o);
+    return i < n && a[i] == o;
 }
 
 static uint32_t log2_ceil(uint64_t n)

@@ -162,12 +162,8 @@ genie_status sim_plan_append(sim_plan *dst, const sim_plan *src);
  */
 genie_status sim_cpu_search(const sim_request *req, sim_results *out);
 
-/*
- * The largest k a GPU keeps per query; a request with a larger k runs on
- * the CPU.  A block's shared state grows with it, and fewer blocks fit a
- * multiprocessor: 256 leaves room for ten of 128 threads.
- */
-#define SIM_GPU_MAX_K 256u
+/* The largest k a GPU keeps per query; a request with a larger k runs on the CPU. */
+#define SIM_GPU_MAX_K 1024u
 
 /*
  * A backend's exact similarity search (engine_backend.xSim, backend.h; the

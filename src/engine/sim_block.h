@@ -43,9 +43,7 @@
 #include "engine/sim.h"
 
 /* Candidates a block sorts and merges at once: the touched objects are scored in chunks of this many. */
-#define SIM_BLOCK_CAND 512u
-/* Lanes that share a list in the count and scan phases (a warp): lists go to warps in turn. */
-#define SIM_WARP 32u
+#define SIM_BLOCK_CAND 1024u
 
 #ifdef __CUDA_ARCH__
 #define SIM_ADD32(p, v) atomicAdd((p), (uint32_t)(v))
@@ -174,29 +172,15 @@ SIM_FN void sim_take_query(const sim_block_args *a, sim_block_shared *sh)
     sh->overflow = 0;
 }
 
-/* The lanes of thread @p tid's warp: SIM_WARP, fewer in a last partial one (a block of another width). */
-SIM_FN uint32_t sim_warp_width(uint32_t tid, uint32_t nT)
-{
-    uint32_t first = tid / SIM_WARP * SIM_WARP;
-    return nT - first < SIM_WARP ? nT - first : SIM_WARP;
-}
-
-/*
- * The lists go to the block's warps in turn (list j to warp j mod the
- * warps), each list's postings to the warp's lanes: a class's lists are
- * mostly short, and a list per round of the whole block would leave most
- * threads idle and pay a memory latency per list.
- */
 SIM_FN void sim_count_prefix(const sim_block_args *a, sim_block_shared *sh, const sim_class *cl, uint32_t nPrefix,
                              uint32_t *aCount, uint32_t *aTouched, uint32_t tid, uint32_t nT)
 {
-    uint32_t nWarp = (nT + SIM_WARP - 1) / SIM_WARP, lane = tid % SIM_WARP, w = sim_warp_width(tid, nT);
-    for (uint32_t j = tid / SIM_WARP; j < nPrefix; j += nWarp) {
+    for (uint32_t j = 0; j < nPrefix; j++) {
         uint32_t l = a->aList[cl->first + j];
         uint64_t b = a->aListOffset[l], e = a->aListOffset[l + 1];
-        if (lane == 0)
+        if (tid == 0)
             SIM_ADD64(&sh->work[0], e - b);
-        for (uint64_t i = b + lane; i < e; i += w) {
+        for (uint64_t i = b + tid; i < e; i += nT) {
             uint32_t o = a->aPosting[i];
             if (SIM_ADD32(&aCount[o], 1) == 0)
                 aTouched[SIM_ADD32(&sh->nTouched, 1)] = o;
@@ -212,13 +196,10 @@ SIM_FN int sim_probe_by_search(uint64_t nTouched, uint64_t len)
     return nTouched * (lg + 1) * 4 < len; /* sim_cpu.c's SIM_PROBE_RATIO */
 }
 
-/* The searches per touched object take the whole block, list after list; the scans a warp per list. */
 SIM_FN void sim_probe_suffix(const sim_block_args *a, sim_block_shared *sh, const sim_class *cl, uint32_t nPrefix,
                              uint32_t nTouched, uint32_t *aCount, const uint32_t *aTouched, uint32_t tid,
                              uint32_t nT)
 {
-    uint32_t nWarp = (nT + SIM_WARP - 1) / SIM_WARP, lane = tid % SIM_WARP, warp = tid / SIM_WARP;
-    uint32_t w = sim_warp_width(tid, nT);
     for (uint32_t j = nPrefix; j < cl->nList; j++) {
         uint32_t l = a->aList[cl->first + j];
         uint64_t b = a->aListOffset[l], len = a->aListOffset[l + 1] - b;
@@ -239,10 +220,10 @@ SIM_FN void sim_probe_suffix(const sim_block_args *a, sim_block_shared *sh, cons
                 if (lo < len && p[lo] == o)
                     SIM_ADD32(&aCount[o], 1);
             }
-        } else if ((j - nPrefix) % nWarp == warp) {
-            if (lane == 0)
+        } else {
+            if (tid == 0)
                 SIM_ADD64(&sh->work[1], len);
-            for (uint64_t i = lane; i < len; i += w)
+            for (uint64_t i = tid; i < len; i += nT)
                 if (aCount[p[i]] != 0) /* touched: counters never fall to zero before scoring */
                     SIM_ADD32(&aCount[p[i]], 1);
         }

@@ -26,7 +26,7 @@
 #include "engine/cuda/cuda_entry.h"
 #include "engine/sim_block.h"
 
-#define SIM_GPU_THREADS 128u
+#define SIM_GPU_THREADS 256u
 /* The most answers the pool holds (12 bytes each), whatever the budget leaves. */
 #define SIM_GPU_POOL_MAX (1ull << 27)
 

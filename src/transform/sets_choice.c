@@ -11,8 +11,9 @@
  *   1. the sample's MinHash work: its m list lengths per query, K
  *      candidates of the index's mean line length;
  *   2. an upper bound of the exact work: the full lengths of the sample's
- *      element lists (every class, no filter); when even that costs less
- *      than MinHash, the exact search is chosen at once;
+ *      element lists (every class, no filter), each posting counted and
+ *      its set scored; when even that costs less than MinHash, the exact
+ *      search is chosen at once;
  *   3. else the exact search runs on the sample, and its counted work
  *      (postings counted and probed, sets scored) is the estimate; when it
  *      wins, the sample's answers are kept and the other queries follow.
@@ -44,13 +45,13 @@
 
 /* The engines' per-unit costs, nanoseconds. */
 typedef struct unit_costs {
-    double post, probe, score; /* exact: a posting counted, a probe (a posting passed or a search), a set scored */
-    double mhPost, mhQuery;    /* MinHash: a posting of its lists counted, a query's fixed cost */
+    double post, probe, score;     /* exact: a posting counted, a probe (a posting passed or a search), a set scored */
+    double mhPost, mhList, mhQuery; /* MinHash: a posting of its lists counted, a list (its lookup), a query */
 } unit_costs;
 
-static const unit_costs costCpu = {2.0, 2.0, 12.0, 1.0, 5000.0};
+static const unit_costs costCpu = {2.0, 2.0, 12.0, 0.6, 600.0, 0.0};
 /* Fitted to the H100 run of scripts/gpu-exactsets (docs/BENCHMARKS.md, "Exact set similarity"). */
-static const unit_costs costGpu = {0.075, 0.075, 0.4, 0.012, 1000.0};
+static const unit_costs costGpu = {0.075, 0.075, 0.4, 0.012, 0.0, 1000.0};
 
 /* The host's per-unit costs, nanoseconds, whichever engine. */
 #define COST_PLAN_ELEMENT 1500.0 /* exact: planning, per query element (per thread) */
@@ -208,9 +209,9 @@ static genie_status by_cost(const genie_index *idx, const set_params *p, const c
         rc = measure_sample(idx, p, queries, lengths, aSel, nSel, &w);
     double scale = nSel ? (double)n / nSel : 0, cand = COST_CAND + COST_CAND_ELEMENT * e * log2(e + 1);
     double mh = scale * (w.minhashPostings * c->mhPost / engineDiv + w.elements * p->m * COST_HASH) +
-                (double)n * (c->mhQuery / engineDiv + K * cand / nThread);
+                (double)n * ((c->mhQuery + p->m * c->mhList) / engineDiv + K * cand / nThread);
     double planning = scale * w.elements * COST_PLAN_ELEMENT / nThread;
-    double ex = scale * w.exactPostings * c->post / engineDiv + planning;
+    double ex = scale * w.exactPostings * (c->post + c->score) / engineDiv + planning;
     plan->minhash_cost = mh * 1e-9;
     plan->exact_cost = ex * 1e-9;
     int exact = ex <= mh;

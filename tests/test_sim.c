@@ -218,7 +218,8 @@ static void check_brute(const coll *c, const qset *qs, uint32_t measure, uint32_
                          k, minValue, i, (unsigned long long)(r->aEnd[i] - b), n);
         for (uint32_t j = 0; j < n; j++)
             if (r->aHit[b + j].object != a[j].o || r->aHit[b + j].count != a[j].c)
-                test_fail_at(__FILE__, __LINE__, "measure %u k %u min %g query %u rank %u: %u (%u), brute force %u (%u)",
+                test_fail_at(__FILE__, __LINE__,
+                             "measure %u k %u min %g query %u rank %u: %u (%u), brute force %u (%u)",
                              measure, k, minValue, i, j, r->aHit[b + j].object, r->aHit[b + j].count, a[j].o, a[j].c);
     }
     free(a);

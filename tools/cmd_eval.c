@@ -137,7 +137,8 @@ static genie_status run_search(const eval_opts *o, const genie_index *idx, const
     double t0 = util_now();
     genie_status rc;
     if (o->type == GENIE_TYPE_SETS) {
-        genie_set_options so = {.k = o->k, .candidates = exact ? 0 : o->K, .exact = exact, .recall = exact ? 0 : o->recall};
+        genie_set_options so = {
+            .k = o->k, .candidates = exact ? 0 : o->K, .exact = exact, .recall = exact ? 0 : o->recall};
         genie_set_results *r = NULL;
         rc = genie_set_search(idx, l->azLine, l->anLine, n, &so, &o->opt, &r);
         if (rc == GENIE_OK)

@@ -228,7 +228,8 @@ static int run_query(sim_job *job, sim_scratch *s, uint32_t i)
     sim_entry *out = malloc((size_t)(s->nKeep ? s->nKeep : 1) * sizeof *out);
     if (!out)
         return 0;
-    memcpy(out, s->aKeep, (size_t)s->nKeep * sizeof *out);
+    if (s->nKeep)
+        memcpy(out, s->aKeep, (size_t)s->nKeep * sizeof *out);
     job->aaOut[i] = out;
     job->anOut[i] = (uint32_t)s->nKeep;
     return 1;

@@ -176,7 +176,8 @@ genie_status sim_plan_append(sim_plan *dst, const sim_plan *src)
         dst->aClass[dst->nClass + c] = src->aClass[c];
         dst->aClass[dst->nClass + c].first += dst->nList;
     }
-    memcpy(dst->aList + dst->nList, src->aList, (size_t)src->nList * sizeof *dst->aList);
+    if (src->nList)
+        memcpy(dst->aList + dst->nList, src->aList, (size_t)src->nList * sizeof *dst->aList);
     dst->nQuery += src->nQuery;
     dst->nClass += src->nClass;
     dst->nList += src->nList;

@@ -25,8 +25,8 @@
  * (docs/SETS.md "Exact or MinHash"), each estimate within about 2x of the
  * measured time: CPU units per thread, divided by the threads; with a
  * GPU backend the engines' units are the device's (costGpu, fitted to an
- * H100 on the same collections but Zipf 1,000,000 and no big sets), the
- * planning, hashing and re-ranking stay on the CPU.
+ * H100 on Debian, FOLDOC, WordNet and the Zipf collection), the planning,
+ * hashing and re-ranking stay on the CPU.
  */
 #include "transform/sets_choice.h"
 

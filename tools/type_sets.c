@@ -11,11 +11,12 @@
 
 #include "genie/sets.h"
 #include "cli.h"
+#include "cli_search.h"
 #include "json_out.h"
 
-#define SET_QUERIES_PER_CHUNK 8192
+extern const itype itype_sets;
 
-/* cli_feed_lines() callback: one input line is one object. */
+/* cli_build_lines() callback: one input line is one object. */
 static genie_status add_set(void *ctx, const char *z, size_t n)
 {
     return genie_set_builder_add(ctx, z, n);
@@ -34,7 +35,8 @@ static const char zBuildHelp[] =
     "\n"
     "  -o, --output FILE        the index file to write (replaced only once\n"
     "                           the new index is complete)\n"
-    "  -m, --hashes M           MinHash functions, 1..4096 (default 64)\n"
+    "  -t, --type sets          this type\n"
+    "  -m, --hashes M           MinHash functions m, 1..4096 (default 64)\n"
     "      --seed S             seed of the hash functions (default 0)\n"
     "  -s, --separator C        element separator: one byte, or 'tab';\n"
     "                           default: white space\n"
@@ -46,18 +48,6 @@ static const char zBuildHelp[] =
     "\n"
     "Example:\n"
     "  genie build -t sets -s , -o baskets.genie baskets.txt\n";
-
-static int parse_separator(const char *z, char *out)
-{
-    if (strcmp(z, "tab") == 0 || strcmp(z, "\\t") == 0) {
-        *out = '\t';
-        return 1;
-    }
-    if (strlen(z) != 1 || z[0] == '\n')
-        return 0;
-    *out = z[0];
-    return 1;
-}
 
 static int set_build_option(void *ctx, int c, const char *zArg)
 {
@@ -75,7 +65,7 @@ static int set_build_option(void *ctx, int c, const char *zArg)
         p->seed = (uint32_t)v;
         return CLI_EXIT_OK;
     case 's':
-        if (!parse_separator(zArg, &p->separator))
+        if (!cli_parse_separator(zArg, &p->separator))
             return cli_usage_error("build", "--separator must be one byte (not a newline) or 'tab', not '%s'", zArg);
         return CLI_EXIT_OK;
     default:
@@ -83,39 +73,34 @@ static int set_build_option(void *ctx, int c, const char *zArg)
     }
 }
 
-int set_cli_build(int argc, char **argv)
+#define BUILD_SHORT "m:s:"
+static const struct option aBuildOpt[] = {{"hashes", required_argument, 0, 'm'},
+                                          {"seed", required_argument, 0, 'S'},
+                                          {"separator", required_argument, 0, 's'},
+                                          CLI_RECALL_BUILD_OPTION,
+                                          {0, 0, 0, 0}};
+
+static int set_cli_build(int argc, char **argv)
 {
-    static const struct option aOpt[] = {{"hashes", required_argument, 0, 'm'},
-                                         {"seed", required_argument, 0, 'S'},
-                                         {"separator", required_argument, 0, 's'},
-                                         CLI_RECALL_BUILD_OPTION,
-                                         {0, 0, 0, 0}};
     genie_set_params p = {64, 0, 0};
     cli_build_args a;
-    int status = cli_parse_build(argc, argv, "m:s:", aOpt, zBuildHelp, set_build_option, &p, &a);
+    int status = cli_parse_build(argc, argv, BUILD_SHORT, aBuildOpt, zBuildHelp, set_build_option, &p, &a);
     if (status != CLI_GO_ON)
         return status;
     if (optind >= argc)
         return cli_usage_error("build", "no input files");
     double t0 = util_now();
     genie_set_builder *sb = NULL;
+    uint64_t n = 0;
     genie_status rc = genie_set_builder_new(&sb, &a.opt, &p);
-    status = rc == GENIE_OK ? cli_feed_lines(argv + optind, argc - optind, add_set, sb) : CLI_EXIT_OK;
-    if (rc == GENIE_OK && status == CLI_EXIT_OK && genie_set_builder_count(sb) == 0) {
-        fprintf(stderr, "genie: no sets to index (empty input)\n");
-        status = CLI_EXIT_FAIL;
-    }
-    if (rc == GENIE_OK && status == CLI_EXIT_OK)
-        rc = genie_set_builder_write(sb, a.zOut);
-    if (rc != GENIE_OK)
+    status = rc == GENIE_OK ? cli_build_lines("sets", add_set, sb, argc, argv, &n) : cli_fail(rc);
+    if (status == CLI_EXIT_OK && (rc = genie_set_builder_write(sb, a.zOut)) != GENIE_OK)
         status = cli_fail(rc);
-    else if (status == CLI_EXIT_OK && !a.quiet)
+    if (status == CLI_EXIT_OK && !a.quiet)
         fprintf(stderr, "genie: wrote %s: %llu sets, %u MinHash functions, in %.2f s\n", a.zOut,
-                (unsigned long long)genie_set_builder_count(sb), p.hashes, util_now() - t0);
+                (unsigned long long)n, p.hashes, util_now() - t0);
     genie_set_builder_free(sb);
-    if (rc == GENIE_OK && status == CLI_EXIT_OK)
-        status = cli_build_recall(&a);
-    return status;
+    return status == CLI_EXIT_OK ? cli_build_recall(&a) : status;
 }
 
 static const char zSearchHelp[] =
@@ -151,95 +136,91 @@ static const char zSearchHelp[] =
     "                          (A the query); all but jaccard are exact\n"
     CLI_RECALL_HELP
     "                          (or the exact search when it costs less)\n"
-    "  -v, --verbose           say which method answered, why, and its K\n"
     CLI_ENGINE_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's stored line\n"
+    CLI_VERBOSE_HELP
+    "                          (first which method answered, why, and its K)\n"
     "  -q, --quiet             no summary on standard error\n"
     "  -h, --help              show this help\n";
 
+/* The sets search's own: its totals. */
 typedef struct set_cli {
-    genie_set_options so;
-    genie_search_options opt;
-    int json, show, quiet, verbose, kGiven;
+    double tMatch, tRank, tTotal;
+    genie_backend backend;
+    int exact; /* some chunk was answered exactly */
 } set_cli;
 
-/* The options of sets alone: --exact, --min-similarity, --measure and the output's. */
-static int set_search_option(set_cli *s, int c, const char *zArg)
-{
-    switch (c) {
-    case 'E': s->so.exact = 1; break;
-    case 'T': {
-        char *e;
-        s->so.min_similarity = strtod(zArg, &e);
-        if (e == zArg || *e || !(s->so.min_similarity > 0 && s->so.min_similarity <= 1))
-            return cli_usage_error("search", "--min-similarity must be a number in (0, 1], not '%s'", zArg);
-        break;
-    }
-    case 'M':
-        if (genie_set_measure_parse(zArg, &s->so.measure) != GENIE_OK)
-            return cli_usage_error("search", "--measure must be jaccard, cosine, dice, overlap or containment, not "
-                                             "'%s'", zArg);
-        break;
-    case 'v': s->verbose = 1; break;
-    case 'J': s->json = 1; break;
-    case 's': s->show = 1; break;
-    case 'q': s->quiet = 1; break;
-    case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
-    default: return cli_usage_error("search", "bad option");
-    }
-    return CLI_EXIT_OK;
-}
+/* The long options of sets alone (docs/ARCHITECTURE.md, "Options": long only). */
+#define OPT_MIN_SIMILARITY 0x140
+#define OPT_MEASURE 0x141
 
-static int parse_set_search(int argc, char **argv, set_cli *s)
+/* The spelling of the sets CLI's messages (itype_spelling). */
+static const itype_spelling setSpelling = {.zK = "-k", .zCandidates = "-K", .zCertify = "--certify",
+                                           .zRadius = "--radius", .zRecall = "--recall",
+                                           .zMinSimilarity = "--min-similarity", .zMeasure = "--measure"};
+
+#define SEARCH_SHORT CLI_SEARCH_SHORT_OPTIONS "K:" CLI_ENGINE_SHORT_OPTIONS
+static const struct option aSearchOpt[] = {
+    CLI_SEARCH_LONG_OPTIONS, {"candidates", required_argument, 0, 'K'}, {"exact", no_argument, 0, 'E'},
+    {"min-similarity", required_argument, 0, OPT_MIN_SIMILARITY}, {"measure", required_argument, 0, OPT_MEASURE},
+    {"recall", required_argument, 0, 'R'}, CLI_ENGINE_LONG_OPTIONS, {0, 0, 0, 0}};
+
+static int parse_set_search(int argc, char **argv, cli_search *s)
 {
-    static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'},      {"candidates", required_argument, 0, 'K'},
-        {"exact", no_argument, 0, 'E'},        {"min-similarity", required_argument, 0, 'T'},
-        {"measure", required_argument, 0, 'M'}, {"json", no_argument, 0, 'J'},
-        {"show", no_argument, 0, 's'},         {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},         {"recall", required_argument, 0, 'R'},
-        {"verbose", no_argument, 0, 'v'},      CLI_ENGINE_LONG_OPTIONS,
-        {0, 0, 0, 0}};
-    int c;
+    itype_options *o = &s->o;
+    int ch, kGiven = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:K:qvh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, SEARCH_SHORT, aSearchOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("search", c, optarg, &s->opt, &st) ||
-            cli_candidate_option("search", c, optarg, &s->so.k, &s->so.candidates, &s->so.recall, &st)) {
+        kGiven |= ch == 'k';
+        if (cli_engine_option("search", ch, optarg, &s->eng, &st) || cli_search_option(s, ch, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
-            s->kGiven |= c == 'k';
             continue;
         }
-        if ((st = set_search_option(s, c, optarg)) != CLI_EXIT_OK)
-            return st;
+        switch (ch) {
+        case OPT_MIN_SIMILARITY: {
+            char *e;
+            o->minSimilarity = strtod(optarg, &e);
+            if (e == optarg || *e || !(o->minSimilarity > 0 && o->minSimilarity <= 1))
+                return cli_usage_error("search", "--min-similarity must be a number in (0, 1], not '%s'", optarg);
+            break;
+        }
+        case OPT_MEASURE: {
+            genie_set_measure m;
+            if (genie_set_measure_parse(optarg, &m) != GENIE_OK)
+                return cli_usage_error("search", "--measure must be jaccard, cosine, dice, overlap or "
+                                                 "containment, not '%s'", optarg);
+            o->measure = (int)m;
+            break;
+        }
+        case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
+        default: return cli_usage_error("search", "bad option");
+        }
     }
     if (optind >= argc || argc - optind > 2)
         return cli_usage_error("search", "expected INDEX and at most one QUERIES file");
-    int exact = s->so.exact || s->so.min_similarity > 0 || s->so.measure != GENIE_SET_JACCARD;
-    if (s->so.recall > 0 && s->so.min_similarity > 0)
-        return cli_usage_error("search", "--recall is for MinHash: not with --min-similarity (answered exactly)");
-    if (s->so.recall > 0 && exact && !s->so.exact)
-        return cli_usage_error("search", "--recall is for MinHash: not with --measure %s (answered exactly)",
-                               genie_set_measure_name(s->so.measure));
-    if (s->so.min_similarity > 0 && !s->kGiven)
-        s->so.k = 0; /* every set that reaches the threshold */
-    return cli_check_recall("search", s->so.recall, s->so.k, s->so.exact, s->so.candidates != 0);
+    if (o->minSimilarity > 0 && !kGiven)
+        o->k = 0; /* every set that reaches the threshold */
+    char zErr[160];
+    if (s->pType->xCheck(NULL, o, &setSpelling, zErr, sizeof zErr))
+        return cli_usage_error("search", "%s", zErr);
+    return cli_check_recall("search", o->recall, o->k, o->exact, o->candidates != 0);
 }
 
 /* -v: the recall target's K, the method that ran, why, and what it was estimated to cost. */
-static void print_plan(const genie_set_results *r, const set_cli *s)
+static void print_plan(const genie_set_results *r, const itype_options *o)
 {
     genie_set_plan p;
     genie_set_results_plan(r, &p);
     static const char *const azMethod[] = {"MinHash", "exact (element lists)", "exact (every set compared)"};
     fprintf(stderr, "genie search: ");
-    if (s->so.recall > 0 && p.candidates && p.recall >= 0)
-        fprintf(stderr, "recall target %g: K = %u, estimated recall@%u %.4f; ", s->so.recall, p.candidates, s->so.k,
+    if (o->recall > 0 && p.candidates && p.recall >= 0)
+        fprintf(stderr, "recall target %g: K = %u, estimated recall@%u %.4f; ", o->recall, p.candidates, o->k,
                 p.recall);
-    else if (s->so.recall > 0)
-        fprintf(stderr, "recall target %g: no K up to 4096 reaches it; ", s->so.recall);
+    else if (o->recall > 0)
+        fprintf(stderr, "recall target %g: no K up to 4096 reaches it; ", o->recall);
     else if (p.method == GENIE_SET_MINHASH)
         fprintf(stderr, "K = %u; ", p.candidates);
     fprintf(stderr, "%s ran (%s)", azMethod[p.method], p.reason);
@@ -248,100 +229,171 @@ static void print_plan(const genie_set_results *r, const set_cli *s)
     fputc('\n', stderr);
 }
 
-static int print_set_results(const set_cli *s, const genie_index *idx, const genie_set_results *r, uint64_t first)
+/* After each chunk: the totals; with -v the method of the first. */
+static genie_status set_chunk_done(cli_search *s, const itype_results *r)
 {
-    json_buf b;
-    json_buf_init(&b);
-    int status = 0;
-    for (size_t q = 0; q < genie_set_results_queries(r) && status == 0; q++) {
-        size_t n;
-        const genie_set_hit *aHit = genie_set_results_get(r, q, &n);
-        if (s->json) {
-            json_out_set_hits(&b, idx, first + q, aHit, n, genie_set_measure_name(s->so.measure), s->show);
-            status = json_buf_print_line(&b);
-            continue;
-        }
-        for (size_t i = 0; i < n; i++) {
-            const genie_set_hit *h = &aHit[i];
-            const char *z;
-            size_t len;
-            printf("%llu\t%zu\t%u\t%.6f\t%u\t%u\t%u", (unsigned long long)(first + q), i + 1, h->object,
-                   h->similarity, h->shared, h->union_size, h->count);
-            if (s->show && genie_index_record(idx, h->object, &z, &len) == GENIE_OK) {
-                putchar('\t');
-                cli_put_escaped(z, len);
-            }
-            putchar('\n');
-        }
-    }
-    json_buf_free(&b);
-    return status;
+    set_cli *c = s->pCtx;
+    genie_set_plan plan;
+    genie_set_results_plan(r->pNative, &plan);
+    if (s->verbose && s->nQuery == 0)
+        print_plan(r->pNative, &s->o);
+    c->exact |= plan.method != GENIE_SET_MINHASH;
+    c->tMatch += r->st.match_seconds;
+    c->tRank += r->st.rerank_seconds;
+    c->tTotal += r->st.total_seconds;
+    c->backend = r->st.backend;
+    return GENIE_OK;
 }
 
-int set_cli_search(int argc, char **argv, const char *zIndex)
+static void set_summary(cli_search *s)
 {
-    set_cli s;
-    memset(&s, 0, sizeof s);
-    s.so.k = 10;
+    const set_cli *c = s->pCtx;
+    if (c->exact)
+        fprintf(stderr, "genie: %llu queries; exact search %.3f s (%s)\n", (unsigned long long)s->nQuery, c->tTotal,
+                genie_backend_name(c->backend));
+    else
+        fprintf(stderr, "genie: %llu queries; match %.3f s (%s), exact Jaccard re-rank %.3f s\n",
+                (unsigned long long)s->nQuery, c->tMatch, genie_backend_name(c->backend), c->tRank);
+}
+
+static int set_cli_search(int argc, char **argv, const char *zIndex)
+{
+    cli_search s;
+    cli_search_init(&s, &itype_sets);
+    set_cli c = {0, 0, 0, GENIE_BACKEND_CPU, 0};
     int status = parse_set_search(argc, argv, &s);
     if (status != CLI_EXIT_OK)
         return status;
-    const char *zQueries = optind + 1 < argc ? argv[optind + 1] : "-";
-    if (strcmp(argv[optind], zIndex) != 0)
-        zQueries = argv[optind];
-    genie_index *idx;
-    genie_status rc = genie_index_open(zIndex, &idx);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
-    cli_lines l;
-    if (cli_lines_open(&l, zQueries) != 0) {
-        genie_index_close(idx);
-        return CLI_EXIT_FAIL;
-    }
-    uint64_t nQuery = 0;
-    double tMatch = 0, tRank = 0, tTotal = 0;
-    genie_backend backend = GENIE_BACKEND_CPU;
-    int exact = 0;
-    long n;
-    while ((n = cli_lines_read(&l, SET_QUERIES_PER_CHUNK)) > 0) {
-        genie_set_results *r;
-        rc = genie_set_search(idx, l.azLine, l.anLine, (size_t)n, &s.so, &s.opt, &r);
-        if (rc != GENIE_OK)
-            break;
-        if (print_set_results(&s, idx, r, nQuery + 1) != 0) {
-            genie_set_results_free(r);
-            status = CLI_EXIT_FAIL;
-            break;
-        }
-        genie_search_stats st;
-        genie_set_results_stats(r, &st);
-        if (s.verbose && nQuery == 0)
-            print_plan(r, &s);
-        genie_set_plan plan;
-        genie_set_results_plan(r, &plan);
-        exact |= plan.method != GENIE_SET_MINHASH;
-        tMatch += st.match_seconds;
-        tRank += st.rerank_seconds;
-        tTotal += st.total_seconds;
-        backend = st.backend;
-        nQuery += (uint64_t)n;
-        genie_set_results_free(r);
-    }
-    if (rc != GENIE_OK)
-        status = cli_fail(rc);
-    else if (n < 0)
-        status = CLI_EXIT_FAIL;
-    if (status == CLI_EXIT_OK && fflush(stdout) != 0) {
-        fprintf(stderr, "genie: cannot write the results\n");
-        status = CLI_EXIT_FAIL;
-    }
-    if (status == CLI_EXIT_OK && !s.quiet && exact)
-        fprintf(stderr, "genie: %llu queries; exact search %.3f s (%s)\n", (unsigned long long)nQuery, tTotal,
-                genie_backend_name(backend));
-    else if (status == CLI_EXIT_OK && !s.quiet)
-        fprintf(stderr, "genie: %llu queries; match %.3f s (%s), exact Jaccard re-rank %.3f s\n",
-                (unsigned long long)nQuery, tMatch, genie_backend_name(backend), tRank);
-    cli_lines_close(&l);
-    genie_index_close(idx);
-    return status;
+    s.pCtx = &c;
+    s.xDone = set_chunk_done;
+    s.xSummary = set_summary;
+    return cli_search_main(&s, argc, argv, zIndex, "-");
 }
+
+/* ------------------------------------------------------------- entry */
+
+static genie_set_options set_options(const itype_options *o)
+{
+    genie_set_options so;
+    genie_set_options_init(&so);
+    so.k = o->k;
+    so.candidates = o->candidates;
+    so.exact = o->exact;
+    so.recall = o->recall;
+    so.measure = (genie_set_measure)o->measure;
+    so.min_similarity = o->minSimilarity;
+    return so;
+}
+
+static genie_status sets_search(const itype_index *ix, const itype_options *o, const genie_search_options *eng,
+                                const itype_batch *q, itype_results *out)
+{
+    genie_set_options so = set_options(o);
+    genie_set_results *r = NULL;
+    genie_status rc = genie_set_search(ix->idx, q->azText, q->anText, q->nQuery, &so, eng, &r);
+    out->pNative = r;
+    if (r) {
+        out->nQuery = genie_set_results_queries(r);
+        genie_set_results_stats(r, &out->st);
+    }
+    return rc;
+}
+
+static void sets_answer(const itype_results *r, size_t q, itype_answer *a)
+{
+    a->aHit = genie_set_results_get(r->pNative, q, &a->n);
+}
+
+static void sets_free(void *pNative)
+{
+    genie_set_results_free(pNative);
+}
+
+static void sets_tsv(const itype_printer *p, uint64_t queryNo, const itype_answer *a)
+{
+    const genie_set_hit *aHit = a->aHit;
+    for (size_t i = 0; i < a->n; i++) {
+        const genie_set_hit *h = &aHit[i];
+        printf("%llu\t%zu\t%u\t%.6f\t%u\t%u\t%u", (unsigned long long)queryNo, i + 1, h->object, h->similarity,
+               h->shared, h->union_size, h->count);
+        cli_put_record(p->src.idx, h->object, p->show);
+        putchar('\n');
+    }
+}
+
+static void sets_json(json_buf *b, const itype_printer *p, uint64_t queryNo, const itype_answer *a)
+{
+    const char *zMeasure = genie_set_measure_name(p->pOpt ? (genie_set_measure)p->pOpt->measure : GENIE_SET_JACCARD);
+    json_out_set_hits(b, p->src.idx, queryNo, a->aHit, a->n, zMeasure, p->show);
+}
+
+/* genie eval: the similarity, larger better. */
+static double sets_score(const itype_answer *a, size_t i, uint32_t *pObject)
+{
+    const genie_set_hit *h = (const genie_set_hit *)a->aHit + i;
+    *pObject = h->object;
+    return h->similarity;
+}
+
+/*
+ * A recall target is for MinHash, which answers Jaccard without a
+ * threshold; k = 0 (every answer) is for a threshold search.
+ */
+static const char *sets_check(const itype_index *ix, const itype_options *o, const itype_spelling *sp, char *zErr,
+                              size_t nErr)
+{
+    (void)ix;
+    if (o->recall > 0 && o->minSimilarity > 0)
+        snprintf(zErr, nErr, "%s is for MinHash: not with %s (answered exactly)", sp->zRecall, sp->zMinSimilarity);
+    else if (o->recall > 0 && o->measure != GENIE_SET_JACCARD)
+        snprintf(zErr, nErr, "%s is for MinHash: not with %s %s (answered exactly)", sp->zRecall, sp->zMeasure,
+                 genie_set_measure_name((genie_set_measure)o->measure));
+    else if (o->k == 0 && o->minSimilarity == 0)
+        snprintf(zErr, nErr, "%s 0 (every answer) needs %s", sp->zK, sp->zMinSimilarity);
+    else
+        return NULL;
+    return zErr;
+}
+
+static int sets_info(const genie_index *idx, const char *zPath)
+{
+    cli_print_recall_estimate(idx, zPath, 10, 100, 0);
+    return CLI_EXIT_OK;
+}
+
+/* k 0: every set reaching min_similarity (sets_check). */
+static const itype_option aSetsOption[] = {
+    ITYPE_OPTION("k", ITYPE_OPT_UINT, k, 0, GENIE_SETS_MAX_K),
+    ITYPE_OPTION("show", ITYPE_OPT_BOOL, show, 0, 1),
+    ITYPE_OPTION("candidates", ITYPE_OPT_UINT, candidates, 1, 65536),
+    ITYPE_OPTION("exact", ITYPE_OPT_BOOL, exact, 0, 1),
+    {"recall", ITYPE_OPT_REAL, offsetof(itype_options, recall), 0, 1, 1, 0},
+    ITYPE_OPTION("measure", ITYPE_OPT_MEASURE, measure, 0, 0),
+    {"min_similarity", ITYPE_OPT_REAL, offsetof(itype_options, minSimilarity), 0, 1, 1, 0},
+    {NULL, 0, 0, 0, 0, 0, 0}};
+
+const itype itype_sets = {
+    .zName = "sets",
+    .zAbout = "sets of strings, one per line, under Jaccard and other set similarities (exact, or MinHash)",
+    .type = GENIE_TYPE_SETS,
+    .maxK = GENIE_SETS_MAX_K,
+    .defaultK = 10,
+    .query = ITYPE_QUERY_LINE,
+    .zJsonQuery = "a string (one set, elements as in the index)",
+    .aOption = aSetsOption,
+    .szHit = sizeof(genie_set_hit),
+    .xCliBuild = set_cli_build,
+    .xCliSearch = set_cli_search,
+    .xCliEval = cli_eval_lines,
+    .xCliInfo = sets_info,
+    .cliBuild = {BUILD_SHORT, aBuildOpt, zBuildHelp},
+    .cliSearch = {SEARCH_SHORT, aSearchOpt, zSearchHelp},
+    .cliEval = CLI_EVAL_LINES,
+    .xCheck = sets_check,
+    .xSearch = sets_search,
+    .xAnswer = sets_answer,
+    .xFree = sets_free,
+    .xTsv = sets_tsv,
+    .xJson = sets_json,
+    .xScore = sets_score,
+};

@@ -13,9 +13,10 @@
 
 #include "genie/table.h"
 #include "cli.h"
-#include "search_output.h"
+#include "cli_search.h"
+#include "counts.h"
 
-#define TABLE_QUERIES_PER_CHUNK 8192
+extern const itype itype_table;
 
 static const char zBuildHelp[] =
     "Usage: genie build --type table [options] -o INDEX TABLE\n"
@@ -31,7 +32,7 @@ static const char zBuildHelp[] =
     "for that column.  Each row is stored as its record (a CSV line).\n"
     "\n"
     "  -o, --output FILE        the index file to write\n"
-    "  -t, --type table         this front-end\n"
+    "  -t, --type table         this type\n"
     "      --bins B             bins per numeric column, 1..16777216\n"
     "                           (default 1024)\n"
     "      --columns SPEC       index only these columns: name[:num|:cat],...\n"
@@ -70,16 +71,19 @@ static const char zSearchHelp[] =
     "  {\"query\":N,\"hits\":[{\"rank\",\"object\",\"label\":null,\"count\"[,\"record\"]}]}\n"
     "\n"
     "  -k, --k N               results per query, >= 1 (default 10)\n"
-    "      --radius R          radius in bins of every numeric column\n"
+    "      --radius R          radius in bins of every numeric column (no -r:\n"
+    "                          -r is a vectors search's radius)\n"
     "      --radius COL=R      radius of column COL (default 50); repeatable,\n"
     "                          applied in order\n"
     "      --weight W          weight 1..255 of every column\n"
     "      --weight COL=W      weight of column COL (default 1); repeatable\n"
-    "  -m, --min-count N       leave out rows whose count is below N\n"
+    "      --min-count N       leave out rows whose count is below N (-m,\n"
+    "                          deprecated: -m is a build's hash functions)\n"
     CLI_ENGINE_HELP
     "      --show              print each hit's row as a sixth column, with\n"
     "                          tab, newline and backslash written \\t \\n \\\\\n"
     "      --json              one JSON object per query instead of TSV\n"
+    CLI_VERBOSE_HELP
     "  -q, --quiet             no notices on standard error\n"
     "  -h, --help              show this help\n"
     "\n"
@@ -107,15 +111,17 @@ static int table_build_option(void *ctx, int c, const char *zArg)
     }
 }
 
-int table_cli_build(int argc, char **argv)
+#define BUILD_SHORT ""
+static const struct option aBuildOpt[] = {{"bins", required_argument, 0, 'B'},
+                                          {"columns", required_argument, 0, 'C'},
+                                          {"no-records", no_argument, 0, 'N'},
+                                          {0, 0, 0, 0}};
+
+static int table_cli_build(int argc, char **argv)
 {
-    static const struct option aOpt[] = {{"bins", required_argument, 0, 'B'},
-                                         {"columns", required_argument, 0, 'C'},
-                                         {"no-records", no_argument, 0, 'N'},
-                                         {0, 0, 0, 0}};
-    genie_table_options topt = {0, NULL, 0};
+    genie_table_options topt = {0};
     cli_build_args a;
-    int st = cli_parse_build(argc, argv, NULL, aOpt, zBuildHelp, table_build_option, &topt, &a);
+    int st = cli_parse_build(argc, argv, BUILD_SHORT, aBuildOpt, zBuildHelp, table_build_option, &topt, &a);
     if (st != CLI_GO_ON)
         return st;
     if (optind + 1 != argc)
@@ -148,57 +154,39 @@ static int apply_setting(genie_table *t, const char *zArg, int isWeight)
     return rc == GENIE_OK ? CLI_EXIT_OK : cli_usage_error("search", "%s", genie_last_error());
 }
 
+/* The table search's own: --radius and --weight, in order (argc entries). */
 typedef struct table_search_args {
-    genie_search_options opt;
-    uint32_t minCount;
-    int show, json, quiet;
     struct {
         int isWeight;
         const char *zArg;
-    } *aSetting; /* --radius and --weight, in order; argc entries */
+    } *aSetting;
     size_t nSetting;
 } table_search_args;
 
-static int parse_search(int argc, char **argv, table_search_args *a)
+#define SEARCH_SHORT CLI_SEARCH_SHORT_OPTIONS "m:" CLI_ENGINE_SHORT_OPTIONS
+static const struct option aSearchOpt[] = {
+    CLI_SEARCH_LONG_OPTIONS, CLI_MIN_COUNT_LONG_OPTION, {"radius", required_argument, 0, 'r'},
+    {"weight", required_argument, 0, 'w'}, CLI_ENGINE_LONG_OPTIONS, {0, 0, 0, 0}};
+
+static int parse_search(int argc, char **argv, cli_search *s, table_search_args *a)
 {
-    static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'},      {"min-count", required_argument, 0, 'm'},
-        {"radius", required_argument, 0, 'r'}, {"weight", required_argument, 0, 'w'},
-        {"show", no_argument, 0, 's'},         {"quiet", no_argument, 0, 'q'},
-        {"json", no_argument, 0, 'J'},
-        {"help", no_argument, 0, 'h'},         CLI_ENGINE_LONG_OPTIONS,
-        {0, 0, 0, 0}};
     int c;
-    uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:m:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, SEARCH_SHORT, aSearchOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("search", c, optarg, &a->opt, &st)) {
+        if (cli_engine_option("search", c, optarg, &s->eng, &st) || cli_search_option(s, c, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
         }
         switch (c) {
-        case 'k':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return cli_usage_error("search", "-k must be an integer 1..4294967295, not '%s'", optarg);
-            a->opt.k = (uint32_t)v;
-            break;
-        case 'm':
-            if (!cli_parse_u64(optarg, 0, UINT32_MAX, &v))
-                return cli_usage_error("search", "--min-count must be 0..4294967295, not '%s'", optarg);
-            a->minCount = (uint32_t)v;
-            break;
         case 'r':
         case 'w':
             a->aSetting[a->nSetting].isWeight = c == 'w';
             a->aSetting[a->nSetting].zArg = optarg;
             a->nSetting++;
             break;
-        case 's': a->show = 1; break;
-        case 'J': a->json = 1; break;
-        case 'q': a->quiet = 1; break;
-        case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
+        case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
     }
@@ -207,94 +195,134 @@ static int parse_search(int argc, char **argv, table_search_args *a)
     return CLI_EXIT_OK;
 }
 
-static int run_queries(const genie_index *idx, genie_table *t, const char *zQueries, table_search_args *a)
+/* The --radius and --weight settings, in order. */
+static int table_opened(cli_search *s, const char *zIndex, const char *zQueries)
 {
-    genie_queries *q = NULL;
-    genie_table_reader *r = NULL;
-    genie_status rc;
-    /* TSV or, with --json, one JSON object per query: genie search's printer (a table has no labels). */
-    search_output out = {{idx, NULL, NULL}, a->json, a->show, {NULL, 0, 0, 0}};
-    search_output_init(&out);
-    if ((rc = genie_queries_new(&q)) != GENIE_OK)
-        goto fail;
-    if ((rc = genie_table_reader_open(&r, t, zQueries)) != GENIE_OK)
-        goto fail;
-    uint64_t done = 0;
-    int noticed = a->quiet;
-    for (;;) {
-        size_t n;
-        genie_queries_clear(q);
-        if ((rc = genie_table_reader_read(r, q, TABLE_QUERIES_PER_CHUNK, a->minCount, &n)) != GENIE_OK)
-            goto fail;
-        if (n == 0)
-            break;
-        genie_results *res;
-        genie_search_stats stats;
-        if ((rc = genie_search_with_stats(idx, q, &a->opt, &res, &stats)) != GENIE_OK)
-            goto fail;
-        if (!noticed && a->opt.backend == GENIE_BACKEND_AUTO && genie_cuda_built() &&
-            stats.backend != GENIE_BACKEND_CUDA) {
-            fprintf(stderr, "genie: no usable GPU; using the cpu backend\n");
-            noticed = 1;
-        }
-        int printed = search_output_results(&out, res, done + 1);
-        genie_results_free(res);
-        if (printed != 0) {
-            rc = GENIE_ENOMEM;
-            goto fail;
-        }
-        done += n;
-    }
-    genie_table_reader_close(r);
-    genie_queries_free(q);
-    search_output_free(&out);
-    if (fflush(stdout) != 0) {
-        fprintf(stderr, "genie: cannot write the results\n");
-        return CLI_EXIT_FAIL;
-    }
-    return CLI_EXIT_OK;
-fail:
-    fflush(stdout);
-    genie_table_reader_close(r);
-    genie_queries_free(q);
-    search_output_free(&out);
-    return cli_fail(rc);
+    (void)zIndex;
+    (void)zQueries;
+    const table_search_args *a = s->pCtx;
+    int st = CLI_EXIT_OK;
+    for (size_t i = 0; i < a->nSetting && st == CLI_EXIT_OK; i++)
+        st = apply_setting(s->ix.pState, a->aSetting[i].zArg, a->aSetting[i].isWeight);
+    return st;
 }
 
-int table_cli_search(int argc, char **argv, const char *zIndex)
+static int table_cli_search(int argc, char **argv, const char *zIndex)
 {
+    cli_search s;
+    cli_search_init(&s, &itype_table);
     table_search_args a;
     memset(&a, 0, sizeof a);
-    a.opt.k = 10;
     a.aSetting = calloc((size_t)argc, sizeof *a.aSetting);
     if (!a.aSetting)
         return cli_fail(GENIE_ENOMEM);
-    genie_index *idx = NULL;
-    genie_table *t = NULL;
-    int st = parse_search(argc, argv, &a);
-    if (st != CLI_EXIT_OK)
-        goto done;
-    const char *zQueries = optind + 1 < argc ? argv[optind + 1] : "-";
-    genie_status rc = genie_index_open(zIndex, &idx);
-    if (rc == GENIE_OK)
-        rc = genie_table_open(idx, &t);
-    if (rc != GENIE_OK) {
-        st = cli_fail(rc);
-        goto done;
-    }
-    genie_index_info info;
-    genie_index_get_info(idx, &info);
-    if (a.show && !info.has_records) {
-        st = cli_usage_error("search", "--show: %s stores no rows (built with --no-records)", zIndex);
-        goto done;
-    }
-    for (size_t i = 0; i < a.nSetting && st == CLI_EXIT_OK; i++)
-        st = apply_setting(t, a.aSetting[i].zArg, a.aSetting[i].isWeight);
+    int st = parse_search(argc, argv, &s, &a);
+    s.pCtx = &a;
+    s.xOpened = table_opened;
     if (st == CLI_EXIT_OK)
-        st = run_queries(idx, t, zQueries, &a);
-done:
-    genie_table_free(t);
-    genie_index_close(idx);
+        st = cli_search_main(&s, argc, argv, zIndex, "-");
     free(a.aSetting);
     return st;
 }
+
+/* ------------------------------------------------------------- entry */
+
+static genie_status table_open(itype_index *ix)
+{
+    genie_table *t = NULL;
+    genie_status rc = genie_table_open(ix->idx, &t);
+    ix->pState = t;
+    return rc;
+}
+
+static void table_close(itype_index *ix)
+{
+    genie_table_free(ix->pState);
+}
+
+static genie_status table_reader_open(const itype_index *ix, const char *zPath, const char *zDelim, void **pp)
+{
+    (void)zDelim;
+    return genie_table_reader_open((genie_table_reader **)pp, ix->pState, zPath);
+}
+
+static genie_status table_reader_read(void *p, genie_queries *q, size_t max, uint32_t minCount, size_t *pn)
+{
+    return genie_table_reader_read(p, q, max, minCount, pn);
+}
+
+static void table_reader_close(void *p)
+{
+    genie_table_reader_close(p);
+}
+
+/* Query files: rows of a CSV or ARFF file whose header names the columns. */
+static const itype_reader table_reader = {table_reader_open, table_reader_read, table_reader_close};
+
+/* A batch's settings: the defaults (radius 50, weight 1), then the request's, in order. */
+static genie_status table_prepare(const itype_index *ix, const itype_options *o)
+{
+    genie_table *t = ix->pState;
+    genie_status rc = genie_table_set_radius(t, NULL, 50);
+    if (rc == GENIE_OK)
+        rc = genie_table_set_weight(t, NULL, 1);
+    for (size_t i = 0; i < o->nSetting && rc == GENIE_OK; i++) {
+        const itype_setting *p = &o->aSetting[i];
+        rc = p->isWeight ? genie_table_set_weight(t, p->zColumn, p->value)
+                         : genie_table_set_radius(t, p->zColumn, p->value);
+    }
+    return rc;
+}
+
+static genie_status table_add_query(const itype_index *ix, genie_queries *q, const itype_query *one,
+                                    uint32_t minCount)
+{
+    return genie_table_add_query(ix->pState, q, one->azColumn, one->azValue, one->nCell, minCount);
+}
+
+/* genie serve: the columns and how each is matched. */
+static void table_info_json(const itype_index *ix, json_buf *b)
+{
+    genie_table *t = ix->pState;
+    json_buf_puts(b, ",\"columns\":[");
+    for (size_t c = 0; c < genie_table_columns(t); c++) {
+        genie_column_kind kind;
+        const char *z = genie_table_column(t, c, &kind);
+        json_buf_puts(b, c ? ",{\"name\":" : "{\"name\":");
+        json_buf_string(b, z, strlen(z));
+        json_buf_printf(b, ",\"kind\":\"%s\"}",
+                        kind == GENIE_COLUMN_NUMERIC ? "numeric"
+                        : kind == GENIE_COLUMN_CATEGORICAL ? "categorical"
+                                                           : "stored");
+    }
+    json_buf_puts(b, "]");
+}
+
+static const itype_option aTableOption[] = {
+    COUNTS_OPTIONS,
+    {"radius", ITYPE_OPT_COLUMNS, 0, 0, 16777216, 0, 0},
+    {"weight", ITYPE_OPT_COLUMNS, 0, 1, 255, 0, 1},
+    {NULL, 0, 0, 0, 0, 0, 0}};
+
+const itype itype_table = {
+    .zName = "table",
+    .zAbout = "rows of a CSV or ARFF table, numeric columns binned, categorical ones exact",
+    .zNoRecords = "built with --no-records",
+    .type = GENIE_TYPE_TABLE,
+    .maxK = GENIE_SEARCH_MAX_K,
+    .defaultK = 10,
+    .query = ITYPE_QUERY_ROW,
+    .zJsonQuery = "an object {column: value}",
+    .aOption = aTableOption,
+    .xCliBuild = table_cli_build,
+    .xCliSearch = table_cli_search,
+    .cliBuild = {BUILD_SHORT, aBuildOpt, zBuildHelp},
+    .cliSearch = {SEARCH_SHORT, aSearchOpt, zSearchHelp},
+    .xOpen = table_open,
+    .xClose = table_close,
+    .pReader = &table_reader,
+    .xPrepare = table_prepare,
+    .xAddQuery = table_add_query,
+    COUNTS_MEMBERS,
+    .xInfoJson = table_info_json,
+};

@@ -69,8 +69,12 @@ GENIE_API const char *genie_set_measure_name(genie_set_measure measure);
 /** Parse a measure name. @return GENIE_OK or GENIE_EINVAL. */
 GENIE_API genie_status genie_set_measure_parse(const char *name, genie_set_measure *out);
 
+/** The largest k of genie_set_search() (see genie_index_type_max_k()). */
+#define GENIE_SETS_MAX_K 65536u
+
 typedef struct genie_set_options {
-    /** Answers per query, 1..65536; with min_similarity also 0 = every set that reaches it. */
+    uint32_t size; /* sizeof, set by genie_set_options_init() (0: this header's size) */
+    /** Answers per query, 1..GENIE_SETS_MAX_K; with min_similarity also 0 = every set that reaches it. */
     uint32_t k;
     /** K, MinHash candidates by match count (raised to k): asks for MinHash; 0 = chosen. */
     uint32_t candidates;
@@ -93,6 +97,9 @@ typedef struct genie_set_options {
      */
     double min_similarity;
 } genie_set_options;
+
+/** Set @p opt to the defaults (every field 0, k = 10) and its size (genie.h, "Options"). */
+GENIE_API void genie_set_options_init(genie_set_options *opt);
 
 typedef struct genie_set_hit {
     uint32_t object;

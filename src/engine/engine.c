@@ -22,6 +22,7 @@
 #include "index/index.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/options.h"
 
 #define CHUNK_OUTPUT_BYTES (256u << 20)
 #define CHUNK_MAX_QUERIES 16384u
@@ -69,8 +70,14 @@ static genie_status search_whole(const genie_index *idx, const genie_queries *q,
     uint64_t cap = 1;
     for (size_t first = 0; first < q->nQuery; first += chunk) {
         size_t n = q->nQuery - first < chunk ? q->nQuery - first : chunk;
-        engine_request req = {idx, q, first, n, k, aBound + first, opt->threads, opt->gpu_memory, opt->load_balance,
-                              0};
+        if (engine_cancelled(opt->cancel)) {
+            rc = engine_cancelled_error();
+            goto done;
+        }
+        engine_request req = {.idx = idx, .q = q, .first = first, .n = n, .k = k, .aCountBound = aBound + first,
+                              .threads = opt->threads, .gpuMemory = opt->gpu_memory,
+                              .loadBalance = opt->load_balance, .pPhases = opt->time_phases ? &stats->phases : NULL,
+                              .cancel = opt->cancel};
         double t0 = util_now();
         if (idx->info.n_objects == 0)
             memset(aN, 0, n * sizeof *aN);
@@ -88,25 +95,17 @@ done:
     return rc;
 }
 
-void engine_stats_add(genie_search_stats *sum, const genie_search_stats *one)
-{
-    sum->backend = one->backend;
-    sum->n_parts = one->n_parts;
-    sum->streamed |= one->streamed;
-    sum->overlapped |= one->overlapped;
-    sum->part_seconds += one->part_seconds;
-    sum->merge_seconds += one->merge_seconds;
-    sum->release_seconds += one->release_seconds;
-    sum->upload_seconds += one->upload_seconds;
-    sum->wait_seconds += one->wait_seconds;
-    sum->match_seconds += one->total_seconds;
-    sum->rounds++;
-}
-
 genie_status genie_search(const genie_index *idx, const genie_queries *q, const genie_search_options *opt,
                           genie_results **out)
 {
     return genie_search_with_stats(idx, q, opt, out, NULL);
+}
+
+void genie_search_options_init(genie_search_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+    opt->k = 10;
 }
 
 /* Parts [iFirst, iEnd) of @p idx (all of a one-part index), global object ids. */
@@ -118,6 +117,7 @@ static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32
     memset(&stats, 0, sizeof stats);
     stats.n_parts = iEnd - iFirst;
     double t0 = util_now();
+    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_search_options, cancel));
     if (opt->k == 0)
         return util_error(GENIE_EINVAL, "k must be at least 1");
     const engine_backend *be = NULL;

@@ -162,17 +162,21 @@ genie_status sim_plan_append(sim_plan *dst, const sim_plan *src);
  */
 genie_status sim_cpu_search(const sim_request *req, sim_results *out);
 
-/* The largest k a GPU keeps per query; a request with a larger k runs on the CPU. */
+/*
+ * The largest k the GPU block algorithm keeps per query (sim_block.h); a
+ * request with a larger k runs on the CPU.
+ */
 #define SIM_GPU_MAX_K 1024u
 
 /*
- * A backend's exact similarity search (engine_backend.xSim, backend.h; the
+ * A backend's exact similarity search (engine_sim_ops.xSearch, backend.h; the
  * CUDA module's cuda/sim_gpu.cu): the answers of sim_cpu_search, except
  * that a query whose answers did not fit the device's buffers comes back
  * with aUndone[i] = 1 and no hits, for the caller to answer on the CPU.
  * @p ppResident keeps the view's lists and sizes on the device between
  * calls (replaced when pData's arrays change; the caller serialises calls
- * on one slot) and is freed by xSimFree.  req->k is at most SIM_GPU_MAX_K.
+ * on one slot) and is freed by engine_sim_ops.xFree.  req->k is at most
+ * engine_sim_ops.nMaxK.
  * Returns GENIE_OK, GENIE_EGPU, GENIE_ENOMEM.
  */
 typedef genie_status (*engine_sim_fn)(void **ppResident, const sim_request *req, sim_results *out,

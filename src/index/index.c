@@ -1,5 +1,9 @@
 /* Opening, closing and reading an index (the public genie_index_* calls). */
 #include "genie/text.h"
+#include "genie/docs.h"
+#include "genie/metric.h"
+#include "genie/sequences.h"
+#include "genie/sets.h"
 #include "index/index.h"
 #include "index/vocab.h"
 
@@ -10,7 +14,9 @@
 #include "util/error.h"
 #include "util/search.h"
 
-genie_status genie_index_open(const char *path, genie_index **out)
+/* Open @p path through @p xLoad (mapped, or copied into memory). */
+static genie_status index_open_with(const char *path, genie_status (*xLoad)(const char *, util_mapping *),
+                                    genie_index **out)
 {
     util_error_clear();
     *out = NULL;
@@ -28,7 +34,7 @@ genie_status genie_index_open(const char *path, genie_index **out)
         return util_error(GENIE_ENOMEM, "out of memory opening %s", path);
     }
     util_mapping m;
-    genie_status rc = util_map_file(path, &m);
+    genie_status rc = xLoad(path, &m);
     if (rc == GENIE_OK) {
         rc = index_from_mapping(path, &m, idx);
         util_unmap_file(&m); /* no-op when adopted */
@@ -54,6 +60,16 @@ genie_status genie_index_open(const char *path, genie_index **out)
     return GENIE_OK;
 }
 
+genie_status genie_index_open(const char *path, genie_index **out)
+{
+    return index_open_with(path, util_map_file, out);
+}
+
+genie_status genie_index_open_copy(const char *path, genie_index **out)
+{
+    return index_open_with(path, util_copy_file, out);
+}
+
 genie_status genie_index_file_type(const char *path, genie_index_type *type)
 {
     util_error_clear();
@@ -73,44 +89,14 @@ void genie_index_close(genie_index *idx)
     index_free_parts(idx);
     index_devices_free(idx->aDev);
     if (idx->pDerived) {
-        if (idx->pDerived->pRecall)
-            idx->pDerived->xRecallFree(idx->pDerived->pRecall);
+        index_slots_release(idx->pDerived->aSlot);
         index_vocab_free(idx->pDerived->pVocab);
-        if (idx->pDerived->pFrontend)
-            idx->pDerived->xFrontendFree(idx->pDerived->pFrontend);
         pthread_mutex_destroy(&idx->pDerived->lock);
         free(idx->pDerived);
     }
     free(idx->zPath);
     util_unmap_file(&idx->map);
     free(idx);
-}
-
-index_device *index_devices_new(void)
-{
-    index_device *aDev = calloc(INDEX_MAX_DEVICES, sizeof *aDev);
-    for (int i = 0; aDev && i < INDEX_MAX_DEVICES; i++)
-        pthread_mutex_init(&aDev[i].lock, NULL);
-    return aDev;
-}
-
-void index_devices_free(index_device *aDev)
-{
-    if (!aDev)
-        return;
-    for (int i = 0; i < INDEX_MAX_DEVICES; i++) {
-        index_device *d = &aDev[i];
-        if (d->p && d->xFree)
-            d->xFree(d->p);
-        if (d->pExact && d->xExactFree)
-            d->xExactFree(d->pExact);
-        if (d->pPairs && d->xPairsFree)
-            d->xPairsFree(d->pPairs);
-        if (d->pEdit && d->xEditFree)
-            d->xEditFree(d->pEdit);
-        pthread_mutex_destroy(&d->lock);
-    }
-    free(aDev);
 }
 
 void genie_index_get_info(const genie_index *idx, genie_index_info *out)
@@ -193,4 +179,11 @@ const char *genie_index_type_name(genie_index_type type)
     static const char *const azName[] = {"keywords", "text", "sets", "sequences", "table", "vectors", "docs",
                                          "metric"};
     return (unsigned)type < sizeof azName / sizeof azName[0] ? azName[type] : "?";
+}
+
+uint32_t genie_index_type_max_k(genie_index_type type)
+{
+    static const uint32_t aMaxK[] = {GENIE_SEARCH_MAX_K, GENIE_SEARCH_MAX_K, GENIE_SETS_MAX_K,   GENIE_SEQ_MAX_K,
+                                     GENIE_SEARCH_MAX_K, GENIE_VECTORS_MAX_K, GENIE_DOCS_MAX_K, GENIE_LC_MAX_K};
+    return (unsigned)type < sizeof aMaxK / sizeof aMaxK[0] ? aMaxK[type] : 0;
 }

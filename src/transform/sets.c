@@ -334,3 +334,39 @@ genie_status set_index_separator(const genie_index *idx, char *pSeparator)
     *pSeparator = p.separator;
     return GENIE_OK;
 }
+
+/* ---------------------------------------------------- MinHash queries */
+
+genie_status set_minhash_queries(const set_params *p, const char *const *queries, const size_t *lengths, size_t n,
+                                 genie_queries **out)
+{
+    *out = NULL;
+    set_slice *aS = NULL;
+    size_t nSCap = 0;
+    uint32_t *aKw = malloc(p->m * sizeof *aKw);
+    genie_item *aItem = malloc(p->m * sizeof *aItem);
+    genie_queries *qs = NULL;
+    genie_status rc = GENIE_OK;
+    if (!aKw || !aItem) {
+        rc = util_error(GENIE_ENOMEM, "out of memory");
+        goto done;
+    }
+    GENIE_TRY_GOTO(rc, genie_queries_new(&qs), done);
+    for (size_t q = 0; q < n; q++) {
+        size_t nS;
+        GENIE_TRY_GOTO(rc, set_parse(queries[q], lengths[q], p->separator, &aS, &nSCap, &nS), done);
+        set_keywords(aS, nS, p->m, p->seed, p->D, aKw);
+        size_t nItem = nS ? p->m : 0;
+        for (size_t i = 0; i < nItem; i++)
+            aItem[i] = (genie_item){aKw[i], aKw[i], 1};
+        GENIE_TRY_GOTO(rc, genie_queries_add(qs, aItem, nItem, 0), done);
+    }
+    *out = qs;
+    qs = NULL;
+done:
+    genie_queries_free(qs);
+    free(aS);
+    free(aKw);
+    free(aItem);
+    return rc;
+}

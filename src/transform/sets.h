@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "transform/recall.h"
 
 #define SET_PARAMS_VERSION 2u /* written; 1 and 2 are read */
 #define SET_HASHES_MAX 4096u
@@ -84,5 +85,7 @@ genie_status set_minhash_queries(const set_params *p, const char *const *queries
                                  genie_queries **out);
 /** The size class of a set of @p s elements (s >= 1) under @p p's classes. */
 uint32_t set_size_class(const set_params *p, uint32_t s);
+/** The recall estimate's sampler of a sets index (recall.h's recall_sampler_fn). */
+genie_status set_recall_sample(const genie_index *idx, unsigned threads, recall_estimate *e);
 
 #endif

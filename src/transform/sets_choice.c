@@ -188,8 +188,8 @@ static genie_status by_cost(const genie_index *idx, const set_params *p, const c
                             const genie_search_options *opt, uint32_t K, genie_set_plan *plan, set_exact_out *x)
 {
     const engine_backend *be;
-    GENIE_TRY(engine_backend_pick(opt->backend, &be));
-    int gpu = be->xSim != NULL && so->k <= SIM_GPU_MAX_K;
+    GENIE_TRY(engine_backend_pick_cap(opt->backend, ENGINE_CAP(pSim), &be));
+    int gpu = be && so->k <= be->pSim->nMaxK;
     const unit_costs *c = gpu ? &costGpu : &costCpu;
     double nThread = opt->threads ? opt->threads : util_ncores();
     double engineDiv = gpu ? 1 : nThread; /* the engine's units: the device's, or shared by the threads */
@@ -243,7 +243,8 @@ static genie_status by_cost(const genie_index *idx, const set_params *p, const c
 
 genie_status set_choose(const genie_index *idx, const set_params *p, const char *const *queries,
                         const size_t *lengths, size_t n, const genie_set_options *so,
-                        const genie_search_options *opt, genie_set_plan *plan, set_exact_out *x)
+                        const genie_search_options *opt, recall_sampler_fn *xSample, genie_set_plan *plan,
+                        set_exact_out *x)
 {
     memset(plan, 0, sizeof *plan);
     plan->exact_cost = plan->minhash_cost = -1;
@@ -272,7 +273,7 @@ genie_status set_choose(const genie_index *idx, const set_params *p, const char 
     plan->reason = "the index has no element lists";
     if (so->recall > 0) {
         recall_plan rp;
-        GENIE_TRY(recall_plan_for(idx, so->k, so->recall, -1, opt->threads, &rp));
+        GENIE_TRY(recall_plan_for(idx, so->k, so->recall, -1, opt->threads, xSample, &rp));
         plan->recall = rp.recall;
         plan->candidates = rp.K;
         if (rp.exact) {

@@ -8,11 +8,13 @@
 #define GENIE_TRANSFORM_SETS_CHOICE_H
 
 #include "genie/sets.h"
+#include "transform/recall.h"
 #include "transform/sets.h"
 #include "transform/sets_exact.h"
 
 /**
- * Choose how to answer the @p n queries (@p so checked) and fill @p plan.
+ * Choose how to answer the @p n queries (@p so checked) and fill @p plan;
+ * a recall target asks @p xSample for the index's estimate.
  * When the method is GENIE_SET_EXACT_LISTS the answers are computed here,
  * into @p x (the estimate may have run the exact search on a sample of
  * the queries; its answers are kept).
@@ -21,6 +23,7 @@
  */
 genie_status set_choose(const genie_index *idx, const set_params *p, const char *const *queries,
                         const size_t *lengths, size_t n, const genie_set_options *so,
-                        const genie_search_options *opt, genie_set_plan *plan, set_exact_out *x);
+                        const genie_search_options *opt, recall_sampler_fn *xSample, genie_set_plan *plan,
+                        set_exact_out *x);
 
 #endif

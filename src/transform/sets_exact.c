@@ -2,8 +2,8 @@
  * The exact search of a sets index through its element lists (sets.h,
  * "Element lists"; the engine is engine/sim.h).
  *
- * State derived once per open index (its derived state's pFrontend): the
- * size of every set, counted from its element keywords, and each view's
+ * State derived once per open index (a slot of its derived state,
+ * index/index.h): the size of every set, counted from its element keywords, and each view's
  * first element list.  Counting them is also the check that makes the
  * engine's arithmetic safe on any file: every element keyword names an
  * element of the vocabulary, and every object in a list of size class b
@@ -15,7 +15,12 @@
  * elements up in the vocabulary (unknown ones still count in |Q|), plans
  * it per view (a one-part index is its only view), runs the engine on the
  * GPU when the backend has it (a query the GPU hands back runs on the CPU)
- * or on the CPU threads, and merges the views' answers.
+ * or on the CPU threads, and merges the views' answers.  The GPU's copy of
+ * a view's element lists and sizes is a slot of that view's device 0 (as
+ * the backend's copy of its lists is): kept across searches when every
+ * view's lists fit the device together (the parts hooks' xFits, under
+ * --gpu-memory), else freed after each view's search, so that the views
+ * pass through the device one at a time.
  */
 #include "transform/sets_exact.h"
 
@@ -40,9 +45,6 @@ typedef struct exact_state {
     uint32_t **aaElemList; /* per view: element e's lists (counted from aFirstList), n_words + 1 */
     uint8_t **aaListClass; /* per view: the size class of each element list */
     uint32_t nView;
-    pthread_mutex_t lock; /* over the device slots */
-    void **apResident;    /* per view: the GPU's copy (engine_sim_fn), or NULL */
-    void (*xResidentFree)(void *pResident);
 } exact_state;
 
 static void state_free(void *pState)
@@ -51,19 +53,15 @@ static void state_free(void *pState)
     if (!st)
         return;
     for (uint32_t v = 0; v < st->nView; v++) {
-        if (st->apResident && st->apResident[v])
-            st->xResidentFree(st->apResident[v]);
         if (st->aaElemList)
             free(st->aaElemList[v]);
         if (st->aaListClass)
             free(st->aaListClass[v]);
     }
-    pthread_mutex_destroy(&st->lock);
     free(st->aSize);
     free(st->aFirstList);
     free(st->aaElemList);
     free(st->aaListClass);
-    free(st->apResident);
     free(st);
 }
 
@@ -134,19 +132,29 @@ static genie_status derive(const genie_index *idx, const set_params *p, exact_st
     return GENIE_OK;
 }
 
+/* The owner of the derived slot and of the views' device slots (index/index.h). */
+static const char stateOwner, residentOwner;
+
 /* The index's exact state, derived on first use (thread-safe). */
 static genie_status get_state(const genie_index *idx, const set_params *p, const exact_state **out)
 {
     index_derived *d = idx->pDerived;
-    exact_state *st = __atomic_load_n((exact_state **)&d->pFrontend, __ATOMIC_ACQUIRE);
+    *out = NULL;
+    if (!d)
+        return util_error(GENIE_EINVAL, "the index was not opened from a file: no exact set search");
+    index_slot *s = index_slot_find(d->aSlot, &stateOwner); /* claimed before: found without the lock */
+    exact_state *st = s ? __atomic_load_n((exact_state **)&s->p, __ATOMIC_ACQUIRE) : NULL;
     if (st) {
         *out = st;
         return GENIE_OK;
     }
     genie_status rc = GENIE_OK;
     pthread_mutex_lock(&d->lock);
-    st = d->pFrontend;
-    if (!st) {
+    s = index_slot_claim(d->aSlot, &stateOwner);
+    st = s ? s->p : NULL;
+    if (!s) {
+        rc = util_error(GENIE_ENOMEM, "every one of the index's %d derived slots is taken", INDEX_SLOTS);
+    } else if (!st) {
         uint64_t n = idx->info.n_objects;
         st = calloc(1, sizeof *st);
         if (st) {
@@ -155,16 +163,14 @@ static genie_status get_state(const genie_index *idx, const set_params *p, const
             st->aFirstList = calloc(st->nView, sizeof *st->aFirstList);
             st->aaElemList = calloc(st->nView, sizeof *st->aaElemList);
             st->aaListClass = calloc(st->nView, sizeof *st->aaListClass);
-            st->apResident = calloc(st->nView, sizeof *st->apResident);
-            pthread_mutex_init(&st->lock, NULL);
         }
-        if (!st || !st->aSize || !st->aFirstList || !st->aaElemList || !st->aaListClass || !st->apResident)
+        if (!st || !st->aSize || !st->aFirstList || !st->aaElemList || !st->aaListClass)
             rc = util_error(GENIE_ENOMEM, "out of memory for the sizes of %llu sets", (unsigned long long)n);
         else
             rc = derive(idx, p, st);
         if (rc == GENIE_OK) {
-            d->xFrontendFree = state_free;
-            __atomic_store_n((exact_state **)&d->pFrontend, st, __ATOMIC_RELEASE);
+            s->xFree = state_free;
+            __atomic_store_n((exact_state **)&s->p, st, __ATOMIC_RELEASE);
         } else {
             state_free(st);
             st = NULL;
@@ -277,25 +283,32 @@ static genie_status prepare(prep_job *job, unsigned nThread, sim_plan *aPlan)
     return rc;
 }
 
-/* A view's engine run: on the GPU through @p be when it can, the rest on the CPU. */
-static genie_status run_view(const exact_state *st, uint32_t v, const engine_backend *be, const sim_request *req,
+/*
+ * A view's engine run: on the GPU through @p be (its pSim) when it can, in
+ * the slot of the view's device 0, freed after the run unless @p keep; the
+ * rest on the CPU.
+ */
+static genie_status run_view(const genie_index *view, const engine_backend *be, int keep, const sim_request *req,
                              sim_results *res, int *pGpu)
 {
     *pGpu = 0;
-    if (!be || !be->xSim || req->k > SIM_GPU_MAX_K || req->nQuery == 0)
+    if (!be || req->k > be->pSim->nMaxK || req->nQuery == 0)
         return sim_cpu_search(req, res);
     uint8_t *aUndone = calloc(req->nQuery, 1);
     if (!aUndone)
         return util_error(GENIE_ENOMEM, "out of memory for %u queries", req->nQuery);
-    exact_state *w = (exact_state *)st; /* the device slots change under the lock */
-    pthread_mutex_lock(&w->lock);
-    if (w->apResident[v] && w->xResidentFree != be->xSimFree) {
-        w->xResidentFree(w->apResident[v]); /* another backend's copy */
-        w->apResident[v] = NULL;
+    index_device *d = &view->aDev[0];
+    index_slot *s = index_device_slot(d, &residentOwner, be->pSim->xFree);
+    if (!s) {
+        free(aUndone);
+        return GENIE_ENOMEM;
     }
-    w->xResidentFree = be->xSimFree;
-    genie_status rc = be->xSim(&w->apResident[v], req, res, aUndone);
-    pthread_mutex_unlock(&w->lock);
+    genie_status rc = be->pSim->xSearch(&s->p, req, res, aUndone);
+    if (!keep && s->p) {
+        s->xFree(s->p);
+        s->p = NULL;
+    }
+    pthread_mutex_unlock(&d->lock);
     *pGpu = rc == GENIE_OK;
     uint32_t nUndone = 0;
     for (uint32_t i = 0; rc == GENIE_OK && i < req->nQuery; i++)
@@ -416,8 +429,10 @@ genie_status set_exact_search(const genie_index *idx, const set_params *p, const
     const exact_state *st;
     GENIE_TRY(get_state(idx, p, &st));
     const engine_backend *be = NULL;
-    GENIE_TRY(engine_backend_pick(opt->backend, &be));
+    GENIE_TRY(engine_backend_pick_cap(opt->backend, ENGINE_CAP(pSim), &be));
     uint32_t nView = st->nView;
+    /* Every view's copy stays on the device when their lists fit it together. */
+    int keep = nView == 1 || (be && be->pParts && be->pParts->xFits(idx, 0, nView, 0, opt->gpu_memory));
     sim_results *aRes = calloc(nView, sizeof *aRes);
     sim_plan *aPlan = calloc(nView, sizeof *aPlan);
     prep_job job = {idx, p, st, azQuery, aLen, aSel, nSel, measure, minValue, NULL, NULL, 0, 0, GENIE_OK, ""};
@@ -437,7 +452,7 @@ genie_status set_exact_search(const genie_index *idx, const set_params *p, const
         sim_request req = {&data, measure, k, minValue, aPlan[v].aQuery, aPlan[v].nQuery, aPlan[v].aClass,
                            aPlan[v].aList, opt->threads};
         int gpu;
-        GENIE_TRY_GOTO(rc, run_view(st, v, be, &req, &aRes[v], &gpu), done);
+        GENIE_TRY_GOTO(rc, run_view(w, be, keep, &req, &aRes[v], &gpu), done);
         if (gpu)
             out->backend = be->id;
         out->work.counted += aRes[v].work.counted;

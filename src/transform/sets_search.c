@@ -8,6 +8,16 @@
  * fractions), ties by smaller object id; a set sharing no element with
  * the query (similarity 0) is never returned, so an empty query, or an
  * empty set, matches nothing.
+ *
+ * The recall estimate's sampler lives here, with the search it calls
+ * (recall.h, recall_sample.h): each element of a sampled set is, with
+ * probability 20%, replaced by a new element found in no set; exact
+ * answers from the exact search, candidates from one MinHash search with
+ * k = K = Kmax, which returns every candidate re-ranked with its match
+ * count (sorting by count descending, then id, restores the candidate
+ * order).  A candidate sharing no element with the query is dropped
+ * there, which would shift later positions; it needs a MinHash collision
+ * of two different values modulo D = 2^31 / m, so it is ignored.
  */
 #include "genie/sets.h"
 #include "transform/sets.h"
@@ -19,11 +29,12 @@
 #include "engine/engine.h"
 #include "index/index.h"
 #include "transform/candidates.h"
-#include "transform/recall.h"
+#include "transform/recall_sample.h"
 #include "transform/sets_choice.h"
 #include "transform/sets_exact.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/options.h"
 #include "util/threads.h"
 
 struct genie_set_results {
@@ -237,40 +248,6 @@ done:
     return rc;
 }
 
-genie_status set_minhash_queries(const set_params *p, const char *const *queries, const size_t *lengths, size_t n,
-                                 genie_queries **out)
-{
-    *out = NULL;
-    set_slice *aS = NULL;
-    size_t nSCap = 0;
-    uint32_t *aKw = malloc(p->m * sizeof *aKw);
-    genie_item *aItem = malloc(p->m * sizeof *aItem);
-    genie_queries *qs = NULL;
-    genie_status rc = GENIE_OK;
-    if (!aKw || !aItem) {
-        rc = util_error(GENIE_ENOMEM, "out of memory");
-        goto done;
-    }
-    GENIE_TRY_GOTO(rc, genie_queries_new(&qs), done);
-    for (size_t q = 0; q < n; q++) {
-        size_t nS;
-        GENIE_TRY_GOTO(rc, set_parse(queries[q], lengths[q], p->separator, &aS, &nSCap, &nS), done);
-        set_keywords(aS, nS, p->m, p->seed, p->D, aKw);
-        size_t nItem = nS ? p->m : 0;
-        for (size_t i = 0; i < nItem; i++)
-            aItem[i] = (genie_item){aKw[i], aKw[i], 1};
-        GENIE_TRY_GOTO(rc, genie_queries_add(qs, aItem, nItem, 0), done);
-    }
-    *out = qs;
-    qs = NULL;
-done:
-    genie_queries_free(qs);
-    free(aS);
-    free(aKw);
-    free(aItem);
-    return rc;
-}
-
 /* ------------------------------------------------------------ the search */
 
 /* The exact search's answers (their arrays taken over) into r. */
@@ -293,8 +270,8 @@ static genie_status check_options(const genie_set_options *so, const set_params 
     double t = so->min_similarity;
     if (!(t >= 0 && t <= 1))
         return util_error(GENIE_EINVAL, "min_similarity %g: it must be in (0, 1] (0: no threshold)", t);
-    if (so->k > 65536 || (so->k == 0 && t == 0))
-        return util_error(GENIE_EINVAL, "k must be 1..65536%s, not %u", t > 0 ? " or 0" : "", so->k);
+    if (so->k > GENIE_SETS_MAX_K || (so->k == 0 && t == 0))
+        return util_error(GENIE_EINVAL, "k must be 1..%u%s, not %u", GENIE_SETS_MAX_K, t > 0 ? " or 0" : "", so->k);
     int exact = so->exact || t > 0 || so->measure != GENIE_SET_JACCARD;
     if (so->recall != 0 && exact && !so->exact)
         return util_error(GENIE_EINVAL, "a recall target is for MinHash with Jaccard; %s is answered exactly",
@@ -305,12 +282,20 @@ static genie_status check_options(const genie_set_options *so, const set_params 
     return recall_check_target(so->recall, so->k, so->exact, so->candidates ? "the candidate count" : NULL);
 }
 
+void genie_set_options_init(genie_set_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+    opt->k = 10;
+}
+
 genie_status genie_set_search(const genie_index *idx, const char *const *queries, const size_t *lengths,
                               size_t n_queries, const genie_set_options *sopt, const genie_search_options *opt,
                               genie_set_results **out)
 {
     util_error_clear();
     *out = NULL;
+    GENIE_TRY(UTIL_OPTIONS_CHECK(sopt, genie_set_options, min_similarity));
     set_params p;
     GENIE_TRY(set_index_params(idx, &p));
     GENIE_TRY(check_options(sopt, &p));
@@ -323,7 +308,7 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
     r->stats.recall_edit_rate = -1;
     set_exact_out x;
     memset(&x, 0, sizeof x);
-    genie_status rc = set_choose(idx, &p, queries, lengths, n_queries, sopt, opt, &r->plan, &x);
+    genie_status rc = set_choose(idx, &p, queries, lengths, n_queries, sopt, opt, set_recall_sample, &r->plan, &x);
     if (rc == GENIE_OK && sopt->recall > 0)
         r->stats.recall_estimate = r->plan.method == GENIE_SET_MINHASH ? r->plan.recall : 1;
     if (rc == GENIE_OK && r->plan.method == GENIE_SET_EXACT_LISTS)
@@ -372,4 +357,89 @@ void genie_set_results_free(genie_set_results *r)
     free(r->aEnd);
     free(r->aHit);
     free(r);
+}
+
+/* ------------------------------------------------------- recall estimate */
+
+/* Sampled set @p o with each element, at RECALL_PERTURB_PERMILLE, replaced by one no set holds. */
+static genie_status perturb_set(const genie_index *idx, uint32_t o, char separator, uint64_t *rng, char **pz,
+                                size_t *pn)
+{
+    const char *z;
+    size_t n, nS, cap = 0;
+    set_slice *aS = NULL;
+    cand_record(idx, o, &z, &n);
+    GENIE_TRY(set_parse(z, n, separator, &aS, &cap, &nS));
+    char sep = separator ? separator : ' ';
+    /* Each element at most as long as the line, a new one 17 bytes, one separator each. */
+    char *q = malloc(n + nS * 18 + 1);
+    if (!q) {
+        free(aS);
+        return util_error(GENIE_ENOMEM, "out of memory");
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < nS; i++) {
+        if (m)
+            q[m++] = sep;
+        if (recall_unit(rng) * 1000 < RECALL_PERTURB_PERMILLE) {
+            static const char aHex[] = "0123456789abcdef";
+            uint64_t v = recall_random(rng);
+            q[m++] = '~'; /* "~" and 16 hex digits: an element no set is expected to hold */
+            for (int d = 0; d < 16; d++)
+                q[m++] = aHex[(v >> (4 * d)) & 15];
+        } else {
+            memcpy(q + m, aS[i].z, aS[i].n);
+            m += aS[i].n;
+        }
+    }
+    free(aS);
+    *pz = q;
+    *pn = m;
+    return GENIE_OK;
+}
+
+/* The rows of the estimate (recall_rows_fn): one curve. */
+static genie_status set_recall_rows(const genie_index *idx, unsigned threads, recall_work *w)
+{
+    recall_estimate *e = w->e;
+    if (!idx->aRecordOffset)
+        return util_error(GENIE_ECORRUPT, "a sets index without its records");
+    char sep;
+    GENIE_TRY(set_index_separator(idx, &sep));
+    e->aPerturb[0] = RECALL_PERTURB_PERMILLE;
+    recall_queries pq = {NULL, NULL, 0};
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = GENIE_BACKEND_CPU;
+    opt.threads = threads;
+    genie_set_results *rTrue = NULL, *rCand = NULL;
+    genie_status rc;
+    GENIE_TRY_GOTO(rc, recall_queries_alloc(&pq, e->nSample), done);
+    for (uint32_t i = 0; i < e->nSample; i++)
+        GENIE_TRY_GOTO(rc, perturb_set(idx, w->aId[i], sep, &w->rng, &pq.az[i], &pq.an[i]), done);
+    genie_set_options so = {.k = e->kMax, .exact = 1};
+    GENIE_TRY_GOTO(rc, genie_set_search(idx, (const char *const *)pq.az, pq.an, pq.n, &so, &opt, &rTrue), done);
+    so = (genie_set_options){.k = e->nCandMax, .candidates = e->nCandMax};
+    GENIE_TRY_GOTO(rc, genie_set_search(idx, (const char *const *)pq.az, pq.an, pq.n, &so, &opt, &rCand), done);
+    for (uint32_t q = 0; q < pq.n; q++) {
+        size_t nT, nC;
+        const genie_set_hit *aHT = genie_set_results_get(rTrue, q, &nT);
+        const genie_set_hit *aHC = genie_set_results_get(rCand, q, &nC);
+        for (size_t i = 0; i < nT; i++)
+            w->aT[i] = (recall_key){0, aHT[i].object, aHT[i].shared, aHT[i].union_size};
+        for (size_t i = 0; i < nC; i++)
+            w->aC[i] = (recall_key){aHC[i].count, aHC[i].object, aHC[i].shared, aHC[i].union_size};
+        recall_sort_candidates(w->aC, nC);
+        GENIE_TRY_GOTO(rc, recall_add_row(w, nC, (uint32_t)nT, 0, recall_jaccard_better), done);
+    }
+done:
+    recall_queries_free(&pq);
+    genie_set_results_free(rTrue);
+    genie_set_results_free(rCand);
+    return rc;
+}
+
+genie_status set_recall_sample(const genie_index *idx, unsigned threads, recall_estimate *e)
+{
+    return recall_sample(idx, threads, set_recall_rows, e);
 }

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../cli.h"
+#include "../itype.h"
 #include "genie_mpi.h"
 
 static const char zHelp[] =
@@ -34,9 +34,10 @@ static const char zHelp[] =
     "when K reaches the objects); sequences: certified answers are exact\n"
     "(docs/SCALING.md).\n"
     "\n"
-    "  -k, --k N               results per query (default 10; sequences 1)\n"
-    "  -m, --min-count N       keywords, text: leave out objects whose count\n"
-    "                          is below N\n"
+    "  -k, --k N               results per query (default: as genie search)\n"
+    "      --min-count N       keywords, text: leave out objects whose count\n"
+    "                          is below N (-m, deprecated: -m is a build's hash\n"
+    "                          functions)\n"
     "  -K, --candidates N      vectors: candidates re-ranked per shard (default\n"
     "                          10 k); sequences: candidates per shard (default 32)\n"
     "  -r, --radius R          vectors (l2): also match R buckets either side\n"
@@ -57,7 +58,8 @@ static const char zHelp[] =
     "  -d, --delimiter LINE    text queries: records between lines equal to LINE\n"
     "  -o, --output FILE       write the answers to FILE (on the broker's host)\n"
     "                          instead of standard output, which mpirun\n"
-    "                          forwards through a pipe, slowly\n"
+    "                          forwards through a pipe, slowly; FILE is\n"
+    "                          replaced only when the run succeeds\n"
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              keywords, text, sequences: print each hit's\n"
     "                          stored record\n"
@@ -105,21 +107,7 @@ static const char zHelp[] =
 #define OPT_GPUS 0x10b
 #define OPT_GPU_MODE 0x10c
 #define OPT_PRECISION 0x10d
-
-void mpi_nap(unsigned *pUs)
-{
-    struct timespec ts = {0, (long)*pUs * 1000};
-    nanosleep(&ts, NULL);
-    if (*pUs < 1000)
-        *pUs = *pUs * 2 + 1;
-}
-
-double mpi_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#define OPT_MIN_COUNT 0x10e
 
 static int usage(int rank, const char *fmt, const char *zArg)
 {
@@ -190,7 +178,7 @@ static int parse_serve(int argc, char **argv, int rank, mpi_args *a)
 static int parse(int argc, char **argv, int rank, mpi_args *a)
 {
     static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'},           {"min-count", required_argument, 0, 'm'},
+        {"k", required_argument, 0, 'k'},           {"min-count", required_argument, 0, OPT_MIN_COUNT},
         {"backend", required_argument, 0, 'b'},     {"threads", required_argument, 0, 'j'},
         {"gpu-memory", required_argument, 0, OPT_GPU_MEMORY},
         {"delimiter", required_argument, 0, 'd'},   {"json", no_argument, 0, OPT_JSON},
@@ -211,7 +199,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
     if (argc < 2 || (strcmp(argv[1], "search") != 0 && strcmp(argv[1], "serve") != 0)) {
         if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
             if (rank == 0)
-                fputs(zHelp, stdout);
+                cli_help(zHelp);
             return -1;
         }
         return usage(rank, "expected the command 'search', 'serve' or 'metric'%s", "");
@@ -227,13 +215,13 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
     optind = 1;
     int c;
     uint64_t v;
+    char zErr[128];
     /* serve: options end at INDEX, genie serve's follow it */
     while ((c = getopt_long(argc, argv, a->serve ? "+k:m:K:r:b:j:d:o:qh" : "k:m:K:r:b:j:d:o:qh", aOpt, NULL)) != -1) {
         switch (c) {
-        case 'k':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return usage(rank, "-k must be an integer 1..4294967295, not '%s'", optarg);
-            a->k = (uint32_t)v;
+        case 'k': /* the index's type, and so its limit, is known later (check_options, search.c) */
+            if (!itype_parse_k(NULL, optarg, &a->k, zErr, sizeof zErr))
+                return usage(rank, "%s", zErr);
             break;
         case 'K':
             if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
@@ -274,7 +262,11 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
             else
                 return usage(rank, "--gpu-mode must be auto, shards or replicas, not '%s'", optarg);
             break;
-        case 'm':
+        case 'm': /* a deprecated letter (tools/cli.h, short options) */
+            if (rank == 0)
+                cli_deprecated("genie-mpi", c, "--min-count");
+            /* fall through */
+        case OPT_MIN_COUNT:
             if (!cli_parse_u64(optarg, 0, UINT32_MAX, &v))
                 return usage(rank, "--min-count must be 0..4294967295, not '%s'", optarg);
             a->minCount = (uint32_t)v;
@@ -317,7 +309,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
         case 'q': a->quiet = 1; break;
         case 'h':
             if (rank == 0)
-                fputs(zHelp, stdout);
+                cli_help(zHelp);
             return -1;
         default: return usage(rank, "bad option%s", "");
         }

@@ -51,9 +51,11 @@
 #include <unistd.h>
 
 #include "../cli.h"
+#include "../itype.h"
 #include "../json_out.h"
 #include "genie/metric.h"
 #include "genie_mpi.h"
+#include "lines_out.h"
 #include "metric_mpi.h"
 
 static const char zHelp[] =
@@ -68,7 +70,8 @@ static const char zHelp[] =
     "'distances' field counts the distances of all processors).  Object o\n"
     "belongs to processor o mod P.  Every rank reads INDEX.\n"
     "\n"
-    "  -r, --radius R          range search radius, or the k-NN limit\n"
+    "      --radius R          range search radius, or the k-NN limit (-r,\n"
+    "                          deprecated: -r is a vectors search's radius)\n"
     "  -k, --k K               the K nearest neighbours\n"
     "  -p, --partition NAME    lg (default): the index's centers; the query's\n"
     "                          ranker compares the centers and sends the plan,\n"
@@ -82,7 +85,8 @@ static const char zHelp[] =
     "      --active N          queries in flight per ranker (default 64)\n"
     "  -j, --threads N         ll: threads building each local index\n"
     "  -o, --output FILE       write the answers to FILE instead of standard\n"
-    "                          output\n"
+    "                          output; FILE is replaced only when the run\n"
+    "                          succeeds\n"
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each answer's stored string or set\n"
     "      --stats             per processor: distances computed, queries\n"
@@ -104,9 +108,9 @@ static int usage(int rank, const char *fmt, const char *zArg)
 
 static int parse(int argc, char **argv, int rank, lcm_args *a)
 {
-    enum { OPT_LOCAL_K = 0x300, OPT_QUANTUM, OPT_ACTIVE, OPT_JSON, OPT_SHOW, OPT_STATS };
+    enum { OPT_LOCAL_K = 0x300, OPT_QUANTUM, OPT_ACTIVE, OPT_JSON, OPT_SHOW, OPT_STATS, OPT_RADIUS };
     static const struct option aOpt[] = {
-        {"radius", required_argument, 0, 'r'},   {"k", required_argument, 0, 'k'},
+        {"radius", required_argument, 0, OPT_RADIUS}, {"k", required_argument, 0, 'k'},
         {"partition", required_argument, 0, 'p'}, {"local-cluster-size", required_argument, 0, OPT_LOCAL_K},
         {"quantum", required_argument, 0, OPT_QUANTUM}, {"active", required_argument, 0, OPT_ACTIVE},
         {"threads", required_argument, 0, 'j'},  {"output", required_argument, 0, 'o'},
@@ -119,9 +123,14 @@ static int parse(int argc, char **argv, int rank, lcm_args *a)
     optind = 1;
     int c;
     uint64_t v;
+    char zErr[128];
     while ((c = getopt_long(argc, argv, "r:k:p:j:o:qh", aOpt, NULL)) != -1) {
         switch (c) {
-        case 'r': {
+        case 'r': /* a deprecated letter (tools/cli.h, short options) */
+            if (rank == 0)
+                cli_deprecated("genie-mpi metric", c, "--radius");
+            /* fall through */
+        case OPT_RADIUS: {
             char *end;
             double r = strtod(optarg, &end);
             if (end == optarg || *end || !(r >= 0) || !isfinite(r))
@@ -131,9 +140,8 @@ static int parse(int argc, char **argv, int rank, lcm_args *a)
             break;
         }
         case 'k':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return usage(rank, "-k must be an integer 1..4294967295, not '%s'", optarg);
-            a->k = (uint32_t)v;
+            if (!itype_parse_k(itype_by_type(GENIE_TYPE_METRIC), optarg, &a->k, zErr, sizeof zErr))
+                return usage(rank, "%s", zErr);
             break;
         case 'p':
             if (strcmp(optarg, "lg") == 0 || strcmp(optarg, "LG") == 0)
@@ -170,7 +178,7 @@ static int parse(int argc, char **argv, int rank, lcm_args *a)
         case 'q': a->quiet = 1; break;
         case 'h':
             if (rank == 0)
-                fputs(zHelp, stdout);
+                cli_help(zHelp);
             return -1;
         default: return usage(rank, "bad option%s", "");
         }
@@ -192,7 +200,8 @@ static int parse(int argc, char **argv, int rank, lcm_args *a)
 typedef struct lcm_broker {
     lcm_rank *s;
     const genie_index *idx;
-    FILE *out;
+    FILE *out;             /* stdout: written through lines (whole queries, -o FILE on success) */
+    lines_out lines;
     genie_vectors qv;      /* vector queries */
     char **azQ;            /* or lines */
     size_t *anQ;
@@ -304,6 +313,7 @@ static void print_answer(lcm_broker *b, uint32_t q)
     }
     if (a->json)
         fputs("]}\n", f);
+    lines_out_query_end(&b->lines); /* a failed write fails the run at the end (lines_out_close) */
     b->nHitTotal += n;
     b->nDistTotal += b->anDist[q];
     free(b->aaHit[q]);
@@ -336,6 +346,7 @@ static void broker_turn(lcm_broker *b)
 
 static void broker_free(lcm_broker *b)
 {
+    lines_out_close(&b->lines, 0); /* still open: the run failed, -o FILE stays as it was */
     genie_vectors_free(&b->qv);
     for (uint32_t i = 0; b->azQ && i < b->nQ; i++)
         free(b->azQ[i]);
@@ -389,11 +400,9 @@ static int broker_open(lcm_broker *b, lcm_rank *s, const genie_index *idx)
         fprintf(stderr, "genie-mpi: out of memory for %u queries\n", b->nQ);
         return -1;
     }
-    b->out = stdout; /* -o: stdout reopened on the file (cli_put_escaped writes to stdout) */
-    if (a->zOutput && !freopen(a->zOutput, "w", stdout)) {
-        fprintf(stderr, "genie-mpi: cannot write %s\n", a->zOutput);
+    if (lines_out_open(&b->lines, a->zOutput) != 0)
         return -1;
-    }
+    b->out = stdout; /* now the whole-query stream (cli_put_escaped writes to stdout) */
     return 0;
 }
 
@@ -473,7 +482,7 @@ int lcm_main(int argc, char **argv, int rank, int size)
     int st = parse(argc, argv, rank, &a);
     if (st != MPI_EXIT_OK)
         return st < 0 ? MPI_EXIT_OK : st;
-    double t0 = mpi_now();
+    double t0 = util_now();
     lcm_rank s;
     memset(&s, 0, sizeof s);
     s.a = &a;
@@ -510,7 +519,7 @@ int lcm_main(int argc, char **argv, int rank, int size)
         st = MPI_EXIT_FAIL;
         goto done;
     }
-    double t1 = mpi_now();
+    double t1 = util_now();
     int flag = LCM_GO;
     for (;;) {
         int bad = lcm_on_records(&s, rank == 0 ? on_answer : NULL, &b) != 0;
@@ -531,9 +540,9 @@ int lcm_main(int argc, char **argv, int rank, int size)
         if (flag != LCM_GO)
             break;
     }
-    double t2 = mpi_now();
+    double t2 = util_now();
     st = flag == LCM_DONE ? MPI_EXIT_OK : MPI_EXIT_FAIL;
-    if (rank == 0 && st == MPI_EXIT_OK && (fflush(b.out) != 0 || ferror(b.out))) {
+    if (rank == 0 && lines_out_close(&b.lines, st == MPI_EXIT_OK) != 0 && st == MPI_EXIT_OK) {
         fprintf(stderr, "genie-mpi: cannot write the answers\n");
         st = MPI_EXIT_FAIL;
     }

@@ -9,11 +9,7 @@
 #include "../tools/itype.h"
 #include "test.h"
 
-/*
- * Every option an entry takes is named once, its member lies in
- * itype_options, and k is 1..maxK, or 0..maxK where the entry's xCheck
- * says when 0 (every answer) is taken (sets: with a threshold).
- */
+/* Every option an entry takes is named once, its member lies in itype_options, and k is 1..maxK. */
 static void check_options(const itype *t)
 {
     const itype_option *pK = itype_option_find(t, "k");
@@ -21,7 +17,7 @@ static void check_options(const itype *t)
         test_fail_at(__FILE__, __LINE__, "%s: no option \"k\"", t->zName);
     CHECK_EQ(pK->kind, ITYPE_OPT_UINT);
     CHECK_EQ(pK->offset, offsetof(itype_options, k));
-    CHECK((pK->lo == 1 || (pK->lo == 0 && t->xCheck)) && pK->hi == (double)t->maxK);
+    CHECK(pK->lo == 1 && pK->hi == (double)t->maxK);
     for (const itype_option *p = t->aOption; p->zName; p++) {
         if (itype_option_find(t, p->zName) != p)
             test_fail_at(__FILE__, __LINE__, "%s: option \"%s\" is named twice", t->zName, p->zName);

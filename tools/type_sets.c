@@ -361,9 +361,13 @@ static int sets_info(const genie_index *idx, const char *zPath)
     return CLI_EXIT_OK;
 }
 
-/* k 0: every set reaching min_similarity (sets_check). */
+/*
+ * A JSON body's k is at least 1 with min_similarity too: genie serve bounds
+ * every answer by --max-k (the CLI's --min-similarity without -k is k 0,
+ * every set that reaches it).
+ */
 static const itype_option aSetsOption[] = {
-    ITYPE_OPTION("k", ITYPE_OPT_UINT, k, 0, GENIE_SETS_MAX_K),
+    ITYPE_OPTION("k", ITYPE_OPT_UINT, k, 1, GENIE_SETS_MAX_K),
     ITYPE_OPTION("show", ITYPE_OPT_BOOL, show, 0, 1),
     ITYPE_OPTION("candidates", ITYPE_OPT_UINT, candidates, 1, 65536),
     ITYPE_OPTION("exact", ITYPE_OPT_BOOL, exact, 0, 1),

@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "genie/sets.h"
+#include "engine/backend.h"
 #include "index/builder.h"
 #include "test.h"
 #include "transform/sets.h"
@@ -339,6 +340,166 @@ TEST(sets_exact_fortunes_against_oracle)
 }
 
 /* 300 copies of one set among others: ties at every rank go by smaller id. */
+/*
+ * A backend's exact set search (the pSim capability) seen from the
+ * front-end, without a GPU: a fake that answers with the CPU engine but
+ * hands every third query back undone (as the GPU does when a threshold's
+ * answers outgrow its pool) and counts its resident copies.
+ */
+static int nUpload, nResidentFree, nSimCall;
+
+static genie_status fake_sim(void **ppResident, const sim_request *req, sim_results *out, uint8_t *aUndone)
+{
+    nSimCall++;
+    if (*ppResident && *(const void **)*ppResident != req->pData->aPosting) {
+        free(*ppResident); /* another view's copy: replaced, as the GPU's is */
+        *ppResident = NULL;
+        nResidentFree++;
+    }
+    if (!*ppResident) {
+        *ppResident = malloc(sizeof(void *));
+        *(const void **)*ppResident = req->pData->aPosting;
+        nUpload++;
+    }
+    sim_results all;
+    genie_status rc = sim_cpu_search(req, &all);
+    if (rc != GENIE_OK)
+        return rc;
+    out->aEnd = malloc(req->nQuery * sizeof *out->aEnd);
+    out->aHit = malloc((size_t)(all.aEnd[req->nQuery - 1] + 1) * sizeof *out->aHit);
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < req->nQuery; i++) {
+        uint64_t b = i ? all.aEnd[i - 1] : 0;
+        aUndone[i] = i % 3 == 1;
+        for (uint64_t j = b; j < all.aEnd[i] && !aUndone[i]; j++)
+            out->aHit[n++] = all.aHit[j];
+        out->aEnd[i] = n;
+    }
+    out->work = all.work;
+    sim_results_free(&all);
+    return GENIE_OK;
+}
+
+static void fake_sim_free(void *p)
+{
+    free(p);
+    nResidentFree++;
+}
+
+static genie_status fake_check(void)
+{
+    return GENIE_OK;
+}
+
+/* Parts hooks that say every part fits (the exact search asks xFits alone). */
+static int fits_always(const genie_index *idx, uint32_t pFirst, uint32_t pEnd, int device, uint64_t gpuMemory)
+{
+    (void)idx, (void)pFirst, (void)pEnd, (void)device, (void)gpuMemory;
+    return 1;
+}
+
+static genie_status no_begin(const genie_index *idx, uint32_t pFirst, uint32_t pEnd, int device, uint64_t gpuMemory,
+                             int serialUpload, engine_stream **ppS, int *pOverlap, uint64_t *pLeft)
+{
+    (void)idx, (void)pFirst, (void)pEnd, (void)device, (void)gpuMemory, (void)serialUpload, (void)ppS;
+    (void)pOverlap, (void)pLeft;
+    return GENIE_EINVAL; /* no match-count search runs on this backend */
+}
+
+static const engine_parts_ops fitsAlways = {.xFits = fits_always, .xBegin = no_begin};
+static const engine_sim_ops fakeSimOps = {.xSearch = fake_sim, .xFree = fake_sim_free, .nMaxK = 10};
+static const engine_backend fakeSim = {
+    .iVersion = ENGINE_BACKEND_VERSION, .zName = "test-sim", .xCheck = fake_check, .xSearch = engine_cpu_search,
+    .pSim = &fakeSimOps,
+};
+static const engine_backend fakeSimFits = {
+    .iVersion = ENGINE_BACKEND_VERSION, .zName = "test-sim-fits", .xCheck = fake_check,
+    .xSearch = engine_cpu_search, .pParts = &fitsAlways, .pSim = &fakeSimOps,
+};
+
+/* One exact search through backend @p id: its answers equal the oracle's; where it ran. */
+static genie_backend search_through(const genie_index *idx, const ocase *c, genie_backend id, uint32_t k)
+{
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = id;
+    genie_set_options so = {.k = k, .exact = 1};
+    genie_set_results *r;
+    CHECK_OK(genie_set_search(idx, c->azQ, c->anQ, c->nQ, &so, &opt, &r));
+    oans *aWant = malloc(c->nObj * sizeof *aWant);
+    for (uint32_t q = 0; q < c->nQ; q++) {
+        size_t n;
+        const genie_set_hit *h = genie_set_results_get(r, q, &n);
+        uint32_t nWant = oracle(c, q, GENIE_SET_JACCARD, k, 0, aWant);
+        CHECK_EQ(n, nWant);
+        for (uint32_t i = 0; i < nWant; i++)
+            CHECK(h[i].object == aWant[i].object && h[i].shared == aWant[i].shared);
+    }
+    free(aWant);
+    genie_search_stats st;
+    genie_set_results_stats(r, &st);
+    genie_set_results_free(r);
+    return st.backend;
+}
+
+/*
+ * The capability's contract as the front-end keeps it: a query handed back
+ * undone is answered on the CPU in its place; a k past the backend's
+ * largest runs on the CPU; a one-part index keeps its copy in its device
+ * slot across searches (freed at close); the views of a multi-part index
+ * keep theirs too when the backend's parts hooks say they fit together,
+ * else (here: no parts hooks) each frees its copy after its search, so
+ * that one at a time is held.
+ */
+TEST(sets_exact_through_a_backend_capability)
+{
+    genie_backend id;
+    CHECK_OK(engine_backend_register(&fakeSim, &id));
+    enum { NOBJ = 900, NQ = 20 };
+    uint64_t rng = 30;
+    char **azObj = malloc(NOBJ * sizeof *azObj), **azQ = malloc(NQ * sizeof *azQ);
+    for (uint32_t o = 0; o < NOBJ; o++)
+        azObj[o] = random_line(&rng, (uint32_t)(1 + test_rand(&rng) % 40), 300);
+    for (uint32_t q = 0; q < NQ; q++)
+        azQ[q] = random_line(&rng, (uint32_t)(1 + test_rand(&rng) % 30), 300);
+    ocase c;
+    ocase_init(&c, azObj, NOBJ, azQ, NQ);
+    genie_index *one = build(azObj, NOBJ, 0, "cap1.genie"), *many = build(azObj, NOBJ, 300, "cap3.genie");
+    CHECK_EQ(genie_index_parts(many), 3);
+
+    CHECK_EQ(search_through(one, &c, id, 10), id);
+    CHECK_EQ(search_through(one, &c, id, 5), id);
+    CHECK_EQ(nUpload, 1); /* kept in the slot */
+    CHECK_EQ(nResidentFree, 0);
+    CHECK_EQ(nSimCall, 2);
+    CHECK_EQ(search_through(one, &c, id, 11), GENIE_BACKEND_CPU); /* k past nMaxK */
+    CHECK_EQ(nSimCall, 2);
+    genie_index_close(one);
+    CHECK_EQ(nResidentFree, 1); /* at close */
+
+    nUpload = nResidentFree = nSimCall = 0;
+    CHECK_EQ(search_through(many, &c, id, 10), id);
+    CHECK_EQ(search_through(many, &c, id, 3), id);
+    CHECK_EQ(nSimCall, 6);
+    CHECK_EQ(nUpload, 6);       /* each view uploaded for each search ... */
+    CHECK_EQ(nResidentFree, 6); /* ... and freed after it */
+    CHECK_EQ(nResidentFree, 6);
+
+    genie_backend idFits;
+    CHECK_OK(engine_backend_register(&fakeSimFits, &idFits));
+    nUpload = nResidentFree = nSimCall = 0;
+    CHECK_EQ(search_through(many, &c, idFits, 10), idFits);
+    CHECK_EQ(search_through(many, &c, idFits, 4), idFits);
+    CHECK_EQ(nSimCall, 6);
+    CHECK_EQ(nUpload, 3); /* every view's copy kept */
+    CHECK_EQ(nResidentFree, 0);
+    genie_index_close(many);
+    CHECK_EQ(nResidentFree, 3);
+    ocase_free(&c);
+    free_lines(azObj, NOBJ);
+    free_lines(azQ, NQ);
+}
+
 TEST(sets_exact_ties_by_smaller_id)
 {
     enum { N = 1000 };

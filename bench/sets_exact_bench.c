@@ -259,7 +259,8 @@ int main(int argc, char **argv)
     set_params p;
     set_exact_out work;
     if (set_index_params(idx, &p) != GENIE_OK ||
-        set_exact_search(idx, &p, q.az, q.an, NULL, n, 0, so.k, minSim, &opt, &work) != GENIE_OK)
+        set_exact_search(idx, &p, 0, genie_index_parts(idx), q.az, q.an, NULL, n, 0, so.k, minSim, &opt, &work) !=
+            GENIE_OK)
         die("the exact search's work", GENIE_EINVAL);
     set_exact_out_free(&work);
     uint64_t nHit = 0;

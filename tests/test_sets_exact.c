@@ -340,6 +340,98 @@ TEST(sets_exact_fortunes_against_oracle)
 }
 
 /* 300 copies of one set among others: ties at every rank go by smaller id. */
+/* A hit and the size of its set, for merging answers searched apart. */
+typedef struct part_hit {
+    genie_set_hit h;
+    uint32_t s;
+} part_hit;
+
+static int gMeasure;
+static uint32_t gQ;
+
+static int part_hit_cmp(const void *pa, const void *pb)
+{
+    const part_hit *a = pa, *b = pb;
+    int c = genie_set_similarity_cmp((genie_set_measure)gMeasure, gQ, a->h.shared, a->s, b->h.shared, b->s);
+    if (c)
+        return -c;
+    return (a->h.object > b->h.object) - (a->h.object < b->h.object);
+}
+
+/*
+ * genie_set_search_parts over disjoint ranges of parts, merged by
+ * genie_set_similarity_cmp() and the smaller id keeping k (what genie-mpi's
+ * broker does), equals genie_set_search over the whole index, for every
+ * measure, top-k and thresholds; the set sizes come from the query size the
+ * results report; genie_set_similarity() gives each hit's similarity bits.
+ */
+TEST(sets_exact_parts_merge_to_the_whole)
+{
+    enum { NOBJ = 1200, NQ = 24 };
+    uint64_t rng = 77;
+    char **azObj = malloc(NOBJ * sizeof *azObj), **azQ = malloc(NQ * sizeof *azQ);
+    for (uint32_t o = 0; o < NOBJ; o++)
+        azObj[o] = o % 40 == 9 ? strdup(azObj[o - 9]) : random_line(&rng, (uint32_t)(1 + test_rand(&rng) % 50), 400);
+    for (uint32_t q = 0; q < NQ; q++)
+        azQ[q] = q == 5 ? strdup("") : random_line(&rng, (uint32_t)(1 + test_rand(&rng) % 40), 400);
+    ocase c;
+    ocase_init(&c, azObj, NOBJ, azQ, NQ);
+    genie_index *idx = build(azObj, NOBJ, 250, "pm.genie");
+    CHECK_EQ(genie_index_parts(idx), 5);
+    static const uint32_t aRange[][2] = {{0, 1}, {1, 3}, {4, 1}};
+    static const struct { uint32_t k; double minSim; } aCase[] = {{1, 0}, {7, 0}, {0, 0.3}, {4, 0.3}};
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = test_backend();
+    part_hit *aAll = malloc(3 * NOBJ * sizeof *aAll);
+    for (int m = GENIE_SET_JACCARD; m <= GENIE_SET_CONTAINMENT; m++) {
+        for (size_t ci = 0; ci < sizeof aCase / sizeof *aCase; ci++) {
+            genie_set_options so = {.k = aCase[ci].k, .exact = 1, .measure = (genie_set_measure)m,
+                                    .min_similarity = aCase[ci].minSim};
+            genie_set_results *whole, *aPart[3];
+            CHECK_OK(genie_set_search(idx, c.azQ, c.anQ, NQ, &so, &opt, &whole));
+            for (int r = 0; r < 3; r++)
+                CHECK_OK(genie_set_search_parts(idx, aRange[r][0], aRange[r][1], c.azQ, c.anQ, NQ, &so, &opt,
+                                                &aPart[r]));
+            for (uint32_t q = 0; q < NQ; q++) {
+                gMeasure = m;
+                gQ = c.aQ[q].n;
+                CHECK_EQ(genie_set_results_query_size(whole, q), gQ);
+                size_t nAll = 0;
+                for (int r = 0; r < 3; r++) {
+                    size_t n;
+                    const genie_set_hit *h = genie_set_results_get(aPart[r], q, &n);
+                    CHECK_EQ(genie_set_results_query_size(aPart[r], q), gQ);
+                    for (size_t i = 0; i < n; i++) {
+                        uint32_t s = h[i].union_size - gQ + h[i].shared;
+                        CHECK_EQ(s, c.aObj[h[i].object].n);
+                        CHECK(h[i].similarity == genie_set_similarity((genie_set_measure)m, h[i].shared, gQ, s));
+                        aAll[nAll++] = (part_hit){h[i], s};
+                    }
+                }
+                qsort(aAll, nAll, sizeof *aAll, part_hit_cmp);
+                size_t nWant, nMerged = aCase[ci].k && nAll > aCase[ci].k ? aCase[ci].k : nAll;
+                const genie_set_hit *w = genie_set_results_get(whole, q, &nWant);
+                CHECK_EQ(nMerged, nWant);
+                for (size_t i = 0; i < nWant; i++)
+                    CHECK(memcmp(&aAll[i].h, &w[i], sizeof w[i]) == 0);
+            }
+            genie_set_results_free(whole);
+            for (int r = 0; r < 3; r++)
+                genie_set_results_free(aPart[r]);
+        }
+    }
+    genie_set_options so = {.k = 3, .exact = 1};
+    genie_set_results *r;
+    CHECK_RC(genie_set_search_parts(idx, 4, 2, c.azQ, c.anQ, NQ, &so, &opt, &r), GENIE_EINVAL);
+    CHECK_RC(genie_set_search_parts(idx, 0, 0, c.azQ, c.anQ, NQ, &so, &opt, &r), GENIE_EINVAL);
+    free(aAll);
+    genie_index_close(idx);
+    ocase_free(&c);
+    free_lines(azObj, NOBJ);
+    free_lines(azQ, NQ);
+}
+
 /*
  * A backend's exact set search (the pSim capability) seen from the
  * front-end, without a GPU: a fake that answers with the CPU engine but

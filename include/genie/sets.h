@@ -64,6 +64,24 @@ typedef enum genie_set_measure {
     GENIE_SET_CONTAINMENT = 4
 } genie_set_measure;
 
+/**
+ * The similarity of a query of @p q elements and a set of @p s elements
+ * sharing @p shared (1 <= shared <= min(q, s), q and s at most 2^26) under
+ * @p measure, as genie_set_search() computes it (the same bits): what a
+ * caller that keeps (shared, set size) pairs, such as a merge of answers
+ * searched apart, prints.
+ */
+GENIE_API double genie_set_similarity(genie_set_measure measure, uint32_t shared, uint32_t q, uint32_t s);
+/**
+ * -1, 0 or 1 as the similarity of (shared1, s1) to a query of @p q
+ * elements is below, equal to or above that of (shared2, s2), compared
+ * exactly (as fractions; doubles can tie where the fractions do not): the
+ * order of genie_set_search()'s answers, which then breaks ties by the
+ * smaller object id.
+ */
+GENIE_API int genie_set_similarity_cmp(genie_set_measure measure, uint32_t q, uint32_t shared1, uint32_t s1,
+                                       uint32_t shared2, uint32_t s2);
+
 /** "jaccard", "cosine", "dice", "overlap", "containment"; NULL for an unknown value. */
 GENIE_API const char *genie_set_measure_name(genie_set_measure measure);
 /** Parse a measure name. @return GENIE_OK or GENIE_EINVAL. */
@@ -126,9 +144,32 @@ typedef struct genie_set_results genie_set_results;
 GENIE_API genie_status genie_set_search(const genie_index *idx, const char *const *queries, const size_t *lengths,
                               size_t n_queries, const genie_set_options *sopt, const genie_search_options *opt,
                               genie_set_results **out);
+/**
+ * genie_set_search() over the sets of parts first_part ..
+ * first_part+n_parts-1 alone (the others left out as if absent), with the
+ * index's object ids: what a process of a distributed search (genie-mpi)
+ * does with its shard.  The exact search's answers of disjoint ranges,
+ * merged by similarity (genie_set_similarity_cmp()) and then smaller
+ * object id, keeping k, are those of their union; MinHash's candidates
+ * are the range's own top K.  A recall target uses the whole index's
+ * estimate.
+ * @return as genie_set_search(); GENIE_EINVAL when n_parts is 0 or the
+ *         range passes the last part.
+ */
+GENIE_API genie_status genie_set_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
+                                              const char *const *queries, const size_t *lengths, size_t n_queries,
+                                              const genie_set_options *sopt, const genie_search_options *opt,
+                                              genie_set_results **out);
 GENIE_API size_t genie_set_results_queries(const genie_set_results *r);
 /** @param[out] n  hits of @p query, best first; valid until _free(). */
 GENIE_API const genie_set_hit *genie_set_results_get(const genie_set_results *r, size_t query, size_t *n);
+/**
+ * The size of @p query as the search parsed it (its distinct elements,
+ * those the index does not hold included): with a hit's shared and
+ * union_size, the set's size (union_size - q + shared), so that answers
+ * searched apart can be merged by genie_set_similarity_cmp().
+ */
+GENIE_API uint32_t genie_set_results_query_size(const genie_set_results *r, size_t query);
 /**
  * What the search did (genie_search_stats): the backend that ran and its
  * times; for MinHash the candidate count K and rerank_seconds for the

@@ -65,11 +65,11 @@ typedef struct sample_work {
     uint64_t elements;        /* its elements (known or not) */
 } sample_work;
 
-/* Postings of the lists of keywords [lo, hi] over every view of @p idx. */
-static uint64_t range_postings(const genie_index *idx, uint32_t lo, uint32_t hi)
+/* Postings of the lists of keywords [lo, hi] over views [firstPart, firstPart + nParts) of @p idx. */
+static uint64_t range_postings(const genie_index *idx, uint32_t firstPart, uint32_t nParts, uint32_t lo, uint32_t hi)
 {
     uint64_t n = 0;
-    for (uint32_t v = 0; v < idx->nPart; v++) {
+    for (uint32_t v = firstPart; v < firstPart + nParts; v++) {
         const genie_index *w = &idx->aPart[v];
         size_t first, end;
         index_keyword_range(w, lo, hi, &first, &end);
@@ -78,8 +78,9 @@ static uint64_t range_postings(const genie_index *idx, uint32_t lo, uint32_t hi)
     return n;
 }
 
-static genie_status measure_sample(const genie_index *idx, const set_params *p, const char *const *queries,
-                                   const size_t *lengths, const uint32_t *aSel, uint32_t nSel, sample_work *w)
+static genie_status measure_sample(const genie_index *idx, const set_params *p, uint32_t firstPart, uint32_t nParts,
+                                   const char *const *queries, const size_t *lengths, const uint32_t *aSel,
+                                   uint32_t nSel, sample_work *w)
 {
     memset(w, 0, sizeof *w);
     const char **az = malloc(nSel * sizeof *az);
@@ -101,8 +102,8 @@ static genie_status measure_sample(const genie_index *idx, const set_params *p, 
         for (size_t e = 0; e < n; e++) {
             uint32_t id;
             if (index_word_find(idx, aS[e].z, aS[e].n, &id))
-                w->exactPostings += range_postings(idx, p->base + id * p->nClass, p->base + id * p->nClass +
-                                                                                     (p->nClass - 1));
+                w->exactPostings += range_postings(idx, firstPart, nParts, p->base + id * p->nClass,
+                                                   p->base + id * p->nClass + (p->nClass - 1));
         }
     }
     GENIE_TRY_GOTO(rc, set_minhash_queries(p, az, an, nSel, &qs), done);
@@ -112,7 +113,7 @@ static genie_status measure_sample(const genie_index *idx, const set_params *p, 
         uint32_t minCount;
         GENIE_TRY_GOTO(rc, genie_queries_get(qs, j, &aItem, &nItem, &minCount), done);
         for (size_t i = 0; i < nItem; i++)
-            w->minhashPostings += range_postings(idx, aItem[i].lo, aItem[i].hi);
+            w->minhashPostings += range_postings(idx, firstPart, nParts, aItem[i].lo, aItem[i].hi);
     }
 done:
     genie_queries_free(qs);
@@ -130,7 +131,8 @@ static genie_status merge_answers(const uint32_t *aSel, uint32_t nSel, size_t n,
     *out = *sample;
     out->aEnd = malloc((n ? n : 1) * sizeof *out->aEnd);
     out->aHit = malloc((size_t)(nHit ? nHit : 1) * sizeof *out->aHit);
-    if (!out->aEnd || !out->aHit) {
+    out->aQSize = malloc((n ? n : 1) * sizeof *out->aQSize);
+    if (!out->aEnd || !out->aHit || !out->aQSize) {
         set_exact_out_free(out);
         return util_error(GENIE_ENOMEM, "out of memory for %llu answers", (unsigned long long)nHit);
     }
@@ -147,13 +149,15 @@ static genie_status merge_answers(const uint32_t *aSel, uint32_t nSel, size_t n,
         memcpy(out->aHit + at, src->aHit + b, (size_t)(e - b) * sizeof *out->aHit);
         at += e - b;
         out->aEnd[i] = at;
+        out->aQSize[i] = src->aQSize[s];
     }
     return GENIE_OK;
 }
 
 /* The exact answers of every query, reusing the sample's. */
-static genie_status finish_exact(const genie_index *idx, const set_params *p, const char *const *queries,
-                                 const size_t *lengths, size_t n, const genie_set_options *so,
+static genie_status finish_exact(const genie_index *idx, const set_params *p, uint32_t firstPart, uint32_t nParts,
+                                 const char *const *queries, const size_t *lengths, size_t n,
+                                 const genie_set_options *so,
                                  const genie_search_options *opt, const uint32_t *aSel, uint32_t nSel,
                                  set_exact_out *sample, set_exact_out *x)
 {
@@ -172,8 +176,8 @@ static genie_status finish_exact(const genie_index *idx, const set_params *p, co
             aRest[r++] = (uint32_t)i;
     }
     set_exact_out rest;
-    genie_status rc = set_exact_search(idx, p, queries, lengths, aRest, n - nSel, so->measure, so->k,
-                                       so->min_similarity, opt, &rest);
+    genie_status rc = set_exact_search(idx, p, firstPart, nParts, queries, lengths, aRest, n - nSel, so->measure,
+                                       so->k, so->min_similarity, opt, &rest);
     if (rc == GENIE_OK) {
         rc = merge_answers(aSel, nSel, n, sample, &rest, x);
         set_exact_out_free(&rest);
@@ -183,8 +187,8 @@ static genie_status finish_exact(const genie_index *idx, const set_params *p, co
 }
 
 /* MinHash with @p K candidates, or the exact search, by estimated cost (the top of the file). */
-static genie_status by_cost(const genie_index *idx, const set_params *p, const char *const *queries,
-                            const size_t *lengths, size_t n, const genie_set_options *so,
+static genie_status by_cost(const genie_index *idx, const set_params *p, uint32_t firstPart, uint32_t nParts,
+                            const char *const *queries, const size_t *lengths, size_t n, const genie_set_options *so,
                             const genie_search_options *opt, uint32_t K, genie_set_plan *plan, set_exact_out *x)
 {
     const engine_backend *be;
@@ -206,7 +210,7 @@ static genie_status by_cost(const genie_index *idx, const set_params *p, const c
     double e = 0;
     genie_status rc = set_exact_mean_size(idx, p, &e);
     if (rc == GENIE_OK)
-        rc = measure_sample(idx, p, queries, lengths, aSel, nSel, &w);
+        rc = measure_sample(idx, p, firstPart, nParts, queries, lengths, aSel, nSel, &w);
     double scale = nSel ? (double)n / nSel : 0, cand = COST_CAND + COST_CAND_ELEMENT * e * log2(e + 1);
     double mh = scale * (w.minhashPostings * c->mhPost / engineDiv + w.elements * p->m * COST_HASH) +
                 (double)n * ((c->mhQuery + p->m * c->mhList) / engineDiv + K * cand / nThread);
@@ -218,8 +222,8 @@ static genie_status by_cost(const genie_index *idx, const set_params *p, const c
     plan->reason = "its element lists, read whole, cost less than MinHash";
     int sampled = rc == GENIE_OK && !exact && nSel;
     if (sampled) {
-        rc = set_exact_search(idx, p, queries, lengths, aSel, nSel, so->measure, so->k, so->min_similarity, opt,
-                              &sample);
+        rc = set_exact_search(idx, p, firstPart, nParts, queries, lengths, aSel, nSel, so->measure, so->k,
+                              so->min_similarity, opt, &sample);
         if (rc == GENIE_OK) {
             ex = scale * (sample.work.counted * c->post + sample.work.probed * c->probe +
                           sample.work.scored * c->score) / engineDiv +
@@ -232,16 +236,17 @@ static genie_status by_cost(const genie_index *idx, const set_params *p, const c
     }
     if (rc == GENIE_OK && exact) {
         plan->method = GENIE_SET_EXACT_LISTS; /* candidates and recall stay MinHash's, for the record */
-        rc = sampled ? finish_exact(idx, p, queries, lengths, n, so, opt, aSel, nSel, &sample, x)
-                     : set_exact_search(idx, p, queries, lengths, NULL, n, so->measure, so->k, so->min_similarity,
-                                        opt, x);
+        rc = sampled ? finish_exact(idx, p, firstPart, nParts, queries, lengths, n, so, opt, aSel, nSel, &sample, x)
+                     : set_exact_search(idx, p, firstPart, nParts, queries, lengths, NULL, n, so->measure, so->k,
+                                        so->min_similarity, opt, x);
     }
     set_exact_out_free(&sample);
     free(aSel);
     return rc;
 }
 
-genie_status set_choose(const genie_index *idx, const set_params *p, const char *const *queries,
+genie_status set_choose(const genie_index *idx, const set_params *p, uint32_t firstPart, uint32_t nParts,
+                        const char *const *queries,
                         const size_t *lengths, size_t n, const genie_set_options *so,
                         const genie_search_options *opt, recall_sampler_fn *xSample, genie_set_plan *plan,
                         set_exact_out *x)
@@ -260,7 +265,8 @@ genie_status set_choose(const genie_index *idx, const set_params *p, const char 
             return GENIE_OK;
         }
         plan->method = GENIE_SET_EXACT_LISTS;
-        return set_exact_search(idx, p, queries, lengths, NULL, n, so->measure, so->k, so->min_similarity, opt, x);
+        return set_exact_search(idx, p, firstPart, nParts, queries, lengths, NULL, n, so->measure, so->k,
+                                so->min_similarity, opt, x);
     }
     plan->method = GENIE_SET_MINHASH;
     plan->recall = -1;
@@ -279,9 +285,11 @@ genie_status set_choose(const genie_index *idx, const set_params *p, const char 
         if (rp.exact) {
             plan->method = lists ? GENIE_SET_EXACT_LISTS : GENIE_SET_EXACT_SCAN;
             plan->reason = "no K up to 4096 reaches the recall target";
-            return lists ? set_exact_search(idx, p, queries, lengths, NULL, n, so->measure, so->k, 0, opt, x)
+            return lists ? set_exact_search(idx, p, firstPart, nParts, queries, lengths, NULL, n, so->measure,
+                                            so->k, 0, opt, x)
                          : GENIE_OK;
         }
     }
-    return lists ? by_cost(idx, p, queries, lengths, n, so, opt, plan->candidates, plan, x) : GENIE_OK;
+    return lists ? by_cost(idx, p, firstPart, nParts, queries, lengths, n, so, opt, plan->candidates, plan, x)
+                 : GENIE_OK;
 }

@@ -193,6 +193,7 @@ typedef struct prep_job {
     const genie_index *idx;
     const set_params *p;
     const exact_state *st;
+    uint32_t firstPart, nParts; /* the views planned */
     const char *const *azQuery;
     const size_t *aLen;
     const uint32_t *aSel;
@@ -200,7 +201,7 @@ typedef struct prep_job {
     uint32_t measure;
     double minValue;
     uint32_t *aQSize;   /* nSel: each query's size */
-    sim_plan *aPlan;    /* nChunk x nView */
+    sim_plan *aPlan;    /* nChunk x nParts */
     uint32_t nChunk;
     uint32_t next;      /* the next chunk (atomic) */
     genie_status rc;    /* the first failure (atomic) ... */
@@ -230,12 +231,13 @@ static genie_status prep_chunk(prep_job *job, uint32_t c, set_slice **paS, size_
             if (index_word_find(job->idx, (*paS)[e].z, (*paS)[e].n, &id))
                 (*paElem)[nKnown++] = id;
         job->aQSize[j] = (uint32_t)n;
-        for (uint32_t v = 0; v < st->nView; v++) {
+        for (uint32_t iv = 0; iv < job->nParts; iv++) {
+            uint32_t v = job->firstPart + iv;
             const genie_index *w = &job->idx->aPart[v];
             sim_layout lay = {p->nClass, p->aClassLo, st->aaElemList[v], st->aaListClass[v],
                               w->aListOffset + st->aFirstList[v]};
             /* An empty query (size 0) matches nothing: planned with no classes. */
-            GENIE_TRY(sim_plan_add(&job->aPlan[(size_t)c * st->nView + v], &lay, job->measure, job->minValue,
+            GENIE_TRY(sim_plan_add(&job->aPlan[(size_t)c * job->nParts + iv], &lay, job->measure, job->minValue,
                                    *paElem, nKnown, n ? (uint32_t)n : 1));
         }
     }
@@ -262,10 +264,10 @@ static void prep_worker(void *ctx, unsigned t)
     free(aElem);
 }
 
-/* Parse, look up and plan the selection: each query's size into aQSize, each view's plan into aPlan[v]. */
+/* Parse, look up and plan the selection: each query's size into aQSize, view firstPart + i's plan into aPlan[i]. */
 static genie_status prepare(prep_job *job, unsigned nThread, sim_plan *aPlan)
 {
-    uint32_t nView = job->st->nView;
+    uint32_t nView = job->nParts;
     job->nChunk = (uint32_t)((job->nSel + PREP_CHUNK - 1) / PREP_CHUNK);
     job->aPlan = calloc((size_t)job->nChunk * nView + 1, sizeof *job->aPlan);
     if (!job->aPlan)
@@ -386,9 +388,14 @@ static int cmp_hit(const void *pa, const void *pb, void *pCtx)
     return sim_before(fa, a->object, fb, b->object) ? -1 : sim_before(fb, b->object, fa, a->object);
 }
 
-/* The answers as the API gives them, the views merged: each view's in order; several sorted together, cut to k. */
-static genie_status gather(const genie_index *idx, const exact_state *st, const sim_results *aRes, uint32_t nView,
-                           const uint32_t *aQSize, size_t nSel, uint32_t measure, uint32_t k, set_exact_out *out)
+/*
+ * The answers as the API gives them (global ids), the views merged: view
+ * firstPart + v's are aRes[v], each in order; several sorted together, cut
+ * to k.
+ */
+static genie_status gather(const genie_index *idx, const exact_state *st, const sim_results *aRes, uint32_t firstPart,
+                           uint32_t nView, const uint32_t *aQSize, size_t nSel, uint32_t measure, uint32_t k,
+                           set_exact_out *out)
 {
     uint64_t nHit = 0;
     for (uint32_t v = 0; v < nView; v++)
@@ -402,7 +409,7 @@ static genie_status gather(const genie_index *idx, const exact_state *st, const 
         uint64_t first = nHit;
         uint32_t q = aQSize[j];
         for (uint32_t v = 0; v < nView && q; v++) {
-            const genie_index *w = &idx->aPart[v];
+            const genie_index *w = &idx->aPart[firstPart + v];
             for (uint64_t i = j ? aRes[v].aEnd[j - 1] : 0; i < aRes[v].aEnd[j]; i++) {
                 uint64_t o = w->firstObject + aRes[v].aHit[i].object;
                 out->aHit[nHit++] = make_hit(measure, q, st->aSize[o], o, aRes[v].aHit[i].count);
@@ -419,9 +426,10 @@ static genie_status gather(const genie_index *idx, const exact_state *st, const 
     return GENIE_OK;
 }
 
-genie_status set_exact_search(const genie_index *idx, const set_params *p, const char *const *azQuery,
-                              const size_t *aLen, const uint32_t *aSel, size_t nSel, uint32_t measure, uint32_t k,
-                              double minValue, const genie_search_options *opt, set_exact_out *out)
+genie_status set_exact_search(const genie_index *idx, const set_params *p, uint32_t firstPart, uint32_t nParts,
+                              const char *const *azQuery, const size_t *aLen, const uint32_t *aSel, size_t nSel,
+                              uint32_t measure, uint32_t k, double minValue, const genie_search_options *opt,
+                              set_exact_out *out)
 {
     memset(out, 0, sizeof *out);
     out->backend = GENIE_BACKEND_CPU;
@@ -430,12 +438,14 @@ genie_status set_exact_search(const genie_index *idx, const set_params *p, const
     GENIE_TRY(get_state(idx, p, &st));
     const engine_backend *be = NULL;
     GENIE_TRY(engine_backend_pick_cap(opt->backend, ENGINE_CAP(pSim), &be));
-    uint32_t nView = st->nView;
+    uint32_t nView = nParts;
     /* Every view's copy stays on the device when their lists fit it together. */
-    int keep = nView == 1 || (be && be->pParts && be->pParts->xFits(idx, 0, nView, 0, opt->gpu_memory));
+    int keep = idx->nPart == 1 ||
+               (be && be->pParts && be->pParts->xFits(idx, firstPart, firstPart + nParts, 0, opt->gpu_memory));
     sim_results *aRes = calloc(nView, sizeof *aRes);
     sim_plan *aPlan = calloc(nView, sizeof *aPlan);
-    prep_job job = {idx, p, st, azQuery, aLen, aSel, nSel, measure, minValue, NULL, NULL, 0, 0, GENIE_OK, ""};
+    prep_job job = {idx,  p,    st, firstPart, nParts,   azQuery, aLen, aSel, nSel, measure, minValue,
+                    NULL, NULL, 0,  0,         GENIE_OK, ""};
     job.aQSize = malloc((nSel ? nSel : 1) * sizeof *job.aQSize);
     genie_status rc = GENIE_OK;
     if (!aRes || !aPlan || !job.aQSize) {
@@ -444,23 +454,26 @@ genie_status set_exact_search(const genie_index *idx, const set_params *p, const
     }
     GENIE_TRY_GOTO(rc, prepare(&job, opt->threads ? opt->threads : util_ncores(), aPlan), done);
     out->prepareSeconds = util_now() - t0;
-    for (uint32_t v = 0; v < nView; v++) {
+    for (uint32_t i = 0; i < nView; i++) {
+        uint32_t v = firstPart + i;
         const genie_index *w = &idx->aPart[v];
         double t1 = util_now();
         sim_data data = {w->info.n_objects, st->aSize + w->firstObject, w->info.n_keywords - st->aFirstList[v],
                          w->aListOffset + st->aFirstList[v], w->aPosting};
-        sim_request req = {&data, measure, k, minValue, aPlan[v].aQuery, aPlan[v].nQuery, aPlan[v].aClass,
-                           aPlan[v].aList, opt->threads};
+        sim_request req = {&data, measure, k, minValue, aPlan[i].aQuery, aPlan[i].nQuery, aPlan[i].aClass,
+                           aPlan[i].aList, opt->threads};
         int gpu;
-        GENIE_TRY_GOTO(rc, run_view(w, be, keep, &req, &aRes[v], &gpu), done);
+        GENIE_TRY_GOTO(rc, run_view(w, be, keep, &req, &aRes[i], &gpu), done);
         if (gpu)
             out->backend = be->id;
-        out->work.counted += aRes[v].work.counted;
-        out->work.probed += aRes[v].work.probed;
-        out->work.scored += aRes[v].work.scored;
+        out->work.counted += aRes[i].work.counted;
+        out->work.probed += aRes[i].work.probed;
+        out->work.scored += aRes[i].work.scored;
         out->matchSeconds += util_now() - t1;
     }
-    GENIE_TRY_GOTO(rc, gather(idx, st, aRes, nView, job.aQSize, nSel, measure, k, out), done);
+    GENIE_TRY_GOTO(rc, gather(idx, st, aRes, firstPart, nView, job.aQSize, nSel, measure, k, out), done);
+    out->aQSize = job.aQSize;
+    job.aQSize = NULL;
 done:
     if (aRes)
         for (uint32_t v = 0; v < nView; v++)
@@ -488,6 +501,8 @@ void set_exact_out_free(set_exact_out *o)
 {
     free(o->aEnd);
     free(o->aHit);
+    free(o->aQSize);
     o->aEnd = NULL;
     o->aHit = NULL;
+    o->aQSize = NULL;
 }

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/sim_score.h"
 #include "index/index.h"
 #include "transform/candidates.h"
 #include "transform/recall_sample.h"
@@ -41,11 +42,23 @@ struct genie_set_results {
     size_t nQuery;
     uint64_t *aEnd; /* query i's hits end at aHit + aEnd[i] */
     genie_set_hit *aHit;
+    uint32_t *aQSize; /* query i's size (distinct elements) */
     genie_search_stats stats;
     genie_set_plan plan;
 };
 
 static const char *const azMeasure[] = {"jaccard", "cosine", "dice", "overlap", "containment"};
+
+double genie_set_similarity(genie_set_measure measure, uint32_t shared, uint32_t q, uint32_t s)
+{
+    return sim_value((uint32_t)measure, sim_score((uint32_t)measure, shared, q, s));
+}
+
+int genie_set_similarity_cmp(genie_set_measure measure, uint32_t q, uint32_t shared1, uint32_t s1, uint32_t shared2,
+                             uint32_t s2)
+{
+    return sim_frac_cmp(sim_score((uint32_t)measure, shared1, q, s1), sim_score((uint32_t)measure, shared2, q, s2));
+}
 
 const char *genie_set_measure_name(genie_set_measure measure)
 {
@@ -92,10 +105,12 @@ typedef struct set_job {
     uint32_t k;
     genie_set_hit *aRow;
     uint32_t *aN;
+    uint32_t *aQSize;
     size_t nQuery;
     const genie_results *cand; /* NULL: the scan */
-    const set_slice *const *aaObj; /* the scan: parsed objects */
+    const set_slice *const *aaObj; /* the scan: parsed objects oFirst .. oEnd - 1, from aaObj[0] */
     const size_t *anObj;
+    uint64_t oFirst, oEnd;
     atomic_size_t next;
     atomic_int rc;
 } set_job;
@@ -107,6 +122,7 @@ static genie_status rank_one(set_job *job, size_t q, set_slice **paQ, size_t *pn
     uint32_t nHit = 0;
     size_t nQ;
     GENIE_TRY(set_parse(job->azQuery[q], job->aLen[q], job->separator, paQ, pnQCap, &nQ));
+    job->aQSize[q] = (uint32_t)nQ;
     if (job->cand) {
         size_t nCand;
         const genie_hit *aCand = genie_results_get(job->cand, q, &nCand);
@@ -120,11 +136,10 @@ static genie_status rank_one(set_job *job, size_t q, set_slice **paQ, size_t *pn
                 topk_insert(aHit, &nHit, job->k, aCand[j].object, shared, nQ, nO, aCand[j].count);
         }
     } else {
-        uint32_t nObj = (uint32_t)job->idx->info.n_objects;
-        for (uint32_t o = 0; o < nObj && nQ; o++) {
-            size_t shared = set_intersection(*paQ, nQ, job->aaObj[o], job->anObj[o]);
+        for (uint64_t o = job->oFirst; o < job->oEnd && nQ; o++) {
+            size_t shared = set_intersection(*paQ, nQ, job->aaObj[o - job->oFirst], job->anObj[o - job->oFirst]);
             if (shared)
-                topk_insert(aHit, &nHit, job->k, o, shared, nQ, job->anObj[o], 0);
+                topk_insert(aHit, &nHit, job->k, (uint32_t)o, shared, nQ, job->anObj[o - job->oFirst], 0);
         }
     }
     job->aN[q] = nHit;
@@ -146,21 +161,22 @@ static void rank_worker(void *ctx, unsigned t)
     free(aO);
 }
 
-/* The scan: every stored set parsed once, slices into the mapping. */
-static genie_status parse_all(const genie_index *idx, char separator, set_slice ***paa, size_t **pan)
+/* The scan: the stored sets oFirst .. oEnd - 1 parsed once, slices into the mapping. */
+static genie_status parse_all(const genie_index *idx, char separator, uint64_t oFirst, uint64_t oEnd,
+                              set_slice ***paa, size_t **pan)
 {
-    uint32_t nObj = (uint32_t)idx->info.n_objects;
+    size_t nObj = (size_t)(oEnd - oFirst);
     set_slice **aa = calloc(nObj ? nObj : 1, sizeof *aa);
     size_t *an = calloc(nObj ? nObj : 1, sizeof *an);
     *paa = aa;
     *pan = an;
     if (!aa || !an)
-        return util_error(GENIE_ENOMEM, "out of memory parsing %u sets", nObj);
-    for (uint32_t o = 0; o < nObj; o++) {
+        return util_error(GENIE_ENOMEM, "out of memory parsing %zu sets", nObj);
+    for (size_t i = 0; i < nObj; i++) {
         const char *z;
         size_t n, cap = 0;
-        cand_record(idx, o, &z, &n);
-        GENIE_TRY(set_parse(z, n, separator, &aa[o], &cap, &an[o]));
+        cand_record(idx, (uint32_t)(oFirst + i), &z, &n);
+        GENIE_TRY(set_parse(z, n, separator, &aa[i], &cap, &an[i]));
     }
     return GENIE_OK;
 }
@@ -184,10 +200,14 @@ static genie_status compact_rows(genie_set_results *r, const genie_set_hit *aRow
     return GENIE_OK;
 }
 
-/* MinHash with K candidates (K >= k), or the scan (scan != 0): the top-k Jaccard of every query. */
-static genie_status minhash_or_scan(const genie_index *idx, const set_params *p, const char *const *queries,
-                                    const size_t *lengths, uint32_t k, uint32_t K, int scan,
-                                    const genie_search_options *opt, genie_set_results *r)
+/*
+ * MinHash with K candidates (K >= k), or the scan (scan != 0): the top-k
+ * Jaccard of every query among the sets of parts [firstPart, firstPart +
+ * nParts).
+ */
+static genie_status minhash_or_scan(const genie_index *idx, const set_params *p, uint32_t firstPart, uint32_t nParts,
+                                    const char *const *queries, const size_t *lengths, uint32_t k, uint32_t K,
+                                    int scan, const genie_search_options *opt, genie_set_results *r)
 {
     size_t n = r->nQuery, nq = n ? n : 1;
     set_job job;
@@ -199,7 +219,8 @@ static genie_status minhash_or_scan(const genie_index *idx, const set_params *p,
     genie_status rc = GENIE_OK;
     job.aRow = malloc(nq * k * sizeof *job.aRow);
     job.aN = calloc(nq, sizeof *job.aN);
-    if (!job.aRow || !job.aN) {
+    job.aQSize = r->aQSize = calloc(nq, sizeof *job.aQSize);
+    if (!job.aRow || !job.aN || !job.aQSize) {
         rc = util_error(GENIE_ENOMEM, "out of memory for %zu queries, k = %u", n, k);
         goto done;
     }
@@ -209,11 +230,14 @@ static genie_status minhash_or_scan(const genie_index *idx, const set_params *p,
     job.separator = p->separator;
     job.k = k;
     job.nQuery = n;
+    const genie_index *pLast = &idx->aPart[firstPart + nParts - 1];
+    job.oFirst = idx->aPart[firstPart].firstObject;
+    job.oEnd = pLast->firstObject + pLast->info.n_objects;
     atomic_init(&job.next, 0);
     atomic_init(&job.rc, GENIE_OK);
     double t0 = util_now();
     if (scan) {
-        GENIE_TRY_GOTO(rc, parse_all(idx, p->separator, &aaObj, &anObj), done);
+        GENIE_TRY_GOTO(rc, parse_all(idx, p->separator, job.oFirst, job.oEnd, &aaObj, &anObj), done);
         job.aaObj = (const set_slice *const *)aaObj;
         job.anObj = anObj;
         r->stats.backend = GENIE_BACKEND_CPU; /* the Jaccard scan alone, on the CPU */
@@ -223,7 +247,7 @@ static genie_status minhash_or_scan(const genie_index *idx, const set_params *p,
         o.k = K;
         r->stats.prepare_seconds = util_now() - t0;
         genie_search_stats st;
-        GENIE_TRY_GOTO(rc, genie_search_with_stats(idx, qs, &o, &cand, &st), done);
+        GENIE_TRY_GOTO(rc, genie_search_parts(idx, firstPart, nParts, qs, &o, &cand, &st), done);
         engine_stats_add(&r->stats, &st);
         job.cand = cand;
     }
@@ -233,12 +257,12 @@ static genie_status minhash_or_scan(const genie_index *idx, const set_params *p,
     if (rc != GENIE_OK)
         goto done;
     r->stats.rerank_seconds = util_now() - (scan ? t0 : t1);
-    r->stats.verified = scan ? (uint64_t)n * idx->info.n_objects : engine_results_hits(cand);
+    r->stats.verified = scan ? (uint64_t)n * (job.oEnd - job.oFirst) : engine_results_hits(cand);
     rc = compact_rows(r, job.aRow, job.aN, k);
 done:
     if (aaObj)
-        for (uint32_t o = 0; o < idx->info.n_objects; o++)
-            free(aaObj[o]);
+        for (uint64_t i = 0; i < job.oEnd - job.oFirst; i++)
+            free(aaObj[i]);
     free(aaObj);
     free(anObj);
     free(job.aRow);
@@ -255,8 +279,10 @@ static void take_exact(genie_set_results *r, set_exact_out *x)
 {
     r->aEnd = x->aEnd;
     r->aHit = x->aHit;
+    r->aQSize = x->aQSize;
     x->aEnd = NULL;
     x->aHit = NULL;
+    x->aQSize = NULL;
     r->stats.backend = x->backend;
     r->stats.prepare_seconds = x->prepareSeconds;
     r->stats.match_seconds = x->matchSeconds;
@@ -293,12 +319,23 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
                               size_t n_queries, const genie_set_options *sopt, const genie_search_options *opt,
                               genie_set_results **out)
 {
+    return genie_set_search_parts(idx, 0, genie_index_parts(idx), queries, lengths, n_queries, sopt, opt, out);
+}
+
+genie_status genie_set_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
+                                    const char *const *queries, const size_t *lengths, size_t n_queries,
+                                    const genie_set_options *sopt, const genie_search_options *opt,
+                                    genie_set_results **out)
+{
     util_error_clear();
     *out = NULL;
     GENIE_TRY(UTIL_OPTIONS_CHECK(sopt, genie_set_options, min_similarity));
     set_params p;
     GENIE_TRY(set_index_params(idx, &p));
     GENIE_TRY(check_options(sopt, &p));
+    if (n_parts == 0 || first_part >= idx->nPart || n_parts > idx->nPart - first_part)
+        return util_error(GENIE_EINVAL, "%u parts from part %u: the index has %u parts, numbered from 0 (n_parts >= 1)",
+                          n_parts, first_part, idx->nPart);
     double t0 = util_now();
     genie_set_results *r = calloc(1, sizeof *r);
     if (!r)
@@ -308,7 +345,8 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
     r->stats.recall_edit_rate = -1;
     set_exact_out x;
     memset(&x, 0, sizeof x);
-    genie_status rc = set_choose(idx, &p, queries, lengths, n_queries, sopt, opt, set_recall_sample, &r->plan, &x);
+    genie_status rc = set_choose(idx, &p, first_part, n_parts, queries, lengths, n_queries, sopt, opt,
+                                 set_recall_sample, &r->plan, &x);
     if (rc == GENIE_OK && sopt->recall > 0)
         r->stats.recall_estimate = r->plan.method == GENIE_SET_MINHASH ? r->plan.recall : 1;
     if (rc == GENIE_OK && r->plan.method == GENIE_SET_EXACT_LISTS)
@@ -316,7 +354,8 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
     else if (rc == GENIE_OK) {
         uint32_t K = r->plan.candidates < sopt->k ? sopt->k : r->plan.candidates;
         r->stats.candidates = r->plan.method == GENIE_SET_MINHASH ? K : 0;
-        rc = minhash_or_scan(idx, &p, queries, lengths, sopt->k, K, r->plan.method == GENIE_SET_EXACT_SCAN, opt, r);
+        rc = minhash_or_scan(idx, &p, first_part, n_parts, queries, lengths, sopt->k, K,
+                             r->plan.method == GENIE_SET_EXACT_SCAN, opt, r);
     }
     set_exact_out_free(&x);
     if (rc != GENIE_OK) {
@@ -345,6 +384,11 @@ void genie_set_results_stats(const genie_set_results *r, genie_search_stats *out
     *out = r->stats;
 }
 
+uint32_t genie_set_results_query_size(const genie_set_results *r, size_t query)
+{
+    return r->aQSize[query];
+}
+
 void genie_set_results_plan(const genie_set_results *r, genie_set_plan *out)
 {
     *out = r->plan;
@@ -356,6 +400,7 @@ void genie_set_results_free(genie_set_results *r)
         return;
     free(r->aEnd);
     free(r->aHit);
+    free(r->aQSize);
     free(r);
 }
 

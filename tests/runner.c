@@ -213,6 +213,7 @@ char g_zTestDir[1024];
     X(mpi_vectors_equal_one_process, 180) \
     X(mpi_vectors_lsh_union_of_shard_candidates, 120) \
     X(mpi_sequences_equal_one_process, 180) \
+    X(mpi_sets_exact_equal_one_process, 180) \
     X(mpi_gpus_and_type_options, 120) \
     X(search_parts_vectors_exact_brute_force, 60) \
     X(mpi_serve_answers_equal_genie_serve, 240) \

@@ -261,7 +261,9 @@ typedef struct itype_printer {
  * orders its answers: keywords UINT32_MAX - count, vectors the distance's
  * ordered bits, sequences the edit distance); value is what printing it
  * needs besides (the count, the distance's float bits, the match count).
- * Objects are global ids (the part's plus the shard's base).
+ * Sets, whose order no 32-bit key holds exactly, keep the shared count in
+ * key and the set's size in value, and order them with the entry's
+ * xHitBefore.  Objects are global ids (the part's plus the shard's base).
  */
 typedef struct itype_hit {
     uint32_t object, key, value;
@@ -277,7 +279,12 @@ void itype_merged_answer(const itype *t, const void *aHit, size_t n, int certifi
 /** The key of a float distance: unsigned order = float order (negative distances too). */
 uint32_t itype_float_key(float d);
 
-/** xSearchParts' output, query by query in order: its hits (best first), certified and last K (sequences). */
+/*
+ * xSearchParts' output, query by query in order: its hits (best first),
+ * certified, and a word of the query that merging and printing its hits
+ * need (usedK; sequences: the last K, the largest of the parts'; sets: the
+ * query's size, the same on every part).
+ */
 typedef genie_status (*itype_hits_fn)(void *ctx, size_t q, const itype_hit *aHit, size_t n, int certified,
                                       uint32_t usedK);
 
@@ -289,6 +296,8 @@ typedef genie_status (*itype_hits_fn)(void *ctx, size_t q, const itype_hit *aHit
                                  * answered (itype_answer) */
 #define ITYPE_F_BATCH_ALONE 0x4 /* a search with a recall target depends on its batch (sequences: the edit
                                  * rate is measured on it): genie serve runs such a request alone */
+#define ITYPE_F_PARTS_EXACT 0x8 /* its parts search (genie-mpi) answers exactly alone: candidates and
+                                 * recall do not apply there (sets: MinHash's counts would not travel) */
 
 /*
  * A command of the genie CLI as one type parses it: its getopt short
@@ -364,12 +373,16 @@ struct itype {
     void (*xInfoJson)(const itype_index *ix, json_buf *b);
 
     /* genie-mpi (optional): search parts [firstPart, firstPart + nParts)
-     * of ix's index, object ids plus base, handing each query's hits to
-     * xAdd; xFromHits turns n merged hits back into the type's hits. */
+     * of ix's index, object ids plus base, handing each query's hits and
+     * its word to xAdd; xFromHits turns n merged hits of one query back
+     * into the type's hits, given the search's options and the query's
+     * word; xHitBefore (optional; NULL: the smaller key, then the smaller
+     * object) says whether hit a of one query comes before hit b. */
     genie_status (*xSearchParts)(const itype_index *ix, uint32_t firstPart, uint32_t nParts, uint64_t base,
                                  const itype_options *o, const genie_search_options *eng, const itype_batch *q,
                                  itype_hits_fn xAdd, void *ctx);
-    void (*xFromHits)(const itype_hit *aHit, size_t n, void *aOut);
+    void (*xFromHits)(const itype_hit *aHit, size_t n, const itype_options *o, uint32_t word, void *aOut);
+    int (*xHitBefore)(const itype_hit *a, const itype_hit *b, const itype_options *o, uint32_t word);
     const char *zNoShardMap;    /* with xSearchParts: why its shards are parts of one file; NULL: shard maps too */
 };
 

@@ -355,6 +355,64 @@ static const char *sets_check(const itype_index *ix, const itype_options *o, con
     return zErr;
 }
 
+/*
+ * genie-mpi: the exact search of the parts (ITYPE_F_PARTS_EXACT: MinHash's
+ * counts would not travel), each hit as its shared count (key) and its
+ * set's size (value), the query's size its word, so that the broker orders
+ * the shards' hits exactly (sets_hit_before) and rebuilds them
+ * (sets_from_hits) as genie search --exact prints them.
+ */
+static genie_status sets_search_parts(const itype_index *ix, uint32_t firstPart, uint32_t nParts, uint64_t base,
+                                      const itype_options *o, const genie_search_options *eng, const itype_batch *q,
+                                      itype_hits_fn xAdd, void *ctx)
+{
+    genie_set_options so = set_options(o);
+    so.exact = 1;
+    so.candidates = 0;
+    so.recall = 0;
+    genie_set_results *r = NULL;
+    genie_status rc = genie_set_search_parts(ix->idx, firstPart, nParts, q->azText, q->anText, q->nQuery, &so, eng,
+                                             &r);
+    itype_hit *aOut = NULL;
+    size_t nCap = 0;
+    for (size_t i = 0; rc == GENIE_OK && i < q->nQuery; i++) {
+        size_t n;
+        const genie_set_hit *aHit = genie_set_results_get(r, i, &n);
+        uint32_t qSize = genie_set_results_query_size(r, i);
+        if (n > nCap) {
+            itype_hit *a = realloc(aOut, n * sizeof *a);
+            if (!a) {
+                rc = GENIE_ENOMEM;
+                break;
+            }
+            aOut = a;
+            nCap = n;
+        }
+        for (size_t j = 0; j < n; j++)
+            aOut[j] = (itype_hit){(uint32_t)(aHit[j].object + base), aHit[j].shared,
+                                  aHit[j].union_size - qSize + aHit[j].shared};
+        rc = xAdd(ctx, i, aOut, n, 1, qSize);
+    }
+    free(aOut);
+    genie_set_results_free(r);
+    return rc;
+}
+
+static int sets_hit_before(const itype_hit *a, const itype_hit *b, const itype_options *o, uint32_t qSize)
+{
+    int c = genie_set_similarity_cmp((genie_set_measure)o->measure, qSize, a->key, a->value, b->key, b->value);
+    return c > 0 || (c == 0 && a->object < b->object);
+}
+
+static void sets_from_hits(const itype_hit *aHit, size_t n, const itype_options *o, uint32_t qSize, void *aOut)
+{
+    genie_set_hit *a = aOut;
+    for (size_t i = 0; i < n; i++)
+        a[i] = (genie_set_hit){aHit[i].object, aHit[i].key, qSize + aHit[i].value - aHit[i].key, 0,
+                               genie_set_similarity((genie_set_measure)o->measure, aHit[i].key, qSize,
+                                                    aHit[i].value)};
+}
+
 static int sets_info(const genie_index *idx, const char *zPath)
 {
     cli_print_recall_estimate(idx, zPath, 10, 100, 0);
@@ -383,6 +441,7 @@ const itype itype_sets = {
     .maxK = GENIE_SETS_MAX_K,
     .defaultK = 10,
     .query = ITYPE_QUERY_LINE,
+    .flags = ITYPE_F_PARTS_EXACT,
     .zJsonQuery = "a string (one set, elements as in the index)",
     .aOption = aSetsOption,
     .szHit = sizeof(genie_set_hit),
@@ -400,4 +459,9 @@ const itype itype_sets = {
     .xTsv = sets_tsv,
     .xJson = sets_json,
     .xScore = sets_score,
+    .xSearchParts = sets_search_parts,
+    .xFromHits = sets_from_hits,
+    .xHitBefore = sets_hit_before,
+    .zNoShardMap = "sets indexes are searched as parts of one file, not with a shard map "
+                   "(genie build --type sets --part-objects)",
 };

@@ -748,8 +748,9 @@ static genie_status vec_search_parts(const itype_index *ix, uint32_t firstPart, 
     return rc;
 }
 
-static void vec_from_hits(const itype_hit *aHit, size_t n, void *aOut)
+static void vec_from_hits(const itype_hit *aHit, size_t n, const itype_options *o, uint32_t word, void *aOut)
 {
+    (void)o, (void)word;
     genie_neighbor *a = aOut;
     for (size_t i = 0; i < n; i++) {
         a[i].id = aHit[i].object;

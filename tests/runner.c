@@ -35,6 +35,7 @@ char g_zTestDir[1024];
     X(backend_names_and_errors, 30)               \
     X(backend_several_devices, 60)                \
     X(backend_registry_capabilities, 30)          \
+    X(backend_registry_reads_an_older_version, 30) \
     X(backend_cpu_never_maps_cuda, 30)            \
     X(backend_blas_opened_on_first_exact_search, 30) \
     X(install_exports_only_genie_symbols, 30)     \
@@ -116,6 +117,15 @@ char g_zTestDir[1024];
     X(sets_parse_rules, 10) \
     X(sets_exact_and_minhash_against_oracle, 60) \
     X(sets_bad_input, 10)\
+    X(sets_exact_random_against_oracle, 120) \
+    X(sets_exact_fortunes_against_oracle, 120) \
+    X(sets_exact_ties_by_smaller_id, 30) \
+    X(sets_exact_through_a_backend_capability, 60) \
+    X(sets_exact_parts_merge_to_the_whole, 120) \
+    X(sets_exact_choice_and_plan, 60) \
+    X(sets_exact_version1_and_bad_options, 30) \
+    X(sim_cpu_and_block_against_brute_force, 120) \
+    X(sim_block_long_lists, 120) \
     X(recall_sets_meets_target, 240) \
     X(recall_sequences_meets_target, 240) \
     X(recall_vectors_meets_target, 240) \
@@ -138,6 +148,7 @@ char g_zTestDir[1024];
     X(layout_comment_refs, 30)                    \
     X(format_index_file_type, 30) \
     X(malicious_fields_every_type, 600) \
+    X(malicious_sets_element_lists, 30) \
     X(hardening_vectors_width_zero, 30) \
     X(hardening_vectors_huge_parameters, 30) \
     X(hardening_fvecs_gz_zeros, 60) \
@@ -202,6 +213,7 @@ char g_zTestDir[1024];
     X(mpi_vectors_equal_one_process, 180) \
     X(mpi_vectors_lsh_union_of_shard_candidates, 120) \
     X(mpi_sequences_equal_one_process, 180) \
+    X(mpi_sets_exact_equal_one_process, 180) \
     X(mpi_gpus_and_type_options, 120) \
     X(search_parts_vectors_exact_brute_force, 60) \
     X(mpi_serve_answers_equal_genie_serve, 240) \

@@ -356,6 +356,37 @@ TEST(backend_registry_capabilities)
     CHECK_RC(genie_exact_search(&base, &q, GENIE_METRIC_L2, 4, id, 1, out, &st), GENIE_EINVAL); /* its k */
 }
 
+static genie_status unused_sim(void **ppResident, const sim_request *req, sim_results *out, uint8_t *aUndone)
+{
+    (void)ppResident, (void)req, (void)out, (void)aUndone;
+    return GENIE_EINVAL;
+}
+
+static const engine_sim_ops unusedSimOps = {.xSearch = unused_sim, .nMaxK = 1};
+
+/*
+ * An entry made against an older header is read up to the members its
+ * version has: a version-1 entry offers no exact set search (pSim, added
+ * in version 2), whatever lies past its end.
+ */
+TEST(backend_registry_reads_an_older_version)
+{
+    engine_backend e = {.iVersion = 1, .zName = "test-version-1", .xCheck = counting_check,
+                        .xSearch = counting_search, .pExact = &fakeExactOps, .pSim = &unusedSimOps};
+    genie_backend id;
+    CHECK_OK(engine_backend_register(&e, &id));
+    const engine_backend *be;
+    CHECK_OK(engine_backend_pick_cap(id, ENGINE_CAP(pExact), &be));
+    CHECK(be != NULL && be->pExact == &fakeExactOps);
+    CHECK_OK(engine_backend_pick_cap(id, ENGINE_CAP(pSim), &be));
+    CHECK(be == NULL);
+    e.iVersion = ENGINE_BACKEND_VERSION;
+    e.zName = "test-version-2";
+    CHECK_OK(engine_backend_register(&e, &id));
+    CHECK_OK(engine_backend_pick_cap(id, ENGINE_CAP(pSim), &be));
+    CHECK(be != NULL && be->pSim == &unusedSimOps);
+}
+
 /* Whether this process has a CUDA library mapped. */
 static int cuda_mapped(void)
 {

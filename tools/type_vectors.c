@@ -256,7 +256,8 @@ static const struct option aEvalOpt[] = {
 /* Parse search/eval options; returns -1 to go on, else an exit code. */
 static int parse_vec_opts(const char *zCmd, const itype_cli *cli, int argc, char **argv, vec_cli_opts *o)
 {
-    static const itype_spelling spell = {"-k", "-K", "--certify", "-r"};
+    static const itype_spelling spell = {.zK = "-k", .zCandidates = "-K", .zCertify = "--certify",
+                                         .zRadius = "-r"};
     memset(o, 0, sizeof *o);
     itype_options_init(&o->o, &itype_vectors);
     o->repeat = 1;
@@ -747,8 +748,9 @@ static genie_status vec_search_parts(const itype_index *ix, uint32_t firstPart, 
     return rc;
 }
 
-static void vec_from_hits(const itype_hit *aHit, size_t n, void *aOut)
+static void vec_from_hits(const itype_hit *aHit, size_t n, const itype_options *o, uint32_t word, void *aOut)
 {
+    (void)o, (void)word;
     genie_neighbor *a = aOut;
     for (size_t i = 0; i < n; i++) {
         a[i].id = aHit[i].object;

@@ -38,7 +38,8 @@
  *   pLsh      the LSH keywords of a batch of query vectors (l2 and cosine
  *             families of transform/vectors_lsh.c), bit for bit those of
  *             vlsh_keywords on the CPU;
- *   pDocs     the docs index type's search of AND queries (docs_gpu.h).
+ *   pDocs     the docs index type's search of AND queries (docs_gpu.h);
+ *   pSim      the exact set similarity search (engine/sim.h).
  * A capability left NULL runs on the CPU.
  */
 #ifndef GENIE_ENGINE_BACKEND_H
@@ -48,6 +49,7 @@
 
 #include "genie/genie.h"
 #include "engine/engine.h"
+#include "engine/sim.h"
 
 struct engine_docs_request;
 
@@ -165,6 +167,13 @@ typedef struct engine_docs_ops {
     uint32_t nMaxK; /* its largest k */
 } engine_docs_ops;
 
+/* The exact set similarity search (sim.h); the resident slot is freed by xFree. */
+typedef struct engine_sim_ops {
+    engine_sim_fn xSearch;
+    void (*xFree)(void *pResident);
+    uint32_t nMaxK; /* its largest k (at most SIM_GPU_MAX_K); a larger k runs on the CPU */
+} engine_sim_ops;
+
 /*
  * The version of engine_backend this library reads.  A member is only ever
  * added at the end, with the version raised; engine_backend_register()
@@ -172,7 +181,7 @@ typedef struct engine_docs_ops {
  * NULL, so an entry made against an older header stays valid (as
  * sqlite3_vfs.iVersion does).
  */
-#define ENGINE_BACKEND_VERSION 1
+#define ENGINE_BACKEND_VERSION 2
 
 typedef struct engine_backend {
     int iVersion;   /* ENGINE_BACKEND_VERSION of the code that made the entry */
@@ -190,6 +199,8 @@ typedef struct engine_backend {
     const engine_edit_ops *pEdit;
     const engine_lsh_ops *pLsh;
     const engine_docs_ops *pDocs;
+    /* Version 2. */
+    const engine_sim_ops *pSim;
 } engine_backend;
 
 /* A capability, named by its member: ENGINE_CAP(pExact). */

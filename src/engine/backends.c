@@ -142,6 +142,7 @@ static size_t version_size(int v)
 {
     switch (v) {
     case 1: return offsetof(engine_backend, pDocs) + sizeof(const engine_docs_ops *);
+    case 2: return offsetof(engine_backend, pSim) + sizeof(const engine_sim_ops *);
     default: return 0;
     }
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "genie/genie.h"
+#include "genie/sets.h"
 #include "genie/vectors.h"
 #include "util/clock.h"
 
@@ -39,6 +40,8 @@ typedef struct mpi_args {
     uint32_t candidates, radius, maxCandidates; /* vectors and sequences: -K, -r, --certify */
     int exact;
     genie_precision precision; /* vectors --exact: the GPU's candidate arithmetic (answers the same) */
+    int measure;        /* sets: --measure, a genie_set_measure */
+    double minSimilarity; /* sets: --min-similarity, 0 = none */
     size_t batch;       /* queries per superstep */
     unsigned depth;     /* supersteps in flight */
     double timeout;     /* seconds a ranker may take to answer; 0 = no limit */

@@ -116,22 +116,27 @@ static genie_status probe_sets(const genie_index *idx, const genie_index_info *i
 {
     const char *az[3] = {"a b c", "", "x y z a"};
     size_t an[3] = {5, 0, 7};
-    for (int exact = 0; exact < 2; exact++) {
-        genie_set_options sopt = {.k = 3, .exact = exact};
+    /* MinHash, the exact search, a threshold under another measure, the choice by cost */
+    const genie_set_options aOpt[] = {{.k = 3, .candidates = 4},
+                                      {.k = 3, .exact = 1},
+                                      {.k = 0, .min_similarity = 0.3, .measure = GENIE_SET_COSINE},
+                                      {.k = 2}};
+    for (size_t c = 0; c < sizeof aOpt / sizeof aOpt[0]; c++) {
         genie_search_options opt;
         memset(&opt, 0, sizeof opt);
         opt.backend = GENIE_BACKEND_CPU;
         opt.threads = 2;
         genie_set_results *r = NULL;
-        genie_status rc = genie_set_search(idx, az, an, 3, &sopt, &opt, &r);
+        genie_status rc = genie_set_search(idx, az, an, 3, &aOpt[c], &opt, &r);
         if (rc != GENIE_OK)
             return failed(rc);
         for (size_t i = 0; i < 3; i++) {
             size_t n;
             const genie_set_hit *h = genie_set_results_get(r, i, &n);
             for (size_t j = 0; j < n; j++)
-                if (h[j].object >= info->n_objects || h[j].shared > h[j].union_size)
-                    broken("a sets hit outside the index or with Jaccard > 1");
+                if (h[j].object >= info->n_objects || h[j].shared > h[j].union_size || h[j].shared == 0 ||
+                    !(h[j].similarity > 0 && h[j].similarity <= 1))
+                    broken("a sets hit outside the index or with a similarity outside (0, 1]");
         }
         genie_set_results_free(r);
     }

@@ -35,6 +35,7 @@ char g_zTestDir[1024];
     X(backend_names_and_errors, 30)               \
     X(backend_several_devices, 60)                \
     X(backend_registry_capabilities, 30)          \
+    X(backend_registry_reads_an_older_version, 30) \
     X(backend_registry_reads_by_version, 30)      \
     X(backend_cpu_never_maps_cuda, 30)            \
     X(backend_blas_opened_on_first_exact_search, 30) \
@@ -43,6 +44,9 @@ char g_zTestDir[1024];
     X(type_table_k_limits, 10)                    \
     X(install_release_has_no_test_hooks, 30)      \
     X(install_struct_layouts_complete, 10)        \
+    X(cli_options_match_help_and_letters, 10)     \
+    X(cli_help_texts_follow_the_letters, 60)      \
+    X(cli_short_letters_registry, 10)             \
     X(install_pkg_config_program, 120)            \
     X(oracle_random_small, 240)                   \
     X(oracle_random_skewed, 480)                  \
@@ -122,6 +126,15 @@ char g_zTestDir[1024];
     X(sets_parse_rules, 10) \
     X(sets_exact_and_minhash_against_oracle, 60) \
     X(sets_bad_input, 10)\
+    X(sets_exact_random_against_oracle, 120) \
+    X(sets_exact_fortunes_against_oracle, 120) \
+    X(sets_exact_ties_by_smaller_id, 30) \
+    X(sets_exact_through_a_backend_capability, 60) \
+    X(sets_exact_parts_merge_to_the_whole, 120) \
+    X(sets_exact_choice_and_plan, 60) \
+    X(sets_exact_version1_and_bad_options, 30) \
+    X(sim_cpu_and_block_against_brute_force, 120) \
+    X(sim_block_long_lists, 120) \
     X(recall_sets_meets_target, 240) \
     X(recall_sequences_meets_target, 240) \
     X(recall_vectors_meets_target, 240) \
@@ -144,6 +157,7 @@ char g_zTestDir[1024];
     X(layout_comment_refs, 30)                    \
     X(format_index_file_type, 30) \
     X(malicious_fields_every_type, 600) \
+    X(malicious_sets_element_lists, 30) \
     X(hardening_vectors_width_zero, 30) \
     X(hardening_vectors_huge_parameters, 30) \
     X(hardening_fvecs_gz_zeros, 60) \
@@ -210,6 +224,7 @@ char g_zTestDir[1024];
     X(mpi_vectors_lsh_union_of_shard_candidates, 120) \
     X(mpi_ivf_equal_one_process, 120) \
     X(mpi_sequences_equal_one_process, 180) \
+    X(mpi_sets_exact_equal_one_process, 180) \
     X(mpi_gpus_and_type_options, 120) \
     X(search_parts_vectors_exact_brute_force, 60) \
     X(mpi_serve_answers_equal_genie_serve, 240) \
@@ -306,6 +321,14 @@ static int run_one(const test_entry *t)
 int main(int argc, char **argv)
 {
     const char *zFilter = argc > 1 ? argv[1] : NULL;
+    /* GENIE_TEST_SHARD=I/N: the tests whose place in the list is I modulo N
+     * alone, so that N runners share a machine's cores (scripts/gpu-final). */
+    unsigned iShard = 0, nShard = 1;
+    const char *zShard = getenv("GENIE_TEST_SHARD");
+    if (zShard && (sscanf(zShard, "%u/%u", &iShard, &nShard) != 2 || nShard == 0 || iShard >= nShard)) {
+        fprintf(stderr, "GENIE_TEST_SHARD must be I/N with 0 <= I < N, not '%s'\n", zShard);
+        return 2;
+    }
     setvbuf(stdout, NULL, _IOLBF, 0);
     int nGolden = golden_load(GENIE_TEST_SOURCE_DIR "/golden");
     if (nGolden < 0)
@@ -320,7 +343,7 @@ int main(int argc, char **argv)
             g_goldenIndex = (int)(i - nBuiltin);
             t = (test_entry){golden_name(g_goldenIndex), run_golden_case, 60, g_goldenIndex};
         }
-        if (zFilter && !strstr(t.zName, zFilter))
+        if ((zFilter && !strstr(t.zName, zFilter)) || i % nShard != iShard)
             continue;
         if (run_one(&t))
             nPass++;

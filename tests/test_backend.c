@@ -357,6 +357,37 @@ TEST(backend_registry_capabilities)
     CHECK_RC(genie_exact_search(&base, &q, GENIE_METRIC_L2, 4, id, 1, out, &st), GENIE_EINVAL); /* its k */
 }
 
+static genie_status unused_sim(void **ppResident, const sim_request *req, sim_results *out, uint8_t *aUndone)
+{
+    (void)ppResident, (void)req, (void)out, (void)aUndone;
+    return GENIE_EINVAL;
+}
+
+static const engine_sim_ops unusedSimOps = {.xSearch = unused_sim, .nMaxK = 1};
+
+/*
+ * An entry made against an older header is read up to the members its
+ * version has: a version-1 entry offers no exact set search (pSim, added
+ * in version 2), whatever lies past its end.
+ */
+TEST(backend_registry_reads_an_older_version)
+{
+    engine_backend e = {.iVersion = 1, .zName = "test-version-1", .xCheck = counting_check,
+                        .xSearch = counting_search, .pExact = &fakeExactOps, .pSim = &unusedSimOps};
+    genie_backend id;
+    CHECK_OK(engine_backend_register(&e, &id));
+    const engine_backend *be;
+    CHECK_OK(engine_backend_pick_cap(id, ENGINE_CAP(pExact), &be));
+    CHECK(be != NULL && be->pExact == &fakeExactOps);
+    CHECK_OK(engine_backend_pick_cap(id, ENGINE_CAP(pSim), &be));
+    CHECK(be == NULL);
+    e.iVersion = ENGINE_BACKEND_VERSION;
+    e.zName = "test-version-2";
+    CHECK_OK(engine_backend_register(&e, &id));
+    CHECK_OK(engine_backend_pick_cap(id, ENGINE_CAP(pSim), &be));
+    CHECK(be != NULL && be->pSim == &unusedSimOps);
+}
+
 /* An IVF capability that answers id 1 - i for the i-th of k, and keeps a resident it counts. */
 static int nIvfFree;
 
@@ -383,16 +414,16 @@ static const engine_ivf_ops fakeIvfOps = {.xSearch = fake_ivf_search, .xFree = f
 
 /*
  * The registry reads of an entry the members of its version: an entry of
- * version 1 (before pIvf) offers no IVF whatever its struct holds beyond;
- * one of version 2 does, and the inverted-file search takes it.
+ * version 2 (before pIvf) offers no IVF whatever its struct holds beyond;
+ * one of version 3 does, and the inverted-file search takes it.
  */
 TEST(backend_registry_reads_by_version)
 {
-    engine_backend e = {.iVersion = 1, .zName = "test-v1", .xCheck = counting_check, .xSearch = counting_search,
+    engine_backend e = {.iVersion = 2, .zName = "test-v2", .xCheck = counting_check, .xSearch = counting_search,
                         .pIvf = &fakeIvfOps};
     genie_backend id1, id2;
     CHECK_OK(engine_backend_register(&e, &id1));
-    e.iVersion = 2;
+    e.iVersion = 3;
     e.zName = "test-ivf";
     CHECK_OK(engine_backend_register(&e, &id2));
     const engine_backend *be;

@@ -16,7 +16,8 @@
  * IVF-PQ equal genie search byte for byte (every shard probes the same
  * lists); refined IVF-PQ is the merge of the shards' own re-ranks, never
  * farther than one process.  Sequences: --exact and --certify equal
- * genie search byte for byte, k larger than a shard included.
+ * genie search byte for byte, k larger than a shard included.  Sets: the
+ * exact search, every measure and thresholds, equal genie search --exact.
  *
  * The tests skip (and pass) with a message when genie-mpi was not built
  * (no MPI at configure time) or mpirun is missing.  mpirun runs as root
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include "genie/sequences.h"
+#include "genie/sets.h"
 #include "genie/text.h"
 #include "genie/vectors.h"
 #include "mpi_harness.h"
@@ -119,7 +121,7 @@ TEST(mpi_keywords_equal_one_process)
     snprintf(z, sizeof z, "-k 400 --json '%s' '%s'", test_path("k.genie"), test_path("q.txt"));
     mpi_same_as_genie(4, z, "--batch 40");
     /* min count */
-    snprintf(z, sizeof z, "-k 5 -m 3 '%s' '%s'", test_path("k.genie"), test_path("q.txt"));
+    snprintf(z, sizeof z, "-k 5 --min-count 3 '%s' '%s'", test_path("k.genie"), test_path("q.txt"));
     mpi_same_as_genie(3, z, "--depth 1");
     test_objects_free(&objs);
 }
@@ -734,6 +736,78 @@ TEST(mpi_sequences_equal_one_process)
     if (!strstr(zMsg, "--precision does not apply to a sequences index"))
         test_fail_at(__FILE__, __LINE__, "no --precision message:\n%.2000s", zMsg);
     free(zMsg);
+}
+
+/*
+ * Sets: genie-mpi answers them exactly (the shards' exact answers merged
+ * by the exact fraction, then the smaller id), equal to genie search
+ * --exact byte for byte for every measure and with a threshold; ties
+ * (duplicated sets, equal fractions of other counts and sizes) cross the
+ * shards.  -K, and a threshold without -k, are refused.
+ */
+TEST(mpi_sets_exact_equal_one_process)
+{
+    if (!mpi_ready())
+        return;
+    uint64_t s = 0x5e7;
+    genie_build_options opt = {.part_objects = 130}; /* 7 parts */
+    genie_set_builder *sb;
+    CHECK_OK(genie_set_builder_new(&sb, &opt, NULL));
+    char azLine[900][200];
+    for (int i = 0; i < 900; i++) {
+        size_t n = 0, m = 1 + test_rand(&s) % 12;
+        azLine[i][0] = 0;
+        if (i >= 300 && i % 7 == 0) { /* a duplicate of a set in another shard: ties */
+            memcpy(azLine[i], azLine[test_rand(&s) % 300], sizeof azLine[i]);
+        } else {
+            for (size_t j = 0; j < m; j++)
+                n += (size_t)snprintf(azLine[i] + n, sizeof azLine[i] - n, "%sw%u", j ? " " : "",
+                                      (unsigned)(test_rand(&s) % 40));
+        }
+        CHECK_OK(genie_set_builder_add(sb, azLine[i], strlen(azLine[i])));
+    }
+    CHECK_OK(genie_set_builder_write(sb, test_path("sets.genie")));
+    genie_set_builder_free(sb);
+    FILE *f = fopen(test_path("setq.txt"), "w");
+    CHECK(f != NULL);
+    for (int i = 0; i < 60; i++) {
+        if (i % 5 == 0) {
+            fprintf(f, "%s\n", azLine[test_rand(&s) % 900]);
+            continue;
+        }
+        size_t m = 1 + test_rand(&s) % 10;
+        for (size_t j = 0; j < m; j++)
+            fprintf(f, "%sw%u", j ? " " : "", (unsigned)(test_rand(&s) % 40));
+        fputc('\n', f);
+    }
+    fclose(f);
+    MPI_PATH(zIdx, "sets.genie");
+    MPI_PATH(zQ, "setq.txt");
+    char z[4096];
+    snprintf(z, sizeof z, "-k 5 --exact '%s' '%s'", zIdx, zQ);
+    mpi_same_as_genie(4, z, "--batch 7");
+    mpi_same_as_genie(1, z, NULL);
+    snprintf(z, sizeof z, "-k 300 --exact --json --show --measure cosine '%s' '%s'", zIdx, zQ);
+    mpi_same_as_genie(4, z, NULL);
+    snprintf(z, sizeof z, "-k 9 --measure dice --min-similarity 0.3 '%s' '%s'", zIdx, zQ);
+    mpi_same_as_genie(4, z, "--batch 11");
+    snprintf(z, sizeof z, "-k 6 --exact --measure containment --json '%s' '%s'", zIdx, zQ);
+    mpi_same_as_genie(4, z, NULL);
+    MPI_PATH(zOut, "mpi.out");
+    MPI_PATH(zErr, "mpi.err");
+    static const struct { const char *zArgs, *zWant; } aBad[] = {
+        {"-k 5 -K 40", "-K (genie-mpi answers it exactly"},
+        {"--min-similarity 0.5", "--min-similarity needs -k"},
+        {"-k 5 --measure tanimoto", "--measure must be jaccard"},
+    };
+    for (size_t i = 0; i < sizeof aBad / sizeof *aBad; i++) {
+        snprintf(z, sizeof z, "%s '%s' '%s'", aBad[i].zArgs, zIdx, zQ);
+        CHECK_EQ(mpi_run(3, NULL, "search", z, zOut, zErr), 2);
+        char *zMsg = mpi_read_text(zErr);
+        if (!strstr(zMsg, aBad[i].zWant))
+            test_fail_at(__FILE__, __LINE__, "genie-mpi search %s: no '%s' in:\n%.2000s", z, aBad[i].zWant, zMsg);
+        free(zMsg);
+    }
 }
 
 TEST(mpi_gpus_and_type_options)

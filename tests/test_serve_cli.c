@@ -37,6 +37,8 @@ typedef struct type_case {
     char *zBody;          /* the same queries and options as a JSON body */
 } type_case;
 
+static void check_refused(const served *s, const char *zPath, const char *zBody, const char *zWant);
+
 static void compare_with_cli(const served *s, const type_case *tc)
 {
     char zCmd[4096];
@@ -84,7 +86,7 @@ TEST(serve_answers_equal_cli_json)
 {
     SERVER_REQUIRED();
     uint64_t rng = 12345;
-    type_case aCase[14];
+    type_case aCase[18];
     size_t nCase = 0;
 
     /* keywords, with labels and records */
@@ -119,7 +121,7 @@ TEST(serve_answers_equal_cli_json)
     }
     sb_printf(&j, "]}");
     write_text(test_path("kw_q.txt"), f.z);
-    aCase[nCase++] = (type_case){"kw", fmt("-k 5 -m 2 --show %s %s", test_path("kw.genie"), test_path("kw_q.txt")), j.z};
+    aCase[nCase++] = (type_case){"kw", fmt("-k 5 --min-count 2 --show %s %s", test_path("kw.genie"), test_path("kw_q.txt")), j.z};
 
     /* text */
     f = (strbuf){0}, j = (strbuf){0};
@@ -147,6 +149,19 @@ TEST(serve_answers_equal_cli_json)
                                  fmt("{\"queries\":%s,\"k\":3,\"exact\":true}", jq.z)};
     aCase[nCase++] = (type_case){"sets", fmt("-k 5 --recall 0.9 %s %s", test_path("sets.genie"), test_path("sets_q.txt")),
                                  fmt("{\"queries\":%s,\"k\":5,\"recall\":0.9}", jq.z)};
+    /* the exact search's measures and thresholds: every answer (k past them all), the best k of them */
+    aCase[nCase++] = (type_case){"sets",
+                                 fmt("--measure cosine --min-similarity 0.3 --show %s %s", test_path("sets.genie"),
+                                     test_path("sets_q.txt")),
+                                 fmt("{\"queries\":%s,\"k\":10000,\"measure\":\"cosine\",\"min_similarity\":0.3,"
+                                     "\"show\":true}", jq.z)};
+    aCase[nCase++] = (type_case){"sets",
+                                 fmt("-k 2 --measure containment --min-similarity 0.5 %s %s", test_path("sets.genie"),
+                                     test_path("sets_q.txt")),
+                                 fmt("{\"queries\":%s,\"k\":2,\"measure\":\"containment\",\"min_similarity\":0.5}",
+                                     jq.z)};
+    aCase[nCase++] = (type_case){"sets", fmt("-k 4 --measure overlap %s %s", test_path("sets.genie"), test_path("sets_q.txt")),
+                                 fmt("{\"queries\":%s,\"k\":4,\"measure\":\"overlap\"}", jq.z)};
 
     /* sequences: strings over a small alphabet */
     f = (strbuf){0}, jq = (strbuf){0};
@@ -280,6 +295,15 @@ TEST(serve_answers_equal_cli_json)
     served_start(&s, azArg);
     for (size_t i = 0; i < nCase; i++)
         compare_with_cli(&s, &aCase[i]);
+    /* The sets' options refused as the CLI refuses them, in the server's spelling. */
+    check_refused(&s, "/v1/indexes/sets/search", "{\"queries\":[\"a\"],\"k\":0,\"min_similarity\":0.5}",
+                  "\\\"k\\\" must be a whole number 1..");
+    check_refused(&s, "/v1/indexes/sets/search", "{\"queries\":[\"a\"],\"recall\":0.9,\"min_similarity\":0.5}",
+                  "\\\"recall\\\" is for MinHash: not with \\\"min_similarity\\\"");
+    check_refused(&s, "/v1/indexes/sets/search", "{\"queries\":[\"a\"],\"measure\":\"tanimoto\"}",
+                  "\\\"measure\\\" must be \\\"jaccard\\\"");
+    check_refused(&s, "/v1/indexes/sets/search", "{\"queries\":[\"a\"],\"min_similarity\":0}",
+                  "\\\"min_similarity\\\" must be a number in (0, 1]");
     served_stop(&s);
     for (size_t i = 0; i < nCase; i++) {
         free(aCase[i].zCliArgs);
@@ -322,7 +346,7 @@ TEST(serve_metric_answers_equal_cli_json)
         sb_printf(&f, "\n");
     }
     write_text(test_path("words.txt"), f.z);
-    build(fmt("-t metric -m edit -K 8 -o %s %s", test_path("dir/words.genie"), test_path("words.txt")));
+    build(fmt("-t metric --metric edit --cluster-size 8 -o %s %s", test_path("dir/words.genie"), test_path("words.txt")));
     f = (strbuf){0};
     sb_printf(&jq, "[");
     for (unsigned i = 0; i < 30; i++) {
@@ -356,7 +380,7 @@ TEST(serve_metric_answers_equal_cli_json)
     sb_printf(&jv, "]");
     CHECK_OK(genie_vectors_write_fvecs(&base, test_path("pts.fvecs")));
     CHECK_OK(genie_vectors_write_fvecs(&qv, test_path("pts_q.fvecs")));
-    build(fmt("-t metric -m l2 -K 16 -o %s %s", test_path("dir/pts.genie"), test_path("pts.fvecs")));
+    build(fmt("-t metric --metric l2 --cluster-size 16 -o %s %s", test_path("dir/pts.genie"), test_path("pts.fvecs")));
 
     const char *zW = test_path("dir/words.genie"), *zWq = test_path("words_q.txt");
     const char *zP = test_path("dir/pts.genie"), *zPq = test_path("pts_q.fvecs");

@@ -3,7 +3,6 @@
  * every search, and the options and the getopt loop of every build.
  */
 #include <assert.h>
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +11,70 @@
 
 #include "cli.h"
 #include "itype.h"
+
+/*
+ * The one meaning of each short letter (cli.h): its long option, or two
+ * for -m, which is m, the number of hash functions (Zhou et al. (GENIE)
+ * IV-B1), of both hashing builds.
+ */
+static const struct {
+    char c;
+    const char *zLong;    /* space-separated */
+    const char *zMeaning; /* for cli_deprecated() */
+} aShort[] = {
+    {'b', "--backend", "--backend"},
+    {'D', "--index-dir", "--index-dir"},
+    {'d', "--delimiter", "--delimiter"},
+    {'e', "--epsilon", "--epsilon"},
+    {'h', "--help", "--help"},
+    {'i', "--index", "--index"},
+    {'j', "--threads", "--threads"},
+    {'K', "--candidates", "--candidates, the candidates of an approximate search"},
+    {'k', "--k", "-k, the answers per query"},
+    {'L', "--sublist-length", "--sublist-length"},
+    {'l', "--listen", "--listen"},
+    {'m', "--functions --hashes", "--functions or --hashes, the number of hash functions"},
+    {'n', "--gram", "--gram"},
+    {'o', "--output", "--output"},
+    {'p', "--partition", "--partition"},
+    {'q', "--quiet", "--quiet"},
+    {'r', "--radius", "--radius of a vectors search, in LSH buckets"},
+    {'s', "--separator", "--separator"},
+    {'t', "--type", "--type"},
+    {'v', "--verbose", "--verbose"},
+};
+
+const char *cli_short_option(int c)
+{
+    for (size_t i = 0; i < sizeof aShort / sizeof *aShort; i++)
+        if (aShort[i].c == c)
+            return aShort[i].zLong;
+    return NULL;
+}
+
+void cli_deprecated(const char *zWho, int c, const char *zLong)
+{
+    const char *zMeaning = "nothing";
+    for (size_t i = 0; i < sizeof aShort / sizeof *aShort; i++)
+        if (aShort[i].c == c)
+            zMeaning = aShort[i].zMeaning;
+    fprintf(stderr, "%s: -%c here is deprecated: write %s (-%c means %s)\n", zWho, c, zLong, c, zMeaning);
+}
+
+size_t cli_median_index(const double *a, size_t n)
+{
+    /* n is small (--repeat: at most 1000): count, for each, those below it */
+    for (size_t i = 0; i < n; i++) {
+        size_t nBelow = 0, nEqual = 0;
+        for (size_t j = 0; j < n; j++) {
+            nBelow += a[j] < a[i];
+            nEqual += a[j] == a[i] && j < i;
+        }
+        if (nBelow + nEqual == (n - 1) / 2)
+            return i;
+    }
+    return 0;
+}
 
 /* --gpus: a comma-separated list of ordinals, or "all"; one list per process. */
 static int parse_gpus(const char *zCmd, const char *zArg, genie_search_options *opt)
@@ -115,29 +178,31 @@ static int build_option(int c, const char *zArg, genie_build_options *opt, int *
     return 1;
 }
 
+const struct option cli_aBuildOption[] = {
+    {"output", required_argument, 0, 'o'}, {"type", required_argument, 0, 't'},
+    {"sublist-length", required_argument, 0, 'L'}, {"quiet", no_argument, 0, 'q'},
+    {"help", no_argument, 0, 'h'}, CLI_PART_LONG_OPTIONS, {0, 0, 0, 0}};
+
 /* The most long options one build command has, its own and the shared. */
 #define CLI_BUILD_MAX_OPTIONS 40
 
 int cli_parse_build(int argc, char **argv, const char *zShort, const struct option *aLong, const char *zHelp,
                     cli_option_fn xOption, void *ctx, cli_build_args *a)
 {
-    static const struct option aShared[] = {
-        {"output", required_argument, 0, 'o'}, {"type", required_argument, 0, 't'},
-        {"sublist-length", required_argument, 0, 'L'}, {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'}, CLI_PART_LONG_OPTIONS};
     struct option aOpt[CLI_BUILD_MAX_OPTIONS];
     size_t n = 0;
-    for (size_t i = 0; i < sizeof aShared / sizeof *aShared; i++)
-        aOpt[n++] = aShared[i];
+    for (size_t i = 0; cli_aBuildOption[i].name; i++)
+        aOpt[n++] = cli_aBuildOption[i];
     for (size_t i = 0; aLong && aLong[i].name; i++) {
         assert(n + 1 < CLI_BUILD_MAX_OPTIONS);
         aOpt[n++] = aLong[i];
     }
     aOpt[n] = (struct option){0, 0, 0, 0};
     char zAllShort[64];
-    snprintf(zAllShort, sizeof zAllShort, "o:t:L:qh%s", zShort ? zShort : "");
+    snprintf(zAllShort, sizeof zAllShort, CLI_BUILD_SHORT_OPTIONS "%s", zShort ? zShort : "");
 
     memset(a, 0, sizeof *a);
+    a->recallBudget = CLI_RECALL_BUDGET_DEFAULT;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, zAllShort, aOpt, NULL)) != -1) {
@@ -151,6 +216,14 @@ int cli_parse_build(int argc, char **argv, const char *zShort, const struct opti
         case 'o': a->zOut = optarg; break;
         case 'q': a->quiet = 1; break;
         case CLI_OPT_NO_RECALL: a->noRecall = 1; break; /* only where the type lists it */
+        case CLI_OPT_RECALL_BUDGET: { /* only where the type lists it */
+            char *e;
+            a->recallBudget = strtod(optarg, &e);
+            if (e == optarg || *e || !(a->recallBudget >= 0 && a->recallBudget <= 1e9))
+                return cli_usage_error("build", "--recall-budget must be seconds >= 0 (0: no limit), not '%s'",
+                                       optarg);
+            break;
+        }
         case 'h': cli_help(zHelp); return CLI_EXIT_OK;
         default:
             st = xOption ? xOption(ctx, c, optarg) : CLI_OPTION_UNKNOWN;
@@ -235,43 +308,5 @@ int cli_check_recall(const char *zCmd, double recall, uint32_t k, int exact, int
     if (k > 100)
         return cli_usage_error(zCmd, "--recall needs -k <= 100 (the estimate records 100 answers per query), not %u",
                                k);
-    return CLI_EXIT_OK;
-}
-
-int cli_build_recall(const cli_build_args *a)
-{
-    /* The side file of the index this build replaced goes first: whatever
-     * happens next (no estimate wanted, a failed or killed computation, a
-     * full disk), no estimate of another index stays beside the new one. */
-    char *zSide = malloc(strlen(a->zOut) + sizeof ".recall");
-    if (!zSide)
-        return cli_fail(GENIE_ENOMEM);
-    strcpy(zSide, a->zOut);
-    strcat(zSide, ".recall");
-    if (remove(zSide) != 0 && errno != ENOENT) {
-        fprintf(stderr, "genie build: cannot remove the old recall estimate %s: %s\n", zSide, strerror(errno));
-        free(zSide);
-        return CLI_EXIT_FAIL;
-    }
-    if (a->noRecall) {
-        free(zSide);
-        return CLI_EXIT_OK;
-    }
-    double t0 = util_now();
-    genie_index *idx;
-    genie_status rc = genie_index_open(a->zOut, &idx);
-    if (rc == GENIE_OK)
-        rc = genie_recall_write(idx, 0); /* a side file that cannot be written fails the build */
-    genie_index_close(idx);
-    if (rc != GENIE_OK) {
-        const char *z = genie_last_error();
-        fprintf(stderr, "genie build: the index is written, but not its recall estimate %s (each search "
-                        "with --recall would compute it again): %s\n", zSide, z[0] ? z : genie_strerror(rc));
-        free(zSide);
-        return CLI_EXIT_FAIL;
-    }
-    if (!a->quiet)
-        fprintf(stderr, "genie build: recall estimate in %.2f s (%s)\n", util_now() - t0, zSide);
-    free(zSide);
     return CLI_EXIT_OK;
 }

@@ -32,6 +32,34 @@ const itype *itype_by_name(const char *zName)
     return NULL;
 }
 
+const char *itype_names(char *z, size_t n, int (*xKeep)(const itype *t))
+{
+    size_t nKeep = 0, iKeep = 0, at = 0;
+    for (size_t i = 0; i < itype_nAll; i++)
+        nKeep += itype_aAll[i] && (!xKeep || xKeep(itype_aAll[i]));
+    if (n)
+        z[0] = '\0';
+    for (size_t i = 0; i < itype_nAll && at < n; i++) {
+        const itype *t = itype_aAll[i];
+        if (!t || (xKeep && !xKeep(t)))
+            continue;
+        const char *zSep = iKeep == 0 ? "" : iKeep + 1 == nKeep ? " or " : ", ";
+        int w = snprintf(z + at, n - at, "%s%s", zSep, t->zName);
+        at += w > 0 ? (size_t)w : 0;
+        iKeep++;
+    }
+    return z;
+}
+
+const char *itype_show_refusal(const itype_index *ix, char *z, size_t n)
+{
+    if (ix->info.has_records)
+        return NULL;
+    const char *zWhy = ix->pType && ix->pType->zNoRecords ? ix->pType->zNoRecords : "built without records";
+    snprintf(z, n, "stores no records (%s)", zWhy);
+    return z;
+}
+
 itype_batch_form itype_batch_of(itype_query_form form)
 {
     switch (form) {
@@ -52,10 +80,12 @@ void itype_options_init(itype_options *o, const itype *t)
 void itype_options_key(const itype_options *o, json_buf *b)
 {
     json_buf_printf(b,
-                    "k=%u m=%u K=%u c=%u/%d r=%u x=%d R=%.17g p=%d n=%u o=%d e=%d f=%.17g P=%p d=%.17g b=%d C=%u:%u",
+                    "k=%u m=%u K=%u c=%u/%d r=%u x=%d R=%.17g p=%d n=%u o=%d e=%d f=%.17g P=%p d=%.17g b=%d C=%u:%u "
+                    "M=%d T=%.17g",
                     o->k, o->minCount, o->candidates, o->maxCandidates, o->certifyOnly, o->radius, o->exact,
                     o->recall, o->precision, o->nprobe, o->orMode, o->exhaustive, o->cacheFraction,
-                    (const void *)o->plan, o->maxDistance, o->bruteForce, o->firstCluster, o->nClusters);
+                    (const void *)o->plan, o->maxDistance, o->bruteForce, o->firstCluster, o->nClusters, o->measure,
+                    o->minSimilarity);
     for (size_t i = 0; i < o->nSetting; i++) {
         json_buf_printf(b, " %c:%u:", o->aSetting[i].isWeight ? 'w' : 'r', o->aSetting[i].value);
         if (o->aSetting[i].zColumn)

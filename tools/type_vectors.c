@@ -56,10 +56,11 @@ static const char zSearchHelp[] =
     "                          on the GPU\n"
     PRECISION_HELP
     CLI_RECALL_HELP
-    CLI_RECALL_VERBOSE_HELP
     CLI_ENGINE_HELP
     "      --ivecs FILE        also write the neighbour ids as .ivecs\n"
     "      --json              one JSON object per query instead of TSV\n"
+    "      --show              refused: a vectors index stores no records\n"
+    CLI_RECALL_VERBOSE_HELP
     "  -q, --quiet             no timing line on standard error\n"
     "  -h, --help              show this help\n";
 
@@ -100,21 +101,14 @@ static const char zEvalHelp[] =
     "      --truth-backend B   backend of that exact search (default auto)\n"
     "      --truth-out FILE    write the computed ground truth as .ivecs\n"
     "      --limit N           use the first N queries only\n"
-    "      --repeat N          run the search N times on the open index and\n"
-    "                          report the last (warm: an exact GPU search keeps\n"
-    "                          the base on the GPU after its first run; default 1)\n"
+    CLI_REPEAT_HELP
+    "                          (an exact GPU search keeps the base on the GPU\n"
+    "                          after its first run: later runs are warm)\n"
     "      --csv               one CSV line instead: metric,exact,backend,m,\n"
     "                          k,K,r,queries,k_recall,one_recall,ratio,seconds,qps,\n"
     "                          seconds_hash,seconds_match,seconds_rerank (an IVF\n"
     "                          index: nprobe in m's place, the depth in K's)\n"
     "  -h, --help              show this help\n";
-
-static int parse_backend(const char *z, genie_backend *b)
-{
-    if (genie_backend_parse(z, b) != GENIE_OK)
-        return 0;
-    return 1;
-}
 
 /* Options shared by search and eval. */
 typedef struct vec_cli_opts {
@@ -123,8 +117,8 @@ typedef struct vec_cli_opts {
     const char *zIvecs, *zTruth, *zTruthOut;
     genie_backend truthBackend;
     uint64_t limit;
-    uint32_t repeat; /* eval: runs of the search, the last one reported */
-    int quiet, csv, json, verbose;
+    uint32_t repeat; /* eval: runs of the search, the median one's time reported */
+    int quiet, csv, json, verbose, show;
     genie_search_stats st; /* search: what it did */
     uint32_t aNprobe[32];  /* eval: --nprobe P,P,... (the first is o.nprobe) */
     uint32_t nNprobe;
@@ -149,22 +143,30 @@ static int parse_nprobe(const char *zCmd, const char *z, int many, vec_cli_opts 
     return CLI_EXIT_OK;
 }
 
+/* The options of the vectors search and eval (parse_vec_opts() parses both). */
+enum { OPT_EXACT = 1, OPT_IVECS, OPT_TRUTH, OPT_TRUTH_BACKEND, OPT_TRUTH_OUT, OPT_LIMIT, OPT_CSV, OPT_REPEAT,
+       OPT_RECALL, OPT_PRECISION, OPT_NPROBE };
+#define VEC_OPTIONS                                                                                     \
+    {"k", required_argument, 0, 'k'}, {"candidates", required_argument, 0, 'K'},                         \
+    {"radius", required_argument, 0, 'r'}, {"exact", no_argument, 0, OPT_EXACT},                        \
+    {"recall", required_argument, 0, OPT_RECALL}, {"precision", required_argument, 0, OPT_PRECISION},   \
+    {"nprobe", required_argument, 0, OPT_NPROBE}, {"help", no_argument, 0, 'h'}, CLI_ENGINE_LONG_OPTIONS
+#define SEARCH_SHORT "k:K:r:vqh" CLI_ENGINE_SHORT_OPTIONS
+static const struct option aSearchOpt[] = {
+    VEC_OPTIONS, {"ivecs", required_argument, 0, OPT_IVECS}, {"json", no_argument, 0, 'J'},
+    {"show", no_argument, 0, 's'}, {"verbose", no_argument, 0, 'v'}, {"quiet", no_argument, 0, 'q'},
+    {0, 0, 0, 0}};
+#define EVAL_SHORT "k:K:r:h" CLI_ENGINE_SHORT_OPTIONS
+static const struct option aEvalOpt[] = {
+    VEC_OPTIONS, {"truth", required_argument, 0, OPT_TRUTH}, {"truth-backend", required_argument, 0, OPT_TRUTH_BACKEND},
+    {"truth-out", required_argument, 0, OPT_TRUTH_OUT}, {"limit", required_argument, 0, OPT_LIMIT},
+    {"csv", no_argument, 0, OPT_CSV}, {"repeat", required_argument, 0, OPT_REPEAT}, {0, 0, 0, 0}};
+
 /* Parse search/eval options; returns -1 to go on, else an exit code. */
-static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **argv, vec_cli_opts *o)
+static int parse_vec_opts(const char *zCmd, const itype_cli *cli, int argc, char **argv, vec_cli_opts *o)
 {
-    static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'},         {"candidates", required_argument, 0, 'K'},
-        {"radius", required_argument, 0, 'r'},    {"exact", no_argument, 0, 1},
-        {"ivecs", required_argument, 0, 2},       {"truth", required_argument, 0, 3},
-        {"truth-backend", required_argument, 0, 4}, {"truth-out", required_argument, 0, 5},
-        {"limit", required_argument, 0, 6},       {"csv", no_argument, 0, 7},
-        {"repeat", required_argument, 0, 8},      {"json", no_argument, 0, 9},
-        {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
-        {"recall", required_argument, 0, 10},     {"verbose", no_argument, 0, 'v'},
-        {"precision", required_argument, 0, 11},  {"nprobe", required_argument, 0, 12},
-        CLI_ENGINE_LONG_OPTIONS,
-        {0, 0, 0, 0}};
-    static const itype_spelling spell = {"-k", "-K", "--certify", "-r", "--nprobe"};
+    static const itype_spelling spell = {.zK = "-k", .zCandidates = "-K", .zCertify = "--certify",
+                                         .zRadius = "-r", .zNprobe = "--nprobe"};
     memset(o, 0, sizeof *o);
     itype_options_init(&o->o, &itype_vectors);
     o->repeat = 1;
@@ -172,11 +174,7 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
     uint64_t v;
     genie_precision precision;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:K:r:qvh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
-        if (!isEval && (c >= 3 && c <= 8))
-            return cli_usage_error(zCmd, "option not known to genie search on a vectors index");
-        if (isEval && (c == 2 || c == 9))
-            return cli_usage_error(zCmd, "--ivecs and --json belong to genie search");
+    while ((c = getopt_long(argc, argv, cli->zShort, cli->aLong, NULL)) != -1) {
         int st;
         if (cli_engine_option(zCmd, c, optarg, &o->eng, &st) ||
             cli_k_option(zCmd, &itype_vectors, c, optarg, &o->o.k, &st)) {
@@ -195,47 +193,50 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
                 return cli_usage_error(zCmd, "-r '%s': a whole number", optarg);
             o->o.radius = (uint32_t)v;
             break;
-        case 1:
+        case OPT_EXACT:
             o->o.exact = 1;
             break;
-        case 2:
+        case OPT_IVECS:
             o->zIvecs = optarg;
             break;
-        case 3:
+        case OPT_TRUTH:
             o->zTruth = optarg;
             break;
-        case 4:
-            if (!parse_backend(optarg, &o->truthBackend))
-                return cli_usage_error(zCmd, "unknown backend '%s'", optarg);
+        case OPT_TRUTH_BACKEND:
+            if (genie_backend_parse(optarg, &o->truthBackend) != GENIE_OK)
+                return cli_usage_error(zCmd, "--truth-backend: %s", genie_last_error());
             break;
-        case 5:
+        case OPT_TRUTH_OUT:
             o->zTruthOut = optarg;
             break;
-        case 6:
+        case OPT_LIMIT:
             if (!cli_parse_u64(optarg, 1, UINT64_MAX, &o->limit))
                 return cli_usage_error(zCmd, "--limit '%s': a positive number", optarg);
             break;
-        case 7:
+        case OPT_CSV:
             o->csv = 1;
             break;
-        case 8:
+        case OPT_REPEAT:
             if (!cli_parse_u64(optarg, 1, 1000, &v))
                 return cli_usage_error(zCmd, "--repeat '%s': 1..1000", optarg);
             o->repeat = (uint32_t)v;
             break;
-        case 9:
+        case 'J':
             o->json = 1;
             break;
-        case 10:
+        case 's':
+            o->show = 1;
+            break;
+        case OPT_RECALL:
             if ((st = cli_parse_recall(zCmd, optarg, &o->o.recall)) != CLI_EXIT_OK)
                 return st;
             break;
-        case 11:
+        case OPT_PRECISION:
             if (genie_precision_parse(optarg, &precision) != GENIE_OK)
                 return cli_usage_error(zCmd, "--precision '%s': fp32, tf32 or fp16", optarg);
             o->o.precision = (int)precision;
             break;
-        case 12:
+        case OPT_NPROBE:
             if ((st = parse_nprobe(zCmd, optarg, isEval, o)) != CLI_EXIT_OK)
                 return st;
             break;
@@ -246,10 +247,10 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
             o->quiet = 1;
             break;
         case 'h':
-            cli_help(zHelp);
+            cli_help(cli->zHelp);
             return CLI_EXIT_OK;
         default:
-            return CLI_EXIT_USAGE;
+            return cli_usage_error(zCmd, "bad option");
         }
     }
     char zErr[128];
@@ -285,7 +286,7 @@ static genie_status vec_chunk_done(cli_search *s, const itype_results *r)
 {
     vec_cli_opts *o = s->pCtx;
     o->st = r->st;
-    if (o->verbose)
+    if (s->verbose)
         cli_print_recall_choice("search", s->o.recall, s->o.k, &r->st, !r->st.nprobe);
     if (!o->zIvecs)
         return GENIE_OK;
@@ -310,29 +311,33 @@ static void vec_summary(cli_search *s)
     char zIvf[64] = "";
     if (o->st.nprobe)
         snprintf(zIvf, sizeof zIvf, "ivf, nprobe %u%s, ", o->st.nprobe, o->st.candidates ? ", refined" : "");
-    if (!o->quiet)
-        fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s%s%s%s)\n", (unsigned long long)s->nQuery,
-                o->st.total_seconds, o->o.exact ? "exact, " : "", zIvf,
-                lowP ? genie_precision_name((genie_precision)o->o.precision) : "", lowP ? ", " : "",
-                genie_backend_name(o->st.backend));
+    fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s%s%s%s)\n", (unsigned long long)s->nQuery,
+            o->st.total_seconds, o->o.exact ? "exact, " : "", zIvf,
+            lowP ? genie_precision_name((genie_precision)o->o.precision) : "", lowP ? ", " : "",
+            genie_backend_name(o->st.backend));
 }
+
+static const itype_cli vec_search_cli = {SEARCH_SHORT, aSearchOpt, zSearchHelp};
+static const itype_cli vec_eval_cli = {EVAL_SHORT, aEvalOpt, zEvalHelp};
 
 static int vec_cli_search(int argc, char **argv, const char *zIndex)
 {
-    (void)zIndex;
     vec_cli_opts o;
-    int ex = parse_vec_opts("search", zSearchHelp, argc, argv, &o);
+    int ex = parse_vec_opts("search", &vec_search_cli, argc, argv, &o);
     if (ex >= 0)
         return ex;
     cli_search s;
     cli_search_init(&s, &itype_vectors);
     s.o = o.o;
+    s.o.show = o.show;
     s.eng = o.eng;
     s.json = o.json;
+    s.quiet = o.quiet;
+    s.verbose = o.verbose;
     s.pCtx = &o;
     s.xDone = vec_chunk_done;
     s.xSummary = vec_summary;
-    return cli_search_main(&s, argc, argv, argv[optind], NULL);
+    return cli_search_main(&s, argc, argv, zIndex, NULL);
 }
 
 /* The ground truth: ids, k per query, from --truth or an exact search. */
@@ -453,17 +458,31 @@ static genie_status score_search(const genie_vectors *q, const genie_vectors *ba
     return GENIE_OK;
 }
 
-/* The search --repeat times on the open index (the last run kept in @p run) and its score. */
+/*
+ * The search --repeat times on the open index and its score: the answers
+ * of the last run in @p run (every run gives the same), the stats of the
+ * median one in @p pSt.
+ */
 static genie_status eval_run(const itype_index *ix, const vec_cli_opts *o, const itype_options *so,
                              const genie_vectors *q, const genie_vectors *base, genie_metric metric,
-                             const uint32_t *aTruth, itype_results *run, eval_score *sc)
+                             const uint32_t *aTruth, itype_results *run, genie_search_stats *pSt, eval_score *sc)
 {
-    genie_status rc = GENIE_OK;
+    genie_search_stats *aSt = calloc(o->repeat, sizeof *aSt);
+    double *aSecs = calloc(o->repeat, sizeof *aSecs);
+    genie_status rc = aSt && aSecs ? GENIE_OK : GENIE_ENOMEM;
     for (uint32_t i = 0; rc == GENIE_OK && i < o->repeat; i++) {
         itype_results_free(&itype_vectors, run);
         rc = run_search(ix, so, &o->eng, q, run);
+        aSt[i] = run->st;
+        aSecs[i] = run->st.total_seconds;
     }
-    return rc == GENIE_OK ? score_search(q, base, metric, so->k, aTruth, run, sc) : rc;
+    if (rc == GENIE_OK) {
+        *pSt = aSt[cli_median_index(aSecs, o->repeat)];
+        rc = score_search(q, base, metric, so->k, aTruth, run, sc);
+    }
+    free(aSt);
+    free(aSecs);
+    return rc;
 }
 
 /* An IVF index's eval over several nprobe (--nprobe's, else 1, 2, 4, ... up to nlist): one line each. */
@@ -489,12 +508,12 @@ static genie_status eval_sweep(const itype_index *ix, const vec_cli_opts *o, con
         itype_options so = o->o;
         so.nprobe = aP[i];
         eval_score sc;
-        rc = eval_run(ix, o, &so, q, base, iv->metric, aTruth, &run, &sc);
-        const genie_search_stats *st = &run.st;
+        genie_search_stats st;
+        rc = eval_run(ix, o, &so, q, base, iv->metric, aTruth, &run, &st, &sc);
         if (rc == GENIE_OK)
-            printf("%u %u %.4f %.4f %.1f %.4f %s\n", st->nprobe, st->candidates, sc.kRecall, sc.oneRecall,
-                   st->total_seconds > 0 ? (double)q->n / st->total_seconds : 0.0, st->total_seconds,
-                   genie_backend_name(st->backend));
+            printf("%u %u %.4f %.4f %.1f %.4f %s\n", st.nprobe, st.candidates, sc.kRecall, sc.oneRecall,
+                   st.total_seconds > 0 ? (double)q->n / st.total_seconds : 0.0, st.total_seconds,
+                   genie_backend_name(st.backend));
     }
     itype_results_free(&itype_vectors, &run);
     return rc;
@@ -536,7 +555,7 @@ static int vec_cli_eval(int argc, char **argv, const char *zIndex)
 {
     (void)zIndex;
     vec_cli_opts o;
-    int ex = parse_vec_opts("eval", zEvalHelp, argc, argv, &o);
+    int ex = parse_vec_opts("eval", &vec_eval_cli, argc, argv, &o);
     if (ex >= 0)
         return ex;
     cli_search cs;
@@ -560,10 +579,11 @@ static int vec_cli_eval(int argc, char **argv, const char *zIndex)
     if (rc == GENIE_OK && o.o.recall) /* the estimate's first computation is not the search's time */
         rc = genie_recall_prepare(ix->idx, o.eng.threads);
     eval_score sc;
+    genie_search_stats st;
     if (rc == GENIE_OK && iv && !o.o.exact && !o.o.recall && o.nNprobe != 1)
         rc = eval_sweep(ix, &o, &q, &base, iv, aTruth);
-    else if (rc == GENIE_OK && (rc = eval_run(ix, &o, &o.o, &q, &base, metric, aTruth, &run, &sc)) == GENIE_OK)
-        eval_print(&o, &q, metric, p.m, iv, &run.st, &sc);
+    else if (rc == GENIE_OK && (rc = eval_run(ix, &o, &o.o, &q, &base, metric, aTruth, &run, &st, &sc)) == GENIE_OK)
+        eval_print(&o, &q, metric, p.m, iv, &st, &sc);
     itype_results_free(&itype_vectors, &run);
     free(aTruth);
     genie_vectors_free(&q);
@@ -643,27 +663,30 @@ static void vec_json(json_buf *b, const itype_printer *p, uint64_t queryNo, cons
  * K, when given, is at least k; nprobe takes no recall target and no exact
  * search; on an open index (@p ix), the options of its kind: nprobe an IVF
  * index's, the radius an LSH index's, K (the refinement depth) IVF-PQ's,
- * k up to an IVF search's largest.
+ * k up to an IVF search's largest.  (sp->zNprobe: every interface that
+ * reaches the vectors entry spells nprobe.)
  */
 static const char *vec_check(const itype_index *ix, const itype_options *o, const itype_spelling *sp, char *zErr,
                              size_t nErr)
 {
     const genie_ivf_info *iv = ix ? ix->pState : NULL;
+    const char *zNprobe = sp->zNprobe ? sp->zNprobe : "nprobe";
+    uint32_t maxProbe = iv ? (iv->nlist < 2048 ? iv->nlist : 2048) : 0;
     if (o->candidates && o->candidates < o->k)
         snprintf(zErr, nErr, "%s %u is below %s %u", sp->zCandidates, o->candidates, sp->zK, o->k);
     else if (o->nprobe && o->recall > 0)
-        snprintf(zErr, nErr, "%s %u: a recall target chooses nprobe itself; give one or the other", sp->zNprobe,
+        snprintf(zErr, nErr, "%s %u: a recall target chooses nprobe itself; give one or the other", zNprobe,
                  o->nprobe);
     else if (o->nprobe && o->exact)
-        snprintf(zErr, nErr, "%s %u: an exact search compares every vector; give one or the other", sp->zNprobe,
+        snprintf(zErr, nErr, "%s %u: an exact search compares every vector; give one or the other", zNprobe,
                  o->nprobe);
     else if (ix && !iv && o->nprobe)
-        snprintf(zErr, nErr, "%s %u: an LSH index has no lists (build with --ivf)", sp->zNprobe, o->nprobe);
+        snprintf(zErr, nErr, "%s %u: an LSH index has no lists (build with --ivf)", zNprobe, o->nprobe);
     else if (iv && o->radius)
-        snprintf(zErr, nErr, "%s %u: an IVF index has no buckets (use %s)", sp->zRadius, o->radius, sp->zNprobe);
-    else if (iv && !o->exact && o->nprobe > (iv->nlist < 2048 ? iv->nlist : 2048))
-        snprintf(zErr, nErr, "%s %u: the index has %u lists (%s 1..%u)", sp->zNprobe, o->nprobe, iv->nlist,
-                 sp->zNprobe, iv->nlist < 2048 ? iv->nlist : 2048);
+        snprintf(zErr, nErr, "%s %u: an IVF index has no buckets (use %s)", sp->zRadius, o->radius, zNprobe);
+    else if (iv && !o->exact && o->nprobe > maxProbe)
+        snprintf(zErr, nErr, "%s %u: the index has %u lists (%s 1..%u)", zNprobe, o->nprobe, iv->nlist, zNprobe,
+                 maxProbe);
     else if (iv && !o->exact && !iv->pq_m && o->candidates)
         snprintf(zErr, nErr, "%s %u: IVF-Flat's distances are exact already (the refinement depth is IVF-PQ's)",
                  sp->zCandidates, o->candidates);
@@ -733,8 +756,9 @@ static genie_status vec_search_parts(const itype_index *ix, uint32_t firstPart, 
     return rc;
 }
 
-static void vec_from_hits(const itype_hit *aHit, size_t n, void *aOut)
+static void vec_from_hits(const itype_hit *aHit, size_t n, const itype_options *o, uint32_t word, void *aOut)
 {
+    (void)o, (void)word;
     genie_neighbor *a = aOut;
     for (size_t i = 0; i < n; i++) {
         a[i].id = aHit[i].object;
@@ -754,6 +778,9 @@ static const itype_option aVecOption[] = {
 
 const itype itype_vectors = {
     .zName = "vectors",
+    .zAbout = "dense vectors under l2, l1, cosine or ip: LSH candidates re-ranked, inverted files (IVF-Flat, "
+              "IVF-PQ), or exact k-NN",
+    .zNoRecords = "a vectors index stores its vectors, never records",
     .type = GENIE_TYPE_VECTORS,
     .maxK = GENIE_VECTORS_MAX_K,
     .defaultK = 10,
@@ -761,10 +788,13 @@ const itype itype_vectors = {
     .zJsonQuery = "an array of numbers",
     .aOption = aVecOption,
     .szHit = sizeof(genie_neighbor),
-    .xCliBuild = vec_cli_build, /* type_vectors_build.c */
+    .xCliBuild = vec_cli_build,
     .xCliSearch = vec_cli_search,
     .xCliEval = vec_cli_eval,
     .xCliInfo = vec_info,
+    .cliBuild = {VEC_BUILD_SHORT, vec_aBuildOption, vec_zBuildHelp}, /* type_vectors_build.c */
+    .cliSearch = {SEARCH_SHORT, aSearchOpt, zSearchHelp},
+    .cliEval = {EVAL_SHORT, aEvalOpt, zEvalHelp},
     .xOpen = vec_open,
     .xClose = vec_close,
     .xCheck = vec_check,

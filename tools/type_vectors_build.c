@@ -1,6 +1,7 @@
 /*
  * The vectors front-end's build commands (the type table's vectors entry,
- * type_vectors.c, runs the build through xCliBuild):
+ * type_vectors.c, runs the build through xCliBuild and shows its options
+ * through cliBuild):
  *   genie build --type vectors   hash base vectors into an LSH index, or
  *                                (--ivf) an inverted file, IVF-Flat or IVF-PQ
  *   genie lsh-params             the number of hash functions by Eqn. 9
@@ -17,7 +18,7 @@
 #include "genie/vectors.h"
 #include "cli.h"
 
-static const char zBuildHelp[] =
+const char vec_zBuildHelp[] =
     "Usage: genie build --type vectors [options] -o INDEX BASE\n"
     "\n"
     "Hash the vectors of BASE (.fvecs .bvecs .ivecs .npy .json, or IDX;\n"
@@ -28,7 +29,7 @@ static const char zBuildHelp[] =
     "The index also stores the vectors (4 bytes per value) for re-ranking and\n"
     "exact search.\n"
     "\n"
-    "  -t, --type vectors       this front-end\n"
+    "  -t, --type vectors       this type\n"
     "  -o, --output FILE        the index to write (required)\n"
     "      --metric NAME        l2 (E2LSH, default), l1 (random binning +\n"
     "                           MurmurHash3), cosine (sign random projections);\n"
@@ -73,7 +74,12 @@ static const char zParamsHelp[] =
     "largest, over similarities s = 0.01 .. 0.99, of the smallest m with\n"
     "Pr[|c/m - s| <= epsilon] >= 1 - delta, c ~ Binomial(m, s).\n"
     "Defaults epsilon = delta = 0.06 (the paper reports m = 237). Settings that\n"
-    "need more than 100,000 functions are refused.\n";
+    "need more than 100,000 functions are refused.\n"
+    "\n"
+    "  -e, --epsilon E   0 < E < 1 (default 0.06)\n"
+    "      --delta D     0 < D < 1 (default 0.06; -d, deprecated: -d is\n"
+    "                    --delimiter)\n"
+    "  -h, --help        show this help\n";
 
 static int parse_float(const char *z, float *out)
 {
@@ -142,7 +148,7 @@ static int ivf_build_option(vec_build_args *a, int c, const char *zArg)
         return CLI_EXIT_OK;
     case OPT_BUILD_BACKEND:
         if (genie_backend_parse(zArg, &a->ivf.backend) != GENIE_OK)
-            return cli_usage_error("build", "--backend: unknown backend '%s'", zArg);
+            return cli_usage_error("build", "--backend: %s", genie_last_error());
         return CLI_EXIT_OK;
     default:
         return CLI_OPTION_UNKNOWN;
@@ -228,20 +234,20 @@ static int vec_cli_build_ivf(vec_build_args *b, cli_build_args *a, const char *z
     return cli_build_recall(a);
 }
 
+const struct option vec_aBuildOption[] = {
+    {"metric", required_argument, 0, 1}, {"functions", required_argument, 0, 'm'},
+    {"buckets", required_argument, 0, 2}, {"bits", required_argument, 0, 3},
+    {"width", required_argument, 0, 4},  {"sigma", required_argument, 0, 5},
+    {"seed", required_argument, 0, 6},   {"ivf", required_argument, 0, OPT_IVF},
+    {"pq", required_argument, 0, OPT_PQ}, {"refine", no_argument, 0, OPT_REFINE},
+    {"train-size", required_argument, 0, OPT_TRAIN_SIZE}, {"iterations", required_argument, 0, OPT_ITERATIONS},
+    {"backend", required_argument, 0, OPT_BUILD_BACKEND}, CLI_RECALL_BUILD_OPTION, {0, 0, 0, 0}};
+
 int vec_cli_build(int argc, char **argv)
 {
-    static const struct option aOpt[] = {
-        {"metric", required_argument, 0, 1}, {"functions", required_argument, 0, 'm'},
-        {"buckets", required_argument, 0, 2}, {"bits", required_argument, 0, 3},
-        {"width", required_argument, 0, 4},  {"sigma", required_argument, 0, 5},
-        {"seed", required_argument, 0, 6},   {"ivf", required_argument, 0, OPT_IVF},
-        {"pq", required_argument, 0, OPT_PQ}, {"refine", no_argument, 0, OPT_REFINE},
-        {"train-size", required_argument, 0, OPT_TRAIN_SIZE},
-        {"iterations", required_argument, 0, OPT_ITERATIONS},
-        {"backend", required_argument, 0, OPT_BUILD_BACKEND}, CLI_RECALL_BUILD_OPTION, {0, 0, 0, 0}};
     vec_build_args b = {.lsh = {.metric = GENIE_METRIC_L2, .seed = 1}};
     cli_build_args a;
-    int st = cli_parse_build(argc, argv, "m:", aOpt, zBuildHelp, vec_build_option, &b, &a);
+    int st = cli_parse_build(argc, argv, VEC_BUILD_SHORT, vec_aBuildOption, vec_zBuildHelp, vec_build_option, &b, &a);
     if (st != CLI_GO_ON)
         return st;
     if (optind + 1 != argc)
@@ -274,8 +280,9 @@ int vec_cli_build(int argc, char **argv)
 
 int vec_cli_lsh_params(int argc, char **argv)
 {
+    enum { OPT_DELTA = 0x200 };
     static const struct option aOpt[] = {{"epsilon", required_argument, 0, 'e'},
-                                         {"delta", required_argument, 0, 'd'},
+                                         {"delta", required_argument, 0, OPT_DELTA},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     double eps = 0.06, delta = 0.06;
@@ -284,8 +291,11 @@ int vec_cli_lsh_params(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "e:d:h", aOpt, NULL)) != -1) {
         char *e;
         switch (c) {
+        case 'd':
+            cli_deprecated("genie lsh-params", c, "--delta");
+            /* fall through */
         case 'e':
-        case 'd': {
+        case OPT_DELTA: {
             double v = strtod(optarg, &e);
             if (e == optarg || *e || !(v > 0 && v < 1))
                 return cli_usage_error("lsh-params", "'%s': a number between 0 and 1", optarg);

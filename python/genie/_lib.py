@@ -121,11 +121,18 @@ class genie_set_params(Structure):
 
 
 class genie_set_options(Structure):
-    _fields_ = [("size", c_uint32), ("k", c_uint32), ("candidates", c_uint32), ("exact", c_int), ("recall", c_double)]
+    _fields_ = [("size", c_uint32), ("k", c_uint32), ("candidates", c_uint32), ("exact", c_int), ("recall", c_double),
+                ("measure", c_int), ("min_similarity", c_double)]
 
 
 class genie_set_hit(Structure):
-    _fields_ = [("object", c_uint32), ("shared", c_uint32), ("union_size", c_uint32), ("count", c_uint32)]
+    _fields_ = [("object", c_uint32), ("shared", c_uint32), ("union_size", c_uint32), ("count", c_uint32),
+                ("similarity", c_double)]
+
+
+class genie_set_plan(Structure):
+    _fields_ = [("method", c_int), ("candidates", c_uint32), ("recall", c_double), ("exact_cost", c_double),
+                ("minhash_cost", c_double), ("reason", c_char_p)]
 
 
 class genie_table_options(Structure):
@@ -298,7 +305,9 @@ _PROTOTYPES = {
                                    P(genie_search_options), _OUT_HANDLE]),
     "genie_set_results_stats": (None, [_HANDLE, P(genie_search_stats)]),
     "genie_set_results_get": (P(genie_set_hit), [_HANDLE, c_size_t, P(c_size_t)]),
+    "genie_set_results_plan": (None, [_HANDLE, P(genie_set_plan)]),
     "genie_set_results_free": (None, [_HANDLE]),
+    "genie_set_measure_parse": (_STATUS, [c_char_p, P(c_int)]),
     # tables
     "genie_table_build": (_STATUS, [c_char_p, P(genie_table_options), P(genie_build_options), c_char_p]),
     "genie_table_open": (_STATUS, [_HANDLE, _OUT_HANDLE]),
@@ -437,6 +446,11 @@ def stats_dict(st):
 
 def metric_code(name):
     return _parse_name(lib.genie_metric_parse, name, "metric must be a name such as 'l2'")
+
+
+def set_measure_code(name):
+    return _parse_name(lib.genie_set_measure_parse, name,
+                       "measure must be 'jaccard', 'cosine', 'dice', 'overlap' or 'containment'")
 
 
 def precision_code(name):

@@ -39,8 +39,9 @@
  *             families of transform/vectors_lsh.c), bit for bit those of
  *             vlsh_keywords on the CPU;
  *   pDocs     the docs index type's search of AND queries (docs_gpu.h);
+ *   pSim      the exact set similarity search (engine/sim.h), from version 2;
  *   pIvf      inverted-file vectors search and k-means steps on this
- *             backend's devices (engine/ivf.h), from version 2.
+ *             backend's devices (engine/ivf.h), from version 3.
  * A capability left NULL runs on the CPU.
  */
 #ifndef GENIE_ENGINE_BACKEND_H
@@ -51,6 +52,7 @@
 #include "genie/genie.h"
 #include "engine/engine.h"
 #include "engine/ivf.h"
+#include "engine/sim.h"
 
 struct engine_docs_request;
 
@@ -169,6 +171,13 @@ typedef struct engine_docs_ops {
     uint32_t nMaxK; /* its largest k */
 } engine_docs_ops;
 
+/* The exact set similarity search (sim.h); the resident slot is freed by xFree. */
+typedef struct engine_sim_ops {
+    engine_sim_fn xSearch;
+    void (*xFree)(void *pResident);
+    uint32_t nMaxK; /* its largest k (at most SIM_GPU_MAX_K); a larger k runs on the CPU */
+} engine_sim_ops;
+
 /*
  * The version of engine_backend this library reads.  A member is only ever
  * added at the end, with the version raised; engine_backend_register()
@@ -176,7 +185,7 @@ typedef struct engine_docs_ops {
  * NULL, so an entry made against an older header stays valid (as
  * sqlite3_vfs.iVersion does).
  */
-#define ENGINE_BACKEND_VERSION 2
+#define ENGINE_BACKEND_VERSION 3
 
 typedef struct engine_backend {
     int iVersion;   /* ENGINE_BACKEND_VERSION of the code that made the entry */
@@ -194,7 +203,10 @@ typedef struct engine_backend {
     const engine_edit_ops *pEdit;
     const engine_lsh_ops *pLsh;
     const engine_docs_ops *pDocs;
-    const engine_ivf_ops *pIvf; /* version 2 */
+    /* Version 2. */
+    const engine_sim_ops *pSim;
+    /* Version 3. */
+    const engine_ivf_ops *pIvf;
 } engine_backend;
 
 /* A capability, named by its member: ENGINE_CAP(pExact). */

@@ -532,6 +532,12 @@ static int cmp_word(const void *pa, const void *pb, void *ctx)
     return (nx > ny) - (nx < ny);
 }
 
+/* A sets index's vocabulary holds its elements, which are not keyword ids (format.h). */
+static int vocabulary_of_elements(const genie_builder *b)
+{
+    return b->hasFrontend && b->frontendType == GENIE_TYPE_SETS;
+}
+
 static genie_status make_extras(write_state *w)
 {
     genie_builder *b = w->b;
@@ -543,9 +549,9 @@ static genie_status make_extras(write_state *w)
         memcpy(w->aRecordOffset + 1, b->aRecordEnd, b->nObjects * sizeof *w->aRecordOffset);
     }
     if (b->aWordOffset) {
-        /* The largest keyword of the index; the map holds every keyword. */
+        /* Word i is keyword i (text, docs; a sets index's words are its elements, format.h). */
         util_u32map *m = &b->counts;
-        for (size_t s = 0; s < m->nCap; s++)
+        for (size_t s = 0; s < m->nCap && !vocabulary_of_elements(b); s++)
             if (m->aUsed[s] && m->aKey[s] >= b->nWords)
                 return util_error(GENIE_EINVAL, "keyword %u has no vocabulary word", m->aKey[s]);
         w->aWordOrder = malloc((b->nWords ? b->nWords : 1) * sizeof *w->aWordOrder);

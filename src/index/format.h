@@ -34,7 +34,8 @@
  *    32     8  n_postings       total postings, all parts
  *    40     8  n_keywords       distinct keywords of the whole index
  *    48     8  n_sublists       sublists, all parts
- *    56     8  n_words          vocabulary words (text indexes), else 0
+ *    56     8  n_words          vocabulary words (text and docs indexes,
+ *                                a sets index's elements), else 0
  *    64     4  sublist_length   L of III-B1, >= 1
  *    68     4  max_object_length  most keywords in one object
  *    72     4  index type       0 keywords, 1 text, 2 sets, 3 sequences,
@@ -65,7 +66,8 @@
  *    7  RECORD_OFFSETS   u64[n_objects+1] (flag bit 1)
  *    8  RECORD_BYTES     record i is bytes[off[i], off[i+1])
  *    9  WORD_OFFSETS     u64[n_words+1] (flag bit 2): word i stands for
- *                        keyword i
+ *                        keyword i (text, docs; a sets index's words are
+ *                        its elements, whose keywords its FRONTEND says)
  *   10  WORD_BYTES       word i is bytes[off[i], off[i+1])
  *   11  WORD_ORDER       u32[n_words]: word ids in byte-wise order (lookup)
  *   12  FRONTEND         (flag bit 3) the parameters of the front-end that

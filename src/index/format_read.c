@@ -133,8 +133,10 @@ static genie_status read_header(const char *path, const util_mapping *m, header_
     if (h->type > GENIE_TYPE_METRIC || (h->flags & ~FORMAT_ALL_FLAGS))
         return corrupt(path, 0, "unknown index type or flags");
     int words = h->type == GENIE_TYPE_TEXT || h->type == GENIE_TYPE_DOCS;
-    if (words != ((h->flags & FORMAT_FLAG_VOCABULARY) != 0))
-        return corrupt(path, 0, "text and docs indexes need a vocabulary and only they have one");
+    int vocab = (h->flags & FORMAT_FLAG_VOCABULARY) != 0;
+    if (words ? !vocab : vocab && h->type != GENIE_TYPE_SETS)
+        return corrupt(path, 0, "text and docs indexes need a vocabulary; of the others only sets (their elements) "
+                                "may have one");
     if (h->type == GENIE_TYPE_DOCS && !(h->flags & FORMAT_FLAG_FRONTEND))
         return corrupt(path, 0, "a docs index needs its FRONTEND section");
     if (h->vector && (h->type != GENIE_TYPE_VECTORS || !(h->flags & FORMAT_FLAG_FRONTEND)))
@@ -349,7 +351,9 @@ static genie_status check_part(const char *path, const util_mapping *m, const he
 #undef PART_PTR
     GENIE_TRY(check_lists(path, part, v, pf));
     GENIE_TRY(check_sublists(path, part, v, pf, h->sublistLength));
-    if ((h->flags & FORMAT_FLAG_VOCABULARY) && pf->nKeywords && v->aKeyword[pf->nKeywords - 1] >= h->nWords)
+    /* Word i is keyword i, except in a sets index (its elements; the front-end checks those keywords). */
+    if ((h->flags & FORMAT_FLAG_VOCABULARY) && h->type != GENIE_TYPE_SETS && pf->nKeywords &&
+        v->aKeyword[pf->nKeywords - 1] >= h->nWords)
         return corrupt_part(path, part, SEC_KEYWORDS, "keyword without a vocabulary word");
     v->info.type = (genie_index_type)h->type;
     v->info.format_version = h->version;

@@ -60,9 +60,11 @@ typedef struct index_device {
 
 /*
  * What a front-end derives from an open index and keeps while it is open
- * (the recall estimate of transform/recall.c), in slots of the same kind,
- * and the vocabulary's hash table (index/vocab.c); created lazily under
- * the lock.
+ * (the recall estimate of transform/recall.c, the sets front-end's set
+ * sizes and element lists of transform/sets_exact.c), in slots of the same
+ * kind, and the vocabulary's hash table (index/vocab.c); created lazily
+ * under the lock, a recursive one: deriving one thing may need another
+ * (a sets index's recall estimate runs exact searches).
  */
 typedef struct index_derived {
     pthread_mutex_t lock;

@@ -49,12 +49,7 @@ genie_status shard_search(const shard *s, const mpi_args *a, const wire_batch *w
     }
     itype_options o;
     itype_options_init(&o, t);
-    o.k = w->k;
-    o.candidates = w->candidates;
-    o.radius = w->radius;
-    o.exact = (int)w->exact;
-    o.maxCandidates = w->maxCandidates;
-    o.nprobe = w->nprobe;
+    wire_batch_options(w, &o);
     o.precision = (int)a->precision;
     itype_batch q = {w->nQuery, w->q, w->azStr, w->anStr, w->aVec, w->dim};
     return t->xSearchParts(&s->ix, s->firstPart, s->nParts, s->base, &o, &a->opt, &q, add_hits, ans);

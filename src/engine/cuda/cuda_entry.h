@@ -100,6 +100,10 @@ void kmeans_cuda_free(void *pState);
 /** Largest k the GPU selection kernel handles (its shared-memory sort). */
 #define EXACT_CUDA_MAX_K 2048u
 
+/* The exact set similarity search (sim_gpu.cu): engine_sim_fn of engine/sim.h. */
+genie_status sim_cuda_search(void **ppResident, const sim_request *req, sim_results *out, uint8_t *aUndone);
+void sim_cuda_free(void *pResident);
+
 #ifdef __cplusplus
 }
 #endif

@@ -209,14 +209,23 @@ static genie_status probe_vectors(const genie_index *idx, const genie_index_info
     memcpy(q.data, base.data, (size_t)base.dim * sizeof(float));
     for (uint32_t j = 0; j < base.dim; j++)
         q.data[2 * (size_t)base.dim + j] = j % 2 ? 3e38f : -3e38f;
-    for (int exact = 0; exact < 2 && rc == GENIE_OK; exact++) {
+    genie_ivf_info iv;
+    int ivf = genie_vectors_index_ivf(idx, &iv) == GENIE_OK;
+    /* LSH: its search and the exact one; IVF: also every list, a recall target (IVF-PQ: refined) and the
+     * last part alone (the lists of its objects). */
+    for (int mode = 0; mode < (ivf ? 5 : 2) && rc == GENIE_OK; mode++) {
         genie_vsearch_options opt;
         memset(&opt, 0, sizeof opt);
         opt.search.backend = GENIE_BACKEND_CPU;
         opt.search.threads = 2;
         opt.k = 4;
-        opt.exact = exact;
-        rc = genie_vectors_search(idx, &q, &opt, aOut, aN, NULL);
+        opt.exact = mode == 1;
+        opt.nprobe = mode == 2 ? iv.nlist : 0;
+        opt.candidates = mode == 2 && iv.pq_m ? 4 : 0;
+        opt.recall = mode == 3 ? 0.9 : 0;
+        uint32_t nPart = genie_index_parts(idx);
+        rc = mode == 4 ? genie_vectors_search_parts(idx, nPart - 1, 1, &q, &opt, aOut, aN, NULL)
+                       : genie_vectors_search(idx, &q, &opt, aOut, aN, NULL);
         for (size_t i = 0; rc == GENIE_OK && i < 3; i++)
             for (uint32_t j = 0; j < aN[i]; j++)
                 if (aN[i] > 4 || aOut[i * 4 + j].id >= info->n_objects)

@@ -9,8 +9,11 @@
  * which reserves terabytes of address space) and a time bound (alarm).
  *
  * The fields rewritten: each 4-byte field of the fixed header, each field of
- * each section table entry (u32 and u64 views), each field of PARTS, and
- * a u32 at every byte offset of the first 160 bytes of FRONTEND.
+ * each section table entry (u32 and u64 views), each field of PARTS, a
+ * u32 at every byte offset of the first 160 bytes of FRONTEND, and of an
+ * inverted-file index every u32 of its first list sections (the lists
+ * and their offsets) and of the vector index sections (the centroids,
+ * codebooks and codes: NaN, infinities, codes past 2^bits).
  */
 #include <signal.h>
 #include <sys/mman.h>
@@ -48,7 +51,7 @@ static void write_text(const char *path, const char *z)
     test_write_file(path, z, strlen(z));
 }
 
-/* The small indexes, one of every type (and a keywords index of 3 parts). */
+/* The small indexes, one of every type (and a keywords index and an IVF-PQ index of 3 parts). */
 static int build_indexes(const char **azPath)
 {
     int n = 0;
@@ -104,6 +107,14 @@ static int build_indexes(const char **azPath)
         genie_lsh_params lp = {aMetric[i], 4, 0, 0, 0, 0, 9};
         CHECK_OK(genie_vectors_build(&base, &lp, &opt, azPath[n++] = strdup(test_path(azName[i]))));
     }
+    /* Inverted files: IVF-Flat (ip) and IVF-PQ (l2, 2 sub-quantizers of 3 bits, refined). */
+    genie_ivf_params ip = {.metric = GENIE_METRIC_IP, .nlist = 3, .iterations = 2, .seed = 5,
+                           .backend = GENIE_BACKEND_CPU};
+    CHECK_OK(genie_vectors_build_ivf(&base, &ip, &opt, azPath[n++] = strdup(test_path("ivf-flat.genie"))));
+    genie_ivf_params pp = {.metric = GENIE_METRIC_L2, .nlist = 2, .pq_m = 3, .pq_bits = 2, .refine = 1,
+                           .iterations = 2, .seed = 5, .backend = GENIE_BACKEND_CPU};
+    CHECK_OK(genie_vectors_build_ivf(&base, &pp, &opt, azPath[n++] = strdup(test_path("ivf-pq.genie"))));
+    CHECK_OK(genie_vectors_build_ivf(&base, &pp, &optParts, azPath[n++] = strdup(test_path("ivf-pq-parts.genie"))));
     return n;
 }
 
@@ -223,7 +234,8 @@ static size_t rewrite_every_field(const char *path, volatile uint64_t *pShared)
             }
         }
         size_t nField = 0, step = 4;
-        if (id == SEC_PARTS)
+        int vectorIndex = get32(a + 76) & FORMAT_FLAG_VECTOR;
+        if (id == SEC_PARTS || id >= SEC_IVF_CENTROIDS || (vectorIndex && id >= SEC_KEYWORDS && id <= SEC_POSTINGS))
             nField = (size_t)size;
         else if (id == SEC_FRONTEND)
             nField = size < 160 ? (size_t)size : 160, step = 1;

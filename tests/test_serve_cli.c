@@ -1,7 +1,7 @@
 /*
  * genie serve says what `genie search --json` says: for every index type
  * (keywords with labels and records, text, sets, sequences, table,
- * vectors, docs, metric) the same queries and options through the server
+ * vectors LSH and IVF, docs, metric) the same queries and options through the server
  * and through the CLI give byte-identical answers.
  */
 #include <pthread.h>
@@ -420,6 +420,104 @@ TEST(serve_metric_answers_equal_cli_json)
     free(jv.z);
     genie_vectors_free(&base);
     genie_vectors_free(&qv);
+}
+
+
+/* @p n vectors of @p dim around 12 centres, as a file; as a JSON list too when @p pJson is given. */
+static void clustered_vectors(uint64_t *rng, size_t n, uint32_t dim, const char *zPath, strbuf *pJson)
+{
+    genie_vectors v = {n, dim, malloc(n * dim * sizeof(float))};
+    CHECK(v.data != NULL);
+    if (pJson)
+        sb_printf(pJson, "[");
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = (unsigned)(test_rand(rng) % 12);
+        if (pJson)
+            sb_printf(pJson, "%s[", i ? "," : "");
+        for (uint32_t d = 0; d < dim; d++) {
+            float x = (float)((c * 7 + d * 3) % 20) + (float)(test_rand(rng) % 2000) / 1000.0f;
+            v.data[i * dim + d] = x;
+            if (pJson)
+                sb_printf(pJson, "%s%.9g", d ? "," : "", (double)x);
+        }
+        if (pJson)
+            sb_printf(pJson, "]");
+    }
+    if (pJson)
+        sb_printf(pJson, "]");
+    CHECK_OK(genie_vectors_write_fvecs(&v, zPath));
+    genie_vectors_free(&v);
+}
+
+/*
+ * Inverted-file vectors indexes, IVF-Flat (in parts) and IVF-PQ refined:
+ * genie serve takes "nprobe", "candidates" (the refinement depth),
+ * "recall" and "exact" as genie search takes --nprobe, -K, --recall and
+ * --exact, and answers what genie search --json answers; the options an
+ * index's kind does not take are refused by name; the index's description
+ * says its kind.
+ */
+TEST(serve_ivf_answers_equal_cli_json)
+{
+    SERVER_REQUIRED();
+    uint64_t rng = 2828;
+    strbuf jq = {0};
+    clustered_vectors(&rng, 900, 8, test_path("ivfb.fvecs"), NULL);
+    clustered_vectors(&rng, 30, 8, test_path("ivfq.fvecs"), &jq);
+    build(fmt("-t vectors --ivf 16 --part-objects 400 -o %s %s", test_path("flat.genie"), test_path("ivfb.fvecs")));
+    build(fmt("-t vectors --ivf 16 --pq 4x6 --refine -o %s %s", test_path("pq.genie"), test_path("ivfb.fvecs")));
+    build(fmt("-t vectors -m 16 -o %s %s", test_path("lsh.genie"), test_path("ivfb.fvecs")));
+    const char *zF = test_path("flat.genie"), *zP = test_path("pq.genie"), *zQ = test_path("ivfq.fvecs");
+    type_case aCase[] = {
+        {"flat", fmt("-k 5 %s %s", zF, zQ), fmt("{\"queries\":%s,\"k\":5}", jq.z)},
+        {"flat", fmt("-k 5 --nprobe 3 %s %s", zF, zQ), fmt("{\"queries\":%s,\"k\":5,\"nprobe\":3}", jq.z)},
+        {"flat", fmt("-k 4 --recall 0.95 %s %s", zF, zQ), fmt("{\"queries\":%s,\"k\":4,\"recall\":0.95}", jq.z)},
+        {"flat", fmt("-k 3 --exact %s %s", zF, zQ), fmt("{\"queries\":%s,\"k\":3,\"exact\":true}", jq.z)},
+        {"pq", fmt("-k 5 --nprobe 2 %s %s", zP, zQ), fmt("{\"queries\":%s,\"k\":5,\"nprobe\":2}", jq.z)},
+        {"pq", fmt("-k 5 --nprobe 4 -K 30 %s %s", zP, zQ),
+         fmt("{\"queries\":%s,\"k\":5,\"nprobe\":4,\"candidates\":30}", jq.z)},
+        {"pq", fmt("-k 6 --recall 0.9 %s %s", zP, zQ), fmt("{\"queries\":%s,\"k\":6,\"recall\":0.9}", jq.z)},
+    };
+    char *azSpec[3] = {fmt("flat=%s", zF), fmt("pq=%s", zP), fmt("lsh=%s", test_path("lsh.genie"))};
+    const char *azArg[] = {"-i", azSpec[0], "-i", azSpec[1], "-i", azSpec[2], NULL};
+    served s;
+    served_start(&s, azArg);
+    for (size_t i = 0; i < sizeof aCase / sizeof *aCase; i++)
+        compare_with_cli(&s, &aCase[i]);
+    /* Options of another kind of index, refused by their JSON names. */
+    static const struct {
+        const char *zIndex, *zOptions, *zWant;
+    } aBad[] = {
+        {"lsh", "\"nprobe\":2", "\\\"nprobe\\\" 2: an LSH index has no lists"},
+        {"flat", "\"radius\":1", "\\\"radius\\\" 1: an IVF index has no buckets"},
+        {"flat", "\"nprobe\":17", "\\\"nprobe\\\" 17: the index has 16 lists"},
+        {"flat", "\"candidates\":20", "IVF-Flat's distances are exact already"},
+        {"pq", "\"nprobe\":2,\"recall\":0.9", "\\\"nprobe\\\" 2: a recall target chooses nprobe itself"},
+        {"pq", "\"k\":2000", "an IVF search returns 1..1024 neighbours"},
+    };
+    for (size_t i = 0; i < sizeof aBad / sizeof *aBad; i++) {
+        char *zPath = fmt("/v1/indexes/%s/search", aBad[i].zIndex);
+        char *zBody = fmt("{\"queries\":[[1,2,3,4,5,6,7,8]],%s}", aBad[i].zOptions);
+        check_refused(&s, zPath, zBody, aBad[i].zWant);
+        free(zPath);
+        free(zBody);
+    }
+    http_answer a;
+    CHECK_STATUS(served_request(&s, "GET", "/v1/indexes/pq", NULL, &a), 200, &a);
+    if (!strstr(a.zBody, "\"dimension\":8,\"kind\":\"ivf-pq\",\"metric\":\"l2\",\"nlist\":16,\"pq_m\":4,\"pq_bits\":6"))
+        test_fail_at(__FILE__, __LINE__, "the description of an IVF-PQ index: %s", a.zBody);
+    http_answer_free(&a);
+    CHECK_STATUS(served_request(&s, "GET", "/v1/indexes/lsh", NULL, &a), 200, &a);
+    CHECK(strstr(a.zBody, "\"dimension\":8,\"kind\":\"lsh\"") != NULL);
+    http_answer_free(&a);
+    served_stop(&s);
+    for (size_t i = 0; i < sizeof aCase / sizeof *aCase; i++) {
+        free(aCase[i].zCliArgs);
+        free(aCase[i].zBody);
+    }
+    for (size_t i = 0; i < 3; i++)
+        free(azSpec[i]);
+    free(jq.z);
 }
 
 

@@ -121,6 +121,7 @@ typedef struct itype_options {
     int measure;                 /* sets: a genie_set_measure */
     double minSimilarity;        /* sets: answers at or above it, 0 = none (k 0: all of them) */
     int precision;               /* vectors with exact: a genie_precision */
+    uint32_t nprobe;             /* vectors, an IVF index: lists probed, 0 = the index's default */
     int orMode, exhaustive;      /* docs: OR queries; no early termination */
     double cacheFraction;        /* docs on the GPU: the cache's share, 0 = the default */
     const genie_docs_plan *plan; /* docs on the GPU: the cache plan, NULL = none */
@@ -171,11 +172,14 @@ const itype_option *itype_option_find(const itype *t, const char *zName);
  * How an interface spells options in its messages, for xCheck: the CLI
  * "-k", "-K", "--certify" (of a sequences search "--certify-only" under
  * --certify-only), genie serve "\"k\"", "\"candidates\"", "\"certify\"".
- * The last ones only where the sets' options are taken (NULL elsewhere).
+ * The last ones only where the options they spell are taken (NULL
+ * elsewhere): the sets' recall, min_similarity and measure, the vectors'
+ * nprobe ("--nprobe", "\"nprobe\"").
  */
 typedef struct itype_spelling {
     const char *zK, *zCandidates, *zCertify, *zRadius;
     const char *zRecall, *zMinSimilarity, *zMeasure;
+    const char *zNprobe;
 } itype_spelling;
 
 /** "-k must be an integer 1..MAX, not 'ARG'" unless @p zArg is a k @p t takes (NULL: any type). */

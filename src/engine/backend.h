@@ -39,7 +39,9 @@
  *             families of transform/vectors_lsh.c), bit for bit those of
  *             vlsh_keywords on the CPU;
  *   pDocs     the docs index type's search of AND queries (docs_gpu.h);
- *   pSim      the exact set similarity search (engine/sim.h).
+ *   pSim      the exact set similarity search (engine/sim.h), from version 2;
+ *   pIvf      inverted-file vectors search and k-means steps on this
+ *             backend's devices (engine/ivf.h), from version 3.
  * A capability left NULL runs on the CPU.
  */
 #ifndef GENIE_ENGINE_BACKEND_H
@@ -49,6 +51,7 @@
 
 #include "genie/genie.h"
 #include "engine/engine.h"
+#include "engine/ivf.h"
 #include "engine/sim.h"
 
 struct engine_docs_request;
@@ -132,8 +135,9 @@ typedef genie_status (*engine_edit_fn)(void **ppResident, const struct engine_ed
 /*
  * The optional capabilities of a backend, each a sub-table of its own
  * (NULL in the entry: the backend does not offer it, and the caller runs
- * that work on the CPU).  A new capability (IVF lists, ...) is one more
- * such sub-table and one more member at the end of engine_backend.
+ * that work on the CPU).  A new capability is one more such sub-table and
+ * one more member at the end of engine_backend, as pIvf was (its
+ * sub-table, engine_ivf_ops, lives with its types in engine/ivf.h).
  */
 
 /* Exact k-NN over dense vectors (exact.h); the resident slot is freed by xFree. */
@@ -181,7 +185,7 @@ typedef struct engine_sim_ops {
  * NULL, so an entry made against an older header stays valid (as
  * sqlite3_vfs.iVersion does).
  */
-#define ENGINE_BACKEND_VERSION 2
+#define ENGINE_BACKEND_VERSION 3
 
 typedef struct engine_backend {
     int iVersion;   /* ENGINE_BACKEND_VERSION of the code that made the entry */
@@ -201,6 +205,8 @@ typedef struct engine_backend {
     const engine_docs_ops *pDocs;
     /* Version 2. */
     const engine_sim_ops *pSim;
+    /* Version 3. */
+    const engine_ivf_ops *pIvf;
 } engine_backend;
 
 /* A capability, named by its member: ENGINE_CAP(pExact). */

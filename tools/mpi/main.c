@@ -32,8 +32,9 @@ static const char zHelp[] =
     "keywords, text, vectors --exact, sequences --exact, sets (always\n"
     "answered exactly: as genie search --exact); vectors LSH: the exact\n"
     "re-rank of the union of every shard's own top-K candidates (equal when\n"
-    "K reaches the objects); sequences: certified answers are exact\n"
-    "(docs/SCALING.md).\n"
+    "K reaches the objects); vectors IVF: equal (IVF-PQ refined: the exact\n"
+    "re-rank of the union of every shard's best estimates); sequences:\n"
+    "certified answers are exact (docs/SCALING.md).\n"
     "\n"
     "  -k, --k N               results per query (default: as genie search)\n"
     "      --min-count N       keywords, text: leave out objects whose count\n"
@@ -42,6 +43,8 @@ static const char zHelp[] =
     "  -K, --candidates N      vectors: candidates re-ranked per shard (default\n"
     "                          10 k); sequences: candidates per shard (default 32)\n"
     "  -r, --radius R          vectors (l2): also match R buckets either side\n"
+    "      --nprobe P          vectors, an IVF index: lists probed per query\n"
+    "                          (every shard probes the same lists)\n"
     "      --exact             vectors, sequences: exact search (sets: always)\n"
     "      --measure M         sets: jaccard (default), cosine, dice, overlap or\n"
     "                          containment (genie search --help)\n"
@@ -115,6 +118,7 @@ static const char zHelp[] =
 #define OPT_MIN_COUNT 0x10e
 #define OPT_MEASURE 0x10f
 #define OPT_MIN_SIMILARITY 0x110
+#define OPT_NPROBE 0x111
 
 static int usage(int rank, const char *fmt, const char *zArg)
 {
@@ -161,7 +165,8 @@ static int parse_gpus(const char *zArg, mpi_args *a)
 static int parse_serve(int argc, char **argv, int rank, mpi_args *a)
 {
     const char *zBad = a->k ? "-k" : a->minCount ? "--min-count" : a->candidates ? "--candidates"
-                     : a->radius ? "--radius" : a->exact ? "--exact" : a->maxCandidates ? "--certify"
+                     : a->radius ? "--radius" : a->nprobe ? "--nprobe" : a->exact ? "--exact"
+                     : a->maxCandidates ? "--certify"
                      : a->precision != GENIE_PRECISION_FP32 ? "--precision"
                      : a->zDelim ? "--delimiter" : a->zOutput ? "--output" : a->json ? "--json"
                      : a->show ? "--show" : a->zShardMap ? "--shard-map" : a->allowPartial ? "--allow-partial"
@@ -198,6 +203,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
         {"certify", optional_argument, 0, OPT_CERTIFY}, {"gpus", required_argument, 0, OPT_GPUS},
         {"gpu-mode", required_argument, 0, OPT_GPU_MODE}, {"precision", required_argument, 0, OPT_PRECISION},
         {"measure", required_argument, 0, OPT_MEASURE}, {"min-similarity", required_argument, 0, OPT_MIN_SIMILARITY},
+        {"nprobe", required_argument, 0, OPT_NPROBE},
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->localRanker = -1;
@@ -242,6 +248,11 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
             a->radius = (uint32_t)v;
             break;
         case OPT_EXACT: a->exact = 1; break;
+        case OPT_NPROBE:
+            if (!cli_parse_u64(optarg, 1, 65536, &v))
+                return usage(rank, "--nprobe must be 1..65536, not '%s'", optarg);
+            a->nprobe = (uint32_t)v;
+            break;
         case OPT_MEASURE: {
             genie_set_measure m;
             if (genie_set_measure_parse(optarg, &m) != GENIE_OK)

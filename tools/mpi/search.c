@@ -35,6 +35,7 @@ static void batch_options(const broker *b, wire_batch *w)
     w->k = b->k;
     w->candidates = b->a->candidates;
     w->radius = b->a->radius;
+    w->nprobe = b->a->nprobe;
     w->exact = (uint32_t)b->a->exact;
     w->maxCandidates = b->a->maxCandidates;
     w->measure = (uint32_t)b->a->measure;
@@ -146,7 +147,8 @@ static int check_options(broker *b)
 {
     static const itype_spelling spell = {.zK = "-k", .zCandidates = "-K", .zCertify = "--certify",
                                          .zRadius = "--radius", .zRecall = "--recall",
-                                         .zMinSimilarity = "--min-similarity", .zMeasure = "--measure"};
+                                         .zMinSimilarity = "--min-similarity", .zMeasure = "--measure",
+                                         .zNprobe = "--nprobe"};
     const mpi_args *a = b->a;
     const itype *t = b->ix.pType;
     const char *zBad = NULL;
@@ -156,6 +158,8 @@ static int check_options(broker *b)
         zBad = "-K";
     else if (a->radius && !itype_option_find(t, "radius"))
         zBad = "--radius";
+    else if (a->nprobe && !itype_option_find(t, "nprobe"))
+        zBad = "--nprobe";
     else if (a->maxCandidates && !itype_option_find(t, "certify"))
         zBad = "--certify";
     else if (a->precision != GENIE_PRECISION_FP32 && !itype_option_find(t, "precision"))
@@ -185,6 +189,7 @@ static int check_options(broker *b)
     o.candidates = a->candidates;
     o.maxCandidates = a->maxCandidates;
     o.radius = a->radius;
+    o.nprobe = a->nprobe;
     o.exact = a->exact;
     o.measure = a->measure;
     o.minSimilarity = a->minSimilarity;

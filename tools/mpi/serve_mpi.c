@@ -12,7 +12,7 @@
  *
  * One index: the INDEX the rankers hold (parts of one file; no shard
  * map), served under its file name without ".genie".  Each batch carries
- * its requests' options (k, candidates, radius, exact, certify); the
+ * its requests' options (k, candidates, radius, nprobe, exact, certify); the
  * engine options (backend, threads, GPUs) are genie-mpi's.  Supersteps
  * are not pipelined here: the batcher waits for each one.  Reload is
  * refused (the rankers keep the file they opened).  A ranker that fails
@@ -74,6 +74,7 @@ static genie_status superstep(void *ctx, const serve_loaded *l, const serve_opti
     w.k = b->nObjects == 0 ? 1 : (o->k < b->nObjects ? o->k : (uint32_t)b->nObjects);
     w.candidates = o->candidates;
     w.radius = o->radius;
+    w.nprobe = o->nprobe;
     w.exact = (uint32_t)o->exact;
     w.maxCandidates = o->maxCandidates;
     w.measure = (uint32_t)o->measure;

@@ -14,6 +14,12 @@
  *                   re-rank of the union of the shards' candidates, which
  *                   holds the one-process candidates (equal answers when K
  *                   reaches the objects of the index);
+ *   vectors, IVF    every shard probes the same lists (the centroids are
+ *                   the whole index's) and ranks its objects in them as
+ *                   one process would, so the merge is genie search's
+ *                   answer; IVF-PQ refined: each shard re-ranks its own
+ *                   best estimates, and the merge is the exact re-rank of
+ *                   their union, which holds one process's;
  *   sequences       a certified shard answer is the shard's exact top-k,
  *                   so certified merged answers (all shards certified)
  *                   are the exact top-k: --exact equals genie search

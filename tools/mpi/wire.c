@@ -13,8 +13,8 @@
             return rc_;                    \
     } while (0)
 
-/* Words of a batch before its queries: kind, sequence (2), queries, k, five options, the threshold (2). */
-#define WIRE_BATCH_HEAD 12
+/* Words of a batch before its queries: kind, sequence (2), queries, k, five options, the threshold (2), nprobe. */
+#define WIRE_BATCH_HEAD 13
 
 /* Failures here have no library handle to keep a message: a short static one does. */
 static genie_status bad(const char *zWhat)
@@ -186,6 +186,7 @@ void wire_batch_options(const wire_batch *w, itype_options *o)
     o->maxCandidates = w->maxCandidates;
     o->measure = (int)w->measure;
     o->minSimilarity = w->minSimilarity;
+    o->nprobe = w->nprobe;
 }
 
 genie_status wire_pack_batch(wire_buf *b, const wire_batch *w)
@@ -205,6 +206,7 @@ genie_status wire_pack_batch(wire_buf *b, const wire_batch *w)
     uint64_t bits;
     memcpy(&bits, &w->minSimilarity, sizeof bits);
     put64(b, bits);
+    put(b, w->nprobe);
     switch (w->kind) {
     case WIRE_STOP: return GENIE_OK;
     case WIRE_ITEMS: return pack_items(b, w->q, nQuery);
@@ -295,6 +297,7 @@ genie_status wire_unpack_batch(const void *p, size_t nBytes, wire_batch *w)
     w->measure = a[9];
     uint64_t bits = get64(a + 10);
     memcpy(&w->minSimilarity, &bits, sizeof bits);
+    w->nprobe = a[12];
     if (w->kind == WIRE_STOP)
         return GENIE_OK;
     if (w->kind == WIRE_ITEMS)

@@ -10,8 +10,8 @@
  *   batch   broker -> ranker:        kind (wire_kind; 0 stop), sequence
  *           (2 words), queries, k, candidates, radius, exact, candidate
  *           limit, set measure, similarity threshold (2 words: the
- *           double's bits) (the front-end's options, wire_batch), then the
- *           queries as the kind has them:
+ *           double's bits), nprobe (the front-end's options, wire_batch),
+ *           then the queries as the kind has them:
  *             items    per query (items, min count), then per item (lo,
  *                      hi, weight): keyword and text indexes
  *             vectors  dimension, then per query its floats
@@ -84,6 +84,7 @@ typedef struct wire_batch {
     uint32_t candidates, radius, exact, maxCandidates; /* vectors, sequences: as genie_vsearch_options, genie_seq_options */
     uint32_t measure;            /* sets: a genie_set_measure */
     double minSimilarity;        /* sets: a threshold, 0 = none */
+    uint32_t nprobe;             /* vectors, an IVF index: as genie_vsearch_options */
     size_t nQuery;
     genie_queries *q;            /* items: the caller's, cleared and filled on unpacking */
     uint32_t dim;                /* vectors */

@@ -163,7 +163,7 @@ static int check_options(parse_ctx *c, const itype_index *ix, const itype_option
 {
     const itype *t = ix->pType;
     static const itype_spelling spell = {"\"k\"", "\"candidates\"", "\"certify\"", "\"radius\"", "\"recall\"",
-                                         "\"min_similarity\"", "\"measure\""};
+                                         "\"min_similarity\"", "\"measure\"", "\"nprobe\""};
     if (o->recall > 0 && (o->candidates || o->radius || o->exact || o->maxCandidates))
         return fail(c, "\"recall\" chooses the candidates itself: not with \"candidates\", \"radius\", \"exact\" "
                        "or \"certify\"");

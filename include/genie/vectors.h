@@ -125,11 +125,24 @@ GENIE_API genie_status genie_vectors_index_base(const genie_index *idx, genie_ve
  */
 #define GENIE_VECTORS_MAX_K 65536u
 
+/**
+ * The recall@k a vectors search meets when it is given no candidate
+ * count, radius, nprobe, recall target or exact mode: an LSH index's K
+ * and radius come from its recall estimate (when the estimate is at hand:
+ * its side file INDEX.recall, which genie build writes, or one this
+ * process computed), an inverted file's nprobe and depth from the choice
+ * its build made for k = 10 (genie_ivf_info.default_nprobe).  The
+ * search's stats say which target, if any, the choice was made for.
+ */
+#define GENIE_VECTORS_DEFAULT_RECALL 0.9
+
 typedef struct genie_vsearch_options {
     uint32_t size; /* sizeof, set by genie_vsearch_options_init() (0: this header's size) */
     genie_search_options search; /* backend, threads, ... for match counts */
     uint32_t k;          /* neighbours returned, 1..GENIE_VECTORS_MAX_K */
-    uint32_t candidates; /* K >= k: top-K by match count re-ranked; 0 = 10 k */
+    uint32_t candidates; /* K >= k: top-K by match count re-ranked; 0 = chosen for
+                            GENIE_VECTORS_DEFAULT_RECALL when the index's recall estimate is
+                            at hand and k <= 100 (radius too), else 10 k */
     uint32_t radius;     /* l2: also match r buckets either side; else 0 */
     int exact;           /* non-zero: exact search instead of LSH */
     /**

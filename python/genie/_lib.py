@@ -103,7 +103,8 @@ class genie_search_stats(Structure):
                 ("prepare_seconds", c_double), ("match_seconds", c_double), ("rerank_seconds", c_double),
                 ("verified", c_uint64), ("rounds", c_uint32), ("fallback", c_uint64), ("scan_backend", c_int),
                 ("candidates", c_uint32), ("radius", c_uint32), ("recall_estimate", c_double),
-                ("recall_edit_rate", c_double), ("phases", genie_gpu_phases), ("nprobe", c_uint32)]
+                ("recall_edit_rate", c_double), ("phases", genie_gpu_phases), ("nprobe", c_uint32),
+                ("recall_target", c_double)]
 
 
 class genie_seq_options(Structure):

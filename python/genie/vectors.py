@@ -170,8 +170,10 @@ class VectorIndex(Index):
                stats=None, recall=None, precision="fp32", nprobe=None):
         """The k nearest base vectors of each row of @xq.
 
-        LSH (default): the query's buckets, the top `candidates` (K >= k,
-        default 10 k) objects by match count, re-ranked by the true
+        LSH (default): the query's buckets, the top `candidates` (K >= k;
+        default: chosen with the radius for recall@k 0.9 from the index's
+        INDEX.recall when it has one and k <= 100, else 10 k) objects by
+        match count, re-ranked by the true
         distance; radius (l2): also match that many buckets either side.
         An inverted file: the lists of the `nprobe` centroids nearest the
         query (default: the index's, chosen at build for recall@10 0.9),
@@ -184,8 +186,11 @@ class VectorIndex(Index):
         with the backend that ran and the seconds of each step.  recall: a
         target in (0, 1] instead of candidates and radius: they become the
         smallest whose estimated recall@k (k <= 100) reaches it (stats get
-        candidates, radius and recall_estimate; an inverted file: nprobe and
-        the depth in candidates; docs/VECTORS.md).
+        candidates, radius, recall_estimate and recall_target; an inverted
+        file: nprobe and the depth in candidates; docs/VECTORS.md).  With
+        none of candidates, radius, recall, nprobe and exact the search
+        meets the default target 0.9 (recall_target in stats) when the
+        index has an estimate (prepare_recall(), or INDEX.recall).
         precision: with exact=True on a GPU, the GEMM that bounds the
         distances, "fp32", "tf32" or "fp16"; the answers are the same in
         each (genie_precision; l1 takes "fp32" alone)."""

@@ -363,9 +363,13 @@ genie_status vivf_recall_prepare(const genie_index *idx, unsigned threads)
 
 /* ------------------------------------------------------------ searching */
 
-/* nprobe and the depth: given, chosen for a recall target, or the index's defaults. */
+/*
+ * nprobe and the depth: given, chosen for a recall target, or the index's
+ * defaults (chosen at build for GENIE_VECTORS_DEFAULT_RECALL at k = 10);
+ * *pTarget the target they were chosen for, 0 for a given nprobe.
+ */
 static genie_status choose(vivf *st, const genie_vsearch_options *opt, uint32_t *pNprobe, uint32_t *pRefine,
-                           double *pEstimate)
+                           double *pEstimate, double *pTarget)
 {
     const genie_ivf_info *in = &st->info;
     *pEstimate = -1;
@@ -373,6 +377,7 @@ static genie_status choose(vivf *st, const genie_vsearch_options *opt, uint32_t 
     *pRefine = opt->candidates ? opt->candidates : in->default_refine;
     if (in->default_refine && *pRefine < opt->k) /* the default was chosen for k = 10 */
         *pRefine = opt->k * 2 < IVF_MAX_REFINE ? opt->k * 2 : IVF_MAX_REFINE;
+    *pTarget = opt->recall > 0 ? opt->recall : opt->nprobe ? 0 : GENIE_VECTORS_DEFAULT_RECALL;
     if (!(opt->recall > 0))
         return GENIE_OK;
     pthread_mutex_lock(&st->lock);
@@ -407,7 +412,7 @@ genie_status vivf_search(const genie_index *idx, vivf *st, uint32_t firstPart, u
                           RECALL_KMAX, RECALL_KMAX, opt->k);
     uint32_t nprobe, nRefine;
     double estimate;
-    GENIE_TRY(choose(st, opt, &nprobe, &nRefine, &estimate));
+    GENIE_TRY(choose(st, opt, &nprobe, &nRefine, &estimate, &stats->recall_target));
     stats->nprobe = nprobe;
     stats->candidates = nRefine;
     stats->recall_estimate = estimate;

@@ -55,7 +55,6 @@
 #define VIVF_MAX_NLIST 65536u
 /* The build's default nprobe (and depth) are chosen for this recall@k. */
 #define VIVF_DEFAULT_K 10u
-#define VIVF_DEFAULT_RECALL 0.9
 
 typedef struct vivf_recall vivf_recall;
 

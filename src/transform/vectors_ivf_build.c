@@ -292,7 +292,7 @@ static genie_status choose_defaults(const genie_vectors *base, ivf_build *b)
     double est;
     genie_status rc = vivf_recall_make(&ix, b->p.threads, &r);
     if (rc == GENIE_OK)
-        rc = vivf_recall_plan(r, &ix, &cache, VIVF_DEFAULT_K, VIVF_DEFAULT_RECALL,
+        rc = vivf_recall_plan(r, &ix, &cache, VIVF_DEFAULT_K, GENIE_VECTORS_DEFAULT_RECALL,
                               b->p.refine ? VIVF_DEPTH_REFINED : VIVF_DEPTH_NONE, b->p.threads,
                               &b->defaultNprobe, &b->defaultRefine, &est);
     vivf_recall_free(r);

@@ -131,6 +131,7 @@ static const genie_field_layout aLayout[] = {
     F(genie_search_stats, recall_edit_rate)
     F(genie_search_stats, phases)
     F(genie_search_stats, nprobe)
+    F(genie_search_stats, recall_target)
     S(genie_set_params)
     F(genie_set_params, hashes)
     F(genie_set_params, seed)

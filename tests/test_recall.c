@@ -488,6 +488,70 @@ TEST(recall_vectors_meets_target)
     free(base.data);
 }
 
+/* A build's default target is stored in the index and met by searches given none. */
+TEST(recall_vectors_build_target)
+{
+    enum { N = 1500, DIM = 8 };
+    uint64_t rng = 5;
+    genie_vectors base = {N, DIM, malloc((size_t)N * DIM * sizeof(float))};
+    for (size_t i = 0; i < (size_t)N * DIM; i++)
+        base.data[i] = (float)gaussian(&rng);
+    genie_vectors qv = {NQ, DIM, base.data}; /* the first vectors, as queries */
+    genie_build_options bo;
+    memset(&bo, 0, sizeof bo);
+    genie_lsh_params p = {.metric = GENIE_METRIC_L2, .m = 32, .seed = 4, .recall = 1.5};
+    const char *zPath = test_path("vt.genie");
+    CHECK_RC(genie_vectors_build(&base, &p, &bo, zPath), GENIE_EINVAL);
+    p.recall = 0.8;
+    CHECK_OK(genie_vectors_build(&base, &p, &bo, zPath));
+    genie_index *idx;
+    CHECK_OK(genie_index_open(zPath, &idx));
+    genie_lsh_params got;
+    CHECK_OK(genie_vectors_index_params(idx, &got));
+    CHECK(got.recall == 0.8);
+    CHECK_OK(genie_recall_prepare(idx, 0));
+    genie_vsearch_options so, sr;
+    genie_vsearch_options_init(&so);
+    so.search = cpu_options();
+    sr = so;
+    sr.recall = 0.8;
+    genie_neighbor *aOut = malloc(NQ * 10 * sizeof *aOut), *aRef = malloc(NQ * 10 * sizeof *aRef);
+    uint32_t aN[NQ], aNRef[NQ];
+    genie_search_stats st, stRef;
+    CHECK_OK(genie_vectors_search(idx, &qv, &so, aOut, aN, &st));
+    CHECK_OK(genie_vectors_search(idx, &qv, &sr, aRef, aNRef, &stRef));
+    CHECK(st.recall_target == 0.8);
+    CHECK_EQ(st.candidates, stRef.candidates);
+    CHECK(memcmp(aOut, aRef, NQ * 10 * sizeof *aOut) == 0);
+    genie_index_close(idx);
+
+    /* An inverted file: the default nprobe chosen for the build's target, which the index keeps. */
+    genie_ivf_params ip = {.metric = GENIE_METRIC_L2, .nlist = 30, .seed = 2, .backend = GENIE_BACKEND_CPU,
+                           .recall = 0.99};
+    CHECK_OK(genie_vectors_build_ivf(&base, &ip, &bo, zPath));
+    CHECK_OK(genie_index_open(zPath, &idx));
+    genie_ivf_info iv;
+    CHECK_OK(genie_vectors_index_ivf(idx, &iv));
+    CHECK(iv.default_recall == 0.99);
+    CHECK_OK(genie_vectors_search(idx, &qv, &so, aOut, aN, &st));
+    CHECK(st.recall_target == 0.99);
+    CHECK_EQ(st.nprobe, iv.default_nprobe);
+    genie_index_close(idx);
+    ip.recall = 0.5;
+    CHECK_OK(genie_vectors_build_ivf(&base, &ip, &bo, zPath));
+    CHECK_OK(genie_index_open(zPath, &idx));
+    genie_ivf_info iv5;
+    CHECK_OK(genie_vectors_index_ivf(idx, &iv5));
+    CHECK(iv5.default_recall == 0.5);
+    CHECK(iv5.default_nprobe <= iv.default_nprobe);
+    genie_index_close(idx);
+    ip.recall = -0.1;
+    CHECK_RC(genie_vectors_build_ivf(&base, &ip, &bo, zPath), GENIE_EINVAL);
+    free(aOut);
+    free(aRef);
+    free(base.data);
+}
+
 /* ----------------------------------------------------- errors, side file */
 
 static genie_index *small_sets_index(const char *zName, uint64_t seed)

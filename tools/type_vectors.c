@@ -714,15 +714,18 @@ static int vec_info(const genie_index *idx, const char *zPath)
 {
     genie_ivf_info iv;
     if (genie_vectors_index_ivf(idx, &iv) != GENIE_OK) {
+        genie_lsh_params p;
+        if (genie_vectors_index_params(idx, &p) == GENIE_OK)
+            printf("default_recall: %g\n", p.recall);
         cli_print_recall_estimate(idx, zPath, 10, 100, 0);
         return CLI_EXIT_OK;
     }
     printf("ivf: %s %s, nlist %u, pq %u x %u bits%s, dim %u, trained on %llu vectors (%u iterations), "
-           "longest list %llu, empty lists %llu\ndefault_nprobe: %u\ndefault_refine: %u\n",
+           "longest list %llu, empty lists %llu\ndefault_recall: %g\ndefault_nprobe: %u\ndefault_refine: %u\n",
            iv.pq_m ? "ivf-pq" : "ivf-flat", genie_metric_name(iv.metric), iv.nlist, iv.pq_m, iv.pq_bits,
            iv.refine ? ", refined" : "", iv.dim, (unsigned long long)iv.train_size, iv.iterations,
-           (unsigned long long)iv.longest_list, (unsigned long long)iv.empty_lists, iv.default_nprobe,
-           iv.default_refine);
+           (unsigned long long)iv.longest_list, (unsigned long long)iv.empty_lists, iv.default_recall,
+           iv.default_nprobe, iv.default_refine);
     return CLI_EXIT_OK;
 }
 
@@ -733,9 +736,9 @@ static void vec_info_json(const itype_index *ix, json_buf *b)
     json_buf_printf(b, ",\"dimension\":%u", ix->dim);
     if (iv)
         json_buf_printf(b, ",\"kind\":\"%s\",\"metric\":\"%s\",\"nlist\":%u,\"pq_m\":%u,\"pq_bits\":%u,"
-                           "\"default_nprobe\":%u,\"default_refine\":%u",
+                           "\"default_nprobe\":%u,\"default_refine\":%u,\"default_recall\":%g",
                         iv->pq_m ? "ivf-pq" : "ivf-flat", genie_metric_name(iv->metric), iv->nlist, iv->pq_m,
-                        iv->pq_bits, iv->default_nprobe, iv->default_refine);
+                        iv->pq_bits, iv->default_nprobe, iv->default_refine, iv->default_recall);
     else
         json_buf_printf(b, ",\"kind\":\"lsh\"");
 }

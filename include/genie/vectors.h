@@ -101,6 +101,9 @@ typedef struct genie_lsh_params {
     float width;      /* l2: bucket width; 0 = range / buckets per function */
     float sigma;      /* l1: Laplacian kernel width; 0 = from the data */
     uint64_t seed;
+    /** The recall@k that searches given no K, radius or target meet, in
+     * (0, 1], stored in the index in millionths; 0 = GENIE_VECTORS_DEFAULT_RECALL. */
+    double recall;
 } genie_lsh_params;
 
 /**
@@ -236,12 +239,16 @@ typedef struct genie_ivf_params {
     /** Called after each k-means iteration (stage "coarse" or "pq m/M"); may be NULL. */
     void (*progress)(void *ctx, const char *stage, uint32_t iteration, uint32_t iterations, double objective);
     void *progress_ctx;
+    /** The recall@10 the default nprobe (and depth) are chosen for, in (0, 1], stored in the
+     * index in millionths; 0 = GENIE_VECTORS_DEFAULT_RECALL. */
+    double recall;
 } genie_ivf_params;
 
 /**
  * Train the quantizers of @p params on a sample of @p base, put every
  * vector in its list (and encode it, IVF-PQ), choose the default nprobe
- * (and refinement depth) for an estimated recall@10 of 0.9, and write the
+ * (and refinement depth) for an estimated recall@10 of params->recall
+ * (0.9 by default), and write the
  * index to @p path (one part; the vector index sections of docs/FORMAT.md).
  * The same seed on the same backend gives the same index.
  * @return GENIE_OK, GENIE_EINVAL (a parameter out of range, naming it and
@@ -259,10 +266,11 @@ typedef struct genie_ivf_info {
     int refine;
     uint64_t n, train_size, seed;
     uint32_t iterations;
-    uint32_t default_nprobe;  /* the build's choice for recall@10 >= 0.9 */
+    uint32_t default_nprobe;  /* the build's choice for recall@10 >= default_recall */
     uint32_t default_refine;  /* IVF-PQ with refine: the depth chosen with it; else 0 */
     uint64_t longest_list;
     uint64_t empty_lists;
+    double default_recall;    /* the target the defaults were chosen for */
 } genie_ivf_info;
 
 /**

@@ -463,7 +463,7 @@ genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_p
         const recall_estimate *e;
         GENIE_TRY_GOTO(rc, recall_get(idx, opt->search.threads, NULL, 0, &e), done);
         if (e)
-            target = GENIE_VECTORS_DEFAULT_RECALL;
+            target = h.p.recall;
     }
     if (target > 0) {
         recall_plan plan;

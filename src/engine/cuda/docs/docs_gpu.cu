@@ -44,8 +44,8 @@
  * barrier results, shared values read between two barriers, or values
  * every thread computes alike).
  */
-#include "engine/cuda/cuda_common.h"
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/common/cuda_common.h"
+#include "engine/cuda/common/cuda_entry.h"
 
 extern "C" {
 #include "engine/docs_gpu.h"

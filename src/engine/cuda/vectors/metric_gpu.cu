@@ -21,8 +21,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "engine/cuda/cuda_common.h"
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/common/cuda_common.h"
+#include "engine/cuda/common/cuda_entry.h"
 
 #define METRIC_GPU_BATCH (1u << 22)
 #define METRIC_GPU_THREADS 256

@@ -19,7 +19,7 @@ extern "C" {
 #include "index/index.h"
 #include "util/clock.h"
 #include "util/error.h"
-#include "engine/cuda/work_plan.h"
+#include "engine/cuda/count/work_plan.h"
 #include "engine/tile_lists.h"
 }
 

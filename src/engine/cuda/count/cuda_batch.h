@@ -26,9 +26,9 @@
 #ifndef GENIE_ENGINE_CUDA_CUDA_BATCH_H
 #define GENIE_ENGINE_CUDA_CUDA_BATCH_H
 
-#include "engine/cuda/cuda_common.h"
+#include "engine/cuda/common/cuda_common.h"
 extern "C" {
-#include "engine/cuda/work_plan.h"
+#include "engine/cuda/count/work_plan.h"
 }
 
 /* Per batch query; zeroed before method->run(). */

@@ -18,7 +18,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "engine/cuda/cuda_common.h"
+#include "engine/cuda/common/cuda_common.h"
 
 /* Leave this much of the free memory to other users and the runtime. */
 #define BUDGET_FREE_FRACTION 0.85

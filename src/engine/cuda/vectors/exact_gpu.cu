@@ -78,14 +78,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cuda/blas_gpu.h"
-#include "engine/cuda/direct_distance.cuh"
+#include "engine/cuda/common/blas_gpu.h"
+#include "engine/cuda/vectors/direct_distance.cuh"
 
 extern "C" {
 #include "genie/genie.h"
 #include "engine/exact.h"
 #include "engine/exact_bound.h"
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/common/cuda_entry.h"
 #include "util/error.h"
 #include "util/threads.h"
 }

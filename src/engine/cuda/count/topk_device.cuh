@@ -16,7 +16,7 @@
 #ifndef GENIE_ENGINE_CUDA_TOPK_DEVICE_CUH
 #define GENIE_ENGINE_CUDA_TOPK_DEVICE_CUH
 
-#include "engine/cuda/cuda_batch.h"
+#include "engine/cuda/count/cuda_batch.h"
 
 /* Threads per block of every kernel in this backend. */
 #define CUDA_BLOCK 256u

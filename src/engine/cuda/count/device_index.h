@@ -1,0 +1,113 @@
+/*
+ * The match-count backends' state per opened index on a device: the List
+ * Array uploaded once (count/device_index.cu), the workspace kept between
+ * searches, and the module's slot that holds them (index/index.h).
+ */
+#ifndef GENIE_ENGINE_CUDA_COUNT_DEVICE_INDEX_H
+#define GENIE_ENGINE_CUDA_COUNT_DEVICE_INDEX_H
+
+#include <pthread.h>
+
+#include "engine/cuda/common/cuda_common.h"
+
+extern "C" {
+#include "engine/cuda/count/work_plan.h"
+#include "engine/tile_lists.h"
+}
+
+/*
+ * The workspace kept between searches of one index (the first 10 ms of a
+ * call used to be cudaMalloc/cudaFree and stream creation): device memory,
+ * the stream, and pinned host staging (units up, hits and infos down:
+ * cudaHostAlloc costs milliseconds, so it is kept too).  One search at a
+ * time holds it (lock, taken with trylock: a concurrent search allocates
+ * its own); released at index close.
+ */
+typedef struct cuda_workspace {
+    pthread_mutex_t lock;
+    void *d_mem;
+    uint64_t nBytes;
+    cudaStream_t stream; /* 0 until first use */
+    void *h_pinned;      /* page-locked host staging, nPinned bytes */
+    uint64_t nPinned;
+} cuda_workspace;
+
+/** A new, empty workspace (NULL when out of memory); free with cuda_workspace_free (NULL is fine). */
+cuda_workspace *cuda_workspace_new(void);
+void cuda_workspace_free(cuda_workspace *ws);
+
+/*
+ * The List Array on the device (Zhou et al. (GENIE) III-B): uploaded once
+ * per opened index and kept in the module's slot of genie_index.aDev[device]
+ * (cuda_slot_claim) until genie_index_close, with the list offsets and the tile arrays
+ * (engine/tile_lists.h).  The Position Map stays on the host.
+ *
+ * The tile layout, the default, reads the postings as 16-bit tile-local
+ * ids (d_aLocal, with d_aShortPost for the lists it binary-searches); the
+ * paper's layout and GEN-SPQ read the 32-bit ids (d_aPosting), uploaded
+ * only when one of them first runs on the index (cuda_index_wide), so an
+ * index searched by the default method holds 2 bytes per posting on the
+ * device, not 4 (nor 6).  A streamed part (part_stream.cu) has the 32-bit
+ * ids alone and the tile layout reads those.
+ */
+typedef struct cuda_index {
+    int device;               /* the device the postings live on */
+    uint32_t *d_aPosting;     /* n_postings object ids; NULL until cuda_index_wide() */
+    uint16_t *d_aLocal;       /* n_postings tile-local ids (id mod TILE_OBJECTS); NULL in a streamed part */
+    uint32_t *d_aShortPost;   /* the ids of the lists without a tile row, list after list */
+    uint64_t *d_aShortOff;    /* n_keywords: where such a list starts in d_aShortPost */
+    uint64_t nPosting;
+    uint64_t *d_aListOffset;  /* n_keywords + 1: list l is postings off[l] .. off[l + 1] */
+    uint32_t *d_aListRow;     /* n_keywords: the list's tile row, or TILE_NO_ROW */
+    uint32_t *d_aTileOff;     /* rows of nTile + 1 segment starts, relative to the list */
+    uint32_t nTile;           /* ceil(n_objects / TILE_OBJECTS), at least 1 */
+    plan_keywords kw;         /* host: the keyword lookup of the planner (work_plan.h) */
+    cuda_workspace *pWs;
+    /*
+     * A part streamed through the device (part_stream.cu) may still be on
+     * its way when a search plans its queries: the driver calls
+     * pfnReady(pReady) after planning and before the first use of the
+     * device arrays.  NULL for an uploaded index.
+     */
+    genie_status (*pfnReady)(void *pReady);
+    void *pReady;
+} cuda_index;
+
+/*
+ * The module's slot of @p idx on @p device (index/index.h): a cuda_index
+ * (the index's copy there, or a streamed part's), or, for a multi-part
+ * index, the engine_stream of its parts.  cuda_slot_claim() under
+ * idx->aDev[device].lock, the first time; cuda_slot_find() after that.
+ */
+extern const char cuda_slot_owner;
+
+static inline index_slot *cuda_slot_claim(const genie_index *idx, int device)
+{
+    return index_slot_claim(idx->aDev[device].aSlot, &cuda_slot_owner);
+}
+
+static inline index_slot *cuda_slot_find(const genie_index *idx, int device)
+{
+    return index_slot_find(idx->aDev[device].aSlot, &cuda_slot_owner);
+}
+
+/** What the module's slot of @p idx on @p device holds, NULL when it has none. */
+static inline void *cuda_slot_state(const genie_index *idx, int device)
+{
+    const index_slot *s = cuda_slot_find(idx, device);
+    return s ? s->p : NULL;
+}
+
+/**
+ * The copy of @p idx's postings on device @p device, uploaded on first use
+ * under idx->aDev[device].lock.  Also makes that device current for the calling thread.
+ * @param[out] ppDev  valid until the index is closed.
+ */
+genie_status cuda_index_get(const genie_index *idx, int device, const cuda_index **ppDev);
+/**
+ * The same, with the 32-bit ids (d_aPosting) on the device too: uploaded
+ * on the first call, under the same lock, and kept until the index closes.
+ */
+genie_status cuda_index_wide(const genie_index *idx, int device, const cuda_index **ppDev);
+
+#endif

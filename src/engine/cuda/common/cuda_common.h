@@ -21,7 +21,11 @@ extern "C" {
 #include "util/error.h"
 }
 
-/* Record a CUDA failure as GENIE_EGPU; returns GENIE_EGPU. */
+/*
+ * Record a CUDA failure as GENIE_EGPU (out of GPU memory too: the parts
+ * loop, engine/parts.c, retries on it) and clear CUDA's last error, so that
+ * a later CUDA_CHECK_LAUNCH does not report it again; returns GENIE_EGPU.
+ */
 genie_status cuda_fail(cudaError_t err, const char *zCall);
 
 #define CUDA_TRY(call)                                 \

@@ -11,6 +11,7 @@
 
 genie_status cuda_fail(cudaError_t err, const char *zCall)
 {
+    cudaGetLastError(); /* clear a non-sticky error (out of memory) so that no later check reports it again */
     return util_error(GENIE_EGPU, "CUDA: %s failed: %s (%s)", zCall, cudaGetErrorString(err),
                       cudaGetErrorName(err));
 }

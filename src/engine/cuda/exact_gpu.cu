@@ -19,16 +19,19 @@
  *      that rounds see the same values; or fp16 operands with fp32
  *      accumulation), from which a(x, q) approximates the distance (l2:
  *      |x|^2 + |q|^2 - 2 s, ip: -s, cosine: 1 - s);
- *   3. one block per query (exact_select, SELECT_BOUND) computes the
- *      upper bounds a + e and finds the k-th smallest, U, by radix
- *      selection on their 32-bit ordered keys (a histogram of the next 8
- *      bits among the keys that share the prefix found so far picks the
- *      bucket holding the k-th key; four passes, the first fused with
- *      computing the bounds, which replace the row; where k is small
- *      against the base, one pass that keeps only the keys at most a
- *      sample's k-th and selects among them, kth_upper_sampled), gathers
- *      every vector whose lower bound (a + e) - 2e is at most T
- *      (exact_bound_threshold(U)) into shared memory,
+ *   3. one block per query (exact_select, SELECT_BOUND) finds the
+ *      candidates: every vector whose lower bound (a + e) - 2e is at most
+ *      T = exact_bound_threshold(U), U the k-th smallest upper bound
+ *      a + e.  Usually in one pass over the row (candidates_sampled): a
+ *      sample's k-th upper bound u0 >= U gives T0 >= T, the pass keeps
+ *      the few vectors with lower bound <= T0 (global scratch), and U and
+ *      the candidates come from those alone.  Otherwise (a sample too
+ *      large for the base, the kept overflowing) by radix selection of U
+ *      on the bounds' 32-bit ordered keys (kth_upper: a histogram of the
+ *      next 8 bits among the keys that share the prefix found so far picks
+ *      the bucket holding the k-th key; four passes, the first computing
+ *      the bounds into the row) and a gather pass.  The candidates go to
+ *      shared memory; the block
  *      computes their direct distances exactly as the CPU does (round-to-
  *      nearest intrinsics in the CPU's order, which the compiler may not
  *      contract: direct_distance), bitonic-sorts (distance, id) and keeps
@@ -74,6 +77,7 @@
  */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +95,7 @@ extern "C" {
 }
 
 #define SELECT_THREADS 512
-#define SAMPLE_KEYS (2u * EXACT_CUDA_MAX_K) /* kth_upper_sampled's keys: exact_select's aSel as 32-bit words */
+#define KEPT_MAX 65536u /* candidates_sampled's survivors per query, at most */
 #define PREP_THREADS 256
 #define L1_TILE 16
 #define STAGE_CHUNK (1u << 20)  /* bytes of queries one staging task copies */
@@ -354,60 +358,111 @@ static __device__ uint32_t kth_upper(float *row, uint32_t nBase, uint32_t k, int
     return radix_kth32(nBase, k, keyOf, hist, pPrefix, pNeed);
 }
 
-/* The k-th smallest of the keys a[0 .. n) (shared memory); 0xffffffff when n < k.  Whole block. */
+/* The k-th smallest of the keys a[0 .. n); 0xffffffff when n < k.  Whole block. */
 static __device__ uint32_t kth_of_keys(const uint32_t *a, uint32_t n, uint32_t k, uint32_t *hist, uint64_t *pPrefix,
                                        uint32_t *pNeed)
 {
     return radix_kth32(n, k, [a](uint32_t i, int) { return a[i]; }, hist, pPrefix, pNeed);
 }
 
+/* What candidates_sampled found (block-uniform). */
+enum { SAMPLED_OK = 0, SAMPLED_DIRECT = 1, SAMPLED_FALLBACK = 2 };
+
 /*
- * kth_upper's answer, the key of the k-th smallest upper bound, in one
- * pass over the row instead of four (Johnson et al. (Faiss) 5.1 select in
- * registers and shared memory rather than in repeated global passes; here
- * by sampling).  The bounds of nSample base vectors spread over the row
- * give U0, the k-th smallest of the sample: at least the k-th smallest of
- * the row, since the sample is part of the row.  The pass then computes
- * every bound (leaving the row as it is: no write of the whole row) and
- * keeps the keys <= U0 in @p aKey (SAMPLE_KEYS of shared memory): they
- * hold the row's k smallest, so the k-th smallest of them is the answer,
- * exactly kth_upper's.  When more than SAMPLE_KEYS keys are <= U0 (a
- * sample that fell far from the query), kth_upper finishes, and then the
- * row holds the bounds: *pRowIsUpper says which (block-uniform).  nSample
- * (block-uniform, at most SAMPLE_KEYS) is chosen by the caller so that
- * about n k / nSample keys, the expected number kept, fit well.  Whole
- * block.
+ * SELECT_BOUND's candidates in one pass over the row instead of kth_upper's
+ * four and a gather (Johnson et al. (Faiss) 5.1: select without repeated
+ * passes over the distance matrix; here by sampling, so each distance is
+ * read once and only a few survivors are written).
+ *
+ *   1. The upper bounds of nSample base vectors spread over the row give
+ *      u0, the k-th smallest of the sample (radix_kth32 over the sample's
+ *      keys, written to @p gKept first): the row has at least k upper
+ *      bounds <= u0, so U (the row's k-th smallest) <= u0 and
+ *      T = exact_bound_threshold(U) <= T0 = exact_bound_threshold(u0).
+ *   2. One pass computes every vector's bounds and appends (upper key <<
+ *      32 | id) to @p gKept when lower <= T0: a superset of the
+ *      candidates {lower <= T}, holding every upper <= u0 (lower <= upper,
+ *      u0 <= T0), so the k-th smallest upper kept is U.
+ *   3. U is found among the kept keys, then the kept with lower <= T are
+ *      gathered into @p aSel (*pnSel of them; more than EXACT_CUDA_MAX_K:
+ *      the caller answers the query directly).
+ *
+ * The check that the k-th kept is <= u0 makes the result exact whatever
+ * rounding each evaluation of a bound takes (exact_bound.h: every one is a
+ * valid bound): the exact top k then has d <= U <= u0, so lower <= T0 and
+ * all of it was kept.  SAMPLED_FALLBACK (the kept overflowed @p cap, T0 is
+ * not finite, or the check fails) leaves the row as it was, for
+ * kth_upper; SAMPLED_DIRECT: a bound is NaN or T is not finite.  nSample
+ * (block-uniform) is at most 2 cap (the sample's 32-bit keys share gKept).
+ * Whole block.
  */
-static __device__ uint32_t kth_upper_sampled(float *row, uint32_t nBase, uint32_t k, uint32_t nSample, int metric,
-                                             const exact_bound *bound, float c, const float4 *aInfo, float4 qInfo,
-                                             uint32_t *aKey, uint32_t *pnKey, uint32_t *hist, uint64_t *pPrefix,
-                                             uint32_t *pNeed, int *pRowIsUpper)
+static __device__ int candidates_sampled(const float *row, uint32_t nBase, uint32_t k, uint32_t nSample, int metric,
+                                         const exact_bound *bound, float c, const float4 *aInfo, float4 qInfo,
+                                         uint64_t *gKept, uint32_t cap, uint64_t *aSel, uint32_t *pnSel,
+                                         uint32_t *pnKept, int *pBad, uint32_t *hist, uint64_t *pPrefix,
+                                         uint32_t *pNeed)
 {
     uint32_t tid = threadIdx.x;
+    uint32_t *gSample = (uint32_t *)gKept;
     if (nSample > nBase)
         nSample = nBase;
     for (uint32_t j = tid; j < nSample; j += SELECT_THREADS) {
         uint32_t i = (uint32_t)((uint64_t)j * nBase / nSample);
-        aKey[j] = d_key(upper_bound(metric, row[i], aInfo[i], qInfo, bound, c));
+        gSample[j] = d_key(upper_bound(metric, row[i], aInfo[i], qInfo, bound, c));
     }
-    if (tid == 0)
-        *pnKey = 0;
-    __syncthreads();
-    uint32_t u0 = kth_of_keys(aKey, nSample, k, hist, pPrefix, pNeed); /* ends with a barrier */
+    if (tid == 0) {
+        *pnKept = 0;
+        *pBad = 0;
+    }
+    __syncthreads(); /* the sample's keys are visible to the block */
+    /* Ends with a barrier: the sample is read before gKept is reused. */
+    uint32_t u0 = kth_of_keys(gSample, nSample, k, hist, pPrefix, pNeed);
+    float T0 = exact_bound_threshold((genie_metric)metric, d_key_value(u0));
+    if (!isfinite(T0))
+        return SAMPLED_FALLBACK;
     for (uint32_t i = tid; i < nBase; i += SELECT_THREADS) {
-        uint32_t key = d_key(upper_bound(metric, row[i], aInfo[i], qInfo, bound, c));
-        if (key <= u0) {
-            uint32_t pos = atomicAdd(pnKey, 1u);
-            if (pos < SAMPLE_KEYS)
-                aKey[pos] = key;
+        float4 xi = aInfo[i];
+        float e = exact_bound_pair(bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
+        float upper = approx_distance(metric, row[i], xi, qInfo) + e;
+        float lower = upper - 2.0f * e;
+        if (lower <= T0) {
+            uint32_t pos = atomicAdd(pnKept, 1u);
+            if (pos < cap)
+                gKept[pos] = (uint64_t)d_key(upper) << 32 | i;
+        } else if (!(lower > T0)) {
+            *pBad = 1; /* NaN */
         }
     }
     __syncthreads();
-    uint32_t nKey = *pnKey;
-    *pRowIsUpper = nKey > SAMPLE_KEYS;
-    if (nKey > SAMPLE_KEYS) /* uniform */
-        return kth_upper(row, nBase, k, metric, bound, c, aInfo, qInfo, hist, pPrefix, pNeed);
-    return kth_of_keys(aKey, nKey, k, hist, pPrefix, pNeed);
+    uint32_t nKept = *pnKept;
+    if (*pBad)
+        return SAMPLED_DIRECT;
+    if (nKept > cap)
+        return SAMPLED_FALLBACK;
+    uint32_t kth = radix_kth32(nKept, k, [gKept](uint32_t i, int) { return (uint32_t)(gKept[i] >> 32); }, hist,
+                               pPrefix, pNeed);
+    if (kth > u0) /* fewer than k kept at most u0: the bounds' roundings disagreed */
+        return SAMPLED_FALLBACK;
+    float T = exact_bound_threshold((genie_metric)metric, d_key_value(kth));
+    if (!isfinite(T))
+        return SAMPLED_DIRECT;
+    if (tid == 0)
+        *pnSel = 0;
+    __syncthreads();
+    for (uint32_t t = tid; t < nKept; t += SELECT_THREADS) {
+        uint64_t v = gKept[t];
+        uint32_t i = (uint32_t)v;
+        float4 xi = aInfo[i];
+        float e = exact_bound_pair(bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
+        float lower = d_key_value((uint32_t)(v >> 32)) - 2.0f * e;
+        if (lower <= T) {
+            uint32_t pos = atomicAdd(pnSel, 1u);
+            if (pos < EXACT_CUDA_MAX_K)
+                aSel[pos] = i;
+        }
+    }
+    __syncthreads();
+    return SAMPLED_OK;
 }
 
 /*
@@ -459,19 +514,21 @@ static __device__ void radix_kth(const float *row, uint32_t nBase, uint32_t k, u
  * are not finite) is flagged and left for SELECT_FINAL.  SELECT_FINAL:
  * row = direct distances (l1, or exact_direct_rows); the k smallest keys.
  * With @p onlyFlagged, blocks of unflagged queries return at once.
- * @p nSample: SELECT_BOUND's sample for kth_upper_sampled (sample_size),
- * 0 for kth_upper.  aCand[q]: candidates re-ranked (SELECT_BOUND; the
+ * @p nSample: SELECT_BOUND's sample for candidates_sampled (sample_size),
+ * 0 for kth_upper; aKept + q keptCap: query q's keptCap survivors of
+ * candidates_sampled (global scratch).  aCand[q]: candidates re-ranked (SELECT_BOUND; the
  * search's engine_exact_counts).
  */
 __global__ void __launch_bounds__(SELECT_THREADS)
 exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, exact_bound bound, const float4 *aInfo,
-             const float4 *aQInfo, uint32_t k, uint32_t nSample, const float *x, const float *q, uint32_t dim,
-             const float *aXDot, const float *aQDot, unsigned *aFlag, uint32_t *aCand, genie_neighbor *out)
+             const float4 *aQInfo, uint32_t k, uint32_t nSample, uint64_t *aKept, uint32_t keptCap, const float *x,
+             const float *q, uint32_t dim, const float *aXDot, const float *aQDot, unsigned *aFlag, uint32_t *aCand,
+             genie_neighbor *out)
 {
     __shared__ uint32_t hist[256];
     __shared__ uint64_t aSel[EXACT_CUDA_MAX_K];
     __shared__ uint64_t prefix;
-    __shared__ uint32_t need, nSel;
+    __shared__ uint32_t need, nSel, nKept;
     __shared__ int prefixBits, done, bad;
     uint32_t qi = blockIdx.x, tid = threadIdx.x;
     unsigned flag = aFlag[qi];
@@ -497,30 +554,36 @@ exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, ex
         }
         __syncthreads();
     } else {
-        int rowIsUpper = 1; /* the row holds the upper bounds, else still the GEMM's products */
-        uint32_t kthKey = nSample ? kth_upper_sampled(row, nBase, k, nSample, metric, &bound, c, aInfo, qInfo,
-                                                      (uint32_t *)aSel, &nSel, hist, &prefix, &need, &rowIsUpper)
-                                  : kth_upper(row, nBase, k, metric, &bound, c, aInfo, qInfo, hist, &prefix, &need);
-        if (tid == 0)
-            nSel = 0;
-        __syncthreads();
-        float U = d_key_value(kthKey), T = exact_bound_threshold((genie_metric)metric, U);
-        int finite = isfinite(T);
-        for (uint32_t i = tid; i < nBase && finite; i += SELECT_THREADS) {
-            float4 xi = aInfo[i];
-            float e = exact_bound_pair(&bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
-            float upper = rowIsUpper ? row[i] : upper_bound(metric, row[i], xi, qInfo, &bound, c);
-            float lower = upper - 2.0f * e;
-            if (lower <= T) {
-                uint32_t pos = atomicAdd(&nSel, 1u);
-                if (pos < EXACT_CUDA_MAX_K)
-                    aSel[pos] = i;
-            } else if (!(lower > T)) {
-                bad = 1; /* NaN */
+        int how = nSample ? candidates_sampled(row, nBase, k, nSample, metric, &bound, c, aInfo, qInfo,
+                                               aKept + (uint64_t)qi * keptCap, keptCap, aSel, &nSel, &nKept, &bad,
+                                               hist, &prefix, &need)
+                          : SAMPLED_FALLBACK;
+        if (how == SAMPLED_FALLBACK) {
+            __syncthreads(); /* every thread has read the last selection's prefix */
+            uint32_t kthKey = kth_upper(row, nBase, k, metric, &bound, c, aInfo, qInfo, hist, &prefix, &need);
+            if (tid == 0) {
+                nSel = 0;
+                bad = 0;
             }
+            __syncthreads();
+            float T = exact_bound_threshold((genie_metric)metric, d_key_value(kthKey));
+            int finite = isfinite(T);
+            for (uint32_t i = tid; i < nBase && finite; i += SELECT_THREADS) {
+                float4 xi = aInfo[i];
+                float e = exact_bound_pair(&bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
+                float lower = row[i] - 2.0f * e; /* the row holds the upper bounds now */
+                if (lower <= T) {
+                    uint32_t pos = atomicAdd(&nSel, 1u);
+                    if (pos < EXACT_CUDA_MAX_K)
+                        aSel[pos] = i;
+                } else if (!(lower > T)) {
+                    bad = 1; /* NaN */
+                }
+            }
+            __syncthreads();
+            how = !finite || bad ? SAMPLED_DIRECT : SAMPLED_OK;
         }
-        __syncthreads();
-        if (!finite || bad || nSel > EXACT_CUDA_MAX_K) {
+        if (how == SAMPLED_DIRECT || nSel > EXACT_CUDA_MAX_K) {
             if (tid == 0)
                 aFlag[qi] = flag | FLAG_DIRECT;
             return; /* uniform: shared values read after the barrier */
@@ -574,12 +637,20 @@ struct exact_resident {
     float4 *d_qinfo;
     unsigned *d_flag;
     uint32_t *d_cand;
+    uint64_t *d_kept; /* kept_cap(nBase) per query: candidates_sampled's survivors */
     genie_neighbor *d_out;
     float *h_q;            /* pinned: one batch of queries */
     genie_neighbor *h_out; /* pinned: one batch of results */
     unsigned *h_flag;      /* pinned: the batch's flags and candidate counts (engine_exact_counts) */
     uint32_t *h_cand;
 };
+
+/* candidates_sampled's survivors per query: a quarter of the base, at most KEPT_MAX. */
+static uint32_t kept_cap(uint64_t nBase)
+{
+    uint64_t c = nBase / 4;
+    return c > KEPT_MAX ? KEPT_MAX : c ? (uint32_t)c : 1u;
+}
 
 /* The GEMM operand is the raw vectors themselves: fp32 without normalisation. */
 static int operand_is_raw(const exact_resident *r)
@@ -600,6 +671,7 @@ static void workspace_free(exact_resident *r)
     cudaFree(r->d_qdot);
     cudaFree(r->d_flag);
     cudaFree(r->d_cand);
+    cudaFree(r->d_kept);
     cudaFree(r->d_S);
     cudaFree(r->d_out);
     cudaFreeHost(r->h_q);
@@ -611,6 +683,7 @@ static void workspace_free(exact_resident *r)
     r->d_qinfo = NULL;
     r->d_flag = r->h_flag = NULL;
     r->d_cand = r->h_cand = NULL;
+    r->d_kept = NULL;
     r->d_out = r->h_out = NULL;
     r->nCap = r->nOutCap = 0;
 }
@@ -704,8 +777,8 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
     genie_status rc = GENIE_OK;
     size_t freeMem = 0, totalMem = 0;
     uint64_t nBase = r->nBase, dim = r->dim;
-    /* Per query: its distance row, its vectors (raw and operand) and its bound data. */
-    uint64_t rowBytes = nBase * sizeof(float) + dim * 2 * sizeof(float) + 32;
+    /* Per query: its distance row, its vectors (raw and operand), its bound data and its kept survivors. */
+    uint64_t rowBytes = nBase * sizeof(float) + dim * 2 * sizeof(float) + 32 + kept_cap(nBase) * sizeof(uint64_t);
     GPU_TRY(rc, cudaMemGetInfo(&freeMem, &totalMem), fail);
     {
         /* Memory our own workspace holds counts as free: it can be reused. */
@@ -732,6 +805,8 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
         GPU_TRY(rc, cudaMalloc(&r->d_qdot, nBatch * sizeof(float)), fail);
         GPU_TRY(rc, cudaMalloc(&r->d_flag, nBatch * sizeof(unsigned)), fail);
         GPU_TRY(rc, cudaMalloc(&r->d_cand, nBatch * sizeof(uint32_t)), fail);
+        if (r->metric != GENIE_METRIC_L1)
+            GPU_TRY(rc, cudaMalloc(&r->d_kept, nBatch * kept_cap(nBase) * sizeof(uint64_t)), fail);
         GPU_TRY(rc, cudaMalloc(&r->d_S, nBatch * nBase * sizeof(float)), fail);
         GPU_TRY(rc, cudaMalloc(&r->d_out, nBatch * k * sizeof(genie_neighbor)), fail);
         GPU_TRY(rc, cudaMallocHost(&r->h_q, nBatch * dim * sizeof(float)), fail);
@@ -749,19 +824,21 @@ fail:
 }
 
 /*
- * exact_select's nSample for kth_upper_sampled: a multiple of
- * SELECT_THREADS large enough that about nBase k / nSample keys, the
- * number the sample is expected to keep, stay under a quarter of
- * SAMPLE_KEYS; 0 (kth_upper's four passes) when that takes more than
- * SAMPLE_KEYS of sample.  Either way the answer is the same.
+ * exact_select's nSample for candidates_sampled: about sqrt(nBase k) (the
+ * sample's selection and the kept's then cost alike), and large enough
+ * that the nBase k / nSample keys expected at most its k-th stay under an
+ * eighth of kept_cap (room for the bound's margin); a multiple of
+ * SELECT_THREADS.  0 (kth_upper's four passes) when that takes more than
+ * half the base or than the kept buffer holds.  Either way the answer is
+ * the same.
  */
 static uint32_t sample_size(uint64_t nBase, uint32_t k)
 {
-    uint64_t m = (nBase * k + SAMPLE_KEYS / 4 - 1) / (SAMPLE_KEYS / 4);
+    uint64_t cap = kept_cap(nBase), m = (uint64_t)ceil(sqrt((double)nBase * k));
+    uint64_t mCap = (8 * nBase * k + cap - 1) / cap;
+    m = m > mCap ? m : mCap;
     m = (m + SELECT_THREADS - 1) / SELECT_THREADS * SELECT_THREADS;
-    if (m < SELECT_THREADS)
-        m = SELECT_THREADS;
-    return m > SAMPLE_KEYS ? 0 : (uint32_t)m;
+    return m > nBase / 2 || m > 2 * cap ? 0 : (uint32_t)m;
 }
 
 /* S^T (nBase x nb, column-major) = X~ (the base operand) . Q~^T in the resident's precision. */
@@ -809,8 +886,8 @@ static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, gen
         exact_l1<<<grid, dim3(L1_TILE, L1_TILE), 0, r->stream>>>(r->d_x, nBase, r->d_q, nb, dim, r->d_S);
         GPU_LAUNCHED(rc, "exact_l1", fail);
         exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 0, metric, bound,
-                                                           NULL, NULL, k, 0, r->d_x, r->d_q, dim, NULL, NULL, r->d_flag,
-                                                           NULL, r->d_out);
+                                                           NULL, NULL, k, 0, NULL, 0, r->d_x, r->d_q, dim, NULL, NULL,
+                                                           r->d_flag, NULL, r->d_out);
         GPU_LAUNCHED(rc, "exact_select", fail);
     } else {
         GENIE_TRY_GOTO(rc,
@@ -821,16 +898,17 @@ static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, gen
             GENIE_TRY_GOTO(rc, gemm(r, nb), fail);
             exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_BOUND, 0, metric,
                                                                bound, r->d_info, r->d_qinfo, k,
-                                                               sample_size(nBase, k), r->d_x, r->d_q, dim,
-                                                               r->d_dot, d_qdot, r->d_flag, r->d_cand, r->d_out);
+                                                               sample_size(nBase, k), r->d_kept, kept_cap(nBase),
+                                                               r->d_x, r->d_q, dim, r->d_dot, d_qdot, r->d_flag,
+                                                               r->d_cand, r->d_out);
             GPU_LAUNCHED(rc, "exact_select", fail);
         }
         exact_direct_rows<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_x, nBase, r->d_q, dim, metric, r->d_dot, d_qdot,
                                                                 r->d_flag, r->d_S);
         GPU_LAUNCHED(rc, "exact_direct_rows", fail);
         exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 1, metric, bound,
-                                                           NULL, NULL, k, 0, r->d_x, r->d_q, dim, NULL, NULL, r->d_flag,
-                                                           NULL, r->d_out);
+                                                           NULL, NULL, k, 0, NULL, 0, r->d_x, r->d_q, dim, NULL, NULL,
+                                                           r->d_flag, NULL, r->d_out);
         GPU_LAUNCHED(rc, "exact_select", fail);
     }
     GPU_TRY(rc, cudaMemcpyAsync(r->h_out, r->d_out, (size_t)nb * k * sizeof(genie_neighbor), cudaMemcpyDeviceToHost,

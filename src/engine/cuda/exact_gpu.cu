@@ -62,12 +62,14 @@
  * the CPU's own squared norm (cosine's direct distance needs it).
  *
  * Memory: the raw base (for the direct distances), its operand and
- * per-vector bound data, one query batch (raw, operand, bound data, flags)
- * and its distance tile; the batch is sized so the tile takes at most a
- * quarter of free memory (and at most 2 GiB).  All of it lives in an
- * exact_resident with the cuBLAS handle, a stream and pinned host
- * staging (the queries are copied into it on up to STAGE_MAX_THREADS
- * threads).  With a slot from the caller (a vectors index keeps one), the
+ * per-vector bound data, one query batch (raw in two slots, operand, bound
+ * data, flags, candidates_sampled's survivors) and its distance tile; the
+ * batch is sized so the tile takes at most a quarter of free memory (and
+ * at most 2 GiB), and so a call has a few batches: batch b + 1 is staged
+ * on the host (on up to STAGE_MAX_THREADS threads) and uploaded on a copy
+ * stream while batch b computes, and batch b's answers are read back
+ * while b + 1 computes.  All of it lives in an exact_resident with the
+ * cuBLAS handle, the streams and two slots of pinned host staging.  With a slot from the caller (a vectors index keeps one), the
  * resident outlives the call: a later call with the same base (same host
  * address, count, dimension, metric and precision; the index's vectors are
  * a read-only mapping, so the address names the data) uploads only its
@@ -96,6 +98,8 @@ extern "C" {
 
 #define SELECT_THREADS 512
 #define KEPT_MAX 65536u /* candidates_sampled's survivors per query, at most */
+#define PIPE_BATCHES 4    /* a call's queries in at least this many batches ... */
+#define PIPE_MIN 1024u    /* ... of at least this many queries */
 #define PREP_THREADS 256
 #define L1_TILE 16
 #define STAGE_CHUNK (1u << 20)  /* bytes of queries one staging task copies */
@@ -629,20 +633,27 @@ struct exact_resident {
     unsigned baseFlag;  /* FLAG_DIRECT: a base vector is outside the bound's range */
     const gpu_blas *blas; /* cuBLAS, opened by the first resident */
     cublasHandle_t hBlas;
-    cudaStream_t stream;
-    /* Workspace for nCap queries: raw and operand vectors, bound data, flags, tile, results. */
+    cudaStream_t stream;     /* the batches' kernels and result copies, in order */
+    cudaStream_t copyStream; /* the queries' uploads, ahead of the kernels (exact_cuda_search) */
+    cudaEvent_t aUploaded[2], aDone[2]; /* per slot: its queries on the device; its results on the host */
+    /*
+     * Workspace for nCap queries: raw (two slots, so one batch uploads
+     * while the one before computes) and operand vectors, bound data,
+     * flags, tile, results (two pinned slots: one batch is staged and one
+     * read back while the one between computes).
+     */
     uint64_t nCap, nOutCap; /* queries; result slots (queries * k) */
-    float *d_q, *d_qdot, *d_S;
+    float *d_q[2], *d_qdot, *d_S;
     void *d_qop;
     float4 *d_qinfo;
     unsigned *d_flag;
     uint32_t *d_cand;
     uint64_t *d_kept; /* kept_cap(nBase) per query: candidates_sampled's survivors */
     genie_neighbor *d_out;
-    float *h_q;            /* pinned: one batch of queries */
-    genie_neighbor *h_out; /* pinned: one batch of results */
-    unsigned *h_flag;      /* pinned: the batch's flags and candidate counts (engine_exact_counts) */
-    uint32_t *h_cand;
+    float *h_q[2];            /* pinned: one batch of queries */
+    genie_neighbor *h_out[2]; /* pinned: one batch of results */
+    unsigned *h_flag[2];      /* pinned: the batch's flags and candidate counts (engine_exact_counts) */
+    uint32_t *h_cand[2];
 };
 
 /* candidates_sampled's survivors per query: a quarter of the base, at most KEPT_MAX. */
@@ -665,7 +676,17 @@ static size_t operand_bytes(const exact_resident *r)
 
 static void workspace_free(exact_resident *r)
 {
-    cudaFree(r->d_q);
+    for (int t = 0; t < 2; t++) {
+        cudaFree(r->d_q[t]);
+        cudaFreeHost(r->h_q[t]);
+        cudaFreeHost(r->h_out[t]);
+        cudaFreeHost(r->h_flag[t]);
+        cudaFreeHost(r->h_cand[t]);
+        r->d_q[t] = r->h_q[t] = NULL;
+        r->h_out[t] = NULL;
+        r->h_flag[t] = NULL;
+        r->h_cand[t] = NULL;
+    }
     cudaFree(r->d_qop);
     cudaFree(r->d_qinfo);
     cudaFree(r->d_qdot);
@@ -674,17 +695,13 @@ static void workspace_free(exact_resident *r)
     cudaFree(r->d_kept);
     cudaFree(r->d_S);
     cudaFree(r->d_out);
-    cudaFreeHost(r->h_q);
-    cudaFreeHost(r->h_out);
-    cudaFreeHost(r->h_flag);
-    cudaFreeHost(r->h_cand);
-    r->d_q = r->d_qdot = r->d_S = r->h_q = NULL;
+    r->d_qdot = r->d_S = NULL;
     r->d_qop = NULL;
     r->d_qinfo = NULL;
-    r->d_flag = r->h_flag = NULL;
-    r->d_cand = r->h_cand = NULL;
+    r->d_flag = NULL;
+    r->d_cand = NULL;
     r->d_kept = NULL;
-    r->d_out = r->h_out = NULL;
+    r->d_out = NULL;
     r->nCap = r->nOutCap = 0;
 }
 
@@ -694,6 +711,10 @@ extern "C" void exact_cuda_resident_free(void *p)
     if (!r)
         return;
     cudaSetDevice(r->device);
+    if (r->stream)
+        cudaStreamSynchronize(r->stream); /* a failed call may leave a batch in flight */
+    if (r->copyStream)
+        cudaStreamSynchronize(r->copyStream);
     workspace_free(r);
     cudaFree(r->d_x);
     cudaFree(r->d_op);
@@ -702,8 +723,16 @@ extern "C" void exact_cuda_resident_free(void *p)
     cudaFree(r->d_baseFlag);
     if (r->hBlas)
         r->blas->destroy(r->hBlas);
+    for (int t = 0; t < 2; t++) {
+        if (r->aUploaded[t])
+            cudaEventDestroy(r->aUploaded[t]);
+        if (r->aDone[t])
+            cudaEventDestroy(r->aDone[t]);
+    }
     if (r->stream)
         cudaStreamDestroy(r->stream);
+    if (r->copyStream)
+        cudaStreamDestroy(r->copyStream);
     free(r);
 }
 
@@ -738,6 +767,11 @@ static genie_status resident_create(int device, const float *base, uint64_t nBas
     r->metric = metric;
     r->precision = precision;
     GPU_TRY(rc, cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking), fail);
+    GPU_TRY(rc, cudaStreamCreateWithFlags(&r->copyStream, cudaStreamNonBlocking), fail);
+    for (int t = 0; t < 2; t++) {
+        GPU_TRY(rc, cudaEventCreateWithFlags(&r->aUploaded[t], cudaEventDisableTiming), fail);
+        GPU_TRY(rc, cudaEventCreateWithFlags(&r->aDone[t], cudaEventDisableTiming), fail);
+    }
     GPU_TRY(rc, cudaMalloc(&r->d_x, nBase * dim * sizeof(float)), fail);
     GPU_TRY(rc, cudaMemcpyAsync(r->d_x, base, nBase * dim * sizeof(float), cudaMemcpyHostToDevice, r->stream),
             fail);
@@ -769,7 +803,8 @@ fail:
 
 /*
  * Make the workspace hold a batch of min(nQuery, what a quarter of free
- * memory allows) queries; keeps a workspace that already does.  Sets
+ * memory allows, max(PIPE_MIN, nQuery / PIPE_BATCHES)) queries; keeps a
+ * workspace that already does.  Sets
  * *pBatch to the batch size to use.
  */
 static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32_t k, uint64_t *pBatch)
@@ -777,8 +812,8 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
     genie_status rc = GENIE_OK;
     size_t freeMem = 0, totalMem = 0;
     uint64_t nBase = r->nBase, dim = r->dim;
-    /* Per query: its distance row, its vectors (raw and operand), its bound data and its kept survivors. */
-    uint64_t rowBytes = nBase * sizeof(float) + dim * 2 * sizeof(float) + 32 + kept_cap(nBase) * sizeof(uint64_t);
+    /* Per query: its distance row, its vectors (two raw, operand), its bound data and its kept survivors. */
+    uint64_t rowBytes = nBase * sizeof(float) + dim * 3 * sizeof(float) + 32 + kept_cap(nBase) * sizeof(uint64_t);
     GPU_TRY(rc, cudaMemGetInfo(&freeMem, &totalMem), fail);
     {
         /* Memory our own workspace holds counts as free: it can be reused. */
@@ -787,6 +822,11 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
         uint64_t nBatch = tileBudget / rowBytes;
         if (nBatch > 65535)
             nBatch = 65535; /* gridDim.y of the l1 kernel, and plenty */
+        /* A few batches at least, so that uploads and read-backs overlap the kernels (exact_cuda_search). */
+        uint64_t nPipe = (nQuery + PIPE_BATCHES - 1) / PIPE_BATCHES;
+        nPipe = nPipe < PIPE_MIN ? PIPE_MIN : nPipe;
+        if (nBatch > nPipe)
+            nBatch = nPipe;
         if (nBatch > nQuery)
             nBatch = nQuery;
         if (nBatch == 0) {
@@ -798,7 +838,13 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
             return GENIE_OK;
         }
         workspace_free(r);
-        GPU_TRY(rc, cudaMalloc(&r->d_q, nBatch * dim * sizeof(float)), fail);
+        for (int t = 0; t < 2; t++) {
+            GPU_TRY(rc, cudaMalloc(&r->d_q[t], nBatch * dim * sizeof(float)), fail);
+            GPU_TRY(rc, cudaMallocHost(&r->h_q[t], nBatch * dim * sizeof(float)), fail);
+            GPU_TRY(rc, cudaMallocHost(&r->h_out[t], nBatch * k * sizeof(genie_neighbor)), fail);
+            GPU_TRY(rc, cudaMallocHost(&r->h_flag[t], nBatch * sizeof(unsigned)), fail);
+            GPU_TRY(rc, cudaMallocHost(&r->h_cand[t], nBatch * sizeof(uint32_t)), fail);
+        }
         if (r->metric != GENIE_METRIC_L1 && !operand_is_raw(r))
             GPU_TRY(rc, cudaMalloc(&r->d_qop, nBatch * dim * operand_bytes(r)), fail);
         GPU_TRY(rc, cudaMalloc(&r->d_qinfo, nBatch * sizeof(float4)), fail);
@@ -809,10 +855,6 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
             GPU_TRY(rc, cudaMalloc(&r->d_kept, nBatch * kept_cap(nBase) * sizeof(uint64_t)), fail);
         GPU_TRY(rc, cudaMalloc(&r->d_S, nBatch * nBase * sizeof(float)), fail);
         GPU_TRY(rc, cudaMalloc(&r->d_out, nBatch * k * sizeof(genie_neighbor)), fail);
-        GPU_TRY(rc, cudaMallocHost(&r->h_q, nBatch * dim * sizeof(float)), fail);
-        GPU_TRY(rc, cudaMallocHost(&r->h_out, nBatch * k * sizeof(genie_neighbor)), fail);
-        GPU_TRY(rc, cudaMallocHost(&r->h_flag, nBatch * sizeof(unsigned)), fail);
-        GPU_TRY(rc, cudaMallocHost(&r->h_cand, nBatch * sizeof(uint32_t)), fail);
         r->nCap = nBatch;
         r->nOutCap = nBatch * k;
         *pBatch = nBatch;
@@ -841,13 +883,13 @@ static uint32_t sample_size(uint64_t nBase, uint32_t k)
     return m > nBase / 2 || m > 2 * cap ? 0 : (uint32_t)m;
 }
 
-/* S^T (nBase x nb, column-major) = X~ (the base operand) . Q~^T in the resident's precision. */
-static genie_status gemm(exact_resident *r, uint32_t nb)
+/* S^T (nBase x nb, column-major) = X~ (the base operand) . Q~^T in the resident's precision; @p d_q the raw queries. */
+static genie_status gemm(exact_resident *r, const float *d_q, uint32_t nb)
 {
     const float one = 1.0f, zero = 0.0f;
     int n = (int)r->nBase, d = (int)r->dim;
     const void *A = operand_is_raw(r) ? (const void *)r->d_x : r->d_op;
-    const void *B = operand_is_raw(r) ? (const void *)r->d_q : r->d_qop;
+    const void *B = operand_is_raw(r) ? (const void *)d_q : r->d_qop;
     cublasStatus_t st;
     if (r->precision == GENIE_PRECISION_FP32)
         st = r->blas->sgemm(r->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)nb, d, &one, (const float *)A, d,
@@ -867,9 +909,14 @@ static genie_status gemm(exact_resident *r, uint32_t nb)
     return GENIE_OK;
 }
 
-/* One batch of @p nb queries (already in r->h_q) to @p out; what it did added to @p pCounts. */
-static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, genie_neighbor *out,
-                                 engine_exact_counts *pCounts)
+/*
+ * Queue one batch of @p nb queries, staged in r->h_q[slot]: the upload on
+ * the copy stream, then on the stream (after the upload) the kernels and
+ * the read-back into the slot's pinned results, and aDone[slot].  The
+ * caller has collected the slot's previous batch (batch_collect), so its
+ * staging, device queries and results are free.
+ */
+static genie_status batch_enqueue(exact_resident *r, int slot, uint32_t nb, uint32_t k)
 {
     genie_status rc = GENIE_OK;
     uint64_t nBase = r->nBase;
@@ -877,53 +924,67 @@ static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, gen
     int metric = (int)r->metric;
     exact_bound bound = exact_bound_make(r->metric, r->precision, dim);
     float *d_qdot = r->metric == GENIE_METRIC_COSINE ? r->d_qdot : NULL;
-    GPU_TRY(rc, cudaMemcpyAsync(r->d_q, r->h_q, (size_t)nb * dim * sizeof(float), cudaMemcpyHostToDevice, r->stream),
+    float *d_q = r->d_q[slot];
+    GPU_TRY(rc, cudaMemcpyAsync(d_q, r->h_q[slot], (size_t)nb * dim * sizeof(float), cudaMemcpyHostToDevice,
+                                r->copyStream),
             fail);
+    GPU_TRY(rc, cudaEventRecord(r->aUploaded[slot], r->copyStream), fail);
+    GPU_TRY(rc, cudaStreamWaitEvent(r->stream, r->aUploaded[slot], 0), fail);
     GPU_TRY(rc, cudaMemsetAsync(r->d_cand, 0, nb * sizeof(uint32_t), r->stream), fail);
     if (r->metric == GENIE_METRIC_L1) {
         GPU_TRY(rc, cudaMemsetAsync(r->d_flag, 0, nb * sizeof(unsigned), r->stream), fail);
         dim3 grid((unsigned)((nBase + L1_TILE - 1) / L1_TILE), (nb + L1_TILE - 1) / L1_TILE);
-        exact_l1<<<grid, dim3(L1_TILE, L1_TILE), 0, r->stream>>>(r->d_x, nBase, r->d_q, nb, dim, r->d_S);
+        exact_l1<<<grid, dim3(L1_TILE, L1_TILE), 0, r->stream>>>(r->d_x, nBase, d_q, nb, dim, r->d_S);
         GPU_LAUNCHED(rc, "exact_l1", fail);
         exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 0, metric, bound,
-                                                           NULL, NULL, k, 0, NULL, 0, r->d_x, r->d_q, dim, NULL, NULL,
+                                                           NULL, NULL, k, 0, NULL, 0, r->d_x, d_q, dim, NULL, NULL,
                                                            r->d_flag, NULL, r->d_out);
         GPU_LAUNCHED(rc, "exact_select", fail);
     } else {
         GENIE_TRY_GOTO(rc,
-                       prepare(r, r->d_q, nb, operand_is_raw(r) ? NULL : r->d_qop, r->d_qinfo, d_qdot, r->d_flag, 1,
+                       prepare(r, d_q, nb, operand_is_raw(r) ? NULL : r->d_qop, r->d_qinfo, d_qdot, r->d_flag, 1,
                                r->baseFlag),
                        fail);
         if (!r->baseFlag) {
-            GENIE_TRY_GOTO(rc, gemm(r, nb), fail);
+            GENIE_TRY_GOTO(rc, gemm(r, d_q, nb), fail);
             exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_BOUND, 0, metric,
                                                                bound, r->d_info, r->d_qinfo, k,
                                                                sample_size(nBase, k), r->d_kept, kept_cap(nBase),
-                                                               r->d_x, r->d_q, dim, r->d_dot, d_qdot, r->d_flag,
+                                                               r->d_x, d_q, dim, r->d_dot, d_qdot, r->d_flag,
                                                                r->d_cand, r->d_out);
             GPU_LAUNCHED(rc, "exact_select", fail);
         }
-        exact_direct_rows<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_x, nBase, r->d_q, dim, metric, r->d_dot, d_qdot,
+        exact_direct_rows<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_x, nBase, d_q, dim, metric, r->d_dot, d_qdot,
                                                                 r->d_flag, r->d_S);
         GPU_LAUNCHED(rc, "exact_direct_rows", fail);
         exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 1, metric, bound,
-                                                           NULL, NULL, k, 0, NULL, 0, r->d_x, r->d_q, dim, NULL, NULL,
+                                                           NULL, NULL, k, 0, NULL, 0, r->d_x, d_q, dim, NULL, NULL,
                                                            r->d_flag, NULL, r->d_out);
         GPU_LAUNCHED(rc, "exact_select", fail);
     }
-    GPU_TRY(rc, cudaMemcpyAsync(r->h_out, r->d_out, (size_t)nb * k * sizeof(genie_neighbor), cudaMemcpyDeviceToHost,
-                                r->stream),
+    GPU_TRY(rc, cudaMemcpyAsync(r->h_out[slot], r->d_out, (size_t)nb * k * sizeof(genie_neighbor),
+                                cudaMemcpyDeviceToHost, r->stream),
             fail);
-    GPU_TRY(rc, cudaMemcpyAsync(r->h_flag, r->d_flag, nb * sizeof(unsigned), cudaMemcpyDeviceToHost, r->stream),
+    GPU_TRY(rc, cudaMemcpyAsync(r->h_flag[slot], r->d_flag, nb * sizeof(unsigned), cudaMemcpyDeviceToHost, r->stream),
             fail);
-    GPU_TRY(rc, cudaMemcpyAsync(r->h_cand, r->d_cand, nb * sizeof(uint32_t), cudaMemcpyDeviceToHost, r->stream),
+    GPU_TRY(rc, cudaMemcpyAsync(r->h_cand[slot], r->d_cand, nb * sizeof(uint32_t), cudaMemcpyDeviceToHost, r->stream),
             fail);
-    GPU_TRY(rc, cudaStreamSynchronize(r->stream), fail);
-    memcpy(out, r->h_out, (size_t)nb * k * sizeof(genie_neighbor));
+    GPU_TRY(rc, cudaEventRecord(r->aDone[slot], r->stream), fail);
+fail:
+    return rc;
+}
+
+/* Wait for the batch of @p nb queries queued in @p slot; its answers to @p out, what it did added to @p pCounts. */
+static genie_status batch_collect(exact_resident *r, int slot, uint32_t nb, uint32_t k, genie_neighbor *out,
+                                  engine_exact_counts *pCounts)
+{
+    genie_status rc = GENIE_OK;
+    GPU_TRY(rc, cudaEventSynchronize(r->aDone[slot]), fail);
+    memcpy(out, r->h_out[slot], (size_t)nb * k * sizeof(genie_neighbor));
     for (uint32_t i = 0; i < nb; i++) { /* l1 has no bound: every distance is direct */
-        int direct = (r->h_flag[i] & FLAG_DIRECT) != 0;
+        int direct = (r->h_flag[slot][i] & FLAG_DIRECT) != 0;
         pCounts->direct += direct;
-        pCounts->distances += direct || r->metric == GENIE_METRIC_L1 ? nBase : r->h_cand[i];
+        pCounts->distances += direct || r->metric == GENIE_METRIC_L1 ? r->nBase : r->h_cand[slot][i];
     }
 fail:
     return rc;
@@ -983,10 +1044,26 @@ extern "C" genie_status exact_cuda_search(int device, void **ppResident, const f
             *ppResident = r;
     }
     GENIE_TRY_GOTO(rc, workspace_reserve(r, nQuery, k, &nBatch), fail);
-    for (uint64_t q0 = 0; q0 < nQuery; q0 += nBatch) {
-        uint32_t nb = (uint32_t)(nQuery - q0 < nBatch ? nQuery - q0 : nBatch);
-        stage_queries(r->h_q, queries + q0 * dim, (uint64_t)nb * dim * sizeof(float));
-        GENIE_TRY_GOTO(rc, search_batch(r, nb, k, out + q0 * k, pCounts), fail);
+    /*
+     * Two slots in turn: batch b is staged on the host and queued while
+     * batch b - 1 computes, then batch b - 1 is collected.  Batch b's slot
+     * was batch b - 2's, collected (its event waited for) the round before.
+     */
+    {
+        uint64_t q0Prev = 0;
+        uint32_t nbPrev = 0;
+        int b = 0;
+        for (uint64_t q0 = 0; q0 < nQuery; q0 += nBatch, b++) {
+            uint32_t nb = (uint32_t)(nQuery - q0 < nBatch ? nQuery - q0 : nBatch);
+            stage_queries(r->h_q[b & 1], queries + q0 * dim, (uint64_t)nb * dim * sizeof(float));
+            GENIE_TRY_GOTO(rc, batch_enqueue(r, b & 1, nb, k), fail);
+            if (b > 0)
+                GENIE_TRY_GOTO(rc, batch_collect(r, (b - 1) & 1, nbPrev, k, out + q0Prev * k, pCounts), fail);
+            q0Prev = q0;
+            nbPrev = nb;
+        }
+        if (b > 0)
+            GENIE_TRY_GOTO(rc, batch_collect(r, (b - 1) & 1, nbPrev, k, out + q0Prev * k, pCounts), fail);
     }
 fail:
     if (rc != GENIE_OK && ppResident && *ppResident) {

@@ -46,7 +46,6 @@
 #include "genie/vectors.h"
 #include "engine/kmeans.h"
 #include "util/clock.h"
-#include "util/hash.h"
 
 #define MAX_LIST 16
 

@@ -24,7 +24,7 @@
  * (ids and distance bits); and fp32's first --check queries (default 500)
  * against the CPU's direct loop, byte for byte.  Exit status 1 on any
  * difference.  --write DIR also writes base.fvecs and queries.fvecs there,
- * for the PyTorch baseline (shared/anchors/torch_knn.py) on the same data.
+ * for the PyTorch baseline (the shared anchors' torch_knn) on the same data.
  *
  * Data: Fashion-MNIST (data/vectors/ from scripts/fetch-fashion-mnist:
  * 60,000 x 784 and the first N of its 10,000 test images) when present,

@@ -69,8 +69,9 @@
  * on the host (on up to STAGE_MAX_THREADS threads) and uploaded on a copy
  * stream while batch b computes, and batch b's answers are read back
  * while b + 1 computes.  All of it lives in an exact_resident with the
- * cuBLAS handle, the streams and two slots of pinned host staging.  With a slot from the caller (a vectors index keeps one), the
- * resident outlives the call: a later call with the same base (same host
+ * cuBLAS handle, the streams and two slots of pinned host staging.  With
+ * a slot from the caller (a vectors index keeps one), the resident
+ * outlives the call: a later call with the same base (same host
  * address, count, dimension, metric and precision; the index's vectors are
  * a read-only mapping, so the address names the data) uploads only its
  * queries and allocates nothing once the workspace is large enough.

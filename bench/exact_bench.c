@@ -13,7 +13,7 @@
  * the two distances are not equal, and the largest relative difference of
  * the distances, are printed.
  *
- * GPU (--gpu): the search on the cuda backend (src/engine/cuda/exact_gpu.cu)
+ * GPU (--gpu): the search on the cuda backend (exact_gpu.cu)
  * through a vectors index opened once, so the base stays on the GPU between
  * searches as in genie eval and genie serve (the index: LSH with one
  * function, written to --dir, default /tmp, and removed).  For each k

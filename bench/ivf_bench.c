@@ -42,10 +42,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clustered.h"
 #include "genie/vectors.h"
 #include "engine/kmeans.h"
 #include "util/clock.h"
-#include "util/hash.h"
 
 #define MAX_LIST 16
 
@@ -77,30 +77,14 @@ static int parse_list(const char *z, uint32_t *a, uint32_t *pN)
     return *pN > 0;
 }
 
-static double normal(uint64_t *s)
-{
-    double u = ((double)(util_splitmix64(s) >> 11) + 0.5) / 9007199254740992.0;
-    double v = ((double)(util_splitmix64(s) >> 11) + 0.5) / 9007199254740992.0;
-    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
-}
-
-/* The generated set: n + nq vectors, the last nq the queries. */
+/* The generated set: n + nq vectors (bench/clustered.h), the last nq the queries. */
 static void generate(bench *b, uint64_t n, uint32_t dim, uint32_t nCentre, uint64_t nq, uint64_t seed)
 {
-    float *aC = malloc((size_t)nCentre * dim * sizeof *aC), *a = malloc((size_t)(n + nq) * dim * sizeof *a);
-    if (!aC || !a) {
+    float *a = clustered_generate(n + nq, dim, nCentre, seed);
+    if (!a) {
         fprintf(stderr, "ivf_bench: out of memory\n");
         exit(1);
     }
-    uint64_t s = seed;
-    for (size_t i = 0; i < (size_t)nCentre * dim; i++)
-        aC[i] = (float)(3 * normal(&s));
-    for (uint64_t i = 0; i < n + nq; i++) {
-        uint32_t c = (uint32_t)(util_splitmix64(&s) % nCentre);
-        for (uint32_t d = 0; d < dim; d++)
-            a[i * dim + d] = aC[(size_t)c * dim + d] + (float)normal(&s);
-    }
-    free(aC);
     b->base = (genie_vectors){n, dim, a};
     b->q = (genie_vectors){nq, dim, malloc((size_t)nq * dim * sizeof(float))};
     memcpy(b->q.data, a + n * dim, (size_t)nq * dim * sizeof(float));

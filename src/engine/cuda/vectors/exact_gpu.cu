@@ -19,19 +19,23 @@
  *      that rounds see the same values; or fp16 operands with fp32
  *      accumulation), from which a(x, q) approximates the distance (l2:
  *      |x|^2 + |q|^2 - 2 s, ip: -s, cosine: 1 - s);
- *   3. one block per query (exact_select, SELECT_BOUND) computes the
- *      upper bounds a + e and finds the k-th smallest, U, by radix
- *      selection on their 32-bit ordered keys (a histogram of the next 8
- *      bits among the keys that share the prefix found so far picks the
- *      bucket holding the k-th key; four passes, the first fused with
- *      computing the bounds, which replace the row; where k is small
- *      against the base, one pass that keeps only the keys at most a
- *      sample's k-th and selects among them, kth_upper_sampled), gathers
- *      every vector whose lower bound (a + e) - 2e is at most T
- *      (exact_bound_threshold(U)) into shared memory,
+ *   3. one block per query (exact_select, SELECT_BOUND) finds the
+ *      candidates: every vector whose lower bound (a + e) - 2e is at most
+ *      T = exact_bound_threshold(U), U the k-th smallest upper bound
+ *      a + e.  Usually in one pass over the row (candidates_sampled): a
+ *      sample's k-th upper bound u0 >= U gives T0 >= T, the pass keeps
+ *      the few vectors with lower bound <= T0 (global scratch), and U and
+ *      the candidates come from those alone.  Otherwise (a sample too
+ *      large for the base, the kept overflowing) by radix selection of U
+ *      on the bounds' 32-bit ordered keys (kth_upper: a histogram of the
+ *      next 8 bits among the keys that share the prefix found so far picks
+ *      the bucket holding the k-th key; four passes, the first computing
+ *      the bounds into the row) and a gather pass.  The candidates go to
+ *      shared memory; the block
  *      computes their direct distances exactly as the CPU does (round-to-
  *      nearest intrinsics in the CPU's order, which the compiler may not
- *      contract: direct_distance), bitonic-sorts (distance, id) and keeps
+ *      contract: direct_distance), sorts (distance, id) with the module's
+ *      block sort (common/block_sort.cuh) and keeps
  *      k.  exact_bound.h proves the exact top k is among the candidates;
  *   4. a query the bound cannot serve is answered directly: its row is
  *      replaced by the direct distances of every base vector
@@ -59,13 +63,16 @@
  * the CPU's own squared norm (cosine's direct distance needs it).
  *
  * Memory: the raw base (for the direct distances), its operand and
- * per-vector bound data, one query batch (raw, operand, bound data, flags)
- * and its distance tile; the batch is sized so the tile takes at most a
- * quarter of free memory (and at most 2 GiB).  All of it lives in an
- * exact_resident with the cuBLAS handle, a stream and pinned host
- * staging (the queries are copied into it on up to STAGE_MAX_THREADS
- * threads).  With a slot from the caller (a vectors index keeps one), the
- * resident outlives the call: a later call with the same base (same host
+ * per-vector bound data, one query batch (raw in two slots, operand, bound
+ * data, flags, candidates_sampled's survivors) and its distance tile; the
+ * batch is sized so the tile takes at most a quarter of free memory (and
+ * at most 2 GiB), and so a call has a few batches: batch b + 1 is staged
+ * on the host (on up to STAGE_MAX_THREADS threads) and uploaded on a copy
+ * stream while batch b computes, and batch b's answers are read back
+ * while b + 1 computes.  All of it lives in an exact_resident with the
+ * cuBLAS handle, the streams and two slots of pinned host staging.  With
+ * a slot from the caller (a vectors index keeps one), the resident
+ * outlives the call: a later call with the same base (same host
  * address, count, dimension, metric and precision; the index's vectors are
  * a read-only mapping, so the address names the data) uploads only its
  * queries and allocates nothing once the workspace is large enough.
@@ -74,11 +81,13 @@
  */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/cuda/common/blas_gpu.h"
+#include "engine/cuda/common/block_sort.cuh"
 #include "engine/cuda/common/cuda_common.h"
 #include "engine/cuda/vectors/direct_distance.cuh"
 
@@ -92,7 +101,9 @@ extern "C" {
 }
 
 #define SELECT_THREADS 512
-#define SAMPLE_KEYS (2u * EXACT_CUDA_MAX_K) /* kth_upper_sampled's keys: exact_select's aSel as 32-bit words */
+#define KEPT_MAX 65536u /* candidates_sampled's survivors per query, at most */
+#define PIPE_BATCHES 4    /* a call's queries in at least this many batches ... */
+#define PIPE_MIN 1024u    /* ... of at least this many queries */
 #define PREP_THREADS 256
 #define L1_TILE 16
 #define STAGE_CHUNK (1u << 20)  /* bytes of queries one staging task copies */
@@ -228,27 +239,6 @@ __device__ __forceinline__ float approx_distance(int metric, float s, float4 xi,
     return 1.0f - s;
 }
 
-/* Ascending bitonic sort of a[0 .. nPad), nPad a power of two; whole block. */
-static __device__ void bitonic_sort(uint64_t *a, uint32_t nPad, uint32_t tid)
-{
-    for (uint32_t size = 2; size <= nPad; size <<= 1) {
-        for (uint32_t stride = size >> 1; stride > 0; stride >>= 1) {
-            for (uint32_t i = tid; i < nPad; i += SELECT_THREADS) {
-                uint32_t j = i ^ stride;
-                if (j > i) {
-                    int up = (i & size) == 0;
-                    uint64_t u = a[i], v = a[j];
-                    if ((u > v) == up) {
-                        a[i] = v;
-                        a[j] = u;
-                    }
-                }
-            }
-            __syncthreads();
-        }
-    }
-}
-
 /* Add @p bin (-1: none) to the shared histogram, one atomic per distinct bin of the warp; every lane calls it. */
 static __device__ __forceinline__ void hist_add(uint32_t *hist, int bin, unsigned lane)
 {
@@ -336,60 +326,111 @@ static __device__ uint32_t kth_upper(float *row, uint32_t nBase, uint32_t k, int
     return radix_kth32(nBase, k, keyOf, hist, pPrefix, pNeed);
 }
 
-/* The k-th smallest of the keys a[0 .. n) (shared memory); 0xffffffff when n < k.  Whole block. */
+/* The k-th smallest of the keys a[0 .. n); 0xffffffff when n < k.  Whole block. */
 static __device__ uint32_t kth_of_keys(const uint32_t *a, uint32_t n, uint32_t k, uint32_t *hist, uint64_t *pPrefix,
                                        uint32_t *pNeed)
 {
     return radix_kth32(n, k, [a](uint32_t i, int) { return a[i]; }, hist, pPrefix, pNeed);
 }
 
+/* What candidates_sampled found (block-uniform). */
+enum { SAMPLED_OK = 0, SAMPLED_DIRECT = 1, SAMPLED_FALLBACK = 2 };
+
 /*
- * kth_upper's answer, the key of the k-th smallest upper bound, in one
- * pass over the row instead of four (Johnson et al. (Faiss) 5.1 select in
- * registers and shared memory rather than in repeated global passes; here
- * by sampling).  The bounds of nSample base vectors spread over the row
- * give U0, the k-th smallest of the sample: at least the k-th smallest of
- * the row, since the sample is part of the row.  The pass then computes
- * every bound (leaving the row as it is: no write of the whole row) and
- * keeps the keys <= U0 in @p aKey (SAMPLE_KEYS of shared memory): they
- * hold the row's k smallest, so the k-th smallest of them is the answer,
- * exactly kth_upper's.  When more than SAMPLE_KEYS keys are <= U0 (a
- * sample that fell far from the query), kth_upper finishes, and then the
- * row holds the bounds: *pRowIsUpper says which (block-uniform).  nSample
- * (block-uniform, at most SAMPLE_KEYS) is chosen by the caller so that
- * about n k / nSample keys, the expected number kept, fit well.  Whole
- * block.
+ * SELECT_BOUND's candidates in one pass over the row instead of kth_upper's
+ * four and a gather (Johnson et al. (Faiss) 5.1: select without repeated
+ * passes over the distance matrix; here by sampling, so each distance is
+ * read once and only a few survivors are written).
+ *
+ *   1. The upper bounds of nSample base vectors spread over the row give
+ *      u0, the k-th smallest of the sample (radix_kth32 over the sample's
+ *      keys, written to @p gKept first): the row has at least k upper
+ *      bounds <= u0, so U (the row's k-th smallest) <= u0 and
+ *      T = exact_bound_threshold(U) <= T0 = exact_bound_threshold(u0).
+ *   2. One pass computes every vector's bounds and appends (upper key <<
+ *      32 | id) to @p gKept when lower <= T0: a superset of the
+ *      candidates {lower <= T}, holding every upper <= u0 (lower <= upper,
+ *      u0 <= T0), so the k-th smallest upper kept is U.
+ *   3. U is found among the kept keys, then the kept with lower <= T are
+ *      gathered into @p aSel (*pnSel of them; more than EXACT_CUDA_MAX_K:
+ *      the caller answers the query directly).
+ *
+ * The check that the k-th kept is <= u0 makes the result exact whatever
+ * rounding each evaluation of a bound takes (exact_bound.h: every one is a
+ * valid bound): the exact top k then has d <= U <= u0, so lower <= T0 and
+ * all of it was kept.  SAMPLED_FALLBACK (the kept overflowed @p cap, T0 is
+ * not finite, or the check fails) leaves the row as it was, for
+ * kth_upper; SAMPLED_DIRECT: a bound is NaN or T is not finite.  nSample
+ * (block-uniform) is at most 2 cap (the sample's 32-bit keys share gKept).
+ * Whole block.
  */
-static __device__ uint32_t kth_upper_sampled(float *row, uint32_t nBase, uint32_t k, uint32_t nSample, int metric,
-                                             const exact_bound *bound, float c, const float4 *aInfo, float4 qInfo,
-                                             uint32_t *aKey, uint32_t *pnKey, uint32_t *hist, uint64_t *pPrefix,
-                                             uint32_t *pNeed, int *pRowIsUpper)
+static __device__ int candidates_sampled(const float *row, uint32_t nBase, uint32_t k, uint32_t nSample, int metric,
+                                         const exact_bound *bound, float c, const float4 *aInfo, float4 qInfo,
+                                         uint64_t *gKept, uint32_t cap, uint64_t *aSel, uint32_t *pnSel,
+                                         uint32_t *pnKept, int *pBad, uint32_t *hist, uint64_t *pPrefix,
+                                         uint32_t *pNeed)
 {
     uint32_t tid = threadIdx.x;
+    uint32_t *gSample = (uint32_t *)gKept;
     if (nSample > nBase)
         nSample = nBase;
     for (uint32_t j = tid; j < nSample; j += SELECT_THREADS) {
         uint32_t i = (uint32_t)((uint64_t)j * nBase / nSample);
-        aKey[j] = d_key(upper_bound(metric, row[i], aInfo[i], qInfo, bound, c));
+        gSample[j] = d_key(upper_bound(metric, row[i], aInfo[i], qInfo, bound, c));
     }
-    if (tid == 0)
-        *pnKey = 0;
-    __syncthreads();
-    uint32_t u0 = kth_of_keys(aKey, nSample, k, hist, pPrefix, pNeed); /* ends with a barrier */
+    if (tid == 0) {
+        *pnKept = 0;
+        *pBad = 0;
+    }
+    __syncthreads(); /* the sample's keys are visible to the block */
+    /* Ends with a barrier: the sample is read before gKept is reused. */
+    uint32_t u0 = kth_of_keys(gSample, nSample, k, hist, pPrefix, pNeed);
+    float T0 = exact_bound_threshold((genie_metric)metric, d_key_value(u0));
+    if (!isfinite(T0))
+        return SAMPLED_FALLBACK;
     for (uint32_t i = tid; i < nBase; i += SELECT_THREADS) {
-        uint32_t key = d_key(upper_bound(metric, row[i], aInfo[i], qInfo, bound, c));
-        if (key <= u0) {
-            uint32_t pos = atomicAdd(pnKey, 1u);
-            if (pos < SAMPLE_KEYS)
-                aKey[pos] = key;
+        float4 xi = aInfo[i];
+        float e = exact_bound_pair(bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
+        float upper = approx_distance(metric, row[i], xi, qInfo) + e;
+        float lower = upper - 2.0f * e;
+        if (lower <= T0) {
+            uint32_t pos = atomicAdd(pnKept, 1u);
+            if (pos < cap)
+                gKept[pos] = (uint64_t)d_key(upper) << 32 | i;
+        } else if (!(lower > T0)) {
+            *pBad = 1; /* NaN */
         }
     }
     __syncthreads();
-    uint32_t nKey = *pnKey;
-    *pRowIsUpper = nKey > SAMPLE_KEYS;
-    if (nKey > SAMPLE_KEYS) /* uniform */
-        return kth_upper(row, nBase, k, metric, bound, c, aInfo, qInfo, hist, pPrefix, pNeed);
-    return kth_of_keys(aKey, nKey, k, hist, pPrefix, pNeed);
+    uint32_t nKept = *pnKept;
+    if (*pBad)
+        return SAMPLED_DIRECT;
+    if (nKept > cap)
+        return SAMPLED_FALLBACK;
+    uint32_t kth = radix_kth32(nKept, k, [gKept](uint32_t i, int) { return (uint32_t)(gKept[i] >> 32); }, hist,
+                               pPrefix, pNeed);
+    if (kth > u0) /* fewer than k kept at most u0: the bounds' roundings disagreed */
+        return SAMPLED_FALLBACK;
+    float T = exact_bound_threshold((genie_metric)metric, d_key_value(kth));
+    if (!isfinite(T))
+        return SAMPLED_DIRECT;
+    if (tid == 0)
+        *pnSel = 0;
+    __syncthreads();
+    for (uint32_t t = tid; t < nKept; t += SELECT_THREADS) {
+        uint64_t v = gKept[t];
+        uint32_t i = (uint32_t)v;
+        float4 xi = aInfo[i];
+        float e = exact_bound_pair(bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
+        float lower = d_key_value((uint32_t)(v >> 32)) - 2.0f * e;
+        if (lower <= T) {
+            uint32_t pos = atomicAdd(pnSel, 1u);
+            if (pos < EXACT_CUDA_MAX_K)
+                aSel[pos] = i;
+        }
+    }
+    __syncthreads();
+    return SAMPLED_OK;
 }
 
 /*
@@ -441,19 +482,21 @@ static __device__ void radix_kth(const float *row, uint32_t nBase, uint32_t k, u
  * are not finite) is flagged and left for SELECT_FINAL.  SELECT_FINAL:
  * row = direct distances (l1, or exact_direct_rows); the k smallest keys.
  * With @p onlyFlagged, blocks of unflagged queries return at once.
- * @p nSample: SELECT_BOUND's sample for kth_upper_sampled (sample_size),
- * 0 for kth_upper.  aCand[q]: candidates re-ranked (SELECT_BOUND; the
+ * @p nSample: SELECT_BOUND's sample for candidates_sampled (sample_size),
+ * 0 for kth_upper; aKept + q keptCap: query q's keptCap survivors of
+ * candidates_sampled (global scratch).  aCand[q]: candidates re-ranked (SELECT_BOUND; the
  * search's engine_exact_counts).
  */
 __global__ void __launch_bounds__(SELECT_THREADS)
 exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, exact_bound bound, const float4 *aInfo,
-             const float4 *aQInfo, uint32_t k, uint32_t nSample, const float *x, const float *q, uint32_t dim,
-             const float *aXDot, const float *aQDot, unsigned *aFlag, uint32_t *aCand, genie_neighbor *out)
+             const float4 *aQInfo, uint32_t k, uint32_t nSample, uint64_t *aKept, uint32_t keptCap, const float *x,
+             const float *q, uint32_t dim, const float *aXDot, const float *aQDot, unsigned *aFlag, uint32_t *aCand,
+             genie_neighbor *out)
 {
     __shared__ uint32_t hist[256];
     __shared__ uint64_t aSel[EXACT_CUDA_MAX_K];
     __shared__ uint64_t prefix;
-    __shared__ uint32_t need, nSel;
+    __shared__ uint32_t need, nSel, nKept;
     __shared__ int prefixBits, done, bad;
     uint32_t qi = blockIdx.x, tid = threadIdx.x;
     unsigned flag = aFlag[qi];
@@ -479,30 +522,36 @@ exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, ex
         }
         __syncthreads();
     } else {
-        int rowIsUpper = 1; /* the row holds the upper bounds, else still the GEMM's products */
-        uint32_t kthKey = nSample ? kth_upper_sampled(row, nBase, k, nSample, metric, &bound, c, aInfo, qInfo,
-                                                      (uint32_t *)aSel, &nSel, hist, &prefix, &need, &rowIsUpper)
-                                  : kth_upper(row, nBase, k, metric, &bound, c, aInfo, qInfo, hist, &prefix, &need);
-        if (tid == 0)
-            nSel = 0;
-        __syncthreads();
-        float U = d_key_value(kthKey), T = exact_bound_threshold((genie_metric)metric, U);
-        int finite = isfinite(T);
-        for (uint32_t i = tid; i < nBase && finite; i += SELECT_THREADS) {
-            float4 xi = aInfo[i];
-            float e = exact_bound_pair(&bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
-            float upper = rowIsUpper ? row[i] : upper_bound(metric, row[i], xi, qInfo, &bound, c);
-            float lower = upper - 2.0f * e;
-            if (lower <= T) {
-                uint32_t pos = atomicAdd(&nSel, 1u);
-                if (pos < EXACT_CUDA_MAX_K)
-                    aSel[pos] = i;
-            } else if (!(lower > T)) {
-                bad = 1; /* NaN */
+        int how = nSample ? candidates_sampled(row, nBase, k, nSample, metric, &bound, c, aInfo, qInfo,
+                                               aKept + (uint64_t)qi * keptCap, keptCap, aSel, &nSel, &nKept, &bad,
+                                               hist, &prefix, &need)
+                          : SAMPLED_FALLBACK;
+        if (how == SAMPLED_FALLBACK) {
+            __syncthreads(); /* every thread has read the last selection's prefix */
+            uint32_t kthKey = kth_upper(row, nBase, k, metric, &bound, c, aInfo, qInfo, hist, &prefix, &need);
+            if (tid == 0) {
+                nSel = 0;
+                bad = 0;
             }
+            __syncthreads();
+            float T = exact_bound_threshold((genie_metric)metric, d_key_value(kthKey));
+            int finite = isfinite(T);
+            for (uint32_t i = tid; i < nBase && finite; i += SELECT_THREADS) {
+                float4 xi = aInfo[i];
+                float e = exact_bound_pair(&bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
+                float lower = row[i] - 2.0f * e; /* the row holds the upper bounds now */
+                if (lower <= T) {
+                    uint32_t pos = atomicAdd(&nSel, 1u);
+                    if (pos < EXACT_CUDA_MAX_K)
+                        aSel[pos] = i;
+                } else if (!(lower > T)) {
+                    bad = 1; /* NaN */
+                }
+            }
+            __syncthreads();
+            how = !finite || bad ? SAMPLED_DIRECT : SAMPLED_OK;
         }
-        __syncthreads();
-        if (!finite || bad || nSel > EXACT_CUDA_MAX_K) {
+        if (how == SAMPLED_DIRECT || nSel > EXACT_CUDA_MAX_K) {
             if (tid == 0)
                 aFlag[qi] = flag | FLAG_DIRECT;
             return; /* uniform: shared values read after the barrier */
@@ -525,7 +574,7 @@ exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, ex
     for (uint32_t i = nCand + tid; i < nPad; i += SELECT_THREADS)
         aSel[i] = UINT64_MAX;
     __syncthreads();
-    bitonic_sort(aSel, nPad, tid);
+    block_sort_keys<SELECT_THREADS>((unsigned long long *)aSel, nPad);
     for (uint32_t i = tid; i < k; i += SELECT_THREADS) {
         uint64_t key = aSel[i];
         out[(uint64_t)qi * k + i].id = (uint32_t)key;
@@ -548,20 +597,35 @@ struct exact_resident {
     unsigned baseFlag;  /* FLAG_DIRECT: a base vector is outside the bound's range */
     const gpu_blas *blas; /* cuBLAS, opened by the first resident */
     cublasHandle_t hBlas;
-    cudaStream_t stream;
-    /* Workspace for nCap queries: raw and operand vectors, bound data, flags, tile, results. */
+    cudaStream_t stream;     /* the batches' kernels and result copies, in order */
+    cudaStream_t copyStream; /* the queries' uploads, ahead of the kernels (exact_cuda_search) */
+    cudaEvent_t aUploaded[2], aDone[2]; /* per slot: its queries on the device; its results on the host */
+    /*
+     * Workspace for nCap queries: raw (two slots, so one batch uploads
+     * while the one before computes) and operand vectors, bound data,
+     * flags, tile, results (two pinned slots: one batch is staged and one
+     * read back while the one between computes).
+     */
     uint64_t nCap, nOutCap; /* queries; result slots (queries * k) */
-    float *d_q, *d_qdot, *d_S;
+    float *d_q[2], *d_qdot, *d_S;
     void *d_qop;
     float4 *d_qinfo;
     unsigned *d_flag;
     uint32_t *d_cand;
+    uint64_t *d_kept; /* kept_cap(nBase) per query: candidates_sampled's survivors */
     genie_neighbor *d_out;
-    float *h_q;            /* pinned: one batch of queries */
-    genie_neighbor *h_out; /* pinned: one batch of results */
-    unsigned *h_flag;      /* pinned: the batch's flags and candidate counts (engine_exact_counts) */
-    uint32_t *h_cand;
+    float *h_q[2];            /* pinned: one batch of queries */
+    genie_neighbor *h_out[2]; /* pinned: one batch of results */
+    unsigned *h_flag[2];      /* pinned: the batch's flags and candidate counts (engine_exact_counts) */
+    uint32_t *h_cand[2];
 };
+
+/* candidates_sampled's survivors per query: a quarter of the base, at most KEPT_MAX. */
+static uint32_t kept_cap(uint64_t nBase)
+{
+    uint64_t c = nBase / 4;
+    return c > KEPT_MAX ? KEPT_MAX : c ? (uint32_t)c : 1u;
+}
 
 /* The GEMM operand is the raw vectors themselves: fp32 without normalisation. */
 static int operand_is_raw(const exact_resident *r)
@@ -576,24 +640,32 @@ static size_t operand_bytes(const exact_resident *r)
 
 static void workspace_free(exact_resident *r)
 {
-    cudaFree(r->d_q);
+    for (int t = 0; t < 2; t++) {
+        cudaFree(r->d_q[t]);
+        cudaFreeHost(r->h_q[t]);
+        cudaFreeHost(r->h_out[t]);
+        cudaFreeHost(r->h_flag[t]);
+        cudaFreeHost(r->h_cand[t]);
+        r->d_q[t] = r->h_q[t] = NULL;
+        r->h_out[t] = NULL;
+        r->h_flag[t] = NULL;
+        r->h_cand[t] = NULL;
+    }
     cudaFree(r->d_qop);
     cudaFree(r->d_qinfo);
     cudaFree(r->d_qdot);
     cudaFree(r->d_flag);
     cudaFree(r->d_cand);
+    cudaFree(r->d_kept);
     cudaFree(r->d_S);
     cudaFree(r->d_out);
-    cudaFreeHost(r->h_q);
-    cudaFreeHost(r->h_out);
-    cudaFreeHost(r->h_flag);
-    cudaFreeHost(r->h_cand);
-    r->d_q = r->d_qdot = r->d_S = r->h_q = NULL;
+    r->d_qdot = r->d_S = NULL;
     r->d_qop = NULL;
     r->d_qinfo = NULL;
-    r->d_flag = r->h_flag = NULL;
-    r->d_cand = r->h_cand = NULL;
-    r->d_out = r->h_out = NULL;
+    r->d_flag = NULL;
+    r->d_cand = NULL;
+    r->d_kept = NULL;
+    r->d_out = NULL;
     r->nCap = r->nOutCap = 0;
 }
 
@@ -603,6 +675,10 @@ extern "C" void exact_cuda_resident_free(void *p)
     if (!r)
         return;
     cudaSetDevice(r->device);
+    if (r->stream)
+        cudaStreamSynchronize(r->stream); /* a failed call may leave a batch in flight */
+    if (r->copyStream)
+        cudaStreamSynchronize(r->copyStream);
     workspace_free(r);
     cudaFree(r->d_x);
     cudaFree(r->d_op);
@@ -611,8 +687,16 @@ extern "C" void exact_cuda_resident_free(void *p)
     cudaFree(r->d_baseFlag);
     if (r->hBlas)
         r->blas->destroy(r->hBlas);
+    for (int t = 0; t < 2; t++) {
+        if (r->aUploaded[t])
+            cudaEventDestroy(r->aUploaded[t]);
+        if (r->aDone[t])
+            cudaEventDestroy(r->aDone[t]);
+    }
     if (r->stream)
         cudaStreamDestroy(r->stream);
+    if (r->copyStream)
+        cudaStreamDestroy(r->copyStream);
     free(r);
 }
 
@@ -647,6 +731,11 @@ static genie_status resident_create(int device, const float *base, uint64_t nBas
     r->metric = metric;
     r->precision = precision;
     CUDA_TRY_GOTO(rc, cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking), fail);
+    CUDA_TRY_GOTO(rc, cudaStreamCreateWithFlags(&r->copyStream, cudaStreamNonBlocking), fail);
+    for (int t = 0; t < 2; t++) {
+        CUDA_TRY_GOTO(rc, cudaEventCreateWithFlags(&r->aUploaded[t], cudaEventDisableTiming), fail);
+        CUDA_TRY_GOTO(rc, cudaEventCreateWithFlags(&r->aDone[t], cudaEventDisableTiming), fail);
+    }
     CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_x, nBase * dim * sizeof(float)), fail);
     CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->d_x, base, nBase * dim * sizeof(float), cudaMemcpyHostToDevice, r->stream),
                   fail);
@@ -679,7 +768,8 @@ fail:
 
 /*
  * Make the workspace hold a batch of min(nQuery, what a quarter of free
- * memory allows) queries; keeps a workspace that already does.  Sets
+ * memory allows, max(PIPE_MIN, nQuery / PIPE_BATCHES)) queries; keeps a
+ * workspace that already does.  Sets
  * *pBatch to the batch size to use.
  */
 static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32_t k, uint64_t *pBatch)
@@ -687,8 +777,8 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
     genie_status rc = GENIE_OK;
     size_t freeMem = 0, totalMem = 0;
     uint64_t nBase = r->nBase, dim = r->dim;
-    /* Per query: its distance row, its vectors (raw and operand) and its bound data. */
-    uint64_t rowBytes = nBase * sizeof(float) + dim * 2 * sizeof(float) + 32;
+    /* Per query: its distance row, its vectors (two raw, operand), its bound data and its kept survivors. */
+    uint64_t rowBytes = nBase * sizeof(float) + dim * 3 * sizeof(float) + 32 + kept_cap(nBase) * sizeof(uint64_t);
     CUDA_TRY_GOTO(rc, cudaMemGetInfo(&freeMem, &totalMem), fail);
     {
         /* Memory our own workspace holds counts as free: it can be reused. */
@@ -697,6 +787,11 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
         uint64_t nBatch = tileBudget / rowBytes;
         if (nBatch > 65535)
             nBatch = 65535; /* gridDim.y of the l1 kernel, and plenty */
+        /* A few batches at least, so that uploads and read-backs overlap the kernels (exact_cuda_search). */
+        uint64_t nPipe = (nQuery + PIPE_BATCHES - 1) / PIPE_BATCHES;
+        nPipe = nPipe < PIPE_MIN ? PIPE_MIN : nPipe;
+        if (nBatch > nPipe)
+            nBatch = nPipe;
         if (nBatch > nQuery)
             nBatch = nQuery;
         if (nBatch == 0) {
@@ -708,19 +803,23 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
             return GENIE_OK;
         }
         workspace_free(r);
-        CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_q, nBatch * dim * sizeof(float)), fail);
+        for (int t = 0; t < 2; t++) {
+            CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_q[t], nBatch * dim * sizeof(float)), fail);
+            CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_q[t], nBatch * dim * sizeof(float)), fail);
+            CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_out[t], nBatch * k * sizeof(genie_neighbor)), fail);
+            CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_flag[t], nBatch * sizeof(unsigned)), fail);
+            CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_cand[t], nBatch * sizeof(uint32_t)), fail);
+        }
         if (r->metric != GENIE_METRIC_L1 && !operand_is_raw(r))
             CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_qop, nBatch * dim * operand_bytes(r)), fail);
         CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_qinfo, nBatch * sizeof(float4)), fail);
         CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_qdot, nBatch * sizeof(float)), fail);
         CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_flag, nBatch * sizeof(unsigned)), fail);
         CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_cand, nBatch * sizeof(uint32_t)), fail);
+        if (r->metric != GENIE_METRIC_L1)
+            CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_kept, nBatch * kept_cap(nBase) * sizeof(uint64_t)), fail);
         CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_S, nBatch * nBase * sizeof(float)), fail);
         CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_out, nBatch * k * sizeof(genie_neighbor)), fail);
-        CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_q, nBatch * dim * sizeof(float)), fail);
-        CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_out, nBatch * k * sizeof(genie_neighbor)), fail);
-        CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_flag, nBatch * sizeof(unsigned)), fail);
-        CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_cand, nBatch * sizeof(uint32_t)), fail);
         r->nCap = nBatch;
         r->nOutCap = nBatch * k;
         *pBatch = nBatch;
@@ -732,28 +831,30 @@ fail:
 }
 
 /*
- * exact_select's nSample for kth_upper_sampled: a multiple of
- * SELECT_THREADS large enough that about nBase k / nSample keys, the
- * number the sample is expected to keep, stay under a quarter of
- * SAMPLE_KEYS; 0 (kth_upper's four passes) when that takes more than
- * SAMPLE_KEYS of sample.  Either way the answer is the same.
+ * exact_select's nSample for candidates_sampled: about sqrt(nBase k) (the
+ * sample's selection and the kept's then cost alike), and large enough
+ * that the nBase k / nSample keys expected at most its k-th stay under an
+ * eighth of kept_cap (room for the bound's margin); a multiple of
+ * SELECT_THREADS.  0 (kth_upper's four passes) when that takes more than
+ * half the base or than the kept buffer holds.  Either way the answer is
+ * the same.
  */
 static uint32_t sample_size(uint64_t nBase, uint32_t k)
 {
-    uint64_t m = (nBase * k + SAMPLE_KEYS / 4 - 1) / (SAMPLE_KEYS / 4);
+    uint64_t cap = kept_cap(nBase), m = (uint64_t)ceil(sqrt((double)nBase * k));
+    uint64_t mCap = (8 * nBase * k + cap - 1) / cap;
+    m = m > mCap ? m : mCap;
     m = (m + SELECT_THREADS - 1) / SELECT_THREADS * SELECT_THREADS;
-    if (m < SELECT_THREADS)
-        m = SELECT_THREADS;
-    return m > SAMPLE_KEYS ? 0 : (uint32_t)m;
+    return m > nBase / 2 || m > 2 * cap ? 0 : (uint32_t)m;
 }
 
-/* S^T (nBase x nb, column-major) = X~ (the base operand) . Q~^T in the resident's precision. */
-static genie_status gemm(exact_resident *r, uint32_t nb)
+/* S^T (nBase x nb, column-major) = X~ (the base operand) . Q~^T in the resident's precision; @p d_q the raw queries. */
+static genie_status gemm(exact_resident *r, const float *d_q, uint32_t nb)
 {
     const float one = 1.0f, zero = 0.0f;
     int n = (int)r->nBase, d = (int)r->dim;
     const void *A = operand_is_raw(r) ? (const void *)r->d_x : r->d_op;
-    const void *B = operand_is_raw(r) ? (const void *)r->d_q : r->d_qop;
+    const void *B = operand_is_raw(r) ? (const void *)d_q : r->d_qop;
     cublasStatus_t st;
     if (r->precision == GENIE_PRECISION_FP32)
         st = r->blas->sgemm(r->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)nb, d, &one, (const float *)A, d,
@@ -773,9 +874,14 @@ static genie_status gemm(exact_resident *r, uint32_t nb)
     return GENIE_OK;
 }
 
-/* One batch of @p nb queries (already in r->h_q) to @p out; what it did added to @p pCounts. */
-static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, genie_neighbor *out,
-                                 engine_exact_counts *pCounts)
+/*
+ * Queue one batch of @p nb queries, staged in r->h_q[slot]: the upload on
+ * the copy stream, then on the stream (after the upload) the kernels and
+ * the read-back into the slot's pinned results, and aDone[slot].  The
+ * caller has collected the slot's previous batch (batch_collect), so its
+ * staging, device queries and results are free.
+ */
+static genie_status batch_enqueue(exact_resident *r, int slot, uint32_t nb, uint32_t k)
 {
     genie_status rc = GENIE_OK;
     uint64_t nBase = r->nBase;
@@ -783,54 +889,69 @@ static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, gen
     int metric = (int)r->metric;
     exact_bound bound = exact_bound_make(r->metric, r->precision, dim);
     float *d_qdot = r->metric == GENIE_METRIC_COSINE ? r->d_qdot : NULL;
-    CUDA_TRY_GOTO(rc,
-                  cudaMemcpyAsync(r->d_q, r->h_q, (size_t)nb * dim * sizeof(float), cudaMemcpyHostToDevice, r->stream),
+    float *d_q = r->d_q[slot];
+    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(d_q, r->h_q[slot], (size_t)nb * dim * sizeof(float), cudaMemcpyHostToDevice,
+                                      r->copyStream),
                   fail);
+    CUDA_TRY_GOTO(rc, cudaEventRecord(r->aUploaded[slot], r->copyStream), fail);
+    CUDA_TRY_GOTO(rc, cudaStreamWaitEvent(r->stream, r->aUploaded[slot], 0), fail);
     CUDA_TRY_GOTO(rc, cudaMemsetAsync(r->d_cand, 0, nb * sizeof(uint32_t), r->stream), fail);
     if (r->metric == GENIE_METRIC_L1) {
         CUDA_TRY_GOTO(rc, cudaMemsetAsync(r->d_flag, 0, nb * sizeof(unsigned), r->stream), fail);
         dim3 grid((unsigned)((nBase + L1_TILE - 1) / L1_TILE), (nb + L1_TILE - 1) / L1_TILE);
-        exact_l1<<<grid, dim3(L1_TILE, L1_TILE), 0, r->stream>>>(r->d_x, nBase, r->d_q, nb, dim, r->d_S);
+        exact_l1<<<grid, dim3(L1_TILE, L1_TILE), 0, r->stream>>>(r->d_x, nBase, d_q, nb, dim, r->d_S);
         CUDA_CHECK_LAUNCH(rc, "exact_l1", fail);
         exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 0, metric, bound,
-                                                           NULL, NULL, k, 0, r->d_x, r->d_q, dim, NULL, NULL, r->d_flag,
-                                                           NULL, r->d_out);
+                                                           NULL, NULL, k, 0, NULL, 0, r->d_x, d_q, dim, NULL, NULL,
+                                                           r->d_flag, NULL, r->d_out);
         CUDA_CHECK_LAUNCH(rc, "exact_select", fail);
     } else {
         GENIE_TRY_GOTO(rc,
-                       prepare(r, r->d_q, nb, operand_is_raw(r) ? NULL : r->d_qop, r->d_qinfo, d_qdot, r->d_flag, 1,
+                       prepare(r, d_q, nb, operand_is_raw(r) ? NULL : r->d_qop, r->d_qinfo, d_qdot, r->d_flag, 1,
                                r->baseFlag),
                        fail);
         if (!r->baseFlag) {
-            GENIE_TRY_GOTO(rc, gemm(r, nb), fail);
+            GENIE_TRY_GOTO(rc, gemm(r, d_q, nb), fail);
             exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_BOUND, 0, metric,
                                                                bound, r->d_info, r->d_qinfo, k,
-                                                               sample_size(nBase, k), r->d_x, r->d_q, dim,
-                                                               r->d_dot, d_qdot, r->d_flag, r->d_cand, r->d_out);
+                                                               sample_size(nBase, k), r->d_kept, kept_cap(nBase),
+                                                               r->d_x, d_q, dim, r->d_dot, d_qdot, r->d_flag,
+                                                               r->d_cand, r->d_out);
             CUDA_CHECK_LAUNCH(rc, "exact_select", fail);
         }
-        exact_direct_rows<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_x, nBase, r->d_q, dim, metric, r->d_dot, d_qdot,
+        exact_direct_rows<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_x, nBase, d_q, dim, metric, r->d_dot, d_qdot,
                                                                 r->d_flag, r->d_S);
         CUDA_CHECK_LAUNCH(rc, "exact_direct_rows", fail);
         exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 1, metric, bound,
-                                                           NULL, NULL, k, 0, r->d_x, r->d_q, dim, NULL, NULL, r->d_flag,
-                                                           NULL, r->d_out);
+                                                           NULL, NULL, k, 0, NULL, 0, r->d_x, d_q, dim, NULL, NULL,
+                                                           r->d_flag, NULL, r->d_out);
         CUDA_CHECK_LAUNCH(rc, "exact_select", fail);
     }
+    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->h_out[slot], r->d_out, (size_t)nb * k * sizeof(genie_neighbor),
+                                      cudaMemcpyDeviceToHost, r->stream),
+                  fail);
     CUDA_TRY_GOTO(rc,
-                  cudaMemcpyAsync(r->h_out, r->d_out, (size_t)nb * k * sizeof(genie_neighbor),
-                                  cudaMemcpyDeviceToHost, r->stream),
+                  cudaMemcpyAsync(r->h_flag[slot], r->d_flag, nb * sizeof(unsigned), cudaMemcpyDeviceToHost, r->stream),
                   fail);
-    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->h_flag, r->d_flag, nb * sizeof(unsigned), cudaMemcpyDeviceToHost, r->stream),
+    CUDA_TRY_GOTO(rc,
+                  cudaMemcpyAsync(r->h_cand[slot], r->d_cand, nb * sizeof(uint32_t), cudaMemcpyDeviceToHost, r->stream),
                   fail);
-    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->h_cand, r->d_cand, nb * sizeof(uint32_t), cudaMemcpyDeviceToHost, r->stream),
-                  fail);
-    CUDA_TRY_GOTO(rc, cudaStreamSynchronize(r->stream), fail);
-    memcpy(out, r->h_out, (size_t)nb * k * sizeof(genie_neighbor));
+    CUDA_TRY_GOTO(rc, cudaEventRecord(r->aDone[slot], r->stream), fail);
+fail:
+    return rc;
+}
+
+/* Wait for the batch of @p nb queries queued in @p slot; its answers to @p out, what it did added to @p pCounts. */
+static genie_status batch_collect(exact_resident *r, int slot, uint32_t nb, uint32_t k, genie_neighbor *out,
+                                  engine_exact_counts *pCounts)
+{
+    genie_status rc = GENIE_OK;
+    CUDA_TRY_GOTO(rc, cudaEventSynchronize(r->aDone[slot]), fail);
+    memcpy(out, r->h_out[slot], (size_t)nb * k * sizeof(genie_neighbor));
     for (uint32_t i = 0; i < nb; i++) { /* l1 has no bound: every distance is direct */
-        int direct = (r->h_flag[i] & FLAG_DIRECT) != 0;
+        int direct = (r->h_flag[slot][i] & FLAG_DIRECT) != 0;
         pCounts->direct += direct;
-        pCounts->distances += direct || r->metric == GENIE_METRIC_L1 ? nBase : r->h_cand[i];
+        pCounts->distances += direct || r->metric == GENIE_METRIC_L1 ? r->nBase : r->h_cand[slot][i];
     }
 fail:
     return rc;
@@ -890,10 +1011,26 @@ extern "C" genie_status exact_cuda_search(int device, void **ppResident, const f
             *ppResident = r;
     }
     GENIE_TRY_GOTO(rc, workspace_reserve(r, nQuery, k, &nBatch), fail);
-    for (uint64_t q0 = 0; q0 < nQuery; q0 += nBatch) {
-        uint32_t nb = (uint32_t)(nQuery - q0 < nBatch ? nQuery - q0 : nBatch);
-        stage_queries(r->h_q, queries + q0 * dim, (uint64_t)nb * dim * sizeof(float));
-        GENIE_TRY_GOTO(rc, search_batch(r, nb, k, out + q0 * k, pCounts), fail);
+    /*
+     * Two slots in turn: batch b is staged on the host and queued while
+     * batch b - 1 computes, then batch b - 1 is collected.  Batch b's slot
+     * was batch b - 2's, collected (its event waited for) the round before.
+     */
+    {
+        uint64_t q0Prev = 0;
+        uint32_t nbPrev = 0;
+        int b = 0;
+        for (uint64_t q0 = 0; q0 < nQuery; q0 += nBatch, b++) {
+            uint32_t nb = (uint32_t)(nQuery - q0 < nBatch ? nQuery - q0 : nBatch);
+            stage_queries(r->h_q[b & 1], queries + q0 * dim, (uint64_t)nb * dim * sizeof(float));
+            GENIE_TRY_GOTO(rc, batch_enqueue(r, b & 1, nb, k), fail);
+            if (b > 0)
+                GENIE_TRY_GOTO(rc, batch_collect(r, (b - 1) & 1, nbPrev, k, out + q0Prev * k, pCounts), fail);
+            q0Prev = q0;
+            nbPrev = nb;
+        }
+        if (b > 0)
+            GENIE_TRY_GOTO(rc, batch_collect(r, (b - 1) & 1, nbPrev, k, out + q0Prev * k, pCounts), fail);
     }
 fail:
     if (rc != GENIE_OK && ppResident && *ppResident) {

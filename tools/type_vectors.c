@@ -4,6 +4,7 @@
  *   genie search (vectors index) k nearest neighbours, LSH + re-rank or exact
  *   genie eval                   recall@k and the approximation ratio (Eqn. 13)
  *   genie lsh-params             the number of hash functions by Eqn. 9
+ *   (genie knn-graph: tools/type_vectors_graph.c)
  * All four read vector files through genie_vectors_read() (fvecs, bvecs,
  * ivecs, npy, IDX, GloVe JSON, any of them gzip'd).
  */
@@ -17,6 +18,7 @@
 #include "cli.h"
 #include "cli_search.h"
 #include "json_out.h"
+#include "type_vectors_graph.h"
 
 extern const itype itype_vectors;
 
@@ -783,6 +785,8 @@ const itype itype_vectors = {
     .cliBuild = {BUILD_SHORT, aBuildOpt, zBuildHelp},
     .cliSearch = {SEARCH_SHORT, aSearchOpt, zSearchHelp},
     .cliEval = {EVAL_SHORT, aEvalOpt, zEvalHelp},
+    .xCliKnnGraph = vec_cli_knn_graph,
+    .cliKnnGraph = VEC_KNN_GRAPH_CLI,
     .xOpen = vec_open,
     .xCheck = vec_check,
     .xSearch = vec_search,

@@ -183,6 +183,56 @@ GENIE_API genie_status genie_vectors_search_parts(const genie_index *idx, uint32
                                         const genie_vectors *queries, const genie_vsearch_options *opt,
                                         genie_neighbor *out, uint32_t *aN, genie_search_stats *stats);
 
+/* ------------------------------------------------------------ k-NN graph */
+
+/**
+ * Rows of the k-NN graph of vectors index @p idx (Johnson, Douze, Jegou,
+ * "Billion-scale similarity search with GPUs", 6.5): for each object of ids
+ * first .. first+n-1, its k = opt->k nearest other objects of the index,
+ * nearest first, ties by smaller id.  Exact: each row is the index's exact
+ * search (genie_vectors_search() with exact) of the object's own stored
+ * vector for k + 1 neighbours, the object itself left out (or, where it is
+ * not among them, the last one: inner product may rank another vector
+ * above a vector's own, and equal vectors tie by id), so a row is what
+ * genie search --exact answers for that vector, bit for bit, on every
+ * backend (the GPU keeps the vectors resident between blocks).  The
+ * objects are searched in blocks: memory besides @p out is one block's
+ * answers (at most 16 MiB), whatever the index's size.
+ * @param[in] opt  k, 1..GENIE_VECTORS_MAX_K - 1 (on a GPU 1..2047: the
+ *                 search takes k + 1); search.backend, .threads, .gpus
+ *                 (the first one runs it), .progress (objects done, of n;
+ *                 called after each block from the calling thread),
+ *                 .cancel (read between blocks); precision (GPU).
+ *                 candidates, radius and recall must be 0; exact is
+ *                 implied.
+ * @param[out] out  n * k neighbours (caller-allocated), object first+i's
+ *                  at out[i * k ...].
+ * @param[out] aN  n counts: min(k, objects - 1) for every row; fewer than
+ *                 k only when the index holds fewer than k + 1 objects.
+ * @param[out] stats  may be NULL: the backend that ran, the whole call's
+ *                 seconds, the distances computed.
+ * @return GENIE_OK; GENIE_EINVAL (not a vectors index, an index of one
+ *         object, k out of range, first + n past the objects, an option
+ *         the graph does not take); GENIE_ECANCELED; the search's errors
+ *         (GENIE_ENOTSUP, GENIE_EGPU, GENIE_ENOMEM).
+ */
+GENIE_API genie_status genie_vectors_knn_graph(const genie_index *idx, const genie_vsearch_options *opt,
+                                               uint64_t first, uint64_t n, genie_neighbor *out, uint32_t *aN,
+                                               genie_search_stats *stats);
+
+/**
+ * The whole k-NN graph of @p idx (genie_vectors_knn_graph() of every
+ * object) written to @p path as .ivecs: one row per object in id order,
+ * min(k, objects - 1) ids each, written block by block through a temporary
+ * file renamed over @p path once complete (see genie_builder_write()), so
+ * memory stays one block's whatever the index's size.  @p path may not be
+ * the index's own file, nor anything genie_output_check() refuses.
+ * @return as genie_vectors_knn_graph(); GENIE_EIO.  On failure @p path is
+ *         untouched.
+ */
+GENIE_API genie_status genie_vectors_knn_graph_write(const genie_index *idx, const genie_vsearch_options *opt,
+                                                     const char *path, genie_search_stats *stats);
+
 /**
  * The number of hash functions by Eqn. 9 (Zhou et al. (GENIE) IV-B1): the largest,
  * over similarities s in {0.01, ..., 0.99}, of the smallest m with

@@ -230,8 +230,11 @@ TEST(knn_graph_random_against_brute_force)
     graph_case(&v, GENIE_METRIC_L1, 10, tol, "l1.genie");
     graph_case(&v, GENIE_METRIC_COSINE, 10, tol, "cos.genie");
     genie_vectors_free(&v);
-    /* small integers: distances exact in float, many ties and duplicates, each resolved by smaller id */
+    /* small integers: distances exact in float, many ties and duplicates, each resolved by smaller id;
+     * two zero vectors (cosine: at 1 from everything) */
     random_base(&v, 400, 5, 4, 2);
+    memset(v.data + 7 * 5, 0, 5 * sizeof(float));
+    memset(v.data + 300 * 5, 0, 5 * sizeof(float));
     graph_case(&v, GENIE_METRIC_L2, 25, 0, "l2i.genie");
     graph_case(&v, GENIE_METRIC_L1, 25, 0, "l1i.genie");
     graph_case(&v, GENIE_METRIC_COSINE, 25, tol, "cosi.genie");

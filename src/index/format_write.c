@@ -77,7 +77,8 @@ static void put_part_entry(unsigned char *p, const format_part *part)
 
 genie_status format_write(const char *path, const format_image *img)
 {
-    uint64_t nHeader = format_header_size(img->nParts), nTable = (uint64_t)img->nParts * FORMAT_PART_ENTRY;
+    int vector = (img->flags & FORMAT_FLAG_VECTOR) != 0;
+    uint64_t nHeader = format_header_size(img->nParts, vector), nTable = (uint64_t)img->nParts * FORMAT_PART_ENTRY;
     unsigned char *aHeader = calloc(1, (size_t)nHeader);
     unsigned char *aTable = calloc(1, (size_t)nTable);
     if (!aHeader || !aTable) {
@@ -113,10 +114,14 @@ genie_status format_write(const char *path, const format_image *img)
         if (part.maxObjectLength > maxLen)
             maxLen = part.maxObjectLength;
     }
+    for (uint32_t j = 0; vector && j < FORMAT_N_VECTOR_SECTIONS; j++) {
+        uint64_t iEntry = format_n_sections(img->nParts, 0) + j;
+        GENIE_TRY_GOTO(rc, write_section(&af, aHeader, iEntry, SEC_IVF_CENTROIDS + j, 0, &img->aVector[j]), fail);
+    }
     GENIE_TRY_GOTO(rc, util_atomic_pwrite(&af, aTable, (size_t)nTable, tableOffset), fail);
     put_u32(aHeader + FORMAT_FIXED_HEADER + 7 * FORMAT_ENTRY_SIZE + 24, util_crc32c(0, aTable, (size_t)nTable));
     memcpy(aHeader, FORMAT_MAGIC, 8);
-    put_u32(aHeader + 8, FORMAT_VERSION);
+    put_u32(aHeader + 8, vector ? FORMAT_VERSION : FORMAT_VERSION_BASE);
     put_u32(aHeader + 12, (uint32_t)nHeader);
     put_u64(aHeader + 16, af.nWritten);
     put_u64(aHeader + 24, img->nObjects);
@@ -128,7 +133,7 @@ genie_status format_write(const char *path, const format_image *img)
     put_u32(aHeader + 68, maxLen);
     put_u32(aHeader + 72, img->type);
     put_u32(aHeader + 76, img->flags);
-    put_u32(aHeader + 80, (uint32_t)format_n_sections(img->nParts));
+    put_u32(aHeader + 80, (uint32_t)format_n_sections(img->nParts, vector));
     put_u32(aHeader + 88, img->nParts);
     put_u32(aHeader + 84, util_crc32c(0, aHeader, (size_t)nHeader));
     GENIE_TRY_GOTO(rc, util_atomic_pwrite(&af, aHeader, (size_t)nHeader, 0), fail);

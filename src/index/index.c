@@ -47,7 +47,13 @@ static genie_status index_open_with(const char *path, genie_status (*xLoad)(cons
         return rc;
     }
     idx->aDev = aDev;
-    pthread_mutex_init(&pDerived->lock, NULL);
+    /* Recursive: what is derived under the lock may need more derived state (the recall estimate of a
+     * sets index runs exact searches, which build the vocabulary's table and the set sizes). */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&pDerived->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
     idx->pDerived = pDerived;
     idx->zPath = zPath;
     *out = idx;

@@ -8,7 +8,9 @@
  * Every row must also be, bit for bit, the index's exact search of the
  * object's own vector for k + 1 with the object left out, and the graph of
  * the backend under test ($GENIE_TEST_BACKEND: cuda on the GPU machine)
- * the CPU's, ids and distances.
+ * the CPU's, ids and distances.  The approximate graph of an IVF index
+ * must be, row by row and bit for bit, the index's IVF search of each
+ * object's vector alone at the graph's nprobe, the object left out.
  */
 #include <errno.h>
 #include <math.h>
@@ -107,12 +109,11 @@ static void check_rows(const genie_vectors *base, genie_metric metric, uint32_t 
 {
     brute_hit *a = malloc(base->n * sizeof *a);
     CHECK(a != NULL);
-    uint32_t kRow = base->n - 1 < k ? (uint32_t)(base->n - 1) : k;
     for (uint64_t r = 0; r < n; r++) {
         uint64_t i = first + r;
         brute_row(base, metric, i, a);
-        CHECK_EQ(aN[r], kRow);
-        for (uint32_t j = 0; j < kRow; j++) {
+        CHECK_EQ(aN[r], k);
+        for (uint32_t j = 0; j < k; j++) {
             uint32_t id = aId[r * stride + j];
             CHECK(id < base->n && id != i);
             if (tol == 0) {
@@ -269,18 +270,18 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 }
 
 /*
- * The largest k the backend takes, on fewer objects than that: every row
- * holds all the other objects, in the brute force's order, and the graph
- * is searched in many blocks (k + 1 answers per object fill a block
+ * The largest k an index of 1,500 objects takes, 1,499: every row holds
+ * all the other objects, in the brute force's order, and the graph is
+ * searched in several blocks (k + 1 answers per object fill a block
  * quickly), written as .ivecs, with a progress report per block.  Rows
  * read by range (first, n) equal the file's.
  */
-TEST(knn_graph_blocks_and_k_past_the_objects)
+TEST(knn_graph_blocks_and_largest_k)
 {
     genie_backend b = graph_backend();
-    uint32_t k = on_gpu() ? 2047 : GENIE_VECTORS_MAX_K - 1;
     genie_vectors v;
     random_base(&v, 1500, 6, 10, 3);
+    uint32_t k = (uint32_t)v.n - 1;
     genie_index *idx = build_index(&v, GENIE_METRIC_L2, "big.genie");
     genie_vsearch_options o = graph_options(k, b);
     progress_seen seen = {0, 0, 0, 0};
@@ -292,7 +293,7 @@ TEST(knn_graph_blocks_and_k_past_the_objects)
     uint64_t n;
     CHECK_OK(genie_vectors_read_ivecs(test_path("g.ivecs"), &aRow, &n, &dim));
     CHECK_EQ(n, v.n);
-    CHECK_EQ(dim, v.n - 1);
+    CHECK_EQ(dim, k);
     uint32_t *aN = malloc(n * sizeof *aN);
     CHECK(aN != NULL);
     for (uint64_t i = 0; i < n; i++)
@@ -361,8 +362,17 @@ TEST(knn_graph_bad_input)
     CHECK_RC(genie_vectors_knn_graph(idx, &o, 51, 0, out, aN, NULL), GENIE_EINVAL);
     o.candidates = 100;
     CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 50, out, aN, NULL), GENIE_EINVAL);
-    CHECK(strstr(genie_last_error(), "the graph is exact") != NULL);
+    CHECK(strstr(genie_last_error(), "a candidate count belongs to the approximate graph of an IVF index") != NULL);
     o.candidates = 0;
+    o.nprobe = 2;
+    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 50, out, aN, NULL), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "an LSH index's graph is exact") != NULL);
+    o.nprobe = 0;
+    /* k at the objects: each has 49 others */
+    o.k = 50;
+    CHECK_RC(genie_vectors_knn_graph_write(idx, &o, test_path("x.ivecs"), NULL), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "k = 50, but the index holds 50 objects: each has 49 others") != NULL);
+    o.k = 8;
     o.recall = 0.9;
     CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 50, out, aN, NULL), GENIE_EINVAL);
     o.recall = 0;
@@ -411,5 +421,252 @@ TEST(knn_graph_bad_input)
     CHECK(strstr(genie_last_error(), "not a vectors index") != NULL);
     genie_index_close(idx);
     CHECK(access(test_path("x.ivecs"), F_OK) != 0 && errno == ENOENT); /* no refused call wrote anything */
+    genie_vectors_free(&v);
+}
+
+/* ------------------------------------------------------ through IVF */
+
+static genie_index *build_ivf_index(const genie_vectors *base, genie_metric metric, uint32_t nlist, uint32_t M,
+                                    int refine, const char *zName)
+{
+    genie_ivf_params p = {.metric = metric, .nlist = nlist, .pq_m = M, .refine = refine, .iterations = 8,
+                          .seed = 5, .backend = GENIE_BACKEND_CPU, .threads = 2};
+    CHECK_OK(genie_vectors_build_ivf(base, &p, NULL, test_path(zName)));
+    genie_index *idx;
+    CHECK_OK(genie_index_open(test_path(zName), &idx));
+    return idx;
+}
+
+/*
+ * Object i's row as the IVF search of its vector alone (k + 1 at @p o's
+ * nprobe and depth) gives it, the object left out (else the last
+ * dropped), into @p row; returns its length.
+ */
+static uint32_t ivf_row(const genie_index *idx, const genie_vectors *base, const genie_vsearch_options *o, uint64_t i,
+                        genie_neighbor *aS, genie_neighbor *row)
+{
+    genie_vsearch_options so = *o;
+    so.k = so.search.k = o->k + 1;
+    genie_vectors q = {1, base->dim, base->data + i * base->dim};
+    uint32_t nS, m = 0;
+    CHECK_OK(genie_vectors_search(idx, &q, &so, aS, &nS, NULL));
+    for (uint32_t j = 0; j < nS && m < o->k; j++)
+        if (aS[j].id != i)
+            row[m++] = aS[j];
+    return m;
+}
+
+/* The graph of @p idx with @p o against one search per object, bit for bit; on a GPU the CPU's graph too. */
+static void check_ivf_graph(const genie_index *idx, const genie_vectors *base, const genie_vsearch_options *o,
+                            const char *zWhat)
+{
+    uint64_t n = base->n;
+    uint32_t k = o->k;
+    genie_neighbor *got = malloc(n * k * sizeof *got), *aS = malloc((k + 1) * sizeof *aS),
+                   *row = malloc(k * sizeof *row);
+    uint32_t *aN = malloc(n * sizeof *aN);
+    CHECK(got && aS && row && aN);
+    genie_search_stats st;
+    CHECK_OK(genie_vectors_knn_graph(idx, o, 0, n, got, aN, &st));
+    CHECK(st.nprobe > 0);
+    genie_vsearch_options fixed = *o; /* the rows' searches at the nprobe and depth the graph used */
+    fixed.recall = 0;
+    fixed.nprobe = st.nprobe;
+    fixed.candidates = st.candidates;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t m = ivf_row(idx, base, &fixed, i, aS, row);
+        if (aN[i] != m)
+            test_fail_at(__FILE__, __LINE__, "%s object %llu: graph row of %u, search of %u", zWhat,
+                         (unsigned long long)i, aN[i], m);
+        for (uint32_t j = 0; j < m && j < aN[i]; j++)
+            if (got[i * k + j].id != row[j].id || memcmp(&got[i * k + j].distance, &row[j].distance, 4) != 0)
+                test_fail_at(__FILE__, __LINE__, "%s object %llu rank %u: graph %u at %.9g, search %u at %.9g",
+                             zWhat, (unsigned long long)i, j, got[i * k + j].id, (double)got[i * k + j].distance,
+                             row[j].id, (double)row[j].distance);
+    }
+    if (o->search.backend != GENIE_BACKEND_CPU) {
+        genie_vsearch_options oc = *o;
+        oc.search.backend = GENIE_BACKEND_CPU;
+        genie_neighbor *cpu = malloc(n * k * sizeof *cpu);
+        uint32_t *aCpuN = malloc(n * sizeof *aCpuN);
+        CHECK(cpu && aCpuN);
+        CHECK_OK(genie_vectors_knn_graph(idx, &oc, 0, n, cpu, aCpuN, NULL));
+        for (uint64_t i = 0; i < n; i++) {
+            CHECK_EQ(aN[i], aCpuN[i]);
+            for (uint32_t j = 0; j < aN[i]; j++)
+                if (got[i * k + j].id != cpu[i * k + j].id ||
+                    memcmp(&got[i * k + j].distance, &cpu[i * k + j].distance, 4) != 0)
+                    test_fail_at(__FILE__, __LINE__, "%s object %llu rank %u: %s %u at %.9g, cpu %u at %.9g", zWhat,
+                                 (unsigned long long)i, j, genie_backend_name(o->search.backend), got[i * k + j].id,
+                                 (double)got[i * k + j].distance, cpu[i * k + j].id, (double)cpu[i * k + j].distance);
+        }
+        free(cpu);
+        free(aCpuN);
+    }
+    free(got);
+    free(aS);
+    free(row);
+    free(aN);
+}
+
+/*
+ * The approximate graph of IVF-Flat and IVF-PQ (with and without
+ * refinement) under l2, ip and cosine at several nprobe, the index's
+ * defaults and a recall target: each row the search of the object's
+ * vector alone.  With every list probed, IVF-Flat's graph is the exact one.
+ */
+TEST(knn_graph_ivf_equals_per_object_searches)
+{
+    genie_backend b = graph_backend();
+    genie_vectors v;
+    random_base(&v, 700, 16, 0, 11);
+    static const genie_metric aMetric[3] = {GENIE_METRIC_L2, GENIE_METRIC_IP, GENIE_METRIC_COSINE};
+    for (int im = 0; im < 3; im++) {
+        static const struct { uint32_t M; int refine; } aKind[3] = {{0, 0}, {4, 0}, {8, 1}};
+        for (int ik = 0; ik < 3; ik++) {
+            char zName[64], zWhat[96];
+            snprintf(zName, sizeof zName, "ivf-%d-%d.genie", im, ik);
+            genie_index *idx = build_ivf_index(&v, aMetric[im], 12, aKind[ik].M, aKind[ik].refine, zName);
+            static const uint32_t aProbe[3] = {1, 3, 0}; /* 0: the index's default */
+            for (int ip = 0; ip < 3; ip++) {
+                genie_vsearch_options o = graph_options(10, b);
+                o.nprobe = aProbe[ip];
+                snprintf(zWhat, sizeof zWhat, "%s M %u%s nprobe %u", genie_metric_name(aMetric[im]),
+                         aKind[ik].M, aKind[ik].refine ? " refined" : "", aProbe[ip]);
+                check_ivf_graph(idx, &v, &o, zWhat);
+            }
+            genie_vsearch_options o = graph_options(10, b); /* a recall target: nprobe as a search of k chooses */
+            o.recall = 0.9;
+            genie_search_stats st, stSearch;
+            genie_neighbor out[10];
+            uint32_t nOut;
+            CHECK_OK(genie_vectors_knn_graph(idx, &o, 0, 1, out, &nOut, &st));
+            genie_vectors q = {1, v.dim, v.data};
+            CHECK_OK(genie_vectors_search(idx, &q, &o, out, &nOut, &stSearch));
+            CHECK_EQ(st.nprobe, stSearch.nprobe);
+            CHECK(st.candidates == stSearch.candidates || (stSearch.candidates == 10 && st.candidates == 11));
+            CHECK(st.recall_estimate >= 0 && st.recall_estimate == stSearch.recall_estimate);
+            snprintf(zWhat, sizeof zWhat, "%s M %u recall 0.9", genie_metric_name(aMetric[im]), aKind[ik].M);
+            check_ivf_graph(idx, &v, &o, zWhat);
+            if (aKind[ik].M == 0) { /* every list probed: the exact graph, ids and distances */
+                genie_neighbor *aIvf = malloc(v.n * 10 * sizeof *aIvf), *aEx = malloc(v.n * 10 * sizeof *aEx);
+                uint32_t *aNI = malloc(v.n * sizeof *aNI), *aNE = malloc(v.n * sizeof *aNE);
+                CHECK(aIvf && aEx && aNI && aNE);
+                o = graph_options(10, b);
+                o.nprobe = 12;
+                CHECK_OK(genie_vectors_knn_graph(idx, &o, 0, v.n, aIvf, aNI, NULL));
+                o.nprobe = 0;
+                o.exact = 1;
+                CHECK_OK(genie_vectors_knn_graph(idx, &o, 0, v.n, aEx, aNE, &st));
+                CHECK_EQ(st.nprobe, 0);
+                for (uint64_t i = 0; i < v.n * 10; i++)
+                    if (aIvf[i].id != aEx[i].id || fabsf(aIvf[i].distance - aEx[i].distance) > 1e-5f * (1 + fabsf(aEx[i].distance)))
+                        test_fail_at(__FILE__, __LINE__, "%s all lists: object %llu rank %llu: ivf %u at %.9g, exact %u at %.9g",
+                                     genie_metric_name(aMetric[im]), (unsigned long long)(i / 10),
+                                     (unsigned long long)(i % 10), aIvf[i].id, (double)aIvf[i].distance, aEx[i].id,
+                                     (double)aEx[i].distance);
+                free(aIvf);
+                free(aEx);
+                free(aNI);
+                free(aNE);
+            }
+            genie_index_close(idx);
+        }
+    }
+    genie_vectors_free(&v);
+}
+
+/*
+ * Rows shorter than k (the lists probed hold fewer than k + 1 vectors)
+ * end in -1 in the file, and a k large enough for several blocks (k + 1
+ * answers of 8 bytes: 2,048 rows a block at k = 1023) leaves every row its
+ * search's.
+ */
+TEST(knn_graph_ivf_short_rows_and_blocks)
+{
+    genie_backend b = graph_backend();
+    genie_vectors v;
+    random_base(&v, 2300, 4, 0, 12);
+    genie_index *idx = build_ivf_index(&v, GENIE_METRIC_L2, 8, 0, 0, "short.genie");
+    genie_vsearch_options o = graph_options(1023, b);
+    o.nprobe = 2;
+    progress_seen seen = {0, 0, 0, 0};
+    o.search.progress = on_progress;
+    o.search.progress_ctx = &seen;
+    CHECK_OK(genie_vectors_knn_graph_write(idx, &o, test_path("short.ivecs"), NULL));
+    CHECK(seen.calls >= 2 && seen.last == v.n);
+    o.search.progress = NULL;
+    uint32_t *aRow, dim;
+    uint64_t n;
+    CHECK_OK(genie_vectors_read_ivecs(test_path("short.ivecs"), &aRow, &n, &dim));
+    CHECK_EQ(n, v.n);
+    CHECK_EQ(dim, 1023);
+    genie_neighbor *aS = malloc(1024 * sizeof *aS), *row = malloc(1023 * sizeof *row);
+    CHECK(aS && row);
+    uint64_t shortRows = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t m = ivf_row(idx, &v, &o, i, aS, row);
+        shortRows += m < 1023;
+        for (uint32_t j = 0; j < 1023; j++)
+            if (aRow[i * 1023 + j] != (j < m ? row[j].id : UINT32_MAX))
+                test_fail_at(__FILE__, __LINE__, "object %llu rank %u: file %d, search %d (row of %u)",
+                             (unsigned long long)i, j, (int)aRow[i * 1023 + j], j < m ? (int)row[j].id : -1, m);
+    }
+    CHECK(shortRows > 0); /* the case the test is for: 2 of 8 lists hold fewer than 1,024 vectors */
+    free(aS);
+    free(row);
+    free(aRow);
+    genie_index_close(idx);
+    genie_vectors_free(&v);
+}
+
+TEST(knn_graph_ivf_bad_arguments)
+{
+    genie_vectors v;
+    random_base(&v, 300, 8, 0, 13);
+    genie_index *idx = build_ivf_index(&v, GENIE_METRIC_L2, 6, 4, 0, "bad.genie");
+    genie_neighbor out[300 * 4];
+    uint32_t aN[300];
+    genie_vsearch_options o = graph_options(300, GENIE_BACKEND_CPU);
+    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "k = 300, but the index holds 300 objects") != NULL);
+    o.k = 1024;
+    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "k = 1024 outside 1..1023") != NULL);
+    CHECK(strstr(genie_last_error(), "an IVF search takes at most 1024") != NULL);
+    o.k = 4;
+    o.candidates = 4; /* the depth must hold k + 1 */
+    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "the depth must be at least 5") != NULL);
+    o.candidates = 0;
+    o.nprobe = 7; /* past the lists: the search's own error */
+    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "nprobe = 7, outside 1..6") != NULL);
+    o.nprobe = 2;
+    o.recall = 0.9;
+    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "a recall target chooses nprobe itself") != NULL);
+    o.nprobe = 0;
+    o.k = 101;
+    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "a recall target needs k <= 100") != NULL);
+    o.k = 4;
+    o.recall = 0;
+    o.radius = 1;
+    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "radius 1") != NULL);
+    o.radius = 0;
+    o.precision = GENIE_PRECISION_TF32;
+    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "precision tf32") != NULL);
+    o.exact = 1; /* the exact graph of an IVF index takes a precision, and no nprobe */
+    CHECK_OK(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL));
+    o.nprobe = 2;
+    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "this graph is exact") != NULL);
+    o = graph_options(4, GENIE_BACKEND_CPU);
+    CHECK_RC(genie_vectors_knn_graph_write(idx, &o, test_path("bad.genie"), NULL), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "it is the input") != NULL);
+    genie_index_close(idx);
     genie_vectors_free(&v);
 }

@@ -1,8 +1,8 @@
 /*
  * genie knn-graph of a vectors index: every object's k nearest other
- * objects, exact, written as .ivecs by genie_vectors_knn_graph_write()
- * (block by block, crash-safely), with a progress line on a terminal and
- * a summary on standard error.
+ * objects, exact or through an IVF index's lists, written as .ivecs by
+ * genie_vectors_knn_graph_write() (block by block, crash-safely), with a
+ * progress line on a terminal and a summary on standard error.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -18,37 +18,64 @@ const char vec_zKnnGraphHelp[] =
     "The k-NN graph of the vectors INDEX: every object's k nearest other\n"
     "objects (the object itself left out), written to GRAPH as .ivecs, one\n"
     "row per object in id order, each k ids nearest first, ties by smaller\n"
-    "id, under the index's metric.  A row holds fewer than k ids only when\n"
-    "INDEX holds fewer than k + 1 objects: then every row holds all the\n"
-    "others.  The graph is exact: each object's stored vector is searched as\n"
-    "genie search --exact searches it, for k + 1 neighbours (the object\n"
-    "itself among them), in blocks of objects, so memory besides the index\n"
-    "is one block's whatever its size.\n"
+    "id, under the index's metric.  Each object's stored vector is searched\n"
+    "for k + 1 neighbours (the object itself among them), in blocks of\n"
+    "objects, so memory besides the index is one block's whatever its size:\n"
+    "exactly, as genie search --exact searches it (an LSH index, or --exact),\n"
+    "or, of an IVF index, through its lists as genie search --nprobe P does\n"
+    "(one nprobe for the whole graph; a row whose lists hold fewer than k + 1\n"
+    "vectors ends in -1s).\n"
     "\n"
-    "  -k, --k N               neighbours per object (default 10); at most\n"
-    "                          65535 on the CPU, 2047 on a GPU\n"
+    "  -k, --k N               neighbours per object, 1..objects - 1 (default\n"
+    "                          10); at most 65535 exact on the CPU, 2047 exact\n"
+    "                          on a GPU, 1023 through IVF\n"
     "  -o, --output GRAPH      the .ivecs file to write (required); an existing\n"
     "                          file is replaced only once the graph is\n"
     "                          complete, and never by the index itself\n"
-    "      --precision P       on a GPU: fp32 (default), tf32 or fp16, the GEMM\n"
-    "                          that bounds the distances (the graph is the same\n"
-    "                          in each); ignored on the CPU; l1 takes fp32 alone\n"
+    "      --nprobe P          an IVF index: lists probed per object, 1..nlist\n"
+    "                          (default: the index's, chosen at build time for\n"
+    "                          recall@10 0.9)\n"
+    "      --recall R          an IVF index: nprobe (and IVF-PQ's depth) chosen\n"
+    "                          as genie search -k K --recall R chooses them, for\n"
+    "                          an estimated recall@k >= R; k <= 100\n"
+    "  -K, --candidates R      IVF-PQ: the best R estimates re-ranked by the\n"
+    "                          exact distance, k + 1..2048 (default the index's)\n"
+    "      --exact             the exact graph of an IVF index too\n"
+    "      --precision P       exact on a GPU: fp32 (default), tf32 or fp16, the\n"
+    "                          GEMM that bounds the distances (the graph is the\n"
+    "                          same in each); ignored on the CPU; l1 takes fp32\n"
     CLI_BACKEND_HELP
     "  -q, --quiet             no progress line or summary on standard error\n"
     "  -h, --help              show this help\n";
 
-#define OPT_PRECISION 0x200
+enum { OPT_PRECISION = 0x200, OPT_NPROBE, OPT_RECALL, OPT_EXACT };
 const struct option vec_aKnnGraphOption[] = {
-    {"k", required_argument, 0, 'k'},    {"output", required_argument, 0, 'o'},
+    {"k", required_argument, 0, 'k'},          {"output", required_argument, 0, 'o'},
+    {"nprobe", required_argument, 0, OPT_NPROBE}, {"recall", required_argument, 0, OPT_RECALL},
+    {"candidates", required_argument, 0, 'K'}, {"exact", no_argument, 0, OPT_EXACT},
     {"precision", required_argument, 0, OPT_PRECISION},
-    {"quiet", no_argument, 0, 'q'},      {"help", no_argument, 0, 'h'},
-    CLI_BACKEND_LONG_OPTIONS,            {0, 0, 0, 0}};
+    {"quiet", no_argument, 0, 'q'},            {"help", no_argument, 0, 'h'},
+    CLI_BACKEND_LONG_OPTIONS,                  {0, 0, 0, 0}};
 
 typedef struct graph_cli {
     genie_vsearch_options vo;
     const char *zOut;
     int quiet;
 } graph_cli;
+
+/* The options that need an IVF index or exclude each other, before the index is opened. */
+static int check_graph(const graph_cli *g)
+{
+    const genie_vsearch_options *o = &g->vo;
+    if (o->exact && (o->nprobe || o->recall > 0 || o->candidates))
+        return cli_usage_error("knn-graph", "--exact takes no %s", o->nprobe ? "--nprobe" : o->recall > 0 ? "--recall" : "-K");
+    if (o->recall > 0 && (o->nprobe || o->candidates))
+        return cli_usage_error("knn-graph", "--recall chooses %s itself: give one or the other",
+                               o->nprobe ? "nprobe" : "the refinement depth");
+    if (o->precision != GENIE_PRECISION_FP32 && (o->nprobe || o->recall > 0 || o->candidates))
+        return cli_usage_error("knn-graph", "--precision applies to the exact graph alone");
+    return -1;
+}
 
 /* Parse the options; returns -1 to go on, else an exit code. */
 static int parse_graph(int argc, char **argv, graph_cli *g)
@@ -75,6 +102,21 @@ static int parse_graph(int argc, char **argv, graph_cli *g)
             g->vo.k = (uint32_t)v;
             break;
         case 'o': g->zOut = optarg; break;
+        case 'K':
+            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
+                return cli_usage_error("knn-graph", "-K '%s': a positive number", optarg);
+            g->vo.candidates = (uint32_t)v;
+            break;
+        case OPT_NPROBE:
+            if (!cli_parse_u64(optarg, 1, 65536, &v))
+                return cli_usage_error("knn-graph", "--nprobe: a number 1..65536, not '%s'", optarg);
+            g->vo.nprobe = (uint32_t)v;
+            break;
+        case OPT_RECALL:
+            if ((st = cli_parse_recall("knn-graph", optarg, &g->vo.recall)) != CLI_EXIT_OK)
+                return st;
+            break;
+        case OPT_EXACT: g->vo.exact = 1; break;
         case OPT_PRECISION:
             if (genie_precision_parse(optarg, &precision) != GENIE_OK)
                 return cli_usage_error("knn-graph", "--precision '%s': fp32, tf32 or fp16", optarg);
@@ -89,6 +131,9 @@ static int parse_graph(int argc, char **argv, graph_cli *g)
         return cli_usage_error("knn-graph", "-o GRAPH is required");
     if (optind + 1 != argc)
         return cli_usage_error("knn-graph", "expected exactly one INDEX");
+    int st = check_graph(g);
+    if (st >= 0)
+        return st;
     if (cli_check_output(g->zOut, argc, argv) != CLI_EXIT_OK)
         return CLI_EXIT_FAIL;
     return -1;
@@ -121,10 +166,20 @@ int vec_cli_knn_graph(int argc, char **argv, const char *zIndex)
     if (rc == GENIE_OK && !g.quiet) {
         genie_index_info info;
         genie_index_get_info(idx, &info);
-        int lowP = g.vo.precision != GENIE_PRECISION_FP32;
-        fprintf(stderr, "genie knn-graph: %llu objects, k = %u, in %.3f s (exact, %s%s%s) to %s\n",
-                (unsigned long long)info.n_objects, g.vo.k, st.total_seconds, lowP ? genie_precision_name(g.vo.precision) : "",
-                lowP ? ", " : "", genie_backend_name(st.backend), g.zOut);
+        char zHow[160];
+        if (st.nprobe) {
+            int n = snprintf(zHow, sizeof zHow, "ivf, nprobe %u", st.nprobe);
+            if (st.candidates)
+                n += snprintf(zHow + n, sizeof zHow - (size_t)n, ", depth %u", st.candidates);
+            if (st.recall_estimate >= 0)
+                snprintf(zHow + n, sizeof zHow - (size_t)n, ", estimated recall@%u %.4f", g.vo.k, st.recall_estimate);
+        } else {
+            snprintf(zHow, sizeof zHow, "exact%s%s", g.vo.precision != GENIE_PRECISION_FP32 ? ", " : "",
+                     g.vo.precision != GENIE_PRECISION_FP32 ? genie_precision_name(g.vo.precision) : "");
+        }
+        fprintf(stderr, "genie knn-graph: %llu objects, k = %u, in %.3f s (%s, %s) to %s\n",
+                (unsigned long long)info.n_objects, g.vo.k, st.total_seconds, zHow, genie_backend_name(st.backend),
+                g.zOut);
     }
     genie_index_close(idx);
     return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);

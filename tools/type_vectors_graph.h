@@ -10,7 +10,7 @@
 
 int vec_cli_knn_graph(int argc, char **argv, const char *zIndex);
 
-#define VEC_KNN_GRAPH_SHORT "k:o:qh" CLI_ENGINE_SHORT_OPTIONS
+#define VEC_KNN_GRAPH_SHORT "k:o:K:qh" CLI_ENGINE_SHORT_OPTIONS
 extern const struct option vec_aKnnGraphOption[];
 extern const char vec_zKnnGraphHelp[];
 #define VEC_KNN_GRAPH_CLI {VEC_KNN_GRAPH_SHORT, vec_aKnnGraphOption, vec_zKnnGraphHelp}

@@ -6,11 +6,14 @@
  *             [--metric l2|ip|cosine] [--k K] [--nlist L] [--pq M[,M...]]
  *             [--nprobe P,P...] [--depth R,R...] [--check Q] [--lsh K,K...]
  *             [--kmeans C] [--backend B] [--threads T] [--dir DIR] [--no-flat]
+ *             [--direct-truth]
  *
  * Data: the files (any format genie_vectors_read reads), or generated:
  * N vectors around C centres (centre ~ N(0, 3^2 I), vector = centre +
  * N(0, I), every draw from splitmix64 seeded by S, Box-Muller normals),
- * then Q queries drawn the same way after them.
+ * then Q queries drawn the same way after them (on all cores: each
+ * vector's draws start where the one sequence puts them, so the set is
+ * the same whatever the threads).
  *
  * Each search runs once to warm up (the device copy, the CPU layout),
  * then three times; the median is reported, in queries per second, the
@@ -18,7 +21,12 @@
  * truth is the exact search's (its answers are the direct loop's on every
  * backend and precision); recall@k counts the true k ids found.  Rows:
  *
- *   exact      the exact search on the backend, fp32 and tf32
+ *   exact      the exact search on the backend, fp32 and tf32: an index's
+ *              (IVF-Flat's), or with --direct-truth genie_exact_search() of
+ *              the arrays themselves, one timed call each (the base
+ *              uploaded in it), and no IVF-Flat index built (--no-flat
+ *              implied): the 10,000,000 x 96 row, whose IVF-Flat file
+ *              would be 3.8 GB more to write
  *   ivf-flat   per nprobe
  *   ivf-pq     per M, nprobe and refinement depth (0: none)
  *   lsh        per K (--lsh; m = 237, radius 0)
@@ -35,17 +43,21 @@
  * on the backend: the total (upload, cuBLAS handle, initial centroids
  * included) and the mean of iterations 2..20 (the steady state, timed
  * between the progress calls).  The build's own trainings are timed in
- * the build.
+ * the build.  Each build line gives its seconds, the file's size and the
+ * process's peak resident memory so far.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "genie/vectors.h"
 #include "engine/kmeans.h"
 #include "util/clock.h"
 #include "util/hash.h"
+#include "util/threads.h"
 
 #define MAX_LIST 16
 
@@ -56,7 +68,7 @@ typedef struct bench {
     genie_backend backend;
     uint32_t aPq[MAX_LIST], nPq, aProbe[MAX_LIST], nProbe, aDepth[MAX_LIST], nDepth, aLsh[MAX_LIST], nLsh;
     uint32_t kmeansK;
-    int noFlat;
+    int noFlat, directTruth;
     const char *zDir;
     uint32_t *aTruth; /* q.n x k */
     double exactQps;
@@ -84,6 +96,28 @@ static double normal(uint64_t *s)
     return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
 }
 
+/* The generated set being drawn: vectors [i0, i1) of thread t's share. */
+typedef struct gen_job {
+    float *a;
+    const float *aC;
+    uint64_t n, seed, first; /* first: the draws before the vectors (the centres') */
+    uint32_t dim, nCentre, nThreads;
+} gen_job;
+
+/* Vector i's draws are 1 + 2 dim of the sequence from first + i (1 + 2 dim): its state is known. */
+static void gen_part(void *ctx, unsigned t)
+{
+    const gen_job *g = ctx;
+    uint64_t per = 1 + 2 * (uint64_t)g->dim;
+    uint64_t i0 = g->n * t / g->nThreads, i1 = g->n * (t + 1) / g->nThreads;
+    for (uint64_t i = i0; i < i1; i++) {
+        uint64_t s = g->seed + (g->first + i * per) * 0x9e3779b97f4a7c15ull;
+        uint32_t c = (uint32_t)(util_splitmix64(&s) % g->nCentre);
+        for (uint32_t d = 0; d < g->dim; d++)
+            g->a[i * g->dim + d] = g->aC[(size_t)c * g->dim + d] + (float)normal(&s);
+    }
+}
+
 /* The generated set: n + nq vectors, the last nq the queries. */
 static void generate(bench *b, uint64_t n, uint32_t dim, uint32_t nCentre, uint64_t nq, uint64_t seed)
 {
@@ -95,11 +129,9 @@ static void generate(bench *b, uint64_t n, uint32_t dim, uint32_t nCentre, uint6
     uint64_t s = seed;
     for (size_t i = 0; i < (size_t)nCentre * dim; i++)
         aC[i] = (float)(3 * normal(&s));
-    for (uint64_t i = 0; i < n + nq; i++) {
-        uint32_t c = (uint32_t)(util_splitmix64(&s) % nCentre);
-        for (uint32_t d = 0; d < dim; d++)
-            a[i * dim + d] = aC[(size_t)c * dim + d] + (float)normal(&s);
-    }
+    unsigned nT = b->threads ? b->threads : util_ncores();
+    gen_job g = {a, aC, n + nq, seed, 2 * (uint64_t)nCentre * dim, dim, nCentre, nT};
+    util_parallel_run(nT, gen_part, &g);
     free(aC);
     b->base = (genie_vectors){n, dim, a};
     b->q = (genie_vectors){nq, dim, malloc((size_t)nq * dim * sizeof(float))};
@@ -227,6 +259,38 @@ static void run_exact(bench *b, const char *zIndex)
     genie_index_close(idx);
 }
 
+/* --direct-truth: genie_exact_search() of the arrays, fp32 (the truth) then tf32, one timed call each. */
+static void run_exact_direct(bench *b)
+{
+    genie_neighbor *out = malloc(b->q.n * b->k * sizeof *out);
+    uint32_t *aN = malloc(b->q.n * sizeof *aN);
+    b->aTruth = malloc(b->q.n * b->k * sizeof *b->aTruth);
+    const genie_precision aP[2] = {GENIE_PRECISION_FP32, GENIE_PRECISION_TF32};
+    for (int p = 0; p < 2; p++) {
+        genie_search_stats st;
+        double t0 = util_now();
+        if (genie_exact_search_precision(&b->base, &b->q, b->metric, b->k, b->backend, b->threads, aP[p], out,
+                                         &st) != GENIE_OK) {
+            fprintf(stderr, "ivf_bench: exact search: %s\n", genie_last_error());
+            exit(1);
+        }
+        double secs = util_now() - t0;
+        for (uint64_t i = 0; i < b->q.n; i++)
+            aN[i] = b->k < b->base.n ? b->k : (uint32_t)b->base.n;
+        if (p == 0)
+            for (uint64_t i = 0; i < b->q.n * b->k; i++)
+                b->aTruth[i] = out[i].id;
+        double qps = (double)b->q.n / secs;
+        if (qps > b->exactQps)
+            b->exactQps = qps;
+        char zParam[64];
+        snprintf(zParam, sizeof zParam, "%s direct on %s", genie_precision_name(aP[p]), genie_backend_name(st.backend));
+        row("exact", zParam, recall_of(b, out, aN), secs, b->q.n, -1, "-", 0);
+    }
+    free(out);
+    free(aN);
+}
+
 static void build_ivf(bench *b, uint32_t M, int refine, const char *path)
 {
     genie_ivf_params p = {.metric = b->metric, .nlist = b->nlist, .pq_m = M, .refine = refine, .seed = 1,
@@ -238,7 +302,12 @@ static void build_ivf(bench *b, uint32_t M, int refine, const char *path)
         fprintf(stderr, "ivf_bench: build: %s\n", genie_last_error());
         exit(1);
     }
-    printf("build     %-30s %.2f s\n", path, util_now() - t0);
+    double secs = util_now() - t0;
+    struct stat sb;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("build     %-30s %.2f s, file %.1f MB, peak resident %.1f MB\n", path, secs,
+           stat(path, &sb) == 0 ? (double)sb.st_size / 1e6 : -1.0, (double)ru.ru_maxrss / 1e3);
 }
 
 /* Every nprobe (and depth) of one IVF index, then its --recall 0.95 choice. */
@@ -400,6 +469,7 @@ int main(int argc, char **argv)
         else if (!strcmp(z, "--threads")) b.threads = (uint32_t)atoi(v), i++;
         else if (!strcmp(z, "--dir")) b.zDir = v, i++;
         else if (!strcmp(z, "--no-flat")) b.noFlat = 1;
+        else if (!strcmp(z, "--direct-truth")) b.directTruth = b.noFlat = 1;
         else ok = 0;
         if (!ok) {
             fprintf(stderr, "ivf_bench: bad option %s (see the comment at the top of bench/ivf_bench.c)\n", z);
@@ -419,8 +489,12 @@ int main(int argc, char **argv)
            genie_backend_name(b.backend));
     char zPath[4096];
     snprintf(zPath, sizeof zPath, "%s/ivf-flat.genie", b.zDir);
-    build_ivf(&b, 0, 0, zPath);
-    run_exact(&b, zPath);
+    if (b.directTruth) {
+        run_exact_direct(&b);
+    } else {
+        build_ivf(&b, 0, 0, zPath);
+        run_exact(&b, zPath);
+    }
     if (!b.noFlat)
         run_ivf(&b, zPath, 0);
     for (uint32_t i = 0; i < b.nPq; i++) {

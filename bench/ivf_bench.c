@@ -224,6 +224,19 @@ static genie_index *open_index(const char *path)
     return idx;
 }
 
+/* An exact search's row: its answers the truth when @p isTruth (fp32), its speed the baseline's if faster. */
+static void exact_row(bench *b, int isTruth, const char *zParam, const genie_neighbor *out, const uint32_t *aN,
+                      double secs, double bytesPerVec)
+{
+    if (isTruth)
+        for (uint64_t i = 0; i < b->q.n * b->k; i++)
+            b->aTruth[i] = out[i].id;
+    double qps = (double)b->q.n / secs;
+    if (qps > b->exactQps)
+        b->exactQps = qps;
+    row("exact", zParam, recall_of(b, out, aN), secs, b->q.n, bytesPerVec, "-", 0);
+}
+
 /* The exact search: the truth, and the baseline's speed. */
 static void run_exact(bench *b, const char *zIndex)
 {
@@ -246,13 +259,7 @@ static void run_exact(bench *b, const char *zIndex)
             fprintf(stderr, "ivf_bench: exact search: %s\n", genie_last_error());
             exit(1);
         }
-        if (p == 0)
-            for (uint64_t i = 0; i < b->q.n * b->k; i++)
-                b->aTruth[i] = out[i].id;
-        double qps = (double)b->q.n / secs;
-        if (qps > b->exactQps)
-            b->exactQps = qps;
-        row("exact", genie_precision_name(aP[p]), recall_of(b, out, aN), secs, b->q.n, 4.0 * b->base.dim, "-", 0);
+        exact_row(b, p == 0, genie_precision_name(aP[p]), out, aN, secs, 4.0 * b->base.dim);
     }
     free(out);
     free(aN);
@@ -277,15 +284,9 @@ static void run_exact_direct(bench *b)
         double secs = util_now() - t0;
         for (uint64_t i = 0; i < b->q.n; i++)
             aN[i] = b->k < b->base.n ? b->k : (uint32_t)b->base.n;
-        if (p == 0)
-            for (uint64_t i = 0; i < b->q.n * b->k; i++)
-                b->aTruth[i] = out[i].id;
-        double qps = (double)b->q.n / secs;
-        if (qps > b->exactQps)
-            b->exactQps = qps;
         char zParam[64];
         snprintf(zParam, sizeof zParam, "%s direct on %s", genie_precision_name(aP[p]), genie_backend_name(st.backend));
-        row("exact", zParam, recall_of(b, out, aN), secs, b->q.n, -1, "-", 0);
+        exact_row(b, p == 0, zParam, out, aN, secs, -1);
     }
     free(out);
     free(aN);

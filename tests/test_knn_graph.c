@@ -329,6 +329,19 @@ static int file_is(const char *path, const char *z)
     return same;
 }
 
+/* genie_vectors_knn_graph of objects [0, n) with @p o refused with GENIE_EINVAL, the message holding @p zMsg. */
+static void graph_refused(const genie_index *idx, const genie_vsearch_options *o, uint64_t n, const char *zMsg)
+{
+    genie_neighbor *out = malloc(n * (o->k ? o->k : 1) * sizeof *out);
+    uint32_t *aN = malloc(n * sizeof *aN);
+    CHECK(out && aN);
+    CHECK_RC(genie_vectors_knn_graph(idx, o, 0, n, out, aN, NULL), GENIE_EINVAL);
+    if (!strstr(genie_last_error(), zMsg))
+        test_fail_at(__FILE__, __LINE__, "expected '%s' in '%s'", zMsg, genie_last_error());
+    free(out);
+    free(aN);
+}
+
 TEST(knn_graph_bad_input)
 {
     genie_vectors v;
@@ -339,8 +352,7 @@ TEST(knn_graph_bad_input)
     genie_vsearch_options o = graph_options(8, GENIE_BACKEND_CPU);
     /* k = 0, and k + 1 past the search's largest k */
     o.k = 0;
-    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 50, out, aN, NULL), GENIE_EINVAL);
-    CHECK(strstr(genie_last_error(), "k = 0 outside 1..65535") != NULL);
+    graph_refused(idx, &o, 50, "k = 0 outside 1..65535");
     o.k = GENIE_VECTORS_MAX_K;
     CHECK_RC(genie_vectors_knn_graph_write(idx, &o, test_path("x.ivecs"), NULL), GENIE_EINVAL);
     CHECK(strstr(genie_last_error(), "the object itself among them") != NULL);
@@ -361,12 +373,10 @@ TEST(knn_graph_bad_input)
     CHECK(strstr(genie_last_error(), "6 objects from object 45: the index holds 50") != NULL);
     CHECK_RC(genie_vectors_knn_graph(idx, &o, 51, 0, out, aN, NULL), GENIE_EINVAL);
     o.candidates = 100;
-    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 50, out, aN, NULL), GENIE_EINVAL);
-    CHECK(strstr(genie_last_error(), "a candidate count belongs to the approximate graph of an IVF index") != NULL);
+    graph_refused(idx, &o, 50, "a candidate count belongs to the approximate graph of an IVF index");
     o.candidates = 0;
     o.nprobe = 2;
-    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 50, out, aN, NULL), GENIE_EINVAL);
-    CHECK(strstr(genie_last_error(), "an LSH index's graph is exact") != NULL);
+    graph_refused(idx, &o, 50, "an LSH index's graph is exact");
     o.nprobe = 0;
     /* k at the objects: each has 49 others */
     o.k = 50;
@@ -409,16 +419,14 @@ TEST(knn_graph_bad_input)
     genie_lsh_params p = {.metric = GENIE_METRIC_L2, .m = 4, .seed = 1};
     CHECK_OK(genie_vectors_build(&one, &p, NULL, test_path("one.genie")));
     CHECK_OK(genie_index_open(test_path("one.genie"), &idx));
-    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 1, out, aN, NULL), GENIE_EINVAL);
-    CHECK(strstr(genie_last_error(), "holds 1 object; a graph needs at least 2") != NULL);
+    graph_refused(idx, &o, 1, "holds 1 object; a graph needs at least 2");
     genie_index_close(idx);
     uint32_t aKw[] = {1, 2, 3};
     uint32_t *apKw[] = {aKw, aKw + 1};
     size_t anKw[] = {2, 2};
     test_objects objs = {apKw, anKw, 2};
     idx = test_build(&objs, 0, test_path("k.genie"));
-    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 2, out, aN, NULL), GENIE_EINVAL);
-    CHECK(strstr(genie_last_error(), "not a vectors index") != NULL);
+    graph_refused(idx, &o, 2, "not a vectors index");
     genie_index_close(idx);
     CHECK(access(test_path("x.ivecs"), F_OK) != 0 && errno == ENOENT); /* no refused call wrote anything */
     genie_vectors_free(&v);
@@ -628,42 +636,33 @@ TEST(knn_graph_ivf_bad_arguments)
     genie_neighbor out[300 * 4];
     uint32_t aN[300];
     genie_vsearch_options o = graph_options(300, GENIE_BACKEND_CPU);
-    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
-    CHECK(strstr(genie_last_error(), "k = 300, but the index holds 300 objects") != NULL);
+    graph_refused(idx, &o, 300, "k = 300, but the index holds 300 objects");
     o.k = 1024;
-    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
-    CHECK(strstr(genie_last_error(), "k = 1024 outside 1..1023") != NULL);
+    graph_refused(idx, &o, 300, "k = 1024 outside 1..1023");
     CHECK(strstr(genie_last_error(), "an IVF search takes at most 1024") != NULL);
     o.k = 4;
     o.candidates = 4; /* the depth must hold k + 1 */
-    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
-    CHECK(strstr(genie_last_error(), "the depth must be at least 5") != NULL);
+    graph_refused(idx, &o, 300, "the depth must be at least 5");
     o.candidates = 0;
     o.nprobe = 7; /* past the lists: the search's own error */
-    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
-    CHECK(strstr(genie_last_error(), "nprobe = 7, outside 1..6") != NULL);
+    graph_refused(idx, &o, 300, "nprobe = 7, outside 1..6");
     o.nprobe = 2;
     o.recall = 0.9;
-    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
-    CHECK(strstr(genie_last_error(), "a recall target chooses nprobe itself") != NULL);
+    graph_refused(idx, &o, 300, "a recall target chooses nprobe itself");
     o.nprobe = 0;
     o.k = 101;
-    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
-    CHECK(strstr(genie_last_error(), "a recall target needs k <= 100") != NULL);
+    graph_refused(idx, &o, 300, "a recall target needs k <= 100");
     o.k = 4;
     o.recall = 0;
     o.radius = 1;
-    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
-    CHECK(strstr(genie_last_error(), "radius 1") != NULL);
+    graph_refused(idx, &o, 300, "radius 1");
     o.radius = 0;
     o.precision = GENIE_PRECISION_TF32;
-    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
-    CHECK(strstr(genie_last_error(), "precision tf32") != NULL);
+    graph_refused(idx, &o, 300, "precision tf32");
     o.exact = 1; /* the exact graph of an IVF index takes a precision, and no nprobe */
     CHECK_OK(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL));
     o.nprobe = 2;
-    CHECK_RC(genie_vectors_knn_graph(idx, &o, 0, 300, out, aN, NULL), GENIE_EINVAL);
-    CHECK(strstr(genie_last_error(), "this graph is exact") != NULL);
+    graph_refused(idx, &o, 300, "this graph is exact");
     o = graph_options(4, GENIE_BACKEND_CPU);
     CHECK_RC(genie_vectors_knn_graph_write(idx, &o, test_path("bad.genie"), NULL), GENIE_EINVAL);
     CHECK(strstr(genie_last_error(), "it is the input") != NULL);

@@ -28,7 +28,7 @@
  * layout once per variant of LIST (comma-separated: 16 = 16-bit tile-local
  * postings, the default; 32 = the 32-bit ids; 16agg, 32agg = the same with
  * warp-aggregated increments; tile_testing_set_variant in
- * engine/cuda/cuda_testing.h), each with a row of its own in both tables;
+ * engine/cuda/common/cuda_testing.h), each with a row of its own in both tables;
  * the phase table also gives the counting kernel's own G postings/s and
  * its ratio to the bound.  --tiles-only leaves out the other methods, the
  * CPU and the load-balance study; --only TEXT runs the workloads whose
@@ -43,7 +43,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "engine/cuda/cuda_testing.h"
+#include "engine/cuda/common/cuda_testing.h"
 #include "genie/genie.h"
 #include "genie/text.h"
 #include "util/clock.h"

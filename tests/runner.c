@@ -145,6 +145,7 @@ char g_zTestDir[1024];
     X(recall_sets_meets_target, 240) \
     X(recall_sequences_meets_target, 240) \
     X(recall_vectors_meets_target, 240) \
+    X(recall_vectors_build_target, 60) \
     X(recall_bad_targets, 60) \
     X(recall_side_file_rejects_corruption, 120) \
     X(recall_side_file_edit_levels, 60) \

@@ -46,7 +46,7 @@ static const char *small_vectors(genie_metric metric, const char *zName)
     for (int i = 0; i < 18; i++)
         aVec[i] = (float)((i * 37) % 11) - 5.0f;
     genie_vectors base = {6, 3, aVec};
-    genie_lsh_params lp = {metric, 4, 0, 0, 0, 0, 9};
+    genie_lsh_params lp = {.metric = metric, .m = 4, .seed = 9};
     const char *path = test_path(zName);
     CHECK_OK(genie_vectors_build(&base, &lp, NULL, path));
     return path;
@@ -234,7 +234,7 @@ TEST(hardening_vectors_extreme_values)
 {
     float aL1[3] = {0, 3e38f, -3e38f}; /* nearest neighbours 3e38 apart: the default sigma overflows */
     genie_vectors base = {3, 1, aL1};
-    genie_lsh_params lp = {GENIE_METRIC_L1, 4, 0, 0, 0, 0, 1};
+    genie_lsh_params lp = {.metric = GENIE_METRIC_L1, .m = 4, .seed = 1};
     CHECK_RC(genie_vectors_build(&base, &lp, NULL, test_path("l1.genie")), GENIE_ERANGE);
     CHECK(strstr(genie_last_error(), "sigma") != NULL);
     lp.sigma = 3e38f; /* a cell of Gamma(2) x sigma overflows for most functions */
@@ -245,7 +245,7 @@ TEST(hardening_vectors_extreme_values)
 
     float aL2[4] = {3e38f, 3e38f, -3e38f, -3e38f}; /* projections overflow float */
     genie_vectors base2 = {2, 2, aL2};
-    genie_lsh_params lp2 = {GENIE_METRIC_L2, 8, 0, 0, 0, 0, 1};
+    genie_lsh_params lp2 = {.metric = GENIE_METRIC_L2, .m = 8, .seed = 1};
     CHECK_RC(genie_vectors_build(&base2, &lp2, NULL, test_path("l2.genie")), GENIE_ERANGE);
     CHECK(strstr(genie_last_error(), "scale") != NULL);
 

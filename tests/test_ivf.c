@@ -333,7 +333,7 @@ TEST(ivf_build_deterministic_and_versioned)
     CHECK(v.n == 900 && v.dim == 8 && memcmp(v.data, aBase, sizeof(float) * 900 * 8) == 0);
     genie_index_close(idx);
     /* An LSH index stays format version 3, as earlier builds wrote it. */
-    genie_lsh_params lsh = {GENIE_METRIC_L2, 8, 0, 0, 0, 0, 1};
+    genie_lsh_params lsh = {.metric = GENIE_METRIC_L2, .m = 8, .seed = 1};
     CHECK_OK(genie_vectors_build(&base, &lsh, &opt, test_path("lsh.genie")));
     CHECK_OK(genie_index_open(test_path("lsh.genie"), &idx));
     genie_index_get_info(idx, &info);

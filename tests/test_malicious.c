@@ -104,7 +104,7 @@ static int build_indexes(const char **azPath)
     const genie_metric aMetric[3] = {GENIE_METRIC_L2, GENIE_METRIC_L1, GENIE_METRIC_COSINE};
     const char *azName[3] = {"vectors-l2.genie", "vectors-l1.genie", "vectors-cosine.genie"};
     for (int i = 0; i < 3; i++) {
-        genie_lsh_params lp = {aMetric[i], 4, 0, 0, 0, 0, 9};
+        genie_lsh_params lp = {.metric = aMetric[i], .m = 4, .seed = 9};
         CHECK_OK(genie_vectors_build(&base, &lp, &opt, azPath[n++] = strdup(test_path(azName[i]))));
     }
     /* Inverted files: IVF-Flat (ip) and IVF-PQ (l2, 2 sub-quantizers of 3 bits, refined). */

@@ -1,5 +1,5 @@
 /*
- * Parts streamed through the GPU (engine/cuda/part_stream.cu): with a
+ * Parts streamed through the GPU (engine/cuda/count/part_stream.cu): with a
  * budget that the parts exceed together, a CUDA search streams them
  * through two device buffers, overlapped or serial, and must answer
  * exactly as the same data in one part, ties across part boundaries

@@ -367,6 +367,65 @@ static double gaussian(uint64_t *s)
     return sqrt(-2 * log(1 - u1)) * cos(6.283185307179586 * u2);
 }
 
+/* recall@k of answers @p aOut against the brute force (ties at the k-th distance count as found). */
+static double vectors_recall(const genie_vectors *base, const genie_vectors *qv, uint32_t k, const genie_neighbor *aOut,
+                             const uint32_t *aN)
+{
+    double *aD = malloc(base->n * sizeof *aD), *aSorted = malloc(base->n * sizeof *aSorted);
+    uint32_t dim = base->dim;
+    double sum = 0;
+    for (size_t q = 0; q < qv->n; q++) {
+        for (size_t i = 0; i < base->n; i++)
+            aD[i] = l2(qv->data + q * dim, base->data + i * dim, dim);
+        memcpy(aSorted, aD, base->n * sizeof *aD);
+        qsort(aSorted, base->n, sizeof *aSorted, cmp_double);
+        double kth = aSorted[k - 1];
+        size_t good = 0;
+        for (uint32_t i = 0; i < aN[q]; i++)
+            good += aD[aOut[q * k + i].id] <= kth * (1 + 1e-6);
+        sum += (double)(good < k ? good : k) / k;
+    }
+    free(aD);
+    free(aSorted);
+    return sum / qv->n;
+}
+
+/* A search with no K, radius or target: K = 10 k before the index has an estimate, the default target's after. */
+static void check_default_target(genie_index *idx, const genie_vectors *base, const genie_vectors *qv, uint32_t k,
+                                 int hasEstimate)
+{
+    genie_vsearch_options so, sr;
+    genie_vsearch_options_init(&so);
+    so.search = cpu_options();
+    so.k = k;
+    sr = so;
+    sr.recall = GENIE_VECTORS_DEFAULT_RECALL;
+    genie_neighbor *aOut = malloc((size_t)qv->n * k * sizeof *aOut), *aRef = malloc((size_t)qv->n * k * sizeof *aRef);
+    uint32_t *aN = malloc(qv->n * sizeof *aN), *aNRef = malloc(qv->n * sizeof *aNRef);
+    genie_search_stats st, stRef;
+    CHECK_OK(genie_vectors_search(idx, qv, &so, aOut, aN, &st));
+    if (!hasEstimate) {
+        CHECK(st.recall_target == 0);
+        CHECK_EQ(st.candidates, 10 * k);
+        CHECK(st.recall_estimate < 0);
+    } else {
+        CHECK(st.recall_target == GENIE_VECTORS_DEFAULT_RECALL);
+        CHECK_OK(genie_vectors_search(idx, qv, &sr, aRef, aNRef, &stRef));
+        CHECK_EQ(st.candidates, stRef.candidates);
+        CHECK_EQ(st.radius, stRef.radius);
+        CHECK(memcmp(aN, aNRef, qv->n * sizeof *aN) == 0);
+        CHECK(memcmp(aOut, aRef, (size_t)qv->n * k * sizeof *aOut) == 0);
+        double achieved = vectors_recall(base, qv, k, aOut, aN);
+        if (achieved < GENIE_VECTORS_DEFAULT_RECALL - RECALL_TOLERANCE)
+            test_fail_at(__FILE__, __LINE__, "vectors, no options: K = %u, r = %u, achieved %.4f", st.candidates,
+                         st.radius, achieved);
+    }
+    free(aOut);
+    free(aRef);
+    free(aN);
+    free(aNRef);
+}
+
 TEST(recall_vectors_meets_target)
 {
     enum { N = 3000, DIM = 16, CLUSTERS = 30 };
@@ -401,9 +460,9 @@ TEST(recall_vectors_meets_target)
     genie_index *idx;
     CHECK_OK(genie_index_open(zPath, &idx));
     const uint32_t k = 10;
+    check_default_target(idx, &base, &qv, k, 0); /* genie_vectors_build writes no side file */
     genie_neighbor *aOut = malloc((size_t)NQ * k * sizeof *aOut);
     uint32_t aN[NQ];
-    double *aD = malloc(N * sizeof *aD), *aSorted = malloc(N * sizeof *aSorted);
     for (size_t t = 0; t < sizeof aTarget / sizeof *aTarget; t++) {
         genie_vsearch_options so;
         memset(&so, 0, sizeof so);
@@ -413,28 +472,83 @@ TEST(recall_vectors_meets_target)
         genie_search_stats st;
         CHECK_OK(genie_vectors_search(idx, &qv, &so, aOut, aN, &st));
         CHECK(st.recall_estimate >= aTarget[t]);
-        double sum = 0;
-        for (size_t q = 0; q < NQ; q++) {
-            for (size_t i = 0; i < N; i++)
-                aD[i] = l2(qv.data + q * DIM, base.data + i * DIM, DIM);
-            memcpy(aSorted, aD, N * sizeof *aD);
-            qsort(aSorted, N, sizeof *aSorted, cmp_double);
-            double kth = aSorted[k - 1];
-            size_t good = 0;
-            for (uint32_t i = 0; i < aN[q]; i++)
-                good += aD[aOut[q * k + i].id] <= kth * (1 + 1e-6);
-            sum += (double)(good < k ? good : k) / k;
-        }
-        double achieved = sum / NQ;
+        CHECK(st.recall_target == aTarget[t]);
+        double achieved = vectors_recall(&base, &qv, k, aOut, aN);
         if (achieved < aTarget[t] - RECALL_TOLERANCE)
             test_fail_at(__FILE__, __LINE__, "vectors: target %.2f, K = %u, r = %u, achieved %.4f", aTarget[t],
                          st.candidates, st.radius, achieved);
     }
     genie_index_close(idx);
-    free(aD);
-    free(aSorted);
+    /* The targets' searches left the side file: a new open searches for the default target. */
+    CHECK_OK(genie_index_open(zPath, &idx));
+    check_default_target(idx, &base, &qv, k, 1);
+    genie_index_close(idx);
     free(aOut);
     free(qv.data);
+    free(base.data);
+}
+
+/* A build's default target is stored in the index and met by searches given none. */
+TEST(recall_vectors_build_target)
+{
+    enum { N = 1500, DIM = 8 };
+    uint64_t rng = 5;
+    genie_vectors base = {N, DIM, malloc((size_t)N * DIM * sizeof(float))};
+    for (size_t i = 0; i < (size_t)N * DIM; i++)
+        base.data[i] = (float)gaussian(&rng);
+    genie_vectors qv = {NQ, DIM, base.data}; /* the first vectors, as queries */
+    genie_build_options bo;
+    memset(&bo, 0, sizeof bo);
+    genie_lsh_params p = {.metric = GENIE_METRIC_L2, .m = 32, .seed = 4, .recall = 1.5};
+    const char *zPath = test_path("vt.genie");
+    CHECK_RC(genie_vectors_build(&base, &p, &bo, zPath), GENIE_EINVAL);
+    p.recall = 0.8;
+    CHECK_OK(genie_vectors_build(&base, &p, &bo, zPath));
+    genie_index *idx;
+    CHECK_OK(genie_index_open(zPath, &idx));
+    genie_lsh_params got;
+    CHECK_OK(genie_vectors_index_params(idx, &got));
+    CHECK(got.recall == 0.8);
+    CHECK_OK(genie_recall_prepare(idx, 0));
+    genie_vsearch_options so, sr;
+    genie_vsearch_options_init(&so);
+    so.search = cpu_options();
+    sr = so;
+    sr.recall = 0.8;
+    genie_neighbor *aOut = malloc(NQ * 10 * sizeof *aOut), *aRef = malloc(NQ * 10 * sizeof *aRef);
+    uint32_t aN[NQ], aNRef[NQ];
+    genie_search_stats st, stRef;
+    CHECK_OK(genie_vectors_search(idx, &qv, &so, aOut, aN, &st));
+    CHECK_OK(genie_vectors_search(idx, &qv, &sr, aRef, aNRef, &stRef));
+    CHECK(st.recall_target == 0.8);
+    CHECK_EQ(st.candidates, stRef.candidates);
+    CHECK(memcmp(aOut, aRef, NQ * 10 * sizeof *aOut) == 0);
+    genie_index_close(idx);
+
+    /* An inverted file: the default nprobe chosen for the build's target, which the index keeps. */
+    genie_ivf_params ip = {.metric = GENIE_METRIC_L2, .nlist = 30, .seed = 2, .backend = GENIE_BACKEND_CPU,
+                           .recall = 0.99};
+    CHECK_OK(genie_vectors_build_ivf(&base, &ip, &bo, zPath));
+    CHECK_OK(genie_index_open(zPath, &idx));
+    genie_ivf_info iv;
+    CHECK_OK(genie_vectors_index_ivf(idx, &iv));
+    CHECK(iv.default_recall == 0.99);
+    CHECK_OK(genie_vectors_search(idx, &qv, &so, aOut, aN, &st));
+    CHECK(st.recall_target == 0.99);
+    CHECK_EQ(st.nprobe, iv.default_nprobe);
+    genie_index_close(idx);
+    ip.recall = 0.5;
+    CHECK_OK(genie_vectors_build_ivf(&base, &ip, &bo, zPath));
+    CHECK_OK(genie_index_open(zPath, &idx));
+    genie_ivf_info iv5;
+    CHECK_OK(genie_vectors_index_ivf(idx, &iv5));
+    CHECK(iv5.default_recall == 0.5);
+    CHECK(iv5.default_nprobe <= iv.default_nprobe);
+    genie_index_close(idx);
+    ip.recall = -0.1;
+    CHECK_RC(genie_vectors_build_ivf(&base, &ip, &bo, zPath), GENIE_EINVAL);
+    free(aOut);
+    free(aRef);
     free(base.data);
 }
 

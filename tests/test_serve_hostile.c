@@ -195,7 +195,7 @@ TEST(serve_connection_caps_answer_503_or_close_pool)
 
 /*
  * Whether the test backend runs on a GPU, where an engine call stops
- * between batches only (engine/cuda/batch_driver.cu): one query of
+ * between batches only (engine/cuda/count/batch_driver.cu): one query of
  * thousands of full-range items is one batch, planned whole and counted
  * by one kernel, which nothing cuts short.  The tests of a cancelled
  * search below need the CPU's steps; test_search_limits.c checks the

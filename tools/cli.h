@@ -214,7 +214,12 @@ int cli_check_recall(const char *zCmd, double recall, uint32_t k, int exact, int
  */
 int cli_candidate_option(const char *zCmd, const struct itype *t, int c, const char *zArg, uint32_t *pK,
                          uint32_t *pCandidates, double *pRecall, int *pStatus);
-/** --verbose: "genie CMD: recall target R: K = ..., estimated recall@k ..." on standard error. */
+/**
+ * --verbose: "genie CMD: recall target R: K = ..., estimated recall@k ..."
+ * on standard error, for the target @p st says the choice was made for
+ * (the option's @p target, or a default target when @p target is 0);
+ * nothing when there was none.
+ */
 void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const genie_search_stats *st, int radius);
 
 /*

@@ -251,21 +251,32 @@ int cli_parse_recall(const char *zCmd, const char *s, double *out)
 
 void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const genie_search_stats *st, int radius)
 {
-    if (st->recall_estimate < 0)
+    if (!(st->recall_target > 0))
         return;
-    if (st->candidates == 0)
-        fprintf(stderr, "genie %s: recall target %g: exact search (no K the estimate covers, up to 4096, reaches it)\n",
-                zCmd, target);
-    else if (radius)
-        fprintf(stderr, "genie %s: recall target %g: K = %u, radius %u, estimated recall@%u %.4f\n", zCmd, target,
-                st->candidates, st->radius, k, st->recall_estimate);
-    else if (st->recall_edit_rate >= 0)
-        fprintf(stderr, "genie %s: recall target %g: K = %u, estimated recall@%u %.4f (queries modelled with %.0f%% "
-                        "edits, estimated from them)\n",
-                zCmd, target, st->candidates, k, st->recall_estimate, 100 * st->recall_edit_rate);
+    char zWhose[64];
+    if (target > 0)
+        snprintf(zWhose, sizeof zWhose, "recall target %g", st->recall_target);
     else
-        fprintf(stderr, "genie %s: recall target %g: K = %u, estimated recall@%u %.4f\n", zCmd, target,
-                st->candidates, k, st->recall_estimate);
+        snprintf(zWhose, sizeof zWhose, "the default recall target %g", st->recall_target);
+    if (st->nprobe && st->recall_estimate < 0)
+        fprintf(stderr, "genie %s: %s: nprobe %u%s, the index's defaults (chosen at build for recall@10)\n", zCmd,
+                zWhose, st->nprobe, st->candidates ? ", with refinement" : "");
+    else if (st->nprobe)
+        fprintf(stderr, "genie %s: %s: nprobe %u%s%.0u, estimated recall@%u %.4f\n", zCmd, zWhose, st->nprobe,
+                st->candidates ? ", refinement depth " : "", st->candidates, k, st->recall_estimate);
+    else if (st->candidates == 0)
+        fprintf(stderr, "genie %s: %s: exact search (no K the estimate covers, up to 4096, reaches it)\n", zCmd,
+                zWhose);
+    else if (radius)
+        fprintf(stderr, "genie %s: %s: K = %u, radius %u, estimated recall@%u %.4f\n", zCmd, zWhose, st->candidates,
+                st->radius, k, st->recall_estimate);
+    else if (st->recall_edit_rate >= 0)
+        fprintf(stderr, "genie %s: %s: K = %u, estimated recall@%u %.4f (queries modelled with %.0f%% edits, "
+                        "estimated from them)\n",
+                zCmd, zWhose, st->candidates, k, st->recall_estimate, 100 * st->recall_edit_rate);
+    else
+        fprintf(stderr, "genie %s: %s: K = %u, estimated recall@%u %.4f\n", zCmd, zWhose, st->candidates, k,
+                st->recall_estimate);
 }
 
 int cli_k_option(const char *zCmd, const itype *t, int c, const char *zArg, uint32_t *pK, int *pStatus)

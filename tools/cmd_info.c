@@ -16,20 +16,22 @@ static const char zHelp[] =
     "file).  With several parts longest_list is the longest within a part.\n"
     "Sets, sequences and vectors indexes also get 'recall_estimate': the\n"
     "recall@k that the stored estimate (INDEX.recall, see genie search\n"
-    "--recall) predicts for genie search's default k and K (sets k 10, K 100;\n"
+    "--recall) predicts for one k and K (sets k 10, K 100;\n"
     "sequences k 1, K 32, one figure per modelled edit rate, 10% to 50%;\n"
     "vectors k 10, K 100, radius 0), 'none' without a valid estimate, or\n"
-    "why the file was rejected.  An inverted-file vectors index (--ivf)\n"
-    "gets 'ivf' (its kind, metric, lists, product quantizer, training) and\n"
+    "why the file was rejected.  A vectors index gets 'default_recall', the\n"
+    "recall@k its searches given no K, radius, nprobe or target meet\n"
+    "(genie build --recall; 0.9 by default); an inverted file (--ivf) gets\n"
+    "'ivf' (its kind, metric, lists, product quantizer, training) and\n"
     "'default_nprobe' and 'default_refine', the build's choice for an\n"
-    "estimated recall@10 of 0.9.\n"
+    "estimated recall@10 of default_recall.\n"
     "\n"
     "  -h, --help   show this help\n";
 
 /* Sequences: the prediction of each edit level (curve c: queries with (c + 1) * 10% edits); @p r0 is level 0's. */
 static void print_sequence_levels(const genie_index *idx, uint32_t k, uint32_t K, double r0, uint32_t nSample)
 {
-    printf("recall_estimate: recall@%u at the default K = %u: %.4f (10%% edits)", k, K, r0);
+    printf("recall_estimate: recall@%u at K = %u: %.4f (10%% edits)", k, K, r0);
     double r;
     for (uint32_t c = 1; genie_recall_predict(idx, k, K, c, &r, NULL) == GENIE_OK; c++)
         printf(", %.4f (%u%%)", r, (c + 1) * 10);
@@ -48,7 +50,7 @@ void cli_print_recall_estimate(const genie_index *idx, const char *zPath, uint32
     else if (perEditRate)
         print_sequence_levels(idx, k, K, r, nSample);
     else
-        printf("recall_estimate: recall@%u %.4f at the default K = %u (%u pseudo-queries)\n", k, r, K, nSample);
+        printf("recall_estimate: recall@%u %.4f at K = %u (%u pseudo-queries)\n", k, r, K, nSample);
 }
 
 int cmd_info(int argc, char **argv)

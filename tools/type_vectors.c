@@ -47,8 +47,12 @@ static const char zSearchHelp[] =
     "1 - cos(angle), ip the negated inner product.\n"
     "\n"
     "  -k, --k N               neighbours per query (default 10; IVF: 1..1024)\n"
-    "  -K, --candidates N      candidates re-ranked, >= k (default 10 k); an\n"
-    "                          IVF-PQ index: the refinement depth, k..2048\n"
+    "  -K, --candidates N      candidates re-ranked, >= k; an IVF-PQ index: the\n"
+    "                          refinement depth, k..2048.  Default, with no -K,\n"
+    "                          -r or --recall: K and the radius chosen for an\n"
+    "                          estimated recall@k of 0.9 from INDEX.recall (which\n"
+    "                          genie build writes) when k <= 100, else K = 10 k;\n"
+    "                          -v says which\n"
     "  -r, --radius R          l2: also match R buckets either side (default 0)\n"
     "      --nprobe P          an IVF index: lists probed per query, 1..nlist\n"
     "                          (at most 2048; default: the build's choice for\n"
@@ -85,8 +89,9 @@ static const char zEvalHelp[] =
     "one_recall_at_k qps seconds backend'.\n"
     "\n"
     "  -k, --k N               neighbours (default 10)\n"
-    "  -K, --candidates N      candidates re-ranked (default 10 k; IVF-PQ: the\n"
-    "                          refinement depth)\n"
+    "  -K, --candidates N      candidates re-ranked (IVF-PQ: the refinement\n"
+    "                          depth; default as genie search's: for recall@k\n"
+    "                          0.9 from INDEX.recall, else 10 k)\n"
     "  -r, --radius R          l2: neighbouring buckets (default 0)\n"
     "      --nprobe P[,P...]   an IVF index: the lists probed; several (up to\n"
     "                          32), or none: the table's lines (1, 2, 4, ... up\n"
@@ -290,6 +295,11 @@ static genie_status vec_chunk_done(cli_search *s, const itype_results *r)
     o->st = r->st;
     if (s->verbose)
         cli_print_recall_choice("search", s->o.recall, s->o.k, &r->st, !r->st.nprobe);
+    if (s->verbose && !(r->st.recall_target > 0) && !r->st.nprobe && !s->o.exact && !s->o.candidates &&
+        !s->o.radius)
+        fprintf(stderr, "genie search: K = %u (10 k), recall not estimated: the index has no recall estimate at hand "
+                        "(INDEX.recall, which genie build writes unless --no-recall-estimate)%s\n",
+                r->st.candidates, s->o.k > 100 ? " or k > 100" : "");
     if (!o->zIvecs)
         return GENIE_OK;
     /* Rows of k ids; a query with fewer neighbours is padded with -1. */
@@ -530,7 +540,7 @@ static void eval_print(const vec_cli_opts *o, const genie_vectors *q, genie_metr
     int ivf = iv != NULL && !o->o.exact;
     if (o->csv) {
         printf("%s,%d,%s,%u,%u,%u,%u,%llu,%.4f,%.4f,%.4f,%.4f,%.1f,%.4f,%.4f,%.4f\n", genie_metric_name(metric),
-               o->o.exact || (o->o.recall && !st->candidates && !ivf), genie_backend_name(st->backend),
+               o->o.exact || (st->recall_target > 0 && !st->candidates && !ivf), genie_backend_name(st->backend),
                ivf ? st->nprobe : m, k, st->candidates, st->radius, (unsigned long long)q->n, sc->kRecall,
                sc->oneRecall, sc->ratio, secs, secs > 0 ? (double)q->n / secs : 0.0, st->prepare_seconds,
                st->match_seconds, st->rerank_seconds);
@@ -544,8 +554,10 @@ static void eval_print(const vec_cli_opts *o, const genie_vectors *q, genie_metr
         printf("m: %u\ncandidates: %u\nradius: %u\n", m, st->candidates, st->radius);
     if (ivf)
         printf("nlist: %u\nnprobe: %u\nrefine: %u\n", iv->nlist, st->nprobe, st->candidates);
-    if (o->o.recall)
-        printf("recall_target: %g\nrecall_estimate: %.4f\n", o->o.recall, st->recall_estimate);
+    if (st->recall_target > 0)
+        printf("recall_target: %g%s\n", st->recall_target, o->o.recall > 0 ? "" : " (the default)");
+    if (st->recall_estimate >= 0)
+        printf("recall_estimate: %.4f\n", st->recall_estimate);
     printf("k_recall_at_k: %.4f\none_recall_at_k: %.4f\nratio: %.4f\nseconds: %.4f\nqps: %.1f\n", sc->kRecall,
            sc->oneRecall, sc->ratio, secs, secs > 0 ? (double)q->n / secs : 0.0);
     if (lsh)
@@ -704,15 +716,18 @@ static int vec_info(const genie_index *idx, const char *zPath)
 {
     genie_ivf_info iv;
     if (genie_vectors_index_ivf(idx, &iv) != GENIE_OK) {
+        genie_lsh_params p;
+        if (genie_vectors_index_params(idx, &p) == GENIE_OK)
+            printf("default_recall: %g\n", p.recall);
         cli_print_recall_estimate(idx, zPath, 10, 100, 0);
         return CLI_EXIT_OK;
     }
     printf("ivf: %s %s, nlist %u, pq %u x %u bits%s, dim %u, trained on %llu vectors (%u iterations), "
-           "longest list %llu, empty lists %llu\ndefault_nprobe: %u\ndefault_refine: %u\n",
+           "longest list %llu, empty lists %llu\ndefault_recall: %g\ndefault_nprobe: %u\ndefault_refine: %u\n",
            iv.pq_m ? "ivf-pq" : "ivf-flat", genie_metric_name(iv.metric), iv.nlist, iv.pq_m, iv.pq_bits,
            iv.refine ? ", refined" : "", iv.dim, (unsigned long long)iv.train_size, iv.iterations,
-           (unsigned long long)iv.longest_list, (unsigned long long)iv.empty_lists, iv.default_nprobe,
-           iv.default_refine);
+           (unsigned long long)iv.longest_list, (unsigned long long)iv.empty_lists, iv.default_recall,
+           iv.default_nprobe, iv.default_refine);
     return CLI_EXIT_OK;
 }
 
@@ -723,9 +738,9 @@ static void vec_info_json(const itype_index *ix, json_buf *b)
     json_buf_printf(b, ",\"dimension\":%u", ix->dim);
     if (iv)
         json_buf_printf(b, ",\"kind\":\"%s\",\"metric\":\"%s\",\"nlist\":%u,\"pq_m\":%u,\"pq_bits\":%u,"
-                           "\"default_nprobe\":%u,\"default_refine\":%u",
+                           "\"default_nprobe\":%u,\"default_refine\":%u,\"default_recall\":%g",
                         iv->pq_m ? "ivf-pq" : "ivf-flat", genie_metric_name(iv->metric), iv->nlist, iv->pq_m,
-                        iv->pq_bits, iv->default_nprobe, iv->default_refine);
+                        iv->pq_bits, iv->default_nprobe, iv->default_refine, iv->default_recall);
     else
         json_buf_printf(b, ",\"kind\":\"lsh\"");
 }

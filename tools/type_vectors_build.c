@@ -45,6 +45,11 @@ const char vec_zBuildHelp[] =
     "                           median nearest-neighbour distance of a sample /\n"
     "                           ln 2)\n"
     "      --seed N             random seed (default 1); same seed, same index\n"
+    "      --recall R           the recall@k that searches given no -K, -r,\n"
+    "                           --nprobe or --recall meet, stored in the index\n"
+    "                           (default 0.9; LSH: K and the radius chosen from\n"
+    "                           INDEX.recall; --ivf: the default nprobe, chosen\n"
+    "                           now for recall@10)\n"
     "      --ivf NLIST          an inverted file of NLIST lists (auto: 4 sqrt(n));\n"
     "                           the LSH options above do not apply\n"
     "      --pq M[xBITS]        IVF-PQ: M sub-quantizers (M divides the\n"
@@ -194,6 +199,8 @@ static int vec_build_option(void *ctx, int c, const char *zArg)
         if (!cli_parse_u64(zArg, 0, UINT64_MAX, &p->seed))
             return cli_usage_error("build", "--seed '%s': a whole number", zArg);
         return CLI_EXIT_OK;
+    case 7:
+        return cli_parse_recall("build", zArg, &p->recall);
     default:
         return ivf_build_option(a, c, zArg);
     }
@@ -216,6 +223,7 @@ static int vec_cli_build_ivf(vec_build_args *b, cli_build_args *a, const char *z
         return cli_usage_error("build", "--ivf: metric l2, ip or cosine (not l1)");
     b->ivf.metric = b->lsh.metric;
     b->ivf.seed = b->lsh.seed;
+    b->ivf.recall = b->lsh.recall;
     if (!a->quiet)
         b->ivf.progress = ivf_progress;
     genie_vectors base;
@@ -238,7 +246,7 @@ const struct option vec_aBuildOption[] = {
     {"metric", required_argument, 0, 1}, {"functions", required_argument, 0, 'm'},
     {"buckets", required_argument, 0, 2}, {"bits", required_argument, 0, 3},
     {"width", required_argument, 0, 4},  {"sigma", required_argument, 0, 5},
-    {"seed", required_argument, 0, 6},   {"ivf", required_argument, 0, OPT_IVF},
+    {"seed", required_argument, 0, 6},   {"recall", required_argument, 0, 7}, {"ivf", required_argument, 0, OPT_IVF},
     {"pq", required_argument, 0, OPT_PQ}, {"refine", no_argument, 0, OPT_REFINE},
     {"train-size", required_argument, 0, OPT_TRAIN_SIZE}, {"iterations", required_argument, 0, OPT_ITERATIONS},
     {"backend", required_argument, 0, OPT_BUILD_BACKEND}, CLI_RECALL_BUILD_OPTION, {0, 0, 0, 0}};

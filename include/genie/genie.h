@@ -704,6 +704,11 @@ typedef struct genie_search_stats {
     /* Vectors, an inverted-file index: the lists probed per query (0
      * otherwise); candidates is then IVF-PQ's refinement depth. */
     uint32_t nprobe;
+    /* The recall target the front-end's choice of K (radius, nprobe) was
+     * made for: the options' recall, or a default target the search
+     * applied on its own (vectors: GENIE_VECTORS_DEFAULT_RECALL); 0 when
+     * the choice was given or fixed. */
+    double recall_target;
 } genie_search_stats;
 
 /**

@@ -101,6 +101,9 @@ typedef struct genie_lsh_params {
     float width;      /* l2: bucket width; 0 = range / buckets per function */
     float sigma;      /* l1: Laplacian kernel width; 0 = from the data */
     uint64_t seed;
+    /** The recall@k that searches given no K, radius or target meet, in
+     * (0, 1], stored in the index in millionths; 0 = GENIE_VECTORS_DEFAULT_RECALL. */
+    double recall;
 } genie_lsh_params;
 
 /**
@@ -125,11 +128,24 @@ GENIE_API genie_status genie_vectors_index_base(const genie_index *idx, genie_ve
  */
 #define GENIE_VECTORS_MAX_K 65536u
 
+/**
+ * The recall@k a vectors search meets when it is given no candidate
+ * count, radius, nprobe, recall target or exact mode: an LSH index's K
+ * and radius come from its recall estimate (when the estimate is at hand:
+ * its side file INDEX.recall, which genie build writes, or one this
+ * process computed), an inverted file's nprobe and depth from the choice
+ * its build made for k = 10 (genie_ivf_info.default_nprobe).  The
+ * search's stats say which target, if any, the choice was made for.
+ */
+#define GENIE_VECTORS_DEFAULT_RECALL 0.9
+
 typedef struct genie_vsearch_options {
     uint32_t size; /* sizeof, set by genie_vsearch_options_init() (0: this header's size) */
     genie_search_options search; /* backend, threads, ... for match counts */
     uint32_t k;          /* neighbours returned, 1..GENIE_VECTORS_MAX_K */
-    uint32_t candidates; /* K >= k: top-K by match count re-ranked; 0 = 10 k */
+    uint32_t candidates; /* K >= k: top-K by match count re-ranked; 0 = chosen for
+                            GENIE_VECTORS_DEFAULT_RECALL when the index's recall estimate is
+                            at hand and k <= 100 (radius too), else 10 k */
     uint32_t radius;     /* l2: also match r buckets either side; else 0 */
     int exact;           /* non-zero: exact search instead of LSH */
     /**
@@ -223,12 +239,16 @@ typedef struct genie_ivf_params {
     /** Called after each k-means iteration (stage "coarse" or "pq m/M"); may be NULL. */
     void (*progress)(void *ctx, const char *stage, uint32_t iteration, uint32_t iterations, double objective);
     void *progress_ctx;
+    /** The recall@10 the default nprobe (and depth) are chosen for, in (0, 1], stored in the
+     * index in millionths; 0 = GENIE_VECTORS_DEFAULT_RECALL. */
+    double recall;
 } genie_ivf_params;
 
 /**
  * Train the quantizers of @p params on a sample of @p base, put every
  * vector in its list (and encode it, IVF-PQ), choose the default nprobe
- * (and refinement depth) for an estimated recall@10 of 0.9, and write the
+ * (and refinement depth) for an estimated recall@10 of params->recall
+ * (0.9 by default), and write the
  * index to @p path (one part; the vector index sections of docs/FORMAT.md).
  * The same seed on the same backend gives the same index.
  * @return GENIE_OK, GENIE_EINVAL (a parameter out of range, naming it and
@@ -246,10 +266,11 @@ typedef struct genie_ivf_info {
     int refine;
     uint64_t n, train_size, seed;
     uint32_t iterations;
-    uint32_t default_nprobe;  /* the build's choice for recall@10 >= 0.9 */
+    uint32_t default_nprobe;  /* the build's choice for recall@10 >= default_recall */
     uint32_t default_refine;  /* IVF-PQ with refine: the depth chosen with it; else 0 */
     uint64_t longest_list;
     uint64_t empty_lists;
+    double default_recall;    /* the target the defaults were chosen for */
 } genie_ivf_info;
 
 /**

@@ -103,7 +103,8 @@ class genie_search_stats(Structure):
                 ("prepare_seconds", c_double), ("match_seconds", c_double), ("rerank_seconds", c_double),
                 ("verified", c_uint64), ("rounds", c_uint32), ("fallback", c_uint64), ("scan_backend", c_int),
                 ("candidates", c_uint32), ("radius", c_uint32), ("recall_estimate", c_double),
-                ("recall_edit_rate", c_double), ("phases", genie_gpu_phases), ("nprobe", c_uint32)]
+                ("recall_edit_rate", c_double), ("phases", genie_gpu_phases), ("nprobe", c_uint32),
+                ("recall_target", c_double)]
 
 
 class genie_seq_options(Structure):
@@ -145,20 +146,21 @@ class genie_vectors(Structure):
 
 class genie_lsh_params(Structure):
     _fields_ = [("metric", c_int), ("m", c_uint32), ("buckets", c_uint32), ("bits", c_uint32), ("width", c_float),
-                ("sigma", c_float), ("seed", c_uint64)]
+                ("sigma", c_float), ("seed", c_uint64), ("recall", c_double)]
 
 
 class genie_ivf_params(Structure):
     _fields_ = [("metric", c_int), ("nlist", c_uint32), ("pq_m", c_uint32), ("pq_bits", c_uint32), ("refine", c_int),
                 ("train_size", c_uint64), ("iterations", c_uint32), ("seed", c_uint64), ("backend", c_int),
-                ("threads", c_uint), ("progress", KMEANS_PROGRESS), ("progress_ctx", c_void_p)]
+                ("threads", c_uint), ("progress", KMEANS_PROGRESS), ("progress_ctx", c_void_p),
+                ("recall", c_double)]
 
 
 class genie_ivf_info(Structure):
     _fields_ = [("metric", c_int), ("dim", c_uint32), ("nlist", c_uint32), ("pq_m", c_uint32), ("pq_bits", c_uint32),
                 ("refine", c_int), ("n", c_uint64), ("train_size", c_uint64), ("seed", c_uint64),
                 ("iterations", c_uint32), ("default_nprobe", c_uint32), ("default_refine", c_uint32),
-                ("longest_list", c_uint64), ("empty_lists", c_uint64)]
+                ("longest_list", c_uint64), ("empty_lists", c_uint64), ("default_recall", c_double)]
 
 
 class genie_vsearch_options(Structure):

@@ -29,6 +29,16 @@ def _vectors(a):
     return v
 
 
+def _default_recall(recall):
+    """A build's default recall target for the params struct: 0 for None (the library's 0.9)."""
+    if recall is None:
+        return 0.0
+    if isinstance(recall, bool) or not isinstance(recall, (int, float, np.floating, np.integer)) \
+            or not 0 < recall <= 1:
+        raise InvalidArgumentError(f"recall must be a number in (0, 1], not {recall!r}")
+    return float(recall)
+
+
 class VectorIndex(Index):
     """An index of dense vectors (type 'vectors')."""
 
@@ -36,7 +46,7 @@ class VectorIndex(Index):
 
     @classmethod
     def build(cls, xb, path, metric="l2", m=0, buckets=0, bits=0, width=0.0, sigma=0.0, seed=1, ivf=None, pq=None,
-              refine=False, train_size=0, iterations=0, backend="auto", threads=0, **opts):
+              refine=False, train_size=0, iterations=0, backend="auto", threads=0, recall=None, **opts):
         """Hash the rows of @xb (n, d) into an LSH index at @path and open it;
         or, with ivf, build an inverted file (genie build --ivf).
 
@@ -55,6 +65,10 @@ class VectorIndex(Index):
         20); backend: where the k-means run ("auto": a GPU when usable);
         threads: CPU threads (0 = all cores).
         seed: of the random draws (the same seed and backend, the same file).
+        recall: the recall@k in (0, 1] that searches given no candidates,
+        radius, nprobe or recall meet, kept in the index (None: 0.9; an
+        inverted file chooses its default nprobe for it now; an LSH index
+        once it has an estimate, prepare_recall()).
         opts: the build options (sublist_length, part_objects, part_bytes,
         gpu_memory; an inverted file in parts keeps the lists of each part's
         objects in it).  The index stores the vectors too (for re-ranking,
@@ -66,7 +80,7 @@ class VectorIndex(Index):
             if m or buckets or bits or width or sigma:
                 raise InvalidArgumentError("m, buckets, bits, width and sigma are LSH's, not an inverted file's")
             return cls._build_ivf(xb, path, metric, ivf, pq, refine, train_size, iterations, backend, threads, seed,
-                                  opts)
+                                  recall, opts)
         if pq is not None or refine or train_size or iterations or backend != "auto" or threads:
             raise InvalidArgumentError("pq, refine, train_size, iterations, backend and threads go with ivf")
         p = L.genie_lsh_params()
@@ -79,13 +93,15 @@ class VectorIndex(Index):
                 raise InvalidArgumentError(f"{name} must be a number >= 0, not {v!r}")
         p.width, p.sigma = float(width), float(sigma)
         p.seed = _convert.count(seed, "seed", 0, (1 << 64) - 1)
+        p.recall = _default_recall(recall)
         bo = build_options(opts)
         v = _vectors(xb)
         lib.genie_vectors_build(ctypes.byref(v), ctypes.byref(p), ctypes.byref(bo), os.fsencode(path))
         return cls.open(path)
 
     @classmethod
-    def _build_ivf(cls, xb, path, metric, ivf, pq, refine, train_size, iterations, backend, threads, seed, opts):
+    def _build_ivf(cls, xb, path, metric, ivf, pq, refine, train_size, iterations, backend, threads, seed, recall,
+                   opts):
         p = L.genie_ivf_params()
         p.metric = L.metric_code(metric)
         p.nlist = 0 if isinstance(ivf, str) and ivf == "auto" else _convert.count(ivf, "ivf (nlist)", 0, 65536)
@@ -107,6 +123,7 @@ class VectorIndex(Index):
         p.seed = _convert.count(seed, "seed", 0, (1 << 64) - 1)
         p.backend = L.backend_code(backend)
         p.threads = _convert.count(threads, "threads")
+        p.recall = _default_recall(recall)
         bo = build_options(opts)
         v = _vectors(xb)
         lib.genie_vectors_build_ivf(ctypes.byref(v), ctypes.byref(p), ctypes.byref(bo), os.fsencode(path))
@@ -170,8 +187,10 @@ class VectorIndex(Index):
                stats=None, recall=None, precision="fp32", nprobe=None):
         """The k nearest base vectors of each row of @xq.
 
-        LSH (default): the query's buckets, the top `candidates` (K >= k,
-        default 10 k) objects by match count, re-ranked by the true
+        LSH (default): the query's buckets, the top `candidates` (K >= k;
+        default: chosen with the radius for recall@k 0.9 from the index's
+        INDEX.recall when it has one and k <= 100, else 10 k) objects by
+        match count, re-ranked by the true
         distance; radius (l2): also match that many buckets either side.
         An inverted file: the lists of the `nprobe` centroids nearest the
         query (default: the index's, chosen at build for recall@10 0.9),
@@ -184,8 +203,11 @@ class VectorIndex(Index):
         with the backend that ran and the seconds of each step.  recall: a
         target in (0, 1] instead of candidates and radius: they become the
         smallest whose estimated recall@k (k <= 100) reaches it (stats get
-        candidates, radius and recall_estimate; an inverted file: nprobe and
-        the depth in candidates; docs/VECTORS.md).
+        candidates, radius, recall_estimate and recall_target; an inverted
+        file: nprobe and the depth in candidates; docs/VECTORS.md).  With
+        none of candidates, radius, recall, nprobe and exact the search
+        meets the default target 0.9 (recall_target in stats) when the
+        index has an estimate (prepare_recall(), or INDEX.recall).
         precision: with exact=True on a GPU, the GEMM that bounds the
         distances, "fp32", "tf32" or "fp16"; the answers are the same in
         each (genie_precision; l1 takes "fp32" alone)."""

@@ -57,6 +57,13 @@ def test_sequences_and_vectors_recall(tmp_path):
     base = rng.normal(size=(1000, 8)).astype(np.float32)
     with genie.VectorIndex.build(base, tmp_path / "v.genie", m=32) as idx:
         stats = {}
+        idx.search(base[:10] + 0.01, k=5, backend="cpu", stats=stats)  # no estimate yet: K = 10 k
+        assert stats["recall_target"] == 0 and stats["candidates"] == 50
+        idx.prepare_recall()
+        d0, ids0 = idx.search(base[:10] + 0.01, k=5, backend="cpu", stats=stats)  # the default target
+        assert stats["recall_target"] == 0.9
+        d9, ids9 = idx.search(base[:10] + 0.01, k=5, recall=0.9, backend="cpu")
+        assert (ids0 == ids9).all()
         d, ids = idx.search(base[:10] + 0.01, k=5, recall=0.9, backend="cpu", stats=stats)
         assert stats["recall_estimate"] >= 0.9 or stats["candidates"] == 0
         assert stats["radius"] in (0, 1, 2)
@@ -64,3 +71,20 @@ def test_sequences_and_vectors_recall(tmp_path):
             idx.search(base[:2], k=5, recall=0.9, radius=1)
         with pytest.raises(genie.InvalidArgumentError):
             idx.search(base[:2], k=101, recall=0.9)
+
+
+def test_vectors_build_recall_target(tmp_path):
+    rng = np.random.default_rng(9)
+    base = rng.normal(size=(1500, 8)).astype(np.float32)
+    with pytest.raises(genie.InvalidArgumentError):
+        genie.VectorIndex.build(base, tmp_path / "bad.genie", m=32, recall=1.5)
+    with genie.VectorIndex.build(base, tmp_path / "v.genie", m=32, recall=0.8) as idx:
+        idx.prepare_recall()
+        stats = {}
+        idx.search(base[:20], k=10, backend="cpu", stats=stats)
+        assert stats["recall_target"] == 0.8
+    with genie.VectorIndex.build(base, tmp_path / "i.genie", ivf=30, recall=0.99, backend="cpu") as idx:
+        assert idx.ivf["default_recall"] == 0.99
+        stats = {}
+        idx.search(base[:20], k=10, backend="cpu", stats=stats)
+        assert stats["recall_target"] == 0.99 and stats["nprobe"] == idx.ivf["default_nprobe"]

@@ -19,7 +19,7 @@
  *
  * A GENIE_TESTING build of the library (libgenie_testing.a, for the test
  * programs) loads the testing module, libgenie_cuda_testing.so, which
- * exports the test hooks besides (engine/cuda/cuda_testing.h), and refuses
+ * exports the test hooks besides (engine/cuda/common/cuda_testing.h), and refuses
  * one without them.
  *
  * Where it is looked for, in order: $GENIE_CUDA_MODULE; beside the file
@@ -39,7 +39,7 @@ extern "C" {
 
 #include "engine/backend.h"
 #ifdef GENIE_TESTING
-#include "engine/cuda/cuda_testing.h"
+#include "engine/cuda/common/cuda_testing.h"
 #endif
 
 #define ENGINE_CUDA_MODULE_SYMBOL "genie_cuda_module"
@@ -94,7 +94,7 @@ genie_status engine_cuda_module_load(engine_register_fn xRegister);
 genie_status engine_cuda_module_memory(int device, uint64_t *pUsed, uint64_t *pTotal);
 
 #ifdef GENIE_TESTING
-/** The loaded testing module's hooks (engine/cuda/cuda_testing.h); NULL when it is not loaded. */
+/** The loaded testing module's hooks (engine/cuda/common/cuda_testing.h); NULL when it is not loaded. */
 const engine_cuda_testing *engine_cuda_module_testing(void);
 #endif
 

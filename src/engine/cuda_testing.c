@@ -1,6 +1,6 @@
 /*
  * The library's side of the CUDA module's test hooks
- * (engine/cuda/cuda_testing.h), in GENIE_TESTING builds alone
+ * (engine/cuda/common/cuda_testing.h), in GENIE_TESTING builds alone
  * (libgenie_testing.a): each loads the module through the backend table,
  * then calls the testing module's hook; without a module they do nothing.
  */

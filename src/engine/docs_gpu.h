@@ -1,6 +1,6 @@
 /*
  * The GPU engine of the docs index type, as the library hands it to the
- * CUDA module (engine/cuda/docs_gpu.cu): plain data, so that the module
+ * CUDA module (engine/cuda/docs/docs_gpu.cu): plain data, so that the module
  * needs nothing of the docs front-end (src/transform/docs*.c), which
  * prepares the queries and finishes what the GPU could not.
  *

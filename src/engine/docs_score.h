@@ -1,7 +1,7 @@
 /*
  * The scores of the docs index type (formulas and normalisation in
  * transform/docs.h and docs/DOCS.md), as inline functions shared by the
- * host code and the CUDA kernel (engine/cuda/docs_gpu.cu), so that a
+ * host code and the CUDA kernel (engine/cuda/docs/docs_gpu.cu), so that a
  * document gets the same bits on every path.  The CUDA module is compiled
  * without fused multiply-add (-fmad=false) for this reason.
  */

@@ -29,7 +29,7 @@
  *
  * The plan (sim_plan.c, host) resolves each query's elements to lists and
  * orders classes and lists; the CPU (sim_cpu.c) and the GPU
- * (cuda/sim_gpu.cu) execute the same plan and return the same answers:
+ * (cuda/sets/sim_gpu.cu) execute the same plan and return the same answers:
  * objects by fraction descending, ties by smaller id, every object with a
  * count of at least one that qualifies.
  */
@@ -170,7 +170,7 @@ genie_status sim_cpu_search(const sim_request *req, sim_results *out);
 
 /*
  * A backend's exact similarity search (engine_sim_ops.xSearch, backend.h; the
- * CUDA module's cuda/sim_gpu.cu): the answers of sim_cpu_search, except
+ * CUDA module's cuda/sets/sim_gpu.cu): the answers of sim_cpu_search, except
  * that a query whose answers did not fit the device's buffers comes back
  * with aUndone[i] = 1 and no hits, for the caller to answer on the CPU.
  * @p ppResident keeps the view's lists and sizes on the device between

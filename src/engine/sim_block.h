@@ -1,6 +1,6 @@
 /*
  * The exact similarity search of one thread block (engine/sim.h on the
- * GPU, cuda/sim_gpu.cu), written once for the device and for the host:
+ * GPU, cuda/sets/sim_gpu.cu), written once for the device and for the host:
  * nvcc compiles it into the kernel, and tests/test_sim.c runs the very same
  * code on the host, a block's threads one after another between
  * synchronisations, against the CPU reference (sim_cpu.c).

@@ -2,7 +2,7 @@
  * The answers of the block algorithm (sim_block.h) as sim_results: the k
  * best of each query as the blocks wrote them, or the pool's answers
  * grouped by query and sorted.  Compiled into the library (the host
- * emulation of tests/test_sim.c) and into the CUDA module (cuda/sim_gpu.cu).
+ * emulation of tests/test_sim.c) and into the CUDA module (cuda/sets/sim_gpu.cu).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
  * Set similarity from match counts: the arithmetic that the exact
  * similarity search (engine/sim.h) shares between the CPU (sim_cpu.c) and
- * the GPU (cuda/sim_gpu.cu).  Plain C, compiled by the C compiler and by
+ * the GPU (cuda/sets/sim_gpu.cu).  Plain C, compiled by the C compiler and by
  * nvcc (as host and device functions), so both sides order and admit
  * answers with the same expressions.
  *

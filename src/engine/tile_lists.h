@@ -1,6 +1,6 @@
 /*
  * The List Array cut into tiles of object ids, host side: what the CUDA
- * backend's tile layout (src/engine/cuda/tile.cu) derives from an index
+ * backend's tile layout (src/engine/cuda/count/tile.cu) derives from an index
  * when it uploads it.  Plain C, compiled into the library (for the tests)
  * and into the CUDA module (which uses it).
  *

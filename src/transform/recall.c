@@ -169,6 +169,28 @@ recall_mix recall_mix_for(const recall_estimate *e, double signal)
     return (recall_mix){last, last, 0};
 }
 
+genie_status recall_default_target(double *pTarget, double dflt)
+{
+    double t = *pTarget;
+    if (t == 0)
+        t = dflt;
+    if (!(t >= 1e-6 && t <= 1))
+        return util_error(GENIE_EINVAL, "default recall target %g: outside (0, 1] (at least 0.000001; 0 for %g)",
+                          *pTarget, dflt);
+    *pTarget = recall_from_millionths(recall_to_millionths(t), dflt);
+    return GENIE_OK;
+}
+
+uint32_t recall_to_millionths(double target)
+{
+    return (uint32_t)llround(target * 1e6);
+}
+
+double recall_from_millionths(uint32_t v, double dflt)
+{
+    return v ? v / 1e6 : dflt;
+}
+
 genie_status recall_check_target(double target, uint32_t k, int exact, const char *zExplicit)
 {
     if (target == 0)

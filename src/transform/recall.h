@@ -155,6 +155,18 @@ typedef genie_status recall_sampler_fn(const genie_index *idx, unsigned threads,
 genie_status recall_plan_for(const genie_index *idx, uint32_t k, double target, double signal, unsigned threads,
                              recall_sampler_fn *xSample, recall_plan *out);
 
+/*
+ * A default recall target stored in an index (vectors: the target of the
+ * searches given none), in millionths.  recall_default_target() checks a
+ * build's @p *pTarget (0: @p dflt; else in [1e-6, 1]) and rounds it to
+ * what the file will hold, so the build's value and the reopened one are
+ * the same double; recall_from_millionths() reads one back (0, the value
+ * of files written before the field: @p dflt).
+ */
+genie_status recall_default_target(double *pTarget, double dflt);
+uint32_t recall_to_millionths(double target);
+double recall_from_millionths(uint32_t v, double dflt);
+
 /** A query's level signal: @p distance per mille of its length @p n (at least 1). */
 uint32_t recall_signal(uint32_t distance, size_t n);
 

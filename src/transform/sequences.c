@@ -621,6 +621,7 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     r->stats.total_seconds = util_now() - tStart;
     r->stats.candidates = sopt->exact ? 0 : job.K;
     r->stats.recall_estimate = plan.recall;
+    r->stats.recall_target = sopt->recall > 0 ? sopt->recall : 0;
     r->stats.recall_edit_rate = plan.perturb < 0 ? -1 : plan.perturb / 1000;
     free(aPending);
     free(aBound);

@@ -347,8 +347,10 @@ genie_status genie_set_search_parts(const genie_index *idx, uint32_t first_part,
     memset(&x, 0, sizeof x);
     genie_status rc = set_choose(idx, &p, first_part, n_parts, queries, lengths, n_queries, sopt, opt,
                                  set_recall_sample, &r->plan, &x);
-    if (rc == GENIE_OK && sopt->recall > 0)
+    if (rc == GENIE_OK && sopt->recall > 0) {
         r->stats.recall_estimate = r->plan.method == GENIE_SET_MINHASH ? r->plan.recall : 1;
+        r->stats.recall_target = sopt->recall;
+    }
     if (rc == GENIE_OK && r->plan.method == GENIE_SET_EXACT_LISTS)
         take_exact(r, &x);
     else if (rc == GENIE_OK) {

@@ -456,14 +456,23 @@ genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_p
                    recall_check_target(opt->recall, k, opt->exact,
                                        opt->candidates ? "the candidate count" : opt->radius ? "the radius" : NULL),
                    done);
-    if (opt->recall > 0) {
+    double target = opt->recall;
+    if (target == 0 && !opt->exact && !opt->candidates && !opt->radius && k <= RECALL_KMAX) {
+        /* The index's default target, when its estimate is at hand (never computed here: a plain search
+         * must not take the estimate's seconds); else K = 10 k, with no target (docs/VECTORS.md). */
+        const recall_estimate *e;
+        GENIE_TRY_GOTO(rc, recall_get(idx, opt->search.threads, NULL, 0, &e), done);
+        if (e)
+            target = h.p.recall;
+    }
+    if (target > 0) {
         recall_plan plan;
-        GENIE_TRY_GOTO(rc, recall_plan_for(idx, k, opt->recall, -1, opt->search.threads, vec_recall_sample, &plan),
-                       done);
+        GENIE_TRY_GOTO(rc, recall_plan_for(idx, k, target, -1, opt->search.threads, vec_recall_sample, &plan), done);
         exact = plan.exact;
         K = plan.K;
         radius = plan.radius;
         stats.recall_estimate = plan.recall;
+        stats.recall_target = target;
     }
     if (exact) {
         rc = exact_range(idx, &base, first, nObj, queries, h.p.metric, k, opt, out, aN, &stats.backend);

@@ -86,10 +86,13 @@ static genie_status decode_front(const genie_index *idx, vivf *st)
     in->default_refine = codec_get_u32_in(&r, "default refinement depth", 0, in->refine ? IVF_MAX_REFINE : 0);
     if (r.rc == GENIE_OK && in->default_refine && in->default_refine < VIVF_DEFAULT_K)
         codec_fail(&r, "default refinement depth = %u, below k = %u", in->default_refine, VIVF_DEFAULT_K);
-    const unsigned char *aPad = codec_get_bytes(&r, VIVF_HEADER - 68, "reserved");
-    for (uint32_t i = 0; aPad && i < VIVF_HEADER - 68; i++)
+    /* Files written before the field held 0 there: the default. */
+    in->default_recall = recall_from_millionths(codec_get_u32_in(&r, "default recall target", 0, 1000000),
+                                                GENIE_VECTORS_DEFAULT_RECALL);
+    const unsigned char *aPad = codec_get_bytes(&r, VIVF_HEADER - 72, "reserved");
+    for (uint32_t i = 0; aPad && i < VIVF_HEADER - 72; i++)
         if (aPad[i]) {
-            codec_fail(&r, "reserved byte %u is not zero", 68 + i);
+            codec_fail(&r, "reserved byte %u is not zero", 72 + i);
             break;
         }
     /* Exactly n x dim floats: n bounded by the bytes present before it sizes anything. */
@@ -363,9 +366,13 @@ genie_status vivf_recall_prepare(const genie_index *idx, unsigned threads)
 
 /* ------------------------------------------------------------ searching */
 
-/* nprobe and the depth: given, chosen for a recall target, or the index's defaults. */
+/*
+ * nprobe and the depth: given, chosen for a recall target, or the index's
+ * defaults (chosen at build for its default target at k = 10);
+ * *pTarget the target they were chosen for, 0 for a given nprobe.
+ */
 static genie_status choose(vivf *st, const genie_vsearch_options *opt, uint32_t *pNprobe, uint32_t *pRefine,
-                           double *pEstimate)
+                           double *pEstimate, double *pTarget)
 {
     const genie_ivf_info *in = &st->info;
     *pEstimate = -1;
@@ -373,6 +380,7 @@ static genie_status choose(vivf *st, const genie_vsearch_options *opt, uint32_t 
     *pRefine = opt->candidates ? opt->candidates : in->default_refine;
     if (in->default_refine && *pRefine < opt->k) /* the default was chosen for k = 10 */
         *pRefine = opt->k * 2 < IVF_MAX_REFINE ? opt->k * 2 : IVF_MAX_REFINE;
+    *pTarget = opt->recall > 0 ? opt->recall : opt->nprobe ? 0 : in->default_recall;
     if (!(opt->recall > 0))
         return GENIE_OK;
     pthread_mutex_lock(&st->lock);
@@ -407,7 +415,7 @@ genie_status vivf_search(const genie_index *idx, vivf *st, uint32_t firstPart, u
                           RECALL_KMAX, RECALL_KMAX, opt->k);
     uint32_t nprobe, nRefine;
     double estimate;
-    GENIE_TRY(choose(st, opt, &nprobe, &nRefine, &estimate));
+    GENIE_TRY(choose(st, opt, &nprobe, &nRefine, &estimate, &stats->recall_target));
     stats->nprobe = nprobe;
     stats->candidates = nRefine;
     stats->recall_estimate = estimate;

@@ -38,7 +38,9 @@
  *   56      4        k-means iterations
  *   60      4        default nprobe, 1..min(nlist, 2048)
  *   64      4        default refinement depth: 0, or (refine) 10..2048
- *   68      60       zero
+ *   68      4        the target they were chosen for, recall@10 in
+ *                    millionths, 1..1,000,000 (0 in files before it: 0.9)
+ *   72      56       zero
  *   128     4*n*dim  the vectors, float32, by object id
  */
 #ifndef GENIE_TRANSFORM_VECTORS_IVF_H
@@ -55,7 +57,6 @@
 #define VIVF_MAX_NLIST 65536u
 /* The build's default nprobe (and depth) are chosen for this recall@k. */
 #define VIVF_DEFAULT_K 10u
-#define VIVF_DEFAULT_RECALL 0.9
 
 typedef struct vivf_recall vivf_recall;
 

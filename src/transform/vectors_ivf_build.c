@@ -11,7 +11,7 @@
  *   3. IVF-PQ: the residuals x - centroid of the sample, cut into pq_m
  *      slices, one k-means of 2^pq_bits codewords per slice (l2); every
  *      vector's residual slices assigned to their nearest codewords;
- *   4. the default nprobe (and depth) for recall@10 >= 0.9 from the
+ *   4. the default nprobe (and depth) for recall@10 >= the target from the
  *      estimate of vectors_ivf_recall.c;
  *   5. the file: object i with one keyword, its list; the FRONTEND; the
  *      centroids, codebooks and codes (in the order the builder gives
@@ -118,6 +118,7 @@ static genie_status check_params(const genie_vectors *base, const genie_ivf_para
                           p.train_size < p.nlist ? p.nlist : ksub);
     if (p.iterations == 0)
         p.iterations = VIVF_DEFAULT_ITERATIONS;
+    GENIE_TRY(recall_default_target(&p.recall, GENIE_VECTORS_DEFAULT_RECALL));
     b->p = p;
     b->n = n;
     b->dim = base->dim;
@@ -276,7 +277,7 @@ static void engine_view(const genie_vectors *base, const ivf_build *b, engine_iv
                        .aCode = b->aCode};
 }
 
-/* Step 4: the defaults for recall@10 >= 0.9 (nprobe 1 for an index of one vector). */
+/* Step 4: the defaults for recall@10 >= the build's target (nprobe 1 for an index of one vector). */
 static genie_status choose_defaults(const genie_vectors *base, ivf_build *b)
 {
     b->defaultNprobe = 1;
@@ -292,7 +293,7 @@ static genie_status choose_defaults(const genie_vectors *base, ivf_build *b)
     double est;
     genie_status rc = vivf_recall_make(&ix, b->p.threads, &r);
     if (rc == GENIE_OK)
-        rc = vivf_recall_plan(r, &ix, &cache, VIVF_DEFAULT_K, VIVF_DEFAULT_RECALL,
+        rc = vivf_recall_plan(r, &ix, &cache, VIVF_DEFAULT_K, b->p.recall,
                               b->p.refine ? VIVF_DEPTH_REFINED : VIVF_DEPTH_NONE, b->p.threads,
                               &b->defaultNprobe, &b->defaultRefine, &est);
     vivf_recall_free(r);
@@ -319,7 +320,8 @@ static genie_status encode_front(const genie_vectors *base, const ivf_build *b, 
     codec_put_u32(&w, b->p.iterations);
     codec_put_u32(&w, b->defaultNprobe);
     codec_put_u32(&w, b->defaultRefine);
-    static const unsigned char aZero[VIVF_HEADER - 68];
+    codec_put_u32(&w, recall_to_millionths(b->p.recall));
+    static const unsigned char aZero[VIVF_HEADER - 72];
     codec_put_bytes(&w, aZero, sizeof aZero);
     codec_put_bytes(&w, base->data, (size_t)b->n * b->dim * sizeof(float));
     return codec_writer_finish(&w, pOut, pN, "IVF parameters");

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transform/recall.h"
 #include "util/codec.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -101,6 +102,7 @@ genie_status vlsh_init(vlsh *h, const genie_lsh_params *pIn, uint32_t dim)
         return util_error(GENIE_EINVAL, "vectors of dimension %u; 1..%u", dim, VLSH_MAX_DIM);
     if (!isfinite(p.width) || p.width < 0 || !isfinite(p.sigma) || p.sigma < 0)
         return util_error(GENIE_EINVAL, "width and sigma must be finite and positive (or 0 for the default)");
+    GENIE_TRY(recall_default_target(&p.recall, GENIE_VECTORS_DEFAULT_RECALL));
     uint64_t nDraw = 0; /* projections */
     if (p.metric == GENIE_METRIC_COSINE) {
         if (p.bits == 0)
@@ -387,7 +389,7 @@ genie_status vlsh_encode(const vlsh *h, uint64_t nBase, unsigned char **pOut, si
     codec_put_u32(&w, h->D);
     codec_put_u32(&w, h->p.bits);
     codec_put_u32(&w, h->dim);
-    codec_put_u32(&w, 0);
+    codec_put_u32(&w, recall_to_millionths(h->p.recall));
     codec_put_u64(&w, h->p.seed);
     codec_put_u64(&w, nBase);
     codec_put_f32(&w, h->p.width);
@@ -421,7 +423,9 @@ genie_status vlsh_decode(const unsigned char *a, uint64_t n, uint64_t nObject, u
     p.buckets = codec_get_u32_in(&r, "buckets", 2, UINT32_MAX);
     p.bits = codec_get_u32_in(&r, "bits", 0, p.metric == GENIE_METRIC_COSINE ? 16 : 0);
     uint32_t dim = codec_get_u32_in(&r, "dim", 1, VLSH_MAX_DIM);
-    codec_get_u32_in(&r, "reserved", 0, 0);
+    /* Files written before the field held 0 there: the default. */
+    p.recall = recall_from_millionths(codec_get_u32_in(&r, "default recall target", 0, 1000000),
+                                      GENIE_VECTORS_DEFAULT_RECALL);
     p.seed = codec_get_u64(&r, "seed");
     uint64_t nBase = codec_get_u64(&r, "n");
     if (r.rc == GENIE_OK && nBase != nObject)

@@ -14,7 +14,8 @@
  *   16      4        buckets per function (D); keyword = i * D + bucket
  *   20      4        bits per function (cosine), else 0
  *   24      4        dim
- *   28      4        0
+ *   28      4        default recall target of searches, in millionths,
+ *                    1..1,000,000 (0 in files before it: 900,000)
  *   32      8        seed
  *   40      8        n, base vectors
  *   48      4        width as given (float32; 0 = from the data's range)

@@ -31,7 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/cuda/cuda_testing.h"
+#include "engine/cuda/common/cuda_testing.h"
 #include "genie/genie.h"
 #include "genie/text.h"
 #include "util/clock.h"

@@ -1,6 +1,6 @@
 /*
  * gpu_edit: the CUDA module's batched edit distances (engine/edit.h,
- * src/engine/cuda/edit_gpu.cu) against the CPU's seq_pattern_distance,
+ * src/engine/cuda/edit/edit_gpu.cu) against the CPU's seq_pattern_distance,
  * pair by pair, and the searches that use them against the CPU backend.
  *
  *   gpu_edit [--cases N] [--seed S]     the comparison

@@ -4,7 +4,7 @@
  *
  *   gpu_exact [--data DIR] [--oracle N]
  *
- * Exact search (src/engine/cuda/exact_gpu.cu): on random bases made of
+ * Exact search (src/engine/cuda/vectors/exact_gpu.cu): on random bases made of
  * ties (small integers), near-ties (values a few ulps apart), pixel-like
  * vectors with queries equal to base vectors, vectors of mixed scales
  * (2^-20 .. 2^20), thousands of duplicates (more candidates than the
@@ -19,7 +19,7 @@
  * reports the queries the bound sent to the direct path and the
  * candidates re-ranked per query.
  *
- * LSH keywords (src/engine/cuda/lsh_gpu.cu): the l2 and cosine families of
+ * LSH keywords (src/engine/cuda/vectors/lsh_gpu.cu): the l2 and cosine families of
  * transform/vectors_lsh.c drawn and fitted on a base, the keywords of the
  * queries from the cuda backend's pLsh capability against vlsh_keywords on the CPU,
  * with the seconds of each.

@@ -26,10 +26,7 @@
 #ifndef GENIE_ENGINE_CUDA_CUDA_BATCH_H
 #define GENIE_ENGINE_CUDA_CUDA_BATCH_H
 
-#include "engine/cuda/cuda_common.h"
-extern "C" {
-#include "engine/cuda/work_plan.h"
-}
+#include "engine/cuda/count/device_index.h"
 
 /* Per batch query; zeroed before method->run(). */
 typedef struct cuda_query_info {

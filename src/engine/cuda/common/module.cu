@@ -3,12 +3,12 @@
  * module's backends, which xInit registers with the library's table
  * (engine/backend.h) through the host table the library hands over
  * (host.cu keeps it).  A testing build (GENIE_TESTING) exports the test
- * hooks' table besides (engine/cuda/cuda_testing.h).
+ * hooks' table besides (engine/cuda/common/cuda_testing.h).
  */
-#include "engine/cuda/cuda_common.h"
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/common/cuda_common.h"
+#include "engine/cuda/common/cuda_entry.h"
 #ifdef GENIE_TESTING
-#include "engine/cuda/cuda_testing.h"
+#include "engine/cuda/common/cuda_testing.h"
 #endif
 
 static genie_status usable(void)

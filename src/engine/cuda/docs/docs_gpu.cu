@@ -44,8 +44,9 @@
  * barrier results, shared values read between two barriers, or values
  * every thread computes alike).
  */
-#include "engine/cuda/cuda_common.h"
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/common/block_sort.cuh"
+#include "engine/cuda/common/cuda_common.h"
+#include "engine/cuda/common/cuda_entry.h"
 
 extern "C" {
 #include "engine/docs_gpu.h"
@@ -197,25 +198,18 @@ __global__ void docs_and_kernel(const dev_query *aQ, const dev_term *aT, const u
                 break;
             continue;
         }
-        /* Bitonic sort of C, best first. */
-        for (uint32_t size = 2; size <= DOCS_B; size <<= 1) {
-            for (uint32_t stride = size / 2; stride > 0; stride >>= 1) {
-                uint32_t o = t ^ stride;
-                if (o > t) {
-                    bool up = (t & size) == 0;
-                    bool swap = up ? better(sScore[o], sRec[o], sScore[t], sRec[t])
-                                   : better(sScore[t], sRec[t], sScore[o], sRec[o]);
-                    if (swap) {
-                        double ds = sScore[t]; sScore[t] = sScore[o]; sScore[o] = ds;
-                        double db = sBm[t]; sBm[t] = sBm[o]; sBm[o] = db;
-                        double dp = sPr[t]; sPr[t] = sPr[o]; sPr[o] = dp;
-                        uint32_t ur = sRec[t]; sRec[t] = sRec[o]; sRec[o] = ur;
-                        uint32_t ud = sDoc[t]; sDoc[t] = sDoc[o]; sDoc[o] = ud;
-                    }
-                }
-                __syncthreads();
+        /* Sort C, best first (one element per thread). */
+        block_sort_network<DOCS_B>(DOCS_B, [&](uint32_t i, uint32_t j, bool up) {
+            bool swap = up ? better(sScore[j], sRec[j], sScore[i], sRec[i])
+                           : better(sScore[i], sRec[i], sScore[j], sRec[j]);
+            if (swap) {
+                double ds = sScore[i]; sScore[i] = sScore[j]; sScore[j] = ds;
+                double db = sBm[i]; sBm[i] = sBm[j]; sBm[j] = db;
+                double dp = sPr[i]; sPr[i] = sPr[j]; sPr[j] = dp;
+                uint32_t ur = sRec[i]; sRec[i] = sRec[j]; sRec[j] = ur;
+                uint32_t ud = sDoc[i]; sDoc[i] = sDoc[j]; sDoc[j] = ud;
             }
-        }
+        });
         /* Merge path: K (nK) and C (nC) into K2, the first k. */
         for (uint32_t i = t; i < nK; i += DOCS_B) {
             uint32_t at = i + count_better(sScore, sRec, nC, K[i].score, K[i].record);

@@ -10,7 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/common/cuda_entry.h"
 
 extern "C" {
 #include "util/threads.h"

@@ -38,8 +38,8 @@
  */
 #include <stdlib.h>
 
-#include "engine/cuda/cuda_common.h"
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/common/cuda_common.h"
+#include "engine/cuda/common/cuda_entry.h"
 #include "engine/edit.h"
 
 #define EDIT_WORDS 8u

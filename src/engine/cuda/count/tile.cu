@@ -55,8 +55,8 @@
  * Queries whose count bound exceeds TILE_MAX_BOUND take the paper's layout
  * (engine_cuda_cpq_paper_search) for the whole request.
  */
-#include "engine/cuda/topk_device.cuh"
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/count/topk_device.cuh"
+#include "engine/cuda/common/cuda_entry.h"
 
 #define TILE_BLOCK 512u
 #define TILE_WARPS (TILE_BLOCK / 32u)
@@ -477,7 +477,7 @@ __global__ void __launch_bounds__(CUDA_BLOCK) tile_merge_kernel(tile_args a)
 }
 
 #ifdef GENIE_TESTING
-#include "engine/cuda/cuda_testing.h"
+#include "engine/cuda/common/cuda_testing.h"
 
 /* The variant of the counting kernel (tile_testing_set_variant): 32-bit ids, warp aggregation. */
 static int gTileWide, gTileAggregate;

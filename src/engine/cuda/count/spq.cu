@@ -11,8 +11,8 @@
  * above it (fewer than k), and the ties come from the same ordered scan
  * the c-PQ uses, so both return exactly the CPU's answer.
  */
-#include "engine/cuda/topk_device.cuh"
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/count/topk_device.cuh"
+#include "engine/cuda/common/cuda_entry.h"
 
 typedef struct spq_query {
     uint64_t iRow;  /* the query's counts: d_table + iRow */

@@ -1,56 +1,19 @@
 /*
- * Shared by the CUDA backend's translation units: the C headers of the
- * library seen from C++ (nvcc compiles .cu files as C++), error checking,
- * and the per-index device state.
- *
- * Every CUDA runtime call goes through CUDA_TRY / CUDA_TRY_GOTO, which turn
- * a failure into GENIE_EGPU with a message naming the call and CUDA's error
- * string; every kernel launch is followed by CUDA_CHECK_LAUNCH.
+ * The match-count backends' state per opened index on a device: the List
+ * Array uploaded once (count/device_index.cu), the workspace kept between
+ * searches, and the module's slot that holds them (index/index.h).
  */
-#ifndef GENIE_ENGINE_CUDA_CUDA_COMMON_H
-#define GENIE_ENGINE_CUDA_CUDA_COMMON_H
+#ifndef GENIE_ENGINE_CUDA_COUNT_DEVICE_INDEX_H
+#define GENIE_ENGINE_CUDA_COUNT_DEVICE_INDEX_H
 
-#include <cuda_runtime.h>
 #include <pthread.h>
-#include <stdint.h>
+
+#include "engine/cuda/common/cuda_common.h"
 
 extern "C" {
-#include "engine/engine.h"
-#include "index/index.h"
-#include "util/clock.h"
-#include "util/error.h"
-#include "engine/cuda/work_plan.h"
+#include "engine/cuda/count/work_plan.h"
 #include "engine/tile_lists.h"
 }
-
-/* Record a CUDA failure as GENIE_EGPU; returns GENIE_EGPU. */
-genie_status cuda_fail(cudaError_t err, const char *zCall);
-
-#define CUDA_TRY(call)                                 \
-    do {                                               \
-        cudaError_t cuda_err_ = (call);                \
-        if (cuda_err_ != cudaSuccess)                  \
-            return cuda_fail(cuda_err_, #call);        \
-    } while (0)
-
-#define CUDA_TRY_GOTO(rc, call, label)                 \
-    do {                                               \
-        cudaError_t cuda_err_ = (call);                \
-        if (cuda_err_ != cudaSuccess) {                \
-            (rc) = cuda_fail(cuda_err_, #call);        \
-            goto label;                                \
-        }                                              \
-    } while (0)
-
-/* After a launch: configuration errors now, execution errors at the next sync. */
-#define CUDA_CHECK_LAUNCH(rc, zKernel, label)                      \
-    do {                                                           \
-        cudaError_t cuda_err_ = cudaGetLastError();                \
-        if (cuda_err_ != cudaSuccess) {                            \
-            (rc) = cuda_fail(cuda_err_, "launch of " zKernel);     \
-            goto label;                                            \
-        }                                                          \
-    } while (0)
 
 /*
  * The workspace kept between searches of one index (the first 10 ms of a
@@ -146,19 +109,5 @@ genie_status cuda_index_get(const genie_index *idx, int device, const cuda_index
  * on the first call, under the same lock, and kept until the index closes.
  */
 genie_status cuda_index_wide(const genie_index *idx, int device, const cuda_index **ppDev);
-
-/**
- * Bytes of device memory a batch may use: @p gpuMemory (the search's
- * limit), or when 0 most of the free memory plus @p nHeld bytes the caller
- * already holds (its workspace).
- */
-genie_status cuda_memory_budget(uint64_t gpuMemory, uint64_t nHeld, uint64_t *pBytes);
-
-/** Non-zero when a device is usable (probed once per process). */
-int cuda_usable(void);
-/** Usable devices, numbered 0 .. n-1 (probed once per process). */
-int cuda_device_count(void);
-/** Memory in use on @p device (by every process) and its total, in bytes. */
-genie_status cuda_device_memory(int device, uint64_t *pUsed, uint64_t *pTotal);
 
 #endif

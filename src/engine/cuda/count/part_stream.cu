@@ -34,8 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cuda/cuda_batch.h"
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/count/cuda_batch.h"
+#include "engine/cuda/common/cuda_entry.h"
 extern "C" {
 #include "util/threads.h"
 }

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cuda/cuda_batch.h"
+#include "engine/cuda/count/cuda_batch.h"
 extern "C" {
 #include "util/threads.h"
 }

@@ -14,7 +14,7 @@
 #define GENIE_ENGINE_CUDA_CUDA_TESTING_H
 
 #ifndef GENIE_TESTING
-#error "engine/cuda/cuda_testing.h: the test hooks exist in GENIE_TESTING builds alone"
+#error "engine/cuda/common/cuda_testing.h: the test hooks exist in GENIE_TESTING builds alone"
 #endif
 
 #include <stdint.h>

@@ -16,7 +16,8 @@
 #ifndef GENIE_ENGINE_CUDA_TOPK_DEVICE_CUH
 #define GENIE_ENGINE_CUDA_TOPK_DEVICE_CUH
 
-#include "engine/cuda/cuda_batch.h"
+#include "engine/cuda/common/block_sort.cuh"
+#include "engine/cuda/count/cuda_batch.h"
 
 /* Threads per block of every kernel in this backend. */
 #define CUDA_BLOCK 256u
@@ -122,7 +123,7 @@ __device__ static uint32_t topk_ties_in_order(const uint32_t *row, uint64_t nWor
     return found < r ? found : r;
 }
 
-/* Sort out[0..n) (n <= TOPK_SORT_MAX) by count desc, id asc: a bitonic network in shared memory. */
+/* Sort out[0..n) (n <= TOPK_SORT_MAX) by count desc, id asc (block_sort.cuh, in shared memory). */
 __device__ static void topk_sort_hits(genie_hit *out, uint32_t n)
 {
     __shared__ unsigned long long s_key[TOPK_SORT_MAX];
@@ -131,29 +132,14 @@ __device__ static void topk_sort_hits(genie_hit *out, uint32_t n)
     uint32_t p2 = 2;
     while (p2 < n)
         p2 <<= 1;
-    /* Key: count high, complemented id low, so a larger key is a better hit; 0 pads. */
+    /* Key: complemented count high, id low, so a smaller key is a better hit; all ones pads. */
     for (uint32_t i = threadIdx.x; i < p2; i += CUDA_BLOCK)
-        s_key[i] = i < n ? (unsigned long long)out[i].count << 32 | (unsigned long long)(~out[i].object) : 0ull;
+        s_key[i] = i < n ? (unsigned long long)(~out[i].count) << 32 | out[i].object : ~0ull;
     __syncthreads();
-    for (uint32_t size = 2; size <= p2; size <<= 1) {
-        for (uint32_t stride = size >> 1; stride > 0; stride >>= 1) {
-            for (uint32_t i = threadIdx.x; i < p2; i += CUDA_BLOCK) {
-                uint32_t j = i ^ stride;
-                if (j <= i)
-                    continue;
-                unsigned long long a = s_key[i], b = s_key[j];
-                int descending = (i & size) == 0;
-                if (descending ? a < b : a > b) {
-                    s_key[i] = b;
-                    s_key[j] = a;
-                }
-            }
-            __syncthreads();
-        }
-    }
+    block_sort_keys<CUDA_BLOCK>(s_key, p2);
     for (uint32_t i = threadIdx.x; i < n; i += CUDA_BLOCK) {
-        out[i].object = ~(uint32_t)s_key[i];
-        out[i].count = (uint32_t)(s_key[i] >> 32);
+        out[i].object = (uint32_t)s_key[i];
+        out[i].count = ~(uint32_t)(s_key[i] >> 32);
     }
     __syncthreads();
 }

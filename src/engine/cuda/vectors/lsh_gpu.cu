@@ -30,8 +30,8 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "engine/cuda/cuda_common.h"
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/common/cuda_common.h"
+#include "engine/cuda/common/cuda_entry.h"
 
 extern "C" {
 #include "engine/backend.h"

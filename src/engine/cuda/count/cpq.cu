@@ -44,8 +44,8 @@
  *   - ties at MC_k come from one ordered scan of the Bitmap Counter that
  *     stops at the (k - taken)-th tie: the smallest ids, as the CPU gives.
  */
-#include "engine/cuda/topk_device.cuh"
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/count/topk_device.cuh"
+#include "engine/cuda/common/cuda_entry.h"
 
 /* Probe budget of one insert, in slot visits and lost races, per slot. */
 #define HT_STEPS_PER_SLOT 4u
@@ -245,7 +245,7 @@ static uint32_t counter_log2_bits(uint32_t bound)
 }
 
 #ifdef GENIE_TESTING
-#include "engine/cuda/cuda_testing.h"
+#include "engine/cuda/common/cuda_testing.h"
 
 /* Tests force tiny tables through cpq_testing_set_slots() to exercise reruns. */
 static uint64_t gTestingSlots;

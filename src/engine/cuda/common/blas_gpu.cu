@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#include "engine/cuda/blas_gpu.h"
+#include "engine/cuda/common/blas_gpu.h"
 
 extern "C" {
 #include "util/error.h"

@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cuda/blas_gpu.h"
-#include "engine/cuda/cuda_common.h"
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/common/blas_gpu.h"
+#include "engine/cuda/common/cuda_common.h"
+#include "engine/cuda/common/cuda_entry.h"
 
 extern "C" {
 #include "engine/kmeans.h"

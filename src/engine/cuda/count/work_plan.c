@@ -1,5 +1,5 @@
 /* Work units of a query: see work_plan.h. */
-#include "engine/cuda/work_plan.h"
+#include "engine/cuda/count/work_plan.h"
 
 #include <stdlib.h>
 

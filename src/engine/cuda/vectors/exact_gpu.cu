@@ -78,14 +78,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cuda/blas_gpu.h"
-#include "engine/cuda/direct_distance.cuh"
+#include "engine/cuda/common/blas_gpu.h"
+#include "engine/cuda/common/cuda_common.h"
+#include "engine/cuda/vectors/direct_distance.cuh"
 
 extern "C" {
 #include "genie/genie.h"
 #include "engine/exact.h"
 #include "engine/exact_bound.h"
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/common/cuda_entry.h"
 #include "util/error.h"
 #include "util/threads.h"
 }
@@ -99,25 +100,6 @@ extern "C" {
 
 enum { SELECT_BOUND = 0, SELECT_FINAL = 1 };
 #define FLAG_DIRECT 1u /* a query's flag (aFlag): answer it from its direct distances */
-
-static genie_status gpu_fail(cudaError_t err, const char *zWhat)
-{
-    cudaGetLastError();
-    if (err == cudaErrorMemoryAllocation)
-        return util_error(GENIE_ENOMEM, "exact GPU search: out of GPU memory (%s)", zWhat);
-    return util_error(GENIE_EGPU, "exact GPU search: %s failed: %s", zWhat, cudaGetErrorString(err));
-}
-
-#define GPU_TRY(rc, call, label)                         \
-    do {                                                 \
-        cudaError_t e_ = (call);                         \
-        if (e_ != cudaSuccess) {                         \
-            (rc) = gpu_fail(e_, #call);                  \
-            goto label;                                  \
-        }                                                \
-    } while (0)
-
-#define GPU_LAUNCHED(rc, zKernel, label) GPU_TRY(rc, cudaGetLastError(), label)
 
 template <typename T> __device__ __forceinline__ T warp_sum(T v)
 {
@@ -644,7 +626,7 @@ static genie_status prepare(exact_resident *r, const float *d_v, uint64_t n, voi
     exact_prepare<<<(unsigned)nBlock, PREP_THREADS, 0, r->stream>>>(
         d_v, n, r->dim, (int)r->metric, (int)r->precision, d_opOut && !fp16 ? (float *)d_opOut : NULL,
         d_opOut && fp16 ? (__half *)d_opOut : NULL, d_infoOut, d_dotOut, d_flagOut, perVector, preset);
-    GPU_LAUNCHED(rc, "exact_prepare", fail);
+    CUDA_CHECK_LAUNCH(rc, "exact_prepare", fail);
 fail:
     return rc;
 }
@@ -664,22 +646,23 @@ static genie_status resident_create(int device, const float *base, uint64_t nBas
     r->dim = dim;
     r->metric = metric;
     r->precision = precision;
-    GPU_TRY(rc, cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking), fail);
-    GPU_TRY(rc, cudaMalloc(&r->d_x, nBase * dim * sizeof(float)), fail);
-    GPU_TRY(rc, cudaMemcpyAsync(r->d_x, base, nBase * dim * sizeof(float), cudaMemcpyHostToDevice, r->stream),
-            fail);
+    CUDA_TRY_GOTO(rc, cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_x, nBase * dim * sizeof(float)), fail);
+    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->d_x, base, nBase * dim * sizeof(float), cudaMemcpyHostToDevice, r->stream),
+                  fail);
     if (metric != GENIE_METRIC_L1) {
         if (!operand_is_raw(r))
-            GPU_TRY(rc, cudaMalloc(&r->d_op, nBase * dim * operand_bytes(r)), fail);
-        GPU_TRY(rc, cudaMalloc(&r->d_info, nBase * sizeof(float4)), fail);
+            CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_op, nBase * dim * operand_bytes(r)), fail);
+        CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_info, nBase * sizeof(float4)), fail);
         if (metric == GENIE_METRIC_COSINE)
-            GPU_TRY(rc, cudaMalloc(&r->d_dot, nBase * sizeof(float)), fail);
-        GPU_TRY(rc, cudaMalloc(&r->d_baseFlag, sizeof(unsigned)), fail);
-        GPU_TRY(rc, cudaMemsetAsync(r->d_baseFlag, 0, sizeof(unsigned), r->stream), fail);
+            CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_dot, nBase * sizeof(float)), fail);
+        CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_baseFlag, sizeof(unsigned)), fail);
+        CUDA_TRY_GOTO(rc, cudaMemsetAsync(r->d_baseFlag, 0, sizeof(unsigned), r->stream), fail);
         GENIE_TRY_GOTO(rc, prepare(r, r->d_x, nBase, r->d_op, r->d_info, r->d_dot, r->d_baseFlag, 0, 0), fail);
-        GPU_TRY(rc, cudaMemcpyAsync(&r->baseFlag, r->d_baseFlag, sizeof(unsigned), cudaMemcpyDeviceToHost, r->stream),
-                fail);
-        GPU_TRY(rc, cudaStreamSynchronize(r->stream), fail);
+        CUDA_TRY_GOTO(rc,
+                      cudaMemcpyAsync(&r->baseFlag, r->d_baseFlag, sizeof(unsigned), cudaMemcpyDeviceToHost, r->stream),
+                      fail);
+        CUDA_TRY_GOTO(rc, cudaStreamSynchronize(r->stream), fail);
         GENIE_TRY_GOTO(rc, gpu_blas_get(&r->blas), fail);
         if (r->blas->create(&r->hBlas) != CUBLAS_STATUS_SUCCESS) {
             rc = util_error(GENIE_EGPU, "exact GPU search: cublasCreate failed");
@@ -706,7 +689,7 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
     uint64_t nBase = r->nBase, dim = r->dim;
     /* Per query: its distance row, its vectors (raw and operand) and its bound data. */
     uint64_t rowBytes = nBase * sizeof(float) + dim * 2 * sizeof(float) + 32;
-    GPU_TRY(rc, cudaMemGetInfo(&freeMem, &totalMem), fail);
+    CUDA_TRY_GOTO(rc, cudaMemGetInfo(&freeMem, &totalMem), fail);
     {
         /* Memory our own workspace holds counts as free: it can be reused. */
         uint64_t avail = freeMem + r->nCap * rowBytes;
@@ -725,19 +708,19 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
             return GENIE_OK;
         }
         workspace_free(r);
-        GPU_TRY(rc, cudaMalloc(&r->d_q, nBatch * dim * sizeof(float)), fail);
+        CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_q, nBatch * dim * sizeof(float)), fail);
         if (r->metric != GENIE_METRIC_L1 && !operand_is_raw(r))
-            GPU_TRY(rc, cudaMalloc(&r->d_qop, nBatch * dim * operand_bytes(r)), fail);
-        GPU_TRY(rc, cudaMalloc(&r->d_qinfo, nBatch * sizeof(float4)), fail);
-        GPU_TRY(rc, cudaMalloc(&r->d_qdot, nBatch * sizeof(float)), fail);
-        GPU_TRY(rc, cudaMalloc(&r->d_flag, nBatch * sizeof(unsigned)), fail);
-        GPU_TRY(rc, cudaMalloc(&r->d_cand, nBatch * sizeof(uint32_t)), fail);
-        GPU_TRY(rc, cudaMalloc(&r->d_S, nBatch * nBase * sizeof(float)), fail);
-        GPU_TRY(rc, cudaMalloc(&r->d_out, nBatch * k * sizeof(genie_neighbor)), fail);
-        GPU_TRY(rc, cudaMallocHost(&r->h_q, nBatch * dim * sizeof(float)), fail);
-        GPU_TRY(rc, cudaMallocHost(&r->h_out, nBatch * k * sizeof(genie_neighbor)), fail);
-        GPU_TRY(rc, cudaMallocHost(&r->h_flag, nBatch * sizeof(unsigned)), fail);
-        GPU_TRY(rc, cudaMallocHost(&r->h_cand, nBatch * sizeof(uint32_t)), fail);
+            CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_qop, nBatch * dim * operand_bytes(r)), fail);
+        CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_qinfo, nBatch * sizeof(float4)), fail);
+        CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_qdot, nBatch * sizeof(float)), fail);
+        CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_flag, nBatch * sizeof(unsigned)), fail);
+        CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_cand, nBatch * sizeof(uint32_t)), fail);
+        CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_S, nBatch * nBase * sizeof(float)), fail);
+        CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_out, nBatch * k * sizeof(genie_neighbor)), fail);
+        CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_q, nBatch * dim * sizeof(float)), fail);
+        CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_out, nBatch * k * sizeof(genie_neighbor)), fail);
+        CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_flag, nBatch * sizeof(unsigned)), fail);
+        CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_cand, nBatch * sizeof(uint32_t)), fail);
         r->nCap = nBatch;
         r->nOutCap = nBatch * k;
         *pBatch = nBatch;
@@ -800,18 +783,19 @@ static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, gen
     int metric = (int)r->metric;
     exact_bound bound = exact_bound_make(r->metric, r->precision, dim);
     float *d_qdot = r->metric == GENIE_METRIC_COSINE ? r->d_qdot : NULL;
-    GPU_TRY(rc, cudaMemcpyAsync(r->d_q, r->h_q, (size_t)nb * dim * sizeof(float), cudaMemcpyHostToDevice, r->stream),
-            fail);
-    GPU_TRY(rc, cudaMemsetAsync(r->d_cand, 0, nb * sizeof(uint32_t), r->stream), fail);
+    CUDA_TRY_GOTO(rc,
+                  cudaMemcpyAsync(r->d_q, r->h_q, (size_t)nb * dim * sizeof(float), cudaMemcpyHostToDevice, r->stream),
+                  fail);
+    CUDA_TRY_GOTO(rc, cudaMemsetAsync(r->d_cand, 0, nb * sizeof(uint32_t), r->stream), fail);
     if (r->metric == GENIE_METRIC_L1) {
-        GPU_TRY(rc, cudaMemsetAsync(r->d_flag, 0, nb * sizeof(unsigned), r->stream), fail);
+        CUDA_TRY_GOTO(rc, cudaMemsetAsync(r->d_flag, 0, nb * sizeof(unsigned), r->stream), fail);
         dim3 grid((unsigned)((nBase + L1_TILE - 1) / L1_TILE), (nb + L1_TILE - 1) / L1_TILE);
         exact_l1<<<grid, dim3(L1_TILE, L1_TILE), 0, r->stream>>>(r->d_x, nBase, r->d_q, nb, dim, r->d_S);
-        GPU_LAUNCHED(rc, "exact_l1", fail);
+        CUDA_CHECK_LAUNCH(rc, "exact_l1", fail);
         exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 0, metric, bound,
                                                            NULL, NULL, k, 0, r->d_x, r->d_q, dim, NULL, NULL, r->d_flag,
                                                            NULL, r->d_out);
-        GPU_LAUNCHED(rc, "exact_select", fail);
+        CUDA_CHECK_LAUNCH(rc, "exact_select", fail);
     } else {
         GENIE_TRY_GOTO(rc,
                        prepare(r, r->d_q, nb, operand_is_raw(r) ? NULL : r->d_qop, r->d_qinfo, d_qdot, r->d_flag, 1,
@@ -823,24 +807,25 @@ static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, gen
                                                                bound, r->d_info, r->d_qinfo, k,
                                                                sample_size(nBase, k), r->d_x, r->d_q, dim,
                                                                r->d_dot, d_qdot, r->d_flag, r->d_cand, r->d_out);
-            GPU_LAUNCHED(rc, "exact_select", fail);
+            CUDA_CHECK_LAUNCH(rc, "exact_select", fail);
         }
         exact_direct_rows<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_x, nBase, r->d_q, dim, metric, r->d_dot, d_qdot,
                                                                 r->d_flag, r->d_S);
-        GPU_LAUNCHED(rc, "exact_direct_rows", fail);
+        CUDA_CHECK_LAUNCH(rc, "exact_direct_rows", fail);
         exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 1, metric, bound,
                                                            NULL, NULL, k, 0, r->d_x, r->d_q, dim, NULL, NULL, r->d_flag,
                                                            NULL, r->d_out);
-        GPU_LAUNCHED(rc, "exact_select", fail);
+        CUDA_CHECK_LAUNCH(rc, "exact_select", fail);
     }
-    GPU_TRY(rc, cudaMemcpyAsync(r->h_out, r->d_out, (size_t)nb * k * sizeof(genie_neighbor), cudaMemcpyDeviceToHost,
-                                r->stream),
-            fail);
-    GPU_TRY(rc, cudaMemcpyAsync(r->h_flag, r->d_flag, nb * sizeof(unsigned), cudaMemcpyDeviceToHost, r->stream),
-            fail);
-    GPU_TRY(rc, cudaMemcpyAsync(r->h_cand, r->d_cand, nb * sizeof(uint32_t), cudaMemcpyDeviceToHost, r->stream),
-            fail);
-    GPU_TRY(rc, cudaStreamSynchronize(r->stream), fail);
+    CUDA_TRY_GOTO(rc,
+                  cudaMemcpyAsync(r->h_out, r->d_out, (size_t)nb * k * sizeof(genie_neighbor),
+                                  cudaMemcpyDeviceToHost, r->stream),
+                  fail);
+    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->h_flag, r->d_flag, nb * sizeof(unsigned), cudaMemcpyDeviceToHost, r->stream),
+                  fail);
+    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->h_cand, r->d_cand, nb * sizeof(uint32_t), cudaMemcpyDeviceToHost, r->stream),
+                  fail);
+    CUDA_TRY_GOTO(rc, cudaStreamSynchronize(r->stream), fail);
     memcpy(out, r->h_out, (size_t)nb * k * sizeof(genie_neighbor));
     for (uint32_t i = 0; i < nb; i++) { /* l1 has no bound: every distance is direct */
         int direct = (r->h_flag[i] & FLAG_DIRECT) != 0;
@@ -892,7 +877,7 @@ extern "C" genie_status exact_cuda_search(int device, void **ppResident, const f
     genie_status rc = GENIE_OK;
     exact_resident *r = ppResident ? (exact_resident *)*ppResident : NULL;
     uint64_t nBatch = 0;
-    GPU_TRY(rc, cudaSetDevice(device), fail);
+    CUDA_TRY_GOTO(rc, cudaSetDevice(device), fail);
     if (r && !(r->device == device && r->hBase == base && r->nBase == nBase && r->dim == dim && r->metric == metric &&
                r->precision == precision)) {
         exact_cuda_resident_free(r);

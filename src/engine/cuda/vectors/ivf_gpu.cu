@@ -54,10 +54,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cuda/cuda_common.h"
-#include "engine/cuda/cuda_entry.h"
-#include "engine/cuda/direct_distance.cuh"
-#include "engine/cuda/select_block.cuh"
+#include "engine/cuda/common/cuda_common.h"
+#include "engine/cuda/common/cuda_entry.h"
+#include "engine/cuda/vectors/direct_distance.cuh"
+#include "engine/cuda/common/select_block.cuh"
 
 extern "C" {
 #include "engine/ivf.h"

@@ -9,7 +9,8 @@
  * search with GPUs", section 4 (WarpSelect, BlockSelect): a threshold
  * filters the candidates as they come (WarpSelect's largest warp-queue
  * key: the k-th smallest kept so far), the few that pass wait in a queue,
- * and a full queue is merged with the kept keys by a sorting network.
+ * and a full queue is merged with the kept keys by a sorting network
+ * (block_sort.cuh).
  * Here the queue is the block's, in shared memory, filled through one
  * atomic per warp, and the merge is a bitonic sort of the kept keys and
  * the queue together, after which the k smallest are kept and the
@@ -35,6 +36,8 @@
 #define GENIE_ENGINE_CUDA_SELECT_BLOCK_CUH
 
 #include <stdint.h>
+
+#include "engine/cuda/common/block_sort.cuh"
 
 #define SELECT_BLOCK_EMPTY 0xffffffffffffffffull
 #define SELECT_BLOCK_MAX_K 4096u
@@ -78,28 +81,6 @@ typedef struct select_block {
     uint32_t k, cap, queue, nSort;
 } select_block;
 
-/* Ascending bitonic sort of a[0 .. n), n a power of two; the whole block. */
-template <uint32_t THREADS>
-__device__ static void select_block_sort(unsigned long long *a, uint32_t n)
-{
-    for (uint32_t size = 2; size <= n; size <<= 1) {
-        for (uint32_t stride = size >> 1; stride > 0; stride >>= 1) {
-            for (uint32_t i = threadIdx.x; i < n; i += THREADS) {
-                uint32_t j = i ^ stride;
-                if (j > i) {
-                    int up = (i & size) == 0;
-                    unsigned long long u = a[i], v = a[j];
-                    if ((u > v) == up) {
-                        a[i] = v;
-                        a[j] = u;
-                    }
-                }
-            }
-            __syncthreads();
-        }
-    }
-}
-
 template <uint32_t THREADS>
 __device__ static void select_block_init(select_block *s, unsigned long long *aKeys, select_block_shared *sh, uint32_t k)
 {
@@ -123,7 +104,7 @@ __device__ static void select_block_init(select_block *s, unsigned long long *aK
 template <uint32_t THREADS>
 __device__ static void select_block_merge(select_block *s)
 {
-    select_block_sort<THREADS>(s->a, s->nSort);
+    block_sort_keys<THREADS>(s->a, s->nSort);
     for (uint32_t i = s->cap + threadIdx.x; i < s->nSort; i += THREADS)
         s->a[i] = SELECT_BLOCK_EMPTY;
     if (threadIdx.x == 0) {

@@ -9,7 +9,8 @@
  * genie_vector_distance does on the host, one thread per pair walking the
  * dimensions in order with round-to-nearest intrinsics (__fadd_rn,
  * __fmul_rn, ...) that the compiler may not contract into fused
- * multiply-adds.  A GEMM would be faster for large batches but sums in
+ * multiply-adds (direct_distance.cuh, which the exact and IVF searches
+ * rank by too).  A GEMM would be faster for large batches but sums in
  * another order; the pair lists here are short per query (the pruning
  * leaves few), which a pair-per-thread kernel serves well.
  *
@@ -21,8 +22,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "engine/cuda/cuda_common.h"
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/common/cuda_common.h"
+#include "engine/cuda/common/cuda_entry.h"
+#include "engine/cuda/vectors/direct_distance.cuh"
 
 #define METRIC_GPU_BATCH (1u << 22)
 #define METRIC_GPU_THREADS 256
@@ -40,15 +42,6 @@ struct metric_resident {
     float *d_out;
 };
 
-/* genie_vector_distance's loops (engine/distance.c), operation for operation. */
-__device__ static float dot_rn(const float *a, const float *b, uint32_t dim)
-{
-    float s = 0;
-    for (uint32_t i = 0; i < dim; i++)
-        s = __fadd_rn(s, __fmul_rn(a[i], b[i]));
-    return s;
-}
-
 __global__ static void pair_distances(const float *d_q, const float *d_base, uint32_t dim, int metric,
                                       const uint32_t *d_pair, uint64_t nPair, float *d_out)
 {
@@ -56,24 +49,12 @@ __global__ static void pair_distances(const float *d_q, const float *d_base, uin
          i += (uint64_t)gridDim.x * blockDim.x) {
         const float *a = d_q + (uint64_t)d_pair[2 * i] * dim;
         const float *b = d_base + (uint64_t)d_pair[2 * i + 1] * dim;
-        float s = 0;
-        if (metric == GENIE_METRIC_L2) {
-            for (uint32_t j = 0; j < dim; j++) {
-                float d = __fsub_rn(a[j], b[j]);
-                s = __fadd_rn(s, __fmul_rn(d, d));
-            }
-            s = __fsqrt_rn(s);
-        } else if (metric == GENIE_METRIC_L1) {
-            for (uint32_t j = 0; j < dim; j++)
-                s = __fadd_rn(s, fabsf(__fsub_rn(a[j], b[j])));
-        } else {
-            float na = dot_rn(a, a, dim), nb = dot_rn(b, b, dim);
-            if (na == 0 || nb == 0)
-                s = 1;
-            else
-                s = __fsub_rn(1.0f, __fdiv_rn(dot_rn(a, b, dim), __fmul_rn(__fsqrt_rn(na), __fsqrt_rn(nb))));
+        float na = 0, nb = 0;
+        if (metric == GENIE_METRIC_COSINE) {
+            na = dot_rn(a, a, dim);
+            nb = dot_rn(b, b, dim);
         }
-        d_out[i] = s;
+        d_out[i] = direct_distance(metric, a, b, dim, na, nb);
     }
 }
 

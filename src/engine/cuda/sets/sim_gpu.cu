@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cuda/cuda_common.h"
-#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/common/cuda_common.h"
+#include "engine/cuda/common/cuda_entry.h"
 #include "engine/sim_block.h"
 
 #define SIM_GPU_THREADS 256u

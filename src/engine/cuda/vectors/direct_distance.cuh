@@ -1,8 +1,8 @@
 /*
- * genie_vector_distance (engine/exact.c) on the device, bit for bit, and
- * the ordered keys of distances: what the exact search (exact_gpu.cu) and
- * the inverted-file search (ivf_gpu.cu) rank by, so that the GPU's answers
- * are the CPU's.  Each function runs on one thread; any thread may call
+ * genie_vector_distance (engine/distance.c) on the device, bit for bit,
+ * and the ordered keys of distances: what the exact search (exact_gpu.cu),
+ * the inverted-file search (ivf_gpu.cu) and the metric type's pairs
+ * (metric_gpu.cu) rank by, so that the GPU's answers are the CPU's.  Each function runs on one thread; any thread may call
  * it at any time.
  */
 #ifndef GENIE_ENGINE_CUDA_DIRECT_DISTANCE_CUH

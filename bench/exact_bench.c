@@ -266,7 +266,7 @@ int main(int argc, char **argv)
     const char *zWhat = "Fashion-MNIST", *zTag = "fashion-mnist";
     if (clustered) {
         zWhat = zTag = "clustered-1M";
-        float *a = clustered_generate(1000000 + nQuery, 128, 1000, 28);
+        float *a = clustered_generate(1000000 + nQuery, 128, 1000, 28, 0);
         if (!a)
             die("out of memory");
         base = (genie_vectors){1000000, 128, a};

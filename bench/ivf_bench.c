@@ -6,11 +6,14 @@
  *             [--metric l2|ip|cosine] [--k K] [--nlist L] [--pq M[,M...]]
  *             [--nprobe P,P...] [--depth R,R...] [--check Q] [--lsh K,K...]
  *             [--kmeans C] [--backend B] [--threads T] [--dir DIR] [--no-flat]
+ *             [--direct-truth]
  *
  * Data: the files (any format genie_vectors_read reads), or generated:
  * N vectors around C centres (centre ~ N(0, 3^2 I), vector = centre +
  * N(0, I), every draw from splitmix64 seeded by S, Box-Muller normals),
- * then Q queries drawn the same way after them.
+ * then Q queries drawn the same way after them (on all cores: each
+ * vector's draws start where the one sequence puts them, so the set is
+ * the same whatever the threads).
  *
  * Each search runs once to warm up (the device copy, the CPU layout),
  * then three times; the median is reported, in queries per second, the
@@ -18,7 +21,12 @@
  * truth is the exact search's (its answers are the direct loop's on every
  * backend and precision); recall@k counts the true k ids found.  Rows:
  *
- *   exact      the exact search on the backend, fp32 and tf32
+ *   exact      the exact search on the backend, fp32 and tf32: an index's
+ *              (IVF-Flat's), or with --direct-truth genie_exact_search() of
+ *              the arrays themselves, one timed call each (the base
+ *              uploaded in it), and no IVF-Flat index built (--no-flat
+ *              implied): the 10,000,000 x 96 row, whose IVF-Flat file
+ *              would be 3.8 GB more to write
  *   ivf-flat   per nprobe
  *   ivf-pq     per M, nprobe and refinement depth (0: none)
  *   lsh        per K (--lsh; m = 237, radius 0)
@@ -35,12 +43,15 @@
  * on the backend: the total (upload, cuBLAS handle, initial centroids
  * included) and the mean of iterations 2..20 (the steady state, timed
  * between the progress calls).  The build's own trainings are timed in
- * the build.
+ * the build.  Each build line gives its seconds, the file's size and the
+ * process's peak resident memory so far.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "clustered.h"
 #include "genie/vectors.h"
@@ -56,7 +67,7 @@ typedef struct bench {
     genie_backend backend;
     uint32_t aPq[MAX_LIST], nPq, aProbe[MAX_LIST], nProbe, aDepth[MAX_LIST], nDepth, aLsh[MAX_LIST], nLsh;
     uint32_t kmeansK;
-    int noFlat;
+    int noFlat, directTruth;
     const char *zDir;
     uint32_t *aTruth; /* q.n x k */
     double exactQps;
@@ -80,7 +91,7 @@ static int parse_list(const char *z, uint32_t *a, uint32_t *pN)
 /* The generated set: n + nq vectors (bench/clustered.h), the last nq the queries. */
 static void generate(bench *b, uint64_t n, uint32_t dim, uint32_t nCentre, uint64_t nq, uint64_t seed)
 {
-    float *a = clustered_generate(n + nq, dim, nCentre, seed);
+    float *a = clustered_generate(n + nq, dim, nCentre, seed, b->threads);
     if (!a) {
         fprintf(stderr, "ivf_bench: out of memory\n");
         exit(1);
@@ -176,6 +187,19 @@ static genie_index *open_index(const char *path)
     return idx;
 }
 
+/* An exact search's row: its answers the truth when @p isTruth (fp32), its speed the baseline's if faster. */
+static void exact_row(bench *b, int isTruth, const char *zParam, const genie_neighbor *out, const uint32_t *aN,
+                      double secs, double bytesPerVec)
+{
+    if (isTruth)
+        for (uint64_t i = 0; i < b->q.n * b->k; i++)
+            b->aTruth[i] = out[i].id;
+    double qps = (double)b->q.n / secs;
+    if (qps > b->exactQps)
+        b->exactQps = qps;
+    row("exact", zParam, recall_of(b, out, aN), secs, b->q.n, bytesPerVec, "-", 0);
+}
+
 /* The exact search: the truth, and the baseline's speed. */
 static void run_exact(bench *b, const char *zIndex)
 {
@@ -198,17 +222,37 @@ static void run_exact(bench *b, const char *zIndex)
             fprintf(stderr, "ivf_bench: exact search: %s\n", genie_last_error());
             exit(1);
         }
-        if (p == 0)
-            for (uint64_t i = 0; i < b->q.n * b->k; i++)
-                b->aTruth[i] = out[i].id;
-        double qps = (double)b->q.n / secs;
-        if (qps > b->exactQps)
-            b->exactQps = qps;
-        row("exact", genie_precision_name(aP[p]), recall_of(b, out, aN), secs, b->q.n, 4.0 * b->base.dim, "-", 0);
+        exact_row(b, p == 0, genie_precision_name(aP[p]), out, aN, secs, 4.0 * b->base.dim);
     }
     free(out);
     free(aN);
     genie_index_close(idx);
+}
+
+/* --direct-truth: genie_exact_search() of the arrays, fp32 (the truth) then tf32, one timed call each. */
+static void run_exact_direct(bench *b)
+{
+    genie_neighbor *out = malloc(b->q.n * b->k * sizeof *out);
+    uint32_t *aN = malloc(b->q.n * sizeof *aN);
+    b->aTruth = malloc(b->q.n * b->k * sizeof *b->aTruth);
+    const genie_precision aP[2] = {GENIE_PRECISION_FP32, GENIE_PRECISION_TF32};
+    for (int p = 0; p < 2; p++) {
+        genie_search_stats st;
+        double t0 = util_now();
+        if (genie_exact_search_precision(&b->base, &b->q, b->metric, b->k, b->backend, b->threads, aP[p], out,
+                                         &st) != GENIE_OK) {
+            fprintf(stderr, "ivf_bench: exact search: %s\n", genie_last_error());
+            exit(1);
+        }
+        double secs = util_now() - t0;
+        for (uint64_t i = 0; i < b->q.n; i++)
+            aN[i] = b->k < b->base.n ? b->k : (uint32_t)b->base.n;
+        char zParam[64];
+        snprintf(zParam, sizeof zParam, "%s direct on %s", genie_precision_name(aP[p]), genie_backend_name(st.backend));
+        exact_row(b, p == 0, zParam, out, aN, secs, -1);
+    }
+    free(out);
+    free(aN);
 }
 
 static void build_ivf(bench *b, uint32_t M, int refine, const char *path)
@@ -222,7 +266,12 @@ static void build_ivf(bench *b, uint32_t M, int refine, const char *path)
         fprintf(stderr, "ivf_bench: build: %s\n", genie_last_error());
         exit(1);
     }
-    printf("build     %-30s %.2f s\n", path, util_now() - t0);
+    double secs = util_now() - t0;
+    struct stat sb;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("build     %-30s %.2f s, file %.1f MB, peak resident %.1f MB\n", path, secs,
+           stat(path, &sb) == 0 ? (double)sb.st_size / 1e6 : -1.0, (double)ru.ru_maxrss / 1e3);
 }
 
 /* Every nprobe (and depth) of one IVF index, then its --recall 0.95 choice. */
@@ -384,6 +433,7 @@ int main(int argc, char **argv)
         else if (!strcmp(z, "--threads")) b.threads = (uint32_t)atoi(v), i++;
         else if (!strcmp(z, "--dir")) b.zDir = v, i++;
         else if (!strcmp(z, "--no-flat")) b.noFlat = 1;
+        else if (!strcmp(z, "--direct-truth")) b.directTruth = b.noFlat = 1;
         else ok = 0;
         if (!ok) {
             fprintf(stderr, "ivf_bench: bad option %s (see the comment at the top of bench/ivf_bench.c)\n", z);
@@ -403,8 +453,12 @@ int main(int argc, char **argv)
            genie_backend_name(b.backend));
     char zPath[4096];
     snprintf(zPath, sizeof zPath, "%s/ivf-flat.genie", b.zDir);
-    build_ivf(&b, 0, 0, zPath);
-    run_exact(&b, zPath);
+    if (b.directTruth) {
+        run_exact_direct(&b);
+    } else {
+        build_ivf(&b, 0, 0, zPath);
+        run_exact(&b, zPath);
+    }
     if (!b.noFlat)
         run_ivf(&b, zPath, 0);
     for (uint32_t i = 0; i < b.nPq; i++) {

@@ -1,4 +1,5 @@
 /* Helpers shared by the tests (see test.h). */
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
@@ -117,4 +118,25 @@ void test_same_results(const genie_results *a, const genie_results *b, const cha
             test_fail_at(__FILE__, __LINE__, "%s: query %zu differs from the one-part index (%zu vs %zu hits)",
                          zWhat, i, nb, na);
     }
+}
+
+double test_vector_distance(genie_metric metric, const float *a, const float *b, uint32_t dim)
+{
+    double s = 0, na = 0, nb = 0;
+    for (uint32_t j = 0; j < dim; j++) {
+        double x = a[j], y = b[j];
+        if (metric == GENIE_METRIC_L2)
+            s += (x - y) * (x - y);
+        else if (metric == GENIE_METRIC_L1)
+            s += fabs(x - y);
+        else
+            s += x * y, na += x * x, nb += y * y;
+    }
+    if (metric == GENIE_METRIC_L2)
+        return sqrt(s);
+    if (metric == GENIE_METRIC_IP)
+        return -s;
+    if (metric == GENIE_METRIC_COSINE)
+        return na == 0 || nb == 0 ? 1 : 1 - s / sqrt(na * nb);
+    return s;
 }

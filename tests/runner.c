@@ -73,6 +73,13 @@ char g_zTestDir[1024];
     X(vectors_read_malformed, 10)             \
     X(vectors_exact_oracle, 120)              \
     X(vectors_exact_bad_arguments, 10)        \
+    X(knn_graph_random_against_brute_force, 60) \
+    X(knn_graph_real_fashion_mnist, 60)       \
+    X(knn_graph_blocks_and_largest_k, 120)    \
+    X(knn_graph_bad_input, 30)                \
+    X(knn_graph_ivf_equals_per_object_searches, 120) \
+    X(knn_graph_ivf_short_rows_and_blocks, 120) \
+    X(knn_graph_ivf_bad_arguments, 30)        \
     X(exact_bound_operand_rounding, 30)       \
     X(exact_bound_candidates_are_the_direct_answer, 240) \
     X(exact_cpu_search_is_the_direct_answer, 240) \

@@ -60,6 +60,12 @@ const char *test_path(const char *name);
 genie_backend test_backend(void);
 /** Deterministic PRNG (xorshift64*). */
 uint64_t test_rand(uint64_t *state);
+/**
+ * The distance between two vectors of @p dim floats in double precision,
+ * written independently of the library (the brute force that exact vector
+ * searches are checked against); cosine is 1 for a zero vector.
+ */
+double test_vector_distance(genie_metric metric, const float *a, const float *b, uint32_t dim);
 
 /** An object set for building and for the naive oracle. */
 typedef struct test_objects {

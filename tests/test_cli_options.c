@@ -3,7 +3,7 @@
  * short letter (tools/cli.h, "Short options"; docs/ARCHITECTURE.md,
  * "Options"):
  *
- *  - for the build, search and eval of every entry of the type table (and
+ *  - for the build, search, eval and knn-graph of every entry of the type table (and
  *    the options every build shares): each long option of the parser's
  *    table is in the help, each short letter the parser gives a long option
  *    is written "-X, --long" there and that long option is the letter's one
@@ -138,6 +138,11 @@ TEST(cli_options_match_help_and_letters)
             check_cli(zWhat, t->cliEval.zShort, t->cliEval.aLong, NULL, t->cliEval.zHelp);
             CHECK(has_option(t->cliEval.zHelp, "--repeat") && strstr(t->cliEval.zHelp, "median"));
         }
+        CHECK(!t->xCliKnnGraph == !t->cliKnnGraph.zHelp);
+        if (t->cliKnnGraph.zHelp) {
+            snprintf(zWhat, sizeof zWhat, "genie knn-graph (%s)", t->zName);
+            check_cli(zWhat, t->cliKnnGraph.zShort, t->cliKnnGraph.aLong, NULL, t->cliKnnGraph.zHelp);
+        }
     }
 }
 
@@ -159,7 +164,8 @@ static char *genie_help(const char *zArgs)
 
 TEST(cli_help_texts_follow_the_letters)
 {
-    static const char *const azArgs[] = {"--help", "build --help", "search --help", "eval --help", "info --help",
+    static const char *const azArgs[] = {"--help",           "build --help",      "search --help",
+                                         "eval --help",      "knn-graph --help",  "info --help",
                                          "lsh-params --help", "cache-plan --help", "serve --help"};
     for (size_t i = 0; i < sizeof azArgs / sizeof *azArgs; i++) {
         char *z = genie_help(azArgs[i]);

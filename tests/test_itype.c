@@ -58,6 +58,8 @@ TEST(type_table_has_a_complete_entry_per_type)
         CHECK(!t->xClose || t->xOpen);
         /* genie eval by lines scores the hits; genie-mpi merges hits and turns them back */
         CHECK(t->xCliEval != cli_eval_lines || t->xScore);
+        /* genie knn-graph: a command with its options and help, or neither */
+        CHECK(!t->xCliKnnGraph == !t->cliKnnGraph.zHelp);
         CHECK(!t->xSearchParts == !t->xFromHits);
         CHECK(!t->zNoShardMap || t->xSearchParts);
         CHECK(!(t->flags & ITYPE_F_BATCH_ALONE) || itype_option_find(t, "recall"));

@@ -307,28 +307,6 @@ static int cmp_oracle(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* The distance in double precision, written independently of the library. */
-static double oracle_distance(genie_metric metric, const float *a, const float *b, uint32_t dim)
-{
-    double s = 0, na = 0, nb = 0;
-    for (uint32_t j = 0; j < dim; j++) {
-        double x = a[j], y = b[j];
-        if (metric == GENIE_METRIC_L2)
-            s += (x - y) * (x - y);
-        else if (metric == GENIE_METRIC_L1)
-            s += fabs(x - y);
-        else
-            s += x * y, na += x * x, nb += y * y;
-    }
-    if (metric == GENIE_METRIC_L2)
-        return sqrt(s);
-    if (metric == GENIE_METRIC_IP)
-        return -s;
-    if (metric == GENIE_METRIC_COSINE)
-        return na == 0 || nb == 0 ? 1 : 1 - s / sqrt(na * nb);
-    return s;
-}
-
 static double sq_norm(const float *a, uint32_t dim)
 {
     double s = 0;
@@ -368,7 +346,7 @@ static void check_against_oracle(const genie_vectors *base, const genie_vectors 
         const float *pq = q->data + i * q->dim;
         double sqTol = maxNorm > 0 ? 1e-5 * (maxNorm + sq_norm(pq, q->dim)) : 0;
         for (uint64_t j = 0; j < base->n; j++) {
-            all[j].d = oracle_distance(metric, base->data + j * base->dim, pq, base->dim);
+            all[j].d = test_vector_distance(metric, base->data + j * base->dim, pq, base->dim);
             all[j].id = (uint32_t)j;
         }
         qsort(all, base->n, sizeof *all, cmp_oracle);
@@ -378,7 +356,7 @@ static void check_against_oracle(const genie_vectors *base, const genie_vectors 
                 test_fail_at(__FILE__, __LINE__, "%s query %llu rank %u: distance %.7g, oracle %.7g",
                              genie_metric_name(metric), (unsigned long long)i, r, (double)g->distance, all[r].d);
             CHECK(g->id < base->n);
-            double dTrue = oracle_distance(metric, base->data + (uint64_t)g->id * base->dim, pq, base->dim);
+            double dTrue = test_vector_distance(metric, base->data + (uint64_t)g->id * base->dim, pq, base->dim);
             if (!near(dTrue, all[r].d, tol, sqTol))
                 test_fail_at(__FILE__, __LINE__, "%s query %llu rank %u: id %u at %.7g, oracle id %u at %.7g",
                              genie_metric_name(metric), (unsigned long long)i, r, g->id, dTrue, all[r].id, all[r].d);
@@ -558,7 +536,7 @@ static void lsh_case(genie_metric metric, uint32_t radius, double minRecall)
     for (uint32_t i = 0; i < nq; i++)
         for (uint32_t r = 0; r < nCpu[i]; r++) {
             const genie_neighbor *g = &aCpu[i * k + r];
-            double d = oracle_distance(metric, base.data + (size_t)g->id * dim, q.data + (size_t)i * dim, dim);
+            double d = test_vector_distance(metric, base.data + (size_t)g->id * dim, q.data + (size_t)i * dim, dim);
             CHECK(fabs(d - g->distance) <= 1e-4 * (fabs(d) > 1 ? fabs(d) : 1));
             if (r)
                 CHECK(aCpu[i * k + r - 1].distance <= g->distance);

@@ -25,6 +25,8 @@ int cmd_search(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 /* genie eval: the entry of the index's type evaluates (tools/cmd_eval.c). */
 int cmd_eval(int argc, char **argv);
+/* genie knn-graph: the entry of the index's type writes its k-NN graph (tools/cmd_knn_graph.c). */
+int cmd_knn_graph(int argc, char **argv);
 /* genie serve (tools/serve/serve.c, or serve_absent.c without libmicrohttpd/cJSON). */
 int cmd_serve(int argc, char **argv);
 
@@ -63,6 +65,17 @@ int cli_take_type_arg(const char *zCmd, int *pArgc, char **argv, const struct it
  * it holds (genie_index_file_type(); genie_index_open() checks the rest).
  */
 const char *cli_find_index_arg(int argc, char **argv, genie_index_type *pType);
+/**
+ * The entry that genie @p zCmd (search, eval, knn-graph) runs: the type of
+ * its INDEX argument, or -t TYPE (taken out of argv; with INDEX it must
+ * agree), or NULL with neither (*@p pzIndex: INDEX, or NULL when no
+ * argument is a readable index).  With @p xHas, a type it does not keep is
+ * refused, naming the types it keeps (and, without INDEX, saying the type
+ * has @p zLacks: "no k-NN graph").
+ * @return CLI_EXIT_OK, or CLI_EXIT_FAIL / CLI_EXIT_USAGE (printed).
+ */
+int cli_command_entry(const char *zCmd, int *pArgc, char **argv, int (*xHas)(const struct itype *),
+                      const char *zLacks, const struct itype **pT, const char **pzIndex);
 
 /*
  * Line batches for the line-oriented front-ends (tools/cli_lines.c):

@@ -56,10 +56,16 @@ static int has_eval(const itype *t)
     return t->xCliEval != NULL;
 }
 
+static int has_knn_graph(const itype *t)
+{
+    return t->xCliKnnGraph != NULL;
+}
+
 void cli_print_usage(FILE *f)
 {
-    char zEval[128];
+    char zEval[128], zGraph[128];
     itype_names(zEval, sizeof zEval, has_eval);
+    itype_names(zGraph, sizeof zGraph, has_knn_graph);
     fprintf(f,
             "Usage: genie COMMAND [options] ...\n"
             "\n"
@@ -72,13 +78,14 @@ void cli_print_usage(FILE *f)
             "  serve    keep indexes open behind an HTTP/JSON API (docs/SERVER.md)\n"
             "  eval     recall@k and queries/s of an approximate search against\n"
             "           exact answers (%s)\n"
+            "  knn-graph  every object's k nearest other objects, as .ivecs (%s)\n"
             "  lsh-params  hash functions m by Eqn. 9 for (epsilon, delta)\n"
             "  cache-plan  the GPU list cache plan of a docs index from a query log\n"
-            "  help     genie help TYPE: a type's build, search and eval options;\n"
-            "           genie help COMMAND: the command's --help\n"
+            "  help     genie help TYPE: a type's build, search, eval and knn-graph\n"
+            "           options; genie help COMMAND: the command's --help\n"
             "\n"
             "Index types (genie build -t TYPE):\n",
-            zEval);
+            zEval, zGraph);
     put_types(f);
     fprintf(f, "\n"
                "Run 'genie COMMAND --help' for a command's options, 'genie help TYPE' for a\n"
@@ -229,5 +236,36 @@ int cli_take_type_arg(const char *zCmd, int *pArgc, char **argv, const itype **p
         *pArgc -= nTake;
         i--;
     }
+    return CLI_EXIT_OK;
+}
+
+int cli_command_entry(const char *zCmd, int *pArgc, char **argv, int (*xHas)(const itype *), const char *zLacks,
+                      const itype **pT, const char **pzIndex)
+{
+    const itype *tNamed;
+    int st = cli_take_type_arg(zCmd, pArgc, argv, &tNamed);
+    if (st != CLI_EXIT_OK)
+        return st;
+    genie_index_type type;
+    const char *zIndex = cli_find_index_arg(*pArgc, argv, &type);
+    const itype *t = zIndex ? itype_by_type(type) : tNamed;
+    if (zIndex && tNamed && t != tNamed) {
+        fprintf(stderr, "genie %s: %s is a %s index, not %s (-t)\n", zCmd, zIndex, t ? t->zName : "unknown",
+                tNamed->zName);
+        return CLI_EXIT_FAIL;
+    }
+    if (t && xHas && !xHas(t)) {
+        char zTypes[128];
+        itype_names(zTypes, sizeof zTypes, xHas);
+        if (zIndex)
+            fprintf(stderr, "genie %s: %s is a %s index: genie %s takes a %s index\n", zCmd, zIndex, t->zName, zCmd,
+                    zTypes);
+        else
+            fprintf(stderr, "genie %s: a %s index has %s: genie %s takes a %s index\n", zCmd, t->zName, zLacks, zCmd,
+                    zTypes);
+        return CLI_EXIT_FAIL;
+    }
+    *pT = t;
+    *pzIndex = zIndex;
     return CLI_EXIT_OK;
 }

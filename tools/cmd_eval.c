@@ -280,27 +280,11 @@ static int has_eval(const itype *t)
 
 int cmd_eval(int argc, char **argv)
 {
-    char zTypes[128];
-    itype_names(zTypes, sizeof zTypes, has_eval);
-    const itype *tNamed;
-    int st = cli_take_type_arg("eval", &argc, argv, &tNamed);
+    const itype *t;
+    const char *zIndex;
+    int st = cli_command_entry("eval", &argc, argv, has_eval, "no approximate search", &t, &zIndex);
     if (st != CLI_EXIT_OK)
         return st;
-    genie_index_type type;
-    const char *zIndex = cli_find_index_arg(argc, argv, &type);
-    const itype *t = zIndex ? itype_by_type(type) : tNamed;
-    if (zIndex && tNamed && t != tNamed) {
-        fprintf(stderr, "genie eval: %s is a %s index, not %s (-t)\n", zIndex, t->zName, tNamed->zName);
-        return CLI_EXIT_FAIL;
-    }
-    if (t && !t->xCliEval) {
-        if (zIndex)
-            fprintf(stderr, "genie eval: %s is a %s index: genie eval takes a %s index\n", zIndex, t->zName, zTypes);
-        else
-            fprintf(stderr, "genie eval: a %s index has no approximate search: genie eval takes a %s index\n",
-                    t->zName, zTypes);
-        return CLI_EXIT_FAIL;
-    }
     if (t)
         return t->xCliEval(argc, argv, zIndex);
     if (cli_wants_help(argc, argv)) {

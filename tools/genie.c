@@ -30,7 +30,8 @@ static const struct {
     const char *zName;
     int (*xCmd)(int argc, char **argv);
 } aCmd[] = {{"build", cmd_build}, {"search", cmd_search}, {"info", cmd_info}, {"serve", cmd_serve},
-            {"eval", cmd_eval},   {"lsh-params", vec_cli_lsh_params},   {"cache-plan", docs_cli_cache_plan}};
+            {"eval", cmd_eval},   {"knn-graph", cmd_knn_graph}, {"lsh-params", vec_cli_lsh_params},
+            {"cache-plan", docs_cli_cache_plan}};
 
 static int find_command(const char *zName)
 {
@@ -42,8 +43,8 @@ static int find_command(const char *zName)
 
 /*
  * genie help [TYPE | COMMAND]: genie --help without an argument; a type's
- * options (the --help of its build, search and, where it has one, eval,
- * from its entry); or a command's --help.
+ * options (the --help of its build, search and, where it has them, eval
+ * and knn-graph, from its entry); or a command's --help.
  */
 static int cmd_help(int argc, char **argv)
 {
@@ -55,7 +56,7 @@ static int cmd_help(int argc, char **argv)
         return cli_usage_error("help", "expected one TYPE or COMMAND");
     const itype *t = itype_by_name(argv[1]);
     if (t) {
-        const itype_cli *aCli[] = {&t->cliBuild, &t->cliSearch, &t->cliEval};
+        const itype_cli *aCli[] = {&t->cliBuild, &t->cliSearch, &t->cliEval, &t->cliKnnGraph};
         for (size_t i = 0; i < sizeof aCli / sizeof *aCli; i++)
             if (aCli[i]->zHelp) {
                 if (i)
@@ -102,8 +103,8 @@ int main(int argc, char **argv)
         cli_print_usage(stderr);
         return CLI_EXIT_USAGE;
     }
-    /* search and eval start the GPU while the index opens (gpu_warm.c) */
-    int warm = aCmd[iCmd].xCmd == cmd_search || aCmd[iCmd].xCmd == cmd_eval;
+    /* search, eval and knn-graph start the GPU while the index opens (gpu_warm.c) */
+    int warm = aCmd[iCmd].xCmd == cmd_search || aCmd[iCmd].xCmd == cmd_eval || aCmd[iCmd].xCmd == cmd_knn_graph;
     if (warm)
         cli_gpu_warm_start(argc - 1, argv + 1);
     int st = aCmd[iCmd].xCmd(argc - 1, argv + 1);

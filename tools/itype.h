@@ -341,6 +341,10 @@ struct itype {
     int (*xCliEval)(int argc, char **argv, const char *zIndex); /* NULL: not an approximate search */
     int (*xCliInfo)(const genie_index *idx, const char *zPath);
     itype_cli cliBuild, cliSearch, cliEval; /* their options and help (cliEval: with xCliEval) */
+    /* `genie knn-graph` of its index: every object's k nearest other objects
+     * (NULL: the type has no graph), its options and help. */
+    int (*xCliKnnGraph)(int argc, char **argv, const char *zIndex);
+    itype_cli cliKnnGraph;
 
     /* Opening (optional): the query-time state, the dimension, the query form of this index. */
     genie_status (*xOpen)(itype_index *ix);

@@ -5,6 +5,7 @@
  *                                lists of the nprobe nearest centroids, or exact
  *   genie eval                   recall@k and the approximation ratio (Eqn. 13);
  *                                of an IVF index, a table over nprobe
+ *   (genie knn-graph: tools/type_vectors_graph.c)
  * Both read vector files through genie_vectors_read() (fvecs, bvecs, ivecs,
  * npy, IDX, GloVe JSON, any of them gzip'd).
  */
@@ -18,6 +19,7 @@
 #include "cli.h"
 #include "cli_search.h"
 #include "json_out.h"
+#include "type_vectors_graph.h"
 
 extern const itype itype_vectors;
 
@@ -810,6 +812,8 @@ const itype itype_vectors = {
     .cliBuild = {VEC_BUILD_SHORT, vec_aBuildOption, vec_zBuildHelp}, /* type_vectors_build.c */
     .cliSearch = {SEARCH_SHORT, aSearchOpt, zSearchHelp},
     .cliEval = {EVAL_SHORT, aEvalOpt, zEvalHelp},
+    .xCliKnnGraph = vec_cli_knn_graph,
+    .cliKnnGraph = VEC_KNN_GRAPH_CLI,
     .xOpen = vec_open,
     .xClose = vec_close,
     .xCheck = vec_check,

@@ -280,6 +280,69 @@ typedef struct genie_ivf_info {
  */
 GENIE_API genie_status genie_vectors_index_ivf(const genie_index *idx, genie_ivf_info *out);
 
+/* ------------------------------------------------------------ k-NN graph */
+
+/**
+ * Rows of the k-NN graph of vectors index @p idx (Johnson, Douze, Jegou,
+ * "Billion-scale similarity search with GPUs", 6.5): for each object of ids
+ * first .. first+n-1, its k = opt->k nearest other objects of the index,
+ * nearest first, ties by smaller id.  Each row is one search of the
+ * object's own stored vector for k + 1 neighbours, the object itself left
+ * out (or, where it is not among them, the last one: inner product may
+ * rank another vector above a vector's own, equal vectors tie by id, and
+ * IVF-PQ's estimates need not put a vector nearest itself):
+ *   - exact (an LSH index; an IVF index with opt->exact set): the index's
+ *     exact search (genie_vectors_search() with exact), so a row is what
+ *     genie search --exact answers for that vector, bit for bit, on every
+ *     backend (the GPU keeps the vectors resident between blocks);
+ *   - approximate (an IVF index, exact not set): the index's IVF search
+ *     with opt->nprobe lists and opt->candidates as IVF-PQ's refinement
+ *     depth (0: the index's defaults, as genie_vectors_search() takes
+ *     them), or with the nprobe and depth that opt->recall chooses for a
+ *     search of k neighbours (fixed for the whole graph); a row may then
+ *     hold fewer than k ids, when the lists probed hold fewer than k + 1
+ *     vectors.
+ * The objects are searched in blocks: memory besides @p out is one
+ * block's answers (at most 16 MiB), whatever the index's size.
+ * @param[in] opt  k, 1..objects - 1 and at most GENIE_VECTORS_MAX_K - 1
+ *                 (exact on a GPU 2047, IVF 1023: the search takes
+ *                 k + 1); search.backend, .threads, .gpus (the first one
+ *                 runs it), .progress (objects done, of n; called after
+ *                 each block from the calling thread), .cancel (read
+ *                 between blocks); precision (exact on a GPU); exact,
+ *                 nprobe, candidates (k + 1..2048) and recall (k <= 100)
+ *                 as above; radius must be 0, and nprobe, candidates and
+ *                 recall 0 for an exact graph.
+ * @param[out] out  n * k neighbours (caller-allocated), object first+i's
+ *                  at out[i * k ...].
+ * @param[out] aN  n counts: k for every row of an exact graph.
+ * @param[out] stats  may be NULL: the backend that ran, the whole call's
+ *                 seconds, the distances computed; an approximate graph's
+ *                 nprobe and depth (candidates), and with a recall target
+ *                 the estimate for them (recall_estimate, else -1).
+ * @return GENIE_OK; GENIE_EINVAL (not a vectors index, an index of one
+ *         object, k out of range, first + n past the objects, an option
+ *         the graph does not take); GENIE_ECANCELED; the search's errors
+ *         (GENIE_ENOTSUP, GENIE_EGPU, GENIE_ENOMEM).
+ */
+GENIE_API genie_status genie_vectors_knn_graph(const genie_index *idx, const genie_vsearch_options *opt,
+                                               uint64_t first, uint64_t n, genie_neighbor *out, uint32_t *aN,
+                                               genie_search_stats *stats);
+
+/**
+ * The whole k-NN graph of @p idx (genie_vectors_knn_graph() of every
+ * object) written to @p path as .ivecs: one row per object in id order,
+ * k ids each (-1 past a short row of an approximate graph), written block
+ * by block through a temporary file renamed over @p path once complete
+ * (see genie_builder_write()), so memory stays one block's whatever the
+ * index's size.  @p path may not be
+ * the index's own file, nor anything genie_output_check() refuses.
+ * @return as genie_vectors_knn_graph(); GENIE_EIO.  On failure @p path is
+ *         untouched.
+ */
+GENIE_API genie_status genie_vectors_knn_graph_write(const genie_index *idx, const genie_vsearch_options *opt,
+                                                     const char *path, genie_search_stats *stats);
+
 /**
  * The number of hash functions by Eqn. 9 (Zhou et al. (GENIE) IV-B1): the largest,
  * over similarities s in {0.01, ..., 0.99}, of the smallest m with

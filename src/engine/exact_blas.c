@@ -61,12 +61,14 @@ typedef struct blas_job {
     genie_metric metric;
     uint32_t k, kEff, kRetain; /* output stride; answers per query, min(k, base->n); heap size */
     exact_bound bound;
-    const blas_vec *aBase;  /* base->n */
+    const float *aBaseNorm; /* base->n: each base vector's blas_vec norm and w, as arrays */
+    const float *aBaseW;
     const blas_vec *aQ;     /* of the query block */
     const float *aTile;     /* nq x nb products of the current tile */
     size_t q0, nq;          /* query block */
     uint64_t b0, nb;        /* base block */
     select_heap *aHeap;     /* nq */
+    uint32_t *aLowerKey;    /* BLAS_BBLOCK per thread: one row's lower bounds as keys */
     genie_neighbor *out;
     size_t next;            /* shared: next query row of the tile, or query to finish */
     int failed;             /* shared: out of memory while finishing */
@@ -127,22 +129,52 @@ static blas_vec vec_info(genie_metric metric, const float *a, uint32_t dim)
     return v;
 }
 
-static float approx_distance(genie_metric metric, float s, const blas_vec *x, const blas_vec *q)
+/*
+ * The ordered keys (exact_key) of the lower bounds a - e of one query's
+ * row of the tile (a as the essay above defines it), into @p aKey: a loop
+ * per metric without calls, so that the compiler can vectorise it.
+ */
+static void lower_keys(const blas_job *job, const float *row, const blas_vec *q, float c, uint32_t *aKey)
 {
-    if (metric == GENIE_METRIC_L2) {
-        float d = x->norm - 2 * s + q->norm;
-        return d > 0 ? d : 0;
+    const exact_bound *b = &job->bound;
+    const float *xn = job->aBaseNorm + job->b0, *xw = job->aBaseW + job->b0;
+    float qn = q->norm, qw = q->w;
+    uint64_t nb = job->nb;
+    switch (job->metric) {
+    case GENIE_METRIC_L2:
+        for (uint64_t j = 0; j < nb; j++) {
+            float d = xn[j] - 2 * row[j] + qn;
+            aKey[j] = exact_key((d > 0 ? d : 0) - exact_bound_pair(b, c, xw[j], 0, qw, 0));
+        }
+        break;
+    case GENIE_METRIC_IP:
+        for (uint64_t j = 0; j < nb; j++)
+            aKey[j] = exact_key(-row[j] - exact_bound_pair(b, c, xw[j], 0, qw, 0));
+        break;
+    default: /* cosine: a zero vector is at 1 from everything; norms are 0 or at least 2^-50 (inRange) */
+        for (uint64_t j = 0; j < nb; j++) {
+            /* den + 1 for a zero vector (den is 0 or at least 2^-100, so the sum is exact): then the
+             * product row[j] is +-0 (every term of the GEMM's sum is), so d is 1 without a branch, and
+             * the loop vectorises (a division or a select under a condition would keep it scalar) */
+            float den = xn[j] * qn;
+            float d = 1 - row[j] / (den + (float)(den == 0));
+            aKey[j] = exact_key(d - exact_bound_pair(b, c, xw[j], 0, qw, 0));
+        }
+        break;
     }
-    if (metric == GENIE_METRIC_IP)
-        return -s;
-    return x->norm == 0 || q->norm == 0 ? 1 : 1 - s / (x->norm * q->norm);
 }
 
-/* Offer the lower bounds of the tile's row of each query taken to that query's heap. */
+/*
+ * Offer the lower bounds of the tile's row of each query taken to that
+ * query's heap.  The ids grow along the row and from tile to tile, so once
+ * the heap is full a vector enters only with a lower bound strictly below
+ * the worst kept one (a tie goes to the smaller id, already kept): that
+ * test, on the keys, skips select_push for all but a few vectors.
+ */
 static void blas_select(void *ctx, unsigned t)
 {
-    (void)t;
     blas_job *job = ctx;
+    uint32_t *aKey = job->aLowerKey + (size_t)t * BLAS_BBLOCK;
     for (;;) {
         size_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
         if (i >= job->nq)
@@ -150,14 +182,17 @@ static void blas_select(void *ctx, unsigned t)
         const blas_vec *q = &job->aQ[i];
         if (!q->inRange)
             continue; /* answered directly */
-        const float *row = job->aTile + i * job->nb;
-        const blas_vec *xb = job->aBase + job->b0;
-        float c = exact_bound_query_c(&job->bound, q->w);
         select_heap *h = &job->aHeap[i];
+        lower_keys(job, job->aTile + i * job->nb, q, exact_bound_query_c(&job->bound, q->w), aKey);
+        /* the worst kept lower bound's key; while the heap has room UINT32_MAX, above every key of a
+         * number (exact_key of +inf is 0xff800000) */
+        uint32_t worst = h->n < h->k ? UINT32_MAX : UINT32_MAX - (uint32_t)(h->aKey[0] >> 32);
         for (uint64_t j = 0; j < job->nb; j++) {
-            float e = exact_bound_pair(&job->bound, c, xb[j].w, 0, q->w, 0);
-            float lower = approx_distance(job->metric, row[j], &xb[j], q) - e;
-            select_push(h, select_key(UINT32_MAX - exact_key(lower), (uint32_t)(job->b0 + j)));
+            if (aKey[j] >= worst)
+                continue;
+            select_push(h, select_key(UINT32_MAX - aKey[j], (uint32_t)(job->b0 + j)));
+            if (h->n == h->k)
+                worst = UINT32_MAX - (uint32_t)(h->aKey[0] >> 32);
         }
     }
 }
@@ -188,7 +223,7 @@ static int finish_query(blas_job *job, size_t i, genie_hit *aHit, uint64_t *aKey
         for (size_t r = 0; r < n; r++) {
             uint32_t id = aHit[r].object;
             float lower = exact_key_value(UINT32_MAX - aHit[r].count);
-            float e = exact_bound_pair(&job->bound, c, job->aBase[id].w, 0, q->w, 0);
+            float e = exact_bound_pair(&job->bound, c, job->aBaseW[id], 0, q->w, 0);
             aKey[r] = (uint64_t)exact_key(lower + 2 * e) << 32 | id;
         }
         qsort(aKey, n, sizeof *aKey, cmp_u64);
@@ -253,27 +288,30 @@ genie_status exact_blas_search(const genie_vectors *base, const genie_vectors *q
     uint64_t bBlock = base->n < BLAS_BBLOCK ? base->n : BLAS_BBLOCK;
     unsigned nThread = threads ? threads : util_ncores();
     genie_status rc = GENIE_OK;
-    blas_vec *aBase = malloc(base->n * sizeof *aBase);
+    float *aBaseNorm = malloc(base->n * sizeof *aBaseNorm), *aBaseW = malloc(base->n * sizeof *aBaseW);
     blas_vec *aQ = malloc(qBlock * sizeof *aQ);
     float *aTile = malloc(qBlock * bBlock * sizeof *aTile);
     uint64_t *aKey = malloc(qBlock * kRetain * sizeof *aKey);
     select_heap *aHeap = malloc(qBlock * sizeof *aHeap);
-    if (!aBase || !aQ || !aTile || !aKey || !aHeap) {
+    uint32_t *aLowerKey = malloc((size_t)nThread * BLAS_BBLOCK * sizeof *aLowerKey);
+    if (!aBaseNorm || !aBaseW || !aQ || !aTile || !aKey || !aHeap || !aLowerKey) {
         rc = util_error(GENIE_ENOMEM, "out of memory in the exact search (k = %u)", k);
         goto done;
     }
     int baseInRange = 1;
     for (uint64_t j = 0; j < base->n; j++) {
-        aBase[j] = vec_info(metric, base->data + j * dim, dim);
-        baseInRange &= aBase[j].inRange;
+        blas_vec v = vec_info(metric, base->data + j * dim, dim);
+        aBaseNorm[j] = v.norm;
+        aBaseW[j] = v.w;
+        baseInRange &= v.inRange;
     }
     if (!baseInRange) { /* the bound does not hold: the direct loop for every query */
         rc = exact_cpu_direct(base, q, metric, k, threads, out);
         goto done;
     }
     blas_job job = {.base = base, .q = q, .metric = metric, .k = k, .kEff = kEff, .kRetain = kRetain,
-                    .bound = exact_bound_make(metric, GENIE_PRECISION_FP32, dim), .aBase = aBase, .aQ = aQ,
-                    .aHeap = aHeap, .out = out};
+                    .bound = exact_bound_make(metric, GENIE_PRECISION_FP32, dim), .aBaseNorm = aBaseNorm,
+                    .aBaseW = aBaseW, .aQ = aQ, .aHeap = aHeap, .aLowerKey = aLowerKey, .out = out};
     for (size_t q0 = 0; q0 < q->n; q0 += qBlock) {
         size_t nq = q->n - q0 < qBlock ? (size_t)(q->n - q0) : qBlock;
         const float *pq = q->data + q0 * dim;
@@ -301,10 +339,12 @@ genie_status exact_blas_search(const genie_vectors *base, const genie_vectors *q
         }
     }
 done:
-    free(aBase);
+    free(aBaseNorm);
+    free(aBaseW);
     free(aQ);
     free(aTile);
     free(aKey);
     free(aHeap);
+    free(aLowerKey);
     return rc;
 }

@@ -183,7 +183,17 @@ char g_zTestDir[1024];
     X(docs_corrupt_sections_rejected, 60) \
     X(docs_cache_modes_equal_exhaustive, 240) \
     X(docs_gpu_host_side_equals_exhaustive, 120) \
-    X(docs_cache_plan_files_rejected, 30)
+    X(docs_cache_plan_files_rejected, 30) \
+    X(filter_keywords_equal_index_of_allowed, 120) \
+    X(filter_labels_and_bitmap_calls, 30) \
+    X(filter_text_equal_index_of_allowed, 60) \
+    X(filter_table_equal_filtered_full_ranking, 60) \
+    X(filter_docs_equal_filtered_full_ranking, 60) \
+    X(filter_sets_equal_index_of_allowed, 60) \
+    X(filter_sequences_equal_index_of_allowed, 60) \
+    X(filter_vectors_equal_index_of_allowed, 60) \
+    X(filter_exact_vectors_every_metric, 120) \
+    X(filter_metric_equal_index_of_allowed, 60)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

@@ -292,6 +292,58 @@ GENIE_API genie_status genie_query_reader_read(genie_query_reader *r, genie_quer
                                      size_t *n_read);
 GENIE_API void genie_query_reader_close(genie_query_reader *r);
 
+/* ---------------------------------------------------------------- filters */
+
+/*
+ * An allow-list of objects for one search (genie_search_options.filter,
+ * and the filter fields of the front-ends' own options): a bitmap over
+ * object ids 0 .. n_objects-1 of one index (genie_index_get_info()'s
+ * n_objects, which on a live index counts the objects added since its
+ * file was written, docs/LIVE.md).  A filtered search returns exactly
+ * what the same search returns over an index of the allowed objects
+ * alone, with their ids: the bitmap is consulted inside the match-count
+ * kernels (CPU and GPU), the exact vector search, the re-ranks and the
+ * full scans, so a filtered-out object never takes a place in the top k
+ * (no post-filtering, k is not inflated).  Deleted objects of a live
+ * index are filtered out the same way.  Ranked documents (genie/docs.h)
+ * keep the collection's statistics: a filter chooses which documents are
+ * returned, not how they score.
+ *
+ * A filter is read-only during searches and may be shared by concurrent
+ * searches; changing it while a search reads it is the caller's race.
+ */
+typedef struct genie_filter genie_filter;
+
+/**
+ * A filter over @p n_objects objects that allows none of them.
+ * @param[out] out  free with genie_filter_free().
+ * @return GENIE_OK, GENIE_ERANGE (more than 2^32 objects), GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_filter_new(genie_filter **out, uint64_t n_objects);
+GENIE_API void genie_filter_free(genie_filter *f);
+/**
+ * Allow (@p allowed non-zero) or forbid object @p object.
+ * @return GENIE_OK, GENIE_EINVAL (no such object: the message names it).
+ */
+GENIE_API genie_status genie_filter_set(genie_filter *f, uint64_t object, int allowed);
+/** Allow (or forbid) every object. */
+GENIE_API void genie_filter_set_all(genie_filter *f, int allowed);
+/** @return non-zero when @p object is allowed (0 past the last object). */
+GENIE_API int genie_filter_get(const genie_filter *f, uint64_t object);
+/** @return the objects the filter covers (its n_objects). */
+GENIE_API uint64_t genie_filter_objects(const genie_filter *f);
+/** @return the objects it allows. */
+GENIE_API uint64_t genie_filter_count(const genie_filter *f);
+/**
+ * Allow every object of @p idx whose label is one of @p labels (an object
+ * label, genie_index_label(); labels that no object carries are skipped).
+ * @param[out] n_found  labels found (may be NULL).
+ * @return GENIE_OK, GENIE_EINVAL (the index has no labels, or the filter
+ *         another object count), GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_filter_allow_labels(genie_filter *f, const genie_index *idx, const uint64_t *labels,
+                                                 size_t n_labels, size_t *n_found);
+
 /* ----------------------------------------------------------------- search */
 
 typedef enum genie_backend {
@@ -353,6 +405,12 @@ typedef struct genie_search_options {
     const int *gpus;
     unsigned n_gpus;
     genie_gpu_mode gpu_mode;
+    /**
+     * The objects that may be returned (see genie_filter above); NULL =
+     * all.  Its n_objects must be the index's.  The front-ends' searches
+     * (sets, sequences, table, text, vectors) take it from here too.
+     */
+    const genie_filter *filter;
 } genie_search_options;
 
 typedef struct genie_hit {

@@ -81,7 +81,8 @@ class genie_item(Structure):
 class genie_search_options(Structure):
     _fields_ = [("backend", c_int), ("k", c_uint32), ("threads", c_uint), ("gpu_memory", c_uint64),
                 ("load_balance", c_int), ("serial_upload", c_int), ("progress", SEARCH_PROGRESS),
-                ("progress_ctx", c_void_p), ("gpus", POINTER(c_int)), ("n_gpus", c_uint), ("gpu_mode", c_int)]
+                ("progress_ctx", c_void_p), ("gpus", POINTER(c_int)), ("n_gpus", c_uint), ("gpu_mode", c_int),
+                ("filter", c_void_p)]
 
 
 class genie_search_stats(Structure):
@@ -147,7 +148,7 @@ class genie_docs_info(Structure):
 
 class genie_docs_options(Structure):
     _fields_ = [("k", c_uint32), ("mode", c_int), ("exhaustive", c_int), ("threads", c_uint), ("backend", c_int),
-                ("gpu_memory", c_uint64), ("cache_fraction", c_double), ("plan", c_void_p)]
+                ("gpu_memory", c_uint64), ("cache_fraction", c_double), ("plan", c_void_p), ("filter", c_void_p)]
 
 
 class genie_docs_hit(Structure):

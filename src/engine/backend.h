@@ -73,11 +73,13 @@ typedef struct engine_parts_ops {
 /**
  * Exact k-NN of @p nQuery vectors in a base of @p nBase on device
  * @p device (see exact.h for the contract and the resident slot
- * @p ppResident, freed by xExactFree).
+ * @p ppResident, freed by xExactFree), among the base vectors that
+ * @p aAllow allows (engine/filter.h; NULL = all; k at most their number).
  */
 typedef genie_status (*engine_exact_fn)(int device, void **ppResident, const float *base, uint64_t nBase, const float *queries,
                                         uint64_t nQuery, uint32_t dim, genie_metric metric,
-                                        genie_precision precision, uint32_t k, genie_neighbor *out);
+                                        genie_precision precision, const uint64_t *aAllow, uint32_t k,
+                                        genie_neighbor *out);
 
 /*
  * An LSH batch for xLsh: the functions of a vectors index (vlsh,

@@ -202,9 +202,10 @@ static const engine_parts_ops cuda_parts = {parts_fits,  parts_begin, parts_star
 
 static genie_status exact_search(int device, void **ppResident, const float *base, uint64_t nBase,
                                  const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric,
-                                 genie_precision precision, uint32_t k, genie_neighbor *out)
+                                 genie_precision precision, const uint64_t *aAllow, uint32_t k,
+                                 genie_neighbor *out)
 {
-    return pModule->xExact(device, ppResident, base, nBase, queries, nQuery, dim, metric, precision, k, out);
+    return pModule->xExact(device, ppResident, base, nBase, queries, nQuery, dim, metric, precision, aAllow, k, out);
 }
 
 static genie_status lsh_keywords(int device, const engine_lsh_batch *b)

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/filter.h"
 #include "engine/parts.h"
 #include "index/index.h"
 #include "util/clock.h"
@@ -53,9 +54,10 @@ static genie_status append_chunk(genie_results *r, const genie_hit *aHit, const 
 
 /* A one-part index: each chunk straight from the backend into the results. */
 static genie_status search_whole(const genie_index *idx, const genie_queries *q, const genie_search_options *opt,
-                                 const engine_backend *be, const engine_devices *devs, uint32_t k, size_t chunk,
-                                 genie_results *r, genie_search_stats *stats)
+                                 const uint64_t *aAllow, const engine_backend *be, const engine_devices *devs,
+                                 uint32_t k, size_t chunk, genie_results *r, genie_search_stats *stats)
 {
+    int none = filter_count_range(aAllow, 0, idx->info.n_objects) == 0;
     genie_status rc = GENIE_OK;
     size_t nChunkAlloc = chunk < q->nQuery ? chunk : (q->nQuery ? q->nQuery : 1);
     uint32_t *aBound = malloc((q->nQuery ? q->nQuery : 1) * sizeof *aBound);
@@ -70,9 +72,9 @@ static genie_status search_whole(const genie_index *idx, const genie_queries *q,
     for (size_t first = 0; first < q->nQuery; first += chunk) {
         size_t n = q->nQuery - first < chunk ? q->nQuery - first : chunk;
         engine_request req = {idx, q, first, n, k, aBound + first, opt->threads, opt->gpu_memory, opt->load_balance,
-                              0};
+                              0, aAllow};
         double t0 = util_now();
-        if (idx->info.n_objects == 0)
+        if (none)
             memset(aN, 0, n * sizeof *aN);
         else
             GENIE_TRY_GOTO(rc, engine_devices_search(be, devs, &req, aHit, aN), done);
@@ -138,6 +140,9 @@ static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32
         chunk = 1;
 
     genie_status rc = GENIE_OK;
+    const uint64_t *aAllow = NULL;
+    uint64_t *aOwned = NULL;
+    GENIE_TRY(filter_effective(idx, opt->filter, &aAllow, &aOwned));
     genie_results *r = calloc(1, sizeof *r);
     if (r) {
         r->aEnd = malloc((q->nQuery ? q->nQuery : 1) * sizeof *r->aEnd);
@@ -148,15 +153,18 @@ static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32
         goto fail;
     }
     if (idx->nPart > 1)
-        GENIE_TRY_GOTO(rc, engine_search_parts(idx, iFirst, iEnd, q, opt, be, &devs, k, chunk, r, &stats), fail);
+        GENIE_TRY_GOTO(rc, engine_search_parts(idx, iFirst, iEnd, q, opt, aAllow, be, &devs, k, chunk, r, &stats),
+                       fail);
     else
-        GENIE_TRY_GOTO(rc, search_whole(idx, q, opt, be, &devs, k, chunk, r, &stats), fail);
+        GENIE_TRY_GOTO(rc, search_whole(idx, q, opt, aAllow, be, &devs, k, chunk, r, &stats), fail);
+    free(aOwned);
     stats.total_seconds = util_now() - t0;
     if (pStats)
         *pStats = stats;
     *out = r;
     return GENIE_OK;
 fail:
+    free(aOwned);
     genie_results_free(r);
     return rc;
 }

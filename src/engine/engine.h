@@ -42,6 +42,12 @@ typedef struct engine_request {
     uint64_t gpuMemory;          /* device bytes the batches may use; 0 = most of the free */
     int loadBalance;             /* split long lists (genie_search_options.load_balance) */
     int device;                  /* the backend's device (GPU ordinal) to run on; 0 for the CPU */
+    /*
+     * The objects of idx (a view's own ids) that may be answered, as the
+     * bitmap of engine/filter.h; NULL = all.  A backend never returns an
+     * object whose bit is clear and answers as if it were absent.
+     */
+    const uint64_t *aAllow;
 } engine_request;
 
 typedef genie_status (*engine_search_fn)(const engine_request *req, genie_hit *aHit, uint32_t *aN);

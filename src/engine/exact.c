@@ -26,6 +26,7 @@
 
 #include "engine/backend.h"
 #include "engine/exact_blas.h"
+#include "engine/filter.h"
 #include "engine/select.h"
 #include "index/index.h"
 #include "util/clock.h"
@@ -113,6 +114,7 @@ float genie_vector_distance(genie_metric metric, const float *a, const float *b,
 
 typedef struct exact_job {
     const genie_vectors *base, *q;
+    const uint64_t *aAllow; /* the base vectors that may be answered (engine/filter.h), or NULL */
     genie_metric metric;
     uint32_t k;
     genie_neighbor *out;
@@ -144,6 +146,8 @@ static void exact_worker(void *ctx, unsigned t)
             for (size_t j = 0; j < nq; j++) {
                 const float *pq = job->q->data + (q0 + j) * dim;
                 for (uint64_t b = b0; b < b1; b++) {
+                    if (!filter_allows(job->aAllow, b))
+                        continue;
                     float d = genie_vector_distance(job->metric, job->base->data + b * dim, pq, dim);
                     select_push(&aHeap[j], select_key(UINT32_MAX - exact_key(d), (uint32_t)b));
                 }
@@ -166,7 +170,13 @@ done:
 genie_status exact_cpu_direct(const genie_vectors *base, const genie_vectors *q, genie_metric metric, uint32_t k,
                               unsigned threads, genie_neighbor *out)
 {
-    exact_job job = {.base = base, .q = q, .metric = metric, .k = k, .out = out};
+    return exact_cpu_direct_allowed(base, NULL, q, metric, k, threads, out);
+}
+
+genie_status exact_cpu_direct_allowed(const genie_vectors *base, const uint64_t *aAllow, const genie_vectors *q,
+                                      genie_metric metric, uint32_t k, unsigned threads, genie_neighbor *out)
+{
+    exact_job job = {.base = base, .q = q, .aAllow = aAllow, .metric = metric, .k = k, .out = out};
     atomic_init(&job.next, 0);
     atomic_init(&job.failed, 0);
     unsigned nThread = threads ? threads : util_ncores();
@@ -180,23 +190,24 @@ genie_status exact_cpu_direct(const genie_vectors *base, const genie_vectors *q,
 }
 
 /* The CPU search: a GEMM for the metrics with a product form when OpenBLAS is built in. */
-static genie_status exact_cpu(const genie_vectors *base, const genie_vectors *q, genie_metric metric, uint32_t k,
-                              unsigned threads, genie_neighbor *out)
+static genie_status exact_cpu(const genie_vectors *base, const uint64_t *aAllow, const genie_vectors *q,
+                              genie_metric metric, uint32_t k, unsigned threads, genie_neighbor *out)
 {
 #ifdef GENIE_HAVE_BLAS
     if (metric != GENIE_METRIC_L1 && exact_blas_available())
-        return exact_blas_search(base, q, metric, k, threads, out);
+        return exact_blas_search(base, aAllow, q, metric, k, threads, out);
 #endif
-    return exact_cpu_direct(base, q, metric, k, threads, out);
+    return exact_cpu_direct_allowed(base, aAllow, q, metric, k, threads, out);
 }
 
 /* The backend's own exact search, through @p idx's resident base when there is an index. */
 static genie_status exact_backend(const engine_backend *be, int device, const genie_index *idx,
-                                  const genie_vectors *base, const genie_vectors *q, genie_metric metric,
-                                  genie_precision precision, uint32_t k, genie_neighbor *out)
+                                  const genie_vectors *base, const uint64_t *aAllow, const genie_vectors *q,
+                                  genie_metric metric, genie_precision precision, uint32_t k, genie_neighbor *out)
 {
     if (!idx)
-        return be->xExact(device, NULL, base->data, base->n, q->data, q->n, base->dim, metric, precision, k, out);
+        return be->xExact(device, NULL, base->data, base->n, q->data, q->n, base->dim, metric, precision, aAllow, k,
+                          out);
     index_device *d = &idx->aDev[device];
     pthread_mutex_lock(&d->lock);
     if (d->pExact && d->xExactFree != be->xExactFree) {
@@ -204,8 +215,8 @@ static genie_status exact_backend(const engine_backend *be, int device, const ge
         d->pExact = NULL;
     }
     d->xExactFree = be->xExactFree;
-    genie_status rc =
-        be->xExact(device, &d->pExact, base->data, base->n, q->data, q->n, base->dim, metric, precision, k, out);
+    genie_status rc = be->xExact(device, &d->pExact, base->data, base->n, q->data, q->n, base->dim, metric, precision,
+                                 aAllow, k, out);
     pthread_mutex_unlock(&d->lock);
     return rc;
 }
@@ -242,6 +253,14 @@ genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *
                                    genie_metric metric, genie_precision precision, uint32_t k, genie_backend backend,
                                    int device, unsigned threads, genie_neighbor *out, genie_backend *used)
 {
+    return exact_search_allowed(idx, base, NULL, queries, metric, precision, k, backend, device, threads, out, used);
+}
+
+genie_status exact_search_allowed(const genie_index *idx, const genie_vectors *base, const uint64_t *aAllow,
+                                  const genie_vectors *queries, genie_metric metric, genie_precision precision,
+                                  uint32_t k, genie_backend backend, int device, unsigned threads,
+                                  genie_neighbor *out, genie_backend *used)
+{
     util_error_clear();
     if (!genie_metric_name(metric))
         return util_error(GENIE_EINVAL, "unknown metric %d", (int)metric);
@@ -271,21 +290,24 @@ genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *
         return util_error(GENIE_EINVAL, "exact search: k = %u outside 1..%u (%s)", k, kMax, be->zName);
     if (used)
         *used = be->id;
-    if (queries->n == 0)
+    uint64_t nAllowed = filter_count_range(aAllow, 0, base->n);
+    if (queries->n == 0 || nAllowed == 0)
         return GENIE_OK;
-    uint32_t kEff = base->n < k ? (uint32_t)base->n : k;
+    if (nAllowed == base->n)
+        aAllow = NULL;
+    uint32_t kEff = nAllowed < k ? (uint32_t)nAllowed : k;
     if (be->xExact) {
         if (kEff == k)
-            return exact_backend(be, device, idx, base, queries, metric, precision, k, out);
+            return exact_backend(be, device, idx, base, aAllow, queries, metric, precision, k, out);
         /* Fewer vectors than k: search for all, then spread to stride k. */
         genie_neighbor *tmp = malloc(queries->n * kEff * sizeof *tmp);
         if (!tmp)
             return util_error(GENIE_ENOMEM, "out of memory in the exact search");
-        genie_status rc = exact_backend(be, device, idx, base, queries, metric, precision, kEff, tmp);
+        genie_status rc = exact_backend(be, device, idx, base, aAllow, queries, metric, precision, kEff, tmp);
         for (uint64_t i = 0; rc == GENIE_OK && i < queries->n; i++)
             memcpy(out + i * k, tmp + i * kEff, kEff * sizeof *tmp);
         free(tmp);
         return rc;
     }
-    return exact_cpu(base, queries, metric, k, threads, out);
+    return exact_cpu(base, aAllow, queries, metric, k, threads, out);
 }

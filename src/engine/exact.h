@@ -53,6 +53,17 @@ genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *
                                    int device, unsigned threads, genie_neighbor *out, genie_backend *used);
 
 /**
+ * exact_search_in_index() among the base vectors that @p aAllow allows
+ * (engine/filter.h, bit i = base vector i; NULL = all): the answers of the
+ * same search over a base of the allowed vectors alone, with their ids,
+ * min(k, allowed) per query at out[i * k ...].  No vector allowed: none.
+ */
+genie_status exact_search_allowed(const genie_index *idx, const genie_vectors *base, const uint64_t *aAllow,
+                                  const genie_vectors *queries, genie_metric metric, genie_precision precision,
+                                  uint32_t k, genie_backend backend, int device, unsigned threads,
+                                  genie_neighbor *out, genie_backend *used);
+
+/**
  * The direct CPU search (exact.c): every distance by genie_vector_distance,
  * queries in blocks on @p threads threads (0 = all cores); min(k, base->n)
  * neighbours per query at out[i * k ...], best first.  genie_exact_search
@@ -62,6 +73,9 @@ genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *
  */
 genie_status exact_cpu_direct(const genie_vectors *base, const genie_vectors *q, genie_metric metric, uint32_t k,
                               unsigned threads, genie_neighbor *out);
+/** exact_cpu_direct() among the base vectors @p aAllow allows (NULL: all): min(k, allowed) per query. */
+genie_status exact_cpu_direct_allowed(const genie_vectors *base, const uint64_t *aAllow, const genie_vectors *q,
+                                      genie_metric metric, uint32_t k, unsigned threads, genie_neighbor *out);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* Opening, closing and reading an index (the public genie_index_* calls). */
 #include "genie/text.h"
 #include "index/index.h"
+#include "index/labels.h"
 #include "index/vocab.h"
 
 #include <assert.h>
@@ -70,6 +71,7 @@ void genie_index_close(genie_index *idx)
         if (idx->pDerived->pRecall)
             idx->pDerived->xRecallFree(idx->pDerived->pRecall);
         index_vocab_free(idx->pDerived->pVocab);
+        index_labels_free(idx->pDerived->pLabels);
         pthread_mutex_destroy(&idx->pDerived->lock);
         free(idx->pDerived);
     }

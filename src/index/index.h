@@ -62,6 +62,7 @@ typedef struct index_derived {
     void *pRecall;
     void (*xRecallFree)(void *pRecall);
     void *pVocab; /* the vocabulary's hash table (index/vocab.c) */
+    void *pLabels; /* objects by label (index/labels.h) */
 } index_derived;
 
 struct genie_index {

@@ -44,6 +44,7 @@ typedef struct docs_worker {
     uint64_t *aRead;  /* per term: its read prefix in the last evaluation */
     docs_topk heap;
     genie_docs_stats stats;
+    const uint64_t *aAllow; /* the documents the current query may answer (engine/filter.h), or NULL */
 } docs_worker;
 
 /*
@@ -110,11 +111,12 @@ void docs_gpu_testing_engine(docs_gpu_engine_fn *fn);
 
 /*
  * AND queries on the GPU with CPU post-processing (docs_gpu_search.c),
- * k <= ENGINE_DOCS_GPU_MAX_K: query q's hits into aaHit[q] (malloc'ed, best
+ * k <= ENGINE_DOCS_GPU_MAX_K, among the documents @p aAllow allows
+ * (engine/filter.h; NULL = all): query q's hits into aaHit[q] (malloc'ed, best
  * first) and anHit[q]; the GPU fields of @p st filled, and its counts.
  */
 genie_status docs_search_gpu(const genie_docs *d, const char *const *queries, const size_t *lengths, size_t n,
-                             const genie_docs_options *opt, uint32_t k, genie_docs_hit **aaHit, uint32_t *anHit,
-                             genie_docs_stats *st);
+                             const genie_docs_options *opt, const uint64_t *aAllow, uint32_t k, genie_docs_hit **aaHit,
+                             uint32_t *anHit, genie_docs_stats *st);
 
 #endif

@@ -194,10 +194,12 @@ typedef genie_status (*lc_pairs_fn)(void *ctx, size_t q0, size_t nQuery, const u
  * strings under edit distance) over clusters [first, end): distances in
  * batches through @p xPairs (a GPU), pruning on the host; the answers of
  * metric_search.c's sequential search.  @p res has its arrays for nQuery
- * queries; fills hits and distance counts.
+ * queries; fills hits and distance counts.  Only objects that @p aAllow
+ * allows (engine/filter.h; NULL = all) are answered.
  */
-genie_status lc_batch_search(const lc_layout *L, const lc_space *s, const genie_lc_options *opt, uint32_t first,
-                             uint32_t end, size_t nQuery, lc_pairs_fn xPairs, void *ctx, genie_lc_results *res);
+genie_status lc_batch_search(const lc_layout *L, const lc_space *s, const genie_lc_options *opt,
+                             const uint64_t *aAllow, uint32_t first, uint32_t end, size_t nQuery, lc_pairs_fn xPairs,
+                             void *ctx, genie_lc_results *res);
 
 /** The center-to-center distance of clusters i != j (needs aCenterDist). */
 static inline double lc_center_dist(const lc_layout *L, uint32_t i, uint32_t j)

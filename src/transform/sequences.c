@@ -47,6 +47,7 @@
 
 #include "engine/backend.h"
 #include "engine/engine.h"
+#include "engine/filter.h"
 #include "index/builder.h"
 #include "index/index.h"
 #include "transform/candidates.h"
@@ -349,6 +350,8 @@ typedef struct seq_job {
     const genie_index *idx;
     uint32_t firstPart, nParts;     /* the parts searched */
     uint64_t firstObject, nObjects; /* their strings */
+    const uint64_t *aAllow;         /* the strings that may be answered (engine/filter.h, the index's ids), or NULL */
+    uint64_t nAllowed;              /* how many of the range's strings it allows */
     const char *const *azQuery;
     const size_t *aLen;
     uint32_t gram;
@@ -388,7 +391,7 @@ static genie_status verify_one(seq_job *job, size_t i, seq_pattern *pat, uint64_
         if (d <= max)
             topk_insert(aHit, &nHit, k, (genie_seq_hit){aCand[j].object, d, aCand[j].count});
     }
-    uint64_t nObj = job->nObjects;
+    uint64_t nObj = job->nAllowed; /* the strings that can be answered */
     uint32_t want = nObj < k ? (uint32_t)nObj : k;
     int certified = 0;
     if (nCand == nObj) {
@@ -446,6 +449,8 @@ static void exact_worker(void *ctx, unsigned t)
         uint32_t nHit = 0;
         seq_pattern_init(pat, job->azQuery[q], job->aLen[q]);
         for (uint32_t o = oFirst; o < oEnd; o++) {
+            if (!filter_allows(job->aAllow, o))
+                continue;
             uint32_t max = nHit == r->k ? aHit[r->k - 1].distance : job->aBound[i];
             const char *z;
             size_t n;
@@ -571,8 +576,8 @@ static genie_status seq_full_scan(seq_job *job, const engine_backend *be, const 
     double t0 = util_now();
     if (be && be->xEdit) {
         uint64_t verified = 0;
-        GENIE_TRY(seq_scan_gpu(be, job->idx, job->firstObject, job->nObjects, job->azQuery, job->aLen, job->aPending,
-                               job->nPending, job->aBound, r->k, r->aHit, r->aN, nThread, &verified));
+        GENIE_TRY(seq_scan_gpu(be, job->idx, job->firstObject, job->nObjects, job->aAllow, job->azQuery, job->aLen,
+                               job->aPending, job->nPending, job->aBound, r->k, r->aHit, r->aN, nThread, &verified));
         atomic_fetch_add(&job->verified, verified);
         r->stats.scan_backend = be->id;
     } else {
@@ -651,6 +656,7 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     genie_seq_results *r = calloc(1, sizeof *r);
     size_t *aPending = NULL;
     uint32_t *aBound = NULL;
+    uint64_t *aAllowOwned = NULL;
     genie_status rc = GENIE_OK;
     if (!r)
         return util_error(GENIE_ENOMEM, "out of memory");
@@ -675,6 +681,8 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     job.nParts = n_parts;
     job.firstObject = pFirst->firstObject;
     job.nObjects = pLast->firstObject + pLast->info.n_objects - job.firstObject;
+    GENIE_TRY_GOTO(rc, filter_effective(idx, opt->filter, &job.aAllow, &aAllowOwned), fail);
+    job.nAllowed = filter_count_range(job.aAllow, job.firstObject, job.nObjects);
     job.azQuery = queries;
     job.aLen = lengths;
     job.gram = gram;
@@ -687,7 +695,7 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
         aPending[i] = i;
     job.aPending = aPending;
     job.nPending = n_queries;
-    uint64_t nObj = job.nObjects; /* the range's strings */
+    uint64_t nObj = job.nAllowed; /* the range's strings that can be answered */
     int fallback = sopt->max_candidates && !sopt->certify_only;
     uint32_t limit = sopt->max_candidates ? sopt->max_candidates : K;
     for (job.K = K; !sopt->exact && job.nPending > 0;) {
@@ -727,11 +735,13 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     r->stats.recall_edit_rate = plan.perturb < 0 ? -1 : plan.perturb / 1000;
     free(aPending);
     free(aBound);
+    free(aAllowOwned);
     *out = r;
     return GENIE_OK;
 fail:
     free(aPending);
     free(aBound);
+    free(aAllowOwned);
     genie_seq_results_free(r);
     return rc;
 }

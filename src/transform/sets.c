@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/filter.h"
 #include "index/builder.h"
 #include "index/index.h"
 #include "transform/candidates.h"
@@ -289,7 +290,8 @@ typedef struct set_job {
     set_params p;
     genie_set_results *r;
     const genie_results *cand; /* NULL: exact mode */
-    const set_slice *const *aaObj; /* exact mode: parsed objects */
+    const set_slice *const *aaObj; /* exact mode: parsed objects (NULL for those not allowed) */
+    const uint64_t *aAllow;        /* exact mode: the objects that may be answered (engine/filter.h), or NULL */
     const size_t *anObj;
     atomic_size_t next;
     atomic_int rc;
@@ -320,6 +322,8 @@ static genie_status rank_one(set_job *job, size_t q, set_slice **paQ, size_t *pn
     } else {
         uint32_t nObj = (uint32_t)job->idx->info.n_objects;
         for (uint32_t o = 0; o < nObj && nQ; o++) {
+            if (!filter_allows(job->aAllow, o))
+                continue;
             size_t shared = set_intersection(*paQ, nQ, job->aaObj[o], job->anObj[o]);
             if (shared)
                 topk_insert(aHit, &nHit, r->k,
@@ -345,8 +349,9 @@ static void rank_worker(void *ctx, unsigned t)
     free(aO);
 }
 
-/* Exact mode: every stored set parsed once, slices into the mapping. */
-static genie_status parse_all(const genie_index *idx, char separator, set_slice ***paa, size_t **pan)
+/* Exact mode: every stored set that @p aAllow allows parsed once, slices into the mapping. */
+static genie_status parse_all(const genie_index *idx, char separator, const uint64_t *aAllow, set_slice ***paa,
+                              size_t **pan)
 {
     uint32_t nObj = (uint32_t)idx->info.n_objects;
     set_slice **aa = calloc(nObj ? nObj : 1, sizeof *aa);
@@ -358,6 +363,8 @@ static genie_status parse_all(const genie_index *idx, char separator, set_slice 
     for (uint32_t o = 0; o < nObj; o++) {
         const char *z;
         size_t n, cap = 0;
+        if (!filter_allows(aAllow, o))
+            continue;
         cand_record(idx, o, &z, &n);
         GENIE_TRY(set_parse(z, n, separator, &aa[o], &cap, &an[o]));
     }
@@ -394,6 +401,7 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
     size_t nSCap = 0, *anObj = NULL;
     uint32_t *aKw = NULL;
     genie_item *aItem = NULL;
+    uint64_t *aAllowOwned = NULL;
     genie_status rc = GENIE_OK;
     if (!r)
         return util_error(GENIE_ENOMEM, "out of memory");
@@ -419,7 +427,8 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
     atomic_init(&job.rc, GENIE_OK);
     double t0 = util_now();
     if (exact) {
-        GENIE_TRY_GOTO(rc, parse_all(idx, job.p.separator, &aaObj, &anObj), done);
+        GENIE_TRY_GOTO(rc, filter_effective(idx, opt->filter, &job.aAllow, &aAllowOwned), done);
+        GENIE_TRY_GOTO(rc, parse_all(idx, job.p.separator, job.aAllow, &aaObj, &anObj), done);
         job.aaObj = (const set_slice *const *)aaObj;
         job.anObj = anObj;
         r->stats.backend = GENIE_BACKEND_CPU; /* exact: the Jaccard scan alone, on the CPU */
@@ -458,6 +467,7 @@ done:
             free(aaObj[o]);
     free(aaObj);
     free(anObj);
+    free(aAllowOwned);
     free(aS);
     free(aKw);
     free(aItem);

@@ -28,6 +28,7 @@
 #include "engine/backend.h"
 #include "engine/engine.h"
 #include "engine/exact.h"
+#include "engine/filter.h"
 #include "engine/select.h"
 #include "index/builder.h"
 #include "index/index.h"
@@ -325,9 +326,18 @@ static genie_status exact_range(const genie_index *idx, const genie_vectors *bas
     genie_vectors range = {n, base->dim, base->data + (size_t)first * base->dim};
     /* Exact search runs on one GPU: the first of a list. */
     int device = opt->search.gpus && opt->search.n_gpus ? opt->search.gpus[0] : 0;
-    GENIE_TRY(exact_search_in_index(whole ? idx : NULL, &range, queries, metric, opt->precision, k,
-                                    opt->search.backend, device, opt->search.threads, out, pUsed));
-    uint32_t kEff = k < n ? k : (uint32_t)n;
+    const uint64_t *aAllow, *aRange;
+    uint64_t *aOwned, *aRangeOwned = NULL;
+    GENIE_TRY(filter_effective(idx, opt->search.filter, &aAllow, &aOwned));
+    genie_status rc = filter_slice(aAllow, first, n, &aRange, &aRangeOwned);
+    if (rc == GENIE_OK)
+        rc = exact_search_allowed(whole ? idx : NULL, &range, aRange, queries, metric, opt->precision, k,
+                                  opt->search.backend, device, opt->search.threads, out, pUsed);
+    uint64_t nAllowed = filter_count_range(aRange, 0, n);
+    free(aOwned);
+    free(aRangeOwned);
+    GENIE_TRY(rc);
+    uint32_t kEff = k < nAllowed ? k : (uint32_t)nAllowed;
     for (uint64_t i = 0; i < queries->n; i++) {
         aN[i] = kEff;
         for (uint32_t j = 0; j < kEff && !whole; j++)
@@ -392,7 +402,7 @@ genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_p
     if (exact) {
         rc = exact_range(idx, &base, first, nObj, queries, h.p.metric, k, opt, out, aN, &stats.backend);
         stats.rerank_seconds = util_now() - tStart;
-        stats.verified = queries->n * nObj;
+        stats.verified = queries->n * nObj; /* every distance, filtered out or not (the GEMM computes them all) */
         goto done;
     }
     stats.candidates = K;

@@ -30,6 +30,7 @@
 
 #include "engine/cpu/cpu_block.h"
 #include "engine/engine.h"
+#include "engine/filter.h"
 #include "engine/select.h"
 #include "index/index.h"
 #include "util/error.h"
@@ -202,14 +203,14 @@ static int answer_full(cpu_job *job, cpu_scratch *s, size_t i, select_heap *heap
     if (job->fullScan) {
         count_query(idx, aItem, nItem, s, 0);
         for (uint32_t o = 0; o < n; o++)
-            if (s->aCount[o] >= threshold)
+            if (s->aCount[o] >= threshold && filter_allows(req->aAllow, o))
                 select_push(heap, select_key(s->aCount[o], o));
         memset(s->aCount, 0, n * sizeof *s->aCount);
     } else {
         size_t nTouched = count_query(idx, aItem, nItem, s, 1);
         for (size_t t = 0; t < nTouched; t++) {
             uint32_t o = s->aTouched[t];
-            if (s->aCount[o] >= threshold)
+            if (s->aCount[o] >= threshold && filter_allows(req->aAllow, o))
                 select_push(heap, select_key(s->aCount[o], o));
             s->aCount[o] = 0;
         }
@@ -239,7 +240,7 @@ static int answer_group(cpu_job *job, cpu_scratch *s, size_t i0, size_t i1)
             return 0;
         }
     }
-    if (nBatch && cpu_block_count(idx, job->dense, s->aBatch, nBatch, &s->block) != GENIE_OK)
+    if (nBatch && cpu_block_count(idx, job->dense, req->aAllow, s->aBatch, nBatch, &s->block) != GENIE_OK)
         return 0;
     for (size_t i = i0; i < i1; i++)
         job->aN[i] = (uint32_t)select_finish(&s->aSel[i - i0], job->aHit + i * (size_t)req->k);

@@ -49,6 +49,12 @@
  * as the CPU does), selected with SELECT_FINAL; only fp32 is accepted
  * (exact.c refuses the others).
  *
+ * A bitmap of allowed base vectors (engine/filter.h), uploaded once per
+ * call, gives the vectors it does not allow the largest key in every
+ * selection (DENIED_KEY) and keeps them out of the candidates: with k at
+ * most the allowed count (the caller's), the answer is the direct loop's
+ * over the allowed vectors alone.
+ *
  * Thread contract of exact_select: blockDim.x == SELECT_THREADS; every
  * thread runs every loop and a block takes each branch as a whole (the
  * __syncthreads() are unconditional); k <= EXACT_CUDA_MAX_K, so the
@@ -125,6 +131,19 @@ __device__ __forceinline__ uint32_t d_key(float f)
 {
     uint32_t u = __float_as_uint(f);
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+/*
+ * Whether base vector @p i is allowed (engine/filter.h: bit i % 32 of
+ * 32-bit word i / 32; NULL allows all).  A vector not allowed has the key
+ * DENIED_KEY, after every distance's (a distance's key is below it: it
+ * would be the NaN 0x7fffffff), so with k at most the allowed count the
+ * selections below never take one.
+ */
+#define DENIED_KEY 0xffffffffu
+__device__ __forceinline__ bool d_allowed(const uint32_t *allow, uint32_t i)
+{
+    return !allow || ((__ldg(allow + (i >> 5)) >> (i & 31u)) & 1u);
 }
 
 __device__ __forceinline__ float d_key_value(uint32_t key)
@@ -415,13 +434,13 @@ static __device__ uint32_t radix_kth32(uint32_t n, uint32_t k, KeyOf keyOf, uint
  * key (d_key) of the k-th smallest of them (radix_kth32).  Whole block.
  */
 static __device__ uint32_t kth_upper(float *row, uint32_t nBase, uint32_t k, int metric, const exact_bound *bound,
-                                     float c, const float4 *aInfo, float4 qInfo, uint32_t *hist, uint64_t *pPrefix,
-                                     uint32_t *pNeed)
+                                     float c, const float4 *aInfo, float4 qInfo, const uint32_t *allow, uint32_t *hist,
+                                     uint64_t *pPrefix, uint32_t *pNeed)
 {
     auto keyOf = [&](uint32_t i, int pass) {
         if (pass == 0)
             row[i] = upper_bound(metric, row[i], aInfo[i], qInfo, bound, c);
-        return d_key(row[i]);
+        return d_allowed(allow, i) ? d_key(row[i]) : DENIED_KEY;
     };
     return radix_kth32(nBase, k, keyOf, hist, pPrefix, pNeed);
 }
@@ -452,22 +471,22 @@ static __device__ uint32_t kth_of_keys(const uint32_t *a, uint32_t n, uint32_t k
  */
 static __device__ uint32_t kth_upper_sampled(float *row, uint32_t nBase, uint32_t k, uint32_t nSample, int metric,
                                              const exact_bound *bound, float c, const float4 *aInfo, float4 qInfo,
-                                             uint32_t *aKey, uint32_t *pnKey, uint32_t *hist, uint64_t *pPrefix,
-                                             uint32_t *pNeed, int *pRowIsUpper)
+                                             const uint32_t *allow, uint32_t *aKey, uint32_t *pnKey, uint32_t *hist,
+                                             uint64_t *pPrefix, uint32_t *pNeed, int *pRowIsUpper)
 {
     uint32_t tid = threadIdx.x;
     if (nSample > nBase)
         nSample = nBase;
     for (uint32_t j = tid; j < nSample; j += SELECT_THREADS) {
         uint32_t i = (uint32_t)((uint64_t)j * nBase / nSample);
-        aKey[j] = d_key(upper_bound(metric, row[i], aInfo[i], qInfo, bound, c));
+        aKey[j] = d_allowed(allow, i) ? d_key(upper_bound(metric, row[i], aInfo[i], qInfo, bound, c)) : DENIED_KEY;
     }
     if (tid == 0)
         *pnKey = 0;
     __syncthreads();
     uint32_t u0 = kth_of_keys(aKey, nSample, k, hist, pPrefix, pNeed); /* ends with a barrier */
     for (uint32_t i = tid; i < nBase; i += SELECT_THREADS) {
-        uint32_t key = d_key(upper_bound(metric, row[i], aInfo[i], qInfo, bound, c));
+        uint32_t key = d_allowed(allow, i) ? d_key(upper_bound(metric, row[i], aInfo[i], qInfo, bound, c)) : DENIED_KEY;
         if (key <= u0) {
             uint32_t pos = atomicAdd(pnKey, 1u);
             if (pos < SAMPLE_KEYS)
@@ -478,7 +497,7 @@ static __device__ uint32_t kth_upper_sampled(float *row, uint32_t nBase, uint32_
     uint32_t nKey = *pnKey;
     *pRowIsUpper = nKey > SAMPLE_KEYS;
     if (nKey > SAMPLE_KEYS) /* uniform */
-        return kth_upper(row, nBase, k, metric, bound, c, aInfo, qInfo, hist, pPrefix, pNeed);
+        return kth_upper(row, nBase, k, metric, bound, c, aInfo, qInfo, allow, hist, pPrefix, pNeed);
     return kth_of_keys(aKey, nKey, k, hist, pPrefix, pNeed);
 }
 
@@ -487,8 +506,8 @@ static __device__ uint32_t kth_upper_sampled(float *row, uint32_t nBase, uint32_
  * *pPrefix, *pBits such that exactly k keys have (key >> (64 - bits)) <=
  * prefix.  Whole block; hist is shared scratch.
  */
-static __device__ void radix_kth(const float *row, uint32_t nBase, uint32_t k, uint32_t *hist, uint64_t *pPrefix,
-                                 int *pBits, uint32_t *pNeed, int *pDone)
+static __device__ void radix_kth(const float *row, uint32_t nBase, uint32_t k, const uint32_t *allow, uint32_t *hist,
+                                 uint64_t *pPrefix, int *pBits, uint32_t *pNeed, int *pDone)
 {
     uint32_t tid = threadIdx.x, lane = tid & 31;
     if (tid == 0) {
@@ -508,7 +527,7 @@ static __device__ void radix_kth(const float *row, uint32_t nBase, uint32_t k, u
             uint32_t i = i0 + tid;
             int bin = -1;
             if (i < nBase) {
-                uint64_t key = (uint64_t)d_key(row[i]) << 32 | i;
+                uint64_t key = (uint64_t)(d_allowed(allow, i) ? d_key(row[i]) : DENIED_KEY) << 32 | i;
                 if (bits == 0 || (key >> (64 - bits)) == pre)
                     bin = (int)((key >> shift) & 0xff);
             }
@@ -538,7 +557,8 @@ static __device__ void radix_kth(const float *row, uint32_t nBase, uint32_t k, u
 __global__ void __launch_bounds__(SELECT_THREADS)
 exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, exact_bound bound, const float4 *aInfo,
              const float4 *aQInfo, uint32_t k, uint32_t nSample, const float *x, const float *q, uint32_t dim,
-             const float *aXDot, const float *aQDot, unsigned *aFlag, uint32_t *aCand, genie_neighbor *out)
+             const float *aXDot, const float *aQDot, const uint32_t *allow, unsigned *aFlag, uint32_t *aCand,
+             genie_neighbor *out)
 {
     __shared__ uint32_t hist[256];
     __shared__ uint64_t aSel[EXACT_CUDA_MAX_K];
@@ -558,27 +578,30 @@ exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, ex
     }
     uint32_t nCand = k;
     if (mode == SELECT_FINAL) {
-        radix_kth(row, nBase, k, hist, &prefix, &prefixBits, &need, &done);
+        radix_kth(row, nBase, k, allow, hist, &prefix, &prefixBits, &need, &done);
         /* Exactly k keys have their top prefixBits bits <= prefix. */
         int bits = prefixBits;
         uint64_t pre = prefix;
         for (uint32_t i = tid; i < nBase; i += SELECT_THREADS) {
-            uint64_t key = (uint64_t)d_key(row[i]) << 32 | i;
+            uint64_t key = (uint64_t)(d_allowed(allow, i) ? d_key(row[i]) : DENIED_KEY) << 32 | i;
             if ((key >> (64 - bits)) <= pre)
                 aSel[atomicAdd(&nSel, 1u)] = key;
         }
         __syncthreads();
     } else {
         int rowIsUpper = 1; /* the row holds the upper bounds, else still the GEMM's products */
-        uint32_t kthKey = nSample ? kth_upper_sampled(row, nBase, k, nSample, metric, &bound, c, aInfo, qInfo,
+        uint32_t kthKey = nSample ? kth_upper_sampled(row, nBase, k, nSample, metric, &bound, c, aInfo, qInfo, allow,
                                                       (uint32_t *)aSel, &nSel, hist, &prefix, &need, &rowIsUpper)
-                                  : kth_upper(row, nBase, k, metric, &bound, c, aInfo, qInfo, hist, &prefix, &need);
+                                  : kth_upper(row, nBase, k, metric, &bound, c, aInfo, qInfo, allow, hist, &prefix,
+                                              &need);
         if (tid == 0)
             nSel = 0;
         __syncthreads();
         float U = d_key_value(kthKey), T = exact_bound_threshold((genie_metric)metric, U);
         int finite = isfinite(T);
         for (uint32_t i = tid; i < nBase && finite; i += SELECT_THREADS) {
+            if (!d_allowed(allow, i))
+                continue;
             float4 xi = aInfo[i];
             float e = exact_bound_pair(&bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
             float upper = rowIsUpper ? row[i] : upper_bound(metric, row[i], xi, qInfo, &bound, c);
@@ -862,8 +885,9 @@ static genie_status gemm(exact_resident *r, uint32_t nb)
     return GENIE_OK;
 }
 
-/* One batch of @p nb queries (already in r->h_q) to @p out. */
-static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, genie_neighbor *out)
+/* One batch of @p nb queries (already in r->h_q) to @p out, among the base vectors @p d_allow allows (NULL: all). */
+static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, const uint32_t *d_allow,
+                                 genie_neighbor *out)
 {
     genie_status rc = GENIE_OK;
     uint64_t nBase = r->nBase;
@@ -880,8 +904,8 @@ static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, gen
         exact_l1<<<grid, dim3(L1_TILE, L1_TILE), 0, r->stream>>>(r->d_x, nBase, r->d_q, nb, dim, r->d_S);
         GPU_LAUNCHED(rc, "exact_l1", fail);
         exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 0, metric, bound,
-                                                           NULL, NULL, k, 0, r->d_x, r->d_q, dim, NULL, NULL, r->d_flag,
-                                                           NULL, r->d_out);
+                                                           NULL, NULL, k, 0, r->d_x, r->d_q, dim, NULL, NULL, d_allow,
+                                                           r->d_flag, NULL, r->d_out);
         GPU_LAUNCHED(rc, "exact_select", fail);
     } else {
         GENIE_TRY_GOTO(rc,
@@ -893,15 +917,16 @@ static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, gen
             exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_BOUND, 0, metric,
                                                                bound, r->d_info, r->d_qinfo, k,
                                                                sample_size(nBase, k), r->d_x, r->d_q, dim,
-                                                               r->d_dot, d_qdot, r->d_flag, r->d_cand, r->d_out);
+                                                               r->d_dot, d_qdot, d_allow, r->d_flag, r->d_cand,
+                                                               r->d_out);
             GPU_LAUNCHED(rc, "exact_select", fail);
         }
         exact_direct_rows<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_x, nBase, r->d_q, dim, metric, r->d_dot, d_qdot,
                                                                 r->d_flag, r->d_S);
         GPU_LAUNCHED(rc, "exact_direct_rows", fail);
         exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 1, metric, bound,
-                                                           NULL, NULL, k, 0, r->d_x, r->d_q, dim, NULL, NULL, r->d_flag,
-                                                           NULL, r->d_out);
+                                                           NULL, NULL, k, 0, r->d_x, r->d_q, dim, NULL, NULL, d_allow,
+                                                           r->d_flag, NULL, r->d_out);
         GPU_LAUNCHED(rc, "exact_select", fail);
     }
     GPU_TRY(rc, cudaMemcpyAsync(r->h_out, r->d_out, (size_t)nb * k * sizeof(genie_neighbor), cudaMemcpyDeviceToHost,
@@ -957,11 +982,13 @@ static void stage_queries(float *dst, const float *src, uint64_t nBytes)
 
 extern "C" genie_status exact_cuda_search(int device, void **ppResident, const float *base, uint64_t nBase,
                                           const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric,
-                                          genie_precision precision, uint32_t k, genie_neighbor *out)
+                                          genie_precision precision, const uint64_t *aAllow, uint32_t k,
+                                          genie_neighbor *out)
 {
     genie_status rc = GENIE_OK;
     exact_resident *r = ppResident ? (exact_resident *)*ppResident : NULL;
     uint64_t nBatch = 0;
+    uint32_t *d_allow = NULL; /* the call's bitmap of allowed base vectors (engine/filter.h), one upload */
     GPU_TRY(rc, cudaSetDevice(device), fail);
     if (r && !(r->device == device && r->hBase == base && r->nBase == nBase && r->dim == dim && r->metric == metric &&
                r->precision == precision)) {
@@ -975,12 +1002,18 @@ extern "C" genie_status exact_cuda_search(int device, void **ppResident, const f
             *ppResident = r;
     }
     GENIE_TRY_GOTO(rc, workspace_reserve(r, nQuery, k, &nBatch), fail);
+    if (aAllow) {
+        size_t nAllowBytes = (size_t)(nBase + 63) / 64 * 8;
+        GPU_TRY(rc, cudaMalloc(&d_allow, nAllowBytes), fail);
+        GPU_TRY(rc, cudaMemcpy(d_allow, aAllow, nAllowBytes, cudaMemcpyHostToDevice), fail);
+    }
     for (uint64_t q0 = 0; q0 < nQuery; q0 += nBatch) {
         uint32_t nb = (uint32_t)(nQuery - q0 < nBatch ? nQuery - q0 : nBatch);
         stage_queries(r->h_q, queries + q0 * dim, (uint64_t)nb * dim * sizeof(float));
-        GENIE_TRY_GOTO(rc, search_batch(r, nb, k, out + q0 * k), fail);
+        GENIE_TRY_GOTO(rc, search_batch(r, nb, k, d_allow, out + q0 * k), fail);
     }
 fail:
+    cudaFree(d_allow);
     if (rc != GENIE_OK && ppResident && *ppResident) {
         /* A failed call leaves no half-usable state behind. */
         exact_cuda_resident_free(*ppResident);

@@ -205,6 +205,55 @@ void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const 
 int cli_engine_option(const char *zCmd, int c, const char *zArg, genie_search_options *opt, int *pStatus);
 
 /*
+ * The filter options of the searches (tools/cli_filter.c): put
+ * CLI_FILTER_LONG_OPTIONS in the getopt_long table and CLI_FILTER_HELP in
+ * the --help text, hand each option code to cli_filter_option(), and make
+ * the filter with cli_filter_make() once the index is open.
+ */
+#define CLI_OPT_FILTER_LABELS 0x130
+#define CLI_OPT_FILTER_IDS 0x131
+#define CLI_OPT_WHERE 0x132
+#define CLI_FILTER_LONG_OPTIONS                                         \
+    {"filter-labels", required_argument, 0, CLI_OPT_FILTER_LABELS},    \
+    {"filter-ids", required_argument, 0, CLI_OPT_FILTER_IDS},          \
+    {"where", required_argument, 0, CLI_OPT_WHERE}
+#define CLI_FILTER_HELP                                                              \
+    "      --filter-ids FILE   answer only with the objects whose ids (as\n"         \
+    "                          printed) FILE lists, white space between them\n"     \
+    "      --filter-labels FILE  answer only with the objects whose labels\n"      \
+    "                          FILE lists\n"                                        \
+    "      --where COND        tables: only rows with COLUMN=V1,V2,... (one of\n"   \
+    "                          the values) or, numeric columns, COLUMN=LO..HI\n"    \
+    "                          (either end may be left out); filter options\n"     \
+    "                          repeat and AND; the answers are exactly those of\n" \
+    "                          an index of the allowed objects alone\n"
+/**
+ * Collect a filter option of command @p zCmd.
+ * @return 1 when @p c is one (*pStatus: CLI_EXIT_OK, or CLI_EXIT_USAGE
+ *         with the message printed), 0 otherwise.
+ */
+int cli_filter_option(const char *zCmd, int c, const char *zArg, int *pStatus);
+/* An id as printed to the object id of the index; 0 when there is none (docs: record numbers). */
+typedef int (*cli_filter_id_fn)(void *ctx, uint64_t id, uint64_t *pObject);
+struct genie_table;
+/**
+ * The filter of the collected options for @p idx (@p t: its table
+ * parameters, NULL for other types; @p xId: NULL when ids are object ids):
+ * *pOut is NULL when no filter option was given; free it with
+ * genie_filter_free().
+ * @return CLI_EXIT_OK, CLI_EXIT_FAIL (a file that cannot be read or names
+ *         no object, printed), CLI_EXIT_USAGE (--where on another type).
+ */
+int cli_filter_make(const char *zCmd, const genie_index *idx, const struct genie_table *t, cli_filter_id_fn xId,
+                    void *ctx, genie_filter **pOut);
+/**
+ * Open @p zIndex and make the filter of the collected options (object ids,
+ * no table conditions).
+ * @return CLI_EXIT_OK, or what failed (printed; nothing is left open).
+ */
+int cli_open_filtered(const char *zCmd, const char *zIndex, genie_index **pIdx, genie_filter **pFilter);
+
+/*
  * The options every `genie build` shares (cmd_build.c and each front-end's
  * build): -o/--output, -t/--type, -L/--sublist-length, the part options
  * (CLI_PART_LONG_OPTIONS, CLI_PART_HELP), -q/--quiet and -h/--help, all

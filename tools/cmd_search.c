@@ -33,6 +33,7 @@ static const char zHelp[] =
     "  -k, --k N               results per query, >= 1 (default 10)\n"
     "  -m, --min-count N       leave out objects whose count is below N\n"
     CLI_ENGINE_HELP
+    CLI_FILTER_HELP
     "  -d, --delimiter LINE    text queries: records are blocks of lines\n"
     "                          between lines equal to LINE (e.g. '%')\n"
     "      --json              one JSON object per query instead of TSV\n"
@@ -60,13 +61,13 @@ static int parse_search_options(int argc, char **argv, genie_search_options *opt
         {"delimiter", required_argument, 0, 'd'}, {"json", no_argument, 0, 'J'},
         {"show", no_argument, 0, 's'},            {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},            CLI_ENGINE_LONG_OPTIONS,
-        {0, 0, 0, 0}};
+        CLI_FILTER_LONG_OPTIONS,                  {0, 0, 0, 0}};
     int c;
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:m:d:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("search", c, optarg, opt, &st)) {
+        if (cli_engine_option("search", c, optarg, opt, &st) || cli_filter_option("search", c, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
@@ -180,13 +181,19 @@ int cmd_search(int argc, char **argv)
     genie_index_get_info(idx, &info);
     o.src.idx = idx;
     genie_query_reader *qr = NULL;
+    genie_filter *filter = NULL;
     if (o.show && !info.has_records)
         st = cli_usage_error("search", "--show: %s stores no records (built with --no-records?)", zIndex);
+    else if ((st = cli_filter_make("search", idx, NULL, NULL, NULL, &filter)) != CLI_EXIT_OK)
+        ;
     else if ((rc = genie_query_reader_open(&qr, zQueries, idx, zDelim)) != GENIE_OK)
         st = cli_fail(rc);
-    else
+    else {
+        opt.filter = filter;
         st = run_search(idx, qr, &opt, minCount, &o, quiet);
+    }
     genie_query_reader_close(qr);
+    genie_filter_free(filter);
     genie_index_close(idx);
     search_output_free(&o);
     return st;

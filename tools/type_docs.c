@@ -215,6 +215,9 @@ static const char zSearchHelp[] =
     "      --cache-plan FILE   cuda: what the cache admits (genie cache-plan);\n"
     "                          without: every list if all fit, else none\n"
     "  -j, --threads N         CPU threads (default: all cores)\n"
+    CLI_FILTER_HELP
+    "                          (docs: ids are record numbers; scores keep the\n"
+    "                          whole collection's statistics)\n"
     "      --json              one JSON object per query instead of TSV,\n"
     "                          with the BM25 and PageRank parts\n"
     "      --show              print each hit's stored document\n"
@@ -236,11 +239,16 @@ static int parse_docs_search(int argc, char **argv, docs_cli *s)
         {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
         {"backend", required_argument, 0, 'b'}, {"gpu-memory", required_argument, 0, 'G'},
         {"cache-fraction", required_argument, 0, 'F'}, {"cache-plan", required_argument, 0, 'P'},
-        {0, 0, 0, 0}};
-    int c;
+        CLI_FILTER_LONG_OPTIONS,                {0, 0, 0, 0}};
+    int c, st;
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:j:b:qh", aOpt, NULL)) != -1) {
+        if (cli_filter_option("search", c, optarg, &st)) {
+            if (st != CLI_EXIT_OK)
+                return st;
+            continue;
+        }
         switch (c) {
         case 'b':
             if (genie_backend_parse(optarg, &s->opt.backend) != GENIE_OK ||
@@ -309,6 +317,31 @@ static int print_docs_results(const docs_cli *s, const genie_index *idx, const g
     return status;
 }
 
+/* --filter-ids of a docs index names record numbers, as printed: their docIDs (cli_filter_id_fn). */
+typedef struct doc_ids {
+    const genie_docs *d;
+    uint32_t *aDoc; /* record -> docID, made on first use */
+    uint64_t n;
+} doc_ids;
+
+static int doc_of_record(void *ctx, uint64_t record, uint64_t *pDoc)
+{
+    doc_ids *x = ctx;
+    if (!x->aDoc) {
+        if (!(x->aDoc = malloc((x->n ? x->n : 1) * sizeof *x->aDoc)))
+            return 0;
+        for (uint64_t doc = 0; doc < x->n; doc++) {
+            uint32_t rec = 0;
+            genie_docs_document(x->d, (uint32_t)doc, &rec, NULL, NULL, NULL);
+            x->aDoc[rec] = (uint32_t)doc;
+        }
+    }
+    if (record >= x->n)
+        return 0;
+    *pDoc = x->aDoc[record];
+    return 1;
+}
+
 int docs_cli_search(int argc, char **argv, const char *zIndex)
 {
     docs_cli s;
@@ -338,7 +371,19 @@ int docs_cli_search(int argc, char **argv, const char *zIndex)
     s.opt.plan = plan;
     genie_index_info info;
     genie_index_get_info(idx, &info);
+    genie_filter *filter = NULL;
+    doc_ids ids = {d, NULL, info.n_objects};
+    status = cli_filter_make("search", idx, NULL, doc_of_record, &ids, &filter);
+    free(ids.aDoc);
+    if (status != CLI_EXIT_OK) {
+        genie_docs_plan_free(plan);
+        genie_docs_close(d);
+        genie_index_close(idx);
+        return status;
+    }
+    s.opt.filter = filter;
     if (s.show && !info.has_records) {
+        genie_filter_free(filter);
         genie_docs_plan_free(plan);
         genie_docs_close(d);
         genie_index_close(idx);
@@ -346,6 +391,7 @@ int docs_cli_search(int argc, char **argv, const char *zIndex)
     }
     cli_lines l;
     if (cli_lines_open(&l, zQueries) != 0) {
+        genie_filter_free(filter);
         genie_docs_plan_free(plan);
         genie_docs_close(d);
         genie_index_close(idx);
@@ -393,6 +439,7 @@ int docs_cli_search(int argc, char **argv, const char *zIndex)
                         "post-processed on the CPU\n",
                 (double)total.cache_bytes / 1048576.0, (unsigned long long)total.batches,
                 (double)total.bytes_moved / 1048576.0, (unsigned long long)total.post_processed);
+    genie_filter_free(filter);
     genie_docs_plan_free(plan);
     cli_lines_close(&l);
     genie_docs_close(d);

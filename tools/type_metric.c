@@ -245,6 +245,7 @@ static const char zSearchHelp[] =
     "                          edit run on a GPU (auto: when one is usable),\n"
     "                          jaccard and --brute-force on the CPU\n"
     "  -j, --threads N         threads over queries (default: all cores)\n"
+    CLI_FILTER_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each answer's stored string or set\n"
     "  -v, --verbose           per query, the distances computed (stderr)\n"
@@ -280,11 +281,17 @@ static int parse_lc_search(int argc, char **argv, lc_cli *s)
         {"json", no_argument, 0, OPT_JSON},     {"show", no_argument, 0, OPT_SHOW},
         {"brute-force", no_argument, 0, OPT_BRUTE}, {"clusters", required_argument, 0, OPT_CLUSTERS},
         {"verbose", no_argument, 0, 'v'},       {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-    int c;
+        {"help", no_argument, 0, 'h'},          CLI_FILTER_LONG_OPTIONS,
+        {0, 0, 0, 0}};
+    int c, st;
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "r:k:b:j:vqh", aOpt, NULL)) != -1) {
+        if (cli_filter_option("search", c, optarg, &st)) {
+            if (st != CLI_EXIT_OK)
+                return st;
+            continue;
+        }
         switch (c) {
         case 'r': {
             char *end;
@@ -444,12 +451,14 @@ int lc_cli_search(int argc, char **argv, const char *zIndex)
     if (strcmp(argv[optind], zIndex) != 0)
         zQueries = argv[optind];
     genie_index *idx;
-    genie_status rc = genie_index_open(zIndex, &idx);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
+    genie_filter *filter;
+    if ((status = cli_open_filtered("search", zIndex, &idx, &filter)) != CLI_EXIT_OK)
+        return status;
+    s.o.filter = filter;
     genie_lc_info info;
-    rc = genie_lc_index_info(idx, &info);
+    genie_status rc = genie_lc_index_info(idx, &info);
     if (rc != GENIE_OK) {
+        genie_filter_free(filter);
         genie_index_close(idx);
         return cli_fail(rc);
     }
@@ -465,6 +474,7 @@ int lc_cli_search(int argc, char **argv, const char *zIndex)
                 (unsigned long long)t.nQuery, (unsigned long long)t.nHit,
                 t.nQuery ? (double)t.nDist / (double)t.nQuery : 0.0, s.o.brute_force ? "brute force" : "LC",
                 (unsigned long long)info.n_objects, t.seconds);
+    genie_filter_free(filter);
     genie_index_close(idx);
     return status;
 }

@@ -132,6 +132,7 @@ static const char zSearchHelp[] =
     "                          (ground truth; every query certified)\n"
     CLI_RECALL_HELP
     CLI_ENGINE_HELP
+    CLI_FILTER_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's string\n"
     "  -v, --verbose           per query on standard error: its last K and\n"
@@ -200,13 +201,14 @@ static int parse_seq_search(int argc, char **argv, seq_cli *s)
         {"json", no_argument, 0, 'J'},         {"show", no_argument, 0, 's'},
         {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
         {"recall", required_argument, 0, 'R'},
-        CLI_ENGINE_LONG_OPTIONS,               {0, 0, 0, 0}};
+        CLI_ENGINE_LONG_OPTIONS,               CLI_FILTER_LONG_OPTIONS,
+        {0, 0, 0, 0}};
     int c;
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:K:vqh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("search", c, optarg, &s->opt, &st) ||
+        if (cli_engine_option("search", c, optarg, &s->opt, &st) || cli_filter_option("search", c, optarg, &st) ||
             cli_candidate_option("search", c, optarg, &s->so.k, &s->so.candidates, &s->so.recall, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
@@ -260,14 +262,17 @@ int seq_cli_search(int argc, char **argv, const char *zIndex)
     if (strcmp(argv[optind], zIndex) != 0)
         zQueries = argv[optind];
     genie_index *idx;
-    genie_status rc = genie_index_open(zIndex, &idx);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
+    genie_filter *filter;
+    if ((status = cli_open_filtered("search", zIndex, &idx, &filter)) != CLI_EXIT_OK)
+        return status;
+    genie_status rc = GENIE_OK;
     cli_lines l;
     if (cli_lines_open(&l, zQueries) != 0) {
+        genie_filter_free(filter);
         genie_index_close(idx);
         return CLI_EXIT_FAIL;
     }
+    s.opt.filter = filter;
     long n;
     while ((n = cli_lines_read(&l, SEQ_QUERIES_PER_CHUNK)) > 0) {
         genie_seq_results *r;
@@ -320,6 +325,7 @@ int seq_cli_search(int argc, char **argv, const char *zIndex)
                 (unsigned long long)s.nVerified);
     }
     cli_lines_close(&l);
+    genie_filter_free(filter);
     genie_index_close(idx);
     return status;
 }

@@ -140,6 +140,7 @@ static const char zSearchHelp[] =
     CLI_RECALL_HELP
     CLI_RECALL_VERBOSE_HELP
     CLI_ENGINE_HELP
+    CLI_FILTER_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's stored line\n"
     "  -q, --quiet             no summary on standard error\n"
@@ -159,12 +160,12 @@ static int parse_set_search(int argc, char **argv, set_cli *s)
         {"show", no_argument, 0, 's'},    {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},    {"recall", required_argument, 0, 'R'},
         {"verbose", no_argument, 0, 'v'}, CLI_ENGINE_LONG_OPTIONS,
-        {0, 0, 0, 0}};
+        CLI_FILTER_LONG_OPTIONS,          {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:K:qvh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("search", c, optarg, &s->opt, &st) ||
+        if (cli_engine_option("search", c, optarg, &s->opt, &st) || cli_filter_option("search", c, optarg, &st) ||
             cli_candidate_option("search", c, optarg, &s->so.k, &s->so.candidates, &s->so.recall, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
@@ -227,14 +228,17 @@ int set_cli_search(int argc, char **argv, const char *zIndex)
     if (strcmp(argv[optind], zIndex) != 0)
         zQueries = argv[optind];
     genie_index *idx;
-    genie_status rc = genie_index_open(zIndex, &idx);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
+    genie_filter *filter;
+    if ((status = cli_open_filtered("search", zIndex, &idx, &filter)) != CLI_EXIT_OK)
+        return status;
+    genie_status rc = GENIE_OK;
     cli_lines l;
     if (cli_lines_open(&l, zQueries) != 0) {
+        genie_filter_free(filter);
         genie_index_close(idx);
         return CLI_EXIT_FAIL;
     }
+    s.opt.filter = filter;
     uint64_t nQuery = 0;
     double tMatch = 0, tRank = 0;
     genie_backend backend = GENIE_BACKEND_CPU;
@@ -271,6 +275,7 @@ int set_cli_search(int argc, char **argv, const char *zIndex)
         fprintf(stderr, "genie: %llu queries; match %.3f s (%s), exact Jaccard %.3f s\n", (unsigned long long)nQuery,
                 tMatch, s.so.exact ? "none" : genie_backend_name(backend), tRank);
     cli_lines_close(&l);
+    genie_filter_free(filter);
     genie_index_close(idx);
     return status;
 }

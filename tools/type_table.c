@@ -77,6 +77,7 @@ static const char zSearchHelp[] =
     "      --weight COL=W      weight of column COL (default 1); repeatable\n"
     "  -m, --min-count N       leave out rows whose count is below N\n"
     CLI_ENGINE_HELP
+    CLI_FILTER_HELP
     "      --show              print each hit's row as a sixth column, with\n"
     "                          tab, newline and backslash written \\t \\n \\\\\n"
     "      --json              one JSON object per query instead of TSV\n"
@@ -167,13 +168,13 @@ static int parse_search(int argc, char **argv, table_search_args *a)
         {"show", no_argument, 0, 's'},         {"quiet", no_argument, 0, 'q'},
         {"json", no_argument, 0, 'J'},
         {"help", no_argument, 0, 'h'},         CLI_ENGINE_LONG_OPTIONS,
-        {0, 0, 0, 0}};
+        CLI_FILTER_LONG_OPTIONS,               {0, 0, 0, 0}};
     int c;
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:m:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("search", c, optarg, &a->opt, &st)) {
+        if (cli_engine_option("search", c, optarg, &a->opt, &st) || cli_filter_option("search", c, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
@@ -271,6 +272,7 @@ int table_cli_search(int argc, char **argv, const char *zIndex)
         return cli_fail(GENIE_ENOMEM);
     genie_index *idx = NULL;
     genie_table *t = NULL;
+    genie_filter *filter = NULL;
     int st = parse_search(argc, argv, &a);
     if (st != CLI_EXIT_OK)
         goto done;
@@ -291,8 +293,12 @@ int table_cli_search(int argc, char **argv, const char *zIndex)
     for (size_t i = 0; i < a.nSetting && st == CLI_EXIT_OK; i++)
         st = apply_setting(t, a.aSetting[i].zArg, a.aSetting[i].isWeight);
     if (st == CLI_EXIT_OK)
+        st = cli_filter_make("search", idx, t, NULL, NULL, &filter);
+    a.opt.filter = filter;
+    if (st == CLI_EXIT_OK)
         st = run_queries(idx, t, zQueries, &a);
 done:
+    genie_filter_free(filter);
     genie_table_free(t);
     genie_index_close(idx);
     free(a.aSetting);

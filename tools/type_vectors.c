@@ -76,6 +76,7 @@ static const char zSearchHelp[] =
     CLI_RECALL_HELP
     CLI_RECALL_VERBOSE_HELP
     CLI_ENGINE_HELP
+    CLI_FILTER_HELP
     "      --ivecs FILE        also write the neighbour ids as .ivecs\n"
     "      --json              one JSON object per query instead of TSV\n"
     "  -q, --quiet             no timing line on standard error\n"
@@ -240,7 +241,7 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
         {"recall", required_argument, 0, 10},     {"verbose", no_argument, 0, 'v'},
         {"precision", required_argument, 0, 11},
-        CLI_ENGINE_LONG_OPTIONS,
+        CLI_ENGINE_LONG_OPTIONS,                  CLI_FILTER_LONG_OPTIONS,
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->so.k = 10;
@@ -254,9 +255,11 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         if (isEval && (c == 2 || c == 9))
             return cli_usage_error(zCmd, "--ivecs and --json belong to genie search");
         int st;
-        if (cli_engine_option(zCmd, c, optarg, &o->so.search, &st)) {
+        if (cli_engine_option(zCmd, c, optarg, &o->so.search, &st) || cli_filter_option(zCmd, c, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
+            if (isEval && (c == CLI_OPT_FILTER_IDS || c == CLI_OPT_FILTER_LABELS || c == CLI_OPT_WHERE))
+                return cli_usage_error(zCmd, "the filter options belong to genie search");
             continue;
         }
         switch (c) {
@@ -392,6 +395,13 @@ int vec_cli_search(int argc, char **argv, const char *zIndex)
     genie_vectors q;
     if ((ex = open_inputs(argv[optind], argv[optind + 1], 0, &idx, &q)) != 0)
         return ex;
+    genie_filter *filter = NULL;
+    if ((ex = cli_filter_make("search", idx, NULL, NULL, NULL, &filter)) != CLI_EXIT_OK) {
+        genie_vectors_free(&q);
+        genie_index_close(idx);
+        return ex;
+    }
+    o.so.search.filter = filter;
     genie_neighbor *aOut = NULL;
     uint32_t *aN = NULL, *aIds = NULL;
     genie_search_stats st;
@@ -432,6 +442,7 @@ int vec_cli_search(int argc, char **argv, const char *zIndex)
     free(aOut);
     free(aN);
     free(aIds);
+    genie_filter_free(filter);
     genie_vectors_free(&q);
     genie_index_close(idx);
     return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);

@@ -330,6 +330,11 @@ GENIE_API genie_status genie_filter_set(genie_filter *f, uint64_t object, int al
 GENIE_API void genie_filter_set_all(genie_filter *f, int allowed);
 /** @return non-zero when @p object is allowed (0 past the last object). */
 GENIE_API int genie_filter_get(const genie_filter *f, uint64_t object);
+/**
+ * Forbid in @p f every object that @p g forbids (f becomes f AND g).
+ * @return GENIE_OK, GENIE_EINVAL (the filters cover different objects).
+ */
+GENIE_API genie_status genie_filter_intersect(genie_filter *f, const genie_filter *g);
 /** @return the objects the filter covers (its n_objects). */
 GENIE_API uint64_t genie_filter_objects(const genie_filter *f);
 /** @return the objects it allows. */

@@ -59,6 +59,16 @@ void genie_filter_set_all(genie_filter *f, int allowed)
         f->aBits[nWord - 1] = (1ull << (f->nObject & 63)) - 1; /* bits past the last object stay 0 */
 }
 
+genie_status genie_filter_intersect(genie_filter *f, const genie_filter *g)
+{
+    if (f->nObject != g->nObject)
+        return util_error(GENIE_EINVAL, "filters of %llu and %llu objects cannot be combined",
+                          (unsigned long long)f->nObject, (unsigned long long)g->nObject);
+    for (uint64_t w = 0; w < filter_words(f->nObject); w++)
+        f->aBits[w] &= g->aBits[w];
+    return GENIE_OK;
+}
+
 int genie_filter_get(const genie_filter *f, uint64_t object)
 {
     return object < f->nObject && filter_allows(f->aBits, object);

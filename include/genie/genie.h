@@ -61,7 +61,8 @@ enum {
     GENIE_EFORMAT = -30796,  /* not a genie index, or an unknown version */
     GENIE_ENOTSUP = -30795,  /* feature not built in (e.g. CUDA) */
     GENIE_EGPU = -30794,     /* CUDA error or no usable GPU */
-    GENIE_ERANGE = -30793    /* value out of the supported range */
+    GENIE_ERANGE = -30793,   /* value out of the supported range */
+    GENIE_EBUSY = -30792     /* another process writes this index (live indexes) */
 };
 
 /** @return a static, short description of @p status (never NULL). */
@@ -348,6 +349,95 @@ GENIE_API uint64_t genie_filter_count(const genie_filter *f);
  */
 GENIE_API genie_status genie_filter_allow_labels(genie_filter *f, const genie_index *idx, const uint64_t *labels,
                                                  size_t n_labels, size_t *n_found);
+
+/* ----------------------------------------------------------- live indexes */
+
+/*
+ * An index file is immutable; writes go to its write-ahead log INDEX.wal
+ * (docs/LIVE.md, docs/FORMAT.md), and genie_index_open() replays the log
+ * into memory, so an opened index holds every write acknowledged before
+ * it was opened: the objects added get the ids after the file's objects,
+ * deleted objects are never answered (they keep their ids until a
+ * compaction writes a new file without them).  Objects are addressed by
+ * their 64-bit labels: a file built without labels has its ids as
+ * labels, and every added object has one, the caller's or the next free
+ * one (one more than the largest label ever used in the index).
+ *
+ * Durability: a write returns once its log record is on disk (fdatasync);
+ * a process killed at any moment loses at most the writes that had not
+ * returned.  One writer per index at a time across processes (a lock on
+ * INDEX.lock): a second genie_writer_open() fails with GENIE_EBUSY.
+ * Readers never block and need no lock.
+ */
+typedef struct genie_writer genie_writer;
+
+/**
+ * Start writing the index file @p path (its log is created when it has
+ * none).  The writer holds the index's lock until genie_writer_close().
+ * @return GENIE_OK, GENIE_EBUSY (another writer), the errors of
+ *         genie_index_open(), GENIE_ENOTSUP (a docs or metric index: their
+ *         files are rebuilt, not written), GENIE_EIO, GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_writer_open(const char *path, genie_writer **out);
+/** Release the lock; NULL is a no-op. */
+GENIE_API void genie_writer_close(genie_writer *w);
+/**
+ * Add @p n keyword objects (a keywords index; see genie_builder_add()):
+ * an object with has_label keeps its label, which no object of the index
+ * may carry (delete it first); the others get the next free labels, in
+ * order.  Records must be given when the index stores them, and only then.
+ * All or nothing: one log record, durable on return.
+ * @param[out] labels  n labels, the objects' (may be NULL).
+ * @return GENIE_OK, GENIE_EINVAL (a label in use or given twice, a record
+ *         where none is stored or the reverse, another index type),
+ *         GENIE_ERANGE (no free label, more than 2^32 - 1 objects),
+ *         GENIE_EIO (the log could not be written: the message says why;
+ *         nothing was added), GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_writer_add(genie_writer *w, const genie_object *objects, size_t n, uint64_t *labels);
+/**
+ * Add @p n objects given as the text their type's build reads, one object
+ * each: a text index's documents, a sets index's lines, a sequences
+ * index's strings, a table's rows as CSV lines of its columns in their
+ * order.  They are turned into keywords with the index's own parameters
+ * (vocabulary, hash functions, n-gram length, bins and dictionaries: a
+ * table value outside a numeric column's range falls in its first or last
+ * bin, a categorical value the table never held is refused).  @p in_labels
+ * (may be NULL) their labels, as in genie_writer_add().
+ * @return as genie_writer_add(); GENIE_EINVAL also for an object the
+ *         type's build would refuse (the message names it).
+ */
+GENIE_API genie_status genie_writer_add_records(genie_writer *w, const char *const *records, const size_t *lengths,
+                                                size_t n, const uint64_t *in_labels, uint64_t *labels);
+/**
+ * Delete every object carrying one of the @p n labels.
+ * @param[out] n_deleted  objects deleted (labels no object carries are
+ *                        skipped; may be NULL).
+ * @return GENIE_OK, GENIE_EIO (nothing was deleted), GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_writer_delete(genie_writer *w, const uint64_t *labels, size_t n, size_t *n_deleted);
+/**
+ * Write the index with every write applied to a new file and rename it
+ * into place (readers that have it open keep searching the old one), then
+ * start an empty log.  Deleted objects are dropped and the others
+ * numbered from 0 in their order; the new file stores every object's
+ * label.  A crash leaves the old file and its log, or the new file: never
+ * a mix (docs/LIVE.md).
+ * @return GENIE_OK, GENIE_EIO, GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_writer_compact(genie_writer *w);
+
+/** What the log of an opened index held. */
+typedef struct genie_live_info {
+    int live;              /* the index has a log */
+    uint64_t base_objects; /* objects of the file */
+    uint64_t added;        /* objects the log added (ids base_objects ...) */
+    uint64_t deleted;      /* objects the log deleted */
+    uint64_t log_bytes;    /* the log's size */
+    uint64_t torn_bytes;   /* a torn last record dropped at open (a writer died while writing it); 0: none */
+} genie_live_info;
+
+GENIE_API void genie_index_live_info(const genie_index *idx, genie_live_info *out);
 
 /* ----------------------------------------------------------------- search */
 

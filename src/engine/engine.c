@@ -21,6 +21,7 @@
 #include "engine/filter.h"
 #include "engine/parts.h"
 #include "index/index.h"
+#include "index/live.h"
 #include "util/clock.h"
 #include "util/error.h"
 
@@ -111,9 +112,14 @@ genie_status genie_search(const genie_index *idx, const genie_queries *q, const 
     return genie_search_with_stats(idx, q, opt, out, NULL);
 }
 
-/* Parts [iFirst, iEnd) of @p idx (all of a one-part index), global object ids. */
-static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
-                                 const genie_search_options *opt, genie_results **out, genie_search_stats *pStats)
+/*
+ * Parts [iFirst, iEnd) of @p idx (all of a one-part index), global object
+ * ids, answering only the objects @p aAllow allows (engine/filter.h; NULL:
+ * all); a live index's delta is not read here.
+ */
+static genie_status search_plain(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
+                                 const genie_search_options *opt, const uint64_t *aAllow, genie_results **out,
+                                 genie_search_stats *pStats)
 {
     *out = NULL;
     genie_search_stats stats;
@@ -140,9 +146,6 @@ static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32
         chunk = 1;
 
     genie_status rc = GENIE_OK;
-    const uint64_t *aAllow = NULL;
-    uint64_t *aOwned = NULL;
-    GENIE_TRY(filter_effective(idx, opt->filter, &aAllow, &aOwned));
     genie_results *r = calloc(1, sizeof *r);
     if (r) {
         r->aEnd = malloc((q->nQuery ? q->nQuery : 1) * sizeof *r->aEnd);
@@ -157,15 +160,55 @@ static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32
                        fail);
     else
         GENIE_TRY_GOTO(rc, search_whole(idx, q, opt, aAllow, be, &devs, k, chunk, r, &stats), fail);
-    free(aOwned);
     stats.total_seconds = util_now() - t0;
     if (pStats)
         *pStats = stats;
     *out = r;
     return GENIE_OK;
 fail:
-    free(aOwned);
     genie_results_free(r);
+    return rc;
+}
+
+/*
+ * Parts [iFirst, iEnd) of @p idx with its filter and, on a live index
+ * (index/live.h), its deleted objects masked; when the range ends with
+ * the last part, the delta too: searched on its own (its ids after the
+ * base's) and merged exactly (live_search.c).
+ */
+static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
+                                 const genie_search_options *opt, genie_results **out, genie_search_stats *pStats)
+{
+    *out = NULL;
+    double t0 = util_now();
+    const uint64_t *aAllow = NULL, *aDelta = NULL;
+    uint64_t *aOwned = NULL, *aDeltaOwned = NULL;
+    GENIE_TRY(filter_effective(idx, opt->filter, &aAllow, &aOwned));
+    const index_live *l = idx->pLive;
+    genie_results *rBase = NULL, *rDelta = NULL;
+    genie_search_stats sBase, sDelta;
+    genie_status rc = search_plain(idx, iFirst, iEnd, q, opt, aAllow, &rBase, &sBase);
+    if (rc == GENIE_OK && l && l->nAdded && iEnd == idx->nPart) {
+        rc = filter_slice(aAllow, l->nBase, l->nAdded, &aDelta, &aDeltaOwned);
+        if (rc == GENIE_OK)
+            rc = search_plain(l->pDelta, 0, l->pDelta->nPart, q, opt, aDelta, &rDelta, &sDelta);
+        if (rc == GENIE_OK)
+            rc = engine_results_merge(rBase, rDelta, (uint32_t)l->nBase, opt->k, out);
+        genie_results_free(rBase);
+        rBase = NULL;
+        engine_stats_sum(&sBase, &sDelta);
+    }
+    if (rc == GENIE_OK && rBase)
+        *out = rBase;
+    else
+        genie_results_free(rBase);
+    genie_results_free(rDelta);
+    free(aOwned);
+    free(aDeltaOwned);
+    if (rc == GENIE_OK && pStats) {
+        *pStats = sBase;
+        pStats->total_seconds = util_now() - t0;
+    }
     return rc;
 }
 

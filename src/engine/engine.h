@@ -84,6 +84,17 @@ uint64_t engine_results_hits(const genie_results *r);
  */
 void engine_stats_add(genie_search_stats *sum, const genie_search_stats *one);
 
+/**
+ * The answers of a live index (index/live.h): @p a of its base and @p b of
+ * its delta, whose ids are @p idBase on, merged per query by count
+ * descending, then smaller id, keeping @p k (live_search.c).
+ * @return GENIE_OK, GENIE_ENOMEM.
+ */
+genie_status engine_results_merge(const genie_results *a, const genie_results *b, uint32_t idBase, uint32_t k,
+                                  genie_results **out);
+/** Add @p b's times and counts to @p a (a search over a base and its delta). */
+void engine_stats_sum(genie_search_stats *a, const genie_search_stats *b);
+
 /* The CPU backends (cpu/cpu_engine.c); the others are reached through backend.h. */
 genie_status engine_cpu_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
 genie_status engine_cpu_idx_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);

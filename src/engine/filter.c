@@ -9,6 +9,7 @@
 
 #include "index/index.h"
 #include "index/labels.h"
+#include "index/live.h"
 #include "util/error.h"
 
 genie_status genie_filter_new(genie_filter **out, uint64_t n_objects)
@@ -88,11 +89,9 @@ genie_status genie_filter_allow_labels(genie_filter *f, const genie_index *idx, 
                                        size_t n_labels, size_t *n_found)
 {
     util_error_clear();
-    genie_index_info info;
-    genie_index_get_info(idx, &info);
-    if (info.n_objects != f->nObject)
+    if (live_objects(idx) != f->nObject)
         return util_error(GENIE_EINVAL, "a filter of %llu objects for an index of %llu",
-                          (unsigned long long)f->nObject, (unsigned long long)info.n_objects);
+                          (unsigned long long)f->nObject, (unsigned long long)live_objects(idx));
     const index_labels *l;
     GENIE_TRY(index_labels_get(idx, &l));
     size_t nFound = 0;
@@ -154,12 +153,21 @@ genie_status filter_effective(const genie_index *idx, const genie_filter *filter
 {
     *pOut = NULL;
     *pOwned = NULL;
-    genie_index_info info;
-    genie_index_get_info(idx, &info);
-    if (filter && filter->nObject != info.n_objects)
+    uint64_t n = live_objects(idx);
+    if (filter && filter->nObject != n)
         return util_error(GENIE_EINVAL, "a filter of %llu objects for an index of %llu objects",
-                          (unsigned long long)filter->nObject, (unsigned long long)info.n_objects);
-    if (filter)
-        *pOut = filter->aBits;
+                          (unsigned long long)filter->nObject, (unsigned long long)n);
+    const uint64_t *aAlive = idx->pLive ? idx->pLive->aAlive : NULL;
+    if (!filter || !aAlive) {
+        *pOut = filter ? filter->aBits : aAlive;
+        return GENIE_OK;
+    }
+    uint64_t *a = malloc((size_t)(filter_words(n) ? filter_words(n) : 1) * sizeof *a);
+    if (!a)
+        return util_error(GENIE_ENOMEM, "out of memory for a filter of %llu objects", (unsigned long long)n);
+    for (uint64_t w = 0; w < filter_words(n); w++)
+        a[w] = filter->aBits[w] & aAlive[w];
+    *pOut = a;
+    *pOwned = a;
     return GENIE_OK;
 }

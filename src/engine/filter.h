@@ -7,10 +7,10 @@
  * the answers, so a search over a filtered index answers exactly as the
  * same search over an index of the allowed objects alone (ids mapped).
  *
- * The layout is the one every consumer reads, host and device alike:
- * bit o % 64 of 64-bit word o / 64 is object o (little-endian, so the
- * same bytes read as 32-bit words put object o at bit o % 32 of word
- * o / 32, as the CUDA kernels read them); 1 = allowed.  A genie_filter
+ * The layout is the one every consumer reads, host and device alike
+ * (util/bitmap.h): bit o % 64 of 64-bit word o / 64 is object o
+ * (little-endian, so the same bytes read as 32-bit words put object o at
+ * bit o % 32 of word o / 32, as the CUDA kernels read them); 1 = allowed.  A genie_filter
  * keeps the bits past its last object 0; a slice (filter_slice) may have
  * bits set past its last object, so a consumer tests objects below its
  * count only.  A NULL bitmap allows every object.
@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "util/bitmap.h"
 
 struct genie_filter {
     uint64_t nObject; /* objects the bitmap covers: ids 0 .. nObject-1 */
@@ -40,13 +41,13 @@ struct genie_filter {
 /** Words of a bitmap over @p n objects. */
 static inline uint64_t filter_words(uint64_t n)
 {
-    return (n + 63) / 64;
+    return util_bitmap_words(n);
 }
 
 /** Non-zero when @p aBits (NULL: every object) allows object @p o. */
 static inline int filter_allows(const uint64_t *aBits, uint64_t o)
 {
-    return !aBits || (int)(aBits[o >> 6] >> (o & 63) & 1u);
+    return !aBits || util_bitmap_get(aBits, o);
 }
 
 /** Allowed objects among [first, first + n) of @p aBits (n when NULL). */

@@ -562,9 +562,9 @@ static void fill_image(write_state *w, format_image *img)
 #undef G
 }
 
-genie_status genie_builder_write(genie_builder *b, const char *path)
+/* Write @p b's index to @p path, or to memory (*pMem) when @p path is NULL. */
+static genie_status builder_emit(genie_builder *b, const char *path, util_mapping *pMem)
 {
-    util_error_clear();
     write_state w;
     memset(&w, 0, sizeof w);
     w.b = b;
@@ -573,11 +573,22 @@ genie_status genie_builder_write(genie_builder *b, const char *path)
     GENIE_TRY_GOTO(rc, plan_parts(&w), done);
     GENIE_TRY_GOTO(rc, make_extras(&w), done);
     fill_image(&w, &img);
-    rc = format_write(path, &img);
+    rc = path ? format_write(path, &img) : format_write_memory(&img, pMem);
 done:
     part_arrays_free(&w.part);
     free(w.aPartEnd);
     free(w.aRecordOffset);
     free(w.aWordOrder);
     return rc;
+}
+
+genie_status genie_builder_write(genie_builder *b, const char *path)
+{
+    util_error_clear();
+    return builder_emit(b, path, NULL);
+}
+
+genie_status builder_write_memory(genie_builder *b, util_mapping *pOut)
+{
+    return builder_emit(b, NULL, pOut);
 }

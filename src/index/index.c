@@ -2,6 +2,7 @@
 #include "genie/text.h"
 #include "index/index.h"
 #include "index/labels.h"
+#include "index/live.h"
 #include "index/vocab.h"
 
 #include <assert.h>
@@ -11,42 +12,66 @@
 #include "util/error.h"
 #include "util/search.h"
 
-genie_status genie_index_open(const char *path, genie_index **out)
+genie_status index_open_mapping(const char *zName, const char *zPath, util_mapping *m, genie_index **out)
 {
-    util_error_clear();
     *out = NULL;
-    if (!path)
-        return util_error(GENIE_EINVAL, "no index path given");
     genie_index *idx = malloc(sizeof *idx);
     index_device *aDev = index_devices_new();
     index_derived *pDerived = calloc(1, sizeof *pDerived);
-    char *zPath = strdup(path);
-    if (!idx || !aDev || !pDerived || !zPath) {
+    char *zCopy = zPath ? strdup(zPath) : NULL;
+    if (!idx || !aDev || !pDerived || (zPath && !zCopy)) {
         free(idx);
         free(pDerived);
-        free(zPath);
+        free(zCopy);
         index_devices_free(aDev);
-        return util_error(GENIE_ENOMEM, "out of memory opening %s", path);
+        return util_error(GENIE_ENOMEM, "out of memory opening %s", zName);
     }
-    util_mapping m;
-    genie_status rc = util_map_file(path, &m);
-    if (rc == GENIE_OK) {
-        rc = index_from_mapping(path, &m, idx);
-        util_unmap_file(&m); /* no-op when adopted */
-    }
+    genie_status rc = index_from_mapping(zName, m, idx);
     if (rc != GENIE_OK) {
         free(idx);
         free(pDerived);
-        free(zPath);
+        free(zCopy);
         index_devices_free(aDev);
         return rc;
     }
     idx->aDev = aDev;
     pthread_mutex_init(&pDerived->lock, NULL);
     idx->pDerived = pDerived;
-    idx->zPath = zPath;
+    idx->zPath = zCopy;
     *out = idx;
     return GENIE_OK;
+}
+
+/* Attempts at opening a file and its log consistently while a compaction may replace both. */
+#define OPEN_TRIES 8
+
+genie_status genie_index_open(const char *path, genie_index **out)
+{
+    util_error_clear();
+    *out = NULL;
+    if (!path)
+        return util_error(GENIE_EINVAL, "no index path given");
+    genie_status rc = GENIE_OK;
+    for (int t = 0; t < OPEN_TRIES; t++) {
+        util_mapping m;
+        GENIE_TRY(util_map_file(path, &m));
+        genie_index *idx;
+        rc = index_open_mapping(path, path, &m, &idx);
+        util_unmap_file(&m); /* no-op when adopted */
+        if (rc != GENIE_OK)
+            return rc;
+        int stale = 0;
+        rc = live_open(idx, &stale);
+        if (rc == GENIE_OK) {
+            *out = idx;
+            return GENIE_OK;
+        }
+        genie_index_close(idx);
+        if (!stale)
+            return rc;
+        /* The file and its log disagree: a compaction renamed one between the two reads; again. */
+    }
+    return rc;
 }
 
 genie_status genie_index_file_type(const char *path, genie_index_type *type)
@@ -65,6 +90,7 @@ void genie_index_close(genie_index *idx)
 {
     if (!idx)
         return;
+    live_free(idx->pLive);
     index_free_parts(idx);
     index_devices_free(idx->aDev);
     if (idx->pDerived) {
@@ -110,18 +136,31 @@ void index_devices_free(index_device *aDev)
 void genie_index_get_info(const genie_index *idx, genie_index_info *out)
 {
     *out = idx->info;
+    const index_live *l = idx->pLive;
+    if (l && l->nAdded) {
+        /* A live index: one id space, the base's objects and the added ones (index/live.h). */
+        const genie_index_info *d = &l->pDelta->info;
+        out->n_objects += d->n_objects;
+        out->n_postings += d->n_postings;
+        out->n_sublists += d->n_sublists;
+        out->n_words = d->n_words > out->n_words ? d->n_words : out->n_words;
+        out->max_object_length =
+            d->max_object_length > out->max_object_length ? d->max_object_length : out->max_object_length;
+        out->longest_list = d->longest_list > out->longest_list ? d->longest_list : out->longest_list;
+        out->has_labels = 1;
+    }
 }
 
 genie_status genie_index_label(const genie_index *idx, uint32_t object, uint64_t *label)
 {
-    if (!idx->aLabel || object >= idx->info.n_objects)
-        return util_error(GENIE_EINVAL, "object %u has no label", object);
-    *label = idx->aLabel[object];
-    return GENIE_OK;
+    return live_label(idx, object, label);
 }
 
 genie_status genie_index_record(const genie_index *idx, uint32_t object, const char **text, size_t *len)
 {
+    const index_live *l = idx->pLive;
+    if (l && l->nAdded && object >= l->nBase)
+        return genie_index_record(l->pDelta, (uint32_t)(object - l->nBase), text, len);
     if (!idx->aRecordOffset || object >= idx->info.n_objects)
         return util_error(GENIE_EINVAL, "object %u has no stored record", object);
     *text = idx->aRecordBytes + idx->aRecordOffset[object];
@@ -160,6 +199,8 @@ static int word_find_sorted(const genie_index *idx, const char *word, size_t len
 
 int index_word_find(const genie_index *idx, const char *word, size_t len, uint32_t *pKeyword)
 {
+    if (idx->pLive && idx->pLive->pDelta && idx->pLive->pDelta->aWordOrder)
+        idx = idx->pLive->pDelta; /* a live text index: the base's words and the words added since */
     if (!idx->aWordOrder)
         return 0;
     int found = index_vocab_find(idx, word, len, pKeyword);

@@ -93,6 +93,8 @@ struct genie_index {
      * the front-ends' derived state. */
     char *zPath;
     index_derived *pDerived;
+    /* A live index (index/live.h): the writes of its log, replayed; NULL without a log. */
+    struct index_live *pLive;
 };
 
 /**
@@ -115,6 +117,14 @@ void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_
  * locks initialised; index_free_parts() undoes that.
  */
 genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *idx);
+/**
+ * A new genie_index (device slots, derived state) adopting the mapping
+ * @p m (a file's, or an index written to memory): validated as
+ * index_from_mapping does, @p zName naming it in messages; @p zPath the
+ * file it came from (NULL for memory: no side files).  No log is read.
+ * @return as index_from_mapping(), GENIE_ENOMEM.
+ */
+genie_status index_open_mapping(const char *zName, const char *zPath, util_mapping *m, genie_index **out);
 /** Validate the header of the mapping @p m of @p path (not the sections) and give its index type. */
 genie_status index_header_type(const char *path, const util_mapping *m, genie_index_type *type);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "index/index.h"
+#include "index/live.h"
 #include "util/error.h"
 
 typedef struct label_pair {
@@ -57,10 +58,10 @@ void index_labels_free(void *pLabels)
     free(l);
 }
 
-/* The table of a plain index's LABELS section. */
+/* The table of every object's label: a live index's (index/live.h), or a plain index's LABELS section. */
 static genie_status labels_build(const genie_index *idx, index_labels **ppL)
 {
-    uint64_t n = idx->info.n_objects;
+    uint64_t n = live_objects(idx);
     uint64_t *aLabel = malloc((n ? n : 1) * sizeof *aLabel);
     uint32_t *aObject = malloc((n ? n : 1) * sizeof *aObject);
     if (!aLabel || !aObject) {
@@ -68,17 +69,17 @@ static genie_status labels_build(const genie_index *idx, index_labels **ppL)
         free(aObject);
         return util_error(GENIE_ENOMEM, "out of memory for the table of %llu labels", (unsigned long long)n);
     }
-    if (n)
-        memcpy(aLabel, idx->aLabel, n * sizeof *aLabel);
-    for (uint64_t i = 0; i < n; i++)
+    for (uint64_t i = 0; i < n; i++) {
+        live_label(idx, i, &aLabel[i]); /* every object has one (checked by the caller) */
         aObject[i] = (uint32_t)i;
+    }
     return index_labels_sort(aLabel, aObject, n, ppL);
 }
 
 genie_status index_labels_get(const genie_index *idx, const index_labels **ppL)
 {
     index_derived *d = idx->pDerived;
-    if (!idx->aLabel || !d)
+    if ((!idx->aLabel && !idx->pLive) || !d)
         return util_error(GENIE_EINVAL, "the index has no labels (built without them): address its objects by id");
     index_labels *l = __atomic_load_n((index_labels **)&d->pLabels, __ATOMIC_ACQUIRE);
     if (l) {

@@ -23,7 +23,9 @@ typedef struct index_labels {
 
 /**
  * The table of @p idx (a whole index, not a part's view), built on the
- * first call under the index's lock; valid until genie_index_close().
+ * first call under the index's lock; valid until genie_index_close().  A
+ * live index's holds every object, deleted or not: the added ones and
+ * the base's (their ids when the base has no labels, index/live.h).
  * @return GENIE_OK, GENIE_EINVAL (the index has no labels), GENIE_ENOMEM.
  */
 genie_status index_labels_get(const genie_index *idx, const index_labels **ppL);

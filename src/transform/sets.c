@@ -223,11 +223,6 @@ genie_status genie_set_builder_write(genie_set_builder *sb, const char *path)
 
 /* ------------------------------------------------------------ searching */
 
-typedef struct set_params {
-    uint32_t m, seed, D;
-    char separator;
-} set_params;
-
 struct genie_set_results {
     size_t nQuery;
     uint32_t k;
@@ -236,7 +231,7 @@ struct genie_set_results {
     genie_search_stats stats;
 };
 
-static genie_status set_index_params(const genie_index *idx, set_params *p)
+genie_status set_index_params(const genie_index *idx, set_params *p)
 {
     if (idx->info.type != GENIE_TYPE_SETS)
         return util_error(GENIE_EINVAL, "not a sets index (its type is %s)", genie_index_type_name(idx->info.type));

@@ -48,6 +48,14 @@ size_t set_intersection(const set_slice *a, size_t na, const set_slice *b, size_
  * @param[out] aKw  room for m keywords.
  */
 void set_keywords(const set_slice *a, size_t n, uint32_t m, uint32_t seed, uint32_t D, uint32_t *aKw);
+/* The parameters of a sets index (its FRONTEND section). */
+typedef struct set_params {
+    uint32_t m, seed, D;
+    char separator;
+} set_params;
+
+/** The parameters of sets index @p idx, validated. @return GENIE_OK, GENIE_EINVAL, GENIE_ECORRUPT, GENIE_EFORMAT. */
+genie_status set_index_params(const genie_index *idx, set_params *p);
 /** The element separator of sets index @p idx (0 = white space), its parameters validated. */
 genie_status set_index_separator(const genie_index *idx, char *pSeparator);
 

@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "engine/filter.h"
+#include "transform/table.h"
 #include "io/csv.h"
+#include "util/bitmap.h"
 #include "util/error.h"
 
 typedef struct where_cond {
@@ -120,33 +122,52 @@ genie_status genie_table_where(const genie_table *t, const genie_index *idx, con
         size_t n;
         GENIE_TRY(genie_index_record(idx, (uint32_t)o, &z, &n));
         int keep = 0;
-        if (n == 0) { /* one empty field: a missing value */
-            if (genie_table_columns(t) != 1)
-                rc = util_error(GENIE_ECORRUPT, "row %llu: its stored record is empty, the table has %zu columns",
-                                (unsigned long long)o, genie_table_columns(t));
-        } else {
-            /* The record is one CSV row: read it as a file whose header it is. */
-            FILE *fp = fmemopen((void *)z, n, "r");
-            if (!fp)
-                return util_error_errno(GENIE_ENOMEM, "row %llu", (unsigned long long)o);
-            io_csv c;
-            io_csv_open_stream(&c, fp, "a stored row");
-            int r = io_csv_next(&c);
-            if (r < 0)
-                rc = r;
-            else if (r == 0 || c.nField != genie_table_columns(t))
-                rc = util_error(GENIE_ECORRUPT, "row %llu: its stored record has %zu fields, the table %zu columns",
-                                (unsigned long long)o, r ? c.nField : 0, genie_table_columns(t));
-            else {
-                size_t nf;
-                const char *zf = io_csv_field(&c, w.iCol, &nf);
-                keep = meets(&w, zf, nf, c.aQuoted[w.iCol]);
-            }
-            io_csv_close(&c);
-            fclose(fp);
+        io_csv c;
+        FILE *fp = NULL;
+        if (n == 0 && genie_table_columns(t) == 1) {
+            util_bitmap_clear(f->aBits, o); /* one empty field: a missing value, which meets nothing */
+            continue;
         }
+        rc = table_parse_row(z, n, genie_table_columns(t), &c, &fp);
+        if (rc == GENIE_OK) {
+            size_t nf;
+            const char *zf = io_csv_field(&c, w.iCol, &nf);
+            keep = meets(&w, zf, nf, c.aQuoted[w.iCol]);
+        } else if (rc == GENIE_EINVAL) {
+            rc = util_error(GENIE_ECORRUPT, "row %llu: its stored record: %s", (unsigned long long)o,
+                            genie_last_error());
+        }
+        table_parse_end(&c, fp);
         if (!keep)
-            f->aBits[o >> 6] &= ~(1ull << (o & 63));
+            util_bitmap_clear(f->aBits, o);
     }
     return rc;
+}
+
+genie_status table_parse_row(const char *z, size_t n, size_t nCol, io_csv *c, FILE **pf)
+{
+    *pf = NULL;
+    if (n == 0)
+        return util_error(GENIE_EINVAL, "an empty row (a table of %zu columns)", nCol);
+    *pf = fmemopen((void *)z, n, "r");
+    if (!*pf)
+        return util_error_errno(GENIE_ENOMEM, "cannot read a row of %zu bytes", n);
+    io_csv_open_stream(c, *pf, "a row");
+    int r = io_csv_next(c);
+    if (r < 0)
+        return r;
+    if (r == 0 || c->nField != nCol)
+        return util_error(GENIE_EINVAL, "a row of %zu fields, the table has %zu columns", r ? c->nField : 0, nCol);
+    /* One CSV row and nothing after it. */
+    if (io_csv_next(c) != 0)
+        return util_error(GENIE_EINVAL, "more than one CSV row where one was expected");
+    return GENIE_OK;
+}
+
+void table_parse_end(io_csv *c, FILE *f)
+{
+    if (f) {
+        io_csv_close(c);
+        fclose(f);
+    }
 }

@@ -1,0 +1,379 @@
+/* The write-ahead log of a live index (see wal.h for the format). */
+#include "index/wal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/crc32c.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/grow.h"
+
+static uint32_t get_u32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+    memcpy(p, &v, 4);
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+    memcpy(p, &v, 8);
+}
+
+wal_base wal_base_of(const unsigned char *p, uint64_t fileSize)
+{
+    /* Offsets of format.h's header: n_objects at 24, type at 72, header CRC at 84. */
+    wal_base b = {fileSize, get_u32(p + 84), get_u32(p + 72), get_u64(p + 24)};
+    return b;
+}
+
+int wal_base_same(const wal_base *a, const wal_base *b)
+{
+    return a->fileSize == b->fileSize && a->headerCrc == b->headerCrc;
+}
+
+void wal_header(const wal_base *base, unsigned char *a)
+{
+    memset(a, 0, WAL_HEADER_SIZE);
+    memcpy(a, WAL_MAGIC, 8);
+    put_u32(a + 8, WAL_VERSION);
+    put_u32(a + 12, WAL_HEADER_SIZE);
+    put_u64(a + 16, base->fileSize);
+    put_u32(a + 24, base->headerCrc);
+    put_u32(a + 28, base->type);
+    put_u64(a + 32, base->nObjects);
+    put_u32(a + 60, util_crc32c(0, a, 60));
+}
+
+/* Non-zero when bytes [from, n) of @p p are all zero. */
+static int zero_from(const unsigned char *p, size_t from, size_t n)
+{
+    for (size_t i = from; i < n; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+/* Whether a record's count fits its payload (the smallest size each element can take). */
+static int count_fits(uint32_t type, uint32_t count, uint32_t n)
+{
+    switch (type) {
+    case WAL_ADD: return (uint64_t)count * 20 <= n;
+    case WAL_DELETE: return (uint64_t)count * 8 == n;
+    case WAL_WORDS: return (uint64_t)count * 4 <= n;
+    case WAL_COMPACT: return count == 0 && n == 16;
+    }
+    return 0;
+}
+
+genie_status wal_parse(const char *zPath, const unsigned char *p, size_t n, wal_log *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n < WAL_HEADER_SIZE || memcmp(p, WAL_MAGIC, 8) != 0)
+        return util_error(GENIE_EFORMAT, "%s is not a genie write-ahead log (%s)", zPath,
+                          n < WAL_HEADER_SIZE ? "shorter than its header" : "no GENIEWAL magic");
+    if (get_u32(p + 8) != WAL_VERSION)
+        return util_error(GENIE_EFORMAT, "%s: log version %u; this library reads %u", zPath, get_u32(p + 8),
+                          WAL_VERSION);
+    if (get_u32(p + 12) != WAL_HEADER_SIZE || get_u32(p + 60) != util_crc32c(0, p, 60) ||
+        !zero_from(p, 40, 60))
+        return util_error(GENIE_ECORRUPT, "%s: the log's header is damaged (checksum)", zPath);
+    out->base = (wal_base){get_u64(p + 16), get_u32(p + 24), get_u32(p + 28), get_u64(p + 32)};
+    size_t cap = 0;
+    uint64_t off = WAL_HEADER_SIZE;
+    while (off < n) {
+        uint64_t left = n - off;
+        const char *zBad = NULL;
+        int torn = 1; /* a failure a writer dying mid-append can leave (cut short, checksum) */
+        uint32_t len = 0, type = 0, count = 0;
+        if (left < WAL_RECORD_HEADER) {
+            zBad = "a record header cut short";
+        } else {
+            len = get_u32(p + off);
+            type = get_u32(p + off + 8);
+            count = get_u32(p + off + 12);
+            if (len > WAL_MAX_PAYLOAD)
+                zBad = "a record longer than the largest allowed";
+            else if (len > left - WAL_RECORD_HEADER)
+                zBad = "a record cut short";
+            else if (get_u32(p + off + 4) != util_crc32c(0, p + off + 8, 8 + (size_t)len))
+                zBad = "a record whose checksum does not match";
+            else if (!count_fits(type, count, len)) {
+                zBad = type < WAL_ADD || type > WAL_COMPACT ? "a record of an unknown type"
+                                                            : "a record whose count does not fit its bytes";
+                torn = 0;
+            }
+        }
+        if (zBad) {
+            uint64_t end = left < WAL_RECORD_HEADER || len > left - WAL_RECORD_HEADER ? n
+                                                                                      : off + WAL_RECORD_HEADER + len;
+            /* A torn last record: it reaches the end of the file, or only zeros follow it. */
+            if (torn && (end >= n || zero_from(p, (size_t)end, n))) {
+                out->nGood = off;
+                out->nTorn = n - off;
+                return GENIE_OK;
+            }
+            wal_log_free(out);
+            return util_error(GENIE_ECORRUPT, "%s: %s at offset %llu, with %llu bytes after it", zPath, zBad,
+                              (unsigned long long)off, (unsigned long long)(n - end));
+        }
+        if (util_grow(&out->aRec, &cap, out->nRec, sizeof *out->aRec, 64, "log records") != GENIE_OK) {
+            wal_log_free(out);
+            return GENIE_ENOMEM;
+        }
+        out->aRec[out->nRec++] = (wal_record){type, count, len, p + off + WAL_RECORD_HEADER, off};
+        off += WAL_RECORD_HEADER + len;
+    }
+    out->nGood = n;
+    return GENIE_OK;
+}
+
+void wal_log_free(wal_log *l)
+{
+    free(l->aRec);
+    l->aRec = NULL;
+    l->nRec = 0;
+}
+
+/* ------------------------------------------------------------ writing */
+
+struct wal_writer {
+    char *zWal;
+    int fd, lockFd;
+    uint64_t size;          /* bytes durable in the log */
+    pthread_mutex_t lock;
+    pthread_cond_t done;
+    unsigned char *aPend;   /* records waiting for the next flush */
+    size_t nPend, nPendCap;
+    uint64_t nQueued;       /* records queued so far (sequence numbers 1, 2, ...) */
+    uint64_t nFlushed;      /* records whose flush has finished, well or not */
+    uint64_t nFailFrom;     /* records [nFailFrom, nFailTo] failed, with failRc */
+    uint64_t nFailTo;
+    genie_status failRc;
+    char zFail[256];
+    int flushing;
+};
+
+genie_status wal_create(const char *zWal, const wal_base *base)
+{
+    unsigned char a[WAL_HEADER_SIZE];
+    wal_header(base, a);
+    util_atomic_file af;
+    GENIE_TRY(util_atomic_open(&af, zWal));
+    genie_status rc = util_atomic_write(&af, a, sizeof a);
+    if (rc != GENIE_OK) {
+        util_atomic_abort(&af);
+        return rc;
+    }
+    return util_atomic_commit(&af);
+}
+
+genie_status wal_writer_open(const char *zIndex, const char *zWal, const wal_base *base, wal_writer **out)
+{
+    *out = NULL;
+    size_t n = strlen(zIndex);
+    char *zLock = malloc(n + 6);
+    wal_writer *w = calloc(1, sizeof *w);
+    if (!zLock || !w || !(w->zWal = strdup(zWal))) {
+        free(zLock);
+        if (w)
+            free(w->zWal);
+        free(w);
+        return util_error(GENIE_ENOMEM, "out of memory opening %s", zWal);
+    }
+    memcpy(zLock, zIndex, n);
+    memcpy(zLock + n, ".lock", 6);
+    genie_status rc = GENIE_OK;
+    struct stat st;
+    w->fd = -1;
+    w->lockFd = open(zLock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (w->lockFd < 0) {
+        rc = util_error_errno(GENIE_EIO, "cannot open the lock file %s", zLock);
+        goto fail;
+    }
+    if (flock(w->lockFd, LOCK_EX | LOCK_NB) != 0) {
+        rc = errno == EWOULDBLOCK
+                 ? util_error(GENIE_EBUSY, "%s is being written by another process (it holds %s); one writer at "
+                                           "a time",
+                              zIndex, zLock)
+                 : util_error_errno(GENIE_EIO, "cannot lock %s", zLock);
+        goto fail;
+    }
+    if (stat(zWal, &st) != 0 && errno == ENOENT)
+        GENIE_TRY_GOTO(rc, wal_create(zWal, base), fail);
+    w->fd = open(zWal, O_WRONLY | O_CLOEXEC);
+    if (w->fd < 0 || fstat(w->fd, &st) != 0) {
+        rc = util_error_errno(GENIE_EIO, "cannot open %s for writing", zWal);
+        goto fail;
+    }
+    w->size = (uint64_t)st.st_size;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->done, NULL);
+    free(zLock);
+    *out = w;
+    return GENIE_OK;
+fail:
+    if (w->fd >= 0)
+        close(w->fd);
+    if (w->lockFd >= 0)
+        close(w->lockFd);
+    free(w->zWal);
+    free(w);
+    free(zLock);
+    return rc;
+}
+
+genie_status wal_writer_cut(wal_writer *w, uint64_t nGood)
+{
+    if (w->size == nGood)
+        return GENIE_OK;
+    if (ftruncate(w->fd, (off_t)nGood) != 0 || fdatasync(w->fd) != 0)
+        return util_error_errno(GENIE_EIO, "cannot cut the torn last record off %s", w->zWal);
+    w->size = nGood;
+    return GENIE_OK;
+}
+
+uint64_t wal_writer_size(const wal_writer *w)
+{
+    return w->size;
+}
+
+/* Write @p n bytes at the end of the log and make them durable; on failure cut the log back. */
+static genie_status flush_bytes(wal_writer *w, const unsigned char *p, size_t n, char *zErr, size_t nErr)
+{
+    uint64_t at = w->size;
+    size_t done = 0;
+    int err = 0;
+    while (done < n) {
+        ssize_t k = pwrite(w->fd, p + done, n - done, (off_t)(at + done));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            err = k < 0 ? errno : ENOSPC;
+            break;
+        }
+        done += (size_t)k;
+    }
+    if (!err && fdatasync(w->fd) != 0)
+        err = errno;
+    if (!err) {
+        w->size = at + n;
+        return GENIE_OK;
+    }
+    /* Not acknowledged: take the bytes back, so later appends follow the last durable record. */
+    if (ftruncate(w->fd, (off_t)at) == 0)
+        fdatasync(w->fd);
+    snprintf(zErr, nErr, "cannot append to %s (%s): the write was not made", w->zWal, strerror(err));
+    return GENIE_EIO;
+}
+
+genie_status wal_append(wal_writer *w, uint32_t type, uint32_t count, const void *payload, size_t n)
+{
+    if (n > WAL_MAX_PAYLOAD)
+        return util_error(GENIE_EINVAL, "a write of %zu bytes: at most %u bytes a record; write in smaller batches",
+                          n, WAL_MAX_PAYLOAD);
+    pthread_mutex_lock(&w->lock);
+    size_t need = w->nPend + WAL_RECORD_HEADER + n;
+    if (need > w->nPendCap) {
+        size_t cap = w->nPendCap ? w->nPendCap : 4096;
+        while (cap < need)
+            cap *= 2;
+        unsigned char *a = realloc(w->aPend, cap);
+        if (!a) {
+            pthread_mutex_unlock(&w->lock);
+            return util_error(GENIE_ENOMEM, "out of memory for a write of %zu bytes", n);
+        }
+        w->aPend = a;
+        w->nPendCap = cap;
+    }
+    unsigned char *h = w->aPend + w->nPend;
+    put_u32(h, (uint32_t)n);
+    put_u32(h + 8, type);
+    put_u32(h + 12, count);
+    if (n)
+        memcpy(h + WAL_RECORD_HEADER, payload, n);
+    put_u32(h + 4, util_crc32c(0, h + 8, 8 + n));
+    w->nPend = need;
+    uint64_t seq = ++w->nQueued;
+    while (w->nFlushed < seq) {
+        if (w->flushing) {
+            pthread_cond_wait(&w->done, &w->lock);
+            continue;
+        }
+        /* Lead a flush of everything queued so far (group commit). */
+        w->flushing = 1;
+        unsigned char *a = w->aPend;
+        size_t nBytes = w->nPend;
+        uint64_t upTo = w->nQueued, from = w->nFlushed + 1;
+        w->aPend = NULL;
+        w->nPend = w->nPendCap = 0;
+        pthread_mutex_unlock(&w->lock);
+        char zErr[256];
+        genie_status rc = flush_bytes(w, a, nBytes, zErr, sizeof zErr);
+        free(a);
+        pthread_mutex_lock(&w->lock);
+        if (rc != GENIE_OK) {
+            w->nFailFrom = from;
+            w->nFailTo = upTo;
+            w->failRc = rc;
+            snprintf(w->zFail, sizeof w->zFail, "%s", zErr);
+        }
+        w->nFlushed = upTo;
+        w->flushing = 0;
+        pthread_cond_broadcast(&w->done);
+    }
+    genie_status rc = GENIE_OK;
+    char zErr[256];
+    if (seq >= w->nFailFrom && seq <= w->nFailTo) {
+        rc = w->failRc;
+        snprintf(zErr, sizeof zErr, "%s", w->zFail);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return rc == GENIE_OK ? GENIE_OK : util_error(rc, "%s", zErr);
+}
+
+genie_status wal_writer_restart(wal_writer *w, const wal_base *base)
+{
+    GENIE_TRY(wal_create(w->zWal, base));
+    int fd = open(w->zWal, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return util_error_errno(GENIE_EIO, "cannot open %s for writing", w->zWal);
+    close(w->fd);
+    w->fd = fd;
+    w->size = WAL_HEADER_SIZE;
+    util_sync_folder(w->zWal);
+    return GENIE_OK;
+}
+
+void wal_writer_close(wal_writer *w)
+{
+    if (!w)
+        return;
+    close(w->fd);
+    close(w->lockFd); /* releases the flock */
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->done);
+    free(w->aPend);
+    free(w->zWal);
+    free(w);
+}

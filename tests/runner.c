@@ -194,7 +194,9 @@ char g_zTestDir[1024];
     X(filter_vectors_equal_index_of_allowed, 60) \
     X(filter_exact_vectors_every_metric, 120) \
     X(filter_metric_equal_index_of_allowed, 60) \
-    X(live_keywords_equal_rebuilt_index, 120)
+    X(live_keywords_equal_rebuilt_index, 120) \
+    X(live_text_sets_sequences_table_equal_rebuilt_index, 120) \
+    X(live_vectors_equal_rebuilt_index, 120)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

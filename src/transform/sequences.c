@@ -38,6 +38,7 @@
  * Full scans run on the CPU threads, or on a GPU when the backend has
  * batched edit distances (seq_scan.c).
  */
+#include "index/live.h"
 #include "genie/sequences.h"
 #include "transform/sequences.h"
 
@@ -574,7 +575,8 @@ static genie_status seq_full_scan(seq_job *job, const engine_backend *be, const 
     genie_seq_results *r = job->r;
     unsigned nThread = opt->threads ? opt->threads : util_ncores();
     double t0 = util_now();
-    if (be && be->xEdit) {
+    if (be && be->xEdit && live_objects(job->idx) == job->idx->info.n_objects) {
+        /* (A live index's added strings are not in the backend's string table: those scans run here.) */
         uint64_t verified = 0;
         GENIE_TRY(seq_scan_gpu(be, job->idx, job->firstObject, job->nObjects, job->aAllow, job->azQuery, job->aLen,
                                job->aPending, job->nPending, job->aBound, r->k, r->aHit, r->aN, nThread, &verified));
@@ -681,6 +683,8 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     job.nParts = n_parts;
     job.firstObject = pFirst->firstObject;
     job.nObjects = pLast->firstObject + pLast->info.n_objects - job.firstObject;
+    if (first_part + n_parts == idx->nPart)
+        job.nObjects += live_objects(idx) - idx->info.n_objects; /* a live index's added strings */
     GENIE_TRY_GOTO(rc, filter_effective(idx, opt->filter, &job.aAllow, &aAllowOwned), fail);
     job.nAllowed = filter_count_range(job.aAllow, job.firstObject, job.nObjects);
     job.azQuery = queries;

@@ -11,6 +11,7 @@
  * the query (Jaccard 0) is never returned, so an empty query, or an empty
  * set, matches nothing.
  */
+#include "index/live.h"
 #include "genie/sets.h"
 #include "transform/sets.h"
 
@@ -315,7 +316,7 @@ static genie_status rank_one(set_job *job, size_t q, set_slice **paQ, size_t *pn
                                             aCand[j].count});
         }
     } else {
-        uint32_t nObj = (uint32_t)job->idx->info.n_objects;
+        uint32_t nObj = (uint32_t)live_objects(job->idx);
         for (uint32_t o = 0; o < nObj && nQ; o++) {
             if (!filter_allows(job->aAllow, o))
                 continue;
@@ -348,7 +349,7 @@ static void rank_worker(void *ctx, unsigned t)
 static genie_status parse_all(const genie_index *idx, char separator, const uint64_t *aAllow, set_slice ***paa,
                               size_t **pan)
 {
-    uint32_t nObj = (uint32_t)idx->info.n_objects;
+    uint32_t nObj = (uint32_t)live_objects(idx);
     set_slice **aa = calloc(nObj ? nObj : 1, sizeof *aa);
     size_t *an = calloc(nObj ? nObj : 1, sizeof *an);
     *paa = aa;
@@ -452,13 +453,13 @@ genie_status genie_set_search(const genie_index *idx, const char *const *queries
     if (rc != GENIE_OK)
         goto done;
     r->stats.rerank_seconds = util_now() - (exact ? t0 : t1);
-    r->stats.verified = exact ? (uint64_t)n_queries * idx->info.n_objects : engine_results_hits(cand);
+    r->stats.verified = exact ? (uint64_t)n_queries * live_objects(idx) : engine_results_hits(cand);
     r->stats.total_seconds = util_now() - t0;
     *out = r;
     r = NULL;
 done:
     if (aaObj)
-        for (uint32_t o = 0; o < idx->info.n_objects; o++)
+        for (uint64_t o = 0; o < live_objects(idx); o++)
             free(aaObj[o]);
     free(aaObj);
     free(anObj);

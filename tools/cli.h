@@ -22,6 +22,10 @@
 int cmd_build(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+/* The writes of a live index (tools/cmd_live.c). */
+int cmd_add(int argc, char **argv);
+int cmd_delete(int argc, char **argv);
+int cmd_compact(int argc, char **argv);
 /* genie eval: sets and sequences here (tools/cmd_eval.c), vectors in vec_cli_eval. */
 int cmd_eval(int argc, char **argv);
 /* genie serve (tools/serve/serve.c, or serve_absent.c without libmicrohttpd/cJSON). */

@@ -19,7 +19,10 @@ static const char zHelp[] =
     "--recall) predicts for genie search's default k and K (sets k 10, K 100;\n"
     "sequences k 1, K 32, one figure per modelled edit rate, 10% to 50%;\n"
     "vectors k 10, K 100, radius 0), 'none' without a valid estimate, or\n"
-    "why the file was rejected.\n"
+    "why the file was rejected.  An index with a write-ahead log (genie add,\n"
+    "genie delete; docs/LIVE.md) gets 'log': its size and the objects it\n"
+    "added and deleted; 'objects' then counts the added ones too, the parts\n"
+    "are the file's.\n"
     "\n"
     "  -h, --help   show this help\n";
 
@@ -67,6 +70,12 @@ int cmd_info(int argc, char **argv)
     printf("vocabulary_words: %llu\n", (unsigned long long)i.n_words);
     printf("labels: %s\n", i.has_labels ? "yes" : "no");
     printf("records: %s\n", i.has_records ? "yes" : "no");
+    genie_live_info li;
+    genie_index_live_info(idx, &li);
+    if (li.live)
+        printf("log: %llu bytes: %llu objects added, %llu deleted (the file holds %llu)%s\n",
+               (unsigned long long)li.log_bytes, (unsigned long long)li.added, (unsigned long long)li.deleted,
+               (unsigned long long)li.base_objects, li.torn_bytes ? "; a torn last record dropped" : "");
     uint32_t nParts = genie_index_parts(idx);
     printf("parts: %u\n", nParts);
     for (uint32_t p = 0; p < nParts; p++) {

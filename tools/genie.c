@@ -15,6 +15,9 @@ static const char zUsage[] =
     "  build    build an index from keyword sets or text documents\n"
     "  search   answer queries against an index (top-k by match count)\n"
     "  info     describe an index file\n"
+    "  add      add objects to an index (its write-ahead log, docs/LIVE.md)\n"
+    "  delete   delete objects of an index by label\n"
+    "  compact  write an index with its log's writes applied\n"
     "  serve    keep indexes open behind an HTTP/JSON API (docs/SERVER.md)\n"
     "  eval     recall@k and queries/s of an approximate search (sets,\n"
     "           sequences, vectors) against exact answers\n"
@@ -71,6 +74,12 @@ int main(int argc, char **argv)
     }
     if (strcmp(zCmd, "info") == 0)
         return cmd_info(argc - 1, argv + 1);
+    if (strcmp(zCmd, "add") == 0)
+        return cmd_add(argc - 1, argv + 1);
+    if (strcmp(zCmd, "delete") == 0)
+        return cmd_delete(argc - 1, argv + 1);
+    if (strcmp(zCmd, "compact") == 0)
+        return cmd_compact(argc - 1, argv + 1);
     if (strcmp(zCmd, "serve") == 0)
         return cmd_serve(argc - 1, argv + 1);
     if (strcmp(zCmd, "lsh-params") == 0)

@@ -409,6 +409,31 @@ GENIE_API genie_status genie_writer_add(genie_writer *w, const genie_object *obj
  */
 GENIE_API genie_status genie_writer_add_records(genie_writer *w, const char *const *records, const size_t *lengths,
                                                 size_t n, const uint64_t *in_labels, uint64_t *labels);
+/* Reading the objects to add from a file (genie_writer_add_file). */
+typedef struct genie_add_options {
+    const char *delimiter; /* text: documents are blocks of lines between lines equal to it; NULL: one a line */
+    int labels;            /* keywords: the first number of a line is the object's label */
+    /* Called after each batch is durable with its objects' labels, in order; may be NULL. */
+    void (*added)(void *ctx, const uint64_t *labels, size_t n);
+    void *added_ctx;
+} genie_add_options;
+
+/**
+ * Add the objects of file @p path ("-": standard input) in the input
+ * format of the index's type as genie build reads it: keywords, one object
+ * a line (white-space separated keywords; opt->labels: a label first);
+ * text, documents one a line (or between opt->delimiter lines); sets and
+ * sequences, one a line; a table, CSV or ARFF with a header naming every
+ * column of the table (any order); vectors, any vector file genie build
+ * reads (fvecs, bvecs, npy, ...).  Objects are written in batches of at
+ * most 65,536 (each one log record, durable before the next is read), so
+ * a failure leaves the batches before it added: *n_added says how many
+ * objects were.  Errors name the file and the line.
+ * @return as genie_writer_add_records(); GENIE_EIO (cannot read the file).
+ */
+GENIE_API genie_status genie_writer_add_file(genie_writer *w, const char *path, const genie_add_options *opt,
+                                             uint64_t *n_added);
+
 /**
  * Delete every object carrying one of the @p n labels.
  * @param[out] n_deleted  objects deleted (labels no object carries are
@@ -426,6 +451,13 @@ GENIE_API genie_status genie_writer_delete(genie_writer *w, const uint64_t *labe
  * @return GENIE_OK, GENIE_EIO, GENIE_ENOMEM.
  */
 GENIE_API genie_status genie_writer_compact(genie_writer *w);
+
+/**
+ * The index as the writer opened it (after its last compaction): its
+ * type, parameters and genie_index_live_info(); not its own writes since.
+ * Valid until the next genie_writer_compact() or genie_writer_close().
+ */
+GENIE_API const genie_index *genie_writer_index(const genie_writer *w);
 
 /** What the log of an opened index held. */
 typedef struct genie_live_info {

@@ -215,7 +215,7 @@ static genie_status table_keywords(live_encoder *e, const char *z, size_t n, siz
         const table_column *col = &s->aCol[i];
         size_t nf;
         const char *zf = io_csv_field(&c, i, &nf);
-        int missing = !c.aQuoted[i] && (nf == 0 || (nf == 1 && zf[0] == '?'));
+        int missing = nf == 0 || (!c.aQuoted[i] && nf == 1 && zf[0] == '?'); /* io/rows.h's rule */
         if (col->kind == GENIE_COLUMN_STORED || missing)
             continue;
         uint32_t v = 0;

@@ -240,8 +240,8 @@ static genie_status labels_assign(genie_writer *wr, size_t n, const uint64_t *aI
         if ((rc = label_alive(wr, label, &alive)) != GENIE_OK)
             break;
         if (alive || label_get(&batch, label)) {
-            rc = util_error(GENIE_EINVAL, "object %zu: label %llu is %s (labels name one object: delete it first)", i,
-                            (unsigned long long)label, alive ? "in use" : "given twice");
+            rc = util_error(GENIE_EINVAL, "object %zu: label %llu is %s", i, (unsigned long long)label,
+                            alive ? "in use (a label names one object: delete that one first)" : "given twice");
             break;
         }
         rc = label_put(&batch, label, 2);
@@ -466,4 +466,9 @@ void genie_index_live_info(const genie_index *idx, genie_live_info *out)
     out->deleted = l->nDeleted;
     out->log_bytes = l->walBytes;
     out->torn_bytes = l->tornBytes;
+}
+
+const genie_index *genie_writer_index(const genie_writer *wr)
+{
+    return wr->idx;
 }

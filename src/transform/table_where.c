@@ -83,8 +83,8 @@ static genie_status parse_cond(const genie_table *t, const char *zCond, where_co
 /* Whether field @p z (@p n bytes, NUL after them) meets @p w; a missing value never does. */
 static int meets(const where_cond *w, const char *z, size_t n, int quoted)
 {
-    if (!quoted && (n == 0 || (n == 1 && z[0] == '?')))
-        return 0;
+    if (n == 0 || (!quoted && n == 1 && z[0] == '?'))
+        return 0; /* missing (io/rows.h's rule) */
     if (w->numeric) {
         double x;
         return io_parse_number(z, n, &x) && x >= w->lo && x <= w->hi;

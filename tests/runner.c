@@ -196,7 +196,12 @@ char g_zTestDir[1024];
     X(filter_metric_equal_index_of_allowed, 60) \
     X(live_keywords_equal_rebuilt_index, 120) \
     X(live_text_sets_sequences_table_equal_rebuilt_index, 120) \
-    X(live_vectors_equal_rebuilt_index, 120)
+    X(live_vectors_equal_rebuilt_index, 120) \
+    X(live_kill_writer_keeps_acknowledged_writes, 240) \
+    X(live_torn_last_record_dropped, 60) \
+    X(live_damaged_log_named_error, 120) \
+    X(live_kill_during_compaction_old_or_new, 60) \
+    X(live_full_disk_refuses_the_write, 60)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

@@ -470,6 +470,8 @@ typedef struct genie_live_info {
 } genie_live_info;
 
 GENIE_API void genie_index_live_info(const genie_index *idx, genie_live_info *out);
+/** @return non-zero when object @p object of @p idx was deleted by its log (0 past the last object). */
+GENIE_API int genie_index_is_deleted(const genie_index *idx, uint64_t object);
 
 /* ----------------------------------------------------------------- search */
 

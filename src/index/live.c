@@ -428,3 +428,23 @@ uint64_t live_next_label(const genie_index *idx)
     }
     return next;
 }
+
+void genie_index_live_info(const genie_index *idx, genie_live_info *out)
+{
+    memset(out, 0, sizeof *out);
+    const index_live *l = idx->pLive;
+    out->base_objects = idx->info.n_objects;
+    if (!l)
+        return;
+    out->live = 1;
+    out->added = l->nAdded;
+    out->deleted = l->nDeleted;
+    out->log_bytes = l->walBytes;
+    out->torn_bytes = l->tornBytes;
+}
+
+int genie_index_is_deleted(const genie_index *idx, uint64_t object)
+{
+    const index_live *l = idx->pLive;
+    return l && l->aAlive && object < l->nBase + l->nAdded && !util_bitmap_get(l->aAlive, object);
+}

@@ -454,20 +454,6 @@ genie_status genie_writer_compact(genie_writer *wr)
     return writer_load(wr);
 }
 
-void genie_index_live_info(const genie_index *idx, genie_live_info *out)
-{
-    memset(out, 0, sizeof *out);
-    const index_live *l = idx->pLive;
-    out->base_objects = idx->info.n_objects;
-    if (!l)
-        return;
-    out->live = 1;
-    out->added = l->nAdded;
-    out->deleted = l->nDeleted;
-    out->log_bytes = l->walBytes;
-    out->torn_bytes = l->tornBytes;
-}
-
 const genie_index *genie_writer_index(const genie_writer *wr)
 {
     return wr->idx;

@@ -251,6 +251,12 @@ struct genie_table;
 int cli_filter_make(const char *zCmd, const genie_index *idx, const struct genie_table *t, cli_filter_id_fn xId,
                     void *ctx, genie_filter **pOut);
 /**
+ * The unsigned 64-bit numbers of file @p zPath ("-": standard input), white
+ * space between them, into a new array *paOut (free it): object ids, labels.
+ * @return CLI_EXIT_OK, CLI_EXIT_FAIL (printed: the file, the line, the token).
+ */
+int cli_read_numbers(const char *zPath, uint64_t **paOut, size_t *pn);
+/**
  * Open @p zIndex and make the filter of the collected options (object ids,
  * no table conditions).
  * @return CLI_EXIT_OK, or what failed (printed; nothing is left open).

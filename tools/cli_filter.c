@@ -42,11 +42,7 @@ int cli_filter_option(const char *zCmd, int c, const char *zArg, int *pStatus)
     return 1;
 }
 
-/*
- * The numbers of file @p zPath (white space between them) into a new array
- * *paOut; an error names the file, the line and the token.
- */
-static int read_numbers(const char *zPath, uint64_t **paOut, size_t *pn)
+int cli_read_numbers(const char *zPath, uint64_t **paOut, size_t *pn)
 {
     FILE *f = strcmp(zPath, "-") == 0 ? stdin : fopen(zPath, "r");
     if (!f) {
@@ -111,7 +107,7 @@ static int narrow(const char *zCmd, const genie_index *idx, int code, const char
 {
     uint64_t *a = NULL;
     size_t n = 0;
-    int status = read_numbers(zPath, &a, &n);
+    int status = cli_read_numbers(zPath, &a, &n);
     if (status != CLI_EXIT_OK)
         return status;
     genie_filter *g = NULL;

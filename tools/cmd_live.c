@@ -124,47 +124,6 @@ int cmd_add(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
-/* The labels of @p zPath: white-space separated unsigned numbers; errors name the line. */
-static int read_labels(const char *zPath, uint64_t **paOut, size_t *pn)
-{
-    FILE *f = strcmp(zPath, "-") == 0 ? stdin : fopen(zPath, "r");
-    if (!f) {
-        perror(zPath);
-        return CLI_EXIT_FAIL;
-    }
-    uint64_t *a = NULL;
-    size_t n = 0, cap = 0;
-    char tok[32];
-    int status = CLI_EXIT_OK;
-    while (status == CLI_EXIT_OK && fscanf(f, "%31s", tok) == 1) {
-        uint64_t v;
-        if (!cli_parse_u64(tok, 0, UINT64_MAX, &v)) {
-            fprintf(stderr, "genie: %s: '%s' is not an unsigned 64-bit label\n", zPath, tok);
-            status = CLI_EXIT_FAIL;
-            break;
-        }
-        if (n == cap) {
-            cap = cap ? 2 * cap : 256;
-            uint64_t *b = realloc(a, cap * sizeof *b);
-            if (!b) {
-                status = cli_fail(GENIE_ENOMEM);
-                break;
-            }
-            a = b;
-        }
-        a[n++] = v;
-    }
-    if (f != stdin)
-        fclose(f);
-    if (status != CLI_EXIT_OK) {
-        free(a);
-        return status;
-    }
-    *paOut = a;
-    *pn = n;
-    return CLI_EXIT_OK;
-}
-
 int cmd_delete(int argc, char **argv)
 {
     static const struct option aOpt[] = {{"labels", required_argument, 0, 'l'}, {"quiet", no_argument, 0, 'q'},
@@ -184,7 +143,7 @@ int cmd_delete(int argc, char **argv)
         return cli_usage_error("delete", "expected INDEX and --labels FILE");
     uint64_t *aLabel = NULL;
     size_t nLabel = 0, nDeleted = 0;
-    int st = read_labels(zLabels, &aLabel, &nLabel);
+    int st = cli_read_numbers(zLabels, &aLabel, &nLabel);
     if (st != CLI_EXIT_OK)
         return st;
     genie_writer *w;

@@ -49,18 +49,25 @@ static genie_status batch_room(add_batch *b)
     return GENIE_OK;
 }
 
+/* Room for @p need elements of @p size bytes in *pArray (capacity *pCap), doubling. */
+static genie_status room(void *pArray, size_t *pCap, size_t need, size_t size)
+{
+    if (need <= *pCap)
+        return GENIE_OK;
+    size_t cap = *pCap ? *pCap : 1u << 16;
+    while (cap < need)
+        cap *= 2;
+    void *p = realloc(*(void **)pArray, cap * size);
+    if (!p)
+        return util_error(GENIE_ENOMEM, "out of memory for a batch of %zu elements", need);
+    *(void **)pArray = p;
+    *pCap = cap;
+    return GENIE_OK;
+}
+
 static genie_status put_bytes(add_batch *b, const char *z, size_t n)
 {
-    if (b->nByte + n > b->nByteCap) {
-        size_t cap = b->nByteCap ? b->nByteCap : 1u << 16;
-        while (cap < b->nByte + n)
-            cap *= 2;
-        char *a = realloc(b->aByte, cap);
-        if (!a)
-            return util_error(GENIE_ENOMEM, "out of memory for a batch of %zu bytes", b->nByte + n);
-        b->aByte = a;
-        b->nByteCap = cap;
-    }
+    GENIE_TRY(room(&b->aByte, &b->nByteCap, b->nByte + n, 1));
     if (n)
         memcpy(b->aByte + b->nByte, z, n);
     b->nByte += n;
@@ -69,16 +76,7 @@ static genie_status put_bytes(add_batch *b, const char *z, size_t n)
 
 static genie_status put_keywords(add_batch *b, const uint32_t *a, size_t n)
 {
-    if (b->nKw + n > b->nKwCap) {
-        size_t cap = b->nKwCap ? b->nKwCap : 1u << 16;
-        while (cap < b->nKw + n)
-            cap *= 2;
-        uint32_t *p = realloc(b->aKw, cap * sizeof *p);
-        if (!p)
-            return util_error(GENIE_ENOMEM, "out of memory for a batch of %zu keywords", b->nKw + n);
-        b->aKw = p;
-        b->nKwCap = cap;
-    }
+    GENIE_TRY(room(&b->aKw, &b->nKwCap, b->nKw + n, sizeof *a));
     if (n)
         memcpy(b->aKw + b->nKw, a, n * sizeof *a);
     b->nKw += n;

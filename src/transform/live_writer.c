@@ -322,8 +322,16 @@ done:
     return rc;
 }
 
-genie_status genie_writer_add_records(genie_writer *wr, const char *const *records, const size_t *lengths, size_t n,
-                                      const uint64_t *in_labels, uint64_t *labels)
+/* The objects of one add: records (a document, line, string, CSV row each) or vectors. */
+typedef struct add_input {
+    const char *const *azRecord;
+    const size_t *anRecord;
+    const genie_vectors *pVec;
+} add_input;
+
+/* Encode @p n objects of @p in with their labels into one ADD record and append it (all or nothing). */
+static genie_status add_encoded(genie_writer *wr, const add_input *in, size_t n, const uint64_t *in_labels,
+                                uint64_t *labels)
 {
     util_error_clear();
     uint64_t *aLabel = malloc((n ? n : 1) * sizeof *aLabel), next;
@@ -335,7 +343,9 @@ genie_status genie_writer_add_records(genie_writer *wr, const char *const *recor
     }
     GENIE_TRY_GOTO(rc, labels_assign(wr, n, in_labels, NULL, aLabel, &next), done);
     for (size_t i = 0; i < n && rc == GENIE_OK; i++) {
-        rc = live_encode_record(wr->enc, records[i], lengths[i], aLabel[i], &p);
+        rc = in->pVec ? live_encode_vector(wr->enc, in->pVec->data + i * (size_t)in->pVec->dim, in->pVec->dim,
+                                           aLabel[i], &p)
+                      : live_encode_record(wr->enc, in->azRecord[i], in->anRecord[i], aLabel[i], &p);
         if (rc != GENIE_OK && rc != GENIE_ENOMEM) {
             char zMsg[512];
             snprintf(zMsg, sizeof zMsg, "%s", genie_last_error());
@@ -354,29 +364,18 @@ done:
     return rc;
 }
 
+genie_status genie_writer_add_records(genie_writer *wr, const char *const *records, const size_t *lengths, size_t n,
+                                      const uint64_t *in_labels, uint64_t *labels)
+{
+    add_input in = {records, lengths, NULL};
+    return add_encoded(wr, &in, n, in_labels, labels);
+}
+
 genie_status genie_writer_add_vectors(genie_writer *wr, const genie_vectors *v, const uint64_t *in_labels,
                                       uint64_t *labels)
 {
-    util_error_clear();
-    size_t n = (size_t)v->n;
-    uint64_t *aLabel = malloc((n ? n : 1) * sizeof *aLabel), next;
-    live_payload p = {NULL, 0, 0, 0};
-    genie_status rc = GENIE_OK;
-    if (!aLabel) {
-        rc = util_error(GENIE_ENOMEM, "out of memory adding %zu vectors", n);
-        goto done;
-    }
-    GENIE_TRY_GOTO(rc, labels_assign(wr, n, in_labels, NULL, aLabel, &next), done);
-    for (size_t i = 0; i < n && rc == GENIE_OK; i++)
-        rc = live_encode_vector(wr->enc, v->data + i * (size_t)v->dim, v->dim, aLabel[i], &p);
-    if (rc == GENIE_OK && n)
-        rc = append_add(wr, &p, n, aLabel, next);
-    if (rc == GENIE_OK && labels)
-        memcpy(labels, aLabel, n * sizeof *labels);
-done:
-    live_payload_free(&p);
-    free(aLabel);
-    return rc;
+    add_input in = {NULL, NULL, v};
+    return add_encoded(wr, &in, (size_t)v->n, in_labels, labels);
 }
 
 genie_status genie_writer_delete(genie_writer *wr, const uint64_t *labels, size_t n, size_t *n_deleted)

@@ -128,9 +128,12 @@ TEST(filter_keywords_equal_index_of_allowed)
         for (size_t ik = 0; ik < 3; ik++) {
             genie_results *want = small ? test_search(small, q, GENIE_BACKEND_CPU, aK[ik]) : NULL;
             const genie_index *aIdx[] = {one, several};
-            genie_backend aB[] = {test_backend(), GENIE_BACKEND_CPU_IDX};
+            /* On a GPU also its baselines: their counting kernels read the bitmap too. */
+            genie_backend aB[] = {test_backend(), GENIE_BACKEND_CPU_IDX, GENIE_BACKEND_CUDA_SPQ,
+                                  GENIE_BACKEND_CUDA_CPQ_PAPER};
+            int nB = test_backend() == GENIE_BACKEND_CUDA ? 4 : 2;
             for (int i = 0; i < 2; i++)
-                for (int b = 0; b < 2; b++) {
+                for (int b = 0; b < nB; b++) {
                     genie_results *got = filtered(aIdx[i], q, aB[b], aK[ik], f);
                     char zWhat[96];
                     snprintf(zWhat, sizeof zWhat, "%u%% allowed, k %u, %s, %s", aPercent[t], aK[ik],

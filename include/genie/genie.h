@@ -755,7 +755,8 @@ GENIE_API genie_status genie_recall_predict(const genie_index *idx, uint32_t k, 
  * of disjoint ranges merged by count descending, then smaller object id,
  * keeping k, equal genie_search() over the union: what a process of a
  * distributed search (genie-mpi) does with its shard.  A one-part index
- * has the one range first_part = 0, n_parts = 1.
+ * has the one range first_part = 0, n_parts = 1.  On a live index the
+ * objects its log added belong to the range that ends with the last part.
  * @return as genie_search(); GENIE_EINVAL when n_parts is 0 or the range
  *         passes the last part.
  */

@@ -197,6 +197,7 @@ char g_zTestDir[1024];
     X(live_keywords_equal_rebuilt_index, 120) \
     X(live_text_sets_sequences_table_equal_rebuilt_index, 120) \
     X(live_vectors_equal_rebuilt_index, 120) \
+    X(live_metric_vectors_equal_rebuilt_index, 120) \
     X(live_kill_writer_keeps_acknowledged_writes, 240) \
     X(live_torn_last_record_dropped, 60) \
     X(live_damaged_log_named_error, 120) \

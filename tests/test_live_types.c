@@ -10,6 +10,7 @@
  */
 #include <unistd.h>
 
+#include "genie/metric.h"
 #include "genie/sequences.h"
 #include "genie/sets.h"
 #include "genie/table.h"
@@ -257,6 +258,58 @@ static void table_compare(const genie_index *got, const genie_index *want, const
     genie_queries_free(aQ[1]);
 }
 
+static void vec_fill(uint64_t *s, float *v, size_t n);
+
+/* ---------------------------------------------------------------- metric */
+
+static const genie_lc_params gLcParams = {GENIE_LC_EDIT, 8, GENIE_LC_CENTERS_FARTHEST, 0, 5, 0, 2};
+
+static void metric_build(char **az, const uint64_t *aWhich, size_t n, const char *zPath)
+{
+    const char **azIn = malloc(n * sizeof *azIn);
+    size_t *an = malloc(n * sizeof *an);
+    for (size_t i = 0; i < n; i++) {
+        azIn[i] = az[aWhich ? aWhich[i] : i];
+        an[i] = strlen(azIn[i]);
+    }
+    CHECK_OK(genie_lc_build_strings(azIn, an, n, &gLcParams, NULL, zPath));
+    free(azIn);
+    free(an);
+}
+
+static void lc_compare(genie_lc_results *a, genie_lc_results *b, const uint64_t *aMap)
+{
+    CHECK_EQ(genie_lc_results_queries(a), genie_lc_results_queries(b));
+    for (size_t q = 0; q < genie_lc_results_queries(a); q++) {
+        size_t nA, nB;
+        const genie_lc_hit *x = genie_lc_results_get(a, q, &nA), *y = genie_lc_results_get(b, q, &nB);
+        CHECK_EQ(nA, nB);
+        for (size_t i = 0; i < nA; i++) {
+            CHECK_EQ(x[i].object, aMap ? aMap[y[i].object] : y[i].object);
+            CHECK(x[i].distance == y[i].distance);
+        }
+    }
+}
+
+static void metric_compare(const genie_index *got, const genie_index *want, const uint64_t *aMap, char **azQ,
+                           size_t nQ)
+{
+    size_t *an = malloc(nQ * sizeof *an);
+    for (size_t i = 0; i < nQ; i++)
+        an[i] = strlen(azQ[i]);
+    genie_lc_options aOpt[] = {{.k = 4, .backend = test_backend()}, {.k = 0, .radius = 2, .backend = test_backend()},
+                               {.k = 4, .radius = 1, .bounded = 1, .backend = GENIE_BACKEND_CPU}};
+    for (int m = 0; m < 3; m++) {
+        genie_lc_results *a, *b;
+        CHECK_OK(genie_lc_search_strings(got, (const char *const *)azQ, an, nQ, &aOpt[m], &a));
+        CHECK_OK(genie_lc_search_strings(want, (const char *const *)azQ, an, nQ, &aOpt[m], &b));
+        lc_compare(a, b, aMap);
+        genie_lc_results_free(a);
+        genie_lc_results_free(b);
+    }
+    free(an);
+}
+
 /* -------------------------------------------------------------- driver */
 
 /*
@@ -348,10 +401,77 @@ TEST(live_text_sets_sequences_table_equal_rebuilt_index)
     static const live_type aType[] = {{"text", text_build, text_compare},
                                       {"sets", sets_build, sets_compare},
                                       {"sequences", seq_build, seq_compare},
-                                      {"table", table_build, table_compare}};
-    char *(*aRandom[])(uint64_t *, int) = {random_text, random_set, random_string, random_row};
-    for (int t = 0; t < 4; t++)
+                                      {"table", table_build, table_compare},
+                                      {"metric", metric_build, metric_compare}};
+    char *(*aRandom[])(uint64_t *, int) = {random_text, random_set, random_string, random_row, random_string};
+    for (int t = 0; t < 5; t++)
         live_type_run(&aType[t], aRandom[t]);
+}
+
+/* A metric index of vectors: the added vectors are scanned, a compaction clusters them. */
+TEST(live_metric_vectors_equal_rebuilt_index)
+{
+    enum { BASE = 300, DIM = 6, MAX = 600, NQ = 15 };
+    uint64_t s = 9;
+    float *aAll = malloc((size_t)MAX * DIM * sizeof *aAll), aQ[NQ * DIM];
+    vec_fill(&s, aAll, (size_t)BASE * DIM);
+    vec_fill(&s, aQ, NQ * DIM);
+    genie_vectors base = {BASE, DIM, aAll}, q = {NQ, DIM, aQ};
+    genie_lc_params p = {GENIE_LC_L2, 10, GENIE_LC_CENTERS_FARTHEST, 0, 3, 0, 2};
+    char zIndex[1024], zOracle[1024];
+    snprintf(zIndex, sizeof zIndex, "%s", test_path("m.genie"));
+    snprintf(zOracle, sizeof zOracle, "%s", test_path("mo.genie"));
+    CHECK_OK(genie_lc_build_vectors(&base, &p, NULL, zIndex));
+    live_model m;
+    live_model_init(&m);
+    for (size_t i = 0; i < BASE; i++)
+        live_model_add(&m, i);
+    genie_writer *w;
+    CHECK_OK(genie_writer_open(zIndex, &w));
+    for (int round = 0; round < 2; round++) {
+        uint64_t nAdd = 60 + test_rand(&s) % 40;
+        vec_fill(&s, aAll + m.n * DIM, (size_t)nAdd * DIM);
+        genie_vectors add = {nAdd, DIM, aAll + m.n * DIM};
+        uint64_t aLabel[100];
+        CHECK_OK(genie_writer_add_vectors(w, &add, NULL, aLabel));
+        for (uint64_t i = 0; i < nAdd; i++)
+            live_model_add(&m, aLabel[i]);
+        uint64_t aDel[5];
+        for (int i = 0; i < 5; i++) {
+            aDel[i] = m.aLabel[test_rand(&s) % m.n];
+            live_model_delete(&m, aDel[i]);
+        }
+        CHECK_OK(genie_writer_delete(w, aDel, 5, NULL));
+        for (int compacted = 0; compacted < (round == 1 ? 2 : 1); compacted++) {
+            if (compacted)
+                CHECK_OK(genie_writer_compact(w));
+            size_t nKept;
+            uint64_t *aMap = live_model_kept(&m, &nKept);
+            genie_vectors kept = {nKept, DIM, malloc(nKept * DIM * sizeof(float))};
+            for (size_t j = 0; j < nKept; j++)
+                memcpy(kept.data + j * DIM, aAll + aMap[j] * DIM, DIM * sizeof(float));
+            CHECK_OK(genie_lc_build_vectors(&kept, &p, NULL, zOracle));
+            genie_index *got, *want;
+            CHECK_OK(genie_index_open(zIndex, &got));
+            CHECK_OK(genie_index_open(zOracle, &want));
+            genie_lc_options aOpt[] = {{.k = 5, .backend = test_backend()}, {.k = 0, .radius = 4}};
+            for (int t = 0; t < 2; t++) {
+                genie_lc_results *a, *b;
+                CHECK_OK(genie_lc_search_vectors(got, &q, &aOpt[t], &a));
+                CHECK_OK(genie_lc_search_vectors(want, &q, &aOpt[t], &b));
+                lc_compare(a, b, compacted ? NULL : aMap);
+                genie_lc_results_free(a);
+                genie_lc_results_free(b);
+            }
+            genie_index_close(got);
+            genie_index_close(want);
+            free(kept.data);
+            free(aMap);
+        }
+    }
+    genie_writer_close(w);
+    live_model_free(&m);
+    free(aAll);
 }
 
 /* ---------------------------------------------------------------- vectors */

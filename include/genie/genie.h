@@ -375,8 +375,8 @@ typedef struct genie_writer genie_writer;
  * Start writing the index file @p path (its log is created when it has
  * none).  The writer holds the index's lock until genie_writer_close().
  * @return GENIE_OK, GENIE_EBUSY (another writer), the errors of
- *         genie_index_open(), GENIE_ENOTSUP (a docs or metric index: their
- *         files are rebuilt, not written), GENIE_EIO, GENIE_ENOMEM.
+ *         genie_index_open(), GENIE_ENOTSUP (a docs index: its file is
+ *         rebuilt, not written), GENIE_EIO, GENIE_ENOMEM.
  */
 GENIE_API genie_status genie_writer_open(const char *path, genie_writer **out);
 /** Release the lock; NULL is a no-op. */
@@ -399,7 +399,8 @@ GENIE_API genie_status genie_writer_add(genie_writer *w, const genie_object *obj
  * Add @p n objects given as the text their type's build reads, one object
  * each: a text index's documents, a sets index's lines, a sequences
  * index's strings, a table's rows as CSV lines of its columns in their
- * order.  They are turned into keywords with the index's own parameters
+ * order, a metric index's strings or sets (edit, jaccard; its vectors go
+ * through genie_writer_add_vectors()).  They are turned into keywords with the index's own parameters
  * (vocabulary, hash functions, n-gram length, bins and dictionaries: a
  * table value outside a numeric column's range falls in its first or last
  * bin, a categorical value the table never held is refused).  @p in_labels
@@ -425,7 +426,8 @@ typedef struct genie_add_options {
  * text, documents one a line (or between opt->delimiter lines); sets and
  * sequences, one a line; a table, CSV or ARFF with a header naming every
  * column of the table (any order); vectors, any vector file genie build
- * reads (fvecs, bvecs, npy, ...).  Objects are written in batches of at
+ * reads (fvecs, bvecs, npy, ...); a metric index, its strings or sets one
+ * a line, or its vectors.  Objects are written in batches of at
  * most 65,536 (each one log record, durable before the next is read), so
  * a failure leaves the batches before it added: *n_added says how many
  * objects were.  Errors name the file and the line.

@@ -17,6 +17,7 @@
 #include "index/builder.h"
 #include "index/index.h"
 #include "index/live.h"
+#include "transform/metric.h"
 #include "transform/vectors.h"
 #include "util/bitmap.h"
 #include "util/error.h"
@@ -119,8 +120,31 @@ static genie_status vectors_frontend(const genie_index *idx, const uint64_t *aAl
     return rc;
 }
 
+/* A metric index: the kept objects clustered again with the file's parameters, labels kept. */
+static genie_status metric_compact(const genie_index *idx, const char *zOut)
+{
+    lc_layout L;
+    lc_space s0;
+    GENIE_TRY(lc_open_index(idx, &L, &s0));
+    lc_space_free(&s0);
+    lc_space s;
+    float *aVec = NULL;
+    uint64_t *aLabel = NULL;
+    GENIE_TRY(lc_live_kept(idx, &L, &s, &aVec, &aLabel));
+    genie_lc_params p = {L.info.metric, L.info.cluster_size, L.info.centers, L.info.has_center_distances ? 1 : -1,
+                         L.info.seed, L.info.separator, 0};
+    genie_build_options bo = {.sublist_length = idx->info.sublist_length};
+    genie_status rc = lc_build_write(&s, &p, aLabel, &bo, zOut);
+    lc_space_free(&s);
+    free(aVec);
+    free(aLabel);
+    return rc;
+}
+
 genie_status live_compact_write(const genie_index *idx, const char *zOut)
 {
+    if (idx->info.type == GENIE_TYPE_METRIC)
+        return metric_compact(idx, zOut);
     const index_live *l = idx->pLive;
     const genie_index *delta = l && l->nAdded ? l->pDelta : NULL;
     const uint64_t *aAlive = l ? l->aAlive : NULL;

@@ -16,7 +16,9 @@
  * record; the front-end's parameters as the base has them (a vectors
  * index: its functions, with the kept vectors); a text index's
  * vocabulary with the words the log added.  The sublist length is the
- * base's, and so is the size of its parts.
+ * base's, and so is the size of its parts.  A metric index is clustered
+ * again (a List of Clusters with the file's parameters) from the kept
+ * objects.
  * @return GENIE_OK, GENIE_EINVAL (every object of a vectors index
  *         deleted: it needs one), GENIE_EIO, GENIE_ENOMEM.
  */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "genie/metric.h"
 #include "genie/sequences.h"
 #include "index/index.h"
 #include "index/live.h"
@@ -38,6 +39,8 @@ struct live_encoder {
     /* vectors */
     vlsh h;
     int haveLsh;
+    /* metric: the dimension of vectors (0: strings or sets, stored as records) */
+    uint32_t lcDim;
     int broken; /* a commit ran out of memory: the words' ids no longer follow the log's */
 };
 
@@ -98,10 +101,9 @@ genie_status live_payload_object(live_payload *p, uint64_t label, const uint32_t
 genie_status live_encoder_new(const genie_index *idx, live_encoder **out)
 {
     *out = NULL;
-    if (idx->info.type == GENIE_TYPE_DOCS || idx->info.type == GENIE_TYPE_METRIC)
-        return util_error(GENIE_ENOTSUP, "%s indexes take no writes: their order (global scores, clusters) is the "
-                                         "build's; rebuild them",
-                          genie_index_type_name(idx->info.type));
+    if (idx->info.type == GENIE_TYPE_DOCS)
+        return util_error(GENIE_ENOTSUP, "docs indexes take no writes: their order (global scores) is the build's; "
+                                         "rebuild them");
     live_encoder *e = calloc(1, sizeof *e);
     if (!e)
         return util_error(GENIE_ENOMEM, "out of memory");
@@ -119,6 +121,12 @@ genie_status live_encoder_new(const genie_index *idx, live_encoder **out)
         genie_vectors base;
         rc = vec_open(idx, &e->h, &base);
         e->haveLsh = rc == GENIE_OK;
+        break;
+    }
+    case GENIE_TYPE_METRIC: {
+        genie_lc_info lc;
+        rc = genie_lc_index_info(idx, &lc);
+        e->lcDim = lc.dim;
         break;
     }
     case GENIE_TYPE_TEXT:
@@ -256,6 +264,10 @@ genie_status live_encode_record(live_encoder *e, const char *z, size_t n, uint64
     }
     case GENIE_TYPE_SEQUENCES: GENIE_TRY(seq_keywords(z, n, e->gram, &e->aKw, &e->nKwCap, &nKw)); break;
     case GENIE_TYPE_TABLE: GENIE_TRY(table_keywords(e, z, n, &nKw)); break;
+    case GENIE_TYPE_METRIC:
+        if (e->lcDim)
+            return util_error(GENIE_EINVAL, "a metric index of vectors takes vectors");
+        break; /* strings and sets: the record alone, compared at search time */
     default:
         return util_error(GENIE_EINVAL, "a %s index is not written with records (%s)",
                           genie_index_type_name(e->type),
@@ -266,6 +278,12 @@ genie_status live_encode_record(live_encoder *e, const char *z, size_t n, uint64
 
 genie_status live_encode_vector(live_encoder *e, const float *v, uint32_t dim, uint64_t label, live_payload *p)
 {
+    if (e->type == GENIE_TYPE_METRIC && e->lcDim) { /* the vector alone: the delta is compared with every query */
+        if (dim != e->lcDim)
+            return util_error(GENIE_EINVAL, "vectors of %u dimensions for an index of %u", dim, e->lcDim);
+        GENIE_TRY(util_check_finite(v, 1, dim, 1, "added vector"));
+        return live_payload_object(p, label, NULL, 0, NULL, 0, v, dim * (uint32_t)sizeof(float));
+    }
     if (e->type != GENIE_TYPE_VECTORS)
         return util_error(GENIE_EINVAL, "a %s index does not take vectors", genie_index_type_name(e->type));
     if (dim != e->h.dim)

@@ -17,7 +17,11 @@
  *              query's does) or its dictionary id (categorical: a value the
  *              table was built without is refused);
  *   vectors    the LSH keywords of the index's hash functions, the vector
- *              as the extra bytes.
+ *              as the extra bytes;
+ *   metric     no keywords: the vector as the extra bytes, or the string
+ *              or set as the record (the delta is compared with every
+ *              query, metric_search.c; compaction builds a new List of
+ *              Clusters).
  * Records are stored when the index stores them: the text, line, string
  * or CSV row as given.
  */
@@ -49,7 +53,7 @@ typedef struct live_encoder live_encoder;
 
 /**
  * The encoder of index @p idx (which must stay open while it is used).
- * @return GENIE_OK, GENIE_ENOTSUP (docs, metric), the errors of reading
+ * @return GENIE_OK, GENIE_ENOTSUP (docs), the errors of reading
  *         the index's parameters, GENIE_ENOMEM.
  */
 genie_status live_encoder_new(const genie_index *idx, live_encoder **out);

@@ -7,6 +7,7 @@
  * a value holding a comma, a quote or a line end quoted).
  */
 #include "genie/genie.h"
+#include "genie/metric.h"
 #include "genie/table.h"
 #include "genie/vectors.h"
 
@@ -286,6 +287,13 @@ static genie_status add_vectors_file(genie_writer *w, const char *path, const ge
     return rc;
 }
 
+/* Whether a metric index holds vectors (else strings or sets, one a line). */
+static int metric_of_vectors(const genie_index *idx)
+{
+    genie_lc_info lc;
+    return genie_lc_index_info(idx, &lc) == GENIE_OK && lc.dim > 0;
+}
+
 genie_status genie_writer_add_file(genie_writer *w, const char *path, const genie_add_options *opt,
                                    uint64_t *n_added)
 {
@@ -299,7 +307,7 @@ genie_status genie_writer_add_file(genie_writer *w, const char *path, const geni
         rc = util_error(GENIE_EINVAL, "labels in the input are for keywords indexes");
     else if (info.type == GENIE_TYPE_TABLE)
         rc = add_table_file(w, idx, path, opt, &nAdded);
-    else if (info.type == GENIE_TYPE_VECTORS)
+    else if (info.type == GENIE_TYPE_VECTORS || (info.type == GENIE_TYPE_METRIC && metric_of_vectors(idx)))
         rc = add_vectors_file(w, path, opt, &nAdded);
     else
         rc = add_records_file(w, info.type, info.has_records, path, opt, &nAdded);

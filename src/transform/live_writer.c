@@ -180,9 +180,9 @@ genie_status genie_writer_open(const char *path, genie_writer **out)
     /* The file's identity names a new log; the lock is taken before the log is read for writing. */
     genie_index *first = NULL;
     genie_status rc = genie_index_open(path, &first);
-    if (rc == GENIE_OK && (first->info.type == GENIE_TYPE_DOCS || first->info.type == GENIE_TYPE_METRIC))
-        rc = util_error(GENIE_ENOTSUP, "%s: a %s index takes no writes (its order is the build's): rebuild it",
-                        path, genie_index_type_name(first->info.type));
+    if (rc == GENIE_OK && first->info.type == GENIE_TYPE_DOCS)
+        rc = util_error(GENIE_ENOTSUP, "%s: a docs index takes no writes (its order is the build's): rebuild it",
+                        path);
     if (rc == GENIE_OK) {
         wal_base base = wal_base_of(first->map.p, first->map.n);
         rc = wal_writer_open(path, wr->zWal, &base, &wr->w);

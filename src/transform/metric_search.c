@@ -595,6 +595,9 @@ static genie_status search(const genie_index *idx, int vectors, const genie_vect
     }
     res->stats.backend = GENIE_BACKEND_CPU;
 finish:
+    /* A live index's added objects (in no cluster): with the last cluster's range. */
+    if (job.x.end == L.info.n_clusters)
+        GENIE_TRY_GOTO(rc, lc_live_scan(idx, &L, job.aQVec, azQ, anQ, nQuery, opt, job.x.aAllow, res), done);
     res->stats.n_parts = 1;
     res->stats.rounds = 1;
     for (size_t q = 0; q < nQuery; q++)

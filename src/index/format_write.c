@@ -15,6 +15,7 @@
 
 #include "util/crc32c.h"
 #include "util/error.h"
+#include "util/le.h"
 #include "util/file.h"
 
 /* Where the bytes go: a temporary file (af), or memory (pMem, nCap bytes mapped). */
@@ -52,16 +53,6 @@ static genie_status out_write(fw_out *o, const void *p, size_t n)
     return GENIE_OK;
 }
 
-static void put_u32(unsigned char *p, uint32_t v)
-{
-    memcpy(p, &v, 4);
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-    memcpy(p, &v, 8);
-}
-
 /* Large sections are written in slices so one write() stays reasonable. */
 static genie_status write_blob(fw_out *af, const format_blob *b, uint32_t *pCrc)
 {
@@ -95,22 +86,22 @@ static genie_status write_section(fw_out *af, unsigned char *aHeader, uint64_t i
     uint32_t crc = 0;
     GENIE_TRY(write_blob(af, b, &crc));
     unsigned char *e = aHeader + FORMAT_FIXED_HEADER + iEntry * FORMAT_ENTRY_SIZE;
-    put_u32(e, id);
-    put_u32(e + 4, part);
-    put_u64(e + 8, offset);
-    put_u64(e + 16, b->n);
-    put_u32(e + 24, crc);
+    util_put_u32(e, id);
+    util_put_u32(e + 4, part);
+    util_put_u64(e + 8, offset);
+    util_put_u64(e + 16, b->n);
+    util_put_u32(e + 24, crc);
     return GENIE_OK;
 }
 
 static void put_part_entry(unsigned char *p, const format_part *part)
 {
-    put_u64(p, part->firstObject);
-    put_u64(p + 8, part->nObjects);
-    put_u64(p + 16, part->nPostings);
-    put_u64(p + 24, part->nKeywords);
-    put_u64(p + 32, part->nSublists);
-    put_u32(p + 40, part->maxObjectLength);
+    util_put_u64(p, part->firstObject);
+    util_put_u64(p + 8, part->nObjects);
+    util_put_u64(p + 16, part->nPostings);
+    util_put_u64(p + 24, part->nKeywords);
+    util_put_u64(p + 32, part->nSublists);
+    util_put_u32(p + 40, part->maxObjectLength);
 }
 
 /* The whole image into @p af; @p zName names the target in messages. */
@@ -146,23 +137,23 @@ static genie_status write_image(fw_out *af, const char *zName, const format_imag
             maxLen = part.maxObjectLength;
     }
     GENIE_TRY_GOTO(rc, out_pwrite(af, aTable, (size_t)nTable, tableOffset), done);
-    put_u32(aHeader + FORMAT_FIXED_HEADER + 7 * FORMAT_ENTRY_SIZE + 24, util_crc32c(0, aTable, (size_t)nTable));
+    util_put_u32(aHeader + FORMAT_FIXED_HEADER + 7 * FORMAT_ENTRY_SIZE + 24, util_crc32c(0, aTable, (size_t)nTable));
     memcpy(aHeader, FORMAT_MAGIC, 8);
-    put_u32(aHeader + 8, FORMAT_VERSION);
-    put_u32(aHeader + 12, (uint32_t)nHeader);
-    put_u64(aHeader + 16, af->nWritten);
-    put_u64(aHeader + 24, img->nObjects);
-    put_u64(aHeader + 32, nPostings);
-    put_u64(aHeader + 40, img->nKeywords);
-    put_u64(aHeader + 48, nSublists);
-    put_u64(aHeader + 56, img->nWords);
-    put_u32(aHeader + 64, img->sublistLength);
-    put_u32(aHeader + 68, maxLen);
-    put_u32(aHeader + 72, img->type);
-    put_u32(aHeader + 76, img->flags);
-    put_u32(aHeader + 80, (uint32_t)format_n_sections(img->nParts));
-    put_u32(aHeader + 88, img->nParts);
-    put_u32(aHeader + 84, util_crc32c(0, aHeader, (size_t)nHeader));
+    util_put_u32(aHeader + 8, FORMAT_VERSION);
+    util_put_u32(aHeader + 12, (uint32_t)nHeader);
+    util_put_u64(aHeader + 16, af->nWritten);
+    util_put_u64(aHeader + 24, img->nObjects);
+    util_put_u64(aHeader + 32, nPostings);
+    util_put_u64(aHeader + 40, img->nKeywords);
+    util_put_u64(aHeader + 48, nSublists);
+    util_put_u64(aHeader + 56, img->nWords);
+    util_put_u32(aHeader + 64, img->sublistLength);
+    util_put_u32(aHeader + 68, maxLen);
+    util_put_u32(aHeader + 72, img->type);
+    util_put_u32(aHeader + 76, img->flags);
+    util_put_u32(aHeader + 80, (uint32_t)format_n_sections(img->nParts));
+    util_put_u32(aHeader + 88, img->nParts);
+    util_put_u32(aHeader + 84, util_crc32c(0, aHeader, (size_t)nHeader));
     rc = out_pwrite(af, aHeader, (size_t)nHeader, 0);
 done:
     free(aHeader);

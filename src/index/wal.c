@@ -13,37 +13,14 @@
 
 #include "util/crc32c.h"
 #include "util/error.h"
+#include "util/le.h"
 #include "util/file.h"
 #include "util/grow.h"
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static void put_u32(unsigned char *p, uint32_t v)
-{
-    memcpy(p, &v, 4);
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-    memcpy(p, &v, 8);
-}
 
 wal_base wal_base_of(const unsigned char *p, uint64_t fileSize)
 {
     /* Offsets of format.h's header: n_objects at 24, type at 72, header CRC at 84. */
-    wal_base b = {fileSize, get_u32(p + 84), get_u32(p + 72), get_u64(p + 24)};
+    wal_base b = {fileSize, util_get_u32(p + 84), util_get_u32(p + 72), util_get_u64(p + 24)};
     return b;
 }
 
@@ -56,13 +33,13 @@ void wal_header(const wal_base *base, unsigned char *a)
 {
     memset(a, 0, WAL_HEADER_SIZE);
     memcpy(a, WAL_MAGIC, 8);
-    put_u32(a + 8, WAL_VERSION);
-    put_u32(a + 12, WAL_HEADER_SIZE);
-    put_u64(a + 16, base->fileSize);
-    put_u32(a + 24, base->headerCrc);
-    put_u32(a + 28, base->type);
-    put_u64(a + 32, base->nObjects);
-    put_u32(a + 60, util_crc32c(0, a, 60));
+    util_put_u32(a + 8, WAL_VERSION);
+    util_put_u32(a + 12, WAL_HEADER_SIZE);
+    util_put_u64(a + 16, base->fileSize);
+    util_put_u32(a + 24, base->headerCrc);
+    util_put_u32(a + 28, base->type);
+    util_put_u64(a + 32, base->nObjects);
+    util_put_u32(a + 60, util_crc32c(0, a, 60));
 }
 
 /* Non-zero when bytes [from, n) of @p p are all zero. */
@@ -92,13 +69,13 @@ genie_status wal_parse(const char *zPath, const unsigned char *p, size_t n, wal_
     if (n < WAL_HEADER_SIZE || memcmp(p, WAL_MAGIC, 8) != 0)
         return util_error(GENIE_EFORMAT, "%s is not a genie write-ahead log (%s)", zPath,
                           n < WAL_HEADER_SIZE ? "shorter than its header" : "no GENIEWAL magic");
-    if (get_u32(p + 8) != WAL_VERSION)
-        return util_error(GENIE_EFORMAT, "%s: log version %u; this library reads %u", zPath, get_u32(p + 8),
+    if (util_get_u32(p + 8) != WAL_VERSION)
+        return util_error(GENIE_EFORMAT, "%s: log version %u; this library reads %u", zPath, util_get_u32(p + 8),
                           WAL_VERSION);
-    if (get_u32(p + 12) != WAL_HEADER_SIZE || get_u32(p + 60) != util_crc32c(0, p, 60) ||
+    if (util_get_u32(p + 12) != WAL_HEADER_SIZE || util_get_u32(p + 60) != util_crc32c(0, p, 60) ||
         !zero_from(p, 40, 60))
         return util_error(GENIE_ECORRUPT, "%s: the log's header is damaged (checksum)", zPath);
-    out->base = (wal_base){get_u64(p + 16), get_u32(p + 24), get_u32(p + 28), get_u64(p + 32)};
+    out->base = (wal_base){util_get_u64(p + 16), util_get_u32(p + 24), util_get_u32(p + 28), util_get_u64(p + 32)};
     size_t cap = 0;
     uint64_t off = WAL_HEADER_SIZE;
     while (off < n) {
@@ -109,14 +86,14 @@ genie_status wal_parse(const char *zPath, const unsigned char *p, size_t n, wal_
         if (left < WAL_RECORD_HEADER) {
             zBad = "a record header cut short";
         } else {
-            len = get_u32(p + off);
-            type = get_u32(p + off + 8);
-            count = get_u32(p + off + 12);
+            len = util_get_u32(p + off);
+            type = util_get_u32(p + off + 8);
+            count = util_get_u32(p + off + 12);
             if (len > WAL_MAX_PAYLOAD)
                 zBad = "a record longer than the largest allowed";
             else if (len > left - WAL_RECORD_HEADER)
                 zBad = "a record cut short";
-            else if (get_u32(p + off + 4) != util_crc32c(0, p + off + 8, 8 + (size_t)len))
+            else if (util_get_u32(p + off + 4) != util_crc32c(0, p + off + 8, 8 + (size_t)len))
                 zBad = "a record whose checksum does not match";
             else if (!count_fits(type, count, len)) {
                 zBad = type < WAL_ADD || type > WAL_COMPACT ? "a record of an unknown type"
@@ -307,12 +284,12 @@ genie_status wal_append(wal_writer *w, uint32_t type, uint32_t count, const void
         w->nPendCap = cap;
     }
     unsigned char *h = w->aPend + w->nPend;
-    put_u32(h, (uint32_t)n);
-    put_u32(h + 8, type);
-    put_u32(h + 12, count);
+    util_put_u32(h, (uint32_t)n);
+    util_put_u32(h + 8, type);
+    util_put_u32(h + 12, count);
     if (n)
         memcpy(h + WAL_RECORD_HEADER, payload, n);
-    put_u32(h + 4, util_crc32c(0, h + 8, 8 + n));
+    util_put_u32(h + 4, util_crc32c(0, h + 8, 8 + n));
     w->nPend = need;
     uint64_t seq = ++w->nQueued;
     while (w->nFlushed < seq) {

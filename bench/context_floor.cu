@@ -2,7 +2,7 @@
  * context_floor: the CUDA start-up floor of a process, the time of
  * cudaFree(0) (creating the primary context) in an empty program, printed
  * in seconds.  scripts/gpu-startup compares `genie search -b cuda` on one
- * query with it (issue 16, start-up: one query on a 512 MB index within
+ * query with it (the start-up target: one query on a 512 MB index within
  * the context time plus 0.2 s).
  */
 #include <cuda_runtime.h>

@@ -351,16 +351,15 @@ static void phase_row(const workload *w, const genie_queries *q, genie_backend b
     memset(&opt, 0, sizeof opt);
     opt.backend = be;
     opt.k = BENCH_K;
-    cuda_testing_time_phases(1);
+    opt.time_phases = 1;
     genie_results *r;
+    genie_search_stats st;
     double t0 = util_now();
-    if (genie_search(w->idx, q, &opt, &r) != GENIE_OK)
+    if (genie_search_with_stats(w->idx, q, &opt, &r, &st) != GENIE_OK)
         die(genie_backend_name(be));
     double wall = (util_now() - t0) * 1e3;
-    cuda_testing_time_phases(0);
     genie_results_free(r);
-    cuda_phase_times p;
-    cuda_testing_phase_times(&p);
+    const genie_gpu_phases p = st.phases;
     char z[640];
     double countPps = p.count_ms > 0 ? w->nPosting / (p.count_ms * 1e-3) : 0;
     snprintf(z, sizeof z,

@@ -56,11 +56,11 @@
  * those of the largest size, equal the answers of the same data built as
  * one part.  --rss: peak resident memory of a CPU search (a child process:
  * open, search, exit; ru_maxrss from wait4) on the largest index in parts
- * and on the same data in one part.  --phases (CUDA builds): after each
- * CUDA row, the CUDA backend's phase times of one more run, summed over
- * the parts (engine/cuda/cuda_testing.h: host planning and staging, unit
- * upload, counting, selection, download, collecting), to see which phase
- * an overlapped upload slows down.
+ * and on the same data in one part.  --phases: after each CUDA row, the
+ * CUDA backend's phase times of one more run, summed over the parts
+ * (genie_search_stats.phases: host planning and staging, unit upload,
+ * counting, selection, download, collecting), to see which phase an
+ * overlapped upload slows down.
  */
 #include <math.h>
 #include <stdio.h>
@@ -74,9 +74,6 @@
 #include "genie/vectors.h"
 #include "transform/vectors_lsh.h"
 #include "util/clock.h"
-#ifdef PARTS_BENCH_PHASES
-#include "engine/cuda/cuda_testing.h"
-#endif
 
 #define BENCH_K 100
 #define BENCH_QUERIES 1024
@@ -302,7 +299,7 @@ typedef struct run_result {
 } run_result;
 
 static genie_results *search(genie_index *idx, genie_queries *q, const bench_args *a, const bench_mode *mode,
-                             genie_search_stats *st)
+                             int timePhases, genie_search_stats *st)
 {
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
@@ -311,6 +308,7 @@ static genie_results *search(genie_index *idx, genie_queries *q, const bench_arg
     opt.threads = a->threads;
     opt.gpu_memory = mode->budget;
     opt.serial_upload = mode->serial;
+    opt.time_phases = timePhases;
     genie_results *r;
     genie_status rc = genie_search_with_stats(idx, q, &opt, &r, st);
     if (rc != GENIE_OK)
@@ -326,12 +324,12 @@ static run_result timed(const char *path, genie_queries *q, const bench_args *a,
     if (rc != GENIE_OK)
         die("open", rc);
     genie_search_stats st;
-    genie_results_free(search(idx, q, a, mode, &st));
+    genie_results_free(search(idx, q, a, mode, 0, &st));
     double aT[BENCH_RUNS], aM[BENCH_RUNS], aU[BENCH_RUNS], aW[BENCH_RUNS], aG[BENCH_RUNS];
     run_result rr = {0};
     for (int i = 0; i < BENCH_RUNS; i++) {
         genie_results_free(rr.res);
-        rr.res = search(idx, q, a, mode, &st);
+        rr.res = search(idx, q, a, mode, 0, &st);
         aT[i] = st.total_seconds;
         aM[i] = st.part_seconds;
         aU[i] = st.upload_seconds;
@@ -340,19 +338,14 @@ static run_result timed(const char *path, genie_queries *q, const bench_args *a,
         rr.streamed = st.streamed;
         rr.overlapped = st.overlapped;
     }
-#ifdef PARTS_BENCH_PHASES
     if (a->phases && mode->budget) {
-        cuda_testing_time_phases(1);
-        genie_results_free(search(idx, q, a, mode, &st));
-        cuda_testing_time_phases(0);
-        cuda_phase_times t;
-        cuda_testing_phase_times(&t);
+        genie_results_free(search(idx, q, a, mode, 1, &st));
+        const genie_gpu_phases t = st.phases;
         printf("|  |  |  | %s phases, ms: plan %.1f, stage %.1f, upload %.1f, count %.1f, select %.1f, download %.1f, "
                "collect %.1f; backend %.1f |  |  |  |  |  |  |  |  |\n",
                mode->zName, t.plan_ms, t.stage_ms, t.upload_ms, t.count_ms, t.select_ms, t.download_ms,
                t.collect_ms, t.total_ms);
     }
-#endif
     genie_index_close(idx);
     rr.total = median(aT);
     rr.match = median(aM);
@@ -415,7 +408,7 @@ static int child_search(const bench_args *a, const char *path)
     genie_queries *q = make_queries(&d);
     bench_mode cpu = {"cpu", 0, 0};
     genie_search_stats st;
-    genie_results_free(search(idx, q, a, &cpu, &st));
+    genie_results_free(search(idx, q, a, &cpu, 0, &st));
     genie_queries_free(q);
     genie_index_close(idx);
     free(d.aQueryKw);

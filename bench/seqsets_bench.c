@@ -130,7 +130,8 @@ static genie_seq_results *seq_run(const genie_index *idx, const lines *q, size_t
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
     opt.backend = b;
-    genie_seq_options so = {1, K, limit, exact, 1, 0}; /* the certificate alone (--certify-only) */
+    /* the certificate alone (--certify-only) */
+    genie_seq_options so = {.k = 1, .candidates = K, .max_candidates = limit, .exact = exact, .certify_only = 1};
     genie_seq_results *r;
     genie_status rc = genie_seq_search(idx, q->az, q->an, n, &so, &opt, &r);
     if (rc != GENIE_OK)
@@ -272,7 +273,7 @@ static genie_set_results *set_run(const genie_index *idx, const lines *q, genie_
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
     opt.backend = b;
-    genie_set_options so = {10, K, exact, 0};
+    genie_set_options so = {.k = 10, .candidates = K, .exact = exact};
     genie_set_results *r;
     genie_status rc = genie_set_search(idx, q->az, q->an, q->n, &so, &opt, &r);
     if (rc != GENIE_OK)

@@ -19,7 +19,12 @@
  * keep-alive connection (one warm-up request each, not counted), shares
  * --requests requests among them, and prints a Markdown row: clients,
  * requests, queries/s, p50 and p99 latency (send to the answer's last
- * byte), and the mean queries per engine call from the server's /metrics.
+ * byte), the mean queries per engine call from the server's /metrics, and
+ * what the requests got: 200, 503, 504, lost (no answer, or any other
+ * status) and wrong (a 200 whose body is not `genie search --json`'s
+ * answer to the same query: with --check, run once on every query).
+ * --max-queue and --timeout go to the server: small ones overload it, so
+ * that the rows show 503s and 504s next to the answers that are right.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -108,6 +113,7 @@ typedef struct workload {
     size_t *anBody;
     size_t n;
     genie_queries *q; /* the same queries for the in-process batch */
+    char **azWant;   /* --check: the answer each body must get, from genie search --json; else NULL */
 } workload;
 
 static void put_json_string(FILE *f, const char *z, size_t n)
@@ -196,6 +202,41 @@ static void synthetic_workload(workload *w, uint64_t nObjects, uint32_t k, size_
     }
 }
 
+/*
+ * --check: every query's answer as `genie search --json` prints it (@p zCmd:
+ * the command, its queries in the workload's order), as the server's body
+ * for one query: {"results":[{"query":1,...}]}.
+ */
+static void cli_answers(workload *w, const char *zCmd)
+{
+    FILE *f = popen(zCmd, "r");
+    if (!f)
+        die("cannot run %s", zCmd);
+    w->azWant = calloc(w->n, sizeof *w->azWant);
+    if (!w->azWant)
+        die("out of memory");
+    char *zLine = NULL;
+    size_t nCap = 0, i = 0;
+    ssize_t r;
+    while ((r = getline(&zLine, &nCap, f)) > 0) {
+        if (i >= w->n) { /* the file's later queries: not in the workload */
+            i++;
+            continue;
+        }
+        if (zLine[r - 1] == '\n')
+            zLine[--r] = '\0';
+        const char *zRest = strchr(zLine, ','); /* after {"query":N, */
+        if (strncmp(zLine, "{\"query\":", 9) != 0 || !zRest)
+            die("genie search --json printed '%.80s'", zLine);
+        if (asprintf(&w->azWant[i], "{\"results\":[{\"query\":1,%s]}", zRest + 1) < 0)
+            die("out of memory");
+        i++;
+    }
+    free(zLine);
+    if (pclose(f) != 0 || i < w->n)
+        die("%s: %zu answers for %zu queries", zCmd, i, w->n);
+}
+
 /* ------------------------------------------------------------- server */
 
 typedef struct server {
@@ -271,9 +312,25 @@ typedef struct load {
     atomic_size_t next; /* requests handed out */
     size_t total;
     double *aLatency;   /* per request */
-    atomic_size_t nFail;
+    atomic_size_t n200, n503, n504, nLost, nWrong;
     pthread_barrier_t ready;
 } load;
+
+/* Count what request @p q got: a status, and a 200's body against genie search's. */
+static void tally(load *L, size_t q, int st, const http_answer *a)
+{
+    if (st == 200) {
+        atomic_fetch_add(&L->n200, 1);
+        if (L->zPath && L->w->azWant && strcmp(a->zBody, L->w->azWant[q]) != 0)
+            atomic_fetch_add(&L->nWrong, 1);
+    } else if (st == 503) {
+        atomic_fetch_add(&L->n503, 1);
+    } else if (st == 504) {
+        atomic_fetch_add(&L->n504, 1);
+    } else {
+        atomic_fetch_add(&L->nLost, 1);
+    }
+}
 
 static int send_one(const load *L, http_client *c, size_t q, http_answer *a)
 {
@@ -288,9 +345,9 @@ static void *client_main(void *arg)
     http_client c;
     http_client_init(&c, L->port);
     http_answer a;
-    /* warm-up: open the connection */
-    if (send_one(L, &c, 0, &a) != 200)
-        atomic_fetch_add(&L->nFail, 1);
+    /* warm-up: open the connection (not counted, unless it got no answer) */
+    if (send_one(L, &c, 0, &a) < 0)
+        atomic_fetch_add(&L->nLost, 1);
     http_answer_free(&a);
     pthread_barrier_wait(&L->ready);
     for (;;) {
@@ -301,8 +358,7 @@ static void *client_main(void *arg)
         double t0 = now();
         int st = send_one(L, &c, q, &a);
         L->aLatency[i] = now() - t0;
-        if (st != 200)
-            atomic_fetch_add(&L->nFail, 1);
+        tally(L, q, st, &a);
         http_answer_free(&a);
     }
     http_client_close(&c);
@@ -350,12 +406,14 @@ static void run_clients(const workload *w, uint16_t port, const char *zPath, uns
     double engine = metric(port, "genie_engine_seconds_total ") - engine0;
     double cpu = metric(port, "genie_engine_cpu_seconds_total ") - cpu0;
     qsort(L.aLatency, nRequest, sizeof *L.aLatency, compare_double);
-    char zOnCpu[16];
+    char zOnCpu[16], zWrong[32];
     snprintf(zOnCpu, sizeof zOnCpu, "%.0f%%", engine > 0 ? 100 * cpu / engine : 0);
-    printf("| %s | %s%u | %zu | %.0f | %.2f | %.2f | %.1f | %.0f%% | %s | %zu |\n", zLabel, zPath ? "" : "GET /healthz, ",
-           nClient, nRequest, (double)nRequest / secs, 1e3 * L.aLatency[nRequest / 2],
+    snprintf(zWrong, sizeof zWrong, "%zu", (size_t)atomic_load(&L.nWrong));
+    printf("| %s | %s%u | %zu | %.0f | %.2f | %.2f | %.1f | %.0f%% | %s | %zu | %zu | %zu | %zu | %s |\n", zLabel,
+           zPath ? "" : "GET /healthz, ", nClient, nRequest, (double)nRequest / secs, 1e3 * L.aLatency[nRequest / 2],
            1e3 * L.aLatency[(size_t)((double)nRequest * 0.99)], batches > 0 ? queries / batches : 0, 100 * engine / secs,
-           engine > 0 ? zOnCpu : "-", (size_t)atomic_load(&L.nFail));
+           engine > 0 ? zOnCpu : "-", (size_t)atomic_load(&L.n200), (size_t)atomic_load(&L.n503),
+           (size_t)atomic_load(&L.n504), (size_t)atomic_load(&L.nLost), zPath && w->azWant ? zWrong : "-");
     fflush(stdout);
     pthread_attr_destroy(&attr);
     pthread_barrier_destroy(&L.ready);
@@ -417,6 +475,9 @@ static const char zUsage[] =
     "  --max-wait MS      the server's --max-wait (default its own, 2)\n"
     "  --max-idle MS      the server's --max-idle (default its own, 0)\n"
     "  --http-threads N   the server's --http-threads (default its own: one per core)\n"
+    "  --max-queue N      the server's --max-queue (default its own); small: 503s\n"
+    "  --timeout SECONDS  the server's --timeout (default its own); small: 504s\n"
+    "  --check            compare every 200 with genie search --json's answer\n"
     "  --label TEXT       first column of the rows (default the index name)\n";
 
 int main(int argc, char **argv)
@@ -428,9 +489,12 @@ int main(int argc, char **argv)
         {"queries", required_argument, 0, 'n'},   {"max-wait", required_argument, 0, 'w'},
         {"max-idle", required_argument, 0, 'I'},  {"http-threads", required_argument, 0, 'H'},
         {"label", required_argument, 0, 'L'},     {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"max-queue", required_argument, 0, 'Q'}, {"timeout", required_argument, 0, 'T'},
+        {"check", no_argument, 0, 'C'},           {0, 0, 0, 0}};
     const char *zGenie = NULL, *zIndex = NULL, *zText = NULL, *zClients = "1,16,256,1024", *zWait = NULL, *zIdle = NULL;
     const char *zLabel = NULL, *zBackend = "auto", *zThreads = NULL, *zHttpThreads = NULL;
+    const char *zMaxQueue = NULL, *zTimeout = NULL;
+    int check = 0;
     uint64_t nSynthetic = 0;
     const char *zRequests = "4096";
     size_t nQuery = 4096;
@@ -449,6 +513,9 @@ int main(int argc, char **argv)
         case 'I': zIdle = optarg; break;
         case 'H': zHttpThreads = optarg; break;
         case 'L': zLabel = optarg; break;
+        case 'Q': zMaxQueue = optarg; break;
+        case 'T': zTimeout = optarg; break;
+        case 'C': check = 1; break;
         case 'k': k = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'b': zBackend = optarg; break;
         case 'j': zThreads = optarg; break;
@@ -490,6 +557,33 @@ int main(int argc, char **argv)
         die("no queries");
     if (!zLabel)
         zLabel = zText ? "text" : "synthetic";
+    if (check) {
+        char zCmd[4096];
+        if (zText) {
+            snprintf(zCmd, sizeof zCmd, "'%s' search -q --json -d %% -k %u -b %s '%s' '%s'", zGenie, k, zBackend,
+                     zIndex, zText);
+        } else {
+            /* the same queries as keyword lines */
+            char zQ[] = "/tmp/serve_bench_q.XXXXXX";
+            int fd = mkstemp(zQ);
+            FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+            if (!f)
+                die("cannot write the queries for --check");
+            for (size_t i = 0; i < w.n; i++) {
+                const genie_item *aItem;
+                size_t nItem;
+                uint32_t minCount;
+                genie_queries_get(w.q, i, &aItem, &nItem, &minCount);
+                for (size_t j = 0; j < nItem; j++)
+                    fprintf(f, "%s%u", j ? " " : "", aItem[j].lo);
+                fputc('\n', f);
+            }
+            fclose(f);
+            snprintf(zCmd, sizeof zCmd, "'%s' search -q --json -k %u -b %s '%s' '%s'; rm -f '%s'", zGenie, k,
+                     zBackend, zIndex, zQ, zQ);
+        }
+        cli_answers(&w, zCmd);
+    }
 
     /* the baseline: every query in one in-process batch; then in batches of
      * the sizes a server's batches have (at most one query per client) */
@@ -503,7 +597,7 @@ int main(int argc, char **argv)
         size_t nBatch = aBatch[b] ? aBatch[b] : w.n;
         if (nBatch > w.n || (b && nBatch == w.n))
             continue;
-        printf("| %s | in-process batch%s of %zu | %zu | %.0f | - | - | %zu | 100%% | - | - |\n", zLabel,
+        printf("| %s | in-process batch%s of %zu | %zu | %.0f | - | - | %zu | 100%% | - | - | - | - | - | - |\n", zLabel,
                aBatch[b] ? "es" : "", nBatch, w.n, inprocess_qps(idx, &w, &opt, nBatch), nBatch);
         fflush(stdout);
     }
@@ -511,7 +605,7 @@ int main(int argc, char **argv)
 
     char zSpec[1200];
     snprintf(zSpec, sizeof zSpec, "bench=%s", zIndex);
-    char *azArg[24];
+    char *azArg[32];
     int n = 0;
     azArg[n++] = (char *)zGenie;
     azArg[n++] = "serve";
@@ -524,6 +618,16 @@ int main(int argc, char **argv)
     azArg[n++] = (char *)zBackend;
     azArg[n++] = "--max-connections";
     azArg[n++] = "8192";
+    azArg[n++] = "--max-connections-per-client"; /* every client is on 127.0.0.1 */
+    azArg[n++] = "0";
+    if (zMaxQueue) {
+        azArg[n++] = "--max-queue";
+        azArg[n++] = (char *)zMaxQueue;
+    }
+    if (zTimeout) {
+        azArg[n++] = "--timeout";
+        azArg[n++] = (char *)zTimeout;
+    }
     if (zWait) {
         azArg[n++] = "--max-wait";
         azArg[n++] = (char *)zWait;
@@ -563,8 +667,12 @@ int main(int argc, char **argv)
             die("--clients: bad list '%s'", zClients);
     }
     server_stop(&s);
-    for (size_t i = 0; i < w.n; i++)
+    for (size_t i = 0; i < w.n; i++) {
         free(w.azBody[i]);
+        if (w.azWant)
+            free(w.azWant[i]);
+    }
+    free(w.azWant);
     free(w.azBody);
     free(w.anBody);
     genie_queries_free(w.q);

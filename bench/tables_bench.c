@@ -99,7 +99,7 @@ static void run_dataset(const char *zDir, const char *zOutDir, const dataset *d,
     snprintf(zTable, sizeof zTable, "%s/%s", zDir, d->zTable);
     snprintf(zQueries, sizeof zQueries, "%s/%s", zDir, d->zQueries);
     snprintf(zIndex, sizeof zIndex, "%s/%s.genie", zOutDir, d->zName);
-    genie_table_options topt = {1024, d->zColumns, 0};
+    genie_table_options topt = {.bins = 1024, .columns = d->zColumns};
     double t0 = util_now();
     TRY("build", genie_table_build(zTable, &topt, NULL, zIndex));
     p->build = util_now() - t0;

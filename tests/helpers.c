@@ -47,7 +47,7 @@ uint64_t test_rand(uint64_t *s)
 
 genie_index *test_build(const test_objects *objs, uint32_t sublistLength, const char *path)
 {
-    genie_build_options opt = {sublistLength, NULL, NULL, 0, 0, 0};
+    genie_build_options opt = {.sublist_length = sublistLength};
     return test_build_with(objs, &opt, path);
 }
 

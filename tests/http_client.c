@@ -142,8 +142,11 @@ int http_request(http_client *c, const char *zMethod, const char *zPath, const c
     memset(a, 0, sizeof *a);
     a->status = -1;
     char zHead[1024];
-    int nHead = snprintf(zHead, sizeof zHead, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\n%s\r\n",
-                         zMethod, zPath, nBody, zHeaders ? zHeaders : "");
+    /* a POST says its body is JSON (genie serve refuses any other), unless the caller's headers say otherwise */
+    int json = strcmp(zMethod, "POST") == 0 && !(zHeaders && strcasestr(zHeaders, "Content-Type:"));
+    int nHead = snprintf(zHead, sizeof zHead, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\n%s%s\r\n",
+                         zMethod, zPath, nBody, json ? "Content-Type: application/json\r\n" : "",
+                         zHeaders ? zHeaders : "");
     if (nHead < 0 || (size_t)nHead >= sizeof zHead)
         return -1;
     for (int attempt = 0; attempt < 2; attempt++) {

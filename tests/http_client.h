@@ -28,7 +28,8 @@ void http_client_init(http_client *c, uint16_t port);
 void http_client_close(http_client *c);
 /**
  * Send @p zMethod @p zPath with @p nBody bytes of @p zBody (may be NULL)
- * and @p zHeaders (extra header lines, each ending in "\r\n", or NULL);
+ * and @p zHeaders (extra header lines, each ending in "\r\n", or NULL;
+ * a POST says "Content-Type: application/json" unless they give one);
  * fill @p a.  A request whose body the server refused early still gets
  * the server's answer.  @return a->status.
  */

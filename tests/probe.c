@@ -117,7 +117,7 @@ static genie_status probe_sets(const genie_index *idx, const genie_index_info *i
     const char *az[3] = {"a b c", "", "x y z a"};
     size_t an[3] = {5, 0, 7};
     for (int exact = 0; exact < 2; exact++) {
-        genie_set_options sopt = {3, 0, exact, 0};
+        genie_set_options sopt = {.k = 3, .exact = exact};
         genie_search_options opt;
         memset(&opt, 0, sizeof opt);
         opt.backend = GENIE_BACKEND_CPU;
@@ -143,7 +143,7 @@ static genie_status probe_sequences(const genie_index *idx, const genie_index_in
     const char *az[3] = {"hello", "", "a longer query string that is longer than sixty-four bytes, the banded one"};
     size_t an[3] = {5, 0, strlen(az[2])};
     for (int exact = 0; exact < 2; exact++) {
-        genie_seq_options sopt = {3, 4, exact ? 0 : 64, exact, 0, 0};
+        genie_seq_options sopt = {.k = 3, .candidates = 4, .max_candidates = exact ? 0 : 64, .exact = exact};
         genie_search_options opt;
         memset(&opt, 0, sizeof opt);
         opt.backend = GENIE_BACKEND_CPU;

@@ -30,12 +30,18 @@ char g_zTestDir[1024];
     X(model_k_zero_and_huge, 10)                  \
     X(model_count_overflow_rejected, 60)          \
     X(model_backends_agree_on_empty_index, 10)    \
+    X(model_options_sizes, 10)                    \
     X(backend_table_test_entry, 60)               \
     X(backend_names_and_errors, 30)               \
     X(backend_several_devices, 60)                \
+    X(backend_registry_capabilities, 30)          \
     X(backend_cpu_never_maps_cuda, 30)            \
     X(backend_blas_opened_on_first_exact_search, 30) \
     X(install_exports_only_genie_symbols, 30)     \
+    X(type_table_has_a_complete_entry_per_type, 10) \
+    X(type_table_k_limits, 10)                    \
+    X(install_release_has_no_test_hooks, 30)      \
+    X(install_struct_layouts_complete, 10)        \
     X(install_pkg_config_program, 120)            \
     X(oracle_random_small, 240)                   \
     X(oracle_random_skewed, 480)                  \
@@ -113,6 +119,7 @@ char g_zTestDir[1024];
     X(recall_bad_targets, 60) \
     X(recall_side_file_rejects_corruption, 120) \
     X(recall_side_file_edit_levels, 60) \
+    X(recall_build_fails_when_its_side_file_cannot_be_written, 60) \
     X(csv_quoting, 10)                            \
     X(csv_malformed, 10)                          \
     X(csv_numbers, 10)                            \
@@ -125,6 +132,7 @@ char g_zTestDir[1024];
     X(table_sqlite_oracle, 120) \
     X(table_params_truncate_and_flip, 60)        \
     X(layout_include_graph, 30)                  \
+    X(layout_comment_refs, 30)                    \
     X(format_index_file_type, 30) \
     X(malicious_fields_every_type, 600) \
     X(hardening_vectors_width_zero, 30) \
@@ -135,7 +143,13 @@ char g_zTestDir[1024];
     X(hardening_vectors_extreme_values, 30) \
     X(hardening_cli_truncated_index, 60) \
     X(hardening_stale_temporary_files, 30) \
+    X(hardening_outputs_never_destroyed, 30) \
+    X(search_postings_estimate_counts_every_item, 30)      \
+    X(search_cancel_flag_stops_every_backend, 60)          \
+    X(search_cancel_from_another_thread_stops_a_long_search, 120) \
+    X(search_index_copy_ignores_the_file, 60)              \
     X(serve_answers_equal_cli_json, 60)                     \
+    X(serve_metric_answers_equal_cli_json, 60)              \
     X(serve_recall_requests_run_alone, 60)                  \
     X(serve_endpoints_and_auth, 30)                         \
     X(serve_bad_command_lines, 30)                          \
@@ -151,6 +165,22 @@ char g_zTestDir[1024];
     X(serve_reload_under_load_pool, 60)                     \
     X(serve_sigterm_drains_requests_in_flight, 30)          \
     X(serve_sigterm_drains_requests_in_flight_pool, 30)     \
+    X(serve_slow_clients_are_cut_off, 60)                   \
+    X(serve_slow_clients_are_cut_off_pool, 60)              \
+    X(serve_connection_caps_answer_503_or_close, 60)        \
+    X(serve_connection_caps_answer_503_or_close_pool, 60)   \
+    X(serve_costly_requests_refused_and_timeouts_cancel, 90) \
+    X(serve_costly_requests_refused_and_timeouts_cancel_pool, 90) \
+    X(serve_sigterm_cancels_and_a_second_signal_exits, 90)  \
+    X(serve_sigterm_cancels_and_a_second_signal_exits_pool, 90) \
+    X(serve_drain_answers_close_their_connections, 60)      \
+    X(serve_request_memory_is_bounded, 90)                  \
+    X(serve_out_of_memory_is_503, 60)                       \
+    X(serve_big_bodies_are_parsed_off_the_http_threads, 90) \
+    X(serve_index_files_changed_under_the_server, 60)       \
+    X(serve_reloads_take_turns_and_count, 60)               \
+    X(serve_http_hygiene, 60)                               \
+    X(serve_fuzz_findings, 30)                              \
     X(arrays_builder_add_many_same_index, 30)     \
     X(arrays_queries_and_results_copy, 30)        \
     X(arrays_bad_input_named, 10)                 \
@@ -164,6 +194,8 @@ char g_zTestDir[1024];
     X(mpi_ranker_errors_fail_the_run, 180)        \
     X(mpi_late_ranker_timeout_and_partial, 180)   \
     X(mpi_dead_rank_ends_the_job, 120) \
+    X(mpi_killed_ranker_leaves_no_partial_answer_file, 180) \
+    X(mpi_lines_out_writes_whole_queries, 30) \
     X(mpi_vectors_equal_one_process, 180) \
     X(mpi_vectors_lsh_union_of_shard_candidates, 120) \
     X(mpi_sequences_equal_one_process, 180) \
@@ -202,7 +234,11 @@ char g_zTestDir[1024];
     X(live_torn_last_record_dropped, 60) \
     X(live_damaged_log_named_error, 120) \
     X(live_kill_during_compaction_old_or_new, 60) \
-    X(live_full_disk_refuses_the_write, 60)
+    X(live_full_disk_refuses_the_write, 60) \
+    X(live_writer_threads_add_at_once, 60) \
+    X(live_reader_process_sees_acknowledged_writes, 60) \
+    X(live_second_writer_process_refused, 60) \
+    X(live_refresh_snapshot_shares_the_file, 60)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)
@@ -282,6 +318,14 @@ static int run_one(const test_entry *t)
 int main(int argc, char **argv)
 {
     const char *zFilter = argc > 1 ? argv[1] : NULL;
+    /* GENIE_TEST_SHARD=I/N: the tests whose place in the list is I modulo N
+     * alone, so that N runners share a machine's cores (scripts/gpu-final). */
+    unsigned iShard = 0, nShard = 1;
+    const char *zShard = getenv("GENIE_TEST_SHARD");
+    if (zShard && (sscanf(zShard, "%u/%u", &iShard, &nShard) != 2 || nShard == 0 || iShard >= nShard)) {
+        fprintf(stderr, "GENIE_TEST_SHARD must be I/N with 0 <= I < N, not '%s'\n", zShard);
+        return 2;
+    }
     setvbuf(stdout, NULL, _IOLBF, 0);
     int nGolden = golden_load(GENIE_TEST_SOURCE_DIR "/golden");
     if (nGolden < 0)
@@ -296,7 +340,7 @@ int main(int argc, char **argv)
             g_goldenIndex = (int)(i - nBuiltin);
             t = (test_entry){golden_name(g_goldenIndex), run_golden_case, 60, g_goldenIndex};
         }
-        if (zFilter && !strstr(t.zName, zFilter))
+        if ((zFilter && !strstr(t.zName, zFilter)) || i % nShard != iShard)
             continue;
         if (run_one(&t))
             nPass++;

@@ -1,12 +1,16 @@
 /* Helpers of the genie serve tests (serve_harness.h). */
 #include "serve_harness.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -178,12 +182,90 @@ double metric_value(const served *s, const char *zName)
 {
     http_answer a;
     CHECK_STATUS(served_request(s, "GET", "/metrics", NULL, &a), 200, &a);
-    const char *p = strstr(a.zBody, zName);
+    /* at the start of a line: the # HELP line names the metric too */
+    const char *p = strncmp(a.zBody, zName, strlen(zName)) == 0 ? a.zBody : NULL;
+    for (const char *q = a.zBody; !p && (q = strchr(q, '\n')) != NULL; q++)
+        if (strncmp(q + 1, zName, strlen(zName)) == 0)
+            p = q + 1;
     if (!p)
         test_fail_at(__FILE__, __LINE__, "no %s in /metrics", zName);
     double v = atof(p + strlen(zName));
     http_answer_free(&a);
     return v;
+}
+
+/* ------------------------------------------------------- raw sockets */
+/* A connection to the server from @p zFrom (NULL: 127.0.0.1), reads bounded by 15 s. */
+int raw_connect(uint16_t port, const char *zFrom)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(fd >= 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    if (zFrom) {
+        CHECK(inet_pton(AF_INET, zFrom, &sa.sin_addr) == 1);
+        CHECK(bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    }
+    sa.sin_port = htons(port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timeval tv = {15, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    CHECK(connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    return fd;
+}
+
+void raw_send(int fd, const char *z)
+{
+    CHECK(send(fd, z, strlen(z), MSG_NOSIGNAL) == (ssize_t)strlen(z));
+}
+
+/* Everything the server sends until it closes (or 15 s pass): malloc'd; *pClosed when it did close. */
+char *raw_read_until_close(int fd, int *pClosed)
+{
+    strbuf b = {0};
+    sb_printf(&b, "%s", "");
+    char a[4096];
+    for (;;) {
+        ssize_t r = recv(fd, a, sizeof a, 0);
+        if (r > 0) {
+            sb_printf(&b, "%.*s", (int)r, a);
+            continue;
+        }
+        *pClosed = r == 0 || errno == ECONNRESET;
+        return b.z;
+    }
+}
+
+/* One request's answer on @p fd (the headers and a Content-Length body): malloc'd, "" when the server closed. */
+char *raw_answer(int fd)
+{
+    strbuf b = {0};
+    sb_printf(&b, "%s", "");
+    char a[4096];
+    for (;;) {
+        const char *zEnd = strstr(b.z, "\r\n\r\n");
+        if (zEnd) {
+            const char *zLen = strcasestr(b.z, "Content-Length:");
+            size_t nBody = zLen ? (size_t)strtoull(zLen + 15, NULL, 10) : 0;
+            if (b.n >= (size_t)(zEnd + 4 - b.z) + nBody)
+                return b.z;
+        }
+        ssize_t r = recv(fd, a, sizeof a, 0);
+        if (r <= 0)
+            return b.z;
+        sb_printf(&b, "%.*s", (int)r, a);
+    }
+}
+
+/* The answer to a raw request on a fresh connection from @p zFrom: malloc'd. */
+char *raw_exchange(uint16_t port, const char *zFrom, const char *zRequest)
+{
+    int fd = raw_connect(port, zFrom);
+    raw_send(fd, zRequest);
+    char *z = raw_answer(fd);
+    close(fd);
+    return z;
 }
 
 #ifndef GENIE_HAVE_SERVER

@@ -60,8 +60,24 @@ void build(char *zArgs);
 void build_identity_index(const char *path, unsigned n, unsigned shift);
 /** Append the answer to a one-keyword query for object @p object of the identity index. */
 void identity_answer(strbuf *b, unsigned queryNo, unsigned object);
-/** The value on the /metrics line that starts with @p zName (name, labels and a space). */
+/** The value on the /metrics line that starts with @p zName (name, labels and a space; not a # HELP line). */
 double metric_value(const served *s, const char *zName);
+
+/*
+ * Raw connections, for requests the client above would not send (slow,
+ * malformed, framed twice) and answers it would not wait for.
+ */
+/** A connection to the server from @p zFrom (NULL: 127.0.0.1), reads bounded by 15 s. */
+int raw_connect(uint16_t port, const char *zFrom);
+void raw_send(int fd, const char *z);
+/** Everything the server sends until it closes (or 15 s pass): malloc'd; *pClosed when it did close. */
+char *raw_read_until_close(int fd, int *pClosed);
+/** One request's answer on @p fd (the headers and a Content-Length body): malloc'd, "" when the server closed. */
+char *raw_answer(int fd);
+/** The answer to a raw request on a fresh connection from @p zFrom: malloc'd. */
+char *raw_exchange(uint16_t port, const char *zFrom, const char *zRequest);
+
+#define HEALTHZ "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
 #define CHECK_STATUS(got, want, a)                                                                         \
     do {                                                                                                   \

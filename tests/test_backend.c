@@ -29,7 +29,7 @@ static genie_status counting_check(void)
 }
 
 static const engine_backend counting = {
-    .zName = "test-counting", .xCheck = counting_check, .xSearch = counting_search,
+    .iVersion = ENGINE_BACKEND_VERSION, .zName = "test-counting", .xCheck = counting_check, .xSearch = counting_search,
 };
 
 static void random_objects(test_objects *o, size_t n, uint64_t seed)
@@ -155,7 +155,7 @@ static genie_status fake_begin(const genie_index *idx, uint32_t pFirst, uint32_t
 static const engine_parts_ops fake_parts = {.xFits = fake_fits, .xBegin = fake_begin};
 
 static const engine_backend multi = {
-    .zName = "test-devices", .xCheck = counting_check, .xSearch = device_search, .pParts = &fake_parts,
+    .iVersion = ENGINE_BACKEND_VERSION, .zName = "test-devices", .xCheck = counting_check, .xSearch = device_search, .pParts = &fake_parts,
     .xDevices = fake_devices,
 };
 
@@ -259,19 +259,101 @@ TEST(backend_names_and_errors)
     CHECK_OK(engine_backend_pick(GENIE_BACKEND_AUTO, &be));
     CHECK(be->id == GENIE_BACKEND_CPU || be->id == GENIE_BACKEND_CUDA);
     CHECK_RC(engine_backend_pick((genie_backend)99, &be), GENIE_EINVAL);
-    if (!genie_cuda_available()) {
+    /* The lists of names come from the table: every name known, the usable ones. */
+    char zKnown[256], zUsable[256];
+    size_t nKnown = genie_backend_list(0, zKnown, sizeof zKnown);
+    CHECK_EQ(nKnown, strlen(zKnown));
+    const char *zBuiltin = "auto, cpu, cpu-idx, cuda, cuda-spq, cuda-cpq-paper";
+    CHECK(strncmp(zKnown, zBuiltin, strlen(zBuiltin)) == 0);
+    CHECK_EQ(genie_backend_list(0, zUsable, 5), nKnown); /* truncated, the whole length still told */
+    CHECK(strcmp(zUsable, "auto") == 0);
+    int avail = genie_cuda_available(); /* loads the module where there is a GPU */
+    genie_backend_list(1, zUsable, sizeof zUsable);
+    CHECK(strstr(zUsable, ", cpu") != NULL);
+    CHECK((strstr(zUsable, "cuda") != NULL) == avail);
+    /* The CUDA module's backends: a placeholder until the module registers the full entry. */
+    const engine_backend *pCuda = engine_backend_find(GENIE_BACKEND_CUDA);
+    CHECK(pCuda != NULL);
+    if (!avail) {
+        CHECK(pCuda->xSearch == NULL);
         genie_status want = genie_cuda_built() ? GENIE_EGPU : GENIE_ENOTSUP;
         CHECK_RC(engine_backend_pick(GENIE_BACKEND_CUDA, &be), want);
         CHECK(strlen(genie_last_error()) > 0);
+        CHECK_RC(engine_backend_pick_cap(GENIE_BACKEND_CUDA, ENGINE_CAP(pExact), &be), want);
         uint64_t used, total;
         CHECK_RC(genie_cuda_memory(0, &used, &total), want);
     } else {
+        CHECK(pCuda->xSearch != NULL && pCuda->pExact && pCuda->pPairs && pCuda->pEdit && pCuda->pLsh &&
+              pCuda->pDocs);
+        CHECK_OK(engine_backend_pick_cap(GENIE_BACKEND_AUTO, ENGINE_CAP(pDocs), &be));
+        CHECK(be == pCuda);
         uint64_t used = 0, total = 0;
         CHECK_OK(genie_cuda_memory(0, &used, &total));
         CHECK(used > 0 && used <= total);
         CHECK_RC(genie_cuda_memory(genie_cuda_device_count(), &used, &total), GENIE_EINVAL);
         CHECK_RC(genie_cuda_memory(-1, &used, &total), GENIE_EINVAL);
     }
+}
+
+static genie_status fake_exact(int device, void **ppResident, const float *base, uint64_t nBase,
+                               const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric,
+                               genie_precision precision, const uint64_t *aAllow, uint32_t k, genie_neighbor *out,
+                               engine_exact_counts *pCounts)
+{
+    (void)device, (void)ppResident, (void)base, (void)nBase, (void)queries, (void)dim, (void)metric;
+    (void)precision, (void)aAllow;
+    pCounts->distances += 2 * nQuery; /* what it claims, to be seen in the stats */
+    pCounts->direct += nQuery;
+    for (uint64_t i = 0; i < nQuery * k; i++)
+        out[i] = (genie_neighbor){(uint32_t)(i % k), 0};
+    return GENIE_OK;
+}
+
+static const engine_exact_ops fakeExactOps = {.xSearch = fake_exact, .nMaxK = 3};
+
+/*
+ * Registration checks its entries; a capability is found through the
+ * table (engine_backend_pick_cap): the backend when it has it, NULL (the
+ * CPU) when it has not, and the exact search takes it.
+ */
+TEST(backend_registry_capabilities)
+{
+    engine_backend e = {.iVersion = ENGINE_BACKEND_VERSION, .zName = "test-exact", .xCheck = counting_check,
+                        .xSearch = counting_search, .pExact = &fakeExactOps};
+    genie_backend id;
+    e.iVersion = ENGINE_BACKEND_VERSION + 1;
+    CHECK_RC(engine_backend_register(&e, &id), GENIE_EINVAL); /* a version this library cannot read */
+    CHECK(strstr(genie_last_error(), "version") != NULL);
+    e.iVersion = ENGINE_BACKEND_VERSION;
+    e.zName = "cpu";
+    CHECK_RC(engine_backend_register(&e, &id), GENIE_EINVAL); /* a full entry's name */
+    e.zName = "test-exact";
+    e.xSearch = NULL;
+    CHECK_RC(engine_backend_register(&e, &id), GENIE_EINVAL);
+    e.xSearch = counting_search;
+    CHECK_OK(engine_backend_register(&e, &id));
+    char zKnown[256];
+    genie_backend_list(0, zKnown, sizeof zKnown);
+    CHECK(strstr(zKnown, ", test-exact") != NULL);
+
+    const engine_backend *be;
+    CHECK_OK(engine_backend_pick_cap(GENIE_BACKEND_CPU, ENGINE_CAP(pExact), &be));
+    CHECK(be == NULL);
+    CHECK_OK(engine_backend_pick_cap(id, ENGINE_CAP(pExact), &be));
+    CHECK(be != NULL && be->id == id && be->pExact == &fakeExactOps);
+    CHECK_OK(engine_backend_pick_cap(id, ENGINE_CAP(pPairs), &be));
+    CHECK(be == NULL);
+
+    float aBase[8] = {0}, aQ[2] = {0};
+    genie_vectors base = {4, 2, aBase}, q = {1, 2, aQ};
+    genie_neighbor out[4];
+    genie_search_stats st;
+    CHECK_OK(genie_exact_search(&base, &q, GENIE_METRIC_L2, 3, id, 1, out, &st));
+    CHECK_EQ(st.backend, id);
+    CHECK_EQ(out[2].id, 2); /* the fake's answer */
+    CHECK_EQ(st.verified, 2); /* its counts, per call */
+    CHECK_EQ(st.fallback, 1);
+    CHECK_RC(genie_exact_search(&base, &q, GENIE_METRIC_L2, 4, id, 1, out, &st), GENIE_EINVAL); /* its k */
 }
 
 /* Whether this process has a CUDA library mapped. */

@@ -1,5 +1,5 @@
 /*
- * Sequences under --certify (issue 17 item 2): every answer is the exact
+ * Sequences under --certify (docs/SEQUENCES.md): every answer is the exact
  * top-k of a brute force written here (a plain dynamic programme and a
  * full sort by (distance, id)), on random collections with 10-40% edits,
  * strings of 1-5 bytes, empty queries, duplicates and k > n; the queries
@@ -79,9 +79,11 @@ static genie_status fake_check(void)
     return GENIE_OK;
 }
 
+static const engine_edit_ops fakeEditOps = {.xDistances = fake_edit, .xFree = fake_edit_free};
+
 static const engine_backend fakeEdit = {
-    .zName = "test-edit", .xCheck = fake_check, .xSearch = engine_cpu_search, .xEdit = fake_edit,
-    .xEditFree = fake_edit_free,
+    .iVersion = ENGINE_BACKEND_VERSION, .zName = "test-edit", .xCheck = fake_check, .xSearch = engine_cpu_search,
+    .pEdit = &fakeEditOps,
 };
 
 /* Registered once per process. */
@@ -219,7 +221,8 @@ static void check_case(uint64_t seed, genie_backend backend, int certifyOnly, ta
     uint32_t K = 1 + (uint32_t)(test_rand(&rng) % 8);
     if (K < k)
         K = k;
-    genie_seq_options so = {k, K, K * (1u << (test_rand(&rng) % 4)), 0, certifyOnly, 0};
+    genie_seq_options so = {.k = k, .candidates = K, .max_candidates = K * (1u << (test_rand(&rng) % 4)),
+                            .certify_only = certifyOnly};
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
     opt.backend = backend;
@@ -258,7 +261,7 @@ static void check_case(uint64_t seed, genie_backend backend, int certifyOnly, ta
     const engine_backend *be;
     CHECK_OK(engine_backend_pick(backend, &be));
     if (nScanned)
-        CHECK_EQ(st.scan_backend, be->xEdit ? be->id : GENIE_BACKEND_CPU);
+        CHECK_EQ(st.scan_backend, be->pEdit ? be->id : GENIE_BACKEND_CPU);
     t->queries += NQ;
     t->fallback += nScanned;
     genie_seq_results_free(r);
@@ -427,7 +430,7 @@ TEST(seq_certify_parts_range)
     const genie_backend aBe[] = {test_backend(), fake_backend()};
     for (int ib = 0; ib < 2; ib++)
         for (int exact = 0; exact <= 1; exact++) {
-            genie_seq_options so = {4, 2, 4, exact, 0, 0};
+            genie_seq_options so = {.k = 4, .candidates = 2, .max_candidates = 4, .exact = exact};
             genie_search_options opt;
             memset(&opt, 0, sizeof opt);
             opt.backend = aBe[ib];

@@ -801,8 +801,8 @@ TEST(docs_cache_modes_equal_exhaustive)
 /* ------------------------------------------- the GPU search's host side */
 
 /*
- * A stand-in for the CUDA engine (docs_gpu_testing_engine) that keeps its
- * contract on the CPU, so that the host side of the GPU search (queries
+ * A stand-in for the CUDA engine (a backend registered with a pDocs
+ * capability of its own, engine/backend.h) that keeps its contract on the CPU, so that the host side of the GPU search (queries
  * prepared on the threads, the cache plan kept between calls, batches
  * finished by the CPU threads, GPU answers copied or continued, the
  * counts) is tested where there is no GPU.  Batches of at most
@@ -932,6 +932,23 @@ static genie_status fake_engine(void **ppResident, engine_docs_request *req)
     return rc;
 }
 
+static void fake_free(void *pResident)
+{
+    CHECK(pResident == NULL); /* the fake keeps nothing */
+}
+
+static genie_status fake_check(void)
+{
+    return GENIE_OK;
+}
+
+static const engine_docs_ops fakeDocsOps = {.xSearch = fake_engine, .xFree = fake_free, .nMaxK = 1024};
+
+static const engine_backend fakeDocs = {
+    .iVersion = ENGINE_BACKEND_VERSION, .zName = "test-docs", .xCheck = fake_check, .xSearch = engine_cpu_search,
+    .pDocs = &fakeDocsOps,
+};
+
 /*
  * The GPU search's host side with the stand-in engine: every answer equals
  * the exhaustive CPU one, whichever way the "GPU" handed it back, on 1 and
@@ -941,7 +958,8 @@ static genie_status fake_engine(void **ppResident, engine_docs_request *req)
 TEST(docs_gpu_host_side_equals_exhaustive)
 {
     uint64_t rng = 0x9b0;
-    docs_gpu_testing_engine(fake_engine);
+    genie_backend id;
+    CHECK_OK(engine_backend_register(&fakeDocs, &id));
     gFake.nPruned = 0;
     for (int ci = 0; ci < 5; ci++) {
         coll c;
@@ -961,7 +979,7 @@ TEST(docs_gpu_host_side_equals_exhaustive)
             uint32_t k = run == 3 ? 1024 : (uint32_t)(1 + test_rand(&rng) % 20); /* 1024: the GPU's largest */
             genie_docs_results *ex = search(o.d, (const char *const *)az, nQ, k, GENIE_DOCS_AND, 1, 1);
             genie_docs_options opt = {.k = k, .mode = GENIE_DOCS_AND, .threads = run % 2 ? 3 : 1};
-            opt.backend = GENIE_BACKEND_CUDA;
+            opt.backend = id;
             /* Runs 0 and 1: the same plan and S_c, a tiny cache; 2 and 3: an eighth of the index. */
             opt.gpu_memory = 16 * info.n_postings + (1u << 20);
             opt.cache_fraction = run < 2 ? 0.001 : (double)info.n_postings / (double)opt.gpu_memory;
@@ -972,7 +990,7 @@ TEST(docs_gpu_host_side_equals_exhaustive)
             genie_docs_stats st, sEx;
             genie_docs_results_stats(r, &st);
             genie_docs_results_stats(ex, &sEx);
-            CHECK(st.backend == GENIE_BACKEND_CUDA);
+            CHECK(st.backend == id);
             CHECK_EQ(st.post_processed, nQ - (nQ + 3) / 4); /* all but q % 4 == 0 */
             CHECK_EQ(st.gpu_queries, nQ - st.post_processed);
             CHECK_EQ(st.postings_total, sEx.postings_total);
@@ -1004,7 +1022,6 @@ TEST(docs_gpu_host_side_equals_exhaustive)
         free_coll(&c);
     }
     CHECK(gFake.nPruned > 0); /* some queries met a pruned list */
-    docs_gpu_testing_engine(NULL);
 }
 
 TEST(docs_cache_plan_files_rejected)

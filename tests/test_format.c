@@ -148,7 +148,7 @@ TEST(format_overwrite_is_atomic)
     fputs("1 2\nnot-a-number\n", f);
     fclose(f);
     const char *in[] = {test_path("bad.txt")};
-    genie_input_options opt = {GENIE_TYPE_KEYWORDS, NULL, 0, 0, NULL, 0};
+    genie_input_options opt = {.type = GENIE_TYPE_KEYWORDS};
     CHECK_RC(genie_build_files(in, 1, &opt, NULL, test_path("a.genie")), GENIE_EINVAL);
     CHECK(strstr(genie_last_error(), "bad.txt:2"));
     CHECK_OK(genie_index_open(test_path("a.genie"), &idx));

@@ -1,5 +1,5 @@
 /*
- * Regression tests of the hardening review (issue 11): each rebuilds one
+ * Regression tests of the hardening review (docs/SECURITY.md): each rebuilds one
  * input that once crashed, hung, allocated gigabytes or ran into undefined
  * behaviour, and requires a clean answer or a clean error.  The undefined
  * behaviour cases only fail under UBSan (the CI's sanitizer build).
@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -180,7 +181,7 @@ TEST(hardening_table_empty_row_and_strings)
 {
     const char *zCsv = "n,c\n,\n1,a\n";
     test_write_file(test_path("e.csv"), zCsv, strlen(zCsv));
-    genie_table_options topt = {4, NULL, 0};
+    genie_table_options topt = {.bins = 4};
     CHECK_OK(genie_table_build(test_path("e.csv"), &topt, NULL, test_path("e.genie")));
     CHECK_OK(probe_index(test_path("e.genie")));
     const char *zOne = "n\n\"\"\n2\n";
@@ -383,4 +384,53 @@ TEST(hardening_stale_temporary_files)
         nTmp += strstr(e->d_name, ".tmp.") != NULL;
     closedir(d);
     CHECK_EQ(nTmp, sizeof azKept / sizeof *azKept);
+}
+
+/* A one-object keyword builder written to @p path: the writer's status. */
+static genie_status write_tiny_index(const char *path)
+{
+    genie_builder *b;
+    CHECK_OK(genie_builder_new(&b, NULL));
+    uint32_t aKw[1] = {1};
+    genie_object o = {aKw, 1, 0, 0, NULL, 0};
+    CHECK_OK(genie_builder_add(b, &o));
+    genie_status rc = genie_builder_write(b, path);
+    genie_builder_free(b);
+    return rc;
+}
+
+/* Writers replaced whatever the output path was: a symbolic link, a FIFO, the input itself.  Each is
+ * refused with GENIE_EINVAL, and what the path named stays as it was. */
+TEST(hardening_outputs_never_destroyed)
+{
+    char *zTarget = strdup(test_path("target.txt")), *zLink = strdup(test_path("link.genie"));
+    char *zFifo = strdup(test_path("fifo")), *zIn = strdup(test_path("in.txt")), *zHard = strdup(test_path("hard"));
+    test_write_file(zTarget, "keep", 4);
+    CHECK(symlink("target.txt", zLink) == 0);
+    CHECK_RC(write_tiny_index(zLink), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "symbolic link") != NULL);
+    struct stat st;
+    CHECK(lstat(zLink, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(stat(zTarget, &st) == 0 && st.st_size == 4);
+
+    CHECK(mkfifo(zFifo, 0600) == 0);
+    uint32_t aRow[2] = {1, 2};
+    CHECK_RC(genie_vectors_write_ivecs(aRow, 1, 2, zFifo), GENIE_EINVAL);
+    CHECK(lstat(zFifo, &st) == 0 && S_ISFIFO(st.st_mode));
+    CHECK_RC(write_tiny_index(test_path("")), GENIE_EINVAL); /* the folder */
+
+    test_write_file(zIn, "1 2\n", 4);
+    CHECK(link(zIn, zHard) == 0);
+    const char *azIn[] = {zIn};
+    CHECK_RC(genie_output_check(zHard, azIn, 1), GENIE_EINVAL);
+    CHECK_OK(genie_output_check(test_path("new.genie"), azIn, 1));
+    genie_input_options in = {.type = GENIE_TYPE_KEYWORDS};
+    CHECK_RC(genie_build_files(azIn, 1, &in, NULL, zIn), GENIE_EINVAL);
+    CHECK(stat(zIn, &st) == 0 && st.st_size == 4);
+    CHECK_OK(write_tiny_index(zHard)); /* a regular file that is no input is replaced */
+    free(zTarget);
+    free(zLink);
+    free(zFifo);
+    free(zIn);
+    free(zHard);
 }

@@ -71,6 +71,63 @@ TEST(install_exports_only_genie_symbols)
     CHECK(run(z, zOut) != 0); /* grep finds none */
 }
 
+/* How many symbols of @p zLib (every one nm lists, local ones too) contain "_testing". */
+static long testing_symbols(const char *zLib)
+{
+    const char *zOut = test_path("testing.txt");
+    char z[4096];
+    snprintf(z, sizeof z, "nm '%s' | grep -c _testing; true", zLib);
+    CHECK_EQ(run(z, zOut), 0);
+    char *p = read_text(zOut);
+    long n = strtol(p, NULL, 10);
+    free(p);
+    return n;
+}
+
+/*
+ * The test hooks (GENIE_TESTING, every one named *_testing*) are in the
+ * testing library alone: the libraries that are installed hold none, not
+ * even as local symbols.
+ */
+TEST(install_release_has_no_test_hooks)
+{
+    CHECK(testing_symbols(GENIE_TESTING_LIB_PATH) > 0); /* the check sees hooks where there are some */
+    CHECK_EQ(testing_symbols(GENIE_STATIC_LIB_PATH), 0);
+    CHECK_EQ(testing_symbols(GENIE_SHARED_LIB_PATH), 0);
+#ifdef GENIE_CUDA_MODULE_PATH
+    CHECK_EQ(testing_symbols(GENIE_CUDA_MODULE_PATH), 0);
+#endif
+}
+
+/*
+ * The layout table (genie_struct_layouts) lists each public struct's
+ * fields in order, without overlaps, and leaves no gap between them (or
+ * after the last) that alignment padding could not explain: a field left
+ * out of the table shows as a gap of its size.
+ */
+TEST(install_struct_layouts_complete)
+{
+    size_t n;
+    const genie_field_layout *a = genie_struct_layouts(&n);
+    CHECK(n > 100);
+    size_t nStruct = 0;
+    for (size_t i = 0; i < n;) {
+        CHECK(a[i].field == NULL); /* a struct's own entry first */
+        const char *zType = a[i].type;
+        uint32_t size = a[i].size, end = 0;
+        nStruct++;
+        for (i++; i < n && a[i].field && strcmp(a[i].type, zType) == 0; i++) {
+            if (a[i].offset < end || a[i].offset - end >= 8)
+                test_fail_at(__FILE__, __LINE__, "%s.%s at %u: the fields before end at %u", zType, a[i].field,
+                             a[i].offset, end);
+            end = a[i].offset + a[i].size;
+        }
+        if (end > size || size - end >= 8)
+            test_fail_at(__FILE__, __LINE__, "%s: its fields end at %u, the struct at %u", zType, end, size);
+    }
+    CHECK(nStruct >= 25);
+}
+
 TEST(install_pkg_config_program)
 {
     const char *zPrefix = test_path("prefix");

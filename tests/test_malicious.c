@@ -91,7 +91,7 @@ static int build_indexes(const char **azPath)
     genie_seq_builder_free(qb);
 
     write_text(test_path("t.csv"), "n,c,s\n1.5,a,x\n-2,b,y\n?,a,\n7,,z\n");
-    genie_table_options topt = {8, "n,c", 0};
+    genie_table_options topt = {.bins = 8, .columns = "n,c"};
     CHECK_OK(genie_table_build(test_path("t.csv"), &topt, &opt, azPath[n++] = strdup(test_path("table.genie"))));
 
     float aVec[6 * 3];

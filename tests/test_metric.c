@@ -505,9 +505,13 @@ static void check_walk_options(const corpus *c, const genie_index *idx, genie_in
     CHECK_OK(genie_lc_walker_new(idx, &w));
     for (int p = 0; p < 2; p++)
         CHECK_OK(genie_lc_walker_new(aLocal[p], &aW[p]));
-    genie_lc_results *r = search_corpus(idx, c, o);
+    /* The walk is the sequential search: it computes the distances the CPU
+     * search does (a GPU's batched search computes more, metric_batch.c). */
+    genie_lc_options oCpu = *o;
+    oCpu.backend = GENIE_BACKEND_CPU;
+    genie_lc_results *r = search_corpus(idx, c, &oCpu);
     genie_lc_hit *a = malloc(2 * (c->n + 1) * sizeof *a);
-    genie_lc_walk_options wo = {o->k, o->radius, o->bounded, GENIE_LC_WALK_WHOLE, 0, 0};
+    genie_lc_walk_options wo = {.k = o->k, .radius = o->radius, .bounded = o->bounded, .part = GENIE_LC_WALK_WHOLE};
     for (size_t q = 0; q < c->nq; q++) {
         static const uint64_t aQuantum[3] = {1, 4, UINT64_MAX};
         for (int i = 0; i < 3; i++) {

@@ -1,4 +1,10 @@
 /* The match-count model's semantics, checked on small hand-made indexes. */
+#include "genie/docs.h"
+#include "genie/metric.h"
+#include "genie/sequences.h"
+#include "genie/sets.h"
+#include "genie/table.h"
+#include "genie/vectors.h"
 #include "test.h"
 
 /* Objects from a string: objects separated by '|', keywords by spaces. */
@@ -191,5 +197,71 @@ TEST(model_backends_agree_on_empty_index)
     genie_index *idx = build_from("||", "empty.genie");
     genie_item it[] = {{0, UINT32_MAX, 1}};
     expect(idx, it, 1, 0, 3, "");
+    genie_index_close(idx);
+}
+
+/*
+ * Options grow at their end (genie.h, "Options"): each _init() sets the
+ * size and the defaults; a zeroed struct (size 0) and an initialised one
+ * give the same answer, a size below the first version's is refused with
+ * a message that names the struct.
+ */
+TEST(model_options_sizes)
+{
+    genie_search_options so;
+    memset(&so, 0xab, sizeof so);
+    genie_search_options_init(&so);
+    CHECK_EQ(so.size, sizeof so);
+    CHECK_EQ(so.k, 10);
+    CHECK(so.backend == GENIE_BACKEND_AUTO && so.threads == 0 && so.gpus == NULL && so.progress == NULL);
+    genie_build_options bo;
+    genie_build_options_init(&bo);
+    CHECK_EQ(bo.size, sizeof bo);
+    CHECK_EQ(bo.sublist_length, 0);
+    genie_input_options io;
+    genie_input_options_init(&io);
+    CHECK_EQ(io.size, sizeof io);
+    genie_set_options sets;
+    genie_set_options_init(&sets);
+    CHECK(sets.size == sizeof sets && sets.k == 10);
+    genie_seq_options seq;
+    genie_seq_options_init(&seq);
+    CHECK(seq.size == sizeof seq && seq.k == 10);
+    genie_table_options to;
+    genie_table_options_init(&to);
+    CHECK_EQ(to.size, sizeof to);
+    genie_vsearch_options vo;
+    genie_vsearch_options_init(&vo);
+    CHECK(vo.size == sizeof vo && vo.k == 10 && vo.search.size == sizeof vo.search);
+    genie_docs_options dopt;
+    genie_docs_options_init(&dopt);
+    CHECK(dopt.size == sizeof dopt && dopt.k == 10);
+    genie_lc_options lo;
+    genie_lc_options_init(&lo);
+    CHECK_EQ(lo.size, sizeof lo);
+    genie_lc_walk_options wo;
+    genie_lc_walk_options_init(&wo);
+    CHECK_EQ(wo.size, sizeof wo);
+
+    genie_index *idx = build_from("1 2 3|2 3|3", "opts.genie");
+    genie_queries *q;
+    CHECK_OK(genie_queries_new(&q));
+    genie_item it = {2, 3, 1};
+    CHECK_OK(genie_queries_add(q, &it, 1, 0));
+    genie_results *a, *b;
+    so.backend = GENIE_BACKEND_CPU;
+    CHECK_OK(genie_search(idx, q, &so, &a));
+    genie_search_options zero;
+    memset(&zero, 0, sizeof zero);
+    zero.backend = GENIE_BACKEND_CPU;
+    zero.k = 10;
+    CHECK_OK(genie_search(idx, q, &zero, &b));
+    test_same_results(a, b, "size 0 against an initialised size");
+    genie_results_free(a);
+    genie_results_free(b);
+    so.size = 8; /* a struct older than its first version: never made by any header */
+    CHECK_RC(genie_search(idx, q, &so, &a), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "genie_search_options of 8 bytes") != NULL);
+    genie_queries_free(q);
     genie_index_close(idx);
 }

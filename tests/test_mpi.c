@@ -22,11 +22,16 @@
  * forbids the cross-process memory attach that shared-memory transport
  * uses by default.
  */
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "genie/sequences.h"
 #include "genie/text.h"
 #include "genie/vectors.h"
 #include "mpi_harness.h"
 #include "test.h"
+#include "../tools/mpi/lines_out.h"
 
 /* test_path() in a buffer of the caller's: its own result is overwritten by the next call. */
 #define MPI_PATH(var, name)                                   \
@@ -98,7 +103,7 @@ TEST(mpi_keywords_equal_one_process)
     test_objects objs;
     mpi_objects(&s, 700, 120, &objs);
     /* 7 parts of 100 objects: the three rankers get 2, 2 and 3 parts */
-    genie_build_options opt = {0, NULL, NULL, 100, 0, 0};
+    genie_build_options opt = {.part_objects = 100};
     genie_index *idx = test_build_with(&objs, &opt, test_path("k.genie"));
     CHECK_EQ(genie_index_parts(idx), 7);
     genie_index_close(idx);
@@ -123,7 +128,7 @@ TEST(mpi_text_equal_one_process)
     static const char *const azWord[] = {"red", "green", "blue", "cyan", "magenta", "yellow", "black", "white",
                                          "grey", "orange", "pink", "brown"};
     uint64_t s = 0x7e47;
-    genie_build_options opt = {0, NULL, NULL, 37, 0, 0}; /* 6 parts, the last of 15 */
+    genie_build_options opt = {.part_objects = 37}; /* 6 parts, the last of 15 */
     genie_text_builder *tb;
     CHECK_OK(genie_text_builder_new(&tb, &opt, NULL, 0, 1));
     for (int i = 0; i < 200; i++) {
@@ -226,7 +231,7 @@ TEST(mpi_ranker_errors_fail_the_run)
     uint64_t s = 0xe77;
     test_objects objs;
     mpi_objects(&s, 300, 50, &objs);
-    genie_build_options opt = {0, NULL, NULL, 100, 0, 0};
+    genie_build_options opt = {.part_objects = 100};
     genie_index_close(test_build_with(&objs, &opt, test_path("k.genie")));
     mpi_queries(&s, 40, 50, test_path("q.txt"), NULL);
     MPI_PATH(zOut, "mpi.out");
@@ -270,7 +275,7 @@ TEST(mpi_late_ranker_timeout_and_partial)
     uint64_t s = 0x1a7e;
     test_objects objs;
     mpi_objects(&s, 300, 50, &objs);
-    genie_build_options opt = {0, NULL, NULL, 50, 0, 0}; /* 6 parts: ranks 1, 2, 3 get 0-1, 2-3, 4-5 */
+    genie_build_options opt = {.part_objects = 50}; /* 6 parts: ranks 1, 2, 3 get 0-1, 2-3, 4-5 */
     genie_index *idx = test_build_with(&objs, &opt, test_path("k.genie"));
     genie_queries *q;
     CHECK_OK(genie_queries_new(&q));
@@ -326,7 +331,7 @@ TEST(mpi_dead_rank_ends_the_job)
     uint64_t s = 0xdead;
     test_objects objs;
     mpi_objects(&s, 200, 40, &objs);
-    genie_build_options opt = {0, NULL, NULL, 50, 0, 0};
+    genie_build_options opt = {.part_objects = 50};
     genie_index_close(test_build_with(&objs, &opt, test_path("k.genie")));
     mpi_queries(&s, 20, 40, test_path("q.txt"), NULL);
     char z[2048];
@@ -340,6 +345,126 @@ TEST(mpi_dead_rank_ends_the_job)
         test_fail_at(__FILE__, __LINE__, "exit %d with output:\n%.600s", rc, o);
     free(o);
     test_objects_free(&objs);
+}
+
+/*
+ * A ranker that dies in the middle of a long answer (the issue's case 8):
+ * OpenMPI ends the job.  With -o FILE the answer went to a temporary file
+ * beside FILE, so FILE keeps what it held before (the run did not
+ * succeed); a run that succeeds replaces it with the whole answer.  (On
+ * standard output the broker writes whole lines only, lines_out_* below,
+ * but mpirun forwards them and may cut the stream when it ends the job.)
+ */
+TEST(mpi_killed_ranker_leaves_no_partial_answer_file)
+{
+    if (!mpi_ready())
+        return;
+    uint64_t s = 0x70a2;
+    test_objects objs;
+    mpi_objects(&s, 3000, 60, &objs);
+    genie_build_options opt = {.part_objects = 1000};
+    genie_index_close(test_build_with(&objs, &opt, test_path("k.genie")));
+    mpi_queries(&s, 4000, 60, test_path("q.txt"), NULL);
+    MPI_PATH(zOne, "one.out");
+    MPI_PATH(zOut, "mpi.out");
+    MPI_PATH(zErr, "err.txt");
+    MPI_PATH(zFile, "answer.txt");
+    char z[4096];
+    snprintf(z, sizeof z, "'%s' search -q -k 20 '%s' '%s'", GENIE_BIN_PATH, test_path("k.genie"), test_path("q.txt"));
+    CHECK_EQ(mpi_sh(z, zOne, zErr), 0);
+    char *zWant = mpi_read_text(zOne);
+    CHECK(strlen(zWant) > (256u << 10)); /* the 12th batch of 100 queries comes well after 64 KiB */
+    FILE *f = fopen(zFile, "w");
+    CHECK(f && fputs("the previous answer\n", f) >= 0 && fclose(f) == 0);
+    snprintf(z, sizeof z, "--batch 100 -k 20 -o '%s' '%s' '%s'", zFile, test_path("k.genie"), test_path("q.txt"));
+    int rc = mpi_run(4, "GENIE_MPI_TEST_FAULT=2:exit=12", "search", z, zOut, zErr);
+    char *zGot = mpi_read_text(zFile);
+    if (rc == 0 || strcmp(zGot, "the previous answer\n") != 0)
+        test_fail_at(__FILE__, __LINE__, "-o after a failed run: exit %d, the file holds %zu bytes: %.200s", rc,
+                     strlen(zGot), zGot);
+    free(zGot);
+    rc = mpi_run(4, NULL, "search", z, zOut, zErr);
+    zGot = mpi_read_text(zFile);
+    if (rc != 0 || strcmp(zGot, zWant) != 0)
+        test_fail_at(__FILE__, __LINE__, "-o: exit %d, %zu bytes of %zu", rc, strlen(zGot), strlen(zWant));
+    free(zGot);
+    free(zWant);
+    test_objects_free(&objs);
+}
+
+/* Query q's lines as a printer would write them: q's number, then hits; 40 lines. */
+static void print_test_query(unsigned q)
+{
+    for (unsigned i = 1; i <= 40; i++)
+        printf("%u\t%u\t%u\t-\t%u\n", q, i, (q * 7919 + i * 104729) % 1000003, 41 - i);
+}
+
+/*
+ * The broker's output on its own (tools/mpi/lines_out.c): a process
+ * printing queries through it and killed in the middle of one (after
+ * 2000 whole queries, ~80 KiB of each 64 KiB written) leaves on its pipe
+ * whole queries only, the first ones in order, the torn one nowhere; and
+ * the same queries with -o FILE leave FILE untouched.
+ */
+TEST(mpi_lines_out_writes_whole_queries)
+{
+    int aPipe[2];
+    CHECK(pipe(aPipe) == 0);
+    fflush(stdout);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        dup2(aPipe[1], STDOUT_FILENO);
+        close(aPipe[0]);
+        close(aPipe[1]);
+        lines_out o;
+        if (lines_out_open(&o, NULL) != 0)
+            _exit(2);
+        for (unsigned q = 1; q <= 2000; q++) {
+            print_test_query(q);
+            if (lines_out_query_end(&o) != 0)
+                _exit(3);
+        }
+        printf("2951"); /* the query being printed when the job is killed */
+        fflush(stdout);
+        kill(getpid(), SIGKILL);
+        _exit(4);
+    }
+    close(aPipe[1]);
+    struct {
+        char *z;
+        size_t n, cap;
+    } got = {NULL, 0, 0};
+    char aBuf[65536];
+    ssize_t r;
+    while ((r = read(aPipe[0], aBuf, sizeof aBuf)) > 0) {
+        if (got.n + (size_t)r + 1 > got.cap) {
+            got.cap = 2 * (got.n + (size_t)r + 1);
+            got.z = realloc(got.z, got.cap);
+            CHECK(got.z != NULL);
+        }
+        memcpy(got.z + got.n, aBuf, (size_t)r);
+        got.n += (size_t)r;
+    }
+    close(aPipe[0]);
+    int st;
+    CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    CHECK(got.n >= (64u << 10));
+    /* exactly the first queries, each whole */
+    size_t at = 0;
+    unsigned q = 1;
+    char zLine[64];
+    while (at < got.n) {
+        for (unsigned i = 1; i <= 40; i++) {
+            int n = snprintf(zLine, sizeof zLine, "%u\t%u\t%u\t-\t%u\n", q, i, (q * 7919 + i * 104729) % 1000003,
+                             41 - i);
+            if (at + (size_t)n > got.n || memcmp(got.z + at, zLine, (size_t)n) != 0)
+                test_fail_at(__FILE__, __LINE__, "byte %zu of %zu: not query %u line %u whole", at, got.n, q, i);
+            at += (size_t)n;
+        }
+        q++;
+    }
+    free(got.z);
 }
 
 /* @p n random vectors of @p dim (Gaussian-ish: sums of uniforms). */
@@ -361,7 +486,7 @@ static genie_index *mpi_vectors_index(genie_vectors *q)
     mpi_vectors(&s, 650, 16, &base);
     mpi_vectors(&s, 40, 16, q);
     genie_lsh_params p = {.metric = GENIE_METRIC_L2, .m = 24, .seed = 5};
-    genie_build_options opt = {0, NULL, NULL, 100, 0, 0};
+    genie_build_options opt = {.part_objects = 100};
     CHECK_OK(genie_vectors_build(&base, &p, &opt, test_path("v.genie")));
     CHECK_OK(genie_vectors_write_fvecs(q, test_path("vq.fvecs")));
     genie_vectors_free(&base);
@@ -469,7 +594,7 @@ TEST(mpi_sequences_equal_one_process)
     if (!mpi_ready())
         return;
     uint64_t s = 0x5e9;
-    genie_build_options opt = {0, NULL, NULL, 130, 0, 0}; /* 7 parts: shards of 260, 260 and 380 strings */
+    genie_build_options opt = {.part_objects = 130}; /* 7 parts: shards of 260, 260 and 380 strings */
     genie_seq_builder *sb;
     CHECK_OK(genie_seq_builder_new(&sb, &opt, 3));
     for (int i = 0; i < 900; i++) {

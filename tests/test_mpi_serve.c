@@ -246,7 +246,7 @@ TEST(mpi_serve_answers_equal_genie_serve)
     for (size_t i = 0; i < 200 * 8; i++)
         base.data[i] = (float)(test_rand(&rng) % 2000) / 1000.0f - 1.0f;
     genie_lsh_params p = {.metric = GENIE_METRIC_L2, .m = 16, .seed = 3};
-    genie_build_options opt = {0, NULL, NULL, 70, 0, 0};
+    genie_build_options opt = {.part_objects = 70};
     CHECK_OK(genie_vectors_build(&base, &p, &opt, test_path("v.genie")));
     genie_vectors_free(&base);
     static const char *const azVec[] = {

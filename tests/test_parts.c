@@ -18,7 +18,7 @@
 static genie_index *build_parts(const test_objects *objs, uint32_t L, uint64_t partObjects, uint64_t partBytes,
                                 const char *path)
 {
-    genie_build_options opt = {L, NULL, NULL, partObjects, partBytes, 0};
+    genie_build_options opt = {.sublist_length = L, .part_objects = partObjects, .part_bytes = partBytes};
     return test_build_with(objs, &opt, path);
 }
 
@@ -243,7 +243,7 @@ TEST(parts_layout_and_options)
     CHECK_RC(genie_index_part_info(idx, genie_index_parts(idx), &pi), GENIE_EINVAL);
     genie_index_close(idx);
     /* Both sizes at once is an error; a part size above the object count is one part. */
-    genie_build_options both = {0, NULL, NULL, 10, 1000, 0};
+    genie_build_options both = {.part_objects = 10, .part_bytes = 1000};
     genie_builder *b;
     CHECK_RC(genie_builder_new(&b, &both), GENIE_EINVAL);
     idx = build_parts(&objs, 4, 1000, 0, test_path("c.genie"));
@@ -283,8 +283,8 @@ TEST(parts_text_identical)
     }
     fclose(f);
     const char *in[] = {GENIE_TEST_SOURCE_DIR "/golden/data/cookies.txt", test_path("docs.txt")};
-    genie_input_options io = {GENIE_TYPE_TEXT, "%", 0, 1, NULL, 0};
-    genie_build_options one = {0, NULL, NULL, 0, 0, 0}, many = {0, NULL, NULL, 13, 0, 0};
+    genie_input_options io = {.type = GENIE_TYPE_TEXT, .delimiter = "%", .store_records = 1};
+    genie_build_options one = {0}, many = {.part_objects = 13};
     CHECK_OK(genie_build_files(in, 2, &io, &one, test_path("one.genie")));
     CHECK_OK(genie_build_files(in, 2, &io, &many, test_path("many.genie")));
     genie_index *a, *b;
@@ -332,7 +332,7 @@ TEST(parts_text_identical)
 /* A small three-part index with labels: every part and global section present. */
 static unsigned char *small_parts_index(size_t *pn)
 {
-    genie_build_options opt = {2, NULL, NULL, 2, 0, 0};
+    genie_build_options opt = {.sublist_length = 2, .part_objects = 2};
     genie_builder *b;
     CHECK_OK(genie_builder_new(&b, &opt));
     uint32_t aKw[5][3] = {{1, 2, 3}, {2, 3, 4}, {3, 7, 9}, {1, 9, 10}, {4, 5, 6}};

@@ -206,7 +206,7 @@ TEST(parts_build_sets_identical)
         anQuery[i] = random_words(&s, aQuery[i], sizeof aQuery[i], 6, 40);
         azQuery[i] = aQuery[i];
     }
-    genie_set_options so = {5, 20, 0, 0};
+    genie_set_options so = {.k = 5, .candidates = 20};
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
     opt.backend = test_backend();
@@ -261,7 +261,9 @@ TEST(parts_build_sequences_identical)
         azQuery[i] = aQuery[i];
     }
     /* One round, then rounds raising K with the fallback, then without. */
-    static const genie_seq_options aSo[] = {{3, 8, 0, 0, 0, 0}, {3, 8, 128, 0, 0, 0}, {3, 8, 128, 0, 1, 0}};
+    static const genie_seq_options aSo[] = {{.k = 3, .candidates = 8},
+                                            {.k = 3, .candidates = 8, .max_candidates = 128},
+                                            {.k = 3, .candidates = 8, .max_candidates = 128, .certify_only = 1}};
     for (size_t v = 0; v < sizeof aSo / sizeof *aSo; v++) {
         genie_search_options opt;
         memset(&opt, 0, sizeof opt);
@@ -307,7 +309,7 @@ TEST(parts_build_table_identical)
     fclose(f);
     genie_build_options aOpt[2] = {part_options(0), part_options(PART_OBJECTS)};
     const char *azPath[2] = {test_path("one.genie"), test_path("many.genie")};
-    genie_table_options topt = {32, NULL, 0};
+    genie_table_options topt = {.bins = 32};
     genie_index *aIdx[2];
     genie_queries *aQ[2];
     for (int v = 0; v < 2; v++) {

@@ -24,6 +24,10 @@
  * correct when its score is at least as good as the k-th true answer's.
  */
 #include <math.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "genie/sequences.h"
 #include "genie/sets.h"
@@ -152,7 +156,7 @@ TEST(recall_sets_meets_target)
     const uint32_t k = 10;
     frac *aFrac = malloc(N * sizeof *aFrac);
     for (size_t t = 0; t < sizeof aTarget / sizeof *aTarget; t++) {
-        genie_set_options so = {k, 0, 0, aTarget[t]};
+        genie_set_options so = {.k = k, .recall = aTarget[t]};
         genie_set_results *r;
         CHECK_OK(genie_set_search(idx, (const char *const *)az, an, NQ, &so, &opt, &r));
         genie_search_stats st;
@@ -304,7 +308,7 @@ TEST(recall_sequences_meets_target)
             aKth[q] = kth;
         }
         for (size_t t = 0; t < sizeof aTarget / sizeof *aTarget; t++) {
-            genie_seq_options so = {k, 0, 0, 0, 0, aTarget[t]};
+            genie_seq_options so = {.k = k, .recall = aTarget[t]};
             genie_seq_results *r;
             CHECK_OK(genie_seq_search(idx, az, an, NQ_SEQ, &so, &opt, &r));
             genie_search_stats st;
@@ -465,17 +469,17 @@ TEST(recall_bad_targets)
     genie_set_results *r = NULL;
     const double aBad[] = {-0.5, 1.0000001, 2, NAN, -INFINITY, INFINITY};
     for (size_t i = 0; i < sizeof aBad / sizeof *aBad; i++) {
-        genie_set_options so = {10, 0, 0, aBad[i]};
+        genie_set_options so = {.k = 10, .recall = aBad[i]};
         CHECK_RC(genie_set_search(idx, az, an, 1, &so, &opt, &r), GENIE_EINVAL);
         CHECK(strstr(genie_last_error(), "(0, 1]") != NULL);
     }
-    genie_set_options so = {10, 0, 1, 0.9}; /* exact */
+    genie_set_options so = {.k = 10, .exact = 1, .recall = 0.9}; /* exact */
     CHECK_RC(genie_set_search(idx, az, an, 1, &so, &opt, &r), GENIE_EINVAL);
-    so = (genie_set_options){10, 50, 0, 0.9}; /* explicit K */
+    so = (genie_set_options){.k = 10, .candidates = 50, .recall = 0.9}; /* explicit K */
     CHECK_RC(genie_set_search(idx, az, an, 1, &so, &opt, &r), GENIE_EINVAL);
-    so = (genie_set_options){101, 0, 0, 0.9};
+    so = (genie_set_options){.k = 101, .recall = 0.9};
     CHECK_RC(genie_set_search(idx, az, an, 1, &so, &opt, &r), GENIE_EINVAL);
-    so = (genie_set_options){10, 0, 0, 1.0}; /* R = 1 is allowed */
+    so = (genie_set_options){.k = 10, .recall = 1.0}; /* R = 1 is allowed */
     CHECK_OK(genie_set_search(idx, az, an, 1, &so, &opt, &r));
     genie_search_stats st;
     genie_set_results_stats(r, &st);
@@ -494,11 +498,11 @@ TEST(recall_bad_targets)
     genie_seq_builder_free(qb);
     CHECK_OK(genie_index_open(test_path("w.genie"), &idx));
     genie_seq_results *sr = NULL;
-    genie_seq_options qo = {1, 0, 64, 0, 0, 0.9};
+    genie_seq_options qo = {.k = 1, .max_candidates = 64, .recall = 0.9};
     CHECK_RC(genie_seq_search(idx, az, an, 1, &qo, &opt, &sr), GENIE_EINVAL);
-    qo = (genie_seq_options){1, 0, 0, 0, 0, NAN};
+    qo = (genie_seq_options){.k = 1, .recall = NAN};
     CHECK_RC(genie_seq_search(idx, az, an, 1, &qo, &opt, &sr), GENIE_EINVAL);
-    qo = (genie_seq_options){1, 0, 0, 0, 0, 0.5};
+    qo = (genie_seq_options){.k = 1, .recall = 0.5};
     CHECK_OK(genie_seq_search(idx, az, an, 1, &qo, &opt, &sr));
     genie_seq_results_free(sr);
     genie_index_close(idx);
@@ -666,4 +670,78 @@ TEST(recall_side_file_edit_levels)
     CHECK_RC(predict_with_u32("q.genie", a, b, n, 40, 6, &r), GENIE_ECORRUPT);
     free(a);
     free(b);
+}
+
+/* Run `genie build ARGS...` with files limited to @p maxBytes (writes past it fail with EFBIG); its exit status. */
+static int build_with_file_limit(const char *const *azArg, rlim_t maxBytes, char *zErr, size_t nErr)
+{
+    char zLog[4096];
+    snprintf(zLog, sizeof zLog, "%s", test_path("build.err"));
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        struct rlimit rl = {maxBytes, maxBytes};
+        signal(SIGXFSZ, SIG_IGN);
+        if (maxBytes && setrlimit(RLIMIT_FSIZE, &rl) != 0)
+            _exit(126);
+        if (!freopen(zLog, "w", stderr))
+            _exit(126);
+        const char *azExec[16] = {GENIE_BIN_PATH, "build", "-q"};
+        size_t n = 3;
+        for (size_t i = 0; azArg[i] && n < 15; i++)
+            azExec[n++] = azArg[i];
+        azExec[n] = NULL;
+        execv(azExec[0], (char *const *)azExec);
+        _exit(127);
+    }
+    int st = 0;
+    CHECK(waitpid(pid, &st, 0) == pid);
+    size_t nLog = 0;
+    unsigned char *a = test_read_file(zLog, &nLog);
+    snprintf(zErr, nErr, "%.*s", (int)nLog, (const char *)a);
+    free(a);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/*
+ * genie build and INDEX.recall on a full disk (the issue's case 9): a
+ * sequences index of 300 short strings takes ~25 KB and its estimate
+ * ~1.5 MB, so with files limited to 256 KB the index is written and its
+ * side file is not.  The build fails saying so, and the estimate of the
+ * index it replaced is gone rather than left beside the new one.
+ */
+TEST(recall_build_fails_when_its_side_file_cannot_be_written)
+{
+    char zIndex[2048], zOld[2048], zNew[2048], zSide[4096], zErr[4096];
+    snprintf(zIndex, sizeof zIndex, "%s", test_path("seq.genie")); /* test_path's own buffer is reused */
+    snprintf(zOld, sizeof zOld, "%s", test_path("old.txt"));
+    snprintf(zNew, sizeof zNew, "%s", test_path("new.txt"));
+    snprintf(zSide, sizeof zSide, "%s.recall", zIndex);
+    FILE *f = fopen(zOld, "w");
+    CHECK(f != NULL);
+    for (int i = 0; i < 200; i++)
+        fprintf(f, "old%dstring%d\n", i % 31, i % 7);
+    CHECK(fclose(f) == 0);
+    f = fopen(zNew, "w");
+    CHECK(f != NULL);
+    for (int i = 0; i < 300; i++)
+        fprintf(f, "word%dtail%d\n", i % 97, i % 13);
+    CHECK(fclose(f) == 0);
+    const char *azOld[] = {"-t", "sequences", "-o", zIndex, zOld, NULL};
+    CHECK_EQ(build_with_file_limit(azOld, 0, zErr, sizeof zErr), 0);
+    CHECK(access(zSide, F_OK) == 0);
+    const char *azNew[] = {"-t", "sequences", "-o", zIndex, zNew, NULL};
+    int st = build_with_file_limit(azNew, 256 << 10, zErr, sizeof zErr);
+    if (st != 1 || !strstr(zErr, "not its recall estimate") || !strstr(zErr, zSide))
+        test_fail_at(__FILE__, __LINE__, "a build whose side file cannot be written: exit %d, '%s'", st, zErr);
+    CHECK(access(zSide, F_OK) != 0);
+    genie_index *idx;
+    CHECK_OK(genie_index_open(zIndex, &idx)); /* the new index itself is whole */
+    genie_index_info info;
+    genie_index_get_info(idx, &info);
+    CHECK_EQ(info.n_objects, 300);
+    genie_index_close(idx);
+    /* without the limit the same build writes both */
+    CHECK_EQ(build_with_file_limit(azNew, 0, zErr, sizeof zErr), 0);
+    CHECK(access(zSide, F_OK) == 0);
 }

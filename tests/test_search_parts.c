@@ -102,7 +102,7 @@ TEST(search_parts_ranges_match_naive)
     uint64_t s = 0x5eed5a11;
     test_objects objs;
     sp_objects(&s, 260, 90, &objs);
-    genie_build_options opt = {0, NULL, NULL, 29, 0, 0}; /* 9 parts, the last of 28 objects */
+    genie_build_options opt = {.part_objects = 29}; /* 9 parts, the last of 28 objects */
     genie_index *idx = test_build_with(&objs, &opt, test_path("p.genie"));
     uint32_t nPart = genie_index_parts(idx);
     CHECK_EQ(nPart, 9);
@@ -166,7 +166,7 @@ TEST(search_parts_disjoint_ranges_merge_to_whole)
     uint64_t s = 0xd15c0;
     test_objects objs;
     sp_objects(&s, 300, 40, &objs); /* a small universe: many ties across ranges */
-    genie_build_options opt = {0, NULL, NULL, 23, 0, 0};
+    genie_build_options opt = {.part_objects = 23};
     genie_index *idx = test_build_with(&objs, &opt, test_path("p.genie"));
     uint32_t nPart = genie_index_parts(idx);
     sp_queries qs;
@@ -203,7 +203,7 @@ TEST(search_parts_errors_and_queries_get)
     test_objects objs;
     sp_objects(&s, 50, 30, &objs);
     genie_index *one = test_build(&objs, 0, test_path("one.genie"));
-    genie_build_options opt = {0, NULL, NULL, 20, 0, 0};
+    genie_build_options opt = {.part_objects = 20};
     genie_index *three = test_build_with(&objs, &opt, test_path("three.genie"));
     CHECK_EQ(genie_index_parts(three), 3);
     sp_queries qs;

@@ -190,7 +190,7 @@ static void check_against_oracle(uint64_t seed, unsigned alphabet, uint32_t gram
     opt.backend = test_backend();
     uint32_t *aObj = malloc(k * sizeof *aObj), *aDist = malloc(k * sizeof *aDist);
     for (int exact = 0; exact <= 1; exact++) {
-        genie_seq_options so = {k, K, limit, exact, 1, 0};
+        genie_seq_options so = {.k = k, .candidates = K, .max_candidates = limit, .exact = exact, .certify_only = 1};
         genie_seq_results *r;
         CHECK_OK(genie_seq_search(idx, (const char *const *)azQ, anQ, NQ, &so, &opt, &r));
         CHECK_EQ(genie_seq_results_queries(r), NQ);
@@ -258,7 +258,9 @@ TEST(seq_certify_rounds_raise_k)
     opt.backend = test_backend();
     const char *q = "abzz";
     size_t nq = 4;
-    genie_seq_options one = {3, 1, 0, 0, 0, 0}, many = {3, 1, 64, 0, 1, 0}; /* rounds alone */
+    /* rounds alone */
+    genie_seq_options one = {.k = 3, .candidates = 1};
+    genie_seq_options many = {.k = 3, .candidates = 1, .max_candidates = 64, .certify_only = 1};
     genie_seq_results *r;
     int cert;
     uint32_t usedK;
@@ -302,7 +304,7 @@ TEST(seq_edge_cases_and_bad_input)
     opt.backend = test_backend();
     const char *azQ[] = {"", "ab", "abd", "\xc3\x28\xff"};
     size_t anQ[] = {0, 2, 3, 3};
-    genie_seq_options so = {2, 8, 0, 0, 0, 0};
+    genie_seq_options so = {.k = 2, .candidates = 8};
     genie_seq_results *r;
     CHECK_OK(genie_seq_search(idx, azQ, anQ, 4, &so, &opt, &r));
     size_t n;
@@ -325,7 +327,7 @@ TEST(seq_edge_cases_and_bad_input)
     CHECK_EQ(aHit[1].distance, 2);
     genie_seq_results_free(r);
     /* --certify with a limit beyond the string count certifies every query */
-    so = (genie_seq_options){2, 2, 1024, 0, 0, 0};
+    so = (genie_seq_options){.k = 2, .candidates = 2, .max_candidates = 1024};
     CHECK_OK(genie_seq_search(idx, azQ, anQ, 4, &so, &opt, &r));
     for (size_t q = 0; q < 4; q++) {
         genie_seq_results_get(r, q, &n, &cert, NULL);
@@ -338,7 +340,7 @@ TEST(seq_edge_cases_and_bad_input)
     genie_seq_results_free(r);
     so.k = 0;
     CHECK_RC(genie_seq_search(idx, azQ, anQ, 1, &so, &opt, &r), GENIE_EINVAL);
-    so = (genie_seq_options){1, 16, 8, 0, 0, 0};
+    so = (genie_seq_options){.k = 1, .candidates = 16, .max_candidates = 8};
     CHECK_RC(genie_seq_search(idx, azQ, anQ, 1, &so, &opt, &r), GENIE_EINVAL);
     genie_index_close(idx);
 

@@ -29,6 +29,7 @@ TEST(serve_endpoints_and_auth)
     build_identity_index(test_path("dir/beta.v2.genie"), 30, 0);
     write_text(test_path("dir/not-an-index.txt"), "x\n");
     write_text(test_path("token"), "s3cret-token\n");
+    CHECK(chmod(test_path("token"), 0600) == 0); /* else a warning (test_serve_hostile.c) */
     const char *azArg[] = {"--index-dir", test_path("dir"), "-i", fmt("id=%s", test_path("id.genie")),
                            "--token-file", test_path("token"), NULL};
     served s;

@@ -1,10 +1,11 @@
 /*
  * genie serve says what `genie search --json` says: for every index type
  * (keywords with labels and records, text, sets, sequences, table,
- * vectors, docs) the same queries and options through the server and through
- * the CLI give byte-identical answers.
+ * vectors, docs, metric) the same queries and options through the server
+ * and through the CLI give byte-identical answers.
  */
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -286,6 +287,113 @@ TEST(serve_answers_equal_cli_json)
     }
     for (size_t i = 0; i < 7; i++)
         free(azSpec[i]);
+    genie_vectors_free(&base);
+    genie_vectors_free(&qv);
+}
+
+
+/* A JSON request that must fail with 400 and a message holding @p zWant. */
+static void check_refused(const served *s, const char *zPath, const char *zBody, const char *zWant)
+{
+    http_answer a;
+    int st = served_request(s, "POST", zPath, zBody, &a);
+    CHECK_STATUS(st, 400, &a);
+    if (!strstr(a.zBody, zWant))
+        test_fail_at(__FILE__, __LINE__, "%s: '%s' lacks '%s'", zBody, a.zBody, zWant);
+    http_answer_free(&a);
+}
+
+/*
+ * Metric indexes, served from --index-dir like every other type: strings
+ * (edit) and vectors (l2), k-NN, range and bounded searches, the brute
+ * force, --show; the answers equal genie search --json's; a search that
+ * gives neither k nor radius is refused as the CLI refuses it.
+ */
+TEST(serve_metric_answers_equal_cli_json)
+{
+    SERVER_REQUIRED();
+    uint64_t rng = 4242;
+    CHECK(mkdir(test_path("dir"), 0755) == 0);
+    strbuf f = {0}, jq = {0};
+    for (unsigned i = 0; i < 400; i++) {
+        unsigned m = 3 + (unsigned)(test_rand(&rng) % 7);
+        for (unsigned k = 0; k < m; k++)
+            sb_printf(&f, "%c", "abcdeg"[test_rand(&rng) % 6]);
+        sb_printf(&f, "\n");
+    }
+    write_text(test_path("words.txt"), f.z);
+    build(fmt("-t metric -m edit -K 8 -o %s %s", test_path("dir/words.genie"), test_path("words.txt")));
+    f = (strbuf){0};
+    sb_printf(&jq, "[");
+    for (unsigned i = 0; i < 30; i++) {
+        unsigned m = 3 + (unsigned)(test_rand(&rng) % 7);
+        sb_printf(&jq, "%s\"", i ? "," : "");
+        for (unsigned k = 0; k < m; k++) {
+            char c = "abcdeg"[test_rand(&rng) % 6];
+            sb_printf(&f, "%c", c);
+            sb_printf(&jq, "%c", c);
+        }
+        sb_printf(&f, "\n");
+        sb_printf(&jq, "\"");
+    }
+    sb_printf(&jq, "]");
+    write_text(test_path("words_q.txt"), f.z);
+
+    genie_vectors base = {500, 6, malloc(500 * 6 * sizeof(float))}, qv = {15, 6, malloc(15 * 6 * sizeof(float))};
+    CHECK(base.data && qv.data);
+    for (size_t i = 0; i < 500 * 6; i++)
+        base.data[i] = (float)(test_rand(&rng) % 10000) / 1000.0f;
+    strbuf jv = {0};
+    sb_printf(&jv, "[");
+    for (size_t i = 0; i < 15; i++) {
+        sb_printf(&jv, "%s[", i ? "," : "");
+        for (size_t d = 0; d < 6; d++) {
+            qv.data[i * 6 + d] = (float)(test_rand(&rng) % 10000) / 1000.0f;
+            sb_printf(&jv, "%s%.9g", d ? "," : "", (double)qv.data[i * 6 + d]);
+        }
+        sb_printf(&jv, "]");
+    }
+    sb_printf(&jv, "]");
+    CHECK_OK(genie_vectors_write_fvecs(&base, test_path("pts.fvecs")));
+    CHECK_OK(genie_vectors_write_fvecs(&qv, test_path("pts_q.fvecs")));
+    build(fmt("-t metric -m l2 -K 16 -o %s %s", test_path("dir/pts.genie"), test_path("pts.fvecs")));
+
+    const char *zW = test_path("dir/words.genie"), *zWq = test_path("words_q.txt");
+    const char *zP = test_path("dir/pts.genie"), *zPq = test_path("pts_q.fvecs");
+    type_case aCase[] = {
+        {"words", fmt("-k 3 --show %s %s", zW, zWq), fmt("{\"queries\":%s,\"k\":3,\"show\":true}", jq.z)},
+        {"words", fmt("--radius 2 %s %s", zW, zWq), fmt("{\"queries\":%s,\"radius\":2}", jq.z)},
+        {"words", fmt("-k 5 --radius 3 --brute-force %s %s", zW, zWq),
+         fmt("{\"queries\":%s,\"k\":5,\"radius\":3,\"brute_force\":true}", jq.z)},
+        {"pts", fmt("-k 4 %s %s", zP, zPq), fmt("{\"queries\":%s,\"k\":4}", jv.z)},
+        {"pts", fmt("--radius 2.5 %s %s", zP, zPq), fmt("{\"queries\":%s,\"radius\":2.5}", jv.z)},
+        {"pts", fmt("-k 3 --radius 3 %s %s", zP, zPq), fmt("{\"queries\":%s,\"k\":3,\"radius\":3}", jv.z)},
+    };
+    const char *azArg[] = {"--index-dir", test_path("dir"), NULL};
+    served s;
+    served_start(&s, azArg);
+    for (size_t i = 0; i < sizeof aCase / sizeof *aCase; i++)
+        compare_with_cli(&s, &aCase[i]);
+    check_refused(&s, "/v1/indexes/words/search", "{\"queries\":[\"abc\"]}",
+                  "give \\\"radius\\\" (range search) or \\\"k\\\" (k nearest)");
+    check_refused(&s, "/v1/indexes/words/search", "{\"queries\":[\"abc\"],\"radius\":-1}",
+                  "\\\"radius\\\" must be a number >= 0");
+    check_refused(&s, "/v1/indexes/words/search", "{\"queries\":[\"abc\"],\"k\":1,\"candidates\":4}",
+                  "unknown option \\\"candidates\\\" for a metric index");
+    check_refused(&s, "/v1/indexes/pts/search", "{\"queries\":[[1,2]],\"k\":1}",
+                  "queries[0] must be an array of 6 numbers");
+    http_answer a;
+    CHECK_STATUS(served_request(&s, "GET", "/v1/indexes/pts", NULL, &a), 200, &a);
+    CHECK(strstr(a.zBody, "\"type\":\"metric\"") && strstr(a.zBody, "\"metric\":\"l2\",\"dimension\":6"));
+    http_answer_free(&a);
+    served_stop(&s);
+    for (size_t i = 0; i < sizeof aCase / sizeof *aCase; i++) {
+        free(aCase[i].zCliArgs);
+        free(aCase[i].zBody);
+    }
+    free(f.z);
+    free(jq.z);
+    free(jv.z);
     genie_vectors_free(&base);
     genie_vectors_free(&qv);
 }

@@ -132,7 +132,7 @@ TEST(sets_exact_and_minhash_against_oracle)
     opt.backend = test_backend();
     const uint32_t k = 5;
     for (int exact = 1; exact >= 0; exact--) {
-        genie_set_options so = {k, 20, exact, 0};
+        genie_set_options so = {.k = k, .candidates = 20, .exact = exact};
         genie_set_results *r;
         CHECK_OK(genie_set_search(idx, azQ, anQ, NQ, &so, &opt, &r));
         for (size_t q = 0; q < NQ; q++) {
@@ -208,7 +208,7 @@ TEST(sets_bad_input)
     opt.backend = test_backend();
     const char *q = "a";
     size_t nq = 1;
-    genie_set_options so = {0, 0, 0, 0};
+    genie_set_options so = {0};
     genie_set_results *r;
     CHECK_RC(genie_set_search(idx, &q, &nq, 1, &so, &opt, &r), GENIE_EINVAL);
     so.k = 3;

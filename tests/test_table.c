@@ -236,7 +236,7 @@ TEST(table_sqlite_oracle)
     snprintf(zSql, sizeof zSql, "%s", test_path("q.sql"));
     write_csv(zData, aRow, ORACLE_ROWS, aIdentity);
     write_csv(zQueries, aQuery, ORACLE_QUERIES, aShuffled); /* header order differs */
-    genie_table_options topt = {ORACLE_BINS, NULL, 0};
+    genie_table_options topt = {.bins = ORACLE_BINS};
     CHECK_OK(genie_table_build(zData, &topt, NULL, test_path("t.genie")));
     genie_index *idx;
     CHECK_OK(genie_index_open(test_path("t.genie"), &idx));
@@ -305,7 +305,7 @@ TEST(table_query_rules)
                                    "cy,55,,?\n"
                                    "dee,?,red,\n"
                                    "eve,19.5,\"\",x\n");
-    genie_table_options topt = {10, "age,color,name:cat", 0};
+    genie_table_options topt = {.bins = 10, .columns = "age,color,name:cat"};
     CHECK_OK(genie_table_build(test_path("t.csv"), &topt, NULL, test_path("t.genie")));
     genie_index *idx;
     CHECK_OK(genie_index_open(test_path("t.genie"), &idx));
@@ -348,7 +348,7 @@ static void build_fails(const char *zName, const char *zText, const char *zColum
                         const char *zMsg)
 {
     write_text(test_path(zName), zText);
-    genie_table_options topt = {0, zColumns, 0};
+    genie_table_options topt = {.columns = zColumns};
     genie_status rc = genie_table_build(test_path(zName), &topt, NULL, test_path("bad.genie"));
     if (rc != code || !strstr(genie_last_error(), zMsg))
         test_fail_at(__FILE__, __LINE__, "%s: rc %d '%s', want '%s'", zName, rc, genie_last_error(), zMsg);
@@ -378,7 +378,7 @@ TEST(table_bad_input)
     for (int i = 0; i < 257; i++)
         fprintf(f, "%d%c", i, i < 256 ? ',' : '\n');
     fclose(f);
-    genie_table_options topt = {16777216, NULL, 0};
+    genie_table_options topt = {.bins = 16777216};
     CHECK_RC(genie_table_build(test_path("wide.csv"), &topt, NULL, test_path("bad.genie")), GENIE_ERANGE);
     CHECK(strstr(genie_last_error(), "257 indexed columns of 16777216 values each do not fit 32-bit keywords"));
     topt.bins = 65536;
@@ -454,7 +454,7 @@ TEST(table_arff_mixed_columns)
                                     "48, 'new car', 'y, z', bad\n"
                                     "12, education, ?, good\n"
                                     "?, 'new car', 'x', good\n");
-    genie_table_options topt = {4, NULL, 1};
+    genie_table_options topt = {.bins = 4, .no_records = 1};
     CHECK_OK(genie_table_build(test_path("c.arff"), &topt, NULL, test_path("c.genie")));
     genie_index *idx;
     CHECK_OK(genie_index_open(test_path("c.genie"), &idx));
@@ -485,7 +485,7 @@ TEST(table_arff_mixed_columns)
 TEST(table_params_truncate_and_flip)
 {
     write_text(test_path("t.csv"), "n,c,s\n1.5,a,x\n-2,b,y\n?,a,\n");
-    genie_table_options topt = {8, "n,c", 0};
+    genie_table_options topt = {.bins = 8, .columns = "n,c"};
     CHECK_OK(genie_table_build(test_path("t.csv"), &topt, NULL, test_path("t.genie")));
     genie_index *idx;
     CHECK_OK(genie_index_open(test_path("t.genie"), &idx));

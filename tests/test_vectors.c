@@ -205,9 +205,27 @@ TEST(vectors_read_malformed)
     expect_read_error(test_path("inf.npy"), GENIE_EINVAL, "vector 0, component 1 is infinite");
     test_write_file(test_path("cut.npy"), a, h + 6);
     expect_read_error(test_path("cut.npy"), GENIE_EINVAL, "the shape needs 8");
+    /* float64 (numpy's default) is converted; a value beyond float32 is refused, as NaN is */
     h = npy_header(a, "<f8", "(1, 2)");
+    double f8[2] = {-2.5, 1e300};
+    memcpy(a + h, f8, 16);
     test_write_file(test_path("f8.npy"), a, h + 16);
-    expect_read_error(test_path("f8.npy"), GENIE_EINVAL, "dtype '<f8' is not supported");
+    expect_read_error(test_path("f8.npy"), GENIE_EINVAL, "vector 0, component 1: 1e+300 is beyond float32's range");
+    f8[1] = NAN;
+    memcpy(a + h, f8, 16);
+    test_write_file(test_path("f8nan.npy"), a, h + 16);
+    expect_read_error(test_path("f8nan.npy"), GENIE_EINVAL, "vector 0, component 1 is NaN");
+    f8[1] = 0.1;
+    memcpy(a + h, f8, 16);
+    test_write_file(test_path("f8ok.npy"), a, h + 16);
+    genie_vectors v8;
+    CHECK_OK(genie_vectors_read(test_path("f8ok.npy"), &v8));
+    const float want8[2] = {-2.5f, 0.1f};
+    check_values(&v8, 1, 2, want8);
+    genie_vectors_free(&v8);
+    h = npy_header(a, "<c8", "(1, 2)");
+    test_write_file(test_path("c8.npy"), a, h + 16);
+    expect_read_error(test_path("c8.npy"), GENIE_EINVAL, "dtype '<c8' is not supported");
     h = npy_header(a, "<f4", "(1, 2, 3)");
     test_write_file(test_path("3d.npy"), a, h + 24);
     expect_read_error(test_path("3d.npy"), GENIE_EINVAL, "3 dimensions");

@@ -2,6 +2,8 @@
 #include "cli.h"
 
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,11 +19,89 @@ int cli_usage_error(const char *zCmd, const char *fmt, ...)
     return CLI_EXIT_USAGE;
 }
 
+void cli_help(const char *zHelp)
+{
+    size_t nToken = strlen(CLI_BACKENDS);
+    const char *zAt;
+    while ((zAt = strstr(zHelp, CLI_BACKENDS)) != NULL) {
+        size_t indent = 0;
+        while (zAt - indent > zHelp && zAt[-(ptrdiff_t)indent - 1] == ' ')
+            indent++;
+        fwrite(zHelp, 1, (size_t)(zAt - zHelp), stdout);
+        char zList[512];
+        genie_backend_list(0, zList, sizeof zList);
+        const char *zName = strncmp(zList, "auto, ", 6) == 0 ? zList + 6 : zList; /* auto is described above */
+        size_t col = indent;
+        for (int first = 1; *zName; first = 0) {
+            size_t n = strcspn(zName, ",");
+            if (first) {
+                col += (size_t)printf("%.*s", (int)n, zName);
+            } else if (col + 2 + n > 79) {
+                printf(",\n%*s%.*s", (int)indent, "", (int)n, zName);
+                col = indent + n;
+            } else {
+                col += (size_t)printf(", %.*s", (int)n, zName);
+            }
+            zName += n;
+            zName += strspn(zName, ", ");
+        }
+        zHelp = zAt + nToken;
+    }
+    fputs(zHelp, stdout);
+}
+
 int cli_fail(genie_status rc)
 {
     const char *zMsg = genie_last_error();
     fprintf(stderr, "genie: %s\n", zMsg[0] ? zMsg : genie_strerror(rc));
     return CLI_EXIT_FAIL;
+}
+
+int cli_check_output(const char *zOut, int argc, char **argv)
+{
+    /* Every argument may name an input: those that are no file stat()
+     * skips, and the argument holding zOut itself is not an input. */
+    const char **azIn = calloc((size_t)argc + 1, sizeof *azIn);
+    if (!azIn)
+        return cli_fail(GENIE_ENOMEM);
+    size_t n = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *z = argv[i];
+        if (zOut >= z && zOut <= z + strlen(z))
+            continue;
+        const char *zEq = strncmp(z, "--", 2) == 0 ? strchr(z, '=') : NULL;
+        azIn[n++] = zEq ? zEq + 1 : z;
+    }
+    azIn[n++] = "-"; /* standard input, which a build or search may read */
+    genie_status rc = genie_output_check(zOut, azIn, n);
+    free(azIn);
+    return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
+}
+
+const char *cli_find_type_arg(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if ((strcmp(argv[i], "-t") == 0 || strcmp(argv[i], "--type") == 0) && i + 1 < argc)
+            return argv[i + 1];
+        if (strncmp(argv[i], "--type=", 7) == 0)
+            return argv[i] + 7;
+        if (strncmp(argv[i], "-t", 2) == 0 && argv[i][2])
+            return argv[i] + 2;
+    }
+    return NULL;
+}
+
+const char *cli_find_index_arg(int argc, char **argv, genie_index_type *pType)
+{
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-')
+            continue;
+        if (genie_index_file_type(argv[i], pType) == GENIE_OK)
+            return argv[i];
+    }
+    return NULL;
 }
 
 int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -40,6 +120,18 @@ int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
     if (v < lo || v > hi)
         return 0;
     *out = v;
+    return 1;
+}
+
+int cli_parse_separator(const char *z, char *out)
+{
+    if (strcmp(z, "tab") == 0 || strcmp(z, "\\t") == 0) {
+        *out = '\t';
+        return 1;
+    }
+    if (strlen(z) != 1 || z[0] == '\n')
+        return 0;
+    *out = z[0];
     return 1;
 }
 

@@ -22,34 +22,17 @@
 int cmd_build(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_info(int argc, char **argv);
-/* The writes of a live index (tools/cmd_live.c). */
+/* The writes of a live index (tools/cmd_write.c). */
 int cmd_add(int argc, char **argv);
 int cmd_delete(int argc, char **argv);
 int cmd_compact(int argc, char **argv);
-/* genie eval: sets and sequences here (tools/cmd_eval.c), vectors in vec_cli_eval. */
+/* genie eval: the entry of the index's type evaluates (tools/cmd_eval.c). */
 int cmd_eval(int argc, char **argv);
 /* genie serve (tools/serve/serve.c, or serve_absent.c without libmicrohttpd/cJSON). */
 int cmd_serve(int argc, char **argv);
 
-/*
- * Front-ends with their own options (tools/frontends.c): one entry per data
- * type in cli_aFrontend, ended by an entry whose zType is NULL.
- *   xBuild(argc, argv):         `genie build --type zType ...` (argv[0] is
- *                               "build"; it parses every option itself);
- *   xSearch(argc, argv, zIndex): `genie search ...` when the index found
- *                               in argv is of this type (argv[0] "search").
- * Both return a CLI_EXIT_* code.
- */
-typedef struct cli_frontend {
-    const char *zType;
-    genie_index_type type;
-    int (*xBuild)(int argc, char **argv);
-    int (*xSearch)(int argc, char **argv, const char *zIndex);
-} cli_frontend;
+struct itype;
 
-extern const cli_frontend cli_aFrontend[];
-const cli_frontend *cli_frontend_by_name(const char *zType);
-const cli_frontend *cli_frontend_by_type(genie_index_type type);
 /** The value of -t/--type in argv, or NULL. */
 const char *cli_find_type_arg(int argc, char **argv);
 /**
@@ -89,32 +72,30 @@ typedef genie_status (*cli_line_fn)(void *ctx, const char *z, size_t n);
  *         xAdd fails (the message is printed).
  */
 int cli_feed_lines(char **azFile, int nFile, cli_line_fn xAdd, void *ctx);
+/**
+ * A build of one object per input line (sets, sequences): hand every line
+ * of the inputs argv[optind..argc) to @p xAdd(@p pBuilder, ...), and
+ * refuse an empty input ("genie: no @p zObjects to index").
+ * @return CLI_EXIT_OK with *pnObjects, or a CLI_EXIT_* failure (printed).
+ */
+int cli_build_lines(const char *zObjects, cli_line_fn xAdd, void *pBuilder, int argc, char **argv,
+                    uint64_t *pnObjects);
 /** Write @p s with tab, newline and backslash as \\t \\n \\\\. */
 void cli_put_escaped(const char *s, size_t n);
+/** With @p show, a TSV column: a tab and @p object's stored record, escaped (nothing when it has none). */
+void cli_put_record(const genie_index *idx, uint32_t object, int show);
 
-/* Front-ends: sequences (tools/type_sequences.c), sets (tools/type_sets.c). */
-int seq_cli_build(int argc, char **argv);
-int seq_cli_search(int argc, char **argv, const char *zIndex);
-int set_cli_build(int argc, char **argv);
-int set_cli_search(int argc, char **argv, const char *zIndex);
+/*
+ * What several types' entries share: `genie eval` of types whose queries
+ * are lines and whose hits the entry scores (tools/cmd_eval.c), and genie
+ * info's line of the recall estimate for the default k and K (per
+ * modelled edit rate: sequences) (tools/cmd_info.c).
+ */
+int cli_eval_lines(int argc, char **argv, const char *zIndex);
+void cli_print_recall_estimate(const genie_index *idx, const char *zPath, uint32_t k, uint32_t K, int perEditRate);
 
-/* Front-end: relational tables (tools/type_table.c). */
-int table_cli_build(int argc, char **argv);
-int table_cli_search(int argc, char **argv, const char *zIndex);
-
-/* Metric spaces, the List of Clusters (tools/type_metric.c). */
-int lc_cli_build(int argc, char **argv);
-int lc_cli_search(int argc, char **argv, const char *zIndex);
-
-/* Vectors (tools/type_vectors.c); eval and lsh-params are subcommands. */
-int vec_cli_build(int argc, char **argv);
-int vec_cli_search(int argc, char **argv, const char *zIndex);
-int vec_cli_eval(int argc, char **argv);
+/* Commands of one type: `genie lsh-params` (tools/type_vectors.c), `genie cache-plan` (tools/type_docs.c). */
 int vec_cli_lsh_params(int argc, char **argv);
-
-/* Ranked documents (tools/type_docs.c). */
-int docs_cli_build(int argc, char **argv);
-int docs_cli_search(int argc, char **argv, const char *zIndex);
 int docs_cli_cache_plan(int argc, char **argv);
 
 /** Print "genie CMD: message" and the usage hint; returns CLI_EXIT_USAGE. */
@@ -122,10 +103,34 @@ int cli_usage_error(const char *zCmd, const char *fmt, ...) __attribute__((forma
 /** Print "genie: <genie_last_error() or strerror>"; returns CLI_EXIT_FAIL. */
 int cli_fail(genie_status rc);
 
+/**
+ * Refuse to write @p zOut when it would destroy what the user named
+ * (genie_output_check(): not a regular file, or the same file as any
+ * argument of @p argv or the standard input).  @p zOut points into argv.
+ * @return CLI_EXIT_OK, or CLI_EXIT_FAIL with the message printed.
+ */
+int cli_check_output(const char *zOut, int argc, char **argv);
+/*
+ * Print the help text @p zHelp to standard output, with CLI_BACKENDS (at
+ * the start of a line's text, after its indent) replaced by the names of
+ * the backends the library knows (genie_backend_list), wrapped at 79
+ * columns under the same indent.
+ */
+#define CLI_BACKENDS "@BACKENDS@"
+void cli_help(const char *zHelp);
+
 /** Parse a whole unsigned number in [lo, hi]; 0 on failure. */
 int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 /** Parse a byte size with an optional K, M, G or T suffix (powers of 1024). */
 int cli_parse_bytes(const char *s, uint64_t *out);
+/** A separator of set elements: one byte (not a newline), or 'tab'.  @return 1, or 0 for anything else. */
+int cli_parse_separator(const char *z, char *out);
+/**
+ * -k of a search of type @p t (NULL: of any type): 1..t->maxK into *@p pK
+ * (itype_parse_k()).  @return 1 when @p c is 'k' (then *pStatus is
+ * CLI_EXIT_OK, or CLI_EXIT_USAGE with the message printed), 0 otherwise.
+ */
+int cli_k_option(const char *zCmd, const struct itype *t, int c, const char *zArg, uint32_t *pK, int *pStatus);
 
 /*
  * --recall R of the approximate searches (sets, sequences, vectors) and
@@ -148,13 +153,14 @@ int cli_parse_recall(const char *zCmd, const char *s, double *out);
 int cli_check_recall(const char *zCmd, double recall, uint32_t k, int exact, int explicitK);
 /**
  * The candidate options of the sets and sequences searches and of genie
- * eval: -k (1..65536), -K/--candidates (1..2^32-1) and --recall, as option
- * codes 'k', 'K' and 'R', written to *@p pK, *@p pCandidates, *@p pRecall.
+ * eval: -k (cli_k_option() of @p t), -K/--candidates (1..2^32-1) and
+ * --recall, as option codes 'k', 'K' and 'R', written to *@p pK,
+ * *@p pCandidates, *@p pRecall.
  * @return 1 when @p c is one of them (*@p pStatus: CLI_EXIT_OK, or
  *         CLI_EXIT_USAGE with the message printed), 0 otherwise.
  */
-int cli_candidate_option(const char *zCmd, int c, const char *zArg, uint32_t *pK, uint32_t *pCandidates,
-                         double *pRecall, int *pStatus);
+int cli_candidate_option(const char *zCmd, const struct itype *t, int c, const char *zArg, uint32_t *pK,
+                         uint32_t *pCandidates, double *pRecall, int *pStatus);
 /** --verbose: "genie CMD: recall target R: K = ..., estimated recall@k ..." on standard error. */
 void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const genie_search_stats *st, int radius);
 
@@ -186,9 +192,8 @@ void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const 
     {"gpu-mode", required_argument, 0, CLI_OPT_GPU_MODE}
 #define CLI_ENGINE_HELP                                                             \
     "  -b, --backend NAME      auto (default: cuda when built and a GPU is\n"       \
-    "                          present, else cpu), cpu, cpu-idx (baseline),\n"     \
-    "                          cuda, cuda-spq (baseline), cuda-cpq-paper\n"         \
-    "                          (the c-PQ in the paper's layout)\n"                  \
+    "                          present, else cpu), or one of\n"                    \
+    "                          " CLI_BACKENDS "\n"                                 \
     "  -j, --threads N         CPU threads (default: all cores)\n"                  \
     "      --gpu-memory BYTES  GPU memory budget, suffix K/M/G allowed\n"           \
     "                          (default: most of the free memory); an index\n"      \
@@ -209,10 +214,11 @@ void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const 
 int cli_engine_option(const char *zCmd, int c, const char *zArg, genie_search_options *opt, int *pStatus);
 
 /*
- * The filter options of the searches (tools/cli_filter.c): put
- * CLI_FILTER_LONG_OPTIONS in the getopt_long table and CLI_FILTER_HELP in
- * the --help text, hand each option code to cli_filter_option(), and make
- * the filter with cli_filter_make() once the index is open.
+ * The filter options of every search (tools/cli_filter.c): each search
+ * command puts CLI_FILTER_LONG_OPTIONS in its getopt_long table and
+ * CLI_FILTER_HELP in its --help text; cli_search_option() collects them
+ * (cli_filter_option()), and genie search's loop makes the filter once the
+ * index is open (cli_filter_make()).
  */
 #define CLI_OPT_FILTER_LABELS 0x130
 #define CLI_OPT_FILTER_IDS 0x131
@@ -237,31 +243,21 @@ int cli_engine_option(const char *zCmd, int c, const char *zArg, genie_search_op
  *         with the message printed), 0 otherwise.
  */
 int cli_filter_option(const char *zCmd, int c, const char *zArg, int *pStatus);
-/* An id as printed to the object id of the index; 0 when there is none (docs: record numbers). */
-typedef int (*cli_filter_id_fn)(void *ctx, uint64_t id, uint64_t *pObject);
-struct genie_table;
+struct itype_index;
 /**
- * The filter of the collected options for @p idx (@p t: its table
- * parameters, NULL for other types; @p xId: NULL when ids are object ids):
- * *pOut is NULL when no filter option was given; free it with
- * genie_filter_free().
- * @return CLI_EXIT_OK, CLI_EXIT_FAIL (a file that cannot be read or names
- *         no object, printed), CLI_EXIT_USAGE (--where on another type).
+ * The filter of the collected options for the open index @p ix: *pOut is
+ * NULL when no filter option was given; free it with genie_filter_free().
+ * @return CLI_EXIT_OK, CLI_EXIT_FAIL (a file that cannot be read, an id
+ *         that is no object: printed), CLI_EXIT_USAGE (--where on a type
+ *         without columns).
  */
-int cli_filter_make(const char *zCmd, const genie_index *idx, const struct genie_table *t, cli_filter_id_fn xId,
-                    void *ctx, genie_filter **pOut);
+int cli_filter_make(const char *zCmd, const struct itype_index *ix, genie_filter **pOut);
 /**
  * The unsigned 64-bit numbers of file @p zPath ("-": standard input), white
  * space between them, into a new array *paOut (free it): object ids, labels.
  * @return CLI_EXIT_OK, CLI_EXIT_FAIL (printed: the file, the line, the token).
  */
 int cli_read_numbers(const char *zPath, uint64_t **paOut, size_t *pn);
-/**
- * Open @p zIndex and make the filter of the collected options (object ids,
- * no table conditions).
- * @return CLI_EXIT_OK, or what failed (printed; nothing is left open).
- */
-int cli_open_filtered(const char *zCmd, const char *zIndex, genie_index **pIdx, genie_filter **pFilter);
 
 /*
  * The options every `genie build` shares (cmd_build.c and each front-end's
@@ -297,23 +293,36 @@ typedef struct cli_build_args {
     genie_build_options opt;  /* -L and the part options; the rest zero */
     int quiet;                /* -q */
     int noRecall;             /* --no-recall-estimate (sets, sequences, vectors) */
+    double recallBudget;      /* --recall-budget: seconds the estimate may take, 0 = no limit */
 } cli_build_args;
 
 /*
  * The approximate types' builds (sets, sequences, vectors) put
  * CLI_RECALL_BUILD_OPTION in their long options and CLI_RECALL_BUILD_HELP in
  * their help, and call cli_build_recall() once the index is written: it
- * computes the recall estimate into INDEX.recall (genie_recall_prepare()),
+ * computes the recall estimate into INDEX.recall (genie_recall_write()),
  * so that genie info can show it and the first --recall search finds it.
  */
 #define CLI_OPT_NO_RECALL 0x120
-#define CLI_RECALL_BUILD_OPTION {"no-recall-estimate", no_argument, 0, CLI_OPT_NO_RECALL}
+#define CLI_OPT_RECALL_BUDGET 0x121
+#define CLI_RECALL_BUILD_OPTION                                      \
+    {"no-recall-estimate", no_argument, 0, CLI_OPT_NO_RECALL},      \
+    {"recall-budget", required_argument, 0, CLI_OPT_RECALL_BUDGET}
+/* The default of --recall-budget, seconds. */
+#define CLI_RECALL_BUDGET_DEFAULT 30
 #define CLI_RECALL_BUILD_HELP                                                        \
     "      --no-recall-estimate  skip the recall estimate (INDEX.recall, for\n"    \
     "                           --recall and genie info; else computed now:\n"    \
     "                           200 exact searches, strings 1,000, and one\n"    \
-    "                           search of K = 4096)\n"
-/** @return CLI_EXIT_OK, or CLI_EXIT_FAIL (printed). */
+    "                           search of K = 4096)\n"                          \
+    "      --recall-budget S    stop the estimate after S seconds (default 30;\n"  \
+    "                           0: no limit); then INDEX.recall is not written\n" \
+    "                           and a --recall search computes it when needed\n"
+/**
+ * The estimate in a child process within a->recallBudget seconds
+ * (tools/build_recall.c).  @return CLI_EXIT_OK (also when the budget
+ * stopped it: the index is complete), or CLI_EXIT_FAIL (printed).
+ */
 int cli_build_recall(const cli_build_args *a);
 
 /** A front-end's option callback's answer for a code it does not know. */

@@ -3,9 +3,10 @@
  * object id or label, and conditions on a table's columns.  Each option
  * narrows the search to the objects it allows; several options AND.  The
  * options are collected while the command line is parsed and made into
- * one genie_filter once the index is open (cli.h), so a search command
- * needs three lines for them: the options in its table, their code to
- * cli_filter_option(), and cli_filter_make() after the open.
+ * one genie_filter once the index is open (cli.h): a search command puts
+ * CLI_FILTER_LONG_OPTIONS in its table (cli_search_option() takes their
+ * codes), and genie search's loop (cli_search.c) makes the filter after
+ * the open, through the type table's filters (itype_filter.c).
  *
  * The collected options live in this file's state: one command runs per
  * process.
@@ -16,7 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "genie/table.h"
+#include "itype.h"
 
 #define CLI_FILTER_MAX 64 /* filter options on one command line */
 
@@ -101,81 +102,49 @@ int cli_read_numbers(const char *zPath, uint64_t **paOut, size_t *pn)
     return CLI_EXIT_OK;
 }
 
-/* The filter of one --filter-ids or --filter-labels file, ANDed into @p f. */
-static int narrow(const char *zCmd, const genie_index *idx, int code, const char *zPath, cli_filter_id_fn xId,
-                  void *ctx, genie_filter *f)
+/* AND one filter option into @p f. */
+static int narrow(const char *zCmd, const itype_index *ix, int code, const char *zArg, genie_filter *f)
 {
-    uint64_t *a = NULL;
-    size_t n = 0;
-    int status = cli_read_numbers(zPath, &a, &n);
-    if (status != CLI_EXIT_OK)
-        return status;
-    genie_filter *g = NULL;
-    uint64_t nObject = genie_filter_objects(f);
-    genie_status rc = genie_filter_new(&g, nObject);
-    if (rc == GENIE_OK && code == CLI_OPT_FILTER_LABELS) {
-        rc = genie_filter_allow_labels(g, idx, a, n, NULL);
+    char zErr[512];
+    int bad;
+    if (code == CLI_OPT_WHERE) {
+        bad = itype_filter_where(ix, f, zArg, zErr, sizeof zErr);
     } else {
-        for (size_t i = 0; rc == GENIE_OK && i < n && status == CLI_EXIT_OK; i++) {
-            uint64_t o = a[i];
-            if ((xId && !xId(ctx, a[i], &o)) || o >= nObject) {
-                fprintf(stderr, "genie %s: --filter-ids %s: %llu is not an object of the index (0 .. %lld)\n", zCmd,
-                        zPath, (unsigned long long)a[i], (long long)nObject - 1);
-                status = CLI_EXIT_FAIL;
-            } else
-                rc = genie_filter_set(g, o, 1);
-        }
+        uint64_t *a = NULL;
+        size_t n = 0;
+        int status = cli_read_numbers(zArg, &a, &n);
+        if (status != CLI_EXIT_OK)
+            return status;
+        bad = code == CLI_OPT_FILTER_IDS ? itype_filter_ids(ix, f, a, n, zErr, sizeof zErr)
+                                         : itype_filter_labels(ix, f, a, n, zErr, sizeof zErr);
+        free(a);
     }
-    if (rc == GENIE_OK && status == CLI_EXIT_OK)
-        rc = genie_filter_intersect(f, g);
-    if (rc != GENIE_OK)
-        status = cli_fail(rc);
-    genie_filter_free(g);
-    free(a);
-    return status;
+    if (!bad)
+        return CLI_EXIT_OK;
+    fprintf(stderr, "genie %s: %s %s: %s\n", zCmd,
+            code == CLI_OPT_WHERE ? "--where" : code == CLI_OPT_FILTER_IDS ? "--filter-ids" : "--filter-labels", zArg,
+            zErr);
+    return code == CLI_OPT_WHERE && !ix->pType->xWhere ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 }
 
-int cli_filter_make(const char *zCmd, const genie_index *idx, const genie_table *t, cli_filter_id_fn xId, void *ctx,
-                    genie_filter **pOut)
+int cli_filter_make(const char *zCmd, const itype_index *ix, genie_filter **pOut)
 {
     *pOut = NULL;
     if (gFilter.n == 0)
         return CLI_EXIT_OK;
-    genie_index_info info;
-    genie_index_get_info(idx, &info);
+    char zErr[512];
     genie_filter *f = NULL;
-    genie_status rc = genie_filter_new(&f, info.n_objects);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
-    genie_filter_set_all(f, 1);
-    int status = CLI_EXIT_OK;
-    for (int i = 0; i < gFilter.n && status == CLI_EXIT_OK; i++) {
-        if (gFilter.aCode[i] != CLI_OPT_WHERE)
-            status = narrow(zCmd, idx, gFilter.aCode[i], gFilter.azArg[i], xId, ctx, f);
-        else if (!t)
-            status = cli_usage_error(zCmd, "--where is for table indexes (this one is %s)",
-                                     genie_index_type_name(info.type));
-        else if ((rc = genie_table_where(t, idx, gFilter.azArg[i], f)) != GENIE_OK)
-            status = cli_fail(rc);
+    if (itype_filter_new(ix, &f, zErr, sizeof zErr) != 0) {
+        fprintf(stderr, "genie %s: %s\n", zCmd, zErr);
+        return CLI_EXIT_FAIL;
     }
+    int status = CLI_EXIT_OK;
+    for (int i = 0; i < gFilter.n && status == CLI_EXIT_OK; i++)
+        status = narrow(zCmd, ix, gFilter.aCode[i], gFilter.azArg[i], f);
     if (status != CLI_EXIT_OK) {
         genie_filter_free(f);
         return status;
     }
     *pOut = f;
     return CLI_EXIT_OK;
-}
-
-int cli_open_filtered(const char *zCmd, const char *zIndex, genie_index **pIdx, genie_filter **pFilter)
-{
-    *pFilter = NULL;
-    genie_status rc = genie_index_open(zIndex, pIdx);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
-    int status = cli_filter_make(zCmd, *pIdx, NULL, NULL, NULL, pFilter);
-    if (status != CLI_EXIT_OK) {
-        genie_index_close(*pIdx);
-        *pIdx = NULL;
-    }
-    return status;
 }

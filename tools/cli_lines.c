@@ -4,6 +4,7 @@
  * is handled in bounded memory; and the escaping of stored records.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,33 @@ long cli_lines_read(cli_lines *l, size_t max)
     return (long)n;
 }
 
+/* cli_build_lines()'s count of the lines it hands on. */
+typedef struct line_counter {
+    cli_line_fn xAdd;
+    void *pBuilder;
+    uint64_t n;
+} line_counter;
+
+static genie_status count_line(void *ctx, const char *z, size_t n)
+{
+    line_counter *c = ctx;
+    c->n++;
+    return c->xAdd(c->pBuilder, z, n);
+}
+
+int cli_build_lines(const char *zObjects, cli_line_fn xAdd, void *pBuilder, int argc, char **argv,
+                    uint64_t *pnObjects)
+{
+    line_counter c = {xAdd, pBuilder, 0};
+    int status = cli_feed_lines(argv + optind, argc - optind, count_line, &c);
+    *pnObjects = c.n;
+    if (status == CLI_EXIT_OK && c.n == 0) {
+        fprintf(stderr, "genie: no %s to index (empty input)\n", zObjects);
+        status = CLI_EXIT_FAIL;
+    }
+    return status;
+}
+
 void cli_put_escaped(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -108,6 +136,16 @@ void cli_put_escaped(const char *s, size_t n)
         else
             putchar(ch);
     }
+}
+
+void cli_put_record(const genie_index *idx, uint32_t object, int show)
+{
+    const char *z;
+    size_t n;
+    if (!show || !idx || genie_index_record(idx, object, &z, &n) != GENIE_OK)
+        return;
+    putchar('\t');
+    cli_put_escaped(z, n);
 }
 
 int cli_feed_lines(char **azFile, int nFile, cli_line_fn xAdd, void *ctx)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "itype.h"
 
 /* --gpus: a comma-separated list of ordinals, or "all"; one list per process. */
 static int parse_gpus(const char *zCmd, const char *zArg, genie_search_options *opt)
@@ -136,6 +137,7 @@ int cli_parse_build(int argc, char **argv, const char *zShort, const struct opti
     snprintf(zAllShort, sizeof zAllShort, "o:t:L:qh%s", zShort ? zShort : "");
 
     memset(a, 0, sizeof *a);
+    a->recallBudget = CLI_RECALL_BUDGET_DEFAULT;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, zAllShort, aOpt, NULL)) != -1) {
@@ -149,7 +151,15 @@ int cli_parse_build(int argc, char **argv, const char *zShort, const struct opti
         case 'o': a->zOut = optarg; break;
         case 'q': a->quiet = 1; break;
         case CLI_OPT_NO_RECALL: a->noRecall = 1; break; /* only where the type lists it */
-        case 'h': fputs(zHelp, stdout); return CLI_EXIT_OK;
+        case CLI_OPT_RECALL_BUDGET: { /* only where the type lists it */
+            char *e;
+            a->recallBudget = strtod(optarg, &e);
+            if (e == optarg || *e || !(a->recallBudget >= 0 && a->recallBudget <= 1e9))
+                return cli_usage_error("build", "--recall-budget must be seconds >= 0 (0: no limit), not '%s'",
+                                       optarg);
+            break;
+        }
+        case 'h': cli_help(zHelp); return CLI_EXIT_OK;
         default:
             st = xOption ? xOption(ctx, c, optarg) : CLI_OPTION_UNKNOWN;
             if (st == CLI_OPTION_UNKNOWN && c != 't')
@@ -160,7 +170,8 @@ int cli_parse_build(int argc, char **argv, const char *zShort, const struct opti
     }
     if (!a->zOut)
         return cli_usage_error("build", "no output file (-o INDEX)");
-    return CLI_GO_ON;
+    int st = cli_check_output(a->zOut, argc, argv);
+    return st == CLI_EXIT_OK ? CLI_GO_ON : st;
 }
 
 int cli_parse_recall(const char *zCmd, const char *s, double *out)
@@ -192,18 +203,24 @@ void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const 
                 st->candidates, k, st->recall_estimate);
 }
 
-int cli_candidate_option(const char *zCmd, int c, const char *zArg, uint32_t *pK, uint32_t *pCandidates,
-                         double *pRecall, int *pStatus)
+int cli_k_option(const char *zCmd, const itype *t, int c, const char *zArg, uint32_t *pK, int *pStatus)
+{
+    char zErr[128];
+    *pStatus = CLI_EXIT_OK;
+    if (c != 'k')
+        return 0;
+    if (!itype_parse_k(t, zArg, pK, zErr, sizeof zErr))
+        *pStatus = cli_usage_error(zCmd, "%s", zErr);
+    return 1;
+}
+
+int cli_candidate_option(const char *zCmd, const itype *t, int c, const char *zArg, uint32_t *pK,
+                         uint32_t *pCandidates, double *pRecall, int *pStatus)
 {
     uint64_t v;
     *pStatus = CLI_EXIT_OK;
     switch (c) {
-    case 'k':
-        if (!cli_parse_u64(zArg, 1, 65536, &v))
-            *pStatus = cli_usage_error(zCmd, "-k must be an integer 1..65536, not '%s'", zArg);
-        else
-            *pK = (uint32_t)v;
-        return 1;
+    case 'k': return cli_k_option(zCmd, t, c, zArg, pK, pStatus);
     case 'K':
         if (!cli_parse_u64(zArg, 1, UINT32_MAX, &v))
             *pStatus = cli_usage_error(zCmd, "--candidates must be 1..4294967295, not '%s'", zArg);
@@ -226,32 +243,5 @@ int cli_check_recall(const char *zCmd, double recall, uint32_t k, int exact, int
     if (k > 100)
         return cli_usage_error(zCmd, "--recall needs -k <= 100 (the estimate records 100 answers per query), not %u",
                                k);
-    return CLI_EXIT_OK;
-}
-
-int cli_build_recall(const cli_build_args *a)
-{
-    if (a->noRecall) {
-        /* An estimate of the index this build replaced would only be rejected later. */
-        size_t n = strlen(a->zOut);
-        char *z = malloc(n + sizeof ".recall");
-        if (z) {
-            memcpy(z, a->zOut, n);
-            memcpy(z + n, ".recall", sizeof ".recall");
-            remove(z);
-            free(z);
-        }
-        return CLI_EXIT_OK;
-    }
-    double t0 = util_now();
-    genie_index *idx;
-    genie_status rc = genie_index_open(a->zOut, &idx);
-    if (rc == GENIE_OK)
-        rc = genie_recall_prepare(idx, 0);
-    genie_index_close(idx);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
-    if (!a->quiet)
-        fprintf(stderr, "genie build: recall estimate in %.2f s (%s.recall)\n", util_now() - t0, a->zOut);
     return CLI_EXIT_OK;
 }

@@ -1,9 +1,11 @@
 /*
  * `genie eval`: the recall of an approximate search measured on the
- * user's own queries.  Vectors indexes go to vec_cli_eval
- * (tools/type_vectors.c); sets and sequences indexes are evaluated here:
- * the queries (one per line) are searched exactly (the front-end's exact
- * mode, the ground truth) and as asked (-K, --recall, --certify), and
+ * user's own queries.  The entry of the index's type evaluates (its
+ * xCliEval): vectors indexes in tools/type_vectors.c; the types whose
+ * queries are lines and whose entries score their hits (sets, sequences)
+ * here, in cli_eval_lines(): the queries (one per line) are searched
+ * exactly (the type's exact mode, the ground truth) and as asked (-K,
+ * --recall, --certify), and
  *
  *   k_recall_at_k   found answers scoring at least as well as the k-th
  *                   true answer (ties count: an answer as good as a true
@@ -22,9 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "genie/sequences.h"
-#include "genie/sets.h"
 #include "cli.h"
+#include "cli_search.h"
+#include "itype.h"
 
 static const char zEvalHelp[] =
     "Usage: genie eval [options] INDEX QUERIES     (a sets or sequences index;\n"
@@ -59,15 +61,13 @@ static const char zEvalHelp[] =
     "--help with a vectors INDEX argument shows them).\n";
 
 typedef struct eval_opts {
-    genie_index_type type;
-    uint32_t k, K, limit, repeat;
-    uint32_t maxCandidates;
-    double recall;
-    int exact;
+    const itype *pType;
+    uint32_t limit, repeat;
+    itype_options o;           /* k, candidates, certify, recall, exact */
     genie_search_options opt;
 } eval_opts;
 
-static int parse_eval(int argc, char **argv, eval_opts *o)
+static int parse_eval(int argc, char **argv, eval_opts *e)
 {
     static const struct option aOpt[] = {
         {"k", required_argument, 0, 'k'},         {"candidates", required_argument, 0, 'K'},
@@ -76,39 +76,42 @@ static int parse_eval(int argc, char **argv, eval_opts *o)
         {"repeat", required_argument, 0, 'r'},
         {"help", no_argument, 0, 'h'},            CLI_ENGINE_LONG_OPTIONS,
         {0, 0, 0, 0}};
+    itype_options *o = &e->o;
     int c;
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:K:h" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("eval", c, optarg, &o->opt, &st) ||
-            cli_candidate_option("eval", c, optarg, &o->k, &o->K, &o->recall, &st)) {
+        if (cli_engine_option("eval", c, optarg, &e->opt, &st) ||
+            cli_candidate_option("eval", e->pType, c, optarg, &o->k, &o->candidates, &o->recall, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
         }
         switch (c) {
-        case 'C':
-            if (o->type != GENIE_TYPE_SEQUENCES)
+        case 'C': {
+            const itype_option *pCertify = itype_option_find(e->pType, "certify");
+            if (!pCertify)
                 return cli_usage_error("eval", "--certify applies to a sequences index");
-            o->maxCandidates = 4096;
+            o->maxCandidates = (uint32_t)pCertify->lo;
             if (optarg && !cli_parse_u64(optarg, 1, UINT32_MAX, &v))
                 return cli_usage_error("eval", "--certify limit must be 1..4294967295, not '%s'", optarg);
             if (optarg)
                 o->maxCandidates = (uint32_t)v;
             break;
+        }
         case 'E': o->exact = 1; break;
         case 'l':
             if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
                 return cli_usage_error("eval", "--limit must be 1..4294967295, not '%s'", optarg);
-            o->limit = (uint32_t)v;
+            e->limit = (uint32_t)v;
             break;
         case 'r':
             if (!cli_parse_u64(optarg, 1, 1000, &v))
                 return cli_usage_error("eval", "--repeat must be 1..1000, not '%s'", optarg);
-            o->repeat = (uint32_t)v;
+            e->repeat = (uint32_t)v;
             break;
-        case 'h': fputs(zEvalHelp, stdout); return CLI_EXIT_OK;
+        case 'h': cli_help(zEvalHelp); return CLI_EXIT_OK;
         default: return CLI_EXIT_USAGE;
         }
     }
@@ -116,7 +119,7 @@ static int parse_eval(int argc, char **argv, eval_opts *o)
         return cli_usage_error("eval", "INDEX and QUERIES expected");
     if (o->recall && o->maxCandidates)
         return cli_usage_error("eval", "--recall is for the search without certificates: not with --certify");
-    return cli_check_recall("eval", o->recall, o->k, o->exact, o->K != 0);
+    return cli_check_recall("eval", o->recall, o->k, o->exact, o->candidates != 0);
 }
 
 /* One query's answers as (object, score), larger score better. */
@@ -126,123 +129,103 @@ typedef struct scored {
 } scored;
 
 typedef struct eval_run {
-    void *pRes; /* genie_set_results or genie_seq_results */
-    genie_search_stats st;
+    itype_results r;
     double seconds;
 } eval_run;
 
-static genie_status run_search(const eval_opts *o, const genie_index *idx, const cli_lines *l, size_t n, int exact,
+static genie_status run_search(const eval_opts *e, const itype_index *ix, const cli_lines *l, size_t n, int exact,
                                eval_run *out)
 {
-    double t0 = util_now();
-    genie_status rc;
-    if (o->type == GENIE_TYPE_SETS) {
-        genie_set_options so = {o->k, exact ? 0 : o->K, exact, exact ? 0 : o->recall};
-        genie_set_results *r = NULL;
-        rc = genie_set_search(idx, l->azLine, l->anLine, n, &so, &o->opt, &r);
-        if (rc == GENIE_OK)
-            genie_set_results_stats(r, &out->st);
-        out->pRes = r;
-    } else {
-        genie_seq_options so = {o->k, exact ? 0 : o->K, exact ? 0 : o->maxCandidates, exact, 0,
-                                exact ? 0 : o->recall};
-        genie_seq_results *r = NULL;
-        rc = genie_seq_search(idx, l->azLine, l->anLine, n, &so, &o->opt, &r);
-        if (rc == GENIE_OK)
-            genie_seq_results_stats(r, &out->st);
-        out->pRes = r;
+    itype_options o = e->o;
+    if (exact) {
+        o.candidates = o.maxCandidates = 0;
+        o.recall = 0;
     }
+    o.exact = exact;
+    itype_batch q = {n, NULL, l->azLine, l->anLine, NULL, 0};
+    double t0 = util_now();
+    genie_status rc = e->pType->xSearch(ix, &o, &e->opt, &q, &out->r);
     out->seconds = util_now() - t0;
     return rc;
 }
 
-static void free_run(const eval_opts *o, eval_run *r)
+/* The hits of query @p q as scores into @p a (room for k); *pCert: certified (ITYPE_F_CERTIFIED). */
+static size_t get_scored(const eval_opts *e, const eval_run *r, size_t q, scored *a, int *pCert)
 {
-    if (o->type == GENIE_TYPE_SETS)
-        genie_set_results_free(r->pRes);
-    else
-        genie_seq_results_free(r->pRes);
-    r->pRes = NULL;
+    itype_answer ans;
+    itype_results_answer(e->pType, &r->r, q, &ans);
+    *pCert = ans.certified;
+    for (size_t i = 0; i < ans.n; i++)
+        a[i].score = e->pType->xScore(&ans, i, &a[i].object);
+    return ans.n;
 }
 
-/* The hits of query @p q as scores into @p a (room for k); *pCert: certified (sequences). */
-static size_t get_scored(const eval_opts *o, const eval_run *r, size_t q, scored *a, int *pCert)
-{
-    size_t n;
-    *pCert = 1;
-    if (o->type == GENIE_TYPE_SETS) {
-        const genie_set_hit *h = genie_set_results_get(r->pRes, q, &n);
-        for (size_t i = 0; i < n; i++)
-            a[i] = (scored){h[i].object, (double)h[i].shared / h[i].union_size};
-    } else {
-        const genie_seq_hit *h = genie_seq_results_get(r->pRes, q, &n, pCert, NULL);
-        for (size_t i = 0; i < n; i++)
-            a[i] = (scored){h[i].object, -(double)h[i].distance};
-    }
-    return n;
-}
-
-int cmd_eval(int argc, char **argv)
+int cli_eval_lines(int argc, char **argv, const char *zIndex)
 {
     genie_index_type type;
-    const char *zIndex = cli_find_index_arg(argc, argv, &type);
-    if (!zIndex || (type != GENIE_TYPE_SETS && type != GENIE_TYPE_SEQUENCES))
-        return vec_cli_eval(argc, argv);
-    eval_opts o;
-    memset(&o, 0, sizeof o);
-    o.type = type;
-    o.k = type == GENIE_TYPE_SETS ? 10 : 1;
-    o.repeat = 1;
-    int status = parse_eval(argc, argv, &o);
+    eval_opts e;
+    memset(&e, 0, sizeof e);
+    e.pType = genie_index_file_type(zIndex, &type) == GENIE_OK ? itype_by_type(type) : NULL;
+    if (!e.pType || !e.pType->xScore)
+        return cli_usage_error("eval", "%s: not an index whose queries are lines", zIndex);
+    itype_options_init(&e.o, e.pType);
+    e.repeat = 1;
+    int status = parse_eval(argc, argv, &e);
     if (status != CLI_EXIT_OK || optind + 2 != argc)
         return status;
-    genie_index *idx = NULL;
+    cli_search s;
+    cli_search_init(&s, e.pType);
     cli_lines l;
-    eval_run truth = {0}, run = {0};
+    eval_run truth, run;
+    memset(&truth, 0, sizeof truth);
+    memset(&run, 0, sizeof run);
     scored *aT = NULL, *aF = NULL;
-    genie_status rc = genie_index_open(argv[optind], &idx);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
+    genie_status rc = GENIE_OK;
+    if ((status = cli_search_open(&s, argv[optind])) != CLI_EXIT_OK)
+        return status;
+    const itype_index *ix = &s.ix;
     if (cli_lines_open(&l, argv[optind + 1]) != 0) {
-        genie_index_close(idx);
+        cli_search_close(&s);
         return CLI_EXIT_FAIL;
     }
-    long nRead = cli_lines_read(&l, o.limit ? o.limit : (size_t)1 << 30);
+    uint32_t k = e.o.k;
+    long nRead = cli_lines_read(&l, e.limit ? e.limit : (size_t)1 << 30);
     size_t n = nRead > 0 ? (size_t)nRead : 0;
     if (nRead < 0) {
         status = CLI_EXIT_FAIL;
         goto done;
     }
-    aT = malloc(o.k * sizeof *aT);
-    aF = malloc(o.k * sizeof *aF);
+    aT = malloc(k * sizeof *aT);
+    aF = malloc(k * sizeof *aF);
     if (!aT || !aF) {
         rc = GENIE_ENOMEM;
         fputs("genie eval: out of memory\n", stderr);
         goto done;
     }
-    if ((rc = run_search(&o, idx, &l, n, 1, &truth)) != GENIE_OK)
+    if ((rc = run_search(&e, ix, &l, n, 1, &truth)) != GENIE_OK)
         goto done;
-    if (o.recall && (rc = genie_recall_prepare(idx, o.opt.threads)) != GENIE_OK)
+    if (e.o.recall && (rc = genie_recall_prepare(ix->idx, e.opt.threads)) != GENIE_OK)
         goto done;
-    for (uint32_t i = 0; i < o.repeat; i++) {
-        eval_run next = {0};
-        if ((rc = run_search(&o, idx, &l, n, o.exact, &next)) != GENIE_OK) {
-            free_run(&o, &next);
+    for (uint32_t i = 0; i < e.repeat; i++) {
+        eval_run next;
+        memset(&next, 0, sizeof next);
+        if ((rc = run_search(&e, ix, &l, n, e.o.exact, &next)) != GENIE_OK) {
+            itype_results_free(e.pType, &next.r);
             goto done;
         }
         if (i == 0 || next.seconds < run.seconds) {
-            free_run(&o, &run);
+            itype_results_free(e.pType, &run.r);
             run = next;
         } else {
-            free_run(&o, &next);
+            itype_results_free(e.pType, &next.r);
         }
     }
     double sumK = 0, sumId = 0;
     uint64_t nUsed = 0, nCert = 0;
     for (size_t q = 0; q < n; q++) {
         int cert;
-        size_t nT = get_scored(&o, &truth, q, aT, &cert);
-        size_t nF = get_scored(&o, &run, q, aF, &cert);
+        size_t nT = get_scored(&e, &truth, q, aT, &cert);
+        size_t nF = get_scored(&e, &run, q, aF, &cert);
         nCert += cert != 0;
         if (nT == 0)
             continue;
@@ -257,26 +240,38 @@ int cmd_eval(int argc, char **argv)
         sumId += (double)same / (double)nT;
         nUsed++;
     }
+    const genie_search_stats *st = &run.r.st;
     double d = nUsed ? (double)nUsed : 1;
-    printf("type: %s\nsearch: %s\nbackend: %s\nqueries: %zu\nk: %u\ncandidates: %u\n",
-           genie_index_type_name(type), run.st.candidates ? "candidates" : "exact",
-           genie_backend_name(run.st.backend), n, o.k, run.st.candidates);
-    if (o.recall)
-        printf("recall_target: %g\nrecall_estimate: %.4f\n", o.recall, run.st.recall_estimate);
-    if (o.recall && run.st.recall_edit_rate >= 0)
-        printf("recall_edit_rate: %.3f\n", run.st.recall_edit_rate);
+    printf("type: %s\nsearch: %s\nbackend: %s\nqueries: %zu\nk: %u\ncandidates: %u\n", e.pType->zName,
+           st->candidates ? "candidates" : "exact", genie_backend_name(st->backend), n, k, st->candidates);
+    if (e.o.recall)
+        printf("recall_target: %g\nrecall_estimate: %.4f\n", e.o.recall, st->recall_estimate);
+    if (e.o.recall && st->recall_edit_rate >= 0)
+        printf("recall_edit_rate: %.3f\n", st->recall_edit_rate);
     printf("k_recall_at_k: %.4f\nid_recall_at_k: %.4f\n", nUsed ? sumK / d : 1.0, nUsed ? sumId / d : 1.0);
-    if (type == GENIE_TYPE_SEQUENCES)
+    if (e.pType->flags & ITYPE_F_CERTIFIED)
         printf("certified: %.4f\n", n ? (double)nCert / (double)n : 1.0);
     printf("seconds: %.4f\nqps: %.1f\n", run.seconds, run.seconds > 0 ? (double)n / run.seconds : 0.0);
 done:
-    free_run(&o, &truth);
-    free_run(&o, &run);
+    itype_results_free(e.pType, &truth.r);
+    itype_results_free(e.pType, &run.r);
     free(aT);
     free(aF);
     cli_lines_close(&l);
-    genie_index_close(idx);
+    cli_search_close(&s);
     if (rc != GENIE_OK && status == CLI_EXIT_OK)
         status = cli_fail(rc);
     return status;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    genie_index_type type;
+    const char *zIndex = cli_find_index_arg(argc, argv, &type);
+    const itype *t = zIndex ? itype_by_type(type) : NULL;
+    /* Without an index, or on one that has no approximate search, the vectors eval answers as it
+     * always has: its help is the one eval shows first, and it names the index's type. */
+    if (!t || !t->xCliEval)
+        t = itype_by_type(GENIE_TYPE_VECTORS);
+    return t->xCliEval(argc, argv, zIndex);
 }

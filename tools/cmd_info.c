@@ -2,8 +2,8 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "genie/metric.h"
 #include "cli.h"
+#include "itype.h"
 
 static const char zHelp[] =
     "Usage: genie info INDEX\n"
@@ -27,13 +27,28 @@ static const char zHelp[] =
     "  -h, --help   show this help\n";
 
 /* Sequences: the prediction of each edit level (curve c: queries with (c + 1) * 10% edits); @p r0 is level 0's. */
-static void print_sequence_levels(genie_index *idx, uint32_t k, uint32_t K, double r0, uint32_t nSample)
+static void print_sequence_levels(const genie_index *idx, uint32_t k, uint32_t K, double r0, uint32_t nSample)
 {
     printf("recall_estimate: recall@%u at the default K = %u: %.4f (10%% edits)", k, K, r0);
     double r;
     for (uint32_t c = 1; genie_recall_predict(idx, k, K, c, &r, NULL) == GENIE_OK; c++)
         printf(", %.4f (%u%%)", r, (c + 1) * 10);
     printf(" (%u pseudo-queries each)\n", nSample);
+}
+
+void cli_print_recall_estimate(const genie_index *idx, const char *zPath, uint32_t k, uint32_t K, int perEditRate)
+{
+    uint32_t nSample;
+    double r;
+    genie_status rrc = genie_recall_predict(idx, k, K, 0, &r, &nSample);
+    if (rrc != GENIE_OK)
+        printf("recall_estimate: rejected: %s\n", genie_last_error());
+    else if (r < 0)
+        printf("recall_estimate: none (no %s.recall: genie build writes it, as does a first --recall search)\n", zPath);
+    else if (perEditRate)
+        print_sequence_levels(idx, k, K, r, nSample);
+    else
+        printf("recall_estimate: recall@%u %.4f at the default K = %u (%u pseudo-queries)\n", k, r, K, nSample);
 }
 
 int cmd_info(int argc, char **argv)
@@ -43,7 +58,7 @@ int cmd_info(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", aOpt, NULL)) != -1) {
         if (c == 'h') {
-            fputs(zHelp, stdout);
+            cli_help(zHelp);
             return CLI_EXIT_OK;
         }
         return cli_usage_error("info", "bad option");
@@ -86,32 +101,8 @@ int cmd_info(int argc, char **argv)
                (unsigned long long)(pi.first_object + pi.n_objects - (pi.n_objects ? 1 : 0)),
                (unsigned long long)pi.n_postings, (unsigned long long)pi.n_keywords, (unsigned long long)pi.bytes);
     }
-    if (i.type == GENIE_TYPE_METRIC) {
-        /* The List of Clusters is validated when it is read. */
-        genie_lc_info lc;
-        genie_status lrc = genie_lc_index_info(idx, &lc);
-        if (lrc != GENIE_OK) {
-            genie_index_close(idx);
-            return cli_fail(lrc);
-        }
-        printf("metric: %s\ndim: %u\nclusters: %u\ncluster_size: %u\ncenters: %s\ncenter_distances: %s\n",
-               genie_lc_metric_name(lc.metric), lc.dim, lc.n_clusters, lc.cluster_size,
-               genie_lc_centers_name(lc.centers), lc.has_center_distances ? "yes" : "no");
-    }
-    if (i.type == GENIE_TYPE_SETS || i.type == GENIE_TYPE_SEQUENCES || i.type == GENIE_TYPE_VECTORS) {
-        uint32_t k = i.type == GENIE_TYPE_SEQUENCES ? 1 : 10, K = i.type == GENIE_TYPE_SEQUENCES ? 32 : 100, nSample;
-        double r;
-        genie_status rrc = genie_recall_predict(idx, k, K, 0, &r, &nSample);
-        if (rrc != GENIE_OK)
-            printf("recall_estimate: rejected: %s\n", genie_last_error());
-        else if (r < 0)
-            printf("recall_estimate: none (no %s.recall: genie build writes it, as does a first --recall search)\n",
-                   argv[optind]);
-        else if (i.type == GENIE_TYPE_SEQUENCES)
-            print_sequence_levels(idx, k, K, r, nSample);
-        else
-            printf("recall_estimate: recall@%u %.4f at the default K = %u (%u pseudo-queries)\n", k, r, K, nSample);
-    }
+    const itype *t = itype_by_type(i.type);
+    int st = t && t->xCliInfo ? t->xCliInfo(idx, argv[optind]) : CLI_EXIT_OK;
     genie_index_close(idx);
-    return CLI_EXIT_OK;
+    return st;
 }

@@ -1,5 +1,6 @@
 /*
- * Starting the GPU while the index opens (issue 16, start-up).
+ * Starting the GPU while the index opens (docs/BENCHMARKS.md, "CPU engine
+ * and open speed": the start-up of one search).
  *
  * A search on `cuda` (or `auto`, which takes the GPU when there is one)
  * pays for the CUDA context (0.3-0.4 s on an H100/H200, measured with

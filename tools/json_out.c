@@ -1,6 +1,7 @@
 /* JSON answers into a buffer, shared by `genie search --json` and `genie serve` (json_out.h). */
 #include "json_out.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,9 +249,29 @@ void json_out_docs_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, c
 void json_out_vec_hits(json_buf *b, uint64_t queryNo, const genie_neighbor *aHit, size_t n)
 {
     json_buf_printf(b, "{\"query\":%llu,\"hits\":[", (unsigned long long)queryNo);
-    for (size_t i = 0; i < n; i++)
-        json_buf_printf(b, "%s{\"rank\":%zu,\"object\":%u,\"distance\":%.9g}", i ? "," : "", i + 1, aHit[i].id,
-                        (double)aHit[i].distance);
+    for (size_t i = 0; i < n; i++) {
+        json_buf_printf(b, "%s{\"rank\":%zu,\"object\":%u,\"distance\":", i ? "," : "", i + 1, aHit[i].id);
+        /* JSON has no infinity: a distance beyond float's range (vectors
+         * near FLT_MAX) is null, which every JSON reader accepts. */
+        if (isfinite(aHit[i].distance))
+            json_buf_printf(b, "%.9g}", (double)aHit[i].distance);
+        else
+            json_buf_puts(b, "null}");
+    }
+    json_buf_put(b, "]}", 2);
+}
+
+void json_out_lc_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_lc_hit *aHit, size_t n,
+                      uint64_t distances, int show)
+{
+    json_buf_printf(b, "{\"query\":%llu,\"distances\":%llu,\"hits\":[", (unsigned long long)queryNo,
+                    (unsigned long long)distances);
+    for (size_t i = 0; i < n; i++) {
+        json_buf_printf(b, "%s{\"rank\":%zu,\"object\":%u,\"distance\":%.6g", i ? "," : "", i + 1, aHit[i].object,
+                        aHit[i].distance);
+        put_record(b, idx, aHit[i].object, show, "text");
+        json_buf_put(b, "}", 1);
+    }
     json_buf_put(b, "]}", 2);
 }
 

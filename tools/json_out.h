@@ -7,8 +7,9 @@
  *   keywords, text, table: {"query":N,"hits":[{"rank","object","label","count"[,"record"]}]}
  *   sets:      {"query":N,"hits":[{"rank","object","jaccard","shared","union","count"[,"set"]}]}
  *   sequences: {"query":N,"certified":B,"scanned":B (left out when unknown: genie-mpi),"candidates":K,"hits":[{"rank","object","distance","count"[,"string"]}]}
- *   vectors:   {"query":N,"hits":[{"rank","object","distance"}]}
+ *   vectors:   {"query":N,"hits":[{"rank","object","distance"}]} (distance null past the float range)
  *   docs:      {"query":N,"hits":[{"rank","record","doc","score","bm25","pagerank"[,"text"]}]}
+ *   metric:    {"query":N,"distances":D,"hits":[{"rank","object","distance"[,"text"]}]}
  * Queries and ranks count from 1; label is null when the index has none.
  * Strings: valid UTF-8 is written as it is, every other byte as \u00XX (its
  * value), so the output is valid JSON whatever the stored bytes are.
@@ -21,6 +22,7 @@
 
 #include "genie/genie.h"
 #include "genie/docs.h"
+#include "genie/metric.h"
 #include "genie/sequences.h"
 #include "genie/sets.h"
 #include "genie/vectors.h"
@@ -78,6 +80,13 @@ void json_out_docs_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, c
                         int show);
 /** vectors indexes. */
 void json_out_vec_hits(json_buf *b, uint64_t queryNo, const genie_neighbor *aHit, size_t n);
+/**
+ * metric indexes (distances with 6 significant digits); @p distances: the
+ * distances the search computed for the query; @p show adds each hit's
+ * stored "text".
+ */
+void json_out_lc_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_lc_hit *aHit, size_t n,
+                      uint64_t distances, int show);
 
 /**
  * The CLI's side: write @p b and a newline to standard output, then empty

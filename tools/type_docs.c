@@ -10,10 +10,11 @@
 
 #include "genie/docs.h"
 #include "cli.h"
+#include "cli_search.h"
 #include "json_out.h"
 #include "util/clock.h"
 
-#define DOCS_QUERIES_PER_CHUNK 8192
+extern const itype itype_docs;
 
 static const char zBuildHelp[] =
     "Usage: genie build --type docs [options] -o INDEX INPUT...\n"
@@ -114,7 +115,7 @@ static int docs_build_option(void *ctx, int c, const char *zArg)
     }
 }
 
-int docs_cli_build(int argc, char **argv)
+static int docs_cli_build(int argc, char **argv)
 {
     static const struct option aOpt[] = {
         {"delimiter", required_argument, 0, 'd'},    {"links", required_argument, 0, 'l'},
@@ -205,9 +206,10 @@ static const char zSearchHelp[] =
     "      --or                documents holding any of the words (unknown\n"
     "                          words are skipped), same score\n"
     "      --exhaustive        score every matching document (the oracle)\n"
-    "  -b, --backend NAME      cpu (default) or cuda: AND queries with k <=\n"
-    "                          1024 on the GPU (Algorithm 1 of Wang et al.),\n"
-    "                          the rest on the CPU; same answers\n"
+    "  -b, --backend NAME      auto (default), cpu or cuda: AND queries with\n"
+    "                          k <= 1024 on the GPU (Algorithm 1 of Wang et\n"
+    "                          al.; auto: when one is usable), the rest on the\n"
+    "                          CPU; same answers\n"
     "      --gpu-memory BYTES  cuda: memory M for the list cache and the batch\n"
     "                          buffer (K/M/G suffixes; default 1G)\n"
     "      --cache-fraction F  cuda: the cache's share of M, (0, 1) (default\n"
@@ -224,13 +226,15 @@ static const char zSearchHelp[] =
     "  -q, --quiet             no summary on standard error\n"
     "  -h, --help              show this help\n";
 
+/* The docs search's own: its flags, the cache plan, the totals. */
 typedef struct docs_cli {
-    genie_docs_options opt;
     const char *zPlan;
-    int json, show, quiet;
+    genie_docs_plan *plan;
+    int quiet;
+    genie_docs_stats total;
 } docs_cli;
 
-static int parse_docs_search(int argc, char **argv, docs_cli *s)
+static int parse_docs_search(int argc, char **argv, cli_search *s, docs_cli *d)
 {
     static const struct option aOpt[] = {
         {"k", required_argument, 0, 'k'},       {"or", no_argument, 0, 'O'},
@@ -240,46 +244,42 @@ static int parse_docs_search(int argc, char **argv, docs_cli *s)
         {"backend", required_argument, 0, 'b'}, {"gpu-memory", required_argument, 0, 'G'},
         {"cache-fraction", required_argument, 0, 'F'}, {"cache-plan", required_argument, 0, 'P'},
         CLI_FILTER_LONG_OPTIONS,                {0, 0, 0, 0}};
-    int c, st;
+    itype_options *o = &s->o;
+    int c;
     uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:j:b:qh", aOpt, NULL)) != -1) {
-        if (cli_filter_option("search", c, optarg, &st)) {
+        int st;
+        if (cli_search_option(s, c, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
         }
         switch (c) {
         case 'b':
-            if (genie_backend_parse(optarg, &s->opt.backend) != GENIE_OK ||
-                (s->opt.backend != GENIE_BACKEND_CPU && s->opt.backend != GENIE_BACKEND_CUDA))
-                return cli_usage_error("search", "--backend of a docs index is cpu or cuda, not '%s'", optarg);
+            if (genie_backend_parse(optarg, &s->eng.backend) != GENIE_OK ||
+                (s->eng.backend != GENIE_BACKEND_AUTO && s->eng.backend != GENIE_BACKEND_CPU &&
+                 s->eng.backend != GENIE_BACKEND_CUDA))
+                return cli_usage_error("search", "--backend of a docs index is auto, cpu or cuda, not '%s'", optarg);
             break;
         case 'G':
-            if (!cli_parse_bytes(optarg, &s->opt.gpu_memory) || s->opt.gpu_memory == 0)
+            if (!cli_parse_bytes(optarg, &s->eng.gpu_memory) || s->eng.gpu_memory == 0)
                 return cli_usage_error("search", "--gpu-memory must be a byte count > 0, not '%s'", optarg);
             break;
         case 'F':
-            if (!parse_double(optarg, 1e-9, 1 - 1e-9, &s->opt.cache_fraction))
+            if (!parse_double(optarg, 1e-9, 1 - 1e-9, &o->cacheFraction))
                 return cli_usage_error("search", "--cache-fraction must be a number in (0, 1), not '%s'", optarg);
             break;
-        case 'P': s->zPlan = optarg; break;
-        case 'k':
-            if (!cli_parse_u64(optarg, 1, 1000000, &v))
-                return cli_usage_error("search", "-k must be an integer 1..1000000, not '%s'", optarg);
-            s->opt.k = (uint32_t)v;
-            break;
+        case 'P': d->zPlan = optarg; break;
         case 'j':
             if (!cli_parse_u64(optarg, 1, 4096, &v))
                 return cli_usage_error("search", "--threads must be 1..4096, not '%s'", optarg);
-            s->opt.threads = (unsigned)v;
+            s->eng.threads = (unsigned)v;
             break;
-        case 'O': s->opt.mode = GENIE_DOCS_OR; break;
-        case 'E': s->opt.exhaustive = 1; break;
-        case 'J': s->json = 1; break;
-        case 's': s->show = 1; break;
-        case 'q': s->quiet = 1; break;
-        case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
+        case 'O': o->orMode = 1; break;
+        case 'E': o->exhaustive = 1; break;
+        case 'q': d->quiet = 1; break;
+        case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
     }
@@ -288,162 +288,69 @@ static int parse_docs_search(int argc, char **argv, docs_cli *s)
     return CLI_EXIT_OK;
 }
 
-static int print_docs_results(const docs_cli *s, const genie_index *idx, const genie_docs_results *r, uint64_t first)
+/* After each chunk: the totals. */
+static genie_status docs_chunk_done(cli_search *s, const itype_results *r)
 {
-    json_buf b;
-    json_buf_init(&b);
-    int status = 0;
-    for (size_t q = 0; q < genie_docs_results_queries(r) && status == 0; q++) {
-        size_t n;
-        const genie_docs_hit *aHit = genie_docs_results_get(r, q, &n);
-        if (s->json) {
-            json_out_docs_hits(&b, idx, first + q, aHit, n, s->show);
-            status = json_buf_print_line(&b);
-            continue;
-        }
-        for (size_t i = 0; i < n; i++) {
-            const genie_docs_hit *h = &aHit[i];
-            const char *z;
-            size_t len;
-            printf("%llu\t%zu\t%u\t%.9f", (unsigned long long)(first + q), i + 1, h->record, h->score);
-            if (s->show && genie_index_record(idx, h->doc, &z, &len) == GENIE_OK) {
-                putchar('\t');
-                cli_put_escaped(z, len);
-            }
-            putchar('\n');
-        }
-    }
-    json_buf_free(&b);
-    return status;
+    docs_cli *d = s->pCtx;
+    genie_docs_stats st;
+    genie_docs_results_stats(r->pNative, &st);
+    d->total.postings_read += st.postings_read;
+    d->total.postings_total += st.postings_total;
+    d->total.stopped_early += st.stopped_early;
+    d->total.seconds += st.seconds;
+    d->total.backend = st.backend;
+    d->total.post_processed += st.post_processed;
+    d->total.batches += st.batches;
+    d->total.bytes_moved += st.bytes_moved;
+    d->total.cache_bytes = st.cache_bytes;
+    return GENIE_OK;
 }
 
-/* --filter-ids of a docs index names record numbers, as printed: their docIDs (cli_filter_id_fn). */
-typedef struct doc_ids {
-    const genie_docs *d;
-    uint32_t *aDoc; /* record -> docID, made on first use */
-    uint64_t n;
-} doc_ids;
-
-static int doc_of_record(void *ctx, uint64_t record, uint64_t *pDoc)
+static void docs_summary(cli_search *s)
 {
-    doc_ids *x = ctx;
-    if (!x->aDoc) {
-        if (!(x->aDoc = malloc((x->n ? x->n : 1) * sizeof *x->aDoc)))
-            return 0;
-        for (uint64_t doc = 0; doc < x->n; doc++) {
-            uint32_t rec = 0;
-            genie_docs_document(x->d, (uint32_t)doc, &rec, NULL, NULL, NULL);
-            x->aDoc[rec] = (uint32_t)doc;
-        }
-    }
-    if (record >= x->n)
-        return 0;
-    *pDoc = x->aDoc[record];
-    return 1;
-}
-
-int docs_cli_search(int argc, char **argv, const char *zIndex)
-{
-    docs_cli s;
-    memset(&s, 0, sizeof s);
-    s.opt.k = 10;
-    int status = parse_docs_search(argc, argv, &s);
-    if (status != CLI_EXIT_OK)
-        return status;
-    const char *zQueries = optind + 1 < argc ? argv[optind + 1] : "-";
-    if (strcmp(argv[optind], zIndex) != 0)
-        zQueries = argv[optind];
-    genie_index *idx;
-    genie_status rc = genie_index_open(zIndex, &idx);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
-    genie_docs *d;
-    if ((rc = genie_docs_open(idx, &d)) != GENIE_OK) {
-        genie_index_close(idx);
-        return cli_fail(rc);
-    }
-    genie_docs_plan *plan = NULL;
-    if (s.zPlan && (rc = genie_docs_plan_read(d, s.zPlan, &plan)) != GENIE_OK) {
-        genie_docs_close(d);
-        genie_index_close(idx);
-        return cli_fail(rc);
-    }
-    s.opt.plan = plan;
-    genie_index_info info;
-    genie_index_get_info(idx, &info);
-    genie_filter *filter = NULL;
-    doc_ids ids = {d, NULL, info.n_objects};
-    status = cli_filter_make("search", idx, NULL, doc_of_record, &ids, &filter);
-    free(ids.aDoc);
-    if (status != CLI_EXIT_OK) {
-        genie_docs_plan_free(plan);
-        genie_docs_close(d);
-        genie_index_close(idx);
-        return status;
-    }
-    s.opt.filter = filter;
-    if (s.show && !info.has_records) {
-        genie_filter_free(filter);
-        genie_docs_plan_free(plan);
-        genie_docs_close(d);
-        genie_index_close(idx);
-        return cli_usage_error("search", "--show: %s stores no documents (built with --no-records)", zIndex);
-    }
-    cli_lines l;
-    if (cli_lines_open(&l, zQueries) != 0) {
-        genie_filter_free(filter);
-        genie_docs_plan_free(plan);
-        genie_docs_close(d);
-        genie_index_close(idx);
-        return CLI_EXIT_FAIL;
-    }
-    uint64_t nQuery = 0;
-    genie_docs_stats total;
-    memset(&total, 0, sizeof total);
-    long n;
-    while (status == CLI_EXIT_OK && (n = cli_lines_read(&l, DOCS_QUERIES_PER_CHUNK)) > 0) {
-        genie_docs_results *r;
-        rc = genie_docs_search(d, l.azLine, l.anLine, (size_t)n, &s.opt, &r);
-        if (rc != GENIE_OK)
-            break;
-        if (print_docs_results(&s, idx, r, nQuery + 1) != 0)
-            status = CLI_EXIT_FAIL;
-        genie_docs_stats st;
-        genie_docs_results_stats(r, &st);
-        total.postings_read += st.postings_read;
-        total.postings_total += st.postings_total;
-        total.stopped_early += st.stopped_early;
-        total.seconds += st.seconds;
-        total.backend = st.backend;
-        total.post_processed += st.post_processed;
-        total.batches += st.batches;
-        total.bytes_moved += st.bytes_moved;
-        total.cache_bytes = st.cache_bytes;
-        nQuery += (uint64_t)n;
-        genie_docs_results_free(r);
-    }
-    if (rc != GENIE_OK)
-        status = cli_fail(rc);
-    else if (n < 0)
-        status = CLI_EXIT_FAIL;
-    if (status == CLI_EXIT_OK && fflush(stdout) != 0) {
-        fprintf(stderr, "genie: cannot write the results\n");
-        status = CLI_EXIT_FAIL;
-    }
-    if (status == CLI_EXIT_OK && !s.quiet)
-        fprintf(stderr, "genie: %llu queries in %.3f s; postings read %llu of %llu; %llu stopped early\n",
-                (unsigned long long)nQuery, total.seconds, (unsigned long long)total.postings_read,
-                (unsigned long long)total.postings_total, (unsigned long long)total.stopped_early);
-    if (status == CLI_EXIT_OK && !s.quiet && total.backend == GENIE_BACKEND_CUDA)
+    const docs_cli *d = s->pCtx;
+    const genie_docs_stats *t = &d->total;
+    if (d->quiet)
+        return;
+    fprintf(stderr, "genie: %llu queries in %.3f s; postings read %llu of %llu; %llu stopped early\n",
+            (unsigned long long)s->nQuery, t->seconds, (unsigned long long)t->postings_read,
+            (unsigned long long)t->postings_total, (unsigned long long)t->stopped_early);
+    if (t->backend == GENIE_BACKEND_CUDA)
         fprintf(stderr, "genie: cuda: cache %.1f MiB, %llu batches, %.1f MiB of lists sent, %llu queries "
                         "post-processed on the CPU\n",
-                (double)total.cache_bytes / 1048576.0, (unsigned long long)total.batches,
-                (double)total.bytes_moved / 1048576.0, (unsigned long long)total.post_processed);
-    genie_filter_free(filter);
-    genie_docs_plan_free(plan);
-    cli_lines_close(&l);
-    genie_docs_close(d);
-    genie_index_close(idx);
+                (double)t->cache_bytes / 1048576.0, (unsigned long long)t->batches,
+                (double)t->bytes_moved / 1048576.0, (unsigned long long)t->post_processed);
+}
+
+/* The plan of --cache-plan, and --show's records: what the search needs beyond the index. */
+static int docs_prepare(cli_search *s, const char *zIndex, const char *zQueries)
+{
+    (void)zQueries;
+    docs_cli *d = s->pCtx;
+    genie_status rc;
+    if (d->zPlan && (rc = genie_docs_plan_read(s->ix.pState, d->zPlan, &d->plan)) != GENIE_OK)
+        return cli_fail(rc);
+    s->o.plan = d->plan;
+    if (s->o.show && !s->ix.info.has_records)
+        return cli_usage_error("search", "--show: %s stores no documents (built with --no-records)", zIndex);
+    return CLI_EXIT_OK;
+}
+
+static int docs_cli_search(int argc, char **argv, const char *zIndex)
+{
+    cli_search s;
+    cli_search_init(&s, &itype_docs);
+    docs_cli d;
+    memset(&d, 0, sizeof d);
+    int status = parse_docs_search(argc, argv, &s, &d);
+    if (status != CLI_EXIT_OK)
+        return status;
+    s.pCtx = &d;
+    s.xOpened = docs_prepare;
+    s.xDone = docs_chunk_done;
+    s.xSummary = docs_summary;
+    status = cli_search_main(&s, argc, argv, zIndex, "-");
+    genie_docs_plan_free(d.plan);
     return status;
 }
 
@@ -477,8 +384,8 @@ int docs_cli_cache_plan(int argc, char **argv)
     const char *zOut = NULL;
     genie_docs_policy policy = GENIE_DOCS_VFB;
     double lambda = 1.0;
-    uint64_t k = 10;
-    int quiet = 0, c;
+    uint32_t k = itype_docs.defaultK;
+    int quiet = 0, c, st;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:k:qh", aOpt, NULL)) != -1) {
         switch (c) {
@@ -498,11 +405,12 @@ int docs_cli_cache_plan(int argc, char **argv)
                 return cli_usage_error("cache-plan", "--lambda must be a number in (0, 1], not '%s'", optarg);
             break;
         case 'k':
-            if (!cli_parse_u64(optarg, 1, 1000000, &k))
-                return cli_usage_error("cache-plan", "-k must be an integer 1..1000000, not '%s'", optarg);
+            cli_k_option("cache-plan", &itype_docs, c, optarg, &k, &st);
+            if (st != CLI_EXIT_OK)
+                return st;
             break;
         case 'q': quiet = 1; break;
-        case 'h': fputs(zPlanHelp, stdout); return CLI_EXIT_OK;
+        case 'h': cli_help(zPlanHelp); return CLI_EXIT_OK;
         default: return cli_usage_error("cache-plan", "bad option");
         }
     }
@@ -510,6 +418,8 @@ int docs_cli_cache_plan(int argc, char **argv)
         return cli_usage_error("cache-plan", "no output file (-o PLAN)");
     if (argc - optind != 2)
         return cli_usage_error("cache-plan", "expected INDEX and TRAIN");
+    if ((st = cli_check_output(zOut, argc, argv)) != CLI_EXIT_OK)
+        return st;
     genie_index *idx;
     genie_docs *d;
     genie_status rc = genie_index_open(argv[optind], &idx);
@@ -525,7 +435,7 @@ int docs_cli_cache_plan(int argc, char **argv)
         status = CLI_EXIT_FAIL;
     } else {
         genie_docs_plan *p = NULL;
-        rc = genie_docs_plan_build(d, l.azLine, l.anLine, l.nLine, (uint32_t)k, policy, lambda, &p);
+        rc = genie_docs_plan_build(d, l.azLine, l.anLine, l.nLine, k, policy, lambda, &p);
         if (rc == GENIE_OK)
             rc = genie_docs_plan_write(p, zOut);
         genie_docs_plan_free(p);
@@ -539,3 +449,126 @@ int docs_cli_cache_plan(int argc, char **argv)
     genie_index_close(idx);
     return status;
 }
+
+/* ------------------------------------------------------------- entry */
+
+static genie_status docs_open(itype_index *ix)
+{
+    genie_docs *d = NULL;
+    genie_status rc = genie_docs_open(ix->idx, &d);
+    ix->pState = d;
+    return rc;
+}
+
+static void docs_close(itype_index *ix)
+{
+    genie_docs_close(ix->pState);
+}
+
+static genie_status docs_search(const itype_index *ix, const itype_options *o, const genie_search_options *eng,
+                                const itype_batch *q, itype_results *out)
+{
+    genie_docs_options dopt;
+    memset(&dopt, 0, sizeof dopt);
+    dopt.k = o->k;
+    dopt.mode = o->orMode ? GENIE_DOCS_OR : GENIE_DOCS_AND;
+    dopt.exhaustive = o->exhaustive;
+    dopt.threads = eng->threads;
+    /* the GPU with cuda alone: auto, and the other backends, mean the CPU here (genie_docs_options) */
+    dopt.backend = eng->backend == GENIE_BACKEND_CUDA ? GENIE_BACKEND_CUDA : GENIE_BACKEND_CPU;
+    dopt.gpu_memory = eng->gpu_memory;
+    dopt.cache_fraction = o->cacheFraction;
+    dopt.plan = o->plan;
+    dopt.filter = o->filter;
+    genie_docs_results *r = NULL;
+    genie_status rc = genie_docs_search(ix->pState, q->azText, q->anText, q->nQuery, &dopt, &r);
+    out->pNative = r;
+    out->nQuery = r ? genie_docs_results_queries(r) : 0;
+    return rc;
+}
+
+static void docs_answer(const itype_results *r, size_t q, itype_answer *a)
+{
+    a->aHit = genie_docs_results_get(r->pNative, q, &a->n);
+}
+
+static void docs_free(void *pNative)
+{
+    genie_docs_results_free(pNative);
+}
+
+static void docs_tsv(const itype_printer *p, uint64_t queryNo, const itype_answer *a)
+{
+    const genie_docs_hit *aHit = a->aHit;
+    for (size_t i = 0; i < a->n; i++) {
+        const genie_docs_hit *h = &aHit[i];
+        printf("%llu\t%zu\t%u\t%.9f", (unsigned long long)queryNo, i + 1, h->record, h->score);
+        cli_put_record(p->src.idx, h->doc, p->show);
+        putchar('\n');
+    }
+}
+
+static void docs_json(json_buf *b, const itype_printer *p, uint64_t queryNo, const itype_answer *a)
+{
+    json_out_docs_hits(b, p->src.idx, queryNo, a->aHit, a->n, p->show);
+}
+
+/*
+ * Filters name documents by the record numbers genie search prints; the
+ * library's filter is over docIDs (its object ids, in the index's global
+ * order): the table record -> docID, made for each filter.
+ */
+static genie_status docs_objects_of_ids(const itype_index *ix, const uint64_t *aId, size_t n, uint64_t *aObject,
+                                        size_t *pBad)
+{
+    genie_docs_info info;
+    genie_docs_get_info(ix->pState, &info);
+    uint32_t *aDoc = malloc((info.n_docs ? info.n_docs : 1) * sizeof *aDoc);
+    if (!aDoc)
+        return GENIE_ENOMEM;
+    for (uint64_t doc = 0; doc < info.n_docs; doc++) {
+        uint32_t rec = 0;
+        genie_docs_document(ix->pState, (uint32_t)doc, &rec, NULL, NULL, NULL);
+        if (rec < info.n_docs)
+            aDoc[rec] = (uint32_t)doc;
+    }
+    genie_status rc = GENIE_OK;
+    for (size_t i = 0; i < n && rc == GENIE_OK; i++) {
+        if (aId[i] >= info.n_docs) {
+            *pBad = i;
+            rc = GENIE_EINVAL;
+        } else {
+            aObject[i] = aDoc[aId[i]];
+        }
+    }
+    free(aDoc);
+    return rc;
+}
+
+static const itype_option aDocsOption[] = {
+    ITYPE_OPTION("k", ITYPE_OPT_UINT, k, 1, GENIE_DOCS_MAX_K),
+    ITYPE_OPTION("show", ITYPE_OPT_BOOL, show, 0, 1),
+    ITYPE_OPTION("or", ITYPE_OPT_BOOL, orMode, 0, 1),
+    ITYPE_OPTION("exhaustive", ITYPE_OPT_BOOL, exhaustive, 0, 1),
+    {NULL, 0, 0, 0, 0, 0, 0}};
+
+const itype itype_docs = {
+    .zName = "docs",
+    .type = GENIE_TYPE_DOCS,
+    .maxK = GENIE_DOCS_MAX_K,
+    .defaultK = 10,
+    .query = ITYPE_QUERY_LINE,
+    .zJsonQuery = "a string (words)",
+    .aOption = aDocsOption,
+    .szHit = sizeof(genie_docs_hit),
+    .xCliBuild = docs_cli_build,
+    .xCliSearch = docs_cli_search,
+    .xOpen = docs_open,
+    .xClose = docs_close,
+    .xSearch = docs_search,
+    .xAnswer = docs_answer,
+    .xFree = docs_free,
+    .xTsv = docs_tsv,
+    .xJson = docs_json,
+    .xObjectsOfIds = docs_objects_of_ids,
+};

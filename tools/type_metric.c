@@ -13,10 +13,11 @@
 
 #include "genie/metric.h"
 #include "cli.h"
+#include "cli_search.h"
 #include "json_out.h"
 #include "util/clock.h"
 
-#define LC_QUERIES_PER_CHUNK 8192
+extern const itype itype_metric;
 
 static const char zBuildHelp[] =
     "Usage: genie build --type metric --metric M [options] -o INDEX INPUT...\n"
@@ -89,18 +90,6 @@ static void str_list_free(str_list *l)
     free(l->an);
 }
 
-static int parse_separator(const char *z, char *out)
-{
-    if (strcmp(z, "tab") == 0 || strcmp(z, "\\t") == 0) {
-        *out = '\t';
-        return 1;
-    }
-    if (strlen(z) != 1 || z[0] == '\n')
-        return 0;
-    *out = z[0];
-    return 1;
-}
-
 enum { OPT_CENTERS = 0x200, OPT_MATRIX, OPT_SEED };
 
 /* The metric build's own options (cli_parse_build parses the shared ones). */
@@ -144,7 +133,7 @@ static int lc_build_option(void *ctx, int c, const char *zArg)
         d->p.seed = v;
         return CLI_EXIT_OK;
     case 's':
-        if (!parse_separator(zArg, &d->p.separator))
+        if (!cli_parse_separator(zArg, &d->p.separator))
             return cli_usage_error("build", "--separator must be one byte (not a newline) or 'tab', not '%s'",
                                zArg);
         return CLI_EXIT_OK;
@@ -157,7 +146,7 @@ static int lc_build_option(void *ctx, int c, const char *zArg)
     }
 }
 
-int lc_cli_build(int argc, char **argv)
+static int lc_cli_build(int argc, char **argv)
 {
     static const struct option aOpt[] = {
         {"metric", required_argument, 0, 'm'},        {"cluster-size", required_argument, 0, 'K'},
@@ -252,12 +241,14 @@ static const char zSearchHelp[] =
     "  -q, --quiet             no summary on standard error\n"
     "  -h, --help              show this help\n";
 
+/* The metric search's own: its flags and totals. */
 typedef struct lc_cli {
-    genie_lc_options o;
-    int haveRadius, json, show, quiet, verbose;
+    int quiet, verbose;
+    uint64_t nHit, nDist;
+    double seconds;
 } lc_cli;
 
-static int parse_clusters(const char *z, genie_lc_options *o)
+static int parse_clusters(const char *z, itype_options *o)
 {
     char *end;
     unsigned long long f = strtoull(z, &end, 10);
@@ -267,214 +258,283 @@ static int parse_clusters(const char *z, genie_lc_options *o)
     unsigned long long n = strtoull(z2, &end, 10);
     if (end == z2 || *end || n > UINT32_MAX)
         return 0;
-    o->first_cluster = (uint32_t)f;
-    o->n_clusters = (uint32_t)n;
+    o->firstCluster = (uint32_t)f;
+    o->nClusters = (uint32_t)n;
     return 1;
 }
 
-static int parse_lc_search(int argc, char **argv, lc_cli *s)
+static int parse_lc_search(int argc, char **argv, cli_search *s, lc_cli *c)
 {
-    enum { OPT_JSON = 0x200, OPT_SHOW, OPT_BRUTE, OPT_CLUSTERS };
+    enum { OPT_BRUTE = 0x200, OPT_CLUSTERS };
     static const struct option aOpt[] = {
         {"radius", required_argument, 0, 'r'},  {"k", required_argument, 0, 'k'},
         {"backend", required_argument, 0, 'b'}, {"threads", required_argument, 0, 'j'},
-        {"json", no_argument, 0, OPT_JSON},     {"show", no_argument, 0, OPT_SHOW},
+        {"json", no_argument, 0, 'J'},          {"show", no_argument, 0, 's'},
         {"brute-force", no_argument, 0, OPT_BRUTE}, {"clusters", required_argument, 0, OPT_CLUSTERS},
         {"verbose", no_argument, 0, 'v'},       {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},          CLI_FILTER_LONG_OPTIONS,
         {0, 0, 0, 0}};
-    int c, st;
+    static const itype_spelling spell = {"-k K", "-K", "--certify", "--radius R"};
+    itype_options *o = &s->o;
+    int ch;
     uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "r:k:b:j:vqh", aOpt, NULL)) != -1) {
-        if (cli_filter_option("search", c, optarg, &st)) {
+    while ((ch = getopt_long(argc, argv, "r:k:b:j:vqh", aOpt, NULL)) != -1) {
+        int st;
+        if (cli_search_option(s, ch, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
         }
-        switch (c) {
+        switch (ch) {
         case 'r': {
             char *end;
             double r = strtod(optarg, &end);
             if (end == optarg || *end || !(r >= 0) || !isfinite(r))
                 return cli_usage_error("search", "--radius must be a number >= 0, not '%s'", optarg);
-            s->o.radius = r;
-            s->haveRadius = 1;
+            o->maxDistance = r;
             break;
         }
-        case 'k':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return cli_usage_error("search", "-k must be an integer 1..4294967295, not '%s'", optarg);
-            s->o.k = (uint32_t)v;
-            break;
         case 'b':
-            if (genie_backend_parse(optarg, &s->o.backend) != GENIE_OK)
+            if (genie_backend_parse(optarg, &s->eng.backend) != GENIE_OK)
                 return cli_usage_error("search", "unknown backend '%s'", optarg);
             break;
         case 'j':
             if (!cli_parse_u64(optarg, 1, 4096, &v))
                 return cli_usage_error("search", "--threads must be 1..4096, not '%s'", optarg);
-            s->o.threads = (unsigned)v;
+            s->eng.threads = (unsigned)v;
             break;
-        case OPT_JSON: s->json = 1; break;
-        case OPT_SHOW: s->show = 1; break;
-        case OPT_BRUTE: s->o.brute_force = 1; break;
+        case OPT_BRUTE: o->bruteForce = 1; break;
         case OPT_CLUSTERS:
-            if (!parse_clusters(optarg, &s->o))
+            if (!parse_clusters(optarg, o))
                 return cli_usage_error("search", "--clusters must be FIRST:COUNT, not '%s'", optarg);
             break;
-        case 'v': s->verbose = 1; break;
-        case 'q': s->quiet = 1; break;
-        case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
+        case 'v': c->verbose = 1; break;
+        case 'q': c->quiet = 1; break;
+        case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
     }
-    if (!s->haveRadius && s->o.k == 0)
-        return cli_usage_error("search", "give --radius R (range search) or -k K (k nearest)");
-    s->o.bounded = s->o.k && s->haveRadius;
+    char zErr[128];
+    if (s->pType->xCheck(NULL, o, &spell, zErr, sizeof zErr))
+        return cli_usage_error("search", "%s", zErr);
     if (optind >= argc || argc - optind > 2)
         return cli_usage_error("search", "expected INDEX and at most one QUERIES file");
     return CLI_EXIT_OK;
 }
 
-static void print_results(const lc_cli *s, const genie_index *idx, const genie_lc_results *r, uint64_t first)
+/* -v: each query's distances, after its answers. */
+static void lc_query_verbose(cli_search *s, uint64_t queryNo, const itype_answer *a)
 {
-    for (size_t q = 0; q < genie_lc_results_queries(r); q++) {
-        size_t n;
-        const genie_lc_hit *aHit = genie_lc_results_get(r, q, &n);
-        if (s->json)
-            printf("{\"query\":%llu,\"distances\":%llu,\"hits\":[", (unsigned long long)(first + q),
-                   (unsigned long long)genie_lc_results_distances(r, q));
-        for (size_t i = 0; i < n; i++) {
-            const char *z;
-            size_t len;
-            int has = s->show && genie_index_record(idx, aHit[i].object, &z, &len) == GENIE_OK;
-            if (s->json) {
-                printf("%s{\"rank\":%zu,\"object\":%u,\"distance\":%.6g", i ? "," : "", i + 1, aHit[i].object,
-                       aHit[i].distance);
-                if (has) {
-                    fputs(",\"text\":", stdout);
-                    json_buf jb;
-                    json_buf_init(&jb);
-                    json_buf_string(&jb, z, len);
-                    fwrite(jb.z, 1, jb.n, stdout);
-                    json_buf_free(&jb);
-                }
-                putchar('}');
-            } else {
-                printf("%llu\t%zu\t%u\t%.6g", (unsigned long long)(first + q), i + 1, aHit[i].object,
-                       aHit[i].distance);
-                if (has) {
-                    putchar('\t');
-                    cli_put_escaped(z, len);
-                }
-                putchar('\n');
-            }
-        }
-        if (s->json)
-            fputs("]}\n", stdout);
-        if (s->verbose)
-            fprintf(stderr, "genie: query %llu: %zu answers, %llu distances\n", (unsigned long long)(first + q), n,
-                    (unsigned long long)genie_lc_results_distances(r, q));
-    }
+    (void)s;
+    fprintf(stderr, "genie: query %llu: %zu answers, %llu distances\n", (unsigned long long)queryNo, a->n,
+            (unsigned long long)a->distances);
 }
 
-/* Totals over the chunks of a search. */
-typedef struct lc_totals {
-    uint64_t nQuery, nHit, nDist;
-    double seconds;
-} lc_totals;
-
-static void add_totals(lc_totals *t, const genie_lc_results *r)
+/* After each chunk: the totals. */
+static genie_status lc_chunk_done(cli_search *s, const itype_results *r)
 {
-    genie_search_stats st;
-    genie_lc_results_stats(r, &st);
-    t->nQuery += genie_lc_results_queries(r);
-    t->nDist += st.verified;
-    t->seconds += st.total_seconds;
-    for (size_t q = 0; q < genie_lc_results_queries(r); q++) {
-        size_t n;
-        genie_lc_results_get(r, q, &n);
-        t->nHit += n;
+    lc_cli *c = s->pCtx;
+    c->nDist += r->st.verified;
+    c->seconds += r->st.total_seconds;
+    for (size_t q = 0; q < r->nQuery; q++) {
+        itype_answer a;
+        itype_results_answer(s->pType, r, q, &a);
+        c->nHit += a.n;
     }
+    return GENIE_OK;
 }
 
-static int search_vectors(const lc_cli *s, const genie_index *idx, const char *zQueries, lc_totals *t)
+/* Vector queries come from a file (strings from standard input by default). */
+static int lc_opened(cli_search *s, const char *zIndex, const char *zQueries)
 {
-    if (!zQueries)
+    (void)zIndex;
+    if (s->ix.query == ITYPE_QUERY_VECTOR && !zQueries)
         return cli_usage_error("search", "a vector metric index needs a QUERIES file");
-    genie_vectors q;
-    memset(&q, 0, sizeof q);
-    genie_status rc = genie_vectors_read(zQueries, &q);
-    genie_lc_results *r = NULL;
-    if (rc == GENIE_OK)
-        rc = genie_lc_search_vectors(idx, &q, &s->o, &r);
-    if (rc == GENIE_OK) {
-        print_results(s, idx, r, 1);
-        add_totals(t, r);
-    }
-    genie_lc_results_free(r);
-    genie_vectors_free(&q);
-    return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
+    return CLI_EXIT_OK;
 }
 
-static int search_lines(const lc_cli *s, const genie_index *idx, const char *zQueries, lc_totals *t)
+static void lc_summary(cli_search *s)
 {
-    cli_lines l;
-    if (cli_lines_open(&l, zQueries ? zQueries : "-") != 0)
-        return CLI_EXIT_FAIL;
-    genie_status rc = GENIE_OK;
-    long n;
-    while ((n = cli_lines_read(&l, LC_QUERIES_PER_CHUNK)) > 0) {
-        genie_lc_results *r;
-        rc = genie_lc_search_strings(idx, l.azLine, l.anLine, (size_t)n, &s->o, &r);
-        if (rc != GENIE_OK)
-            break;
-        print_results(s, idx, r, t->nQuery + 1);
-        add_totals(t, r);
-        genie_lc_results_free(r);
-    }
-    cli_lines_close(&l);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
-    return n < 0 ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-}
-
-int lc_cli_search(int argc, char **argv, const char *zIndex)
-{
-    lc_cli s;
-    memset(&s, 0, sizeof s);
-    int status = parse_lc_search(argc, argv, &s);
-    if (status != CLI_EXIT_OK)
-        return status;
-    const char *zQueries = optind + 1 < argc ? argv[optind + 1] : NULL;
-    if (strcmp(argv[optind], zIndex) != 0)
-        zQueries = argv[optind];
-    genie_index *idx;
-    genie_filter *filter;
-    if ((status = cli_open_filtered("search", zIndex, &idx, &filter)) != CLI_EXIT_OK)
-        return status;
-    s.o.filter = filter;
-    genie_lc_info info;
-    genie_status rc = genie_lc_index_info(idx, &info);
-    if (rc != GENIE_OK) {
-        genie_filter_free(filter);
-        genie_index_close(idx);
-        return cli_fail(rc);
-    }
-    lc_totals t = {0, 0, 0, 0};
-    status = info.dim ? search_vectors(&s, idx, zQueries, &t) : search_lines(&s, idx, zQueries, &t);
-    if (status == CLI_EXIT_OK && fflush(stdout) != 0) {
-        fprintf(stderr, "genie: cannot write the results\n");
-        status = CLI_EXIT_FAIL;
-    }
-    if (status == CLI_EXIT_OK && !s.quiet)
+    const lc_cli *c = s->pCtx;
+    const genie_lc_info *info = s->ix.pState;
+    if (!c->quiet)
         fprintf(stderr,
                 "genie: %llu queries, %llu answers; %.1f distances per query (%s of %llu objects), %.3f s\n",
-                (unsigned long long)t.nQuery, (unsigned long long)t.nHit,
-                t.nQuery ? (double)t.nDist / (double)t.nQuery : 0.0, s.o.brute_force ? "brute force" : "LC",
-                (unsigned long long)info.n_objects, t.seconds);
-    genie_filter_free(filter);
-    genie_index_close(idx);
-    return status;
+                (unsigned long long)s->nQuery, (unsigned long long)c->nHit,
+                s->nQuery ? (double)c->nDist / (double)s->nQuery : 0.0, s->o.bruteForce ? "brute force" : "LC",
+                (unsigned long long)info->n_objects, c->seconds);
 }
+
+static int lc_cli_search(int argc, char **argv, const char *zIndex)
+{
+    cli_search s;
+    cli_search_init(&s, &itype_metric);
+    lc_cli c;
+    memset(&c, 0, sizeof c);
+    int status = parse_lc_search(argc, argv, &s, &c);
+    if (status != CLI_EXIT_OK)
+        return status;
+    s.pCtx = &c;
+    s.xOpened = lc_opened;
+    s.xDone = lc_chunk_done;
+    s.xSummary = lc_summary;
+    if (c.verbose)
+        s.xQuery = lc_query_verbose;
+    return cli_search_main(&s, argc, argv, zIndex, NULL);
+}
+
+/* ------------------------------------------------------------- entry */
+
+/* The index's List of Clusters (validated as it is read): the metric says how queries are written. */
+static genie_status lc_open(itype_index *ix)
+{
+    genie_lc_info *info = malloc(sizeof *info);
+    if (!info)
+        return GENIE_ENOMEM;
+    genie_status rc = genie_lc_index_info(ix->idx, info);
+    if (rc != GENIE_OK) {
+        free(info);
+        return rc;
+    }
+    ix->pState = info;
+    ix->dim = info->dim;
+    ix->query = info->dim ? ITYPE_QUERY_VECTOR : ITYPE_QUERY_LINE;
+    return GENIE_OK;
+}
+
+static void lc_close(itype_index *ix)
+{
+    free(ix->pState);
+}
+
+static genie_status lc_search(const itype_index *ix, const itype_options *o, const genie_search_options *eng,
+                              const itype_batch *q, itype_results *out)
+{
+    genie_lc_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.k = o->k;
+    lo.radius = o->maxDistance >= 0 ? o->maxDistance : 0;
+    lo.bounded = o->k && o->maxDistance >= 0;
+    lo.backend = eng->backend;
+    lo.threads = eng->threads;
+    lo.filter = o->filter;
+    lo.brute_force = o->bruteForce;
+    lo.first_cluster = o->firstCluster;
+    lo.n_clusters = o->nClusters;
+    genie_lc_results *r = NULL;
+    genie_status rc;
+    if (ix->dim) {
+        genie_vectors v = {q->nQuery, q->dim, (float *)(uintptr_t)q->aVec}; /* read only */
+        rc = genie_lc_search_vectors(ix->idx, &v, &lo, &r);
+    } else {
+        rc = genie_lc_search_strings(ix->idx, q->azText, q->anText, q->nQuery, &lo, &r);
+    }
+    out->pNative = r;
+    if (r) {
+        out->nQuery = genie_lc_results_queries(r);
+        genie_lc_results_stats(r, &out->st);
+    }
+    return rc;
+}
+
+static void lc_answer(const itype_results *r, size_t q, itype_answer *a)
+{
+    a->aHit = genie_lc_results_get(r->pNative, q, &a->n);
+    a->distances = genie_lc_results_distances(r->pNative, q);
+}
+
+static void lc_free(void *pNative)
+{
+    genie_lc_results_free(pNative);
+}
+
+static void lc_tsv(const itype_printer *p, uint64_t queryNo, const itype_answer *a)
+{
+    const genie_lc_hit *aHit = a->aHit;
+    for (size_t i = 0; i < a->n; i++) {
+        printf("%llu\t%zu\t%u\t%.6g", (unsigned long long)queryNo, i + 1, aHit[i].object, aHit[i].distance);
+        cli_put_record(p->src.idx, aHit[i].object, p->show);
+        putchar('\n');
+    }
+}
+
+static void lc_json(json_buf *b, const itype_printer *p, uint64_t queryNo, const itype_answer *a)
+{
+    json_out_lc_hits(b, p->src.idx, queryNo, a->aHit, a->n, a->distances, p->show);
+}
+
+/* A search is a range search (radius), a k-NN search (k), or a k-NN search within the radius. */
+static const char *lc_check(const itype_index *ix, const itype_options *o, const itype_spelling *sp, char *zErr,
+                            size_t nErr)
+{
+    (void)ix;
+    if (o->k || o->maxDistance >= 0)
+        return NULL;
+    snprintf(zErr, nErr, "give %s (range search) or %s (k nearest)", sp->zRadius, sp->zK);
+    return zErr;
+}
+
+/* genie info: the List of Clusters. */
+static int lc_info(const genie_index *idx, const char *zPath)
+{
+    (void)zPath;
+    genie_lc_info lc;
+    genie_status rc = genie_lc_index_info(idx, &lc);
+    if (rc != GENIE_OK)
+        return cli_fail(rc);
+    printf("metric: %s\ndim: %u\nclusters: %u\ncluster_size: %u\ncenters: %s\ncenter_distances: %s\n",
+           genie_lc_metric_name(lc.metric), lc.dim, lc.n_clusters, lc.cluster_size, genie_lc_centers_name(lc.centers),
+           lc.has_center_distances ? "yes" : "no");
+    return CLI_EXIT_OK;
+}
+
+/* genie serve: the metric, and the dimension of vector queries. */
+static void lc_info_json(const itype_index *ix, json_buf *b)
+{
+    const genie_lc_info *info = ix->pState;
+    json_buf_printf(b, ",\"metric\":\"%s\"", genie_lc_metric_name(info->metric));
+    if (info->dim)
+        json_buf_printf(b, ",\"dimension\":%u", info->dim);
+}
+
+static const itype_option aLcOption[] = {
+    ITYPE_OPTION("k", ITYPE_OPT_UINT, k, 1, GENIE_LC_MAX_K),
+    ITYPE_OPTION("radius", ITYPE_OPT_REAL, maxDistance, 0, HUGE_VAL),
+    ITYPE_OPTION("show", ITYPE_OPT_BOOL, show, 0, 1),
+    ITYPE_OPTION("brute_force", ITYPE_OPT_BOOL, bruteForce, 0, 1),
+    {NULL, 0, 0, 0, 0, 0, 0}};
+
+/* Writes: strings or sets (one a line), or vectors, by the index's metric (ix->query). */
+static genie_status lc_add(genie_writer *w, const itype_index *ix, const itype_objects *p, const uint64_t *aIn,
+                           uint64_t *aOut, char *zErr, size_t nErr)
+{
+    return ix->query == ITYPE_QUERY_VECTOR ? itype_add_vectors(w, ix, p, aIn, aOut, zErr, nErr)
+                                           : itype_add_strings(w, ix, p, aIn, aOut, zErr, nErr);
+}
+
+static const itype_writes lc_writes = {0, lc_add};
+
+const itype itype_metric = {
+    .zName = "metric",
+    .type = GENIE_TYPE_METRIC,
+    .maxK = GENIE_LC_MAX_K,
+    .defaultK = 0,
+    .query = ITYPE_QUERY_LINE,
+    .zJsonQuery = "a string (a string or a set, as in the index)",
+    .aOption = aLcOption,
+    .szHit = sizeof(genie_lc_hit),
+    .xCliBuild = lc_cli_build,
+    .xCliSearch = lc_cli_search,
+    .xCliInfo = lc_info,
+    .xOpen = lc_open,
+    .xClose = lc_close,
+    .xCheck = lc_check,
+    .xSearch = lc_search,
+    .xAnswer = lc_answer,
+    .xFree = lc_free,
+    .xTsv = lc_tsv,
+    .xJson = lc_json,
+    .xInfoJson = lc_info_json,
+    .pWrites = &lc_writes,
+};

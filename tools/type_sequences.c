@@ -10,9 +10,10 @@
 
 #include "genie/sequences.h"
 #include "cli.h"
+#include "cli_search.h"
 #include "json_out.h"
 
-#define SEQ_QUERIES_PER_CHUNK 8192
+extern const itype itype_sequences;
 /* --certify's default limit on K: rounds up to 4096 candidates cost about
  * as much to match and verify as a scan of some 10^4 strings, so past it
  * the fallback scan is the better buy on collections of that size or more
@@ -21,7 +22,7 @@
 
 /* ------------------------------------------------------------ build */
 
-/* cli_feed_lines() callback: one input line is one object. */
+/* cli_build_lines() callback: one input line is one object. */
 static genie_status add_string(void *ctx, const char *z, size_t n)
 {
     return genie_seq_builder_add(ctx, z, n);
@@ -61,7 +62,7 @@ static int seq_build_option(void *ctx, int c, const char *zArg)
     return CLI_EXIT_OK;
 }
 
-int seq_cli_build(int argc, char **argv)
+static int seq_cli_build(int argc, char **argv)
 {
     static const struct option aOpt[] = {{"gram", required_argument, 0, 'n'}, CLI_RECALL_BUILD_OPTION,
                                          {0, 0, 0, 0}};
@@ -74,23 +75,16 @@ int seq_cli_build(int argc, char **argv)
         return cli_usage_error("build", "no input files");
     double t0 = util_now();
     genie_seq_builder *sb = NULL;
+    uint64_t n = 0;
     genie_status rc = genie_seq_builder_new(&sb, &a.opt, gram);
-    status = rc == GENIE_OK ? cli_feed_lines(argv + optind, argc - optind, add_string, sb) : CLI_EXIT_OK;
-    if (rc == GENIE_OK && status == CLI_EXIT_OK && genie_seq_builder_count(sb) == 0) {
-        fprintf(stderr, "genie: no strings to index (empty input)\n");
-        status = CLI_EXIT_FAIL;
-    }
-    if (rc == GENIE_OK && status == CLI_EXIT_OK)
-        rc = genie_seq_builder_write(sb, a.zOut);
-    if (rc != GENIE_OK)
+    status = rc == GENIE_OK ? cli_build_lines("strings", add_string, sb, argc, argv, &n) : cli_fail(rc);
+    if (status == CLI_EXIT_OK && (rc = genie_seq_builder_write(sb, a.zOut)) != GENIE_OK)
         status = cli_fail(rc);
-    else if (status == CLI_EXIT_OK && !a.quiet)
-        fprintf(stderr, "genie: wrote %s: %llu strings, %u-grams, in %.2f s\n", a.zOut,
-                (unsigned long long)genie_seq_builder_count(sb), gram, util_now() - t0);
+    if (status == CLI_EXIT_OK && !a.quiet)
+        fprintf(stderr, "genie: wrote %s: %llu strings, %u-grams, in %.2f s\n", a.zOut, (unsigned long long)n, gram,
+                util_now() - t0);
     genie_seq_builder_free(sb);
-    if (rc == GENIE_OK && status == CLI_EXIT_OK)
-        status = cli_build_recall(&a);
-    return status;
+    return status == CLI_EXIT_OK ? cli_build_recall(&a) : status;
 }
 
 /* ----------------------------------------------------------- search */
@@ -147,52 +141,24 @@ static const char zSearchHelp[] =
     "Example:\n"
     "  echo algoritm | genie search -k 3 --certify words.genie\n";
 
+/* The sequences search's own: its flags and totals. */
 typedef struct seq_cli {
-    genie_seq_options so;
-    genie_search_options opt;
-    int json, show, quiet, verbose;
-    uint64_t nQuery, nCertified, nVerified, nFallback;
+    int quiet, verbose;
+    uint64_t nCertified, nVerified, nFallback;
     genie_backend backend;     /* of the candidate searches */
     genie_backend scanBackend; /* of the full scans (auto: none ran) */
     double tMatch, tVerify;
 } seq_cli;
 
-static int print_seq_results(const seq_cli *s, const genie_index *idx, const genie_seq_results *r, uint64_t first)
+/* The spelling of the sequences CLI's messages (itype_spelling). */
+static const itype_spelling *seq_spelling(const itype_options *o)
 {
-    json_buf b;
-    json_buf_init(&b);
-    int status = 0;
-    for (size_t q = 0; q < genie_seq_results_queries(r) && status == 0; q++) {
-        size_t n;
-        int cert;
-        uint32_t usedK;
-        const genie_seq_hit *aHit = genie_seq_results_get(r, q, &n, &cert, &usedK);
-        int scanned = genie_seq_results_scanned(r, q);
-        if (s->verbose)
-            fprintf(stderr, "genie: query %llu: K %u, %s\n", (unsigned long long)(first + q), usedK,
-                    scanned ? "answered by the full scan" : cert ? "certified" : "not certified");
-        if (s->json) {
-            json_out_seq_hits(&b, idx, first + q, aHit, n, cert, scanned, usedK, s->show);
-            status = json_buf_print_line(&b);
-            continue;
-        }
-        for (size_t i = 0; i < n; i++) {
-            const char *z;
-            size_t len;
-            printf("%llu\t%zu\t%u\t%u\t%u\t%s", (unsigned long long)(first + q), i + 1, aHit[i].object,
-                   aHit[i].distance, aHit[i].count, cert ? "yes" : "no");
-            if (s->show && genie_index_record(idx, aHit[i].object, &z, &len) == GENIE_OK) {
-                putchar('\t');
-                cli_put_escaped(z, len);
-            }
-            putchar('\n');
-        }
-    }
-    json_buf_free(&b);
-    return status;
+    static const itype_spelling aSpell[2] = {{"-k", "-K", "--certify", "--radius"},
+                                             {"-k", "-K", "--certify-only", "--radius"}};
+    return &aSpell[o->certifyOnly != 0];
 }
 
-static int parse_seq_search(int argc, char **argv, seq_cli *s)
+static int parse_seq_search(int argc, char **argv, cli_search *s, seq_cli *c)
 {
     static const struct option aOpt[] = {
         {"k", required_argument, 0, 'k'},      {"candidates", required_argument, 0, 'K'},
@@ -203,129 +169,266 @@ static int parse_seq_search(int argc, char **argv, seq_cli *s)
         {"recall", required_argument, 0, 'R'},
         CLI_ENGINE_LONG_OPTIONS,               CLI_FILTER_LONG_OPTIONS,
         {0, 0, 0, 0}};
-    int c;
+    itype_options *o = &s->o;
+    int ch;
     uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:K:vqh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "k:K:vqh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("search", c, optarg, &s->opt, &st) || cli_filter_option("search", c, optarg, &st) ||
-            cli_candidate_option("search", c, optarg, &s->so.k, &s->so.candidates, &s->so.recall, &st)) {
+        if (cli_engine_option("search", ch, optarg, &s->eng, &st) || cli_search_option(s, ch, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
         }
-        switch (c) {
+        switch (ch) {
         case 'C':
         case 'O':
-            s->so.max_candidates = SEQ_CERTIFY_LIMIT;
-            s->so.certify_only = c == 'O';
+            o->maxCandidates = SEQ_CERTIFY_LIMIT;
+            o->certifyOnly = ch == 'O';
             if (optarg && !cli_parse_u64(optarg, 1, UINT32_MAX, &v))
                 return cli_usage_error("search", "--%s limit must be 1..4294967295, not '%s'",
-                                       c == 'O' ? "certify-only" : "certify", optarg);
+                                       ch == 'O' ? "certify-only" : "certify", optarg);
             if (optarg)
-                s->so.max_candidates = (uint32_t)v;
+                o->maxCandidates = (uint32_t)v;
             break;
-        case 'v': s->verbose = 1; break;
-        case 'E': s->so.exact = 1; break;
-        case 'J': s->json = 1; break;
-        case 's': s->show = 1; break;
-        case 'q': s->quiet = 1; break;
-        case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
+        case 'v': c->verbose = 1; break;
+        case 'q': c->quiet = 1; break;
+        case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
     }
     if (optind >= argc || argc - optind > 2)
         return cli_usage_error("search", "expected INDEX and at most one QUERIES file");
-    if (s->so.recall && s->so.max_candidates)
+    if (o->recall && o->maxCandidates)
         return cli_usage_error("search", "--recall is for the search without certificates: not with --certify");
-    int stRecall = cli_check_recall("search", s->so.recall, s->so.k, s->so.exact, s->so.candidates != 0);
+    int stRecall = cli_check_recall("search", o->recall, o->k, o->exact, o->candidates != 0);
     if (stRecall != CLI_EXIT_OK)
         return stRecall;
-    uint32_t K = s->so.candidates ? s->so.candidates : 32;
-    if (K < s->so.k)
-        K = s->so.k;
-    if (s->so.max_candidates && s->so.max_candidates < K)
-        return cli_usage_error("search", "--%s limit %u is below K = %u",
-                               s->so.certify_only ? "certify-only" : "certify", s->so.max_candidates, K);
+    char zErr[160];
+    if (s->pType->xCheck(NULL, o, seq_spelling(o), zErr, sizeof zErr))
+        return cli_usage_error("search", "%s", zErr);
     return CLI_EXIT_OK;
 }
 
-int seq_cli_search(int argc, char **argv, const char *zIndex)
+/* -v: how each query was answered. */
+static void seq_query_verbose(cli_search *s, uint64_t queryNo, const itype_answer *a)
 {
-    seq_cli s;
-    memset(&s, 0, sizeof s);
-    s.so.k = 1;
-    int status = parse_seq_search(argc, argv, &s);
+    (void)s;
+    fprintf(stderr, "genie: query %llu: K %u, %s\n", (unsigned long long)queryNo, a->usedK,
+            a->scanned ? "answered by the full scan" : a->certified ? "certified" : "not certified");
+}
+
+/* After each chunk: the totals; with -v the recall choice of the first. */
+static genie_status seq_chunk_done(cli_search *s, const itype_results *r)
+{
+    seq_cli *c = s->pCtx;
+    for (size_t q = 0; q < r->nQuery; q++) {
+        itype_answer a;
+        itype_results_answer(s->pType, r, q, &a);
+        c->nCertified += a.certified != 0;
+    }
+    const genie_search_stats *st = &r->st;
+    if (c->verbose && s->nQuery == 0)
+        cli_print_recall_choice("search", s->o.recall, s->o.k, st, 0);
+    c->tMatch += st->match_seconds;
+    c->tVerify += st->rerank_seconds;
+    c->nVerified += st->verified;
+    c->nFallback += st->fallback;
+    c->backend = st->backend;
+    if (st->scan_backend != GENIE_BACKEND_AUTO)
+        c->scanBackend = st->scan_backend;
+    return GENIE_OK;
+}
+
+static void seq_summary(cli_search *s)
+{
+    const seq_cli *c = s->pCtx;
+    const itype_options *o = &s->o;
+    if (c->quiet)
+        return;
+    char zScan[96] = "";
+    if (o->maxCandidates && !o->certifyOnly && !o->exact)
+        snprintf(zScan, sizeof zScan, " (%llu by the fallback scan%s%s)", (unsigned long long)c->nFallback,
+                 c->nFallback ? " on " : "", c->nFallback ? genie_backend_name(c->scanBackend) : "");
+    fprintf(stderr,
+            "genie: %llu queries, %llu certified%s; match %.3f s (%s), verify %.3f s (%s), %llu edit distances\n",
+            (unsigned long long)s->nQuery, (unsigned long long)c->nCertified, zScan, c->tMatch,
+            o->exact ? "none" : genie_backend_name(c->backend), c->tVerify,
+            c->scanBackend != GENIE_BACKEND_AUTO ? genie_backend_name(c->scanBackend) : "cpu",
+            (unsigned long long)c->nVerified);
+}
+
+static int seq_cli_search(int argc, char **argv, const char *zIndex)
+{
+    cli_search s;
+    cli_search_init(&s, &itype_sequences);
+    seq_cli c;
+    memset(&c, 0, sizeof c);
+    int status = parse_seq_search(argc, argv, &s, &c);
     if (status != CLI_EXIT_OK)
         return status;
-    const char *zQueries = optind + 1 < argc ? argv[optind + 1] : "-";
-    if (strcmp(argv[optind], zIndex) != 0)
-        zQueries = argv[optind];
-    genie_index *idx;
-    genie_filter *filter;
-    if ((status = cli_open_filtered("search", zIndex, &idx, &filter)) != CLI_EXIT_OK)
-        return status;
-    genie_status rc = GENIE_OK;
-    cli_lines l;
-    if (cli_lines_open(&l, zQueries) != 0) {
-        genie_filter_free(filter);
-        genie_index_close(idx);
-        return CLI_EXIT_FAIL;
-    }
-    s.opt.filter = filter;
-    long n;
-    while ((n = cli_lines_read(&l, SEQ_QUERIES_PER_CHUNK)) > 0) {
-        genie_seq_results *r;
-        rc = genie_seq_search(idx, l.azLine, l.anLine, (size_t)n, &s.so, &s.opt, &r);
-        if (rc != GENIE_OK)
-            break;
-        if (print_seq_results(&s, idx, r, s.nQuery + 1) != 0) {
-            genie_seq_results_free(r);
-            status = CLI_EXIT_FAIL;
-            break;
-        }
-        for (long q = 0; q < n; q++) {
-            int cert;
-            size_t nHit;
-            genie_seq_results_get(r, (size_t)q, &nHit, &cert, NULL);
-            s.nCertified += cert != 0;
-        }
-        genie_search_stats st;
-        genie_seq_results_stats(r, &st);
-        if (s.verbose && s.nQuery == 0)
-            cli_print_recall_choice("search", s.so.recall, s.so.k, &st, 0);
-        s.tMatch += st.match_seconds;
-        s.tVerify += st.rerank_seconds;
-        s.nVerified += st.verified;
-        s.nFallback += st.fallback;
-        s.backend = st.backend;
-        if (st.scan_backend != GENIE_BACKEND_AUTO)
-            s.scanBackend = st.scan_backend;
-        s.nQuery += (uint64_t)n;
-        genie_seq_results_free(r);
-    }
-    if (rc != GENIE_OK)
-        status = cli_fail(rc);
-    else if (n < 0)
-        status = CLI_EXIT_FAIL;
-    if (status == CLI_EXIT_OK && fflush(stdout) != 0) {
-        fprintf(stderr, "genie: cannot write the results\n");
-        status = CLI_EXIT_FAIL;
-    }
-    if (status == CLI_EXIT_OK && !s.quiet) {
-        char zScan[96] = "";
-        if (s.so.max_candidates && !s.so.certify_only && !s.so.exact)
-            snprintf(zScan, sizeof zScan, " (%llu by the fallback scan%s%s)", (unsigned long long)s.nFallback,
-                     s.nFallback ? " on " : "", s.nFallback ? genie_backend_name(s.scanBackend) : "");
-        fprintf(stderr,
-                "genie: %llu queries, %llu certified%s; match %.3f s (%s), verify %.3f s (%s), %llu edit distances\n",
-                (unsigned long long)s.nQuery, (unsigned long long)s.nCertified, zScan, s.tMatch,
-                s.so.exact ? "none" : genie_backend_name(s.backend), s.tVerify,
-                s.scanBackend != GENIE_BACKEND_AUTO ? genie_backend_name(s.scanBackend) : "cpu",
-                (unsigned long long)s.nVerified);
-    }
-    cli_lines_close(&l);
-    genie_filter_free(filter);
-    genie_index_close(idx);
-    return status;
+    s.pCtx = &c;
+    s.xDone = seq_chunk_done;
+    s.xSummary = seq_summary;
+    if (c.verbose)
+        s.xQuery = seq_query_verbose;
+    return cli_search_main(&s, argc, argv, zIndex, "-");
 }
+
+/* ------------------------------------------------------------- entry */
+
+static genie_seq_options seq_options(const itype_options *o)
+{
+    genie_seq_options so;
+    memset(&so, 0, sizeof so);
+    so.k = o->k;
+    so.candidates = o->candidates;
+    so.max_candidates = o->maxCandidates;
+    so.exact = o->exact;
+    so.certify_only = o->certifyOnly;
+    so.recall = o->recall;
+    return so;
+}
+
+static genie_status seq_search(const itype_index *ix, const itype_options *o, const genie_search_options *eng,
+                               const itype_batch *q, itype_results *out)
+{
+    genie_seq_options so = seq_options(o);
+    genie_seq_results *r = NULL;
+    genie_search_options e = itype_engine(o, eng);
+    genie_status rc = genie_seq_search(ix->idx, q->azText, q->anText, q->nQuery, &so, &e, &r);
+    out->pNative = r;
+    if (r) {
+        out->nQuery = genie_seq_results_queries(r);
+        genie_seq_results_stats(r, &out->st);
+    }
+    return rc;
+}
+
+static void seq_answer(const itype_results *r, size_t q, itype_answer *a)
+{
+    a->aHit = genie_seq_results_get(r->pNative, q, &a->n, &a->certified, &a->usedK);
+    a->scanned = genie_seq_results_scanned(r->pNative, q);
+}
+
+static void seq_free(void *pNative)
+{
+    genie_seq_results_free(pNative);
+}
+
+static void seq_tsv(const itype_printer *p, uint64_t queryNo, const itype_answer *a)
+{
+    const genie_seq_hit *aHit = a->aHit;
+    for (size_t i = 0; i < a->n; i++) {
+        printf("%llu\t%zu\t%u\t%u\t%u\t%s", (unsigned long long)queryNo, i + 1, aHit[i].object, aHit[i].distance,
+               aHit[i].count, a->certified ? "yes" : "no");
+        cli_put_record(p->src.idx, aHit[i].object, p->show);
+        putchar('\n');
+    }
+}
+
+static void seq_json(json_buf *b, const itype_printer *p, uint64_t queryNo, const itype_answer *a)
+{
+    json_out_seq_hits(b, p->src.idx, queryNo, a->aHit, a->n, a->certified, a->scanned, a->usedK, p->show);
+}
+
+/* genie eval: the edit distance, smaller better. */
+static double seq_score(const itype_answer *a, size_t i, uint32_t *pObject)
+{
+    const genie_seq_hit *h = (const genie_seq_hit *)a->aHit + i;
+    *pObject = h->object;
+    return -(double)h->distance;
+}
+
+/* --certify's limit is at least K (the default 32, raised to k). */
+static const char *seq_check(const itype_index *ix, const itype_options *o, const itype_spelling *sp, char *zErr,
+                             size_t nErr)
+{
+    (void)ix;
+    uint32_t K = o->candidates ? o->candidates : 32;
+    if (K < o->k)
+        K = o->k;
+    if (o->maxCandidates && o->maxCandidates < K) {
+        snprintf(zErr, nErr, "%s limit %u is below K = %u", sp->zCertify, o->maxCandidates, K);
+        return zErr;
+    }
+    return NULL;
+}
+
+static int seq_info(const genie_index *idx, const char *zPath)
+{
+    cli_print_recall_estimate(idx, zPath, 1, 32, 1);
+    return CLI_EXIT_OK;
+}
+
+static genie_status seq_search_parts(const itype_index *ix, uint32_t firstPart, uint32_t nParts, uint64_t base,
+                                     const itype_options *o, const genie_search_options *eng, const itype_batch *q,
+                                     itype_hits_fn xAdd, void *ctx)
+{
+    genie_seq_options so = seq_options(o);
+    genie_seq_results *r = NULL;
+    genie_search_options e = itype_engine(o, eng);
+    itype_hit *aOut = malloc((o->k ? o->k : 1) * sizeof *aOut); /* a query's hits: at most k */
+    genie_status rc = aOut ? genie_seq_search_parts(ix->idx, firstPart, nParts, q->azText, q->anText, q->nQuery,
+                                                    &so, &e, &r)
+                           : GENIE_ENOMEM;
+    for (size_t i = 0; rc == GENIE_OK && i < q->nQuery; i++) {
+        size_t n;
+        int certified;
+        uint32_t usedK;
+        const genie_seq_hit *aHit = genie_seq_results_get(r, i, &n, &certified, &usedK);
+        for (size_t j = 0; j < n; j++)
+            aOut[j] = (itype_hit){(uint32_t)(aHit[j].object + base), aHit[j].distance, aHit[j].count};
+        rc = xAdd(ctx, i, aOut, n, certified, usedK);
+    }
+    free(aOut);
+    genie_seq_results_free(r);
+    return rc;
+}
+
+static void seq_from_hits(const itype_hit *aHit, size_t n, void *aOut)
+{
+    genie_seq_hit *a = aOut;
+    for (size_t i = 0; i < n; i++)
+        a[i] = (genie_seq_hit){aHit[i].object, aHit[i].key, aHit[i].value};
+}
+
+static const itype_option aSeqOption[] = {
+    ITYPE_OPTION("k", ITYPE_OPT_UINT, k, 1, GENIE_SEQ_MAX_K),
+    ITYPE_OPTION("show", ITYPE_OPT_BOOL, show, 0, 1),
+    ITYPE_OPTION("candidates", ITYPE_OPT_UINT, candidates, 1, 65536),
+    ITYPE_OPTION("exact", ITYPE_OPT_BOOL, exact, 0, 1),
+    ITYPE_OPTION("certify", ITYPE_OPT_CERTIFY, maxCandidates, SEQ_CERTIFY_LIMIT, 1048576),
+    {"recall", ITYPE_OPT_REAL, offsetof(itype_options, recall), 0, 1, 1, 0},
+    {NULL, 0, 0, 0, 0, 0, 0}};
+
+/* Writes: a string each, as genie build reads them. */
+static const itype_writes seq_writes = {0, itype_add_strings};
+
+const itype itype_sequences = {
+    .zName = "sequences",
+    .type = GENIE_TYPE_SEQUENCES,
+    .maxK = GENIE_SEQ_MAX_K,
+    .defaultK = 1,
+    .flags = ITYPE_F_CERTIFIED | ITYPE_F_BATCH_ALONE,
+    .query = ITYPE_QUERY_LINE,
+    .zJsonQuery = "a string",
+    .aOption = aSeqOption,
+    .szHit = sizeof(genie_seq_hit),
+    .xCliBuild = seq_cli_build,
+    .xCliSearch = seq_cli_search,
+    .xCliEval = cli_eval_lines,
+    .xCliInfo = seq_info,
+    .xCheck = seq_check,
+    .xSearch = seq_search,
+    .xAnswer = seq_answer,
+    .xFree = seq_free,
+    .xTsv = seq_tsv,
+    .xJson = seq_json,
+    .xScore = seq_score,
+    .xSearchParts = seq_search_parts,
+    .xFromHits = seq_from_hits,
+    .zNoShardMap = "sequences indexes are searched as parts of one file, not with a shard map "
+                   "(genie build --type sequences --part-objects)",
+    .pWrites = &seq_writes,
+};

@@ -10,11 +10,12 @@
 
 #include "genie/sets.h"
 #include "cli.h"
+#include "cli_search.h"
 #include "json_out.h"
 
-#define SET_QUERIES_PER_CHUNK 8192
+extern const itype itype_sets;
 
-/* cli_feed_lines() callback: one input line is one object. */
+/* cli_build_lines() callback: one input line is one object. */
 static genie_status add_set(void *ctx, const char *z, size_t n)
 {
     return genie_set_builder_add(ctx, z, n);
@@ -46,18 +47,6 @@ static const char zBuildHelp[] =
     "Example:\n"
     "  genie build -t sets -s , -o baskets.genie baskets.txt\n";
 
-static int parse_separator(const char *z, char *out)
-{
-    if (strcmp(z, "tab") == 0 || strcmp(z, "\\t") == 0) {
-        *out = '\t';
-        return 1;
-    }
-    if (strlen(z) != 1 || z[0] == '\n')
-        return 0;
-    *out = z[0];
-    return 1;
-}
-
 static int set_build_option(void *ctx, int c, const char *zArg)
 {
     genie_set_params *p = ctx;
@@ -74,7 +63,7 @@ static int set_build_option(void *ctx, int c, const char *zArg)
         p->seed = (uint32_t)v;
         return CLI_EXIT_OK;
     case 's':
-        if (!parse_separator(zArg, &p->separator))
+        if (!cli_parse_separator(zArg, &p->separator))
             return cli_usage_error("build", "--separator must be one byte (not a newline) or 'tab', not '%s'", zArg);
         return CLI_EXIT_OK;
     default:
@@ -82,7 +71,7 @@ static int set_build_option(void *ctx, int c, const char *zArg)
     }
 }
 
-int set_cli_build(int argc, char **argv)
+static int set_cli_build(int argc, char **argv)
 {
     static const struct option aOpt[] = {{"hashes", required_argument, 0, 'm'},
                                          {"seed", required_argument, 0, 'S'},
@@ -98,23 +87,16 @@ int set_cli_build(int argc, char **argv)
         return cli_usage_error("build", "no input files");
     double t0 = util_now();
     genie_set_builder *sb = NULL;
+    uint64_t n = 0;
     genie_status rc = genie_set_builder_new(&sb, &a.opt, &p);
-    status = rc == GENIE_OK ? cli_feed_lines(argv + optind, argc - optind, add_set, sb) : CLI_EXIT_OK;
-    if (rc == GENIE_OK && status == CLI_EXIT_OK && genie_set_builder_count(sb) == 0) {
-        fprintf(stderr, "genie: no sets to index (empty input)\n");
-        status = CLI_EXIT_FAIL;
-    }
-    if (rc == GENIE_OK && status == CLI_EXIT_OK)
-        rc = genie_set_builder_write(sb, a.zOut);
-    if (rc != GENIE_OK)
+    status = rc == GENIE_OK ? cli_build_lines("sets", add_set, sb, argc, argv, &n) : cli_fail(rc);
+    if (status == CLI_EXIT_OK && (rc = genie_set_builder_write(sb, a.zOut)) != GENIE_OK)
         status = cli_fail(rc);
-    else if (status == CLI_EXIT_OK && !a.quiet)
+    if (status == CLI_EXIT_OK && !a.quiet)
         fprintf(stderr, "genie: wrote %s: %llu sets, %u MinHash functions, in %.2f s\n", a.zOut,
-                (unsigned long long)genie_set_builder_count(sb), p.hashes, util_now() - t0);
+                (unsigned long long)n, p.hashes, util_now() - t0);
     genie_set_builder_free(sb);
-    if (rc == GENIE_OK && status == CLI_EXIT_OK)
-        status = cli_build_recall(&a);
-    return status;
+    return status == CLI_EXIT_OK ? cli_build_recall(&a) : status;
 }
 
 static const char zSearchHelp[] =
@@ -146,13 +128,14 @@ static const char zSearchHelp[] =
     "  -q, --quiet             no summary on standard error\n"
     "  -h, --help              show this help\n";
 
+/* The sets search's own: its flags and totals. */
 typedef struct set_cli {
-    genie_set_options so;
-    genie_search_options opt;
-    int json, show, quiet, verbose;
+    int quiet, verbose;
+    double tMatch, tRank;
+    genie_backend backend;
 } set_cli;
 
-static int parse_set_search(int argc, char **argv, set_cli *s)
+static int parse_set_search(int argc, char **argv, cli_search *s, set_cli *c)
 {
     static const struct option aOpt[] = {
         {"k", required_argument, 0, 'k'}, {"candidates", required_argument, 0, 'K'},
@@ -161,121 +144,154 @@ static int parse_set_search(int argc, char **argv, set_cli *s)
         {"help", no_argument, 0, 'h'},    {"recall", required_argument, 0, 'R'},
         {"verbose", no_argument, 0, 'v'}, CLI_ENGINE_LONG_OPTIONS,
         CLI_FILTER_LONG_OPTIONS,          {0, 0, 0, 0}};
-    int c;
+    itype_options *o = &s->o;
+    int ch;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:K:qvh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "k:K:qvh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("search", c, optarg, &s->opt, &st) || cli_filter_option("search", c, optarg, &st) ||
-            cli_candidate_option("search", c, optarg, &s->so.k, &s->so.candidates, &s->so.recall, &st)) {
+        if (cli_engine_option("search", ch, optarg, &s->eng, &st) || cli_search_option(s, ch, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
         }
-        switch (c) {
-        case 'E': s->so.exact = 1; break;
-        case 'v': s->verbose = 1; break;
-        case 'J': s->json = 1; break;
-        case 's': s->show = 1; break;
-        case 'q': s->quiet = 1; break;
-        case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
+        switch (ch) {
+        case 'v': c->verbose = 1; break;
+        case 'q': c->quiet = 1; break;
+        case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
     }
     if (optind >= argc || argc - optind > 2)
         return cli_usage_error("search", "expected INDEX and at most one QUERIES file");
-    return cli_check_recall("search", s->so.recall, s->so.k, s->so.exact, s->so.candidates != 0);
+    return cli_check_recall("search", o->recall, o->k, o->exact, o->candidates != 0);
 }
 
-static int print_set_results(const set_cli *s, const genie_index *idx, const genie_set_results *r, uint64_t first)
+/* After each chunk: the totals; with -v the recall choice of the first. */
+static genie_status set_chunk_done(cli_search *s, const itype_results *r)
 {
-    json_buf b;
-    json_buf_init(&b);
-    int status = 0;
-    for (size_t q = 0; q < genie_set_results_queries(r) && status == 0; q++) {
-        size_t n;
-        const genie_set_hit *aHit = genie_set_results_get(r, q, &n);
-        if (s->json) {
-            json_out_set_hits(&b, idx, first + q, aHit, n, s->show);
-            status = json_buf_print_line(&b);
-            continue;
-        }
-        for (size_t i = 0; i < n; i++) {
-            const genie_set_hit *h = &aHit[i];
-            const char *z;
-            size_t len;
-            printf("%llu\t%zu\t%u\t%.6f\t%u\t%u\t%u", (unsigned long long)(first + q), i + 1, h->object,
-                   (double)h->shared / h->union_size, h->shared, h->union_size, h->count);
-            if (s->show && genie_index_record(idx, h->object, &z, &len) == GENIE_OK) {
-                putchar('\t');
-                cli_put_escaped(z, len);
-            }
-            putchar('\n');
-        }
-    }
-    json_buf_free(&b);
-    return status;
+    set_cli *c = s->pCtx;
+    if (c->verbose && s->nQuery == 0)
+        cli_print_recall_choice("search", s->o.recall, s->o.k, &r->st, 0);
+    c->tMatch += r->st.match_seconds;
+    c->tRank += r->st.rerank_seconds;
+    c->backend = r->st.backend;
+    return GENIE_OK;
 }
 
-int set_cli_search(int argc, char **argv, const char *zIndex)
+static void set_summary(cli_search *s)
 {
-    set_cli s;
-    memset(&s, 0, sizeof s);
-    s.so.k = 10;
-    int status = parse_set_search(argc, argv, &s);
+    const set_cli *c = s->pCtx;
+    if (!c->quiet)
+        fprintf(stderr, "genie: %llu queries; match %.3f s (%s), exact Jaccard %.3f s\n", (unsigned long long)s->nQuery,
+                c->tMatch, s->o.exact ? "none" : genie_backend_name(c->backend), c->tRank);
+}
+
+static int set_cli_search(int argc, char **argv, const char *zIndex)
+{
+    cli_search s;
+    cli_search_init(&s, &itype_sets);
+    set_cli c = {0, 0, 0, 0, GENIE_BACKEND_CPU};
+    int status = parse_set_search(argc, argv, &s, &c);
     if (status != CLI_EXIT_OK)
         return status;
-    const char *zQueries = optind + 1 < argc ? argv[optind + 1] : "-";
-    if (strcmp(argv[optind], zIndex) != 0)
-        zQueries = argv[optind];
-    genie_index *idx;
-    genie_filter *filter;
-    if ((status = cli_open_filtered("search", zIndex, &idx, &filter)) != CLI_EXIT_OK)
-        return status;
-    genie_status rc = GENIE_OK;
-    cli_lines l;
-    if (cli_lines_open(&l, zQueries) != 0) {
-        genie_filter_free(filter);
-        genie_index_close(idx);
-        return CLI_EXIT_FAIL;
-    }
-    s.opt.filter = filter;
-    uint64_t nQuery = 0;
-    double tMatch = 0, tRank = 0;
-    genie_backend backend = GENIE_BACKEND_CPU;
-    long n;
-    while ((n = cli_lines_read(&l, SET_QUERIES_PER_CHUNK)) > 0) {
-        genie_set_results *r;
-        rc = genie_set_search(idx, l.azLine, l.anLine, (size_t)n, &s.so, &s.opt, &r);
-        if (rc != GENIE_OK)
-            break;
-        if (print_set_results(&s, idx, r, nQuery + 1) != 0) {
-            genie_set_results_free(r);
-            status = CLI_EXIT_FAIL;
-            break;
-        }
-        genie_search_stats st;
-        genie_set_results_stats(r, &st);
-        if (s.verbose && nQuery == 0)
-            cli_print_recall_choice("search", s.so.recall, s.so.k, &st, 0);
-        tMatch += st.match_seconds;
-        tRank += st.rerank_seconds;
-        backend = st.backend;
-        nQuery += (uint64_t)n;
-        genie_set_results_free(r);
-    }
-    if (rc != GENIE_OK)
-        status = cli_fail(rc);
-    else if (n < 0)
-        status = CLI_EXIT_FAIL;
-    if (status == CLI_EXIT_OK && fflush(stdout) != 0) {
-        fprintf(stderr, "genie: cannot write the results\n");
-        status = CLI_EXIT_FAIL;
-    }
-    if (status == CLI_EXIT_OK && !s.quiet)
-        fprintf(stderr, "genie: %llu queries; match %.3f s (%s), exact Jaccard %.3f s\n", (unsigned long long)nQuery,
-                tMatch, s.so.exact ? "none" : genie_backend_name(backend), tRank);
-    cli_lines_close(&l);
-    genie_filter_free(filter);
-    genie_index_close(idx);
-    return status;
+    s.pCtx = &c;
+    s.xDone = set_chunk_done;
+    s.xSummary = set_summary;
+    return cli_search_main(&s, argc, argv, zIndex, "-");
 }
+
+/* ------------------------------------------------------------- entry */
+
+static genie_status sets_search(const itype_index *ix, const itype_options *o, const genie_search_options *eng,
+                                const itype_batch *q, itype_results *out)
+{
+    genie_set_options so;
+    memset(&so, 0, sizeof so);
+    so.k = o->k;
+    so.candidates = o->candidates;
+    so.exact = o->exact;
+    so.recall = o->recall;
+    genie_set_results *r = NULL;
+    genie_search_options e = itype_engine(o, eng);
+    genie_status rc = genie_set_search(ix->idx, q->azText, q->anText, q->nQuery, &so, &e, &r);
+    out->pNative = r;
+    if (r) {
+        out->nQuery = genie_set_results_queries(r);
+        genie_set_results_stats(r, &out->st);
+    }
+    return rc;
+}
+
+static void sets_answer(const itype_results *r, size_t q, itype_answer *a)
+{
+    a->aHit = genie_set_results_get(r->pNative, q, &a->n);
+}
+
+static void sets_free(void *pNative)
+{
+    genie_set_results_free(pNative);
+}
+
+static void sets_tsv(const itype_printer *p, uint64_t queryNo, const itype_answer *a)
+{
+    const genie_set_hit *aHit = a->aHit;
+    for (size_t i = 0; i < a->n; i++) {
+        const genie_set_hit *h = &aHit[i];
+        printf("%llu\t%zu\t%u\t%.6f\t%u\t%u\t%u", (unsigned long long)queryNo, i + 1, h->object,
+               (double)h->shared / h->union_size, h->shared, h->union_size, h->count);
+        cli_put_record(p->src.idx, h->object, p->show);
+        putchar('\n');
+    }
+}
+
+static void sets_json(json_buf *b, const itype_printer *p, uint64_t queryNo, const itype_answer *a)
+{
+    json_out_set_hits(b, p->src.idx, queryNo, a->aHit, a->n, p->show);
+}
+
+/* genie eval: Jaccard similarity, larger better. */
+static double sets_score(const itype_answer *a, size_t i, uint32_t *pObject)
+{
+    const genie_set_hit *h = (const genie_set_hit *)a->aHit + i;
+    *pObject = h->object;
+    return (double)h->shared / h->union_size;
+}
+
+static int sets_info(const genie_index *idx, const char *zPath)
+{
+    cli_print_recall_estimate(idx, zPath, 10, 100, 0);
+    return CLI_EXIT_OK;
+}
+
+static const itype_option aSetsOption[] = {
+    ITYPE_OPTION("k", ITYPE_OPT_UINT, k, 1, GENIE_SETS_MAX_K),
+    ITYPE_OPTION("show", ITYPE_OPT_BOOL, show, 0, 1),
+    ITYPE_OPTION("candidates", ITYPE_OPT_UINT, candidates, 1, 65536),
+    ITYPE_OPTION("exact", ITYPE_OPT_BOOL, exact, 0, 1),
+    {"recall", ITYPE_OPT_REAL, offsetof(itype_options, recall), 0, 1, 1, 0},
+    {NULL, 0, 0, 0, 0, 0, 0}};
+
+/* Writes: a set line each, as genie build reads them. */
+static const itype_writes sets_writes = {0, itype_add_strings};
+
+const itype itype_sets = {
+    .zName = "sets",
+    .type = GENIE_TYPE_SETS,
+    .maxK = GENIE_SETS_MAX_K,
+    .defaultK = 10,
+    .query = ITYPE_QUERY_LINE,
+    .zJsonQuery = "a string (one set, elements as in the index)",
+    .aOption = aSetsOption,
+    .szHit = sizeof(genie_set_hit),
+    .xCliBuild = set_cli_build,
+    .xCliSearch = set_cli_search,
+    .xCliEval = cli_eval_lines,
+    .xCliInfo = sets_info,
+    .xSearch = sets_search,
+    .xAnswer = sets_answer,
+    .xFree = sets_free,
+    .xTsv = sets_tsv,
+    .xJson = sets_json,
+    .xScore = sets_score,
+    .pWrites = &sets_writes,
+};

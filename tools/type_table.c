@@ -13,9 +13,10 @@
 
 #include "genie/table.h"
 #include "cli.h"
-#include "search_output.h"
+#include "cli_search.h"
+#include "counts.h"
 
-#define TABLE_QUERIES_PER_CHUNK 8192
+extern const itype itype_table;
 
 static const char zBuildHelp[] =
     "Usage: genie build --type table [options] -o INDEX TABLE\n"
@@ -108,13 +109,13 @@ static int table_build_option(void *ctx, int c, const char *zArg)
     }
 }
 
-int table_cli_build(int argc, char **argv)
+static int table_cli_build(int argc, char **argv)
 {
     static const struct option aOpt[] = {{"bins", required_argument, 0, 'B'},
                                          {"columns", required_argument, 0, 'C'},
                                          {"no-records", no_argument, 0, 'N'},
                                          {0, 0, 0, 0}};
-    genie_table_options topt = {0, NULL, 0};
+    genie_table_options topt = {0};
     cli_build_args a;
     int st = cli_parse_build(argc, argv, NULL, aOpt, zBuildHelp, table_build_option, &topt, &a);
     if (st != CLI_GO_ON)
@@ -149,18 +150,17 @@ static int apply_setting(genie_table *t, const char *zArg, int isWeight)
     return rc == GENIE_OK ? CLI_EXIT_OK : cli_usage_error("search", "%s", genie_last_error());
 }
 
+/* The table search's own: --radius and --weight, in order (argc entries), and -q. */
 typedef struct table_search_args {
-    genie_search_options opt;
-    uint32_t minCount;
-    int show, json, quiet;
     struct {
         int isWeight;
         const char *zArg;
-    } *aSetting; /* --radius and --weight, in order; argc entries */
+    } *aSetting;
     size_t nSetting;
+    int quiet;
 } table_search_args;
 
-static int parse_search(int argc, char **argv, table_search_args *a)
+static int parse_search(int argc, char **argv, cli_search *s, table_search_args *a)
 {
     static const struct option aOpt[] = {
         {"k", required_argument, 0, 'k'},      {"min-count", required_argument, 0, 'm'},
@@ -170,36 +170,23 @@ static int parse_search(int argc, char **argv, table_search_args *a)
         {"help", no_argument, 0, 'h'},         CLI_ENGINE_LONG_OPTIONS,
         CLI_FILTER_LONG_OPTIONS,               {0, 0, 0, 0}};
     int c;
-    uint64_t v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:m:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         int st;
-        if (cli_engine_option("search", c, optarg, &a->opt, &st) || cli_filter_option("search", c, optarg, &st)) {
+        if (cli_engine_option("search", c, optarg, &s->eng, &st) || cli_search_option(s, c, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
         }
         switch (c) {
-        case 'k':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return cli_usage_error("search", "-k must be an integer 1..4294967295, not '%s'", optarg);
-            a->opt.k = (uint32_t)v;
-            break;
-        case 'm':
-            if (!cli_parse_u64(optarg, 0, UINT32_MAX, &v))
-                return cli_usage_error("search", "--min-count must be 0..4294967295, not '%s'", optarg);
-            a->minCount = (uint32_t)v;
-            break;
         case 'r':
         case 'w':
             a->aSetting[a->nSetting].isWeight = c == 'w';
             a->aSetting[a->nSetting].zArg = optarg;
             a->nSetting++;
             break;
-        case 's': a->show = 1; break;
-        case 'J': a->json = 1; break;
         case 'q': a->quiet = 1; break;
-        case 'h': fputs(zSearchHelp, stdout); exit(CLI_EXIT_OK);
+        case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
     }
@@ -208,99 +195,215 @@ static int parse_search(int argc, char **argv, table_search_args *a)
     return CLI_EXIT_OK;
 }
 
-static int run_queries(const genie_index *idx, genie_table *t, const char *zQueries, table_search_args *a)
+/* --show needs the rows; then the --radius and --weight settings, in order. */
+static int table_opened(cli_search *s, const char *zIndex, const char *zQueries)
 {
-    genie_queries *q = NULL;
-    genie_table_reader *r = NULL;
-    genie_status rc;
-    /* TSV or, with --json, one JSON object per query: genie search's printer (a table has no labels). */
-    search_output out = {{idx, NULL, NULL}, a->json, a->show, {NULL, 0, 0, 0}};
-    search_output_init(&out);
-    if ((rc = genie_queries_new(&q)) != GENIE_OK)
-        goto fail;
-    if ((rc = genie_table_reader_open(&r, t, zQueries)) != GENIE_OK)
-        goto fail;
-    uint64_t done = 0;
-    int noticed = a->quiet;
-    for (;;) {
-        size_t n;
-        genie_queries_clear(q);
-        if ((rc = genie_table_reader_read(r, q, TABLE_QUERIES_PER_CHUNK, a->minCount, &n)) != GENIE_OK)
-            goto fail;
-        if (n == 0)
-            break;
-        genie_results *res;
-        genie_search_stats stats;
-        if ((rc = genie_search_with_stats(idx, q, &a->opt, &res, &stats)) != GENIE_OK)
-            goto fail;
-        if (!noticed && a->opt.backend == GENIE_BACKEND_AUTO && genie_cuda_built() &&
-            stats.backend != GENIE_BACKEND_CUDA) {
-            fprintf(stderr, "genie: no usable GPU; using the cpu backend\n");
-            noticed = 1;
-        }
-        int printed = search_output_results(&out, res, done + 1);
-        genie_results_free(res);
-        if (printed != 0) {
-            rc = GENIE_ENOMEM;
-            goto fail;
-        }
-        done += n;
-    }
-    genie_table_reader_close(r);
-    genie_queries_free(q);
-    search_output_free(&out);
-    if (fflush(stdout) != 0) {
-        fprintf(stderr, "genie: cannot write the results\n");
-        return CLI_EXIT_FAIL;
-    }
-    return CLI_EXIT_OK;
-fail:
-    fflush(stdout);
-    genie_table_reader_close(r);
-    genie_queries_free(q);
-    search_output_free(&out);
-    return cli_fail(rc);
+    (void)zQueries;
+    const table_search_args *a = s->pCtx;
+    if (s->o.show && !s->ix.info.has_records)
+        return cli_usage_error("search", "--show: %s stores no rows (built with --no-records)", zIndex);
+    int st = CLI_EXIT_OK;
+    for (size_t i = 0; i < a->nSetting && st == CLI_EXIT_OK; i++)
+        st = apply_setting(s->ix.pState, a->aSetting[i].zArg, a->aSetting[i].isWeight);
+    return st;
 }
 
-int table_cli_search(int argc, char **argv, const char *zIndex)
+static int table_cli_search(int argc, char **argv, const char *zIndex)
 {
+    cli_search s;
+    cli_search_init(&s, &itype_table);
     table_search_args a;
     memset(&a, 0, sizeof a);
-    a.opt.k = 10;
     a.aSetting = calloc((size_t)argc, sizeof *a.aSetting);
     if (!a.aSetting)
         return cli_fail(GENIE_ENOMEM);
-    genie_index *idx = NULL;
-    genie_table *t = NULL;
-    genie_filter *filter = NULL;
-    int st = parse_search(argc, argv, &a);
-    if (st != CLI_EXIT_OK)
-        goto done;
-    const char *zQueries = optind + 1 < argc ? argv[optind + 1] : "-";
-    genie_status rc = genie_index_open(zIndex, &idx);
-    if (rc == GENIE_OK)
-        rc = genie_table_open(idx, &t);
-    if (rc != GENIE_OK) {
-        st = cli_fail(rc);
-        goto done;
-    }
-    genie_index_info info;
-    genie_index_get_info(idx, &info);
-    if (a.show && !info.has_records) {
-        st = cli_usage_error("search", "--show: %s stores no rows (built with --no-records)", zIndex);
-        goto done;
-    }
-    for (size_t i = 0; i < a.nSetting && st == CLI_EXIT_OK; i++)
-        st = apply_setting(t, a.aSetting[i].zArg, a.aSetting[i].isWeight);
+    int st = parse_search(argc, argv, &s, &a);
+    s.pCtx = &a;
+    s.xOpened = table_opened;
+    s.gpuNotice = !a.quiet;
     if (st == CLI_EXIT_OK)
-        st = cli_filter_make("search", idx, t, NULL, NULL, &filter);
-    a.opt.filter = filter;
-    if (st == CLI_EXIT_OK)
-        st = run_queries(idx, t, zQueries, &a);
-done:
-    genie_filter_free(filter);
-    genie_table_free(t);
-    genie_index_close(idx);
+        st = cli_search_main(&s, argc, argv, zIndex, "-");
     free(a.aSetting);
     return st;
 }
+
+/* ------------------------------------------------------------- entry */
+
+static genie_status table_open(itype_index *ix)
+{
+    genie_table *t = NULL;
+    genie_status rc = genie_table_open(ix->idx, &t);
+    ix->pState = t;
+    return rc;
+}
+
+static void table_close(itype_index *ix)
+{
+    genie_table_free(ix->pState);
+}
+
+static genie_status table_reader_open(const itype_index *ix, const char *zPath, const char *zDelim, void **pp)
+{
+    (void)zDelim;
+    return genie_table_reader_open((genie_table_reader **)pp, ix->pState, zPath);
+}
+
+static genie_status table_reader_read(void *p, genie_queries *q, size_t max, uint32_t minCount, size_t *pn)
+{
+    return genie_table_reader_read(p, q, max, minCount, pn);
+}
+
+static void table_reader_close(void *p)
+{
+    genie_table_reader_close(p);
+}
+
+/* Query files: rows of a CSV or ARFF file whose header names the columns. */
+static const itype_reader table_reader = {table_reader_open, table_reader_read, table_reader_close};
+
+/* A batch's settings: the defaults (radius 50, weight 1), then the request's, in order. */
+static genie_status table_prepare(const itype_index *ix, const itype_options *o)
+{
+    genie_table *t = ix->pState;
+    genie_status rc = genie_table_set_radius(t, NULL, 50);
+    if (rc == GENIE_OK)
+        rc = genie_table_set_weight(t, NULL, 1);
+    for (size_t i = 0; i < o->nSetting && rc == GENIE_OK; i++) {
+        const itype_setting *p = &o->aSetting[i];
+        rc = p->isWeight ? genie_table_set_weight(t, p->zColumn, p->value)
+                         : genie_table_set_radius(t, p->zColumn, p->value);
+    }
+    return rc;
+}
+
+static genie_status table_add_query(const itype_index *ix, genie_queries *q, const itype_query *one,
+                                    uint32_t minCount)
+{
+    return genie_table_add_query(ix->pState, q, one->azColumn, one->azValue, one->nCell, minCount);
+}
+
+/* genie serve: the columns and how each is matched. */
+static void table_info_json(const itype_index *ix, json_buf *b)
+{
+    genie_table *t = ix->pState;
+    json_buf_puts(b, ",\"columns\":[");
+    for (size_t c = 0; c < genie_table_columns(t); c++) {
+        genie_column_kind kind;
+        const char *z = genie_table_column(t, c, &kind);
+        json_buf_puts(b, c ? ",{\"name\":" : "{\"name\":");
+        json_buf_string(b, z, strlen(z));
+        json_buf_printf(b, ",\"kind\":\"%s\"}",
+                        kind == GENIE_COLUMN_NUMERIC ? "numeric"
+                        : kind == GENIE_COLUMN_CATEGORICAL ? "categorical"
+                                                           : "stored");
+    }
+    json_buf_puts(b, "]");
+}
+
+/* --where: the rows meeting a condition on their stored values. */
+static genie_status table_where(const itype_index *ix, const char *zCond, genie_filter *f)
+{
+    return genie_table_where(ix->pState, ix->idx, zCond, f);
+}
+
+/* Append @p z as a CSV field: quoted, quotes doubled, when it holds a comma, a quote or a line break. */
+static void put_csv_field(json_buf *b, const char *z)
+{
+    if (!strpbrk(z, ",\"\r\n")) {
+        json_buf_puts(b, z);
+        return;
+    }
+    json_buf_put(b, "\"", 1);
+    for (const char *p = z; *p; p++) {
+        if (*p == '"')
+            json_buf_put(b, "\"", 1);
+        json_buf_put(b, p, 1);
+    }
+    json_buf_put(b, "\"", 1);
+}
+
+/*
+ * genie serve's rows ({column: value} objects) as the CSV lines of the
+ * table's columns in their order that genie_writer_add_records takes: a
+ * column a row leaves out, or gives null, is missing (an empty field).
+ */
+static genie_status table_add(genie_writer *w, const itype_index *ix, const itype_objects *p, const uint64_t *aIn,
+                              uint64_t *aOut, char *zErr, size_t nErr)
+{
+    const genie_table *t = ix->pState;
+    size_t nCol = genie_table_columns(t);
+    genie_column_kind kind;
+    for (size_t i = 0; i < p->n; i++)
+        for (size_t j = p->aStart[i]; j < p->aStart[i + 1]; j++) {
+            size_t c = 0;
+            while (c < nCol && strcmp(p->azText[j], genie_table_column(t, c, &kind)) != 0)
+                c++;
+            if (c == nCol) {
+                snprintf(zErr, nErr, "objects[%zu]: the table has no column '%s'", i, p->azText[j]);
+                return GENIE_EINVAL;
+            }
+        }
+    json_buf b;
+    json_buf_init(&b);
+    size_t *aAt = calloc(p->n + 1, sizeof *aAt);
+    const char **azRow = malloc((p->n ? p->n : 1) * sizeof *azRow);
+    size_t *anRow = malloc((p->n ? p->n : 1) * sizeof *anRow);
+    genie_status rc = aAt && azRow && anRow ? GENIE_OK : GENIE_ENOMEM;
+    for (size_t i = 0; rc == GENIE_OK && i < p->n; i++) {
+        for (size_t c = 0; c < nCol; c++) {
+            const char *zCol = genie_table_column(t, c, &kind), *zValue = NULL;
+            for (size_t j = p->aStart[i]; j < p->aStart[i + 1]; j++)
+                if (strcmp(p->azText[j], zCol) == 0)
+                    zValue = p->azValue[j];
+            if (c)
+                json_buf_put(&b, ",", 1);
+            if (zValue)
+                put_csv_field(&b, zValue);
+        }
+        aAt[i + 1] = b.n;
+    }
+    if (rc == GENIE_OK && b.oom)
+        rc = GENIE_ENOMEM;
+    for (size_t i = 0; rc == GENIE_OK && i < p->n; i++) {
+        azRow[i] = b.z ? b.z + aAt[i] : "";
+        anRow[i] = aAt[i + 1] - aAt[i];
+    }
+    if (rc == GENIE_OK)
+        rc = itype_add_done(genie_writer_add_records(w, azRow, anRow, p->n, aIn, aOut), zErr, nErr);
+    else
+        snprintf(zErr, nErr, "out of memory for %zu rows", p->n);
+    json_buf_free(&b);
+    free(aAt);
+    free(azRow);
+    free(anRow);
+    return rc;
+}
+
+static const itype_writes table_writes = {0, table_add};
+
+static const itype_option aTableOption[] = {
+    COUNTS_OPTIONS,
+    {"radius", ITYPE_OPT_COLUMNS, 0, 0, 16777216, 0, 0},
+    {"weight", ITYPE_OPT_COLUMNS, 0, 1, 255, 0, 1},
+    {NULL, 0, 0, 0, 0, 0, 0}};
+
+const itype itype_table = {
+    .zName = "table",
+    .type = GENIE_TYPE_TABLE,
+    .maxK = GENIE_SEARCH_MAX_K,
+    .defaultK = 10,
+    .query = ITYPE_QUERY_ROW,
+    .zJsonQuery = "an object {column: value}",
+    .aOption = aTableOption,
+    .xCliBuild = table_cli_build,
+    .xCliSearch = table_cli_search,
+    .xOpen = table_open,
+    .xClose = table_close,
+    .pReader = &table_reader,
+    .xPrepare = table_prepare,
+    .xAddQuery = table_add_query,
+    COUNTS_MEMBERS,
+    .xInfoJson = table_info_json,
+    .xWhere = table_where,
+    .pWrites = &table_writes,
+};

@@ -15,7 +15,10 @@
 
 #include "genie/vectors.h"
 #include "cli.h"
+#include "cli_search.h"
 #include "json_out.h"
+
+extern const itype itype_vectors;
 
 static const char zBuildHelp[] =
     "Usage: genie build --type vectors [options] -o INDEX BASE\n"
@@ -125,7 +128,8 @@ static const char zParamsHelp[] =
     "The number of hash functions m by Eqn. 9 of Zhou et al. (GENIE) (IV-B1): the\n"
     "largest, over similarities s = 0.01 .. 0.99, of the smallest m with\n"
     "Pr[|c/m - s| <= epsilon] >= 1 - delta, c ~ Binomial(m, s).\n"
-    "Defaults epsilon = delta = 0.06 (the paper reports m = 237).\n";
+    "Defaults epsilon = delta = 0.06 (the paper reports m = 237). Settings that\n"
+    "need more than 100,000 functions are refused.\n";
 
 static int parse_backend(const char *z, genie_backend *b)
 {
@@ -185,7 +189,7 @@ static int vec_build_option(void *ctx, int c, const char *zArg)
     }
 }
 
-int vec_cli_build(int argc, char **argv)
+static int vec_cli_build(int argc, char **argv)
 {
     static const struct option aOpt[] = {
         {"metric", required_argument, 0, 1}, {"functions", required_argument, 0, 'm'},
@@ -220,12 +224,14 @@ int vec_cli_build(int argc, char **argv)
 
 /* Options shared by search and eval. */
 typedef struct vec_cli_opts {
-    genie_vsearch_options so;
+    itype_options o;
+    genie_search_options eng;
     const char *zIvecs, *zTruth, *zTruthOut;
     genie_backend truthBackend;
     uint64_t limit;
     uint32_t repeat; /* eval: runs of the search, the last one reported */
     int quiet, csv, json, verbose;
+    genie_search_stats st; /* search: what it did */
 } vec_cli_opts;
 
 /* Parse search/eval options; returns -1 to go on, else an exit code. */
@@ -243,11 +249,13 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         {"precision", required_argument, 0, 11},
         CLI_ENGINE_LONG_OPTIONS,                  CLI_FILTER_LONG_OPTIONS,
         {0, 0, 0, 0}};
+    static const itype_spelling spell = {"-k", "-K", "--certify", "-r"};
     memset(o, 0, sizeof *o);
-    o->so.k = 10;
+    itype_options_init(&o->o, &itype_vectors);
     o->repeat = 1;
     int isEval = strcmp(zCmd, "eval") == 0, c;
     uint64_t v;
+    genie_precision precision;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:K:r:qvh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
         if (!isEval && (c >= 3 && c <= 8))
@@ -255,31 +263,28 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
         if (isEval && (c == 2 || c == 9))
             return cli_usage_error(zCmd, "--ivecs and --json belong to genie search");
         int st;
-        if (cli_engine_option(zCmd, c, optarg, &o->so.search, &st) || cli_filter_option(zCmd, c, optarg, &st)) {
+        if (isEval && (c == CLI_OPT_FILTER_IDS || c == CLI_OPT_FILTER_LABELS || c == CLI_OPT_WHERE))
+            return cli_usage_error(zCmd, "the filter options belong to genie search");
+        if (cli_engine_option(zCmd, c, optarg, &o->eng, &st) ||
+            cli_k_option(zCmd, &itype_vectors, c, optarg, &o->o.k, &st) ||
+            cli_filter_option(zCmd, c, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
-            if (isEval && (c == CLI_OPT_FILTER_IDS || c == CLI_OPT_FILTER_LABELS || c == CLI_OPT_WHERE))
-                return cli_usage_error(zCmd, "the filter options belong to genie search");
             continue;
         }
         switch (c) {
-        case 'k':
-            if (!cli_parse_u64(optarg, 1, 65536, &v))
-                return cli_usage_error(zCmd, "-k '%s': 1..65536", optarg);
-            o->so.k = (uint32_t)v;
-            break;
         case 'K':
             if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
                 return cli_usage_error(zCmd, "-K '%s': a positive number", optarg);
-            o->so.candidates = (uint32_t)v;
+            o->o.candidates = (uint32_t)v;
             break;
         case 'r':
             if (!cli_parse_u64(optarg, 0, UINT32_MAX, &v))
                 return cli_usage_error(zCmd, "-r '%s': a whole number", optarg);
-            o->so.radius = (uint32_t)v;
+            o->o.radius = (uint32_t)v;
             break;
         case 1:
-            o->so.exact = 1;
+            o->o.exact = 1;
             break;
         case 2:
             o->zIvecs = optarg;
@@ -310,12 +315,13 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
             o->json = 1;
             break;
         case 10:
-            if ((st = cli_parse_recall(zCmd, optarg, &o->so.recall)) != CLI_EXIT_OK)
+            if ((st = cli_parse_recall(zCmd, optarg, &o->o.recall)) != CLI_EXIT_OK)
                 return st;
             break;
         case 11:
-            if (genie_precision_parse(optarg, &o->so.precision) != GENIE_OK)
+            if (genie_precision_parse(optarg, &precision) != GENIE_OK)
                 return cli_usage_error(zCmd, "--precision '%s': fp32, tf32 or fp16", optarg);
+            o->o.precision = (int)precision;
             break;
         case 'v':
             o->verbose = 1;
@@ -324,132 +330,94 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
             o->quiet = 1;
             break;
         case 'h':
-            fputs(zHelp, stdout);
+            cli_help(zHelp);
             return CLI_EXIT_OK;
         default:
             return CLI_EXIT_USAGE;
         }
     }
-    if (o->so.candidates && o->so.candidates < o->so.k)
-        return cli_usage_error(zCmd, "-K %u is below -k %u", o->so.candidates, o->so.k);
-    if (o->so.precision != GENIE_PRECISION_FP32 && !o->so.exact)
+    char zErr[128];
+    if (itype_vectors.xCheck(NULL, &o->o, &spell, zErr, sizeof zErr))
+        return cli_usage_error(zCmd, "%s", zErr);
+    if (o->o.precision != GENIE_PRECISION_FP32 && !o->o.exact)
         return cli_usage_error(zCmd, "--precision applies to --exact alone");
-    if (o->so.recall && o->so.radius)
+    if (o->o.recall && o->o.radius)
         return cli_usage_error(zCmd, "--recall chooses the radius itself: give --recall or -r, not both");
-    int stRecall = cli_check_recall(zCmd, o->so.recall, o->so.k, o->so.exact, o->so.candidates != 0);
+    int stRecall = cli_check_recall(zCmd, o->o.recall, o->o.k, o->o.exact, o->o.candidates != 0);
     if (stRecall != CLI_EXIT_OK)
         return stRecall;
     if (optind + 2 != argc)
         return cli_usage_error(zCmd, "INDEX and QUERIES expected");
+    if (o->zIvecs && cli_check_output(o->zIvecs, argc, argv) != CLI_EXIT_OK)
+        return CLI_EXIT_FAIL;
+    if (o->zTruthOut && cli_check_output(o->zTruthOut, argc, argv) != CLI_EXIT_OK)
+        return CLI_EXIT_FAIL;
     return -1;
 }
 
-/* Open the index and read the queries; on failure prints and returns non-zero. */
-static int open_inputs(const char *zIndex, const char *zQueries, uint64_t limit, genie_index **pIdx,
-                       genie_vectors *q)
+/* Search @p q with the entry into @p r (plain arrays: the neighbours, k per query). */
+static genie_status run_search(const itype_index *ix, const itype_options *o, const genie_search_options *eng,
+                               const genie_vectors *q, itype_results *r)
 {
-    genie_status rc = genie_index_open(zIndex, pIdx);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
-    genie_index_info info;
-    genie_index_get_info(*pIdx, &info);
-    if (info.type != GENIE_TYPE_VECTORS) {
-        fprintf(stderr, "genie: %s is a %s index, not a vectors index\n", zIndex, genie_index_type_name(info.type));
-        genie_index_close(*pIdx);
-        return CLI_EXIT_FAIL;
-    }
-    rc = genie_vectors_read(zQueries, q);
-    if (rc != GENIE_OK) {
-        genie_index_close(*pIdx);
-        return cli_fail(rc);
-    }
-    if (limit && limit < q->n)
-        q->n = limit;
-    return 0;
+    itype_batch b = {q->n, NULL, NULL, NULL, q->data, q->dim};
+    memset(r, 0, sizeof *r);
+    return itype_vectors.xSearch(ix, o, eng, &b, r);
 }
 
-/* Search into new result arrays; *pStats: what the search did, total_seconds timed here (the whole call). */
-static genie_status run_search(const genie_index *idx, const genie_vectors *q, const genie_vsearch_options *so,
-                               genie_neighbor **pOut, uint32_t **pN, genie_search_stats *pStats)
+/* After the search (one chunk: the whole file): -v's recall choice, --ivecs. */
+static genie_status vec_chunk_done(cli_search *s, const itype_results *r)
 {
-    *pOut = malloc((size_t)(q->n ? q->n : 1) * so->k * sizeof **pOut);
-    *pN = malloc((size_t)(q->n ? q->n : 1) * sizeof **pN);
-    if (!*pOut || !*pN) {
-        fputs("genie: out of memory for the results\n", stderr);
+    vec_cli_opts *o = s->pCtx;
+    o->st = r->st;
+    if (o->verbose)
+        cli_print_recall_choice("search", s->o.recall, s->o.k, &r->st, 1);
+    if (!o->zIvecs)
+        return GENIE_OK;
+    /* Rows of k ids; a query with fewer neighbours is padded with -1. */
+    uint32_t k = s->o.k;
+    const genie_neighbor *aOut = r->aHit;
+    uint32_t *aIds = malloc((r->nQuery ? r->nQuery : 1) * k * sizeof *aIds);
+    if (!aIds)
         return GENIE_ENOMEM;
-    }
-    double t0 = util_now();
-    genie_status rc = genie_vectors_search(idx, q, so, *pOut, *pN, pStats);
-    pStats->total_seconds = util_now() - t0;
+    for (size_t i = 0; i < r->nQuery; i++)
+        for (uint32_t j = 0; j < k; j++)
+            aIds[i * k + j] = j < r->aN[i] ? aOut[i * k + j].id : UINT32_MAX;
+    genie_status rc = genie_vectors_write_ivecs(aIds, r->nQuery, k, o->zIvecs);
+    free(aIds);
     return rc;
 }
 
-int vec_cli_search(int argc, char **argv, const char *zIndex)
+static void vec_summary(cli_search *s)
+{
+    const vec_cli_opts *o = s->pCtx;
+    int lowP = o->o.precision != GENIE_PRECISION_FP32;
+    if (!o->quiet)
+        fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s%s%s)\n", (unsigned long long)s->nQuery,
+                o->st.total_seconds, o->o.exact ? "exact, " : "",
+                lowP ? genie_precision_name((genie_precision)o->o.precision) : "", lowP ? ", " : "",
+                genie_backend_name(o->st.backend));
+}
+
+static int vec_cli_search(int argc, char **argv, const char *zIndex)
 {
     (void)zIndex;
     vec_cli_opts o;
     int ex = parse_vec_opts("search", zSearchHelp, argc, argv, &o);
     if (ex >= 0)
         return ex;
-    genie_index *idx;
-    genie_vectors q;
-    if ((ex = open_inputs(argv[optind], argv[optind + 1], 0, &idx, &q)) != 0)
-        return ex;
-    genie_filter *filter = NULL;
-    if ((ex = cli_filter_make("search", idx, NULL, NULL, NULL, &filter)) != CLI_EXIT_OK) {
-        genie_vectors_free(&q);
-        genie_index_close(idx);
-        return ex;
-    }
-    o.so.search.filter = filter;
-    genie_neighbor *aOut = NULL;
-    uint32_t *aN = NULL, *aIds = NULL;
-    genie_search_stats st;
-    genie_status rc = run_search(idx, &q, &o.so, &aOut, &aN, &st);
-    if (rc == GENIE_OK) {
-        json_buf b;
-        json_buf_init(&b);
-        for (uint64_t i = 0; i < q.n && o.json && rc == GENIE_OK; i++) {
-            json_out_vec_hits(&b, i + 1, aOut + i * o.so.k, aN[i]);
-            if (json_buf_print_line(&b) != 0)
-                rc = GENIE_ENOMEM;
-        }
-        json_buf_free(&b);
-        for (uint64_t i = 0; i < q.n && !o.json; i++)
-            for (uint32_t r = 0; r < aN[i]; r++)
-                printf("%llu\t%u\t%u\t%.6g\n", (unsigned long long)i + 1, r + 1, aOut[i * o.so.k + r].id,
-                       (double)aOut[i * o.so.k + r].distance);
-        if (o.verbose)
-            cli_print_recall_choice("search", o.so.recall, o.so.k, &st, 1);
-        if (!o.quiet) {
-            int lowP = o.so.precision != GENIE_PRECISION_FP32;
-            fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s%s%s)\n", (unsigned long long)q.n,
-                    st.total_seconds, o.so.exact ? "exact, " : "", lowP ? genie_precision_name(o.so.precision) : "",
-                    lowP ? ", " : "", genie_backend_name(st.backend));
-        }
-    }
-    if (rc == GENIE_OK && o.zIvecs) {
-        /* Rows of k ids; a query with fewer neighbours is padded with -1. */
-        aIds = malloc((size_t)(q.n ? q.n : 1) * o.so.k * sizeof *aIds);
-        if (!aIds)
-            rc = GENIE_ENOMEM;
-        for (uint64_t i = 0; aIds && i < q.n; i++)
-            for (uint32_t r = 0; r < o.so.k; r++)
-                aIds[i * o.so.k + r] = r < aN[i] ? aOut[i * o.so.k + r].id : UINT32_MAX;
-        if (aIds)
-            rc = genie_vectors_write_ivecs(aIds, q.n, o.so.k, o.zIvecs);
-    }
-    free(aOut);
-    free(aN);
-    free(aIds);
-    genie_filter_free(filter);
-    genie_vectors_free(&q);
-    genie_index_close(idx);
-    return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
+    cli_search s;
+    cli_search_init(&s, &itype_vectors);
+    s.o = o.o;
+    s.eng = o.eng;
+    s.json = o.json;
+    s.pCtx = &o;
+    s.xDone = vec_chunk_done;
+    s.xSummary = vec_summary;
+    return cli_search_main(&s, argc, argv, argv[optind], NULL);
 }
 
 /* The ground truth: ids, k per query, from --truth or an exact search. */
-static genie_status load_truth(const vec_cli_opts *o, const genie_index *idx, const genie_vectors *q, uint32_t k,
+static genie_status load_truth(const vec_cli_opts *o, const itype_index *ix, const genie_vectors *q, uint32_t k,
                                uint32_t **pTruth)
 {
     genie_status rc;
@@ -469,25 +437,25 @@ static genie_status load_truth(const vec_cli_opts *o, const genie_index *idx, co
         *pTruth = aRows;
         return GENIE_OK;
     }
-    genie_vsearch_options so;
-    memset(&so, 0, sizeof so);
+    itype_options so;
+    itype_options_init(&so, &itype_vectors);
     so.k = k;
     so.exact = 1;
-    so.search.backend = o->truthBackend;
-    so.search.threads = o->so.search.threads;
-    genie_neighbor *aOut;
-    uint32_t *aN;
-    genie_search_stats st;
-    rc = run_search(idx, q, &so, &aOut, &aN, &st);
+    genie_search_options eng;
+    memset(&eng, 0, sizeof eng);
+    eng.backend = o->truthBackend;
+    eng.threads = o->eng.threads;
+    itype_results r;
+    rc = run_search(ix, &so, &eng, q, &r);
     uint32_t *aTruth = rc == GENIE_OK ? malloc((size_t)(q->n ? q->n : 1) * k * sizeof *aTruth) : NULL;
     if (rc == GENIE_OK && !aTruth)
         rc = GENIE_ENOMEM;
+    const genie_neighbor *aOut = r.aHit;
     for (uint64_t i = 0; aTruth && i < q->n * k; i++)
         aTruth[i] = aOut[i].id;
     if (rc == GENIE_OK && o->zTruthOut)
         rc = genie_vectors_write_ivecs(aTruth, q->n, k, o->zTruthOut);
-    free(aOut);
-    free(aN);
+    itype_results_free(&itype_vectors, &r);
     if (rc != GENIE_OK) {
         free(aTruth);
         return rc;
@@ -496,38 +464,56 @@ static genie_status load_truth(const vec_cli_opts *o, const genie_index *idx, co
     return GENIE_OK;
 }
 
-int vec_cli_eval(int argc, char **argv)
+/* Open the index (a vectors index) and read the queries; on failure prints and returns non-zero. */
+static int open_inputs(cli_search *s, const char *zIndex, const char *zQueries, uint64_t limit, genie_vectors *q)
 {
+    int ex = cli_search_open(s, zIndex);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    genie_status rc = genie_vectors_read(zQueries, q);
+    if (rc != GENIE_OK) {
+        cli_search_close(s);
+        return cli_fail(rc);
+    }
+    if (limit && limit < q->n)
+        q->n = limit;
+    return CLI_EXIT_OK;
+}
+
+static int vec_cli_eval(int argc, char **argv, const char *zIndex)
+{
+    (void)zIndex;
     vec_cli_opts o;
     int ex = parse_vec_opts("eval", zEvalHelp, argc, argv, &o);
     if (ex >= 0)
         return ex;
-    genie_index *idx;
+    cli_search cs;
+    cli_search_init(&cs, &itype_vectors);
     genie_vectors q, base;
-    if ((ex = open_inputs(argv[optind], argv[optind + 1], o.limit, &idx, &q)) != 0)
+    if ((ex = open_inputs(&cs, argv[optind], argv[optind + 1], o.limit, &q)) != CLI_EXIT_OK)
         return ex;
+    const itype_index *ix = &cs.ix;
     genie_lsh_params p;
-    genie_neighbor *aOut = NULL;
-    uint32_t *aN = NULL, *aTruth = NULL, k = o.so.k;
-    genie_search_stats st;
-    memset(&st, 0, sizeof st);
-    genie_status rc = genie_vectors_index_params(idx, &p);
+    itype_results run;
+    memset(&run, 0, sizeof run);
+    uint32_t *aTruth = NULL, k = o.o.k;
+    genie_status rc = genie_vectors_index_params(ix->idx, &p);
     if (rc == GENIE_OK)
-        rc = genie_vectors_index_base(idx, &base);
+        rc = genie_vectors_index_base(ix->idx, &base);
     if (rc == GENIE_OK)
-        rc = load_truth(&o, idx, &q, k, &aTruth);
-    if (rc == GENIE_OK && o.so.recall) /* the estimate's first computation is not the search's time */
-        rc = genie_recall_prepare(idx, o.so.search.threads);
+        rc = load_truth(&o, ix, &q, k, &aTruth);
+    if (rc == GENIE_OK && o.o.recall) /* the estimate's first computation is not the search's time */
+        rc = genie_recall_prepare(ix->idx, o.eng.threads);
     for (uint32_t i = 0; rc == GENIE_OK && i < o.repeat; i++) {
-        free(aOut);
-        free(aN);
-        aOut = NULL;
-        aN = NULL;
-        rc = run_search(idx, &q, &o.so, &aOut, &aN, &st);
+        itype_results_free(&itype_vectors, &run);
+        rc = run_search(ix, &o.o, &o.eng, &q, &run);
     }
+    const genie_search_stats st = run.st;
     double secs = st.total_seconds;
     if (rc != GENIE_OK)
         goto done;
+    const genie_neighbor *aOut = run.aHit;
+    const uint32_t *aN = run.aN;
     double sumRecall = 0, sumRatio = 0;
     uint64_t nOne = 0, nRatio = 0;
     for (uint64_t i = 0; i < q.n; i++) {
@@ -535,8 +521,8 @@ int vec_cli_eval(int argc, char **argv)
         const genie_neighbor *g = aOut + i * k;
         uint32_t nHit = 0;
         for (uint32_t r = 0; r < aN[i]; r++)
-            for (uint32_t s = 0; s < k; s++)
-                nHit += g[r].id == t[s];
+            for (uint32_t j = 0; j < k; j++)
+                nHit += g[r].id == t[j];
         sumRecall += (double)nHit / k;
         for (uint32_t r = 0; r < aN[i]; r++)
             if (g[r].id == t[0]) {
@@ -570,7 +556,7 @@ int vec_cli_eval(int argc, char **argv)
     double ratio = nRatio ? sumRatio / (double)nRatio : NAN;
     if (o.csv) {
         printf("%s,%d,%s,%u,%u,%u,%u,%llu,%.4f,%.4f,%.4f,%.4f,%.1f,%.4f,%.4f,%.4f\n", genie_metric_name(p.metric),
-               o.so.exact || (o.so.recall && !st.candidates), genie_backend_name(st.backend), p.m, k,
+               o.o.exact || (o.o.recall && !st.candidates), genie_backend_name(st.backend), p.m, k,
                st.candidates, st.radius, (unsigned long long)q.n,
                sumRecall / n, (double)nOne / n, ratio, secs, secs > 0 ? (double)q.n / secs : 0.0,
                st.prepare_seconds, st.match_seconds, st.rerank_seconds);
@@ -580,8 +566,8 @@ int vec_cli_eval(int argc, char **argv)
                lsh ? "lsh" : "exact", genie_backend_name(st.backend), (unsigned long long)q.n, k);
         if (lsh)
             printf("m: %u\ncandidates: %u\nradius: %u\n", p.m, st.candidates, st.radius);
-        if (o.so.recall)
-            printf("recall_target: %g\nrecall_estimate: %.4f\n", o.so.recall, st.recall_estimate);
+        if (o.o.recall)
+            printf("recall_target: %g\nrecall_estimate: %.4f\n", o.o.recall, st.recall_estimate);
         printf("k_recall_at_k: %.4f\none_recall_at_k: %.4f\nratio: %.4f\nseconds: %.4f\nqps: %.1f\n",
                sumRecall / n, (double)nOne / n, ratio, secs, secs > 0 ? (double)q.n / secs : 0.0);
         if (lsh)
@@ -589,11 +575,10 @@ int vec_cli_eval(int argc, char **argv)
                    st.match_seconds, st.rerank_seconds);
     }
 done:
-    free(aOut);
-    free(aN);
+    itype_results_free(&itype_vectors, &run);
     free(aTruth);
     genie_vectors_free(&q);
-    genie_index_close(idx);
+    cli_search_close(&cs);
     return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
 }
 
@@ -618,7 +603,7 @@ int vec_cli_lsh_params(int argc, char **argv)
             break;
         }
         case 'h':
-            fputs(zParamsHelp, stdout);
+            cli_help(zParamsHelp);
             return CLI_EXIT_OK;
         default:
             return CLI_EXIT_USAGE;
@@ -634,3 +619,153 @@ int vec_cli_lsh_params(int argc, char **argv)
     printf("epsilon: %g\ndelta: %g\nm: %u\nworst_similarity: %.2f\n", eps, delta, m, s);
     return CLI_EXIT_OK;
 }
+
+/* ------------------------------------------------------------- entry */
+
+static genie_status vec_open(itype_index *ix)
+{
+    genie_vectors base;
+    genie_status rc = genie_vectors_index_base(ix->idx, &base);
+    ix->dim = base.dim;
+    return rc;
+}
+
+static genie_vsearch_options vsearch_options(const itype_options *o, const genie_search_options *eng)
+{
+    genie_vsearch_options vo;
+    memset(&vo, 0, sizeof vo);
+    vo.search = itype_engine(o, eng);
+    vo.search.k = o->k;
+    vo.k = o->k;
+    vo.candidates = o->candidates;
+    vo.radius = o->radius;
+    vo.exact = o->exact;
+    vo.recall = o->recall;
+    vo.precision = (genie_precision)o->precision;
+    return vo;
+}
+
+/* The neighbours into plain arrays; st.total_seconds is the whole call's. */
+static genie_status vec_search(const itype_index *ix, const itype_options *o, const genie_search_options *eng,
+                               const itype_batch *q, itype_results *out)
+{
+    genie_status rc = itype_results_alloc(&itype_vectors, out, q->nQuery, o->k);
+    if (rc != GENIE_OK)
+        return rc;
+    genie_vectors v = {q->nQuery, q->dim, (float *)(uintptr_t)q->aVec}; /* read only: the search takes it const */
+    genie_vsearch_options vo = vsearch_options(o, eng);
+    double t0 = util_now();
+    rc = genie_vectors_search(ix->idx, &v, &vo, out->aHit, out->aN, &out->st);
+    out->st.total_seconds = util_now() - t0;
+    return rc;
+}
+
+static void vec_tsv(const itype_printer *p, uint64_t queryNo, const itype_answer *a)
+{
+    (void)p;
+    const genie_neighbor *aHit = a->aHit;
+    for (size_t i = 0; i < a->n; i++)
+        printf("%llu\t%zu\t%u\t%.6g\n", (unsigned long long)queryNo, i + 1, aHit[i].id, (double)aHit[i].distance);
+}
+
+static void vec_json(json_buf *b, const itype_printer *p, uint64_t queryNo, const itype_answer *a)
+{
+    (void)p;
+    json_out_vec_hits(b, queryNo, a->aHit, a->n);
+}
+
+/* K, when given, is at least k. */
+static const char *vec_check(const itype_index *ix, const itype_options *o, const itype_spelling *sp, char *zErr,
+                             size_t nErr)
+{
+    (void)ix;
+    if (!o->candidates || o->candidates >= o->k)
+        return NULL;
+    snprintf(zErr, nErr, "%s %u is below %s %u", sp->zCandidates, o->candidates, sp->zK, o->k);
+    return zErr;
+}
+
+static int vec_info(const genie_index *idx, const char *zPath)
+{
+    cli_print_recall_estimate(idx, zPath, 10, 100, 0);
+    return CLI_EXIT_OK;
+}
+
+/* genie serve: the dimension queries must have. */
+static void vec_info_json(const itype_index *ix, json_buf *b)
+{
+    json_buf_printf(b, ",\"dimension\":%u", ix->dim);
+}
+
+static genie_status vec_search_parts(const itype_index *ix, uint32_t firstPart, uint32_t nParts, uint64_t base,
+                                     const itype_options *o, const genie_search_options *eng, const itype_batch *q,
+                                     itype_hits_fn xAdd, void *ctx)
+{
+    genie_vsearch_options vo = vsearch_options(o, eng);
+    genie_vectors v = {q->nQuery, q->dim, (float *)(uintptr_t)q->aVec}; /* read only: the search takes it const */
+    size_t nq = q->nQuery ? q->nQuery : 1, k = o->k ? o->k : 1;
+    genie_neighbor *aNb = malloc(nq * k * sizeof *aNb);
+    uint32_t *aN = malloc(nq * sizeof *aN);
+    itype_hit *aOut = malloc(k * sizeof *aOut);
+    genie_status rc = aNb && aN && aOut ? GENIE_OK : GENIE_ENOMEM;
+    if (rc == GENIE_OK)
+        rc = genie_vectors_search_parts(ix->idx, firstPart, nParts, &v, &vo, aNb, aN, NULL);
+    for (size_t i = 0; rc == GENIE_OK && i < q->nQuery; i++) {
+        const genie_neighbor *p = aNb + i * k;
+        for (uint32_t j = 0; j < aN[i]; j++) {
+            uint32_t bits;
+            memcpy(&bits, &p[j].distance, 4);
+            aOut[j] = (itype_hit){(uint32_t)(p[j].id + base), itype_float_key(p[j].distance), bits};
+        }
+        rc = xAdd(ctx, i, aOut, aN[i], 1, 0);
+    }
+    free(aNb);
+    free(aN);
+    free(aOut);
+    return rc;
+}
+
+static void vec_from_hits(const itype_hit *aHit, size_t n, void *aOut)
+{
+    genie_neighbor *a = aOut;
+    for (size_t i = 0; i < n; i++) {
+        a[i].id = aHit[i].object;
+        memcpy(&a[i].distance, &aHit[i].value, 4);
+    }
+}
+
+static const itype_option aVecOption[] = {
+    ITYPE_OPTION("k", ITYPE_OPT_UINT, k, 1, GENIE_VECTORS_MAX_K),
+    ITYPE_OPTION("candidates", ITYPE_OPT_UINT, candidates, 1, 65536),
+    ITYPE_OPTION("exact", ITYPE_OPT_BOOL, exact, 0, 1),
+    ITYPE_OPTION("radius", ITYPE_OPT_UINT, radius, 0, UINT32_MAX),
+    {"recall", ITYPE_OPT_REAL, offsetof(itype_options, recall), 0, 1, 1, 0},
+    ITYPE_OPTION("precision", ITYPE_OPT_PRECISION, precision, 0, 0),
+    {NULL, 0, 0, 0, 0, 0, 0}};
+
+/* Writes: vectors of the index's dimension. */
+static const itype_writes vec_writes = {0, itype_add_vectors};
+
+const itype itype_vectors = {
+    .zName = "vectors",
+    .type = GENIE_TYPE_VECTORS,
+    .maxK = GENIE_VECTORS_MAX_K,
+    .defaultK = 10,
+    .query = ITYPE_QUERY_VECTOR,
+    .zJsonQuery = "an array of numbers",
+    .aOption = aVecOption,
+    .szHit = sizeof(genie_neighbor),
+    .xCliBuild = vec_cli_build,
+    .xCliSearch = vec_cli_search,
+    .xCliEval = vec_cli_eval,
+    .xCliInfo = vec_info,
+    .xOpen = vec_open,
+    .xCheck = vec_check,
+    .xSearch = vec_search,
+    .xTsv = vec_tsv,
+    .xJson = vec_json,
+    .xInfoJson = vec_info_json,
+    .xSearchParts = vec_search_parts,
+    .xFromHits = vec_from_hits,
+    .pWrites = &vec_writes,
+};

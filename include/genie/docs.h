@@ -128,15 +128,21 @@ typedef enum genie_docs_mode {
 
 typedef struct genie_docs_plan genie_docs_plan;
 
+/** The largest k of genie_docs_search() (see genie_index_type_max_k()). */
+#define GENIE_DOCS_MAX_K 1000000u
+
 typedef struct genie_docs_options {
-    uint32_t k;           /* answers per query, 1..1000000 */
+    uint32_t size; /* sizeof, set by genie_docs_options_init() (0: this header's size) */
+    uint32_t k;           /* answers per query, 1..GENIE_DOCS_MAX_K */
     genie_docs_mode mode;
     int exhaustive;       /* non-zero: no early termination (the oracle) */
     unsigned threads;     /* CPU threads (search, or post-processing); 0 = all cores */
     /*
-     * GENIE_BACKEND_CUDA: AND queries on the GPU (Algorithm 1 of Wang et
-     * al.), k <= 1024; OR queries and larger k run on the CPU.  Any other
-     * value (AUTO included): the CPU.  The answers are the same.
+     * A backend with a docs search of its own (cuda; AUTO: cuda when a GPU
+     * is usable): AND queries on the GPU (Algorithm 1 of Wang et al.),
+     * k <= 1024; OR queries and larger k run on the CPU.  Any other backend
+     * (cpu, cpu-idx, cuda-spq, cuda-cpq-paper): the CPU.  The answers are
+     * the same.
      */
     genie_backend backend;
     /* CUDA: device memory M for the list cache and the batch buffer, bytes,
@@ -156,6 +162,9 @@ typedef struct genie_docs_options {
      * early termination stays exact (docs/DOCS.md). */
     const genie_filter *filter;
 } genie_docs_options;
+
+/** Set @p opt to the defaults (every field 0, k = 10) and its size (genie.h, "Options"). */
+GENIE_API void genie_docs_options_init(genie_docs_options *opt);
 
 typedef struct genie_docs_hit {
     uint32_t doc;     /* docID */

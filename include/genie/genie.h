@@ -22,6 +22,27 @@
  * handle may be used by one thread at a time; an opened genie_index is
  * read-only and may be searched from many threads at once.
  *
+ * Options.  Every genie_*_options struct begins with a size field and
+ * grows only at its end, so that a program built against an older header
+ * keeps working with a newer library: initialise one with its
+ * genie_*_options_init() (the defaults, and size = sizeof the struct as
+ * this header declares it), then set what differs.  The library reads the
+ * fields that size covers and takes the defaults for later ones; a zeroed
+ * struct (size 0) stands for this header's size, and a size smaller than
+ * the first version's is refused (GENIE_EINVAL).
+ *
+ * Results.  A search of a whole batch answers in a handle with one
+ * accessor family per type: genie_<type>_results_queries(), _get() (the hits of
+ * one query), _stats() and _free(), for keywords (genie_results),
+ * sets, sequences, metric (genie_lc_) and docs.  The families stay apart
+ * because their hits differ (a match count; a Jaccard similarity as a
+ * fraction; an edit distance with its certificate; a float distance; a
+ * BM25 + PageRank score with its record), so one family would hand back
+ * untyped hits.  Vectors answer into caller arrays instead (k neighbours
+ * per query, as Faiss's search does): their answers have a fixed shape.
+ * The public structs' layouts are exported for bindings
+ * (genie_struct_layouts()).
+ *
  * This header is the core: status, index, queries, search, the keyword
  * builders.  Each front-end has a header of its own that includes this
  * one: genie/text.h, genie/sets.h, genie/sequences.h, genie/table.h,
@@ -62,7 +83,8 @@ enum {
     GENIE_ENOTSUP = -30795,  /* feature not built in (e.g. CUDA) */
     GENIE_EGPU = -30794,     /* CUDA error or no usable GPU */
     GENIE_ERANGE = -30793,   /* value out of the supported range */
-    GENIE_EBUSY = -30792     /* another process writes this index (live indexes) */
+    GENIE_ECANCELED = -30792, /* the caller cancelled the search (genie_search_options.cancel) */
+    GENIE_EBUSY = -30791      /* another process writes this index (live indexes) */
 };
 
 /** @return a static, short description of @p status (never NULL). */
@@ -96,7 +118,25 @@ typedef enum genie_index_type {
 /** "keywords", "text", "sets", "sequences", "table", "vectors", "docs", "metric"; "?" else. */
 GENIE_API const char *genie_index_type_name(genie_index_type type);
 
+/*
+ * The largest k (answers per query) each type's search takes; k >= 1
+ * always.  genie_search() (keywords, text and table indexes) takes any
+ * 32-bit k (a k above the object count returns every match); the others
+ * are in their headers: GENIE_SETS_MAX_K (sets.h), GENIE_SEQ_MAX_K
+ * (sequences.h), GENIE_VECTORS_MAX_K (vectors.h), GENIE_DOCS_MAX_K
+ * (docs.h), GENIE_LC_MAX_K (metric.h).
+ */
+#define GENIE_SEARCH_MAX_K 4294967295u
+
+/**
+ * The largest k a search of an index of @p type takes (the GENIE_*_MAX_K
+ * of its header), for programs that see no macros (the Python package).
+ * @return the limit, or 0 for an unknown type.
+ */
+GENIE_API uint32_t genie_index_type_max_k(genie_index_type type);
+
 typedef struct genie_build_options {
+    uint32_t size; /* sizeof, set by genie_build_options_init() (0: this header's size) */
     /** Longest (sub)list after splitting (III-B1); 0 = 4096. */
     uint32_t sublist_length;
     /** Called now and then with objects added so far; may be NULL. */
@@ -124,6 +164,9 @@ typedef struct genie_build_options {
      */
     uint64_t part_gpu_memory;
 } genie_build_options;
+
+/** Set @p opt to the defaults (every field 0) and its size (genie.h, "Options"). */
+GENIE_API void genie_build_options_init(genie_build_options *opt);
 
 /** One object to add.  Keywords need not be sorted; duplicates count once. */
 typedef struct genie_object {
@@ -174,6 +217,7 @@ GENIE_API void genie_builder_free(genie_builder *b);
  *             equal to @c delimiter (the fortune format uses "%").
  */
 typedef struct genie_input_options {
+    uint32_t size; /* sizeof, set by genie_input_options_init() (0: this header's size) */
     genie_index_type type;
     const char *delimiter;          /* NULL: one record per line */
     int labels;                     /* keywords: first number is a 64-bit label */
@@ -182,12 +226,28 @@ typedef struct genie_input_options {
     size_t n_stop_words;
 } genie_input_options;
 
+/** Set @p opt to the defaults (every field 0) and its size (genie.h, "Options"). */
+GENIE_API void genie_input_options_init(genie_input_options *opt);
+
+/**
+ * Whether writing @p output would destroy something the user named
+ * (docs/SECURITY.md, "Output files"): every writer of this library refuses
+ * an output that exists and is not a regular file (a symbolic link, a
+ * device, a FIFO, a socket, a folder); this also refuses an output that is
+ * the same file (device and inode) as one of @p inputs[0..n_inputs) ("-"
+ * = standard input).  Call it before long work whose result goes to
+ * @p output; the writers check again when they write.
+ * @return GENIE_OK, or GENIE_EINVAL with a message naming the path and why.
+ */
+GENIE_API genie_status genie_output_check(const char *output, const char *const *inputs, size_t n_inputs);
+
 /**
  * Read @p n_inputs files ("-" = standard input) in order and write an
  * index to @p output (crash-safely; see genie_builder_write()).
  * @return GENIE_OK; GENIE_EINVAL for malformed input, the message naming
  *         file, line and token; GENIE_EIO; GENIE_ENOMEM.  An input with no
- *         objects at all is GENIE_EINVAL.  On failure @p output is untouched.
+ *         objects at all is GENIE_EINVAL, so is an @p output that
+ *         genie_output_check() refuses.  On failure @p output is untouched.
  */
 GENIE_API genie_status genie_build_files(const char *const *inputs, size_t n_inputs, const genie_input_options *in,
                                const genie_build_options *opt, const char *output);
@@ -220,6 +280,32 @@ typedef struct genie_index_info {
  *         genie index or unknown version), GENIE_ECORRUPT (names the section).
  */
 GENIE_API genie_status genie_index_open(const char *path, genie_index **out);
+/**
+ * Open an index file as genie_index_open() does, but read it whole into
+ * memory of the process's own instead of mapping it: once this returns,
+ * nothing done to the file (overwritten in place, truncated, removed)
+ * reaches the index, at the cost of the file's size in resident memory
+ * (genie serve opens its indexes so; a mapped file rewritten under a
+ * process may raise SIGBUS).
+ * @return as genie_index_open(); GENIE_ENOMEM when the file does not fit
+ *         in memory.
+ */
+GENIE_API genie_status genie_index_open_copy(const char *path, genie_index **out);
+/**
+ * A new snapshot of the index @p idx opened from a file (genie_index_open
+ * or _copy, or an earlier snapshot), with its write-ahead log as it is now
+ * (docs/LIVE.md): the writes acknowledged before this call, where @p idx
+ * holds those acknowledged before it was opened.  The file is not read
+ * again: the snapshot shares @p idx's memory of it and its device copies
+ * (a GPU holding the file's lists keeps them), and replays the log alone.
+ * Either may be closed first; the file's memory goes with the last.
+ * @param[out] out  close with genie_index_close().
+ * @return GENIE_OK; GENIE_EFORMAT when the file was replaced since @p idx
+ *         was opened (a compaction, a rebuild: open it again); the log's
+ *         errors of genie_index_open(); GENIE_EINVAL (@p idx is not a
+ *         file's: a live index's delta), GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_index_refresh(const genie_index *idx, genie_index **out);
 /**
  * The type of the index in file @p path, read from its header after the
  * header is validated as genie_index_open() validates it (magic, version,
@@ -273,6 +359,18 @@ GENIE_API genie_status genie_queries_get(const genie_queries *q, size_t query, c
                                size_t *n_items, uint32_t *min_count);
 /** Drop all queries, keeping the memory. */
 GENIE_API void genie_queries_clear(genie_queries *q);
+/**
+ * The work a search of queries [@p first, @p first + @p n) of @p q on
+ * @p idx reads, before it runs: for every item, the postings of the lists
+ * in its keyword range, added up over the items and the index's parts (an
+ * item given twice is read twice).  A server refuses a request whose
+ * queries would read too much with it; the count is exact for the CPU
+ * backend, and the GPU backends read the same lists.
+ * @param[out] out  the postings.
+ * @return GENIE_OK, GENIE_EINVAL when the range passes genie_queries_count().
+ */
+GENIE_API genie_status genie_queries_postings(const genie_index *idx, const genie_queries *q, size_t first, size_t n,
+                                              uint64_t *out);
 GENIE_API void genie_queries_free(genie_queries *q);
 
 /**
@@ -412,12 +510,16 @@ GENIE_API genie_status genie_writer_add_records(genie_writer *w, const char *con
                                                 size_t n, const uint64_t *in_labels, uint64_t *labels);
 /* Reading the objects to add from a file (genie_writer_add_file). */
 typedef struct genie_add_options {
+    uint32_t size;         /* sizeof, set by genie_add_options_init() (0: this header's size) */
     const char *delimiter; /* text: documents are blocks of lines between lines equal to it; NULL: one a line */
     int labels;            /* keywords: the first number of a line is the object's label */
     /* Called after each batch is durable with its objects' labels, in order; may be NULL. */
     void (*added)(void *ctx, const uint64_t *labels, size_t n);
     void *added_ctx;
 } genie_add_options;
+
+/** Set @p opt to the defaults (every field 0) and its size (genie.h, "Options"). */
+GENIE_API void genie_add_options_init(genie_add_options *opt);
 
 /**
  * Add the objects of file @p path ("-": standard input) in the input
@@ -490,6 +592,70 @@ typedef enum genie_backend {
 GENIE_API const char *genie_backend_name(genie_backend backend);
 /** Parse a backend name. @return GENIE_OK or GENIE_EINVAL. */
 GENIE_API genie_status genie_backend_parse(const char *name, genie_backend *out);
+/**
+ * The names of the backends, "auto" first, then by id, separated by ", ",
+ * into @p buf as snprintf writes (at most @p size bytes, NUL-terminated
+ * when @p size > 0): every backend this library knows (@p usable 0), or
+ * those that can run in this process now (@p usable non-zero; this loads
+ * the CUDA module where one is built and a GPU driver is present).
+ * @return the length of the whole list, as snprintf returns.
+ */
+GENIE_API size_t genie_backend_list(int usable, char *buf, size_t size);
+
+/* ------------------------------------------------------------- distances */
+
+/*
+ * The distances of dense vectors, shared by the vectors and metric index
+ * types (genie/vectors.h, genie/metric.h) and the backends that compute
+ * them.
+ */
+
+/**
+ * Distances, smaller is nearer: l2 = Euclidean distance, l1 = sum of
+ * absolute differences, cosine = 1 - cos(angle), ip = minus the inner
+ * product (so the largest inner product comes first).
+ */
+typedef enum genie_metric {
+    GENIE_METRIC_L2 = 0,
+    GENIE_METRIC_IP = 1,
+    GENIE_METRIC_COSINE = 2,
+    GENIE_METRIC_L1 = 3
+} genie_metric;
+
+/** "l2", "ip", "cosine", "l1"; NULL for an unknown value. */
+GENIE_API const char *genie_metric_name(genie_metric metric);
+/** @return GENIE_OK or GENIE_EINVAL. */
+GENIE_API genie_status genie_metric_parse(const char *name, genie_metric *out);
+
+typedef struct genie_neighbor {
+    uint32_t id;
+    float distance;
+} genie_neighbor;
+
+/**
+ * The arithmetic of an exact search's candidate step on the GPU: the
+ * distances of every base vector to the queries come from one GEMM in
+ * fp32, TF32 (tensor cores, 10-bit mantissas) or fp16 (tensor cores,
+ * vectors scaled by powers of two into fp16's range), all summing in
+ * fp32.  The answers do not depend on it: the GEMM only bounds each
+ * distance (a proven error bound per pair, engine/exact_bound.h), and the
+ * distances of the vectors that bound cannot rule out are computed as
+ * genie_vector_distance() does, so every precision returns the same ids
+ * and distances, bit for bit.  Lower precision is faster on tensor-core
+ * GPUs; where its bound leaves too many candidates for a query, that query
+ * is answered by the direct distances (slower, same answer).  The CPU
+ * ignores it (its GEMM is fp32); l1 has no GEMM form and accepts fp32 alone.
+ */
+typedef enum genie_precision {
+    GENIE_PRECISION_FP32 = 0,
+    GENIE_PRECISION_TF32 = 1,
+    GENIE_PRECISION_FP16 = 2
+} genie_precision;
+
+/** "fp32", "tf32", "fp16"; NULL for an unknown value. */
+GENIE_API const char *genie_precision_name(genie_precision precision);
+/** @return GENIE_OK or GENIE_EINVAL (message lists the names). */
+GENIE_API genie_status genie_precision_parse(const char *name, genie_precision *out);
 
 /* How a search over several GPUs shares the work (genie_search_options.gpus). */
 typedef enum genie_gpu_mode {
@@ -508,6 +674,7 @@ GENIE_API const char *genie_gpu_mode_name(genie_gpu_mode mode);
  * genie_search_stats.
  */
 typedef struct genie_search_options {
+    uint32_t size; /* sizeof, set by genie_search_options_init() (0: this header's size) */
     genie_backend backend;
     uint32_t k;           /* >= 1; larger than the object count is allowed */
     unsigned threads;     /* CPU threads; 0 = all cores */
@@ -537,12 +704,32 @@ typedef struct genie_search_options {
     unsigned n_gpus;
     genie_gpu_mode gpu_mode;
     /**
+     * The CUDA backends' match counting: non-zero records where each
+     * search's time goes, in genie_search_stats.phases (CUDA events on the
+     * search's stream: they cost a little, hence off by default).
+     */
+    int time_phases;
+    /**
+     * NULL, or a flag another thread may set (a server whose request timed
+     * out): the search reads *cancel atomically between steps of its work
+     * (the CPU backend's groups of queries, object blocks and query items,
+     * the CUDA backends' batches, the parts, the chunks) and once it is
+     * non-zero stops, frees what it made and returns GENIE_ECANCELED.  The
+     * search never writes it.  The front-ends' searches that call
+     * genie_search (sets, sequences, table, text, vectors by LSH) pass it
+     * on; their exact scans do not read it.
+     */
+    const int *cancel;
+    /**
      * The objects that may be returned (see genie_filter above); NULL =
      * all.  Its n_objects must be the index's.  The front-ends' searches
      * (sets, sequences, table, text, vectors) take it from here too.
      */
     const genie_filter *filter;
 } genie_search_options;
+
+/** Set @p opt to the defaults (every field 0, k = 10) and its size (genie.h, "Options"). */
+GENIE_API void genie_search_options_init(genie_search_options *opt);
 
 typedef struct genie_hit {
     uint32_t object;
@@ -656,6 +843,28 @@ GENIE_API genie_status genie_index_part_info(const genie_index *idx, uint32_t pa
  * waited for, the transfer that the overlap did not hide.  With several
  * GPUs as shards, each GPU's times are added up (they overlap in time).
  */
+
+/*
+ * Where the time of a CUDA search's match counting went, with
+ * genie_search_options.time_phases; zero otherwise and on the CPU.
+ * Milliseconds summed over its batches (and GPUs): GPU phases are CUDA
+ * event times on the search's stream, host phases wall times.  count_ms is
+ * the counting kernel (tiles: the tile kernel; the paper's layout and
+ * GEN-SPQ: their count kernels), select_ms what follows it on the GPU
+ * (tiles: the merge kernel; the others: their finish and select kernels).
+ */
+typedef struct genie_gpu_phases {
+    double plan_ms;     /* host: keyword lookups and work units, once per request */
+    double stage_ms;    /* host: a batch's units and descriptors into pinned staging */
+    double upload_ms;   /* GPU: units up, infos zeroed (scratch too where a method asks) */
+    double count_ms;    /* GPU: counting */
+    double select_ms;   /* GPU: per-tile or per-query selection after counting */
+    double download_ms; /* GPU: hits and infos down */
+    double collect_ms;  /* host: answers into the caller's buffers (and host sorts) */
+    double total_ms;    /* host: wall time inside the CUDA backend, all of the above and the waits */
+    uint64_t calls, batches;
+} genie_gpu_phases;
+
 typedef struct genie_search_stats {
     genie_backend backend; /* the backend that ran ("auto" resolved) */
     uint32_t n_gpus;       /* devices it ran on (1 for the CPU backends) */
@@ -680,7 +889,10 @@ typedef struct genie_search_stats {
     uint64_t verified;     /* true distances or similarities computed */
     uint32_t rounds;       /* genie_search calls */
     /* Sequences: queries answered by --certify's full-scan fallback, and
-     * the backend of full scans (fallback or exact mode; auto: none ran). */
+     * the backend of full scans (fallback or exact mode; auto: none ran).
+     * Exact vector search on a GPU (genie_exact_search): the queries its
+     * bound could not narrow, answered by direct distances to every base
+     * vector. */
     uint64_t fallback;
     genie_backend scan_backend;
     /* Front-ends: the candidate count K (of the last round) and, for l2
@@ -695,6 +907,7 @@ typedef struct genie_search_stats {
      * 0.1 to 0.4) of the modelled queries the choice assumed, estimated
      * from the batch (docs/RECALL.md); otherwise -1. */
     double recall_edit_rate;
+    genie_gpu_phases phases; /* with genie_search_options.time_phases */
 } genie_search_stats;
 
 /**
@@ -734,6 +947,15 @@ GENIE_API genie_status genie_search_with_stats(const genie_index *idx, const gen
  */
 GENIE_API genie_status genie_recall_prepare(const genie_index *idx, unsigned threads);
 /**
+ * genie_recall_prepare() for a build: the same estimate, but the side file
+ * must be written (or already hold it): a side file that cannot be written
+ * (a full disk, a read-only folder) is the call's failure, not a cache
+ * miss, and nothing is kept in memory.
+ * @return as genie_recall_prepare(), and GENIE_EIO when the side file
+ *         cannot be written (the message names it).
+ */
+GENIE_API genie_status genie_recall_write(const genie_index *idx, unsigned threads);
+/**
  * The recall@k (k = @p k) that the estimate of @p idx predicts for @p candidates
  * (K; raised to k) on curve @p curve: l2 vectors, the radius 0..2;
  * sequences, the edit level 0..4 (queries with 10%..50% edits); else 0.
@@ -765,6 +987,27 @@ GENIE_API genie_status genie_recall_predict(const genie_index *idx, uint32_t k, 
 GENIE_API genie_status genie_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
                                 const genie_queries *q, const genie_search_options *opt,
                                 genie_results **out, genie_search_stats *stats);
+
+/* ------------------------------------------------------------- layouts */
+
+/*
+ * A field of a public struct as this library's compiler laid it out, for
+ * bindings that mirror the structs (a ctypes copy): @c field NULL stands
+ * for the struct as a whole (offset 0, size = sizeof).
+ */
+typedef struct genie_field_layout {
+    const char *type;  /* "genie_search_options" */
+    const char *field; /* "k"; NULL: the struct itself */
+    uint32_t offset, size;
+} genie_field_layout;
+
+/**
+ * Every public struct and its fields, struct by struct, fields in
+ * declaration order.
+ * @param[out] n  the entries.
+ * @return the table (static, valid for the process).
+ */
+GENIE_API const genie_field_layout *genie_struct_layouts(size_t *n);
 
 /** @return non-zero when this library was built with the CUDA backend. */
 GENIE_API int genie_cuda_built(void);

@@ -111,7 +111,11 @@ typedef struct genie_lc_info {
 /** @return GENIE_OK, GENIE_EINVAL (not a metric index), GENIE_ECORRUPT. */
 GENIE_API genie_status genie_lc_index_info(const genie_index *idx, genie_lc_info *out);
 
+/** The largest k of the metric searches: any 32-bit k (see genie_index_type_max_k()). */
+#define GENIE_LC_MAX_K 4294967295u
+
 typedef struct genie_lc_options {
+    uint32_t size; /* sizeof, set by genie_lc_options_init() (0: this header's size) */
     uint32_t k;        /* >= 1: the k nearest; 0: range search */
     double radius;     /* range search: the radius (>= 0); k-NN: see bounded */
     int bounded;       /* k-NN: only objects within radius */
@@ -136,6 +140,9 @@ typedef struct genie_lc_options {
      */
     const genie_filter *filter;
 } genie_lc_options;
+
+/** Set @p opt to the defaults (every field 0) and its size (genie.h, "Options"). */
+GENIE_API void genie_lc_options_init(genie_lc_options *opt);
 
 typedef struct genie_lc_hit {
     uint32_t object;
@@ -212,6 +219,7 @@ typedef enum genie_lc_walk_part {
 } genie_lc_walk_part;
 
 typedef struct genie_lc_walk_options {
+    uint32_t size; /* sizeof, set by genie_lc_walk_options_init() (0: this header's size) */
     uint32_t k;        /* as genie_lc_options: >= 1 k-NN, 0 range */
     double radius;
     int bounded;
@@ -219,6 +227,9 @@ typedef struct genie_lc_walk_options {
     uint32_t share_stride; /* members: the objects o with o % stride == offset; 0 or 1: all */
     uint32_t share_offset;
 } genie_lc_walk_options;
+
+/** Set @p opt to the defaults (every field 0) and its size (genie.h, "Options"). */
+GENIE_API void genie_lc_walk_options_init(genie_lc_walk_options *opt);
 
 /* What a centers part leaves for the members parts. */
 typedef struct genie_lc_plan {

@@ -39,8 +39,12 @@ GENIE_API void genie_seq_builder_free(genie_seq_builder *sb);
 /** The n-gram length of a sequences index; GENIE_EINVAL for other types. */
 GENIE_API genie_status genie_seq_gram_length(const genie_index *idx, uint32_t *gram);
 
+/** The largest k of genie_seq_search() (see genie_index_type_max_k()). */
+#define GENIE_SEQ_MAX_K 65536u
+
 typedef struct genie_seq_options {
-    uint32_t k;              /* answers per query, 1..65536 */
+    uint32_t size; /* sizeof, set by genie_seq_options_init() (0: this header's size) */
+    uint32_t k;              /* answers per query, 1..GENIE_SEQ_MAX_K */
     uint32_t candidates;     /* K, candidates by match count; 0 = 32; raised to k */
     /** 0: one round (answers may be uncertified).  Else --certify: queries
      *  not certified are searched again with K doubled (8, 16, 32, ...)
@@ -67,6 +71,9 @@ typedef struct genie_seq_options {
      */
     double recall;
 } genie_seq_options;
+
+/** Set @p opt to the defaults (every field 0, k = 10) and its size (genie.h, "Options"). */
+GENIE_API void genie_seq_options_init(genie_seq_options *opt);
 
 typedef struct genie_seq_hit {
     uint32_t object;

@@ -38,8 +38,12 @@ GENIE_API genie_status genie_set_builder_write(genie_set_builder *sb, const char
 GENIE_API uint64_t genie_set_builder_count(const genie_set_builder *sb);
 GENIE_API void genie_set_builder_free(genie_set_builder *sb);
 
+/** The largest k of genie_set_search() (see genie_index_type_max_k()). */
+#define GENIE_SETS_MAX_K 65536u
+
 typedef struct genie_set_options {
-    uint32_t k;          /* answers per query, 1..65536 */
+    uint32_t size; /* sizeof, set by genie_set_options_init() (0: this header's size) */
+    uint32_t k;          /* answers per query, 1..GENIE_SETS_MAX_K */
     uint32_t candidates; /* K, candidates by match count; 0 = 100; raised to k */
     int exact;           /* non-zero: exact Jaccard against every set */
     /**
@@ -50,6 +54,9 @@ typedef struct genie_set_options {
      */
     double recall;
 } genie_set_options;
+
+/** Set @p opt to the defaults (every field 0, k = 10) and its size (genie.h, "Options"). */
+GENIE_API void genie_set_options_init(genie_set_options *opt);
 
 typedef struct genie_set_hit {
     uint32_t object;

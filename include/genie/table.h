@@ -25,6 +25,7 @@ extern "C" {
  * docs/TABLES.md has the details.
  */
 typedef struct genie_table_options {
+    uint32_t size; /* sizeof, set by genie_table_options_init() (0: this header's size) */
     uint32_t bins;        /* bins per numeric column, 1..16777216; 0 = 1024 */
     /**
      * Columns to index, NULL = all: "name[:num|:cat],...".  ":num" makes a
@@ -36,6 +37,9 @@ typedef struct genie_table_options {
     const char *columns;
     int no_records;       /* non-zero: do not store each row as its record */
 } genie_table_options;
+
+/** Set @p opt to the defaults (every field 0) and its size (genie.h, "Options"). */
+GENIE_API void genie_table_options_init(genie_table_options *opt);
 
 /**
  * Build a table index from @p input (".arff" = ARFF, else CSV; "-" = CSV

@@ -46,52 +46,7 @@ GENIE_API genie_status genie_vectors_write_ivecs(const uint32_t *rows, uint64_t 
 /** Release @p v's data and zero it; NULL is a no-op. */
 GENIE_API void genie_vectors_free(genie_vectors *v);
 
-/**
- * Distances, smaller is nearer: l2 = Euclidean distance, l1 = sum of
- * absolute differences, cosine = 1 - cos(angle), ip = minus the inner
- * product (so the largest inner product comes first).
- */
-typedef enum genie_metric {
-    GENIE_METRIC_L2 = 0,
-    GENIE_METRIC_IP = 1,
-    GENIE_METRIC_COSINE = 2,
-    GENIE_METRIC_L1 = 3
-} genie_metric;
-
-/** "l2", "ip", "cosine", "l1"; NULL for an unknown value. */
-GENIE_API const char *genie_metric_name(genie_metric metric);
-/** @return GENIE_OK or GENIE_EINVAL. */
-GENIE_API genie_status genie_metric_parse(const char *name, genie_metric *out);
-
-typedef struct genie_neighbor {
-    uint32_t id;
-    float distance;
-} genie_neighbor;
-
-/**
- * The arithmetic of an exact search's candidate step on the GPU: the
- * distances of every base vector to the queries come from one GEMM in
- * fp32, TF32 (tensor cores, 10-bit mantissas) or fp16 (tensor cores,
- * vectors scaled by powers of two into fp16's range), all summing in
- * fp32.  The answers do not depend on it: the GEMM only bounds each
- * distance (a proven error bound per pair, engine/exact_bound.h), and the
- * distances of the vectors that bound cannot rule out are computed as
- * genie_vector_distance() does, so every precision returns the same ids
- * and distances, bit for bit.  Lower precision is faster on tensor-core
- * GPUs; where its bound leaves too many candidates for a query, that query
- * is answered by the direct distances (slower, same answer).  The CPU
- * ignores it (its GEMM is fp32); l1 has no GEMM form and accepts fp32 alone.
- */
-typedef enum genie_precision {
-    GENIE_PRECISION_FP32 = 0,
-    GENIE_PRECISION_TF32 = 1,
-    GENIE_PRECISION_FP16 = 2
-} genie_precision;
-
-/** "fp32", "tf32", "fp16"; NULL for an unknown value. */
-GENIE_API const char *genie_precision_name(genie_precision precision);
-/** @return GENIE_OK or GENIE_EINVAL (message lists the names). */
-GENIE_API genie_status genie_precision_parse(const char *name, genie_precision *out);
+/* genie_metric, genie_neighbor and genie_precision are in genie/genie.h. */
 
 /**
  * Exact k nearest neighbours of every query in @p base, nearest first,
@@ -100,8 +55,8 @@ GENIE_API genie_status genie_precision_parse(const char *name, genie_precision *
  * GEMM for l2, ip, cosine, a direct kernel for l1, then a k-selection
  * kernel, the candidates it cannot rule out re-ranked by the direct
  * distance, so the GPU's answers are the direct loop's, bit for bit);
- * auto picks the GPU when usable.  k is 1..65536 on the CPU and
- * 1..2048 on the GPU; with fewer than k base vectors all are returned.
+ * auto picks the GPU when usable.  k is 1..GENIE_VECTORS_MAX_K on the CPU
+ * and 1..2048 on the GPU; with fewer than k base vectors all are returned.
  * @param[out] out  nQueries * k neighbours (caller-allocated): query i's at
  *                  out[i * k ...], min(k, base->n) of them.
  * @param[out] stats  the backend that ran and the time (may be NULL).
@@ -164,9 +119,16 @@ GENIE_API genie_status genie_vectors_index_params(const genie_index *idx, genie_
  */
 GENIE_API genie_status genie_vectors_index_base(const genie_index *idx, genie_vectors *out);
 
+/**
+ * The largest k of a vectors search (the CPU's exact search; the GPU's
+ * takes k <= 2048), and of genie_exact_search() (see genie_index_type_max_k()).
+ */
+#define GENIE_VECTORS_MAX_K 65536u
+
 typedef struct genie_vsearch_options {
+    uint32_t size; /* sizeof, set by genie_vsearch_options_init() (0: this header's size) */
     genie_search_options search; /* backend, threads, ... for match counts */
-    uint32_t k;          /* neighbours returned */
+    uint32_t k;          /* neighbours returned, 1..GENIE_VECTORS_MAX_K */
     uint32_t candidates; /* K >= k: top-K by match count re-ranked; 0 = 10 k */
     uint32_t radius;     /* l2: also match r buckets either side; else 0 */
     int exact;           /* non-zero: exact search instead of LSH */
@@ -183,6 +145,9 @@ typedef struct genie_vsearch_options {
     /** Exact search on a GPU: the candidate step's arithmetic (genie_precision; answers unchanged). */
     genie_precision precision;
 } genie_vsearch_options;
+
+/** Set @p opt to the defaults (every field 0, k = 10 (search.k too)) and its size (genie.h, "Options"). */
+GENIE_API void genie_vsearch_options_init(genie_vsearch_options *opt);
 
 /**
  * Approximate k nearest neighbours: the queries' LSH items, top-K by match
@@ -233,7 +198,8 @@ GENIE_API genie_status genie_writer_add_vectors(genie_writer *w, const genie_vec
  * The number of hash functions by Eqn. 9 (Zhou et al. (GENIE) IV-B1): the largest,
  * over similarities s in {0.01, ..., 0.99}, of the smallest m with
  * Pr[|c/m - s| <= epsilon] >= 1 - delta, c ~ Binomial(m, s).
- * @return GENIE_OK or GENIE_EINVAL (epsilon, delta outside (0, 1)).
+ * @return GENIE_OK, GENIE_EINVAL (epsilon, delta outside (0, 1)) or
+ *         GENIE_ERANGE (more than 100,000 functions would be needed).
  */
 GENIE_API genie_status genie_lsh_hash_count(double epsilon, double delta, uint32_t *m, double *worst_s);
 

@@ -16,8 +16,8 @@ whole API.
 """
 from . import _lib
 from .docs import DocsIndex
-from .errors import (CorruptIndexError, Error, FileIOError, FormatError, GPUError, InvalidArgumentError,
-                     NotSupportedError, OutOfMemoryError, RangeError)
+from .errors import (CancelledError, CorruptIndexError, Error, FileIOError, FormatError, GPUError,
+                     InvalidArgumentError, NotSupportedError, OutOfMemoryError, RangeError)
 from .index import Index, build_keywords
 from .sequences import SequenceHit, SequenceIndex, SequenceResult
 from .sets import SetIndex
@@ -40,6 +40,13 @@ def open(path):  # noqa: A001 - genie.open mirrors Index.open
     return _BY_TYPE.get(kind, Index).open(path)
 
 
+def backends(usable=False):
+    """The names a search's backend argument takes, "auto" first: every
+    backend the library knows, or (usable=True) those that can run in this
+    process (this loads the CUDA module where one is built)."""
+    return _lib.backend_names(usable)
+
+
 def cuda_available():
     """True when libgenie was built with CUDA and a GPU is usable."""
     return bool(_lib.lib.genie_cuda_available())
@@ -51,6 +58,7 @@ def library_path():
 
 
 __all__ = ["Error", "InvalidArgumentError", "OutOfMemoryError", "FileIOError", "CorruptIndexError", "FormatError",
-           "NotSupportedError", "GPUError", "RangeError", "Index", "build_keywords", "TextIndex", "SetIndex",
+           "NotSupportedError", "GPUError", "RangeError", "CancelledError", "Index", "build_keywords", "TextIndex",
+           "SetIndex",
            "SequenceIndex", "SequenceHit", "SequenceResult", "TableIndex", "VectorIndex", "DocsIndex", "eval_recall",
-           "read_vectors", "open", "cuda_available", "library_path", "ITEM_DTYPE", "__version__"]
+           "read_vectors", "open", "backends", "cuda_available", "library_path", "ITEM_DTYPE", "__version__"]

@@ -49,15 +49,17 @@ lib, path = _load()
 GENIE_OK = 0
 GENIE_EINVAL = -30800
 
-INDEX_TYPES = ("keywords", "text", "sets", "sequences", "table", "vectors", "docs", "metric")
-TYPE_KEYWORDS, TYPE_TEXT, TYPE_SETS, TYPE_SEQUENCES, TYPE_TABLE, TYPE_VECTORS, TYPE_DOCS, TYPE_METRIC = range(8)
-
 BUILD_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, c_uint64)
 SEARCH_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, c_uint64, c_uint64)
 
 
+class genie_field_layout(Structure):
+    _fields_ = [("type", c_char_p), ("field", c_char_p), ("offset", c_uint32), ("size", c_uint32)]
+
+
 class genie_build_options(Structure):
-    _fields_ = [("sublist_length", c_uint32), ("progress", BUILD_PROGRESS), ("progress_ctx", c_void_p),
+    _fields_ = [("size", c_uint32),
+                ("sublist_length", c_uint32), ("progress", BUILD_PROGRESS), ("progress_ctx", c_void_p),
                 ("part_objects", c_uint64), ("part_bytes", c_uint64), ("part_gpu_memory", c_uint64)]
 
 
@@ -79,10 +81,17 @@ class genie_item(Structure):
 
 
 class genie_search_options(Structure):
-    _fields_ = [("backend", c_int), ("k", c_uint32), ("threads", c_uint), ("gpu_memory", c_uint64),
+    _fields_ = [("size", c_uint32), ("backend", c_int), ("k", c_uint32), ("threads", c_uint), ("gpu_memory", c_uint64),
                 ("load_balance", c_int), ("serial_upload", c_int), ("progress", SEARCH_PROGRESS),
                 ("progress_ctx", c_void_p), ("gpus", POINTER(c_int)), ("n_gpus", c_uint), ("gpu_mode", c_int),
-                ("filter", c_void_p)]
+                ("time_phases", c_int),
+                ("cancel", c_void_p), ("filter", c_void_p)]
+
+
+class genie_gpu_phases(Structure):
+    _fields_ = [("plan_ms", c_double), ("stage_ms", c_double), ("upload_ms", c_double), ("count_ms", c_double),
+                ("select_ms", c_double), ("download_ms", c_double), ("collect_ms", c_double), ("total_ms", c_double),
+                ("calls", c_uint64), ("batches", c_uint64)]
 
 
 class genie_search_stats(Structure):
@@ -93,11 +102,12 @@ class genie_search_stats(Structure):
                 ("prepare_seconds", c_double), ("match_seconds", c_double), ("rerank_seconds", c_double),
                 ("verified", c_uint64), ("rounds", c_uint32), ("fallback", c_uint64), ("scan_backend", c_int),
                 ("candidates", c_uint32), ("radius", c_uint32), ("recall_estimate", c_double),
-                ("recall_edit_rate", c_double)]
+                ("recall_edit_rate", c_double), ("phases", genie_gpu_phases)]
 
 
 class genie_seq_options(Structure):
-    _fields_ = [("k", c_uint32), ("candidates", c_uint32), ("max_candidates", c_uint32), ("exact", c_int),
+    _fields_ = [("size", c_uint32),
+                ("k", c_uint32), ("candidates", c_uint32), ("max_candidates", c_uint32), ("exact", c_int),
                 ("certify_only", c_int), ("recall", c_double)]
 
 
@@ -110,7 +120,7 @@ class genie_set_params(Structure):
 
 
 class genie_set_options(Structure):
-    _fields_ = [("k", c_uint32), ("candidates", c_uint32), ("exact", c_int), ("recall", c_double)]
+    _fields_ = [("size", c_uint32), ("k", c_uint32), ("candidates", c_uint32), ("exact", c_int), ("recall", c_double)]
 
 
 class genie_set_hit(Structure):
@@ -118,7 +128,7 @@ class genie_set_hit(Structure):
 
 
 class genie_table_options(Structure):
-    _fields_ = [("bins", c_uint32), ("columns", c_char_p), ("no_records", c_int)]
+    _fields_ = [("size", c_uint32), ("bins", c_uint32), ("columns", c_char_p), ("no_records", c_int)]
 
 
 class genie_vectors(Structure):
@@ -131,7 +141,8 @@ class genie_lsh_params(Structure):
 
 
 class genie_vsearch_options(Structure):
-    _fields_ = [("search", genie_search_options), ("k", c_uint32), ("candidates", c_uint32), ("radius", c_uint32),
+    _fields_ = [("size", c_uint32),
+                ("search", genie_search_options), ("k", c_uint32), ("candidates", c_uint32), ("radius", c_uint32),
                 ("exact", c_int), ("recall", c_double), ("precision", c_int)]
 
 
@@ -147,7 +158,8 @@ class genie_docs_info(Structure):
 
 
 class genie_docs_options(Structure):
-    _fields_ = [("k", c_uint32), ("mode", c_int), ("exhaustive", c_int), ("threads", c_uint), ("backend", c_int),
+    _fields_ = [("size", c_uint32),
+                ("k", c_uint32), ("mode", c_int), ("exhaustive", c_int), ("threads", c_uint), ("backend", c_int),
                 ("gpu_memory", c_uint64), ("cache_fraction", c_double), ("plan", c_void_p), ("filter", c_void_p)]
 
 
@@ -209,8 +221,11 @@ _PROTOTYPES = {
     "genie_last_error": (c_char_p, []),
     "genie_version": (c_char_p, []),
     "genie_index_type_name": (c_char_p, [c_int]),
+    "genie_index_type_max_k": (c_uint32, [c_int]),
     "genie_backend_name": (c_char_p, [c_int]),
     "genie_backend_parse": (_STATUS, [c_char_p, P(c_int)]),
+    "genie_backend_list": (c_size_t, [c_int, c_char_p, c_size_t]),
+    "genie_struct_layouts": (P(genie_field_layout), [P(c_size_t)]),
     "genie_gpu_mode_name": (c_char_p, [c_int]),
     "genie_metric_name": (c_char_p, [c_int]),
     "genie_metric_parse": (_STATUS, [c_char_p, P(c_int)]),
@@ -329,6 +344,29 @@ for _name, (_res, _args) in _PROTOTYPES.items():
 BUILD_OPTION_NAMES = ("sublist_length", "part_objects", "part_bytes", "gpu_memory")
 
 
+# ------------------------------------------------------------ index types
+
+
+def _index_types():
+    """The index types' names in genie_index_type order, as the library names them."""
+    names = []
+    while True:
+        name = lib.genie_index_type_name(len(names)).decode()
+        if name == "?":
+            return tuple(names)
+        names.append(name)
+
+
+INDEX_TYPES = _index_types()
+TYPE_KEYWORDS, TYPE_TEXT, TYPE_SETS, TYPE_SEQUENCES, TYPE_TABLE, TYPE_VECTORS, TYPE_DOCS, TYPE_METRIC = (
+    INDEX_TYPES.index(name) for name in ("keywords", "text", "sets", "sequences", "table", "vectors", "docs", "metric"))
+
+
+def max_k(index_type):
+    """The largest k a search of an index of this type (an L.TYPE_* value) takes: GENIE_*_MAX_K."""
+    return lib.genie_index_type_max_k(index_type)
+
+
 def build_options(sublist_length=0, part_objects=0, part_bytes=0, gpu_memory=0):
     """genie_build_options; gpu_memory (part_gpu_memory in C, --gpu-memory of
     genie build) is the GPU budget the parts are cut for."""
@@ -349,6 +387,14 @@ def _parse_name(parse, name, expected):
     return v.value
 
 
+def backend_names(usable=False):
+    """The backend names the library knows (or, usable, those that can run here), "auto" first."""
+    n = lib.genie_backend_list(1 if usable else 0, None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    lib.genie_backend_list(1 if usable else 0, buf, n + 1)
+    return buf.value.decode().split(", ")
+
+
 def backend_code(name):
     return _parse_name(lib.genie_backend_parse, name, "backend must be a name such as 'cpu' or 'cuda'")
 
@@ -366,6 +412,7 @@ def search_options(k, backend="auto", threads=0, gpu_memory=0):
 def stats_dict(st):
     """A filled genie_search_stats as a dict, the backend as its name."""
     d = struct_dict(st)
+    d["phases"] = struct_dict(st.phases)
     d["backend"] = lib.genie_backend_name(st.backend).decode()
     d["gpu_mode"] = (lib.genie_gpu_mode_name(st.gpu_mode) or b"?").decode()
     d["scan_backend"] = lib.genie_backend_name(st.scan_backend).decode()

@@ -19,7 +19,6 @@ lib = L.lib
 HIT_DTYPE = L.DOCS_HIT_DTYPE
 _POLICIES = {"vfb": 0, "qtf": 1, "qtfdf": 2}
 _MODES = {"and": 0, "or": 1}
-_MAX_K = 1000000
 
 
 def _params(alpha, k1, b, damping):
@@ -139,7 +138,7 @@ class DocsIndex(Index):
         arr, lens = _convert.c_strings(qs)
         plan = ctypes.c_void_p()
         with self._use():
-            lib.genie_docs_plan_build(self._d, arr, lens, len(qs), _convert.count(k, "k", 1, _MAX_K),
+            lib.genie_docs_plan_build(self._d, arr, lens, len(qs), _convert.count(k, "k", 1, L.max_k(L.TYPE_DOCS)),
                                       _POLICIES[policy], float(lam), ctypes.byref(plan))
             try:
                 lib.genie_docs_plan_write(plan, os.fsencode(path))
@@ -155,7 +154,7 @@ class DocsIndex(Index):
             raise InvalidArgumentError(f"mode must be 'and' or 'or', not {mode!r}")
         qs = _convert.strings(queries, "queries")
         o = L.genie_docs_options()
-        o.k = _convert.count(k, "k", 1, _MAX_K)
+        o.k = _convert.count(k, "k", 1, L.max_k(L.TYPE_DOCS))
         o.mode = _MODES[mode]
         o.exhaustive = 1 if exhaustive else 0
         o.threads = _convert.count(threads, "threads")
@@ -194,7 +193,7 @@ class DocsIndex(Index):
         buf = (ctypes.c_char * (n.value * HIT_DTYPE.itemsize)).from_address(p)
         return np.frombuffer(bytes(buf), HIT_DTYPE)
 
-    def search(self, queries, k=10, mode="and", exhaustive=False, backend="cpu", threads=0, gpu_memory=0,
+    def search(self, queries, k=10, mode="and", exhaustive=False, backend="auto", threads=0, gpu_memory=0,
                cache_fraction=0.0, cache_plan=None, stats=None):
         """The top-k documents of each query (a string of words): mode
         'and' (documents holding every word; a word no document holds gives
@@ -202,14 +201,15 @@ class DocsIndex(Index):
         int64) of shape (nq, k), best first, ties by smaller record number;
         where fewer than k documents match, records are -1 and scores 0.
         exhaustive: no early termination (the oracle; same answers).
-        backend 'cuda': AND queries with k <= 1024 on the GPU, with
+        backend 'cuda' (and 'auto' when a GPU is usable): AND queries with
+        k <= 1024 on the GPU, with
         gpu_memory (bytes, 0 = 1 GiB) split by cache_fraction (0 = 0.5) into
         the list cache and the batch buffer, and the cache plan file
         cache_plan (make_cache_plan); the answers are the same.  threads:
         CPU threads (0 = all cores).  stats: a dict to fill with the
         postings read and the GPU's counts (genie_docs_stats)."""
 
-        kk = _convert.count(k, "k", 1, _MAX_K)
+        kk = _convert.count(k, "k", 1, L.max_k(L.TYPE_DOCS))
 
         def take(r, nq):
             scores = np.zeros((nq, kk), np.float64)
@@ -223,7 +223,7 @@ class DocsIndex(Index):
         return self._run(queries, k, mode, exhaustive, backend, threads, gpu_memory, cache_fraction, cache_plan,
                          stats, take)
 
-    def search_hits(self, queries, k=10, mode="and", exhaustive=False, backend="cpu", threads=0, gpu_memory=0,
+    def search_hits(self, queries, k=10, mode="and", exhaustive=False, backend="auto", threads=0, gpu_memory=0,
                     cache_fraction=0.0, cache_plan=None, stats=None):
         """As search(), but per query a structured array of its hits (best
         first), dtype genie.DocsIndex.HIT_DTYPE: doc (docID), record, score,

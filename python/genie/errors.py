@@ -62,8 +62,13 @@ class RangeError(Error, ValueError):
     status, reason = -30793, "value out of range"
 
 
+class CancelledError(Error):
+    """GENIE_ECANCELED: the caller cancelled the search."""
+    status, reason = -30792, "cancelled"
+
+
 _BY_STATUS = {c.status: c for c in (InvalidArgumentError, OutOfMemoryError, FileIOError, CorruptIndexError,
-                                    FormatError, NotSupportedError, GPUError, RangeError)}
+                                    FormatError, NotSupportedError, GPUError, RangeError, CancelledError)}
 
 
 def from_status(status, message, reason):

@@ -191,8 +191,8 @@ class Index:
         ranges, a 2-D keyword array, a CSR pair, structured arrays).
         Returns (counts, ids): int32 and int64 arrays of shape (nq, k), best
         first (count descending, ties by smaller id), -1 where fewer than k
-        objects matched.  backend: auto, cpu, cpu-idx, cuda, cuda-spq,
-        cuda-cpq-paper; threads: CPU threads (0 = all cores); gpu_memory: the
+        objects matched.  backend: a name of genie.backends() ("auto":
+        cuda when a GPU is usable, else cpu); threads: CPU threads (0 = all cores); gpu_memory: the
         GPU memory the search may use (bytes, 0 = most of the free).  stats:
         a dict to fill with where the time went and the backend that ran
         (genie_search_stats)."""

@@ -74,7 +74,7 @@ class SequenceIndex(Index):
         certificates (certify=True is then ignored; a certify limit is an
         error): K becomes the smallest whose estimated recall@k (k <= 100)
         reaches it (docs/SEQUENCES.md)."""
-        k = _convert.count(k, "k", 1, 65536)
+        k = _convert.count(k, "k", 1, L.max_k(L.TYPE_SEQUENCES))
         qs = _convert.strings(strings, "strings")
         so = L.genie_seq_options()
         so.k = k

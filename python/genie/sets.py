@@ -90,7 +90,7 @@ class SetIndex(Index):
         recall: a target in (0, 1] instead of candidates: K becomes the
         smallest whose estimated recall@k (k <= 100) reaches it (stats get
         candidates and recall_estimate; docs/SETS.md)."""
-        k = _convert.count(k, "k", 1, 65536)
+        k = _convert.count(k, "k", 1, L.max_k(L.TYPE_SETS))
         lines = _lines(sets, "sets", separator)
         so = L.genie_set_options()
         so.k = k

@@ -113,7 +113,7 @@ class VectorIndex(Index):
         precision: with exact=True on a GPU, the GEMM that bounds the
         distances, "fp32", "tf32" or "fp16"; the answers are the same in
         each (genie_precision; l1 takes "fp32" alone)."""
-        k = _convert.count(k, "k", 1, 65536)
+        k = _convert.count(k, "k", 1, L.max_k(L.TYPE_VECTORS))
         xq = _convert.float_matrix(xq, "xq", dim=self.d)
         so = L.genie_vsearch_options()
         so.search = L.search_options(k, backend, threads, gpu_memory)

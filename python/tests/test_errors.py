@@ -40,6 +40,14 @@ def test_only_statuses_are_checked():
     assert isinstance(genie.cuda_available(), bool)
 
 
+def test_backend_names_from_the_library():
+    known = genie.backends()
+    assert known[0] == "auto" and {"cpu", "cpu-idx", "cuda", "cuda-spq", "cuda-cpq-paper"} <= set(known)
+    usable = genie.backends(usable=True)
+    assert "cpu" in usable and set(usable) <= set(known)
+    assert ("cuda" in usable) == genie.cuda_available()
+
+
 def test_library_messages(idx):
     with pytest.raises(genie.InvalidArgumentError, match=r"query 1, item 2: range 5-4 has lo > hi"):
         idx.search([[1, (5, 4)]])
@@ -136,3 +144,49 @@ def test_other_types_refuse_bad_input(tmp_path):
     with pytest.raises(genie.InvalidArgumentError, match="certify limit 4 is below K = 32"):
         s.search(["abc"], certify=4)
     s.close()
+
+
+def test_empty_query_batches_answer_empty(tmp_path):
+    # A batch of no queries is answered with empty results of the right
+    # shape by every front-end, never with an exception from numpy.
+    xb = np.random.default_rng(0).standard_normal((50, 8)).astype(np.float32)
+    v = genie.VectorIndex.build(xb, tmp_path / "v.genie")
+    for kw in ({}, {"exact": True}, {"recall": 0.9}):
+        for xq in (np.zeros((0, 8), np.float32), np.zeros((0, 8))):
+            d, i = v.search(xq, 5, **kw)
+            assert d.shape == (0, 5) and i.shape == (0, 5)
+    s = genie.SetIndex.build([["a", "b"], ["b", "c"]], tmp_path / "s.genie")
+    assert s.search([], 3)[1].shape == (0, 3)
+    t = genie.TextIndex.build(["a b", "b c"], tmp_path / "t.genie")
+    assert t.search([], 3)[1].shape == (0, 3)
+    k = genie.build_keywords([[1, 2], [2, 3]], tmp_path / "k.genie")
+    assert k.search(np.zeros((0, 3), np.uint32), 3)[1].shape == (0, 3)
+    assert genie.SequenceIndex.build(["abc", "abd"], tmp_path / "q.genie").search([], 3) == []
+    for i in (v, s, t, k):
+        i.close()
+
+
+def test_float64_vectors_are_converted(tmp_path):
+    # numpy's default dtype: a float64 file and array give the float32 answers.
+    rng = np.random.default_rng(1)
+    xb = rng.standard_normal((60, 4))
+    np.save(tmp_path / "b64.npy", xb)
+    a = genie.read_vectors(tmp_path / "b64.npy")
+    assert a.dtype == np.float32 and np.array_equal(a, xb.astype(np.float32))
+
+
+def test_k_limits_come_from_the_library(tmp_path):
+    from genie import _lib as L
+    assert L.INDEX_TYPES == ("keywords", "text", "sets", "sequences", "table", "vectors", "docs", "metric")
+    assert [L.max_k(t) for t in range(len(L.INDEX_TYPES))] == [
+        2**32 - 1, 2**32 - 1, 65536, 65536, 2**32 - 1, 65536, 1000000, 2**32 - 1]
+    s = genie.SetIndex.build([["a", "b"], ["b"]], tmp_path / "s.genie")
+    sim, ids = s.search([["b"]], k=L.max_k(L.TYPE_SETS), exact=True)
+    assert sim.shape == (1, 65536) and list(ids[0, :2]) == [1, 0]
+    with pytest.raises(genie.InvalidArgumentError, match=r"k must be an integer 1\.\.65536, not 65537"):
+        s.search([["b"]], k=65537)
+    s.close()
+    q = genie.SequenceIndex.build(["abcd", "abce"], tmp_path / "q.genie")
+    with pytest.raises(genie.InvalidArgumentError, match=r"k must be an integer 1\.\.65536, not 65537"):
+        q.search(["abc"], k=65537)
+    q.close()

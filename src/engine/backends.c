@@ -1,11 +1,16 @@
 /*
- * The backend table (backend.h): the built-in entries, the ones tests
- * register, and the public calls that name backends.
+ * The backend table (backend.h): the library's entries, the placeholders
+ * of the CUDA module's, the ones registered at run time, and the public
+ * calls that name backends.
  *
- * The built-in entries are listed in the order "auto" prefers them: the
- * CUDA tile layout when a GPU is usable, else the CPU reference.
+ * The table is a list of pointers to entries, in the order "auto" prefers
+ * them: the CUDA tile layout when a GPU is usable, else the CPU reference.
+ * A registered entry is copied into aCopy (never moved afterwards) and its
+ * pointer published under the lock, in place of a placeholder or at the
+ * end, so that a caller holding an entry never sees it change.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/backend.h"
@@ -18,89 +23,159 @@ static genie_status always_usable(void)
 }
 
 static const engine_backend cpu_backend = {
-    .id = GENIE_BACKEND_CPU, .zName = "cpu", .preferred = 1, .xCheck = always_usable,
-    .xSearch = engine_cpu_search,
+    .iVersion = ENGINE_BACKEND_VERSION, .id = GENIE_BACKEND_CPU, .zName = "cpu", .preferred = 1,
+    .xCheck = always_usable, .xSearch = engine_cpu_search,
 };
 
 static const engine_backend cpu_idx_backend = {
-    .id = GENIE_BACKEND_CPU_IDX, .zName = "cpu-idx", .xCheck = always_usable,
+    .iVersion = ENGINE_BACKEND_VERSION, .id = GENIE_BACKEND_CPU_IDX, .zName = "cpu-idx", .xCheck = always_usable,
     .xSearch = engine_cpu_idx_search,
 };
 
-static const engine_backend *const aBuiltin[] = {
-    &engine_cuda_backend, &cpu_backend, &cpu_idx_backend, &engine_cuda_spq_backend,
-    &engine_cuda_cpq_paper_backend,
-};
-#define N_BUILTIN (sizeof aBuiltin / sizeof aBuiltin[0])
+/* Load the CUDA module, which registers its backends (the placeholders' xCheck). */
+static genie_status cuda_load(void)
+{
+    return engine_cuda_module_load(engine_backend_register);
+}
 
-/* Entries added by engine_backend_register(), ids from FIRST_REGISTERED on. */
-#define MAX_REGISTERED 8
-#define FIRST_REGISTERED (GENIE_BACKEND_CUDA_CPQ_PAPER + 1)
-static engine_backend aRegistered[MAX_REGISTERED];
-static unsigned nRegistered;
-static pthread_mutex_t registerLock = PTHREAD_MUTEX_INITIALIZER;
+/* The CUDA module's backends before it is loaded: their xCheck loads it, and it registers them. */
+static const engine_backend cuda_placeholder = {
+    .iVersion = ENGINE_BACKEND_VERSION, .id = GENIE_BACKEND_CUDA, .zName = "cuda", .preferred = 1,
+    .xCheck = cuda_load,
+};
+
+static const engine_backend cuda_spq_placeholder = {
+    .iVersion = ENGINE_BACKEND_VERSION, .id = GENIE_BACKEND_CUDA_SPQ, .zName = "cuda-spq",
+    .xCheck = cuda_load,
+};
+
+static const engine_backend cuda_cpq_paper_placeholder = {
+    .iVersion = ENGINE_BACKEND_VERSION, .id = GENIE_BACKEND_CUDA_CPQ_PAPER, .zName = "cuda-cpq-paper",
+    .xCheck = cuda_load,
+};
+
+#define MAX_ENTRIES 16
+/* Ids of entries that take no placeholder's, from FIRST_FREE_ID on. */
+#define FIRST_FREE_ID (GENIE_BACKEND_CUDA_CPQ_PAPER + 1)
+
+static pthread_mutex_t tableLock = PTHREAD_MUTEX_INITIALIZER;
+static const engine_backend *apEntry[MAX_ENTRIES] = {
+    &cuda_placeholder, &cpu_backend, &cpu_idx_backend, &cuda_spq_placeholder, &cuda_cpq_paper_placeholder,
+};
+static unsigned nEntry = 5;
+static engine_backend aCopy[MAX_ENTRIES];
+static unsigned nCopy;
+static genie_backend nextId = FIRST_FREE_ID;
+
+/* Entry @p i of the list, NULL past its end. */
+static const engine_backend *entry_at(unsigned i)
+{
+    pthread_mutex_lock(&tableLock);
+    const engine_backend *b = i < nEntry ? apEntry[i] : NULL;
+    pthread_mutex_unlock(&tableLock);
+    return b;
+}
 
 const engine_backend *engine_backend_find(genie_backend id)
 {
-    for (unsigned i = 0; i < N_BUILTIN; i++)
-        if (aBuiltin[i]->id == id)
-            return aBuiltin[i];
-    pthread_mutex_lock(&registerLock);
-    const engine_backend *b = NULL;
-    if ((unsigned)id >= FIRST_REGISTERED && (unsigned)id - FIRST_REGISTERED < nRegistered)
-        b = &aRegistered[id - FIRST_REGISTERED];
-    pthread_mutex_unlock(&registerLock);
-    return b;
+    const engine_backend *b;
+    for (unsigned i = 0; (b = entry_at(i)) != NULL; i++)
+        if (b->id == id)
+            return b;
+    return NULL;
 }
 
 static const engine_backend *find_name(const char *zName)
 {
-    for (genie_backend id = GENIE_BACKEND_CPU;; id++) {
-        const engine_backend *b = engine_backend_find(id);
-        if (!b)
-            return NULL;
+    const engine_backend *b;
+    for (unsigned i = 0; (b = entry_at(i)) != NULL; i++)
         if (strcmp(b->zName, zName) == 0)
             return b;
-    }
+    return NULL;
 }
 
-genie_status engine_backend_pick(genie_backend requested, const engine_backend **out)
+/* @p b checked; a placeholder that passed was replaced: *out is the entry now in its place. */
+static genie_status check(const engine_backend *b, const engine_backend **out)
 {
-    if (requested == GENIE_BACKEND_AUTO) {
-        for (unsigned i = 0; i < N_BUILTIN; i++) {
-            if (!aBuiltin[i]->preferred)
-                continue;
-            if (aBuiltin[i]->xCheck() == GENIE_OK) {
-                *out = aBuiltin[i];
-                return GENIE_OK;
-            }
-            util_error_clear(); /* a preferred backend that cannot run here is no error under auto */
-        }
-        return util_error(GENIE_EINVAL, "no usable backend"); /* cpu always is: unreachable */
-    }
-    const engine_backend *b = engine_backend_find(requested);
-    if (!b)
-        return util_error(GENIE_EINVAL, "unknown backend %d", (int)requested);
     GENIE_TRY(b->xCheck());
+    if (!b->xSearch)
+        b = engine_backend_find(b->id);
+    if (!b || !b->xSearch) /* a module that loaded but did not register it */
+        return util_error(GENIE_EGPU, "backend %s was not registered by its module", b ? b->zName : "?");
     *out = b;
     return GENIE_OK;
 }
 
+genie_status engine_backend_pick(genie_backend requested, const engine_backend **out)
+{
+    const engine_backend *b;
+    if (requested == GENIE_BACKEND_AUTO) {
+        for (unsigned i = 0; (b = entry_at(i)) != NULL; i++) {
+            if (!b->preferred)
+                continue;
+            if (check(b, out) == GENIE_OK)
+                return GENIE_OK;
+            util_error_clear(); /* a preferred backend that cannot run here is no error under auto */
+        }
+        return util_error(GENIE_EINVAL, "no usable backend"); /* cpu always is: unreachable */
+    }
+    b = engine_backend_find(requested);
+    if (!b)
+        return util_error(GENIE_EINVAL, "unknown backend %d", (int)requested);
+    return check(b, out);
+}
+
+genie_status engine_backend_pick_cap(genie_backend requested, size_t cap, const engine_backend **out)
+{
+    const engine_backend *b;
+    *out = NULL;
+    GENIE_TRY(engine_backend_pick(requested, &b));
+    const void *pCap;
+    memcpy(&pCap, (const char *)b + cap, sizeof pCap);
+    if (pCap)
+        *out = b;
+    return GENIE_OK;
+}
+
+/* The bytes of an entry of version @p v: the members it has. */
+static size_t version_size(int v)
+{
+    switch (v) {
+    case 1: return offsetof(engine_backend, pDocs) + sizeof(const engine_docs_ops *);
+    default: return 0;
+    }
+}
+
 genie_status engine_backend_register(const engine_backend *b, genie_backend *pId)
 {
-    if (find_name(b->zName))
-        return util_error(GENIE_EINVAL, "backend '%s' exists already", b->zName);
-    pthread_mutex_lock(&registerLock);
+    size_t nSize = version_size(b->iVersion);
+    if (!nSize)
+        return util_error(GENIE_EINVAL, "backend '%s' has version %d, this library reads 1 to %d", b->zName,
+                          b->iVersion, ENGINE_BACKEND_VERSION);
+    if (!b->xSearch || !b->xCheck)
+        return util_error(GENIE_EINVAL, "backend '%s' has no xSearch or no xCheck", b->zName);
     genie_status rc = GENIE_OK;
-    if (nRegistered == MAX_REGISTERED) {
-        rc = util_error(GENIE_ENOMEM, "no room for another backend (at most %d registered)", MAX_REGISTERED);
+    pthread_mutex_lock(&tableLock);
+    unsigned i = 0;
+    while (i < nEntry && strcmp(apEntry[i]->zName, b->zName) != 0)
+        i++;
+    if (i < nEntry && apEntry[i]->xSearch) {
+        rc = util_error(GENIE_EINVAL, "backend '%s' exists already", b->zName);
+    } else if (nCopy == MAX_ENTRIES || (i == nEntry && nEntry == MAX_ENTRIES)) {
+        rc = util_error(GENIE_ENOMEM, "no room for another backend (at most %d)", MAX_ENTRIES);
     } else {
-        engine_backend *e = &aRegistered[nRegistered];
-        *e = *b;
-        e->id = (genie_backend)(FIRST_REGISTERED + nRegistered++);
-        *pId = e->id;
+        engine_backend *e = &aCopy[nCopy++];
+        memset(e, 0, sizeof *e);
+        memcpy(e, b, nSize);
+        e->iVersion = ENGINE_BACKEND_VERSION;
+        e->id = i < nEntry ? apEntry[i]->id : nextId++;
+        if (i == nEntry)
+            nEntry++;
+        apEntry[i] = e;
+        if (pId)
+            *pId = e->id;
     }
-    pthread_mutex_unlock(&registerLock);
+    pthread_mutex_unlock(&tableLock);
     return rc;
 }
 
@@ -112,6 +187,23 @@ const char *genie_backend_name(genie_backend backend)
     return b ? b->zName : NULL;
 }
 
+size_t genie_backend_list(int usable, char *buf, size_t size)
+{
+    size_t n = 0;
+    const engine_backend *b;
+    if (size)
+        buf[0] = 0;
+    n += (size_t)snprintf(buf, size, "auto");
+    for (genie_backend id = GENIE_BACKEND_CPU; (b = engine_backend_find(id)) != NULL; id++) { /* ids are dense */
+        if (usable && check(b, &b) != GENIE_OK) {
+            util_error_clear();
+            continue;
+        }
+        n += (size_t)snprintf(n < size ? buf + n : NULL, n < size ? size - n : 0, ", %s", b->zName);
+    }
+    return n;
+}
+
 genie_status genie_backend_parse(const char *name, genie_backend *out)
 {
     if (strcmp(name, "auto") == 0) {
@@ -119,9 +211,11 @@ genie_status genie_backend_parse(const char *name, genie_backend *out)
         return GENIE_OK;
     }
     const engine_backend *b = find_name(name);
-    if (!b)
-        return util_error(GENIE_EINVAL, "unknown backend '%s' (auto, cpu, cpu-idx, cuda, cuda-spq, cuda-cpq-paper)",
-                          name);
+    if (!b) {
+        char zKnown[256];
+        genie_backend_list(0, zKnown, sizeof zKnown);
+        return util_error(GENIE_EINVAL, "unknown backend '%s' (%s)", name, zKnown);
+    }
     *out = b->id;
     return GENIE_OK;
 }
@@ -137,26 +231,24 @@ int genie_cuda_built(void)
 
 int genie_cuda_device_count(void)
 {
-    const engine_cuda_module *m;
-    if (engine_cuda_module_get(&m) != GENIE_OK) {
+    const engine_backend *be = NULL;
+    if (engine_backend_pick(GENIE_BACKEND_CUDA, &be) != GENIE_OK) {
         util_error_clear();
         return 0;
     }
-    return m->xDevices();
+    return be->xDevices ? be->xDevices() : 1;
 }
 
 genie_status genie_cuda_memory(int device, uint64_t *used, uint64_t *total)
 {
     util_error_clear();
-    const engine_cuda_module *m;
-    GENIE_TRY(engine_cuda_module_get(&m));
-    return m->xMemory(device, used, total);
+    GENIE_TRY(cuda_load());
+    return engine_cuda_module_memory(device, used, total);
 }
 
 int genie_cuda_available(void)
 {
-    const engine_cuda_module *m;
-    genie_status rc = engine_cuda_module_get(&m);
+    genie_status rc = cuda_load();
     util_error_clear();
     return rc == GENIE_OK;
 }

@@ -7,12 +7,20 @@
  *
  * The module exports one symbol, ENGINE_CUDA_MODULE_SYMBOL, an
  * engine_cuda_module.  It is built from the same sources as the library
- * and shares its structures (engine_request, genie_index, ...); the sizes
- * it records are checked at load, and a module of another build is
- * refused.  What the module needs of the library (error messages, keyword
- * lookups, the thread pool) it borrows through the engine_host table that
- * xInit receives, so that its errors land in the library's per-thread
- * message and the library's internal symbols need not be exported.
+ * and shares its structures (engine_request, genie_index, engine_backend,
+ * ...); the sizes it records are checked at load, and a module of another
+ * build is refused.  Its xInit receives the engine_host table: through it
+ * the module registers its backends (engine/backend.h: their entries
+ * replace the placeholders the library lists for "cuda", "cuda-spq" and
+ * "cuda-cpq-paper"), and borrows what it needs of the library (error
+ * messages, keyword lookups, the thread pool), so that its errors land in
+ * the library's per-thread message and the library's internal symbols need
+ * not be exported.
+ *
+ * A GENIE_TESTING build of the library (libgenie_testing.a, for the test
+ * programs) loads the testing module, libgenie_cuda_testing.so, which
+ * exports the test hooks besides (engine/cuda/cuda_testing.h), and refuses
+ * one without them.
  *
  * Where it is looked for, in order: $GENIE_CUDA_MODULE; beside the file
  * that holds this code (libgenie.so, or the program linked with
@@ -30,14 +38,20 @@ extern "C" {
 #endif
 
 #include "engine/backend.h"
-#include "engine/docs_gpu.h"
+#ifdef GENIE_TESTING
 #include "engine/cuda/cuda_testing.h"
+#endif
 
 #define ENGINE_CUDA_MODULE_SYMBOL "genie_cuda_module"
-#define ENGINE_CUDA_MODULE_FILE "libgenie_cuda.so"
 
-/* What the module borrows from the library. */
+/*
+ * What the module borrows from the library, and how it registers its
+ * backends (xRegister: engine_backend_register).
+ */
+typedef genie_status (*engine_register_fn)(const engine_backend *b, genie_backend *pId);
+
 typedef struct engine_host {
+    engine_register_fn xRegister;
     void (*xSetError)(genie_status rc, const char *zMessage);
     const char *(*xLastError)(void);
     void (*xKeywordRange)(const genie_index *idx, uint32_t lo, uint32_t hi, size_t *pFirst, size_t *pEnd);
@@ -50,43 +64,39 @@ typedef struct engine_cuda_module {
     uint32_t nRequestSize; /* sizeof(engine_request) */
     uint32_t nIndexSize;   /* sizeof(genie_index) */
     uint32_t nHostSize;    /* sizeof(engine_host) */
-    void (*xInit)(const engine_host *pHost);
-    int (*xUsable)(void);
-    int (*xDevices)(void); /* usable GPUs, numbered from 0 */
-    engine_search_fn xTile;     /* "cuda": the c-PQ in the tile layout */
-    engine_search_fn xSpq;      /* "cuda-spq": GEN-SPQ */
-    engine_search_fn xCpqPaper; /* "cuda-cpq-paper": the c-PQ in the paper's layout */
-    engine_parts_ops parts;
-    engine_exact_fn xExact;
-    void (*xExactFree)(void *pResident);
-    engine_pairs_fn xPairs;             /* metric_gpu.cu: batched pair distances */
-    void (*xPairsFree)(void *pResident);
-    engine_edit_fn xEdit;               /* edit_gpu.cu: batched edit distances */
-    void (*xEditFree)(void *pResident);
-    /* Testing hooks (cuda_testing.h), for tests/gpu and bench/. */
-    void (*xTimePhases)(int on);
-    void (*xPhaseTimes)(cuda_phase_times *pOut);
-    void (*xCpqSetSlots)(uint64_t nSlot);
-    void (*xTileSetVariant)(int widePostings, int warpAggregate);
-    /* The docs index type's GPU engine (engine/docs_gpu.h). */
-    genie_status (*xDocs)(void **ppResident, engine_docs_request *req);
-    void (*xDocsFree)(void *pResident);
+    uint32_t nBackendSize; /* sizeof(engine_backend) */
+    /**
+     * Keep @p pHost, look for usable GPUs and, when there are, register the
+     * module's backends through pHost->xRegister.
+     * @return GENIE_OK; GENIE_EGPU (no usable device: nothing registered),
+     *         a registration's failure.
+     */
+    genie_status (*xInit)(const engine_host *pHost);
     /* Device memory in use (every process's) and in all, in bytes. */
     genie_status (*xMemory)(int device, uint64_t *pUsed, uint64_t *pTotal);
-    void (*xExactCounts)(int reset, cuda_exact_counts *pOut); /* testing hook (cuda_testing.h) */
-    engine_lsh_fn xLsh;                                       /* lsh_gpu.cu: LSH keywords of query vectors */
 } engine_cuda_module;
 
 /**
- * The module, loaded on the first call (thread-safe), into *out.
+ * Load the module (once per process, thread-safe): it registers its
+ * backends through @p xRegister (engine_backend_register, handed over by
+ * backends.c, whose placeholders call this), and they replace the
+ * placeholders.
  * @return GENIE_OK; GENIE_ENOTSUP when this genie was built without CUDA;
  *         GENIE_EGPU when there is no GPU device node, the module cannot be
  *         loaded (the message says why) or it finds no usable device.
  */
-genie_status engine_cuda_module_get(const engine_cuda_module **out);
+genie_status engine_cuda_module_load(engine_register_fn xRegister);
 
-/* The CUDA entries of the backend table (cuda_module.c). */
-extern const engine_backend engine_cuda_backend, engine_cuda_spq_backend, engine_cuda_cpq_paper_backend;
+/**
+ * Memory of GPU @p device, through the loaded module (genie_cuda_memory).
+ * @return as genie_cuda_memory(); GENIE_EGPU when the module is not loaded.
+ */
+genie_status engine_cuda_module_memory(int device, uint64_t *pUsed, uint64_t *pTotal);
+
+#ifdef GENIE_TESTING
+/** The loaded testing module's hooks (engine/cuda/cuda_testing.h); NULL when it is not loaded. */
+const engine_cuda_testing *engine_cuda_module_testing(void);
+#endif
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
  * slices from a shared counter, so a thread that could not be started
  * only makes another thread do more.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -104,6 +105,7 @@ typedef struct replica_job {
     uint32_t *aN;
     atomic_uint next; /* the next slice to answer */
     engine_thread_error err;
+    pthread_mutex_t phasesLock; /* the slices' phase times into req->pPhases */
 } replica_job;
 
 static void replica_worker(void *ctx, unsigned t)
@@ -120,9 +122,17 @@ static void replica_worker(void *ctx, unsigned t)
         r.n = hi - lo;
         r.aCountBound += lo;
         r.device = j->d->a[s];
+        genie_gpu_phases phases;
+        memset(&phases, 0, sizeof phases);
+        r.pPhases = j->req->pPhases ? &phases : NULL;
         genie_status rc = j->be->xSearch(&r, j->aHit + lo * r.k, j->aN + lo);
         if (rc != GENIE_OK)
             engine_thread_error_keep(&j->err, rc);
+        if (j->req->pPhases) {
+            pthread_mutex_lock(&j->phasesLock);
+            engine_phases_add(j->req->pPhases, &phases);
+            pthread_mutex_unlock(&j->phasesLock);
+        }
     }
 }
 
@@ -137,6 +147,8 @@ genie_status engine_devices_search(const engine_backend *be, const engine_device
     replica_job j = {.be = be, .d = d, .req = req, .aHit = aHit, .aN = aN};
     atomic_init(&j.next, 0);
     engine_thread_error_init(&j.err);
+    pthread_mutex_init(&j.phasesLock, NULL);
     util_parallel_run(d->n, replica_worker, &j);
+    pthread_mutex_destroy(&j.phasesLock);
     return engine_thread_error_raise(&j.err);
 }

@@ -130,22 +130,21 @@ typedef struct engine_docs_request {
 /* Postings per VFB block (section 3.3.1), and the kernel's block size B. */
 #define ENGINE_DOCS_BLOCK 256u
 
-/**
- * Run @p req on the GPU.  @p ppResident: the device state (per-document
+/*
+ * The contract of a backend's engine_docs_ops.xSearch (backend.h): run
+ * @p req on the GPU.  @p ppResident: the device state (per-document
  * arrays and the cache), created on first use, replaced when planId or the
- * collection changes; freed with engine_docs_gpu_free().  Calls on one slot
+ * collection changes; freed with its xFree.  Calls on one slot
  * must be serialised.
  * Every query is handed to req->xDone once.  A query whose lists cannot
  * travel in one batch (or all of them, when the buffer cannot hold one
  * query's results) comes back unfinished at position 0 without hits, for
  * the CPU to answer whole.  Device and pinned host buffers are kept in the
  * resident state between calls (grown when a call needs more).
- * @return GENIE_OK, GENIE_ENOTSUP / GENIE_EGPU (no module or device, a
- *         CUDA call failed: the device cannot hold the per-document arrays
- *         and the cache), GENIE_ENOMEM, or what xDone returned.
+ * @return GENIE_OK, GENIE_EGPU (a CUDA call failed: the device cannot
+ *         hold the per-document arrays and the cache), GENIE_ENOMEM, or
+ *         what xDone returned.
  */
-genie_status engine_docs_gpu_search(void **ppResident, engine_docs_request *req);
-void engine_docs_gpu_free(void *pResident);
 
 #ifdef __cplusplus
 }

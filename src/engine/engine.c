@@ -24,6 +24,7 @@
 #include "index/live.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/options.h"
 
 #define CHUNK_OUTPUT_BYTES (256u << 20)
 #define CHUNK_MAX_QUERIES 16384u
@@ -72,8 +73,14 @@ static genie_status search_whole(const genie_index *idx, const genie_queries *q,
     uint64_t cap = 1;
     for (size_t first = 0; first < q->nQuery; first += chunk) {
         size_t n = q->nQuery - first < chunk ? q->nQuery - first : chunk;
-        engine_request req = {idx, q, first, n, k, aBound + first, opt->threads, opt->gpu_memory, opt->load_balance,
-                              0, aAllow};
+        if (engine_cancelled(opt->cancel)) {
+            rc = engine_cancelled_error();
+            goto done;
+        }
+        engine_request req = {.idx = idx, .q = q, .first = first, .n = n, .k = k, .aCountBound = aBound + first,
+                              .threads = opt->threads, .gpuMemory = opt->gpu_memory,
+                              .loadBalance = opt->load_balance, .pPhases = opt->time_phases ? &stats->phases : NULL,
+                              .cancel = opt->cancel, .aAllow = aAllow};
         double t0 = util_now();
         if (none)
             memset(aN, 0, n * sizeof *aN);
@@ -91,25 +98,17 @@ done:
     return rc;
 }
 
-void engine_stats_add(genie_search_stats *sum, const genie_search_stats *one)
-{
-    sum->backend = one->backend;
-    sum->n_parts = one->n_parts;
-    sum->streamed |= one->streamed;
-    sum->overlapped |= one->overlapped;
-    sum->part_seconds += one->part_seconds;
-    sum->merge_seconds += one->merge_seconds;
-    sum->release_seconds += one->release_seconds;
-    sum->upload_seconds += one->upload_seconds;
-    sum->wait_seconds += one->wait_seconds;
-    sum->match_seconds += one->total_seconds;
-    sum->rounds++;
-}
-
 genie_status genie_search(const genie_index *idx, const genie_queries *q, const genie_search_options *opt,
                           genie_results **out)
 {
     return genie_search_with_stats(idx, q, opt, out, NULL);
+}
+
+void genie_search_options_init(genie_search_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+    opt->k = 10;
 }
 
 /*
@@ -180,6 +179,7 @@ static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32
                                  const genie_search_options *opt, genie_results **out, genie_search_stats *pStats)
 {
     *out = NULL;
+    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_search_options, filter));
     double t0 = util_now();
     const uint64_t *aAllow = NULL, *aDelta = NULL;
     uint64_t *aOwned = NULL, *aDeltaOwned = NULL;

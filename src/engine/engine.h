@@ -1,6 +1,6 @@
 /*
  * The engine's private interface: the query store, the results, and the
- * table of backends (as Redis's ae_*.c sit behind one table).
+ * request a backend answers (backend.h is the table of backends).
  *
  * genie_search() (engine.c) validates the queries against the index,
  * computes each query's count bound, cuts the batch into chunks whose
@@ -42,6 +42,8 @@ typedef struct engine_request {
     uint64_t gpuMemory;          /* device bytes the batches may use; 0 = most of the free */
     int loadBalance;             /* split long lists (genie_search_options.load_balance) */
     int device;                  /* the backend's device (GPU ordinal) to run on; 0 for the CPU */
+    genie_gpu_phases *pPhases;   /* NULL, or where a GPU backend adds its phase times (this request's thread alone) */
+    const int *cancel;           /* genie_search_options.cancel: polled between steps; NULL: never */
     /*
      * The objects of idx (a view's own ids) that may be answered, as the
      * bitmap of engine/filter.h; NULL = all.  A backend never returns an
@@ -51,6 +53,21 @@ typedef struct engine_request {
 } engine_request;
 
 typedef genie_status (*engine_search_fn)(const engine_request *req, genie_hit *aHit, uint32_t *aN);
+
+/**
+ * Whether the caller has cancelled the search (genie_search_options.cancel,
+ * set by another thread).  A backend polls it between steps of its work,
+ * and once it says so stops and returns engine_cancelled_error().
+ */
+static inline int engine_cancelled(const int *cancel)
+{
+    return cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED) != 0;
+}
+
+#define ENGINE_CANCELLED_MESSAGE "the search was cancelled by its caller"
+
+/** GENIE_ECANCELED with its message (engine.c; the CUDA module says the same through its util_error). */
+genie_status engine_cancelled_error(void);
 
 /** Items of query @p i. */
 static inline const genie_item *engine_query_items(const genie_queries *q, size_t i, size_t *n)
@@ -83,6 +100,8 @@ uint64_t engine_results_hits(const genie_results *r);
  * front-ends that search in rounds; the backend is @p one's.
  */
 void engine_stats_add(genie_search_stats *sum, const genie_search_stats *one);
+/** Add the phase times @p one to @p sum. */
+void engine_phases_add(genie_gpu_phases *sum, const genie_gpu_phases *one);
 
 /**
  * The answers of a live index (index/live.h): @p a of its base and @p b of

@@ -2,7 +2,7 @@
  * Exact k-nearest-neighbour search over dense vectors (private interface).
  *
  * genie_exact_search() (exact.c) checks its arguments and runs the CPU
- * search there, or hands the batch to the backend's xExact (backend.h: the
+ * search there, or hands the batch to the backend's pExact capability (backend.h: the
  * CUDA module's exact_gpu.cu).
  *
  * Both sides rank by the same total order: distance ascending, then id
@@ -18,6 +18,7 @@
 
 #include "genie/genie.h"
 #include "genie/vectors.h"
+#include "engine/backend.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,11 +47,13 @@ static inline float exact_key_value(uint32_t key)
  * is genie_exact_search().  @p device: the GPU of a backend with devices
  * (0 otherwise).  @p precision: the GPU's candidate arithmetic
  * (genie_precision); GENIE_EINVAL for anything but fp32 with l1.  Calls on
- * one index and device are serialised.
+ * one index and device are serialised.  What the search did is added to
+ * @p pCounts (may be NULL): on the CPU every distance, no query "direct".
  */
 genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *base, const genie_vectors *queries,
                                    genie_metric metric, genie_precision precision, uint32_t k, genie_backend backend,
-                                   int device, unsigned threads, genie_neighbor *out, genie_backend *used);
+                                   int device, unsigned threads, genie_neighbor *out, genie_backend *used,
+                                   engine_exact_counts *pCounts);
 
 /**
  * exact_search_in_index() among the base vectors that @p aAllow allows
@@ -61,10 +64,10 @@ genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *
 genie_status exact_search_allowed(const genie_index *idx, const genie_vectors *base, const uint64_t *aAllow,
                                   const genie_vectors *queries, genie_metric metric, genie_precision precision,
                                   uint32_t k, genie_backend backend, int device, unsigned threads,
-                                  genie_neighbor *out, genie_backend *used);
+                                  genie_neighbor *out, genie_backend *used, engine_exact_counts *pCounts);
 
 /**
- * The direct CPU search (exact.c): every distance by genie_vector_distance,
+ * The direct CPU search (distance.c): every distance by genie_vector_distance,
  * queries in blocks on @p threads threads (0 = all cores); min(k, base->n)
  * neighbours per query at out[i * k ...], best first.  genie_exact_search
  * uses it for l1, and for every metric when OpenBLAS is not built in

@@ -5,7 +5,7 @@
  * the same arithmetic).
  *
  * The exact answer of a query is defined by the direct distance d(x, q)
- * of genie_vector_distance (exact.c: one fp32 loop over the dimensions,
+ * of genie_vector_distance (distance.c: one fp32 loop over the dimensions,
  * every operation rounded): the k smallest by (d, id).  A GEMM gives an
  * approximate value a(x, q) of that distance quickly (in fp32, TF32 or
  * fp16 inputs, any summation order); exact_bound_pair() gives e(x, q)
@@ -76,7 +76,7 @@
 
 #include <stdint.h>
 
-#include "genie/vectors.h"
+#include "genie/genie.h"
 
 #ifdef __CUDACC__
 #define EXACT_HD __host__ __device__

@@ -105,9 +105,7 @@ static void free_device(const parts_run *w, const genie_index *view)
     for (unsigned i = 0; i < w->devs.n; i++) {
         index_device *d = &view->aDev[w->devs.a[i]];
         pthread_mutex_lock(&d->lock);
-        if (d->p && d->xFree)
-            d->xFree(d->p);
-        d->p = NULL;
+        index_slots_release(d->aSlot); /* a view's slots hold the backend's copy of its part alone */
         pthread_mutex_unlock(&d->lock);
     }
 }
@@ -145,8 +143,13 @@ static genie_status run_chunk(parts_run *w, genie_index *view, size_t first, siz
         }
         w->aMin[qi] = m;
     }
-    engine_request req = {view, &w->qPart, first, n, kp, w->aBound, w->opt->threads, w->gpuMemory,
-                          w->opt->load_balance, 0, w->aViewAllow};
+    if (engine_cancelled(w->opt->cancel))
+        return engine_cancelled_error();
+    engine_request req = {.idx = view, .q = &w->qPart, .first = first, .n = n, .k = kp, .aCountBound = w->aBound,
+                          .threads = w->opt->threads, .gpuMemory = w->gpuMemory,
+                          .loadBalance = w->opt->load_balance,
+                          .pPhases = w->opt->time_phases ? &w->stats.phases : NULL, .cancel = w->opt->cancel,
+                          .aAllow = w->aViewAllow};
     double t0 = util_now();
     genie_status rc = engine_devices_search(w->be, &w->devs, &req, w->aHit, w->aN);
     if (rc == GENIE_EGPU && w->pParts && !w->pStream && !w->freeAfter) {
@@ -368,6 +371,7 @@ static void add_lane_stats(genie_search_stats *stats, const genie_search_stats *
     stats->wait_seconds += lane->wait_seconds;
     stats->streamed |= lane->streamed;
     stats->overlapped |= lane->overlapped;
+    engine_phases_add(&stats->phases, &lane->phases);
 }
 
 genie_status engine_search_parts(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,

@@ -131,6 +131,32 @@ genie_status genie_queries_add_many(genie_queries *q, const genie_item *items, c
     return GENIE_OK;
 }
 
+genie_status genie_queries_postings(const genie_index *idx, const genie_queries *q, size_t first, size_t n,
+                                    uint64_t *out)
+{
+    util_error_clear();
+    *out = 0;
+    if (first > q->nQuery || n > q->nQuery - first)
+        return util_error(GENIE_EINVAL, "queries %zu..%zu: there are %zu", first + 1, first + n, q->nQuery);
+    uint64_t sum = 0;
+    for (uint32_t p = 0; p < idx->nPart; p++) {
+        const genie_index *view = &idx->aPart[p];
+        if (view->info.n_keywords == 0)
+            continue; /* no lists (an empty part) */
+        for (size_t i = first; i < first + n; i++) {
+            size_t nItem;
+            const genie_item *aItem = engine_query_items(q, i, &nItem);
+            for (size_t j = 0; j < nItem; j++) {
+                size_t lo, end;
+                index_keyword_range(view, aItem[j].lo, aItem[j].hi, &lo, &end);
+                sum += view->aListOffset[end] - view->aListOffset[lo];
+            }
+        }
+    }
+    *out = sum;
+    return GENIE_OK;
+}
+
 genie_status engine_count_bounds(const genie_index *idx, const genie_queries *q, size_t iFirst, size_t n,
                                  uint32_t *aBound)
 {

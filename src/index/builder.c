@@ -36,6 +36,7 @@
 #include "index/format_write.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/options.h"
 
 #define DEFAULT_SUBLIST_LENGTH 4096u
 /* Postings bytes per part when the caller sets no part size: 1 GiB, small
@@ -102,10 +103,18 @@ static uint64_t part_bytes_of(const genie_build_options *opt)
     return DEFAULT_PART_BYTES;
 }
 
+void genie_build_options_init(genie_build_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+}
+
 genie_status genie_builder_new(genie_builder **out, const genie_build_options *opt)
 {
     util_error_clear();
     *out = NULL;
+    if (opt)
+        GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_build_options, part_gpu_memory));
     genie_builder *b = calloc(1, sizeof *b);
     if (!b)
         return util_error(GENIE_ENOMEM, "out of memory");

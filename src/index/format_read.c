@@ -336,6 +336,7 @@ static genie_status check_part(const char *path, const util_mapping *m, const he
     v->pSpan = m->p + pf->aSpan[0].offset;
     v->nSpan = pf->aSpan[FORMAT_N_PART_SECTIONS - 1].offset + pf->aSpan[FORMAT_N_PART_SECTIONS - 1].size -
                pf->aSpan[0].offset;
+    v->map.copied = m->copied; /* the process's own memory: no residency advice, which would zero it (parts.c) */
     v->nPart = 1;
     v->aPart = v;
     if (h->nParts > 1)

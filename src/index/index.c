@@ -1,5 +1,9 @@
-/* Opening, closing and reading an index (the public genie_index_* calls). */
+/* An index file in memory (index_open_mapping, index_close_file) and reading it (the public genie_index_* calls). */
 #include "genie/text.h"
+#include "genie/docs.h"
+#include "genie/metric.h"
+#include "genie/sequences.h"
+#include "genie/sets.h"
 #include "index/index.h"
 #include "index/labels.h"
 #include "index/live.h"
@@ -17,7 +21,7 @@ genie_status index_open_mapping(const char *zName, const char *zPath, util_mappi
     *out = NULL;
     genie_index *idx = malloc(sizeof *idx);
     index_device *aDev = index_devices_new();
-    index_derived *pDerived = calloc(1, sizeof *pDerived);
+    index_derived *pDerived = index_derived_new();
     char *zCopy = zPath ? strdup(zPath) : NULL;
     if (!idx || !aDev || !pDerived || (zPath && !zCopy)) {
         free(idx);
@@ -35,43 +39,12 @@ genie_status index_open_mapping(const char *zName, const char *zPath, util_mappi
         return rc;
     }
     idx->aDev = aDev;
-    pthread_mutex_init(&pDerived->lock, NULL);
     idx->pDerived = pDerived;
     idx->zPath = zCopy;
+    idx->pOwner = NULL;
+    idx->nShare = 1;
     *out = idx;
     return GENIE_OK;
-}
-
-/* Attempts at opening a file and its log consistently while a compaction may replace both. */
-#define OPEN_TRIES 8
-
-genie_status genie_index_open(const char *path, genie_index **out)
-{
-    util_error_clear();
-    *out = NULL;
-    if (!path)
-        return util_error(GENIE_EINVAL, "no index path given");
-    genie_status rc = GENIE_OK;
-    for (int t = 0; t < OPEN_TRIES; t++) {
-        util_mapping m;
-        GENIE_TRY(util_map_file(path, &m));
-        genie_index *idx;
-        rc = index_open_mapping(path, path, &m, &idx);
-        util_unmap_file(&m); /* no-op when adopted */
-        if (rc != GENIE_OK)
-            return rc;
-        int stale = 0;
-        rc = live_open(idx, &stale);
-        if (rc == GENIE_OK) {
-            *out = idx;
-            return GENIE_OK;
-        }
-        genie_index_close(idx);
-        if (!stale)
-            return rc;
-        /* The file and its log disagree: a compaction renamed one between the two reads; again. */
-    }
-    return rc;
 }
 
 genie_status genie_index_file_type(const char *path, genie_index_type *type)
@@ -86,51 +59,37 @@ genie_status genie_index_file_type(const char *path, genie_index_type *type)
     return rc;
 }
 
-void genie_index_close(genie_index *idx)
+index_derived *index_derived_new(void)
+{
+    index_derived *d = calloc(1, sizeof *d);
+    if (d)
+        pthread_mutex_init(&d->lock, NULL);
+    return d;
+}
+
+void index_close_file(genie_index *idx)
 {
     if (!idx)
         return;
-    live_free(idx->pLive);
-    index_free_parts(idx);
-    index_devices_free(idx->aDev);
     if (idx->pDerived) {
-        if (idx->pDerived->pRecall)
-            idx->pDerived->xRecallFree(idx->pDerived->pRecall);
+        index_slots_release(idx->pDerived->aSlot);
         index_vocab_free(idx->pDerived->pVocab);
         index_labels_free(idx->pDerived->pLabels);
         pthread_mutex_destroy(&idx->pDerived->lock);
         free(idx->pDerived);
+        idx->pDerived = NULL;
     }
     free(idx->zPath);
-    util_unmap_file(&idx->map);
-    free(idx);
-}
-
-index_device *index_devices_new(void)
-{
-    index_device *aDev = calloc(INDEX_MAX_DEVICES, sizeof *aDev);
-    for (int i = 0; aDev && i < INDEX_MAX_DEVICES; i++)
-        pthread_mutex_init(&aDev[i].lock, NULL);
-    return aDev;
-}
-
-void index_devices_free(index_device *aDev)
-{
-    if (!aDev)
-        return;
-    for (int i = 0; i < INDEX_MAX_DEVICES; i++) {
-        index_device *d = &aDev[i];
-        if (d->p && d->xFree)
-            d->xFree(d->p);
-        if (d->pExact && d->xExactFree)
-            d->xExactFree(d->pExact);
-        if (d->pPairs && d->xPairsFree)
-            d->xPairsFree(d->pPairs);
-        if (d->pEdit && d->xEditFree)
-            d->xEditFree(d->pEdit);
-        pthread_mutex_destroy(&d->lock);
-    }
-    free(aDev);
+    idx->zPath = NULL;
+    genie_index *owner = idx->pOwner ? idx->pOwner : idx;
+    if (owner != idx)
+        free(idx); /* a snapshot: its own state is gone, the file is its owner's */
+    if (__atomic_sub_fetch(&owner->nShare, 1, __ATOMIC_ACQ_REL) != 0)
+        return; /* snapshots still read the file */
+    index_free_parts(owner);
+    index_devices_free(owner->aDev);
+    util_unmap_file(&owner->map);
+    free(owner);
 }
 
 void genie_index_get_info(const genie_index *idx, genie_index_info *out)
@@ -153,7 +112,7 @@ void genie_index_get_info(const genie_index *idx, genie_index_info *out)
 
 genie_status genie_index_label(const genie_index *idx, uint32_t object, uint64_t *label)
 {
-    return live_label(idx, object, label);
+    return index_object_label(idx, object, label);
 }
 
 genie_status genie_index_record(const genie_index *idx, uint32_t object, const char **text, size_t *len)
@@ -228,4 +187,11 @@ const char *genie_index_type_name(genie_index_type type)
     static const char *const azName[] = {"keywords", "text", "sets", "sequences", "table", "vectors", "docs",
                                          "metric"};
     return (unsigned)type < sizeof azName / sizeof azName[0] ? azName[type] : "?";
+}
+
+uint32_t genie_index_type_max_k(genie_index_type type)
+{
+    static const uint32_t aMaxK[] = {GENIE_SEARCH_MAX_K, GENIE_SEARCH_MAX_K, GENIE_SETS_MAX_K,   GENIE_SEQ_MAX_K,
+                                     GENIE_SEARCH_MAX_K, GENIE_VECTORS_MAX_K, GENIE_DOCS_MAX_K, GENIE_LC_MAX_K};
+    return (unsigned)type < sizeof aMaxK / sizeof aMaxK[0] ? aMaxK[type] : 0;
 }

@@ -2,7 +2,7 @@
  * The in-memory view of an opened index (private to the library).
  *
  * Every array points into the read-only mapping of the file and has been
- * validated by index_open (see format_read.c): counts, offsets, checksums,
+ * validated by index_from_mapping (see format_read.c): counts, offsets, checksums,
  * ordering and id ranges, so the engines may index them without checks.
  *
  * Parts (format.h): each part of the file has a view, a genie_index of its
@@ -25,48 +25,109 @@
 #include "util/file.h"
 
 /*
- * A backend's per-index state on one device: the CUDA backend keeps the
- * uploaded List Array here (p, released by xFree) so that it is uploaded
- * once and reused across searches, and the exact GPU search its resident
- * base (pExact, engine/exact.h), the metric front-end's batched distances
- * theirs (pPairs, engine/pairs.h), batched edit distances the strings
- * (pEdit, engine/edit.h).  Created lazily under lock; released when
- * the index is closed.  An index has one slot per device ordinal (GPU 0,
- * 1, ...; INDEX_MAX_DEVICES of them), so that several GPUs can hold copies
- * or shards at once.  Searches see the index as const: these slots are the
- * one thing that changes under them, which is why they live behind a
- * pointer.
+ * Slots of state that the layers above the index keep for an opened index
+ * while it is open: a backend's copy of the lists on a device, the exact
+ * search's resident base, the recall estimate, ...  The index knows none of
+ * them: a slot is {owner, p, xFree}, the owner an address of the owner's
+ * own choosing (a static of its file) that says whose the slot is, p its
+ * state, xFree what frees p at close.  An owner claims a slot under the
+ * lock of its set (index_slot_claim) the first time and keeps it until the
+ * index is closed, so a slot's owner never changes once set; which is why
+ * an owner that claimed its slot before (under that lock) may find it again
+ * without the lock (index_slot_find).  Searches see the index as const:
+ * the slots are the one thing that changes under them, which is why they
+ * live behind pointers.
+ */
+#define INDEX_SLOTS 8
+
+typedef struct index_slot {
+    const void *owner; /* NULL: free */
+    void *p;
+    void (*xFree)(void *p);
+} index_slot;
+
+/*
+ * The slots of one device (GPU 0, 1, ...; INDEX_MAX_DEVICES of them), so
+ * that several GPUs can hold copies or shards at once.
  */
 #define INDEX_MAX_DEVICES 16
 
 typedef struct index_device {
     pthread_mutex_t lock;
-    void *p;
-    void (*xFree)(void *p);
-    void *pExact;
-    void (*xExactFree)(void *pExact);
-    void *pPairs; /* the metric front-end's resident vectors (engine/pairs.h) */
-    void (*xPairsFree)(void *pPairs);
-    void *pEdit; /* the strings of batched edit distances (engine/edit.h) */
-    void (*xEditFree)(void *pEdit);
+    index_slot aSlot[INDEX_SLOTS];
 } index_device;
 
 /*
- * What a front-end derives from an open index and keeps while it is open:
- * the recall estimate of transform/recall.c (p, released by xFree).
- * Created lazily under lock, like the device slots, and behind a pointer
- * for the same reason (searches see the index as const).
+ * What a front-end derives from an open index and keeps while it is open
+ * (the recall estimate of transform/recall.c), in slots of the same kind,
+ * and the vocabulary's hash table (index/vocab.c); created lazily under
+ * the lock.
  */
 typedef struct index_derived {
     pthread_mutex_t lock;
-    void *pRecall;
-    void (*xRecallFree)(void *pRecall);
-    void *pVocab; /* the vocabulary's hash table (index/vocab.c) */
+    index_slot aSlot[INDEX_SLOTS];
+    void *pVocab;
     void *pLabels; /* objects by label (index/labels.h) */
 } index_derived;
 
+/** The slot of @p owner among @p aSlot (INDEX_SLOTS of them), or NULL when it has none. */
+static inline index_slot *index_slot_find(index_slot *aSlot, const void *owner)
+{
+    for (int i = 0; i < INDEX_SLOTS && aSlot[i].owner; i++)
+        if (aSlot[i].owner == owner)
+            return &aSlot[i];
+    return NULL;
+}
+
+/**
+ * The slot of @p owner among @p aSlot, claimed for it (empty) when it had
+ * none; the caller holds the lock of the set.  Slots are claimed in order,
+ * so index_slot_find() reads only slots claimed before the one it looks for.
+ * @return the slot, or NULL when all INDEX_SLOTS are taken.
+ */
+static inline index_slot *index_slot_claim(index_slot *aSlot, const void *owner)
+{
+    int i = 0;
+    while (i < INDEX_SLOTS && aSlot[i].owner && aSlot[i].owner != owner)
+        i++;
+    if (i == INDEX_SLOTS)
+        return NULL;
+    aSlot[i].owner = owner;
+    return &aSlot[i];
+}
+
+/**
+ * Make slot @p s hold state that @p xFree frees: state another function
+ * would free (another backend's) is freed first.  The caller holds the
+ * lock of the set.
+ */
+static inline void index_slot_hold(index_slot *s, void (*xFree)(void *p))
+{
+    if (s->p && s->xFree != xFree) {
+        s->xFree(s->p);
+        s->p = NULL;
+    }
+    s->xFree = xFree;
+}
+
+/**
+ * Free what slots @p aSlot hold and empty them (they stay their owners'):
+ * at close, and when a search drops a view's device copies; the caller
+ * holds the lock of the set, or is the last user.
+ */
+void index_slots_release(index_slot *aSlot);
+
+/**
+ * Take @p d's lock and @p owner's slot there, holding state that @p xFree
+ * frees (index_slot_hold): the resident state of a backend's capability.
+ * The caller releases d->lock when done with the slot.
+ * @return the slot (the lock held), or NULL (the lock released, the error
+ *         set: every slot is taken).
+ */
+index_slot *index_device_slot(index_device *d, const void *owner, void (*xFree)(void *p));
+
 struct genie_index {
-    util_mapping map;
+    util_mapping map; /* the whole index's (a view's: only .copied, copied from it) */
     genie_index_info info;
     const uint32_t *aKeyword;        /* n_keywords, strictly increasing */
     const uint64_t *aListOffset;     /* n_keywords + 1 */
@@ -81,7 +142,7 @@ struct genie_index {
     const uint32_t *aWordOrder;      /* n_words */
     const unsigned char *aFrontend;  /* front-end parameters, or NULL */
     uint64_t nFrontend;              /* bytes at aFrontend */
-    /* The backends' state for this index or view, per device (mutable through a const index). */
+    /* The slots of this index or view, per device (mutable through a const index). */
     index_device *aDev; /* INDEX_MAX_DEVICES */
     /* Parts: see above.  A view's nPart is 1 and its aPart itself. */
     uint32_t nPart;
@@ -95,6 +156,14 @@ struct genie_index {
     index_derived *pDerived;
     /* A live index (index/live.h): the writes of its log, replayed; NULL without a log. */
     struct index_live *pLive;
+    /* Snapshots (genie_index_refresh, open.c) share their file: a
+     * snapshot's pOwner is the index whose mapping, views and device slots
+     * it reads (NULL: its own), and the owner's nShare counts itself and
+     * its snapshots not yet closed (atomic); the last close frees the
+     * file.  Everything else (the derived state, the path, the log's
+     * replay) is each one's own. */
+    struct genie_index *pOwner;
+    unsigned nShare;
 };
 
 /**
@@ -125,6 +194,14 @@ genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *
  * @return as index_from_mapping(), GENIE_ENOMEM.
  */
 genie_status index_open_mapping(const char *zName, const char *zPath, util_mapping *m, genie_index **out);
+/**
+ * Free what index_open_mapping() made (not a live index's log: its
+ * opener, open.c, frees that first); the file itself once no snapshot
+ * shares it.  NULL is a no-op.
+ */
+void index_close_file(genie_index *idx);
+/** New, empty derived state (its lock made); NULL when out of memory. */
+index_derived *index_derived_new(void);
 /** Validate the header of the mapping @p m of @p path (not the sections) and give its index type. */
 genie_status index_header_type(const char *path, const util_mapping *m, genie_index_type *type);
 

@@ -58,6 +58,24 @@ void index_labels_free(void *pLabels)
     free(l);
 }
 
+genie_status index_object_label(const genie_index *idx, uint64_t o, uint64_t *pLabel)
+{
+    const index_live *l = idx->pLive;
+    if (l && o >= l->nBase && o < l->nBase + l->nAdded) {
+        *pLabel = l->pDelta->aLabel[o - l->nBase];
+        return GENIE_OK;
+    }
+    if (o < idx->info.n_objects && idx->aLabel) {
+        *pLabel = idx->aLabel[o];
+        return GENIE_OK;
+    }
+    if (l && o < l->nBase) {
+        *pLabel = o; /* a base without labels: its ids */
+        return GENIE_OK;
+    }
+    return util_error(GENIE_EINVAL, "object %llu has no label", (unsigned long long)o);
+}
+
 /* The table of every object's label: a live index's (index/live.h), or a plain index's LABELS section. */
 static genie_status labels_build(const genie_index *idx, index_labels **ppL)
 {
@@ -70,7 +88,7 @@ static genie_status labels_build(const genie_index *idx, index_labels **ppL)
         return util_error(GENIE_ENOMEM, "out of memory for the table of %llu labels", (unsigned long long)n);
     }
     for (uint64_t i = 0; i < n; i++) {
-        live_label(idx, i, &aLabel[i]); /* every object has one (checked by the caller) */
+        index_object_label(idx, i, &aLabel[i]); /* every object has one (checked by the caller) */
         aObject[i] = (uint32_t)i;
     }
     return index_labels_sort(aLabel, aObject, n, ppL);

@@ -41,4 +41,12 @@ genie_status index_labels_sort(uint64_t *aLabel, uint32_t *aObject, uint64_t n, 
 
 void index_labels_free(void *pLabels);
 
+/**
+ * The label of object @p o of @p idx (live or not, index/live.h): the
+ * stored one, an added object's, or a live index's base object's id when
+ * the file stores none.  GENIE_EINVAL when it has none (a plain index
+ * built without labels).
+ */
+genie_status index_object_label(const genie_index *idx, uint64_t o, uint64_t *pLabel);
+
 #endif

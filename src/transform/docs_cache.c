@@ -216,8 +216,8 @@ genie_status genie_docs_plan_build(const genie_docs *d, const char *const *queri
         return util_error(GENIE_EINVAL, "docs cache plan: unknown policy %d", (int)policy);
     if (!(lambda > 0 && lambda <= 1))
         return util_error(GENIE_EINVAL, "docs cache plan: lambda %g is not in (0, 1]", lambda);
-    if (k < 1 || k > 1000000)
-        return util_error(GENIE_EINVAL, "docs cache plan: k %u is not in 1..1000000", k);
+    if (k < 1 || k > GENIE_DOCS_MAX_K)
+        return util_error(GENIE_EINVAL, "docs cache plan: k %u is not in 1..%u", k, GENIE_DOCS_MAX_K);
     genie_docs_plan *p = calloc(1, sizeof *p);
     uint64_t nLists = d->nKeywords;
     uint64_t *aFt = calloc(nLists + 1, sizeof *aFt);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/backend.h"
 #include "engine/docs_gpu.h"
 #include "genie/docs.h"
 #include "transform/docs.h"
@@ -103,20 +104,15 @@ int docs_run_queries(unsigned nThread, size_t nQuery, uint32_t k, docs_answer_fn
  * engine keys its cache on it instead of on the plan's contents. */
 uint64_t docs_plan_serial(const genie_docs_plan *p);
 
-/* For the tests: run docs_search_gpu's requests with @p fn instead of the
- * CUDA engine (NULL: the CUDA engine again), which lets the host side be
- * tested without a GPU.  Not thread-safe. */
-typedef genie_status docs_gpu_engine_fn(void **ppResident, engine_docs_request *req);
-void docs_gpu_testing_engine(docs_gpu_engine_fn *fn);
-
 /*
- * AND queries on the GPU with CPU post-processing (docs_gpu_search.c),
- * k <= ENGINE_DOCS_GPU_MAX_K, among the documents @p aAllow allows
- * (engine/filter.h; NULL = all): query q's hits into aaHit[q] (malloc'ed, best
- * first) and anHit[q]; the GPU fields of @p st filled, and its counts.
+ * AND queries on backend @p ops (a GPU: the pDocs capability of
+ * engine/backend.h) with CPU post-processing (docs_gpu_search.c),
+ * k <= ops->nMaxK, among the documents @p aAllow allows (engine/filter.h;
+ * NULL = all): query q's hits into aaHit[q] (malloc'ed, best first) and
+ * anHit[q]; the GPU fields of @p st filled, and its counts.
  */
-genie_status docs_search_gpu(const genie_docs *d, const char *const *queries, const size_t *lengths, size_t n,
-                             const genie_docs_options *opt, const uint64_t *aAllow, uint32_t k, genie_docs_hit **aaHit,
-                             uint32_t *anHit, genie_docs_stats *st);
+genie_status docs_search_gpu(const genie_docs *d, const engine_docs_ops *ops, const char *const *queries,
+                             const size_t *lengths, size_t n, const genie_docs_options *opt, const uint64_t *aAllow,
+                             uint32_t k, genie_docs_hit **aaHit, uint32_t *anHit, genie_docs_stats *st);
 
 #endif

@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/docs_gpu.h"
 #include "genie/docs.h"
 #include "index/index.h"
 #include "transform/docs_eval.h"
@@ -35,6 +34,7 @@
 struct docs_gpu_slot {
     pthread_mutex_t lock;
     void *pResident;
+    void (*xFree)(void *pResident); /* the xFree of the backend whose state pResident is */
     /* The cache applied last: plan serial (0: none) and S_c, and what they gave. */
     int hasPrefix;
     uint64_t planSerial, cacheBytes, used, planId, nextPlanId;
@@ -55,17 +55,11 @@ void docs_gpu_slot_free(struct docs_gpu_slot *s)
 {
     if (!s)
         return;
-    engine_docs_gpu_free(s->pResident);
+    if (s->pResident)
+        s->xFree(s->pResident);
     free(s->aPrefix);
     pthread_mutex_destroy(&s->lock);
     free(s);
-}
-
-static docs_gpu_engine_fn *xEngine = engine_docs_gpu_search;
-
-void docs_gpu_testing_engine(docs_gpu_engine_fn *fn)
-{
-    xEngine = fn ? fn : engine_docs_gpu_search;
 }
 
 #define DEFAULT_GPU_MEMORY (1ull << 30)
@@ -244,9 +238,9 @@ static genie_status batch_done(void *ctx, const uint32_t *aIdx, const engine_doc
     return GENIE_OK;
 }
 
-genie_status docs_search_gpu(const genie_docs *d, const char *const *queries, const size_t *lengths, size_t n,
-                             const genie_docs_options *opt, const uint64_t *aAllow, uint32_t k, genie_docs_hit **aaHit,
-                             uint32_t *anHit, genie_docs_stats *st)
+genie_status docs_search_gpu(const genie_docs *d, const engine_docs_ops *ops, const char *const *queries,
+                             const size_t *lengths, size_t n, const genie_docs_options *opt, const uint64_t *aAllow,
+                             uint32_t k, genie_docs_hit **aaHit, uint32_t *anHit, genie_docs_stats *st)
 {
     uint64_t mem = opt->gpu_memory ? opt->gpu_memory : DEFAULT_GPU_MEMORY;
     double frac = opt->cache_fraction > 0 ? opt->cache_fraction : 0.5;
@@ -294,7 +288,13 @@ genie_status docs_search_gpu(const genie_docs *d, const char *const *queries, co
         req.batchQueries = (uint32_t)(per > DOCS_GPU_BATCH_MIN ? per : DOCS_GPU_BATCH_MIN);
         req.xDone = batch_done;
         req.pDoneCtx = &c;
-        rc = xEngine(&d->pGpu->pResident, &req);
+        struct docs_gpu_slot *s = d->pGpu;
+        if (s->pResident && s->xFree != ops->xFree) { /* another backend's state */
+            s->xFree(s->pResident);
+            s->pResident = NULL;
+        }
+        s->xFree = ops->xFree;
+        rc = ops->xSearch(&s->pResident, &req);
     }
     pthread_mutex_unlock(&d->pGpu->lock);
     st->gpu_seconds = util_now() - t2;

@@ -34,8 +34,8 @@
 #include "transform/text.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/options.h"
 
-#define DOCS_MAX_K 1000000u
 
 struct genie_docs_results {
     size_t nQuery;
@@ -79,13 +79,21 @@ static int answer_one(void *ctx, docs_worker *w, size_t q)
     return 0;
 }
 
+void genie_docs_options_init(genie_docs_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+    opt->k = 10;
+}
+
 genie_status genie_docs_search(const genie_docs *d, const char *const *queries, const size_t *lengths,
                                size_t n_queries, const genie_docs_options *opt, genie_docs_results **out)
 {
     util_error_clear();
     *out = NULL;
-    if (opt->k < 1 || opt->k > DOCS_MAX_K)
-        return util_error(GENIE_EINVAL, "docs: k %u is not in 1..%u", opt->k, DOCS_MAX_K);
+    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_docs_options, filter));
+    if (opt->k < 1 || opt->k > GENIE_DOCS_MAX_K)
+        return util_error(GENIE_EINVAL, "docs: k %u is not in 1..%u", opt->k, GENIE_DOCS_MAX_K);
     if (opt->mode != GENIE_DOCS_AND && opt->mode != GENIE_DOCS_OR)
         return util_error(GENIE_EINVAL, "docs: unknown mode %d", (int)opt->mode);
     double t0 = util_now();
@@ -103,10 +111,13 @@ genie_status genie_docs_search(const genie_docs *d, const char *const *queries, 
         goto oom;
     r->stats.backend = GENIE_BACKEND_CPU;
     GENIE_TRY_GOTO(rc, filter_effective(d->idx, opt->filter, &aAllow, &aAllowOwned), fail);
-    if (opt->backend == GENIE_BACKEND_CUDA && opt->mode == GENIE_DOCS_AND && k <= ENGINE_DOCS_GPU_MAX_K) {
-        r->stats.backend = GENIE_BACKEND_CUDA;
+    const engine_backend *be = NULL; /* a backend with a docs search of its own (a GPU), for AND queries */
+    if (opt->mode == GENIE_DOCS_AND)
+        GENIE_TRY_GOTO(rc, engine_backend_pick_cap(opt->backend, ENGINE_CAP(pDocs), &be), fail);
+    if (be && k <= be->pDocs->nMaxK) {
+        r->stats.backend = be->id;
         GENIE_TRY_GOTO(rc,
-                       docs_search_gpu(d, queries, lengths, n_queries, opt, aAllow, k, r->aaHit, r->anHit,
+                       docs_search_gpu(d, be->pDocs, queries, lengths, n_queries, opt, aAllow, k, r->aaHit, r->anHit,
                                        &r->stats),
                        fail);
     } else {

@@ -13,6 +13,7 @@
 #include "io/parse.h"
 #include "io/records.h"
 #include "util/error.h"
+#include "util/options.h"
 
 /* Either builder, behind one pair of calls. */
 typedef struct any_builder {
@@ -55,16 +56,24 @@ static genie_status read_input(any_builder *ab, const char *path, const genie_in
     return rc;
 }
 
+void genie_input_options_init(genie_input_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+}
+
 genie_status genie_build_files(const char *const *inputs, size_t n_inputs, const genie_input_options *in,
                                const genie_build_options *opt, const char *output)
 {
     util_error_clear();
+    GENIE_TRY(UTIL_OPTIONS_CHECK(in, genie_input_options, n_stop_words));
     if (n_inputs == 0)
         return util_error(GENIE_EINVAL, "no input files");
     if (in->type != GENIE_TYPE_KEYWORDS && in->type != GENIE_TYPE_TEXT)
         return util_error(GENIE_EINVAL, "unknown input type %d", (int)in->type);
     if (in->delimiter && in->type != GENIE_TYPE_TEXT)
         return util_error(GENIE_EINVAL, "a record delimiter applies to text input only");
+    GENIE_TRY(genie_output_check(output, inputs, n_inputs));
     any_builder ab = {NULL, NULL};
     io_u32s kw = {NULL, 0, 0};
     genie_status rc;

@@ -16,6 +16,7 @@
 #include "genie/text.h"
 #include "index/builder.h"
 #include "index/index.h"
+#include "index/labels.h"
 #include "index/live.h"
 #include "transform/metric.h"
 #include "transform/vectors.h"
@@ -170,7 +171,7 @@ genie_status live_compact_write(const genie_index *idx, const char *zOut)
         const inverted *v = o < nBase ? &vb : &vd;
         uint64_t i = o < nBase ? o : o - nBase;
         genie_object obj = {v->aKw + v->aStart[i], (size_t)(v->aStart[i + 1] - v->aStart[i]), 1, 0, NULL, 0};
-        GENIE_TRY_GOTO(rc, live_label(idx, o, &obj.label), done);
+        GENIE_TRY_GOTO(rc, index_object_label(idx, o, &obj.label), done);
         if (idx->aRecordOffset) {
             GENIE_TRY_GOTO(rc, genie_index_record(idx, (uint32_t)o, &obj.record, &obj.record_len), done);
             if (!obj.record)

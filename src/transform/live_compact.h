@@ -24,7 +24,9 @@
  */
 genie_status live_compact_write(const genie_index *idx, const char *zOut);
 
+#ifdef GENIE_TESTING
 /** Testing: @p fn(step) runs between the steps of genie_writer_compact (1 .. 4); NULL: none. */
 void live_testing_compact_step(void (*fn)(int step));
+#endif
 
 #endif

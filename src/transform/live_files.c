@@ -19,6 +19,7 @@
 #include "io/records.h"
 #include "io/rows.h"
 #include "util/error.h"
+#include "util/options.h"
 
 #define ADD_BATCH 65536u                /* objects a log record holds at most */
 #define ADD_BATCH_BYTES (64u << 20)     /* and bytes of their text */
@@ -294,10 +295,18 @@ static int metric_of_vectors(const genie_index *idx)
     return genie_lc_index_info(idx, &lc) == GENIE_OK && lc.dim > 0;
 }
 
+void genie_add_options_init(genie_add_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+}
+
 genie_status genie_writer_add_file(genie_writer *w, const char *path, const genie_add_options *opt,
                                    uint64_t *n_added)
 {
     util_error_clear();
+    if (opt)
+        GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_add_options, added_ctx));
     uint64_t nAdded = 0;
     genie_index_info info;
     genie_status rc;

@@ -50,6 +50,15 @@ typedef struct label_set {
 struct genie_writer {
     char *zPath, *zWal, *zCompact;
     wal_writer *w;
+    /* Threads: a write holds the gate shared for its whole call, and mu
+     * while it reads and changes the state below and queues its records
+     * (so the log's order is the state's); it waits for durability without
+     * mu, which lets the records of concurrent writes go out in one flush.
+     * A compaction, and the reload after a failed flush, hold the gate
+     * alone. */
+    pthread_rwlock_t gate;
+    pthread_mutex_t mu;
+    int broken;          /* a flush failed after the state moved on: reload from the log (atomic) */
     genie_index *idx;    /* the index as the log stood when the writer opened it (or last compacted) */
     live_encoder *enc;
     label_set touched;
@@ -57,6 +66,7 @@ struct genie_writer {
     uint64_t nObjects;   /* the id space now */
 };
 
+#ifdef GENIE_TESTING
 /* Testing: called between the steps of a compaction (a test kills the process at one). */
 static void (*gCompactStep)(int step);
 
@@ -64,6 +74,7 @@ void live_testing_compact_step(void (*fn)(int step))
 {
     gCompactStep = fn;
 }
+#endif
 
 static size_t label_slot(const label_set *s, uint64_t key)
 {
@@ -162,6 +173,41 @@ static genie_status writer_load(genie_writer *wr)
     return GENIE_OK;
 }
 
+/*
+ * Enter a write: the gate shared; a writer broken by a failed flush is
+ * first brought back to the log's state (the gate alone), so that the
+ * write follows what is durable.
+ */
+static genie_status writer_enter(genie_writer *wr)
+{
+    for (;;) {
+        pthread_rwlock_rdlock(&wr->gate);
+        if (!__atomic_load_n(&wr->broken, __ATOMIC_ACQUIRE))
+            return GENIE_OK;
+        pthread_rwlock_unlock(&wr->gate);
+        pthread_rwlock_wrlock(&wr->gate);
+        genie_status rc = GENIE_OK;
+        if (wr->broken && (rc = writer_load(wr)) == GENIE_OK) {
+            wal_writer_reset(wr->w);
+            __atomic_store_n(&wr->broken, 0, __ATOMIC_RELEASE);
+        }
+        pthread_rwlock_unlock(&wr->gate);
+        if (rc != GENIE_OK)
+            return rc;
+    }
+}
+
+/* Leave a write that waited for record @p seq (0: queued none); a failed flush breaks the writer. */
+static genie_status writer_leave(genie_writer *wr, uint64_t seq, genie_status rc)
+{
+    if (rc == GENIE_OK && seq)
+        rc = wal_wait(wr->w, seq);
+    if (rc != GENIE_OK && seq)
+        __atomic_store_n(&wr->broken, 1, __ATOMIC_RELEASE);
+    pthread_rwlock_unlock(&wr->gate);
+    return rc;
+}
+
 genie_status genie_writer_open(const char *path, genie_writer **out)
 {
     util_error_clear();
@@ -177,6 +223,8 @@ genie_status genie_writer_open(const char *path, genie_writer **out)
     }
     memcpy(wr->zCompact, path, n);
     memcpy(wr->zCompact + n, ".compact", 9);
+    pthread_rwlock_init(&wr->gate, NULL);
+    pthread_mutex_init(&wr->mu, NULL);
     /* The file's identity names a new log; the lock is taken before the log is read for writing. */
     genie_index *first = NULL;
     genie_status rc = genie_index_open(path, &first);
@@ -202,6 +250,10 @@ void genie_writer_close(genie_writer *wr)
 {
     if (!wr)
         return;
+    if (wr->zCompact) { /* the locks were made */
+        pthread_rwlock_destroy(&wr->gate);
+        pthread_mutex_destroy(&wr->mu);
+    }
     live_encoder_free(wr->enc);
     genie_index_close(wr->idx);
     wal_writer_close(wr->w);
@@ -262,20 +314,27 @@ static void labels_commit(genie_writer *wr, size_t n, const uint64_t *aLabel, ui
     wr->nObjects += n;
 }
 
-/* Append the batch's new words (text), then its objects; the writer's state follows only when both are durable. */
-static genie_status append_add(genie_writer *wr, const live_payload *p, size_t n, const uint64_t *aLabel,
-                               uint64_t next)
+/*
+ * Queue the batch's new words (text), then its objects, and move the
+ * writer's state on (under wr->mu): *pSeq is the record to wait for.  A
+ * failure once a record is queued leaves *pSeq set, so that the writer
+ * breaks and reloads (the log may hold the words without the objects).
+ */
+static genie_status queue_add(genie_writer *wr, const live_payload *p, size_t n, const uint64_t *aLabel,
+                              uint64_t next, uint64_t *pSeq)
 {
     live_payload words = {NULL, 0, 0, 0};
+    uint64_t seq = 0;
     genie_status rc = live_encoder_words(wr->enc, &words);
     if (rc == GENIE_OK && words.count)
-        rc = wal_append(wr->w, WAL_WORDS, words.count, words.a, words.n);
+        rc = wal_enqueue(wr->w, WAL_WORDS, words.count, words.a, words.n, &seq);
     if (rc == GENIE_OK)
-        rc = wal_append(wr->w, WAL_ADD, p->count, p->a, p->n);
+        rc = wal_enqueue(wr->w, WAL_ADD, p->count, p->a, p->n, &seq);
     live_encoder_commit(wr->enc, rc == GENIE_OK);
     if (rc == GENIE_OK)
         labels_commit(wr, n, aLabel, next);
     live_payload_free(&words);
+    *pSeq = seq;
     return rc;
 }
 
@@ -285,7 +344,9 @@ genie_status genie_writer_add(genie_writer *wr, const genie_object *objects, siz
     if (wr->idx->info.type != GENIE_TYPE_KEYWORDS)
         return util_error(GENIE_EINVAL, "a %s index is not written with keyword objects",
                           genie_index_type_name(wr->idx->info.type));
-    uint64_t *aLabel = malloc((n ? n : 1) * sizeof *aLabel), *aIn = calloc(n ? n : 1, sizeof *aIn), next;
+    GENIE_TRY(writer_enter(wr));
+    pthread_mutex_lock(&wr->mu);
+    uint64_t *aLabel = malloc((n ? n : 1) * sizeof *aLabel), *aIn = calloc(n ? n : 1, sizeof *aIn), next, seq = 0;
     int *aHas = calloc(n ? n : 1, sizeof *aHas);
     live_payload p = {NULL, 0, 0, 0};
     genie_status rc = GENIE_OK;
@@ -311,15 +372,16 @@ genie_status genie_writer_add(genie_writer *wr, const genie_object *objects, siz
                        done);
     }
     if (n)
-        GENIE_TRY_GOTO(rc, append_add(wr, &p, n, aLabel, next), done);
+        GENIE_TRY_GOTO(rc, queue_add(wr, &p, n, aLabel, next, &seq), done);
     if (labels)
         memcpy(labels, aLabel, n * sizeof *labels);
 done:
+    pthread_mutex_unlock(&wr->mu);
     live_payload_free(&p);
     free(aLabel);
     free(aIn);
     free(aHas);
-    return rc;
+    return writer_leave(wr, seq, rc);
 }
 
 /* The objects of one add: records (a document, line, string, CSV row each) or vectors. */
@@ -334,7 +396,9 @@ static genie_status add_encoded(genie_writer *wr, const add_input *in, size_t n,
                                 uint64_t *labels)
 {
     util_error_clear();
-    uint64_t *aLabel = malloc((n ? n : 1) * sizeof *aLabel), next;
+    GENIE_TRY(writer_enter(wr));
+    pthread_mutex_lock(&wr->mu);
+    uint64_t *aLabel = malloc((n ? n : 1) * sizeof *aLabel), next, seq = 0;
     live_payload p = {NULL, 0, 0, 0};
     genie_status rc = GENIE_OK;
     if (!aLabel) {
@@ -353,15 +417,16 @@ static genie_status add_encoded(genie_writer *wr, const add_input *in, size_t n,
         }
     }
     if (rc == GENIE_OK && n)
-        rc = append_add(wr, &p, n, aLabel, next);
+        rc = queue_add(wr, &p, n, aLabel, next, &seq);
     else
         live_encoder_commit(wr->enc, 0);
     if (rc == GENIE_OK && labels)
         memcpy(labels, aLabel, n * sizeof *labels);
 done:
+    pthread_mutex_unlock(&wr->mu);
     live_payload_free(&p);
     free(aLabel);
-    return rc;
+    return writer_leave(wr, seq, rc);
 }
 
 genie_status genie_writer_add_records(genie_writer *wr, const char *const *records, const size_t *lengths, size_t n,
@@ -383,11 +448,16 @@ genie_status genie_writer_delete(genie_writer *wr, const uint64_t *labels, size_
     util_error_clear();
     if (n_deleted)
         *n_deleted = 0;
-    uint64_t *aFound = malloc((n ? n : 1) * sizeof *aFound);
+    uint64_t *aFound = malloc((n ? n : 1) * sizeof *aFound), seq = 0;
     size_t nFound = 0, nObjects = 0;
     genie_status rc = GENIE_OK;
     if (!aFound)
         return util_error(GENIE_ENOMEM, "out of memory deleting %zu labels", n);
+    if ((rc = writer_enter(wr)) != GENIE_OK) {
+        free(aFound);
+        return rc;
+    }
+    pthread_mutex_lock(&wr->mu);
     const index_labels *t = NULL;
     for (size_t i = 0; i < n && rc == GENIE_OK; i++) {
         int st = label_get(&wr->touched, labels[i]), alive = st == 2;
@@ -408,26 +478,32 @@ genie_status genie_writer_delete(genie_writer *wr, const uint64_t *labels, size_
             aFound[nFound++] = labels[i];
     }
     if (rc == GENIE_OK && nFound)
-        rc = wal_append(wr->w, WAL_DELETE, (uint32_t)nFound, aFound, nFound * sizeof *aFound);
+        rc = wal_enqueue(wr->w, WAL_DELETE, (uint32_t)nFound, aFound, nFound * sizeof *aFound, &seq);
     if (rc != GENIE_OK) {
         for (size_t i = 0; i < nFound; i++)
             label_put(&wr->touched, aFound[i], 2); /* as it was: alive (a state that asks nothing of the snapshot) */
-    } else if (n_deleted) {
-        *n_deleted = nObjects;
     }
+    pthread_mutex_unlock(&wr->mu);
     free(aFound);
+    rc = writer_leave(wr, seq, rc);
+    if (rc == GENIE_OK && n_deleted)
+        *n_deleted = nObjects;
     return rc;
 }
 
 static void compact_step(int step)
 {
+#ifdef GENIE_TESTING
     if (gCompactStep)
         gCompactStep(step);
+#else
+    (void)step;
+#endif
 }
 
-genie_status genie_writer_compact(genie_writer *wr)
+/* The steps of a compaction (see the top of this file), the gate held alone. */
+static genie_status compact_locked(genie_writer *wr)
 {
-    util_error_clear();
     /* The index as the log stands now (the writer's writes included): the lock keeps it still. */
     genie_index *now = NULL;
     GENIE_TRY(genie_index_open(wr->zPath, &now));
@@ -451,6 +527,19 @@ genie_status genie_writer_compact(genie_writer *wr)
     GENIE_TRY(wal_writer_restart(wr->w, &b));
     compact_step(4);
     return writer_load(wr);
+}
+
+genie_status genie_writer_compact(genie_writer *wr)
+{
+    util_error_clear();
+    GENIE_TRY(writer_enter(wr)); /* a broken writer is brought back first */
+    pthread_rwlock_unlock(&wr->gate);
+    pthread_rwlock_wrlock(&wr->gate);
+    genie_status rc = compact_locked(wr);
+    if (rc != GENIE_OK) /* the writer's state may be the new file's or the old one's: read it again */
+        __atomic_store_n(&wr->broken, 1, __ATOMIC_RELEASE);
+    pthread_rwlock_unlock(&wr->gate);
+    return rc;
 }
 
 const genie_index *genie_writer_index(const genie_writer *wr)

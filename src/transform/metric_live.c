@@ -13,6 +13,7 @@
 
 #include "engine/filter.h"
 #include "index/index.h"
+#include "index/labels.h"
 #include "index/live.h"
 #include "transform/metric.h"
 #include "util/error.h"
@@ -156,7 +157,7 @@ genie_status lc_live_kept(const genie_index *idx, const lc_layout *L, lc_space *
             continue;
         const lc_space *from = o < nBase ? &base : &added;
         uint64_t i = o < nBase ? o : o - nBase;
-        GENIE_TRY_GOTO(rc, live_label(idx, o, &aLabel[nKept]), done);
+        GENIE_TRY_GOTO(rc, index_object_label(idx, o, &aLabel[nKept]), done);
         if (dim) {
             memcpy(aVec + nKept * dim, from->aVec + i * dim, dim * sizeof *aVec);
         } else {

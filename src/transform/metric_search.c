@@ -50,65 +50,10 @@
 #include "util/error.h"
 #include "util/finite.h"
 #include "util/grow.h"
+#include "util/options.h"
 #include "util/threads.h"
 
 #define LC_QUERY_CHUNK 4
-
-/* ------------------------------------------------------------ the heap */
-
-int lc_hit_less(const genie_lc_hit *a, const genie_lc_hit *b)
-{
-    return a->distance < b->distance || (a->distance == b->distance && a->object < b->object);
-}
-
-int lc_cmp_hit(const void *a, const void *b)
-{
-    return lc_hit_less(a, b) ? -1 : lc_hit_less(b, a) ? 1 : 0;
-}
-
-void lc_heap_push(lc_heap *h, genie_lc_hit x)
-{
-    genie_lc_hit *a = h->a;
-    if (h->n < h->k) {
-        size_t i = h->n++;
-        while (i > 0 && lc_hit_less(&a[(i - 1) / 2], &x)) {
-            a[i] = a[(i - 1) / 2];
-            i = (i - 1) / 2;
-        }
-        a[i] = x;
-        return;
-    }
-    if (!lc_hit_less(&x, &a[0]))
-        return;
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, big = i;
-        const genie_lc_hit *pBig = &x;
-        if (l < h->n && lc_hit_less(pBig, &a[l])) {
-            big = l;
-            pBig = &a[l];
-        }
-        if (l + 1 < h->n && lc_hit_less(pBig, &a[l + 1]))
-            big = l + 1;
-        if (big == i)
-            break;
-        a[i] = a[big];
-        i = big;
-    }
-    a[i] = x;
-}
-
-/* ------------------------------------------------------- one query */
-
-int lc_cmp_cand(const void *a, const void *b)
-{
-    const lc_cand *x = a, *y = b;
-    if (x->lb != y->lb)
-        return x->lb < y->lb ? -1 : 1;
-    if (x->dc != y->dc)
-        return x->dc < y->dc ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
-}
 
 /* Per-thread state of a search. */
 typedef struct lc_scratch {
@@ -171,11 +116,6 @@ static void pivot_add(lc_scratch *w, uint32_t i, double delta)
     }
 }
 
-uint32_t lc_cluster_begin(const lc_layout *L, uint32_t i)
-{
-    return i ? L->aEnd[i - 1] : 0;
-}
-
 static genie_status range_query(const lc_query_ctx *x, lc_scratch *w)
 {
     const lc_layout *L = x->L;
@@ -224,12 +164,6 @@ static genie_status range_query(const lc_query_ctx *x, lc_scratch *w)
     if (w->nHit > 1)
         qsort(w->aHit, w->nHit, sizeof *w->aHit, lc_cmp_hit);
     return GENIE_OK;
-}
-
-/* The current k-NN radius: the k-th distance once the heap is full. */
-double lc_knn_radius(const lc_heap *h, double r0)
-{
-    return h->n == h->k && h->a[0].distance < r0 ? h->a[0].distance : r0;
 }
 
 static genie_status knn_offer(const lc_query_ctx *x, lc_heap *h, uint32_t o, double D)
@@ -359,7 +293,7 @@ static genie_status brute_query(const lc_query_ctx *x, lc_scratch *w, size_t k)
 
 /*
  * Batched distances on a backend, for lc_batch_search: vectors through
- * xPairs (engine/pairs.h; floats, widened exactly), strings through the
+ * the pPairs capability (engine/pairs.h; floats, widened exactly), strings through the
  * batched edit distances (transform/edit_batch.h; integers).
  */
 typedef struct lc_device_ctx {
@@ -407,8 +341,8 @@ static genie_status device_pairs(void *ctx, size_t q0, size_t nQuery, const uint
 /*
  * Which search runs: sets, and the brute-force baseline, on the CPU
  * threads; vectors and edit distance on the backend @p opt names ("auto":
- * a GPU when usable), batched when it computes their distances (xPairs,
- * xEdit), else on the CPU threads.  *pBe is NULL for the CPU threads.
+ * a GPU when usable), batched when it computes their distances (the
+ * pPairs and pEdit capabilities), else on the CPU threads.  *pBe is NULL for the CPU threads.
  */
 static genie_status pick_backend(genie_lc_metric metric, const genie_lc_options *opt, const engine_backend **pBe)
 {
@@ -421,11 +355,7 @@ static genie_status pick_backend(genie_lc_metric metric, const genie_lc_options 
                               genie_backend_name(opt->backend) ? genie_backend_name(opt->backend) : "?");
         return GENIE_OK;
     }
-    const engine_backend *be;
-    GENIE_TRY(engine_backend_pick(opt->backend, &be));
-    if (vectors ? be->xPairs != NULL : be->xEdit != NULL)
-        *pBe = be;
-    return GENIE_OK;
+    return engine_backend_pick_cap(opt->backend, vectors ? ENGINE_CAP(pPairs) : ENGINE_CAP(pEdit), pBe);
 }
 
 typedef struct lc_job {
@@ -521,11 +451,18 @@ static void results_free(genie_lc_results *r)
     free(r);
 }
 
+void genie_lc_options_init(genie_lc_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+}
+
 static genie_status search(const genie_index *idx, int vectors, const genie_vectors *qv, const char *const *azQ,
                            const size_t *anQ, size_t nQuery, const genie_lc_options *opt, genie_lc_results **out)
 {
     double t0 = util_now();
     *out = NULL;
+    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_lc_options, filter));
     lc_layout L;
     lc_space s;
     GENIE_TRY(lc_open_index(idx, &L, &s));

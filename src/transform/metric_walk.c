@@ -46,6 +46,7 @@
 #include "transform/metric.h"
 #include "util/error.h"
 #include "util/grow.h"
+#include "util/options.h"
 
 struct genie_lc_walker {
     lc_layout L;
@@ -141,6 +142,12 @@ static int owned(const genie_lc_walk *k, uint32_t o)
     return k->o.share_stride <= 1 || o % k->o.share_stride == k->o.share_offset;
 }
 
+void genie_lc_walk_options_init(genie_lc_walk_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+}
+
 genie_status genie_lc_walk_start(const genie_lc_walker *w, const genie_lc_walk_options *o, const float *vec,
                                  const char *z, size_t n, genie_lc_walk **out)
 {
@@ -150,6 +157,7 @@ genie_status genie_lc_walk_start(const genie_lc_walker *w, const genie_lc_walk_o
     int vectors = lc_metric_is_vector(L->info.metric);
     if (!o || o->part > GENIE_LC_WALK_MEMBERS)
         return util_error(GENIE_EINVAL, "bad walk options");
+    GENIE_TRY(UTIL_OPTIONS_CHECK(o, genie_lc_walk_options, share_offset));
     if ((o->k == 0 || o->bounded) && !(o->radius >= 0))
         return util_error(GENIE_EINVAL, "the radius must be a number >= 0, not %g", o->radius);
     if (o->share_stride > 1 && (o->part != GENIE_LC_WALK_MEMBERS || o->share_offset >= o->share_stride))

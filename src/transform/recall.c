@@ -1,7 +1,7 @@
 /*
  * Recall estimates: prediction, the choice of K for a target, the cache
  * kept with the open index and the side file INDEX.recall (recall.h says
- * what the estimate is; recall_sample.c computes it).
+ * what the estimate is; the types' samplers compute it, recall_sample.h).
  *
  * Side file, little-endian (docs/FORMAT.md):
  *
@@ -189,10 +189,10 @@ genie_status recall_check_target(double target, uint32_t k, int exact, const cha
 }
 
 genie_status recall_plan_for(const genie_index *idx, uint32_t k, double target, double signal, unsigned threads,
-                             recall_plan *out)
+                             recall_sampler_fn *xSample, recall_plan *out)
 {
     const recall_estimate *e;
-    GENIE_TRY(recall_get(idx, threads, 1, &e));
+    GENIE_TRY(recall_get(idx, threads, xSample, 0, &e));
     memset(out, 0, sizeof *out);
     out->perturb = -1;
     if (k > e->kMax)
@@ -409,21 +409,23 @@ done:
     return rc;
 }
 
-static void write_side_file(const recall_estimate *e, const char *zPath)
+/* Replace the side file at @p zPath with @p e (a temporary file renamed over it: never a torn one). */
+static genie_status write_side_file(const recall_estimate *e, const char *zPath)
 {
     unsigned char *a = NULL;
     size_t n = 0;
     util_atomic_file af;
-    if (recall_encode(e, &a, &n) == GENIE_OK && util_atomic_open(&af, zPath) == GENIE_OK) {
-        if (util_atomic_write(&af, a, n) != GENIE_OK || util_atomic_commit(&af) != GENIE_OK)
+    genie_status rc = recall_encode(e, &a, &n);
+    if (rc == GENIE_OK && (rc = util_atomic_open(&af, zPath)) == GENIE_OK) {
+        if ((rc = util_atomic_write(&af, a, n)) != GENIE_OK || (rc = util_atomic_commit(&af)) != GENIE_OK)
             util_atomic_abort(&af);
     }
-    /* A cache that cannot be written (read-only folder) is not an error: the estimate stays in memory. */
-    util_error_clear();
     free(a);
+    return rc;
 }
 
-genie_status recall_get(const genie_index *idx, unsigned threads, int compute, const recall_estimate **out)
+genie_status recall_get(const genie_index *idx, unsigned threads, recall_sampler_fn *xSample, int mustWrite,
+                        const recall_estimate **out)
 {
     *out = NULL;
     if (idx->info.type != GENIE_TYPE_SETS && idx->info.type != GENIE_TYPE_SEQUENCES &&
@@ -439,9 +441,15 @@ genie_status recall_get(const genie_index *idx, unsigned threads, int compute, c
     char *zPath = NULL;
     recall_estimate *e = NULL;
     genie_status rc = GENIE_OK;
+    static const char owner; /* the estimate's slot (index/index.h) */
     pthread_mutex_lock(&d->lock);
-    if (d->pRecall) {
-        *out = d->pRecall;
+    index_slot *s = index_slot_claim(d->aSlot, &owner);
+    if (!s) {
+        rc = util_error(GENIE_ENOMEM, "every one of the index's %d derived slots is taken", INDEX_SLOTS);
+        goto done;
+    }
+    if (s->p) {
+        *out = s->p;
         goto done;
     }
     GENIE_TRY_GOTO(rc, side_path(idx, &zPath), done);
@@ -452,22 +460,27 @@ genie_status recall_get(const genie_index *idx, unsigned threads, int compute, c
     int found;
     rc = load_side_file(idx, zPath, e, &found);
     if (rc == GENIE_OK && found) {
-        d->pRecall = e;
-        d->xRecallFree = estimate_free_void;
+        s->p = e;
+        s->xFree = estimate_free_void;
         *out = e;
         e = NULL;
         goto done;
     }
-    if (!compute)
+    if (!xSample)
         goto done; /* absent: OK and NULL; damaged or another index's: the error */
     /* Computing replaces a missing, stale or damaged side file. */
     util_error_clear();
-    GENIE_TRY_GOTO(rc, recall_sample(idx, threads, e), done);
+    GENIE_TRY_GOTO(rc, xSample(idx, threads, e), done);
     e->indexSize = idx->map.n;
     e->indexCrc = index_header_crc(idx);
-    write_side_file(e, zPath);
-    d->pRecall = e;
-    d->xRecallFree = estimate_free_void;
+    rc = write_side_file(e, zPath);
+    if (rc != GENIE_OK && mustWrite)
+        goto done;
+    /* A cache that cannot be written (read-only folder) is no search's error: the estimate stays in memory. */
+    rc = GENIE_OK;
+    util_error_clear();
+    s->p = e;
+    s->xFree = estimate_free_void;
     *out = e;
     e = NULL;
 done:
@@ -480,13 +493,6 @@ done:
 
 /* ---------------------------------------------------------- public API */
 
-genie_status genie_recall_prepare(const genie_index *idx, unsigned threads)
-{
-    util_error_clear();
-    const recall_estimate *e;
-    return recall_get(idx, threads, 1, &e);
-}
-
 genie_status genie_recall_predict(const genie_index *idx, uint32_t k, uint32_t candidates, uint32_t curve,
                                   double *recall, uint32_t *sample)
 {
@@ -497,7 +503,7 @@ genie_status genie_recall_predict(const genie_index *idx, uint32_t k, uint32_t c
     if (k == 0 || k > RECALL_KMAX)
         return util_error(GENIE_EINVAL, "k = %u: the recall estimate covers k = 1..%u", k, RECALL_KMAX);
     const recall_estimate *e;
-    GENIE_TRY(recall_get(idx, 0, 0, &e));
+    GENIE_TRY(recall_get(idx, 0, NULL, 0, &e));
     if (!e)
         return GENIE_OK;
     if (curve >= e->nCurve)

@@ -40,6 +40,13 @@
  *
  * The side file INDEX.recall caches the estimate; its layout is in
  * docs/FORMAT.md and recall.c.  Private to src/transform.
+ *
+ * Who computes it.  Each approximate type has a sampler of its own (in its
+ * own file: sets.c, sequences.c, vectors.c), built on the part every type
+ * shares (recall_sample.h), and hands it to recall_get() and
+ * recall_plan_for(), so that the estimate, which knows no type's search,
+ * can have one computed; genie_recall_prepare() picks the sampler of the
+ * index's type (recall_prepare.c).
  */
 #ifndef GENIE_TRANSFORM_RECALL_H
 #define GENIE_TRANSFORM_RECALL_H
@@ -128,37 +135,59 @@ recall_mix recall_mix_for(const recall_estimate *e, double signal);
 genie_status recall_check_target(double target, uint32_t k, int exact, const char *zExplicit);
 
 /**
+ * A type's sampler: compute the estimate of @p idx into @p e (on @p threads
+ * CPU threads, 0 = all cores) from its own searches (recall_sample.h).
+ * @return GENIE_OK, the searches' errors, GENIE_ENOMEM; @p e is left empty
+ *         on failure.
+ */
+typedef genie_status recall_sampler_fn(const genie_index *idx, unsigned threads, recall_estimate *e);
+
+/**
  * The plan for recall@k >= @p target on @p idx: the smallest K <= Kmax
  * that reaches it at any radius, the smaller radius on a tie (re-ranking
  * K candidates costs K true distances, which dominates once K is in the
  * hundreds; a radius r costs 2r + 1 bucket lists per function instead of
  * one); for sequences on the curves recall_mix_for(@p signal) picks (the
  * batch's mean level signal; ignored by the other types); exact when no
- * K reaches it.  Loads or computes the estimate (recall_get).
+ * K reaches it.  Loads the estimate or computes it with @p xSample
+ * (recall_get).
  */
 genie_status recall_plan_for(const genie_index *idx, uint32_t k, double target, double signal, unsigned threads,
-                             recall_plan *out);
+                             recall_sampler_fn *xSample, recall_plan *out);
 
 /** A query's level signal: @p distance per mille of its length @p n (at least 1). */
 uint32_t recall_signal(uint32_t distance, size_t n);
 
 /**
- * recall_plan_for() for a batch of string queries, with the batch's level
- * signal measured by a pilot search of at most RECALL_SAMPLE of them on
- * parts first_part .. first_part + n_parts - 1 with @p opt
- * (recall_level.c).  The plan's perturb is the edit rate it assumed.
+ * A pilot search of sequences (recall_plan_sequences): for each of the
+ * @p n queries, the edit distance of the best of its first @p depth
+ * candidates into aBest[i], or RECALL_NO_SIGNAL when it has none.
  */
-genie_status recall_plan_sequences(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
-                                   const char *const *queries, const size_t *lengths, size_t n, uint32_t k,
-                                   double target, const genie_search_options *opt, recall_plan *out);
+typedef genie_status recall_pilot_fn(void *ctx, const char *const *queries, const size_t *lengths, size_t n,
+                                     uint32_t depth, uint32_t *aBest);
+
+/**
+ * recall_plan_for() for a batch of string queries, with the batch's level
+ * signal measured by @p xPilot (the search's own, with @p pCtx) on at most
+ * RECALL_SAMPLE of them (recall_level.c).  The plan's perturb is the edit
+ * rate it assumed.
+ */
+genie_status recall_plan_sequences(const genie_index *idx, const char *const *queries, const size_t *lengths,
+                                   size_t n, uint32_t k, double target, unsigned threads,
+                                   recall_sampler_fn *xSample, recall_pilot_fn *xPilot, void *pCtx,
+                                   recall_plan *out);
 
 /**
  * The estimate of @p idx, kept with the open index: loaded from a valid
- * side file, else (when @p compute) computed and written to it.  With
- * !compute and no valid side file: *out = NULL, GENIE_OK, unless the side
- * file exists and is damaged (GENIE_ECORRUPT / GENIE_EFORMAT).
+ * side file, else (when @p xSample is not NULL) computed by it and written
+ * to the side file: a write that fails is an error when @p mustWrite (a
+ * build: genie_recall_write), else not (a cache; the estimate stays in
+ * memory).  Without @p xSample and without a valid side file: *out = NULL,
+ * GENIE_OK, unless the side file exists and is damaged (GENIE_ECORRUPT /
+ * GENIE_EFORMAT).
  */
-genie_status recall_get(const genie_index *idx, unsigned threads, int compute, const recall_estimate **out);
+genie_status recall_get(const genie_index *idx, unsigned threads, recall_sampler_fn *xSample, int mustWrite,
+                        const recall_estimate **out);
 
 /** Serialise @p e (the side file's bytes, checksum included); malloc'ed. */
 genie_status recall_encode(const recall_estimate *e, unsigned char **paOut, size_t *pnOut);
@@ -169,8 +198,5 @@ genie_status recall_encode(const recall_estimate *e, unsigned char **paOut, size
  */
 genie_status recall_decode(const genie_index *idx, const unsigned char *a, size_t n, const char *zName,
                            recall_estimate *e);
-
-/** Compute the estimate of @p idx (recall_sample.c). */
-genie_status recall_sample(const genie_index *idx, unsigned threads, recall_estimate *e);
 
 #endif

@@ -6,7 +6,8 @@
  * 40% of the length) and, for each pseudo-query, its level signal: the
  * edit distance to the best of its first RECALL_SIGNAL_CANDIDATES
  * candidates, per mille of its length.  Here the same signal is measured
- * on the batch by a pilot search (k = 1, K = the estimate's signal depth)
+ * on the batch by a pilot search (k = 1, K = the estimate's signal depth:
+ * the sequences front-end's own search, handed over as a recall_pilot_fn)
  * of at most RECALL_SAMPLE of its queries, spread evenly over it, and its
  * mean places the batch between two curves (recall_mix_for).  A query with
  * no candidate at all (shorter than an n-gram, or sharing none) has no
@@ -30,21 +31,19 @@
 
 #include <stdlib.h>
 
-#include "genie/sequences.h"
 #include "util/error.h"
 
 /* The mean level signal of the batch, per mille; -1 when no pilot query had a candidate. */
-static genie_status batch_signal(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
-                                 const char *const *queries, const size_t *lengths, size_t n, uint32_t depth,
-                                 const genie_search_options *opt, double *pSignal)
+static genie_status batch_signal(const char *const *queries, const size_t *lengths, size_t n, uint32_t depth,
+                                 recall_pilot_fn *xPilot, void *pCtx, double *pSignal)
 {
     *pSignal = -1;
     size_t m = n < RECALL_SAMPLE ? n : RECALL_SAMPLE;
     const char **az = malloc((m ? m : 1) * sizeof *az);
     size_t *an = malloc((m ? m : 1) * sizeof *an);
-    genie_seq_results *r = NULL;
+    uint32_t *aBest = malloc((m ? m : 1) * sizeof *aBest);
     genie_status rc = GENIE_OK;
-    if (!az || !an) {
+    if (!az || !an || !aBest) {
         rc = util_error(GENIE_ENOMEM, "out of memory for %zu pilot queries", m);
         goto done;
     }
@@ -53,35 +52,33 @@ static genie_status batch_signal(const genie_index *idx, uint32_t first_part, ui
         az[i] = queries[q];
         an[i] = lengths[q];
     }
-    genie_seq_options so = {.k = 1, .candidates = depth};
-    GENIE_TRY_GOTO(rc, genie_seq_search_parts(idx, first_part, n_parts, az, an, m, &so, opt, &r), done);
+    GENIE_TRY_GOTO(rc, xPilot(pCtx, az, an, m, depth, aBest), done);
     double sum = 0;
     size_t nUsed = 0;
     for (size_t i = 0; i < m; i++) {
-        size_t nHit;
-        const genie_seq_hit *aHit = genie_seq_results_get(r, i, &nHit, NULL, NULL);
-        if (nHit) {
-            sum += recall_signal(aHit[0].distance, an[i]);
+        if (aBest[i] != RECALL_NO_SIGNAL) {
+            sum += recall_signal(aBest[i], an[i]);
             nUsed++;
         }
     }
     if (nUsed)
         *pSignal = sum / (double)nUsed;
 done:
-    genie_seq_results_free(r);
     free(az);
     free(an);
+    free(aBest);
     return rc;
 }
 
-genie_status recall_plan_sequences(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
-                                   const char *const *queries, const size_t *lengths, size_t n, uint32_t k,
-                                   double target, const genie_search_options *opt, recall_plan *out)
+genie_status recall_plan_sequences(const genie_index *idx, const char *const *queries, const size_t *lengths,
+                                   size_t n, uint32_t k, double target, unsigned threads,
+                                   recall_sampler_fn *xSample, recall_pilot_fn *xPilot, void *pCtx,
+                                   recall_plan *out)
 {
     const recall_estimate *e;
-    GENIE_TRY(recall_get(idx, opt->threads, 1, &e));
+    GENIE_TRY(recall_get(idx, threads, xSample, 0, &e));
     double signal = -1;
     if (e->signalDepth && n)
-        GENIE_TRY(batch_signal(idx, first_part, n_parts, queries, lengths, n, e->signalDepth, opt, &signal));
-    return recall_plan_for(idx, k, target, signal, opt->threads, out);
+        GENIE_TRY(batch_signal(queries, lengths, n, e->signalDepth, xPilot, pCtx, &signal));
+    return recall_plan_for(idx, k, target, signal, threads, xSample, out);
 }

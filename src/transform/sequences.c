@@ -36,7 +36,8 @@
  *      bound: the true k-th distance is at most that.
  * The exact mode computes the distance to every string (ground truth).
  * Full scans run on the CPU threads, or on a GPU when the backend has
- * batched edit distances (seq_scan.c).
+ * batched edit distances (edit_batch.c).  The edit distance itself is
+ * seq_distance.c's.
  */
 #include "index/live.h"
 #include "genie/sequences.h"
@@ -53,140 +54,14 @@
 #include "index/index.h"
 #include "transform/candidates.h"
 #include "transform/edit_batch.h"
-#include "transform/recall.h"
+#include "transform/recall_sample.h"
 #include "transform/frontend_builder.h"
 #include "util/clock.h"
 #include "util/codec.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/options.h"
 #include "util/threads.h"
-
-/* ------------------------------------------------------- edit distance */
-
-void seq_pattern_init(seq_pattern *p, const char *z, size_t n)
-{
-    p->z = (const unsigned char *)z;
-    p->n = n;
-    p->aRow = NULL;
-    p->nRowCap = 0;
-    if (n <= 64) {
-        memset(p->aPeq, 0, sizeof p->aPeq);
-        for (size_t i = 0; i < n; i++)
-            p->aPeq[p->z[i]] |= (uint64_t)1 << i;
-    }
-}
-
-void seq_pattern_free(seq_pattern *p)
-{
-    free(p->aRow);
-    p->aRow = NULL;
-    p->nRowCap = 0;
-}
-
-/* Myers / Hyyro: column-wise deltas of the DP matrix for a pattern of at
- * most 64 symbols, one text symbol per step. */
-static uint32_t myers_distance(const seq_pattern *p, const unsigned char *s, size_t n, uint32_t max)
-{
-    size_t m = p->n;
-    uint64_t pv = ~(uint64_t)0, mv = 0, high = (uint64_t)1 << (m - 1);
-    uint64_t score = m;
-    for (size_t j = 0; j < n; j++) {
-        uint64_t eq = p->aPeq[s[j]];
-        uint64_t xv = eq | mv;
-        uint64_t xh = (((eq & pv) + pv) ^ pv) | eq;
-        uint64_t ph = mv | ~(xh | pv);
-        uint64_t mh = pv & xh;
-        if (ph & high)
-            score++;
-        else if (mh & high)
-            score--;
-        ph = (ph << 1) | 1; /* global distance: the top row grows by one */
-        mh <<= 1;
-        pv = mh | ~(xv | ph);
-        mv = ph & xv;
-        /* the score falls by at most one per remaining text symbol */
-        if (score > (uint64_t)max + (n - j - 1))
-            return max + 1;
-    }
-    return score > max ? max + 1 : (uint32_t)score;
-}
-
-/* Ukkonen: only cells with |i - j| <= max can hold a value <= max. */
-static genie_status banded_distance(seq_pattern *p, const unsigned char *s, size_t n, uint32_t max,
-                                    uint32_t *pDist)
-{
-    const unsigned char *q = p->z;
-    size_t m = p->n;
-    if ((uint64_t)max > m + n)
-        max = (uint32_t)(m + n < UINT32_MAX ? m + n : UINT32_MAX - 1);
-    uint32_t inf = max + 1;
-    if (p->nRowCap < 2 * (n + 1)) {
-        uint32_t *a = realloc(p->aRow, 2 * (n + 1) * sizeof *a);
-        if (!a)
-            return util_error(GENIE_ENOMEM, "out of memory computing an edit distance");
-        p->aRow = a;
-        p->nRowCap = 2 * (n + 1);
-    }
-    uint32_t *prev = p->aRow, *cur = p->aRow + n + 1;
-    for (size_t j = 0; j <= n; j++)
-        prev[j] = j <= max ? (uint32_t)j : inf;
-    for (size_t i = 1; i <= m; i++) {
-        size_t lo = i > max ? i - max : 0, hi = i + max < n ? i + max : n;
-        if (lo > 0)
-            cur[lo - 1] = inf;
-        uint32_t rowMin = inf;
-        for (size_t j = lo; j <= hi; j++) {
-            uint32_t v;
-            if (j == 0) {
-                v = i <= max ? (uint32_t)i : inf;
-            } else {
-                v = prev[j - 1] + (q[i - 1] != s[j - 1]);
-                uint32_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-                if (del < v)
-                    v = del;
-                if (ins < v)
-                    v = ins;
-                if (v > inf)
-                    v = inf;
-            }
-            cur[j] = v;
-            if (v < rowMin)
-                rowMin = v;
-        }
-        if (hi < n)
-            cur[hi + 1] = inf;
-        if (rowMin > max) {
-            *pDist = inf;
-            return GENIE_OK;
-        }
-        uint32_t *t = prev;
-        prev = cur;
-        cur = t;
-    }
-    *pDist = prev[n] > max ? inf : prev[n];
-    return GENIE_OK;
-}
-
-genie_status seq_pattern_distance(seq_pattern *p, const char *s, size_t n, uint32_t max, uint32_t *pDist)
-{
-    size_t m = p->n;
-    size_t diff = m > n ? m - n : n - m;
-    if (diff > max) {
-        *pDist = max + 1;
-        return GENIE_OK;
-    }
-    if (m == 0 || n == 0) {
-        *pDist = (uint32_t)(m + n);
-        return GENIE_OK;
-    }
-    if (max == UINT32_MAX)
-        max = UINT32_MAX - 1;
-    if (m <= 64) {
-        *pDist = myers_distance(p, (const unsigned char *)s, n, max);
-        return GENIE_OK;
-    }
-    return banded_distance(p, (const unsigned char *)s, n, max, pDist);
-}
 
 /* --------------------------------------------------- ordered n-grams */
 
@@ -333,12 +208,6 @@ static genie_status seq_index_gram(const genie_index *idx, uint32_t *pGram)
                           SEQ_PARAMS_VERSION);
     *pGram = codec_get_u32_in(&r, "n-gram length", 1, SEQ_GRAM_MAX);
     return codec_end(&r);
-}
-
-int seq_hit_closer(const void *pa, const void *pb)
-{
-    const genie_seq_hit *a = pa, *b = pb;
-    return a->distance < b->distance || (a->distance == b->distance && a->object < b->object);
 }
 
 /* The k best (distance, object) so far, sorted ascending; aHit has room for k. */
@@ -575,7 +444,7 @@ static genie_status seq_full_scan(seq_job *job, const engine_backend *be, const 
     genie_seq_results *r = job->r;
     unsigned nThread = opt->threads ? opt->threads : util_ncores();
     double t0 = util_now();
-    if (be && be->xEdit && live_objects(job->idx) == job->idx->info.n_objects) {
+    if (be && be->pEdit && live_objects(job->idx) == job->idx->info.n_objects) {
         /* (A live index's added strings are not in the backend's string table: those scans run here.) */
         uint64_t verified = 0;
         GENIE_TRY(seq_scan_gpu(be, job->idx, job->firstObject, job->nObjects, job->aAllow, job->azQuery, job->aLen,
@@ -604,11 +473,30 @@ static genie_status seq_full_scan(seq_job *job, const engine_backend *be, const 
  */
 static genie_status scan_backend(const genie_search_options *opt, const engine_backend **pBe)
 {
-    const engine_backend *be;
-    *pBe = NULL;
-    GENIE_TRY(engine_backend_pick(opt->backend, &be));
-    if (be->xEdit)
-        *pBe = be;
+    return engine_backend_pick_cap(opt->backend, ENGINE_CAP(pEdit), pBe);
+}
+
+/* What a pilot search of a recall target runs on (recall_pilot_fn). */
+typedef struct seq_pilot {
+    const genie_index *idx;
+    uint32_t first_part, n_parts;
+    const genie_search_options *opt;
+} seq_pilot;
+
+/* The best distance among each query's first @p depth candidates (recall_pilot_fn). */
+static genie_status pilot_search(void *ctx, const char *const *queries, const size_t *lengths, size_t n,
+                                 uint32_t depth, uint32_t *aBest)
+{
+    const seq_pilot *p = ctx;
+    genie_seq_results *r = NULL;
+    genie_seq_options so = {.k = 1, .candidates = depth};
+    GENIE_TRY(genie_seq_search_parts(p->idx, p->first_part, p->n_parts, queries, lengths, n, &so, p->opt, &r));
+    for (size_t i = 0; i < n; i++) {
+        size_t nHit;
+        const genie_seq_hit *aHit = genie_seq_results_get(r, i, &nHit, NULL, NULL);
+        aBest[i] = nHit ? aHit[0].distance : RECALL_NO_SIGNAL;
+    }
+    genie_seq_results_free(r);
     return GENIE_OK;
 }
 
@@ -619,6 +507,13 @@ genie_status genie_seq_search(const genie_index *idx, const char *const *queries
     return genie_seq_search_parts(idx, 0, genie_index_parts(idx), queries, lengths, n_queries, sopt, opt, out);
 }
 
+void genie_seq_options_init(genie_seq_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+    opt->k = 10;
+}
+
 genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
                                     const char *const *queries, const size_t *lengths, size_t n_queries,
                                     const genie_seq_options *sopt, const genie_search_options *opt,
@@ -627,6 +522,7 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     util_error_clear();
     double tStart = util_now();
     *out = NULL;
+    GENIE_TRY(UTIL_OPTIONS_CHECK(sopt, genie_seq_options, recall));
     uint32_t gram = 0;
     GENIE_TRY(seq_index_gram(idx, &gram));
     if (n_parts == 0 || first_part >= idx->nPart || n_parts > idx->nPart - first_part)
@@ -634,8 +530,8 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
                           n_parts, first_part, idx->nPart);
     const genie_index *pFirst = &idx->aPart[first_part], *pLast = &idx->aPart[first_part + n_parts - 1];
     uint32_t k = sopt->k;
-    if (k == 0 || k > 65536)
-        return util_error(GENIE_EINVAL, "k must be 1..65536, not %u", k);
+    if (k == 0 || k > GENIE_SEQ_MAX_K)
+        return util_error(GENIE_EINVAL, "k must be 1..%u, not %u", GENIE_SEQ_MAX_K, k);
     /* A recall target (not with --certify) becomes K or the exact mode. */
     genie_seq_options so = *sopt;
     if (sopt->recall != 0 && sopt->max_candidates)
@@ -644,8 +540,9 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     GENIE_TRY(recall_check_target(sopt->recall, k, sopt->exact, sopt->candidates ? "the candidate count" : NULL));
     recall_plan plan = {0, 0, 0, -1, -1};
     if (sopt->recall != 0) {
-        GENIE_TRY(recall_plan_sequences(idx, first_part, n_parts, queries, lengths, n_queries, k, sopt->recall, opt,
-                                        &plan));
+        seq_pilot pilot = {idx, first_part, n_parts, opt};
+        GENIE_TRY(recall_plan_sequences(idx, queries, lengths, n_queries, k, sopt->recall, opt->threads,
+                                        seq_recall_sample, pilot_search, &pilot, &plan));
         so.candidates = plan.K;
         so.exact = plan.exact;
     }
@@ -792,4 +689,112 @@ genie_status genie_seq_gram_length(const genie_index *idx, uint32_t *gram)
 {
     util_error_clear();
     return seq_index_gram(idx, gram);
+}
+
+/* ------------------------------------------------------- recall estimate */
+
+/*
+ * Sampled string @p o with max(1, round(@p permille of its length)) random
+ * edits, each a substitution, insertion or deletion with equal
+ * probability, the new bytes drawn from the collection's own bytes.
+ */
+static genie_status perturb_string(const genie_index *idx, uint32_t o, uint32_t permille, uint64_t *rng, char **pz,
+                                   size_t *pn)
+{
+    const char *z;
+    size_t n;
+    cand_record(idx, o, &z, &n);
+    size_t nEdit = (size_t)((double)n * permille / 1000 + 0.5);
+    if (nEdit == 0)
+        nEdit = 1;
+    char *q = malloc(n + nEdit + 1);
+    if (!q)
+        return util_error(GENIE_ENOMEM, "out of memory");
+    memcpy(q, z, n);
+    size_t m = n;
+    uint64_t nObj = idx->info.n_objects;
+    for (size_t e = 0; e < nEdit; e++) {
+        unsigned op = (unsigned)(recall_random(rng) % 3);
+        /* The new byte: one of the collection's bytes, at random (its byte frequencies). */
+        const char *zFrom;
+        size_t nFrom;
+        cand_record(idx, (uint32_t)(recall_random(rng) % nObj), &zFrom, &nFrom);
+        char ch = nFrom ? zFrom[recall_random(rng) % nFrom] : n ? z[recall_random(rng) % n] : 'a';
+        if (m == 0)
+            op = 1; /* only an insertion changes the empty string */
+        if (op == 0) {
+            q[recall_random(rng) % m] = ch;
+        } else if (op == 1) {
+            size_t at = recall_random(rng) % (m + 1);
+            memmove(q + at + 1, q + at, m - at);
+            q[at] = ch;
+            m++;
+        } else {
+            size_t at = recall_random(rng) % m;
+            memmove(q + at, q + at + 1, m - at - 1);
+            m--;
+        }
+    }
+    *pz = q;
+    *pn = m;
+    return GENIE_OK;
+}
+
+/*
+ * The rows of the estimate (recall_rows_fn): RECALL_EDIT_LEVELS curves,
+ * the same objects at every edit rate (pseudo-query c * S + i is object i
+ * at level c), each row with its level signal (recall.h): the edit
+ * distance to the best of its first signalDepth candidates, per mille of
+ * its length, as the pilot search measures it on real queries.
+ */
+static genie_status seq_recall_rows(const genie_index *idx, unsigned threads, recall_work *w)
+{
+    recall_estimate *e = w->e;
+    if (!idx->aRecordOffset)
+        return util_error(GENIE_ECORRUPT, "a sequences index without its records");
+    uint32_t S = e->nSample;
+    e->nCurve = RECALL_EDIT_LEVELS;
+    e->signalDepth = e->nCandMax < RECALL_SIGNAL_CANDIDATES ? e->nCandMax : RECALL_SIGNAL_CANDIDATES;
+    recall_queries pq = {NULL, NULL, 0};
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = GENIE_BACKEND_CPU;
+    opt.threads = threads;
+    genie_seq_results *rTrue = NULL, *rCand = NULL;
+    genie_status rc;
+    GENIE_TRY_GOTO(rc, recall_queries_alloc(&pq, e->nCurve * S), done);
+    for (uint32_t c = 0; c < e->nCurve; c++) {
+        e->aPerturb[c] = (c + 1) * RECALL_EDIT_STEP_PERMILLE;
+        for (uint32_t i = 0, j = c * S; i < S; i++, j++)
+            GENIE_TRY_GOTO(rc, perturb_string(idx, w->aId[i], e->aPerturb[c], &w->rng, &pq.az[j], &pq.an[j]), done);
+    }
+    genie_seq_options so = {.k = e->kMax, .exact = 1};
+    GENIE_TRY_GOTO(rc, genie_seq_search(idx, (const char *const *)pq.az, pq.an, pq.n, &so, &opt, &rTrue), done);
+    so = (genie_seq_options){.k = e->nCandMax, .candidates = e->nCandMax};
+    GENIE_TRY_GOTO(rc, genie_seq_search(idx, (const char *const *)pq.az, pq.an, pq.n, &so, &opt, &rCand), done);
+    for (uint32_t q = 0; q < pq.n; q++) {
+        size_t nT, nC;
+        const genie_seq_hit *aHT = genie_seq_results_get(rTrue, q, &nT, NULL, NULL);
+        const genie_seq_hit *aHC = genie_seq_results_get(rCand, q, &nC, NULL, NULL);
+        for (size_t i = 0; i < nT; i++)
+            w->aT[i] = (recall_key){0, aHT[i].object, aHT[i].distance, 0};
+        for (size_t i = 0; i < nC; i++)
+            w->aC[i] = (recall_key){aHC[i].count, aHC[i].object, aHC[i].distance, 0};
+        recall_sort_candidates(w->aC, nC);
+        uint32_t best = UINT32_MAX;
+        for (size_t i = 0; i < nC && i < e->signalDepth; i++)
+            best = w->aC[i].score0 < best ? w->aC[i].score0 : best;
+        uint32_t signal = best == UINT32_MAX ? RECALL_NO_SIGNAL : recall_signal(best, pq.an[q]);
+        GENIE_TRY_GOTO(rc, recall_add_row(w, nC, (uint32_t)nT, signal, recall_distance_better), done);
+    }
+done:
+    recall_queries_free(&pq);
+    genie_seq_results_free(rTrue);
+    genie_seq_results_free(rCand);
+    return rc;
+}
+
+genie_status seq_recall_sample(const genie_index *idx, unsigned threads, recall_estimate *e)
+{
+    return recall_sample(idx, threads, seq_recall_rows, e);
 }

@@ -15,7 +15,7 @@
  * the certificate of Theorem V.2 stay sound; collisions cost candidates,
  * never correctness.  A string shorter than n has no n-grams.
  *
- * Edit distance.  seq_pattern prepares one query: Myers' bit-parallel
+ * Edit distance (seq_distance.c).  seq_pattern prepares one query: Myers' bit-parallel
  * algorithm (Hyyro's formulation for global distance) when the query has
  * at most 64 bytes, Ukkonen's banded dynamic programme otherwise.  Both
  * take a bound and stop early once the distance must exceed it.
@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "transform/recall.h"
 
 /* FRONTEND parameters of a sequences index (8 bytes, little-endian, util/codec.h):
  * u32 version (1) | u32 n-gram length (1..SEQ_GRAM_MAX). */
@@ -61,5 +62,8 @@ int seq_hit_closer(const void *a, const void *b);
  */
 genie_status seq_keywords(const char *s, size_t len, uint32_t gram, uint32_t **paKw, size_t *pnCap,
                           size_t *pnKw);
+
+/** The recall estimate's sampler of a sequences index (recall.h's recall_sampler_fn; sequences.c). */
+genie_status seq_recall_sample(const genie_index *idx, unsigned threads, recall_estimate *e);
 
 #endif

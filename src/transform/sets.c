@@ -10,6 +10,15 @@
  * as fractions), ties by smaller object id; a set sharing no element with
  * the query (Jaccard 0) is never returned, so an empty query, or an empty
  * set, matches nothing.
+ *
+ * Its recall estimate (recall.h, recall_sample.h): each element of a
+ * sampled set is, with probability 20%, replaced by a new element found in
+ * no set; exact answers from the exact mode, candidates from one search
+ * with k = K = Kmax, which returns every candidate re-ranked with its
+ * match count (sorting by count descending, then id, restores the
+ * candidate order).  A candidate sharing no element with the query is
+ * dropped there, which would shift later positions; it needs a MinHash
+ * collision of two different values modulo D = 2^32 / m, so it is ignored.
  */
 #include "index/live.h"
 #include "genie/sets.h"
@@ -25,11 +34,12 @@
 #include "index/index.h"
 #include "transform/candidates.h"
 #include "transform/frontend_builder.h"
-#include "transform/recall.h"
+#include "transform/recall_sample.h"
 #include "util/clock.h"
 #include "util/codec.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/options.h"
 #include "util/threads.h"
 
 /* ---------------------------------------------------- parsing, MinHash */
@@ -367,24 +377,32 @@ static genie_status parse_all(const genie_index *idx, char separator, const uint
     return GENIE_OK;
 }
 
+void genie_set_options_init(genie_set_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+    opt->k = 10;
+}
+
 genie_status genie_set_search(const genie_index *idx, const char *const *queries, const size_t *lengths,
                               size_t n_queries, const genie_set_options *sopt, const genie_search_options *opt,
                               genie_set_results **out)
 {
     util_error_clear();
     *out = NULL;
+    GENIE_TRY(UTIL_OPTIONS_CHECK(sopt, genie_set_options, recall));
     set_job job;
     memset(&job, 0, sizeof job);
     GENIE_TRY(set_index_params(idx, &job.p));
     uint32_t k = sopt->k;
-    if (k == 0 || k > 65536)
-        return util_error(GENIE_EINVAL, "k must be 1..65536, not %u", k);
+    if (k == 0 || k > GENIE_SETS_MAX_K)
+        return util_error(GENIE_EINVAL, "k must be 1..%u, not %u", GENIE_SETS_MAX_K, k);
     GENIE_TRY(recall_check_target(sopt->recall, k, sopt->exact, sopt->candidates ? "the candidate count" : NULL));
     uint32_t K = sopt->candidates ? sopt->candidates : 100;
     int exact = sopt->exact;
     recall_plan plan = {0, 0, 0, -1, -1};
     if (sopt->recall > 0) {
-        GENIE_TRY(recall_plan_for(idx, k, sopt->recall, -1, opt->threads, &plan));
+        GENIE_TRY(recall_plan_for(idx, k, sopt->recall, -1, opt->threads, set_recall_sample, &plan));
         exact = plan.exact;
         K = plan.K;
     }
@@ -496,4 +514,89 @@ void genie_set_results_free(genie_set_results *r)
     free(r->aHit);
     free(r->aN);
     free(r);
+}
+
+/* ------------------------------------------------------- recall estimate */
+
+/* Sampled set @p o with each element, at RECALL_PERTURB_PERMILLE, replaced by one no set holds. */
+static genie_status perturb_set(const genie_index *idx, uint32_t o, char separator, uint64_t *rng, char **pz,
+                                size_t *pn)
+{
+    const char *z;
+    size_t n, nS, cap = 0;
+    set_slice *aS = NULL;
+    cand_record(idx, o, &z, &n);
+    GENIE_TRY(set_parse(z, n, separator, &aS, &cap, &nS));
+    char sep = separator ? separator : ' ';
+    /* Each element at most as long as the line, a new one 17 bytes, one separator each. */
+    char *q = malloc(n + nS * 18 + 1);
+    if (!q) {
+        free(aS);
+        return util_error(GENIE_ENOMEM, "out of memory");
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < nS; i++) {
+        if (m)
+            q[m++] = sep;
+        if (recall_unit(rng) * 1000 < RECALL_PERTURB_PERMILLE) {
+            static const char aHex[] = "0123456789abcdef";
+            uint64_t v = recall_random(rng);
+            q[m++] = '~'; /* "~" and 16 hex digits: an element no set is expected to hold */
+            for (int d = 0; d < 16; d++)
+                q[m++] = aHex[(v >> (4 * d)) & 15];
+        } else {
+            memcpy(q + m, aS[i].z, aS[i].n);
+            m += aS[i].n;
+        }
+    }
+    free(aS);
+    *pz = q;
+    *pn = m;
+    return GENIE_OK;
+}
+
+/* The rows of the estimate (recall_rows_fn): one curve. */
+static genie_status set_recall_rows(const genie_index *idx, unsigned threads, recall_work *w)
+{
+    recall_estimate *e = w->e;
+    if (!idx->aRecordOffset)
+        return util_error(GENIE_ECORRUPT, "a sets index without its records");
+    char sep;
+    GENIE_TRY(set_index_separator(idx, &sep));
+    e->aPerturb[0] = RECALL_PERTURB_PERMILLE;
+    recall_queries pq = {NULL, NULL, 0};
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = GENIE_BACKEND_CPU;
+    opt.threads = threads;
+    genie_set_results *rTrue = NULL, *rCand = NULL;
+    genie_status rc;
+    GENIE_TRY_GOTO(rc, recall_queries_alloc(&pq, e->nSample), done);
+    for (uint32_t i = 0; i < e->nSample; i++)
+        GENIE_TRY_GOTO(rc, perturb_set(idx, w->aId[i], sep, &w->rng, &pq.az[i], &pq.an[i]), done);
+    genie_set_options so = {.k = e->kMax, .exact = 1};
+    GENIE_TRY_GOTO(rc, genie_set_search(idx, (const char *const *)pq.az, pq.an, pq.n, &so, &opt, &rTrue), done);
+    so = (genie_set_options){.k = e->nCandMax, .candidates = e->nCandMax};
+    GENIE_TRY_GOTO(rc, genie_set_search(idx, (const char *const *)pq.az, pq.an, pq.n, &so, &opt, &rCand), done);
+    for (uint32_t q = 0; q < pq.n; q++) {
+        size_t nT, nC;
+        const genie_set_hit *aHT = genie_set_results_get(rTrue, q, &nT);
+        const genie_set_hit *aHC = genie_set_results_get(rCand, q, &nC);
+        for (size_t i = 0; i < nT; i++)
+            w->aT[i] = (recall_key){0, aHT[i].object, aHT[i].shared, aHT[i].union_size};
+        for (size_t i = 0; i < nC; i++)
+            w->aC[i] = (recall_key){aHC[i].count, aHC[i].object, aHC[i].shared, aHC[i].union_size};
+        recall_sort_candidates(w->aC, nC);
+        GENIE_TRY_GOTO(rc, recall_add_row(w, nC, (uint32_t)nT, 0, recall_jaccard_better), done);
+    }
+done:
+    recall_queries_free(&pq);
+    genie_set_results_free(rTrue);
+    genie_set_results_free(rCand);
+    return rc;
+}
+
+genie_status set_recall_sample(const genie_index *idx, unsigned threads, recall_estimate *e)
+{
+    return recall_sample(idx, threads, set_recall_rows, e);
 }

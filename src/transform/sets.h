@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "transform/recall.h"
 
 #define SET_PARAMS_VERSION 1u
 #define SET_HASHES_MAX 4096u
@@ -58,5 +59,7 @@ typedef struct set_params {
 genie_status set_index_params(const genie_index *idx, set_params *p);
 /** The element separator of sets index @p idx (0 = white space), its parameters validated. */
 genie_status set_index_separator(const genie_index *idx, char *pSeparator);
+/** The recall estimate's sampler of a sets index (recall.h's recall_sampler_fn). */
+genie_status set_recall_sample(const genie_index *idx, unsigned threads, recall_estimate *e);
 
 #endif

@@ -22,6 +22,7 @@
 #include "io/csv.h"
 #include "io/rows.h"
 #include "util/error.h"
+#include "util/options.h"
 
 /* The input held in memory: cell (row r, column i) is r * nCol + i. */
 typedef struct table_data {
@@ -358,10 +359,18 @@ done:
     return rc;
 }
 
+void genie_table_options_init(genie_table_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+}
+
 genie_status genie_table_build(const char *input, const genie_table_options *topt, const genie_build_options *opt,
                                const char *output)
 {
     util_error_clear();
+    if (topt)
+        GENIE_TRY(UTIL_OPTIONS_CHECK(topt, genie_table_options, no_records));
     if (topt && topt->bins > TABLE_MAX_BINS)
         return util_error(GENIE_EINVAL, "bins must be 1..%u, not %u", TABLE_MAX_BINS, topt->bins);
     io_rows r;

@@ -18,6 +18,11 @@
  * them, nearest first, ties by smaller id, and the first k are returned.
  * The match-count step is exact on every backend, so CPU and GPU return
  * the same candidates and the same final neighbours.
+ *
+ * Its recall estimate (recall.h, recall_sample.h) perturbs nothing but
+ * leaves each sampled vector out of its own answers and candidates
+ * (leave-one-out): a query drawn like the data and not in the index, at
+ * the distances the data points have from each other.
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -33,12 +38,13 @@
 #include "index/builder.h"
 #include "index/index.h"
 #include "index/live.h"
-#include "transform/recall.h"
+#include "transform/recall_sample.h"
 #include "transform/vectors.h"
 #include "transform/vectors_lsh.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/finite.h"
+#include "util/options.h"
 #include "util/threads.h"
 
 /* ------------------------------------------------------------- building */
@@ -174,13 +180,13 @@ done:
 
 /*
  * The queries' keywords: on the search's GPU when its backend @p be hashes
- * (xLsh: the l2 and cosine families, the CPU's keywords bit for bit), else
+ * (pLsh: the l2 and cosine families, the CPU's keywords bit for bit), else
  * on the CPU; @p be NULL: the CPU.
  */
 static genie_status query_keywords(const engine_backend *be, const vlsh *h, const genie_vectors *queries,
                                    const genie_search_options *opt, uint32_t **pOut)
 {
-    if (!be || !be->xLsh || h->p.metric == GENIE_METRIC_L1 || queries->n == 0)
+    if (!be || !be->pLsh || h->p.metric == GENIE_METRIC_L1 || queries->n == 0)
         return vlsh_keywords(h, queries->data, queries->n, opt->threads, pOut);
     uint32_t *aKw = malloc((size_t)queries->n * h->p.m * sizeof *aKw);
     if (!aKw)
@@ -189,7 +195,7 @@ static genie_status query_keywords(const engine_backend *be, const vlsh *h, cons
                           .aProj = h->aProj, .aLo = h->aLo, .aW = h->aW, .aShift = h->aShift,
                           .aVec = queries->data, .n = queries->n, .aKw = aKw};
     int device = opt->gpus && opt->n_gpus ? opt->gpus[0] : 0;
-    genie_status rc = be->xLsh(device, &b);
+    genie_status rc = be->pLsh->xKeywords(device, &b);
     if (rc != GENIE_OK) {
         free(aKw);
         return rc;
@@ -267,9 +273,16 @@ done:
     return rc;
 }
 
-genie_status vec_candidates(const genie_index *idx, uint32_t first_part, uint32_t n_parts, const vlsh *h,
-                            const genie_vectors *queries, uint32_t radius, const genie_search_options *opt, uint32_t K,
-                            genie_results **pRes, genie_search_stats *pSt, double *pHashSeconds)
+/*
+ * The top-@p K objects by match count for each query (the items above with
+ * @p radius) among the objects of parts [@p first_part, + @p n_parts)
+ * (genie_search_parts), on @p opt's backend; its k is replaced by K.
+ * @param[out] pRes  free with genie_results_free();
+ * @param[out] pSt   the engine's stats;  @param[out] pHashSeconds  hashing.
+ */
+static genie_status vec_candidates(const genie_index *idx, uint32_t first_part, uint32_t n_parts, const vlsh *h,
+                                   const genie_vectors *queries, uint32_t radius, const genie_search_options *opt,
+                                   uint32_t K, genie_results **pRes, genie_search_stats *pSt, double *pHashSeconds)
 {
     *pRes = NULL;
     uint32_t *aKw = NULL;
@@ -377,7 +390,7 @@ static genie_status exact_range(const genie_index *idx, const genie_vectors *bas
     genie_status rc = filter_slice(aAllow, first, n, &aRange, &aRangeOwned);
     if (rc == GENIE_OK)
         rc = exact_search_allowed(whole ? idx : NULL, &range, aRange, queries, metric, opt->precision, k,
-                                  opt->search.backend, device, opt->search.threads, out, pUsed);
+                                  opt->search.backend, device, opt->search.threads, out, pUsed, NULL);
     uint64_t nAllowed = filter_count_range(aRange, 0, n);
     free(aOwned);
     free(aRangeOwned);
@@ -394,7 +407,9 @@ static genie_status exact_range(const genie_index *idx, const genie_vectors *bas
 /*
  * Exact search of objects [first, first + n) of @p idx's file, and of the
  * vectors its log added when @p withAdded (merged: their ids follow the
- * file's).
+ * file's).  On a GPU the added vectors stay resident in the device slot
+ * of the delta (an index of its own, index/live.h), so a search uploads
+ * neither the file's vectors nor the delta's again.
  */
 static genie_status exact_live(const genie_index *idx, const genie_vectors *base, uint64_t first, uint64_t n,
                                int withAdded, const genie_vectors *queries, genie_metric metric, uint32_t k,
@@ -422,8 +437,8 @@ static genie_status exact_live(const genie_index *idx, const genie_vectors *base
         rc = filter_slice(aAllow, base->n, nAdded, &aSlice, &aSliceOwned);
     int device = opt->search.gpus && opt->search.n_gpus ? opt->search.gpus[0] : 0;
     if (rc == GENIE_OK)
-        rc = exact_search_allowed(NULL, &added, aSlice, queries, metric, opt->precision, k, opt->search.backend,
-                                  device, opt->search.threads, aB, pUsed);
+        rc = exact_search_allowed(idx->pLive->pDelta, &added, aSlice, queries, metric, opt->precision, k,
+                                  opt->search.backend, device, opt->search.threads, aB, pUsed, NULL);
     uint64_t nAllowed = filter_count_range(aSlice, 0, nAdded);
     for (uint64_t i = 0; rc == GENIE_OK && i < queries->n; i++)
         nB[i] = k < nAllowed ? k : (uint32_t)nAllowed;
@@ -443,11 +458,21 @@ genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *q
     return genie_vectors_search_parts(idx, 0, genie_index_parts(idx), queries, opt, out, aN, pStats);
 }
 
+void genie_vsearch_options_init(genie_vsearch_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
+    genie_search_options_init(&opt->search);
+    opt->k = 10;
+}
+
 genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
                                         const genie_vectors *queries, const genie_vsearch_options *opt,
                                         genie_neighbor *out, uint32_t *aN, genie_search_stats *pStats)
 {
     util_error_clear();
+    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_vsearch_options, precision));
+    GENIE_TRY(UTIL_OPTIONS_CHECK(&opt->search, genie_search_options, filter));
     double tStart = util_now();
     genie_search_stats stats;
     memset(&stats, 0, sizeof stats);
@@ -483,7 +508,8 @@ genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_p
                    done);
     if (opt->recall > 0) {
         recall_plan plan;
-        GENIE_TRY_GOTO(rc, recall_plan_for(idx, k, opt->recall, -1, opt->search.threads, &plan), done);
+        GENIE_TRY_GOTO(rc, recall_plan_for(idx, k, opt->recall, -1, opt->search.threads, vec_recall_sample, &plan),
+                       done);
         exact = plan.exact;
         K = plan.K;
         radius = plan.radius;
@@ -530,18 +556,68 @@ done:
 
 /* ------------------------------------------------------------- Eqn. 9 */
 
+/* The window of counts c with |c/m - s| <= eps, clamped to [0, m]. */
+static void eps_window(uint32_t m, double s, double eps, double *pLo, double *pHi)
+{
+    double lo = ceil((s - eps) * m - 1e-9), hi = floor((s + eps) * m + 1e-9);
+    *pLo = lo < 0 ? 0 : lo;
+    *pHi = hi > m ? m : hi;
+}
+
+/* Pr[c] for c ~ Binomial(m, s), 0 outside [0, m]. */
+static double binomial_pmf(uint32_t m, double s, double c)
+{
+    if (c < 0 || c > m)
+        return 0;
+    return exp(lgamma(m + 1.0) - lgamma(c + 1) - lgamma(m - c + 1) + c * log(s) + (m - c) * log1p(-s));
+}
+
 /* Pr[|c/m - s| <= eps] for c ~ Binomial(m, s), summed in log space. */
 static double within_eps(uint32_t m, double s, double eps)
 {
-    double lo = ceil((s - eps) * m - 1e-9), hi = floor((s + eps) * m + 1e-9);
-    if (lo < 0)
-        lo = 0;
-    if (hi > m)
-        hi = m;
-    double p = 0, lm = lgamma(m + 1.0);
+    double lo, hi, p = 0;
+    eps_window(m, s, eps, &lo, &hi);
     for (double c = lo; c <= hi; c++)
-        p += exp(lm - lgamma(c + 1) - lgamma(m - c + 1) + c * log(s) + (m - c) * log1p(-s));
+        p += binomial_pmf(m, s, c);
     return p;
+}
+
+/* The most hash functions genie_lsh_hash_count() answers: an index of more
+ * would hold n * m postings, far beyond any useful size. */
+#define LSH_MAX_FUNCTIONS 100000u
+
+/*
+ * The smallest m <= LSH_MAX_FUNCTIONS with within_eps(m, s, eps) >= target,
+ * or 0 when there is none.  Summing the window afresh for every m costs
+ * O(eps m) each, O(eps m^2) in all (seconds at eps = 0.01); instead the
+ * window's sum moves from m to m + 1 by Pascal's rule, pmf_{m+1}(c) =
+ * (1 - s) pmf_m(c) + s pmf_m(c - 1), touching only the window's ends, and
+ * is summed afresh every 1,024 steps and whenever it lies near the target,
+ * so every decision is within_eps's own.
+ */
+static uint32_t smallest_m(double s, double eps, double target)
+{
+    double lo, hi;
+    eps_window(1, s, eps, &lo, &hi);
+    double w = within_eps(1, s, eps); /* the sum over [lo, hi] of pmf_m */
+    for (uint32_t m = 1; m <= LSH_MAX_FUNCTIONS; m++) {
+        if (fabs(w - target) < 1e-9 || m % 1024 == 0)
+            w = within_eps(m, s, eps);
+        if (w >= target)
+            return m;
+        double lo2, hi2;
+        eps_window(m + 1, s, eps, &lo2, &hi2);
+        double a = w; /* the sum of pmf_m over [lo2, hi2] */
+        for (double c = lo; c < lo2; c++)
+            a -= binomial_pmf(m, s, c);
+        for (double c = hi + 1; c <= hi2; c++)
+            a += binomial_pmf(m, s, c);
+        double b = a - binomial_pmf(m, s, hi2) + binomial_pmf(m, s, lo2 - 1); /* over [lo2 - 1, hi2 - 1] */
+        w = (1 - s) * a + s * b;
+        lo = lo2;
+        hi = hi2;
+    }
+    return 0;
 }
 
 genie_status genie_lsh_hash_count(double epsilon, double delta, uint32_t *pM, double *pWorst)
@@ -553,12 +629,12 @@ genie_status genie_lsh_hash_count(double epsilon, double delta, uint32_t *pM, do
     double worst = 0.5;
     for (int i = 1; i <= 99; i++) {
         double s = i / 100.0;
-        uint32_t m = 1;
-        while (within_eps(m, s, epsilon) < 1 - delta) {
-            if (++m > 1000000)
-                return util_error(GENIE_ERANGE, "epsilon = %g, delta = %g need more than 10^6 functions", epsilon,
-                                  delta);
-        }
+        uint32_t m = smallest_m(s, epsilon, 1 - delta);
+        if (m == 0)
+            return util_error(GENIE_ERANGE,
+                              "epsilon = %g, delta = %g need more than %u hash functions (at similarity %.2f): "
+                              "choose a larger epsilon or delta",
+                              epsilon, delta, LSH_MAX_FUNCTIONS, s);
         if (m > best) {
             best = m;
             worst = s;
@@ -568,4 +644,101 @@ genie_status genie_lsh_hash_count(double epsilon, double delta, uint32_t *pM, do
     if (pWorst)
         *pWorst = worst;
     return GENIE_OK;
+}
+
+/* ------------------------------------------------------- recall estimate */
+
+/* Float distances as ordered integers (non-negative floats order as their bits; others are clamped). */
+static uint32_t distance_key(float d)
+{
+    uint32_t v;
+    if (!(d > 0))
+        return 0;
+    memcpy(&v, &d, 4);
+    return v;
+}
+
+/*
+ * The rows of the estimate (recall_rows_fn), leave-one-out: the
+ * pseudo-query is the sampled base vector itself, left out of its exact
+ * answers and of its candidates (the later candidates move up one place);
+ * l2 has one curve per radius 0..RECALL_RADIUS_MAX.
+ */
+static genie_status vec_recall_rows(const genie_index *idx, unsigned threads, recall_work *w)
+{
+    recall_estimate *e = w->e;
+    vlsh h;
+    genie_vectors base, pq = {0, 0, NULL};
+    GENIE_TRY(vec_open(idx, &h, &base));
+    uint32_t S = e->nSample, dim = base.dim;
+    genie_neighbor *aNN = NULL;
+    genie_results *res = NULL;
+    genie_status rc = GENIE_OK;
+    e->nCurve = h.p.metric == GENIE_METRIC_L2 ? RECALL_RADIUS_MAX + 1 : 1;
+    /* The others: at most n - 1 candidates and answers (none when n = 1: every row is empty). */
+    uint64_t nOther = base.n - 1;
+    e->nCandMax = nOther < RECALL_KMAX_CANDIDATES ? (uint32_t)(nOther ? nOther : 1) : RECALL_KMAX_CANDIDATES;
+    uint32_t kT = base.n < e->kMax + 1 ? (uint32_t)base.n : e->kMax + 1; /* the answers, self included */
+    pq.data = malloc((size_t)S * dim * sizeof *pq.data);
+    aNN = malloc((size_t)S * kT * sizeof *aNN);
+    if (!pq.data || !aNN) {
+        rc = util_error(GENIE_ENOMEM, "out of memory for %u pseudo-queries of %u dimensions", S, dim);
+        goto done;
+    }
+    pq.n = S;
+    pq.dim = dim;
+    for (uint32_t i = 0; i < S; i++)
+        memcpy(pq.data + (size_t)i * dim, base.data + (size_t)w->aId[i] * dim, (size_t)dim * sizeof *pq.data);
+    GENIE_TRY_GOTO(rc, genie_exact_search(&base, &pq, h.p.metric, kT, GENIE_BACKEND_CPU, threads, aNN, NULL), done);
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = GENIE_BACKEND_CPU;
+    opt.threads = threads;
+    uint32_t K = nOther ? e->nCandMax + 1 : 1;
+    for (uint32_t c = 0; c < e->nCurve; c++) {
+        genie_search_stats st;
+        double tHash;
+        GENIE_TRY_GOTO(rc, vec_candidates(idx, 0, genie_index_parts(idx), &h, &pq, c, &opt, K, &res, &st, &tHash), done);
+        for (uint32_t q = 0; q < S; q++) {
+            const float *v = pq.data + (size_t)q * dim;
+            /* True distances of the others, recomputed as the re-rank computes them, then sorted. */
+            uint32_t nT = 0;
+            for (uint32_t i = 0; i < kT && nT < e->kMax && nOther; i++) {
+                uint32_t id = aNN[(size_t)q * kT + i].id;
+                if (id == w->aId[q])
+                    continue;
+                float d = genie_vector_distance(h.p.metric, base.data + (size_t)id * dim, v, dim);
+                w->aT[nT++] = (recall_key){0, id, distance_key(d), 0};
+            }
+            for (uint32_t i = 1; i < nT; i++) /* insertion sort: the list is nearly sorted already */
+                for (uint32_t j = i; j > 0 && w->aT[j - 1].score0 > w->aT[j].score0; j--) {
+                    recall_key t = w->aT[j];
+                    w->aT[j] = w->aT[j - 1];
+                    w->aT[j - 1] = t;
+                }
+            size_t nH, nC = 0;
+            const genie_hit *aH = genie_results_get(res, q, &nH);
+            for (size_t i = 0; i < nH && nC < e->nCandMax && nOther; i++) {
+                if (aH[i].object == w->aId[q])
+                    continue;
+                float d = genie_vector_distance(h.p.metric, base.data + (size_t)aH[i].object * dim, v, dim);
+                w->aC[nC++] = (recall_key){aH[i].count, aH[i].object, distance_key(d), 0};
+            }
+            recall_sort_candidates(w->aC, nC);
+            GENIE_TRY_GOTO(rc, recall_add_row(w, nC, nT, 0, recall_distance_better), done);
+        }
+        genie_results_free(res);
+        res = NULL;
+    }
+done:
+    genie_results_free(res);
+    vlsh_free(&h);
+    free(pq.data);
+    free(aNN);
+    return rc;
+}
+
+genie_status vec_recall_sample(const genie_index *idx, unsigned threads, recall_estimate *e)
+{
+    return recall_sample(idx, threads, vec_recall_rows, e);
 }

@@ -11,4 +11,11 @@
  */
 double util_now(void);
 
+/**
+ * Sleep *@p pUs microseconds, then lengthen the next sleep (doubled, plus
+ * one) up to about a millisecond: the wait of a poll loop whose processes
+ * may share cores.  Thread-safe.
+ */
+void util_nap(unsigned *pUs);
+
 #endif

@@ -65,10 +65,69 @@ done:
     free(zBase);
 }
 
+/* What a file that is not a regular one is, for messages. */
+static const char *file_kind(mode_t mode)
+{
+    if (S_ISLNK(mode))
+        return "a symbolic link";
+    if (S_ISDIR(mode))
+        return "a folder";
+    if (S_ISCHR(mode) || S_ISBLK(mode))
+        return "a device";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a regular file";
+}
+
+genie_status util_check_output(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? GENIE_OK : util_error_errno(GENIE_EIO, "cannot check the output %s", path);
+    if (S_ISREG(st.st_mode))
+        return GENIE_OK;
+    if (S_ISLNK(st.st_mode))
+        return util_error(GENIE_EINVAL,
+                          "refusing to write %s: it is a symbolic link, which would be replaced (name the file it "
+                          "points to instead)",
+                          path);
+    return util_error(GENIE_EINVAL, "refusing to write %s: it is %s, not a regular file", path,
+                      file_kind(st.st_mode));
+}
+
+genie_status util_check_not_input(const char *output, const char *input)
+{
+    struct stat so, si;
+    if (stat(output, &so) != 0)
+        return GENIE_OK;
+    int rc = strcmp(input, "-") == 0 ? fstat(STDIN_FILENO, &si) : stat(input, &si);
+    if (rc != 0 || so.st_dev != si.st_dev || so.st_ino != si.st_ino)
+        return GENIE_OK;
+    if (strcmp(input, "-") == 0)
+        return util_error(GENIE_EINVAL, "refusing to write %s: it is the standard input being read", output);
+    return util_error(GENIE_EINVAL, "refusing to write %s: it is the input %s, which it would replace", output,
+                      input);
+}
+
+genie_status genie_output_check(const char *output, const char *const *inputs, size_t n_inputs)
+{
+    util_error_clear();
+    if (!output || (n_inputs && !inputs))
+        return util_error(GENIE_EINVAL, "genie_output_check: NULL argument");
+    GENIE_TRY(util_check_output(output));
+    for (size_t i = 0; i < n_inputs; i++)
+        if (inputs[i])
+            GENIE_TRY(util_check_not_input(output, inputs[i]));
+    return GENIE_OK;
+}
+
 genie_status util_atomic_open(util_atomic_file *af, const char *path)
 {
     memset(af, 0, sizeof *af);
     af->fd = -1;
+    GENIE_TRY(util_check_output(path));
     size_t n = strlen(path), nTmp = n + 40;
     af->zPath = malloc(n + 1);
     af->zTmp = malloc(nTmp);
@@ -172,34 +231,89 @@ void util_atomic_abort(util_atomic_file *af)
     atomic_release(af);
 }
 
-genie_status util_map_file(const char *path, util_mapping *m)
+/* Open @p path for reading, a regular file: *pFd and its size. */
+static genie_status open_regular(const char *path, int *pFd, size_t *pn)
 {
-    m->p = NULL;
-    m->n = 0;
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return util_error_errno(GENIE_EIO, "cannot open %s", path);
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        genie_status rc = util_error_errno(GENIE_EIO, "cannot stat %s", path);
+    genie_status rc = GENIE_OK;
+    if (fstat(fd, &st) != 0)
+        rc = util_error_errno(GENIE_EIO, "cannot stat %s", path);
+    else if (!S_ISREG(st.st_mode))
+        rc = util_error(GENIE_EIO, "%s is not a regular file", path);
+    if (rc != GENIE_OK) {
         close(fd);
         return rc;
     }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return util_error(GENIE_EIO, "%s is not a regular file", path);
-    }
-    if (st.st_size > 0) {
-        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    *pFd = fd;
+    *pn = (size_t)st.st_size;
+    return GENIE_OK;
+}
+
+genie_status util_map_file(const char *path, util_mapping *m)
+{
+    memset(m, 0, sizeof *m);
+    int fd;
+    size_t n;
+    GENIE_TRY(open_regular(path, &fd, &n));
+    if (n > 0) {
+        void *p = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
             genie_status rc = util_error_errno(GENIE_EIO, "cannot map %s", path);
             close(fd);
             return rc;
         }
         m->p = p;
-        m->n = (size_t)st.st_size;
+        m->n = n;
     }
     close(fd);
+    return GENIE_OK;
+}
+
+/* Read @p n bytes of @p fd into @p p. */
+static genie_status read_whole(int fd, const char *path, unsigned char *p, size_t n)
+{
+    for (size_t got = 0; got < n;) {
+        ssize_t r = read(fd, p + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return util_error_errno(GENIE_EIO, "cannot read %s", path);
+        if (r == 0) /* a file that shrank while read is no index: say so rather than validate zeros */
+            return util_error(GENIE_EIO, "%s: it shrank from %zu bytes while read", path, n);
+        got += (size_t)r;
+    }
+    return GENIE_OK;
+}
+
+genie_status util_copy_file(const char *path, util_mapping *m)
+{
+    memset(m, 0, sizeof *m);
+    m->copied = 1;
+    int fd;
+    size_t n;
+    GENIE_TRY(open_regular(path, &fd, &n));
+    if (n == 0) {
+        close(fd);
+        return GENIE_OK;
+    }
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        close(fd);
+        return util_error(GENIE_ENOMEM, "out of memory for a copy of %s (%zu bytes)", path, n);
+    }
+    genie_status rc = read_whole(fd, path, p, n);
+    close(fd);
+    if (rc == GENIE_OK && mprotect(p, n, PROT_READ) != 0)
+        rc = util_error_errno(GENIE_EIO, "cannot protect the copy of %s", path);
+    if (rc != GENIE_OK) {
+        munmap(p, n);
+        return rc;
+    }
+    m->p = p;
+    m->n = n;
     return GENIE_OK;
 }
 

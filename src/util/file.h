@@ -17,6 +17,25 @@
 
 #include "genie/genie.h"
 
+/*
+ * Never destroy what a user named (docs/SECURITY.md, "Output files"): a
+ * target that exists must be a regular file.  A symbolic link is refused,
+ * not followed (rename would replace the link, and following it silently
+ * would write somewhere the user did not name); so are devices, FIFOs,
+ * sockets and folders, which rename would replace by a regular file.
+ *
+ * util_check_output: GENIE_OK when @p path is missing or a regular file,
+ * else GENIE_EINVAL with a message naming the path and what it is.
+ * util_atomic_open calls it first.
+ */
+genie_status util_check_output(const char *path);
+/**
+ * GENIE_EINVAL (message naming both) when @p output exists and is the same
+ * file (device and inode) as @p input; GENIE_OK otherwise, also when
+ * either cannot be found.  @p input "-" means standard input.
+ */
+genie_status util_check_not_input(const char *output, const char *input);
+
 typedef struct util_atomic_file {
     int fd;
     char *zPath; /* target */
@@ -24,7 +43,10 @@ typedef struct util_atomic_file {
     uint64_t nWritten;
 } util_atomic_file;
 
-/** Start replacing @p path (removing stale temporary files of it first). */
+/**
+ * Start replacing @p path (removing stale temporary files of it first);
+ * GENIE_EINVAL when util_check_output() refuses it.
+ */
 genie_status util_atomic_open(util_atomic_file *af, const char *path);
 /** Remove the temporary files of @p path that crashed writers left (see above). */
 void util_atomic_remove_stale(const char *path);
@@ -42,10 +64,18 @@ void util_atomic_abort(util_atomic_file *af);
 typedef struct util_mapping {
     const unsigned char *p;
     size_t n;
+    int copied; /* util_copy_file's: anonymous memory, not the file's pages */
 } util_mapping;
 
 /** Map @p path read-only. An empty file maps to p = NULL, n = 0. */
 genie_status util_map_file(const char *path, util_mapping *m);
+/**
+ * Read @p path whole into private anonymous memory, laid out as a mapping
+ * (page aligned; util_unmap_file frees it): later changes to the file do
+ * not reach it.  Its pages are the process's own, so they must never be
+ * given back with MADV_DONTNEED (that would zero them).
+ */
+genie_status util_copy_file(const char *path, util_mapping *m);
 void util_unmap_file(util_mapping *m);
 
 #endif

@@ -94,12 +94,12 @@ static void search_strings(int isSets, const char *z, size_t n)
     opt.backend = GENIE_BACKEND_CPU;
     opt.threads = 1;
     if (isSets) {
-        genie_set_options sopt = {3, 0, n % 2, 0};
+        genie_set_options sopt = {.k = 3, .exact = n % 2};
         genie_set_results *r;
         if (genie_set_search(g_aIdx[2], azQ, anQ, nQ, &sopt, &opt, &r) == GENIE_OK)
             genie_set_results_free(r);
     } else {
-        genie_seq_options sopt = {2, 2, 8, n % 2, 0, 0};
+        genie_seq_options sopt = {.k = 2, .candidates = 2, .max_candidates = 8, .exact = n % 2};
         genie_seq_results *r;
         if (genie_seq_search(g_aIdx[3], azQ, anQ, nQ, &sopt, &opt, &r) == GENIE_OK)
             genie_seq_results_free(r);

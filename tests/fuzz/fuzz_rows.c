@@ -20,7 +20,7 @@ static genie_table *fixed_table(genie_index **pIdx)
     if (!t) {
         const char *zCsv = "n,c,s\n1.5,a,x\n-2,b,y\n?,a,\n7,c,z\n";
         fuzz_write(fuzz_path("fixed.csv"), zCsv, strlen(zCsv));
-        genie_table_options topt = {8, "n,c", 0};
+        genie_table_options topt = {.bins = 8, .columns = "n,c"};
         if (genie_table_build(fuzz_path("fixed.csv"), &topt, NULL, fuzz_path("fixed.genie")) != GENIE_OK ||
             genie_index_open(fuzz_path("fixed.genie"), &idx) != GENIE_OK || genie_table_open(idx, &t) != GENIE_OK)
             abort();
@@ -80,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (mode < 2) {
         read_rows(path);
     } else if (mode < 4) {
-        genie_table_options topt = {16, NULL, 0};
+        genie_table_options topt = {.bins = 16};
         if (genie_table_build(path, &topt, NULL, fuzz_path("built.genie")) == GENIE_OK &&
             probe_index(fuzz_path("built.genie")) != GENIE_OK)
             abort(); /* an index genie just wrote must open and search */

@@ -198,7 +198,7 @@ static void compare_case(const engine_backend *be, uint64_t seed)
     uint32_t *out = malloc((nOut ? nOut : 1) * sizeof *out);
     engine_edit_batch b = {strs_view(&base), strs_view(&q), aMax, aRun, nRun, aObject, nOut, out};
     void *slot = NULL;
-    genie_status rc = be->xEdit(&slot, &b);
+    genie_status rc = be->pEdit->xDistances(&slot, &b);
     if (rc != GENIE_OK) {
         fail("%s: %llu %llu", genie_last_error(), (unsigned long long)rc, seed);
     } else {
@@ -221,7 +221,7 @@ static void compare_case(const engine_backend *be, uint64_t seed)
         if (bad == 0)
             gPassed++;
     }
-    be->xEditFree(slot);
+    be->pEdit->xFree(slot);
     free(out);
     free(aObject);
     free(aRun);
@@ -282,7 +282,8 @@ static void compare_searches(uint64_t seed)
     }
     genie_seq_builder_free(sb);
     for (int mode = 0; mode < 3; mode++) {
-        genie_seq_options so = {mode == 2 ? 10 : 3, 8, mode == 0 ? 0 : 64, mode == 0, 0, 0};
+        genie_seq_options so = {.k = mode == 2 ? 10 : 3, .candidates = 8, .max_candidates = mode == 0 ? 0 : 64,
+                                .exact = mode == 0};
         genie_search_options o;
         memset(&o, 0, sizeof o);
         genie_seq_results *rc = NULL, *rg = NULL;
@@ -453,7 +454,7 @@ static int bench(const engine_backend *be, const char *zWords, uint32_t nQ, uint
                     }
                 engine_strings qv = {q.aByte, q.aStart + q0, nS};
                 engine_edit_batch b = {strs_view(&base), qv, aMax + q0, aRun, nRun, NULL, nS * base.n, out};
-                if (be->xEdit(&slot, &b) != GENIE_OK) {
+                if (be->pEdit->xDistances(&slot, &b) != GENIE_OK) {
                     printf("GPU failed: %s\n", genie_last_error());
                     return 1;
                 }
@@ -472,7 +473,7 @@ static int bench(const engine_backend *be, const char *zWords, uint32_t nQ, uint
         if (sumGpu != c.sum)
             gFailed++;
     }
-    be->xEditFree(slot);
+    be->pEdit->xFree(slot);
     free(out);
     free(aRun);
     free(aMax);
@@ -502,7 +503,7 @@ int main(int argc, char **argv)
         }
     }
     const engine_backend *be;
-    if (engine_backend_pick(GENIE_BACKEND_CUDA, &be) != GENIE_OK || !be->xEdit) {
+    if (engine_backend_pick(GENIE_BACKEND_CUDA, &be) != GENIE_OK || !be->pEdit) {
         printf("no usable CUDA backend: %s\n0 passed, 1 failed\n", genie_last_error());
         return 1;
     }

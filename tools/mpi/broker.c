@@ -80,13 +80,13 @@ static int open_indexes(broker *b, genie_index **pParser, uint64_t *pObjects)
             fprintf(stderr, "genie-mpi: %s\n", zErr);
             return MPI_EXIT_FAIL;
         }
-        genie_index_info info;
-        genie_index_get_info(b->idx, &info);
+        if ((rc = itype_attach(&b->ix, b->idx)) != GENIE_OK)
+            return fail_lib(rc);
         *pParser = b->idx;
-        *pObjects = info.n_objects;
-        b->type = info.type;
-        b->out.so.src.idx = b->idx;
-        b->hasRecords = info.has_records;
+        *pObjects = b->ix.info.n_objects;
+        b->out.pType = b->ix.pType;
+        b->out.pr.src.idx = b->idx;
+        b->hasRecords = b->ix.info.has_records;
         return MPI_EXIT_OK;
     }
     if (shard_map_read(a->zShardMap, b->R, &b->map, zErr, sizeof zErr) != 0) {
@@ -109,20 +109,21 @@ static int open_indexes(broker *b, genie_index **pParser, uint64_t *pObjects)
         }
         genie_index_info info;
         genie_index_get_info(b->aShardIdx[i], &info);
-        if (i > 0 && info.type != b->type) {
+        if (i == 0 && (rc = itype_attach(&b->ix, b->aShardIdx[0])) != GENIE_OK)
+            return fail_lib(rc);
+        if (info.type != b->ix.info.type) {
             fprintf(stderr, "genie-mpi: %s is a %s index, %s a %s index: the shards of a map have one type\n",
-                    b->map.a[i].zPath, genie_index_type_name(info.type), b->map.a[0].zPath,
-                    genie_index_type_name(b->type));
+                    b->map.a[i].zPath, genie_index_type_name(info.type), b->map.a[0].zPath, b->ix.pType->zName);
             return MPI_EXIT_FAIL;
         }
-        b->type = info.type;
         *pObjects += info.n_objects;
         if (info.n_objects) /* an empty shard says nothing of records */
             b->hasRecords &= info.has_records;
     }
     *pParser = b->aShardIdx[0];
-    b->out.so.src.xLocate = locate;
-    b->out.so.src.pLocateCtx = b;
+    b->out.pType = b->ix.pType;
+    b->out.pr.src.xLocate = locate;
+    b->out.pr.src.pLocateCtx = b;
     return MPI_EXIT_OK;
 }
 
@@ -146,7 +147,7 @@ int broker_gather_setups(broker *b)
     for (int r = 1; r <= b->R; r++)
         MPI_Irecv(aBuf + (size_t)(r - 1) * nMax, (int)nMax, MPI_BYTE, r, WIRE_TAG_SETUP, MPI_COMM_WORLD,
                   &aReq[r - 1]);
-    double t0 = mpi_now();
+    double t0 = util_now();
     unsigned us = 50;
     int nLeft = b->R, st = 0;
     while (nLeft > 0) {
@@ -164,7 +165,7 @@ int broker_gather_setups(broker *b)
             if (wire_unpack_setup(aBuf + (size_t)(r - 1) * nMax, (size_t)n, &b->aSetup[r]) != GENIE_OK)
                 st = -1;
         }
-        if (nLeft > 0 && b->a->timeout > 0 && mpi_now() - t0 > b->a->timeout) {
+        if (nLeft > 0 && b->a->timeout > 0 && util_now() - t0 > b->a->timeout) {
             for (int r = 1; r <= b->R; r++)
                 if (aReq[r - 1] != MPI_REQUEST_NULL)
                     fprintf(stderr, "genie-mpi: rank %d did not report its shard within %.0f s\n", r,
@@ -174,7 +175,7 @@ int broker_gather_setups(broker *b)
             return -2; /* requests left pending: only an abort ends this */
         }
         if (nLeft > 0)
-            mpi_nap(&us);
+            util_nap(&us);
     }
     free(aBuf);
     free(aReq);
@@ -287,7 +288,7 @@ int broker_launch(broker *b, flight *f, wire_batch *w, uint64_t seq, uint64_t fi
     f->firstQueryNo = firstQueryNo;
     f->nQuery = w->nQuery;
     f->k = w->k;
-    f->tSent = mpi_now();
+    f->tSent = util_now();
     for (int r = 1; r <= b->R; r++) {
         f->aAsked[r] = !b->aGone[r];
         f->aBytes[r] = -1;
@@ -317,9 +318,9 @@ static int collect(broker *b, flight *f, double deadline)
             else
                 nOwed++;
         }
-        if (nOwed == 0 || (deadline > 0 && mpi_now() > deadline))
+        if (nOwed == 0 || (deadline > 0 && util_now() > deadline))
             return nOwed;
-        mpi_nap(&us);
+        util_nap(&us);
     }
 }
 
@@ -389,9 +390,9 @@ static int give_up(broker *b, flight *f)
 
 int broker_wait(broker *b, flight *f)
 {
-    double t0 = mpi_now(), start = f->tSent > t0 ? f->tSent : t0;
+    double t0 = util_now(), start = f->tSent > t0 ? f->tSent : t0;
     int nOwed = collect(b, f, b->a->timeout > 0 ? start + b->a->timeout : 0);
-    b->waitSeconds += mpi_now() - t0;
+    b->waitSeconds += util_now() - t0;
     return nOwed && give_up(b, f) != 0 ? -1 : 0;
 }
 
@@ -455,7 +456,7 @@ int broker_finish(broker *b, flight *f)
             }
     }
     if (st == 0) {
-        double t0 = mpi_now();
+        double t0 = util_now();
         size_t nList = 0;
         const wire_hit **aNext = b->aList + b->R; /* per rank: its next query's hits */
         for (int r = 1; r <= b->R; r++)
@@ -475,11 +476,11 @@ int broker_finish(broker *b, flight *f)
                 usedK = aHead[2] > usedK ? aHead[2] : usedK;
             }
             size_t n = merge_topk(&b->heap, b->aList, b->aN, nList, f->k, b->aOut);
-            double t1 = mpi_now();
+            double t1 = util_now();
             b->mergeSeconds += t1 - t0;
             if (b->xEmit(b->pEmitCtx, f->firstQueryNo + qi, b->aOut, n, certified, usedK, nMissing > 0) != 0)
                 st = -1;
-            t0 = mpi_now();
+            t0 = util_now();
             b->outputSeconds += t0 - t1;
         }
         b->partial |= nMissing > 0;
@@ -501,7 +502,7 @@ int broker_finish(broker *b, flight *f)
 int broker_stop_all(broker *b)
 {
     /* A ranker owes at most depth batches, each allowed the timeout. */
-    double deadline = b->a->timeout > 0 ? mpi_now() + b->a->timeout * b->a->depth : 0;
+    double deadline = b->a->timeout > 0 ? util_now() + b->a->timeout * b->a->depth : 0;
     int nOwed = 0;
     for (unsigned i = 0; i < b->a->depth && b->aFlight; i++)
         if (b->aFlight[i].used)
@@ -513,11 +514,11 @@ int broker_stop_all(broker *b)
             MPI_Testall((int)b->lt.nReq, b->lt.aReq, &all, MPI_STATUSES_IGNORE);
         if (all)
             break;
-        if (deadline > 0 && mpi_now() > deadline) {
+        if (deadline > 0 && util_now() > deadline) {
             nOwed++;
             break;
         }
-        mpi_nap(&us);
+        util_nap(&us);
     }
     if (nOwed) {
         fprintf(stderr, "genie-mpi: some rankers still owe answers after %.0f s more; aborting the job\n",
@@ -574,6 +575,7 @@ void broker_free(broker *b)
     free(b->aOut);
     mpi_printer_free(&b->out);
     merge_free(&b->heap);
+    itype_detach(&b->ix);
     if (b->aShardIdx)
         for (size_t i = 0; i < b->map.n; i++)
             genie_index_close(b->aShardIdx[i]);

@@ -42,7 +42,7 @@ typedef struct late {
 typedef struct broker {
     const mpi_args *a;
     int R;
-    genie_index_type type;     /* of the index (every shard's) */
+    itype_index ix;            /* the parser (the index, or the map's first shard) attached to its type's entry */
     uint32_t k;                /* the most hits per query: room in aOut and the answer buffers */
     uint64_t nObjects;         /* of the whole index */
     size_t batch, answerBytes; /* queries per batch; bytes of each answer buffer */

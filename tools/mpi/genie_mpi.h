@@ -10,9 +10,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "genie/genie.h"
 #include "genie/vectors.h"
+#include "util/clock.h"
 
 #define MPI_EXIT_OK 0
 #define MPI_EXIT_FAIL 1
@@ -56,9 +58,5 @@ int ranker_run(const mpi_args *a, int rank, int nRanker);
 /** `genie-mpi metric ...` (metric_mpi.c): argv[0] is "metric"; @return an MPI_EXIT_* code. */
 int lcm_main(int argc, char **argv, int rank, int size);
 
-/** Wait a little between polls (rank processes may share cores); *pUs grows to 1 ms. */
-void mpi_nap(unsigned *pUs);
-/** Seconds on a monotonic clock. */
-double mpi_now(void);
 
 #endif

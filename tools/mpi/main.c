@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../cli.h"
+#include "../itype.h"
 #include "genie_mpi.h"
 
 static const char zHelp[] =
@@ -57,7 +57,8 @@ static const char zHelp[] =
     "  -d, --delimiter LINE    text queries: records between lines equal to LINE\n"
     "  -o, --output FILE       write the answers to FILE (on the broker's host)\n"
     "                          instead of standard output, which mpirun\n"
-    "                          forwards through a pipe, slowly\n"
+    "                          forwards through a pipe, slowly; FILE is\n"
+    "                          replaced only when the run succeeds\n"
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              keywords, text, sequences: print each hit's\n"
     "                          stored record\n"
@@ -105,21 +106,6 @@ static const char zHelp[] =
 #define OPT_GPUS 0x10b
 #define OPT_GPU_MODE 0x10c
 #define OPT_PRECISION 0x10d
-
-void mpi_nap(unsigned *pUs)
-{
-    struct timespec ts = {0, (long)*pUs * 1000};
-    nanosleep(&ts, NULL);
-    if (*pUs < 1000)
-        *pUs = *pUs * 2 + 1;
-}
-
-double mpi_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int usage(int rank, const char *fmt, const char *zArg)
 {
@@ -211,7 +197,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
     if (argc < 2 || (strcmp(argv[1], "search") != 0 && strcmp(argv[1], "serve") != 0)) {
         if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
             if (rank == 0)
-                fputs(zHelp, stdout);
+                cli_help(zHelp);
             return -1;
         }
         return usage(rank, "expected the command 'search', 'serve' or 'metric'%s", "");
@@ -227,13 +213,13 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
     optind = 1;
     int c;
     uint64_t v;
+    char zErr[128];
     /* serve: options end at INDEX, genie serve's follow it */
     while ((c = getopt_long(argc, argv, a->serve ? "+k:m:K:r:b:j:d:o:qh" : "k:m:K:r:b:j:d:o:qh", aOpt, NULL)) != -1) {
         switch (c) {
-        case 'k':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return usage(rank, "-k must be an integer 1..4294967295, not '%s'", optarg);
-            a->k = (uint32_t)v;
+        case 'k': /* the index's type, and so its limit, is known later (check_options, search.c) */
+            if (!itype_parse_k(NULL, optarg, &a->k, zErr, sizeof zErr))
+                return usage(rank, "%s", zErr);
             break;
         case 'K':
             if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
@@ -317,7 +303,7 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
         case 'q': a->quiet = 1; break;
         case 'h':
             if (rank == 0)
-                fputs(zHelp, stdout);
+                cli_help(zHelp);
             return -1;
         default: return usage(rank, "bad option%s", "");
         }

@@ -17,7 +17,7 @@
 
 #include "wire.h"
 
-/* Scratch space for merging up to nCap lists (merge_new sizes it). */
+/* Scratch space for merging up to nCap lists (merge_init sizes it). */
 typedef struct merge_heap {
     size_t nCap;
     uint32_t *aHeap; /* list numbers, a binary heap by their current head */

@@ -51,9 +51,11 @@
 #include <unistd.h>
 
 #include "../cli.h"
+#include "../itype.h"
 #include "../json_out.h"
 #include "genie/metric.h"
 #include "genie_mpi.h"
+#include "lines_out.h"
 #include "metric_mpi.h"
 
 static const char zHelp[] =
@@ -82,7 +84,8 @@ static const char zHelp[] =
     "      --active N          queries in flight per ranker (default 64)\n"
     "  -j, --threads N         ll: threads building each local index\n"
     "  -o, --output FILE       write the answers to FILE instead of standard\n"
-    "                          output\n"
+    "                          output; FILE is replaced only when the run\n"
+    "                          succeeds\n"
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each answer's stored string or set\n"
     "      --stats             per processor: distances computed, queries\n"
@@ -119,6 +122,7 @@ static int parse(int argc, char **argv, int rank, lcm_args *a)
     optind = 1;
     int c;
     uint64_t v;
+    char zErr[128];
     while ((c = getopt_long(argc, argv, "r:k:p:j:o:qh", aOpt, NULL)) != -1) {
         switch (c) {
         case 'r': {
@@ -131,9 +135,8 @@ static int parse(int argc, char **argv, int rank, lcm_args *a)
             break;
         }
         case 'k':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return usage(rank, "-k must be an integer 1..4294967295, not '%s'", optarg);
-            a->k = (uint32_t)v;
+            if (!itype_parse_k(itype_by_type(GENIE_TYPE_METRIC), optarg, &a->k, zErr, sizeof zErr))
+                return usage(rank, "%s", zErr);
             break;
         case 'p':
             if (strcmp(optarg, "lg") == 0 || strcmp(optarg, "LG") == 0)
@@ -170,7 +173,7 @@ static int parse(int argc, char **argv, int rank, lcm_args *a)
         case 'q': a->quiet = 1; break;
         case 'h':
             if (rank == 0)
-                fputs(zHelp, stdout);
+                cli_help(zHelp);
             return -1;
         default: return usage(rank, "bad option%s", "");
         }
@@ -192,7 +195,8 @@ static int parse(int argc, char **argv, int rank, lcm_args *a)
 typedef struct lcm_broker {
     lcm_rank *s;
     const genie_index *idx;
-    FILE *out;
+    FILE *out;             /* stdout: written through lines (whole queries, -o FILE on success) */
+    lines_out lines;
     genie_vectors qv;      /* vector queries */
     char **azQ;            /* or lines */
     size_t *anQ;
@@ -304,6 +308,7 @@ static void print_answer(lcm_broker *b, uint32_t q)
     }
     if (a->json)
         fputs("]}\n", f);
+    lines_out_query_end(&b->lines); /* a failed write fails the run at the end (lines_out_close) */
     b->nHitTotal += n;
     b->nDistTotal += b->anDist[q];
     free(b->aaHit[q]);
@@ -336,6 +341,7 @@ static void broker_turn(lcm_broker *b)
 
 static void broker_free(lcm_broker *b)
 {
+    lines_out_close(&b->lines, 0); /* still open: the run failed, -o FILE stays as it was */
     genie_vectors_free(&b->qv);
     for (uint32_t i = 0; b->azQ && i < b->nQ; i++)
         free(b->azQ[i]);
@@ -389,11 +395,9 @@ static int broker_open(lcm_broker *b, lcm_rank *s, const genie_index *idx)
         fprintf(stderr, "genie-mpi: out of memory for %u queries\n", b->nQ);
         return -1;
     }
-    b->out = stdout; /* -o: stdout reopened on the file (cli_put_escaped writes to stdout) */
-    if (a->zOutput && !freopen(a->zOutput, "w", stdout)) {
-        fprintf(stderr, "genie-mpi: cannot write %s\n", a->zOutput);
+    if (lines_out_open(&b->lines, a->zOutput) != 0)
         return -1;
-    }
+    b->out = stdout; /* now the whole-query stream (cli_put_escaped writes to stdout) */
     return 0;
 }
 
@@ -473,7 +477,7 @@ int lcm_main(int argc, char **argv, int rank, int size)
     int st = parse(argc, argv, rank, &a);
     if (st != MPI_EXIT_OK)
         return st < 0 ? MPI_EXIT_OK : st;
-    double t0 = mpi_now();
+    double t0 = util_now();
     lcm_rank s;
     memset(&s, 0, sizeof s);
     s.a = &a;
@@ -510,7 +514,7 @@ int lcm_main(int argc, char **argv, int rank, int size)
         st = MPI_EXIT_FAIL;
         goto done;
     }
-    double t1 = mpi_now();
+    double t1 = util_now();
     int flag = LCM_GO;
     for (;;) {
         int bad = lcm_on_records(&s, rank == 0 ? on_answer : NULL, &b) != 0;
@@ -531,9 +535,9 @@ int lcm_main(int argc, char **argv, int rank, int size)
         if (flag != LCM_GO)
             break;
     }
-    double t2 = mpi_now();
+    double t2 = util_now();
     st = flag == LCM_DONE ? MPI_EXIT_OK : MPI_EXIT_FAIL;
-    if (rank == 0 && st == MPI_EXIT_OK && (fflush(b.out) != 0 || ferror(b.out))) {
+    if (rank == 0 && lines_out_close(&b.lines, st == MPI_EXIT_OK) != 0 && st == MPI_EXIT_OK) {
         fprintf(stderr, "genie-mpi: cannot write the answers\n");
         st = MPI_EXIT_FAIL;
     }

@@ -65,7 +65,8 @@ static int task_add(lcm_rank *s, genie_lc_walk *walk, uint32_t query, int owner,
 static int walk_start(lcm_rank *s, const genie_lc_walker *w, genie_lc_walk_part part, const unsigned char *payload,
                       uint32_t len, genie_lc_walk **out)
 {
-    genie_lc_walk_options o = {s->a->k, s->a->radius, s->a->k && s->a->haveRadius, part, 0, 0};
+    genie_lc_walk_options o = {.k = s->a->k, .radius = s->a->radius, .bounded = s->a->k && s->a->haveRadius,
+                               .part = part};
     if (part == GENIE_LC_WALK_MEMBERS) {
         o.share_stride = (uint32_t)s->P;
         o.share_offset = (uint32_t)s->p;

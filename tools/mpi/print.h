@@ -1,10 +1,10 @@
 /*
  * The broker's output (print.c): each merged answer printed exactly as
- * `genie search` prints that index type's answers, through the printers
- * genie search itself uses (search_output.c for keywords and text,
- * json_out.c for the JSON of every type), so that both print the same
- * bytes.  A partial answer (--allow-partial) gets "partial":true after
- * the query number of its JSON object.
+ * `genie search` prints that index type's answers, through the printers of
+ * the type's entry in the type table (its xFromHits turns the merged hits
+ * back into the type's hits, its xTsv and xJson print them), so that both
+ * print the same bytes.  A partial answer (--allow-partial) gets
+ * "partial":true after the query number of its JSON object.
  */
 #ifndef GENIE_MPI_PRINT_H
 #define GENIE_MPI_PRINT_H
@@ -12,16 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../itype.h"
 #include "../json_out.h"
-#include "../search_output.h"
 #include "wire.h"
 
 typedef struct mpi_printer {
-    genie_index_type type;
-    search_output so;        /* where labels and records are, json, show; its jb serves every type */
-    genie_hit *aHit;         /* scratch of k hits in each type's own struct */
-    genie_neighbor *aNb;
-    genie_seq_hit *aSeq;
+    const itype *pType;      /* the index's type (set before mpi_printer_init) */
+    itype_printer pr;        /* where labels and records are (shard maps: xLocate), show */
+    int json;
+    json_buf jb;
+    void *aHit;              /* scratch of k hits in the type's own struct */
 } mpi_printer;
 
 /** Scratch for answers of up to @p k hits.  @return 0, or -1 when out of memory. */

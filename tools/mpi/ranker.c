@@ -8,14 +8,14 @@
  * waiting for the broker, which decides (it fails the run and sends stop),
  * so that no rank leaves MPI while another still expects it.
  *
- * Waiting for the broker polls with naps (mpi_nap) instead of a blocking
+ * Waiting for the broker polls with naps (util_nap) instead of a blocking
  * receive: a blocked MPI call spins on its core, and the rankers of a test
  * share two cores with the broker.
  *
- * GENIE_MPI_TEST_FAULT="RANK:sleep=SECONDS", "RANK:fail" or "RANK:exit"
- * (for the tests of the broker's failure handling): ranker RANK sleeps
- * that long before answering each batch, answers each batch with an
- * error, or exits without a word at its first batch.
+ * GENIE_MPI_TEST_FAULT="RANK:sleep=SECONDS", "RANK:fail", "RANK:exit" or
+ * "RANK:exit=N" (for the tests of the broker's failure handling): ranker
+ * RANK sleeps that long before answering each batch, answers each batch
+ * with an error, or exits without a word at its first (N-th) batch.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -29,7 +29,7 @@
 
 typedef struct fault {
     int sleepSeconds; /* 0: none */
-    int exit;
+    int exit;         /* the batch (from 1) at which to exit; 0: none */
     int fail;
 } fault;
 
@@ -43,6 +43,8 @@ static void read_fault(int rank, fault *f)
         return;
     if (strcmp(zWhat, "exit") == 0)
         f->exit = 1;
+    else if (sscanf(zWhat, "exit=%d", &f->exit) == 1 && f->exit < 1)
+        f->exit = 0;
     else if (strcmp(zWhat, "fail") == 0)
         f->fail = 1;
     else if (sscanf(zWhat, "sleep=%d", &f->sleepSeconds) != 1 || f->sleepSeconds < 0)
@@ -60,7 +62,7 @@ static int receive(wire_buf *b, size_t *pBytes)
             return -1;
         if (have)
             break;
-        mpi_nap(&us);
+        util_nap(&us);
     }
     int nBytes;
     MPI_Get_count(&st, MPI_BYTE, &nBytes);
@@ -143,13 +145,13 @@ int ranker_run(const mpi_args *aIn, int rank, int nRanker)
     if (wire_pack_setup(&out, &su) != GENIE_OK || send_words(&out, WIRE_TAG_SETUP) != 0 ||
         genie_queries_new(&w.q) != GENIE_OK)
         goto done;
-    for (;;) {
+    for (int nBatch = 1;; nBatch++) {
         size_t nBytes;
         if (receive(&in, &nBytes) != 0 || wire_unpack_batch(in.a, nBytes, &w) != GENIE_OK)
             goto done;
         if (w.kind == WIRE_STOP)
             break;
-        if (f.exit)
+        if (f.exit && nBatch >= f.exit)
             _exit(MPI_EXIT_FAIL);
         if (f.sleepSeconds)
             sleep((unsigned)f.sleepSeconds);

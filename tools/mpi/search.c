@@ -1,26 +1,32 @@
 /*
  * genie-mpi search (search.c): the broker reads the queries in batches
- * (source.h), keeps up to --depth supersteps in flight (broker.h) and
- * prints every merged answer as genie search prints it (print.h); with
- * -np 1 it searches the index alone, through the rankers' own code
- * (shard_search).
+ * (tools/query_source.h, as genie search reads them), keeps up to --depth
+ * supersteps in flight (broker.h) and prints every merged answer as genie
+ * search prints it (print.h); with -np 1 it searches the index alone,
+ * through the rankers' own code (shard_search).  What differs by index
+ * type is the entry's (tools/itype.h): its options, default and largest
+ * k, query form, parts search and printers.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../query_source.h"
 #include "broker.h"
-#include "source.h"
+#include "lines_out.h"
 
 /* Answers above this many bytes per ranker and batch make the batch smaller. */
 #define ANSWER_MAX_BYTES (64u << 20)
+
+/* Standard output (or -o FILE) in whole queries: the broker's one output. */
+static lines_out gOut;
 
 /* xEmit of genie-mpi search: print. */
 static int print_query(void *ctx, uint64_t queryNo, const wire_hit *aHit, size_t n, int certified, uint32_t usedK,
                        int partial)
 {
-    return mpi_print_query(ctx, queryNo, aHit, n, certified, usedK, partial);
+    int rc = mpi_print_query(ctx, queryNo, aHit, n, certified, usedK, partial);
+    return lines_out_query_end(&gOut) != 0 ? -1 : rc;
 }
 
 /* genie-mpi search: every batch has the command line's k and front-end options. */
@@ -31,6 +37,25 @@ static void batch_options(const broker *b, wire_batch *w)
     w->radius = b->a->radius;
     w->exact = (uint32_t)b->a->exact;
     w->maxCandidates = b->a->maxCandidates;
+}
+
+/* The next batch of @p src into @p w (its options still to set).  @return its size, 0 at the end, -1 (printed). */
+static long next_batch(query_source *src, unsigned slot, wire_batch *w)
+{
+    itype_batch q;
+    long n = query_source_next(src, slot, &q);
+    if (n < 0 && src->rc != GENIE_OK) {
+        const char *z = genie_last_error();
+        fprintf(stderr, "genie-mpi: %s\n", z[0] ? z : genie_strerror(src->rc));
+    }
+    w->kind = wire_kind_of(src->form);
+    w->nQuery = q.nQuery;
+    w->q = (genie_queries *)(uintptr_t)q.q; /* only packed, not changed */
+    w->azStr = q.azText;
+    w->anStr = q.anText;
+    w->aVec = q.aVec;
+    w->dim = q.dim;
+    return n;
 }
 
 /* The pipeline: keep up to depth batches in flight, finish them in order. */
@@ -45,7 +70,7 @@ static int run_batches(broker *b, query_source *src)
             unsigned slot = (head + nIn) % D;
             wire_batch w;
             memset(&w, 0, sizeof w);
-            long n = source_next(src, slot, &w);
+            long n = next_batch(src, slot, &w);
             batch_options(b, &w);
             if (n <= 0) {
                 /* A bad query line: the batches before it are still answered, as genie search does. */
@@ -74,7 +99,7 @@ static int run_batches(broker *b, query_source *src)
 /* -np 1: the broker searches the whole index itself, batch by batch, as one ranker would. */
 static int run_alone(broker *b, query_source *src)
 {
-    shard whole = {b->idx, b->type, 0, genie_index_parts(b->idx), 0, 0, 0};
+    shard whole = {b->idx, b->ix, 0, genie_index_parts(b->idx), 0, 0, 0};
     wire_answer_builder ans;
     memset(&ans, 0, sizeof ans);
     uint64_t nextQueryNo = 1;
@@ -82,7 +107,7 @@ static int run_alone(broker *b, query_source *src)
     for (;;) {
         wire_batch w;
         memset(&w, 0, sizeof w);
-        long n = source_next(src, 0, &w);
+        long n = next_batch(src, 0, &w);
         if (n <= 0) {
             st = n < 0 ? MPI_EXIT_FAIL : MPI_EXIT_OK;
             break;
@@ -95,15 +120,15 @@ static int run_alone(broker *b, query_source *src)
             st = MPI_EXIT_FAIL;
             break;
         }
-        double t0 = mpi_now();
+        double t0 = util_now();
         const wire_hit *aHit = ans.aHit;
         for (size_t i = 0; i < ans.nQuery && st == MPI_EXIT_OK; i++) {
             const uint32_t *aHead = ans.aHead + 3 * i;
-            if (mpi_print_query(&b->out, nextQueryNo + i, aHit, aHead[0], aHead[1] != 0, aHead[2], 0) != 0)
+            if (print_query(&b->out, nextQueryNo + i, aHit, aHead[0], aHead[1] != 0, aHead[2], 0) != 0)
                 st = MPI_EXIT_FAIL;
             aHit += aHead[0];
         }
-        b->outputSeconds += mpi_now() - t0;
+        b->outputSeconds += util_now() - t0;
         nextQueryNo += (uint64_t)n;
         b->nBatch++;
         b->nQueries += (uint64_t)n;
@@ -114,44 +139,51 @@ static int run_alone(broker *b, query_source *src)
     return st;
 }
 
-/* The options that apply to the index's type (genie search refuses the others too). */
+/* The options that apply to the index's type (genie search refuses the others too): those its entry takes. */
 static int check_options(broker *b)
 {
+    static const itype_spelling spell = {"-k", "-K", "--certify", "--radius"};
     const mpi_args *a = b->a;
-    const char *zType = genie_index_type_name(b->type), *zBad = NULL;
-    int isVec = b->type == GENIE_TYPE_VECTORS, isSeq = b->type == GENIE_TYPE_SEQUENCES;
-    if (!isVec && !isSeq && (a->candidates || a->exact))
-        zBad = a->exact ? "--exact" : "-K";
-    else if (!isVec && a->radius)
+    const itype *t = b->ix.pType;
+    const char *zBad = NULL;
+    if (a->exact && !itype_option_find(t, "exact"))
+        zBad = "--exact";
+    else if (a->candidates && !itype_option_find(t, "candidates"))
+        zBad = "-K";
+    else if (a->radius && !itype_option_find(t, "radius"))
         zBad = "--radius";
-    else if (!isSeq && a->maxCandidates)
+    else if (a->maxCandidates && !itype_option_find(t, "certify"))
         zBad = "--certify";
-    else if (!isVec && a->precision != GENIE_PRECISION_FP32)
+    else if (a->precision != GENIE_PRECISION_FP32 && !itype_option_find(t, "precision"))
         zBad = "--precision";
-    else if ((isVec || isSeq) && (a->minCount || a->zDelim))
-        zBad = a->minCount ? "--min-count" : "--delimiter";
-    else if (isVec && a->show)
+    else if (a->minCount && !itype_option_find(t, "min_count"))
+        zBad = "--min-count";
+    else if (a->zDelim && !(t->flags & ITYPE_F_DELIMITER))
+        zBad = "--delimiter";
+    else if (a->show && !itype_option_find(t, "show"))
         zBad = "--show";
     if (zBad) {
-        fprintf(stderr, "genie-mpi: %s does not apply to a %s index\nTry 'genie-mpi --help'.\n", zBad, zType);
+        fprintf(stderr, "genie-mpi: %s does not apply to a %s index\nTry 'genie-mpi --help'.\n", zBad, t->zName);
         return MPI_EXIT_USAGE;
     }
     if (a->show && !b->hasRecords) {
         fprintf(stderr, "genie-mpi: --show: the index stores no records (built with --no-records?)\n");
         return MPI_EXIT_USAGE;
     }
-    uint32_t k = a->k ? a->k : isSeq ? 1 : 10;
-    if ((isVec || isSeq) && k > 65536) {
-        fprintf(stderr, "genie-mpi: -k %u: 1..65536 for a %s index\n", k, zType);
+    itype_options o;
+    itype_options_init(&o, t);
+    o.k = a->k ? a->k : t->defaultK;
+    o.candidates = a->candidates;
+    o.maxCandidates = a->maxCandidates;
+    o.radius = a->radius;
+    o.exact = a->exact;
+    if (o.k > t->maxK) {
+        fprintf(stderr, "genie-mpi: -k %u: 1..%u for a %s index\n", o.k, t->maxK, t->zName);
         return MPI_EXIT_USAGE;
     }
-    uint32_t K = a->candidates ? a->candidates : isSeq ? 32 : 0;
-    if (isVec && a->candidates && a->candidates < k) {
-        fprintf(stderr, "genie-mpi: -K %u is below -k %u\n", a->candidates, k);
-        return MPI_EXIT_USAGE;
-    }
-    if (isSeq && a->maxCandidates && a->maxCandidates < (K > k ? K : k)) {
-        fprintf(stderr, "genie-mpi: --certify limit %u is below K = %u\n", a->maxCandidates, K > k ? K : k);
+    char zErr[160];
+    if (t->xCheck && t->xCheck(&b->ix, &o, &spell, zErr, sizeof zErr)) {
+        fprintf(stderr, "genie-mpi: %s\n", zErr);
         return MPI_EXIT_USAGE;
     }
     return MPI_EXIT_OK;
@@ -167,9 +199,26 @@ static size_t batch_size(const broker *b, const query_source *src)
     size_t n = b->a->batch, perHit = sizeof(wire_hit);
     if ((uint64_t)n * b->k > ANSWER_MAX_BYTES / perHit)
         n = ANSWER_MAX_BYTES / perHit / b->k ? ANSWER_MAX_BYTES / perHit / b->k : 1;
-    if (src->kind == WIRE_VECTORS && src->v.dim && (uint64_t)n * src->v.dim * 4 > (256u << 20))
+    if (src->form == ITYPE_BATCH_VECTORS && src->v.dim && (uint64_t)n * src->v.dim * 4 > (256u << 20))
         n = (256u << 20) / ((size_t)src->v.dim * 4) ? (256u << 20) / ((size_t)src->v.dim * 4) : 1;
     return n;
+}
+
+/* The queries, read as the index's entry writes them; a vector file is read whole, not from standard input. */
+static int open_queries(const broker *b, query_source *src)
+{
+    const mpi_args *a = b->a;
+    if (b->ix.query == ITYPE_QUERY_VECTOR && strcmp(a->zQueries, "-") == 0) {
+        fprintf(stderr, "genie-mpi: the queries of a vectors index are a vector file (QUERIES), not standard input\n");
+        return MPI_EXIT_FAIL;
+    }
+    if (query_source_open(src, &b->ix, a->zQueries, a->zDelim, a->minCount, a->batch, a->depth) == 0)
+        return MPI_EXIT_OK;
+    if (src->rc != GENIE_OK) {
+        const char *z = genie_last_error();
+        fprintf(stderr, "genie-mpi: %s\n", z[0] ? z : genie_strerror(src->rc));
+    }
+    return MPI_EXIT_FAIL;
 }
 
 static void print_stats(const broker *b, double seconds)
@@ -185,22 +234,16 @@ static void print_stats(const broker *b, double seconds)
 
 int broker_run(const mpi_args *a, int nRanker)
 {
-    double t0 = mpi_now();
-    /* mpirun hands rank 0 a pipe for standard output, which stdio would not buffer fully by itself;
-     * --output skips the pipe (and mpirun's forwarding) altogether. */
-    static char aStdoutBuf[1 << 16];
-    int stOut = MPI_EXIT_OK;
-    if (a->zOutput && !freopen(a->zOutput, "w", stdout)) {
-        fprintf(stderr, "genie-mpi: cannot write %s: %s\n", a->zOutput, strerror(errno));
-        stOut = MPI_EXIT_FAIL;
-    }
-    setvbuf(stdout, aStdoutBuf, _IOFBF, sizeof aStdoutBuf);
+    double t0 = util_now();
+    /* Whole queries only, 64 KiB and more at a time (mpirun hands rank 0 a pipe, which stdio would not
+     * buffer fully by itself); --output skips the pipe (and mpirun's forwarding) altogether. */
+    int stOut = lines_out_open(&gOut, a->zOutput) == 0 ? MPI_EXIT_OK : MPI_EXIT_FAIL;
     broker b;
     memset(&b, 0, sizeof b);
     b.a = a;
     b.R = nRanker;
-    b.out.so.json = a->json;
-    b.out.so.show = a->show;
+    b.out.json = a->json;
+    b.out.pr.show = a->show;
     b.xEmit = print_query;
     b.pEmitCtx = &b.out;
     genie_index *pParser = NULL;
@@ -208,14 +251,12 @@ int broker_run(const mpi_args *a, int nRanker)
     memset(&src, 0, sizeof src);
     int st = stOut == MPI_EXIT_OK ? broker_open(&b, &pParser) : stOut;
     uint64_t nObjects = b.nObjects;
-    b.out.type = b.type;
     if (st == MPI_EXIT_OK)
         st = check_options(&b);
-    uint32_t k = a->k ? a->k : b.type == GENIE_TYPE_SEQUENCES ? 1 : 10;
+    uint32_t k = a->k ? a->k : b.ix.pType ? b.ix.pType->defaultK : 1;
     b.k = nObjects == 0 ? 1 : (k < nObjects ? k : (uint32_t)nObjects);
-    if (st == MPI_EXIT_OK && source_open(&src, source_kind(b.type), a->zQueries, pParser, a->zDelim, a->minCount,
-                                         a->batch, a->depth) != 0)
-        st = MPI_EXIT_FAIL;
+    if (st == MPI_EXIT_OK)
+        st = open_queries(&b, &src);
     b.batch = src.batch = batch_size(&b, &src);
     b.answerBytes = wire_answer_max_bytes(b.batch, b.k);
     if (broker_alloc(&b) != 0) {
@@ -230,27 +271,26 @@ int broker_run(const mpi_args *a, int nRanker)
         /* The rankers report whatever happened here; every path below ends in stop_all or an abort. */
         int setup = b.aSetup ? broker_gather_setups(&b) : -2;
         if (setup == -2) {
-            fflush(stdout);
+            lines_out_flush(&gOut);
             MPI_Abort(MPI_COMM_WORLD, MPI_EXIT_FAIL);
         }
         if (st == MPI_EXIT_OK && (setup != 0 || broker_check_setups(&b) != 0))
             st = MPI_EXIT_FAIL;
-        b.setupSeconds = mpi_now() - t0;
+        b.setupSeconds = util_now() - t0;
         if (st == MPI_EXIT_OK && run_batches(&b, &src) != 0)
             st = MPI_EXIT_FAIL;
-        fflush(stdout);
+        lines_out_flush(&gOut);
         if (broker_stop_all(&b) != 0)
             MPI_Abort(MPI_COMM_WORLD, st == MPI_EXIT_OK && b.partial ? MPI_EXIT_PARTIAL : MPI_EXIT_FAIL);
     }
-    if (fflush(stdout) != 0 && st == MPI_EXIT_OK) {
-        fprintf(stderr, "genie-mpi: cannot write the results\n");
+    /* -o FILE becomes the answer only when the run succeeded (partial answers included) */
+    if (lines_out_close(&gOut, st == MPI_EXIT_OK) != 0 && st == MPI_EXIT_OK)
         st = MPI_EXIT_FAIL;
-    }
     if (a->stats && st == MPI_EXIT_OK)
-        print_stats(&b, mpi_now() - t0);
+        print_stats(&b, util_now() - t0);
     if (st == MPI_EXIT_OK && b.partial)
         st = MPI_EXIT_PARTIAL;
-    source_close(&src);
+    query_source_close(&src);
     broker_free(&b);
     return st;
 }

@@ -26,7 +26,6 @@
 
 #include "../serve/serve.h"
 #include "broker.h"
-#include "source.h"
 
 typedef struct serve_mpi {
     broker *b;
@@ -35,50 +34,24 @@ typedef struct serve_mpi {
     char zBroken[256]; /* set once the rankers are out of step */
 } serve_mpi;
 
-/* xEmit: query @p queryNo (from 1) of the batch into the result's arrays. */
+/* xEmit: query @p queryNo (from 1) of the batch into the result's plain arrays, in the type's hits. */
 static int store_query(void *ctx, uint64_t queryNo, const wire_hit *aHit, size_t n, int certified, uint32_t usedK,
                        int partial)
 {
     serve_mpi *s = ctx;
-    serve_result *res = s->res;
-    size_t q = (size_t)queryNo - 1, at = q * res->k;
+    itype_results *r = &s->res->r;
+    const itype *t = s->res->pType;
+    size_t q = (size_t)queryNo - 1;
     (void)partial; /* without --allow-partial a batch is whole or fails */
-    res->aN[q] = (uint32_t)n;
-    for (size_t i = 0; i < n; i++) {
-        switch (res->type) {
-        case GENIE_TYPE_VECTORS:
-            res->aNb[at + i].id = aHit[i].object;
-            memcpy(&res->aNb[at + i].distance, &aHit[i].value, 4);
-            break;
-        case GENIE_TYPE_SEQUENCES: res->aSeqHit[at + i] = (genie_seq_hit){aHit[i].object, aHit[i].key, aHit[i].value}; break;
-        default: res->aHit[at + i] = (genie_hit){aHit[i].object, aHit[i].value}; break;
-        }
-    }
-    if (res->type == GENIE_TYPE_SEQUENCES) {
-        res->aCertified[q] = (unsigned char)(certified != 0);
-        res->aUsedK[q] = usedK;
-    }
+    t->xFromHits(aHit, n, (char *)r->aHit + q * r->k * t->szHit);
+    r->aN[q] = (uint32_t)n;
+    r->aCertified[q] = (unsigned char)(certified != 0);
+    r->aUsedK[q] = usedK;
     return 0;
 }
 
-/* The result arrays of @p nQuery queries of res->k hits for res->type.  @return 0, or -1. */
-static int alloc_result(serve_result *res, size_t nQuery)
-{
-    size_t nq = nQuery ? nQuery : 1, nHit = nq * res->k;
-    res->aN = calloc(nq, sizeof *res->aN);
-    switch (res->type) {
-    case GENIE_TYPE_VECTORS: res->aNb = malloc(nHit * sizeof *res->aNb); return res->aN && res->aNb ? 0 : -1;
-    case GENIE_TYPE_SEQUENCES:
-        res->aSeqHit = malloc(nHit * sizeof *res->aSeqHit);
-        res->aCertified = calloc(nq, 1);
-        res->aUsedK = calloc(nq, sizeof *res->aUsedK);
-        return res->aN && res->aSeqHit && res->aCertified && res->aUsedK ? 0 : -1;
-    default: res->aHit = malloc(nHit * sizeof *res->aHit); return res->aN && res->aHit ? 0 : -1;
-    }
-}
-
 /* serve_hooks.xSearch: one superstep for the batcher's batch. */
-static genie_status superstep(void *ctx, const serve_loaded *l, const serve_options *o, const serve_batch *q,
+static genie_status superstep(void *ctx, const serve_loaded *l, const serve_options *so, const itype_batch *q,
                               serve_result *res, char *zErr, size_t nErr)
 {
     serve_mpi *s = ctx;
@@ -87,9 +60,10 @@ static genie_status superstep(void *ctx, const serve_loaded *l, const serve_opti
         snprintf(zErr, nErr, "%s", s->zBroken);
         return GENIE_EIO;
     }
+    const itype_options *o = &so->o;
     wire_batch w;
     memset(&w, 0, sizeof w);
-    w.kind = source_kind(l->info.type);
+    w.kind = wire_kind_of(itype_batch_of(l->ix.query));
     w.nQuery = q->nQuery;
     w.k = b->nObjects == 0 ? 1 : (o->k < b->nObjects ? o->k : (uint32_t)b->nObjects);
     w.candidates = o->candidates;
@@ -97,12 +71,11 @@ static genie_status superstep(void *ctx, const serve_loaded *l, const serve_opti
     w.exact = (uint32_t)o->exact;
     w.maxCandidates = o->maxCandidates;
     w.q = (genie_queries *)(uintptr_t)q->q; /* only packed, not changed */
-    w.dim = l->dim;
+    w.dim = l->ix.dim;
     w.aVec = q->aVec;
     w.azStr = q->azText;
     w.anStr = q->anText;
-    res->k = w.k;
-    if (alloc_result(res, q->nQuery) != 0 || broker_fit(b, q->nQuery, w.k) != 0) {
+    if (itype_results_alloc(res->pType, &res->r, q->nQuery, w.k) != GENIE_OK || broker_fit(b, q->nQuery, w.k) != 0) {
         snprintf(zErr, nErr, "genie-mpi serve: out of memory for %zu queries of k %u", q->nQuery, w.k);
         return GENIE_ENOMEM;
     }
@@ -163,12 +136,8 @@ int broker_serve(const mpi_args *a, int nRanker)
     b.a = a;
     b.R = nRanker;
     genie_index *pParser = NULL;
+    /* broker_open refuses an index whose type's entry does not search parts */
     int st = broker_open(&b, &pParser);
-    if (st == MPI_EXIT_OK && b.type != GENIE_TYPE_KEYWORDS && b.type != GENIE_TYPE_TEXT &&
-        b.type != GENIE_TYPE_VECTORS && b.type != GENIE_TYPE_SEQUENCES) {
-        fprintf(stderr, "genie-mpi serve: %s is a %s index\n", a->zIndex, genie_index_type_name(b.type));
-        st = MPI_EXIT_FAIL;
-    }
     b.k = 1;
     b.batch = 1;
     b.answerBytes = wire_answer_max_bytes(1, 1);

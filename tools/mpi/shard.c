@@ -117,34 +117,37 @@ void shard_parts(uint32_t nPart, int r, int R, uint32_t *pFirst, uint32_t *pN)
     *pN = b - a;
 }
 
+/* "keywords, text, sequences and vectors": the types whose entries search parts. */
+static void parts_types(char *z, size_t n)
+{
+    size_t nPart = 0, iPart = 0, at = 0;
+    for (size_t i = 0; i < itype_nAll; i++)
+        nPart += itype_aAll[i]->xSearchParts != NULL;
+    z[0] = 0;
+    for (size_t i = 0; i < itype_nAll && at < n; i++)
+        if (itype_aAll[i]->xSearchParts) {
+            const char *zSep = iPart == 0 ? "" : iPart + 1 == nPart ? " and " : ", ";
+            at += (size_t)snprintf(z + at, n - at, "%s%s", zSep, itype_aAll[i]->zName);
+            iPart++;
+        }
+}
+
 int shard_check_type(const char *zPath, const genie_index *idx, int partsOfOne, char *zErr, size_t nErr)
 {
     genie_index_info info;
     genie_index_get_info(idx, &info);
-    switch (info.type) {
-    case GENIE_TYPE_KEYWORDS:
-    case GENIE_TYPE_VECTORS: return 0;
-    case GENIE_TYPE_TEXT:
-        if (partsOfOne)
-            return 0;
-        snprintf(zErr, nErr,
-                 "%s: text shards of a shard map have vocabularies of their own, so one query's words would be "
-                 "different keywords in each; cut one text index into parts instead (genie build --part-objects)",
-                 zPath);
-        return -1;
-    case GENIE_TYPE_SEQUENCES:
-        if (partsOfOne)
-            return 0;
-        snprintf(zErr, nErr, "%s: sequences indexes are searched as parts of one file, not with a shard map "
-                 "(genie build --type sequences --part-objects)", zPath);
-        return -1;
-    default:
-        snprintf(zErr, nErr,
-                 "%s: a %s index; genie-mpi searches keyword, text, vectors and sequences indexes "
-                 "(docs/SCALING.md)",
-                 zPath, genie_index_type_name(info.type));
+    const itype *t = itype_by_type(info.type);
+    if (t && t->xSearchParts && (partsOfOne || !t->zNoShardMap))
+        return 0;
+    if (t && t->xSearchParts) {
+        snprintf(zErr, nErr, "%s: %s", zPath, t->zNoShardMap);
         return -1;
     }
+    char zTypes[160];
+    parts_types(zTypes, sizeof zTypes);
+    snprintf(zErr, nErr, "%s: a %s index; genie-mpi searches %s indexes (docs/SCALING.md)", zPath,
+             genie_index_type_name(info.type), zTypes);
+    return -1;
 }
 
 static int fail_lib(char *zErr, size_t nErr, genie_status rc)
@@ -164,9 +167,11 @@ int shard_open(const char *zIndex, const shard_map *m, int r, int R, shard *s, c
         return fail_lib(zErr, nErr, rc);
     if (shard_check_type(zPath, s->idx, e == NULL, zErr, nErr) != 0)
         goto fail;
-    genie_index_info info;
-    genie_index_get_info(s->idx, &info);
-    s->type = info.type;
+    if ((rc = itype_attach(&s->ix, s->idx)) != GENIE_OK) {
+        fail_lib(zErr, nErr, rc);
+        goto fail;
+    }
+    const genie_index_info info = s->ix.info;
     if (e) {
         s->firstPart = 0;
         s->nParts = genie_index_parts(s->idx);
@@ -195,6 +200,7 @@ int shard_open(const char *zIndex, const shard_map *m, int r, int R, shard *s, c
     s->nObjects = last.first_object + last.n_objects - first.first_object;
     return 0;
 fail:
+    itype_detach(&s->ix);
     genie_index_close(s->idx);
     s->idx = NULL;
     return -1;
@@ -202,6 +208,7 @@ fail:
 
 void shard_close(shard *s)
 {
+    itype_detach(&s->ix);
     genie_index_close(s->idx);
     s->idx = NULL;
 }

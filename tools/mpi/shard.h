@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "../itype.h"
 
 typedef struct shard_entry {
     int rank;
@@ -56,7 +57,7 @@ const shard_entry *shard_map_find(const shard_map *m, int rank);
 /* One ranker's shard, opened. */
 typedef struct shard {
     genie_index *idx;
-    genie_index_type type;
+    itype_index ix;             /* idx attached to its type's entry */
     uint32_t firstPart, nParts; /* the parts searched; all of idx with a shard map */
     uint64_t base;              /* added to idx's object ids to make them global */
     uint64_t firstObject, nObjects; /* global ids firstObject .. firstObject + nObjects - 1 */
@@ -73,22 +74,23 @@ int shard_open(const char *zIndex, const shard_map *m, int r, int R, shard *s, c
 void shard_close(shard *s);
 
 /**
- * An index genie-mpi can search: keywords and vectors always; text and
- * sequences only as parts of one file (@p partsOfOne), since text shards
- * built apart have vocabularies of their own and the broker prints a
- * sequence hit's string from the one file.  @return 0, or -1 with the
- * message in zErr.
+ * An index genie-mpi can search: one whose type's entry searches parts
+ * (xSearchParts: keywords, text, sequences, vectors); as parts of one file
+ * (@p partsOfOne) always, as a shard map's file unless the entry says why
+ * not (zNoShardMap: text shards built apart have vocabularies of their
+ * own, and the broker prints a sequence hit's string from the one file).
+ * @return 0, or -1 with the message in zErr.
  */
 int shard_check_type(const char *zPath, const genie_index *idx, int partsOfOne, char *zErr, size_t nErr);
 
 /*
  * Search shard @p s for batch @p w (shard_search.c) with the batch's k and
  * front-end options and @p a's engine options (backend, threads, GPUs),
- * through the front-end's own call over the shard's parts: genie_search_parts (keywords, text),
- * genie_vectors_search_parts (vectors, LSH or exact),
- * genie_seq_search_parts (sequences).  The answer, in @p ans, has global
- * ids and the keys of wire.h.  @return GENIE_OK, or the library's status
- * with genie_last_error() set (a batch whose kind does not fit the index:
+ * through the entry's xSearchParts over the shard's parts
+ * (genie_search_parts for keywords and text, genie_vectors_search_parts,
+ * genie_seq_search_parts).  The answer, in @p ans, has global ids and the
+ * keys of wire.h.  @return GENIE_OK, or the library's status with
+ * genie_last_error() set (a batch whose kind does not fit the index:
  * GENIE_EINVAL, printed).
  */
 struct mpi_args;

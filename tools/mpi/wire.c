@@ -289,11 +289,13 @@ genie_status wire_unpack_batch(const void *p, size_t nBytes, wire_batch *w)
 
 /* ---------------------------------------------------------------- answers */
 
-uint32_t wire_float_key(float d)
+wire_kind wire_kind_of(itype_batch_form form)
 {
-    uint32_t u;
-    memcpy(&u, &d, 4);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    switch (form) {
+    case ITYPE_BATCH_VECTORS: return WIRE_VECTORS;
+    case ITYPE_BATCH_STRINGS: return WIRE_STRINGS;
+    default: return WIRE_ITEMS;
+    }
 }
 
 genie_status wire_answer_begin(wire_answer_builder *a, size_t nQuery)

@@ -23,8 +23,9 @@
  *
  * A hit's key orders the merge, smaller first, then smaller object id, as
  * each front-end orders its answers: keywords UINT32_MAX - count, vectors
- * the distance's ordered bits (wire_float_key), sequences the edit
- * distance.  Its value is what the output prints beside it: the count,
+ * the distance's ordered bits (itype_float_key), sequences the edit
+ * distance: the type table's itype_hit, made by each entry's xSearchParts
+ * and read back by its xFromHits.  Its value is what the output prints beside it: the count,
  * the distance's float bits, the match count.
  */
 #ifndef GENIE_MPI_WIRE_H
@@ -34,6 +35,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "../itype.h"
 
 #define WIRE_TAG_SETUP 11
 #define WIRE_TAG_BATCH 12
@@ -43,6 +45,9 @@
 #define WIRE_MAX_MESSAGE 1024
 
 typedef enum wire_kind { WIRE_STOP = 0, WIRE_ITEMS = 1, WIRE_VECTORS = 2, WIRE_STRINGS = 3 } wire_kind;
+
+/** The kind of a batch of queries of @p form (the form of the index's search, itype.h). */
+wire_kind wire_kind_of(itype_batch_form form);
 
 /* A growable array of words. */
 typedef struct wire_buf {
@@ -92,13 +97,8 @@ genie_status wire_pack_batch(wire_buf *b, const wire_batch *w);
 /** Unpack a batch message into @p w, whose q (for items) the caller made; @p p must outlive @p w's pointers. */
 genie_status wire_unpack_batch(const void *p, size_t nBytes, wire_batch *w);
 
-/* One hit as it travels (see above). */
-typedef struct wire_hit {
-    uint32_t object, key, value;
-} wire_hit;
-
-/** The key of a float distance: unsigned order = float order (negative distances too). */
-uint32_t wire_float_key(float d);
+/* One hit as it travels (see above): the type table's mergeable hit. */
+typedef itype_hit wire_hit;
 
 /*
  * A shard's answer to a batch as the ranker builds it: per query its

@@ -24,7 +24,11 @@
  * The queue is bounded (--max-queue queries): submit refuses beyond it
  * (503), so memory never grows without bound.  A request whose wait runs
  * out (504) is unlinked when still queued, or left to the batcher to free
- * when it is running.
+ * when it is running; once every request of the running batch has left
+ * so, the batcher cancels its engine call (genie_search_options.cancel),
+ * which frees the engine for the requests behind it.  A request whose
+ * queries would read more than --max-postings (genie_queries_postings) is
+ * refused with 422 when its batch is gathered, before any search.
  *
  * The pool mode's requests (serve_batcher_submit_async) wait for nothing:
  * each carries a callback, which the batcher calls once its batch is
@@ -57,19 +61,15 @@ struct serve_batcher {
     serve_request *pHead, *pTail;
     serve_request *pWaitHead, *pWaitTail; /* submit_async's, not yet answered, oldest first */
     uint64_t nQueued;         /* queries in the queue */
-    double tLast;             /* serve_now() of the newest arrival */
+    double tLast;             /* util_now() of the newest arrival */
     uint64_t nLastBatch;      /* queries of the last batch run; 0 before the first */
     int stop;                 /* answer what is queued, then end the thread */
     int flush;                /* shutting down: batches no longer wait for more */
-    genie_queries *pQueries;  /* keywords, text, table: reused batch to batch */
+    size_t nLive;             /* requests of the running batch not abandoned (under mu) */
+    int cancel;               /* the running engine call's cancel flag (atomic; genie_search_options.cancel) */
+    int cancelAll;            /* shutting down past --timeout: every engine call is cancelled (under mu) */
+    genie_queries *pQueries;  /* items batches (ITYPE_BATCH_ITEMS): reused batch to batch */
 };
-
-double serve_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* CPU seconds of the calling thread alone. */
 static double thread_cpu_now(void)
@@ -102,13 +102,14 @@ static void cond_init(pthread_cond_t *c)
 }
 
 /*
- * A sequences search with a recall target chooses K for the edit rate it
- * measures on its batch (docs/RECALL.md): such a request runs alone, so
- * that its answer does not depend on the requests it arrived with.
+ * A search whose type chooses K with a recall target for what it measures
+ * on its batch (ITYPE_F_BATCH_ALONE: sequences, the edit rate,
+ * docs/RECALL.md) runs alone, so that its answer does not depend on the
+ * requests it arrived with.
  */
 static int batch_alone(const serve_request *r)
 {
-    return r->pLoaded->info.type == GENIE_TYPE_SEQUENCES && r->opt.recall > 0;
+    return (r->pLoaded->ix.pType->flags & ITYPE_F_BATCH_ALONE) && r->opt.o.recall > 0;
 }
 
 static int same_batch(const serve_request *a, const serve_request *b)
@@ -205,52 +206,85 @@ static void fail_request(serve_request *r, genie_status rc)
     r->zError = strdup(z[0] ? z : genie_strerror(rc));
 }
 
-/* Table settings of a batch: defaults (radius 50, weight 1), then the request's. */
-static genie_status apply_table_settings(genie_table *t, const serve_options *o)
+/* Query @p q of @p r as parsed, in the form of @p ix's queries, for its entry's xAddQuery. */
+static itype_query request_query(const itype_index *ix, const serve_request *r, size_t q)
 {
-    genie_status rc = genie_table_set_radius(t, NULL, 50);
-    if (rc == GENIE_OK)
-        rc = genie_table_set_weight(t, NULL, 1);
-    for (size_t i = 0; i < o->nSetting && rc == GENIE_OK; i++) {
-        const serve_setting *s = &o->aSetting[i];
-        rc = s->isWeight ? genie_table_set_weight(t, s->zColumn, s->value)
-                         : genie_table_set_radius(t, s->zColumn, s->value);
+    itype_query one;
+    memset(&one, 0, sizeof one);
+    switch (ix->query) {
+    case ITYPE_QUERY_ITEMS:
+        one.aItem = r->aItem + r->aStart[q];
+        one.nItem = r->aStart[q + 1] - r->aStart[q];
+        break;
+    case ITYPE_QUERY_ROW:
+        one.azColumn = r->azText + r->aStart[q];
+        one.azValue = r->azValue + r->aStart[q];
+        one.nCell = r->aStart[q + 1] - r->aStart[q];
+        break;
+    default:
+        one.z = r->azText[q];
+        one.n = r->anText[q];
+        break;
     }
-    return rc;
+    return one;
 }
 
-/* keywords, text, table: every request's queries into one genie_queries. */
+/*
+ * Whether @p r's queries, the last ones added, would read more than
+ * --max-postings; if so the request fails with 422 naming the count.
+ */
+static int over_budget(serve_batcher *b, serve_request *r)
+{
+    size_t nAll = genie_queries_count(b->pQueries);
+    uint64_t n = 0;
+    if (genie_queries_postings(r->pLoaded->idx, b->pQueries, nAll - r->nQuery, r->nQuery, &n) != GENIE_OK ||
+        n <= b->cfg->maxPostings)
+        return 0;
+    r->rc = GENIE_ERANGE;
+    r->httpStatus = 422;
+    free(r->zError);
+    if (asprintf(&r->zError, "these %zu queries would read %llu postings of index %s; the limit is %llu "
+                             "(--max-postings): ask for fewer or narrower items",
+                 r->nQuery, (unsigned long long)n, b->pIndex->zName, (unsigned long long)b->cfg->maxPostings) < 0)
+        r->zError = NULL;
+    return 1;
+}
+
+/*
+ * Items batches: every request's queries into one genie_queries, each
+ * turned into items by the entry.  A request over --max-postings fails,
+ * and the batch is gathered again with its queries left empty (a refused
+ * request is rare: an attack).
+ */
 static genie_status add_queries(serve_batcher *b, serve_request *pBatch)
 {
-    serve_loaded *l = pBatch->pLoaded;
+    const itype_index *ix = &pBatch->pLoaded->ix;
+restart:
     genie_queries_clear(b->pQueries);
     for (serve_request *r = pBatch; r; r = r->pNext) {
-        genie_status rc = GENIE_OK;
+        genie_status rc = r->rc; /* a request refused on an earlier pass keeps its place, empty */
         size_t q = 0;
         for (; q < r->nQuery && rc == GENIE_OK; q++) {
-            uint32_t m = r->opt.minCount;
-            if (l->info.type == GENIE_TYPE_KEYWORDS)
-                rc = genie_queries_add(b->pQueries, r->aItem + r->aStart[q], r->aStart[q + 1] - r->aStart[q], m);
-            else if (l->info.type == GENIE_TYPE_TEXT)
-                rc = genie_queries_add_text(b->pQueries, l->idx, r->azText[q], r->anText[q], m);
-            else
-                rc = genie_table_add_query(l->table, b->pQueries, r->azText + r->aStart[q],
-                                           r->azValue + r->aStart[q], r->aStart[q + 1] - r->aStart[q], m);
+            itype_query one = request_query(ix, r, q);
+            rc = ix->pType->xAddQuery(ix, b->pQueries, &one, r->opt.o.minCount);
         }
         if (rc == GENIE_ENOMEM)
             return rc;
         if (rc != GENIE_OK) {
-            fail_request(r, rc);
+            if (r->rc == GENIE_OK)
+                fail_request(r, rc);
             for (; q < r->nQuery; q++)
                 if ((rc = genie_queries_add(b->pQueries, NULL, 0, 0)) != GENIE_OK)
                     return rc;
+        } else if (over_budget(b, r)) {
+            goto restart;
         }
     }
     return GENIE_OK;
 }
 
 /* The engine options of every search of the server. */
-static genie_search_options engine_options(const serve_batcher *b, uint32_t k)
+static genie_search_options engine_options(const serve_batcher *b)
 {
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
@@ -260,117 +294,74 @@ static genie_search_options engine_options(const serve_batcher *b, uint32_t k)
     opt.gpus = b->cfg->aGpus;
     opt.n_gpus = b->cfg->nGpus;
     opt.gpu_mode = b->cfg->gpuMode;
-    opt.k = k;
+    opt.cancel = &b->cancel;
     return opt;
 }
 
-/* Search the gathered batch @p q here, with the library, into @p res. */
-static genie_status search_here(serve_batcher *b, const serve_loaded *l, const serve_options *o, const serve_batch *q,
-                                serve_result *res)
+/* Strings batches: every request's strings, in order, into @p q (arrays the caller frees). */
+static genie_status gather_strings(serve_request *pBatch, size_t nQuery, itype_batch *q)
 {
-    genie_search_options opt = engine_options(b, o->k);
-    switch (l->info.type) {
-    case GENIE_TYPE_SETS: {
-        genie_set_options so = {o->k, o->candidates, o->exact, o->recall};
-        return genie_set_search(l->idx, q->azText, q->anText, q->nQuery, &so, &opt, &res->pSet);
+    const char **az = malloc((nQuery ? nQuery : 1) * sizeof *az);
+    size_t *an = malloc((nQuery ? nQuery : 1) * sizeof *an);
+    q->azText = az;
+    q->anText = an;
+    if (!az || !an)
+        return GENIE_ENOMEM;
+    size_t i = 0;
+    for (serve_request *r = pBatch; r; r = r->pNext)
+        for (size_t j = 0; j < r->nQuery; j++, i++)
+            az[i] = r->azText[j], an[i] = r->anText[j];
+    return GENIE_OK;
+}
+
+/* Vectors batches: every request's vectors, in order, into @p q (an array the caller frees). */
+static genie_status gather_vectors(serve_request *pBatch, size_t nQuery, uint32_t dim, itype_batch *q)
+{
+    float *aVec = malloc((nQuery ? nQuery : 1) * dim * sizeof *aVec);
+    q->aVec = aVec;
+    if (!aVec)
+        return GENIE_ENOMEM;
+    size_t i = 0;
+    for (serve_request *r = pBatch; r; r = r->pNext) {
+        memcpy(aVec + i * dim, r->aVec, r->nQuery * dim * sizeof *aVec);
+        i += r->nQuery;
     }
-    case GENIE_TYPE_SEQUENCES: {
-        genie_seq_options so = {o->k, o->candidates, o->maxCandidates, o->exact, 0, o->recall};
-        return genie_seq_search(l->idx, q->azText, q->anText, q->nQuery, &so, &opt, &res->pSeq);
-    }
-    case GENIE_TYPE_DOCS: {
-        genie_docs_options dopt;
-        memset(&dopt, 0, sizeof dopt);
-        dopt.k = o->k;
-        dopt.mode = o->orMode ? GENIE_DOCS_OR : GENIE_DOCS_AND;
-        dopt.exhaustive = o->exhaustive;
-        dopt.threads = b->cfg->threads;
-        dopt.backend = b->cfg->backend == GENIE_BACKEND_CUDA ? GENIE_BACKEND_CUDA : GENIE_BACKEND_CPU;
-        dopt.gpu_memory = b->cfg->gpuMemory;
-        return genie_docs_search(l->docs, q->azText, q->anText, q->nQuery, &dopt, &res->pDocs);
-    }
-    case GENIE_TYPE_VECTORS: {
-        genie_vectors v = {q->nQuery, l->dim, (float *)(uintptr_t)q->aVec}; /* read only */
-        res->k = o->k;
-        res->aNb = malloc((q->nQuery ? q->nQuery : 1) * o->k * sizeof *res->aNb);
-        res->aN = malloc((q->nQuery ? q->nQuery : 1) * sizeof *res->aN);
-        if (!res->aNb || !res->aN)
-            return GENIE_ENOMEM;
-        genie_vsearch_options vo;
-        memset(&vo, 0, sizeof vo);
-        vo.search = opt;
-        vo.k = o->k;
-        vo.candidates = o->candidates;
-        vo.radius = o->radius;
-        vo.exact = o->exact;
-        vo.recall = o->recall;
-        vo.precision = (genie_precision)o->precision;
-        return genie_vectors_search(l->idx, &v, &vo, res->aNb, res->aN, NULL);
-    }
-    default: return genie_search(l->idx, q->q, &opt, &res->pRes);
-    }
+    return GENIE_OK;
 }
 
 /*
  * Run the batch's search into @p res: gather every request's queries into
- * one serve_batch, then search it here or through the hook.  A hook's
- * error message goes to @p zErr.
+ * one itype_batch, in the form of the index's search, then search it here
+ * (the entry's xSearch) or through the hook.  A hook's error message goes
+ * to @p zErr.
  */
 static genie_status run_search(serve_batcher *b, serve_request *pBatch, size_t nQuery, serve_result *res, char *zErr,
                                size_t nErr)
 {
     serve_loaded *l = pBatch->pLoaded;
+    const itype *t = l->ix.pType;
     const serve_options *o = &pBatch->opt;
     const serve_hooks *h = b->cfg->pHooks;
-    serve_batch q = {nQuery, NULL, NULL, NULL, NULL};
-    const char **az = NULL;
-    size_t *an = NULL;
-    float *aVec = NULL;
+    itype_batch q = {nQuery, NULL, NULL, NULL, NULL, l->ix.dim};
     genie_status rc = GENIE_OK;
-    res->type = l->info.type;
-    switch (l->info.type) {
-    case GENIE_TYPE_SETS:
-    case GENIE_TYPE_SEQUENCES:
-    case GENIE_TYPE_DOCS: {
-        az = malloc((nQuery ? nQuery : 1) * sizeof *az);
-        an = malloc((nQuery ? nQuery : 1) * sizeof *an);
-        if (!az || !an) {
-            rc = GENIE_ENOMEM;
-            break;
-        }
-        size_t i = 0;
-        for (serve_request *r = pBatch; r; r = r->pNext)
-            for (size_t j = 0; j < r->nQuery; j++, i++)
-                az[i] = r->azText[j], an[i] = r->anText[j];
-        q.azText = az;
-        q.anText = an;
-        break;
-    }
-    case GENIE_TYPE_VECTORS: {
-        if (!(aVec = malloc((nQuery ? nQuery : 1) * l->dim * sizeof *aVec))) {
-            rc = GENIE_ENOMEM;
-            break;
-        }
-        size_t i = 0;
-        for (serve_request *r = pBatch; r; r = r->pNext) {
-            memcpy(aVec + i * l->dim, r->aVec, r->nQuery * l->dim * sizeof *aVec);
-            i += r->nQuery;
-        }
-        q.aVec = aVec;
-        break;
-    }
-    default:
-        rc = l->table ? apply_table_settings(l->table, o) : GENIE_OK;
+    res->pType = t;
+    switch (itype_batch_of(l->ix.query)) {
+    case ITYPE_BATCH_STRINGS: rc = gather_strings(pBatch, nQuery, &q); break;
+    case ITYPE_BATCH_VECTORS: rc = gather_vectors(pBatch, nQuery, l->ix.dim, &q); break;
+    case ITYPE_BATCH_ITEMS:
+        rc = t->xPrepare ? t->xPrepare(&l->ix, &o->o) : GENIE_OK;
         if (rc == GENIE_OK)
             rc = add_queries(b, pBatch);
         q.q = b->pQueries;
         break;
     }
+    genie_search_options eng = engine_options(b);
     if (rc == GENIE_OK)
-        rc = h && h->xSearch ? h->xSearch(h->pCtx, l, o, &q, res, zErr, nErr) : search_here(b, l, o, &q, res);
-    free(az);
-    free(an);
-    free(aVec);
+        rc = h && h->xSearch ? h->xSearch(h->pCtx, l, o, &q, res, zErr, nErr)
+                             : t->xSearch(&l->ix, &o->o, &eng, &q, &res->r);
+    free((void *)q.azText);
+    free((void *)q.anText);
+    free((void *)q.aVec);
     return rc;
 }
 
@@ -382,9 +373,11 @@ static void run_batch(serve_batcher *b, serve_request *pBatch)
         nQuery += r->nQuery;
     serve_result *res = calloc(1, sizeof *res);
     char zHookErr[1024] = "";
-    double t0 = serve_now(), c0 = thread_cpu_now();
+    double t0 = util_now(), c0 = thread_cpu_now();
     genie_status rc = res ? run_search(b, pBatch, nQuery, res, zHookErr, sizeof zHookErr) : GENIE_ENOMEM;
-    serve_metrics_batch(nQuery, serve_now() - t0, thread_cpu_now() - c0);
+    serve_metrics_batch(nQuery, util_now() - t0, thread_cpu_now() - c0);
+    if (rc == GENIE_ECANCELED)
+        serve_metrics_cancelled();
     const char *zErr = zHookErr[0] ? zHookErr : genie_last_error();
     char *zBatchError = rc != GENIE_OK ? strdup(zErr[0] ? zErr : genie_strerror(rc)) : NULL;
     if (res)
@@ -436,6 +429,18 @@ static void run_batch(serve_batcher *b, serve_request *pBatch)
     serve_result_release(res); /* the batcher's own reference */
 }
 
+/*
+ * A running request's time ran out (under mu): the batcher frees it when
+ * its batch ends; when it was the batch's last one waiting, nobody wants
+ * the engine call's answer any more, so it is cancelled.
+ */
+static void abandon(serve_batcher *b, serve_request *r)
+{
+    r->state = SERVE_ABANDONED;
+    if (--b->nLive == 0)
+        __atomic_store_n(&b->cancel, 1, __ATOMIC_RELAXED);
+}
+
 static void *batcher_main(void *arg)
 {
     serve_batcher *b = arg;
@@ -457,7 +462,7 @@ static void *batcher_main(void *arg)
             if (b->tLast + b->cfg->maxIdle < tEnd)
                 tEnd = b->tLast + b->cfg->maxIdle;
             if (b->stop || b->flush || b->pHead != first || batch_alone(first) ||
-                queued_like(b, first) >= batch_target(b) || serve_now() >= tEnd)
+                queued_like(b, first) >= batch_target(b) || util_now() >= tEnd)
                 break;
             struct timespec ts = deadline_at(tEnd);
             pthread_cond_timedwait(&b->cond, &b->mu, &ts);
@@ -465,6 +470,10 @@ static void *batcher_main(void *arg)
         if (b->pHead != first)
             continue; /* the first one timed out and left: start over */
         serve_request *pBatch = take_batch(b, first);
+        b->nLive = 0;
+        for (serve_request *r = pBatch; r; r = r->pNext)
+            b->nLive++;
+        __atomic_store_n(&b->cancel, b->cancelAll, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&b->mu);
         run_batch(b, pBatch);
         pthread_mutex_lock(&b->mu);
@@ -493,7 +502,7 @@ static void *timer_main(void *arg)
             continue;
         }
         double tEnd = r->tQueued + b->cfg->timeout;
-        if (serve_now() < tEnd) {
+        if (util_now() < tEnd) {
             struct timespec ts = deadline_at(tEnd);
             pthread_cond_timedwait(&b->timerCond, &b->mu, &ts);
             continue;
@@ -504,7 +513,7 @@ static void *timer_main(void *arg)
             unlink_request(b, r);
             pthread_cond_signal(&b->cond); /* the batcher may be waiting on it as the first */
         } else {
-            r->state = SERVE_ABANDONED;
+            abandon(b, r);
         }
         serve_done_fn xDone = r->xDone;
         void *ctx = r->pDoneCtx;
@@ -600,7 +609,7 @@ static int enqueue(serve_batcher *b, serve_request *r)
     if (b->nQueued + r->nQuery > b->cfg->maxQueue && b->pHead)
         return 503;
     r->state = SERVE_QUEUED;
-    r->tQueued = serve_now();
+    r->tQueued = util_now();
     r->pNext = NULL;
     if (b->pTail)
         b->pTail->pNext = r;
@@ -660,7 +669,7 @@ int serve_batcher_submit(serve_batcher *b, serve_request *r)
         return 504;
     }
     if (r->state == SERVE_RUNNING) {
-        r->state = SERVE_ABANDONED;
+        abandon(b, r);
         pthread_mutex_unlock(&b->mu);
         return 504;
     }
@@ -671,6 +680,16 @@ int serve_batcher_submit(serve_batcher *b, serve_request *r)
         pthread_cond_wait(&r->cond, &r->mu);
     pthread_mutex_unlock(&r->mu);
     return 0;
+}
+
+void serve_batcher_cancel(serve_batcher *b)
+{
+    pthread_mutex_lock(&b->mu);
+    b->cancelAll = 1;
+    b->flush = 1;
+    __atomic_store_n(&b->cancel, 1, __ATOMIC_RELAXED);
+    pthread_cond_signal(&b->cond);
+    pthread_mutex_unlock(&b->mu);
 }
 
 uint64_t serve_batcher_depth(serve_batcher *b)

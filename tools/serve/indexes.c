@@ -5,6 +5,17 @@
  * arrive and batches keep it while they run, so a request in flight is
  * answered on the file it started with, and the old file is closed when
  * its last request is done.
+ *
+ * Every file genie serve searches is read whole into its memory when it
+ * is opened (genie_index_open_copy), not mapped: a file rewritten in place under a
+ * mapping (cp over it) would change the bytes of a validated index, and
+ * a file truncated under it would raise SIGBUS and take every index down
+ * with the process.  A copy changes only when a reload reads the file
+ * again, validating it first.  (genie-mpi serve's broker maps its file:
+ * it reads the metadata and the records alone, its rankers hold the
+ * postings, and a copy would cost the whole file's size.)  Reloads of one index take turns
+ * (reloadMu), so the one that answers last opened the newest file, and
+ * each that succeeds adds one to the generation.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,52 +37,41 @@ int serve_name_ok(const char *zName)
     return 1;
 }
 
-/* Open @p zPath with what the index's type needs at query time. */
-static genie_status loaded_open(const char *zPath, uint64_t generation, serve_loaded **out)
+/* Open @p zPath (read into memory of its own when @p copy) with what the index's type needs at query time
+ * (its entry's xOpen). */
+static genie_status loaded_open(const char *zPath, int copy, serve_loaded **out)
 {
     *out = NULL;
     serve_loaded *l = calloc(1, sizeof *l);
     if (!l)
         return GENIE_ENOMEM;
-    genie_status rc = genie_index_open(zPath, &l->idx);
-    if (rc != GENIE_OK)
-        goto fail;
-    genie_index_get_info(l->idx, &l->info);
-    if (l->info.type == GENIE_TYPE_TABLE && (rc = genie_table_open(l->idx, &l->table)) != GENIE_OK)
-        goto fail;
-    if (l->info.type == GENIE_TYPE_DOCS && (rc = genie_docs_open(l->idx, &l->docs)) != GENIE_OK)
-        goto fail;
-    if (l->info.type == GENIE_TYPE_VECTORS) {
-        genie_vectors base;
-        if ((rc = genie_vectors_index_base(l->idx, &base)) != GENIE_OK)
-            goto fail;
-        l->dim = base.dim;
+    genie_status rc = copy ? genie_index_open_copy(zPath, &l->idx) : genie_index_open(zPath, &l->idx);
+    if (rc == GENIE_OK)
+        rc = itype_attach(&l->ix, l->idx);
+    if (rc != GENIE_OK) {
+        genie_index_close(l->idx);
+        free(l);
+        return rc;
     }
+    l->info = l->ix.info;
     atomic_init(&l->nRef, 1);
-    l->generation = generation;
     *out = l;
     return GENIE_OK;
-fail:
-    genie_docs_close(l->docs);
-    genie_table_free(l->table);
-    genie_index_close(l->idx);
-    free(l);
-    return rc;
 }
 
 void serve_loaded_release(serve_loaded *l)
 {
     if (!l || atomic_fetch_sub(&l->nRef, 1) != 1)
         return;
-    genie_docs_close(l->docs);
-    genie_table_free(l->table);
+    itype_detach(&l->ix);
     genie_index_close(l->idx);
     free(l);
 }
 
-genie_status serve_index_open(serve_index *p, const char *zName, const char *zPath)
+genie_status serve_index_open(serve_index *p, const char *zName, const char *zPath, int copy)
 {
     memset(p, 0, sizeof *p);
+    p->copy = copy;
     p->zName = strdup(zName);
     p->zPath = strdup(zPath);
     if (!p->zName || !p->zPath) {
@@ -79,13 +79,15 @@ genie_status serve_index_open(serve_index *p, const char *zName, const char *zPa
         free(p->zPath);
         return GENIE_ENOMEM;
     }
-    genie_status rc = loaded_open(zPath, 1, &p->pCur);
+    genie_status rc = loaded_open(zPath, copy, &p->pCur);
     if (rc != GENIE_OK) {
         free(p->zName);
         free(p->zPath);
         return rc;
     }
+    p->pCur->generation = 1;
     pthread_mutex_init(&p->mu, NULL);
+    pthread_mutex_init(&p->reloadMu, NULL);
     return GENIE_OK;
 }
 
@@ -93,6 +95,7 @@ void serve_index_close(serve_index *p)
 {
     serve_loaded_release(p->pCur);
     pthread_mutex_destroy(&p->mu);
+    pthread_mutex_destroy(&p->reloadMu);
     free(p->zName);
     free(p->zPath);
     memset(p, 0, sizeof *p);
@@ -109,22 +112,21 @@ serve_loaded *serve_index_acquire(serve_index *p)
 
 genie_status serve_index_reload(serve_index *p)
 {
-    serve_loaded *pOld = serve_index_acquire(p);
-    uint64_t generation = pOld->generation + 1;
-    serve_loaded_release(pOld);
-    /* Opening (validating every checksum) happens outside the lock, so
-     * searches go on meanwhile; two reloads at once both succeed, the
-     * later swap wins. */
+    /* Opening (reading and validating every checksum) happens outside the
+     * slot's lock, so searches go on meanwhile; reloads take turns. */
+    pthread_mutex_lock(&p->reloadMu);
     serve_loaded *pNew;
-    genie_status rc = loaded_open(p->zPath, generation, &pNew);
-    if (rc != GENIE_OK)
-        return rc;
-    pthread_mutex_lock(&p->mu);
-    pOld = p->pCur;
-    p->pCur = pNew;
-    pthread_mutex_unlock(&p->mu);
-    serve_loaded_release(pOld);
-    return GENIE_OK;
+    genie_status rc = loaded_open(p->zPath, p->copy, &pNew);
+    if (rc == GENIE_OK) {
+        pthread_mutex_lock(&p->mu);
+        serve_loaded *pOld = p->pCur;
+        pNew->generation = pOld->generation + 1;
+        p->pCur = pNew;
+        pthread_mutex_unlock(&p->mu);
+        serve_loaded_release(pOld);
+    }
+    pthread_mutex_unlock(&p->reloadMu);
+    return rc;
 }
 
 void serve_index_info_json(serve_index *p, json_buf *b)
@@ -146,22 +148,8 @@ void serve_index_info_json(serve_index *p, json_buf *b)
                     (unsigned long long)i->longest_list, i->max_object_length, i->sublist_length,
                     (unsigned long long)i->n_sublists, (unsigned long long)i->n_words,
                     i->has_labels ? "true" : "false", i->has_records ? "true" : "false");
-    if (l->info.type == GENIE_TYPE_VECTORS)
-        json_buf_printf(b, ",\"dimension\":%u", l->dim);
-    if (l->table) {
-        json_buf_puts(b, ",\"columns\":[");
-        for (size_t c = 0; c < genie_table_columns(l->table); c++) {
-            genie_column_kind kind;
-            const char *z = genie_table_column(l->table, c, &kind);
-            json_buf_puts(b, c ? ",{\"name\":" : "{\"name\":");
-            json_buf_string(b, z, strlen(z));
-            json_buf_printf(b, ",\"kind\":\"%s\"}",
-                            kind == GENIE_COLUMN_NUMERIC ? "numeric"
-                            : kind == GENIE_COLUMN_CATEGORICAL ? "categorical"
-                                                               : "stored");
-        }
-        json_buf_puts(b, "]");
-    }
+    if (l->ix.pType->xInfoJson) /* the type's own: a dimension, columns */
+        l->ix.pType->xInfoJson(&l->ix, b);
     uint32_t nParts = genie_index_parts(l->idx);
     json_buf_printf(b, ",\"parts\":[");
     for (uint32_t k = 0; k < nParts; k++) {

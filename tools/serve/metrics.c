@@ -13,7 +13,7 @@ static const char *const azEndpoint[SERVE_EP_COUNT] = {"indexes", "index", "sear
                                                        "healthz", "readyz", "metrics", "other"};
 
 /* The statuses genie serve answers with; anything else counts as the last. */
-static const unsigned aStatus[] = {200, 400, 401, 404, 405, 413, 500, 503, 504, 0};
+static const unsigned aStatus[] = {200, 400, 401, 403, 404, 405, 409, 413, 415, 421, 422, 500, 503, 504, 0};
 #define N_STATUS (sizeof aStatus / sizeof *aStatus)
 
 static const double aLatency[] = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
@@ -32,7 +32,8 @@ static struct {
     uint64_t nBatch;
     double engineSeconds;
     double engineCpuSeconds;
-} g = {PTHREAD_MUTEX_INITIALIZER, {{0}}, {0}, 0, 0, {0}, 0, 0, 0, 0};
+    uint64_t nCancelled;
+} g = {PTHREAD_MUTEX_INITIALIZER, {{0}}, {0}, 0, 0, {0}, 0, 0, 0, 0, 0};
 
 static void observe(uint64_t *aCount, const double *aBound, size_t nBound, double v)
 {
@@ -66,6 +67,13 @@ void serve_metrics_batch(size_t nQueries, double seconds, double cpuSeconds)
     pthread_mutex_unlock(&g.mu);
 }
 
+void serve_metrics_cancelled(void)
+{
+    pthread_mutex_lock(&g.mu);
+    g.nCancelled++;
+    pthread_mutex_unlock(&g.mu);
+}
+
 static void put_histogram(json_buf *b, const char *zName, const uint64_t *aCount, const double *aBound, size_t nBound,
                           double sum, uint64_t n)
 {
@@ -78,8 +86,36 @@ static void put_histogram(json_buf *b, const char *zName, const uint64_t *aCount
                     zName, sum, zName, (unsigned long long)n);
 }
 
-void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, const serve_config *cfg)
+/* The connections, the bytes held for requests and the parses under way (the server's state, not counters). */
+static void put_server(json_buf *b, serve_server *s)
 {
+    uint64_t nOpen = 0, nRefused = 0, nTimedOut = 0;
+    if (s->pConns)
+        serve_conns_counts(s->pConns, &nOpen, &nRefused, &nTimedOut);
+    json_buf_printf(b,
+                    "# HELP genie_connections Open connections (counted against --max-connections).\n"
+                    "# TYPE genie_connections gauge\ngenie_connections %llu\n"
+                    "# HELP genie_connections_refused_total Connections answered 503 at once: past "
+                    "--max-connections, or while shutting down.\n"
+                    "# TYPE genie_connections_refused_total counter\ngenie_connections_refused_total %llu\n"
+                    "# HELP genie_connections_timed_out_total Connections closed for headers or a body not in time "
+                    "(--header-timeout, --body-timeout).\n"
+                    "# TYPE genie_connections_timed_out_total counter\ngenie_connections_timed_out_total %llu\n"
+                    "# HELP genie_request_bytes Bytes of request bodies and parsed queries held "
+                    "(--max-queue-bytes).\n"
+                    "# TYPE genie_request_bytes gauge\ngenie_request_bytes %llu\n"
+                    "# HELP genie_parsing_requests Bodies being parsed off the HTTP threads, or waiting for it.\n"
+                    "# TYPE genie_parsing_requests gauge\ngenie_parsing_requests %llu\n",
+                    (unsigned long long)nOpen, (unsigned long long)nRefused, (unsigned long long)nTimedOut,
+                    (unsigned long long)serve_mem_held(),
+                    (unsigned long long)(s->pWorkers ? serve_workers_busy(s->pWorkers) : 0));
+}
+
+void serve_metrics_text(json_buf *b, serve_server *srv, uint64_t (*xDepth)(serve_batcher *))
+{
+    serve_index *aIndex = srv->aIndex;
+    size_t nIndex = srv->nIndex;
+    const serve_config *cfg = srv->cfg;
     pthread_mutex_lock(&g.mu);
     json_buf_puts(b, "# HELP genie_requests_total HTTP requests answered, by endpoint and status.\n"
                      "# TYPE genie_requests_total counter\n");
@@ -105,9 +141,13 @@ void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, const s
                     "# HELP genie_engine_cpu_seconds_total CPU seconds of the batcher threads themselves during engine "
                     "calls (less than genie_engine_seconds_total by the time they slept on the GPU or waited for a "
                     "core).\n"
-                    "# TYPE genie_engine_cpu_seconds_total counter\ngenie_engine_cpu_seconds_total %.6f\n",
-                    g.engineSeconds, g.engineCpuSeconds);
+                    "# TYPE genie_engine_cpu_seconds_total counter\ngenie_engine_cpu_seconds_total %.6f\n"
+                    "# HELP genie_engine_cancelled_total Engine calls cancelled: their requests had all timed out, "
+                    "or the server was stopping.\n"
+                    "# TYPE genie_engine_cancelled_total counter\ngenie_engine_cancelled_total %llu\n",
+                    g.engineSeconds, g.engineCpuSeconds, (unsigned long long)g.nCancelled);
     pthread_mutex_unlock(&g.mu);
+    put_server(b, srv);
     if (cfg->onGpu) {
         json_buf_puts(b, "# HELP genie_gpu_memory_used_bytes GPU memory in use, by every process on the GPU.\n"
                          "# TYPE genie_gpu_memory_used_bytes gauge\n");
@@ -124,7 +164,7 @@ void serve_metrics_text(json_buf *b, serve_index *aIndex, size_t nIndex, const s
                      "# TYPE genie_queue_queries gauge\n");
     for (size_t i = 0; i < nIndex; i++)
         json_buf_printf(b, "genie_queue_queries{index=\"%s\"} %llu\n", aIndex[i].zName,
-                        (unsigned long long)(aIndex[i].pBatcher ? serve_batcher_depth(aIndex[i].pBatcher) : 0));
+                        (unsigned long long)(aIndex[i].pBatcher ? xDepth(aIndex[i].pBatcher) : 0));
     static const struct {
         const char *zName, *zHelp;
     } aSize[] = {{"genie_index_objects", "Objects in the index."},

@@ -1,9 +1,21 @@
 /*
  * genie serve: open the indexes, start one batcher per index and the HTTP
- * server, then wait for SIGTERM or SIGINT; on either, stop taking new
- * requests, let the ones in flight finish (their batches run at once,
- * without waiting for more requests), and exit 0 (serve.h has the map of
- * the parts).
+ * server, then wait for SIGTERM or SIGINT (serve.h has the map of the
+ * parts).
+ *
+ * Shutting down, in order, within --timeout + 5 s of the signal:
+ *   1. draining: every new connection and every new request is answered
+ *      503 with "Connection: close" (so is every other answer from now),
+ *      /readyz says so; queued batches run at once, without waiting for
+ *      more requests;
+ *   2. the requests in flight finish, at most --timeout (each has its own
+ *      deadline no later than that: 504);
+ *   3. at --timeout every engine call still running is cancelled
+ *      (serve_batcher_cancel), its requests answered 503;
+ *   4. once none is left, the HTTP server and the batchers stop, exit 0.
+ * A watchdog thread holds the bound: a second SIGTERM or SIGINT, or
+ * --timeout + 5 s passing (an engine call that cannot be cancelled: a GPU
+ * kernel, a docs search), ends the process at once with status 1.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "../cli.h"
@@ -25,7 +38,8 @@ static const char zHelp[] =
     "\n"
     "Keep indexes open (on the GPU when there is one: the index is uploaded\n"
     "once) and answer searches over HTTP/JSON until SIGTERM or SIGINT, then\n"
-    "finish the requests in flight and exit 0.  Concurrent requests for the\n"
+    "finish the requests in flight and exit 0, within --timeout + 5 s (a second\n"
+    "signal exits at once).  Concurrent requests for the\n"
     "same index with the same options are answered by one engine call\n"
     "(dynamic batching).  The API is in docs/SERVER.md.\n"
     "\n"
@@ -36,6 +50,7 @@ static const char zHelp[] =
     "                           0: any free port; the address bound is printed)\n"
     "      --token-file FILE    require 'Authorization: Bearer TOKEN' (TOKEN:\n"
     "                           FILE's first line) on every endpoint but /healthz\n"
+    "                           (a warning when others may read FILE)\n"
     "      --max-batch N        most queries per engine call (default 4096)\n"
     "      --max-wait MS        a batch waits at most MS milliseconds after its\n"
     "                           first request for more (default 2)\n"
@@ -48,16 +63,35 @@ static const char zHelp[] =
     "                           (default 8M)\n"
     "      --max-queries N      most queries in one request (default 4096)\n"
     "      --max-k N            largest k a request may ask (default 10000)\n"
-    "      --timeout SECONDS    a search not answered by then gets 504\n"
+    "      --timeout SECONDS    a search not answered by then gets 504, and an\n"
+    "                           engine call nobody waits for is cancelled\n"
     "                           (default 30)\n"
-    "      --max-connections N  open connections at most (default 4096)\n"
+    "      --max-connections N  open connections at most; beyond, 503 with\n"
+    "                           Retry-After and closed (default 4096)\n"
+    "      --max-connections-per-client N\n"
+    "                           connections of one client address at most;\n"
+    "                           beyond, closed at once (default 1024; 0: none)\n"
+    "      --header-timeout SECONDS  a request's headers must arrive within\n"
+    "                           this of the connection's start or its last\n"
+    "                           answer, else it is closed (default 10)\n"
+    "      --body-timeout SECONDS    its body within this of its headers\n"
+    "                           (default 60)\n"
+    "      --max-postings N     most postings one request's queries may read\n"
+    "                           (items x list lengths; K/M/G allowed);\n"
+    "                           beyond, 422 (default 1G)\n"
+    "      --max-queue-bytes BYTES  most bytes of request bodies and parsed\n"
+    "                           queries held at once, K/M/G allowed; beyond,\n"
+    "                           503 with Retry-After (default 1G)\n"
+    "      --allow-host NAME    a Host name besides --listen's address (and\n"
+    "                           localhost); repeatable, or a comma list;\n"
+    "                           '*': any (behind a proxy)\n"
     "      --http-threads N     N: a pool of N HTTP threads that never wait\n"
     "                           (connections are suspended until their answer\n"
     "                           comes; default: one per core); 0: one HTTP\n"
     "                           thread per connection, which waits for each\n"
     "                           answer\n"
-    "  -b, --backend NAME       engine backend: auto (default), cpu, cpu-idx,\n"
-    "                           cuda, cuda-spq, cuda-cpq-paper\n"
+    "  -b, --backend NAME       engine backend: auto (default) or one of\n"
+    "                           " CLI_BACKENDS "\n"
     "  -j, --threads N          CPU threads per search (default: all cores)\n"
     "      --gpu-memory BYTES   GPU memory budget, K/M/G allowed\n"
     "      --gpus LIST|all      several GPUs for every search (e.g. 0,1)\n"
@@ -71,7 +105,8 @@ static const char zHelp[] =
 
 enum {
     OPT_TOKEN = 0x200, OPT_MAX_BATCH, OPT_MAX_WAIT, OPT_MAX_IDLE, OPT_MAX_QUEUE, OPT_MAX_BODY, OPT_MAX_QUERIES, OPT_MAX_K,
-    OPT_TIMEOUT, OPT_MAX_CONN, OPT_HTTP_THREADS
+    OPT_TIMEOUT, OPT_MAX_CONN, OPT_HTTP_THREADS, OPT_MAX_PER_CLIENT, OPT_HEADER_TIMEOUT, OPT_BODY_TIMEOUT,
+    OPT_MAX_POSTINGS, OPT_MAX_QUEUE_BYTES, OPT_ALLOW_HOST
 };
 
 typedef struct serve_args {
@@ -79,7 +114,6 @@ typedef struct serve_args {
     char **azSpec; /* --index NAME=PATH, argc of them at most */
     size_t nSpec;
     const char *zDir, *zListen, *zTokenFile;
-    unsigned maxConnections;
 } serve_args;
 
 static int parse_seconds(const char *z, double lo, double hi, double *out)
@@ -93,6 +127,29 @@ static int parse_seconds(const char *z, double lo, double hi, double *out)
     return 1;
 }
 
+/* --allow-host LIST: each name of the comma list, lower-cased, onto cfg->azAllowHost. @return 0, or -1 (empty name). */
+static int add_allowed_hosts(serve_config *cfg, const char *zList)
+{
+    for (const char *z = zList;;) {
+        size_t n = strcspn(z, ",");
+        if (n == 0 || n > 255)
+            return -1;
+        char **az = realloc(cfg->azAllowHost, (cfg->nAllowHost + 1) * sizeof *az);
+        char *zName = strndup(z, n);
+        if (!az || !zName) {
+            free(zName);
+            if (az)
+                cfg->azAllowHost = az;
+            return -1;
+        }
+        cfg->azAllowHost = az;
+        cfg->azAllowHost[cfg->nAllowHost++] = zName;
+        if (!z[n])
+            return 0;
+        z += n + 1;
+    }
+}
+
 static int parse_args(int argc, char **argv, serve_args *a)
 {
     static const struct option aOpt[] = {
@@ -104,6 +161,12 @@ static int parse_args(int argc, char **argv, serve_args *a)
         {"max-queries", required_argument, 0, OPT_MAX_QUERIES}, {"max-k", required_argument, 0, OPT_MAX_K},
         {"timeout", required_argument, 0, OPT_TIMEOUT}, {"max-connections", required_argument, 0, OPT_MAX_CONN},
         {"http-threads", required_argument, 0, OPT_HTTP_THREADS},
+        {"max-connections-per-client", required_argument, 0, OPT_MAX_PER_CLIENT},
+        {"header-timeout", required_argument, 0, OPT_HEADER_TIMEOUT},
+        {"body-timeout", required_argument, 0, OPT_BODY_TIMEOUT},
+        {"max-postings", required_argument, 0, OPT_MAX_POSTINGS},
+        {"max-queue-bytes", required_argument, 0, OPT_MAX_QUEUE_BYTES},
+        {"allow-host", required_argument, 0, OPT_ALLOW_HOST},
         {"backend", required_argument, 0, 'b'},        {"threads", required_argument, 0, 'j'},
         {"gpu-memory", required_argument, 0, CLI_OPT_SEARCH_GPU_MEMORY}, {"gpus", required_argument, 0, CLI_OPT_GPUS},
         {"gpu-mode", required_argument, 0, CLI_OPT_GPU_MODE},          {"quiet", no_argument, 0, 'q'},
@@ -173,7 +236,33 @@ static int parse_args(int argc, char **argv, serve_args *a)
         case OPT_MAX_CONN:
             if (!cli_parse_u64(optarg, 1, 1u << 20, &v))
                 return cli_usage_error("serve", "--max-connections must be 1..1048576, not '%s'", optarg);
-            a->maxConnections = (unsigned)v;
+            cfg->maxConnections = (unsigned)v;
+            break;
+        case OPT_MAX_PER_CLIENT:
+            if (!cli_parse_u64(optarg, 0, 1u << 20, &v))
+                return cli_usage_error("serve", "--max-connections-per-client must be 0..1048576, not '%s'", optarg);
+            cfg->maxPerClient = (unsigned)v;
+            break;
+        case OPT_HEADER_TIMEOUT:
+            if (!parse_seconds(optarg, 0.01, 3600, &cfg->headerTimeout))
+                return cli_usage_error("serve", "--header-timeout must be 0.01..3600 seconds, not '%s'", optarg);
+            break;
+        case OPT_BODY_TIMEOUT:
+            if (!parse_seconds(optarg, 0.01, 3600, &cfg->bodyTimeout))
+                return cli_usage_error("serve", "--body-timeout must be 0.01..3600 seconds, not '%s'", optarg);
+            break;
+        case OPT_MAX_POSTINGS:
+            if (!cli_parse_bytes(optarg, &cfg->maxPostings) || cfg->maxPostings == 0)
+                return cli_usage_error("serve", "--max-postings must be a count like 1G (at least 1), not '%s'",
+                                       optarg);
+            break;
+        case OPT_MAX_QUEUE_BYTES:
+            if (!cli_parse_bytes(optarg, &cfg->maxQueueBytes) || cfg->maxQueueBytes < (1u << 20))
+                return cli_usage_error("serve", "--max-queue-bytes must be a size of at least 1M, not '%s'", optarg);
+            break;
+        case OPT_ALLOW_HOST:
+            if (add_allowed_hosts(cfg, optarg) != 0)
+                return cli_usage_error("serve", "--allow-host '%s': names separated by commas", optarg);
             break;
         case OPT_HTTP_THREADS:
             if (!cli_parse_u64(optarg, 0, 1024, &v))
@@ -181,7 +270,7 @@ static int parse_args(int argc, char **argv, serve_args *a)
             cfg->httpThreads = (unsigned)v;
             break;
         case 'q': cfg->quiet = 1; break;
-        case 'h': fputs(zHelp, stdout); exit(CLI_EXIT_OK);
+        case 'h': cli_help(zHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("serve", "bad option");
         }
     }
@@ -192,7 +281,7 @@ static int parse_args(int argc, char **argv, serve_args *a)
     return CLI_EXIT_OK;
 }
 
-/* The token: the file's first line, without trailing white space. */
+/* The token: the file's first line, without trailing white space; a warning when others may read it. */
 static int read_token(const char *zFile, char **pzToken)
 {
     FILE *f = fopen(zFile, "r");
@@ -200,6 +289,10 @@ static int read_token(const char *zFile, char **pzToken)
         fprintf(stderr, "genie serve: cannot open --token-file %s: %s\n", zFile, strerror(errno));
         return CLI_EXIT_FAIL;
     }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO)))
+        fprintf(stderr, "genie serve: warning: --token-file %s may be read by others (mode %04o): chmod 600 it\n",
+                zFile, (unsigned)(st.st_mode & 07777));
     char *z = NULL;
     size_t nCap = 0;
     ssize_t n = getline(&z, &nCap, f);
@@ -341,6 +434,34 @@ static int wait_for_signal(void)
 }
 
 /*
+ * The watchdog of a shutdown (see the top): a second SIGTERM or SIGINT, or
+ * the bound passing, ends the process at once.  Cancelled by serve_main
+ * when the shutdown is done in time.
+ */
+static void *watchdog_main(void *arg)
+{
+    double tEnd = *(const double *)arg;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    for (;;) {
+        double left = tEnd - util_now();
+        if (left <= 0) {
+            fprintf(stderr, "genie serve: requests still running --timeout + 5 s after the signal: exiting now\n");
+            _exit(CLI_EXIT_FAIL);
+        }
+        struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        int sig = sigtimedwait(&set, NULL, &ts);
+        if (sig == SIGTERM || sig == SIGINT) {
+            fprintf(stderr, "genie serve: a second %s: exiting now\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+            _exit(CLI_EXIT_FAIL);
+        }
+    }
+    return NULL;
+}
+
+/*
  * On a GPU the first search of an index uploads it (and creates the CUDA
  * context); do that now, with a one-keyword query, so the first client does
  * not pay for it.  Nothing to gain on the CPU.
@@ -354,7 +475,7 @@ static void warm_up(serve_index *p, const serve_config *cfg)
     genie_item item = {0, 0, 1};
     genie_search_options opt = {.backend = cfg->backend, .k = 1, .threads = cfg->threads,
                                 .gpu_memory = cfg->gpuMemory};
-    double t0 = serve_now();
+    double t0 = util_now();
     genie_status rc = genie_queries_new(&q);
     if (rc == GENIE_OK)
         rc = genie_queries_add(q, &item, 1, 0);
@@ -363,18 +484,41 @@ static void warm_up(serve_index *p, const serve_config *cfg)
     /* A failure here is the first request's to report; only say it. */
     if (!cfg->quiet)
         fprintf(stderr, "genie serve: %s: %s in %.2f s\n", p->zName,
-                rc == GENIE_OK ? "uploaded to the GPU" : genie_last_error(), serve_now() - t0);
+                rc == GENIE_OK ? "uploaded to the GPU" : genie_last_error(), util_now() - t0);
     genie_results_free(r);
     genie_queries_free(q);
 }
 
-/* Let the requests in flight finish: at most the request timeout and a bit. */
-static void drain(serve_server *s)
+/* Let the requests in flight finish: until none is left or @p tEnd. */
+static void drain(serve_server *s, double tEnd)
 {
-    double tEnd = serve_now() + s->cfg->timeout + 5;
     struct timespec ts = {0, 5 * 1000 * 1000};
-    while (atomic_load(&s->nInFlight) > 0 && serve_now() < tEnd)
+    while (atomic_load(&s->nInFlight) > 0 && util_now() < tEnd)
         nanosleep(&ts, NULL);
+}
+
+/* Steps 1 to 4 of a shutdown (the top of this file), the watchdog keeping the bound. */
+static void shut_down(serve_server *s, double tSignal)
+{
+    static double tWatchdog;
+    tWatchdog = tSignal + s->cfg->timeout + 5;
+    pthread_t watchdog;
+    int hasWatchdog = pthread_create(&watchdog, NULL, watchdog_main, &tWatchdog) == 0;
+    atomic_store(&s->draining, 1);
+    for (size_t i = 0; i < s->nIndex; i++)
+        serve_batcher_flush(s->aIndex[i].pBatcher);
+    drain(s, tSignal + s->cfg->timeout);
+    if (atomic_load(&s->nInFlight) > 0)
+        for (size_t i = 0; i < s->nIndex; i++)
+            serve_batcher_cancel(s->aIndex[i].pBatcher);
+    drain(s, tWatchdog);
+    serve_http_stop(s);
+    for (size_t i = 0; i < s->nIndex; i++)
+        serve_batcher_stop(s->aIndex[i].pBatcher);
+    if (hasWatchdog) {
+        pthread_cancel(watchdog);
+        pthread_join(watchdog, NULL);
+    }
 }
 
 int cmd_serve(int argc, char **argv)
@@ -400,10 +544,11 @@ int serve_main(int argc, char **argv, const serve_hooks *h)
     serve_args a;
     memset(&a, 0, sizeof a);
     a.cfg = (serve_config){.maxBatch = 4096, .maxWait = 0.002, .maxIdle = 0, .maxQueue = 65536, .maxBody = 8u << 20,
-                           .maxQueries = 4096, .maxK = 10000, .timeout = 30, .httpThreads = default_http_threads(),
+                           .maxQueries = 4096, .maxK = 10000, .timeout = 30, .maxPostings = 1ull << 30,
+                           .maxQueueBytes = 1ull << 30, .headerTimeout = 10, .bodyTimeout = 60,
+                           .maxConnections = 4096, .maxPerClient = 1024, .httpThreads = default_http_threads(),
                            .pHooks = h};
     a.zListen = "127.0.0.1:8080";
-    a.maxConnections = 4096;
     a.azSpec = calloc((size_t)argc, sizeof *a.azSpec);
     if (!a.azSpec)
         return cli_fail(GENIE_ENOMEM);
@@ -416,6 +561,7 @@ int serve_main(int argc, char **argv, const serve_hooks *h)
     int st = parse_args(argc, argv, &a);
     if (st == CLI_EXIT_OK && !split_listen(a.zListen, zListenBuf, sizeof zListenBuf, &zAddr, &zPort))
         st = cli_usage_error("serve", "--listen '%s': expected ADDR:PORT, e.g. 127.0.0.1:8080", a.zListen);
+    a.cfg.zListenHost = zAddr;
     if (st == CLI_EXIT_OK && a.zTokenFile)
         st = read_token(a.zTokenFile, &a.cfg.zToken);
     if (st == CLI_EXIT_OK)
@@ -438,7 +584,7 @@ int serve_main(int argc, char **argv, const serve_hooks *h)
     }
 
     s.cfg = &a.cfg;
-    s.maxConnections = a.maxConnections;
+    serve_mem_init(a.cfg.maxQueueBytes);
     s.aIndex = calloc(nIndex, sizeof *s.aIndex);
     if (!s.aIndex) {
         st = cli_fail(GENIE_ENOMEM);
@@ -454,7 +600,9 @@ int serve_main(int argc, char **argv, const serve_hooks *h)
         goto done;
     }
     for (; nOpen < nIndex; nOpen++) {
-        genie_status rc = serve_index_open(&s.aIndex[nOpen], azPair[2 * nOpen], azPair[2 * nOpen + 1]);
+        /* a search hook searches elsewhere (genie-mpi serve): the broker maps its file, the rest is the rankers' */
+        genie_status rc = serve_index_open(&s.aIndex[nOpen], azPair[2 * nOpen], azPair[2 * nOpen + 1],
+                                           !h || !h->xSearch);
         if (rc == GENIE_OK && (rc = serve_batcher_start(&s.aIndex[nOpen], &a.cfg)) != GENIE_OK)
             serve_index_close(&s.aIndex[nOpen]);
         if (rc != GENIE_OK) {
@@ -484,12 +632,7 @@ int serve_main(int argc, char **argv, const serve_hooks *h)
 
     int sig = wait_for_signal();
     long nAtSignal = atomic_load(&s.nInFlight);
-    atomic_store(&s.draining, 1);
-    serve_http_quiesce(&s);
-    for (size_t i = 0; i < nIndex; i++)
-        serve_batcher_flush(s.aIndex[i].pBatcher);
-    drain(&s);
-    serve_http_stop(&s);
+    shut_down(&s, util_now()); /* the batchers too: done's serve_batcher_stop finds none */
     if (!a.cfg.quiet)
         fprintf(stderr, "genie serve: %s: stopped after the %ld requests in flight\n",
                 sig == SIGINT ? "SIGINT" : "SIGTERM", nAtSignal);
@@ -503,6 +646,9 @@ done:
         free(azPair[i]);
     free(azPair);
     free(a.cfg.zToken);
+    for (size_t i = 0; i < a.cfg.nAllowHost; i++)
+        free(a.cfg.azAllowHost[i]);
+    free(a.cfg.azAllowHost);
     free(a.azSpec);
     return st;
 }

@@ -13,6 +13,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "engine/engine.h"
 #include "engine/filter.h"
 #include "index/index.h"
 #include "util/search.h"
@@ -231,6 +232,8 @@ genie_status cpu_block_count(const genie_index *idx, const cpu_dense *d, const u
         aQ[i].iCursor = nCursor;
         aQ[i].nBits = 0;
         for (size_t j = 0; j < aQ[i].nItem; j++) {
+            if (engine_cancelled(s->cancel))
+                return GENIE_ECANCELED;
             const genie_item *it = &aQ[i].aItem[j];
             size_t first, end;
             index_keyword_range(idx, it->lo, it->hi, &first, &end);
@@ -266,6 +269,8 @@ genie_status cpu_block_count(const genie_index *idx, const cpu_dense *d, const u
      */
     uint64_t n = idx->info.n_objects;
     for (uint64_t lo = 0; lo < n; lo += CPU_BLOCK_BYTES) {
+        if (engine_cancelled(s->cancel))
+            return GENIE_ECANCELED;
         uint64_t hi = n - lo < CPU_BLOCK_BYTES ? n : lo + CPU_BLOCK_BYTES;
         for (size_t i = 0; i < nQ; i++) {
             cpu_block_query *q = &aQ[i];

@@ -83,6 +83,7 @@ typedef struct cpu_block_scratch {
     void *pCount;        /* CPU_BLOCK_BYTES of counters, zero between queries */
     cpu_cursor *aCursor; /* nCursorCap */
     size_t nCursorCap;
+    const int *cancel;   /* the request's cancel flag (engine_request.cancel), or NULL; set by the caller */
 } cpu_block_scratch;
 
 /* One query of a batch: its items, minimum count, count bound and heap. */
@@ -102,9 +103,11 @@ typedef struct cpu_block_query {
  * picks 8-bit counters when it is at most 255.  Lists with a bitmap in
  * @p d (may be NULL) are counted from it.  Only objects that @p aAllow
  * allows (engine/filter.h; NULL = all) are offered.  Each query's heap
- * ends as if the query had been counted alone.
- * @return GENIE_OK or GENIE_ENOMEM (scratch could not grow; no message set:
- *         the caller reports it once).
+ * ends as if the query had been counted alone.  The scratch's cancel flag is
+ * polled once per super-block of every query's objects.
+ * @return GENIE_OK, GENIE_ENOMEM (scratch could not grow) or GENIE_ECANCELED
+ *         (the heaps are then incomplete); no message set: the caller
+ *         reports it once.
  */
 genie_status cpu_block_count(const genie_index *idx, const cpu_dense *d, const uint64_t *aAllow, cpu_block_query *aQ,
                              size_t nQ, cpu_block_scratch *s);

@@ -37,6 +37,7 @@
 #include "util/threads.h"
 
 #define CPU_DENSE_RATIO 16
+#define CPU_BLOCK_MAX_CURSORS (1u << 20) /* lists of one query on the blocked path at most: 32 MiB of cursors */
 #define CPU_GROUP_MAX 256           /* queries a thread counts together over each block */
 #define CPU_GROUP_MIN 8             /* the smallest group of the tail (take_group) */
 #define CPU_GROUP_HEAP_KEYS (1u << 20) /* their heaps: at most 8 MiB per thread */
@@ -50,8 +51,10 @@ typedef struct cpu_job {
     unsigned nThread;
     const cpu_dense *dense; /* bitmaps of the long lists the request's queries share */
     size_t next;       /* shared: first query of the next group, atomically taken */
-    int failed;        /* shared: a thread could not allocate */
+    int failed;        /* shared: CPU_FAILED_* once a thread stops early */
 } cpu_job;
+
+enum { CPU_FAILED_MEMORY = 1, CPU_FAILED_CANCELLED = 2 };
 
 typedef struct cpu_scratch {
     uint32_t *aCount;   /* n_objects, all zero between queries; allocated on first need */
@@ -62,12 +65,16 @@ typedef struct cpu_scratch {
     cpu_block_scratch block;
 } cpu_scratch;
 
-/* Add each item's weight to the counters of the objects in its lists. */
+/*
+ * Add each item's weight to the counters of the objects in its lists; a
+ * cancelled request stops between items (its counters are still cleared
+ * by the caller, its answer is dropped).
+ */
 static size_t count_query(const genie_index *idx, const genie_item *aItem, size_t nItem, cpu_scratch *s,
-                          int trackTouched)
+                          int trackTouched, const int *cancel)
 {
     size_t nTouched = 0;
-    for (size_t j = 0; j < nItem; j++) {
+    for (size_t j = 0; j < nItem && !engine_cancelled(cancel); j++) {
         size_t first, end;
         index_keyword_range(idx, aItem[j].lo, aItem[j].hi, &first, &end);
         const uint32_t *p = idx->aPosting + idx->aListOffset[first];
@@ -87,14 +94,16 @@ static size_t count_query(const genie_index *idx, const genie_item *aItem, size_
     return nTouched;
 }
 
-/* Postings that query's items scan. */
-static uint64_t query_postings(const genie_index *idx, const genie_item *aItem, size_t nItem)
+/* Postings that query's items scan, and in *pLists the lists they scan them in. */
+static uint64_t query_postings(const genie_index *idx, const genie_item *aItem, size_t nItem, uint64_t *pLists)
 {
     uint64_t n = 0;
+    *pLists = 0;
     for (size_t j = 0; j < nItem; j++) {
         size_t first, end;
         index_keyword_range(idx, aItem[j].lo, aItem[j].hi, &first, &end);
         n += idx->aListOffset[end] - idx->aListOffset[first];
+        *pLists += end - first;
     }
     return n;
 }
@@ -109,13 +118,21 @@ static int have_full_arrays(cpu_scratch *s, size_t nObj, int fullScan)
     return s->aCount && (fullScan || s->aTouched);
 }
 
-/* Whether query i of the chunk takes the blocked path (cpu). */
+/*
+ * Whether query i of the chunk takes the blocked path (cpu): its counts fit
+ * 16 bits, it scans enough postings to pay for a pass over every block,
+ * and its lists (a cursor each, cpu_block.c) are not past
+ * CPU_BLOCK_MAX_CURSORS: wide ranges given many times over (a count bound
+ * kept small by short objects) would otherwise take gigabytes of cursors.
+ */
 static int blocked(const engine_request *req, size_t i)
 {
     size_t nItem;
     const genie_item *aItem = engine_query_items(req->q, req->first + i, &nItem);
-    return req->aCountBound[i] <= CPU_BLOCK_MAX_COUNT &&
-           query_postings(req->idx, aItem, nItem) * CPU_DENSE_RATIO >= req->idx->info.n_objects;
+    if (req->aCountBound[i] > CPU_BLOCK_MAX_COUNT)
+        return 0;
+    uint64_t nLists, nPostings = query_postings(req->idx, aItem, nItem, &nLists);
+    return nLists <= CPU_BLOCK_MAX_CURSORS && nPostings * CPU_DENSE_RATIO >= req->idx->info.n_objects;
 }
 
 typedef struct dense_count {
@@ -201,13 +218,13 @@ static int answer_full(cpu_job *job, cpu_scratch *s, size_t i, select_heap *heap
     if (!have_full_arrays(s, n, job->fullScan))
         return 0;
     if (job->fullScan) {
-        count_query(idx, aItem, nItem, s, 0);
+        count_query(idx, aItem, nItem, s, 0, req->cancel);
         for (uint32_t o = 0; o < n; o++)
             if (s->aCount[o] >= threshold && filter_allows(req->aAllow, o))
                 select_push(heap, select_key(s->aCount[o], o));
         memset(s->aCount, 0, n * sizeof *s->aCount);
     } else {
-        size_t nTouched = count_query(idx, aItem, nItem, s, 1);
+        size_t nTouched = count_query(idx, aItem, nItem, s, 1, req->cancel);
         for (size_t t = 0; t < nTouched; t++) {
             uint32_t o = s->aTouched[t];
             if (s->aCount[o] >= threshold && filter_allows(req->aAllow, o))
@@ -220,8 +237,8 @@ static int answer_full(cpu_job *job, cpu_scratch *s, size_t i, select_heap *heap
 
 /*
  * Answer queries i0 .. i1-1 of the chunk: those for the touched or full
- * path one by one, the others together through the blocked path; 0 when
- * out of memory.
+ * path one by one, the others together through the blocked path; 0, or
+ * CPU_FAILED_* when it stopped early.
  */
 static int answer_group(cpu_job *job, cpu_scratch *s, size_t i0, size_t i1)
 {
@@ -237,14 +254,19 @@ static int answer_group(cpu_job *job, cpu_scratch *s, size_t i0, size_t i1)
             s->aBatch[nBatch++] = (cpu_block_query){aItem, nItem, engine_query_threshold(req->q, req->first + i),
                                                     req->aCountBound[i], heap, 0, 0, 0};
         } else if (!answer_full(job, s, i, heap)) {
-            return 0;
+            return CPU_FAILED_MEMORY;
         }
     }
-    if (nBatch && cpu_block_count(idx, job->dense, req->aAllow, s->aBatch, nBatch, &s->block) != GENIE_OK)
-        return 0;
+    if (nBatch) {
+        genie_status rc = cpu_block_count(idx, job->dense, req->aAllow, s->aBatch, nBatch, &s->block);
+        if (rc != GENIE_OK)
+            return rc == GENIE_ECANCELED ? CPU_FAILED_CANCELLED : CPU_FAILED_MEMORY;
+    }
+    if (engine_cancelled(req->cancel))
+        return CPU_FAILED_CANCELLED;
     for (size_t i = i0; i < i1; i++)
         job->aN[i] = (uint32_t)select_finish(&s->aSel[i - i0], job->aHit + i * (size_t)req->k);
-    return 1;
+    return 0;
 }
 
 /*
@@ -283,15 +305,17 @@ static void cpu_worker(void *ctx, unsigned t)
     s.aHeap = malloc(job->nGroup * job->req->k * sizeof *s.aHeap);
     s.aSel = malloc(job->nGroup * sizeof *s.aSel);
     s.aBatch = malloc(job->nGroup * sizeof *s.aBatch);
+    s.block.cancel = job->req->cancel;
     if (!s.aHeap || !s.aSel || !s.aBatch) {
-        __atomic_store_n(&job->failed, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&job->failed, CPU_FAILED_MEMORY, __ATOMIC_RELAXED);
     } else {
         for (;;) {
             size_t end = 0, i = take_group(job, &end);
             if (i >= job->req->n || __atomic_load_n(&job->failed, __ATOMIC_RELAXED))
                 break;
-            if (!answer_group(job, &s, i, end)) {
-                __atomic_store_n(&job->failed, 1, __ATOMIC_RELAXED);
+            int failed = engine_cancelled(job->req->cancel) ? CPU_FAILED_CANCELLED : answer_group(job, &s, i, end);
+            if (failed) {
+                __atomic_store_n(&job->failed, failed, __ATOMIC_RELAXED);
                 break;
             }
         }
@@ -329,6 +353,8 @@ static genie_status cpu_run(const engine_request *req, genie_hit *aHit, uint32_t
     cpu_job job = {req, aHit, aN, fullScan, nGroup, nThreads, &dense, 0, 0};
     util_parallel_run(nThreads, cpu_worker, &job);
     cpu_dense_free(&dense);
+    if (job.failed == CPU_FAILED_CANCELLED || (job.failed && engine_cancelled(req->cancel)))
+        return engine_cancelled_error();
     if (job.failed)
         return util_error(GENIE_ENOMEM, "out of memory for per-thread counters (%llu objects)",
                           (unsigned long long)req->idx->info.n_objects);

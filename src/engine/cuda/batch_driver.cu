@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "engine/cuda/cuda_batch.h"
-#include "engine/cuda/cuda_testing.h"
 extern "C" {
 #include "util/threads.h"
 }
@@ -46,25 +45,10 @@ typedef struct driver {
     uint32_t *h_aAux;
     cudaStream_t stream;
     cudaEvent_t aEv[5];   /* phase timing only */
+    genie_gpu_phases *pT; /* the request's phase times (req->pPhases); NULL: not timed */
     plan_mode mode;
     uint32_t *d_aAllow;   /* the request's bitmap on the device (cuda_batch.d_aAllow), or NULL */
 } driver;
-
-/* Phase timing (cuda_testing.h): off unless a bench turns it on. */
-static int gTiming;
-static cuda_phase_times gTimes;
-
-extern "C" void cuda_testing_time_phases(int on)
-{
-    gTiming = on;
-    if (on)
-        memset(&gTimes, 0, sizeof gTimes);
-}
-
-extern "C" void cuda_testing_phase_times(cuda_phase_times *pOut)
-{
-    *pOut = gTimes;
-}
 
 static double ms_between(cudaEvent_t a, cudaEvent_t b)
 {
@@ -175,7 +159,7 @@ static int hit_compare(const void *pa, const void *pb)
 static genie_status run_batch(driver *d, const uint32_t *aQuery, size_t nQuery, uint64_t nBytes)
 {
     const engine_request *req = d->req;
-    double t0 = gTiming ? util_now() : 0;
+    double t0 = d->pT ? util_now() : 0;
     uint64_t nUnit = 0;
     for (size_t j = 0; j < nQuery; j++)
         nUnit += d->aUnitStart[aQuery[j] + 1] - d->aUnitStart[aQuery[j]];
@@ -209,36 +193,36 @@ static genie_status run_batch(driver *d, const uint32_t *aQuery, size_t nQuery, 
     b.d_scratch = p + nUnitBytes + nHitBytes + nInfoBytes;
     b.h_aAux = d->h_aAux;
     b.stream = d->stream;
-    b.evCounted = gTiming ? d->aEv[2] : NULL;
+    b.evCounted = d->pT ? d->aEv[2] : NULL;
     uint64_t nScratch = nBytes - (nUnitBytes + nHitBytes + nInfoBytes);
-    if (gTiming) {
-        gTimes.stage_ms += (util_now() - t0) * 1e3;
+    if (d->pT) {
+        d->pT->stage_ms += (util_now() - t0) * 1e3;
         CUDA_TRY(cudaEventRecord(d->aEv[0], d->stream));
     }
 
     CUDA_TRY(cudaMemcpyAsync((void *)b.d_aUnit, d->h_aUnit, nUnit * sizeof(cuda_unit), cudaMemcpyHostToDevice,
                              d->stream));
     CUDA_TRY(cudaMemsetAsync(b.d_aInfo, 0, nInfoBytes + (d->method->zeroScratch ? nScratch : 0), d->stream));
-    if (gTiming) {
+    if (d->pT) {
         CUDA_TRY(cudaEventRecord(d->aEv[1], d->stream));
         CUDA_TRY(cudaEventRecord(d->aEv[2], d->stream)); /* re-recorded by methods that mark counting */
     }
     GENIE_TRY(d->method->run(&b));
-    if (gTiming)
+    if (d->pT)
         CUDA_TRY(cudaEventRecord(d->aEv[3], d->stream));
     CUDA_TRY(cudaMemcpyAsync(d->h_aHit, b.d_aHit, (size_t)nQuery * req->k * sizeof(genie_hit),
                              cudaMemcpyDeviceToHost, d->stream));
     CUDA_TRY(cudaMemcpyAsync(d->h_aInfo, b.d_aInfo, nQuery * sizeof(cuda_query_info), cudaMemcpyDeviceToHost,
                              d->stream));
-    if (gTiming)
+    if (d->pT)
         CUDA_TRY(cudaEventRecord(d->aEv[4], d->stream));
     CUDA_TRY(cudaStreamSynchronize(d->stream));
-    if (gTiming) {
-        gTimes.upload_ms += ms_between(d->aEv[0], d->aEv[1]);
-        gTimes.count_ms += ms_between(d->aEv[1], d->aEv[2]);
-        gTimes.select_ms += ms_between(d->aEv[2], d->aEv[3]);
-        gTimes.download_ms += ms_between(d->aEv[3], d->aEv[4]);
-        gTimes.batches++;
+    if (d->pT) {
+        d->pT->upload_ms += ms_between(d->aEv[0], d->aEv[1]);
+        d->pT->count_ms += ms_between(d->aEv[1], d->aEv[2]);
+        d->pT->select_ms += ms_between(d->aEv[2], d->aEv[3]);
+        d->pT->download_ms += ms_between(d->aEv[3], d->aEv[4]);
+        d->pT->batches++;
     }
     return GENIE_OK;
 }
@@ -278,6 +262,9 @@ static genie_status run_list(driver *d, const uint32_t *aList, size_t nList, gen
     size_t pos = 0;
     int nShrink = 0;
     while (pos < nList) {
+        /* A cancelled request stops between batches: a running kernel is not interrupted. */
+        if (engine_cancelled(d->req->cancel))
+            return util_error(GENIE_ECANCELED, ENGINE_CANCELLED_MESSAGE);
         size_t end = pos;
         uint64_t nBytes = 0;
         GENIE_TRY(plan_batch(d, aList, nList, pos, &end, &nBytes));
@@ -291,10 +278,10 @@ static genie_status run_list(driver *d, const uint32_t *aList, size_t nList, gen
             continue;
         }
         GENIE_TRY(run_batch(d, aList + pos, end - pos, nBytes));
-        double t0 = gTiming ? util_now() : 0;
+        double t0 = d->pT ? util_now() : 0;
         GENIE_TRY(collect(d, aList + pos, end - pos, aHit, aN, aRetry, pnRetry));
-        if (gTiming)
-            gTimes.collect_ms += (util_now() - t0) * 1e3;
+        if (d->pT)
+            d->pT->collect_ms += (util_now() - t0) * 1e3;
         pos = end;
     }
     return GENIE_OK;
@@ -404,10 +391,11 @@ static genie_status plan_request(driver *d, uint32_t *aList, size_t *pnList, uin
 genie_status cuda_run_batches(const engine_request *req, const cuda_method *method, genie_hit *aHit, uint32_t *aN)
 {
     genie_status rc = GENIE_OK;
-    double tStart = gTiming ? util_now() : 0;
+    double tStart = req->pPhases ? util_now() : 0;
     driver d;
     memset(&d, 0, sizeof d);
     d.req = req;
+    d.pT = req->pPhases;
     d.method = method;
     d.mode = method->listUnits ? PLAN_LISTS : req->loadBalance ? PLAN_SUBLISTS : PLAN_ITEMS;
     uint32_t *aList = NULL, *aRetry = NULL;
@@ -434,17 +422,17 @@ genie_status cuda_run_batches(const engine_request *req, const cuda_method *meth
     }
     {
         size_t nList = 0, nRetry = 0;
-        double t0 = gTiming ? util_now() : 0;
+        double t0 = req->pPhases ? util_now() : 0;
         GENIE_TRY_GOTO(rc, plan_request(&d, aList, &nList, aN), done);
-        if (gTiming)
-            gTimes.plan_ms += (util_now() - t0) * 1e3;
+        if (req->pPhases)
+            req->pPhases->plan_ms += (util_now() - t0) * 1e3;
         if (d.dev->pfnReady && nList)
             GENIE_TRY_GOTO(rc, d.dev->pfnReady(d.dev->pReady), done);
         if (req->aAllow && nList)
             GENIE_TRY_GOTO(rc, upload_allow(&d), done);
         if (!d.stream)
             CUDA_TRY_GOTO(rc, cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking), done);
-        if (gTiming)
+        if (req->pPhases)
             for (int e = 0; e < 5; e++)
                 CUDA_TRY_GOTO(rc, cudaEventCreate(&d.aEv[e]), done);
         while (nList) {
@@ -479,9 +467,9 @@ done:
     free(d.aShift);
     free(aList);
     free(aRetry);
-    if (gTiming) {
-        gTimes.total_ms += (util_now() - tStart) * 1e3;
-        gTimes.calls++;
+    if (req->pPhases) {
+        req->pPhases->total_ms += (util_now() - tStart) * 1e3;
+        req->pPhases->calls++;
     }
     return rc;
 }

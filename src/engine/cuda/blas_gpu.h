@@ -1,5 +1,6 @@
 /*
- * cuBLAS, opened with dlopen on first use (issue 16, start-up).
+ * cuBLAS, opened with dlopen on first use (docs/CUDA.md: a search that
+ * needs no GEMM never maps it).
  *
  * Only the exact vector search multiplies matrices on the GPU.  Linking
  * cuBLAS into the CUDA module made every GPU search, a match count on a

@@ -45,7 +45,6 @@
  *     stops at the (k - taken)-th tie: the smallest ids, as the CPU gives.
  */
 #include "engine/cuda/topk_device.cuh"
-#include "engine/cuda/cuda_testing.h"
 #include "engine/cuda/cuda_entry.h"
 
 /* Probe budget of one insert, in slot visits and lost races, per slot. */
@@ -248,6 +247,9 @@ static uint32_t counter_log2_bits(uint32_t bound)
     return l;
 }
 
+#ifdef GENIE_TESTING
+#include "engine/cuda/cuda_testing.h"
+
 /* Tests force tiny tables through cpq_testing_set_slots() to exercise reruns. */
 static uint64_t gTestingSlots;
 
@@ -255,6 +257,9 @@ extern "C" void cpq_testing_set_slots(uint64_t nSlot)
 {
     gTestingSlots = nSlot;
 }
+#else
+#define gTestingSlots 0 /* a release build sizes every table by Theorem III.1 */
+#endif
 
 /*
  * Hash-table slots: Theorem III.1 bounds live entries by about 2k plus the

@@ -75,8 +75,8 @@ void cuda_workspace_free(cuda_workspace *ws);
 
 /*
  * The List Array on the device (Zhou et al. (GENIE) III-B): uploaded once
- * per opened index and kept in genie_index.aDev[device] until
- * genie_index_close, with the list offsets and the tile arrays
+ * per opened index and kept in the module's slot of genie_index.aDev[device]
+ * (cuda_slot_claim) until genie_index_close, with the list offsets and the tile arrays
  * (engine/tile_lists.h).  The Position Map stays on the host.
  *
  * The tile layout, the default, reads the postings as 16-bit tile-local
@@ -109,6 +109,31 @@ typedef struct cuda_index {
     genie_status (*pfnReady)(void *pReady);
     void *pReady;
 } cuda_index;
+
+/*
+ * The module's slot of @p idx on @p device (index/index.h): a cuda_index
+ * (the index's copy there, or a streamed part's), or, for a multi-part
+ * index, the engine_stream of its parts.  cuda_slot_claim() under
+ * idx->aDev[device].lock, the first time; cuda_slot_find() after that.
+ */
+extern const char cuda_slot_owner;
+
+static inline index_slot *cuda_slot_claim(const genie_index *idx, int device)
+{
+    return index_slot_claim(idx->aDev[device].aSlot, &cuda_slot_owner);
+}
+
+static inline index_slot *cuda_slot_find(const genie_index *idx, int device)
+{
+    return index_slot_find(idx->aDev[device].aSlot, &cuda_slot_owner);
+}
+
+/** What the module's slot of @p idx on @p device holds, NULL when it has none. */
+static inline void *cuda_slot_state(const genie_index *idx, int device)
+{
+    const index_slot *s = cuda_slot_find(idx, device);
+    return s ? s->p : NULL;
+}
 
 /**
  * The copy of @p idx's postings on device @p device, uploaded on first use

@@ -1,17 +1,22 @@
 /*
- * The CUDA module's entry points, gathered by module.cu into the one table
- * the module exports (engine/cuda_module.h).  Nothing outside
- * src/engine/cuda/ calls them directly.
+ * The CUDA module's entry points, gathered by module.cu into the entries
+ * of its backends (engine/backend.h) and the table the module exports
+ * (engine/cuda_module.h).  Nothing outside src/engine/cuda/ calls them
+ * directly.
  */
 #ifndef GENIE_ENGINE_CUDA_CUDA_ENTRY_H
 #define GENIE_ENGINE_CUDA_CUDA_ENTRY_H
 
-#include "genie/vectors.h"
+#include "genie/genie.h"
 #include "engine/cuda_module.h"
+#include "engine/docs_gpu.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** Keep the library's host table for the calls of host.cu (module.cu's xInit, before any other call). */
+void cuda_host_set(const engine_host *h);
 
 /* The matching methods (tile.cu, spq.cu, cpq.cu); engine_search_fn each. */
 genie_status engine_cuda_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);
@@ -43,11 +48,11 @@ void cuda_stream_end(engine_stream *s);
  */
 genie_status exact_cuda_search(int device, void **ppResident, const float *base, uint64_t nBase, const float *queries,
                                uint64_t nQuery, uint32_t dim, genie_metric metric, genie_precision precision,
-                               const uint64_t *aAllow, uint32_t k, genie_neighbor *out);
+                               const uint64_t *aAllow, uint32_t k, genie_neighbor *out, engine_exact_counts *pCounts);
 /** Free a slot's resident base and workspace; NULL is a no-op. */
 void exact_cuda_resident_free(void *pResident);
 
-/* The docs index type's engine (docs_gpu.cu): engine_docs_gpu_search() of engine/docs_gpu.h. */
+/* The docs index type's engine (docs_gpu.cu): the engine_docs_ops of backend.h, as engine/docs_gpu.h says. */
 genie_status docs_cuda_search(void **ppResident, engine_docs_request *req);
 void docs_cuda_free(void *pResident);
 /**

@@ -1,8 +1,21 @@
 /*
- * Hooks for tests/gpu only: they change sizes, never answers.
+ * Test hooks of the CUDA module: knobs that change sizes or kernels, never
+ * answers, for tests/gpu and bench/genie_bench.
+ *
+ * They exist in GENIE_TESTING builds alone (as SQLite's SQLITE_TEST):
+ * libgenie_testing.a, which the test programs link, and the module
+ * libgenie_cuda_testing.so, which that library loads; the libraries that
+ * are installed (libgenie.a, libgenie.so, libgenie_cuda.so) never hold
+ * them, which tests/test_install.c checks with nm.  Every test hook's name
+ * has "_testing" in it.  GENIE_TESTING adds functions and never changes a
+ * structure, so objects built with and without it share every type.
  */
 #ifndef GENIE_ENGINE_CUDA_CUDA_TESTING_H
 #define GENIE_ENGINE_CUDA_CUDA_TESTING_H
+
+#ifndef GENIE_TESTING
+#error "engine/cuda/cuda_testing.h: the test hooks exist in GENIE_TESTING builds alone"
+#endif
 
 #include <stdint.h>
 
@@ -29,43 +42,13 @@ void cpq_testing_set_slots(uint64_t nSlot);
  */
 void tile_testing_set_variant(int widePostings, int warpAggregate);
 
-/*
- * Where the time of the CUDA methods' searches goes (for bench/genie_bench).
- * GPU phases are cudaEvent times on the search's stream, summed over
- * batches; host phases are wall times.  count_ms is the counting kernel
- * (tiles: tile_count_kernel; paper layout and GEN-SPQ: their count
- * kernels), select_ms what follows it on the GPU (tiles: the merge kernel;
- * the others: finish/select kernels).
- */
-typedef struct cuda_phase_times {
-    double plan_ms;     /* host: keyword lookups and work units, once per request */
-    double stage_ms;    /* host: a batch's units and descriptors into pinned staging */
-    double upload_ms;   /* GPU: units up, infos zeroed (scratch too where a method asks) */
-    double count_ms;    /* GPU: counting */
-    double select_ms;   /* GPU: per-tile/per-query selection after counting */
-    double download_ms; /* GPU: hits and infos down */
-    double collect_ms;  /* host: answers into the caller's buffers (and host sorts) */
-    double total_ms;    /* host: wall time inside the CUDA backend, all of the above and the waits */
-    uint64_t calls, batches;
-} cuda_phase_times;
+/* The testing module's table of its hooks, exported as ENGINE_CUDA_TESTING_SYMBOL. */
+#define ENGINE_CUDA_TESTING_SYMBOL "genie_cuda_testing"
 
-/**
- * Start (@p on non-zero: zeroes the sums) or stop recording phase times.
- * Events cost a little: off by default.  Not thread-safe: one search at a time.
- */
-void cuda_testing_time_phases(int on);
-/** The sums since the last cuda_testing_time_phases(1). */
-void cuda_testing_phase_times(cuda_phase_times *pOut);
-
-/* What the exact searches (exact_gpu.cu) did, summed over calls. */
-typedef struct cuda_exact_counts {
-    uint64_t queries;    /* queries searched */
-    uint64_t direct;     /* of them answered by direct distances to every base vector (the bound's fallback) */
-    uint64_t candidates; /* candidates re-ranked by direct distance, over the others */
-} cuda_exact_counts;
-
-/** The sums since the last reset into @p pOut (may be NULL); @p reset non-zero: zero them. Not thread-safe. */
-void cuda_testing_exact_counts(int reset, cuda_exact_counts *pOut);
+typedef struct engine_cuda_testing {
+    void (*xCpqSetSlots)(uint64_t nSlot);
+    void (*xTileSetVariant)(int widePostings, int warpAggregate);
+} engine_cuda_testing;
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,8 @@
  * The index is uploaded once per opened genie_index: the first CUDA search
  * takes idx->aDev[device].lock, uploads the list offsets and the tile
  * arrays (engine/tile_lists.h: rows, 16-bit tile-local ids, the short
- * lists' 32-bit ids) and leaves a cuda_index in idx->aDev[device].p; the
+ * lists' 32-bit ids) and leaves a cuda_index in the module's slot there
+ * (cuda_slot_claim, index/index.h); the
  * first search by a method that reads 32-bit ids adds those under the same
  * lock (cuda_index_wide).  genie_index_close() calls cuda_index_free()
  * through the slot's xFree, which also frees the cached workspace.  Later
@@ -23,6 +24,8 @@
 #define BUDGET_FREE_FRACTION 0.85
 /* Tile-local ids converted and sent per chunk (two pinned chunks in turn). */
 #define LOCAL_CHUNK (16u << 20)
+
+const char cuda_slot_owner = 0; /* its address names the module's slots */
 
 genie_status cuda_fail(cudaError_t err, const char *zCall)
 {
@@ -247,10 +250,13 @@ genie_status cuda_index_get(const genie_index *idx, int device, const cuda_index
     if (device < 0 || device >= cuda_device_count())
         return util_error(GENIE_EGPU, "no usable CUDA device %d (%d found)", device, cuda_device_count());
     /* The index is read-only to searches; only its device slot changes, under its lock. */
-    index_device *slot = &idx->aDev[device];
+    index_device *d = &idx->aDev[device];
     genie_status rc = GENIE_OK;
-    pthread_mutex_lock(&slot->lock);
-    if (!slot->p) {
+    pthread_mutex_lock(&d->lock);
+    index_slot *slot = cuda_slot_claim(idx, device);
+    if (!slot) {
+        rc = util_error(GENIE_ENOMEM, "CUDA: every one of the index's %d device slots is taken", INDEX_SLOTS);
+    } else if (!slot->p) {
         cuda_index *dev = NULL;
         CUDA_TRY_GOTO(rc, cudaSetDevice(device), done);
         rc = upload(idx, device, &dev);
@@ -260,7 +266,7 @@ genie_status cuda_index_get(const genie_index *idx, int device, const cuda_index
         }
     }
 done:
-    pthread_mutex_unlock(&slot->lock);
+    pthread_mutex_unlock(&d->lock);
     if (rc != GENIE_OK)
         return rc;
     const cuda_index *dev = (const cuda_index *)slot->p;
@@ -272,13 +278,13 @@ done:
 genie_status cuda_index_wide(const genie_index *idx, int device, const cuda_index **ppDev)
 {
     GENIE_TRY(cuda_index_get(idx, device, ppDev));
-    index_device *slot = &idx->aDev[device];
+    index_device *d = &idx->aDev[device];
     genie_status rc = GENIE_OK;
-    pthread_mutex_lock(&slot->lock);
-    cuda_index *dev = (cuda_index *)slot->p;
+    pthread_mutex_lock(&d->lock);
+    cuda_index *dev = (cuda_index *)cuda_slot_state(idx, device);
     if (!dev->d_aPosting)
         rc = upload_array((void **)&dev->d_aPosting, idx->aPosting, dev->nPosting * sizeof(uint32_t), "postings");
-    pthread_mutex_unlock(&slot->lock);
+    pthread_mutex_unlock(&d->lock);
     return rc;
 }
 

@@ -26,7 +26,7 @@
  * distance exceeds k (every alignment crosses every column), which ends
  * the pair early.  Queries longer than EDIT_CUDA_MAX_QUERY bytes are not
  * computed here: their pairs come back ENGINE_EDIT_UNDONE and the caller
- * computes them on the CPU (transform/seq_scan.c).
+ * computes them on the CPU (transform/edit_batch.c).
  *
  * Thread contract: one block of EDIT_THREADS threads per run (one query):
  * the threads build the query's match masks Peq in shared memory

@@ -2,7 +2,7 @@
  * Exact k-nearest-neighbour search on the GPU (Johnson et al. (Faiss) sections 4, 5.1).
  *
  * The answer is defined by the direct loop, genie_vector_distance()
- * (exact.c): the k smallest (distance, id), every distance computed in
+ * (distance.c): the k smallest (distance, id), every distance computed in
  * fp32 over the dimensions in order.  The GPU returns that answer bit for
  * bit, whatever the precision of its GEMM:
  *
@@ -87,7 +87,7 @@
 #include "engine/cuda/blas_gpu.h"
 
 extern "C" {
-#include "genie/vectors.h"
+#include "genie/genie.h"
 #include "engine/exact.h"
 #include "engine/exact_bound.h"
 #include "engine/cuda/cuda_entry.h"
@@ -103,10 +103,7 @@ extern "C" {
 #define STAGE_MAX_THREADS 8u
 
 enum { SELECT_BOUND = 0, SELECT_FINAL = 1 };
-#define FLAG_DIRECT 1u /* exact_flag: answer this query from its direct distances */
-
-/* Testing counts (cuda_testing.h): queries, those answered directly, candidates re-ranked. */
-static unsigned long long nCountQueries, nCountDirect, nCountCandidates;
+#define FLAG_DIRECT 1u /* a query's flag (aFlag): answer it from its direct distances */
 
 static genie_status gpu_fail(cudaError_t err, const char *zWhat)
 {
@@ -551,8 +548,8 @@ static __device__ void radix_kth(const float *row, uint32_t nBase, uint32_t k, c
  * row = direct distances (l1, or exact_direct_rows); the k smallest keys.
  * With @p onlyFlagged, blocks of unflagged queries return at once.
  * @p nSample: SELECT_BOUND's sample for kth_upper_sampled (sample_size),
- * 0 for kth_upper.  aCand[q]: candidates re-ranked (SELECT_BOUND; testing
- * counts).
+ * 0 for kth_upper.  aCand[q]: candidates re-ranked (SELECT_BOUND; the
+ * search's engine_exact_counts).
  */
 __global__ void __launch_bounds__(SELECT_THREADS)
 exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, exact_bound bound, const float4 *aInfo,
@@ -672,7 +669,7 @@ struct exact_resident {
     genie_neighbor *d_out;
     float *h_q;            /* pinned: one batch of queries */
     genie_neighbor *h_out; /* pinned: one batch of results */
-    unsigned *h_flag;      /* pinned: the batch's flags and candidate counts (testing counts) */
+    unsigned *h_flag;      /* pinned: the batch's flags and candidate counts (engine_exact_counts) */
     uint32_t *h_cand;
 };
 
@@ -885,9 +882,10 @@ static genie_status gemm(exact_resident *r, uint32_t nb)
     return GENIE_OK;
 }
 
-/* One batch of @p nb queries (already in r->h_q) to @p out, among the base vectors @p d_allow allows (NULL: all). */
+/* One batch of @p nb queries (already in r->h_q) to @p out, among the base vectors @p d_allow allows (NULL:
+ * all); what it did added to @p pCounts. */
 static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, const uint32_t *d_allow,
-                                 genie_neighbor *out)
+                                 genie_neighbor *out, engine_exact_counts *pCounts)
 {
     genie_status rc = GENIE_OK;
     uint64_t nBase = r->nBase;
@@ -938,10 +936,10 @@ static genie_status search_batch(exact_resident *r, uint32_t nb, uint32_t k, con
             fail);
     GPU_TRY(rc, cudaStreamSynchronize(r->stream), fail);
     memcpy(out, r->h_out, (size_t)nb * k * sizeof(genie_neighbor));
-    nCountQueries += nb;
-    for (uint32_t i = 0; i < nb; i++) {
-        nCountDirect += (r->h_flag[i] & FLAG_DIRECT) != 0;
-        nCountCandidates += r->h_cand[i];
+    for (uint32_t i = 0; i < nb; i++) { /* l1 has no bound: every distance is direct */
+        int direct = (r->h_flag[i] & FLAG_DIRECT) != 0;
+        pCounts->direct += direct;
+        pCounts->distances += direct || r->metric == GENIE_METRIC_L1 ? nBase : r->h_cand[i];
     }
 fail:
     return rc;
@@ -983,7 +981,7 @@ static void stage_queries(float *dst, const float *src, uint64_t nBytes)
 extern "C" genie_status exact_cuda_search(int device, void **ppResident, const float *base, uint64_t nBase,
                                           const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric,
                                           genie_precision precision, const uint64_t *aAllow, uint32_t k,
-                                          genie_neighbor *out)
+                                          genie_neighbor *out, engine_exact_counts *pCounts)
 {
     genie_status rc = GENIE_OK;
     exact_resident *r = ppResident ? (exact_resident *)*ppResident : NULL;
@@ -1010,7 +1008,7 @@ extern "C" genie_status exact_cuda_search(int device, void **ppResident, const f
     for (uint64_t q0 = 0; q0 < nQuery; q0 += nBatch) {
         uint32_t nb = (uint32_t)(nQuery - q0 < nBatch ? nQuery - q0 : nBatch);
         stage_queries(r->h_q, queries + q0 * dim, (uint64_t)nb * dim * sizeof(float));
-        GENIE_TRY_GOTO(rc, search_batch(r, nb, k, d_allow, out + q0 * k), fail);
+        GENIE_TRY_GOTO(rc, search_batch(r, nb, k, d_allow, out + q0 * k, pCounts), fail);
     }
 fail:
     cudaFree(d_allow);
@@ -1023,15 +1021,4 @@ fail:
     if (!ppResident)
         exact_cuda_resident_free(r);
     return rc;
-}
-
-extern "C" void cuda_testing_exact_counts(int reset, cuda_exact_counts *pOut)
-{
-    if (pOut) {
-        pOut->queries = nCountQueries;
-        pOut->direct = nCountDirect;
-        pOut->candidates = nCountCandidates;
-    }
-    if (reset)
-        nCountQueries = nCountDirect = nCountCandidates = 0;
 }

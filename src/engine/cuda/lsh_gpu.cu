@@ -1,5 +1,5 @@
 /*
- * LSH keywords of query vectors on the GPU (the xLsh entry of backend.h):
+ * LSH keywords of query vectors on the GPU (the pLsh capability of backend.h):
  * the projections of the l2 and cosine families of transform/vectors_lsh.c
  * as one matrix product of the queries by the projection vectors, then the
  * bucket arithmetic, so that hashing costs a small share of an LSH search

@@ -40,7 +40,7 @@ struct metric_resident {
     float *d_out;
 };
 
-/* genie_vector_distance's loops (engine/exact.c), operation for operation. */
+/* genie_vector_distance's loops (engine/distance.c), operation for operation. */
 __device__ static float dot_rn(const float *a, const float *b, uint32_t dim)
 {
     float s = 0;

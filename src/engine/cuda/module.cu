@@ -1,92 +1,79 @@
 /*
- * The one symbol the CUDA module exports (engine/cuda_module.h), and the
- * few library calls the module's code makes, answered through the host
- * table the library hands to xInit.
- *
- * The module is built with hidden visibility, so these definitions of
- * util_error() and the others bind the module's own calls and never clash
- * with the library's copies in the same process.
+ * The one symbol the CUDA module exports (engine/cuda_module.h) and the
+ * module's backends, which xInit registers with the library's table
+ * (engine/backend.h) through the host table the library hands over
+ * (host.cu keeps it).  A testing build (GENIE_TESTING) exports the test
+ * hooks' table besides (engine/cuda/cuda_testing.h).
  */
-#include <stdarg.h>
-#include <stdio.h>
-
 #include "engine/cuda/cuda_common.h"
 #include "engine/cuda/cuda_entry.h"
+#ifdef GENIE_TESTING
 #include "engine/cuda/cuda_testing.h"
+#endif
+
+static genie_status usable(void)
+{
+    return GENIE_OK; /* registered only when a GPU is usable */
+}
+
+static const engine_parts_ops parts = {
+    .xFits = cuda_stream_fits, .xBegin = cuda_stream_begin, .xStart = cuda_stream_start,
+    .xReady = cuda_stream_ready, .xDone = cuda_stream_done, .xEnd = cuda_stream_end,
+};
+static const engine_exact_ops exact = {
+    .xSearch = exact_cuda_search, .xFree = exact_cuda_resident_free, .nMaxK = EXACT_CUDA_MAX_K,
+};
+static const engine_pairs_ops pairs = {.xDistances = metric_cuda_pairs, .xFree = metric_cuda_pairs_free};
+static const engine_edit_ops edit = {.xDistances = edit_cuda_distances, .xFree = edit_cuda_free};
+static const engine_lsh_ops lsh = {.xKeywords = lsh_cuda_keywords};
+static const engine_docs_ops docs = {
+    .xSearch = docs_cuda_search, .xFree = docs_cuda_free, .nMaxK = ENGINE_DOCS_GPU_MAX_K,
+};
+
+/* The module's backends; each takes the id of the library's placeholder of its name. */
+static const engine_backend aBackend[] = {
+    {.iVersion = ENGINE_BACKEND_VERSION, .id = GENIE_BACKEND_CUDA, .zName = "cuda", .preferred = 1,
+     .xCheck = usable, .xSearch = engine_cuda_search, .xDevices = cuda_device_count, .pParts = &parts,
+     .pExact = &exact, .pPairs = &pairs, .pEdit = &edit, .pLsh = &lsh, .pDocs = &docs},
+    {.iVersion = ENGINE_BACKEND_VERSION, .id = GENIE_BACKEND_CUDA_SPQ, .zName = "cuda-spq", .xCheck = usable,
+     .xSearch = engine_cuda_spq_search, .xDevices = cuda_device_count, .pParts = &parts, .pExact = &exact,
+     .pLsh = &lsh},
+    {.iVersion = ENGINE_BACKEND_VERSION, .id = GENIE_BACKEND_CUDA_CPQ_PAPER, .zName = "cuda-cpq-paper",
+     .xCheck = usable, .xSearch = engine_cuda_cpq_paper_search, .xDevices = cuda_device_count, .pParts = &parts,
+     .pLsh = &lsh},
+};
+
+static genie_status module_init(const engine_host *h)
+{
+    cuda_host_set(h);
+    if (!cuda_usable())
+        return util_error(GENIE_EGPU, "cudaGetDeviceCount found none, or it failed");
+    for (size_t i = 0; i < sizeof aBackend / sizeof aBackend[0]; i++)
+        GENIE_TRY(h->xRegister(&aBackend[i], NULL));
+    return GENIE_OK;
+}
 
 extern "C" {
-#include "util/threads.h"
-}
-
-static const engine_host *pHost;
-
-static void module_init(const engine_host *h)
-{
-    pHost = h;
-}
-
-extern "C" {
-
-genie_status util_error(genie_status status, const char *fmt, ...)
-{
-    char zMessage[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(zMessage, sizeof zMessage, fmt, ap);
-    va_end(ap);
-    pHost->xSetError(status, zMessage);
-    return status;
-}
-
-const char *genie_last_error(void)
-{
-    return pHost->xLastError();
-}
-
-void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_t *pFirst, size_t *pEnd)
-{
-    pHost->xKeywordRange(idx, lo, hi, pFirst, pEnd);
-}
-
-void util_parallel_run(unsigned nThreads, void (*fn)(void *ctx, unsigned t), void *ctx)
-{
-    pHost->xParallelRun(nThreads, fn, ctx);
-}
-
-unsigned util_ncores(void)
-{
-    return pHost->xNcores();
-}
 
 __attribute__((visibility("default"))) extern const engine_cuda_module genie_cuda_module;
 
 const engine_cuda_module genie_cuda_module = {
-    GENIE_VERSION,
-    (uint32_t)sizeof(engine_request),
-    (uint32_t)sizeof(genie_index),
-    (uint32_t)sizeof(engine_host),
-    module_init,
-    cuda_usable,
-    cuda_device_count,
-    engine_cuda_search,
-    engine_cuda_spq_search,
-    engine_cuda_cpq_paper_search,
-    {cuda_stream_fits, cuda_stream_begin, cuda_stream_start, cuda_stream_ready, cuda_stream_done, cuda_stream_end},
-    exact_cuda_search,
-    exact_cuda_resident_free,
-    metric_cuda_pairs,
-    metric_cuda_pairs_free,
-    edit_cuda_distances,
-    edit_cuda_free,
-    cuda_testing_time_phases,
-    cuda_testing_phase_times,
-    cpq_testing_set_slots,
-    tile_testing_set_variant,
-    docs_cuda_search,
-    docs_cuda_free,
-    cuda_device_memory,
-    cuda_testing_exact_counts,
-    lsh_cuda_keywords,
+    .zVersion = GENIE_VERSION,
+    .nRequestSize = (uint32_t)sizeof(engine_request),
+    .nIndexSize = (uint32_t)sizeof(genie_index),
+    .nHostSize = (uint32_t)sizeof(engine_host),
+    .nBackendSize = (uint32_t)sizeof(engine_backend),
+    .xInit = module_init,
+    .xMemory = cuda_device_memory,
 };
+
+#ifdef GENIE_TESTING
+__attribute__((visibility("default"))) extern const engine_cuda_testing genie_cuda_testing;
+
+const engine_cuda_testing genie_cuda_testing = {
+    .xCpqSetSlots = cpq_testing_set_slots,
+    .xTileSetVariant = tile_testing_set_variant,
+};
+#endif
 
 } /* extern "C" */

@@ -4,8 +4,8 @@
  * the loop that makes them.
  *
  * The state of device d lives in the multi-part index's own slot of that
- * device (idx->aDev[d].p, unused otherwise; only its views carry device
- * copies when resident), covers a run of parts [pFirst, pEnd) (all of
+ * device (the module's slot of idx->aDev[d], cuda_slot_claim; only its
+ * views carry device copies when resident), covers a run of parts [pFirst, pEnd) (all of
  * them, or one GPU's shard), and
  * is kept until the index is closed, so the buffers are allocated once:
  *   - one or two slots, each a device buffer and a pinned host buffer sized
@@ -302,8 +302,9 @@ static void uninstall(stream_slot *sl)
         return;
     index_device *d = &v->aDev[sl->dev.device];
     pthread_mutex_lock(&d->lock);
-    if (d->p == &sl->dev)
-        d->p = NULL;
+    index_slot *slot = cuda_slot_find(v, sl->dev.device);
+    if (slot && slot->p == &sl->dev)
+        slot->p = NULL;
     pthread_mutex_unlock(&d->lock);
     sl->view = NULL;
 }
@@ -380,10 +381,13 @@ static void free_resident(genie_index *v, int device)
 {
     index_device *d = &v->aDev[device];
     pthread_mutex_lock(&d->lock);
-    if (d->p && d->xFree)
-        d->xFree(d->p);
-    d->p = NULL;
-    d->xFree = NULL;
+    index_slot *slot = cuda_slot_find(v, device);
+    if (slot && slot->p && slot->xFree)
+        slot->xFree(slot->p);
+    if (slot) {
+        slot->p = NULL;
+        slot->xFree = NULL;
+    }
     pthread_mutex_unlock(&d->lock);
 }
 
@@ -398,13 +402,13 @@ static genie_status measure(const genie_index *idx, uint32_t pFirst, uint32_t pE
     if (device < 0 || device >= cuda_device_count())
         return util_error(GENIE_EGPU, "no usable CUDA device %d (%d found)", device, cuda_device_count());
     CUDA_TRY(cudaSetDevice(device));
-    const engine_stream *s = (const engine_stream *)idx->aDev[device].p;
+    const engine_stream *s = (const engine_stream *)cuda_slot_state(idx, device);
     uint64_t total = 0, maxPart = 0, held = s ? s->nSlot * s->slotBytes : 0;
     for (uint32_t p = pFirst; p < pEnd; p++) {
         uint64_t b = part_bytes(idx, s ? s->aHost : NULL, p);
         total += b;
         maxPart = b > maxPart ? b : maxPart;
-        if (idx->aPart[p].aDev[device].p)
+        if (cuda_slot_state(&idx->aPart[p], device))
             held += b;
     }
     *pTotal = total;
@@ -428,7 +432,9 @@ genie_status cuda_stream_begin(const genie_index *idx, uint32_t pFirst, uint32_t
     *pLeft = gpuMemory;
     uint64_t total = 0, maxPart = 0, budget = 0;
     GENIE_TRY(measure(idx, pFirst, pEnd, device, gpuMemory, &total, &maxPart, &budget));
-    index_device *root = &idx->aDev[device];
+    index_slot *root = cuda_slot_claim(idx, device); /* under the index's lock of the device (backend.h) */
+    if (!root)
+        return util_error(GENIE_ENOMEM, "CUDA: every one of the index's %d device slots is taken", INDEX_SLOTS);
     engine_stream *s = (engine_stream *)root->p;
     if (total <= budget / 2) {
         if (s) {
@@ -518,9 +524,14 @@ genie_status cuda_stream_ready(engine_stream *s, genie_index *view)
                           (unsigned long long)view->firstObject);
     index_device *d = &view->aDev[s->device];
     pthread_mutex_lock(&d->lock);
-    d->p = &sl->dev;
-    d->xFree = NULL;
+    index_slot *slot = cuda_slot_claim(view, s->device);
+    if (slot) {
+        slot->p = &sl->dev;
+        slot->xFree = NULL;
+    }
     pthread_mutex_unlock(&d->lock);
+    if (!slot)
+        return util_error(GENIE_ENOMEM, "CUDA: every one of the part's %d device slots is taken", INDEX_SLOTS);
     return GENIE_OK;
 }
 

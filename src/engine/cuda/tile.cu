@@ -1,5 +1,5 @@
 /*
- * The tile layout, the default of the `cuda` backend (issue 3): one thread
+ * The tile layout, the default of the `cuda` backend (docs/CUDA.md): one thread
  * block per (query, tile of TILE_OBJECTS object ids) keeps the tile's
  * counters as 16-bit fields in shared memory, finds the tile's exact
  * top-k, and one block per query merges the tiles' candidates.
@@ -504,6 +504,9 @@ __global__ void __launch_bounds__(CUDA_BLOCK) tile_merge_kernel(tile_args a)
     }
 }
 
+#ifdef GENIE_TESTING
+#include "engine/cuda/cuda_testing.h"
+
 /* The variant of the counting kernel (tile_testing_set_variant): 32-bit ids, warp aggregation. */
 static int gTileWide, gTileAggregate;
 
@@ -512,6 +515,11 @@ extern "C" void tile_testing_set_variant(int widePostings, int warpAggregate)
     gTileWide = widePostings;
     gTileAggregate = warpAggregate;
 }
+#else
+/* A release build runs the default variant alone. */
+#define gTileWide 0
+#define gTileAggregate 0
+#endif
 
 static uint32_t tile_cand_per_tile(const engine_request *req)
 {
@@ -523,7 +531,7 @@ static uint64_t tile_query_bytes(const engine_request *req, size_t i, unsigned s
 {
     (void)i;
     (void)shift;
-    const cuda_index *dev = (const cuda_index *)req->idx->aDev[req->device].p;
+    const cuda_index *dev = (const cuda_index *)cuda_slot_state(req->idx, req->device);
     uint64_t nTile = dev->nTile;
     return 2 * sizeof(uint32_t) + nTile * sizeof(uint32_t) + nTile * tile_cand_per_tile(req) * sizeof(genie_hit) +
            3 * CUDA_ALIGN;
@@ -532,7 +540,7 @@ static uint64_t tile_query_bytes(const engine_request *req, size_t i, unsigned s
 static genie_status tile_run(const cuda_batch *b)
 {
     const engine_request *req = b->req;
-    const cuda_index *dev = (const cuda_index *)req->idx->aDev[req->device].p;
+    const cuda_index *dev = (const cuda_index *)cuda_slot_state(req->idx, req->device);
     genie_status rc = GENIE_OK;
     uint32_t nQuery = b->nQuery;
     /* 16-bit tile-local ids where the index has them and no benchmark asks for the 32-bit ones. */

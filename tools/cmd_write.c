@@ -1,8 +1,10 @@
 /*
  * genie add, genie delete, genie compact: the writes of a live index
- * (docs/LIVE.md), through genie_writer_* (genie.h).  Each takes the
- * index's lock for as long as it runs; another writer gets a clear error
- * (exit status 1) and can try again.
+ * (docs/LIVE.md), through genie_writer_* (genie.h).  Each looks up the
+ * entry of the index's type (tools/itype.h): a type without writes is
+ * refused, and the entry says which input options genie add takes.  Each
+ * takes the index's lock for as long as it runs; another writer gets a
+ * clear error (exit status 1) and can try again.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "itype.h"
 
 static const char zAddHelp[] =
     "Usage: genie add [options] INDEX INPUT\n"
@@ -26,9 +29,9 @@ static const char zAddHelp[] =
     "labels (one more than the largest ever used; a file built without labels\n"
     "has its ids as labels), or with --labels the input's.\n"
     "\n"
-    "  -l, --labels            keywords: the first number of each line is the\n"
+    "      --labels            keywords: the first number of each line is the\n"
     "                          object's label (it must not be in use)\n"
-    "  -d, --delimiter LINE    text: documents are blocks of lines between lines\n"
+    "      --delimiter LINE    text: documents are blocks of lines between lines\n"
     "                          equal to LINE\n"
     "  -q, --quiet             no summary on standard error\n"
     "  -h, --help              show this help\n";
@@ -42,7 +45,7 @@ static const char zDeleteHelp[] =
     "them from the file.  Labels no object carries are skipped (counted on\n"
     "standard error).\n"
     "\n"
-    "  -l, --labels FILE       the labels to delete\n"
+    "      --labels FILE       the labels to delete\n"
     "  -q, --quiet             no summary on standard error\n"
     "  -h, --help              show this help\n";
 
@@ -57,6 +60,26 @@ static const char zCompactHelp[] =
     "\n"
     "  -q, --quiet             no summary on standard error\n"
     "  -h, --help              show this help\n";
+
+/*
+ * The entry of @p zIndex's type, when the type takes writes (else printed:
+ * a docs index is rebuilt).  @return CLI_EXIT_OK, or CLI_EXIT_FAIL.
+ */
+static int writable_type(const char *zCmd, const char *zIndex, const itype **pT)
+{
+    genie_index_type type;
+    genie_status rc = genie_index_file_type(zIndex, &type);
+    if (rc != GENIE_OK)
+        return cli_fail(rc);
+    *pT = itype_by_type(type);
+    if (!*pT || !(*pT)->pWrites) {
+        fprintf(stderr, "genie %s: %s is a %s index, which takes no writes (its file is ordered by the build's "
+                        "scores): rebuild it\n",
+                zCmd, zIndex, genie_index_type_name(type));
+        return CLI_EXIT_FAIL;
+    }
+    return CLI_EXIT_OK;
+}
 
 /* Open the writer; say so when the log's last record was torn (a writer died writing it). */
 static int open_writer(const char *zIndex, genie_writer **pW)
@@ -82,18 +105,23 @@ static void print_labels(void *ctx, const uint64_t *aLabel, size_t n)
 
 int cmd_add(int argc, char **argv)
 {
-    static const struct option aOpt[] = {{"labels", no_argument, 0, 'l'}, {"delimiter", required_argument, 0, 'd'},
-                                         {"quiet", no_argument, 0, 'q'},  {"help", no_argument, 0, 'h'},
+    enum { OPT_LABELS = 0x200, OPT_DELIMITER };
+    static const struct option aOpt[] = {{"labels", no_argument, 0, OPT_LABELS},
+                                         {"delimiter", required_argument, 0, OPT_DELIMITER},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    genie_add_options o = {NULL, 0, print_labels, NULL};
+    genie_add_options o;
+    genie_add_options_init(&o);
+    o.added = print_labels;
     int c, quiet = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "ld:qh", aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qh", aOpt, NULL)) != -1) {
         switch (c) {
-        case 'l': o.labels = 1; break;
-        case 'd': o.delimiter = optarg; break;
+        case OPT_LABELS: o.labels = 1; break;
+        case OPT_DELIMITER: o.delimiter = optarg; break;
         case 'q': quiet = 1; break;
-        case 'h': fputs(zAddHelp, stdout); return CLI_EXIT_OK;
+        case 'h': cli_help(zAddHelp); return CLI_EXIT_OK;
         default: return cli_usage_error("add", "bad option");
         }
     }
@@ -101,8 +129,17 @@ int cmd_add(int argc, char **argv)
         return cli_usage_error("add", "expected INDEX and INPUT");
     if (o.delimiter && !*o.delimiter)
         return cli_usage_error("add", "--delimiter must not be empty");
+    const itype *t = NULL;
+    int st = writable_type("add", argv[optind], &t);
+    if (st != CLI_EXIT_OK)
+        return st;
+    if (o.labels && !(t->pWrites->flags & ITYPE_W_LABELS))
+        return cli_usage_error("add", "--labels is for keywords indexes (%s is %s): give labels by genie serve or C",
+                               argv[optind], t->zName);
+    if (o.delimiter && !(t->pWrites->flags & ITYPE_W_DELIMITER))
+        return cli_usage_error("add", "--delimiter is for text indexes (%s is %s)", argv[optind], t->zName);
     genie_writer *w;
-    int st = open_writer(argv[optind], &w);
+    st = open_writer(argv[optind], &w);
     if (st != CLI_EXIT_OK)
         return st;
     double t0 = util_now();
@@ -127,24 +164,29 @@ int cmd_add(int argc, char **argv)
 
 int cmd_delete(int argc, char **argv)
 {
-    static const struct option aOpt[] = {{"labels", required_argument, 0, 'l'}, {"quiet", no_argument, 0, 'q'},
-                                         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    enum { OPT_LABELS = 0x200 };
+    static const struct option aOpt[] = {{"labels", required_argument, 0, OPT_LABELS}, {"quiet", no_argument, 0, 'q'},
+                                         {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
     const char *zLabels = NULL;
     int c, quiet = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "l:qh", aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qh", aOpt, NULL)) != -1) {
         switch (c) {
-        case 'l': zLabels = optarg; break;
+        case OPT_LABELS: zLabels = optarg; break;
         case 'q': quiet = 1; break;
-        case 'h': fputs(zDeleteHelp, stdout); return CLI_EXIT_OK;
+        case 'h': cli_help(zDeleteHelp); return CLI_EXIT_OK;
         default: return cli_usage_error("delete", "bad option");
         }
     }
     if (optind + 1 != argc || !zLabels)
         return cli_usage_error("delete", "expected INDEX and --labels FILE");
+    const itype *t = NULL;
+    int st = writable_type("delete", argv[optind], &t);
+    if (st != CLI_EXIT_OK)
+        return st;
     uint64_t *aLabel = NULL;
     size_t nLabel = 0, nDeleted = 0;
-    int st = cli_read_numbers(zLabels, &aLabel, &nLabel);
+    st = cli_read_numbers(zLabels, &aLabel, &nLabel);
     if (st != CLI_EXIT_OK)
         return st;
     genie_writer *w;
@@ -169,14 +211,18 @@ int cmd_compact(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "qh", aOpt, NULL)) != -1) {
         switch (c) {
         case 'q': quiet = 1; break;
-        case 'h': fputs(zCompactHelp, stdout); return CLI_EXIT_OK;
+        case 'h': cli_help(zCompactHelp); return CLI_EXIT_OK;
         default: return cli_usage_error("compact", "bad option");
         }
     }
     if (optind + 1 != argc)
         return cli_usage_error("compact", "expected INDEX");
+    const itype *t = NULL;
+    int st = writable_type("compact", argv[optind], &t);
+    if (st != CLI_EXIT_OK)
+        return st;
     genie_writer *w;
-    int st = open_writer(argv[optind], &w);
+    st = open_writer(argv[optind], &w);
     if (st != CLI_EXIT_OK)
         return st;
     double t0 = util_now();

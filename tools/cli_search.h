@@ -1,0 +1,72 @@
+/*
+ * `genie search`'s one loop (cli_search.c), for every index type: read the
+ * queries in chunks (query_source.h: 8192 queries, or a vector file whole),
+ * search each chunk with the type's entry, print every answer as TSV or
+ * JSON with the entry's printers, and hand the chunk to the type's own
+ * hooks (its totals, verbose lines, notices, summary).  The type's CLI file
+ * parses its options into s->o and s->eng (cli_search_option() takes those
+ * every search has), sets its hooks and calls cli_search_main().
+ */
+#ifndef GENIE_TOOLS_CLI_SEARCH_H
+#define GENIE_TOOLS_CLI_SEARCH_H
+
+#include "cli.h"
+#include "itype.h"
+
+typedef struct cli_search cli_search;
+struct cli_search {
+    const itype *pType;
+    itype_index ix;           /* cli_search_open() */
+    itype_options o;          /* the search's options; o.show prints the records */
+    genie_search_options eng; /* the engine's options (k is o.k) */
+    int json;                 /* JSON lines instead of TSV */
+    const char *zDelim;       /* records of a query file (ITYPE_F_DELIMITER) */
+    int gpuNotice;            /* say once when backend auto ran on the CPU in a build with CUDA */
+    /* The type's own, each optional: xOpened once the index is open (its
+     * checks and state; a CLI_EXIT_* code); xSearched after a chunk's
+     * search, before it is printed; xQuery after each query is printed;
+     * xDone after the chunk is printed (non-OK stops the search: the
+     * status is failed); xSummary when every query was answered. */
+    int (*xOpened)(cli_search *s, const char *zIndex, const char *zQueries);
+    void (*xSearched)(cli_search *s, const itype_results *r);
+    void (*xQuery)(cli_search *s, uint64_t queryNo, const itype_answer *a);
+    genie_status (*xDone)(cli_search *s, const itype_results *r);
+    void (*xSummary)(cli_search *s);
+    void *pCtx;
+    uint64_t nQuery;          /* queries answered so far */
+};
+
+/**
+ * The options of every search command, as getopt codes: 'k' (-k, the
+ * type's limit), 'J' (--json), 's' (--show) and, for the types that take
+ * them (their option descriptors), 'm' (-m, --min-count), 'K' (-K,
+ * --candidates), 'R' (--recall) and 'E' (--exact), into s; and the
+ * filter options (CLI_FILTER_LONG_OPTIONS, every type), made into
+ * s->o.filter once the index is open (cli_search_main).  @return 1 when
+ * @p c is one of them (*pStatus: CLI_EXIT_OK, or CLI_EXIT_USAGE with the
+ * message printed), 0 otherwise.
+ */
+int cli_search_option(cli_search *s, int c, const char *zArg, int *pStatus);
+
+/** Defaults for a search of @p t: its options' defaults, no hooks. */
+void cli_search_init(cli_search *s, const itype *t);
+/**
+ * QUERIES of `genie search [options] INDEX [QUERIES]` once getopt is done
+ * (optind at INDEX): the argument that is not @p zIndex, else @p zDefault.
+ */
+const char *cli_search_queries(int argc, char **argv, const char *zIndex, const char *zDefault);
+/** Open @p zIndex for searching.  @return CLI_EXIT_OK, or CLI_EXIT_FAIL (printed). */
+int cli_search_open(cli_search *s, const char *zIndex);
+/** Answer every query of @p zQueries.  @return a CLI_EXIT_* code (failures printed). */
+int cli_search_run(cli_search *s, const char *zQueries);
+/**
+ * `genie search [options] INDEX [QUERIES]` once the options are parsed:
+ * open @p zIndex, make the filter of the filter options, xOpened, answer QUERIES (cli_search_queries(), @p
+ * zDefault when none: "-" is standard input, NULL leaves it to xOpened),
+ * xSummary, close.  @return a CLI_EXIT_* code (failures printed).
+ */
+int cli_search_main(cli_search *s, int argc, char **argv, const char *zIndex, const char *zDefault);
+/** Close what cli_search_open() opened. */
+void cli_search_close(cli_search *s);
+
+#endif

@@ -238,7 +238,10 @@ char g_zTestDir[1024];
     X(live_writer_threads_add_at_once, 60) \
     X(live_reader_process_sees_acknowledged_writes, 60) \
     X(live_second_writer_process_refused, 60) \
-    X(live_refresh_snapshot_shares_the_file, 60)
+    X(live_refresh_snapshot_shares_the_file, 60) \
+    X(serve_live_writes_equal_cli, 120) \
+    X(serve_live_concurrent_writes_and_searches, 120) \
+    X(serve_live_lock_and_refusals, 60)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

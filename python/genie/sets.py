@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from . import _convert
+from . import _convert, _live
 from . import _lib as L
 from .errors import InvalidArgumentError
 from .index import Index, build_options
@@ -78,8 +78,12 @@ class SetIndex(Index):
             lib.genie_set_builder_free(b)
         return cls.open(path)
 
+    def _add(self, w, h, sets, labels, separator=None):
+        """add(sets): lines or collections of elements, as build() takes them (white space separates)."""
+        return _live.add_records(w, _lines(sets, "sets", separator), labels)
+
     def search(self, sets, k=10, candidates=None, exact=False, separator=None, backend="auto", threads=0,
-               gpu_memory=0, stats=None, recall=None):
+               gpu_memory=0, stats=None, recall=None, filter=None):
         """The k sets most similar to each query set by Jaccard similarity,
         among the top `candidates` (default 100, raised to k) by MinHash
         match count, or among all sets with exact=True.  Query sets take the
@@ -89,7 +93,7 @@ class SetIndex(Index):
         than k sets share an element, ids are -1 and similarity 0.
         recall: a target in (0, 1] instead of candidates: K becomes the
         smallest whose estimated recall@k (k <= 100) reaches it (stats get
-        candidates and recall_estimate; docs/SETS.md)."""
+        candidates and recall_estimate; docs/SETS.md).  filter: as Index.search."""
         k = _convert.count(k, "k", 1, L.max_k(L.TYPE_SETS))
         lines = _lines(sets, "sets", separator)
         so = L.genie_set_options()
@@ -97,13 +101,13 @@ class SetIndex(Index):
         so.candidates = 0 if candidates is None else _convert.count(candidates, "candidates", 1)
         so.exact = 1 if exact else 0
         so.recall = _convert.recall(recall)
-        opt = L.search_options(k, backend, threads, gpu_memory)
         arr, lens = _convert.c_strings(lines)
         nq = len(lines)
         sim = np.zeros((nq, k), np.float64)
         ids = np.full((nq, k), -1, np.int64)
         r = ctypes.c_void_p()
-        with self._use() as h:
+        with self._use() as h, self._filter(h, filter) as f:
+            opt = L.search_options(k, backend, threads, gpu_memory, f.handle)
             try:
                 lib.genie_set_search(h, arr, lens, nq, ctypes.byref(so), ctypes.byref(opt), ctypes.byref(r))
                 n = ctypes.c_size_t()

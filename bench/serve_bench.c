@@ -45,6 +45,7 @@
 #include "genie/text.h"
 
 #include "../tests/http_client.h"
+#include "bench_server.h"
 
 #define SYN_FUNCTIONS 32u
 #define SYN_BUCKETS 1024u
@@ -237,72 +238,6 @@ static void cli_answers(workload *w, const char *zCmd)
         die("%s: %zu answers for %zu queries", zCmd, i, w->n);
 }
 
-/* ------------------------------------------------------------- server */
-
-typedef struct server {
-    pid_t pid;
-    uint16_t port;
-} server;
-
-static void server_start(server *s, char **azArg)
-{
-    int aPipe[2];
-    if (pipe(aPipe) != 0)
-        die("pipe");
-    s->pid = fork();
-    if (s->pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* the server goes when the bench does */
-        dup2(aPipe[1], STDOUT_FILENO);
-        close(aPipe[0]);
-        close(aPipe[1]);
-        execv(azArg[0], azArg);
-        _exit(127);
-    }
-    close(aPipe[1]);
-    char zLine[256];
-    size_t n = 0;
-    while (n + 1 < sizeof zLine && read(aPipe[0], zLine + n, 1) == 1 && zLine[n] != '\n')
-        n++;
-    zLine[n] = '\0';
-    close(aPipe[0]);
-    const char *zColon = strrchr(zLine, ':');
-    if (!strstr(zLine, "listening on") || !zColon)
-        die("genie serve did not start: '%s'", zLine);
-    s->port = (uint16_t)atoi(zColon + 1);
-}
-
-static void server_stop(server *s)
-{
-    kill(s->pid, SIGTERM);
-    int st;
-    waitpid(s->pid, &st, 0);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        fprintf(stderr, "serve_bench: genie serve ended with status 0x%x\n", st);
-}
-
-static double metric(uint16_t port, const char *zName)
-{
-    http_client c;
-    http_client_init(&c, port);
-    http_answer a;
-    double v = 0;
-    if (http_request(&c, "GET", "/metrics", NULL, NULL, 0, &a) == 200) {
-        /* the sample's line, not the "# HELP" or "# TYPE" line that names it */
-        size_t n = strlen(zName);
-        const char *p = a.zBody;
-        while (p && strncmp(p, zName, n) != 0) {
-            p = strchr(p, '\n');
-            if (p)
-                p++;
-        }
-        if (p)
-            v = atof(p + n);
-    }
-    http_answer_free(&a);
-    http_client_close(&c);
-    return v;
-}
-
 /* --------------------------------------------------------------- load */
 
 typedef struct load {
@@ -392,19 +327,19 @@ static void run_clients(const workload *w, uint16_t port, const char *zPath, uns
     for (unsigned i = 0; i < nClient; i++)
         if (pthread_create(&aT[i], &attr, client_main, &L) != 0)
             die("cannot start client thread %u", i);
-    double batches0 = metric(port, "genie_batch_queries_count "), queries0 = metric(port, "genie_batch_queries_sum ");
-    double engine0 = metric(port, "genie_engine_seconds_total ");
-    double cpu0 = metric(port, "genie_engine_cpu_seconds_total ");
+    double batches0 = bench_metric(port, "genie_batch_queries_count "), queries0 = bench_metric(port, "genie_batch_queries_sum ");
+    double engine0 = bench_metric(port, "genie_engine_seconds_total ");
+    double cpu0 = bench_metric(port, "genie_engine_cpu_seconds_total ");
     /* the clock starts before the release: the clients may run first */
     double t0 = now();
     pthread_barrier_wait(&L.ready);
     for (unsigned i = 0; i < nClient; i++)
         pthread_join(aT[i], NULL);
     double secs = now() - t0;
-    double batches = metric(port, "genie_batch_queries_count ") - batches0;
-    double queries = metric(port, "genie_batch_queries_sum ") - queries0;
-    double engine = metric(port, "genie_engine_seconds_total ") - engine0;
-    double cpu = metric(port, "genie_engine_cpu_seconds_total ") - cpu0;
+    double batches = bench_metric(port, "genie_batch_queries_count ") - batches0;
+    double queries = bench_metric(port, "genie_batch_queries_sum ") - queries0;
+    double engine = bench_metric(port, "genie_engine_seconds_total ") - engine0;
+    double cpu = bench_metric(port, "genie_engine_cpu_seconds_total ") - cpu0;
     qsort(L.aLatency, nRequest, sizeof *L.aLatency, compare_double);
     char zOnCpu[16], zWrong[32];
     snprintf(zOnCpu, sizeof zOnCpu, "%.0f%%", engine > 0 ? 100 * cpu / engine : 0);
@@ -645,8 +580,8 @@ int main(int argc, char **argv)
         azArg[n++] = (char *)zHttpThreads;
     }
     azArg[n] = NULL;
-    server s;
-    server_start(&s, azArg);
+    bench_server s;
+    bench_server_start(&s, azArg);
     const char *pReq = zRequests;
     size_t nRequest = 0;
     for (const char *p = zClients; *p;) {
@@ -666,7 +601,7 @@ int main(int argc, char **argv)
         else if (*p)
             die("--clients: bad list '%s'", zClients);
     }
-    server_stop(&s);
+    bench_server_stop(&s);
     for (size_t i = 0; i < w.n; i++) {
         free(w.azBody[i]);
         if (w.azWant)

@@ -563,6 +563,16 @@ GENIE_API genie_status genie_writer_compact(genie_writer *w);
  */
 GENIE_API const genie_index *genie_writer_index(const genie_writer *w);
 
+/**
+ * Where the calling thread's last acknowledged write (add or delete, of
+ * any writer) ended in its index's log, in bytes: an index opened or
+ * refreshed after that write whose genie_live_info log_bytes - torn_bytes
+ * reach it holds the write (a server answers the write once its searches
+ * see it so; until a compaction starts a new log).  A thread's value, as
+ * genie_last_error() is.
+ */
+GENIE_API uint64_t genie_writer_last_end(void);
+
 /** What the log of an opened index held. */
 typedef struct genie_live_info {
     int live;              /* the index has a log */

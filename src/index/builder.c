@@ -166,10 +166,19 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sort and de-duplicate @p n keywords into b->aScratch; returns the count. */
+/*
+ * Sort and de-duplicate @p n keywords into b->aScratch; returns the count.
+ * Keywords that come sorted and distinct (LSH keywords, function by
+ * function; a live index's log replayed) are copied without the sort.
+ */
 static size_t sorted_distinct(genie_builder *b, const uint32_t *aKw, size_t n)
 {
     memcpy(b->aScratch, aKw, n * sizeof *aKw);
+    size_t nSorted = 1;
+    while (nSorted < n && aKw[nSorted - 1] < aKw[nSorted])
+        nSorted++;
+    if (nSorted >= n)
+        return n;
     qsort(b->aScratch, n, sizeof *aKw, cmp_u32);
     size_t m = 0;
     for (size_t i = 0; i < n; i++)

@@ -150,6 +150,8 @@ struct wal_writer {
     int flushing;
     int broken;             /* a flush failed: every later record fails until wal_writer_reset() */
     uint64_t nFlushes;      /* flushes led so far (group commit: fewer than records) */
+    /* The last WAL_RING flushes that succeeded: records [from, to] written at base (where a record ends). */
+    uint64_t aRingFrom[WAL_RING], aRingTo[WAL_RING], aRingBase[WAL_RING];
 };
 
 genie_status wal_create(const char *zWal, const wal_base *base)
@@ -228,12 +230,18 @@ genie_status wal_writer_cut(wal_writer *w, uint64_t nGood)
     if (ftruncate(w->fd, (off_t)nGood) != 0 || fdatasync(w->fd) != 0)
         return util_error_errno(GENIE_EIO, "cannot cut the torn last record off %s", w->zWal);
     w->size = nGood;
+    memset(w->aRingFrom, 0, sizeof w->aRingFrom);
     return GENIE_OK;
 }
 
-uint64_t wal_writer_size(const wal_writer *w)
+uint64_t wal_writer_size(wal_writer *w)
 {
-    return w->size;
+    pthread_mutex_lock(&w->lock); /* a flush moves it on without the lock held: read it between flushes */
+    while (w->flushing)
+        pthread_cond_wait(&w->done, &w->lock);
+    uint64_t n = w->size;
+    pthread_mutex_unlock(&w->lock);
+    return n;
 }
 
 /* Write @p n bytes at the end of the log and make them durable; on failure cut the log back. */
@@ -266,7 +274,7 @@ static genie_status flush_bytes(wal_writer *w, const unsigned char *p, size_t n,
 }
 
 genie_status wal_enqueue(wal_writer *w, uint32_t type, uint32_t count, const void *payload, size_t n,
-                         uint64_t *pSeq)
+                         wal_ticket *pTicket)
 {
     if (n > WAL_MAX_PAYLOAD)
         return util_error(GENIE_EINVAL, "a write of %zu bytes: at most %u bytes a record; write in smaller batches",
@@ -299,13 +307,24 @@ genie_status wal_enqueue(wal_writer *w, uint32_t type, uint32_t count, const voi
         memcpy(h + WAL_RECORD_HEADER, payload, n);
     util_put_u32(h + 4, util_crc32c(0, h + 8, 8 + n));
     w->nPend = need;
-    *pSeq = ++w->nQueued;
+    pTicket->seq = ++w->nQueued;
+    pTicket->relEnd = need; /* the pending bytes are the next flush's: it ends there within them */
     pthread_mutex_unlock(&w->lock);
     return GENIE_OK;
 }
 
-genie_status wal_wait(wal_writer *w, uint64_t seq)
+/* Where record @p t ended in the log (its flush is done and succeeded); the log's size when that flush is forgotten. */
+static uint64_t record_end(const wal_writer *w, const wal_ticket *t)
 {
+    for (unsigned i = 0; i < WAL_RING; i++)
+        if (w->aRingFrom[i] && w->aRingFrom[i] <= t->seq && t->seq <= w->aRingTo[i])
+            return w->aRingBase[i] + t->relEnd;
+    return w->size;
+}
+
+genie_status wal_wait(wal_writer *w, const wal_ticket *t, uint64_t *pEnd)
+{
+    uint64_t seq = t->seq;
     pthread_mutex_lock(&w->lock);
     while (w->nFlushed < seq) {
         if (w->flushing) {
@@ -324,7 +343,7 @@ genie_status wal_wait(wal_writer *w, uint64_t seq)
         w->flushing = 1;
         unsigned char *a = w->aPend;
         size_t nBytes = w->nPend;
-        uint64_t upTo = w->nQueued, from = w->nFlushed + 1;
+        uint64_t upTo = w->nQueued, from = w->nFlushed + 1, base = w->size;
         w->aPend = NULL;
         w->nPend = w->nPendCap = 0;
         pthread_mutex_unlock(&w->lock);
@@ -333,7 +352,12 @@ genie_status wal_wait(wal_writer *w, uint64_t seq)
         free(a);
         pthread_mutex_lock(&w->lock);
         w->nFlushes++;
-        if (rc != GENIE_OK) {
+        if (rc == GENIE_OK) {
+            unsigned r = (unsigned)(w->nFlushes % WAL_RING);
+            w->aRingFrom[r] = from;
+            w->aRingTo[r] = upTo;
+            w->aRingBase[r] = base;
+        } else {
             w->nFailFrom = from;
             w->failRc = rc;
             w->broken = 1;
@@ -348,6 +372,8 @@ genie_status wal_wait(wal_writer *w, uint64_t seq)
     if (w->broken && seq >= w->nFailFrom) {
         rc = w->failRc;
         snprintf(zErr, sizeof zErr, "%s", w->zFail);
+    } else if (pEnd) {
+        *pEnd = record_end(w, t);
     }
     pthread_mutex_unlock(&w->lock);
     return rc == GENIE_OK ? GENIE_OK : util_error(rc, "%s", zErr);
@@ -355,9 +381,9 @@ genie_status wal_wait(wal_writer *w, uint64_t seq)
 
 genie_status wal_append(wal_writer *w, uint32_t type, uint32_t count, const void *payload, size_t n)
 {
-    uint64_t seq;
-    GENIE_TRY(wal_enqueue(w, type, count, payload, n, &seq));
-    return wal_wait(w, seq);
+    wal_ticket t;
+    GENIE_TRY(wal_enqueue(w, type, count, payload, n, &t));
+    return wal_wait(w, &t, NULL);
 }
 
 void wal_writer_reset(wal_writer *w)
@@ -385,6 +411,7 @@ genie_status wal_writer_restart(wal_writer *w, const wal_base *base)
     close(w->fd);
     w->fd = fd;
     w->size = WAL_HEADER_SIZE;
+    memset(w->aRingFrom, 0, sizeof w->aRingFrom); /* the old log's offsets */
     util_sync_folder(w->zWal);
     return GENIE_OK;
 }

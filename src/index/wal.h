@@ -121,6 +121,15 @@ void wal_header(const wal_base *base, unsigned char *aOut);
  */
 typedef struct wal_writer wal_writer;
 
+/* Flushes whose records' ends wal_wait() can tell (older ones: the log's size, which is past them). */
+#define WAL_RING 64
+
+/* A queued record: its sequence number, and where it ends within the bytes of the flush that writes it. */
+typedef struct wal_ticket {
+    uint64_t seq;
+    uint64_t relEnd;
+} wal_ticket;
+
 /**
  * Take the lock of index @p zIndex (GENIE_EBUSY when another writer holds
  * it: the message says so) and open its log @p zWal for appending at its
@@ -135,17 +144,19 @@ genie_status wal_writer_open(const char *zIndex, const char *zWal, const wal_bas
  */
 genie_status wal_writer_cut(wal_writer *w, uint64_t nGood);
 /**
- * Queue one record for the next flush, without waiting: its sequence
- * number into *pSeq (records reach the log in the order they are queued).
+ * Queue one record for the next flush, without waiting: its ticket into
+ * *pTicket (records reach the log in the order they are queued).
  * Callers that must keep several records in order with state of their own
  * queue them under a lock of theirs and wait outside it.
  * @return GENIE_OK, GENIE_EINVAL (payload too large), GENIE_EIO (the
  *         writer is broken: an earlier flush failed), GENIE_ENOMEM.
  */
 genie_status wal_enqueue(wal_writer *w, uint32_t type, uint32_t count, const void *payload, size_t n,
-                         uint64_t *pSeq);
+                         wal_ticket *pTicket);
 /**
- * Return once record @p seq is durable, leading a flush of everything
+ * Return once record @p t is durable, with where it ends in the log in
+ * *pEnd (may be NULL; the log's size when the record's flush is older
+ * than WAL_RING flushes), leading a flush of everything
  * queued when none runs (group commit).  On failure (a full disk, a file
  * size limit) the log is cut back to where it was before that flush: its
  * records are not made, the earlier ones stay, and the writer is broken:
@@ -154,15 +165,15 @@ genie_status wal_enqueue(wal_writer *w, uint32_t type, uint32_t count, const voi
  * the failed records: it reloads from the log first).
  * @return GENIE_OK, GENIE_EIO (the message names the file and the reason).
  */
-genie_status wal_wait(wal_writer *w, uint64_t seq);
+genie_status wal_wait(wal_writer *w, const wal_ticket *t, uint64_t *pEnd);
 /** wal_enqueue() and wal_wait(): one record, durable on return. */
 genie_status wal_append(wal_writer *w, uint32_t type, uint32_t count, const void *payload, size_t n);
 /** After a failed flush, once the caller's state is the log's again: take records again. */
 void wal_writer_reset(wal_writer *w);
 /** Flushes (write + fdatasync) led so far: with concurrent writers, fewer than their records. */
 uint64_t wal_writer_flushes(wal_writer *w);
-/** Bytes of the log now. */
-uint64_t wal_writer_size(const wal_writer *w);
+/** Bytes of the log now: every record acknowledged so far lies within them (waits for a flush running). */
+uint64_t wal_writer_size(wal_writer *w);
 /**
  * Replace the log with an empty one naming @p base (a temporary file
  * renamed over it), after a compaction; the writer appends to the new one.

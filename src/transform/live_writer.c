@@ -197,14 +197,24 @@ static genie_status writer_enter(genie_writer *wr)
     }
 }
 
-/* Leave a write that waited for record @p seq (0: queued none); a failed flush breaks the writer. */
-static genie_status writer_leave(genie_writer *wr, uint64_t seq, genie_status rc)
+/* Where the calling thread's last acknowledged write ended in its log (genie_writer_last_end). */
+static __thread uint64_t tLastEnd;
+
+/*
+ * Leave a write that waited for record @p t (seq 0: queued none); a failed
+ * flush breaks the writer.  A write that queued nothing ends where the
+ * log does.
+ */
+static genie_status writer_leave(genie_writer *wr, const wal_ticket *t, genie_status rc)
 {
-    if (rc == GENIE_OK && seq)
-        rc = wal_wait(wr->w, seq);
-    if (rc != GENIE_OK && seq)
+    uint64_t end = 0;
+    if (rc == GENIE_OK && t->seq)
+        rc = wal_wait(wr->w, t, &end);
+    if (rc != GENIE_OK && t->seq)
         __atomic_store_n(&wr->broken, 1, __ATOMIC_RELEASE);
     pthread_rwlock_unlock(&wr->gate);
+    if (rc == GENIE_OK)
+        tLastEnd = t->seq ? end : wal_writer_size(wr->w);
     return rc;
 }
 
@@ -223,7 +233,11 @@ genie_status genie_writer_open(const char *path, genie_writer **out)
     }
     memcpy(wr->zCompact, path, n);
     memcpy(wr->zCompact + n, ".compact", 9);
-    pthread_rwlock_init(&wr->gate, NULL);
+    pthread_rwlockattr_t ra; /* a compaction waits for the writes in flight, not for every later one too */
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&wr->gate, &ra);
+    pthread_rwlockattr_destroy(&ra);
     pthread_mutex_init(&wr->mu, NULL);
     /* The file's identity names a new log; the lock is taken before the log is read for writing. */
     genie_index *first = NULL;
@@ -316,25 +330,24 @@ static void labels_commit(genie_writer *wr, size_t n, const uint64_t *aLabel, ui
 
 /*
  * Queue the batch's new words (text), then its objects, and move the
- * writer's state on (under wr->mu): *pSeq is the record to wait for.  A
- * failure once a record is queued leaves *pSeq set, so that the writer
- * breaks and reloads (the log may hold the words without the objects).
+ * writer's state on (under wr->mu): *pTicket is the record to wait for.
+ * A failure once a record is queued leaves *pTicket set, so that the
+ * writer breaks and reloads (the log may hold the words without the
+ * objects).
  */
 static genie_status queue_add(genie_writer *wr, const live_payload *p, size_t n, const uint64_t *aLabel,
-                              uint64_t next, uint64_t *pSeq)
+                              uint64_t next, wal_ticket *pTicket)
 {
     live_payload words = {NULL, 0, 0, 0};
-    uint64_t seq = 0;
     genie_status rc = live_encoder_words(wr->enc, &words);
     if (rc == GENIE_OK && words.count)
-        rc = wal_enqueue(wr->w, WAL_WORDS, words.count, words.a, words.n, &seq);
+        rc = wal_enqueue(wr->w, WAL_WORDS, words.count, words.a, words.n, pTicket);
     if (rc == GENIE_OK)
-        rc = wal_enqueue(wr->w, WAL_ADD, p->count, p->a, p->n, &seq);
+        rc = wal_enqueue(wr->w, WAL_ADD, p->count, p->a, p->n, pTicket);
     live_encoder_commit(wr->enc, rc == GENIE_OK);
     if (rc == GENIE_OK)
         labels_commit(wr, n, aLabel, next);
     live_payload_free(&words);
-    *pSeq = seq;
     return rc;
 }
 
@@ -346,7 +359,8 @@ genie_status genie_writer_add(genie_writer *wr, const genie_object *objects, siz
                           genie_index_type_name(wr->idx->info.type));
     GENIE_TRY(writer_enter(wr));
     pthread_mutex_lock(&wr->mu);
-    uint64_t *aLabel = malloc((n ? n : 1) * sizeof *aLabel), *aIn = calloc(n ? n : 1, sizeof *aIn), next, seq = 0;
+    uint64_t *aLabel = malloc((n ? n : 1) * sizeof *aLabel), *aIn = calloc(n ? n : 1, sizeof *aIn), next;
+    wal_ticket t = {0, 0};
     int *aHas = calloc(n ? n : 1, sizeof *aHas);
     live_payload p = {NULL, 0, 0, 0};
     genie_status rc = GENIE_OK;
@@ -372,7 +386,7 @@ genie_status genie_writer_add(genie_writer *wr, const genie_object *objects, siz
                        done);
     }
     if (n)
-        GENIE_TRY_GOTO(rc, queue_add(wr, &p, n, aLabel, next, &seq), done);
+        GENIE_TRY_GOTO(rc, queue_add(wr, &p, n, aLabel, next, &t), done);
     if (labels)
         memcpy(labels, aLabel, n * sizeof *labels);
 done:
@@ -381,7 +395,7 @@ done:
     free(aLabel);
     free(aIn);
     free(aHas);
-    return writer_leave(wr, seq, rc);
+    return writer_leave(wr, &t, rc);
 }
 
 /* The objects of one add: records (a document, line, string, CSV row each) or vectors. */
@@ -398,7 +412,8 @@ static genie_status add_encoded(genie_writer *wr, const add_input *in, size_t n,
     util_error_clear();
     GENIE_TRY(writer_enter(wr));
     pthread_mutex_lock(&wr->mu);
-    uint64_t *aLabel = malloc((n ? n : 1) * sizeof *aLabel), next, seq = 0;
+    uint64_t *aLabel = malloc((n ? n : 1) * sizeof *aLabel), next;
+    wal_ticket t = {0, 0};
     live_payload p = {NULL, 0, 0, 0};
     genie_status rc = GENIE_OK;
     if (!aLabel) {
@@ -417,7 +432,7 @@ static genie_status add_encoded(genie_writer *wr, const add_input *in, size_t n,
         }
     }
     if (rc == GENIE_OK && n)
-        rc = queue_add(wr, &p, n, aLabel, next, &seq);
+        rc = queue_add(wr, &p, n, aLabel, next, &t);
     else
         live_encoder_commit(wr->enc, 0);
     if (rc == GENIE_OK && labels)
@@ -426,7 +441,7 @@ done:
     pthread_mutex_unlock(&wr->mu);
     live_payload_free(&p);
     free(aLabel);
-    return writer_leave(wr, seq, rc);
+    return writer_leave(wr, &t, rc);
 }
 
 genie_status genie_writer_add_records(genie_writer *wr, const char *const *records, const size_t *lengths, size_t n,
@@ -448,7 +463,8 @@ genie_status genie_writer_delete(genie_writer *wr, const uint64_t *labels, size_
     util_error_clear();
     if (n_deleted)
         *n_deleted = 0;
-    uint64_t *aFound = malloc((n ? n : 1) * sizeof *aFound), seq = 0;
+    uint64_t *aFound = malloc((n ? n : 1) * sizeof *aFound);
+    wal_ticket ticket = {0, 0};
     size_t nFound = 0, nObjects = 0;
     genie_status rc = GENIE_OK;
     if (!aFound)
@@ -478,14 +494,14 @@ genie_status genie_writer_delete(genie_writer *wr, const uint64_t *labels, size_
             aFound[nFound++] = labels[i];
     }
     if (rc == GENIE_OK && nFound)
-        rc = wal_enqueue(wr->w, WAL_DELETE, (uint32_t)nFound, aFound, nFound * sizeof *aFound, &seq);
+        rc = wal_enqueue(wr->w, WAL_DELETE, (uint32_t)nFound, aFound, nFound * sizeof *aFound, &ticket);
     if (rc != GENIE_OK) {
         for (size_t i = 0; i < nFound; i++)
             label_put(&wr->touched, aFound[i], 2); /* as it was: alive (a state that asks nothing of the snapshot) */
     }
     pthread_mutex_unlock(&wr->mu);
     free(aFound);
-    rc = writer_leave(wr, seq, rc);
+    rc = writer_leave(wr, &ticket, rc);
     if (rc == GENIE_OK && n_deleted)
         *n_deleted = nObjects;
     return rc;
@@ -540,6 +556,11 @@ genie_status genie_writer_compact(genie_writer *wr)
         __atomic_store_n(&wr->broken, 1, __ATOMIC_RELEASE);
     pthread_rwlock_unlock(&wr->gate);
     return rc;
+}
+
+uint64_t genie_writer_last_end(void)
+{
+    return tLastEnd;
 }
 
 const genie_index *genie_writer_index(const genie_writer *wr)

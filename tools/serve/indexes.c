@@ -140,7 +140,7 @@ genie_status serve_index_reload(serve_index *p)
     return rc;
 }
 
-genie_status serve_index_refresh(serve_index *p)
+genie_status serve_index_refresh(serve_index *p, uint64_t *pLogBytes, int *pReopened)
 {
     pthread_mutex_lock(&p->reloadMu);
     serve_loaded *pCur = serve_index_acquire(p), *pNew;
@@ -149,8 +149,13 @@ genie_status serve_index_refresh(serve_index *p)
     int reopened = rc == GENIE_EFORMAT; /* the file was replaced (a compaction): read the new one */
     if (reopened)
         rc = loaded_open(p->zPath, p->copy, NULL, &pNew);
-    if (rc == GENIE_OK)
+    if (rc == GENIE_OK) {
+        genie_live_info li;
+        genie_index_live_info(pNew->idx, &li);
+        *pLogBytes = li.log_bytes - li.torn_bytes;
+        *pReopened = reopened;
         swap_in(p, pNew, reopened);
+    }
     pthread_mutex_unlock(&p->reloadMu);
     return rc;
 }

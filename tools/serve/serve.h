@@ -141,10 +141,11 @@ genie_status serve_index_reload(serve_index *p);
  * Make current a snapshot of the index with its log as it is now
  * (genie_index_refresh: the file's memory shared, the log replayed), in
  * turn with reloads; when the file was replaced meanwhile (a compaction),
- * a reload.  The generation stays (it counts files opened).  On failure
- * the old one stays and the error is returned.
+ * a reload (*pReopened).  *pLogBytes: the log's valid bytes the snapshot
+ * read.  The generation counts files opened.  On failure the old one
+ * stays and the error is returned.
  */
-genie_status serve_index_refresh(serve_index *p);
+genie_status serve_index_refresh(serve_index *p, uint64_t *pLogBytes, int *pReopened);
 /** What `genie info` says, as a JSON object, appended to @p b. */
 void serve_index_info_json(serve_index *p, json_buf *b);
 

@@ -1,4 +1,4 @@
-/* A genie serve for the server benchmarks (bench_server.h). */
+/* What the server benchmarks share (bench_server.h). */
 #include "bench_server.h"
 
 #include <signal.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../tests/http_client.h"
@@ -72,4 +73,29 @@ double bench_metric(uint16_t port, const char *zName)
     http_answer_free(&a);
     http_client_close(&c);
     return v;
+}
+
+double bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+uint64_t bench_rnd(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+void bench_lsh_member(uint64_t c, uint64_t *rng, uint32_t *aKw)
+{
+    for (uint32_t f = 0; f < BENCH_FUNCTIONS; f++) {
+        uint64_t h = (c + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(f + 1) * 0xc2b2ae3d27d4eb4full;
+        h ^= h >> 29;
+        uint32_t b = bench_rnd(rng) % 10 < 7 ? (uint32_t)(h % BENCH_BUCKETS) : (uint32_t)(bench_rnd(rng) % BENCH_BUCKETS);
+        aKw[f] = f * BENCH_BUCKETS + b;
+    }
 }

@@ -47,17 +47,7 @@
 #include "../tests/http_client.h"
 #include "bench_server.h"
 
-#define FUNCTIONS 32u
-#define BUCKETS 1024u
-#define CLUSTER 100u
 #define DIM 128u
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
@@ -71,31 +61,12 @@ static void die(const char *fmt, ...)
     exit(1);
 }
 
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 2685821657736338717ull;
-}
-
-/* Object @p i's keywords (cluster i / CLUSTER), or a fresh member of a random cluster when @p rng is given. */
-static void keyword_object(uint64_t c, uint64_t *rng, uint32_t *aKw)
-{
-    for (uint32_t f = 0; f < FUNCTIONS; f++) {
-        uint64_t h = (c + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(f + 1) * 0xc2b2ae3d27d4eb4full;
-        h ^= h >> 29;
-        uint32_t b = rnd(rng) % 10 < 7 ? (uint32_t)(h % BUCKETS) : (uint32_t)(rnd(rng) % BUCKETS);
-        aKw[f] = f * BUCKETS + b;
-    }
-}
-
 /* A vector of cluster @p c: the cluster's centre plus noise. */
 static void vector_object(uint64_t c, uint64_t *rng, float *v)
 {
     uint64_t s = (c + 1) * 0x9e3779b97f4a7c15ull;
     for (uint32_t d = 0; d < DIM; d++)
-        v[d] = (float)(rnd(&s) % 1000) / 100.0f + (float)(rnd(rng) % 1000) / 1000.0f;
+        v[d] = (float)(bench_rnd(&s) % 1000) / 100.0f + (float)(bench_rnd(rng) % 1000) / 1000.0f;
 }
 
 typedef struct opts {
@@ -130,7 +101,7 @@ static void build_base(const opts *o, const char *zPath, uint64_t n)
         if (!v.data)
             die("out of memory");
         for (uint64_t i = 0; i < n; i++)
-            vector_object(i / CLUSTER, &rng, v.data + i * DIM);
+            vector_object(i / BENCH_CLUSTER, &rng, v.data + i * DIM);
         genie_lsh_params p;
         memset(&p, 0, sizeof p);
         p.metric = GENIE_METRIC_L2;
@@ -144,10 +115,10 @@ static void build_base(const opts *o, const char *zPath, uint64_t n)
     genie_builder *b;
     if (genie_builder_new(&b, NULL) != GENIE_OK)
         die("builder: %s", genie_last_error());
-    uint32_t aKw[FUNCTIONS];
+    uint32_t aKw[BENCH_FUNCTIONS];
     for (uint64_t i = 0; i < n; i++) {
-        keyword_object(i / CLUSTER, &rng, aKw);
-        genie_object ob = {aKw, FUNCTIONS, 0, 0, NULL, 0};
+        bench_lsh_member(i / BENCH_CLUSTER, &rng, aKw);
+        genie_object ob = {aKw, BENCH_FUNCTIONS, 0, 0, NULL, 0};
         if (genie_builder_add(b, &ob) != GENIE_OK)
             die("add: %s", genie_last_error());
     }
@@ -162,9 +133,9 @@ static void add_through_writer(const opts *o, const char *zPath, uint64_t n)
     genie_writer *w;
     if (genie_writer_open(zPath, &w) != GENIE_OK)
         die("writer %s: %s", zPath, genie_last_error());
-    uint64_t rng = 99, nCluster = (o->nBase + CLUSTER - 1) / CLUSTER;
+    uint64_t rng = 99, nCluster = (o->nBase + BENCH_CLUSTER - 1) / BENCH_CLUSTER;
     enum { BATCH = 10000 };
-    uint32_t *aKw = malloc((size_t)BATCH * FUNCTIONS * sizeof *aKw);
+    uint32_t *aKw = malloc((size_t)BATCH * BENCH_FUNCTIONS * sizeof *aKw);
     float *aVec = malloc((size_t)BATCH * DIM * sizeof *aVec);
     genie_object *aObj = malloc(BATCH * sizeof *aObj);
     if (!aKw || !aVec || !aObj)
@@ -174,13 +145,13 @@ static void add_through_writer(const opts *o, const char *zPath, uint64_t n)
         genie_status rc;
         if (o->vectors) {
             for (size_t i = 0; i < m; i++)
-                vector_object(rnd(&rng) % nCluster, &rng, aVec + i * DIM);
+                vector_object(bench_rnd(&rng) % nCluster, &rng, aVec + i * DIM);
             genie_vectors v = {m, DIM, aVec};
             rc = genie_writer_add_vectors(w, &v, NULL, NULL);
         } else {
             for (size_t i = 0; i < m; i++) {
-                keyword_object(rnd(&rng) % nCluster, &rng, aKw + i * FUNCTIONS);
-                aObj[i] = (genie_object){aKw + i * FUNCTIONS, FUNCTIONS, 0, 0, NULL, 0};
+                bench_lsh_member(bench_rnd(&rng) % nCluster, &rng, aKw + i * BENCH_FUNCTIONS);
+                aObj[i] = (genie_object){aKw + i * BENCH_FUNCTIONS, BENCH_FUNCTIONS, 0, 0, NULL, 0};
             }
             rc = genie_writer_add(w, aObj, m, NULL);
         }
@@ -197,7 +168,7 @@ static void add_through_writer(const opts *o, const char *zPath, uint64_t n)
 /* One query (keywords, or a vector) of a random base cluster, as a JSON search body. */
 static char *search_body(const opts *o, uint64_t *rng)
 {
-    uint64_t c = rnd(rng) % ((o->nBase + CLUSTER - 1) / CLUSTER);
+    uint64_t c = bench_rnd(rng) % ((o->nBase + BENCH_CLUSTER - 1) / BENCH_CLUSTER);
     char *z;
     size_t n;
     FILE *m = open_memstream(&z, &n);
@@ -208,9 +179,9 @@ static char *search_body(const opts *o, uint64_t *rng)
         for (uint32_t d = 0; d < DIM; d++)
             fprintf(m, "%s%.3f", d ? "," : "", v[d]);
     } else {
-        uint32_t aKw[FUNCTIONS];
-        keyword_object(c, rng, aKw);
-        for (uint32_t f = 0; f < FUNCTIONS; f++)
+        uint32_t aKw[BENCH_FUNCTIONS];
+        bench_lsh_member(c, rng, aKw);
+        for (uint32_t f = 0; f < BENCH_FUNCTIONS; f++)
             fprintf(m, "%s%u", f ? "," : "", aKw[f]);
     }
     fputs("]],\"k\":10}", m);
@@ -221,7 +192,7 @@ static char *search_body(const opts *o, uint64_t *rng)
 /* A body of @p nObj objects of random clusters for POST /objects. */
 static char *objects_body(const opts *o, uint64_t *rng, unsigned nObj, size_t *pn)
 {
-    uint64_t nCluster = (o->nBase + CLUSTER - 1) / CLUSTER;
+    uint64_t nCluster = (o->nBase + BENCH_CLUSTER - 1) / BENCH_CLUSTER;
     char *z;
     FILE *m = open_memstream(&z, pn);
     fputs("{\"objects\":[", m);
@@ -229,13 +200,13 @@ static char *objects_body(const opts *o, uint64_t *rng, unsigned nObj, size_t *p
         fputs(i ? ",[" : "[", m);
         if (o->vectors) {
             float v[DIM];
-            vector_object(rnd(rng) % nCluster, rng, v);
+            vector_object(bench_rnd(rng) % nCluster, rng, v);
             for (uint32_t d = 0; d < DIM; d++)
                 fprintf(m, "%s%.3f", d ? "," : "", v[d]);
         } else {
-            uint32_t aKw[FUNCTIONS];
-            keyword_object(rnd(rng) % nCluster, rng, aKw);
-            for (uint32_t f = 0; f < FUNCTIONS; f++)
+            uint32_t aKw[BENCH_FUNCTIONS];
+            bench_lsh_member(bench_rnd(rng) % nCluster, rng, aKw);
+            for (uint32_t f = 0; f < BENCH_FUNCTIONS; f++)
                 fprintf(m, "%s%u", f ? "," : "", aKw[f]);
         }
         fputc(']', m);
@@ -322,9 +293,9 @@ static void *writer_main(void *p)
     http_client_init(&h, r->port);
     for (unsigned i = 0; !atomic_load(&r->stop); i++) {
         http_answer a;
-        double t0 = now();
+        double t0 = bench_now();
         int st = http_request(&h, "POST", "/v1/indexes/live/objects", NULL, azBody[i % POOL], anBody[i % POOL], &a);
-        double t1 = now();
+        double t1 = bench_now();
         if (st == 200) {
             atomic_fetch_add(&r->nObjects, r->o->batch);
             atomic_fetch_add(&r->nWrites, 1);
@@ -354,10 +325,10 @@ static void *searcher_main(void *p)
     http_client_init(&h, r->port);
     for (unsigned i = 0; !atomic_load(&r->stop); i++) {
         http_answer a;
-        double t0 = now();
+        double t0 = bench_now();
         int st = http_request(&h, "POST", "/v1/indexes/live/search", NULL, azBody[i % POOL], strlen(azBody[i % POOL]),
                               &a);
-        double t1 = now();
+        double t1 = bench_now();
         if (st == 200) {
             atomic_fetch_add(&r->nSearches, 1);
             sample_add(&r->searches, t0, t1 - t0);
@@ -416,14 +387,14 @@ static void bench_adds(const opts *o)
     if (o->writers > 256 || o->searchers > 256)
         die("at most 256 writers and 256 searchers");
     client *pS = start_clients(&r, o->searchers, searcher_main, aS, 0);
-    double t0 = now();
+    double t0 = bench_now();
     client *pW = start_clients(&r, o->writers, writer_main, aW, 0);
     struct timespec ts = {(time_t)o->seconds, (long)((o->seconds - floor(o->seconds)) * 1e9)};
     nanosleep(&ts, NULL);
     atomic_store(&r.stop, 1);
     for (unsigned i = 0; i < o->writers; i++)
         pthread_join(aW[i], NULL);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     for (unsigned i = 0; i < o->searchers; i++)
         pthread_join(aS[i], NULL);
     double nRefresh = bench_metric(s.port, "genie_index_refreshes_total{index=\"live\"} ");
@@ -466,10 +437,10 @@ static double time_keywords(const genie_index *idx, const genie_queries *q, unsi
     for (unsigned i = 0; i < repeat; i++) {
         genie_results_free(*ppR);
         *ppR = NULL;
-        double t0 = now();
+        double t0 = bench_now();
         if (genie_search(idx, q, &so, ppR) != GENIE_OK)
             die("search: %s", genie_last_error());
-        double t = now() - t0;
+        double t = bench_now() - t0;
         best = t < best ? t : best;
     }
     return (double)genie_queries_count(q) / best;
@@ -484,10 +455,10 @@ static double time_vectors(const genie_index *idx, const genie_vectors *q, unsig
     vo.search.backend = GENIE_BACKEND_CPU;
     double best = 1e30;
     for (unsigned i = 0; i < repeat; i++) {
-        double t0 = now();
+        double t0 = bench_now();
         if (genie_vectors_search(idx, q, &vo, out, aN, NULL) != GENIE_OK)
             die("search: %s", genie_last_error());
-        double t = now() - t0;
+        double t = bench_now() - t0;
         best = t < best ? t : best;
     }
     return (double)q->n / best;
@@ -499,7 +470,7 @@ static void bench_delta(const opts *o)
     uint64_t nDelta = (uint64_t)(o->delta * (double)o->nBase + 0.5);
     build_base(o, zIndex, o->nBase);
     add_through_writer(o, zIndex, nDelta);
-    uint64_t rng = 7, nCluster = (o->nBase + CLUSTER - 1) / CLUSTER;
+    uint64_t rng = 7, nCluster = (o->nBase + BENCH_CLUSTER - 1) / BENCH_CLUSTER;
     double qLive, qFile;
     int same = 1;
     genie_index *idx;
@@ -508,7 +479,7 @@ static void bench_delta(const opts *o)
         genie_neighbor *a = malloc((size_t)o->queries * 10 * sizeof *a), *b = malloc((size_t)o->queries * 10 * sizeof *b);
         uint32_t *na = malloc(o->queries * sizeof *na), *nb = malloc(o->queries * sizeof *nb);
         for (unsigned i = 0; i < o->queries; i++)
-            vector_object(rnd(&rng) % nCluster, &rng, q.data + (size_t)i * DIM);
+            vector_object(bench_rnd(&rng) % nCluster, &rng, q.data + (size_t)i * DIM);
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
         qLive = time_vectors(idx, &q, o->repeat, a, na);
@@ -532,12 +503,12 @@ static void bench_delta(const opts *o)
         genie_queries *q;
         genie_queries_new(&q);
         for (unsigned i = 0; i < o->queries; i++) {
-            uint32_t aKw[FUNCTIONS];
-            genie_item aItem[FUNCTIONS];
-            keyword_object(rnd(&rng) % nCluster, &rng, aKw);
-            for (uint32_t f = 0; f < FUNCTIONS; f++)
+            uint32_t aKw[BENCH_FUNCTIONS];
+            genie_item aItem[BENCH_FUNCTIONS];
+            bench_lsh_member(bench_rnd(&rng) % nCluster, &rng, aKw);
+            for (uint32_t f = 0; f < BENCH_FUNCTIONS; f++)
                 aItem[f] = (genie_item){aKw[f], aKw[f], 1};
-            genie_queries_add(q, aItem, FUNCTIONS, 0);
+            genie_queries_add(q, aItem, BENCH_FUNCTIONS, 0);
         }
         genie_results *ra = NULL, *rb = NULL;
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
@@ -584,15 +555,15 @@ static void bench_compact(const opts *o)
     if (o->searchers > 256)
         die("at most 256 searchers");
     client *pS = start_clients(&r, o->searchers, searcher_main, aS, 0);
-    double tBase0 = now() + 1.0; /* a second to warm up */
+    double tBase0 = bench_now() + 1.0; /* a second to warm up */
     struct timespec ts = {(time_t)(1.0 + o->seconds), 0};
     nanosleep(&ts, NULL);
-    double tBase1 = now(), t0 = now();
+    double tBase1 = bench_now(), t0 = bench_now();
     http_client h;
     http_client_init(&h, s.port);
     http_answer a;
     int st = http_request(&h, "POST", "/v1/indexes/live/compact", NULL, "", 0, &a);
-    double t1 = now();
+    double t1 = bench_now();
     if (st != 200)
         die("compact got %d: %.200s", st, a.zBody ? a.zBody : "");
     http_answer_free(&a);
@@ -651,8 +622,8 @@ int main(int argc, char **argv)
     if (!o.zDir)
         die("--dir DIR is required (a folder on the disk whose fdatasync is measured)");
     mkdir(o.zDir, 0755);
-    if (o.nBase < CLUSTER || o.batch == 0 || o.repeat == 0 || o.queries == 0)
-        die("--base >= %u, --batch, --repeat and --queries >= 1", CLUSTER);
+    if (o.nBase < BENCH_CLUSTER || o.batch == 0 || o.repeat == 0 || o.queries == 0)
+        die("--base >= %u, --batch, --repeat and --queries >= 1", BENCH_CLUSTER);
     if (strcmp(zMode, "adds") == 0)
         bench_adds(&o);
     else if (strcmp(zMode, "delta") == 0)

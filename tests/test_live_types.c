@@ -408,72 +408,6 @@ TEST(live_text_sets_sequences_table_equal_rebuilt_index)
         live_type_run(&aType[t], aRandom[t]);
 }
 
-/* A metric index of vectors: the added vectors are scanned, a compaction clusters them. */
-TEST(live_metric_vectors_equal_rebuilt_index)
-{
-    enum { BASE = 300, DIM = 6, MAX = 600, NQ = 15 };
-    uint64_t s = 9;
-    float *aAll = malloc((size_t)MAX * DIM * sizeof *aAll), aQ[NQ * DIM];
-    vec_fill(&s, aAll, (size_t)BASE * DIM);
-    vec_fill(&s, aQ, NQ * DIM);
-    genie_vectors base = {BASE, DIM, aAll}, q = {NQ, DIM, aQ};
-    genie_lc_params p = {GENIE_LC_L2, 10, GENIE_LC_CENTERS_FARTHEST, 0, 3, 0, 2};
-    char zIndex[1024], zOracle[1024];
-    snprintf(zIndex, sizeof zIndex, "%s", test_path("m.genie"));
-    snprintf(zOracle, sizeof zOracle, "%s", test_path("mo.genie"));
-    CHECK_OK(genie_lc_build_vectors(&base, &p, NULL, zIndex));
-    live_model m;
-    live_model_init(&m);
-    for (size_t i = 0; i < BASE; i++)
-        live_model_add(&m, i);
-    genie_writer *w;
-    CHECK_OK(genie_writer_open(zIndex, &w));
-    for (int round = 0; round < 2; round++) {
-        uint64_t nAdd = 60 + test_rand(&s) % 40;
-        vec_fill(&s, aAll + m.n * DIM, (size_t)nAdd * DIM);
-        genie_vectors add = {nAdd, DIM, aAll + m.n * DIM};
-        uint64_t aLabel[100];
-        CHECK_OK(genie_writer_add_vectors(w, &add, NULL, aLabel));
-        for (uint64_t i = 0; i < nAdd; i++)
-            live_model_add(&m, aLabel[i]);
-        uint64_t aDel[5];
-        for (int i = 0; i < 5; i++) {
-            aDel[i] = m.aLabel[test_rand(&s) % m.n];
-            live_model_delete(&m, aDel[i]);
-        }
-        CHECK_OK(genie_writer_delete(w, aDel, 5, NULL));
-        for (int compacted = 0; compacted < (round == 1 ? 2 : 1); compacted++) {
-            if (compacted)
-                CHECK_OK(genie_writer_compact(w));
-            size_t nKept;
-            uint64_t *aMap = live_model_kept(&m, &nKept);
-            genie_vectors kept = {nKept, DIM, malloc(nKept * DIM * sizeof(float))};
-            for (size_t j = 0; j < nKept; j++)
-                memcpy(kept.data + j * DIM, aAll + aMap[j] * DIM, DIM * sizeof(float));
-            CHECK_OK(genie_lc_build_vectors(&kept, &p, NULL, zOracle));
-            genie_index *got, *want;
-            CHECK_OK(genie_index_open(zIndex, &got));
-            CHECK_OK(genie_index_open(zOracle, &want));
-            genie_lc_options aOpt[] = {{.k = 5, .backend = test_backend()}, {.k = 0, .radius = 4}};
-            for (int t = 0; t < 2; t++) {
-                genie_lc_results *a, *b;
-                CHECK_OK(genie_lc_search_vectors(got, &q, &aOpt[t], &a));
-                CHECK_OK(genie_lc_search_vectors(want, &q, &aOpt[t], &b));
-                lc_compare(a, b, compacted ? NULL : aMap);
-                genie_lc_results_free(a);
-                genie_lc_results_free(b);
-            }
-            genie_index_close(got);
-            genie_index_close(want);
-            free(kept.data);
-            free(aMap);
-        }
-    }
-    genie_writer_close(w);
-    live_model_free(&m);
-    free(aAll);
-}
-
 /* ---------------------------------------------------------------- vectors */
 
 static void vec_fill(uint64_t *s, float *v, size_t n)
@@ -507,63 +441,123 @@ static void vec_compare(const genie_index *got, const genie_index *want, const u
     free(nB);
 }
 
-TEST(live_vectors_equal_rebuilt_index)
+/*
+ * A vectors-holding index (an LSH vectors index, or a metric index of
+ * vectors) through @p nRound rounds of adds and deletes, compacted after
+ * the last: after each, @p xCompare compares it with @p xBuild's index of
+ * the vectors it holds (ids mapped, or the same once compacted).
+ */
+typedef struct vec_rounds {
+    uint32_t dim;
+    uint64_t nBase, nMax, addMin, addSpan;
+    int nRound, nDelete;
+    void (*xBuild)(const genie_vectors *v, const char *zPath);
+    void (*xCompare)(const genie_index *got, const genie_index *want, const uint64_t *aMap, const genie_vectors *q);
+} vec_rounds;
+
+static void vec_rounds_run(const vec_rounds *vr, uint64_t seed, const char *zName, const genie_vectors *q0)
 {
-    enum { BASE = 400, DIM = 10, MAX = 800 };
-    uint64_t s = 5;
-    float *aAll = malloc((size_t)MAX * DIM * sizeof *aAll);
-    vec_fill(&s, aAll, (size_t)BASE * DIM);
-    genie_vectors base = {BASE, DIM, aAll}, q = {20, DIM, malloc(20 * DIM * sizeof(float))};
-    vec_fill(&s, q.data, 20 * DIM);
-    genie_lsh_params p = {.metric = GENIE_METRIC_COSINE, .m = 40, .bits = 4, .seed = 3};
+    uint64_t s = seed;
+    uint32_t dim = vr->dim;
+    float *aAll = malloc((size_t)vr->nMax * dim * sizeof *aAll);
+    vec_fill(&s, aAll, (size_t)vr->nBase * dim);
+    genie_vectors base = {vr->nBase, dim, aAll}, q = *q0;
     char zIndex[1024], zOracle[1024];
-    snprintf(zIndex, sizeof zIndex, "%s", test_path("v.genie"));
-    snprintf(zOracle, sizeof zOracle, "%s", test_path("o.genie"));
-    CHECK_OK(genie_vectors_build(&base, &p, NULL, zIndex));
+    snprintf(zIndex, sizeof zIndex, "%s.genie", test_path(zName));
+    snprintf(zOracle, sizeof zOracle, "%s-oracle.genie", test_path(zName));
+    vr->xBuild(&base, zIndex);
     live_model m;
     live_model_init(&m);
-    for (size_t i = 0; i < BASE; i++)
+    for (size_t i = 0; i < vr->nBase; i++)
         live_model_add(&m, i);
     genie_writer *w;
     CHECK_OK(genie_writer_open(zIndex, &w));
-    for (int round = 0; round < 3; round++) {
-        uint64_t nAdd = 50 + test_rand(&s) % 50;
-        vec_fill(&s, aAll + m.n * DIM, (size_t)nAdd * DIM);
-        genie_vectors add = {nAdd, DIM, aAll + m.n * DIM};
+    for (int round = 0; round < vr->nRound; round++) {
+        uint64_t nAdd = vr->addMin + test_rand(&s) % vr->addSpan;
+        vec_fill(&s, aAll + m.n * dim, (size_t)nAdd * dim);
+        genie_vectors add = {nAdd, dim, aAll + m.n * dim};
         uint64_t aLabel[100];
         CHECK_OK(genie_writer_add_vectors(w, &add, NULL, aLabel));
         for (uint64_t i = 0; i < nAdd; i++)
             live_model_add(&m, aLabel[i]);
-        uint64_t aDel[6];
-        for (int i = 0; i < 6; i++) {
+        uint64_t aDel[8];
+        for (int i = 0; i < vr->nDelete; i++) {
             aDel[i] = m.aLabel[test_rand(&s) % m.n];
             live_model_delete(&m, aDel[i]);
         }
-        CHECK_OK(genie_writer_delete(w, aDel, 6, NULL));
-        for (int compacted = 0; compacted < (round == 2 ? 2 : 1); compacted++) {
+        CHECK_OK(genie_writer_delete(w, aDel, (size_t)vr->nDelete, NULL));
+        for (int compacted = 0; compacted < (round == vr->nRound - 1 ? 2 : 1); compacted++) {
             if (compacted)
                 CHECK_OK(genie_writer_compact(w));
             size_t nKept;
             uint64_t *aMap = live_model_kept(&m, &nKept);
-            genie_vectors kept = {nKept, DIM, malloc(nKept * DIM * sizeof(float))};
+            genie_vectors kept = {nKept, dim, malloc(nKept * dim * sizeof(float))};
             for (size_t j = 0; j < nKept; j++)
-                memcpy(kept.data + j * DIM, aAll + aMap[j] * DIM, DIM * sizeof(float));
-            CHECK_OK(genie_vectors_build(&kept, &p, NULL, zOracle));
+                memcpy(kept.data + j * dim, aAll + aMap[j] * dim, dim * sizeof(float));
+            vr->xBuild(&kept, zOracle);
             genie_index *got, *want;
             CHECK_OK(genie_index_open(zIndex, &got));
             CHECK_OK(genie_index_open(zOracle, &want));
-            vec_compare(got, want, compacted ? NULL : aMap, &q);
+            vr->xCompare(got, want, compacted ? NULL : aMap, &q);
             genie_index_close(got);
             genie_index_close(want);
             free(kept.data);
             free(aMap);
         }
     }
-    /* Another dimension and values that are not finite are refused. */
-    genie_vectors bad = {1, DIM - 1, aAll};
+    /* Another dimension is refused. */
+    genie_vectors bad = {1, dim - 1, aAll};
     CHECK_RC(genie_writer_add_vectors(w, &bad, NULL, NULL), GENIE_EINVAL);
     genie_writer_close(w);
     live_model_free(&m);
     free(aAll);
-    free(q.data);
+}
+
+static void lc_vectors_build(const genie_vectors *v, const char *zPath)
+{
+    genie_lc_params p = {GENIE_LC_L2, 10, GENIE_LC_CENTERS_FARTHEST, 0, 3, 0, 2};
+    CHECK_OK(genie_lc_build_vectors(v, &p, NULL, zPath));
+}
+
+static void lc_vectors_compare(const genie_index *got, const genie_index *want, const uint64_t *aMap,
+                               const genie_vectors *q)
+{
+    genie_lc_options aOpt[] = {{.k = 5, .backend = test_backend()}, {.k = 0, .radius = 4}};
+    for (int t = 0; t < 2; t++) {
+        genie_lc_results *a, *b;
+        CHECK_OK(genie_lc_search_vectors(got, q, &aOpt[t], &a));
+        CHECK_OK(genie_lc_search_vectors(want, q, &aOpt[t], &b));
+        lc_compare(a, b, aMap);
+        genie_lc_results_free(a);
+        genie_lc_results_free(b);
+    }
+}
+
+/* A metric index of vectors: the added vectors are scanned, a compaction clusters them. */
+TEST(live_metric_vectors_equal_rebuilt_index)
+{
+    enum { DIM = 6, NQ = 15 };
+    uint64_t s = 99;
+    float aQ[NQ * DIM];
+    vec_fill(&s, aQ, NQ * DIM);
+    genie_vectors q = {NQ, DIM, aQ};
+    vec_rounds vr = {DIM, 300, 600, 60, 40, 2, 5, lc_vectors_build, lc_vectors_compare};
+    vec_rounds_run(&vr, 9, "m", &q);
+}
+
+static void lsh_build(const genie_vectors *v, const char *zPath)
+{
+    genie_lsh_params p = {.metric = GENIE_METRIC_COSINE, .m = 40, .bits = 4, .seed = 3};
+    CHECK_OK(genie_vectors_build(v, &p, NULL, zPath));
+}
+
+TEST(live_vectors_equal_rebuilt_index)
+{
+    enum { DIM = 10, NQ = 20 };
+    uint64_t s = 77;
+    float aQ[NQ * DIM];
+    vec_fill(&s, aQ, NQ * DIM);
+    genie_vectors q = {NQ, DIM, aQ};
+    vec_rounds vr = {DIM, 400, 800, 50, 50, 3, 6, lsh_build, vec_compare};
+    vec_rounds_run(&vr, 5, "v", &q);
 }

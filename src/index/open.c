@@ -95,10 +95,11 @@ genie_status genie_index_refresh(const genie_index *idx, genie_index **out)
     int stale = 0;
     genie_status rc = live_open(s, &stale);
     if (rc != GENIE_OK) {
-        genie_index_close(s);
+        genie_index_close(s); /* zPath with it */
         if (stale)
             rc = util_error(GENIE_EFORMAT,
-                            "%s was replaced since it was opened (a compaction, a rebuild): open it again", zPath);
+                            "%s was replaced since it was opened (a compaction, a rebuild): open it again",
+                            idx->zPath);
         return rc;
     }
     *out = s;

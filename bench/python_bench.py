@@ -2,7 +2,7 @@
 
   1. exact k-NN: VectorIndex.search(xq, k, exact=True) on a vectors index,
      repeated; the C API's figure is `genie eval --exact --repeat N`
-     (genie_vectors_search on the open index, the last of N runs), run by
+     (genie_vectors_search on the open index, the median of N runs), run by
      the caller (scripts/gpu-python) on the same index and queries;
   2. one-query latency: Index.search of one keyword query in an open index,
      repeated (median and 99th percentile), on each backend given.

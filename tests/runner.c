@@ -42,6 +42,9 @@ char g_zTestDir[1024];
     X(type_table_k_limits, 10)                    \
     X(install_release_has_no_test_hooks, 30)      \
     X(install_struct_layouts_complete, 10)        \
+    X(cli_options_match_help_and_letters, 10)     \
+    X(cli_help_texts_follow_the_letters, 60)      \
+    X(cli_short_letters_registry, 10)             \
     X(install_pkg_config_program, 120)            \
     X(oracle_random_small, 240)                   \
     X(oracle_random_skewed, 480)                  \

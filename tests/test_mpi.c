@@ -116,7 +116,7 @@ TEST(mpi_keywords_equal_one_process)
     snprintf(z, sizeof z, "-k 400 --json '%s' '%s'", test_path("k.genie"), test_path("q.txt"));
     mpi_same_as_genie(4, z, "--batch 40");
     /* min count */
-    snprintf(z, sizeof z, "-k 5 -m 3 '%s' '%s'", test_path("k.genie"), test_path("q.txt"));
+    snprintf(z, sizeof z, "-k 5 --min-count 3 '%s' '%s'", test_path("k.genie"), test_path("q.txt"));
     mpi_same_as_genie(3, z, "--depth 1");
     test_objects_free(&objs);
 }

@@ -7,10 +7,13 @@
  * connection (--http-threads 0) and a pool of threads with suspended
  * connections (the _pool tests, --http-threads 2).
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdarg.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -151,6 +154,20 @@ TEST(serve_bad_command_lines)
         free(zOut);
         free(zCmd);
     }
+    /* A port in use: genie's message naming the address, not libmicrohttpd's "port 0" before it. */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t nSa = sizeof sa;
+    CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, 1) == 0 &&
+          getsockname(fd, (struct sockaddr *)&sa, &nSa) == 0);
+    char *zCmd = fmt("%s serve -i a=%s --listen 127.0.0.1:%u 2>&1; echo \"exit $?\"", GENIE_BIN_PATH,
+                     test_path("id.genie"), (unsigned)ntohs(sa.sin_port));
+    char *zOut = run_capture(zCmd);
+    close(fd);
+    if (!strstr(zOut, "cannot listen on 127.0.0.1:") || !strstr(zOut, "exit 1") || strstr(zOut, "libmicrohttpd"))
+        test_fail_at(__FILE__, __LINE__, "a port in use: got '%s'", zOut);
+    free(zOut);
+    free(zCmd);
 }
 
 /* ------------------------------------------------- concurrent clients */

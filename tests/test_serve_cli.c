@@ -86,7 +86,7 @@ TEST(serve_answers_equal_cli_json)
     }
     sb_printf(&j, "]}");
     write_text(test_path("kw_q.txt"), f.z);
-    aCase[nCase++] = (type_case){"kw", fmt("-k 5 -m 2 --show %s %s", test_path("kw.genie"), test_path("kw_q.txt")), j.z};
+    aCase[nCase++] = (type_case){"kw", fmt("-k 5 --min-count 2 --show %s %s", test_path("kw.genie"), test_path("kw_q.txt")), j.z};
 
     /* text */
     f = (strbuf){0}, j = (strbuf){0};
@@ -289,7 +289,7 @@ TEST(serve_metric_answers_equal_cli_json)
         sb_printf(&f, "\n");
     }
     write_text(test_path("words.txt"), f.z);
-    build(fmt("-t metric -m edit -K 8 -o %s %s", test_path("dir/words.genie"), test_path("words.txt")));
+    build(fmt("-t metric --metric edit --cluster-size 8 -o %s %s", test_path("dir/words.genie"), test_path("words.txt")));
     f = (strbuf){0};
     sb_printf(&jq, "[");
     for (unsigned i = 0; i < 30; i++) {
@@ -323,7 +323,7 @@ TEST(serve_metric_answers_equal_cli_json)
     sb_printf(&jv, "]");
     CHECK_OK(genie_vectors_write_fvecs(&base, test_path("pts.fvecs")));
     CHECK_OK(genie_vectors_write_fvecs(&qv, test_path("pts_q.fvecs")));
-    build(fmt("-t metric -m l2 -K 16 -o %s %s", test_path("dir/pts.genie"), test_path("pts.fvecs")));
+    build(fmt("-t metric --metric l2 --cluster-size 16 -o %s %s", test_path("dir/pts.genie"), test_path("pts.fvecs")));
 
     const char *zW = test_path("dir/words.genie"), *zWq = test_path("words_q.txt");
     const char *zP = test_path("dir/pts.genie"), *zPq = test_path("pts_q.fvecs");

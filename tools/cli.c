@@ -93,6 +93,14 @@ const char *cli_find_type_arg(int argc, char **argv)
     return NULL;
 }
 
+int cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return 1;
+    return 0;
+}
+
 const char *cli_find_index_arg(int argc, char **argv, genie_index_type *pType)
 {
     for (int i = 1; i < argc; i++) {

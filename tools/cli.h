@@ -8,6 +8,7 @@
 #ifndef GENIE_TOOLS_CLI_H
 #define GENIE_TOOLS_CLI_H
 
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -35,6 +36,32 @@ struct itype;
 
 /** The value of -t/--type in argv, or NULL. */
 const char *cli_find_type_arg(int argc, char **argv);
+/** Non-zero when argv asks for -h/--help (before a "--"). */
+int cli_wants_help(int argc, char **argv);
+
+/*
+ * What the genie command says of the type table (tools/cli_types.c): the
+ * lists of types of its help texts and messages, made from the entries,
+ * never written out, and -t TYPE of the commands that read the type from
+ * INDEX.
+ */
+/** genie --help (to @p f). */
+void cli_print_usage(FILE *f);
+/** genie build --help without -t: the options every type takes, the types. */
+void cli_print_build_overview(void);
+/** genie search --help without INDEX or -t: the options every type takes, each type's default k and own options. */
+void cli_print_search_overview(void);
+/** genie eval --help without INDEX or -t: the types it takes. */
+void cli_print_eval_overview(void);
+/** "unknown type 'NAME' (keywords, text, ... or metric)" as genie @p zCmd's usage error. */
+int cli_unknown_type(const char *zCmd, const char *zName);
+/**
+ * Take -t/--type TYPE out of argv (of genie search and eval, which read the
+ * type from INDEX and take -t to name it without one: -t TYPE --help):
+ * *pType is its entry, or NULL without -t.
+ * @return CLI_EXIT_OK, or CLI_EXIT_USAGE for an unknown TYPE (printed).
+ */
+int cli_take_type_arg(const char *zCmd, int *pArgc, char **argv, const struct itype **pType);
 /**
  * The first argument naming a file with a valid index header, and the type
  * it holds (genie_index_file_type(); genie_index_open() checks the rest).
@@ -92,6 +119,11 @@ void cli_put_record(const genie_index *idx, uint32_t object, int show);
  * modelled edit rate: sequences) (tools/cmd_info.c).
  */
 int cli_eval_lines(int argc, char **argv, const char *zIndex);
+/* cli_eval_lines()'s options and help, the entries' cliEval (sets, sequences). */
+#define CLI_EVAL_LINES_SHORT "k:K:h" CLI_ENGINE_SHORT_OPTIONS
+extern const struct option cli_aEvalLinesOption[];
+extern const char cli_zEvalLinesHelp[];
+#define CLI_EVAL_LINES {CLI_EVAL_LINES_SHORT, cli_aEvalLinesOption, cli_zEvalLinesHelp}
 void cli_print_recall_estimate(const genie_index *idx, const char *zPath, uint32_t k, uint32_t K, int perEditRate);
 
 /* Commands of one type: `genie lsh-params` (tools/type_vectors.c), `genie cache-plan` (tools/type_docs.c). */
@@ -144,8 +176,15 @@ int cli_parse_recall(const char *zCmd, const char *s, double *out);
     "                          --exact (exact when no K up to 4096 reaches R;\n"   \
     "                          the estimate is computed on first use and kept\n"   \
     "                          in INDEX.recall)\n"
-/* -v for the searches whose only verbose output is the recall choice (sets, vectors). */
-#define CLI_RECALL_VERBOSE_HELP "  -v, --verbose           print the chosen K and the estimated recall\n"
+/* -v of every search: what ran (cli_search.c), before the type's own lines. */
+#define CLI_VERBOSE_HELP                                                          \
+    "  -v, --verbose           on standard error: the queries, the answers,\n"  \
+    "                          the seconds searching and the backend that ran\n"
+/* -v of the searches whose only own verbose line is the recall choice (sets, vectors). */
+#define CLI_RECALL_VERBOSE_HELP                                                   \
+    CLI_VERBOSE_HELP                                                              \
+    "                          (with --recall, first the K chosen and its\n"     \
+    "                          estimated recall)\n"
 /**
  * The usage errors of --recall with options it excludes: --exact, an
  * explicit -K (@p explicitK), k over 100.
@@ -163,6 +202,27 @@ int cli_candidate_option(const char *zCmd, const struct itype *t, int c, const c
                          uint32_t *pCandidates, double *pRecall, int *pStatus);
 /** --verbose: "genie CMD: recall target R: K = ..., estimated recall@k ..." on standard error. */
 void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const genie_search_stats *st, int radius);
+
+/*
+ * Short options (tools/cli_options.c; docs/ARCHITECTURE.md, "Options"):
+ * each letter has one meaning across every command of genie and
+ * genie-mpi, and cli_short_option() says which.  A long option of another
+ * meaning gets no short letter: a new option is long only, unless it is
+ * one of those meanings.  A letter that meant something else in one
+ * command before the rule (-m of genie build -t metric and of the
+ * match-count searches, -K of genie build -t metric, -r of metric
+ * searches, -d of lsh-params) still works there through
+ * cli_deprecated(): the long option has a code of its own, the letter is
+ * kept in the short options and its case warns, then does the same.
+ */
+/** The long option(s) of short letter @p c ("--functions --hashes"), or NULL when it has none. */
+const char *cli_short_option(int c);
+/**
+ * "WHO: -C here is deprecated: write LONG (-C means ...)" on standard
+ * error, for a letter used with its old meaning (@p zWho: "genie build -t
+ * metric", "genie-mpi", ...).
+ */
+void cli_deprecated(const char *zWho, int c, const char *zLong);
 
 /*
  * Options shared by several commands (tools/cli_options.c).  An option
@@ -183,18 +243,24 @@ void cli_print_recall_choice(const char *zCmd, double target, uint32_t k, const 
 #define CLI_OPT_GPUS 0x112
 #define CLI_OPT_GPU_MODE 0x113
 #define CLI_ENGINE_SHORT_OPTIONS "b:j:"
-#define CLI_ENGINE_LONG_OPTIONS                                              \
+/* -b and -j, which every search takes (docs and metric take these alone, or with --gpu-memory) */
+#define CLI_BACKEND_LONG_OPTIONS                                             \
     {"backend", required_argument, 0, 'b'},                                 \
-    {"threads", required_argument, 0, 'j'},                                 \
+    {"threads", required_argument, 0, 'j'}
+#define CLI_ENGINE_LONG_OPTIONS                                              \
+    CLI_BACKEND_LONG_OPTIONS,                                                \
     {"gpu-memory", required_argument, 0, CLI_OPT_SEARCH_GPU_MEMORY},        \
     {"load-balance", no_argument, 0, CLI_OPT_LOAD_BALANCE},                  \
     {"gpus", required_argument, 0, CLI_OPT_GPUS},                            \
     {"gpu-mode", required_argument, 0, CLI_OPT_GPU_MODE}
-#define CLI_ENGINE_HELP                                                             \
+#define CLI_BACKEND_HELP                                                            \
     "  -b, --backend NAME      auto (default: cuda when built and a GPU is\n"       \
     "                          present, else cpu), or one of\n"                    \
     "                          " CLI_BACKENDS "\n"                                 \
-    "  -j, --threads N         CPU threads (default: all cores)\n"                  \
+    "  -j, --threads N         CPU threads (default: all cores)\n"
+#define CLI_ENGINE_HELP CLI_BACKEND_HELP CLI_GPU_HELP
+/* The GPU options (CLI_ENGINE_LONG_OPTIONS but -b and -j). */
+#define CLI_GPU_HELP                                                                \
     "      --gpu-memory BYTES  GPU memory budget, suffix K/M/G allowed\n"           \
     "                          (default: most of the free memory); an index\n"      \
     "                          of several parts whose parts exceed half of it,\n"   \
@@ -220,9 +286,9 @@ int cli_engine_option(const char *zCmd, int c, const char *zArg, genie_search_op
  * (cli_filter_option()), and genie search's loop makes the filter once the
  * index is open (cli_filter_make()).
  */
-#define CLI_OPT_FILTER_LABELS 0x130
-#define CLI_OPT_FILTER_IDS 0x131
-#define CLI_OPT_WHERE 0x132
+#define CLI_OPT_FILTER_LABELS 0x150
+#define CLI_OPT_FILTER_IDS 0x151
+#define CLI_OPT_WHERE 0x152
 #define CLI_FILTER_LONG_OPTIONS                                         \
     {"filter-labels", required_argument, 0, CLI_OPT_FILTER_LABELS},    \
     {"filter-ids", required_argument, 0, CLI_OPT_FILTER_IDS},          \
@@ -260,12 +326,28 @@ int cli_filter_make(const char *zCmd, const struct itype_index *ix, genie_filter
 int cli_read_numbers(const char *zPath, uint64_t **paOut, size_t *pn);
 
 /*
+ * The notice of a search with backend auto that found no usable GPU in a
+ * build with CUDA (tools/cli_search.c), once per process; -b cpu, -q or
+ * this variable (set, not empty) silence it.
+ */
+#define CLI_NO_GPU_NOTICE_ENV "GENIE_NO_GPU_NOTICE"
+
+/** The index of the median of @p a[0..n) (the lower middle one when n is even); n >= 1. */
+size_t cli_median_index(const double *a, size_t n);
+#define CLI_REPEAT_HELP                                                              \
+    "      --repeat N          run the search N times on the open index and\n"     \
+    "                          report the median run's time (the lower middle\n"   \
+    "                          one when N is even; default 1)\n"
+
+/*
  * The options every `genie build` shares (cmd_build.c and each front-end's
  * build): -o/--output, -t/--type, -L/--sublist-length, the part options
  * (CLI_PART_LONG_OPTIONS, CLI_PART_HELP), -q/--quiet and -h/--help, all
  * parsed by cli_parse_build(), which hands the front-end's own options to
  * its callback.
  */
+#define CLI_BUILD_SHORT_OPTIONS "o:t:L:qh"
+extern const struct option cli_aBuildOption[]; /* ended by a zero entry */
 #define CLI_OPT_PART_OBJECTS 0x100
 #define CLI_OPT_PART_BYTES 0x101
 #define CLI_OPT_BUILD_GPU_MEMORY 0x102
@@ -336,7 +418,6 @@ typedef int (*cli_option_fn)(void *ctx, int c, const char *zArg);
 
 /** cli_parse_build()'s answer when the command is to go on. */
 #define CLI_GO_ON (-1)
-struct option;
 /**
  * Parse the options of `genie build`: the shared ones into @p a, and
  * those of @p zShort (getopt letters) and @p aLong (a getopt_long table

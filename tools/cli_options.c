@@ -12,6 +12,70 @@
 #include "cli.h"
 #include "itype.h"
 
+/*
+ * The one meaning of each short letter (cli.h): its long option, or two
+ * for -m, which is m, the number of hash functions (Zhou et al. (GENIE)
+ * IV-B1), of both hashing builds.
+ */
+static const struct {
+    char c;
+    const char *zLong;    /* space-separated */
+    const char *zMeaning; /* for cli_deprecated() */
+} aShort[] = {
+    {'b', "--backend", "--backend"},
+    {'D', "--index-dir", "--index-dir"},
+    {'d', "--delimiter", "--delimiter"},
+    {'e', "--epsilon", "--epsilon"},
+    {'h', "--help", "--help"},
+    {'i', "--index", "--index"},
+    {'j', "--threads", "--threads"},
+    {'K', "--candidates", "--candidates, the candidates of an approximate search"},
+    {'k', "--k", "-k, the answers per query"},
+    {'L', "--sublist-length", "--sublist-length"},
+    {'l', "--listen", "--listen"},
+    {'m', "--functions --hashes", "--functions or --hashes, the number of hash functions"},
+    {'n', "--gram", "--gram"},
+    {'o', "--output", "--output"},
+    {'p', "--partition", "--partition"},
+    {'q', "--quiet", "--quiet"},
+    {'r', "--radius", "--radius of a vectors search, in LSH buckets"},
+    {'s', "--separator", "--separator"},
+    {'t', "--type", "--type"},
+    {'v', "--verbose", "--verbose"},
+};
+
+const char *cli_short_option(int c)
+{
+    for (size_t i = 0; i < sizeof aShort / sizeof *aShort; i++)
+        if (aShort[i].c == c)
+            return aShort[i].zLong;
+    return NULL;
+}
+
+void cli_deprecated(const char *zWho, int c, const char *zLong)
+{
+    const char *zMeaning = "nothing";
+    for (size_t i = 0; i < sizeof aShort / sizeof *aShort; i++)
+        if (aShort[i].c == c)
+            zMeaning = aShort[i].zMeaning;
+    fprintf(stderr, "%s: -%c here is deprecated: write %s (-%c means %s)\n", zWho, c, zLong, c, zMeaning);
+}
+
+size_t cli_median_index(const double *a, size_t n)
+{
+    /* n is small (--repeat: at most 1000): count, for each, those below it */
+    for (size_t i = 0; i < n; i++) {
+        size_t nBelow = 0, nEqual = 0;
+        for (size_t j = 0; j < n; j++) {
+            nBelow += a[j] < a[i];
+            nEqual += a[j] == a[i] && j < i;
+        }
+        if (nBelow + nEqual == (n - 1) / 2)
+            return i;
+    }
+    return 0;
+}
+
 /* --gpus: a comma-separated list of ordinals, or "all"; one list per process. */
 static int parse_gpus(const char *zCmd, const char *zArg, genie_search_options *opt)
 {
@@ -114,27 +178,28 @@ static int build_option(int c, const char *zArg, genie_build_options *opt, int *
     return 1;
 }
 
+const struct option cli_aBuildOption[] = {
+    {"output", required_argument, 0, 'o'}, {"type", required_argument, 0, 't'},
+    {"sublist-length", required_argument, 0, 'L'}, {"quiet", no_argument, 0, 'q'},
+    {"help", no_argument, 0, 'h'}, CLI_PART_LONG_OPTIONS, {0, 0, 0, 0}};
+
 /* The most long options one build command has, its own and the shared. */
 #define CLI_BUILD_MAX_OPTIONS 40
 
 int cli_parse_build(int argc, char **argv, const char *zShort, const struct option *aLong, const char *zHelp,
                     cli_option_fn xOption, void *ctx, cli_build_args *a)
 {
-    static const struct option aShared[] = {
-        {"output", required_argument, 0, 'o'}, {"type", required_argument, 0, 't'},
-        {"sublist-length", required_argument, 0, 'L'}, {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'}, CLI_PART_LONG_OPTIONS};
     struct option aOpt[CLI_BUILD_MAX_OPTIONS];
     size_t n = 0;
-    for (size_t i = 0; i < sizeof aShared / sizeof *aShared; i++)
-        aOpt[n++] = aShared[i];
+    for (size_t i = 0; cli_aBuildOption[i].name; i++)
+        aOpt[n++] = cli_aBuildOption[i];
     for (size_t i = 0; aLong && aLong[i].name; i++) {
         assert(n + 1 < CLI_BUILD_MAX_OPTIONS);
         aOpt[n++] = aLong[i];
     }
     aOpt[n] = (struct option){0, 0, 0, 0};
     char zAllShort[64];
-    snprintf(zAllShort, sizeof zAllShort, "o:t:L:qh%s", zShort ? zShort : "");
+    snprintf(zAllShort, sizeof zAllShort, CLI_BUILD_SHORT_OPTIONS "%s", zShort ? zShort : "");
 
     memset(a, 0, sizeof *a);
     a->recallBudget = CLI_RECALL_BUDGET_DEFAULT;

@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "query_source.h"
@@ -38,9 +39,14 @@ int cli_search_option(cli_search *s, int c, const char *zArg, int *pStatus)
     case CLI_OPT_WHERE: return cli_filter_option("search", c, zArg, pStatus);
     case 'J': s->json = 1; return 1;
     case 's': s->o.show = 1; return 1;
+    case 'v': s->verbose = 1; return 1;
+    case 'q': s->quiet = 1; return 1;
     case 'm':
+    case CLI_OPT_MIN_COUNT:
         if (!itype_option_find(s->pType, "min_count"))
             return 0;
+        if (c == 'm')
+            cli_deprecated("genie search", c, "--min-count");
         if (!cli_parse_u64(zArg, 0, UINT32_MAX, &v))
             *pStatus = cli_usage_error("search", "--min-count must be 0..4294967295, not '%s'", zArg);
         else
@@ -74,11 +80,30 @@ int cli_search_open(cli_search *s, const char *zIndex)
         return CLI_EXIT_FAIL;
     }
     s->pType = s->ix.pType;
+    char zWhy[160];
+    if (s->o.show && itype_show_refusal(&s->ix, zWhy, sizeof zWhy)) {
+        cli_search_close(s);
+        return cli_usage_error("search", "--show: %s %s", zIndex, zWhy);
+    }
     return CLI_EXIT_OK;
+}
+
+/* -v: what ran, after every answer (and the type's summary). */
+static void print_verbose(const cli_search *s)
+{
+    const genie_search_stats *st = &s->st;
+    char zParts[32] = "";
+    if (st->n_parts > 1)
+        snprintf(zParts, sizeof zParts, ", %u parts", st->n_parts);
+    fprintf(stderr, "genie search: %s index, %llu queries, %llu answers, %.3f s searching on %s%s\n",
+            s->pType->zName, (unsigned long long)s->nQuery, (unsigned long long)s->nAnswer, s->tSearch,
+            s->nQuery ? genie_backend_name(st->backend) : "no backend (no queries)", zParts);
 }
 
 int cli_search_main(cli_search *s, int argc, char **argv, const char *zIndex, const char *zDefault)
 {
+    if (!zIndex)
+        zIndex = argv[optind];
     const char *zQueries = cli_search_queries(argc, argv, zIndex, zDefault);
     int st = cli_search_open(s, zIndex);
     if (st != CLI_EXIT_OK)
@@ -90,8 +115,10 @@ int cli_search_main(cli_search *s, int argc, char **argv, const char *zIndex, co
         st = s->xOpened(s, zIndex, zQueries);
     if (st == CLI_EXIT_OK)
         st = cli_search_run(s, zQueries ? zQueries : "-");
-    if (st == CLI_EXIT_OK && s->xSummary)
+    if (st == CLI_EXIT_OK && s->xSummary && !s->quiet)
         s->xSummary(s);
+    if (st == CLI_EXIT_OK && s->verbose)
+        print_verbose(s);
     cli_search_close(s);
     s->o.filter = NULL;
     genie_filter_free(filter);
@@ -121,10 +148,28 @@ static int print_chunk(cli_search *s, const itype_results *r, json_buf *b)
         } else {
             t->xTsv(&p, queryNo, &a);
         }
+        s->nAnswer += a.n;
         if (s->xQuery)
             s->xQuery(s, queryNo, &a);
     }
     return 0;
+}
+
+/*
+ * Backend auto in a build with CUDA found no usable GPU: say so, once per
+ * process (a search of several chunks, or eval's, says it once), and how to
+ * silence it (cli.h, CLI_NO_GPU_NOTICE_ENV).
+ */
+static void maybe_gpu_notice(const cli_search *s)
+{
+    static int said;
+    const char *zEnv = getenv(CLI_NO_GPU_NOTICE_ENV);
+    if (said || s->quiet || s->eng.backend != GENIE_BACKEND_AUTO || (zEnv && *zEnv) || !genie_cuda_built() ||
+        genie_cuda_available())
+        return;
+    said = 1;
+    fprintf(stderr, "genie: no usable GPU; using the cpu backend (-b cpu, -q or %s=1 silence this notice)\n",
+            CLI_NO_GPU_NOTICE_ENV);
 }
 
 int cli_search_run(cli_search *s, const char *zQueries)
@@ -146,14 +191,14 @@ int cli_search_run(cli_search *s, const char *zQueries)
     while (status == CLI_EXIT_OK && (n = query_source_next(&src, 0, &q)) > 0) {
         itype_results r;
         memset(&r, 0, sizeof r);
-        if ((rc = t->xSearch(&s->ix, &s->o, &s->eng, &q, &r)) == GENIE_OK) {
+        double t0 = util_now();
+        rc = t->xSearch(&s->ix, &s->o, &s->eng, &q, &r);
+        s->tSearch += util_now() - t0;
+        if (rc == GENIE_OK) {
+            s->st = r.st;
             if (s->xSearched)
                 s->xSearched(s, &r);
-            if (s->gpuNotice && s->eng.backend == GENIE_BACKEND_AUTO && genie_cuda_built() &&
-                r.st.backend != GENIE_BACKEND_CUDA) {
-                fprintf(stderr, "genie: no usable GPU; using the cpu backend\n");
-                s->gpuNotice = 0;
-            }
+            maybe_gpu_notice(s);
             if (print_chunk(s, &r, &b) != 0)
                 status = CLI_EXIT_FAIL;
             else if (s->xDone)

@@ -16,8 +16,11 @@
  *
  * are printed with the search's time and queries per second (the exact
  * search and a first computation of the recall estimate are not timed;
- * with --repeat the fastest of the runs, which on a shared machine is the
- * one least disturbed).
+ * with --repeat the median run's, as the vectors eval reports).
+ *
+ * cmd_eval() picks the entry: the index's type (or -t TYPE, which must
+ * agree with it), refusing the types without an approximate search with
+ * the list of those that have one.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -28,9 +31,8 @@
 #include "cli_search.h"
 #include "itype.h"
 
-static const char zEvalHelp[] =
-    "Usage: genie eval [options] INDEX QUERIES     (a sets or sequences index;\n"
-    "                                              vectors: see below)\n"
+const char cli_zEvalLinesHelp[] =
+    "Usage: genie eval [options] INDEX QUERIES     (a sets or sequences index)\n"
     "\n"
     "Search QUERIES (one query per line, as genie search reads them) in the\n"
     "sets or sequences INDEX and compare with the exact answers (the exact\n"
@@ -45,20 +47,27 @@ static const char zEvalHelp[] =
     "  certified       sequences: fraction of queries certified\n"
     "  seconds, qps    the search alone, queries per second\n"
     "\n"
-    "  -k, --k N               answers (default: 10 sets, 1 sequences)\n"
+    "  -k, --k N               answers (default: as genie search: 10 sets,\n"
+    "                          1 sequences)\n"
     "  -K, --candidates N      candidates by match count (default: as genie\n"
     "                          search)\n"
     "      --recall R          choose K for an estimated recall@k >= R\n"
     "      --certify[=LIMIT]   sequences: as genie search --certify\n"
     "      --exact             evaluate the exact search itself\n"
     "      --limit N           use the first N queries only\n"
-    "      --repeat N          run the search N times, report the fastest\n"
-    "                          (default 1)\n"
+    CLI_REPEAT_HELP
     CLI_ENGINE_HELP
     "  -h, --help              show this help\n"
     "\n"
-    "On a vectors index genie eval takes the vectors options (genie eval\n"
-    "--help with a vectors INDEX argument shows them).\n";
+    "A vectors index takes the options of genie eval -t vectors --help.\n";
+
+const struct option cli_aEvalLinesOption[] = {
+    {"k", required_argument, 0, 'k'},         {"candidates", required_argument, 0, 'K'},
+    {"recall", required_argument, 0, 'R'},    {"certify", optional_argument, 0, 'C'},
+    {"exact", no_argument, 0, 'E'},           {"limit", required_argument, 0, 'l'},
+    {"repeat", required_argument, 0, 'r'},
+    {"help", no_argument, 0, 'h'},            CLI_ENGINE_LONG_OPTIONS,
+    {0, 0, 0, 0}};
 
 typedef struct eval_opts {
     const itype *pType;
@@ -69,18 +78,11 @@ typedef struct eval_opts {
 
 static int parse_eval(int argc, char **argv, eval_opts *e)
 {
-    static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'},         {"candidates", required_argument, 0, 'K'},
-        {"recall", required_argument, 0, 'R'},    {"certify", optional_argument, 0, 'C'},
-        {"exact", no_argument, 0, 'E'},           {"limit", required_argument, 0, 'l'},
-        {"repeat", required_argument, 0, 'r'},
-        {"help", no_argument, 0, 'h'},            CLI_ENGINE_LONG_OPTIONS,
-        {0, 0, 0, 0}};
     itype_options *o = &e->o;
     int c;
     uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:K:h" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, CLI_EVAL_LINES_SHORT, cli_aEvalLinesOption, NULL)) != -1) {
         int st;
         if (cli_engine_option("eval", c, optarg, &e->opt, &st) ||
             cli_candidate_option("eval", e->pType, c, optarg, &o->k, &o->candidates, &o->recall, &st)) {
@@ -90,7 +92,7 @@ static int parse_eval(int argc, char **argv, eval_opts *e)
         }
         switch (c) {
         case 'C': {
-            const itype_option *pCertify = itype_option_find(e->pType, "certify");
+            const itype_option *pCertify = e->pType ? itype_option_find(e->pType, "certify") : NULL;
             if (!pCertify)
                 return cli_usage_error("eval", "--certify applies to a sequences index");
             o->maxCandidates = (uint32_t)pCertify->lo;
@@ -111,8 +113,8 @@ static int parse_eval(int argc, char **argv, eval_opts *e)
                 return cli_usage_error("eval", "--repeat must be 1..1000, not '%s'", optarg);
             e->repeat = (uint32_t)v;
             break;
-        case 'h': cli_help(zEvalHelp); return CLI_EXIT_OK;
-        default: return CLI_EXIT_USAGE;
+        case 'h': cli_help(cli_zEvalLinesHelp); return CLI_EXIT_OK;
+        default: return cli_usage_error("eval", "bad option");
         }
     }
     if (optind + 2 != argc)
@@ -165,14 +167,21 @@ int cli_eval_lines(int argc, char **argv, const char *zIndex)
     genie_index_type type;
     eval_opts e;
     memset(&e, 0, sizeof e);
-    e.pType = genie_index_file_type(zIndex, &type) == GENIE_OK ? itype_by_type(type) : NULL;
-    if (!e.pType || !e.pType->xScore)
+    /* Without zIndex (genie eval -t TYPE and no readable index) only --help or an error follows. */
+    e.pType = zIndex && genie_index_file_type(zIndex, &type) == GENIE_OK ? itype_by_type(type) : NULL;
+    if (zIndex && (!e.pType || !e.pType->xScore))
         return cli_usage_error("eval", "%s: not an index whose queries are lines", zIndex);
     itype_options_init(&e.o, e.pType);
     e.repeat = 1;
     int status = parse_eval(argc, argv, &e);
     if (status != CLI_EXIT_OK || optind + 2 != argc)
         return status;
+    if (!e.pType) { /* opening INDEX says what is wrong with it */
+        genie_index *idx;
+        genie_status rc = genie_index_open(argv[optind], &idx);
+        genie_index_close(idx);
+        return cli_fail(rc != GENIE_OK ? rc : GENIE_EINVAL);
+    }
     cli_search s;
     cli_search_init(&s, e.pType);
     cli_lines l;
@@ -180,6 +189,7 @@ int cli_eval_lines(int argc, char **argv, const char *zIndex)
     memset(&truth, 0, sizeof truth);
     memset(&run, 0, sizeof run);
     scored *aT = NULL, *aF = NULL;
+    double *aSecs = NULL;
     genie_status rc = GENIE_OK;
     if ((status = cli_search_open(&s, argv[optind])) != CLI_EXIT_OK)
         return status;
@@ -206,20 +216,18 @@ int cli_eval_lines(int argc, char **argv, const char *zIndex)
         goto done;
     if (e.o.recall && (rc = genie_recall_prepare(ix->idx, e.opt.threads)) != GENIE_OK)
         goto done;
-    for (uint32_t i = 0; i < e.repeat; i++) {
-        eval_run next;
-        memset(&next, 0, sizeof next);
-        if ((rc = run_search(&e, ix, &l, n, e.o.exact, &next)) != GENIE_OK) {
-            itype_results_free(e.pType, &next.r);
-            goto done;
-        }
-        if (i == 0 || next.seconds < run.seconds) {
-            itype_results_free(e.pType, &run.r);
-            run = next;
-        } else {
-            itype_results_free(e.pType, &next.r);
-        }
+    /* --repeat: the answers of the last run (every run gives the same), the time of the median one */
+    if (!(aSecs = malloc(e.repeat * sizeof *aSecs))) {
+        rc = GENIE_ENOMEM;
+        goto done;
     }
+    for (uint32_t i = 0; i < e.repeat; i++) {
+        itype_results_free(e.pType, &run.r);
+        if ((rc = run_search(&e, ix, &l, n, e.o.exact, &run)) != GENIE_OK)
+            goto done;
+        aSecs[i] = run.seconds;
+    }
+    run.seconds = aSecs[cli_median_index(aSecs, e.repeat)];
     double sumK = 0, sumId = 0;
     uint64_t nUsed = 0, nCert = 0;
     for (size_t q = 0; q < n; q++) {
@@ -257,6 +265,7 @@ done:
     itype_results_free(e.pType, &run.r);
     free(aT);
     free(aF);
+    free(aSecs);
     cli_lines_close(&l);
     cli_search_close(&s);
     if (rc != GENIE_OK && status == CLI_EXIT_OK)
@@ -264,14 +273,40 @@ done:
     return status;
 }
 
+static int has_eval(const itype *t)
+{
+    return t->xCliEval != NULL;
+}
+
 int cmd_eval(int argc, char **argv)
 {
+    char zTypes[128];
+    itype_names(zTypes, sizeof zTypes, has_eval);
+    const itype *tNamed;
+    int st = cli_take_type_arg("eval", &argc, argv, &tNamed);
+    if (st != CLI_EXIT_OK)
+        return st;
     genie_index_type type;
     const char *zIndex = cli_find_index_arg(argc, argv, &type);
-    const itype *t = zIndex ? itype_by_type(type) : NULL;
-    /* Without an index, or on one that has no approximate search, the vectors eval answers as it
-     * always has: its help is the one eval shows first, and it names the index's type. */
-    if (!t || !t->xCliEval)
-        t = itype_by_type(GENIE_TYPE_VECTORS);
-    return t->xCliEval(argc, argv, zIndex);
+    const itype *t = zIndex ? itype_by_type(type) : tNamed;
+    if (zIndex && tNamed && t != tNamed) {
+        fprintf(stderr, "genie eval: %s is a %s index, not %s (-t)\n", zIndex, t->zName, tNamed->zName);
+        return CLI_EXIT_FAIL;
+    }
+    if (t && !t->xCliEval) {
+        if (zIndex)
+            fprintf(stderr, "genie eval: %s is a %s index: genie eval takes a %s index\n", zIndex, t->zName, zTypes);
+        else
+            fprintf(stderr, "genie eval: a %s index has no approximate search: genie eval takes a %s index\n",
+                    t->zName, zTypes);
+        return CLI_EXIT_FAIL;
+    }
+    if (t)
+        return t->xCliEval(argc, argv, zIndex);
+    if (cli_wants_help(argc, argv)) {
+        cli_print_eval_overview();
+        return CLI_EXIT_OK;
+    }
+    /* No readable index: the vectors eval parses the options and, opening INDEX, says what is wrong. */
+    return itype_by_type(GENIE_TYPE_VECTORS)->xCliEval(argc, argv, NULL);
 }

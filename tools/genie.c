@@ -5,27 +5,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-
-static const char zUsage[] =
-    "Usage: genie COMMAND [options] ...\n"
-    "\n"
-    "A generic inverted index for batched similarity search (GENIE).\n"
-    "\n"
-    "Commands:\n"
-    "  build    build an index from keyword sets or text documents\n"
-    "  search   answer queries against an index (top-k by match count)\n"
-    "  info     describe an index file\n"
-    "  add      add objects to an index (its write-ahead log, docs/LIVE.md)\n"
-    "  delete   delete objects of an index by label\n"
-    "  compact  write an index with its log's writes applied\n"
-    "  serve    keep indexes open behind an HTTP/JSON API (docs/SERVER.md)\n"
-    "  eval     recall@k and queries/s of an approximate search (sets,\n"
-    "           sequences, vectors) against exact answers\n"
-    "  lsh-params  hash functions m by Eqn. 9 for (epsilon, delta)\n"
-    "  cache-plan  the GPU list cache plan of a docs index from a query log\n"
-    "\n"
-    "Run 'genie COMMAND --help' for a command's options.\n"
-    "Exit status: 0 ok, 1 bad input or failure, 2 usage error.\n";
+#include "itype.h"
 
 /*
  * The library reads index files through a memory mapping.  A file cut
@@ -45,6 +25,58 @@ static void on_sigbus(int sig)
     _exit(CLI_EXIT_FAIL);
 }
 
+/* The commands (genie.c alone links genie serve). */
+static const struct {
+    const char *zName;
+    int (*xCmd)(int argc, char **argv);
+} aCmd[] = {{"build", cmd_build},   {"search", cmd_search},   {"info", cmd_info},
+            {"add", cmd_add},       {"delete", cmd_delete},   {"compact", cmd_compact},
+            {"serve", cmd_serve},   {"eval", cmd_eval},       {"lsh-params", vec_cli_lsh_params},
+            {"cache-plan", docs_cli_cache_plan}};
+
+static int find_command(const char *zName)
+{
+    for (size_t i = 0; i < sizeof aCmd / sizeof *aCmd; i++)
+        if (strcmp(aCmd[i].zName, zName) == 0)
+            return (int)i;
+    return -1;
+}
+
+/*
+ * genie help [TYPE | COMMAND]: genie --help without an argument; a type's
+ * options (the --help of its build, search and, where it has one, eval,
+ * from its entry); or a command's --help.
+ */
+static int cmd_help(int argc, char **argv)
+{
+    if (argc < 2 || cli_wants_help(argc, argv)) {
+        cli_print_usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (argc > 2)
+        return cli_usage_error("help", "expected one TYPE or COMMAND");
+    const itype *t = itype_by_name(argv[1]);
+    if (t) {
+        const itype_cli *aCli[] = {&t->cliBuild, &t->cliSearch, &t->cliEval};
+        for (size_t i = 0; i < sizeof aCli / sizeof *aCli; i++)
+            if (aCli[i]->zHelp) {
+                if (i)
+                    putchar('\n');
+                cli_help(aCli[i]->zHelp);
+            }
+        return CLI_EXIT_OK;
+    }
+    int iCmd = find_command(argv[1]);
+    if (iCmd >= 0) {
+        char zHelp[] = "--help";
+        char *av[] = {argv[1], zHelp, NULL};
+        return aCmd[iCmd].xCmd(2, av);
+    }
+    char zTypes[160];
+    return cli_usage_error("help", "'%s' is neither a type (%s) nor a command", argv[1],
+                           itype_names(zTypes, sizeof zTypes, NULL));
+}
+
 int main(int argc, char **argv)
 {
     struct sigaction sa;
@@ -52,40 +84,32 @@ int main(int argc, char **argv)
     sa.sa_handler = on_sigbus;
     sigaction(SIGBUS, &sa, NULL);
     if (argc < 2) {
-        fputs(zUsage, stderr);
+        cli_print_usage(stderr);
         return CLI_EXIT_USAGE;
     }
     const char *zCmd = argv[1];
-    if (strcmp(zCmd, "-h") == 0 || strcmp(zCmd, "--help") == 0 || strcmp(zCmd, "help") == 0) {
-        fputs(zUsage, stdout);
+    if (strcmp(zCmd, "-h") == 0 || strcmp(zCmd, "--help") == 0) {
+        cli_print_usage(stdout);
         return CLI_EXIT_OK;
     }
     if (strcmp(zCmd, "--version") == 0) {
         printf("genie %s (CUDA backend %s)\n", genie_version(), genie_cuda_built() ? "built" : "not built");
         return CLI_EXIT_OK;
     }
-    if (strcmp(zCmd, "build") == 0)
-        return cmd_build(argc - 1, argv + 1);
-    if (strcmp(zCmd, "search") == 0 || strcmp(zCmd, "eval") == 0) {
-        cli_gpu_warm_start(argc - 1, argv + 1);
-        int st = zCmd[0] == 's' ? cmd_search(argc - 1, argv + 1) : cmd_eval(argc - 1, argv + 1);
-        cli_gpu_warm_wait();
-        return st;
+    if (strcmp(zCmd, "help") == 0)
+        return cmd_help(argc - 1, argv + 1);
+    int iCmd = find_command(zCmd);
+    if (iCmd < 0) {
+        fprintf(stderr, "genie: unknown command '%s'\n\n", zCmd);
+        cli_print_usage(stderr);
+        return CLI_EXIT_USAGE;
     }
-    if (strcmp(zCmd, "info") == 0)
-        return cmd_info(argc - 1, argv + 1);
-    if (strcmp(zCmd, "add") == 0)
-        return cmd_add(argc - 1, argv + 1);
-    if (strcmp(zCmd, "delete") == 0)
-        return cmd_delete(argc - 1, argv + 1);
-    if (strcmp(zCmd, "compact") == 0)
-        return cmd_compact(argc - 1, argv + 1);
-    if (strcmp(zCmd, "serve") == 0)
-        return cmd_serve(argc - 1, argv + 1);
-    if (strcmp(zCmd, "lsh-params") == 0)
-        return vec_cli_lsh_params(argc - 1, argv + 1);
-    if (strcmp(zCmd, "cache-plan") == 0)
-        return docs_cli_cache_plan(argc - 1, argv + 1);
-    fprintf(stderr, "genie: unknown command '%s'\n\n%s", zCmd, zUsage);
-    return CLI_EXIT_USAGE;
+    /* search and eval start the GPU while the index opens (gpu_warm.c) */
+    int warm = aCmd[iCmd].xCmd == cmd_search || aCmd[iCmd].xCmd == cmd_eval;
+    if (warm)
+        cli_gpu_warm_start(argc - 1, argv + 1);
+    int st = aCmd[iCmd].xCmd(argc - 1, argv + 1);
+    if (warm)
+        cli_gpu_warm_wait();
+    return st;
 }

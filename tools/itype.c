@@ -32,6 +32,34 @@ const itype *itype_by_name(const char *zName)
     return NULL;
 }
 
+const char *itype_names(char *z, size_t n, int (*xKeep)(const itype *t))
+{
+    size_t nKeep = 0, iKeep = 0, at = 0;
+    for (size_t i = 0; i < itype_nAll; i++)
+        nKeep += itype_aAll[i] && (!xKeep || xKeep(itype_aAll[i]));
+    if (n)
+        z[0] = '\0';
+    for (size_t i = 0; i < itype_nAll && at < n; i++) {
+        const itype *t = itype_aAll[i];
+        if (!t || (xKeep && !xKeep(t)))
+            continue;
+        const char *zSep = iKeep == 0 ? "" : iKeep + 1 == nKeep ? " or " : ", ";
+        int w = snprintf(z + at, n - at, "%s%s", zSep, t->zName);
+        at += w > 0 ? (size_t)w : 0;
+        iKeep++;
+    }
+    return z;
+}
+
+const char *itype_show_refusal(const itype_index *ix, char *z, size_t n)
+{
+    if (ix->info.has_records)
+        return NULL;
+    const char *zWhy = ix->pType && ix->pType->zNoRecords ? ix->pType->zNoRecords : "built without records";
+    snprintf(z, n, "stores no records (%s)", zWhy);
+    return z;
+}
+
 itype_batch_form itype_batch_of(itype_query_form form)
 {
     switch (form) {

@@ -357,11 +357,30 @@ genie_status itype_add_done(genie_status rc, char *zErr, size_t nErr);
 #define ITYPE_F_BATCH_ALONE 0x4 /* a search with a recall target depends on its batch (sequences: the edit
                                  * rate is measured on it): genie serve runs such a request alone */
 
+/*
+ * A command of the genie CLI as one type parses it: its getopt short
+ * options, its long options (ended by a zero entry) and its --help text.
+ * The type's parser uses them; `genie help TYPE` and `genie search --help`
+ * print from them; tests/test_cli_options.c checks the help against the
+ * options and every short letter against cli_short_option() (cli.h).
+ * A build's tables hold the type's own options: cli_parse_build() adds
+ * the shared ones (CLI_BUILD_SHORT_OPTIONS, cli_aBuildOption).
+ */
+struct option;
+typedef struct itype_cli {
+    const char *zShort;
+    const struct option *aLong;
+    const char *zHelp;
+} itype_cli;
+
 struct itype {
     const char *zName;          /* genie_index_type_name(type) */
+    const char *zAbout;         /* what it indexes and how it answers, one line of the lists of types */
     genie_index_type type;
     uint32_t maxK;              /* the GENIE_*_MAX_K of its header: k is 1..maxK */
     uint32_t defaultK;          /* when a search names none; 0: k is not required (metric) */
+    const char *zWhyDefaultK;   /* why defaultK is not the 10 of the others (NULL: it is 10) */
+    const char *zNoRecords;     /* why an index of the type may hold no records (--show); NULL: it always does */
     unsigned flags;             /* ITYPE_F_* */
     itype_query_form query;     /* how its queries are written (xOpen may choose per index) */
     const char *zJsonQuery;     /* one query of a JSON body, for messages: "a string (words)" */
@@ -375,6 +394,7 @@ struct itype {
     int (*xCliSearch)(int argc, char **argv, const char *zIndex);
     int (*xCliEval)(int argc, char **argv, const char *zIndex); /* NULL: not an approximate search */
     int (*xCliInfo)(const genie_index *idx, const char *zPath);
+    itype_cli cliBuild, cliSearch, cliEval; /* their options and help (cliEval: with xCliEval) */
 
     /* Opening (optional): the query-time state, the dimension, the query form of this index. */
     genie_status (*xOpen)(itype_index *ix);
@@ -439,5 +459,16 @@ extern const size_t itype_nAll;
 const itype *itype_by_type(genie_index_type type);
 /** The entry named @p zName, or NULL. */
 const itype *itype_by_name(const char *zName);
+/**
+ * The names of the entries @p xKeep keeps (NULL: every entry), in table
+ * order, as "a, b or c" into @p z (for messages).  @return z.
+ */
+const char *itype_names(char *z, size_t n, int (*xKeep)(const itype *t));
+/**
+ * NULL when @p ix holds the records a search with show prints, else why
+ * not ("stores no records (REASON)", REASON the entry's zNoRecords) into
+ * @p z.  Every interface refuses show with this reason.
+ */
+const char *itype_show_refusal(const itype_index *ix, char *z, size_t n);
 
 #endif

@@ -28,6 +28,7 @@ static const char zBuildHelp[] =
     "numbers documents by global score so that searches stop early.\n"
     "\n"
     "  -o, --output FILE        the index file to write\n"
+    "  -t, --type docs          this type\n"
     "  -d, --delimiter LINE     documents are blocks of lines between lines\n"
     "                           equal to LINE (e.g. '%')\n"
     "      --links FILE         links for PageRank: lines 'from to' (record\n"
@@ -43,6 +44,9 @@ static const char zBuildHelp[] =
     "      --damping C          PageRank damping, (0, 1) (default 0.85);\n"
     "                           iterations stop at an L1 change < 1e-9 or\n"
     "                           after 1000\n"
+    "  -L, --sublist-length N   split lists longer than N postings (default 4096)\n"
+    "      --part-objects, --part-bytes, --gpu-memory   refused: an index of\n"
+    "                           documents is one part\n"
     "  -q, --quiet              no summary on standard error\n"
     "  -h, --help               show this help\n"
     "\n"
@@ -115,20 +119,22 @@ static int docs_build_option(void *ctx, int c, const char *zArg)
     }
 }
 
+#define BUILD_SHORT "d:"
+static const struct option aBuildOpt[] = {
+    {"delimiter", required_argument, 0, 'd'},    {"links", required_argument, 0, 'l'},
+    {"static-score", required_argument, 0, 'S'}, {"stop-words", required_argument, 0, 'w'},
+    {"no-records", no_argument, 0, 'N'},         {"alpha", required_argument, 0, 'A'},
+    {"k1", required_argument, 0, 'K'},           {"b", required_argument, 0, 'B'},
+    {"damping", required_argument, 0, 'D'},      {0, 0, 0, 0}};
+
 static int docs_cli_build(int argc, char **argv)
 {
-    static const struct option aOpt[] = {
-        {"delimiter", required_argument, 0, 'd'},    {"links", required_argument, 0, 'l'},
-        {"static-score", required_argument, 0, 'S'}, {"stop-words", required_argument, 0, 'w'},
-        {"no-records", no_argument, 0, 'N'},         {"alpha", required_argument, 0, 'A'},
-        {"k1", required_argument, 0, 'K'},           {"b", required_argument, 0, 'B'},
-        {"damping", required_argument, 0, 'D'},      {0, 0, 0, 0}};
     docs_build_opts bo;
     memset(&bo, 0, sizeof bo);
     genie_docs_params_default(&bo.p);
     bo.storeRecords = 1;
     cli_build_args a;
-    int st = cli_parse_build(argc, argv, "d:", aOpt, zBuildHelp, docs_build_option, &bo, &a);
+    int st = cli_parse_build(argc, argv, BUILD_SHORT, aBuildOpt, zBuildHelp, docs_build_option, &bo, &a);
     if (st != CLI_GO_ON)
         return st;
     const char *zOut = a.zOut, *zDelim = bo.zDelim, *zLinks = bo.zLinks, *zScores = bo.zScores, *zStop = bo.zStop;
@@ -206,79 +212,62 @@ static const char zSearchHelp[] =
     "      --or                documents holding any of the words (unknown\n"
     "                          words are skipped), same score\n"
     "      --exhaustive        score every matching document (the oracle)\n"
-    "  -b, --backend NAME      auto (default), cpu or cuda: AND queries with\n"
-    "                          k <= 1024 on the GPU (Algorithm 1 of Wang et\n"
-    "                          al.; auto: when one is usable), the rest on the\n"
-    "                          CPU; same answers\n"
+    CLI_BACKEND_HELP
+    "                          (-b on a docs index: cuda runs AND queries\n"
+    "                          with k <= 1024 on the GPU, Algorithm 1 of Wang\n"
+    "                          et al., the rest on the CPU, with the same\n"
+    "                          answers; auto: the GPU when one is usable, as\n"
+    "                          the library chooses: genie_docs_options)\n"
     "      --gpu-memory BYTES  cuda: memory M for the list cache and the batch\n"
     "                          buffer (K/M/G suffixes; default 1G)\n"
     "      --cache-fraction F  cuda: the cache's share of M, (0, 1) (default\n"
     "                          0.5); the batches get the rest\n"
     "      --cache-plan FILE   cuda: what the cache admits (genie cache-plan);\n"
     "                          without: every list if all fit, else none\n"
-    "  -j, --threads N         CPU threads (default: all cores)\n"
     CLI_FILTER_HELP
     "                          (docs: ids are record numbers; scores keep the\n"
     "                          whole collection's statistics)\n"
     "      --json              one JSON object per query instead of TSV,\n"
     "                          with the BM25 and PageRank parts\n"
     "      --show              print each hit's stored document\n"
+    CLI_VERBOSE_HELP
     "  -q, --quiet             no summary on standard error\n"
     "  -h, --help              show this help\n";
 
-/* The docs search's own: its flags, the cache plan, the totals. */
+/* The docs search's own: the cache plan, the totals. */
 typedef struct docs_cli {
     const char *zPlan;
     genie_docs_plan *plan;
-    int quiet;
     genie_docs_stats total;
 } docs_cli;
 
+#define SEARCH_SHORT CLI_SEARCH_SHORT_OPTIONS CLI_ENGINE_SHORT_OPTIONS
+static const struct option aSearchOpt[] = {
+    CLI_SEARCH_LONG_OPTIONS, {"or", no_argument, 0, 'O'}, {"exhaustive", no_argument, 0, 'E'},
+    CLI_BACKEND_LONG_OPTIONS, {"gpu-memory", required_argument, 0, CLI_OPT_SEARCH_GPU_MEMORY},
+    {"cache-fraction", required_argument, 0, 'F'}, {"cache-plan", required_argument, 0, 'P'},
+    CLI_FILTER_LONG_OPTIONS, {0, 0, 0, 0}};
+
 static int parse_docs_search(int argc, char **argv, cli_search *s, docs_cli *d)
 {
-    static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'},       {"or", no_argument, 0, 'O'},
-        {"exhaustive", no_argument, 0, 'E'},    {"threads", required_argument, 0, 'j'},
-        {"json", no_argument, 0, 'J'},          {"show", no_argument, 0, 's'},
-        {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
-        {"backend", required_argument, 0, 'b'}, {"gpu-memory", required_argument, 0, 'G'},
-        {"cache-fraction", required_argument, 0, 'F'}, {"cache-plan", required_argument, 0, 'P'},
-        CLI_FILTER_LONG_OPTIONS,                {0, 0, 0, 0}};
     itype_options *o = &s->o;
     int c;
-    uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:j:b:qh", aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, SEARCH_SHORT, aSearchOpt, NULL)) != -1) {
         int st;
-        if (cli_search_option(s, c, optarg, &st)) {
+        if (cli_engine_option("search", c, optarg, &s->eng, &st) || cli_search_option(s, c, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
         }
         switch (c) {
-        case 'b':
-            if (genie_backend_parse(optarg, &s->eng.backend) != GENIE_OK ||
-                (s->eng.backend != GENIE_BACKEND_AUTO && s->eng.backend != GENIE_BACKEND_CPU &&
-                 s->eng.backend != GENIE_BACKEND_CUDA))
-                return cli_usage_error("search", "--backend of a docs index is auto, cpu or cuda, not '%s'", optarg);
-            break;
-        case 'G':
-            if (!cli_parse_bytes(optarg, &s->eng.gpu_memory) || s->eng.gpu_memory == 0)
-                return cli_usage_error("search", "--gpu-memory must be a byte count > 0, not '%s'", optarg);
-            break;
         case 'F':
             if (!parse_double(optarg, 1e-9, 1 - 1e-9, &o->cacheFraction))
                 return cli_usage_error("search", "--cache-fraction must be a number in (0, 1), not '%s'", optarg);
             break;
         case 'P': d->zPlan = optarg; break;
-        case 'j':
-            if (!cli_parse_u64(optarg, 1, 4096, &v))
-                return cli_usage_error("search", "--threads must be 1..4096, not '%s'", optarg);
-            s->eng.threads = (unsigned)v;
-            break;
         case 'O': o->orMode = 1; break;
         case 'E': o->exhaustive = 1; break;
-        case 'q': d->quiet = 1; break;
         case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
@@ -310,8 +299,6 @@ static void docs_summary(cli_search *s)
 {
     const docs_cli *d = s->pCtx;
     const genie_docs_stats *t = &d->total;
-    if (d->quiet)
-        return;
     fprintf(stderr, "genie: %llu queries in %.3f s; postings read %llu of %llu; %llu stopped early\n",
             (unsigned long long)s->nQuery, t->seconds, (unsigned long long)t->postings_read,
             (unsigned long long)t->postings_total, (unsigned long long)t->stopped_early);
@@ -322,17 +309,16 @@ static void docs_summary(cli_search *s)
                 (double)t->bytes_moved / 1048576.0, (unsigned long long)t->post_processed);
 }
 
-/* The plan of --cache-plan, and --show's records: what the search needs beyond the index. */
+/* The plan of --cache-plan: what the search needs beyond the index. */
 static int docs_prepare(cli_search *s, const char *zIndex, const char *zQueries)
 {
+    (void)zIndex;
     (void)zQueries;
     docs_cli *d = s->pCtx;
     genie_status rc;
     if (d->zPlan && (rc = genie_docs_plan_read(s->ix.pState, d->zPlan, &d->plan)) != GENIE_OK)
         return cli_fail(rc);
     s->o.plan = d->plan;
-    if (s->o.show && !s->ix.info.has_records)
-        return cli_usage_error("search", "--show: %s stores no documents (built with --no-records)", zIndex);
     return CLI_EXIT_OK;
 }
 
@@ -474,8 +460,7 @@ static genie_status docs_search(const itype_index *ix, const itype_options *o, c
     dopt.mode = o->orMode ? GENIE_DOCS_OR : GENIE_DOCS_AND;
     dopt.exhaustive = o->exhaustive;
     dopt.threads = eng->threads;
-    /* the GPU with cuda alone: auto, and the other backends, mean the CPU here (genie_docs_options) */
-    dopt.backend = eng->backend == GENIE_BACKEND_CUDA ? GENIE_BACKEND_CUDA : GENIE_BACKEND_CPU;
+    dopt.backend = eng->backend; /* the library chooses (genie_docs_options.backend) */
     dopt.gpu_memory = eng->gpu_memory;
     dopt.cache_fraction = o->cacheFraction;
     dopt.plan = o->plan;
@@ -484,6 +469,12 @@ static genie_status docs_search(const itype_index *ix, const itype_options *o, c
     genie_status rc = genie_docs_search(ix->pState, q->azText, q->anText, q->nQuery, &dopt, &r);
     out->pNative = r;
     out->nQuery = r ? genie_docs_results_queries(r) : 0;
+    if (r) {
+        genie_docs_stats st;
+        genie_docs_results_stats(r, &st);
+        out->st.backend = st.backend;
+        out->st.total_seconds = st.seconds;
+    }
     return rc;
 }
 
@@ -554,6 +545,8 @@ static const itype_option aDocsOption[] = {
 
 const itype itype_docs = {
     .zName = "docs",
+    .zAbout = "documents ranked by BM25 and PageRank for AND (or OR) queries, stopping early",
+    .zNoRecords = "built with --no-records",
     .type = GENIE_TYPE_DOCS,
     .maxK = GENIE_DOCS_MAX_K,
     .defaultK = 10,
@@ -563,6 +556,8 @@ const itype itype_docs = {
     .szHit = sizeof(genie_docs_hit),
     .xCliBuild = docs_cli_build,
     .xCliSearch = docs_cli_search,
+    .cliBuild = {BUILD_SHORT, aBuildOpt, zBuildHelp},
+    .cliSearch = {SEARCH_SHORT, aSearchOpt, zSearchHelp},
     .xOpen = docs_open,
     .xClose = docs_close,
     .xSearch = docs_search,

@@ -19,29 +19,21 @@ extern const itype itype_keywords;
 /* ------------------------------------------------------------ build */
 
 static const char zBuildHelp[] =
-    "Usage: genie build [options] -o INDEX INPUT...\n"
+    "Usage: genie build [-t keywords|text] [options] -o INDEX INPUT...\n"
     "\n"
-    "Build an index from INPUT files, read in order ('-' is standard input).\n"
-    "Object ids are 0, 1, 2, ... in input order.\n"
+    "Build a keywords or text index from INPUT files, read in order ('-' is\n"
+    "standard input).  Object ids are 0, 1, 2, ... in input order.\n"
+    "  keywords (the default type): one object per line, its keywords as\n"
+    "    integers 0..4294967295 separated by white space (an empty line is\n"
+    "    an object with no keywords);\n"
+    "  text: one document per line (or per record, see --delimiter); words\n"
+    "    are lower-cased runs of letters and digits, each distinct word one\n"
+    "    keyword of a vocabulary stored in the index.\n"
+    "The other types: genie build --help.\n"
     "\n"
     "  -o, --output FILE        the index file to write; an existing file is\n"
     "                           replaced only once the new index is complete\n"
-    "  -t, --type TYPE          keywords (default): one object per line, its\n"
-    "                             keywords as integers 0..4294967295 separated\n"
-    "                             by white space (an empty line is an object\n"
-    "                             with no keywords);\n"
-    "                           text: one document per line (or per record,\n"
-    "                             see --delimiter); words are lower-cased runs\n"
-    "                             of letters and digits, each distinct word one\n"
-    "                             keyword of a vocabulary stored in the index\n"
-    "                           table: rows of a CSV or ARFF file, numeric\n"
-    "                             columns binned, categorical ones exact;\n"
-    "                             its options: genie build -t table -h\n"
-    "                           sequences: strings under edit distance,\n"
-    "                           sets: sets of strings under Jaccard, and\n"
-    "                           metric: exact search under l2, l1, cosine,\n"
-    "                             edit or jaccard (List of Clusters); these\n"
-    "                           have their own options: genie build -t TYPE -h\n"
+    "  -t, --type TYPE          keywords (default) or text\n"
     "  -d, --delimiter LINE     text: records are the blocks of lines between\n"
     "                           lines equal to LINE ('%' reads fortune files)\n"
     "      --stop-words FILE    text: words in FILE (white-space separated) are\n"
@@ -58,7 +50,7 @@ static const char zBuildHelp[] =
     "  -h, --help               show this help\n"
     "\n"
     "Examples:\n"
-    "  genie build -o sets.genie sets.txt\n"
+    "  genie build -o sets.genie examples/sets.txt\n"
     "  genie build -t text -d % -o fortunes.genie /usr/share/games/fortunes/fortunes\n";
 
 static void on_build_progress(void *ctx, uint64_t done)
@@ -107,13 +99,8 @@ static int input_option(void *ctx, int c, const char *zArg)
 {
     build_input *b = ctx;
     switch (c) {
-    case 't':
-        if (strcmp(zArg, "keywords") == 0)
-            b->in.type = GENIE_TYPE_KEYWORDS;
-        else if (strcmp(zArg, "text") == 0)
-            b->in.type = GENIE_TYPE_TEXT;
-        else
-            return cli_usage_error("build", "unknown type '%s' (keywords or text)", zArg);
+    case 't': /* genie build chose this entry by the name: keywords or text */
+        b->in.type = strcmp(zArg, "text") == 0 ? GENIE_TYPE_TEXT : GENIE_TYPE_KEYWORDS;
         return CLI_EXIT_OK;
     case 'd': b->in.delimiter = zArg; return CLI_EXIT_OK;
     case 'S': b->zStop = zArg; return CLI_EXIT_OK;
@@ -124,16 +111,18 @@ static int input_option(void *ctx, int c, const char *zArg)
     }
 }
 
+#define BUILD_SHORT "d:"
+static const struct option aBuildOpt[] = {
+    {"delimiter", required_argument, 0, 'd'}, {"stop-words", required_argument, 0, 'S'},
+    {"no-records", no_argument, 0, 'N'},     {"records", no_argument, 0, 'R'},
+    {"labels", no_argument, 0, 'l'},         {0, 0, 0, 0}};
+
 /* `genie build` of a keywords or text index (-t keywords, -t text, or no -t). */
 static int kw_cli_build(int argc, char **argv)
 {
-    static const struct option aOpt[] = {
-        {"delimiter", required_argument, 0, 'd'}, {"stop-words", required_argument, 0, 'S'},
-        {"no-records", no_argument, 0, 'N'},     {"records", no_argument, 0, 'R'},
-        {"labels", no_argument, 0, 'l'},         {0, 0, 0, 0}};
     build_input b = {{.type = GENIE_TYPE_KEYWORDS, .store_records = -1}, NULL};
     cli_build_args a;
-    int st = cli_parse_build(argc, argv, "d:", aOpt, zBuildHelp, input_option, &b, &a);
+    int st = cli_parse_build(argc, argv, BUILD_SHORT, aBuildOpt, zBuildHelp, input_option, &b, &a);
     if (st != CLI_GO_ON)
         return st;
     if (optind >= argc)
@@ -187,7 +176,7 @@ static int kw_cli_build(int argc, char **argv)
 /* ----------------------------------------------------------- search */
 
 static const char zSearchHelp[] =
-    "Usage: genie search [options] INDEX [QUERIES]\n"
+    "Usage: genie search [options] INDEX [QUERIES]     (a keywords or text index)\n"
     "\n"
     "Answer each query of QUERIES (default: standard input) with the top-k\n"
     "objects of INDEX by match count: count descending, ties by smaller\n"
@@ -205,13 +194,15 @@ static const char zSearchHelp[] =
     "the stored record, with tab, newline and backslash written \\t \\n \\\\.\n"
     "\n"
     "  -k, --k N               results per query, >= 1 (default 10)\n"
-    "  -m, --min-count N       leave out objects whose count is below N\n"
+    "      --min-count N       leave out objects whose count is below N (-m,\n"
+    "                          deprecated: -m is a build's hash functions)\n"
     CLI_ENGINE_HELP
     CLI_FILTER_HELP
     "  -d, --delimiter LINE    text queries: records are blocks of lines\n"
     "                          between lines equal to LINE (e.g. '%')\n"
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's stored record\n"
+    CLI_VERBOSE_HELP
     "  -q, --quiet             no progress or notices on standard error\n"
     "  -h, --help              show this help\n";
 
@@ -230,17 +221,16 @@ static void end_progress(cli_search *s, const itype_results *r)
     cli_progress_end(s->pCtx);
 }
 
-static int parse_search_options(int argc, char **argv, cli_search *s, int *pQuiet)
+#define SEARCH_SHORT CLI_SEARCH_SHORT_OPTIONS "m:d:" CLI_ENGINE_SHORT_OPTIONS
+static const struct option aSearchOpt[] = {
+    CLI_SEARCH_LONG_OPTIONS, CLI_MIN_COUNT_LONG_OPTION, {"delimiter", required_argument, 0, 'd'},
+    CLI_ENGINE_LONG_OPTIONS, CLI_FILTER_LONG_OPTIONS,  {0, 0, 0, 0}};
+
+static int parse_search_options(int argc, char **argv, cli_search *s)
 {
-    static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'},         {"min-count", required_argument, 0, 'm'},
-        {"delimiter", required_argument, 0, 'd'}, {"json", no_argument, 0, 'J'},
-        {"show", no_argument, 0, 's'},            {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},            CLI_ENGINE_LONG_OPTIONS,
-        CLI_FILTER_LONG_OPTIONS,                  {0, 0, 0, 0}};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:m:d:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, SEARCH_SHORT, aSearchOpt, NULL)) != -1) {
         int st;
         if (cli_engine_option("search", c, optarg, &s->eng, &st) || cli_search_option(s, c, optarg, &st)) {
             if (st != CLI_EXIT_OK)
@@ -249,7 +239,6 @@ static int parse_search_options(int argc, char **argv, cli_search *s, int *pQuie
         }
         switch (c) {
         case 'd': s->zDelim = optarg; break;
-        case 'q': *pQuiet = 1; break;
         case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
@@ -261,35 +250,21 @@ static int parse_search_options(int argc, char **argv, cli_search *s, int *pQuie
     return CLI_EXIT_OK;
 }
 
-/* --show needs the records. */
-static int kw_opened(cli_search *s, const char *zIndex, const char *zQueries)
-{
-    (void)zQueries;
-    if (s->o.show && !s->ix.info.has_records)
-        return cli_usage_error("search", "--show: %s stores no records (built with --no-records?)", zIndex);
-    return CLI_EXIT_OK;
-}
-
-/* `genie search` on a keywords or text index; also where genie search goes without a valid index (@p zIndex NULL). */
+/* `genie search` on a keywords or text index (@p zIndex; NULL: INDEX, which opening checks). */
 static int kw_cli_search(int argc, char **argv, const char *zIndex)
 {
-    (void)zIndex;
     cli_search s;
     cli_search_init(&s, &itype_keywords);
-    int quiet = 0;
-    int st = parse_search_options(argc, argv, &s, &quiet);
+    int st = parse_search_options(argc, argv, &s);
     if (st != CLI_EXIT_OK)
         return st;
     cli_progress bar;
-    cli_progress_start(&bar, "searching: queries", quiet);
+    cli_progress_start(&bar, "searching: queries", s.quiet);
     s.pCtx = &bar;
     s.eng.progress = on_progress;
     s.eng.progress_ctx = &s;
-    s.xOpened = kw_opened;
     s.xSearched = end_progress;
-    s.gpuNotice = !quiet;
-    /* INDEX is the first argument: without a readable index, opening it says what is wrong */
-    st = cli_search_main(&s, argc, argv, argv[optind], "-");
+    st = cli_search_main(&s, argc, argv, zIndex, "-");
     cli_progress_end(&bar);
     return st;
 }
@@ -330,7 +305,8 @@ static const itype_option aCountsOption[] = {COUNTS_OPTIONS, {NULL, 0, 0, 0, 0, 
 /* What keywords and text share: the build and search commands, the query files, the parts. */
 #define KW_MEMBERS                                                                                      \
     .maxK = GENIE_SEARCH_MAX_K, .defaultK = 10, .flags = ITYPE_F_DELIMITER, .aOption = aCountsOption,       \
-    .xCliBuild = kw_cli_build, .xCliSearch = kw_cli_search, .pReader = &kw_reader, COUNTS_MEMBERS,         \
+    .xCliBuild = kw_cli_build, .xCliSearch = kw_cli_search, .cliBuild = {BUILD_SHORT, aBuildOpt, zBuildHelp},  \
+    .cliSearch = {SEARCH_SHORT, aSearchOpt, zSearchHelp}, .pReader = &kw_reader, COUNTS_MEMBERS,           \
     .xSearchParts = counts_search_parts, .xFromHits = counts_from_hits
 
 /* Writes: keyword lists (--labels: a label first on each input line); documents. */
@@ -339,6 +315,8 @@ static const itype_writes text_writes = {ITYPE_W_DELIMITER, itype_add_strings};
 
 const itype itype_keywords = {
     .zName = "keywords",
+    .zAbout = "sets of integer keywords, one object per line (the default type); top-k by match count",
+    .zNoRecords = "a keywords index stores them when built with --records",
     .type = GENIE_TYPE_KEYWORDS,
     .query = ITYPE_QUERY_ITEMS,
     .zJsonQuery = "a list of items (keywords or [lo, hi, weight])",
@@ -349,6 +327,8 @@ const itype itype_keywords = {
 
 const itype itype_text = {
     .zName = "text",
+    .zAbout = "short documents (lines, or records between --delimiter lines); top-k by words shared",
+    .zNoRecords = "built with --no-records",
     .type = GENIE_TYPE_TEXT,
     .query = ITYPE_QUERY_TEXT,
     .zJsonQuery = "a string (a document)",

@@ -33,9 +33,12 @@ static const char zBuildHelp[] =
     "center-to-center distances are stored too (section 3.1).\n"
     "\n"
     "  -o, --output FILE        the index file to write\n"
-    "  -m, --metric M           l2, l1, cosine, edit or jaccard (required)\n"
-    "  -K, --cluster-size K     objects per cluster besides the center,\n"
-    "                           1..1048576 (default 32)\n"
+    "  -t, --type metric        this type\n"
+    "      --metric M           l2, l1, cosine, edit or jaccard (required; -m,\n"
+    "                           deprecated: -m is a build's hash functions)\n"
+    "      --cluster-size K     objects per cluster besides the center,\n"
+    "                           1..1048576 (default 32; -K, deprecated: -K is\n"
+    "                           --candidates)\n"
     "      --centers H          farthest (default: the object with the largest\n"
     "                           sum of distances to the centers so far) or random\n"
     "      --center-distances W auto (default: when at most 4096 clusters),\n"
@@ -49,7 +52,8 @@ static const char zBuildHelp[] =
     "  -h, --help               show this help\n"
     "\n"
     "Example:\n"
-    "  genie build -t metric -m edit -K 16 -o words.genie /usr/share/dict/words\n";
+    "  genie build -t metric --metric edit --cluster-size 16 -o words.genie \\\n"
+    "        /usr/share/dict/american-english\n";
 
 typedef struct str_list {
     char **az;
@@ -90,7 +94,7 @@ static void str_list_free(str_list *l)
     free(l->an);
 }
 
-enum { OPT_CENTERS = 0x200, OPT_MATRIX, OPT_SEED };
+enum { OPT_CENTERS = 0x200, OPT_MATRIX, OPT_SEED, OPT_METRIC, OPT_CLUSTER_SIZE };
 
 /* The metric build's own options (cli_parse_build parses the shared ones). */
 typedef struct lc_build_opts {
@@ -104,11 +108,17 @@ static int lc_build_option(void *ctx, int c, const char *zArg)
     uint64_t v;
     switch (c) {
     case 'm':
+        cli_deprecated("genie build -t metric", c, "--metric");
+        /* fall through */
+    case OPT_METRIC:
         if (genie_lc_metric_parse(zArg, &d->p.metric) != GENIE_OK)
             return cli_usage_error("build", "--metric must be l2, l1, cosine, edit or jaccard, not '%s'", zArg);
         d->haveMetric = 1;
         return CLI_EXIT_OK;
     case 'K':
+        cli_deprecated("genie build -t metric", c, "--cluster-size");
+        /* fall through */
+    case OPT_CLUSTER_SIZE:
         if (!cli_parse_u64(zArg, 1, 1u << 20, &v))
             return cli_usage_error("build", "--cluster-size must be 1..1048576, not '%s'", zArg);
         d->p.cluster_size = (uint32_t)v;
@@ -146,17 +156,20 @@ static int lc_build_option(void *ctx, int c, const char *zArg)
     }
 }
 
+/* -m and -K: deprecated letters (cli.h, short options) */
+#define BUILD_SHORT "m:K:s:j:"
+static const struct option aBuildOpt[] = {
+    {"metric", required_argument, 0, OPT_METRIC},  {"cluster-size", required_argument, 0, OPT_CLUSTER_SIZE},
+    {"centers", required_argument, 0, OPT_CENTERS}, {"center-distances", required_argument, 0, OPT_MATRIX},
+    {"seed", required_argument, 0, OPT_SEED},     {"separator", required_argument, 0, 's'},
+    {"threads", required_argument, 0, 'j'},       {0, 0, 0, 0}};
+
 static int lc_cli_build(int argc, char **argv)
 {
-    static const struct option aOpt[] = {
-        {"metric", required_argument, 0, 'm'},        {"cluster-size", required_argument, 0, 'K'},
-        {"centers", required_argument, 0, OPT_CENTERS}, {"center-distances", required_argument, 0, OPT_MATRIX},
-        {"seed", required_argument, 0, OPT_SEED},     {"separator", required_argument, 0, 's'},
-        {"threads", required_argument, 0, 'j'},       {0, 0, 0, 0}};
     lc_build_opts bo;
     memset(&bo, 0, sizeof bo);
     cli_build_args a;
-    int st = cli_parse_build(argc, argv, "m:K:s:j:", aOpt, zBuildHelp, lc_build_option, &bo, &a);
+    int st = cli_parse_build(argc, argv, BUILD_SHORT, aBuildOpt, zBuildHelp, lc_build_option, &bo, &a);
     if (st != CLI_GO_ON)
         return st;
     const char *zOut = a.zOut;
@@ -226,24 +239,30 @@ static const char zSearchHelp[] =
     "With --show a fifth column holds the stored string or set (tab, newline\n"
     "and backslash written \\t \\n \\\\).\n"
     "\n"
-    "  -r, --radius R          range search radius, or the k-NN limit\n"
-    "  -k, --k K               the K nearest neighbours\n"
+    "      --radius R          range search radius, or the k-NN limit (-r,\n"
+    "                          deprecated: -r is a vectors search's radius)\n"
+    "  -k, --k K               the K nearest neighbours (no default, where the\n"
+    "                          other types have 10: --radius alone is a range\n"
+    "                          search, which takes no k; give -k, --radius or\n"
+    "                          both)\n"
     "      --clusters F:N      search clusters F .. F+N-1 only (N = 0: to the end)\n"
     "      --brute-force       compare every object (the baseline)\n"
-    "  -b, --backend NAME      auto (default), cpu or cuda: l2, l1, cosine and\n"
-    "                          edit run on a GPU (auto: when one is usable),\n"
-    "                          jaccard and --brute-force on the CPU\n"
-    "  -j, --threads N         threads over queries (default: all cores)\n"
+    CLI_BACKEND_HELP
+    "                          (-b on a metric index: l2, l1, cosine and edit\n"
+    "                          run on a GPU with cuda, and with auto when one\n"
+    "                          is usable; jaccard and --brute-force on the\n"
+    "                          CPU; -j: the threads over queries)\n"
     CLI_FILTER_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each answer's stored string or set\n"
-    "  -v, --verbose           per query, the distances computed (stderr)\n"
+    CLI_VERBOSE_HELP
+    "                          (before it, per query: its answers and the\n"
+    "                          distances computed)\n"
     "  -q, --quiet             no summary on standard error\n"
     "  -h, --help              show this help\n";
 
-/* The metric search's own: its flags and totals. */
+/* The metric search's own: its totals. */
 typedef struct lc_cli {
-    int quiet, verbose;
     uint64_t nHit, nDist;
     double seconds;
 } lc_cli;
@@ -263,31 +282,32 @@ static int parse_clusters(const char *z, itype_options *o)
     return 1;
 }
 
-static int parse_lc_search(int argc, char **argv, cli_search *s, lc_cli *c)
+enum { OPT_BRUTE = 0x300, OPT_CLUSTERS, OPT_RADIUS };
+/* -r: a deprecated letter (cli.h, short options) */
+#define SEARCH_SHORT CLI_SEARCH_SHORT_OPTIONS "r:" CLI_ENGINE_SHORT_OPTIONS
+static const struct option aSearchOpt[] = {
+    CLI_SEARCH_LONG_OPTIONS, {"radius", required_argument, 0, OPT_RADIUS},
+    {"brute-force", no_argument, 0, OPT_BRUTE}, {"clusters", required_argument, 0, OPT_CLUSTERS},
+    CLI_BACKEND_LONG_OPTIONS, CLI_FILTER_LONG_OPTIONS, {0, 0, 0, 0}};
+
+static int parse_lc_search(int argc, char **argv, cli_search *s)
 {
-    enum { OPT_BRUTE = 0x200, OPT_CLUSTERS };
-    static const struct option aOpt[] = {
-        {"radius", required_argument, 0, 'r'},  {"k", required_argument, 0, 'k'},
-        {"backend", required_argument, 0, 'b'}, {"threads", required_argument, 0, 'j'},
-        {"json", no_argument, 0, 'J'},          {"show", no_argument, 0, 's'},
-        {"brute-force", no_argument, 0, OPT_BRUTE}, {"clusters", required_argument, 0, OPT_CLUSTERS},
-        {"verbose", no_argument, 0, 'v'},       {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},          CLI_FILTER_LONG_OPTIONS,
-        {0, 0, 0, 0}};
     static const itype_spelling spell = {"-k K", "-K", "--certify", "--radius R"};
     itype_options *o = &s->o;
     int ch;
-    uint64_t v;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "r:k:b:j:vqh", aOpt, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, SEARCH_SHORT, aSearchOpt, NULL)) != -1) {
         int st;
-        if (cli_search_option(s, ch, optarg, &st)) {
+        if (cli_engine_option("search", ch, optarg, &s->eng, &st) || cli_search_option(s, ch, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
         }
         switch (ch) {
-        case 'r': {
+        case 'r':
+            cli_deprecated("genie search (metric index)", ch, "--radius");
+            /* fall through */
+        case OPT_RADIUS: {
             char *end;
             double r = strtod(optarg, &end);
             if (end == optarg || *end || !(r >= 0) || !isfinite(r))
@@ -295,22 +315,11 @@ static int parse_lc_search(int argc, char **argv, cli_search *s, lc_cli *c)
             o->maxDistance = r;
             break;
         }
-        case 'b':
-            if (genie_backend_parse(optarg, &s->eng.backend) != GENIE_OK)
-                return cli_usage_error("search", "unknown backend '%s'", optarg);
-            break;
-        case 'j':
-            if (!cli_parse_u64(optarg, 1, 4096, &v))
-                return cli_usage_error("search", "--threads must be 1..4096, not '%s'", optarg);
-            s->eng.threads = (unsigned)v;
-            break;
         case OPT_BRUTE: o->bruteForce = 1; break;
         case OPT_CLUSTERS:
             if (!parse_clusters(optarg, o))
                 return cli_usage_error("search", "--clusters must be FIRST:COUNT, not '%s'", optarg);
             break;
-        case 'v': c->verbose = 1; break;
-        case 'q': c->quiet = 1; break;
         case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
@@ -358,12 +367,10 @@ static void lc_summary(cli_search *s)
 {
     const lc_cli *c = s->pCtx;
     const genie_lc_info *info = s->ix.pState;
-    if (!c->quiet)
-        fprintf(stderr,
-                "genie: %llu queries, %llu answers; %.1f distances per query (%s of %llu objects), %.3f s\n",
-                (unsigned long long)s->nQuery, (unsigned long long)c->nHit,
-                s->nQuery ? (double)c->nDist / (double)s->nQuery : 0.0, s->o.bruteForce ? "brute force" : "LC",
-                (unsigned long long)info->n_objects, c->seconds);
+    fprintf(stderr, "genie: %llu queries, %llu answers; %.1f distances per query (%s of %llu objects), %.3f s\n",
+            (unsigned long long)s->nQuery, (unsigned long long)c->nHit,
+            s->nQuery ? (double)c->nDist / (double)s->nQuery : 0.0, s->o.bruteForce ? "brute force" : "LC",
+            (unsigned long long)info->n_objects, c->seconds);
 }
 
 static int lc_cli_search(int argc, char **argv, const char *zIndex)
@@ -372,14 +379,14 @@ static int lc_cli_search(int argc, char **argv, const char *zIndex)
     cli_search_init(&s, &itype_metric);
     lc_cli c;
     memset(&c, 0, sizeof c);
-    int status = parse_lc_search(argc, argv, &s, &c);
+    int status = parse_lc_search(argc, argv, &s);
     if (status != CLI_EXIT_OK)
         return status;
     s.pCtx = &c;
     s.xOpened = lc_opened;
     s.xDone = lc_chunk_done;
     s.xSummary = lc_summary;
-    if (c.verbose)
+    if (s.verbose)
         s.xQuery = lc_query_verbose;
     return cli_search_main(&s, argc, argv, zIndex, NULL);
 }
@@ -517,15 +524,20 @@ static const itype_writes lc_writes = {0, lc_add};
 
 const itype itype_metric = {
     .zName = "metric",
+    .zAbout = "exact range and k-NN search under l2, l1, cosine, edit or jaccard (List of Clusters)",
+    .zNoRecords = "a metric index of vectors stores none",
     .type = GENIE_TYPE_METRIC,
     .maxK = GENIE_LC_MAX_K,
     .defaultK = 0,
+    .zWhyDefaultK = "--radius alone is a range search, which takes no k: give -k, --radius or both",
     .query = ITYPE_QUERY_LINE,
     .zJsonQuery = "a string (a string or a set, as in the index)",
     .aOption = aLcOption,
     .szHit = sizeof(genie_lc_hit),
     .xCliBuild = lc_cli_build,
     .xCliSearch = lc_cli_search,
+    .cliBuild = {BUILD_SHORT, aBuildOpt, zBuildHelp},
+    .cliSearch = {SEARCH_SHORT, aSearchOpt, zSearchHelp},
     .xCliInfo = lc_info,
     .xOpen = lc_open,
     .xClose = lc_close,

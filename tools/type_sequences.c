@@ -41,6 +41,7 @@ static const char zBuildHelp[] =
     "\n"
     "  -o, --output FILE        the index file to write (replaced only once\n"
     "                           the new index is complete)\n"
+    "  -t, --type sequences     this type\n"
     "  -n, --gram N             n-gram length, 1..64 (default 3)\n"
     "  -L, --sublist-length N   split lists longer than N postings (default 4096)\n"
     CLI_PART_HELP
@@ -62,13 +63,15 @@ static int seq_build_option(void *ctx, int c, const char *zArg)
     return CLI_EXIT_OK;
 }
 
+#define BUILD_SHORT "n:"
+static const struct option aBuildOpt[] = {{"gram", required_argument, 0, 'n'}, CLI_RECALL_BUILD_OPTION,
+                                          {0, 0, 0, 0}};
+
 static int seq_cli_build(int argc, char **argv)
 {
-    static const struct option aOpt[] = {{"gram", required_argument, 0, 'n'}, CLI_RECALL_BUILD_OPTION,
-                                         {0, 0, 0, 0}};
     uint32_t gram = 3;
     cli_build_args a;
-    int status = cli_parse_build(argc, argv, "n:", aOpt, zBuildHelp, seq_build_option, &gram, &a);
+    int status = cli_parse_build(argc, argv, BUILD_SHORT, aBuildOpt, zBuildHelp, seq_build_option, &gram, &a);
     if (status != CLI_GO_ON)
         return status;
     if (optind >= argc)
@@ -110,7 +113,11 @@ static const char zSearchHelp[] =
     "a seventh column holds the string, with tab, newline and backslash\n"
     "written \\t \\n \\\\.\n"
     "\n"
-    "  -k, --k N               answers per query, 1..65536 (default 1)\n"
+    "  -k, --k N               answers per query, 1..65536 (default 1, where\n"
+    "                          the other types have 10: the nearest string,\n"
+    "                          as a spelling check asks; the default K, the\n"
+    "                          cost of --certify and genie info's recall\n"
+    "                          figures are for k = 1)\n"
     "  -K, --candidates N      candidates per query from the engine (default\n"
     "                          32; raised to k)\n"
     "      --certify[=LIMIT]   exact answers: search uncertified queries again\n"
@@ -129,11 +136,12 @@ static const char zSearchHelp[] =
     CLI_FILTER_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's string\n"
-    "  -v, --verbose           per query on standard error: its last K and\n"
-    "                          how it was answered (certificate, full scan,\n"
-    "                          or not certified); with --recall, the K chosen,\n"
+    CLI_VERBOSE_HELP
+    "                          (before it, per query: its last K and how it\n"
+    "                          was answered: certificate, full scan, or not\n"
+    "                          certified; with --recall, first the K chosen,\n"
     "                          its estimated recall and the edit rate it\n"
-    "                          assumed (measured on the queries)\n"
+    "                          assumed, measured on the queries)\n"
     "  -q, --quiet             no summary on standard error (it counts the\n"
     "                          queries the fallback scanned)\n"
     "  -h, --help              show this help\n"
@@ -141,9 +149,8 @@ static const char zSearchHelp[] =
     "Example:\n"
     "  echo algoritm | genie search -k 3 --certify words.genie\n";
 
-/* The sequences search's own: its flags and totals. */
+/* The sequences search's own: its totals. */
 typedef struct seq_cli {
-    int quiet, verbose;
     uint64_t nCertified, nVerified, nFallback;
     genie_backend backend;     /* of the candidate searches */
     genie_backend scanBackend; /* of the full scans (auto: none ran) */
@@ -158,22 +165,19 @@ static const itype_spelling *seq_spelling(const itype_options *o)
     return &aSpell[o->certifyOnly != 0];
 }
 
-static int parse_seq_search(int argc, char **argv, cli_search *s, seq_cli *c)
+#define SEARCH_SHORT CLI_SEARCH_SHORT_OPTIONS "K:" CLI_ENGINE_SHORT_OPTIONS
+static const struct option aSearchOpt[] = {
+    CLI_SEARCH_LONG_OPTIONS, {"candidates", required_argument, 0, 'K'}, {"certify", optional_argument, 0, 'C'},
+    {"exact", no_argument, 0, 'E'}, {"certify-only", optional_argument, 0, 'O'}, {"recall", required_argument, 0, 'R'},
+    CLI_ENGINE_LONG_OPTIONS, CLI_FILTER_LONG_OPTIONS, {0, 0, 0, 0}};
+
+static int parse_seq_search(int argc, char **argv, cli_search *s)
 {
-    static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'},      {"candidates", required_argument, 0, 'K'},
-        {"certify", optional_argument, 0, 'C'}, {"exact", no_argument, 0, 'E'},
-        {"certify-only", optional_argument, 0, 'O'}, {"verbose", no_argument, 0, 'v'},
-        {"json", no_argument, 0, 'J'},         {"show", no_argument, 0, 's'},
-        {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
-        {"recall", required_argument, 0, 'R'},
-        CLI_ENGINE_LONG_OPTIONS,               CLI_FILTER_LONG_OPTIONS,
-        {0, 0, 0, 0}};
     itype_options *o = &s->o;
     int ch;
     uint64_t v;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "k:K:vqh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, SEARCH_SHORT, aSearchOpt, NULL)) != -1) {
         int st;
         if (cli_engine_option("search", ch, optarg, &s->eng, &st) || cli_search_option(s, ch, optarg, &st)) {
             if (st != CLI_EXIT_OK)
@@ -191,8 +195,6 @@ static int parse_seq_search(int argc, char **argv, cli_search *s, seq_cli *c)
             if (optarg)
                 o->maxCandidates = (uint32_t)v;
             break;
-        case 'v': c->verbose = 1; break;
-        case 'q': c->quiet = 1; break;
         case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
@@ -228,7 +230,7 @@ static genie_status seq_chunk_done(cli_search *s, const itype_results *r)
         c->nCertified += a.certified != 0;
     }
     const genie_search_stats *st = &r->st;
-    if (c->verbose && s->nQuery == 0)
+    if (s->verbose && s->nQuery == 0)
         cli_print_recall_choice("search", s->o.recall, s->o.k, st, 0);
     c->tMatch += st->match_seconds;
     c->tVerify += st->rerank_seconds;
@@ -244,8 +246,6 @@ static void seq_summary(cli_search *s)
 {
     const seq_cli *c = s->pCtx;
     const itype_options *o = &s->o;
-    if (c->quiet)
-        return;
     char zScan[96] = "";
     if (o->maxCandidates && !o->certifyOnly && !o->exact)
         snprintf(zScan, sizeof zScan, " (%llu by the fallback scan%s%s)", (unsigned long long)c->nFallback,
@@ -264,13 +264,13 @@ static int seq_cli_search(int argc, char **argv, const char *zIndex)
     cli_search_init(&s, &itype_sequences);
     seq_cli c;
     memset(&c, 0, sizeof c);
-    int status = parse_seq_search(argc, argv, &s, &c);
+    int status = parse_seq_search(argc, argv, &s);
     if (status != CLI_EXIT_OK)
         return status;
     s.pCtx = &c;
     s.xDone = seq_chunk_done;
     s.xSummary = seq_summary;
-    if (c.verbose)
+    if (s.verbose)
         s.xQuery = seq_query_verbose;
     return cli_search_main(&s, argc, argv, zIndex, "-");
 }
@@ -407,9 +407,12 @@ static const itype_writes seq_writes = {0, itype_add_strings};
 
 const itype itype_sequences = {
     .zName = "sequences",
+    .zAbout = "strings, one per line, under edit distance (n-grams, exact verification)",
     .type = GENIE_TYPE_SEQUENCES,
     .maxK = GENIE_SEQ_MAX_K,
     .defaultK = 1,
+    .zWhyDefaultK = "the nearest string, as a spelling check asks; the default K, the cost of --certify and "
+                    "genie info's recall figures are for k = 1",
     .flags = ITYPE_F_CERTIFIED | ITYPE_F_BATCH_ALONE,
     .query = ITYPE_QUERY_LINE,
     .zJsonQuery = "a string",
@@ -419,6 +422,9 @@ const itype itype_sequences = {
     .xCliSearch = seq_cli_search,
     .xCliEval = cli_eval_lines,
     .xCliInfo = seq_info,
+    .cliBuild = {BUILD_SHORT, aBuildOpt, zBuildHelp},
+    .cliSearch = {SEARCH_SHORT, aSearchOpt, zSearchHelp},
+    .cliEval = CLI_EVAL_LINES,
     .xCheck = seq_check,
     .xSearch = seq_search,
     .xAnswer = seq_answer,

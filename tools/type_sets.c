@@ -34,7 +34,8 @@ static const char zBuildHelp[] =
     "\n"
     "  -o, --output FILE        the index file to write (replaced only once\n"
     "                           the new index is complete)\n"
-    "  -m, --hashes M           MinHash functions, 1..4096 (default 64)\n"
+    "  -t, --type sets          this type\n"
+    "  -m, --hashes M           MinHash functions m, 1..4096 (default 64)\n"
     "      --seed S             seed of the hash functions (default 0)\n"
     "  -s, --separator C        element separator: one byte, or 'tab';\n"
     "                           default: white space\n"
@@ -71,16 +72,18 @@ static int set_build_option(void *ctx, int c, const char *zArg)
     }
 }
 
+#define BUILD_SHORT "m:s:"
+static const struct option aBuildOpt[] = {{"hashes", required_argument, 0, 'm'},
+                                          {"seed", required_argument, 0, 'S'},
+                                          {"separator", required_argument, 0, 's'},
+                                          CLI_RECALL_BUILD_OPTION,
+                                          {0, 0, 0, 0}};
+
 static int set_cli_build(int argc, char **argv)
 {
-    static const struct option aOpt[] = {{"hashes", required_argument, 0, 'm'},
-                                         {"seed", required_argument, 0, 'S'},
-                                         {"separator", required_argument, 0, 's'},
-                                         CLI_RECALL_BUILD_OPTION,
-                                         {0, 0, 0, 0}};
     genie_set_params p = {64, 0, 0};
     cli_build_args a;
-    int status = cli_parse_build(argc, argv, "m:s:", aOpt, zBuildHelp, set_build_option, &p, &a);
+    int status = cli_parse_build(argc, argv, BUILD_SHORT, aBuildOpt, zBuildHelp, set_build_option, &p, &a);
     if (status != CLI_GO_ON)
         return status;
     if (optind >= argc)
@@ -120,34 +123,31 @@ static const char zSearchHelp[] =
     "                          raised to k)\n"
     "      --exact             exact Jaccard against every set (ground truth)\n"
     CLI_RECALL_HELP
-    CLI_RECALL_VERBOSE_HELP
     CLI_ENGINE_HELP
     CLI_FILTER_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's stored line\n"
+    CLI_RECALL_VERBOSE_HELP
     "  -q, --quiet             no summary on standard error\n"
     "  -h, --help              show this help\n";
 
-/* The sets search's own: its flags and totals. */
+/* The sets search's own: its totals. */
 typedef struct set_cli {
-    int quiet, verbose;
     double tMatch, tRank;
     genie_backend backend;
 } set_cli;
 
-static int parse_set_search(int argc, char **argv, cli_search *s, set_cli *c)
+#define SEARCH_SHORT CLI_SEARCH_SHORT_OPTIONS "K:" CLI_ENGINE_SHORT_OPTIONS
+static const struct option aSearchOpt[] = {
+    CLI_SEARCH_LONG_OPTIONS, {"candidates", required_argument, 0, 'K'}, {"exact", no_argument, 0, 'E'},
+    {"recall", required_argument, 0, 'R'}, CLI_ENGINE_LONG_OPTIONS, CLI_FILTER_LONG_OPTIONS, {0, 0, 0, 0}};
+
+static int parse_set_search(int argc, char **argv, cli_search *s)
 {
-    static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'}, {"candidates", required_argument, 0, 'K'},
-        {"exact", no_argument, 0, 'E'},   {"json", no_argument, 0, 'J'},
-        {"show", no_argument, 0, 's'},    {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},    {"recall", required_argument, 0, 'R'},
-        {"verbose", no_argument, 0, 'v'}, CLI_ENGINE_LONG_OPTIONS,
-        CLI_FILTER_LONG_OPTIONS,          {0, 0, 0, 0}};
     itype_options *o = &s->o;
     int ch;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "k:K:qvh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, SEARCH_SHORT, aSearchOpt, NULL)) != -1) {
         int st;
         if (cli_engine_option("search", ch, optarg, &s->eng, &st) || cli_search_option(s, ch, optarg, &st)) {
             if (st != CLI_EXIT_OK)
@@ -155,8 +155,6 @@ static int parse_set_search(int argc, char **argv, cli_search *s, set_cli *c)
             continue;
         }
         switch (ch) {
-        case 'v': c->verbose = 1; break;
-        case 'q': c->quiet = 1; break;
         case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
@@ -170,7 +168,7 @@ static int parse_set_search(int argc, char **argv, cli_search *s, set_cli *c)
 static genie_status set_chunk_done(cli_search *s, const itype_results *r)
 {
     set_cli *c = s->pCtx;
-    if (c->verbose && s->nQuery == 0)
+    if (s->verbose && s->nQuery == 0)
         cli_print_recall_choice("search", s->o.recall, s->o.k, &r->st, 0);
     c->tMatch += r->st.match_seconds;
     c->tRank += r->st.rerank_seconds;
@@ -181,17 +179,16 @@ static genie_status set_chunk_done(cli_search *s, const itype_results *r)
 static void set_summary(cli_search *s)
 {
     const set_cli *c = s->pCtx;
-    if (!c->quiet)
-        fprintf(stderr, "genie: %llu queries; match %.3f s (%s), exact Jaccard %.3f s\n", (unsigned long long)s->nQuery,
-                c->tMatch, s->o.exact ? "none" : genie_backend_name(c->backend), c->tRank);
+    fprintf(stderr, "genie: %llu queries; match %.3f s (%s), exact Jaccard %.3f s\n", (unsigned long long)s->nQuery,
+            c->tMatch, s->o.exact ? "none" : genie_backend_name(c->backend), c->tRank);
 }
 
 static int set_cli_search(int argc, char **argv, const char *zIndex)
 {
     cli_search s;
     cli_search_init(&s, &itype_sets);
-    set_cli c = {0, 0, 0, 0, GENIE_BACKEND_CPU};
-    int status = parse_set_search(argc, argv, &s, &c);
+    set_cli c = {0, 0, GENIE_BACKEND_CPU};
+    int status = parse_set_search(argc, argv, &s);
     if (status != CLI_EXIT_OK)
         return status;
     s.pCtx = &c;
@@ -276,6 +273,7 @@ static const itype_writes sets_writes = {0, itype_add_strings};
 
 const itype itype_sets = {
     .zName = "sets",
+    .zAbout = "sets of strings, one per line, under Jaccard similarity (MinHash, exact re-rank)",
     .type = GENIE_TYPE_SETS,
     .maxK = GENIE_SETS_MAX_K,
     .defaultK = 10,
@@ -287,6 +285,9 @@ const itype itype_sets = {
     .xCliSearch = set_cli_search,
     .xCliEval = cli_eval_lines,
     .xCliInfo = sets_info,
+    .cliBuild = {BUILD_SHORT, aBuildOpt, zBuildHelp},
+    .cliSearch = {SEARCH_SHORT, aSearchOpt, zSearchHelp},
+    .cliEval = CLI_EVAL_LINES,
     .xSearch = sets_search,
     .xAnswer = sets_answer,
     .xFree = sets_free,

@@ -32,7 +32,7 @@ static const char zBuildHelp[] =
     "for that column.  Each row is stored as its record (a CSV line).\n"
     "\n"
     "  -o, --output FILE        the index file to write\n"
-    "  -t, --type table         this front-end\n"
+    "  -t, --type table         this type\n"
     "      --bins B             bins per numeric column, 1..16777216\n"
     "                           (default 1024)\n"
     "      --columns SPEC       index only these columns: name[:num|:cat],...\n"
@@ -71,17 +71,20 @@ static const char zSearchHelp[] =
     "  {\"query\":N,\"hits\":[{\"rank\",\"object\",\"label\":null,\"count\"[,\"record\"]}]}\n"
     "\n"
     "  -k, --k N               results per query, >= 1 (default 10)\n"
-    "      --radius R          radius in bins of every numeric column\n"
+    "      --radius R          radius in bins of every numeric column (no -r:\n"
+    "                          -r is a vectors search's radius)\n"
     "      --radius COL=R      radius of column COL (default 50); repeatable,\n"
     "                          applied in order\n"
     "      --weight W          weight 1..255 of every column\n"
     "      --weight COL=W      weight of column COL (default 1); repeatable\n"
-    "  -m, --min-count N       leave out rows whose count is below N\n"
+    "      --min-count N       leave out rows whose count is below N (-m,\n"
+    "                          deprecated: -m is a build's hash functions)\n"
     CLI_ENGINE_HELP
     CLI_FILTER_HELP
     "      --show              print each hit's row as a sixth column, with\n"
     "                          tab, newline and backslash written \\t \\n \\\\\n"
     "      --json              one JSON object per query instead of TSV\n"
+    CLI_VERBOSE_HELP
     "  -q, --quiet             no notices on standard error\n"
     "  -h, --help              show this help\n"
     "\n"
@@ -109,15 +112,17 @@ static int table_build_option(void *ctx, int c, const char *zArg)
     }
 }
 
+#define BUILD_SHORT ""
+static const struct option aBuildOpt[] = {{"bins", required_argument, 0, 'B'},
+                                          {"columns", required_argument, 0, 'C'},
+                                          {"no-records", no_argument, 0, 'N'},
+                                          {0, 0, 0, 0}};
+
 static int table_cli_build(int argc, char **argv)
 {
-    static const struct option aOpt[] = {{"bins", required_argument, 0, 'B'},
-                                         {"columns", required_argument, 0, 'C'},
-                                         {"no-records", no_argument, 0, 'N'},
-                                         {0, 0, 0, 0}};
     genie_table_options topt = {0};
     cli_build_args a;
-    int st = cli_parse_build(argc, argv, NULL, aOpt, zBuildHelp, table_build_option, &topt, &a);
+    int st = cli_parse_build(argc, argv, BUILD_SHORT, aBuildOpt, zBuildHelp, table_build_option, &topt, &a);
     if (st != CLI_GO_ON)
         return st;
     if (optind + 1 != argc)
@@ -150,28 +155,25 @@ static int apply_setting(genie_table *t, const char *zArg, int isWeight)
     return rc == GENIE_OK ? CLI_EXIT_OK : cli_usage_error("search", "%s", genie_last_error());
 }
 
-/* The table search's own: --radius and --weight, in order (argc entries), and -q. */
+/* The table search's own: --radius and --weight, in order (argc entries). */
 typedef struct table_search_args {
     struct {
         int isWeight;
         const char *zArg;
     } *aSetting;
     size_t nSetting;
-    int quiet;
 } table_search_args;
+
+#define SEARCH_SHORT CLI_SEARCH_SHORT_OPTIONS "m:" CLI_ENGINE_SHORT_OPTIONS
+static const struct option aSearchOpt[] = {
+    CLI_SEARCH_LONG_OPTIONS, CLI_MIN_COUNT_LONG_OPTION, {"radius", required_argument, 0, 'r'},
+    {"weight", required_argument, 0, 'w'}, CLI_ENGINE_LONG_OPTIONS, CLI_FILTER_LONG_OPTIONS, {0, 0, 0, 0}};
 
 static int parse_search(int argc, char **argv, cli_search *s, table_search_args *a)
 {
-    static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'},      {"min-count", required_argument, 0, 'm'},
-        {"radius", required_argument, 0, 'r'}, {"weight", required_argument, 0, 'w'},
-        {"show", no_argument, 0, 's'},         {"quiet", no_argument, 0, 'q'},
-        {"json", no_argument, 0, 'J'},
-        {"help", no_argument, 0, 'h'},         CLI_ENGINE_LONG_OPTIONS,
-        CLI_FILTER_LONG_OPTIONS,               {0, 0, 0, 0}};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:m:qh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, SEARCH_SHORT, aSearchOpt, NULL)) != -1) {
         int st;
         if (cli_engine_option("search", c, optarg, &s->eng, &st) || cli_search_option(s, c, optarg, &st)) {
             if (st != CLI_EXIT_OK)
@@ -185,7 +187,6 @@ static int parse_search(int argc, char **argv, cli_search *s, table_search_args 
             a->aSetting[a->nSetting].zArg = optarg;
             a->nSetting++;
             break;
-        case 'q': a->quiet = 1; break;
         case 'h': cli_help(zSearchHelp); exit(CLI_EXIT_OK);
         default: return cli_usage_error("search", "bad option");
         }
@@ -195,13 +196,12 @@ static int parse_search(int argc, char **argv, cli_search *s, table_search_args 
     return CLI_EXIT_OK;
 }
 
-/* --show needs the rows; then the --radius and --weight settings, in order. */
+/* The --radius and --weight settings, in order. */
 static int table_opened(cli_search *s, const char *zIndex, const char *zQueries)
 {
+    (void)zIndex;
     (void)zQueries;
     const table_search_args *a = s->pCtx;
-    if (s->o.show && !s->ix.info.has_records)
-        return cli_usage_error("search", "--show: %s stores no rows (built with --no-records)", zIndex);
     int st = CLI_EXIT_OK;
     for (size_t i = 0; i < a->nSetting && st == CLI_EXIT_OK; i++)
         st = apply_setting(s->ix.pState, a->aSetting[i].zArg, a->aSetting[i].isWeight);
@@ -220,7 +220,6 @@ static int table_cli_search(int argc, char **argv, const char *zIndex)
     int st = parse_search(argc, argv, &s, &a);
     s.pCtx = &a;
     s.xOpened = table_opened;
-    s.gpuNotice = !a.quiet;
     if (st == CLI_EXIT_OK)
         st = cli_search_main(&s, argc, argv, zIndex, "-");
     free(a.aSetting);
@@ -389,6 +388,8 @@ static const itype_option aTableOption[] = {
 
 const itype itype_table = {
     .zName = "table",
+    .zAbout = "rows of a CSV or ARFF table, numeric columns binned, categorical ones exact",
+    .zNoRecords = "built with --no-records",
     .type = GENIE_TYPE_TABLE,
     .maxK = GENIE_SEARCH_MAX_K,
     .defaultK = 10,
@@ -397,6 +398,8 @@ const itype itype_table = {
     .aOption = aTableOption,
     .xCliBuild = table_cli_build,
     .xCliSearch = table_cli_search,
+    .cliBuild = {BUILD_SHORT, aBuildOpt, zBuildHelp},
+    .cliSearch = {SEARCH_SHORT, aSearchOpt, zSearchHelp},
     .xOpen = table_open,
     .xClose = table_close,
     .pReader = &table_reader,

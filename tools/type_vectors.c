@@ -28,7 +28,7 @@ static const char zBuildHelp[] =
     "attribute.  The index also stores the vectors (4 bytes per value) for\n"
     "re-ranking and exact search.\n"
     "\n"
-    "  -t, --type vectors       this front-end\n"
+    "  -t, --type vectors       this type\n"
     "  -o, --output FILE        the index to write (required)\n"
     "      --metric NAME        l2 (E2LSH, default), l1 (random binning +\n"
     "                           MurmurHash3), cosine (sign random projections)\n"
@@ -77,11 +77,12 @@ static const char zSearchHelp[] =
     "                          on the GPU\n"
     PRECISION_HELP
     CLI_RECALL_HELP
-    CLI_RECALL_VERBOSE_HELP
     CLI_ENGINE_HELP
     CLI_FILTER_HELP
     "      --ivecs FILE        also write the neighbour ids as .ivecs\n"
     "      --json              one JSON object per query instead of TSV\n"
+    "      --show              refused: a vectors index stores no records\n"
+    CLI_RECALL_VERBOSE_HELP
     "  -q, --quiet             no timing line on standard error\n"
     "  -h, --help              show this help\n";
 
@@ -114,9 +115,9 @@ static const char zEvalHelp[] =
     "      --truth-backend B   backend of that exact search (default auto)\n"
     "      --truth-out FILE    write the computed ground truth as .ivecs\n"
     "      --limit N           use the first N queries only\n"
-    "      --repeat N          run the search N times on the open index and\n"
-    "                          report the last (warm: an exact GPU search keeps\n"
-    "                          the base on the GPU after its first run; default 1)\n"
+    CLI_REPEAT_HELP
+    "                          (an exact GPU search keeps the base on the GPU\n"
+    "                          after its first run: later runs are warm)\n"
     "      --csv               one CSV line instead: metric,exact,backend,m,\n"
     "                          k,K,r,queries,k_recall,one_recall,ratio,seconds,qps,\n"
     "                          seconds_hash,seconds_match,seconds_rerank\n"
@@ -129,14 +130,12 @@ static const char zParamsHelp[] =
     "largest, over similarities s = 0.01 .. 0.99, of the smallest m with\n"
     "Pr[|c/m - s| <= epsilon] >= 1 - delta, c ~ Binomial(m, s).\n"
     "Defaults epsilon = delta = 0.06 (the paper reports m = 237). Settings that\n"
-    "need more than 100,000 functions are refused.\n";
-
-static int parse_backend(const char *z, genie_backend *b)
-{
-    if (genie_backend_parse(z, b) != GENIE_OK)
-        return 0;
-    return 1;
-}
+    "need more than 100,000 functions are refused.\n"
+    "\n"
+    "  -e, --epsilon E   0 < E < 1 (default 0.06)\n"
+    "      --delta D     0 < D < 1 (default 0.06; -d, deprecated: -d is\n"
+    "                    --delimiter)\n"
+    "  -h, --help        show this help\n";
 
 static int parse_float(const char *z, float *out)
 {
@@ -189,16 +188,18 @@ static int vec_build_option(void *ctx, int c, const char *zArg)
     }
 }
 
+#define BUILD_SHORT "m:"
+static const struct option aBuildOpt[] = {
+    {"metric", required_argument, 0, 1}, {"functions", required_argument, 0, 'm'},
+    {"buckets", required_argument, 0, 2}, {"bits", required_argument, 0, 3},
+    {"width", required_argument, 0, 4},  {"sigma", required_argument, 0, 5},
+    {"seed", required_argument, 0, 6},   CLI_RECALL_BUILD_OPTION, {0, 0, 0, 0}};
+
 static int vec_cli_build(int argc, char **argv)
 {
-    static const struct option aOpt[] = {
-        {"metric", required_argument, 0, 1}, {"functions", required_argument, 0, 'm'},
-        {"buckets", required_argument, 0, 2}, {"bits", required_argument, 0, 3},
-        {"width", required_argument, 0, 4},  {"sigma", required_argument, 0, 5},
-        {"seed", required_argument, 0, 6},   CLI_RECALL_BUILD_OPTION, {0, 0, 0, 0}};
     genie_lsh_params p = {.metric = GENIE_METRIC_L2, .seed = 1};
     cli_build_args a;
-    int st = cli_parse_build(argc, argv, "m:", aOpt, zBuildHelp, vec_build_option, &p, &a);
+    int st = cli_parse_build(argc, argv, BUILD_SHORT, aBuildOpt, zBuildHelp, vec_build_option, &p, &a);
     if (st != CLI_GO_ON)
         return st;
     if (optind + 1 != argc)
@@ -229,42 +230,43 @@ typedef struct vec_cli_opts {
     const char *zIvecs, *zTruth, *zTruthOut;
     genie_backend truthBackend;
     uint64_t limit;
-    uint32_t repeat; /* eval: runs of the search, the last one reported */
-    int quiet, csv, json, verbose;
+    uint32_t repeat; /* eval: runs of the search, the median one's time reported */
+    int quiet, csv, json, verbose, show;
     genie_search_stats st; /* search: what it did */
 } vec_cli_opts;
 
+/* The options of the vectors search and eval (parse_vec_opts() parses both). */
+enum { OPT_EXACT = 1, OPT_IVECS, OPT_TRUTH, OPT_TRUTH_BACKEND, OPT_TRUTH_OUT, OPT_LIMIT, OPT_CSV, OPT_REPEAT,
+       OPT_RECALL, OPT_PRECISION };
+#define VEC_OPTIONS                                                                                     \
+    {"k", required_argument, 0, 'k'}, {"candidates", required_argument, 0, 'K'},                         \
+    {"radius", required_argument, 0, 'r'}, {"exact", no_argument, 0, OPT_EXACT},                        \
+    {"recall", required_argument, 0, OPT_RECALL}, {"precision", required_argument, 0, OPT_PRECISION},   \
+    {"help", no_argument, 0, 'h'}, CLI_ENGINE_LONG_OPTIONS
+#define SEARCH_SHORT "k:K:r:vqh" CLI_ENGINE_SHORT_OPTIONS
+static const struct option aSearchOpt[] = {
+    VEC_OPTIONS, {"ivecs", required_argument, 0, OPT_IVECS}, {"json", no_argument, 0, 'J'},
+    {"show", no_argument, 0, 's'}, {"verbose", no_argument, 0, 'v'}, {"quiet", no_argument, 0, 'q'},
+    CLI_FILTER_LONG_OPTIONS, {0, 0, 0, 0}};
+#define EVAL_SHORT "k:K:r:h" CLI_ENGINE_SHORT_OPTIONS
+static const struct option aEvalOpt[] = {
+    VEC_OPTIONS, {"truth", required_argument, 0, OPT_TRUTH}, {"truth-backend", required_argument, 0, OPT_TRUTH_BACKEND},
+    {"truth-out", required_argument, 0, OPT_TRUTH_OUT}, {"limit", required_argument, 0, OPT_LIMIT},
+    {"csv", no_argument, 0, OPT_CSV}, {"repeat", required_argument, 0, OPT_REPEAT}, {0, 0, 0, 0}};
+
 /* Parse search/eval options; returns -1 to go on, else an exit code. */
-static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **argv, vec_cli_opts *o)
+static int parse_vec_opts(const char *zCmd, const itype_cli *cli, int argc, char **argv, vec_cli_opts *o)
 {
-    static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'},         {"candidates", required_argument, 0, 'K'},
-        {"radius", required_argument, 0, 'r'},    {"exact", no_argument, 0, 1},
-        {"ivecs", required_argument, 0, 2},       {"truth", required_argument, 0, 3},
-        {"truth-backend", required_argument, 0, 4}, {"truth-out", required_argument, 0, 5},
-        {"limit", required_argument, 0, 6},       {"csv", no_argument, 0, 7},
-        {"repeat", required_argument, 0, 8},      {"json", no_argument, 0, 9},
-        {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
-        {"recall", required_argument, 0, 10},     {"verbose", no_argument, 0, 'v'},
-        {"precision", required_argument, 0, 11},
-        CLI_ENGINE_LONG_OPTIONS,                  CLI_FILTER_LONG_OPTIONS,
-        {0, 0, 0, 0}};
     static const itype_spelling spell = {"-k", "-K", "--certify", "-r"};
     memset(o, 0, sizeof *o);
     itype_options_init(&o->o, &itype_vectors);
     o->repeat = 1;
-    int isEval = strcmp(zCmd, "eval") == 0, c;
+    int c;
     uint64_t v;
     genie_precision precision;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:K:r:qvh" CLI_ENGINE_SHORT_OPTIONS, aOpt, NULL)) != -1) {
-        if (!isEval && (c >= 3 && c <= 8))
-            return cli_usage_error(zCmd, "option not known to genie search on a vectors index");
-        if (isEval && (c == 2 || c == 9))
-            return cli_usage_error(zCmd, "--ivecs and --json belong to genie search");
+    while ((c = getopt_long(argc, argv, cli->zShort, cli->aLong, NULL)) != -1) {
         int st;
-        if (isEval && (c == CLI_OPT_FILTER_IDS || c == CLI_OPT_FILTER_LABELS || c == CLI_OPT_WHERE))
-            return cli_usage_error(zCmd, "the filter options belong to genie search");
         if (cli_engine_option(zCmd, c, optarg, &o->eng, &st) ||
             cli_k_option(zCmd, &itype_vectors, c, optarg, &o->o.k, &st) ||
             cli_filter_option(zCmd, c, optarg, &st)) {
@@ -283,42 +285,45 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
                 return cli_usage_error(zCmd, "-r '%s': a whole number", optarg);
             o->o.radius = (uint32_t)v;
             break;
-        case 1:
+        case OPT_EXACT:
             o->o.exact = 1;
             break;
-        case 2:
+        case OPT_IVECS:
             o->zIvecs = optarg;
             break;
-        case 3:
+        case OPT_TRUTH:
             o->zTruth = optarg;
             break;
-        case 4:
-            if (!parse_backend(optarg, &o->truthBackend))
-                return cli_usage_error(zCmd, "unknown backend '%s'", optarg);
+        case OPT_TRUTH_BACKEND:
+            if (genie_backend_parse(optarg, &o->truthBackend) != GENIE_OK)
+                return cli_usage_error(zCmd, "--truth-backend: %s", genie_last_error());
             break;
-        case 5:
+        case OPT_TRUTH_OUT:
             o->zTruthOut = optarg;
             break;
-        case 6:
+        case OPT_LIMIT:
             if (!cli_parse_u64(optarg, 1, UINT64_MAX, &o->limit))
                 return cli_usage_error(zCmd, "--limit '%s': a positive number", optarg);
             break;
-        case 7:
+        case OPT_CSV:
             o->csv = 1;
             break;
-        case 8:
+        case OPT_REPEAT:
             if (!cli_parse_u64(optarg, 1, 1000, &v))
                 return cli_usage_error(zCmd, "--repeat '%s': 1..1000", optarg);
             o->repeat = (uint32_t)v;
             break;
-        case 9:
+        case 'J':
             o->json = 1;
             break;
-        case 10:
+        case 's':
+            o->show = 1;
+            break;
+        case OPT_RECALL:
             if ((st = cli_parse_recall(zCmd, optarg, &o->o.recall)) != CLI_EXIT_OK)
                 return st;
             break;
-        case 11:
+        case OPT_PRECISION:
             if (genie_precision_parse(optarg, &precision) != GENIE_OK)
                 return cli_usage_error(zCmd, "--precision '%s': fp32, tf32 or fp16", optarg);
             o->o.precision = (int)precision;
@@ -330,10 +335,10 @@ static int parse_vec_opts(const char *zCmd, const char *zHelp, int argc, char **
             o->quiet = 1;
             break;
         case 'h':
-            cli_help(zHelp);
+            cli_help(cli->zHelp);
             return CLI_EXIT_OK;
         default:
-            return CLI_EXIT_USAGE;
+            return cli_usage_error(zCmd, "bad option");
         }
     }
     char zErr[128];
@@ -369,7 +374,7 @@ static genie_status vec_chunk_done(cli_search *s, const itype_results *r)
 {
     vec_cli_opts *o = s->pCtx;
     o->st = r->st;
-    if (o->verbose)
+    if (s->verbose)
         cli_print_recall_choice("search", s->o.recall, s->o.k, &r->st, 1);
     if (!o->zIvecs)
         return GENIE_OK;
@@ -391,29 +396,33 @@ static void vec_summary(cli_search *s)
 {
     const vec_cli_opts *o = s->pCtx;
     int lowP = o->o.precision != GENIE_PRECISION_FP32;
-    if (!o->quiet)
-        fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s%s%s)\n", (unsigned long long)s->nQuery,
-                o->st.total_seconds, o->o.exact ? "exact, " : "",
-                lowP ? genie_precision_name((genie_precision)o->o.precision) : "", lowP ? ", " : "",
-                genie_backend_name(o->st.backend));
+    fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s%s%s)\n", (unsigned long long)s->nQuery,
+            o->st.total_seconds, o->o.exact ? "exact, " : "",
+            lowP ? genie_precision_name((genie_precision)o->o.precision) : "", lowP ? ", " : "",
+            genie_backend_name(o->st.backend));
 }
+
+static const itype_cli vec_search_cli = {SEARCH_SHORT, aSearchOpt, zSearchHelp};
+static const itype_cli vec_eval_cli = {EVAL_SHORT, aEvalOpt, zEvalHelp};
 
 static int vec_cli_search(int argc, char **argv, const char *zIndex)
 {
-    (void)zIndex;
     vec_cli_opts o;
-    int ex = parse_vec_opts("search", zSearchHelp, argc, argv, &o);
+    int ex = parse_vec_opts("search", &vec_search_cli, argc, argv, &o);
     if (ex >= 0)
         return ex;
     cli_search s;
     cli_search_init(&s, &itype_vectors);
     s.o = o.o;
+    s.o.show = o.show;
     s.eng = o.eng;
     s.json = o.json;
+    s.quiet = o.quiet;
+    s.verbose = o.verbose;
     s.pCtx = &o;
     s.xDone = vec_chunk_done;
     s.xSummary = vec_summary;
-    return cli_search_main(&s, argc, argv, argv[optind], NULL);
+    return cli_search_main(&s, argc, argv, zIndex, NULL);
 }
 
 /* The ground truth: ids, k per query, from --truth or an exact search. */
@@ -484,7 +493,7 @@ static int vec_cli_eval(int argc, char **argv, const char *zIndex)
 {
     (void)zIndex;
     vec_cli_opts o;
-    int ex = parse_vec_opts("eval", zEvalHelp, argc, argv, &o);
+    int ex = parse_vec_opts("eval", &vec_eval_cli, argc, argv, &o);
     if (ex >= 0)
         return ex;
     cli_search cs;
@@ -504,11 +513,22 @@ static int vec_cli_eval(int argc, char **argv, const char *zIndex)
         rc = load_truth(&o, ix, &q, k, &aTruth);
     if (rc == GENIE_OK && o.o.recall) /* the estimate's first computation is not the search's time */
         rc = genie_recall_prepare(ix->idx, o.eng.threads);
+    /* --repeat: the answers of the last run (every run gives the same), the stats of the median one */
+    genie_search_stats *aSt = calloc(o.repeat, sizeof *aSt);
+    double *aSecs = calloc(o.repeat, sizeof *aSecs);
+    if (rc == GENIE_OK && (!aSt || !aSecs))
+        rc = GENIE_ENOMEM;
     for (uint32_t i = 0; rc == GENIE_OK && i < o.repeat; i++) {
         itype_results_free(&itype_vectors, &run);
         rc = run_search(ix, &o.o, &o.eng, &q, &run);
+        aSt[i] = run.st;
+        aSecs[i] = run.st.total_seconds;
     }
-    const genie_search_stats st = run.st;
+    genie_search_stats st = run.st;
+    if (rc == GENIE_OK)
+        st = aSt[cli_median_index(aSecs, o.repeat)];
+    free(aSt);
+    free(aSecs);
     double secs = st.total_seconds;
     if (rc != GENIE_OK)
         goto done;
@@ -584,8 +604,9 @@ done:
 
 int vec_cli_lsh_params(int argc, char **argv)
 {
+    enum { OPT_DELTA = 0x200 };
     static const struct option aOpt[] = {{"epsilon", required_argument, 0, 'e'},
-                                         {"delta", required_argument, 0, 'd'},
+                                         {"delta", required_argument, 0, OPT_DELTA},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     double eps = 0.06, delta = 0.06;
@@ -594,8 +615,11 @@ int vec_cli_lsh_params(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "e:d:h", aOpt, NULL)) != -1) {
         char *e;
         switch (c) {
+        case 'd':
+            cli_deprecated("genie lsh-params", c, "--delta");
+            /* fall through */
         case 'e':
-        case 'd': {
+        case OPT_DELTA: {
             double v = strtod(optarg, &e);
             if (e == optarg || *e || !(v > 0 && v < 1))
                 return cli_usage_error("lsh-params", "'%s': a number between 0 and 1", optarg);
@@ -748,6 +772,8 @@ static const itype_writes vec_writes = {0, itype_add_vectors};
 
 const itype itype_vectors = {
     .zName = "vectors",
+    .zAbout = "dense vectors under l2, l1 or cosine: LSH candidates re-ranked, or exact k-NN",
+    .zNoRecords = "a vectors index stores its vectors, never records",
     .type = GENIE_TYPE_VECTORS,
     .maxK = GENIE_VECTORS_MAX_K,
     .defaultK = 10,
@@ -759,6 +785,9 @@ const itype itype_vectors = {
     .xCliSearch = vec_cli_search,
     .xCliEval = vec_cli_eval,
     .xCliInfo = vec_info,
+    .cliBuild = {BUILD_SHORT, aBuildOpt, zBuildHelp},
+    .cliSearch = {SEARCH_SHORT, aSearchOpt, zSearchHelp},
+    .cliEval = {EVAL_SHORT, aEvalOpt, zEvalHelp},
     .xOpen = vec_open,
     .xCheck = vec_check,
     .xSearch = vec_search,

@@ -34,9 +34,10 @@ static const char zHelp[] =
     "when K reaches the objects); sequences: certified answers are exact\n"
     "(docs/SCALING.md).\n"
     "\n"
-    "  -k, --k N               results per query (default 10; sequences 1)\n"
-    "  -m, --min-count N       keywords, text: leave out objects whose count\n"
-    "                          is below N\n"
+    "  -k, --k N               results per query (default: as genie search)\n"
+    "      --min-count N       keywords, text: leave out objects whose count\n"
+    "                          is below N (-m, deprecated: -m is a build's hash\n"
+    "                          functions)\n"
     "  -K, --candidates N      vectors: candidates re-ranked per shard (default\n"
     "                          10 k); sequences: candidates per shard (default 32)\n"
     "  -r, --radius R          vectors (l2): also match R buckets either side\n"
@@ -106,6 +107,7 @@ static const char zHelp[] =
 #define OPT_GPUS 0x10b
 #define OPT_GPU_MODE 0x10c
 #define OPT_PRECISION 0x10d
+#define OPT_MIN_COUNT 0x10e
 
 static int usage(int rank, const char *fmt, const char *zArg)
 {
@@ -176,7 +178,7 @@ static int parse_serve(int argc, char **argv, int rank, mpi_args *a)
 static int parse(int argc, char **argv, int rank, mpi_args *a)
 {
     static const struct option aOpt[] = {
-        {"k", required_argument, 0, 'k'},           {"min-count", required_argument, 0, 'm'},
+        {"k", required_argument, 0, 'k'},           {"min-count", required_argument, 0, OPT_MIN_COUNT},
         {"backend", required_argument, 0, 'b'},     {"threads", required_argument, 0, 'j'},
         {"gpu-memory", required_argument, 0, OPT_GPU_MEMORY},
         {"delimiter", required_argument, 0, 'd'},   {"json", no_argument, 0, OPT_JSON},
@@ -260,7 +262,11 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
             else
                 return usage(rank, "--gpu-mode must be auto, shards or replicas, not '%s'", optarg);
             break;
-        case 'm':
+        case 'm': /* a deprecated letter (tools/cli.h, short options) */
+            if (rank == 0)
+                cli_deprecated("genie-mpi", c, "--min-count");
+            /* fall through */
+        case OPT_MIN_COUNT:
             if (!cli_parse_u64(optarg, 0, UINT32_MAX, &v))
                 return usage(rank, "--min-count must be 0..4294967295, not '%s'", optarg);
             a->minCount = (uint32_t)v;

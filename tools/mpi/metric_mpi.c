@@ -70,7 +70,8 @@ static const char zHelp[] =
     "'distances' field counts the distances of all processors).  Object o\n"
     "belongs to processor o mod P.  Every rank reads INDEX.\n"
     "\n"
-    "  -r, --radius R          range search radius, or the k-NN limit\n"
+    "      --radius R          range search radius, or the k-NN limit (-r,\n"
+    "                          deprecated: -r is a vectors search's radius)\n"
     "  -k, --k K               the K nearest neighbours\n"
     "  -p, --partition NAME    lg (default): the index's centers; the query's\n"
     "                          ranker compares the centers and sends the plan,\n"
@@ -107,9 +108,9 @@ static int usage(int rank, const char *fmt, const char *zArg)
 
 static int parse(int argc, char **argv, int rank, lcm_args *a)
 {
-    enum { OPT_LOCAL_K = 0x300, OPT_QUANTUM, OPT_ACTIVE, OPT_JSON, OPT_SHOW, OPT_STATS };
+    enum { OPT_LOCAL_K = 0x300, OPT_QUANTUM, OPT_ACTIVE, OPT_JSON, OPT_SHOW, OPT_STATS, OPT_RADIUS };
     static const struct option aOpt[] = {
-        {"radius", required_argument, 0, 'r'},   {"k", required_argument, 0, 'k'},
+        {"radius", required_argument, 0, OPT_RADIUS}, {"k", required_argument, 0, 'k'},
         {"partition", required_argument, 0, 'p'}, {"local-cluster-size", required_argument, 0, OPT_LOCAL_K},
         {"quantum", required_argument, 0, OPT_QUANTUM}, {"active", required_argument, 0, OPT_ACTIVE},
         {"threads", required_argument, 0, 'j'},  {"output", required_argument, 0, 'o'},
@@ -125,7 +126,11 @@ static int parse(int argc, char **argv, int rank, lcm_args *a)
     char zErr[128];
     while ((c = getopt_long(argc, argv, "r:k:p:j:o:qh", aOpt, NULL)) != -1) {
         switch (c) {
-        case 'r': {
+        case 'r': /* a deprecated letter (tools/cli.h, short options) */
+            if (rank == 0)
+                cli_deprecated("genie-mpi metric", c, "--radius");
+            /* fall through */
+        case OPT_RADIUS: {
             char *end;
             double r = strtod(optarg, &end);
             if (end == optarg || *end || !(r >= 0) || !isfinite(r))

@@ -160,14 +160,13 @@ static int check_options(broker *b)
         zBad = "--min-count";
     else if (a->zDelim && !(t->flags & ITYPE_F_DELIMITER))
         zBad = "--delimiter";
-    else if (a->show && !itype_option_find(t, "show"))
-        zBad = "--show";
     if (zBad) {
         fprintf(stderr, "genie-mpi: %s does not apply to a %s index\nTry 'genie-mpi --help'.\n", zBad, t->zName);
         return MPI_EXIT_USAGE;
     }
-    if (a->show && !b->hasRecords) {
-        fprintf(stderr, "genie-mpi: --show: the index stores no records (built with --no-records?)\n");
+    if (a->show && !b->hasRecords) { /* worded as genie search's (itype_show_refusal) */
+        fprintf(stderr, "genie-mpi: --show: the index stores no records (%s)\n",
+                t->zNoRecords ? t->zNoRecords : "built without records");
         return MPI_EXIT_USAGE;
     }
     itype_options o;

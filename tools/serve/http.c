@@ -716,11 +716,16 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ppSocket, 
     }
 }
 
-/* libmicrohttpd's messages (a client that went away, a connection refused at the per-client cap): not with -q. */
+/*
+ * libmicrohttpd's messages (a client that went away, a connection refused
+ * at the per-client cap): not with -q.  Its failure to bind is left out:
+ * it names "port 0" (the address is handed over whole) before genie's own
+ * message, which names the address.
+ */
 static void on_log(void *cls, const char *fmt, va_list ap)
 {
     const serve_server *s = cls;
-    if (s->cfg->quiet)
+    if (s->cfg->quiet || strncmp(fmt, "Failed to bind to port", 22) == 0)
         return;
     fputs("genie serve: libmicrohttpd: ", stderr);
     vfprintf(stderr, fmt, ap);

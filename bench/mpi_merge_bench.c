@@ -63,7 +63,7 @@ static double bench(size_t nQuery, size_t R, uint32_t k, double *pSink)
         for (size_t q = 0; q < nQuery; q++) {
             for (size_t r = 0; r < R; r++)
                 aList[r] = aAll + (q * R + r) * k;
-            size_t n = merge_topk(&h, aList, aN, R, k, aOut);
+            size_t n = merge_topk(&h, aList, aN, R, k, NULL, NULL, aOut);
             *pSink += aOut[n - 1].key;
         }
         double t = now() - t0;

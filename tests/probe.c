@@ -116,22 +116,27 @@ static genie_status probe_sets(const genie_index *idx, const genie_index_info *i
 {
     const char *az[3] = {"a b c", "", "x y z a"};
     size_t an[3] = {5, 0, 7};
-    for (int exact = 0; exact < 2; exact++) {
-        genie_set_options sopt = {.k = 3, .exact = exact};
+    /* MinHash, the exact search, a threshold under another measure, the choice by cost */
+    const genie_set_options aOpt[] = {{.k = 3, .candidates = 4},
+                                      {.k = 3, .exact = 1},
+                                      {.k = 0, .min_similarity = 0.3, .measure = GENIE_SET_COSINE},
+                                      {.k = 2}};
+    for (size_t c = 0; c < sizeof aOpt / sizeof aOpt[0]; c++) {
         genie_search_options opt;
         memset(&opt, 0, sizeof opt);
         opt.backend = GENIE_BACKEND_CPU;
         opt.threads = 2;
         genie_set_results *r = NULL;
-        genie_status rc = genie_set_search(idx, az, an, 3, &sopt, &opt, &r);
+        genie_status rc = genie_set_search(idx, az, an, 3, &aOpt[c], &opt, &r);
         if (rc != GENIE_OK)
             return failed(rc);
         for (size_t i = 0; i < 3; i++) {
             size_t n;
             const genie_set_hit *h = genie_set_results_get(r, i, &n);
             for (size_t j = 0; j < n; j++)
-                if (h[j].object >= info->n_objects || h[j].shared > h[j].union_size)
-                    broken("a sets hit outside the index or with Jaccard > 1");
+                if (h[j].object >= info->n_objects || h[j].shared > h[j].union_size || h[j].shared == 0 ||
+                    !(h[j].similarity > 0 && h[j].similarity <= 1))
+                    broken("a sets hit outside the index or with a similarity outside (0, 1]");
         }
         genie_set_results_free(r);
     }
@@ -204,14 +209,23 @@ static genie_status probe_vectors(const genie_index *idx, const genie_index_info
     memcpy(q.data, base.data, (size_t)base.dim * sizeof(float));
     for (uint32_t j = 0; j < base.dim; j++)
         q.data[2 * (size_t)base.dim + j] = j % 2 ? 3e38f : -3e38f;
-    for (int exact = 0; exact < 2 && rc == GENIE_OK; exact++) {
+    genie_ivf_info iv;
+    int ivf = genie_vectors_index_ivf(idx, &iv) == GENIE_OK;
+    /* LSH: its search and the exact one; IVF: also every list, a recall target (IVF-PQ: refined) and the
+     * last part alone (the lists of its objects). */
+    for (int mode = 0; mode < (ivf ? 5 : 2) && rc == GENIE_OK; mode++) {
         genie_vsearch_options opt;
         memset(&opt, 0, sizeof opt);
         opt.search.backend = GENIE_BACKEND_CPU;
         opt.search.threads = 2;
         opt.k = 4;
-        opt.exact = exact;
-        rc = genie_vectors_search(idx, &q, &opt, aOut, aN, NULL);
+        opt.exact = mode == 1;
+        opt.nprobe = mode == 2 ? iv.nlist : 0;
+        opt.candidates = mode == 2 && iv.pq_m ? 4 : 0;
+        opt.recall = mode == 3 ? 0.9 : 0;
+        uint32_t nPart = genie_index_parts(idx);
+        rc = mode == 4 ? genie_vectors_search_parts(idx, nPart - 1, 1, &q, &opt, aOut, aN, NULL)
+                       : genie_vectors_search(idx, &q, &opt, aOut, aN, NULL);
         for (size_t i = 0; rc == GENIE_OK && i < 3; i++)
             for (uint32_t j = 0; j < aN[i]; j++)
                 if (aN[i] > 4 || aOut[i * 4 + j].id >= info->n_objects)

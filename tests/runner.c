@@ -35,6 +35,8 @@ char g_zTestDir[1024];
     X(backend_names_and_errors, 30)               \
     X(backend_several_devices, 60)                \
     X(backend_registry_capabilities, 30)          \
+    X(backend_registry_reads_an_older_version, 30) \
+    X(backend_registry_reads_by_version, 30)      \
     X(backend_cpu_never_maps_cuda, 30)            \
     X(backend_blas_opened_on_first_exact_search, 30) \
     X(install_exports_only_genie_symbols, 30)     \
@@ -80,6 +82,14 @@ char g_zTestDir[1024];
     X(vectors_lsh_cosine, 60)                 \
     X(vectors_lsh_bad_arguments, 30)          \
     X(vectors_lsh_hash_count, 30)             \
+    X(ivf_flat_equals_oracle, 240)            \
+    X(ivf_flat_all_lists_equal_exact_search, 120) \
+    X(ivf_pq_equals_oracle, 240)              \
+    X(ivf_build_deterministic_and_versioned, 60) \
+    X(ivf_bad_arguments, 60)                  \
+    X(ivf_parts_hold_their_lists, 120)        \
+    X(ivf_recall_targets_met, 300)            \
+    X(kmeans_sample_and_fixed_point, 60)      \
     X(io_records_and_parsing, 30)                 \
     X(parts_random_identical, 120)                \
     X(parts_random_skewed_identical, 120)         \
@@ -116,6 +126,15 @@ char g_zTestDir[1024];
     X(sets_parse_rules, 10) \
     X(sets_exact_and_minhash_against_oracle, 60) \
     X(sets_bad_input, 10)\
+    X(sets_exact_random_against_oracle, 120) \
+    X(sets_exact_fortunes_against_oracle, 120) \
+    X(sets_exact_ties_by_smaller_id, 30) \
+    X(sets_exact_through_a_backend_capability, 60) \
+    X(sets_exact_parts_merge_to_the_whole, 120) \
+    X(sets_exact_choice_and_plan, 60) \
+    X(sets_exact_version1_and_bad_options, 30) \
+    X(sim_cpu_and_block_against_brute_force, 120) \
+    X(sim_block_long_lists, 120) \
     X(recall_sets_meets_target, 240) \
     X(recall_sequences_meets_target, 240) \
     X(recall_vectors_meets_target, 240) \
@@ -138,6 +157,7 @@ char g_zTestDir[1024];
     X(layout_comment_refs, 30)                    \
     X(format_index_file_type, 30) \
     X(malicious_fields_every_type, 600) \
+    X(malicious_sets_element_lists, 30) \
     X(hardening_vectors_width_zero, 30) \
     X(hardening_vectors_huge_parameters, 30) \
     X(hardening_fvecs_gz_zeros, 60) \
@@ -153,6 +173,7 @@ char g_zTestDir[1024];
     X(search_index_copy_ignores_the_file, 60)              \
     X(serve_answers_equal_cli_json, 60)                     \
     X(serve_metric_answers_equal_cli_json, 60)              \
+    X(serve_ivf_answers_equal_cli_json, 60)                 \
     X(serve_recall_requests_run_alone, 60)                  \
     X(serve_endpoints_and_auth, 30)                         \
     X(serve_bad_command_lines, 30)                          \
@@ -201,7 +222,9 @@ char g_zTestDir[1024];
     X(mpi_lines_out_writes_whole_queries, 30) \
     X(mpi_vectors_equal_one_process, 180) \
     X(mpi_vectors_lsh_union_of_shard_candidates, 120) \
+    X(mpi_ivf_equal_one_process, 120) \
     X(mpi_sequences_equal_one_process, 180) \
+    X(mpi_sets_exact_equal_one_process, 180) \
     X(mpi_gpus_and_type_options, 120) \
     X(search_parts_vectors_exact_brute_force, 60) \
     X(mpi_serve_answers_equal_genie_serve, 240) \
@@ -229,8 +252,10 @@ char g_zTestDir[1024];
     X(filter_vectors_equal_index_of_allowed, 60) \
     X(filter_exact_vectors_every_metric, 120) \
     X(filter_metric_equal_index_of_allowed, 60) \
+    X(filter_ivf_scans_equal_filtered_candidates, 120) \
     X(live_keywords_equal_rebuilt_index, 120) \
     X(live_text_sets_sequences_table_equal_rebuilt_index, 120) \
+    X(live_sets_exact_filtered_equal_rebuilt_index, 120) \
     X(live_vectors_equal_rebuilt_index, 120) \
     X(live_metric_vectors_equal_rebuilt_index, 120) \
     X(live_kill_writer_keeps_acknowledged_writes, 240) \

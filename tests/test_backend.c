@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine/backend.h"
+#include "engine/ivf.h"
 #include "genie/vectors.h"
 #include "test.h"
 
@@ -354,6 +355,97 @@ TEST(backend_registry_capabilities)
     CHECK_EQ(st.verified, 2); /* its counts, per call */
     CHECK_EQ(st.fallback, 1);
     CHECK_RC(genie_exact_search(&base, &q, GENIE_METRIC_L2, 4, id, 1, out, &st), GENIE_EINVAL); /* its k */
+}
+
+static genie_status unused_sim(void **ppResident, const sim_request *req, sim_results *out, uint8_t *aUndone)
+{
+    (void)ppResident, (void)req, (void)out, (void)aUndone;
+    return GENIE_EINVAL;
+}
+
+static const engine_sim_ops unusedSimOps = {.xSearch = unused_sim, .nMaxK = 1};
+
+/*
+ * An entry made against an older header is read up to the members its
+ * version has: a version-1 entry offers no exact set search (pSim, added
+ * in version 2), whatever lies past its end.
+ */
+TEST(backend_registry_reads_an_older_version)
+{
+    engine_backend e = {.iVersion = 1, .zName = "test-version-1", .xCheck = counting_check,
+                        .xSearch = counting_search, .pExact = &fakeExactOps, .pSim = &unusedSimOps};
+    genie_backend id;
+    CHECK_OK(engine_backend_register(&e, &id));
+    const engine_backend *be;
+    CHECK_OK(engine_backend_pick_cap(id, ENGINE_CAP(pExact), &be));
+    CHECK(be != NULL && be->pExact == &fakeExactOps);
+    CHECK_OK(engine_backend_pick_cap(id, ENGINE_CAP(pSim), &be));
+    CHECK(be == NULL);
+    e.iVersion = ENGINE_BACKEND_VERSION;
+    e.zName = "test-version-2";
+    CHECK_OK(engine_backend_register(&e, &id));
+    CHECK_OK(engine_backend_pick_cap(id, ENGINE_CAP(pSim), &be));
+    CHECK(be != NULL && be->pSim == &unusedSimOps);
+}
+
+/* An IVF capability that answers id 1 - i for the i-th of k, and keeps a resident it counts. */
+static int nIvfFree;
+
+static genie_status fake_ivf_search(int device, void **ppResident, const engine_ivf *ix, const engine_ivf_query *q,
+                                    genie_neighbor *out, uint32_t *aN)
+{
+    (void)device, (void)ix;
+    *ppResident = &nIvfFree;
+    for (uint64_t i = 0; i < q->n; i++) {
+        aN[i] = q->k;
+        for (uint32_t j = 0; j < q->k; j++)
+            out[i * q->k + j] = (genie_neighbor){1 - j, (float)j};
+    }
+    return GENIE_OK;
+}
+
+static void fake_ivf_free(void *p)
+{
+    (void)p;
+    nIvfFree++;
+}
+
+static const engine_ivf_ops fakeIvfOps = {.xSearch = fake_ivf_search, .xFree = fake_ivf_free};
+
+/*
+ * The registry reads of an entry the members of its version: an entry of
+ * version 2 (before pIvf) offers no IVF whatever its struct holds beyond;
+ * one of version 3 does, and the inverted-file search takes it.
+ */
+TEST(backend_registry_reads_by_version)
+{
+    engine_backend e = {.iVersion = 2, .zName = "test-v2", .xCheck = counting_check, .xSearch = counting_search,
+                        .pIvf = &fakeIvfOps};
+    genie_backend id1, id2;
+    CHECK_OK(engine_backend_register(&e, &id1));
+    e.iVersion = 3;
+    e.zName = "test-ivf";
+    CHECK_OK(engine_backend_register(&e, &id2));
+    const engine_backend *be;
+    CHECK_OK(engine_backend_pick_cap(id1, ENGINE_CAP(pIvf), &be));
+    CHECK(be == NULL);
+    CHECK_OK(engine_backend_pick_cap(id2, ENGINE_CAP(pIvf), &be));
+    CHECK(be != NULL && be->pIvf == &fakeIvfOps);
+
+    float aCent[2] = {0, 0}, aVec[4] = {0, 0, 1, 1}, aQ[2] = {0, 0};
+    uint64_t aStart[2] = {0, 2};
+    uint32_t aId[2] = {0, 1};
+    engine_ivf ix = {.metric = GENIE_METRIC_L2, .dim = 2, .nlist = 1, .n = 2, .aCentroid = aCent,
+                     .aListStart = aStart, .aId = aId, .aVec = aVec};
+    engine_ivf_query q = {.aQuery = aQ, .n = 1, .k = 2, .nprobe = 1, .threads = 1};
+    genie_neighbor out[2];
+    uint32_t aN[1];
+    genie_backend used;
+    nIvfFree = 0;
+    CHECK_OK(engine_ivf_search(&ix, NULL, NULL, &q, id2, 0, out, aN, &used));
+    CHECK(used == id2 && out[0].id == 1 && out[1].id == 0 && nIvfFree == 1); /* the fake's; its copy freed */
+    CHECK_OK(engine_ivf_search(&ix, NULL, NULL, &q, id1, 0, out, aN, &used));
+    CHECK(used == GENIE_BACKEND_CPU && out[0].id == 0 && out[1].id == 1); /* the CPU's answer */
 }
 
 /* Whether this process has a CUDA library mapped. */

@@ -9,8 +9,11 @@
  * which reserves terabytes of address space) and a time bound (alarm).
  *
  * The fields rewritten: each 4-byte field of the fixed header, each field of
- * each section table entry (u32 and u64 views), each field of PARTS, and
- * a u32 at every byte offset of the first 160 bytes of FRONTEND.
+ * each section table entry (u32 and u64 views), each field of PARTS, a
+ * u32 at every byte offset of the first 160 bytes of FRONTEND, and of an
+ * inverted-file index every u32 of its first list sections (the lists
+ * and their offsets) and of the vector index sections (the centroids,
+ * codebooks and codes: NaN, infinities, codes past 2^bits).
  */
 #include <signal.h>
 #include <sys/mman.h>
@@ -48,7 +51,7 @@ static void write_text(const char *path, const char *z)
     test_write_file(path, z, strlen(z));
 }
 
-/* The small indexes, one of every type (and a keywords index of 3 parts). */
+/* The small indexes, one of every type (and a keywords index and an IVF-PQ index of 3 parts). */
 static int build_indexes(const char **azPath)
 {
     int n = 0;
@@ -104,6 +107,14 @@ static int build_indexes(const char **azPath)
         genie_lsh_params lp = {aMetric[i], 4, 0, 0, 0, 0, 9};
         CHECK_OK(genie_vectors_build(&base, &lp, &opt, azPath[n++] = strdup(test_path(azName[i]))));
     }
+    /* Inverted files: IVF-Flat (ip) and IVF-PQ (l2, 2 sub-quantizers of 3 bits, refined). */
+    genie_ivf_params ip = {.metric = GENIE_METRIC_IP, .nlist = 3, .iterations = 2, .seed = 5,
+                           .backend = GENIE_BACKEND_CPU};
+    CHECK_OK(genie_vectors_build_ivf(&base, &ip, &opt, azPath[n++] = strdup(test_path("ivf-flat.genie"))));
+    genie_ivf_params pp = {.metric = GENIE_METRIC_L2, .nlist = 2, .pq_m = 3, .pq_bits = 2, .refine = 1,
+                           .iterations = 2, .seed = 5, .backend = GENIE_BACKEND_CPU};
+    CHECK_OK(genie_vectors_build_ivf(&base, &pp, &opt, azPath[n++] = strdup(test_path("ivf-pq.genie"))));
+    CHECK_OK(genie_vectors_build_ivf(&base, &pp, &optParts, azPath[n++] = strdup(test_path("ivf-pq-parts.genie"))));
     return n;
 }
 
@@ -223,7 +234,8 @@ static size_t rewrite_every_field(const char *path, volatile uint64_t *pShared)
             }
         }
         size_t nField = 0, step = 4;
-        if (id == SEC_PARTS)
+        int vectorIndex = get32(a + 76) & FORMAT_FLAG_VECTOR;
+        if (id == SEC_PARTS || id >= SEC_IVF_CENTROIDS || (vectorIndex && id >= SEC_KEYWORDS && id <= SEC_POSTINGS))
             nField = (size_t)size;
         else if (id == SEC_FRONTEND)
             nField = size < 160 ? (size_t)size : 160, step = 1;
@@ -256,4 +268,95 @@ TEST(malicious_fields_every_type)
     munmap((void *)pShared, 4096);
     for (int i = 0; i < nPath; i++)
         free((void *)azPath[i]);
+}
+
+/* The section @p id of part 0 of image @p a: its offset and size. */
+static void find_section(const unsigned char *a, uint32_t id, uint64_t *pOff, uint64_t *pSize)
+{
+    uint32_t nSection = get32(a + 80);
+    for (uint32_t s = 0; s < nSection; s++) {
+        const unsigned char *e = a + FORMAT_FIXED_HEADER + (size_t)FORMAT_ENTRY_SIZE * s;
+        if (get32(e) == id && get32(e + 4) == 0) {
+            *pOff = get64(e + 8);
+            *pSize = get64(e + 16);
+            return;
+        }
+    }
+    test_fail_at(__FILE__, __LINE__, "no section %u", id);
+}
+
+/* Rewrite @p image into @p path (checksums repaired); the index must open, MinHash work, the exact search refuse it. */
+static void check_refused(const unsigned char *image, size_t n, const char *path, const char *zWhy)
+{
+    unsigned char *b = malloc(n);
+    memcpy(b, image, n);
+    probe_repair_checksums(b, n);
+    test_write_file(path, b, n);
+    free(b);
+    genie_index *idx;
+    CHECK_OK(genie_index_open(path, &idx));
+    const char *q = "a b c";
+    size_t nq = 5;
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = GENIE_BACKEND_CPU;
+    genie_set_results *r;
+    genie_set_options so = {.k = 3, .candidates = 4};
+    CHECK_OK(genie_set_search(idx, &q, &nq, 1, &so, &opt, &r)); /* MinHash reads no element list */
+    genie_set_results_free(r);
+    so = (genie_set_options){.k = 3, .exact = 1};
+    CHECK_RC(genie_set_search(idx, &q, &nq, 1, &so, &opt, &r), GENIE_ECORRUPT);
+    if (!strstr(genie_last_error(), zWhy))
+        test_fail_at(__FILE__, __LINE__, "message '%s' lacks '%s'", genie_last_error(), zWhy);
+    genie_index_close(idx);
+}
+
+/*
+ * A sets index's element lists that contradict themselves, checksums
+ * valid: a set moved to another size class's list, a keyword naming an
+ * element past the vocabulary, a posting naming a set of another size.
+ * The format reader cannot see these (sets_exact.c checks them on the
+ * first exact search): the exact search must refuse the file, not answer.
+ */
+TEST(malicious_sets_element_lists)
+{
+    genie_set_params sp = {8, 7, 0};
+    genie_set_builder *sb;
+    CHECK_OK(genie_set_builder_new(&sb, NULL, &sp));
+    const char *azSet[] = {"a b c", "b c d", "x y", "a"}; /* sizes 3, 3, 2, 1: classes 2, 2, 1, 0 */
+    for (size_t i = 0; i < 4; i++)
+        CHECK_OK(genie_set_builder_add(sb, azSet[i], strlen(azSet[i])));
+    const char *zPath = test_path("sets.genie");
+    CHECK_OK(genie_set_builder_write(sb, zPath));
+    genie_set_builder_free(sb);
+    size_t n;
+    unsigned char *a = test_read_file(zPath, &n);
+    uint64_t kwOff, kwSize, offOff, offSize, postOff, postSize;
+    find_section(a, SEC_KEYWORDS, &kwOff, &kwSize);
+    find_section(a, SEC_LIST_OFFSETS, &offOff, &offSize);
+    find_section(a, SEC_POSTINGS, &postOff, &postSize);
+    uint32_t nKw = (uint32_t)(kwSize / 4), jB = UINT32_MAX;
+    for (uint32_t j = 0; j < nKw && jB == UINT32_MAX; j++) /* the list of element "b": sets 0 and 1, class 2 */
+        if (get32(a + kwOff + 4 * j) >= 0x80000000u && get64(a + offOff + 8 * (j + 1)) - get64(a + offOff + 8 * j) == 2)
+            jB = j;
+    CHECK(jB != UINT32_MAX);
+    const char *zTmp = test_path("rewritten.genie");
+    unsigned char *b = malloc(n);
+    /* 1. the list moved to class 3: its sets have 3 elements */
+    memcpy(b, a, n);
+    uint32_t kw = get32(a + kwOff + 4 * jB) + 1;
+    memcpy(b + kwOff + 4 * jB, &kw, 4);
+    check_refused(b, n, zTmp, "size class");
+    /* 2. the last keyword names an element past the vocabulary */
+    memcpy(b, a, n);
+    kw = 0x80000000u + 64u * 1000u;
+    memcpy(b + kwOff + 4 * (nKw - 1), &kw, 4);
+    check_refused(b, n, zTmp, "names element");
+    /* 3. the list's second set replaced by set 3 (one element): sizes no longer match the classes */
+    memcpy(b, a, n);
+    uint32_t o = 3;
+    memcpy(b + postOff + 4 * (get64(a + offOff + 8 * jB) + 1), &o, 4);
+    check_refused(b, n, zTmp, "size class");
+    free(b);
+    free(a);
 }

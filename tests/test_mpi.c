@@ -12,8 +12,12 @@
  * search byte for byte; LSH with a small K equals the exact re-rank of
  * the union of the shards' own candidates (the merge of
  * genie_vectors_search_parts over each ranker's parts), never farther
- * than one process at any rank.  Sequences: --exact and --certify equal
- * genie search byte for byte, k larger than a shard included.
+ * than one process at any rank.  Inverted files in parts: IVF-Flat and
+ * IVF-PQ equal genie search byte for byte (every shard probes the same
+ * lists); refined IVF-PQ is the merge of the shards' own re-ranks, never
+ * farther than one process.  Sequences: --exact and --certify equal
+ * genie search byte for byte, k larger than a shard included.  Sets: the
+ * exact search, every measure and thresholds, equal genie search --exact.
  *
  * The tests skip (and pass) with a message when genie-mpi was not built
  * (no MPI at configure time) or mpirun is missing.  mpirun runs as root
@@ -27,6 +31,7 @@
 #include <unistd.h>
 
 #include "genie/sequences.h"
+#include "genie/sets.h"
 #include "genie/text.h"
 #include "genie/vectors.h"
 #include "mpi_harness.h"
@@ -467,6 +472,18 @@ TEST(mpi_lines_out_writes_whole_queries)
     free(got.z);
 }
 
+/* `genie-mpi search ARGS` on @p np ranks must fail as a usage error whose message holds @p zWant. */
+static void mpi_refused(int np, const char *zArgs, const char *zWant)
+{
+    MPI_PATH(zOut, "mpi.out");
+    MPI_PATH(zErr, "mpi.err");
+    CHECK_EQ(mpi_run(np, NULL, "search", zArgs, zOut, zErr), 2);
+    char *zMsg = mpi_read_text(zErr);
+    if (!strstr(zMsg, zWant))
+        test_fail_at(__FILE__, __LINE__, "genie-mpi search %s: no '%s' in:\n%.2000s", zArgs, zWant, zMsg);
+    free(zMsg);
+}
+
 /* @p n random vectors of @p dim (Gaussian-ish: sums of uniforms). */
 static void mpi_vectors(uint64_t *s, uint64_t n, uint32_t dim, genie_vectors *v)
 {
@@ -516,15 +533,67 @@ TEST(mpi_vectors_equal_one_process)
     snprintf(z, sizeof z, "-k 7 --exact --precision fp16 '%s' '%s'", test_path("v.genie"), test_path("vq.fvecs"));
     mpi_same_as_genie(3, z, NULL);
     /* ... and, as in genie search, belongs to --exact */
-    MPI_PATH(zOut, "mpi.out");
-    MPI_PATH(zErr, "mpi.err");
     snprintf(z, sizeof z, "-k 7 --precision tf32 '%s' '%s'", test_path("v.genie"), test_path("vq.fvecs"));
-    CHECK_EQ(mpi_run(3, NULL, "search", z, zOut, zErr), 2);
-    char *zMsg = mpi_read_text(zErr);
-    if (!strstr(zMsg, "--precision applies to --exact alone"))
-        test_fail_at(__FILE__, __LINE__, "no --precision message:\n%.2000s", zMsg);
-    free(zMsg);
+    mpi_refused(3, z, "--precision applies to --exact alone");
     genie_vectors_free(&q);
+}
+
+/*
+ * What genie-mpi -np 4 prints for a vectors index of 7 parts when its
+ * rankers re-rank on their own: the parts of each of its 3 rankers
+ * ([0, 2), [2, 4), [4, 7)) searched alone with @p so, merged by
+ * (distance, id), as genie search's TSV (malloc'ed).  Every merged
+ * neighbour is checked no farther than one process's at its rank (the
+ * union of the shards' candidates holds one process's); *pnCloser counts
+ * those nearer.
+ */
+static char *mpi_shards_merged(const genie_index *idx, const genie_vectors *q, const genie_vsearch_options *so,
+                               size_t *pnCloser)
+{
+    enum { R = 3 };
+    static const uint32_t aFirst[R] = {0, 2, 4}, aParts[R] = {2, 2, 3};
+    uint32_t k = so->k;
+    genie_neighbor *aShard = malloc(R * q->n * k * sizeof *aShard), *aOne = malloc(q->n * k * sizeof *aOne);
+    uint32_t *aN = malloc(R * q->n * sizeof *aN), *aOneN = malloc(q->n * sizeof *aOneN);
+    char *zWant = malloc(1 << 16);
+    CHECK(aShard && aOne && aN && aOneN && zWant);
+    for (int r = 0; r < R; r++)
+        CHECK_OK(genie_vectors_search_parts(idx, aFirst[r], aParts[r], q, so, aShard + r * q->n * k, aN + r * q->n,
+                                            NULL));
+    CHECK_OK(genie_vectors_search(idx, q, so, aOne, aOneN, NULL));
+    size_t at = 0;
+    *pnCloser = 0;
+    for (size_t i = 0; i < q->n; i++) {
+        uint32_t aPos[R] = {0, 0, 0};
+        for (uint32_t rank = 0; rank < k; rank++) {
+            const genie_neighbor *best = NULL;
+            int from = -1;
+            for (int r = 0; r < R; r++) {
+                if (aPos[r] == aN[r * q->n + i])
+                    continue;
+                const genie_neighbor *c = &aShard[(r * q->n + i) * k + aPos[r]];
+                if (!best || c->distance < best->distance || (c->distance == best->distance && c->id < best->id)) {
+                    best = c;
+                    from = r;
+                }
+            }
+            if (!best)
+                break;
+            aPos[from]++;
+            at += (size_t)snprintf(zWant + at, (1 << 16) - at, "%zu\t%u\t%u\t%.6g\n", i + 1, rank + 1, best->id,
+                                   (double)best->distance);
+            if (rank < aOneN[i]) {
+                CHECK(best->distance <= aOne[i * k + rank].distance);
+                *pnCloser += best->distance < aOne[i * k + rank].distance;
+            }
+        }
+        CHECK(aPos[0] + aPos[1] + aPos[2] >= aOneN[i]);
+    }
+    free(aShard);
+    free(aOne);
+    free(aN);
+    free(aOneN);
+    return zWant;
 }
 
 TEST(mpi_vectors_lsh_union_of_shard_candidates)
@@ -543,50 +612,85 @@ TEST(mpi_vectors_lsh_union_of_shard_candidates)
         test_fail_at(__FILE__, __LINE__, "exit %d:\n%.2000s", rc, mpi_read_text(zErr));
     /* The oracle: each ranker's parts searched alone, merged by (distance, id); and one process. */
     genie_vsearch_options so = {.search = {.backend = GENIE_BACKEND_CPU, .threads = 1}, .k = K_NN, .candidates = 12};
-    static const uint32_t aFirst[R] = {0, 2, 4}, aParts[R] = {2, 2, 3};
-    genie_neighbor *aShard = malloc(R * q.n * K_NN * sizeof *aShard), *aOne = malloc(q.n * K_NN * sizeof *aOne);
-    uint32_t aN[R][40], aOneN[40];
-    for (int r = 0; r < R; r++)
-        CHECK_OK(genie_vectors_search_parts(idx, aFirst[r], aParts[r], &q, &so, aShard + r * q.n * K_NN, aN[r], NULL));
-    CHECK_OK(genie_vectors_search(idx, &q, &so, aOne, aOneN, NULL));
-    char *zWant = malloc(1 << 16), *zGot = mpi_read_text(zOut);
-    size_t at = 0, nCloser = 0;
-    for (size_t i = 0; i < q.n; i++) {
-        uint32_t aPos[R] = {0, 0, 0};
-        for (uint32_t rank = 0; rank < K_NN; rank++) {
-            const genie_neighbor *best = NULL;
-            int from = -1;
-            for (int r = 0; r < R; r++) {
-                if (aPos[r] == aN[r][i])
-                    continue;
-                const genie_neighbor *c = &aShard[(r * q.n + i) * K_NN + aPos[r]];
-                if (!best || c->distance < best->distance || (c->distance == best->distance && c->id < best->id)) {
-                    best = c;
-                    from = r;
-                }
-            }
-            if (!best)
-                break;
-            aPos[from]++;
-            at += (size_t)snprintf(zWant + at, (1 << 16) - at, "%zu\t%u\t%u\t%.6g\n", i + 1, rank + 1, best->id,
-                                   (double)best->distance);
-            /* The union holds the one-process candidates: never farther at the same rank. */
-            if (rank < aOneN[i]) {
-                CHECK(best->distance <= aOne[i * K_NN + rank].distance);
-                nCloser += best->distance < aOne[i * K_NN + rank].distance;
-            }
-        }
-        CHECK(aPos[0] + aPos[1] + aPos[2] >= aOneN[i]);
-    }
+    size_t nCloser;
+    char *zWant = mpi_shards_merged(idx, &q, &so, &nCloser), *zGot = mpi_read_text(zOut);
     if (strcmp(zWant, zGot) != 0)
         test_fail_at(__FILE__, __LINE__, "LSH answers differ from the shards' merge:\n%.600s\n---\n%.600s", zWant, zGot);
     printf("      %zu of %zu neighbours nearer than one process's (more candidates)\n", nCloser, (size_t)q.n * K_NN);
     free(zWant);
     free(zGot);
-    free(aShard);
-    free(aOne);
     genie_vectors_free(&q);
     genie_index_close(idx);
+}
+
+/*
+ * An inverted-file index in 7 parts (its lists cut by part, its centroids
+ * the whole index's): every shard probes the lists one process probes, so
+ * IVF-Flat and IVF-PQ without refinement equal genie search byte for byte,
+ * with --nprobe, the index's default and --json;
+ * IVF-PQ refined equals the merge of genie_vectors_search_parts over each
+ * ranker's parts (each re-ranks its own best estimates), never farther
+ * than one process; --nprobe on an LSH index is refused.
+ */
+TEST(mpi_ivf_equal_one_process)
+{
+    if (!mpi_ready())
+        return;
+    uint64_t s = 0x1f1;
+    genie_vectors base, q;
+    mpi_vectors(&s, 650, 16, &base);
+    mpi_vectors(&s, 40, 16, &q);
+    CHECK_OK(genie_vectors_write_fvecs(&q, test_path("iq.fvecs")));
+    genie_build_options opt = {.part_objects = 100};
+    genie_ivf_params flat = {.metric = GENIE_METRIC_L2, .nlist = 12, .seed = 3, .backend = GENIE_BACKEND_CPU};
+    genie_ivf_params pq = {.metric = GENIE_METRIC_COSINE, .nlist = 10, .pq_m = 4, .pq_bits = 6, .seed = 3,
+                           .backend = GENIE_BACKEND_CPU};
+    CHECK_OK(genie_vectors_build_ivf(&base, &flat, &opt, test_path("flat.genie")));
+    CHECK_OK(genie_vectors_build_ivf(&base, &pq, &opt, test_path("pq.genie")));
+    pq.refine = 1;
+    CHECK_OK(genie_vectors_build_ivf(&base, &pq, &opt, test_path("pqr.genie")));
+    genie_vectors_free(&base);
+    MPI_PATH(zFlat, "flat.genie");
+    MPI_PATH(zPq, "pq.genie");
+    MPI_PATH(zQ, "iq.fvecs");
+    char z[4096];
+    snprintf(z, sizeof z, "-k 7 --nprobe 3 '%s' '%s'", zFlat, zQ);
+    mpi_same_as_genie(4, z, "--batch 9 --depth 3");
+    mpi_same_as_genie(1, z, NULL);
+    snprintf(z, sizeof z, "-k 5 --json '%s' '%s'", zFlat, zQ);
+    mpi_same_as_genie(4, z, NULL);
+    snprintf(z, sizeof z, "-k 4 '%s' '%s'", zFlat, zQ);
+    mpi_same_as_genie(3, z, NULL);
+    snprintf(z, sizeof z, "-k 6 --nprobe 2 '%s' '%s'", zPq, zQ);
+    mpi_same_as_genie(4, z, "--batch 16");
+
+    /* IVF-PQ refined: the merge of each ranker's own answers. */
+    enum { K_NN = 5, R = 3 };
+    MPI_PATH(zOut, "mpi.out");
+    MPI_PATH(zErr, "err.txt");
+    snprintf(z, sizeof z, "-k %d --nprobe 3 -K 10 '%s' '%s'", K_NN, test_path("pqr.genie"), zQ);
+    int rc = mpi_run(R + 1, NULL, "search", z, zOut, zErr);
+    if (rc != 0)
+        test_fail_at(__FILE__, __LINE__, "exit %d:\n%.2000s", rc, mpi_read_text(zErr));
+    genie_index *idx;
+    CHECK_OK(genie_index_open(test_path("pqr.genie"), &idx));
+    genie_vsearch_options so = {.search = {.backend = GENIE_BACKEND_CPU, .threads = 1}, .k = K_NN, .candidates = 10,
+                                .nprobe = 3};
+    size_t nCloser;
+    char *zWant = mpi_shards_merged(idx, &q, &so, &nCloser), *zGot = mpi_read_text(zOut);
+    if (strcmp(zWant, zGot) != 0)
+        test_fail_at(__FILE__, __LINE__, "refined IVF-PQ answers differ from the shards' merge:\n%.600s\n---\n%.600s",
+                     zWant, zGot);
+    free(zWant);
+    free(zGot);
+    genie_index_close(idx);
+
+    /* nprobe belongs to an IVF index */
+    genie_vectors_free(&q);
+    genie_index_close(mpi_vectors_index(&q));
+    snprintf(z, sizeof z, "-k 5 --nprobe 3 '%s' '%s'", test_path("v.genie"), test_path("vq.fvecs"));
+    mpi_refused(3, z, "--nprobe 3: an LSH index has no lists");
+    genie_vectors_free(&q);
 }
 
 TEST(mpi_sequences_equal_one_process)
@@ -632,6 +736,78 @@ TEST(mpi_sequences_equal_one_process)
     if (!strstr(zMsg, "--precision does not apply to a sequences index"))
         test_fail_at(__FILE__, __LINE__, "no --precision message:\n%.2000s", zMsg);
     free(zMsg);
+}
+
+/*
+ * Sets: genie-mpi answers them exactly (the shards' exact answers merged
+ * by the exact fraction, then the smaller id), equal to genie search
+ * --exact byte for byte for every measure and with a threshold; ties
+ * (duplicated sets, equal fractions of other counts and sizes) cross the
+ * shards.  -K, and a threshold without -k, are refused.
+ */
+TEST(mpi_sets_exact_equal_one_process)
+{
+    if (!mpi_ready())
+        return;
+    uint64_t s = 0x5e7;
+    genie_build_options opt = {.part_objects = 130}; /* 7 parts */
+    genie_set_builder *sb;
+    CHECK_OK(genie_set_builder_new(&sb, &opt, NULL));
+    char azLine[900][200];
+    for (int i = 0; i < 900; i++) {
+        size_t n = 0, m = 1 + test_rand(&s) % 12;
+        azLine[i][0] = 0;
+        if (i >= 300 && i % 7 == 0) { /* a duplicate of a set in another shard: ties */
+            memcpy(azLine[i], azLine[test_rand(&s) % 300], sizeof azLine[i]);
+        } else {
+            for (size_t j = 0; j < m; j++)
+                n += (size_t)snprintf(azLine[i] + n, sizeof azLine[i] - n, "%sw%u", j ? " " : "",
+                                      (unsigned)(test_rand(&s) % 40));
+        }
+        CHECK_OK(genie_set_builder_add(sb, azLine[i], strlen(azLine[i])));
+    }
+    CHECK_OK(genie_set_builder_write(sb, test_path("sets.genie")));
+    genie_set_builder_free(sb);
+    FILE *f = fopen(test_path("setq.txt"), "w");
+    CHECK(f != NULL);
+    for (int i = 0; i < 60; i++) {
+        if (i % 5 == 0) {
+            fprintf(f, "%s\n", azLine[test_rand(&s) % 900]);
+            continue;
+        }
+        size_t m = 1 + test_rand(&s) % 10;
+        for (size_t j = 0; j < m; j++)
+            fprintf(f, "%sw%u", j ? " " : "", (unsigned)(test_rand(&s) % 40));
+        fputc('\n', f);
+    }
+    fclose(f);
+    MPI_PATH(zIdx, "sets.genie");
+    MPI_PATH(zQ, "setq.txt");
+    char z[4096];
+    snprintf(z, sizeof z, "-k 5 --exact '%s' '%s'", zIdx, zQ);
+    mpi_same_as_genie(4, z, "--batch 7");
+    mpi_same_as_genie(1, z, NULL);
+    snprintf(z, sizeof z, "-k 300 --exact --json --show --measure cosine '%s' '%s'", zIdx, zQ);
+    mpi_same_as_genie(4, z, NULL);
+    snprintf(z, sizeof z, "-k 9 --measure dice --min-similarity 0.3 '%s' '%s'", zIdx, zQ);
+    mpi_same_as_genie(4, z, "--batch 11");
+    snprintf(z, sizeof z, "-k 6 --exact --measure containment --json '%s' '%s'", zIdx, zQ);
+    mpi_same_as_genie(4, z, NULL);
+    MPI_PATH(zOut, "mpi.out");
+    MPI_PATH(zErr, "mpi.err");
+    static const struct { const char *zArgs, *zWant; } aBad[] = {
+        {"-k 5 -K 40", "-K (genie-mpi answers it exactly"},
+        {"--min-similarity 0.5", "--min-similarity needs -k"},
+        {"-k 5 --measure tanimoto", "--measure must be jaccard"},
+    };
+    for (size_t i = 0; i < sizeof aBad / sizeof *aBad; i++) {
+        snprintf(z, sizeof z, "%s '%s' '%s'", aBad[i].zArgs, zIdx, zQ);
+        CHECK_EQ(mpi_run(3, NULL, "search", z, zOut, zErr), 2);
+        char *zMsg = mpi_read_text(zErr);
+        if (!strstr(zMsg, aBad[i].zWant))
+            test_fail_at(__FILE__, __LINE__, "genie-mpi search %s: no '%s' in:\n%.2000s", z, aBad[i].zWant, zMsg);
+        free(zMsg);
+    }
 }
 
 TEST(mpi_gpus_and_type_options)

@@ -3,9 +3,11 @@
  * and two rankers, each searching its parts), real HTTP requests must get
  * the bytes `genie serve` answers on the whole index: keywords with labels
  * and records (k larger than a shard, min_count, show), vectors (exact,
- * and LSH with K at least the objects) and sequences (exact, show; and
- * certify, whose "candidates" are the shards' own K), in batches that mix several requests (concurrent
- * clients).  Reload is refused with 409; SIGTERM to the broker drains, stops
+ * LSH with K at least the objects, IVF-Flat in parts with nprobe),
+ * sequences (exact, show; and certify, whose "candidates" are the shards'
+ * own K) and sets (the exact search, measures, thresholds), in batches
+ * that mix several requests (concurrent clients).  Reload is refused with
+ * 409; SIGTERM to the broker drains, stops
  * the rankers and the job exits 0.  Skips like the other MPI tests, and
  * without server support.
  */
@@ -253,5 +255,34 @@ TEST(mpi_serve_answers_equal_genie_serve)
         "{\"queries\":[[0.1,0.2,0.3,0.4,-0.5,0.6,0.7,0.8],[0,0,0,0,0,0,0,0]],\"k\":6,\"exact\":true}",
         "{\"queries\":[[0.5,-0.2,0.3,0.1,0.5,0.6,-0.7,0.2]],\"k\":4,\"candidates\":200}"};
     compare_servers("v", test_path("v.genie"), azVec, 2);
+
+    /* an IVF-Flat index in 3 parts (every part the lists of its objects): nprobe, and the index's default */
+    base = (genie_vectors){200, 8, malloc(200 * 8 * sizeof(float))};
+    CHECK(base.data != NULL);
+    for (size_t i = 0; i < 200 * 8; i++)
+        base.data[i] = (float)(test_rand(&rng) % 2000) / 1000.0f - 1.0f;
+    genie_ivf_params ip = {.metric = GENIE_METRIC_L2, .nlist = 8, .seed = 3, .backend = GENIE_BACKEND_CPU};
+    CHECK_OK(genie_vectors_build_ivf(&base, &ip, &opt, test_path("ivf.genie")));
+    genie_vectors_free(&base);
+    static const char *const azIvf[] = {
+        "{\"queries\":[[0.1,0.2,0.3,0.4,-0.5,0.6,0.7,0.8],[0,0,0,0,0,0,0,0]],\"k\":6,\"nprobe\":3}",
+        "{\"queries\":[[0.5,-0.2,0.3,0.1,0.5,0.6,-0.7,0.2]],\"k\":4}"};
+    compare_servers("ivf", test_path("ivf.genie"), azIvf, 2);
+
+    /* sets in 4 parts: the exact search (genie-mpi answers sets exactly), measures, thresholds */
+    f.n = 0;
+    for (unsigned i = 0; i < 240; i++) {
+        unsigned n = 1 + (unsigned)(test_rand(&rng) % 8);
+        for (unsigned j = 0; j < n; j++)
+            sb_printf(&f, "%se%u", j ? " " : "", (unsigned)(test_rand(&rng) % 30));
+        sb_printf(&f, "\n");
+    }
+    write_text(test_path("st.txt"), f.z);
+    build(fmt("-t sets --part-objects 60 -o %s %s", test_path("st.genie"), test_path("st.txt")));
+    static const char *const azSets[] = {
+        "{\"queries\":[\"e1 e2 e3\",\"e4\",\"e5 e6 e7 e8 e9\"],\"k\":5,\"exact\":true,\"show\":true}",
+        "{\"queries\":[\"e1 e2 e3 e4\",\"e10 e11\"],\"k\":40,\"measure\":\"dice\",\"min_similarity\":0.3}",
+        "{\"queries\":[\"e7 e8\"],\"k\":6,\"measure\":\"cosine\"}"};
+    compare_servers("st", test_path("st.genie"), azSets, 3);
     free(f.z);
 }

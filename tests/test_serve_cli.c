@@ -1,7 +1,7 @@
 /*
  * genie serve says what `genie search --json` says: for every index type
  * (keywords with labels and records, text, sets, sequences, table,
- * vectors, docs, metric) the same queries and options through the server
+ * vectors LSH and IVF, docs, metric) the same queries and options through the server
  * and through the CLI give byte-identical answers.
  */
 #include <pthread.h>
@@ -18,6 +18,8 @@ typedef struct type_case {
     char *zCliArgs;       /* genie search options and the query file */
     char *zBody;          /* the same queries and options as a JSON body */
 } type_case;
+
+static void check_refused(const served *s, const char *zPath, const char *zBody, const char *zWant);
 
 static void compare_with_cli(const served *s, const type_case *tc)
 {
@@ -51,7 +53,7 @@ TEST(serve_answers_equal_cli_json)
 {
     SERVER_REQUIRED();
     uint64_t rng = 12345;
-    type_case aCase[14];
+    type_case aCase[18];
     size_t nCase = 0;
 
     /* keywords, with labels and records */
@@ -114,6 +116,19 @@ TEST(serve_answers_equal_cli_json)
                                  fmt("{\"queries\":%s,\"k\":3,\"exact\":true}", jq.z)};
     aCase[nCase++] = (type_case){"sets", fmt("-k 5 --recall 0.9 %s %s", test_path("sets.genie"), test_path("sets_q.txt")),
                                  fmt("{\"queries\":%s,\"k\":5,\"recall\":0.9}", jq.z)};
+    /* the exact search's measures and thresholds: every answer (k past them all), the best k of them */
+    aCase[nCase++] = (type_case){"sets",
+                                 fmt("--measure cosine --min-similarity 0.3 --show %s %s", test_path("sets.genie"),
+                                     test_path("sets_q.txt")),
+                                 fmt("{\"queries\":%s,\"k\":10000,\"measure\":\"cosine\",\"min_similarity\":0.3,"
+                                     "\"show\":true}", jq.z)};
+    aCase[nCase++] = (type_case){"sets",
+                                 fmt("-k 2 --measure containment --min-similarity 0.5 %s %s", test_path("sets.genie"),
+                                     test_path("sets_q.txt")),
+                                 fmt("{\"queries\":%s,\"k\":2,\"measure\":\"containment\",\"min_similarity\":0.5}",
+                                     jq.z)};
+    aCase[nCase++] = (type_case){"sets", fmt("-k 4 --measure overlap %s %s", test_path("sets.genie"), test_path("sets_q.txt")),
+                                 fmt("{\"queries\":%s,\"k\":4,\"measure\":\"overlap\"}", jq.z)};
 
     /* sequences: strings over a small alphabet */
     f = (strbuf){0}, jq = (strbuf){0};
@@ -247,6 +262,15 @@ TEST(serve_answers_equal_cli_json)
     served_start(&s, azArg);
     for (size_t i = 0; i < nCase; i++)
         compare_with_cli(&s, &aCase[i]);
+    /* The sets' options refused as the CLI refuses them, in the server's spelling. */
+    check_refused(&s, "/v1/indexes/sets/search", "{\"queries\":[\"a\"],\"k\":0,\"min_similarity\":0.5}",
+                  "\\\"k\\\" must be a whole number 1..");
+    check_refused(&s, "/v1/indexes/sets/search", "{\"queries\":[\"a\"],\"recall\":0.9,\"min_similarity\":0.5}",
+                  "\\\"recall\\\" is for MinHash: not with \\\"min_similarity\\\"");
+    check_refused(&s, "/v1/indexes/sets/search", "{\"queries\":[\"a\"],\"measure\":\"tanimoto\"}",
+                  "\\\"measure\\\" must be \\\"jaccard\\\"");
+    check_refused(&s, "/v1/indexes/sets/search", "{\"queries\":[\"a\"],\"min_similarity\":0}",
+                  "\\\"min_similarity\\\" must be a number in (0, 1]");
     served_stop(&s);
     for (size_t i = 0; i < nCase; i++) {
         free(aCase[i].zCliArgs);
@@ -363,6 +387,104 @@ TEST(serve_metric_answers_equal_cli_json)
     free(jv.z);
     genie_vectors_free(&base);
     genie_vectors_free(&qv);
+}
+
+
+/* @p n vectors of @p dim around 12 centres, as a file; as a JSON list too when @p pJson is given. */
+static void clustered_vectors(uint64_t *rng, size_t n, uint32_t dim, const char *zPath, strbuf *pJson)
+{
+    genie_vectors v = {n, dim, malloc(n * dim * sizeof(float))};
+    CHECK(v.data != NULL);
+    if (pJson)
+        sb_printf(pJson, "[");
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = (unsigned)(test_rand(rng) % 12);
+        if (pJson)
+            sb_printf(pJson, "%s[", i ? "," : "");
+        for (uint32_t d = 0; d < dim; d++) {
+            float x = (float)((c * 7 + d * 3) % 20) + (float)(test_rand(rng) % 2000) / 1000.0f;
+            v.data[i * dim + d] = x;
+            if (pJson)
+                sb_printf(pJson, "%s%.9g", d ? "," : "", (double)x);
+        }
+        if (pJson)
+            sb_printf(pJson, "]");
+    }
+    if (pJson)
+        sb_printf(pJson, "]");
+    CHECK_OK(genie_vectors_write_fvecs(&v, zPath));
+    genie_vectors_free(&v);
+}
+
+/*
+ * Inverted-file vectors indexes, IVF-Flat (in parts) and IVF-PQ refined:
+ * genie serve takes "nprobe", "candidates" (the refinement depth),
+ * "recall" and "exact" as genie search takes --nprobe, -K, --recall and
+ * --exact, and answers what genie search --json answers; the options an
+ * index's kind does not take are refused by name; the index's description
+ * says its kind.
+ */
+TEST(serve_ivf_answers_equal_cli_json)
+{
+    SERVER_REQUIRED();
+    uint64_t rng = 2828;
+    strbuf jq = {0};
+    clustered_vectors(&rng, 900, 8, test_path("ivfb.fvecs"), NULL);
+    clustered_vectors(&rng, 30, 8, test_path("ivfq.fvecs"), &jq);
+    build(fmt("-t vectors --ivf 16 --part-objects 400 -o %s %s", test_path("flat.genie"), test_path("ivfb.fvecs")));
+    build(fmt("-t vectors --ivf 16 --pq 4x6 --refine -o %s %s", test_path("pq.genie"), test_path("ivfb.fvecs")));
+    build(fmt("-t vectors -m 16 -o %s %s", test_path("lsh.genie"), test_path("ivfb.fvecs")));
+    const char *zF = test_path("flat.genie"), *zP = test_path("pq.genie"), *zQ = test_path("ivfq.fvecs");
+    type_case aCase[] = {
+        {"flat", fmt("-k 5 %s %s", zF, zQ), fmt("{\"queries\":%s,\"k\":5}", jq.z)},
+        {"flat", fmt("-k 5 --nprobe 3 %s %s", zF, zQ), fmt("{\"queries\":%s,\"k\":5,\"nprobe\":3}", jq.z)},
+        {"flat", fmt("-k 4 --recall 0.95 %s %s", zF, zQ), fmt("{\"queries\":%s,\"k\":4,\"recall\":0.95}", jq.z)},
+        {"flat", fmt("-k 3 --exact %s %s", zF, zQ), fmt("{\"queries\":%s,\"k\":3,\"exact\":true}", jq.z)},
+        {"pq", fmt("-k 5 --nprobe 2 %s %s", zP, zQ), fmt("{\"queries\":%s,\"k\":5,\"nprobe\":2}", jq.z)},
+        {"pq", fmt("-k 5 --nprobe 4 -K 30 %s %s", zP, zQ),
+         fmt("{\"queries\":%s,\"k\":5,\"nprobe\":4,\"candidates\":30}", jq.z)},
+        {"pq", fmt("-k 6 --recall 0.9 %s %s", zP, zQ), fmt("{\"queries\":%s,\"k\":6,\"recall\":0.9}", jq.z)},
+    };
+    char *azSpec[3] = {fmt("flat=%s", zF), fmt("pq=%s", zP), fmt("lsh=%s", test_path("lsh.genie"))};
+    const char *azArg[] = {"-i", azSpec[0], "-i", azSpec[1], "-i", azSpec[2], NULL};
+    served s;
+    served_start(&s, azArg);
+    for (size_t i = 0; i < sizeof aCase / sizeof *aCase; i++)
+        compare_with_cli(&s, &aCase[i]);
+    /* Options of another kind of index, refused by their JSON names. */
+    static const struct {
+        const char *zIndex, *zOptions, *zWant;
+    } aBad[] = {
+        {"lsh", "\"nprobe\":2", "\\\"nprobe\\\" 2: an LSH index has no lists"},
+        {"flat", "\"radius\":1", "\\\"radius\\\" 1: an IVF index has no buckets"},
+        {"flat", "\"nprobe\":17", "\\\"nprobe\\\" 17: the index has 16 lists"},
+        {"flat", "\"candidates\":20", "IVF-Flat's distances are exact already"},
+        {"pq", "\"nprobe\":2,\"recall\":0.9", "\\\"nprobe\\\" 2: a recall target chooses nprobe itself"},
+        {"pq", "\"k\":2000", "an IVF search returns 1..1024 neighbours"},
+    };
+    for (size_t i = 0; i < sizeof aBad / sizeof *aBad; i++) {
+        char *zPath = fmt("/v1/indexes/%s/search", aBad[i].zIndex);
+        char *zBody = fmt("{\"queries\":[[1,2,3,4,5,6,7,8]],%s}", aBad[i].zOptions);
+        check_refused(&s, zPath, zBody, aBad[i].zWant);
+        free(zPath);
+        free(zBody);
+    }
+    http_answer a;
+    CHECK_STATUS(served_request(&s, "GET", "/v1/indexes/pq", NULL, &a), 200, &a);
+    if (!strstr(a.zBody, "\"dimension\":8,\"kind\":\"ivf-pq\",\"metric\":\"l2\",\"nlist\":16,\"pq_m\":4,\"pq_bits\":6"))
+        test_fail_at(__FILE__, __LINE__, "the description of an IVF-PQ index: %s", a.zBody);
+    http_answer_free(&a);
+    CHECK_STATUS(served_request(&s, "GET", "/v1/indexes/lsh", NULL, &a), 200, &a);
+    CHECK(strstr(a.zBody, "\"dimension\":8,\"kind\":\"lsh\"") != NULL);
+    http_answer_free(&a);
+    served_stop(&s);
+    for (size_t i = 0; i < sizeof aCase / sizeof *aCase; i++) {
+        free(aCase[i].zCliArgs);
+        free(aCase[i].zBody);
+    }
+    for (size_t i = 0; i < 3; i++)
+        free(azSpec[i]);
+    free(jq.z);
 }
 
 

@@ -208,7 +208,7 @@ TEST(sets_bad_input)
     opt.backend = test_backend();
     const char *q = "a";
     size_t nq = 1;
-    genie_set_options so = {0};
+    genie_set_options so = {.k = 0};
     genie_set_results *r;
     CHECK_RC(genie_set_search(idx, &q, &nq, 1, &so, &opt, &r), GENIE_EINVAL);
     so.k = 3;

@@ -126,9 +126,14 @@ extern const char cli_zEvalLinesHelp[];
 #define CLI_EVAL_LINES {CLI_EVAL_LINES_SHORT, cli_aEvalLinesOption, cli_zEvalLinesHelp}
 void cli_print_recall_estimate(const genie_index *idx, const char *zPath, uint32_t k, uint32_t K, int perEditRate);
 
-/* Commands of one type: `genie lsh-params` (tools/type_vectors.c), `genie cache-plan` (tools/type_docs.c). */
+/* Commands of one type: `genie lsh-params` (tools/type_vectors_build.c), `genie cache-plan` (tools/type_docs.c). */
 int vec_cli_lsh_params(int argc, char **argv);
 int docs_cli_cache_plan(int argc, char **argv);
+/* `genie build -t vectors` (tools/type_vectors_build.c): the vectors entry's xCliBuild and its cliBuild. */
+int vec_cli_build(int argc, char **argv);
+#define VEC_BUILD_SHORT "m:"
+extern const struct option vec_aBuildOption[]; /* ended by a zero entry */
+extern const char vec_zBuildHelp[];
 
 /** Print "genie CMD: message" and the usage hint; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *zCmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -136,7 +136,7 @@ void cli_search_close(cli_search *s)
 static int print_chunk(cli_search *s, const itype_results *r, json_buf *b)
 {
     const itype *t = s->pType;
-    itype_printer p = {{s->ix.idx, NULL, NULL}, s->o.show};
+    itype_printer p = {{s->ix.idx, NULL, NULL}, s->o.show, &s->o};
     for (size_t q = 0; q < r->nQuery; q++) {
         itype_answer a;
         itype_results_answer(t, r, q, &a);

@@ -19,10 +19,13 @@ static const char zHelp[] =
     "--recall) predicts for genie search's default k and K (sets k 10, K 100;\n"
     "sequences k 1, K 32, one figure per modelled edit rate, 10% to 50%;\n"
     "vectors k 10, K 100, radius 0), 'none' without a valid estimate, or\n"
-    "why the file was rejected.  An index with a write-ahead log (genie add,\n"
-    "genie delete; docs/LIVE.md) gets 'log': its size and the objects it\n"
-    "added and deleted; 'objects' then counts the added ones too, the parts\n"
-    "are the file's.\n"
+    "why the file was rejected.  An inverted-file vectors index (--ivf)\n"
+    "gets 'ivf' (its kind, metric, lists, product quantizer, training) and\n"
+    "'default_nprobe' and 'default_refine', the build's choice for an\n"
+    "estimated recall@10 of 0.9.  An index with a write-ahead log (genie\n"
+    "add, genie delete; docs/LIVE.md) gets 'log': its size and the objects\n"
+    "it added and deleted; 'objects' then counts the added ones too, the\n"
+    "parts are the file's.\n"
     "\n"
     "  -h, --help   show this help\n";
 

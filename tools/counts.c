@@ -86,8 +86,9 @@ genie_status counts_search_parts(const itype_index *ix, uint32_t firstPart, uint
     return rc;
 }
 
-void counts_from_hits(const itype_hit *aHit, size_t n, void *aOut)
+void counts_from_hits(const itype_hit *aHit, size_t n, const itype_options *o, uint32_t word, void *aOut)
 {
+    (void)o, (void)word;
     genie_hit *a = aOut;
     for (size_t i = 0; i < n; i++)
         a[i] = (genie_hit){aHit[i].object, aHit[i].value};

@@ -24,7 +24,7 @@ void counts_json(json_buf *b, const itype_printer *p, uint64_t queryNo, const it
 genie_status counts_search_parts(const itype_index *ix, uint32_t firstPart, uint32_t nParts, uint64_t base,
                                  const itype_options *o, const genie_search_options *eng, const itype_batch *q,
                                  itype_hits_fn xAdd, void *ctx);
-void counts_from_hits(const itype_hit *aHit, size_t n, void *aOut);
+void counts_from_hits(const itype_hit *aHit, size_t n, const itype_options *o, uint32_t word, void *aOut);
 
 /* The members of every match-count type's entry: its hits, search, answers and printing. */
 #define COUNTS_MEMBERS                                                                              \

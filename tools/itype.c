@@ -79,10 +79,13 @@ void itype_options_init(itype_options *o, const itype *t)
 
 void itype_options_key(const itype_options *o, json_buf *b)
 {
-    json_buf_printf(b, "k=%u m=%u K=%u c=%u/%d r=%u x=%d R=%.17g p=%d o=%d e=%d f=%.17g P=%p d=%.17g b=%d C=%u:%u",
+    json_buf_printf(b,
+                    "k=%u m=%u K=%u c=%u/%d r=%u x=%d R=%.17g p=%d n=%u o=%d e=%d f=%.17g P=%p d=%.17g b=%d C=%u:%u "
+                    "M=%d T=%.17g",
                     o->k, o->minCount, o->candidates, o->maxCandidates, o->certifyOnly, o->radius, o->exact,
-                    o->recall, o->precision, o->orMode, o->exhaustive, o->cacheFraction, (const void *)o->plan,
-                    o->maxDistance, o->bruteForce, o->firstCluster, o->nClusters);
+                    o->recall, o->precision, o->nprobe, o->orMode, o->exhaustive, o->cacheFraction,
+                    (const void *)o->plan, o->maxDistance, o->bruteForce, o->firstCluster, o->nClusters, o->measure,
+                    o->minSimilarity);
     for (size_t i = 0; i < o->nSetting; i++) {
         json_buf_printf(b, " %c:%u:", o->aSetting[i].isWeight ? 'w' : 'r', o->aSetting[i].value);
         if (o->aSetting[i].zColumn)

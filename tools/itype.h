@@ -118,7 +118,10 @@ typedef struct itype_options {
     uint32_t radius;             /* vectors (l2): buckets either side */
     int exact;                   /* sets, sequences, vectors: the exact mode */
     double recall;               /* sets, sequences, vectors: a recall target, 0 = none */
+    int measure;                 /* sets: a genie_set_measure */
+    double minSimilarity;        /* sets: answers at or above it, 0 = none (k 0: all of them) */
     int precision;               /* vectors with exact: a genie_precision */
+    uint32_t nprobe;             /* vectors, an IVF index: lists probed, 0 = the index's default */
     int orMode, exhaustive;      /* docs: OR queries; no early termination */
     double cacheFraction;        /* docs on the GPU: the cache's share, 0 = the default */
     const genie_docs_plan *plan; /* docs on the GPU: the cache plan, NULL = none */
@@ -154,6 +157,7 @@ typedef enum itype_option_kind {
     ITYPE_OPT_BOOL,     /* true or false into an int member */
     ITYPE_OPT_REAL,     /* a number in [lo, hi] (lo excluded with openLo) into a double member */
     ITYPE_OPT_PRECISION, /* "fp32", "tf32" or "fp16" into an int member (genie_precision) */
+    ITYPE_OPT_MEASURE,  /* a set measure's name ("jaccard", "cosine", ...) into an int member (genie_set_measure) */
     ITYPE_OPT_CERTIFY,  /* true (limit lo), false (0), or a limit in [lo, hi], into a uint32_t member */
     ITYPE_OPT_COLUMNS   /* a number in [lo, hi] for every column or {column: number}: aSetting (isWeight: weight) */
 } itype_option_kind;
@@ -177,9 +181,14 @@ const itype_option *itype_option_find(const itype *t, const char *zName);
  * How an interface spells options in its messages, for xCheck: the CLI
  * "-k", "-K", "--certify" (of a sequences search "--certify-only" under
  * --certify-only), genie serve "\"k\"", "\"candidates\"", "\"certify\"".
+ * The last ones only where the options they spell are taken (NULL
+ * elsewhere): the sets' recall, min_similarity and measure, the vectors'
+ * nprobe ("--nprobe", "\"nprobe\"").
  */
 typedef struct itype_spelling {
     const char *zK, *zCandidates, *zCertify, *zRadius;
+    const char *zRecall, *zMinSimilarity, *zMeasure;
+    const char *zNprobe;
 } itype_spelling;
 
 /** "-k must be an integer 1..MAX, not 'ARG'" unless @p zArg is a k @p t takes (NULL: any type). */
@@ -245,10 +254,16 @@ typedef struct itype_answer {
  */
 void itype_results_answer(const itype *t, const itype_results *r, size_t q, itype_answer *a);
 
-/* Where a printed hit's label and stored record come from, and whether to print the record. */
+/*
+ * Where a printed hit's label and stored record come from, whether to
+ * print the record, and the search's options where an answer's printing
+ * depends on them (sets: the measure names the JSON key; NULL: the
+ * defaults).
+ */
 typedef struct itype_printer {
     json_out_source src;
     int show;
+    const itype_options *pOpt;
 } itype_printer;
 
 /* ----------------------------------------------------------- genie-mpi */
@@ -259,7 +274,9 @@ typedef struct itype_printer {
  * orders its answers: keywords UINT32_MAX - count, vectors the distance's
  * ordered bits, sequences the edit distance); value is what printing it
  * needs besides (the count, the distance's float bits, the match count).
- * Objects are global ids (the part's plus the shard's base).
+ * Sets, whose order no 32-bit key holds exactly, keep the shared count in
+ * key and the set's size in value, and order them with the entry's
+ * xHitBefore.  Objects are global ids (the part's plus the shard's base).
  */
 typedef struct itype_hit {
     uint32_t object, key, value;
@@ -275,7 +292,12 @@ void itype_merged_answer(const itype *t, const void *aHit, size_t n, int certifi
 /** The key of a float distance: unsigned order = float order (negative distances too). */
 uint32_t itype_float_key(float d);
 
-/** xSearchParts' output, query by query in order: its hits (best first), certified and last K (sequences). */
+/*
+ * xSearchParts' output, query by query in order: its hits (best first),
+ * certified, and a word of the query that merging and printing its hits
+ * need (usedK; sequences: the last K, the largest of the parts'; sets: the
+ * query's size, the same on every part).
+ */
 typedef genie_status (*itype_hits_fn)(void *ctx, size_t q, const itype_hit *aHit, size_t n, int certified,
                                       uint32_t usedK);
 
@@ -356,6 +378,8 @@ genie_status itype_add_done(genie_status rc, char *zErr, size_t nErr);
                                  * answered (itype_answer) */
 #define ITYPE_F_BATCH_ALONE 0x4 /* a search with a recall target depends on its batch (sequences: the edit
                                  * rate is measured on it): genie serve runs such a request alone */
+#define ITYPE_F_PARTS_EXACT 0x8 /* its parts search (genie-mpi) answers exactly alone: candidates and
+                                 * recall do not apply there (sets: MinHash's counts would not travel) */
 
 /*
  * A command of the genie CLI as one type parses it: its getopt short
@@ -431,12 +455,16 @@ struct itype {
     void (*xInfoJson)(const itype_index *ix, json_buf *b);
 
     /* genie-mpi (optional): search parts [firstPart, firstPart + nParts)
-     * of ix's index, object ids plus base, handing each query's hits to
-     * xAdd; xFromHits turns n merged hits back into the type's hits. */
+     * of ix's index, object ids plus base, handing each query's hits and
+     * its word to xAdd; xFromHits turns n merged hits of one query back
+     * into the type's hits, given the search's options and the query's
+     * word; xHitBefore (optional; NULL: the smaller key, then the smaller
+     * object) says whether hit a of one query comes before hit b. */
     genie_status (*xSearchParts)(const itype_index *ix, uint32_t firstPart, uint32_t nParts, uint64_t base,
                                  const itype_options *o, const genie_search_options *eng, const itype_batch *q,
                                  itype_hits_fn xAdd, void *ctx);
-    void (*xFromHits)(const itype_hit *aHit, size_t n, void *aOut);
+    void (*xFromHits)(const itype_hit *aHit, size_t n, const itype_options *o, uint32_t word, void *aOut);
+    int (*xHitBefore)(const itype_hit *a, const itype_hit *b, const itype_options *o, uint32_t word);
     const char *zNoShardMap;    /* with xSearchParts: why its shards are parts of one file; NULL: shard maps too */
 
     /* Filters (optional).  xObjectsOfIds: the objects of the n ids the

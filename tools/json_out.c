@@ -202,13 +202,13 @@ void json_out_mark_partial(json_buf *b)
 }
 
 void json_out_set_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_set_hit *aHit, size_t n,
-                       int show)
+                       const char *zMeasure, int show)
 {
     json_buf_printf(b, "{\"query\":%llu,\"hits\":[", (unsigned long long)queryNo);
     for (size_t i = 0; i < n; i++) {
         const genie_set_hit *h = &aHit[i];
-        json_buf_printf(b, "%s{\"rank\":%zu,\"object\":%u,\"jaccard\":%.6f,\"shared\":%u,\"union\":%u,\"count\":%u",
-                        i ? "," : "", i + 1, h->object, (double)h->shared / h->union_size, h->shared, h->union_size,
+        json_buf_printf(b, "%s{\"rank\":%zu,\"object\":%u,\"%s\":%.6f,\"shared\":%u,\"union\":%u,\"count\":%u",
+                        i ? "," : "", i + 1, h->object, zMeasure, h->similarity, h->shared, h->union_size,
                         h->count);
         put_record(b, idx, h->object, show, "set");
         json_buf_put(b, "}", 1);

@@ -66,9 +66,12 @@ void json_out_hits_from(json_buf *b, const json_out_source *src, uint64_t queryN
  * after its query number (a distributed search that missed some shards).
  */
 void json_out_mark_partial(json_buf *b);
-/** sets indexes; @p show adds each hit's stored line as "set". */
+/**
+ * sets indexes: each hit's similarity under the key @p zMeasure (its name:
+ * "jaccard", "cosine", ...); @p show adds each hit's stored line as "set".
+ */
 void json_out_set_hits(json_buf *b, const genie_index *idx, uint64_t queryNo, const genie_set_hit *aHit, size_t n,
-                       int show);
+                       const char *zMeasure, int show);
 /**
  * sequences indexes; @p scanned: answered by a full scan (1), not (0),
  * unknown (-1: the key is left out); @p show adds each hit's "string".

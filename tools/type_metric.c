@@ -292,7 +292,8 @@ static const struct option aSearchOpt[] = {
 
 static int parse_lc_search(int argc, char **argv, cli_search *s)
 {
-    static const itype_spelling spell = {"-k K", "-K", "--certify", "--radius R"};
+    static const itype_spelling spell = {.zK = "-k K", .zCandidates = "-K", .zCertify = "--certify",
+                                         .zRadius = "--radius R"};
     itype_options *o = &s->o;
     int ch;
     optind = 1;

@@ -160,8 +160,9 @@ typedef struct seq_cli {
 /* The spelling of the sequences CLI's messages (itype_spelling). */
 static const itype_spelling *seq_spelling(const itype_options *o)
 {
-    static const itype_spelling aSpell[2] = {{"-k", "-K", "--certify", "--radius"},
-                                             {"-k", "-K", "--certify-only", "--radius"}};
+    static const itype_spelling aSpell[2] = {
+        {.zK = "-k", .zCandidates = "-K", .zCertify = "--certify", .zRadius = "--radius"},
+        {.zK = "-k", .zCandidates = "-K", .zCertify = "--certify-only", .zRadius = "--radius"}};
     return &aSpell[o->certifyOnly != 0];
 }
 
@@ -386,8 +387,9 @@ static genie_status seq_search_parts(const itype_index *ix, uint32_t firstPart, 
     return rc;
 }
 
-static void seq_from_hits(const itype_hit *aHit, size_t n, void *aOut)
+static void seq_from_hits(const itype_hit *aHit, size_t n, const itype_options *o, uint32_t word, void *aOut)
 {
+    (void)o, (void)word;
     genie_seq_hit *a = aOut;
     for (size_t i = 0; i < n; i++)
         a[i] = (genie_seq_hit){aHit[i].object, aHit[i].key, aHit[i].value};

@@ -1,11 +1,12 @@
 /*
- * The vectors front-end's commands:
- *   genie build --type vectors   hash base vectors into an LSH index
- *   genie search (vectors index) k nearest neighbours, LSH + re-rank or exact
- *   genie eval                   recall@k and the approximation ratio (Eqn. 13)
- *   genie lsh-params             the number of hash functions by Eqn. 9
- * All four read vector files through genie_vectors_read() (fvecs, bvecs,
- * ivecs, npy, IDX, GloVe JSON, any of them gzip'd).
+ * The vectors entry of the type table and its search commands (its build
+ * and genie lsh-params: type_vectors_build.c):
+ *   genie search (vectors index) k nearest neighbours: LSH + re-rank, the
+ *                                lists of the nprobe nearest centroids, or exact
+ *   genie eval                   recall@k and the approximation ratio (Eqn. 13);
+ *                                of an IVF index, a table over nprobe
+ * Both read vector files through genie_vectors_read() (fvecs, bvecs, ivecs,
+ * npy, IDX, GloVe JSON, any of them gzip'd).
  */
 #include <getopt.h>
 #include <math.h>
@@ -20,35 +21,6 @@
 
 extern const itype itype_vectors;
 
-static const char zBuildHelp[] =
-    "Usage: genie build --type vectors [options] -o INDEX BASE\n"
-    "\n"
-    "Hash the vectors of BASE (.fvecs .bvecs .ivecs .npy .json, or IDX;\n"
-    "gzip'd or not) with m LSH functions into an index; each function is one\n"
-    "attribute.  The index also stores the vectors (4 bytes per value) for\n"
-    "re-ranking and exact search.\n"
-    "\n"
-    "  -t, --type vectors       this type\n"
-    "  -o, --output FILE        the index to write (required)\n"
-    "      --metric NAME        l2 (E2LSH, default), l1 (random binning +\n"
-    "                           MurmurHash3), cosine (sign random projections)\n"
-    "  -m, --functions M        hash functions (default 237, the paper's m for\n"
-    "                           epsilon = delta = 0.06; see genie lsh-params)\n"
-    "      --buckets D          l2, l1: buckets per function (default 67 for l2,\n"
-    "                           8192 for l1)\n"
-    "      --bits B             cosine: sign bits per function, 1..16 (default 8)\n"
-    "      --width W            l2: bucket width (default: each function's range\n"
-    "                           over BASE cut into D buckets)\n"
-    "      --sigma S            l1: Laplacian kernel width (default: from BASE,\n"
-    "                           median nearest-neighbour distance of a sample /\n"
-    "                           ln 2)\n"
-    "      --seed N             random seed (default 1); same seed, same index\n"
-    "  -L, --sublist-length N   longest posting (sub)list (default 4096)\n"
-    CLI_PART_HELP
-    CLI_RECALL_BUILD_HELP
-    "  -q, --quiet              no notices on standard error\n"
-    "  -h, --help               show this help\n";
-
 #define PRECISION_HELP                                                                     \
     "      --precision P       with --exact on a GPU: fp32 (default), tf32 or fp16,\n"        \
     "                          the GEMM that bounds the distances; the answers\n"         \
@@ -61,17 +33,24 @@ static const char zSearchHelp[] =
     "\n"
     "The k nearest base vectors of each vector in QUERIES: the query's LSH\n"
     "buckets, the top-K objects by match count (on the chosen backend), then\n"
-    "re-ranked by the true distance; or, with --exact, an exact search.\n"
+    "re-ranked by the true distance; of an IVF index, the nearest among the\n"
+    "lists of the nprobe centroids nearest the query (IVF-PQ: by the codes'\n"
+    "estimate, refined by the true distance when asked); or, with --exact, an\n"
+    "exact search.\n"
     "Output, one line per neighbour (queries and ranks count from 1):\n"
     "  query_no <TAB> rank <TAB> object <TAB> distance\n"
     "or, with --json, one JSON object per query:\n"
     "  {\"query\":N,\"hits\":[{\"rank\",\"object\",\"distance\"}]}\n"
     "Distances: l2 Euclidean, l1 sum of absolute differences, cosine\n"
-    "1 - cos(angle).\n"
+    "1 - cos(angle), ip the negated inner product.\n"
     "\n"
-    "  -k, --k N               neighbours per query (default 10)\n"
-    "  -K, --candidates N      candidates re-ranked, >= k (default 10 k)\n"
+    "  -k, --k N               neighbours per query (default 10; IVF: 1..1024)\n"
+    "  -K, --candidates N      candidates re-ranked, >= k (default 10 k); an\n"
+    "                          IVF-PQ index: the refinement depth, k..2048\n"
     "  -r, --radius R          l2: also match R buckets either side (default 0)\n"
+    "      --nprobe P          an IVF index: lists probed per query, 1..nlist\n"
+    "                          (at most 2048; default: the build's choice for\n"
+    "                          recall@10 0.9)\n"
     "      --exact             exact search (GPU: k <= 2048; CPU: k <= 65536);\n"
     "                          any cpu* backend runs it on the CPU, any cuda*\n"
     "                          on the GPU\n"
@@ -100,15 +79,23 @@ static const char zEvalHelp[] =
     "                 left out; queries with fewer than k found are left out\n"
     "  seconds, qps   wall time of the search alone, queries per second\n"
     "  seconds_hash, seconds_match, seconds_rerank   LSH: its three steps\n"
+    "Of an IVF index, without --nprobe P (one value), --recall or --exact: a\n"
+    "table instead, one line per nprobe, 'nprobe refine k_recall_at_k\n"
+    "one_recall_at_k qps seconds backend'.\n"
     "\n"
     "  -k, --k N               neighbours (default 10)\n"
-    "  -K, --candidates N      candidates re-ranked (default 10 k)\n"
+    "  -K, --candidates N      candidates re-ranked (default 10 k; IVF-PQ: the\n"
+    "                          refinement depth)\n"
     "  -r, --radius R          l2: neighbouring buckets (default 0)\n"
+    "      --nprobe P[,P...]   an IVF index: the lists probed; several (up to\n"
+    "                          32), or none: the table's lines (1, 2, 4, ... up\n"
+    "                          to nlist)\n"
     "      --exact             evaluate the exact search itself\n"
     PRECISION_HELP
-    "      --recall R          choose K and the radius for an estimated\n"
-    "                          recall@k >= R (as genie search does); prints\n"
-    "                          them and the estimate\n"
+    "      --recall R          choose K and the radius (IVF: nprobe and the\n"
+    "                          refinement depth) for an estimated recall@k >= R\n"
+    "                          (as genie search does); prints them and the\n"
+    "                          estimate\n"
     CLI_ENGINE_HELP
     "      --truth FILE        ground truth .ivecs (at least k ids per query);\n"
     "                          default: exact search on --truth-backend\n"
@@ -120,108 +107,9 @@ static const char zEvalHelp[] =
     "                          after its first run: later runs are warm)\n"
     "      --csv               one CSV line instead: metric,exact,backend,m,\n"
     "                          k,K,r,queries,k_recall,one_recall,ratio,seconds,qps,\n"
-    "                          seconds_hash,seconds_match,seconds_rerank\n"
+    "                          seconds_hash,seconds_match,seconds_rerank (an IVF\n"
+    "                          index: nprobe in m's place, the depth in K's)\n"
     "  -h, --help              show this help\n";
-
-static const char zParamsHelp[] =
-    "Usage: genie lsh-params [--epsilon E] [--delta D]\n"
-    "\n"
-    "The number of hash functions m by Eqn. 9 of Zhou et al. (GENIE) (IV-B1): the\n"
-    "largest, over similarities s = 0.01 .. 0.99, of the smallest m with\n"
-    "Pr[|c/m - s| <= epsilon] >= 1 - delta, c ~ Binomial(m, s).\n"
-    "Defaults epsilon = delta = 0.06 (the paper reports m = 237). Settings that\n"
-    "need more than 100,000 functions are refused.\n"
-    "\n"
-    "  -e, --epsilon E   0 < E < 1 (default 0.06)\n"
-    "      --delta D     0 < D < 1 (default 0.06; -d, deprecated: -d is\n"
-    "                    --delimiter)\n"
-    "  -h, --help        show this help\n";
-
-static int parse_float(const char *z, float *out)
-{
-    char *e;
-    double v = strtod(z, &e);
-    if (e == z || *e || !isfinite(v) || v < 0)
-        return 0;
-    *out = (float)v;
-    return 1;
-}
-
-static int vec_build_option(void *ctx, int c, const char *zArg)
-{
-    genie_lsh_params *p = ctx;
-    uint64_t v;
-    switch (c) {
-    case 1:
-        if (genie_metric_parse(zArg, &p->metric) != GENIE_OK || p->metric == GENIE_METRIC_IP)
-            return cli_usage_error("build", "--metric '%s': l2, l1 or cosine", zArg);
-        return CLI_EXIT_OK;
-    case 'm':
-        if (!cli_parse_u64(zArg, 1, 65536, &v))
-            return cli_usage_error("build", "-m '%s': 1..65536", zArg);
-        p->m = (uint32_t)v;
-        return CLI_EXIT_OK;
-    case 2:
-        if (!cli_parse_u64(zArg, 2, UINT32_MAX, &v))
-            return cli_usage_error("build", "--buckets '%s': at least 2", zArg);
-        p->buckets = (uint32_t)v;
-        return CLI_EXIT_OK;
-    case 3:
-        if (!cli_parse_u64(zArg, 1, 16, &v))
-            return cli_usage_error("build", "--bits '%s': 1..16", zArg);
-        p->bits = (uint32_t)v;
-        return CLI_EXIT_OK;
-    case 4:
-        if (!parse_float(zArg, &p->width) || p->width == 0)
-            return cli_usage_error("build", "--width '%s': a positive number", zArg);
-        return CLI_EXIT_OK;
-    case 5:
-        if (!parse_float(zArg, &p->sigma) || p->sigma == 0)
-            return cli_usage_error("build", "--sigma '%s': a positive number", zArg);
-        return CLI_EXIT_OK;
-    case 6:
-        if (!cli_parse_u64(zArg, 0, UINT64_MAX, &p->seed))
-            return cli_usage_error("build", "--seed '%s': a whole number", zArg);
-        return CLI_EXIT_OK;
-    default:
-        return CLI_OPTION_UNKNOWN;
-    }
-}
-
-#define BUILD_SHORT "m:"
-static const struct option aBuildOpt[] = {
-    {"metric", required_argument, 0, 1}, {"functions", required_argument, 0, 'm'},
-    {"buckets", required_argument, 0, 2}, {"bits", required_argument, 0, 3},
-    {"width", required_argument, 0, 4},  {"sigma", required_argument, 0, 5},
-    {"seed", required_argument, 0, 6},   CLI_RECALL_BUILD_OPTION, {0, 0, 0, 0}};
-
-static int vec_cli_build(int argc, char **argv)
-{
-    genie_lsh_params p = {.metric = GENIE_METRIC_L2, .seed = 1};
-    cli_build_args a;
-    int st = cli_parse_build(argc, argv, BUILD_SHORT, aBuildOpt, zBuildHelp, vec_build_option, &p, &a);
-    if (st != CLI_GO_ON)
-        return st;
-    if (optind + 1 != argc)
-        return cli_usage_error("build", "one BASE vector file expected");
-    if (p.metric != GENIE_METRIC_COSINE && p.bits)
-        return cli_usage_error("build", "--bits applies to --metric cosine only");
-    if (p.metric != GENIE_METRIC_L2 && p.width > 0)
-        return cli_usage_error("build", "--width applies to --metric l2 only");
-    if (p.metric != GENIE_METRIC_L1 && p.sigma > 0)
-        return cli_usage_error("build", "--sigma applies to --metric l1 only");
-    genie_vectors base;
-    genie_status rc = genie_vectors_read(argv[optind], &base);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
-    double t0 = util_now();
-    rc = genie_vectors_build(&base, &p, &a.opt, a.zOut);
-    if (rc == GENIE_OK && !a.quiet)
-        fprintf(stderr, "genie build: %llu vectors of %u dimensions hashed into %s in %.2f s\n",
-                (unsigned long long)base.n, base.dim, a.zOut, util_now() - t0);
-    genie_vectors_free(&base);
-    return rc == GENIE_OK ? cli_build_recall(&a) : cli_fail(rc);
-}
 
 /* Options shared by search and eval. */
 typedef struct vec_cli_opts {
@@ -233,16 +121,37 @@ typedef struct vec_cli_opts {
     uint32_t repeat; /* eval: runs of the search, the median one's time reported */
     int quiet, csv, json, verbose, show;
     genie_search_stats st; /* search: what it did */
+    uint32_t aNprobe[32];  /* eval: --nprobe P,P,... (the first is o.nprobe) */
+    uint32_t nNprobe;
 } vec_cli_opts;
+
+/* --nprobe P[,P...]: one value for search, up to 32 for eval. */
+static int parse_nprobe(const char *zCmd, const char *z, int many, vec_cli_opts *o)
+{
+    o->nNprobe = 0;
+    while (*z) {
+        char *e;
+        unsigned long v = strtoul(z, &e, 10);
+        if (e == z || v == 0 || v > 65536 || (*e && *e != ',') || o->nNprobe == (many ? 32u : 1u))
+            return cli_usage_error(zCmd, "--nprobe: %s 1..65536%s", many ? "up to 32 numbers" : "a number",
+                                   many ? ", separated by commas" : "");
+        o->aNprobe[o->nNprobe++] = (uint32_t)v;
+        z = *e ? e + 1 : e;
+    }
+    if (o->nNprobe == 0)
+        return cli_usage_error(zCmd, "--nprobe: a number 1..65536");
+    o->o.nprobe = o->aNprobe[0];
+    return CLI_EXIT_OK;
+}
 
 /* The options of the vectors search and eval (parse_vec_opts() parses both). */
 enum { OPT_EXACT = 1, OPT_IVECS, OPT_TRUTH, OPT_TRUTH_BACKEND, OPT_TRUTH_OUT, OPT_LIMIT, OPT_CSV, OPT_REPEAT,
-       OPT_RECALL, OPT_PRECISION };
+       OPT_RECALL, OPT_PRECISION, OPT_NPROBE };
 #define VEC_OPTIONS                                                                                     \
     {"k", required_argument, 0, 'k'}, {"candidates", required_argument, 0, 'K'},                         \
     {"radius", required_argument, 0, 'r'}, {"exact", no_argument, 0, OPT_EXACT},                        \
     {"recall", required_argument, 0, OPT_RECALL}, {"precision", required_argument, 0, OPT_PRECISION},   \
-    {"help", no_argument, 0, 'h'}, CLI_ENGINE_LONG_OPTIONS
+    {"nprobe", required_argument, 0, OPT_NPROBE}, {"help", no_argument, 0, 'h'}, CLI_ENGINE_LONG_OPTIONS
 #define SEARCH_SHORT "k:K:r:vqh" CLI_ENGINE_SHORT_OPTIONS
 static const struct option aSearchOpt[] = {
     VEC_OPTIONS, {"ivecs", required_argument, 0, OPT_IVECS}, {"json", no_argument, 0, 'J'},
@@ -257,11 +166,12 @@ static const struct option aEvalOpt[] = {
 /* Parse search/eval options; returns -1 to go on, else an exit code. */
 static int parse_vec_opts(const char *zCmd, const itype_cli *cli, int argc, char **argv, vec_cli_opts *o)
 {
-    static const itype_spelling spell = {"-k", "-K", "--certify", "-r"};
+    static const itype_spelling spell = {.zK = "-k", .zCandidates = "-K", .zCertify = "--certify",
+                                         .zRadius = "-r", .zNprobe = "--nprobe"};
     memset(o, 0, sizeof *o);
     itype_options_init(&o->o, &itype_vectors);
     o->repeat = 1;
-    int c;
+    int isEval = strcmp(zCmd, "eval") == 0, c;
     uint64_t v;
     genie_precision precision;
     optind = 1;
@@ -328,6 +238,10 @@ static int parse_vec_opts(const char *zCmd, const itype_cli *cli, int argc, char
                 return cli_usage_error(zCmd, "--precision '%s': fp32, tf32 or fp16", optarg);
             o->o.precision = (int)precision;
             break;
+        case OPT_NPROBE:
+            if ((st = parse_nprobe(zCmd, optarg, isEval, o)) != CLI_EXIT_OK)
+                return st;
+            break;
         case 'v':
             o->verbose = 1;
             break;
@@ -375,7 +289,7 @@ static genie_status vec_chunk_done(cli_search *s, const itype_results *r)
     vec_cli_opts *o = s->pCtx;
     o->st = r->st;
     if (s->verbose)
-        cli_print_recall_choice("search", s->o.recall, s->o.k, &r->st, 1);
+        cli_print_recall_choice("search", s->o.recall, s->o.k, &r->st, !r->st.nprobe);
     if (!o->zIvecs)
         return GENIE_OK;
     /* Rows of k ids; a query with fewer neighbours is padded with -1. */
@@ -396,8 +310,11 @@ static void vec_summary(cli_search *s)
 {
     const vec_cli_opts *o = s->pCtx;
     int lowP = o->o.precision != GENIE_PRECISION_FP32;
-    fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s%s%s)\n", (unsigned long long)s->nQuery,
-            o->st.total_seconds, o->o.exact ? "exact, " : "",
+    char zIvf[64] = "";
+    if (o->st.nprobe)
+        snprintf(zIvf, sizeof zIvf, "ivf, nprobe %u%s, ", o->st.nprobe, o->st.candidates ? ", refined" : "");
+    fprintf(stderr, "genie search: %llu queries in %.3f s (%s%s%s%s%s)\n", (unsigned long long)s->nQuery,
+            o->st.total_seconds, o->o.exact ? "exact, " : "", zIvf,
             lowP ? genie_precision_name((genie_precision)o->o.precision) : "", lowP ? ", " : "",
             genie_backend_name(o->st.backend));
 }
@@ -489,54 +406,19 @@ static int open_inputs(cli_search *s, const char *zIndex, const char *zQueries, 
     return CLI_EXIT_OK;
 }
 
-static int vec_cli_eval(int argc, char **argv, const char *zIndex)
+/* What eval measures of one search against the truth. */
+typedef struct eval_score {
+    double kRecall, oneRecall, ratio;
+} eval_score;
+
+static genie_status score_search(const genie_vectors *q, const genie_vectors *base, genie_metric metric, uint32_t k,
+                                 const uint32_t *aTruth, const itype_results *run, eval_score *pScore)
 {
-    (void)zIndex;
-    vec_cli_opts o;
-    int ex = parse_vec_opts("eval", &vec_eval_cli, argc, argv, &o);
-    if (ex >= 0)
-        return ex;
-    cli_search cs;
-    cli_search_init(&cs, &itype_vectors);
-    genie_vectors q, base;
-    if ((ex = open_inputs(&cs, argv[optind], argv[optind + 1], o.limit, &q)) != CLI_EXIT_OK)
-        return ex;
-    const itype_index *ix = &cs.ix;
-    genie_lsh_params p;
-    itype_results run;
-    memset(&run, 0, sizeof run);
-    uint32_t *aTruth = NULL, k = o.o.k;
-    genie_status rc = genie_vectors_index_params(ix->idx, &p);
-    if (rc == GENIE_OK)
-        rc = genie_vectors_index_base(ix->idx, &base);
-    if (rc == GENIE_OK)
-        rc = load_truth(&o, ix, &q, k, &aTruth);
-    if (rc == GENIE_OK && o.o.recall) /* the estimate's first computation is not the search's time */
-        rc = genie_recall_prepare(ix->idx, o.eng.threads);
-    /* --repeat: the answers of the last run (every run gives the same), the stats of the median one */
-    genie_search_stats *aSt = calloc(o.repeat, sizeof *aSt);
-    double *aSecs = calloc(o.repeat, sizeof *aSecs);
-    if (rc == GENIE_OK && (!aSt || !aSecs))
-        rc = GENIE_ENOMEM;
-    for (uint32_t i = 0; rc == GENIE_OK && i < o.repeat; i++) {
-        itype_results_free(&itype_vectors, &run);
-        rc = run_search(ix, &o.o, &o.eng, &q, &run);
-        aSt[i] = run.st;
-        aSecs[i] = run.st.total_seconds;
-    }
-    genie_search_stats st = run.st;
-    if (rc == GENIE_OK)
-        st = aSt[cli_median_index(aSecs, o.repeat)];
-    free(aSt);
-    free(aSecs);
-    double secs = st.total_seconds;
-    if (rc != GENIE_OK)
-        goto done;
-    const genie_neighbor *aOut = run.aHit;
-    const uint32_t *aN = run.aN;
+    const genie_neighbor *aOut = run->aHit;
+    const uint32_t *aN = run->aN;
     double sumRecall = 0, sumRatio = 0;
     uint64_t nOne = 0, nRatio = 0;
-    for (uint64_t i = 0; i < q.n; i++) {
+    for (uint64_t i = 0; i < q->n; i++) {
         const uint32_t *t = aTruth + i * k;
         const genie_neighbor *g = aOut + i * k;
         uint32_t nHit = 0;
@@ -554,14 +436,13 @@ static int vec_cli_eval(int argc, char **argv, const char *zIndex)
         double sum = 0;
         uint32_t nTerm = 0;
         for (uint32_t r = 0; r < k; r++) {
-            if (t[r] >= base.n) {
-                rc = GENIE_EINVAL;
+            if (t[r] >= base->n) {
                 fprintf(stderr, "genie eval: ground-truth id %u of query %llu is not below %llu\n", t[r],
-                        (unsigned long long)i + 1, (unsigned long long)base.n);
-                goto done;
+                        (unsigned long long)i + 1, (unsigned long long)base->n);
+                return GENIE_EINVAL;
             }
-            double dTrue = genie_vector_distance(p.metric, base.data + (size_t)t[r] * base.dim,
-                                                 q.data + i * q.dim, q.dim);
+            double dTrue = genie_vector_distance(metric, base->data + (size_t)t[r] * base->dim,
+                                                 q->data + i * q->dim, q->dim);
             if (dTrue > 0) {
                 sum += g[r].distance / dTrue;
                 nTerm++;
@@ -572,29 +453,139 @@ static int vec_cli_eval(int argc, char **argv, const char *zIndex)
             nRatio++;
         }
     }
-    double n = q.n ? (double)q.n : 1;
-    double ratio = nRatio ? sumRatio / (double)nRatio : NAN;
-    if (o.csv) {
-        printf("%s,%d,%s,%u,%u,%u,%u,%llu,%.4f,%.4f,%.4f,%.4f,%.1f,%.4f,%.4f,%.4f\n", genie_metric_name(p.metric),
-               o.o.exact || (o.o.recall && !st.candidates), genie_backend_name(st.backend), p.m, k,
-               st.candidates, st.radius, (unsigned long long)q.n,
-               sumRecall / n, (double)nOne / n, ratio, secs, secs > 0 ? (double)q.n / secs : 0.0,
-               st.prepare_seconds, st.match_seconds, st.rerank_seconds);
-    } else {
-        int lsh = st.candidates != 0;
-        printf("metric: %s\nsearch: %s\nbackend: %s\nqueries: %llu\nk: %u\n", genie_metric_name(p.metric),
-               lsh ? "lsh" : "exact", genie_backend_name(st.backend), (unsigned long long)q.n, k);
-        if (lsh)
-            printf("m: %u\ncandidates: %u\nradius: %u\n", p.m, st.candidates, st.radius);
-        if (o.o.recall)
-            printf("recall_target: %g\nrecall_estimate: %.4f\n", o.o.recall, st.recall_estimate);
-        printf("k_recall_at_k: %.4f\none_recall_at_k: %.4f\nratio: %.4f\nseconds: %.4f\nqps: %.1f\n",
-               sumRecall / n, (double)nOne / n, ratio, secs, secs > 0 ? (double)q.n / secs : 0.0);
-        if (lsh)
-            printf("seconds_hash: %.4f\nseconds_match: %.4f\nseconds_rerank: %.4f\n", st.prepare_seconds,
-                   st.match_seconds, st.rerank_seconds);
+    double n = q->n ? (double)q->n : 1;
+    pScore->kRecall = sumRecall / n;
+    pScore->oneRecall = (double)nOne / n;
+    pScore->ratio = nRatio ? sumRatio / (double)nRatio : NAN;
+    return GENIE_OK;
+}
+
+/*
+ * The search --repeat times on the open index and its score: the answers
+ * of the last run in @p run (every run gives the same), the stats of the
+ * median one in @p pSt.
+ */
+static genie_status eval_run(const itype_index *ix, const vec_cli_opts *o, const itype_options *so,
+                             const genie_vectors *q, const genie_vectors *base, genie_metric metric,
+                             const uint32_t *aTruth, itype_results *run, genie_search_stats *pSt, eval_score *sc)
+{
+    genie_search_stats *aSt = calloc(o->repeat, sizeof *aSt);
+    double *aSecs = calloc(o->repeat, sizeof *aSecs);
+    genie_status rc = aSt && aSecs ? GENIE_OK : GENIE_ENOMEM;
+    for (uint32_t i = 0; rc == GENIE_OK && i < o->repeat; i++) {
+        itype_results_free(&itype_vectors, run);
+        rc = run_search(ix, so, &o->eng, q, run);
+        aSt[i] = run->st;
+        aSecs[i] = run->st.total_seconds;
     }
-done:
+    if (rc == GENIE_OK) {
+        *pSt = aSt[cli_median_index(aSecs, o->repeat)];
+        rc = score_search(q, base, metric, so->k, aTruth, run, sc);
+    }
+    free(aSt);
+    free(aSecs);
+    return rc;
+}
+
+/* An IVF index's eval over several nprobe (--nprobe's, else 1, 2, 4, ... up to nlist): one line each. */
+static genie_status eval_sweep(const itype_index *ix, const vec_cli_opts *o, const genie_vectors *q,
+                               const genie_vectors *base, const genie_ivf_info *iv, const uint32_t *aTruth)
+{
+    uint32_t aP[32], nP = 0, maxP = iv->nlist < 2048 ? iv->nlist : 2048;
+    if (o->nNprobe) {
+        memcpy(aP, o->aNprobe, o->nNprobe * sizeof *aP);
+        nP = o->nNprobe;
+    } else {
+        for (uint32_t p = 1; p < maxP && nP < 31; p *= 2)
+            aP[nP++] = p;
+        aP[nP++] = maxP;
+    }
+    printf("# %s, %s, nlist %u, k %u, %llu queries\n", genie_metric_name(iv->metric), iv->pq_m ? "ivf-pq" : "ivf-flat",
+           iv->nlist, o->o.k, (unsigned long long)q->n);
+    printf("nprobe refine k_recall_at_k one_recall_at_k qps seconds backend\n");
+    itype_results run;
+    memset(&run, 0, sizeof run);
+    genie_status rc = GENIE_OK;
+    for (uint32_t i = 0; rc == GENIE_OK && i < nP; i++) {
+        itype_options so = o->o;
+        so.nprobe = aP[i];
+        eval_score sc;
+        genie_search_stats st;
+        rc = eval_run(ix, o, &so, q, base, iv->metric, aTruth, &run, &st, &sc);
+        if (rc == GENIE_OK)
+            printf("%u %u %.4f %.4f %.1f %.4f %s\n", st.nprobe, st.candidates, sc.kRecall, sc.oneRecall,
+                   st.total_seconds > 0 ? (double)q->n / st.total_seconds : 0.0, st.total_seconds,
+                   genie_backend_name(st.backend));
+    }
+    itype_results_free(&itype_vectors, &run);
+    return rc;
+}
+
+/* One search's report: 'name: value' lines, or one CSV line. */
+static void eval_print(const vec_cli_opts *o, const genie_vectors *q, genie_metric metric, uint32_t m,
+                       const genie_ivf_info *iv, const genie_search_stats *st, const eval_score *sc)
+{
+    uint32_t k = o->o.k;
+    double secs = st->total_seconds;
+    int ivf = iv != NULL && !o->o.exact;
+    if (o->csv) {
+        printf("%s,%d,%s,%u,%u,%u,%u,%llu,%.4f,%.4f,%.4f,%.4f,%.1f,%.4f,%.4f,%.4f\n", genie_metric_name(metric),
+               o->o.exact || (o->o.recall && !st->candidates && !ivf), genie_backend_name(st->backend),
+               ivf ? st->nprobe : m, k, st->candidates, st->radius, (unsigned long long)q->n, sc->kRecall,
+               sc->oneRecall, sc->ratio, secs, secs > 0 ? (double)q->n / secs : 0.0, st->prepare_seconds,
+               st->match_seconds, st->rerank_seconds);
+        return;
+    }
+    int lsh = st->candidates != 0 && !iv;
+    printf("metric: %s\nsearch: %s\nbackend: %s\nqueries: %llu\nk: %u\n", genie_metric_name(metric),
+           ivf ? (iv->pq_m ? "ivf-pq" : "ivf-flat") : lsh ? "lsh" : "exact", genie_backend_name(st->backend),
+           (unsigned long long)q->n, k);
+    if (lsh)
+        printf("m: %u\ncandidates: %u\nradius: %u\n", m, st->candidates, st->radius);
+    if (ivf)
+        printf("nlist: %u\nnprobe: %u\nrefine: %u\n", iv->nlist, st->nprobe, st->candidates);
+    if (o->o.recall)
+        printf("recall_target: %g\nrecall_estimate: %.4f\n", o->o.recall, st->recall_estimate);
+    printf("k_recall_at_k: %.4f\none_recall_at_k: %.4f\nratio: %.4f\nseconds: %.4f\nqps: %.1f\n", sc->kRecall,
+           sc->oneRecall, sc->ratio, secs, secs > 0 ? (double)q->n / secs : 0.0);
+    if (lsh)
+        printf("seconds_hash: %.4f\nseconds_match: %.4f\nseconds_rerank: %.4f\n", st->prepare_seconds,
+               st->match_seconds, st->rerank_seconds);
+}
+
+static int vec_cli_eval(int argc, char **argv, const char *zIndex)
+{
+    (void)zIndex;
+    vec_cli_opts o;
+    int ex = parse_vec_opts("eval", &vec_eval_cli, argc, argv, &o);
+    if (ex >= 0)
+        return ex;
+    cli_search cs;
+    cli_search_init(&cs, &itype_vectors);
+    genie_vectors q, base;
+    if ((ex = open_inputs(&cs, argv[optind], argv[optind + 1], o.limit, &q)) != CLI_EXIT_OK)
+        return ex;
+    const itype_index *ix = &cs.ix;
+    const genie_ivf_info *iv = ix->pState; /* an IVF index's (vec_open); NULL for LSH */
+    genie_lsh_params p;
+    memset(&p, 0, sizeof p);
+    itype_results run;
+    memset(&run, 0, sizeof run);
+    uint32_t *aTruth = NULL, k = o.o.k;
+    genie_status rc = iv ? GENIE_OK : genie_vectors_index_params(ix->idx, &p);
+    genie_metric metric = iv ? iv->metric : p.metric;
+    if (rc == GENIE_OK)
+        rc = genie_vectors_index_base(ix->idx, &base);
+    if (rc == GENIE_OK)
+        rc = load_truth(&o, ix, &q, k, &aTruth);
+    if (rc == GENIE_OK && o.o.recall) /* the estimate's first computation is not the search's time */
+        rc = genie_recall_prepare(ix->idx, o.eng.threads);
+    eval_score sc;
+    genie_search_stats st;
+    if (rc == GENIE_OK && iv && !o.o.exact && !o.o.recall && o.nNprobe != 1)
+        rc = eval_sweep(ix, &o, &q, &base, iv, aTruth);
+    else if (rc == GENIE_OK && (rc = eval_run(ix, &o, &o.o, &q, &base, metric, aTruth, &run, &st, &sc)) == GENIE_OK)
+        eval_print(&o, &q, metric, p.m, iv, &st, &sc);
     itype_results_free(&itype_vectors, &run);
     free(aTruth);
     genie_vectors_free(&q);
@@ -602,56 +593,27 @@ done:
     return rc == GENIE_OK ? CLI_EXIT_OK : cli_fail(rc);
 }
 
-int vec_cli_lsh_params(int argc, char **argv)
-{
-    enum { OPT_DELTA = 0x200 };
-    static const struct option aOpt[] = {{"epsilon", required_argument, 0, 'e'},
-                                         {"delta", required_argument, 0, OPT_DELTA},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    double eps = 0.06, delta = 0.06;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "e:d:h", aOpt, NULL)) != -1) {
-        char *e;
-        switch (c) {
-        case 'd':
-            cli_deprecated("genie lsh-params", c, "--delta");
-            /* fall through */
-        case 'e':
-        case OPT_DELTA: {
-            double v = strtod(optarg, &e);
-            if (e == optarg || *e || !(v > 0 && v < 1))
-                return cli_usage_error("lsh-params", "'%s': a number between 0 and 1", optarg);
-            *(c == 'e' ? &eps : &delta) = v;
-            break;
-        }
-        case 'h':
-            cli_help(zParamsHelp);
-            return CLI_EXIT_OK;
-        default:
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (optind != argc)
-        return cli_usage_error("lsh-params", "unexpected argument '%s'", argv[optind]);
-    uint32_t m;
-    double s;
-    genie_status rc = genie_lsh_hash_count(eps, delta, &m, &s);
-    if (rc != GENIE_OK)
-        return cli_fail(rc);
-    printf("epsilon: %g\ndelta: %g\nm: %u\nworst_similarity: %.2f\n", eps, delta, m, s);
-    return CLI_EXIT_OK;
-}
-
 /* ------------------------------------------------------------- entry */
 
+/* The dimension; an IVF index's parameters into pState (LSH: NULL), for xCheck, eval and xInfoJson. */
 static genie_status vec_open(itype_index *ix)
 {
     genie_vectors base;
     genie_status rc = genie_vectors_index_base(ix->idx, &base);
     ix->dim = base.dim;
+    genie_ivf_info iv;
+    if (rc == GENIE_OK && genie_vectors_index_ivf(ix->idx, &iv) == GENIE_OK) {
+        if (!(ix->pState = malloc(sizeof iv)))
+            return GENIE_ENOMEM;
+        memcpy(ix->pState, &iv, sizeof iv);
+    }
     return rc;
+}
+
+static void vec_close(itype_index *ix)
+{
+    free(ix->pState);
+    ix->pState = NULL;
 }
 
 static genie_vsearch_options vsearch_options(const itype_options *o, const genie_search_options *eng)
@@ -666,6 +628,7 @@ static genie_vsearch_options vsearch_options(const itype_options *o, const genie
     vo.exact = o->exact;
     vo.recall = o->recall;
     vo.precision = (genie_precision)o->precision;
+    vo.nprobe = o->nprobe;
     return vo;
 }
 
@@ -698,27 +661,73 @@ static void vec_json(json_buf *b, const itype_printer *p, uint64_t queryNo, cons
     json_out_vec_hits(b, queryNo, a->aHit, a->n);
 }
 
-/* K, when given, is at least k. */
+/*
+ * K, when given, is at least k; nprobe takes no recall target and no exact
+ * search; on an open index (@p ix), the options of its kind: nprobe an IVF
+ * index's, the radius an LSH index's, K (the refinement depth) IVF-PQ's,
+ * k up to an IVF search's largest.  (sp->zNprobe: every interface that
+ * reaches the vectors entry spells nprobe.)
+ */
 static const char *vec_check(const itype_index *ix, const itype_options *o, const itype_spelling *sp, char *zErr,
                              size_t nErr)
 {
-    (void)ix;
-    if (!o->candidates || o->candidates >= o->k)
+    const genie_ivf_info *iv = ix ? ix->pState : NULL;
+    const char *zNprobe = sp->zNprobe ? sp->zNprobe : "nprobe";
+    uint32_t maxProbe = iv ? (iv->nlist < 2048 ? iv->nlist : 2048) : 0;
+    if (o->candidates && o->candidates < o->k)
+        snprintf(zErr, nErr, "%s %u is below %s %u", sp->zCandidates, o->candidates, sp->zK, o->k);
+    else if (o->nprobe && o->recall > 0)
+        snprintf(zErr, nErr, "%s %u: a recall target chooses nprobe itself; give one or the other", zNprobe,
+                 o->nprobe);
+    else if (o->nprobe && o->exact)
+        snprintf(zErr, nErr, "%s %u: an exact search compares every vector; give one or the other", zNprobe,
+                 o->nprobe);
+    else if (ix && !iv && o->nprobe)
+        snprintf(zErr, nErr, "%s %u: an LSH index has no lists (build with --ivf)", zNprobe, o->nprobe);
+    else if (iv && o->radius)
+        snprintf(zErr, nErr, "%s %u: an IVF index has no buckets (use %s)", sp->zRadius, o->radius, zNprobe);
+    else if (iv && !o->exact && o->nprobe > maxProbe)
+        snprintf(zErr, nErr, "%s %u: the index has %u lists (%s 1..%u)", zNprobe, o->nprobe, iv->nlist, zNprobe,
+                 maxProbe);
+    else if (iv && !o->exact && !iv->pq_m && o->candidates)
+        snprintf(zErr, nErr, "%s %u: IVF-Flat's distances are exact already (the refinement depth is IVF-PQ's)",
+                 sp->zCandidates, o->candidates);
+    else if (iv && !o->exact && o->k > 1024)
+        snprintf(zErr, nErr, "%s %u: an IVF search returns 1..1024 neighbours", sp->zK, o->k);
+    else
         return NULL;
-    snprintf(zErr, nErr, "%s %u is below %s %u", sp->zCandidates, o->candidates, sp->zK, o->k);
     return zErr;
 }
 
+/* genie info: an IVF index's parameters, or the LSH index's recall estimate. */
 static int vec_info(const genie_index *idx, const char *zPath)
 {
-    cli_print_recall_estimate(idx, zPath, 10, 100, 0);
+    genie_ivf_info iv;
+    if (genie_vectors_index_ivf(idx, &iv) != GENIE_OK) {
+        cli_print_recall_estimate(idx, zPath, 10, 100, 0);
+        return CLI_EXIT_OK;
+    }
+    printf("ivf: %s %s, nlist %u, pq %u x %u bits%s, dim %u, trained on %llu vectors (%u iterations), "
+           "longest list %llu, empty lists %llu\ndefault_nprobe: %u\ndefault_refine: %u\n",
+           iv.pq_m ? "ivf-pq" : "ivf-flat", genie_metric_name(iv.metric), iv.nlist, iv.pq_m, iv.pq_bits,
+           iv.refine ? ", refined" : "", iv.dim, (unsigned long long)iv.train_size, iv.iterations,
+           (unsigned long long)iv.longest_list, (unsigned long long)iv.empty_lists, iv.default_nprobe,
+           iv.default_refine);
     return CLI_EXIT_OK;
 }
 
-/* genie serve: the dimension queries must have. */
+/* genie serve: the dimension queries must have; an IVF index's kind and lists. */
 static void vec_info_json(const itype_index *ix, json_buf *b)
 {
+    const genie_ivf_info *iv = ix->pState;
     json_buf_printf(b, ",\"dimension\":%u", ix->dim);
+    if (iv)
+        json_buf_printf(b, ",\"kind\":\"%s\",\"metric\":\"%s\",\"nlist\":%u,\"pq_m\":%u,\"pq_bits\":%u,"
+                           "\"default_nprobe\":%u,\"default_refine\":%u",
+                        iv->pq_m ? "ivf-pq" : "ivf-flat", genie_metric_name(iv->metric), iv->nlist, iv->pq_m,
+                        iv->pq_bits, iv->default_nprobe, iv->default_refine);
+    else
+        json_buf_printf(b, ",\"kind\":\"lsh\"");
 }
 
 static genie_status vec_search_parts(const itype_index *ix, uint32_t firstPart, uint32_t nParts, uint64_t base,
@@ -749,8 +758,9 @@ static genie_status vec_search_parts(const itype_index *ix, uint32_t firstPart, 
     return rc;
 }
 
-static void vec_from_hits(const itype_hit *aHit, size_t n, void *aOut)
+static void vec_from_hits(const itype_hit *aHit, size_t n, const itype_options *o, uint32_t word, void *aOut)
 {
+    (void)o, (void)word;
     genie_neighbor *a = aOut;
     for (size_t i = 0; i < n; i++) {
         a[i].id = aHit[i].object;
@@ -765,6 +775,7 @@ static const itype_option aVecOption[] = {
     ITYPE_OPTION("radius", ITYPE_OPT_UINT, radius, 0, UINT32_MAX),
     {"recall", ITYPE_OPT_REAL, offsetof(itype_options, recall), 0, 1, 1, 0},
     ITYPE_OPTION("precision", ITYPE_OPT_PRECISION, precision, 0, 0),
+    ITYPE_OPTION("nprobe", ITYPE_OPT_UINT, nprobe, 1, 65536),
     {NULL, 0, 0, 0, 0, 0, 0}};
 
 /* Writes: vectors of the index's dimension. */
@@ -772,7 +783,8 @@ static const itype_writes vec_writes = {0, itype_add_vectors};
 
 const itype itype_vectors = {
     .zName = "vectors",
-    .zAbout = "dense vectors under l2, l1 or cosine: LSH candidates re-ranked, or exact k-NN",
+    .zAbout = "dense vectors under l2, l1, cosine or ip: LSH candidates re-ranked, inverted files (IVF-Flat, "
+              "IVF-PQ), or exact k-NN",
     .zNoRecords = "a vectors index stores its vectors, never records",
     .type = GENIE_TYPE_VECTORS,
     .maxK = GENIE_VECTORS_MAX_K,
@@ -785,10 +797,11 @@ const itype itype_vectors = {
     .xCliSearch = vec_cli_search,
     .xCliEval = vec_cli_eval,
     .xCliInfo = vec_info,
-    .cliBuild = {BUILD_SHORT, aBuildOpt, zBuildHelp},
+    .cliBuild = {VEC_BUILD_SHORT, vec_aBuildOption, vec_zBuildHelp}, /* type_vectors_build.c */
     .cliSearch = {SEARCH_SHORT, aSearchOpt, zSearchHelp},
     .cliEval = {EVAL_SHORT, aEvalOpt, zEvalHelp},
     .xOpen = vec_open,
+    .xClose = vec_close,
     .xCheck = vec_check,
     .xSearch = vec_search,
     .xTsv = vec_tsv,

@@ -727,7 +727,8 @@ typedef struct genie_search_options {
      * non-zero stops, frees what it made and returns GENIE_ECANCELED.  The
      * search never writes it.  The front-ends' searches that call
      * genie_search (sets, sequences, table, text, vectors by LSH) pass it
-     * on; their exact scans do not read it.
+     * on; their exact scans do not read it.  An inverted-file vectors
+     * search reads it before it starts and, on the CPU, before each query.
      */
     const int *cancel;
     /**
@@ -918,6 +919,9 @@ typedef struct genie_search_stats {
      * from the batch (docs/RECALL.md); otherwise -1. */
     double recall_edit_rate;
     genie_gpu_phases phases; /* with genie_search_options.time_phases */
+    /* Vectors, an inverted-file index: the lists probed per query (0
+     * otherwise); candidates is then IVF-PQ's refinement depth. */
+    uint32_t nprobe;
 } genie_search_stats;
 
 /**

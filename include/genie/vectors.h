@@ -144,6 +144,17 @@ typedef struct genie_vsearch_options {
     double recall;
     /** Exact search on a GPU: the candidate step's arithmetic (genie_precision; answers unchanged). */
     genie_precision precision;
+    /**
+     * An inverted-file index (genie_vectors_build_ivf): the lists probed
+     * per query, 1..min(nlist, 2048); 0 = chosen by @c recall when it is
+     * set, else the index's default (genie_ivf_info.default_nprobe).  On
+     * such an index @c candidates is IVF-PQ's refinement depth: the
+     * candidates with the best PQ estimates re-ranked by their exact
+     * distances, k..2048 (0 = the index's default, none unless it was
+     * built with refine); k <= 1024; @c radius must be 0.  LSH indexes
+     * take nprobe = 0 alone.
+     */
+    uint32_t nprobe;
 } genie_vsearch_options;
 
 /** Set @p opt to the defaults (every field 0, k = 10 (search.k too)) and its size (genie.h, "Options"). */
@@ -182,6 +193,71 @@ GENIE_API genie_status genie_vectors_search(const genie_index *idx, const genie_
 GENIE_API genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_part, uint32_t n_parts,
                                         const genie_vectors *queries, const genie_vsearch_options *opt,
                                         genie_neighbor *out, uint32_t *aN, genie_search_stats *stats);
+
+/* ------------------------------------------------------- inverted files */
+
+/**
+ * An inverted-file vectors index (Johnson, Douze, Jegou, "Billion-scale
+ * similarity search with GPUs", sections 2.2 and 5.2): k-means centroids
+ * (the coarse quantizer) cut the vectors into nlist lists; a search
+ * probes the lists of the nprobe centroids nearest the query.  IVF-Flat
+ * ranks their vectors by the exact distance; IVF-PQ (IVFADC) by an
+ * estimate from the product-quantized residuals (pq_m sub-quantizers of
+ * 2^pq_bits codewords, one byte per code), optionally re-ranking the best
+ * estimates by the exact distance (refine).  The index also keeps the
+ * vectors, for IVF-Flat, the refinement, exact search and the recall
+ * estimate.  Metrics l2, ip and cosine.
+ */
+typedef struct genie_ivf_params {
+    genie_metric metric;   /* l2, ip or cosine */
+    uint32_t nlist;        /* lists, 1..n; 0 = round(4 sqrt(n)) */
+    uint32_t pq_m;         /* IVF-PQ: sub-quantizers, dividing the dimension; 0 = IVF-Flat */
+    uint32_t pq_bits;      /* IVF-PQ: bits per code, 1..8; 0 = 8 */
+    int refine;            /* IVF-PQ: searches re-rank the best estimates by default */
+    uint64_t train_size;   /* vectors the k-means train on, nlist..n (and >= 2^pq_bits);
+                              0 = min(n, max(64 nlist, 256 x 2^pq_bits)) */
+    uint32_t iterations;   /* k-means iterations; 0 = 20 */
+    uint64_t seed;         /* the training sample and the initial centroids */
+    genie_backend backend; /* the k-means: auto (a GPU when usable), cpu, cuda */
+    unsigned threads;      /* CPU threads; 0 = all cores */
+    /** Called after each k-means iteration (stage "coarse" or "pq m/M"); may be NULL. */
+    void (*progress)(void *ctx, const char *stage, uint32_t iteration, uint32_t iterations, double objective);
+    void *progress_ctx;
+} genie_ivf_params;
+
+/**
+ * Train the quantizers of @p params on a sample of @p base, put every
+ * vector in its list (and encode it, IVF-PQ), choose the default nprobe
+ * (and refinement depth) for an estimated recall@10 of 0.9, and write the
+ * index to @p path (one part; the vector index sections of docs/FORMAT.md).
+ * The same seed on the same backend gives the same index.
+ * @return GENIE_OK, GENIE_EINVAL (a parameter out of range, naming it and
+ *         its range: nlist > n, pq_m not dividing the dimension, a
+ *         training sample smaller than nlist or 2^pq_bits, NaN or
+ *         infinity in @p base), GENIE_ENOMEM, GENIE_EGPU, GENIE_EIO.
+ */
+GENIE_API genie_status genie_vectors_build_ivf(const genie_vectors *base, const genie_ivf_params *params,
+                                               const genie_build_options *opt, const char *path);
+
+/** What an inverted-file index holds (genie_vectors_index_ivf). */
+typedef struct genie_ivf_info {
+    genie_metric metric;
+    uint32_t dim, nlist, pq_m, pq_bits;
+    int refine;
+    uint64_t n, train_size, seed;
+    uint32_t iterations;
+    uint32_t default_nprobe;  /* the build's choice for recall@10 >= 0.9 */
+    uint32_t default_refine;  /* IVF-PQ with refine: the depth chosen with it; else 0 */
+    uint64_t longest_list;
+    uint64_t empty_lists;
+} genie_ivf_info;
+
+/**
+ * The parameters of @p idx when it is an inverted-file vectors index.
+ * @return GENIE_OK; GENIE_EINVAL (not one: an LSH vectors index or
+ *         another type); GENIE_ECORRUPT.
+ */
+GENIE_API genie_status genie_vectors_index_ivf(const genie_index *idx, genie_ivf_info *out);
 
 /**
  * Add @p v's vectors to a live vectors index (genie_writer_add_records()

@@ -23,13 +23,18 @@ def count(v, what, lo=0, hi=U32_MAX):
     return int(v)
 
 
-def recall(v):
-    """A recall target in (0, 1], or None (none: 0 for the library)."""
+def fraction(v, what):
+    """A number in (0, 1], or None (none: 0 for the library): a recall target, a similarity threshold."""
     if v is None:
         return 0.0
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 < float(v) <= 1:
-        raise InvalidArgumentError(f"recall must be a number in (0, 1], not {v!r}")
+        raise InvalidArgumentError(f"{what} must be a number in (0, 1], not {v!r}")
     return float(v)
+
+
+def recall(v):
+    """A recall target in (0, 1], or None (none: 0 for the library)."""
+    return fraction(v, "recall")
 
 
 def uint_array(x, what, dtype=np.uint32, ndim=1):

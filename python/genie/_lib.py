@@ -51,6 +51,7 @@ GENIE_EINVAL = -30800
 
 BUILD_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, c_uint64)
 SEARCH_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, c_uint64, c_uint64)
+KMEANS_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, c_char_p, c_uint32, c_uint32, c_double)
 
 
 class genie_field_layout(Structure):
@@ -112,7 +113,7 @@ class genie_search_stats(Structure):
                 ("prepare_seconds", c_double), ("match_seconds", c_double), ("rerank_seconds", c_double),
                 ("verified", c_uint64), ("rounds", c_uint32), ("fallback", c_uint64), ("scan_backend", c_int),
                 ("candidates", c_uint32), ("radius", c_uint32), ("recall_estimate", c_double),
-                ("recall_edit_rate", c_double), ("phases", genie_gpu_phases)]
+                ("recall_edit_rate", c_double), ("phases", genie_gpu_phases), ("nprobe", c_uint32)]
 
 
 class genie_seq_options(Structure):
@@ -130,11 +131,18 @@ class genie_set_params(Structure):
 
 
 class genie_set_options(Structure):
-    _fields_ = [("size", c_uint32), ("k", c_uint32), ("candidates", c_uint32), ("exact", c_int), ("recall", c_double)]
+    _fields_ = [("size", c_uint32), ("k", c_uint32), ("candidates", c_uint32), ("exact", c_int), ("recall", c_double),
+                ("measure", c_int), ("min_similarity", c_double)]
 
 
 class genie_set_hit(Structure):
-    _fields_ = [("object", c_uint32), ("shared", c_uint32), ("union_size", c_uint32), ("count", c_uint32)]
+    _fields_ = [("object", c_uint32), ("shared", c_uint32), ("union_size", c_uint32), ("count", c_uint32),
+                ("similarity", c_double)]
+
+
+class genie_set_plan(Structure):
+    _fields_ = [("method", c_int), ("candidates", c_uint32), ("recall", c_double), ("exact_cost", c_double),
+                ("minhash_cost", c_double), ("reason", c_char_p)]
 
 
 class genie_table_options(Structure):
@@ -150,10 +158,23 @@ class genie_lsh_params(Structure):
                 ("sigma", c_float), ("seed", c_uint64)]
 
 
+class genie_ivf_params(Structure):
+    _fields_ = [("metric", c_int), ("nlist", c_uint32), ("pq_m", c_uint32), ("pq_bits", c_uint32), ("refine", c_int),
+                ("train_size", c_uint64), ("iterations", c_uint32), ("seed", c_uint64), ("backend", c_int),
+                ("threads", c_uint), ("progress", KMEANS_PROGRESS), ("progress_ctx", c_void_p)]
+
+
+class genie_ivf_info(Structure):
+    _fields_ = [("metric", c_int), ("dim", c_uint32), ("nlist", c_uint32), ("pq_m", c_uint32), ("pq_bits", c_uint32),
+                ("refine", c_int), ("n", c_uint64), ("train_size", c_uint64), ("seed", c_uint64),
+                ("iterations", c_uint32), ("default_nprobe", c_uint32), ("default_refine", c_uint32),
+                ("longest_list", c_uint64), ("empty_lists", c_uint64)]
+
+
 class genie_vsearch_options(Structure):
     _fields_ = [("size", c_uint32),
                 ("search", genie_search_options), ("k", c_uint32), ("candidates", c_uint32), ("radius", c_uint32),
-                ("exact", c_int), ("recall", c_double), ("precision", c_int)]
+                ("exact", c_int), ("recall", c_double), ("precision", c_int), ("nprobe", c_uint32)]
 
 
 class genie_docs_params(Structure):
@@ -315,7 +336,9 @@ _PROTOTYPES = {
                                    P(genie_search_options), _OUT_HANDLE]),
     "genie_set_results_stats": (None, [_HANDLE, P(genie_search_stats)]),
     "genie_set_results_get": (P(genie_set_hit), [_HANDLE, c_size_t, P(c_size_t)]),
+    "genie_set_results_plan": (None, [_HANDLE, P(genie_set_plan)]),
     "genie_set_results_free": (None, [_HANDLE]),
+    "genie_set_measure_parse": (_STATUS, [c_char_p, P(c_int)]),
     # tables
     "genie_table_build": (_STATUS, [c_char_p, P(genie_table_options), P(genie_build_options), c_char_p]),
     "genie_table_open": (_STATUS, [_HANDLE, _OUT_HANDLE]),
@@ -332,6 +355,8 @@ _PROTOTYPES = {
     # vectors
     "genie_vectors_build": (_STATUS, [P(genie_vectors), P(genie_lsh_params), P(genie_build_options), c_char_p]),
     "genie_vectors_index_params": (_STATUS, [_HANDLE, P(genie_lsh_params)]),
+    "genie_vectors_build_ivf": (_STATUS, [P(genie_vectors), P(genie_ivf_params), P(genie_build_options), c_char_p]),
+    "genie_vectors_index_ivf": (_STATUS, [_HANDLE, P(genie_ivf_info)]),
     "genie_vectors_index_base": (_STATUS, [_HANDLE, P(genie_vectors)]),
     "genie_vectors_search": (_STATUS, [_HANDLE, P(genie_vectors), P(genie_vsearch_options),
                                        _array(NEIGHBOR_DTYPE), _array(np.uint32), P(genie_search_stats)]),
@@ -453,6 +478,11 @@ def stats_dict(st):
 
 def metric_code(name):
     return _parse_name(lib.genie_metric_parse, name, "metric must be a name such as 'l2'")
+
+
+def set_measure_code(name):
+    return _parse_name(lib.genie_set_measure_parse, name,
+                       "measure must be 'jaccard', 'cosine', 'dice', 'overlap' or 'containment'")
 
 
 def precision_code(name):

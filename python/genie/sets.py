@@ -1,7 +1,10 @@
-"""genie.SetIndex: sets of strings under Jaccard similarity: MinHash
+"""genie.SetIndex: sets of strings under Jaccard (or cosine, Dice,
+overlap, containment) similarity: exactly through the element lists (each
+element a keyword, the match count |A n B|; docs/SETS.md), or by MinHash
 keywords (Zhou et al., "GENIE: A Generic Inverted Index Framework for
 Similarity Search on the GPU", section IV-A), candidates by match count
-re-ranked by the exact Jaccard similarity."""
+re-ranked by the exact Jaccard similarity; by default the one estimated
+cheaper."""
 import ctypes
 import os
 
@@ -13,6 +16,13 @@ from .errors import InvalidArgumentError
 from .index import Index, build_options
 
 lib = L.lib
+
+# genie_set_method (genie/sets.h) by value.
+_METHODS = ("minhash", "exact", "scan")
+
+# genie_set_hit (genie/sets.h) as numpy sees it.
+_HIT_DTYPE = np.dtype([("object", "<u4"), ("shared", "<u4"), ("union_size", "<u4"), ("count", "<u4"),
+                       ("similarity", "<f8")])
 
 
 def _lines(sets, what, separator):
@@ -83,45 +93,73 @@ class SetIndex(Index):
         return _live.add_records(w, _lines(sets, "sets", separator), labels)
 
     def search(self, sets, k=10, candidates=None, exact=False, separator=None, backend="auto", threads=0,
-               gpu_memory=0, stats=None, recall=None, filter=None):
-        """The k sets most similar to each query set by Jaccard similarity,
-        among the top `candidates` (default 100, raised to k) by MinHash
-        match count, or among all sets with exact=True.  Query sets take the
+               gpu_memory=0, stats=None, recall=None, measure="jaccard", min_similarity=None,
+               filter=None):
+        """The k sets most similar to each query set.  Query sets take the
         forms build() takes; a collection is joined with @separator, which
         must be the index's.  Returns (similarity float64, ids int64) of
         shape (nq, k), most similar first, ties by smaller id; where fewer
-        than k sets share an element, ids are -1 and similarity 0.
-        recall: a target in (0, 1] instead of candidates: K becomes the
-        smallest whose estimated recall@k (k <= 100) reaches it (stats get
-        candidates and recall_estimate; docs/SETS.md).  filter: as Index.search."""
-        k = _convert.count(k, "k", 1, L.max_k(L.TYPE_SETS))
+        than k sets share an element (or reach min_similarity), ids are -1
+        and similarity 0.
+
+        How: exact=True answers exactly (through the element lists; an
+        index built before them compares every set); candidates=K asks for
+        MinHash: the top K (raised to k) by MinHash match count, re-ranked
+        by exact Jaccard; neither: the method estimated cheaper.  recall: a
+        target in (0, 1] instead of candidates: MinHash with the smallest K
+        whose estimated recall@k (k <= 100) reaches it, unless the exact
+        search costs less.  measure: "jaccard", "cosine", "dice",
+        "overlap" or "containment" (|A n B| / |A|, A the query); all but
+        Jaccard are answered exactly.  min_similarity: a threshold in
+        (0, 1]: the sets at or above it, exactly, the best k of them; with
+        k=None every one of them, returned as lists (one array per query)
+        instead of arrays of shape (nq, k).  stats (a dict) gets the
+        search's stats, its "method" ("minhash", "exact" or "scan") and
+        "reason" (docs/SETS.md).  filter: as Index.search."""
+        threshold = _convert.fraction(min_similarity, "min_similarity")
+        every = k is None
+        if every and not threshold:
+            raise InvalidArgumentError("k=None (every answer) needs min_similarity")
+        k = 0 if every else _convert.count(k, "k", 1, L.max_k(L.TYPE_SETS))
         lines = _lines(sets, "sets", separator)
         so = L.genie_set_options()
         so.k = k
         so.candidates = 0 if candidates is None else _convert.count(candidates, "candidates", 1)
         so.exact = 1 if exact else 0
         so.recall = _convert.recall(recall)
+        so.measure = L.set_measure_code(measure)
+        so.min_similarity = threshold
         arr, lens = _convert.c_strings(lines)
         nq = len(lines)
-        sim = np.zeros((nq, k), np.float64)
-        ids = np.full((nq, k), -1, np.int64)
+        if every:
+            sim, ids = [np.zeros(0, np.float64)] * nq, [np.zeros(0, np.int64)] * nq
+        else:
+            sim, ids = np.zeros((nq, k), np.float64), np.full((nq, k), -1, np.int64)
         r = ctypes.c_void_p()
         with self._use() as h, self._filter(h, filter) as f:
-            opt = L.search_options(k, backend, threads, gpu_memory, f.handle)
+            opt = L.search_options(k or 1, backend, threads, gpu_memory, f.handle)
             try:
                 lib.genie_set_search(h, arr, lens, nq, ctypes.byref(so), ctypes.byref(opt), ctypes.byref(r))
                 n = ctypes.c_size_t()
                 for i in range(nq):
                     hits = lib.genie_set_results_get(r, i, ctypes.byref(n))
                     if n.value:
-                        a = np.ctypeslib.as_array(ctypes.cast(hits, ctypes.POINTER(ctypes.c_uint32)),
-                                                  (n.value, 4))
-                        ids[i, :n.value] = a[:, 0]
-                        sim[i, :n.value] = a[:, 1] / a[:, 2]
+                        size = ctypes.sizeof(L.genie_set_hit)
+                        a = np.ctypeslib.as_array(ctypes.cast(hits, ctypes.POINTER(ctypes.c_uint8)),
+                                                  (n.value * size,)).view(_HIT_DTYPE)
+                        if every:
+                            ids[i], sim[i] = a["object"].astype(np.int64), a["similarity"].copy()
+                        else:
+                            ids[i, :n.value] = a["object"]
+                            sim[i, :n.value] = a["similarity"]
                 if stats is not None:
                     st = L.genie_search_stats()
                     lib.genie_set_results_stats(r, ctypes.byref(st))
                     stats.update(L.stats_dict(st))
+                    plan = L.genie_set_plan()
+                    lib.genie_set_results_plan(r, ctypes.byref(plan))
+                    stats["method"] = _METHODS[plan.method]
+                    stats["reason"] = plan.reason.decode()
             finally:
                 lib.genie_set_results_free(r)
         return sim, ids

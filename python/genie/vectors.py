@@ -1,6 +1,8 @@
-"""genie.VectorIndex: dense vectors under l2, l1 or cosine, searched like
-Faiss (search(xq, k) -> (distances, ids)), by LSH + re-ranking or exactly;
-genie.eval_recall() scores an answer against the exact one.
+"""genie.VectorIndex: dense vectors under l2, l1, cosine or (inverted
+files) the inner product, searched like Faiss (search(xq, k) ->
+(distances, ids)), by LSH + re-ranking, by an inverted file (IVF-Flat,
+IVF-PQ) or exactly; genie.eval_recall() scores an answer against the
+exact one.
 
 Arrays: float32 C-contiguous (n, d) arrays are passed to the library by
 pointer; other real dtypes or layouts are converted (one copy).  Vectors
@@ -33,19 +35,40 @@ class VectorIndex(Index):
     _type = L.TYPE_VECTORS
 
     @classmethod
-    def build(cls, xb, path, metric="l2", m=0, buckets=0, bits=0, width=0.0, sigma=0.0, seed=1, **opts):
-        """Hash the rows of @xb (n, d) into an LSH index at @path and open it.
+    def build(cls, xb, path, metric="l2", m=0, buckets=0, bits=0, width=0.0, sigma=0.0, seed=1, ivf=None, pq=None,
+              refine=False, train_size=0, iterations=0, backend="auto", threads=0, **opts):
+        """Hash the rows of @xb (n, d) into an LSH index at @path and open it;
+        or, with ivf, build an inverted file (genie build --ivf).
 
         metric: l2 (E2LSH), l1 (random binning), cosine (sign projections);
-        m: hash functions (0 = 237); buckets: l2/l1 buckets per function
+        with ivf: l2, ip (inner product) or cosine.
+        LSH: m: hash functions (0 = 237); buckets: l2/l1 buckets per function
         (0 = 67 for l2, 8192 for l1); bits: cosine bits per function (0 = 8);
         width: l2 bucket width (0 = from the data); sigma: l1 kernel width
-        (0 = from the data); seed: of the random draws.  opts: the build
-        options (sublist_length, part_objects, part_bytes, gpu_memory).
-        The index stores the vectors too (for re-ranking and exact search)."""
+        (0 = from the data).
+        Inverted file: ivf: the lists, nlist (an integer, or "auto" or 0:
+        round(4 sqrt(n))); pq: IVF-PQ's sub-quantizers, M (dividing d, 8 bits
+        each), "MxBITS" or (M, BITS), BITS 1..8; None: IVF-Flat; refine:
+        IVF-PQ searches re-rank their best estimates by the exact distance by
+        default; train_size: the vectors k-means trains on (0 = min(n,
+        max(64 nlist, 256 x 2^BITS))); iterations: k-means iterations (0 =
+        20); backend: where the k-means run ("auto": a GPU when usable);
+        threads: CPU threads (0 = all cores).
+        seed: of the random draws (the same seed and backend, the same file).
+        opts: the build options (sublist_length, part_objects, part_bytes,
+        gpu_memory; an inverted file in parts keeps the lists of each part's
+        objects in it).  The index stores the vectors too (for re-ranking,
+        IVF-Flat and exact search)."""
         xb = _convert.float_matrix(xb, "xb")
         if xb.shape[0] == 0:
             raise InvalidArgumentError("xb holds no vectors")
+        if ivf is not None:
+            if m or buckets or bits or width or sigma:
+                raise InvalidArgumentError("m, buckets, bits, width and sigma are LSH's, not an inverted file's")
+            return cls._build_ivf(xb, path, metric, ivf, pq, refine, train_size, iterations, backend, threads, seed,
+                                  opts)
+        if pq is not None or refine or train_size or iterations or backend != "auto" or threads:
+            raise InvalidArgumentError("pq, refine, train_size, iterations, backend and threads go with ivf")
         p = L.genie_lsh_params()
         p.metric = L.metric_code(metric)
         p.m = _convert.count(m, "m", 0, 65536)
@@ -61,9 +84,57 @@ class VectorIndex(Index):
         lib.genie_vectors_build(ctypes.byref(v), ctypes.byref(p), ctypes.byref(bo), os.fsencode(path))
         return cls.open(path)
 
+    @classmethod
+    def _build_ivf(cls, xb, path, metric, ivf, pq, refine, train_size, iterations, backend, threads, seed, opts):
+        p = L.genie_ivf_params()
+        p.metric = L.metric_code(metric)
+        p.nlist = 0 if isinstance(ivf, str) and ivf == "auto" else _convert.count(ivf, "ivf (nlist)", 0, 65536)
+        if pq is not None:
+            if isinstance(pq, str):
+                parts = pq.split("x")
+                if len(parts) > 2 or not all(x.isdigit() for x in parts):
+                    raise InvalidArgumentError(f"pq must be M, 'MxBITS' or (M, BITS), not {pq!r}")
+                m_bits = tuple(int(x) for x in parts) + ((8,) if len(parts) == 1 else ())
+            else:
+                m_bits = pq if isinstance(pq, tuple) else (pq, 8)
+            if len(m_bits) != 2:
+                raise InvalidArgumentError(f"pq must be M, 'MxBITS' or (M, BITS), not {pq!r}")
+            p.pq_m = _convert.count(m_bits[0], "pq (M)", 1, 1 << 24)
+            p.pq_bits = _convert.count(m_bits[1], "pq (BITS)", 1, 8)
+        p.refine = 1 if refine else 0
+        p.train_size = _convert.count(train_size, "train_size", 0, (1 << 32) - 1)
+        p.iterations = _convert.count(iterations, "iterations", 0, 100000)
+        p.seed = _convert.count(seed, "seed", 0, (1 << 64) - 1)
+        p.backend = L.backend_code(backend)
+        p.threads = _convert.count(threads, "threads")
+        bo = build_options(opts)
+        v = _vectors(xb)
+        lib.genie_vectors_build_ivf(ctypes.byref(v), ctypes.byref(p), ctypes.byref(bo), os.fsencode(path))
+        return cls.open(path)
+
+    @property
+    def ivf(self):
+        """An inverted-file index's parameters (genie info's ivf block: metric
+        as a name, nlist, pq_m, pq_bits, refine, default_nprobe, ...), or None
+        for an LSH index."""
+        if getattr(self, "_ivf", False) is False:
+            info = L.genie_ivf_info()
+            with self._use() as h:
+                try:
+                    lib.genie_vectors_index_ivf(h, ctypes.byref(info))
+                except InvalidArgumentError:
+                    self._ivf = None
+                    return None
+            d = L.struct_dict(info)
+            d["metric"] = L.metric_name(info.metric)
+            d["refine"] = bool(info.refine)
+            self._ivf = d
+        return self._ivf
+
     @property
     def params(self):
-        """The LSH parameters stored in the index (metric as a name)."""
+        """The LSH parameters stored in the index (metric as a name); an
+        inverted file has none (see ivf)."""
         p = L.genie_lsh_params()
         with self._use() as h:
             lib.genie_vectors_index_params(h, ctypes.byref(p))
@@ -73,7 +144,7 @@ class VectorIndex(Index):
 
     @property
     def metric(self):
-        return self.params["metric"]
+        return (self.ivf or self.params)["metric"]
 
     @property
     def d(self):
@@ -104,12 +175,16 @@ class VectorIndex(Index):
         return out
 
     def search(self, xq, k=10, exact=False, candidates=None, radius=0, backend="auto", threads=0, gpu_memory=0,
-               stats=None, recall=None, precision="fp32", filter=None):
+               stats=None, recall=None, precision="fp32", nprobe=None, filter=None):
         """The k nearest base vectors of each row of @xq.
 
         LSH (default): the query's buckets, the top `candidates` (K >= k,
         default 10 k) objects by match count, re-ranked by the true
         distance; radius (l2): also match that many buckets either side.
+        An inverted file: the lists of the `nprobe` centroids nearest the
+        query (default: the index's, chosen at build for recall@10 0.9),
+        k <= 1024; IVF-PQ's `candidates` is its refinement depth (k..2048,
+        default the index's); no radius.
         exact=True: exact k-NN (cpu backends on the CPU, cuda ones on the GPU;
         k <= 2048 on the GPU).  Returns (distances float32, ids int64) of
         shape (nq, k), nearest first, ties by smaller id; where fewer than k
@@ -117,11 +192,13 @@ class VectorIndex(Index):
         with the backend that ran and the seconds of each step.  recall: a
         target in (0, 1] instead of candidates and radius: they become the
         smallest whose estimated recall@k (k <= 100) reaches it (stats get
-        candidates, radius and recall_estimate; docs/VECTORS.md).
+        candidates, radius and recall_estimate; an inverted file: nprobe and
+        the depth in candidates; docs/VECTORS.md).
         precision: with exact=True on a GPU, the GEMM that bounds the
         distances, "fp32", "tf32" or "fp16"; the answers are the same in
         each (genie_precision; l1 takes "fp32" alone).  filter: as
-        Index.search (the exact search and the re-rank see no other vector)."""
+        Index.search (the exact search, the list scans and the re-rank see
+        no other vector)."""
         k = _convert.count(k, "k", 1, L.max_k(L.TYPE_VECTORS))
         xq = _convert.float_matrix(xq, "xq", dim=self.d)
         so = L.genie_vsearch_options()
@@ -132,6 +209,7 @@ class VectorIndex(Index):
         so.exact = 1 if exact else 0
         so.recall = _convert.recall(recall)
         so.precision = L.precision_code(precision)
+        so.nprobe = 0 if nprobe is None else _convert.count(nprobe, "nprobe", 1, 65536)
         if so.precision and not exact:
             raise InvalidArgumentError("precision applies to exact=True alone")
         nq = xq.shape[0]

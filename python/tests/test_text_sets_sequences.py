@@ -72,6 +72,63 @@ def test_sets_equal_cli(tmp_path):
         np.testing.assert_allclose(sim[0], [2 / 3, 1 / 3])
 
 
+def test_sets_exact_measures_and_thresholds_equal_cli(tmp_path):
+    """The exact search's measures and thresholds: the same answers as the
+    CLI (ids, similarities to the printed 6 decimals, ties by smaller id),
+    and every similarity computed here from the sets themselves."""
+    rng = np.random.default_rng(30)
+    universe = [f"w{i}" for i in range(60)]
+    sets = [list(rng.choice(universe, rng.integers(1, 15), replace=False)) for _ in range(400)]
+    sets += [sets[3], sets[3]]  # duplicates: ties
+    src = write_lines(tmp_path / "sets.txt", [" ".join(s) for s in sets])
+    queries = sets[:12] + [["w1", "w2", "nosuch"], ["nosuch"], rng.choice(universe, 30, replace=False).tolist()]
+    qf = write_lines(tmp_path / "q.txt", [" ".join(q) for q in queries])
+
+    def similarity(measure, a, b):
+        c = len(a & b)
+        return {"jaccard": c / len(a | b), "cosine": c / np.sqrt(len(a) * len(b)),
+                "dice": 2 * c / (len(a) + len(b)), "overlap": c / min(len(a), len(b)),
+                "containment": c / len(a)}[measure]
+
+    with genie.SetIndex.build(sets, tmp_path / "s.genie") as idx:
+        for measure in ("jaccard", "cosine", "dice", "overlap", "containment"):
+            st = {}
+            sim, ids = idx.search(queries, k=7, exact=True, measure=measure, backend=backend(), stats=st)
+            assert st["method"] == "exact" and st["candidates"] == 0
+            rows = tsv(cli("search", "-q", "-b", "cpu", "-k", 7, "--exact", "--measure", measure, tmp_path / "s.genie", qf))
+            s_cli, i_cli = hits_to_arrays(rows, len(queries), 7, 3, np.float64, 0.0)
+            np.testing.assert_array_equal(ids, i_cli)
+            np.testing.assert_allclose(sim, s_cli, atol=5e-7)
+            for q, row, srow in zip(queries, ids, sim):
+                for o, v in zip(row, srow):
+                    if o >= 0:
+                        assert v == pytest.approx(similarity(measure, set(q), set(sets[o])), abs=1e-12)
+            if measure != "jaccard":  # answered exactly without asking
+                _, ids2 = idx.search(queries, k=7, measure=measure, backend=backend())
+                np.testing.assert_array_equal(ids2, ids)
+        # a threshold: every set reaching it (lists), the best k of them (arrays)
+        sims, idss = idx.search(queries, k=None, min_similarity=0.4, measure="dice", backend=backend())
+        rows = tsv(cli("search", "-q", "-b", "cpu", "--min-similarity", 0.4, "--measure", "dice", tmp_path / "s.genie", qf))
+        assert sum(len(i) for i in idss) == len(rows) > 20
+        for r in rows:
+            q, rank = int(r[0]) - 1, int(r[1]) - 1
+            assert idss[q][rank] == int(r[2]) and sims[q][rank] == pytest.approx(float(r[3]), abs=5e-7)
+        for q, i_q, s_q in zip(queries, idss, sims):
+            want = [o for o, s in enumerate(sets) if set(q) & set(s) and similarity("dice", set(q), set(s)) >= 0.4]
+            assert sorted(i_q.tolist()) == want and (np.diff(s_q) <= 0).all()
+        sim, ids = idx.search(queries, k=2, min_similarity=0.4, measure="dice", backend=backend())
+        for i_q, row in zip(idss, ids):
+            np.testing.assert_array_equal(row[:min(2, len(i_q))], i_q[:2])
+        with pytest.raises(genie.InvalidArgumentError):
+            idx.search(queries, k=None)
+        with pytest.raises(genie.InvalidArgumentError):
+            idx.search(queries, min_similarity=1.5)
+        with pytest.raises(genie.InvalidArgumentError):
+            idx.search(queries, measure="tanimoto")
+        with pytest.raises(genie.InvalidArgumentError):
+            idx.search(queries, recall=0.9, min_similarity=0.5)
+
+
 def test_sequences_equal_cli(tmp_path):
     rng = np.random.default_rng(2)
     alphabet = np.array(list("abcdefgh"))

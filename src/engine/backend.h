@@ -38,7 +38,10 @@
  *   pLsh      the LSH keywords of a batch of query vectors (l2 and cosine
  *             families of transform/vectors_lsh.c), bit for bit those of
  *             vlsh_keywords on the CPU;
- *   pDocs     the docs index type's search of AND queries (docs_gpu.h).
+ *   pDocs     the docs index type's search of AND queries (docs_gpu.h);
+ *   pSim      the exact set similarity search (engine/sim.h), from version 2;
+ *   pIvf      inverted-file vectors search and k-means steps on this
+ *             backend's devices (engine/ivf.h), from version 3.
  * A capability left NULL runs on the CPU.
  */
 #ifndef GENIE_ENGINE_BACKEND_H
@@ -48,6 +51,8 @@
 
 #include "genie/genie.h"
 #include "engine/engine.h"
+#include "engine/ivf.h"
+#include "engine/sim.h"
 
 struct engine_docs_request;
 
@@ -131,8 +136,9 @@ typedef genie_status (*engine_edit_fn)(void **ppResident, const struct engine_ed
 /*
  * The optional capabilities of a backend, each a sub-table of its own
  * (NULL in the entry: the backend does not offer it, and the caller runs
- * that work on the CPU).  A new capability (IVF lists, ...) is one more
- * such sub-table and one more member at the end of engine_backend.
+ * that work on the CPU).  A new capability is one more such sub-table and
+ * one more member at the end of engine_backend, as pIvf was (its
+ * sub-table, engine_ivf_ops, lives with its types in engine/ivf.h).
  */
 
 /* Exact k-NN over dense vectors (exact.h); the resident slot is freed by xFree. */
@@ -166,6 +172,13 @@ typedef struct engine_docs_ops {
     uint32_t nMaxK; /* its largest k */
 } engine_docs_ops;
 
+/* The exact set similarity search (sim.h); the resident slot is freed by xFree. */
+typedef struct engine_sim_ops {
+    engine_sim_fn xSearch;
+    void (*xFree)(void *pResident);
+    uint32_t nMaxK; /* its largest k (at most SIM_GPU_MAX_K); a larger k runs on the CPU */
+} engine_sim_ops;
+
 /*
  * The version of engine_backend this library reads.  A member is only ever
  * added at the end, with the version raised; engine_backend_register()
@@ -173,7 +186,7 @@ typedef struct engine_docs_ops {
  * NULL, so an entry made against an older header stays valid (as
  * sqlite3_vfs.iVersion does).
  */
-#define ENGINE_BACKEND_VERSION 1
+#define ENGINE_BACKEND_VERSION 3
 
 typedef struct engine_backend {
     int iVersion;   /* ENGINE_BACKEND_VERSION of the code that made the entry */
@@ -191,6 +204,10 @@ typedef struct engine_backend {
     const engine_edit_ops *pEdit;
     const engine_lsh_ops *pLsh;
     const engine_docs_ops *pDocs;
+    /* Version 2. */
+    const engine_sim_ops *pSim;
+    /* Version 3. */
+    const engine_ivf_ops *pIvf;
 } engine_backend;
 
 /* A capability, named by its member: ENGINE_CAP(pExact). */

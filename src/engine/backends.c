@@ -142,6 +142,8 @@ static size_t version_size(int v)
 {
     switch (v) {
     case 1: return offsetof(engine_backend, pDocs) + sizeof(const engine_docs_ops *);
+    case 2: return offsetof(engine_backend, pSim) + sizeof(const engine_sim_ops *);
+    case 3: return offsetof(engine_backend, pIvf) + sizeof(const engine_ivf_ops *);
     default: return 0;
     }
 }

@@ -75,7 +75,7 @@ genie_status genie_metric_parse(const char *name, genie_metric *out)
     return util_error(GENIE_EINVAL, "unknown metric '%s' (l2, ip, cosine, l1)", name);
 }
 
-static float dot(const float *a, const float *b, uint32_t dim)
+float exact_dot(const float *a, const float *b, uint32_t dim)
 {
     float s = 0;
     for (uint32_t i = 0; i < dim; i++)
@@ -96,13 +96,13 @@ float genie_vector_distance(genie_metric metric, const float *a, const float *b,
             s += fabsf(a[i] - b[i]);
         return s;
     case GENIE_METRIC_IP:
-        return -dot(a, b, dim);
+        return -exact_dot(a, b, dim);
     case GENIE_METRIC_COSINE: {
         /* A zero vector has no direction: cosine 0, distance 1. */
-        float na = dot(a, a, dim), nb = dot(b, b, dim);
+        float na = exact_dot(a, a, dim), nb = exact_dot(b, b, dim);
         if (na == 0 || nb == 0)
             return 1;
-        return 1 - dot(a, b, dim) / (sqrtf(na) * sqrtf(nb));
+        return 1 - exact_dot(a, b, dim) / (sqrtf(na) * sqrtf(nb));
     }
     }
     return NAN;

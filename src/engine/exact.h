@@ -67,6 +67,13 @@ genie_status exact_search_allowed(const genie_index *idx, const genie_vectors *b
                                   genie_neighbor *out, genie_backend *used, engine_exact_counts *pCounts);
 
 /**
+ * genie_vector_distance's dot product (distance.c): the fp32 sum of
+ * a[i] * b[i] over i in order, each operation rounded (no fused
+ * multiply-add), the reference the GPU's dot_rn repeats.
+ */
+float exact_dot(const float *a, const float *b, uint32_t dim);
+
+/**
  * The direct CPU search (distance.c): every distance by genie_vector_distance,
  * queries in blocks on @p threads threads (0 = all cores); min(k, base->n)
  * neighbours per query at out[i * k ...], best first.  genie_exact_search

@@ -102,6 +102,12 @@ int exact_blas_available(void)
     return pSgemm != NULL;
 }
 
+void exact_blas_gemm_nt(uint64_t m, uint64_t n, uint32_t kdim, const float *A, const float *B, float *C)
+{
+    pSgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)kdim, 1.0f, A, (int)kdim, B, (int)kdim, 0.0f,
+           C, (int)n);
+}
+
 static float round_up(double x)
 {
     float f = (float)x;

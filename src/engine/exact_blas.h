@@ -26,4 +26,11 @@ int exact_blas_available(void);
 genie_status exact_blas_search(const genie_vectors *base, const uint64_t *aAllow, const genie_vectors *q,
                                genie_metric metric, uint32_t k, unsigned threads, genie_neighbor *out);
 
+/**
+ * C = A B^T through OpenBLAS SGEMM: A is m x kdim, B is n x kdim, C is
+ * m x n, all row-major and dense; m, n, kdim below 2^31.  Call only after
+ * exact_blas_available() returned 1 (k-means, engine/kmeans.c).
+ */
+void exact_blas_gemm_nt(uint64_t m, uint64_t n, uint32_t kdim, const float *A, const float *B, float *C);
+
 #endif

@@ -36,8 +36,9 @@ genie_status genie_queries_get(const genie_queries *q, size_t query, const genie
     if (query >= q->nQuery)
         return util_error(GENIE_EINVAL, "query %zu does not exist (there are %zu)", query, q->nQuery);
     size_t first = query ? q->aItemEnd[query - 1] : 0;
-    *items = q->aItem + first;
     *n_items = q->aItemEnd[query] - first;
+    /* Queries without any item leave aItem NULL, and NULL + 0 is undefined in C. */
+    *items = *n_items ? q->aItem + first : NULL;
     *min_count = q->aMinCount[query];
     return GENIE_OK;
 }

@@ -72,6 +72,9 @@ struct genie_builder {
     genie_index_type frontendType;
     unsigned char *aFrontend;
     size_t nFrontend;
+    int hasVector; /* builder_set_vector_sections() was called */
+    unsigned char *aVector[FORMAT_N_VECTOR_SECTIONS];
+    uint64_t nVector[FORMAT_N_VECTOR_SECTIONS];
 };
 
 /* Grow *pArray (elements of @p size bytes) to hold at least @p need. */
@@ -152,6 +155,8 @@ void genie_builder_free(genie_builder *b)
     free(b->aWordBytes);
     free(b->aWordOffset);
     free(b->aFrontend);
+    for (uint32_t j = 0; j < FORMAT_N_VECTOR_SECTIONS; j++)
+        free(b->aVector[j]);
     free(b);
 }
 
@@ -317,6 +322,23 @@ genie_status builder_set_frontend(genie_builder *b, genie_index_type type, const
     b->nFrontend = n;
     b->frontendType = type;
     b->hasFrontend = 1;
+    return GENIE_OK;
+}
+
+genie_status builder_set_vector_sections(genie_builder *b, const void *const aSection[3], const uint64_t anSection[3])
+{
+    for (uint32_t j = 0; j < FORMAT_N_VECTOR_SECTIONS; j++) {
+        unsigned char *p = malloc(anSection[j] ? (size_t)anSection[j] : 1);
+        if (!p)
+            return util_error(GENIE_ENOMEM, "out of memory for a vector index section of %llu bytes",
+                              (unsigned long long)anSection[j]);
+        if (anSection[j])
+            memcpy(p, aSection[j], (size_t)anSection[j]);
+        free(b->aVector[j]);
+        b->aVector[j] = p;
+        b->nVector[j] = anSection[j];
+    }
+    b->hasVector = 1;
     return GENIE_OK;
 }
 
@@ -519,6 +541,12 @@ static int cmp_word(const void *pa, const void *pb, void *ctx)
     return (nx > ny) - (nx < ny);
 }
 
+/* A sets index's vocabulary holds its elements, which are not keyword ids (format.h). */
+static int vocabulary_of_elements(const genie_builder *b)
+{
+    return b->hasFrontend && b->frontendType == GENIE_TYPE_SETS;
+}
+
 static genie_status make_extras(write_state *w)
 {
     genie_builder *b = w->b;
@@ -530,9 +558,9 @@ static genie_status make_extras(write_state *w)
         memcpy(w->aRecordOffset + 1, b->aRecordEnd, b->nObjects * sizeof *w->aRecordOffset);
     }
     if (b->aWordOffset) {
-        /* The largest keyword of the index; the map holds every keyword. */
+        /* Word i is keyword i (text, docs; a sets index's words are its elements, format.h). */
         util_u32map *m = &b->counts;
-        for (size_t s = 0; s < m->nCap; s++)
+        for (size_t s = 0; s < m->nCap && !vocabulary_of_elements(b); s++)
             if (m->aUsed[s] && m->aKey[s] >= b->nWords)
                 return util_error(GENIE_EINVAL, "keyword %u has no vocabulary word", m->aKey[s]);
         w->aWordOrder = malloc((b->nWords ? b->nWords : 1) * sizeof *w->aWordOrder);
@@ -558,7 +586,10 @@ static void fill_image(write_state *w, format_image *img)
     img->sublistLength = b->opt.sublist_length;
     img->type = b->hasFrontend ? b->frontendType : b->aWordOffset ? GENIE_TYPE_TEXT : GENIE_TYPE_KEYWORDS;
     img->flags = (b->labelMode == 1 ? FORMAT_FLAG_LABELS : 0) | (b->recordMode == 1 ? FORMAT_FLAG_RECORDS : 0) |
-                 (b->aWordOffset ? FORMAT_FLAG_VOCABULARY : 0) | (b->hasFrontend ? FORMAT_FLAG_FRONTEND : 0);
+                 (b->aWordOffset ? FORMAT_FLAG_VOCABULARY : 0) | (b->hasFrontend ? FORMAT_FLAG_FRONTEND : 0) |
+                 (b->hasVector ? FORMAT_FLAG_VECTOR : 0);
+    for (uint32_t j = 0; b->hasVector && j < FORMAT_N_VECTOR_SECTIONS; j++)
+        img->aVector[j] = (format_blob){b->aVector[j], b->nVector[j]};
     img->nParts = w->nParts;
     img->xPart = next_part;
     img->pCtx = w;
@@ -578,6 +609,21 @@ static void fill_image(write_state *w, format_image *img)
     if (b->hasFrontend)
         G(SEC_FRONTEND) = (format_blob){b->aFrontend, b->nFrontend};
 #undef G
+}
+
+genie_status builder_part_ends(genie_builder *b, uint64_t **paEnd, uint32_t *pnParts)
+{
+    write_state w;
+    memset(&w, 0, sizeof w);
+    w.b = b;
+    genie_status rc = plan_parts(&w);
+    if (rc != GENIE_OK) {
+        free(w.aPartEnd);
+        return rc;
+    }
+    *paEnd = w.aPartEnd;
+    *pnParts = w.nParts;
+    return GENIE_OK;
 }
 
 /* Write @p b's index to @p path, or to memory (*pMem) when @p path is NULL. */

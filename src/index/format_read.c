@@ -27,7 +27,8 @@
 static const char *const azSectionName[FORMAT_N_SECTION_IDS] = {
     "KEYWORDS",       "LIST_OFFSETS", "POSTINGS",     "SUBLISTS",   "KEYWORD_SUBLISTS",
     "LABELS",         "RECORD_OFFSETS", "RECORD_BYTES", "WORD_OFFSETS", "WORD_BYTES",
-    "WORD_ORDER",     "FRONTEND",     "PARTS"};
+    "WORD_ORDER",     "FRONTEND",     "PARTS",        "IVF_CENTROIDS", "PQ_CODEBOOKS",
+    "PQ_CODES"};
 
 const char *format_section_name(uint32_t id)
 {
@@ -40,7 +41,8 @@ typedef struct section_span {
 
 typedef struct header_fields {
     uint64_t fileSize, nObjects, nPostings, nKeywords, nSublists, nWords;
-    uint32_t sublistLength, maxObjectLength, type, flags, nParts, nHeader;
+    uint32_t version, sublistLength, maxObjectLength, type, flags, nParts, nHeader;
+    int vector; /* flag bit 4: the vector index sections follow the parts */
 } header_fields;
 
 /* A part's counts, from the PARTS section. */
@@ -73,15 +75,20 @@ static genie_status read_header(const char *path, const util_mapping *m, header_
         return util_error(GENIE_EFORMAT, "%s: not a genie index (no GENIEIDX magic)", path);
     if (m->n < FORMAT_FIXED_HEADER)
         return corrupt(path, 0, "file is shorter than the header (truncated)");
-    uint32_t version = util_get_u32(p + 8);
-    if (version != FORMAT_VERSION)
-        return util_error(GENIE_EFORMAT, "%s: index format version %u, this build reads version %u",
-                          path, version, FORMAT_VERSION);
+    h->version = util_get_u32(p + 8);
+    if (h->version != FORMAT_VERSION && h->version != FORMAT_VERSION_BASE)
+        return util_error(GENIE_EFORMAT, "%s: index format version %u, this build reads versions %u and %u",
+                          path, h->version, FORMAT_VERSION_BASE, FORMAT_VERSION);
     h->nParts = util_get_u32(p + 88);
     h->nHeader = util_get_u32(p + 12);
+    /* Version 4 is version 3 with the vector index sections, and only that. */
+    h->vector = h->version == FORMAT_VERSION;
+    if (h->vector != ((util_get_u32(p + 76) & FORMAT_FLAG_VECTOR) != 0))
+        return corrupt(path, 0, "flag bit 4 (vector index sections) and the format version disagree");
     if (h->nParts == 0 || h->nParts > FORMAT_MAX_PARTS || util_get_u32(p + 92) != 0)
         return corrupt(path, 0, "part count is 0 or out of range");
-    if (h->nHeader != format_header_size(h->nParts) || util_get_u32(p + 80) != format_n_sections(h->nParts))
+    if (h->nHeader != format_header_size(h->nParts, h->vector) ||
+        util_get_u32(p + 80) != format_n_sections(h->nParts, h->vector))
         return corrupt(path, 0, "header size or section count does not match the part count");
     if (m->n < h->nHeader)
         return corrupt(path, 0, "file is shorter than the header (truncated)");
@@ -113,10 +120,14 @@ static genie_status read_header(const char *path, const util_mapping *m, header_
     if (h->type > GENIE_TYPE_METRIC || (h->flags & ~FORMAT_ALL_FLAGS))
         return corrupt(path, 0, "unknown index type or flags");
     int words = h->type == GENIE_TYPE_TEXT || h->type == GENIE_TYPE_DOCS;
-    if (words != ((h->flags & FORMAT_FLAG_VOCABULARY) != 0))
-        return corrupt(path, 0, "text and docs indexes need a vocabulary and only they have one");
+    int vocab = (h->flags & FORMAT_FLAG_VOCABULARY) != 0;
+    if (words ? !vocab : vocab && h->type != GENIE_TYPE_SETS)
+        return corrupt(path, 0, "text and docs indexes need a vocabulary; of the others only sets (their elements) "
+                                "may have one");
     if (h->type == GENIE_TYPE_DOCS && !(h->flags & FORMAT_FLAG_FRONTEND))
         return corrupt(path, 0, "a docs index needs its FRONTEND section");
+    if (h->vector && (h->type != GENIE_TYPE_VECTORS || !(h->flags & FORMAT_FLAG_FRONTEND)))
+        return corrupt(path, 0, "vector index sections belong to a vectors index with its FRONTEND");
     /* Every count describes bytes of this file, so none can exceed its size. */
     if (h->nPostings > m->n || h->nKeywords > m->n || h->nSublists > m->n || h->nWords > m->n ||
         h->nObjects > m->n)
@@ -151,6 +162,9 @@ static uint64_t expected_size(const header_fields *h, uint32_t id)
     case SEC_WORD_ORDER: return vocab ? 4 * h->nWords : 0;
     case SEC_FRONTEND: return frontend ? UINT64_MAX : 0;
     case SEC_PARTS: return (uint64_t)FORMAT_PART_ENTRY * h->nParts;
+    case SEC_IVF_CENTROIDS:
+    case SEC_PQ_CODEBOOKS:
+    case SEC_PQ_CODES: return UINT64_MAX; /* the front-end's parameters size them (vectors_ivf.c) */
     default: return 0;
     }
 }
@@ -208,20 +222,23 @@ static genie_status read_parts(const char *path, const util_mapping *m, const he
 /*
  * The section table: ids and parts in the documented order, every section
  * where the previous one ends, sized by the counts, zero padding.  Checks
- * the whole-index sections' and PARTS's checksums; the parts' are checked
- * with the rest of each part (check_part).
+ * the whole-index sections', PARTS's and the vector index sections'
+ * checksums; the parts' are checked with the rest of each part
+ * (check_part).  aSpan gets the whole-index sections 6..13, then 14..16.
  */
 static genie_status read_sections(const char *path, const util_mapping *m, const header_fields *h,
                                   section_span *aSpan, part_fields *aPart)
 {
     const unsigned char *p = m->p;
-    uint64_t end = h->nHeader, nSections = format_n_sections(h->nParts);
+    uint64_t end = h->nHeader, nSections = format_n_sections(h->nParts, h->vector);
+    uint64_t firstVector = format_n_sections(h->nParts, 0);
     for (uint64_t s = 0; s < nSections; s++) {
         const unsigned char *e = p + FORMAT_FIXED_HEADER + s * FORMAT_ENTRY_SIZE;
-        int isPart = s >= FORMAT_N_GLOBAL;
+        int isPart = s >= FORMAT_N_GLOBAL && s < firstVector;
         uint32_t part = isPart ? (uint32_t)((s - FORMAT_N_GLOBAL) / FORMAT_N_PART_SECTIONS) : 0;
         uint32_t id = isPart ? SEC_KEYWORDS + (uint32_t)((s - FORMAT_N_GLOBAL) % FORMAT_N_PART_SECTIONS)
-                             : SEC_LABELS + (uint32_t)s;
+                      : s < FORMAT_N_GLOBAL ? SEC_LABELS + (uint32_t)s
+                                            : SEC_IVF_CENTROIDS + (uint32_t)(s - firstVector);
         uint64_t offset = util_get_u64(e + 8), size = util_get_u64(e + 16);
 #define FAIL(what) return isPart ? corrupt_part(path, part, id, what) : corrupt(path, id, what)
         if (util_get_u32(e) != id || util_get_u32(e + 4) != part || util_get_u32(e + 28) != 0)
@@ -321,10 +338,12 @@ static genie_status check_part(const char *path, const util_mapping *m, const he
 #undef PART_PTR
     GENIE_TRY(check_lists(path, part, v, pf));
     GENIE_TRY(check_sublists(path, part, v, pf, h->sublistLength));
-    if ((h->flags & FORMAT_FLAG_VOCABULARY) && pf->nKeywords && v->aKeyword[pf->nKeywords - 1] >= h->nWords)
+    /* Word i is keyword i, except in a sets index (its elements; the front-end checks those keywords). */
+    if ((h->flags & FORMAT_FLAG_VOCABULARY) && h->type != GENIE_TYPE_SETS && pf->nKeywords &&
+        v->aKeyword[pf->nKeywords - 1] >= h->nWords)
         return corrupt_part(path, part, SEC_KEYWORDS, "keyword without a vocabulary word");
     v->info.type = (genie_index_type)h->type;
-    v->info.format_version = FORMAT_VERSION;
+    v->info.format_version = h->version;
     v->info.n_objects = pf->nObjects;
     v->info.n_postings = pf->nPostings;
     v->info.n_keywords = pf->nKeywords;
@@ -410,8 +429,9 @@ genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *
 {
     header_fields h;
     memset(&h, 0, sizeof h);
-    section_span aSpan[FORMAT_N_GLOBAL];
+    section_span aSpan[FORMAT_N_GLOBAL + FORMAT_N_VECTOR_SECTIONS];
     memset(idx, 0, sizeof *idx);
+    memset(aSpan, 0, sizeof aSpan);
     GENIE_TRY(read_header(path, m, &h));
     part_fields *aPart = calloc(h.nParts, sizeof *aPart);
     if (!aPart)
@@ -435,12 +455,16 @@ genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *
         idx->aFrontend = SEC_PTR(unsigned char, SEC_FRONTEND);
         idx->nFrontend = aSpan[SEC_FRONTEND - SEC_LABELS].size;
     }
+    for (uint32_t j = 0; h.vector && j < FORMAT_N_VECTOR_SECTIONS; j++) {
+        idx->aVector[j] = SEC_PTR(unsigned char, SEC_IVF_CENTROIDS + j);
+        idx->nVector[j] = aSpan[SEC_IVF_CENTROIDS + j - SEC_LABELS].size;
+    }
 #undef SEC_PTR
     GENIE_TRY_GOTO(rc, check_extras(path, idx, &h, aSpan), fail);
     GENIE_TRY_GOTO(rc, check_parts(path, m, &h, aPart, idx), fail);
     free(aPart);
     idx->info.type = (genie_index_type)h.type;
-    idx->info.format_version = FORMAT_VERSION;
+    idx->info.format_version = h.version;
     idx->info.n_objects = h.nObjects;
     idx->info.n_postings = h.nPostings;
     idx->info.n_keywords = h.nKeywords;

@@ -107,7 +107,8 @@ static void put_part_entry(unsigned char *p, const format_part *part)
 /* The whole image into @p af; @p zName names the target in messages. */
 static genie_status write_image(fw_out *af, const char *zName, const format_image *img)
 {
-    uint64_t nHeader = format_header_size(img->nParts), nTable = (uint64_t)img->nParts * FORMAT_PART_ENTRY;
+    int vector = (img->flags & FORMAT_FLAG_VECTOR) != 0;
+    uint64_t nHeader = format_header_size(img->nParts, vector), nTable = (uint64_t)img->nParts * FORMAT_PART_ENTRY;
     unsigned char *aHeader = calloc(1, (size_t)nHeader);
     unsigned char *aTable = calloc(1, (size_t)nTable);
     genie_status rc = GENIE_OK;
@@ -136,10 +137,14 @@ static genie_status write_image(fw_out *af, const char *zName, const format_imag
         if (part.maxObjectLength > maxLen)
             maxLen = part.maxObjectLength;
     }
+    for (uint32_t j = 0; vector && j < FORMAT_N_VECTOR_SECTIONS; j++) {
+        uint64_t iEntry = format_n_sections(img->nParts, 0) + j;
+        GENIE_TRY_GOTO(rc, write_section(af, aHeader, iEntry, SEC_IVF_CENTROIDS + j, 0, &img->aVector[j]), done);
+    }
     GENIE_TRY_GOTO(rc, out_pwrite(af, aTable, (size_t)nTable, tableOffset), done);
     util_put_u32(aHeader + FORMAT_FIXED_HEADER + 7 * FORMAT_ENTRY_SIZE + 24, util_crc32c(0, aTable, (size_t)nTable));
     memcpy(aHeader, FORMAT_MAGIC, 8);
-    util_put_u32(aHeader + 8, FORMAT_VERSION);
+    util_put_u32(aHeader + 8, vector ? FORMAT_VERSION : FORMAT_VERSION_BASE);
     util_put_u32(aHeader + 12, (uint32_t)nHeader);
     util_put_u64(aHeader + 16, af->nWritten);
     util_put_u64(aHeader + 24, img->nObjects);
@@ -151,7 +156,7 @@ static genie_status write_image(fw_out *af, const char *zName, const format_imag
     util_put_u32(aHeader + 68, maxLen);
     util_put_u32(aHeader + 72, img->type);
     util_put_u32(aHeader + 76, img->flags);
-    util_put_u32(aHeader + 80, (uint32_t)format_n_sections(img->nParts));
+    util_put_u32(aHeader + 80, (uint32_t)format_n_sections(img->nParts, vector));
     util_put_u32(aHeader + 88, img->nParts);
     util_put_u32(aHeader + 84, util_crc32c(0, aHeader, (size_t)nHeader));
     rc = out_pwrite(af, aHeader, (size_t)nHeader, 0);

@@ -36,6 +36,9 @@ typedef struct format_image {
     uint64_t nObjects, nKeywords, nWords;
     uint32_t sublistLength, type, flags, nParts;
     format_blob aGlobal[7]; /* sections 6..12 by id - 6; n = 0 when absent */
+    /* Sections 14..16 by id - 14, written after the parts when flags has
+     * FORMAT_FLAG_VECTOR (the file is then version 4); n = 0 when empty. */
+    format_blob aVector[FORMAT_N_VECTOR_SECTIONS];
     format_part_fn xPart;
     void *pCtx;
 } format_image;

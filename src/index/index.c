@@ -62,8 +62,15 @@ genie_status genie_index_file_type(const char *path, genie_index_type *type)
 index_derived *index_derived_new(void)
 {
     index_derived *d = calloc(1, sizeof *d);
-    if (d)
-        pthread_mutex_init(&d->lock, NULL);
+    if (!d)
+        return NULL;
+    /* Recursive: what is derived under the lock may need more derived state (the recall estimate of a
+     * sets index runs exact searches, which build the vocabulary's table and the set sizes). */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&d->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
     return d;
 }
 

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "index/format.h"
 #include "util/file.h"
 
 /*
@@ -59,9 +60,11 @@ typedef struct index_device {
 
 /*
  * What a front-end derives from an open index and keeps while it is open
- * (the recall estimate of transform/recall.c), in slots of the same kind,
- * and the vocabulary's hash table (index/vocab.c); created lazily under
- * the lock.
+ * (the recall estimate of transform/recall.c, the sets front-end's set
+ * sizes and element lists of transform/sets_exact.c), in slots of the same
+ * kind, and the vocabulary's hash table (index/vocab.c); created lazily
+ * under the lock, a recursive one: deriving one thing may need another
+ * (a sets index's recall estimate runs exact searches).
  */
 typedef struct index_derived {
     pthread_mutex_t lock;
@@ -142,6 +145,11 @@ struct genie_index {
     const uint32_t *aWordOrder;      /* n_words */
     const unsigned char *aFrontend;  /* front-end parameters, or NULL */
     uint64_t nFrontend;              /* bytes at aFrontend */
+    /* The vector index sections 14..16 (format.h), by id - 14; NULL (and
+     * 0) in a file without them.  Checksummed, not yet validated: the
+     * vectors front-end checks their sizes and values. */
+    const unsigned char *aVector[FORMAT_N_VECTOR_SECTIONS];
+    uint64_t nVector[FORMAT_N_VECTOR_SECTIONS];
     /* The slots of this index or view, per device (mutable through a const index). */
     index_device *aDev; /* INDEX_MAX_DEVICES */
     /* Parts: see above.  A view's nPart is 1 and its aPart itself. */

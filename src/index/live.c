@@ -141,7 +141,8 @@ static genie_status replay_check(replay *r)
                 return bad_record(r, w, "adds objects of different sizes");
             r->haveExtra = 1;
             l->nExtra = o.nExtra;
-            for (uint32_t k = 0; idx->aWordOffset && k < o.nKeyword; k++) {
+            /* A text keyword is a word; a sets index's element keywords are checked with its lists (sets_exact.c). */
+            for (uint32_t k = 0; idx->info.type == GENIE_TYPE_TEXT && k < o.nKeyword; k++) {
                 uint32_t kw;
                 memcpy(&kw, o.aKeyword + 4 * (size_t)k, 4);
                 if (kw >= l->nWords)

@@ -13,8 +13,10 @@
  * memory by the builder (builder_write_memory) from the logged keywords,
  * records and labels, with the base's front-end parameters: the base's
  * FRONTEND section whose per-object tail (nExtra bytes an object: a
- * vector's floats) is replaced by the added objects' extras, and for a
- * text index the base's vocabulary followed by the words the log added.
+ * vector's floats) is replaced by the added objects' extras, and for an
+ * index with a vocabulary (text; sets with element lists, whose elements
+ * are its words) the base's vocabulary followed by the words the log
+ * added.
  * So every type whose search goes through genie_search() (keywords,
  * text, sets, sequences, table, vectors) reads the delta as it reads a
  * base, and the engine searches base and delta and merges (engine/

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/sim_score.h"
 #include "genie/metric.h"
 #include "genie/sequences.h"
 #include "index/index.h"
@@ -30,7 +31,9 @@ struct live_encoder {
     size_t nSliceCap;
     /* sequences */
     uint32_t gram;
-    /* text: words added since the encoder was made (ids nWordsOpen ...), and those of the batch after them */
+    /* text, and sets with element lists: words (elements) added since the encoder was made (ids nWordsOpen
+     * ...), and those of the batch after them */
+    int haveWords;
     uint64_t nWordsOpen;
     util_strmap words, pending;
     /* table */
@@ -98,6 +101,15 @@ genie_status live_payload_object(live_payload *p, uint64_t label, const uint32_t
     return GENIE_OK;
 }
 
+/* The words (elements) added by the writes to come: ids after the vocabulary's and the log's. */
+static genie_status words_init(live_encoder *e)
+{
+    e->nWordsOpen = e->idx->pLive ? e->idx->pLive->nWords : e->idx->info.n_words;
+    e->haveWords = 1;
+    GENIE_TRY(util_strmap_init(&e->words));
+    return util_strmap_init(&e->pending);
+}
+
 genie_status live_encoder_new(const genie_index *idx, live_encoder **out)
 {
     *out = NULL;
@@ -111,7 +123,11 @@ genie_status live_encoder_new(const genie_index *idx, live_encoder **out)
     e->type = idx->info.type;
     genie_status rc = GENIE_OK;
     switch (e->type) {
-    case GENIE_TYPE_SETS: rc = set_index_params(idx, &e->sp); break;
+    case GENIE_TYPE_SETS:
+        rc = set_index_params(idx, &e->sp);
+        if (rc == GENIE_OK && e->sp.version >= 2) /* element lists: the elements are the vocabulary */
+            rc = words_init(e);
+        break;
     case GENIE_TYPE_SEQUENCES: rc = genie_seq_gram_length(idx, &e->gram); break;
     case GENIE_TYPE_TABLE:
         rc = table_schema_decode(idx->aFrontend, (size_t)idx->nFrontend, &e->schema);
@@ -129,12 +145,7 @@ genie_status live_encoder_new(const genie_index *idx, live_encoder **out)
         e->lcDim = lc.dim;
         break;
     }
-    case GENIE_TYPE_TEXT:
-        e->nWordsOpen = idx->pLive ? idx->pLive->nWords : idx->info.n_words;
-        rc = util_strmap_init(&e->words);
-        if (rc == GENIE_OK)
-            rc = util_strmap_init(&e->pending);
-        break;
+    case GENIE_TYPE_TEXT: rc = words_init(e); break;
     default: break;
     }
     if (rc != GENIE_OK) {
@@ -151,7 +162,7 @@ void live_encoder_free(live_encoder *e)
         return;
     free(e->aKw);
     free(e->aSlice);
-    if (e->type == GENIE_TYPE_TEXT) {
+    if (e->haveWords) {
         util_strmap_free(&e->words);
         util_strmap_free(&e->pending);
     }
@@ -174,7 +185,29 @@ static genie_status kw_room(live_encoder *e, size_t n)
     return GENIE_OK;
 }
 
-/* A document's words to keywords: the vocabulary's, then the words added since, then new ones. */
+/*
+ * The id of word @p z: the vocabulary's (the log's words included), then
+ * the words added since the encoder was made, then a new one (pending
+ * until its batch is committed).
+ */
+static genie_status word_id(live_encoder *e, const char *z, size_t n, uint32_t *pId)
+{
+    uint32_t id;
+    int isNew;
+    if (index_word_find(e->idx, z, n, pId))
+        return GENIE_OK;
+    if (util_strmap_find(&e->words, z, n, &id)) {
+        *pId = (uint32_t)(e->nWordsOpen + id);
+        return GENIE_OK;
+    }
+    if (e->nWordsOpen + e->words.nIds + e->pending.nIds >= UINT32_MAX)
+        return util_error(GENIE_ERANGE, "the vocabulary would pass 2^32 - 1 words");
+    GENIE_TRY(util_strmap_intern(&e->pending, z, n, &id, &isNew));
+    *pId = (uint32_t)(e->nWordsOpen + e->words.nIds + id);
+    return GENIE_OK;
+}
+
+/* A document's words to keywords: their word ids. */
 static genie_status text_keywords(live_encoder *e, const char *z, size_t n, size_t *pnKw)
 {
     text_cursor c;
@@ -183,21 +216,8 @@ static genie_status text_keywords(live_encoder *e, const char *z, size_t n, size
     genie_status rc = GENIE_OK;
     int more;
     while ((more = text_next_word(&c)) > 0) {
-        uint32_t kw, id;
-        int isNew;
-        if (index_word_find(e->idx, c.aWord, c.nWord, &kw)) {
-        } else if (util_strmap_find(&e->words, c.aWord, c.nWord, &id)) {
-            kw = (uint32_t)(e->nWordsOpen + id);
-        } else {
-            if (e->nWordsOpen + e->words.nIds + e->pending.nIds >= UINT32_MAX) {
-                rc = util_error(GENIE_ERANGE, "the vocabulary would pass 2^32 - 1 words");
-                break;
-            }
-            if ((rc = util_strmap_intern(&e->pending, c.aWord, c.nWord, &id, &isNew)) != GENIE_OK)
-                break;
-            kw = (uint32_t)(e->nWordsOpen + e->words.nIds + id);
-        }
-        if ((rc = kw_room(e, nKw + 1)) != GENIE_OK)
+        uint32_t kw;
+        if ((rc = word_id(e, c.aWord, c.nWord, &kw)) != GENIE_OK || (rc = kw_room(e, nKw + 1)) != GENIE_OK)
             break;
         e->aKw[nKw++] = kw;
     }
@@ -206,6 +226,36 @@ static genie_status text_keywords(live_encoder *e, const char *z, size_t n, size
     text_cursor_free(&c);
     *pnKw = nKw;
     return rc;
+}
+
+/*
+ * A set line to keywords as genie_set_builder_add makes them: MinHash's m,
+ * then (an index with element lists) one per distinct element, its id in
+ * the vocabulary of elements times the classes plus the set's size class.
+ */
+static genie_status set_line_keywords(live_encoder *e, const char *z, size_t n, size_t *pnKw)
+{
+    const set_params *p = &e->sp;
+    size_t nS;
+    GENIE_TRY(set_parse(z, n, p->separator, &e->aSlice, &e->nSliceCap, &nS));
+    if (p->version >= 2 && nS > SIM_MAX_SIZE)
+        return util_error(GENIE_ERANGE, "a set of %zu distinct elements: at most %u", nS, SIM_MAX_SIZE);
+    GENIE_TRY(kw_room(e, p->m + nS));
+    set_keywords(e->aSlice, nS, p->m, p->seed, p->D, e->aKw);
+    size_t nKw = nS ? p->m : 0;
+    if (p->version >= 2 && nS) {
+        uint32_t nMaxElements = (uint32_t)((((uint64_t)1 << 32) - p->base) / p->nClass);
+        uint32_t cls = set_size_class(p, (uint32_t)nS);
+        for (size_t i = 0; i < nS; i++) {
+            uint32_t id;
+            GENIE_TRY(word_id(e, e->aSlice[i].z, e->aSlice[i].n, &id));
+            if (id >= nMaxElements)
+                return util_error(GENIE_ERANGE, "more than %u distinct elements in all the sets", nMaxElements);
+            e->aKw[nKw++] = p->base + id * p->nClass + cls;
+        }
+    }
+    *pnKw = nKw;
+    return GENIE_OK;
 }
 
 /* A CSV row of the table's columns to keywords, as genie_table_build makes them. */
@@ -254,14 +304,7 @@ genie_status live_encode_record(live_encoder *e, const char *z, size_t n, uint64
         return util_error(GENIE_ENOMEM, "out of memory earlier: close the writer and open it again");
     switch (e->type) {
     case GENIE_TYPE_TEXT: GENIE_TRY(text_keywords(e, z, n, &nKw)); break;
-    case GENIE_TYPE_SETS: {
-        size_t nS;
-        GENIE_TRY(set_parse(z, n, e->sp.separator, &e->aSlice, &e->nSliceCap, &nS));
-        GENIE_TRY(kw_room(e, e->sp.m));
-        set_keywords(e->aSlice, nS, e->sp.m, e->sp.seed, e->sp.D, e->aKw);
-        nKw = nS ? e->sp.m : 0;
-        break;
-    }
+    case GENIE_TYPE_SETS: GENIE_TRY(set_line_keywords(e, z, n, &nKw)); break;
     case GENIE_TYPE_SEQUENCES: GENIE_TRY(seq_keywords(z, n, e->gram, &e->aKw, &e->nKwCap, &nKw)); break;
     case GENIE_TYPE_TABLE: GENIE_TRY(table_keywords(e, z, n, &nKw)); break;
     case GENIE_TYPE_METRIC:
@@ -298,7 +341,7 @@ genie_status live_encode_vector(live_encoder *e, const float *v, uint32_t dim, u
 
 genie_status live_encoder_words(live_encoder *e, live_payload *p)
 {
-    if (e->type != GENIE_TYPE_TEXT)
+    if (!e->haveWords)
         return GENIE_OK;
     for (uint32_t i = 0; i < e->pending.nIds; i++) {
         size_t n;
@@ -313,7 +356,7 @@ genie_status live_encoder_words(live_encoder *e, live_payload *p)
 
 void live_encoder_commit(live_encoder *e, int ok)
 {
-    if (e->type != GENIE_TYPE_TEXT)
+    if (!e->haveWords)
         return;
     for (uint32_t i = 0; ok && i < e->pending.nIds; i++) {
         size_t n;

@@ -10,7 +10,12 @@
  *   text       the words of the document through the vocabulary; a word
  *              the vocabulary lacks gets the next keyword, and the batch's
  *              new words go to the log (a WORDS record) before its objects;
- *   sets       MinHash of the line's elements (m, seed, D of the index);
+ *   sets       MinHash of the line's elements (m, seed, D of the index)
+ *              and, on an index with element lists (sets.h), one keyword
+ *              per element: its id in the vocabulary of elements (new
+ *              elements go to the log in a WORDS record, as text's new
+ *              words) with the set's size class, so that the delta takes
+ *              the exact search as the base does;
  *   sequences  the ordered n-grams of the string;
  *   table      per indexed column its bin (numeric; a value outside the
  *              column's built range falls in its first or last bin, as a

@@ -42,8 +42,8 @@
  * docs/FORMAT.md and recall.c.  Private to src/transform.
  *
  * Who computes it.  Each approximate type has a sampler of its own (in its
- * own file: sets.c, sequences.c, vectors.c), built on the part every type
- * shares (recall_sample.h), and hands it to recall_get() and
+ * search's file: sets_search.c, sequences.c, vectors.c), built on the part
+ * every type shares (recall_sample.h), and hands it to recall_get() and
  * recall_plan_for(), so that the estimate, which knows no type's search,
  * can have one computed; genie_recall_prepare() picks the sampler of the
  * index's type (recall_prepare.c).

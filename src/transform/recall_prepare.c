@@ -1,7 +1,8 @@
 /*
  * genie_recall_prepare() and genie_recall_write() (genie.h): the estimate of an index computed by
  * the sampler of its type (recall.h), which lives with the type's search;
- * this file alone knows every approximate type's.
+ * this file alone knows every approximate type's.  Vectors have two kinds
+ * of index, and vectors.c says which estimate each has.
  */
 #include "genie/genie.h"
 #include "transform/recall.h"
@@ -16,9 +17,10 @@ static genie_status prepare(const genie_index *idx, unsigned threads, int mustWr
     util_error_clear();
     genie_index_info info;
     genie_index_get_info(idx, &info);
+    if (info.type == GENIE_TYPE_VECTORS) /* LSH through vec_recall_sample, or an inverted file's own */
+        return vec_recall_prepare(idx, threads, mustWrite);
     recall_sampler_fn *xSample = info.type == GENIE_TYPE_SETS        ? set_recall_sample
                                  : info.type == GENIE_TYPE_SEQUENCES ? seq_recall_sample
-                                 : info.type == GENIE_TYPE_VECTORS   ? vec_recall_sample
                                                                      : NULL;
     if (!xSample)
         return util_error(GENIE_EINVAL, "a %s index has no recall estimate (sets, sequences and vectors do)",

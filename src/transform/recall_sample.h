@@ -10,7 +10,7 @@
  * type's queries are expected to look, searches them exactly and by match
  * count (on the CPU: every backend returns the same candidates), and
  * appends one row per (curve, pseudo-query) with recall_add_row().  The
- * perturbations of each type are described where they live (sets.c,
+ * perturbations of each type are described where they live (sets_search.c,
  * sequences.c, vectors.c).
  *
  * Cost (measured in docs/BENCHMARKS.md): the exact answers of S queries

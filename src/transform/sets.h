@@ -18,6 +18,17 @@
  *
  * Verification: the K candidates by match count are re-ranked by their
  * exact Jaccard similarity |A n B| / |A u B| computed on the stored lines.
+ *
+ * Element lists (parameters version 2).  Each distinct element is also a
+ * vocabulary word (word i = element i, in order of first appearance), and
+ * a set O of s elements gets, besides its m MinHash keywords, one keyword
+ * per element e: SET_ELEMENT_BASE + e * nClass + class(s), class(s) the
+ * size class holding s (classes [aClassLo[b], aClassLo[b + 1]), the last
+ * one open).  MinHash keywords stay below SET_ELEMENT_BASE (D =
+ * floor(2^31 / m)).  A query element is then one item of weight 1 and the
+ * match count is |Q n O|: the exact search of engine/sim.h (sets_exact.c).
+ * Version 1 files (no element lists) are still read: MinHash and the scan
+ * of every stored line.
  */
 #ifndef GENIE_TRANSFORM_SETS_H
 #define GENIE_TRANSFORM_SETS_H
@@ -28,8 +39,21 @@
 #include "genie/genie.h"
 #include "transform/recall.h"
 
-#define SET_PARAMS_VERSION 1u
+#define SET_PARAMS_VERSION 2u /* written; 1 and 2 are read */
 #define SET_HASHES_MAX 4096u
+#define SET_ELEMENT_BASE 0x80000000u
+#define SET_CLASSES 64u /* size classes written, and the most read */
+/* Size classes of the files written: sizes 1..SET_CLASSES_EXACT one class each, then ratio 9/8. */
+#define SET_CLASSES_EXACT 32u
+
+/* The parameters of a sets index (its FRONTEND section), validated. */
+typedef struct set_params {
+    uint32_t version, m, seed, D;
+    char separator;
+    /* version 2: the element lists */
+    uint32_t base, nClass;
+    uint32_t aClassLo[SET_CLASSES];
+} set_params;
 
 typedef struct set_slice {
     const char *z;
@@ -49,16 +73,18 @@ size_t set_intersection(const set_slice *a, size_t na, const set_slice *b, size_
  * @param[out] aKw  room for m keywords.
  */
 void set_keywords(const set_slice *a, size_t n, uint32_t m, uint32_t seed, uint32_t D, uint32_t *aKw);
-/* The parameters of a sets index (its FRONTEND section). */
-typedef struct set_params {
-    uint32_t m, seed, D;
-    char separator;
-} set_params;
-
-/** The parameters of sets index @p idx, validated. @return GENIE_OK, GENIE_EINVAL, GENIE_ECORRUPT, GENIE_EFORMAT. */
-genie_status set_index_params(const genie_index *idx, set_params *p);
 /** The element separator of sets index @p idx (0 = white space), its parameters validated. */
 genie_status set_index_separator(const genie_index *idx, char *pSeparator);
+/** The parameters of sets index @p idx, validated against the index (GENIE_EINVAL: not a sets index). */
+genie_status set_index_params(const genie_index *idx, set_params *p);
+/**
+ * The MinHash queries of @p n query lines (m items of weight 1 each; none
+ * for an empty set).  @param[out] out  free with genie_queries_free().
+ */
+genie_status set_minhash_queries(const set_params *p, const char *const *queries, const size_t *lengths, size_t n,
+                                 genie_queries **out);
+/** The size class of a set of @p s elements (s >= 1) under @p p's classes. */
+uint32_t set_size_class(const set_params *p, uint32_t s);
 /** The recall estimate's sampler of a sets index (recall.h's recall_sampler_fn). */
 genie_status set_recall_sample(const genie_index *idx, unsigned threads, recall_estimate *e);
 

@@ -40,6 +40,7 @@
 #include "index/live.h"
 #include "transform/recall_sample.h"
 #include "transform/vectors.h"
+#include "transform/vectors_ivf.h"
 #include "transform/vectors_lsh.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -103,6 +104,8 @@ genie_status vec_open(const genie_index *idx, vlsh *h, genie_vectors *base)
         return util_error(GENIE_EINVAL, "not a vectors index (type %s)", genie_index_type_name(idx->info.type));
     if (idx->info.n_objects == 0)
         return util_error(GENIE_ECORRUPT, "vectors index without vectors");
+    if (vivf_is_ivf(idx))
+        return util_error(GENIE_EINVAL, "an inverted-file (IVF) vectors index has no LSH functions");
     return vlsh_decode(idx->aFrontend, idx->nFrontend, idx->info.n_objects, idx->info.max_object_length, h, base);
 }
 
@@ -120,6 +123,12 @@ genie_status genie_vectors_index_params(const genie_index *idx, genie_lsh_params
 genie_status genie_vectors_index_base(const genie_index *idx, genie_vectors *out)
 {
     util_error_clear();
+    if (vivf_is_ivf(idx)) {
+        vivf *st;
+        GENIE_TRY(vivf_get(idx, &st));
+        *out = (genie_vectors){st->ix.n, st->ix.dim, (float *)(uintptr_t)st->ix.aVec};
+        return GENIE_OK;
+    }
     vlsh h;
     GENIE_TRY(vec_open(idx, &h, out));
     vlsh_free(&h);
@@ -451,6 +460,41 @@ static genie_status exact_live(const genie_index *idx, const genie_vectors *base
     return rc;
 }
 
+/*
+ * An inverted-file index: its own search of parts [firstPart, firstPart +
+ * nParts) (vectors_ivf.c), or the exact search of their stored vectors,
+ * objects [first, first + nObj).
+ */
+static genie_status ivf_search_or_exact(const genie_index *idx, uint32_t firstPart, uint32_t nParts, uint64_t first,
+                                        uint64_t nObj, const genie_vectors *queries, const genie_vsearch_options *opt,
+                                        genie_neighbor *out, uint32_t *aN, genie_search_stats *pStats, double tStart)
+{
+    genie_search_stats stats;
+    memset(&stats, 0, sizeof stats);
+    stats.recall_estimate = -1;
+    stats.recall_edit_rate = -1;
+    vivf *st;
+    genie_status rc = vivf_get(idx, &st);
+    if (rc == GENIE_OK && queries->n && queries->dim != st->ix.dim)
+        rc = util_error(GENIE_EINVAL, "queries have %u dimensions, the index's vectors %u", queries->dim, st->ix.dim);
+    if (rc == GENIE_OK && opt->exact && (opt->nprobe || opt->candidates || opt->recall > 0 || opt->radius))
+        rc = util_error(GENIE_EINVAL, "exact search takes no nprobe, candidates, radius or recall target");
+    if (rc == GENIE_OK && opt->exact) {
+        genie_vectors base = {st->ix.n, st->ix.dim, (float *)(uintptr_t)st->ix.aVec};
+        rc = exact_range(idx, &base, first, nObj, queries, st->ix.metric, opt->k, opt, out, aN, &stats.backend);
+        stats.verified = queries->n * nObj;
+        stats.rerank_seconds = util_now() - tStart;
+    } else if (rc == GENIE_OK) {
+        double t0 = util_now();
+        rc = vivf_search(idx, st, firstPart, nParts, queries, opt, out, aN, &stats);
+        stats.match_seconds = util_now() - t0;
+    }
+    stats.total_seconds = util_now() - tStart;
+    if (pStats)
+        *pStats = stats;
+    return rc;
+}
+
 genie_status genie_vectors_search(const genie_index *idx, const genie_vectors *queries,
                                   const genie_vsearch_options *opt, genie_neighbor *out, uint32_t *aN,
                                   genie_search_stats *pStats)
@@ -471,7 +515,7 @@ genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_p
                                         genie_neighbor *out, uint32_t *aN, genie_search_stats *pStats)
 {
     util_error_clear();
-    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_vsearch_options, precision));
+    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_vsearch_options, nprobe));
     GENIE_TRY(UTIL_OPTIONS_CHECK(&opt->search, genie_search_options, filter));
     double tStart = util_now();
     genie_search_stats stats;
@@ -479,6 +523,10 @@ genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_p
     uint64_t first = 0, nObj = 0;
     GENIE_TRY(part_range(idx, first_part, n_parts, &first, &nObj));
     GENIE_TRY(util_check_finite(queries->data, queries->n, queries->dim, opt->search.threads, "query"));
+    if (vivf_is_ivf(idx))
+        return ivf_search_or_exact(idx, first_part, n_parts, first, nObj, queries, opt, out, aN, pStats, tStart);
+    if (opt->nprobe)
+        return util_error(GENIE_EINVAL, "nprobe %u: an LSH index has no lists (build with --ivf)", opt->nprobe);
     vlsh h;
     genie_vectors base;
     GENIE_TRY(vec_open(idx, &h, &base));
@@ -741,4 +789,16 @@ done:
 genie_status vec_recall_sample(const genie_index *idx, unsigned threads, recall_estimate *e)
 {
     return recall_sample(idx, threads, vec_recall_rows, e);
+}
+
+genie_status vec_recall_prepare(const genie_index *idx, unsigned threads, int mustWrite)
+{
+    if (!vivf_is_ivf(idx)) {
+        const recall_estimate *e;
+        return recall_get(idx, threads, vec_recall_sample, mustWrite, &e);
+    }
+    if (mustWrite)
+        return util_error(GENIE_EINVAL, "an inverted-file index has no recall side file: its estimate is made in "
+                                        "memory when a search needs it (genie_recall_prepare)");
+    return vivf_recall_prepare(idx, threads);
 }

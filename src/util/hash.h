@@ -25,6 +25,16 @@ static inline uint32_t util_fmix32(uint32_t h)
     return h;
 }
 
+/** The next of the splitmix64 sequence whose state is *@p s (Steele, Lea, Flood, "Fast splittable
+ *  pseudorandom number generators"): a seeded stream of well-mixed 64-bit values. */
+static inline uint64_t util_splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
 /** MurmurHash3 x86_32 of @p n bytes with @p seed. */
 uint32_t util_murmur3_32(const void *data, size_t n, uint32_t seed);
 

@@ -1,7 +1,7 @@
 /*
  * libFuzzer harness: an index file from untrusted bytes, opened and searched
  * as its type says (probe.c: keyword items, text, sets, sequences, table
- * queries, vectors LSH and exact).  Built twice: fuzz_index takes the bytes
+ * queries, vectors LSH, exact and inverted-file).  Built twice: fuzz_index takes the bytes
  * as they are (so most inputs stop at a checksum), fuzz_index_repair
  * recomputes every CRC32C first (FUZZ_REPAIR), so the mutations reach the
  * header counts, the section table, PARTS, the lists and the FRONTEND

@@ -94,7 +94,9 @@ static void search_strings(int isSets, const char *z, size_t n)
     opt.backend = GENIE_BACKEND_CPU;
     opt.threads = 1;
     if (isSets) {
-        genie_set_options sopt = {.k = 3, .exact = n % 2};
+        /* the choice by cost, the exact search, a threshold under another measure */
+        genie_set_options sopt = {.k = n % 3 ? 3 : 0, .exact = n % 3 == 1, .min_similarity = n % 3 ? 0 : 0.25,
+                                  .measure = n % 3 ? GENIE_SET_JACCARD : (genie_set_measure)(n % 5)};
         genie_set_results *r;
         if (genie_set_search(g_aIdx[2], azQ, anQ, nQ, &sopt, &opt, &r) == GENIE_OK)
             genie_set_results_free(r);

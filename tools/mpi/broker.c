@@ -288,6 +288,8 @@ int broker_launch(broker *b, flight *f, wire_batch *w, uint64_t seq, uint64_t fi
     f->firstQueryNo = firstQueryNo;
     f->nQuery = w->nQuery;
     f->k = w->k;
+    itype_options_init(&f->o, b->ix.pType);
+    wire_batch_options(w, &f->o);
     f->tSent = util_now();
     for (int r = 1; r <= b->R; r++) {
         f->aAsked[r] = !b->aGone[r];
@@ -423,6 +425,19 @@ int broker_fit(broker *b, size_t nQuery, uint32_t k)
     return 0;
 }
 
+/* The order of one query's hits where the type's key alone does not give it (itype.xHitBefore). */
+typedef struct hit_order {
+    const itype *t;
+    const itype_options *o;
+    uint32_t word;
+} hit_order;
+
+static int hit_before(const wire_hit *a, const wire_hit *b, const void *pCtx)
+{
+    const hit_order *h = pCtx;
+    return h->t->xHitBefore(a, b, h->o, h->word);
+}
+
 /* Merge and emit flight @p f (every asked ranker answered). */
 int broker_finish(broker *b, flight *f)
 {
@@ -475,7 +490,9 @@ int broker_finish(broker *b, flight *f)
                 certified &= aHead[1] != 0; /* proven exact only when every shard's part is */
                 usedK = aHead[2] > usedK ? aHead[2] : usedK;
             }
-            size_t n = merge_topk(&b->heap, b->aList, b->aN, nList, f->k, b->aOut);
+            hit_order order = {b->ix.pType, &f->o, usedK};
+            size_t n = merge_topk(&b->heap, b->aList, b->aN, nList, f->k, b->ix.pType->xHitBefore ? hit_before : NULL,
+                                  &order, b->aOut);
             double t1 = util_now();
             b->mergeSeconds += t1 - t0;
             if (b->xEmit(b->pEmitCtx, f->firstQueryNo + qi, b->aOut, n, certified, usedK, nMissing > 0) != 0)

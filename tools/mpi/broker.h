@@ -23,6 +23,7 @@ typedef struct flight {
     uint64_t seq, firstQueryNo;
     size_t nQuery;
     uint32_t k;                 /* the batch's */
+    itype_options o;            /* the batch's options (wire_batch_options), for the merge's order */
     double tSent;
     wire_buf msg;
     MPI_Request *aSend, *aRecv; /* per rank 1..R */
@@ -58,8 +59,10 @@ typedef struct broker {
     const wire_hit **aList;
     uint32_t *aN;
     wire_hit *aOut;
+    itype_options o;           /* search: the command line's options (out.pr.pOpt) */
     mpi_printer out;           /* search: what xEmit prints with */
-    /* Each merged answer goes to xEmit (certified, usedK: sequences); 0, or -1 to fail the batch. */
+    /* Each merged answer goes to xEmit (certified: sequences; usedK: the query's word, itype_hits_fn); 0,
+     * or -1 to fail the batch. */
     int (*xEmit)(void *ctx, uint64_t queryNo, const wire_hit *aHit, size_t n, int certified, uint32_t usedK,
                  int partial);
     void *pEmitCtx;

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "genie/genie.h"
+#include "genie/sets.h"
 #include "genie/vectors.h"
 #include "util/clock.h"
 
@@ -37,8 +38,11 @@ typedef struct mpi_args {
     uint32_t minCount;
     uint32_t k;         /* 0: the front-end's default (1 for sequences, else 10) */
     uint32_t candidates, radius, maxCandidates; /* vectors and sequences: -K, -r, --certify */
+    uint32_t nprobe;    /* vectors, an IVF index: --nprobe, 0 = the index's default */
     int exact;
     genie_precision precision; /* vectors --exact: the GPU's candidate arithmetic (answers the same) */
+    int measure;        /* sets: --measure, a genie_set_measure */
+    double minSimilarity; /* sets: --min-similarity, 0 = none */
     size_t batch;       /* queries per superstep */
     unsigned depth;     /* supersteps in flight */
     double timeout;     /* seconds a ranker may take to answer; 0 = no limit */

@@ -20,8 +20,8 @@ static const char zHelp[] =
     "       mpirun -np N genie-mpi serve [engine options] INDEX [genie serve options]\n"
     "       mpirun -np N genie-mpi metric [options] INDEX [QUERIES]   (genie-mpi metric --help)\n"
     "\n"
-    "A distributed `genie search` of a keyword, text, vectors or sequences\n"
-    "index: rank 0 is the broker, ranks 1..N-1 the rankers.  By default\n"
+    "A distributed `genie search` of a keyword, text, vectors, sequences or\n"
+    "sets index: rank 0 is the broker, ranks 1..N-1 the rankers.  By default\n"
     "ranker r of R = N-1 searches the contiguous parts [(r-1)P/R, rP/R) of\n"
     "INDEX's P parts (build it with `genie build --part-objects` into at\n"
     "least R parts, on a path every host reads).  The broker reads QUERIES\n"
@@ -29,10 +29,12 @@ static const char zHelp[] =
     "batches, sends each batch to every ranker, merges their top-k lists\n"
     "exactly and prints what `genie search` prints for INDEX; with -np 1\n"
     "the broker searches INDEX alone.  Equal to genie search byte for byte:\n"
-    "keywords, text, vectors --exact, sequences --exact; vectors LSH: the\n"
-    "exact re-rank of the union of every shard's own top-K candidates (equal\n"
-    "when K reaches the objects); sequences: certified answers are exact\n"
-    "(docs/SCALING.md).\n"
+    "keywords, text, vectors --exact, sequences --exact, sets (always\n"
+    "answered exactly: as genie search --exact); vectors LSH: the exact\n"
+    "re-rank of the union of every shard's own top-K candidates (equal when\n"
+    "K reaches the objects); vectors IVF: equal (IVF-PQ refined: the exact\n"
+    "re-rank of the union of every shard's best estimates); sequences:\n"
+    "certified answers are exact (docs/SCALING.md).\n"
     "\n"
     "  -k, --k N               results per query (default: as genie search)\n"
     "      --min-count N       keywords, text: leave out objects whose count\n"
@@ -41,7 +43,13 @@ static const char zHelp[] =
     "  -K, --candidates N      vectors: candidates re-ranked per shard (default\n"
     "                          10 k); sequences: candidates per shard (default 32)\n"
     "  -r, --radius R          vectors (l2): also match R buckets either side\n"
-    "      --exact             vectors, sequences: exact search\n"
+    "      --nprobe P          vectors, an IVF index: lists probed per query\n"
+    "                          (every shard probes the same lists)\n"
+    "      --exact             vectors, sequences: exact search (sets: always)\n"
+    "      --measure M         sets: jaccard (default), cosine, dice, overlap or\n"
+    "                          containment (genie search --help)\n"
+    "      --min-similarity T  sets: the sets at or above T, 0 < T <= 1, the\n"
+    "                          best k of them (-k is required)\n"
     "      --precision P       vectors --exact on a GPU: fp32 (default), tf32 or\n"
     "                          fp16 for the candidates; the answers are the same\n"
     "      --certify[=LIMIT]   sequences: search again with K doubled until\n"
@@ -108,6 +116,9 @@ static const char zHelp[] =
 #define OPT_GPU_MODE 0x10c
 #define OPT_PRECISION 0x10d
 #define OPT_MIN_COUNT 0x10e
+#define OPT_MEASURE 0x10f
+#define OPT_MIN_SIMILARITY 0x110
+#define OPT_NPROBE 0x111
 
 static int usage(int rank, const char *fmt, const char *zArg)
 {
@@ -154,7 +165,8 @@ static int parse_gpus(const char *zArg, mpi_args *a)
 static int parse_serve(int argc, char **argv, int rank, mpi_args *a)
 {
     const char *zBad = a->k ? "-k" : a->minCount ? "--min-count" : a->candidates ? "--candidates"
-                     : a->radius ? "--radius" : a->exact ? "--exact" : a->maxCandidates ? "--certify"
+                     : a->radius ? "--radius" : a->nprobe ? "--nprobe" : a->exact ? "--exact"
+                     : a->maxCandidates ? "--certify"
                      : a->precision != GENIE_PRECISION_FP32 ? "--precision"
                      : a->zDelim ? "--delimiter" : a->zOutput ? "--output" : a->json ? "--json"
                      : a->show ? "--show" : a->zShardMap ? "--shard-map" : a->allowPartial ? "--allow-partial"
@@ -190,6 +202,8 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
         {"radius", required_argument, 0, 'r'},      {"exact", no_argument, 0, OPT_EXACT},
         {"certify", optional_argument, 0, OPT_CERTIFY}, {"gpus", required_argument, 0, OPT_GPUS},
         {"gpu-mode", required_argument, 0, OPT_GPU_MODE}, {"precision", required_argument, 0, OPT_PRECISION},
+        {"measure", required_argument, 0, OPT_MEASURE}, {"min-similarity", required_argument, 0, OPT_MIN_SIMILARITY},
+        {"nprobe", required_argument, 0, OPT_NPROBE},
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->localRanker = -1;
@@ -234,6 +248,25 @@ static int parse(int argc, char **argv, int rank, mpi_args *a)
             a->radius = (uint32_t)v;
             break;
         case OPT_EXACT: a->exact = 1; break;
+        case OPT_NPROBE:
+            if (!cli_parse_u64(optarg, 1, 65536, &v))
+                return usage(rank, "--nprobe must be 1..65536, not '%s'", optarg);
+            a->nprobe = (uint32_t)v;
+            break;
+        case OPT_MEASURE: {
+            genie_set_measure m;
+            if (genie_set_measure_parse(optarg, &m) != GENIE_OK)
+                return usage(rank, "--measure must be jaccard, cosine, dice, overlap or containment, not '%s'", optarg);
+            a->measure = (int)m;
+            break;
+        }
+        case OPT_MIN_SIMILARITY: {
+            char *e;
+            a->minSimilarity = strtod(optarg, &e);
+            if (e == optarg || *e || !(a->minSimilarity > 0 && a->minSimilarity <= 1))
+                return usage(rank, "--min-similarity must be a number in (0, 1], not '%s'", optarg);
+            break;
+        }
         case OPT_PRECISION:
             if (genie_precision_parse(optarg, &a->precision) != GENIE_OK)
                 return usage(rank, "--precision '%s': fp32, tf32 or fp16", optarg);

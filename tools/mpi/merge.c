@@ -32,17 +32,20 @@ static int better(const wire_hit *a, const wire_hit *b)
 
 /* The head of list @p i. */
 #define HEAD(i) (&aList[i][h->aPos[i]])
+/* The merge's order: the caller's, else the key's (inlined: the usual case). */
+#define BEFORE(a, b) (xBefore ? xBefore(a, b, pCtx) : better(a, b))
 
-static void sift_down(merge_heap *h, const wire_hit *const *aList, size_t n, size_t at)
+static void sift_down(merge_heap *h, const wire_hit *const *aList, size_t n, size_t at, merge_before_fn xBefore,
+                      const void *pCtx)
 {
     uint32_t x = h->aHeap[at];
     for (;;) {
         size_t c = 2 * at + 1;
         if (c >= n)
             break;
-        if (c + 1 < n && better(HEAD(h->aHeap[c + 1]), HEAD(h->aHeap[c])))
+        if (c + 1 < n && BEFORE(HEAD(h->aHeap[c + 1]), HEAD(h->aHeap[c])))
             c++;
-        if (!better(HEAD(h->aHeap[c]), HEAD(x)))
+        if (!BEFORE(HEAD(h->aHeap[c]), HEAD(x)))
             break;
         h->aHeap[at] = h->aHeap[c];
         at = c;
@@ -51,7 +54,7 @@ static void sift_down(merge_heap *h, const wire_hit *const *aList, size_t n, siz
 }
 
 size_t merge_topk(merge_heap *h, const wire_hit *const *aList, const uint32_t *aN, size_t nList, uint32_t k,
-                  wire_hit *aOut)
+                  merge_before_fn xBefore, const void *pCtx, wire_hit *aOut)
 {
     size_t n = 0, nOut = 0;
     for (size_t i = 0; i < nList && i < h->nCap; i++) {
@@ -60,13 +63,13 @@ size_t merge_topk(merge_heap *h, const wire_hit *const *aList, const uint32_t *a
             h->aHeap[n++] = (uint32_t)i;
     }
     for (size_t at = n / 2; at-- > 0;)
-        sift_down(h, aList, n, at);
+        sift_down(h, aList, n, at, xBefore, pCtx);
     while (n > 0 && nOut < k) {
         uint32_t i = h->aHeap[0];
         aOut[nOut++] = *HEAD(i);
         if (++h->aPos[i] == aN[i])
             h->aHeap[0] = h->aHeap[--n];
-        sift_down(h, aList, n, 0);
+        sift_down(h, aList, n, 0, xBefore, pCtx);
     }
     return nOut;
 }

@@ -1,6 +1,8 @@
 /*
  * The broker's exact merge (merge.c): the best k hits of several sorted
- * lists, smaller key first, then smaller object id (wire.h: the key is
+ * lists, in the order the caller gives (an index type's whose key alone
+ * does not order its hits: sets), by default smaller key first, then
+ * smaller object id (wire.h: the key is
  * the front-end's order: count descending for keywords, as genie_search()
  * merges the parts of one index, src/engine/parts.c; distance ascending
  * for vectors and sequences).  Every list is one shard's top-k of the same
@@ -28,12 +30,16 @@ typedef struct merge_heap {
 int merge_init(merge_heap *h, size_t nList);
 void merge_free(merge_heap *h);
 
+/* Whether hit @p a comes before hit @p b in a merge (@p pCtx the caller's). */
+typedef int (*merge_before_fn)(const wire_hit *a, const wire_hit *b, const void *pCtx);
+
 /**
- * Merge @p nList lists (aList[i] has aN[i] hits, best first) into the best
- * @p k, written to @p aOut (room for k).  O(k log nList).
+ * Merge @p nList lists (aList[i] has aN[i] hits, best first by @p xBefore,
+ * NULL: the key order) into the best @p k, written to @p aOut (room for
+ * k).  O(k log nList).
  * @return the hits written (at most k, fewer when the lists hold fewer).
  */
 size_t merge_topk(merge_heap *h, const wire_hit *const *aList, const uint32_t *aN, size_t nList, uint32_t k,
-                  wire_hit *aOut);
+                  merge_before_fn xBefore, const void *pCtx, wire_hit *aOut);
 
 #endif

@@ -23,7 +23,7 @@ int mpi_print_query(mpi_printer *p, uint64_t queryNo, const wire_hit *aHit, size
 {
     const itype *t = p->pType;
     itype_answer a;
-    t->xFromHits(aHit, n, p->aHit);
+    t->xFromHits(aHit, n, p->pr.pOpt, usedK, p->aHit);
     itype_merged_answer(t, p->aHit, n, certified, usedK, &a);
     if (!p->json) {
         t->xTsv(&p->pr, queryNo, &a);

@@ -29,8 +29,9 @@ int mpi_printer_init(mpi_printer *p, uint32_t k);
 void mpi_printer_free(mpi_printer *p);
 
 /**
- * Print query @p queryNo's merged hits (best first, at most k); certified
- * and usedK: sequences.  @return 0, or -1 when out of memory (printed).
+ * Print query @p queryNo's merged hits (best first, at most k) with the
+ * options of p->pr.pOpt; certified: sequences; usedK: the query's word
+ * (itype_hits_fn).  @return 0, or -1 when out of memory (printed).
  */
 int mpi_print_query(mpi_printer *p, uint64_t queryNo, const wire_hit *aHit, size_t n, int certified, uint32_t usedK,
                     int partial);

@@ -35,8 +35,11 @@ static void batch_options(const broker *b, wire_batch *w)
     w->k = b->k;
     w->candidates = b->a->candidates;
     w->radius = b->a->radius;
+    w->nprobe = b->a->nprobe;
     w->exact = (uint32_t)b->a->exact;
     w->maxCandidates = b->a->maxCandidates;
+    w->measure = (uint32_t)b->a->measure;
+    w->minSimilarity = b->a->minSimilarity;
 }
 
 /* The next batch of @p src into @p w (its options still to set).  @return its size, 0 at the end, -1 (printed). */
@@ -142,7 +145,10 @@ static int run_alone(broker *b, query_source *src)
 /* The options that apply to the index's type (genie search refuses the others too): those its entry takes. */
 static int check_options(broker *b)
 {
-    static const itype_spelling spell = {"-k", "-K", "--certify", "--radius"};
+    static const itype_spelling spell = {.zK = "-k", .zCandidates = "-K", .zCertify = "--certify",
+                                         .zRadius = "--radius", .zRecall = "--recall",
+                                         .zMinSimilarity = "--min-similarity", .zMeasure = "--measure",
+                                         .zNprobe = "--nprobe"};
     const mpi_args *a = b->a;
     const itype *t = b->ix.pType;
     const char *zBad = NULL;
@@ -152,12 +158,20 @@ static int check_options(broker *b)
         zBad = "-K";
     else if (a->radius && !itype_option_find(t, "radius"))
         zBad = "--radius";
+    else if (a->nprobe && !itype_option_find(t, "nprobe"))
+        zBad = "--nprobe";
     else if (a->maxCandidates && !itype_option_find(t, "certify"))
         zBad = "--certify";
     else if (a->precision != GENIE_PRECISION_FP32 && !itype_option_find(t, "precision"))
         zBad = "--precision";
     else if (a->minCount && !itype_option_find(t, "min_count"))
         zBad = "--min-count";
+    else if (a->measure != GENIE_SET_JACCARD && !itype_option_find(t, "measure"))
+        zBad = "--measure";
+    else if (a->minSimilarity > 0 && !itype_option_find(t, "min_similarity"))
+        zBad = "--min-similarity";
+    else if (a->candidates && (t->flags & ITYPE_F_PARTS_EXACT))
+        zBad = "-K (genie-mpi answers it exactly, as genie search --exact)";
     else if (a->zDelim && !(t->flags & ITYPE_F_DELIMITER))
         zBad = "--delimiter";
     if (zBad) {
@@ -175,7 +189,14 @@ static int check_options(broker *b)
     o.candidates = a->candidates;
     o.maxCandidates = a->maxCandidates;
     o.radius = a->radius;
+    o.nprobe = a->nprobe;
     o.exact = a->exact;
+    o.measure = a->measure;
+    o.minSimilarity = a->minSimilarity;
+    if (o.minSimilarity > 0 && !a->k) {
+        fprintf(stderr, "genie-mpi: --min-similarity needs -k: the answers per query travel in arrays of k\n");
+        return MPI_EXIT_USAGE;
+    }
     if (o.k > t->maxK) {
         fprintf(stderr, "genie-mpi: -k %u: 1..%u for a %s index\n", o.k, t->maxK, t->zName);
         return MPI_EXIT_USAGE;
@@ -185,6 +206,7 @@ static int check_options(broker *b)
         fprintf(stderr, "genie-mpi: %s\n", zErr);
         return MPI_EXIT_USAGE;
     }
+    b->o = o;
     return MPI_EXIT_OK;
 }
 
@@ -243,6 +265,7 @@ int broker_run(const mpi_args *a, int nRanker)
     b.R = nRanker;
     b.out.json = a->json;
     b.out.pr.show = a->show;
+    b.out.pr.pOpt = &b.o;
     b.xEmit = print_query;
     b.pEmitCtx = &b.out;
     genie_index *pParser = NULL;

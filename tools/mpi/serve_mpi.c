@@ -12,7 +12,7 @@
  *
  * One index: the INDEX the rankers hold (parts of one file; no shard
  * map), served under its file name without ".genie".  Each batch carries
- * its requests' options (k, candidates, radius, exact, certify); the
+ * its requests' options (k, candidates, radius, nprobe, exact, certify); the
  * engine options (backend, threads, GPUs) are genie-mpi's.  Supersteps
  * are not pipelined here: the batcher waits for each one.  Reload is
  * refused (the rankers keep the file they opened).  A ranker that fails
@@ -30,7 +30,8 @@
 typedef struct serve_mpi {
     broker *b;
     uint64_t seq;
-    serve_result *res; /* the batch being answered */
+    serve_result *res; /* the batch being answered ... */
+    const itype_options *pOpt; /* ... and its options */
     char zBroken[256]; /* set once the rankers are out of step */
 } serve_mpi;
 
@@ -43,7 +44,7 @@ static int store_query(void *ctx, uint64_t queryNo, const wire_hit *aHit, size_t
     const itype *t = s->res->pType;
     size_t q = (size_t)queryNo - 1;
     (void)partial; /* without --allow-partial a batch is whole or fails */
-    t->xFromHits(aHit, n, (char *)r->aHit + q * r->k * t->szHit);
+    t->xFromHits(aHit, n, s->pOpt, usedK, (char *)r->aHit + q * r->k * t->szHit);
     r->aN[q] = (uint32_t)n;
     r->aCertified[q] = (unsigned char)(certified != 0);
     r->aUsedK[q] = usedK;
@@ -61,6 +62,11 @@ static genie_status superstep(void *ctx, const serve_loaded *l, const serve_opti
         return GENIE_EIO;
     }
     const itype_options *o = &so->o;
+    if ((res->pType->flags & ITYPE_F_PARTS_EXACT) && (o->candidates || o->recall > 0)) {
+        snprintf(zErr, nErr, "genie-mpi answers a %s index exactly: \"candidates\" and \"recall\" do not apply",
+                 res->pType->zName);
+        return GENIE_EINVAL;
+    }
     wire_batch w;
     memset(&w, 0, sizeof w);
     w.kind = wire_kind_of(itype_batch_of(l->ix.query));
@@ -68,8 +74,11 @@ static genie_status superstep(void *ctx, const serve_loaded *l, const serve_opti
     w.k = b->nObjects == 0 ? 1 : (o->k < b->nObjects ? o->k : (uint32_t)b->nObjects);
     w.candidates = o->candidates;
     w.radius = o->radius;
+    w.nprobe = o->nprobe;
     w.exact = (uint32_t)o->exact;
     w.maxCandidates = o->maxCandidates;
+    w.measure = (uint32_t)o->measure;
+    w.minSimilarity = o->minSimilarity;
     w.q = (genie_queries *)(uintptr_t)q->q; /* only packed, not changed */
     w.dim = l->ix.dim;
     w.aVec = q->aVec;
@@ -92,8 +101,10 @@ static genie_status superstep(void *ctx, const serve_loaded *l, const serve_opti
         return GENIE_EIO;
     }
     s->res = res;
+    s->pOpt = o;
     int st = broker_finish(b, f);
     s->res = NULL;
+    s->pOpt = NULL;
     if (st != 0) {
         snprintf(zErr, nErr, "genie-mpi serve: a ranker failed this batch (standard error says why)");
         return GENIE_EIO;
@@ -151,7 +162,7 @@ int broker_serve(const mpi_args *a, int nRanker)
         MPI_Abort(MPI_COMM_WORLD, MPI_EXIT_FAIL);
     if (st == MPI_EXIT_OK && (setup != 0 || broker_check_setups(&b) != 0))
         st = MPI_EXIT_FAIL;
-    serve_mpi s = {&b, 0, NULL, ""};
+    serve_mpi s = {&b, 0, NULL, NULL, ""};
     b.xEmit = store_query;
     b.pEmitCtx = &s;
     if (st == MPI_EXIT_OK) {

@@ -14,6 +14,12 @@
  *                   re-rank of the union of the shards' candidates, which
  *                   holds the one-process candidates (equal answers when K
  *                   reaches the objects of the index);
+ *   vectors, IVF    every shard probes the same lists (the centroids are
+ *                   the whole index's) and ranks its objects in them as
+ *                   one process would, so the merge is genie search's
+ *                   answer; IVF-PQ refined: each shard re-ranks its own
+ *                   best estimates, and the merge is the exact re-rank of
+ *                   their union, which holds one process's;
  *   sequences       a certified shard answer is the shard's exact top-k,
  *                   so certified merged answers (all shards certified)
  *                   are the exact top-k: --exact equals genie search
@@ -43,11 +49,7 @@ genie_status shard_search(const shard *s, const mpi_args *a, const wire_batch *w
     }
     itype_options o;
     itype_options_init(&o, t);
-    o.k = w->k;
-    o.candidates = w->candidates;
-    o.radius = w->radius;
-    o.exact = (int)w->exact;
-    o.maxCandidates = w->maxCandidates;
+    wire_batch_options(w, &o);
     o.precision = (int)a->precision;
     itype_batch q = {w->nQuery, w->q, w->azStr, w->anStr, w->aVec, w->dim};
     return t->xSearchParts(&s->ix, s->firstPart, s->nParts, s->base, &o, &a->opt, &q, add_hits, ans);

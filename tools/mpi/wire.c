@@ -13,6 +13,9 @@
             return rc_;                    \
     } while (0)
 
+/* Words of a batch before its queries: kind, sequence (2), queries, k, five options, the threshold (2), nprobe. */
+#define WIRE_BATCH_HEAD 13
+
 /* Failures here have no library handle to keep a message: a short static one does. */
 static genie_status bad(const char *zWhat)
 {
@@ -174,11 +177,23 @@ static genie_status pack_strings(wire_buf *b, const wire_batch *w)
     return GENIE_OK;
 }
 
+void wire_batch_options(const wire_batch *w, itype_options *o)
+{
+    o->k = w->k;
+    o->candidates = w->candidates;
+    o->radius = w->radius;
+    o->exact = (int)w->exact;
+    o->maxCandidates = w->maxCandidates;
+    o->measure = (int)w->measure;
+    o->minSimilarity = w->minSimilarity;
+    o->nprobe = w->nprobe;
+}
+
 genie_status wire_pack_batch(wire_buf *b, const wire_batch *w)
 {
     b->n = 0;
     size_t nQuery = w->kind == WIRE_STOP ? 0 : w->nQuery;
-    TRY(reserve(b, 10));
+    TRY(reserve(b, WIRE_BATCH_HEAD + 1));
     put(b, (uint32_t)w->kind);
     put64(b, w->seq);
     put(b, (uint32_t)nQuery);
@@ -187,6 +202,11 @@ genie_status wire_pack_batch(wire_buf *b, const wire_batch *w)
     put(b, w->radius);
     put(b, w->exact);
     put(b, w->maxCandidates);
+    put(b, w->measure);
+    uint64_t bits;
+    memcpy(&bits, &w->minSimilarity, sizeof bits);
+    put64(b, bits);
+    put(b, w->nprobe);
     switch (w->kind) {
     case WIRE_STOP: return GENIE_OK;
     case WIRE_ITEMS: return pack_items(b, w->q, nQuery);
@@ -263,8 +283,8 @@ static genie_status unpack_strings(const uint32_t *a, size_t n, wire_batch *w)
 genie_status wire_unpack_batch(const void *p, size_t nBytes, wire_batch *w)
 {
     const uint32_t *a = p;
-    size_t n = nBytes / 4;
-    if (nBytes % 4 || n < 9 || a[0] > WIRE_STRINGS)
+    size_t n = nBytes / 4, h = WIRE_BATCH_HEAD;
+    if (nBytes % 4 || n < h || a[0] > WIRE_STRINGS)
         return bad("batch");
     w->kind = (wire_kind)a[0];
     w->seq = get64(a + 1);
@@ -274,16 +294,20 @@ genie_status wire_unpack_batch(const void *p, size_t nBytes, wire_batch *w)
     w->radius = a[6];
     w->exact = a[7];
     w->maxCandidates = a[8];
+    w->measure = a[9];
+    uint64_t bits = get64(a + 10);
+    memcpy(&w->minSimilarity, &bits, sizeof bits);
+    w->nprobe = a[12];
     if (w->kind == WIRE_STOP)
         return GENIE_OK;
     if (w->kind == WIRE_ITEMS)
-        return unpack_items(a + 9, n - 9, w);
+        return unpack_items(a + h, n - h, w);
     if (w->kind == WIRE_STRINGS)
-        return unpack_strings(a + 9, n - 9, w);
-    if (n < 10 || a[9] == 0 || (uint64_t)w->nQuery * a[9] != n - 10)
+        return unpack_strings(a + h, n - h, w);
+    if (n < h + 1 || a[h] == 0 || (uint64_t)w->nQuery * a[h] != n - h - 1)
         return bad("batch");
-    w->dim = a[9];
-    w->aVec = (const float *)(const void *)(a + 10);
+    w->dim = a[h];
+    w->aVec = (const float *)(const void *)(a + h + 1);
     return GENIE_OK;
 }
 

@@ -9,8 +9,9 @@
  *           objects (2 words), message length, message bytes
  *   batch   broker -> ranker:        kind (wire_kind; 0 stop), sequence
  *           (2 words), queries, k, candidates, radius, exact, candidate
- *           limit (the front-end's options, wire_batch), then the queries
- *           as the kind has them:
+ *           limit, set measure, similarity threshold (2 words: the
+ *           double's bits), nprobe (the front-end's options, wire_batch),
+ *           then the queries as the kind has them:
  *             items    per query (items, min count), then per item (lo,
  *                      hi, weight): keyword and text indexes
  *             vectors  dimension, then per query its floats
@@ -24,9 +25,11 @@
  * A hit's key orders the merge, smaller first, then smaller object id, as
  * each front-end orders its answers: keywords UINT32_MAX - count, vectors
  * the distance's ordered bits (itype_float_key), sequences the edit
- * distance: the type table's itype_hit, made by each entry's xSearchParts
- * and read back by its xFromHits.  Its value is what the output prints beside it: the count,
- * the distance's float bits, the match count.
+ * distance (sets: the entry's xHitBefore, from the shared count in the
+ * key and the set's size in the value): the type table's itype_hit, made
+ * by each entry's xSearchParts and read back by its xFromHits.  Its value
+ * is what the output prints beside it: the count, the distance's float
+ * bits, the match count.
  */
 #ifndef GENIE_MPI_WIRE_H
 #define GENIE_MPI_WIRE_H
@@ -79,6 +82,9 @@ typedef struct wire_batch {
     uint64_t seq;
     uint32_t k;
     uint32_t candidates, radius, exact, maxCandidates; /* vectors, sequences: as genie_vsearch_options, genie_seq_options */
+    uint32_t measure;            /* sets: a genie_set_measure */
+    double minSimilarity;        /* sets: a threshold, 0 = none */
+    uint32_t nprobe;             /* vectors, an IVF index: as genie_vsearch_options */
     size_t nQuery;
     genie_queries *q;            /* items: the caller's, cleared and filled on unpacking */
     uint32_t dim;                /* vectors */
@@ -91,6 +97,9 @@ typedef struct wire_batch {
 
 /** Release what wire_unpack_batch() allocated (not q); the batch is then empty. */
 void wire_batch_free(wire_batch *w);
+
+/** The search options @p w carries into @p o (the others stay as they are). */
+void wire_batch_options(const wire_batch *w, itype_options *o);
 
 /** Pack batch @p w (kind WIRE_STOP: the stop message). */
 genie_status wire_pack_batch(wire_buf *b, const wire_batch *w);

@@ -20,7 +20,7 @@ void serve_result_release(serve_result *res)
 void serve_request_answer(const serve_request *r, json_buf *b)
 {
     const serve_result *res = r->pResult;
-    itype_printer p = {{r->pLoaded->idx, NULL, NULL}, r->opt.o.show};
+    itype_printer p = {{r->pLoaded->idx, NULL, NULL}, r->opt.o.show, &r->opt.o};
     json_buf_puts(b, "{\"results\":[");
     for (size_t i = 0; i < r->nQuery; i++) {
         itype_answer a;

@@ -146,6 +146,13 @@ static int parse_option(parse_ctx *c, const cJSON *e, const itype_option *d, uin
         *(int *)p = (int)prec;
         return 0;
     }
+    case ITYPE_OPT_MEASURE: {
+        genie_set_measure m;
+        if (!cJSON_IsString(e) || genie_set_measure_parse(e->valuestring, &m) != GENIE_OK)
+            return fail(c, "%s must be \"jaccard\", \"cosine\", \"dice\", \"overlap\" or \"containment\"", zWhat);
+        *(int *)p = (int)m;
+        return 0;
+    }
     case ITYPE_OPT_CERTIFY:
         if (cJSON_IsBool(e)) {
             *(uint32_t *)p = cJSON_IsTrue(e) ? (uint32_t)d->lo : 0;
@@ -162,7 +169,8 @@ static int parse_option(parse_ctx *c, const cJSON *e, const itype_option *d, uin
 static int check_options(parse_ctx *c, const itype_index *ix, const itype_options *o)
 {
     const itype *t = ix->pType;
-    static const itype_spelling spell = {"\"k\"", "\"candidates\"", "\"certify\"", "\"radius\""};
+    static const itype_spelling spell = {"\"k\"", "\"candidates\"", "\"certify\"", "\"radius\"", "\"recall\"",
+                                         "\"min_similarity\"", "\"measure\"", "\"nprobe\""};
     if (o->recall > 0 && (o->candidates || o->radius || o->exact || o->maxCandidates))
         return fail(c, "\"recall\" chooses the candidates itself: not with \"candidates\", \"radius\", \"exact\" "
                        "or \"certify\"");

@@ -83,8 +83,26 @@ void edit_cuda_free(void *pResident);
  */
 genie_status lsh_cuda_keywords(int device, const engine_lsh_batch *b);
 
+/**
+ * Inverted-file search (ivf_gpu.cu), the xSearch of engine/ivf.h's
+ * capability: the CPU's answers bit for bit; the index kept on GPU
+ * @p device in *ppResident (ivf_cuda_free frees it).
+ * @return GENIE_OK, GENIE_EGPU, GENIE_ENOMEM, GENIE_EINVAL (a search whose
+ *         tables or depth need more shared memory than the GPU has).
+ */
+genie_status ivf_cuda_search(int device, void **ppResident, const engine_ivf *ix, const engine_ivf_query *q,
+                             genie_neighbor *out, uint32_t *aN);
+void ivf_cuda_free(void *pResident);
+/** k-means' step on the GPU (kmeans_gpu.cu), the xKmeansStep of engine/ivf.h. */
+genie_status kmeans_cuda_step(int device, void **ppState, kmeans_step_job *job);
+void kmeans_cuda_free(void *pState);
+
 /** Largest k the GPU selection kernel handles (its shared-memory sort). */
 #define EXACT_CUDA_MAX_K 2048u
+
+/* The exact set similarity search (sim_gpu.cu): engine_sim_fn of engine/sim.h. */
+genie_status sim_cuda_search(void **ppResident, const sim_request *req, sim_results *out, uint8_t *aUndone);
+void sim_cuda_free(void *pResident);
 
 #ifdef __cplusplus
 }

@@ -85,6 +85,7 @@
 #include <string.h>
 
 #include "engine/cuda/blas_gpu.h"
+#include "engine/cuda/direct_distance.cuh"
 
 extern "C" {
 #include "genie/genie.h"
@@ -124,94 +125,19 @@ static genie_status gpu_fail(cudaError_t err, const char *zWhat)
 
 #define GPU_LAUNCHED(rc, zKernel, label) GPU_TRY(rc, cudaGetLastError(), label)
 
-__device__ __forceinline__ uint32_t d_key(float f)
-{
-    uint32_t u = __float_as_uint(f);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-
 /*
- * Whether base vector @p i is allowed (engine/filter.h: bit i % 32 of
- * 32-bit word i / 32; NULL allows all).  A vector not allowed has the key
+ * A base vector that the bitmap does not allow (d_allowed) has the key
  * DENIED_KEY, after every distance's (a distance's key is below it: it
  * would be the NaN 0x7fffffff), so with k at most the allowed count the
  * selections below never take one.
  */
 #define DENIED_KEY 0xffffffffu
-__device__ __forceinline__ bool d_allowed(const uint32_t *allow, uint32_t i)
-{
-    return !allow || ((__ldg(allow + (i >> 5)) >> (i & 31u)) & 1u);
-}
-
-__device__ __forceinline__ float d_key_value(uint32_t key)
-{
-    uint32_t u = (key & 0x80000000u) ? (key & 0x7fffffffu) : ~key;
-    return __uint_as_float(u);
-}
 
 template <typename T> __device__ __forceinline__ T warp_sum(T v)
 {
     for (int o = 16; o > 0; o >>= 1)
         v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
-}
-
-/* genie_vector_distance's dot loop: in order, every operation rounded to nearest. */
-__device__ static float dot_rn(const float *a, const float *b, uint32_t dim)
-{
-    float s = 0;
-    for (uint32_t j = 0; j < dim; j++)
-        s = __fadd_rn(s, __fmul_rn(a[j], b[j]));
-    return s;
-}
-
-/*
- * genie_vector_distance(metric, x, q, dim) bit for bit: the same
- * operations in the same order (float4 loads when rows are 16-byte
- * aligned change the loads, not the order).  @p nx, @p nq: for cosine the
- * CPU's squared norms dot(x, x), dot(q, q), computed once per vector.
- */
-__device__ static float direct_distance(int metric, const float *x, const float *q, uint32_t dim, float nx, float nq)
-{
-    float s = 0;
-    if ((dim & 3) == 0) {
-        const float4 *x4 = (const float4 *)x, *q4 = (const float4 *)q;
-        for (uint32_t j = 0; j < dim / 4; j++) {
-            float4 a = x4[j], b = q4[j];
-            float av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};
-#pragma unroll
-            for (int t = 0; t < 4; t++) {
-                if (metric == GENIE_METRIC_L2) {
-                    float d = __fsub_rn(av[t], bv[t]);
-                    s = __fadd_rn(s, __fmul_rn(d, d));
-                } else if (metric == GENIE_METRIC_L1) {
-                    s = __fadd_rn(s, fabsf(__fsub_rn(av[t], bv[t])));
-                } else {
-                    s = __fadd_rn(s, __fmul_rn(av[t], bv[t]));
-                }
-            }
-        }
-    } else {
-        for (uint32_t j = 0; j < dim; j++) {
-            if (metric == GENIE_METRIC_L2) {
-                float d = __fsub_rn(x[j], q[j]);
-                s = __fadd_rn(s, __fmul_rn(d, d));
-            } else if (metric == GENIE_METRIC_L1) {
-                s = __fadd_rn(s, fabsf(__fsub_rn(x[j], q[j])));
-            } else {
-                s = __fadd_rn(s, __fmul_rn(x[j], q[j]));
-            }
-        }
-    }
-    if (metric == GENIE_METRIC_L2)
-        return __fsqrt_rn(s);
-    if (metric == GENIE_METRIC_L1)
-        return s;
-    if (metric == GENIE_METRIC_IP)
-        return -s;
-    if (nx == 0 || nq == 0)
-        return 1.0f;
-    return __fsub_rn(1.0f, __fdiv_rn(s, __fmul_rn(__fsqrt_rn(nx), __fsqrt_rn(nq))));
 }
 
 /*

@@ -29,18 +29,24 @@ static const engine_lsh_ops lsh = {.xKeywords = lsh_cuda_keywords};
 static const engine_docs_ops docs = {
     .xSearch = docs_cuda_search, .xFree = docs_cuda_free, .nMaxK = ENGINE_DOCS_GPU_MAX_K,
 };
+static const engine_sim_ops sim = {.xSearch = sim_cuda_search, .xFree = sim_cuda_free, .nMaxK = SIM_GPU_MAX_K};
+static const engine_ivf_ops ivf = {
+    .xKmeansStep = kmeans_cuda_step, .xKmeansFree = kmeans_cuda_free, .xSearch = ivf_cuda_search,
+    .xFree = ivf_cuda_free,
+};
 
 /* The module's backends; each takes the id of the library's placeholder of its name. */
 static const engine_backend aBackend[] = {
     {.iVersion = ENGINE_BACKEND_VERSION, .id = GENIE_BACKEND_CUDA, .zName = "cuda", .preferred = 1,
      .xCheck = usable, .xSearch = engine_cuda_search, .xDevices = cuda_device_count, .pParts = &parts,
-     .pExact = &exact, .pPairs = &pairs, .pEdit = &edit, .pLsh = &lsh, .pDocs = &docs},
+     .pExact = &exact, .pPairs = &pairs, .pEdit = &edit, .pLsh = &lsh, .pDocs = &docs, .pSim = &sim,
+     .pIvf = &ivf},
     {.iVersion = ENGINE_BACKEND_VERSION, .id = GENIE_BACKEND_CUDA_SPQ, .zName = "cuda-spq", .xCheck = usable,
      .xSearch = engine_cuda_spq_search, .xDevices = cuda_device_count, .pParts = &parts, .pExact = &exact,
-     .pLsh = &lsh},
+     .pLsh = &lsh, .pSim = &sim, .pIvf = &ivf},
     {.iVersion = ENGINE_BACKEND_VERSION, .id = GENIE_BACKEND_CUDA_CPQ_PAPER, .zName = "cuda-cpq-paper",
      .xCheck = usable, .xSearch = engine_cuda_cpq_paper_search, .xDevices = cuda_device_count, .pParts = &parts,
-     .pLsh = &lsh},
+     .pLsh = &lsh, .pSim = &sim},
 };
 
 static genie_status module_init(const engine_host *h)

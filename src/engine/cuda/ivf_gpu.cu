@@ -1,0 +1,634 @@
+/*
+ * Inverted-file search on the GPU (the xSearch of engine/ivf.h's
+ * capability), after Johnson, Douze and Jegou, "Billion-scale similarity
+ * search with GPUs", sections 5.2-5.3, returning the CPU's answers
+ * (ivf_cpu.c) bit for bit.
+ *
+ * Per batch of queries:
+ *   1. the probes: the exact GPU search (exact_gpu.cu) of the queries
+ *      among the centroids with k = nprobe, whose answers are the CPU's
+ *      exact search's, bit for bit;
+ *   2. on the host, per query, where each probed list's candidates start
+ *      in the query's sequence of candidates (a prefix sum of the lists'
+ *      lengths), and an order of the queries by their nearest list, so
+ *      that blocks running at the same time scan the same lists (they
+ *      meet in the L2 cache);
+ *   3. one block per query scans all its candidates and selects its k
+ *      nearest as they come (select_block.cuh: the scan and the selection
+ *      fused, the "fused kernel" of section 5.3, no distances written to
+ *      global memory):
+ *        IVF-Flat (ivf_flat_search): thread c of a round takes candidate
+ *        c of the query's sequence, finds its list by a binary search of
+ *        the prefix sums, and computes its distance with
+ *        genie_vector_distance's operations in its order, the vectors by
+ *        id staged through shared memory a warp at a time so that rows
+ *        are read coalesced (staged_distance);
+ *        IVF-PQ (ivf_pq_search): per probed list, the lookup tables of
+ *        engine/ivf.h in shared memory (each entry one thread's sum over
+ *        the slice in order, rounded operations), then each thread one
+ *        vector: M look-ups and additions in order; the R best estimates
+ *        selected; with a refinement, their direct distances and the k
+ *        best of those, in the same block.
+ *
+ * A candidate that the call's bitmap does not allow (deletes, filters:
+ * engine_ivf_query.aAllow, uploaded once per call) is dropped before its
+ * distance or estimate: never offered to a selection, and not counted in
+ * the query's candidates (a shared counter of the allowed ones).
+ *
+ * Why the answers are the CPU's: the probes are; every distance or
+ * estimate is computed with the CPU's operations in the CPU's order
+ * (round-to-nearest intrinsics, which the compiler may not contract into
+ * fused multiply-adds); keys are (ordered float << 32 | id), a total
+ * order, so any exact selection returns the same keys in the same order.
+ *
+ * Memory kept on the device (ivf_resident, in the index's device slot):
+ * the ids by position, the list starts, the centroids (inside the exact
+ * search's resident; IVF-PQ a copy of its own for the residuals),
+ * IVF-Flat the vectors by id (cosine: and their squared norms), IVF-PQ
+ * the codes by position and the codebooks, and the vectors only once a
+ * search refines.  Per batch: the queries, their
+ * probes and prefix sums, the answers; pinned staging for them.
+ *
+ * Thread contract of both kernels: blockDim.x == IVF_THREADS; every
+ * thread runs every round (the selection's contract); dynamic shared
+ * memory as ivf_smem_bytes says.
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/cuda/cuda_common.h"
+#include "engine/cuda/cuda_entry.h"
+#include "engine/cuda/direct_distance.cuh"
+#include "engine/cuda/select_block.cuh"
+
+extern "C" {
+#include "engine/ivf.h"
+}
+
+#define IVF_THREADS 256u
+#define IVF_BATCH 16384u /* queries per batch, at most */
+
+typedef struct ivf_resident {
+    int device;
+    cudaStream_t stream;
+    /* What it holds: the host arrays it was made from. */
+    const float *hCentroid, *hVec, *hCodebook;
+    const uint32_t *hId;
+    const uint8_t *hCode;
+    uint64_t n;
+    uint32_t dim, nlist, pqM, pqBits;
+    genie_metric metric;
+    uint32_t *d_id;
+    uint64_t *d_start;
+    float *d_centroid, *d_vec, *d_norm, *d_codebook;
+    uint8_t *d_code;
+    void *pCoarse; /* the exact search's resident of the centroids */
+    uint32_t *d_allow; /* the call's bitmap of allowed objects (engine_ivf_query.aAllow), nAllowCap words */
+    uint64_t nAllowCap;
+    /* The batch workspace, for nCap queries of nprobeCap probes and k <= kCap. */
+    uint32_t nCap, nprobeCap, kCap;
+    float *d_q, *d_pdist;
+    uint32_t *d_probe, *d_off, *d_order, *d_n;
+    genie_neighbor *d_out;
+    float *h_q, *h_pdist;
+    uint32_t *h_probe, *h_off, *h_order, *h_n;
+    genie_neighbor *h_coarse, *h_out;
+} ivf_resident;
+
+/* ------------------------------------------------------------ kernels */
+
+/* aNorm[i] = the CPU's dot(x_i, x_i) (cosine's direct distance needs it); one thread per vector. */
+__global__ void ivf_norms(const float *x, uint64_t n, uint32_t dim, float *aNorm)
+{
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        aNorm[i] = dot_rn(x + i * dim, x + i * dim, dim);
+}
+
+/* The probe of candidate @p c: the last p with off[p] <= c (off ascending, off[0] = 0). */
+__device__ static uint32_t probe_of(const uint32_t *off, uint32_t nprobe, uint32_t c)
+{
+    uint32_t lo = 0, hi = nprobe - 1;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi + 1) / 2;
+        if (off[mid] <= c)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The answers of one query from the selection's keys: n of them, distances as kept (l2 estimates: roots). */
+__device__ static void write_answers(const select_block *s, uint32_t n, int sqrtDistance, genie_neighbor *out)
+{
+    for (uint32_t j = threadIdx.x; j < n; j += IVF_THREADS) {
+        unsigned long long key = s->a[j];
+        float d = d_key_value((uint32_t)(key >> 32));
+        out[j].id = (uint32_t)key;
+        out[j].distance = sqrtDistance ? __fsqrt_rn(d) : d;
+    }
+}
+
+/*
+ * The direct distance (genie_vector_distance) of each thread's candidate
+ * @p id (@p valid) to the query @p sQ (shared), every sum over the
+ * dimensions in order, the rows read coalesced: the warp stages its 32
+ * candidates' rows IVF_CHUNK dimensions at a time in @p sX (its own
+ * 32 x (IVF_CHUNK + 1) floats: the padding puts the lanes' rows in
+ * different banks), one row per step, a lane per dimension; then each
+ * lane adds its row's dimensions in order.  Warp-synchronous: every lane
+ * of the warp calls it.
+ */
+#define IVF_CHUNK 32u
+__device__ static float staged_distance(int metric, const float *aVec, const float *aNorm, uint32_t dim,
+                                        const float *sQ, float nq, uint32_t id, bool valid, float *sX)
+{
+    unsigned lane = threadIdx.x & 31u;
+    float acc = 0;
+    for (uint32_t d0 = 0; d0 < dim; d0 += IVF_CHUNK) {
+        uint32_t len = dim - d0 < IVF_CHUNK ? dim - d0 : IVF_CHUNK;
+        for (uint32_t r = 0; r < 32; r++) {
+            uint32_t rowId = __shfl_sync(0xffffffffu, id, r);
+            bool rowValid = __shfl_sync(0xffffffffu, valid, r);
+            if (rowValid && lane < len)
+                sX[r * (IVF_CHUNK + 1) + lane] = aVec[(uint64_t)rowId * dim + d0 + lane];
+        }
+        __syncwarp();
+        const float *x = sX + lane * (IVF_CHUNK + 1);
+        for (uint32_t t = 0; t < len; t++) {
+            if (metric == GENIE_METRIC_L2) {
+                float e = __fsub_rn(x[t], sQ[d0 + t]);
+                acc = __fadd_rn(acc, __fmul_rn(e, e));
+            } else {
+                acc = __fadd_rn(acc, __fmul_rn(x[t], sQ[d0 + t]));
+            }
+        }
+        __syncwarp(); /* the next chunk overwrites sX */
+    }
+    if (metric == GENIE_METRIC_L2)
+        return __fsqrt_rn(acc);
+    if (metric == GENIE_METRIC_IP)
+        return -acc;
+    float nx = valid ? aNorm[id] : 0.0f;
+    if (nx == 0 || nq == 0)
+        return 1.0f;
+    return __fsub_rn(1.0f, __fdiv_rn(acc, __fmul_rn(__fsqrt_rn(nx), __fsqrt_rn(nq))));
+}
+
+/*
+ * IVF-Flat, one block per query (in the order aOrder): its candidates, the
+ * lists of probes aProbe with prefix sums aOff (nprobe + 1 per query), by
+ * their direct distances (staged_distance); the k nearest to out, their
+ * number to aN.  Dynamic shared memory: select_block_keys(k) keys, then
+ * IVF_THREADS x (IVF_CHUNK + 1) floats (the warps' rows), dim floats (the
+ * query), nprobe + 1 u32 (the prefix sums).
+ */
+__global__ void __launch_bounds__(IVF_THREADS)
+ivf_flat_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, const uint32_t *aProbe,
+                const uint32_t *aOff, uint32_t nprobe, const uint64_t *aStart, const uint32_t *aId, const float *aVec,
+                const float *aNorm, const uint32_t *aAllow, uint32_t k, genie_neighbor *out, uint32_t *aN)
+{
+    extern __shared__ unsigned long long smem[];
+    __shared__ select_block_shared sh;
+    __shared__ float sNq;
+    __shared__ uint32_t sAllowed;
+    uint32_t qi = aOrder[blockIdx.x];
+    select_block s;
+    float *sX = (float *)(smem + select_block_keys(k, IVF_THREADS));
+    float *sQ = sX + IVF_THREADS * (IVF_CHUNK + 1);
+    uint32_t *sOff = (uint32_t *)(sQ + dim);
+    const uint32_t *off = aOff + (uint64_t)qi * (nprobe + 1);
+    const uint32_t *probe = aProbe + (uint64_t)qi * nprobe;
+    const float *pq = q + (uint64_t)qi * dim;
+    for (uint32_t p = threadIdx.x; p <= nprobe; p += IVF_THREADS)
+        sOff[p] = off[p];
+    for (uint32_t t = threadIdx.x; t < dim; t += IVF_THREADS)
+        sQ[t] = pq[t];
+    if (threadIdx.x == 0) {
+        sNq = metric == GENIE_METRIC_COSINE ? dot_rn(pq, pq, dim) : 0.0f;
+        sAllowed = 0;
+    }
+    select_block_init<IVF_THREADS>(&s, smem, &sh, k); /* begins and ends with a barrier */
+    uint32_t nCand = sOff[nprobe];
+    float *sWarpX = sX + (threadIdx.x / 32) * 32 * (IVF_CHUNK + 1);
+    for (uint32_t c0 = 0; c0 < nCand; c0 += IVF_THREADS) {
+        uint32_t c = c0 + threadIdx.x, id = 0;
+        bool valid = c < nCand;
+        if (valid) {
+            uint32_t p = probe_of(sOff, nprobe, c);
+            id = aId[aStart[probe[p]] + (c - sOff[p])];
+            valid = d_allowed(aAllow, id); /* deleted or filtered out: never a candidate */
+            if (valid && aAllow)
+                atomicAdd(&sAllowed, 1u);
+        }
+        float d = staged_distance(metric, aVec, aNorm, dim, sQ, sNq, id, valid, sWarpX);
+        unsigned long long key = (unsigned long long)d_key(d) << 32 | id;
+        select_block_offer<IVF_THREADS>(&s, key, valid);
+    }
+    select_block_finish<IVF_THREADS>(&s);
+    __syncthreads(); /* every thread's count of allowed candidates in */
+    if (aAllow)
+        nCand = sAllowed;
+    uint32_t n = nCand < k ? nCand : k;
+    write_answers(&s, n, 0, out + (uint64_t)qi * k);
+    if (threadIdx.x == 0)
+        aN[qi] = n;
+}
+
+/*
+ * IVF-PQ, one block per query (in the order aOrder): the R = nRefine or k
+ * best estimates (engine/ivf.h), then with nRefine their direct distances
+ * and the k best; to out and aN.  Dynamic shared memory:
+ * select_block_keys(max(R, k)) keys, M x 2^bits table floats, dim floats
+ * (the query's residual or the query), R u32 (the refinement's ids).
+ */
+__global__ void __launch_bounds__(IVF_THREADS)
+ivf_pq_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, const uint32_t *aProbe,
+              const float *aPdist, const uint32_t *aOff, uint32_t nprobe, const uint64_t *aStart, const uint32_t *aId,
+              const float *aCentroid, const float *aCodebook, const uint8_t *aCode, uint32_t M, uint32_t bits,
+              const float *aVec, const float *aNorm, const uint32_t *aAllow, uint32_t k, uint32_t nRefine,
+              genie_neighbor *out, uint32_t *aN)
+{
+    extern __shared__ unsigned long long smem[];
+    __shared__ select_block_shared sh;
+    __shared__ float sNq;
+    __shared__ uint32_t sAllowed;
+    uint32_t qi = aOrder[blockIdx.x], ksub = 1u << bits, ds = dim / M, R = nRefine ? nRefine : k;
+    uint32_t nKeys = select_block_keys(R, IVF_THREADS);
+    float *sT = (float *)(smem + nKeys), *sR = sT + (size_t)M * ksub;
+    uint32_t *sIds = (uint32_t *)(sR + dim);
+    const float *pq = q + (uint64_t)qi * dim;
+    const uint32_t *probe = aProbe + (uint64_t)qi * nprobe;
+    int l2 = metric == GENIE_METRIC_L2;
+    if (threadIdx.x == 0) {
+        sNq = metric == GENIE_METRIC_COSINE ? dot_rn(pq, pq, dim) : 1.0f;
+        sAllowed = 0;
+    }
+    select_block s;
+    select_block_init<IVF_THREADS>(&s, smem, &sh, R);
+    for (uint32_t p = 0; p < nprobe; p++) {
+        uint32_t l = probe[p];
+        const float *cen = aCentroid + (uint64_t)l * dim;
+        for (uint32_t t = threadIdx.x; t < dim; t += IVF_THREADS)
+            sR[t] = l2 ? __fsub_rn(pq[t], cen[t])
+                       : metric == GENIE_METRIC_IP ? pq[t] : sNq == 0 ? 0.0f : __fdiv_rn(pq[t], __fsqrt_rn(sNq));
+        __syncthreads();
+        for (uint32_t e = threadIdx.x; e < M * ksub; e += IVF_THREADS) {
+            uint32_t m = e / ksub, j = e % ksub;
+            const float *cw = aCodebook + ((uint64_t)m * ksub + j) * ds, *r = sR + (size_t)m * ds;
+            float acc = 0;
+            for (uint32_t t = 0; t < ds; t++) {
+                if (l2) {
+                    float d = __fsub_rn(r[t], cw[t]);
+                    acc = __fadd_rn(acc, __fmul_rn(d, d));
+                } else {
+                    acc = __fadd_rn(acc, __fmul_rn(r[t], cw[t]));
+                }
+            }
+            sT[e] = l2 ? acc : -acc;
+        }
+        __syncthreads();
+        float base = l2 ? 0.0f : aPdist[(uint64_t)qi * nprobe + p];
+        uint64_t p0 = aStart[l], len = aStart[l + 1] - p0;
+        for (uint64_t c0 = 0; c0 < len; c0 += IVF_THREADS) {
+            uint64_t c = c0 + threadIdx.x;
+            unsigned long long key = SELECT_BLOCK_EMPTY;
+            bool valid = c < len && d_allowed(aAllow, aId[p0 + c]); /* deleted or filtered out: never a candidate */
+            if (valid) {
+                if (aAllow)
+                    atomicAdd(&sAllowed, 1u);
+                const uint8_t *code = aCode + (p0 + c) * M;
+                float est = base;
+                for (uint32_t m = 0; m < M; m++)
+                    est = __fadd_rn(est, sT[m * ksub + code[m]]);
+                key = (unsigned long long)d_key(est) << 32 | aId[p0 + c];
+            }
+            select_block_offer<IVF_THREADS>(&s, key, valid);
+        }
+    }
+    select_block_finish<IVF_THREADS>(&s);
+    __syncthreads(); /* every thread's count of allowed candidates in */
+    uint32_t nCand = aAllow ? sAllowed : aOff[(uint64_t)qi * (nprobe + 1) + nprobe], nR = nCand < R ? nCand : R;
+    uint32_t n = nCand < k ? nCand : k;
+    if (!nRefine) {
+        write_answers(&s, n, l2, out + (uint64_t)qi * k);
+    } else {
+        for (uint32_t j = threadIdx.x; j < nR; j += IVF_THREADS)
+            sIds[j] = (uint32_t)s.a[j];
+        select_block_init<IVF_THREADS>(&s, smem, &sh, k);
+        for (uint32_t c0 = 0; c0 < nR; c0 += IVF_THREADS) {
+            uint32_t c = c0 + threadIdx.x;
+            unsigned long long key = SELECT_BLOCK_EMPTY;
+            if (c < nR) {
+                uint32_t id = sIds[c];
+                float nq = metric == GENIE_METRIC_COSINE ? sNq : 0.0f;
+                float d = direct_distance(metric, aVec + (uint64_t)id * dim, pq, dim, aNorm ? aNorm[id] : 0.0f, nq);
+                key = (unsigned long long)d_key(d) << 32 | id;
+            }
+            select_block_offer<IVF_THREADS>(&s, key, c < nR);
+        }
+        select_block_finish<IVF_THREADS>(&s);
+        write_answers(&s, n, 0, out + (uint64_t)qi * k);
+    }
+    if (threadIdx.x == 0)
+        aN[qi] = n;
+}
+
+/* ------------------------------------------------------------ the host */
+
+static void workspace_free(ivf_resident *r)
+{
+    cudaFree(r->d_q);
+    cudaFree(r->d_pdist);
+    cudaFree(r->d_probe);
+    cudaFree(r->d_off);
+    cudaFree(r->d_order);
+    cudaFree(r->d_n);
+    cudaFree(r->d_out);
+    cudaFreeHost(r->h_q);
+    cudaFreeHost(r->h_pdist);
+    cudaFreeHost(r->h_probe);
+    cudaFreeHost(r->h_off);
+    cudaFreeHost(r->h_order);
+    cudaFreeHost(r->h_n);
+    cudaFreeHost(r->h_coarse);
+    cudaFreeHost(r->h_out);
+    r->d_q = r->d_pdist = r->h_q = r->h_pdist = NULL;
+    r->d_probe = r->d_off = r->d_order = r->d_n = r->h_probe = r->h_off = r->h_order = r->h_n = NULL;
+    r->d_out = r->h_coarse = r->h_out = NULL;
+    r->nCap = r->nprobeCap = r->kCap = 0;
+}
+
+extern "C" void ivf_cuda_free(void *p)
+{
+    ivf_resident *r = (ivf_resident *)p;
+    if (!r)
+        return;
+    cudaSetDevice(r->device);
+    workspace_free(r);
+    exact_cuda_resident_free(r->pCoarse);
+    cudaFree(r->d_id);
+    cudaFree(r->d_allow);
+    cudaFree(r->d_start);
+    cudaFree(r->d_centroid);
+    cudaFree(r->d_vec);
+    cudaFree(r->d_norm);
+    cudaFree(r->d_codebook);
+    cudaFree(r->d_code);
+    if (r->stream)
+        cudaStreamDestroy(r->stream);
+    free(r);
+}
+
+static int resident_holds(const ivf_resident *r, int device, const engine_ivf *ix)
+{
+    return r->device == device && r->hCentroid == ix->aCentroid && r->hVec == ix->aVec && r->hId == ix->aId &&
+           r->hCode == ix->aCode && r->hCodebook == ix->aCodebook && r->n == ix->n && r->dim == ix->dim &&
+           r->nlist == ix->nlist && r->pqM == ix->pqM && r->pqBits == ix->pqBits && r->metric == ix->metric;
+}
+
+/* The vectors by id (and cosine's norms): IVF-Flat at once, IVF-PQ on its first refinement. */
+static genie_status upload_vectors(ivf_resident *r, const engine_ivf *ix)
+{
+    genie_status rc = GENIE_OK;
+    size_t nBytes = (size_t)ix->n * ix->dim * sizeof(float);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_vec, nBytes ? nBytes : 4), fail);
+    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->d_vec, ix->aVec, nBytes, cudaMemcpyHostToDevice, r->stream), fail);
+    if (ix->metric == GENIE_METRIC_COSINE) {
+        CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_norm, (ix->n ? ix->n : 1) * sizeof(float)), fail);
+        ivf_norms<<<(unsigned)((ix->n + 255) / 256), 256, 0, r->stream>>>(r->d_vec, ix->n, ix->dim, r->d_norm);
+        CUDA_CHECK_LAUNCH(rc, "ivf_norms", fail);
+    }
+    CUDA_TRY_GOTO(rc, cudaStreamSynchronize(r->stream), fail);
+    return GENIE_OK;
+fail:
+    cudaFree(r->d_vec);
+    cudaFree(r->d_norm);
+    r->d_vec = r->d_norm = NULL;
+    return rc;
+}
+
+static genie_status resident_create(int device, const engine_ivf *ix, ivf_resident **pOut)
+{
+    ivf_resident *r = (ivf_resident *)calloc(1, sizeof *r);
+    if (!r)
+        return util_error(GENIE_ENOMEM, "IVF GPU search: out of memory");
+    genie_status rc = GENIE_OK;
+    r->device = device;
+    r->hCentroid = ix->aCentroid;
+    r->hVec = ix->aVec;
+    r->hId = ix->aId;
+    r->hCode = ix->aCode;
+    r->hCodebook = ix->aCodebook;
+    r->n = ix->n;
+    r->dim = ix->dim;
+    r->nlist = ix->nlist;
+    r->pqM = ix->pqM;
+    r->pqBits = ix->pqBits;
+    r->metric = ix->metric;
+    CUDA_TRY_GOTO(rc, cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_id, (ix->n ? ix->n : 1) * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_start, ((size_t)ix->nlist + 1) * sizeof(uint64_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->d_id, ix->aId, ix->n * sizeof(uint32_t), cudaMemcpyHostToDevice, r->stream),
+                  fail);
+    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->d_start, ix->aListStart, ((size_t)ix->nlist + 1) * sizeof(uint64_t),
+                                      cudaMemcpyHostToDevice, r->stream),
+                  fail);
+    if (ix->pqM) {
+        size_t nCen = (size_t)ix->nlist * ix->dim * sizeof(float);
+        CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_centroid, nCen), fail);
+        CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->d_centroid, ix->aCentroid, nCen, cudaMemcpyHostToDevice, r->stream), fail);
+        size_t nCb = (size_t)ix->pqM * ((size_t)1 << ix->pqBits) * (ix->dim / ix->pqM) * sizeof(float);
+        size_t nCode = (size_t)ix->n * ix->pqM;
+        CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_codebook, nCb), fail);
+        CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_code, nCode ? nCode : 1), fail);
+        CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->d_codebook, ix->aCodebook, nCb, cudaMemcpyHostToDevice, r->stream), fail);
+        CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->d_code, ix->aCode, nCode, cudaMemcpyHostToDevice, r->stream), fail);
+        CUDA_TRY_GOTO(rc, cudaStreamSynchronize(r->stream), fail);
+    } else {
+        GENIE_TRY_GOTO(rc, upload_vectors(r, ix), fail);
+    }
+    *pOut = r;
+    return GENIE_OK;
+fail:
+    ivf_cuda_free(r);
+    return rc;
+}
+
+/* The batch workspace for @p nb queries of @p nprobe probes and k (or depth) @p k. */
+static genie_status workspace_reserve(ivf_resident *r, uint32_t nb, uint32_t nprobe, uint32_t k)
+{
+    if (r->nCap >= nb && r->nprobeCap >= nprobe && r->kCap >= k)
+        return GENIE_OK;
+    workspace_free(r);
+    genie_status rc = GENIE_OK;
+    size_t nP = (size_t)nb * nprobe, nO = (size_t)nb * (nprobe + 1), nK = (size_t)nb * k, dim = r->dim;
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_q, (size_t)nb * dim * sizeof(float)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_pdist, nP * sizeof(float)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_probe, nP * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_off, nO * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_order, nb * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_n, nb * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_out, nK * sizeof(genie_neighbor)), fail);
+    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_q, (size_t)nb * dim * sizeof(float)), fail);
+    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_pdist, nP * sizeof(float)), fail);
+    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_probe, nP * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_off, nO * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_order, nb * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_n, nb * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_coarse, nP * sizeof(genie_neighbor)), fail);
+    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_out, nK * sizeof(genie_neighbor)), fail);
+    r->nCap = nb;
+    r->nprobeCap = nprobe;
+    r->kCap = k;
+    return GENIE_OK;
+fail:
+    workspace_free(r);
+    return rc;
+}
+
+/* Step 2 on the host: the probes, their prefix sums, the order of the queries by their nearest list. */
+static genie_status plan_batch(ivf_resident *r, const engine_ivf *ix, uint32_t nb, uint32_t nprobe)
+{
+    uint32_t *aCount = (uint32_t *)calloc((size_t)ix->nlist + 1, sizeof *aCount);
+    if (!aCount)
+        return util_error(GENIE_ENOMEM, "IVF GPU search: out of memory");
+    for (uint32_t i = 0; i < nb; i++) {
+        uint32_t *off = r->h_off + (size_t)i * (nprobe + 1);
+        off[0] = 0;
+        for (uint32_t p = 0; p < nprobe; p++) {
+            const genie_neighbor *g = &r->h_coarse[(size_t)i * nprobe + p];
+            r->h_probe[(size_t)i * nprobe + p] = g->id;
+            r->h_pdist[(size_t)i * nprobe + p] = g->distance;
+            off[p + 1] = off[p] + (uint32_t)(ix->aListStart[g->id + 1] - ix->aListStart[g->id]);
+        }
+        aCount[r->h_probe[(size_t)i * nprobe] + 1]++;
+    }
+    for (uint32_t l = 0; l < ix->nlist; l++)
+        aCount[l + 1] += aCount[l];
+    for (uint32_t i = 0; i < nb; i++)
+        r->h_order[aCount[r->h_probe[(size_t)i * nprobe]]++] = i;
+    free(aCount);
+    return GENIE_OK;
+}
+
+static size_t smem_bytes(const ivf_resident *r, uint32_t k, uint32_t nprobe, uint32_t nRefine)
+{
+    if (!r->pqM)
+        return (size_t)select_block_keys(k, IVF_THREADS) * 8 + (size_t)IVF_THREADS * (IVF_CHUNK + 1) * 4 +
+               (size_t)r->dim * 4 + ((size_t)nprobe + 1) * 4;
+    uint32_t R = nRefine ? nRefine : k;
+    return (size_t)select_block_keys(R, IVF_THREADS) * 8 + ((size_t)r->pqM << r->pqBits) * 4 + (size_t)r->dim * 4 +
+           (size_t)R * 4;
+}
+
+/* The call's bitmap (ix->n bits, 64-bit words) into d_allow, read by the kernels as 32-bit words (little-endian). */
+static genie_status upload_allow(ivf_resident *r, const engine_ivf *ix, const uint64_t *aAllow)
+{
+    uint64_t nWords = (ix->n + 63) / 64;
+    if (nWords > r->nAllowCap) {
+        cudaFree(r->d_allow);
+        r->d_allow = NULL;
+        r->nAllowCap = 0;
+        CUDA_TRY(cudaMalloc(&r->d_allow, (size_t)(nWords ? nWords : 1) * 8));
+        r->nAllowCap = nWords;
+    }
+    CUDA_TRY(cudaMemcpyAsync(r->d_allow, aAllow, (size_t)nWords * 8, cudaMemcpyHostToDevice, r->stream));
+    return GENIE_OK;
+}
+
+/* One batch of nb queries (already in h_q) into out and aN. */
+static genie_status search_batch(ivf_resident *r, const engine_ivf *ix, const engine_ivf_query *q, uint32_t nb,
+                                 size_t smem, genie_neighbor *out, uint32_t *aN)
+{
+    genie_status rc = GENIE_OK;
+    uint32_t nprobe = q->nprobe, k = q->k;
+    engine_exact_counts coarse = {0, 0}; /* the probes' search: not what the caller counts */
+    const uint32_t *allow = q->aAllow ? r->d_allow : NULL;
+    GENIE_TRY(exact_cuda_search(r->device, &r->pCoarse, ix->aCentroid, ix->nlist, r->h_q, nb, ix->dim, ix->metric,
+                                GENIE_PRECISION_FP32, NULL, nprobe, r->h_coarse, &coarse));
+    GENIE_TRY(plan_batch(r, ix, nb, nprobe));
+    size_t nP = (size_t)nb * nprobe;
+    CUDA_TRY(cudaMemcpyAsync(r->d_q, r->h_q, (size_t)nb * ix->dim * sizeof(float), cudaMemcpyHostToDevice, r->stream));
+    CUDA_TRY(cudaMemcpyAsync(r->d_probe, r->h_probe, nP * sizeof(uint32_t), cudaMemcpyHostToDevice, r->stream));
+    CUDA_TRY(cudaMemcpyAsync(r->d_pdist, r->h_pdist, nP * sizeof(float), cudaMemcpyHostToDevice, r->stream));
+    CUDA_TRY(cudaMemcpyAsync(r->d_off, r->h_off, (size_t)nb * (nprobe + 1) * sizeof(uint32_t), cudaMemcpyHostToDevice,
+                             r->stream));
+    CUDA_TRY(cudaMemcpyAsync(r->d_order, r->h_order, nb * sizeof(uint32_t), cudaMemcpyHostToDevice, r->stream));
+    if (!ix->pqM) {
+        ivf_flat_search<<<nb, IVF_THREADS, smem, r->stream>>>(r->d_q, ix->dim, (int)ix->metric, r->d_order,
+                                                              r->d_probe, r->d_off, nprobe, r->d_start, r->d_id,
+                                                              r->d_vec, r->d_norm, allow, k, r->d_out, r->d_n);
+        CUDA_CHECK_LAUNCH(rc, "ivf_flat_search", fail);
+    } else {
+        ivf_pq_search<<<nb, IVF_THREADS, smem, r->stream>>>(
+            r->d_q, ix->dim, (int)ix->metric, r->d_order, r->d_probe, r->d_pdist, r->d_off, nprobe, r->d_start,
+            r->d_id, r->d_centroid, r->d_codebook, r->d_code, ix->pqM, ix->pqBits, r->d_vec,
+            r->d_norm, allow, k, q->nRefine, r->d_out, r->d_n);
+        CUDA_CHECK_LAUNCH(rc, "ivf_pq_search", fail);
+    }
+    CUDA_TRY(cudaMemcpyAsync(r->h_out, r->d_out, (size_t)nb * k * sizeof(genie_neighbor), cudaMemcpyDeviceToHost,
+                             r->stream));
+    CUDA_TRY(cudaMemcpyAsync(r->h_n, r->d_n, nb * sizeof(uint32_t), cudaMemcpyDeviceToHost, r->stream));
+    CUDA_TRY(cudaStreamSynchronize(r->stream));
+    memcpy(out, r->h_out, (size_t)nb * k * sizeof(genie_neighbor));
+    memcpy(aN, r->h_n, nb * sizeof(uint32_t));
+fail:
+    return rc;
+}
+
+extern "C" genie_status ivf_cuda_search(int device, void **ppResident, const engine_ivf *ix,
+                                        const engine_ivf_query *q, genie_neighbor *out, uint32_t *aN)
+{
+    genie_status rc = GENIE_OK;
+    CUDA_TRY(cudaSetDevice(device));
+    ivf_resident *r = (ivf_resident *)*ppResident;
+    if (r && !resident_holds(r, device, ix)) {
+        ivf_cuda_free(r);
+        *ppResident = r = NULL;
+    }
+    if (!r) {
+        GENIE_TRY(resident_create(device, ix, &r));
+        *ppResident = r;
+    }
+    if (ix->pqM && q->nRefine && !r->d_vec)
+        GENIE_TRY_GOTO(rc, upload_vectors(r, ix), fail);
+    {
+        size_t smem = smem_bytes(r, q->k, q->nprobe, q->nRefine);
+        int maxSmem = 0;
+        CUDA_TRY_GOTO(rc, cudaDeviceGetAttribute(&maxSmem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), fail);
+        if (smem + 1024 > (size_t)maxSmem) {
+            rc = util_error(GENIE_EINVAL,
+                            "IVF GPU search: %zu bytes of shared memory per query (k, depth, tables, dimension), the "
+                            "GPU has %d: search on the CPU (-b cpu)", smem, maxSmem);
+            goto fail;
+        }
+        if (ix->pqM)
+            CUDA_TRY_GOTO(rc, cudaFuncSetAttribute(ivf_pq_search, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+                          fail);
+        else
+            CUDA_TRY_GOTO(rc,
+                          cudaFuncSetAttribute(ivf_flat_search, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+                          fail);
+        uint32_t nBatch = q->n < IVF_BATCH ? (uint32_t)q->n : IVF_BATCH;
+        GENIE_TRY_GOTO(rc, workspace_reserve(r, nBatch, q->nprobe, q->k), fail);
+        if (q->aAllow)
+            GENIE_TRY_GOTO(rc, upload_allow(r, ix, q->aAllow), fail);
+        for (uint64_t q0 = 0; q0 < q->n; q0 += nBatch) {
+            uint32_t nb = (uint32_t)(q->n - q0 < nBatch ? q->n - q0 : nBatch);
+            memcpy(r->h_q, q->aQuery + q0 * ix->dim, (size_t)nb * ix->dim * sizeof(float));
+            GENIE_TRY_GOTO(rc, search_batch(r, ix, q, nb, smem, out + q0 * q->k, aN + q0), fail);
+        }
+    }
+fail:
+    if (rc != GENIE_OK) {
+        /* A failed call leaves no half-usable state behind. */
+        ivf_cuda_free(*ppResident);
+        *ppResident = NULL;
+    }
+    return rc;
+}

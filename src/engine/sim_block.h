@@ -1,0 +1,427 @@
+/*
+ * The exact similarity search of one thread block (engine/sim.h on the
+ * GPU, cuda/sim_gpu.cu), written once for the device and for the host:
+ * nvcc compiles it into the kernel, and tests/test_sim.c runs the very same
+ * code on the host, a block's threads one after another between
+ * synchronisations, against the CPU reference (sim_cpu.c).
+ *
+ * A block answers one query at a time (persistent blocks take queries from
+ * a shared counter) with the algorithm of sim_cpu.c, class by class:
+ *
+ *   count    the class's m - c_min + 1 shortest lists: every posting an
+ *            atomic increment of the slot's counter of its object (the
+ *            slot's counters live in device memory, one array of n_objects
+ *            per resident block, zero between classes); the first
+ *            increment of an object appends it to the slot's touched list;
+ *   probe    the other c_min - 1 lists for the touched objects: a binary
+ *            search per object, or one pass over the list incrementing
+ *            only objects already counted, whichever reads less;
+ *   score    the touched objects in chunks of SIM_BLOCK_CAND: each clears
+ *            its counter and, if the call's bitmap allows it (aAllow) and
+ *            it can still enter the answers, joins the
+ *            chunk's candidates (shared memory); the candidates are sorted
+ *            (a bitonic network) and merged with the block's k best (a
+ *            merge path: each entry's rank is its index plus the number of
+ *            the other list's entries before it); with k = 0 (every answer
+ *            reaching the threshold) each is appended to the call's pool
+ *            in device memory instead.
+ *
+ * Synchronisation contract.  The control flow (loops over queries,
+ * classes, chunks, network stages) is uniform: every thread of the block
+ * evaluates it from kernel arguments and from shared values read just
+ * after a synchronisation.  Work happens only in phases, SIM_PHASE(fn,
+ * ...): every thread calls fn with its index and the block's width, then
+ * the block synchronises.  Shared control values are written only in
+ * SIM_SINGLE phases (thread 0 alone, with a synchronisation before and
+ * after, so no thread still reads the old value).  Within a phase, threads
+ * write distinct elements, or use the atomics below.
+ */
+#ifndef GENIE_ENGINE_SIM_BLOCK_H
+#define GENIE_ENGINE_SIM_BLOCK_H
+
+#include <stdint.h>
+
+#include "engine/sim.h"
+
+/* Candidates a block sorts and merges at once: the touched objects are scored in chunks of this many. */
+#define SIM_BLOCK_CAND 1024u
+
+#ifdef __CUDA_ARCH__
+#define SIM_ADD32(p, v) atomicAdd((p), (uint32_t)(v))
+#define SIM_ADD64(p, v) atomicAdd((unsigned long long *)(p), (unsigned long long)(v))
+#define SIM_PHASE(fn, ...)                                 \
+    do {                                                   \
+        fn(__VA_ARGS__, threadIdx.x, blockDim.x);          \
+        __syncthreads();                                   \
+    } while (0)
+#define SIM_SINGLE(fn, ...)                                \
+    do {                                                   \
+        __syncthreads();                                   \
+        if (threadIdx.x == 0)                              \
+            fn(__VA_ARGS__);                               \
+        __syncthreads();                                   \
+    } while (0)
+#else
+/* The host runs a block's threads one after another: plain additions are its atomics. */
+SIM_FN uint32_t sim_host_add32(uint32_t *p, uint32_t v)
+{
+    uint32_t o = *p;
+    *p += v;
+    return o;
+}
+SIM_FN uint64_t sim_host_add64(uint64_t *p, uint64_t v)
+{
+    uint64_t o = *p;
+    *p += v;
+    return o;
+}
+#define SIM_ADD32(p, v) sim_host_add32((p), (uint32_t)(v))
+#define SIM_ADD64(p, v) sim_host_add64((p), (uint64_t)(v))
+#define SIM_PHASE(fn, ...)                                 \
+    do {                                                   \
+        for (uint32_t t_ = 0; t_ < nT; t_++)               \
+            fn(__VA_ARGS__, t_, nT);                       \
+    } while (0)
+#define SIM_SINGLE(fn, ...) fn(__VA_ARGS__)
+#endif
+
+/* One scored object: its count, size and id (its fraction follows from them and the query). */
+typedef struct sim_entry3 {
+    uint32_t c, s, id;
+} sim_entry3;
+
+/* An answer of the pool (k = 0): the query it answers, the object and its count. */
+typedef struct sim_pooled {
+    uint32_t query, object, count;
+} sim_pooled;
+
+/* The kernel's arguments: device pointers (host pointers in the emulation). */
+typedef struct sim_block_args {
+    const sim_query *aQuery;
+    const sim_class *aClass;
+    const uint32_t *aList;
+    const uint64_t *aListOffset; /* into aPosting */
+    const uint32_t *aPosting;
+    const uint32_t *aSize;
+    const uint32_t *aAllow;      /* the objects that may be answered (engine/filter.h, 32-bit words); NULL: all */
+    uint64_t nObject;
+    uint32_t nQuery, measure, k; /* k <= SIM_GPU_MAX_K; 0: the pool */
+    double minValue;
+    uint32_t *aCount;            /* nSlot x nObject, zero */
+    uint32_t *aTouched;          /* nSlot x nObject */
+    genie_hit *aHit;             /* k > 0: nQuery x k */
+    uint32_t *aN;                /* per query: see sim_query_done */
+    sim_pooled *aPool;           /* k = 0 */
+    uint64_t nPool;
+    uint64_t *pPoolUsed;
+    uint32_t *pNext;             /* the next query to take */
+    uint64_t *aWork;             /* counted, probed, scored */
+} sim_block_args;
+
+/* The block's shared state. */
+typedef struct sim_block_shared {
+    sim_entry3 aTop[SIM_GPU_MAX_K]; /* the k best so far, best first */
+    sim_entry3 aCand[SIM_BLOCK_CAND];
+    sim_entry3 aOut[SIM_GPU_MAX_K];
+    uint32_t query, nTop, nCand, nTouched, overflow;
+    uint64_t work[3];
+} sim_block_shared;
+
+/* Constructors that read the same in C and in CUDA C++. */
+SIM_FN sim_entry3 sim_entry_make(uint32_t c, uint32_t s, uint32_t id)
+{
+    sim_entry3 e;
+    e.c = c;
+    e.s = s;
+    e.id = id;
+    return e;
+}
+
+SIM_FN sim_frac sim_entry_frac(uint32_t measure, uint32_t q, sim_entry3 e)
+{
+    return sim_score(measure, e.c, q, e.s);
+}
+
+SIM_FN int sim_entry_before(uint32_t measure, uint32_t q, sim_entry3 a, sim_entry3 b)
+{
+    return sim_before(sim_entry_frac(measure, q, a), a.id, sim_entry_frac(measure, q, b), b.id);
+}
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/**
+ * The blocks' answers as sim_results (sim_gather.c): with k > 0 query i's
+ * aN[i] hits at aHit[i * k ..]; with k = 0 the @p nPooled answers of
+ * @p aPool (sorted here, in place); aUndone[i] = 1 for a query whose
+ * aN[i] is UINT32_MAX, with no hits.
+ * @return GENIE_OK, GENIE_ENOMEM.
+ */
+genie_status sim_gather_results(const sim_request *req, const genie_hit *aHit, const uint32_t *aN,
+                                sim_pooled *aPool, uint64_t nPooled, sim_results *out, uint8_t *aUndone);
+#ifdef __cplusplus
+}
+#endif
+
+/* ------------------------------------------------------------ phases */
+
+SIM_FN void sim_take_query(const sim_block_args *a, sim_block_shared *sh)
+{
+    sh->query = SIM_ADD32(a->pNext, 1);
+    sh->nTop = 0;
+    sh->nCand = 0;
+    sh->nTouched = 0;
+    sh->overflow = 0;
+}
+
+SIM_FN void sim_count_prefix(const sim_block_args *a, sim_block_shared *sh, const sim_class *cl, uint32_t nPrefix,
+                             uint32_t *aCount, uint32_t *aTouched, uint32_t tid, uint32_t nT)
+{
+    for (uint32_t j = 0; j < nPrefix; j++) {
+        uint32_t l = a->aList[cl->first + j];
+        uint64_t b = a->aListOffset[l], e = a->aListOffset[l + 1];
+        if (tid == 0)
+            SIM_ADD64(&sh->work[0], e - b);
+        for (uint64_t i = b + tid; i < e; i += nT) {
+            uint32_t o = a->aPosting[i];
+            if (SIM_ADD32(&aCount[o], 1) == 0)
+                aTouched[SIM_ADD32(&sh->nTouched, 1)] = o;
+        }
+    }
+}
+
+SIM_FN int sim_probe_by_search(uint64_t nTouched, uint64_t len)
+{
+    uint32_t lg = 0;
+    while (lg < 64 && ((uint64_t)1 << lg) < len)
+        lg++;
+    return nTouched * (lg + 1) * 4 < len; /* sim_cpu.c's SIM_PROBE_RATIO */
+}
+
+SIM_FN void sim_probe_suffix(const sim_block_args *a, sim_block_shared *sh, const sim_class *cl, uint32_t nPrefix,
+                             uint32_t nTouched, uint32_t *aCount, const uint32_t *aTouched, uint32_t tid,
+                             uint32_t nT)
+{
+    for (uint32_t j = nPrefix; j < cl->nList; j++) {
+        uint32_t l = a->aList[cl->first + j];
+        uint64_t b = a->aListOffset[l], len = a->aListOffset[l + 1] - b;
+        const uint32_t *p = a->aPosting + b;
+        if (sim_probe_by_search(nTouched, len)) {
+            if (tid == 0)
+                SIM_ADD64(&sh->work[1], nTouched);
+            for (uint32_t t = tid; t < nTouched; t += nT) {
+                uint32_t o = aTouched[t];
+                uint64_t lo = 0, hi = len;
+                while (lo < hi) {
+                    uint64_t mid = lo + (hi - lo) / 2;
+                    if (p[mid] < o)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                if (lo < len && p[lo] == o)
+                    SIM_ADD32(&aCount[o], 1);
+            }
+        } else {
+            if (tid == 0)
+                SIM_ADD64(&sh->work[1], len);
+            for (uint64_t i = tid; i < len; i += nT)
+                if (aCount[p[i]] != 0) /* touched: counters never fall to zero before scoring */
+                    SIM_ADD32(&aCount[p[i]], 1);
+        }
+    }
+}
+
+/*
+ * Score touched objects [base, base + n): clear their counters, keep the
+ * candidates (k > 0: into the shared candidates; k = 0: into the pool).
+ */
+SIM_FN void sim_score_chunk(const sim_block_args *a, sim_block_shared *sh, uint32_t q, uint32_t cmin, uint32_t base,
+                            uint32_t n, uint32_t *aCount, const uint32_t *aTouched, uint32_t tid, uint32_t nT)
+{
+    int full = a->k && sh->nTop == a->k;
+    sim_entry3 kth = full ? sh->aTop[a->k - 1] : sim_entry_make(0, 1, 0);
+    if (tid == 0)
+        SIM_ADD64(&sh->work[2], n);
+    for (uint32_t i = tid; i < n; i += nT) {
+        uint32_t o = aTouched[base + i], c = aCount[o];
+        aCount[o] = 0;
+        if (c < cmin || (a->aAllow && !((a->aAllow[o >> 5] >> (o & 31u)) & 1u)))
+            continue;
+        sim_entry3 e = sim_entry_make(c, a->aSize[o], o);
+        sim_frac f = sim_entry_frac(a->measure, q, e);
+        if (a->minValue > 0 && sim_value(a->measure, f) < a->minValue)
+            continue;
+        if (full && !sim_entry_before(a->measure, q, e, kth))
+            continue;
+        if (a->k) {
+            sh->aCand[SIM_ADD32(&sh->nCand, 1)] = e;
+        } else {
+            uint64_t at = SIM_ADD64(a->pPoolUsed, 1);
+            if (at < a->nPool) {
+                a->aPool[at].query = sh->query;
+                a->aPool[at].object = o;
+                a->aPool[at].count = c;
+            } else {
+                sh->overflow = 1; /* every writer writes 1: no atomic needed */
+            }
+        }
+    }
+}
+
+/* Sentinels after the candidates, up to the network's width @p w: they sort last (count 0, largest id). */
+SIM_FN void sim_pad(sim_block_shared *sh, uint32_t w, uint32_t tid, uint32_t nT)
+{
+    for (uint32_t i = sh->nCand + tid; i < w; i += nT)
+        sh->aCand[i] = sim_entry_make(0, 1, UINT32_MAX);
+}
+
+/* One step of the bitonic network over aCand[0 .. w): best first when done. */
+SIM_FN void sim_bitonic(sim_block_shared *sh, uint32_t measure, uint32_t q, uint32_t w, uint32_t size,
+                        uint32_t stride, uint32_t tid, uint32_t nT)
+{
+    for (uint32_t i = tid; i < w / 2; i += nT) {
+        uint32_t lo = 2 * i - (i & (stride - 1)), hi = lo + stride;
+        int up = (lo & size) == 0;
+        sim_entry3 x = sh->aCand[lo], y = sh->aCand[hi];
+        if (up ? sim_entry_before(measure, q, y, x) : sim_entry_before(measure, q, x, y)) {
+            sh->aCand[lo] = y;
+            sh->aCand[hi] = x;
+        }
+    }
+}
+
+/* How many of the sorted a[0 .. n) come before e. */
+SIM_FN uint32_t sim_rank_in(uint32_t measure, uint32_t q, const sim_entry3 *a, uint32_t n, sim_entry3 e)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (sim_entry_before(measure, q, a[mid], e))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Merge path: the first k of aTop and the sorted candidates into aOut. */
+SIM_FN void sim_merge(sim_block_shared *sh, uint32_t measure, uint32_t q, uint32_t k, uint32_t tid, uint32_t nT)
+{
+    for (uint32_t i = tid; i < sh->nTop; i += nT) {
+        uint32_t r = i + sim_rank_in(measure, q, sh->aCand, sh->nCand, sh->aTop[i]);
+        if (r < k)
+            sh->aOut[r] = sh->aTop[i];
+    }
+    for (uint32_t j = tid; j < sh->nCand; j += nT) {
+        uint32_t r = j + sim_rank_in(measure, q, sh->aTop, sh->nTop, sh->aCand[j]);
+        if (r < k)
+            sh->aOut[r] = sh->aCand[j];
+    }
+}
+
+SIM_FN void sim_copy_out(sim_block_shared *sh, uint32_t n, uint32_t tid, uint32_t nT)
+{
+    for (uint32_t i = tid; i < n; i += nT)
+        sh->aTop[i] = sh->aOut[i];
+}
+
+SIM_FN void sim_merged(sim_block_shared *sh, uint32_t n)
+{
+    sh->nTop = n;
+    sh->nCand = 0;
+}
+
+SIM_FN void sim_class_done(sim_block_shared *sh)
+{
+    sh->nTouched = 0;
+}
+
+SIM_FN void sim_write_hits(const sim_block_args *a, sim_block_shared *sh, uint32_t tid, uint32_t nT)
+{
+    for (uint32_t i = tid; i < sh->nTop; i += nT) {
+        genie_hit *h = &a->aHit[(uint64_t)sh->query * a->k + i];
+        h->object = sh->aTop[i].id;
+        h->count = sh->aTop[i].c;
+    }
+}
+
+/* k > 0: the hits written; k = 0: 0 (the host counts the query's pooled answers); UINT32_MAX: the pool overflowed. */
+SIM_FN void sim_query_done(const sim_block_args *a, sim_block_shared *sh)
+{
+    a->aN[sh->query] = sh->overflow ? UINT32_MAX : a->k ? sh->nTop : 0;
+}
+
+SIM_FN void sim_flush_work(const sim_block_args *a, sim_block_shared *sh)
+{
+    for (int i = 0; i < 3; i++)
+        SIM_ADD64(&a->aWork[i], sh->work[i]);
+}
+
+SIM_FN void sim_zero_work(sim_block_shared *sh)
+{
+    sh->work[0] = sh->work[1] = sh->work[2] = 0;
+}
+
+/* Sort the candidates and merge them into the k best. */
+SIM_FN void sim_merge_candidates(const sim_block_args *a, sim_block_shared *sh, uint32_t q, uint32_t nT)
+{
+    uint32_t n = sh->nCand, w = 1;
+    while (w < n)
+        w *= 2;
+    SIM_PHASE(sim_pad, sh, w);
+    for (uint32_t size = 2; size <= w; size *= 2)
+        for (uint32_t stride = size / 2; stride > 0; stride /= 2)
+            SIM_PHASE(sim_bitonic, sh, a->measure, q, w, size, stride);
+    uint32_t nNew = sh->nTop + n < a->k ? sh->nTop + n : a->k;
+    SIM_PHASE(sim_merge, sh, a->measure, q, a->k);
+    SIM_PHASE(sim_copy_out, sh, nNew);
+    SIM_SINGLE(sim_merged, sh, nNew);
+}
+
+/*
+ * The block's loop: queries from a->pNext until none is left, with the
+ * counters and touched list of slot @p slot.  Device: called by every
+ * thread of the block (nT = blockDim.x); host: once, running the threads
+ * of each phase in turn.
+ */
+SIM_FN void sim_block_run(const sim_block_args *a, sim_block_shared *sh, uint32_t slot, uint32_t nT)
+{
+    uint32_t *aCount = a->aCount + (uint64_t)slot * a->nObject, *aTouched = a->aTouched + (uint64_t)slot * a->nObject;
+    SIM_SINGLE(sim_zero_work, sh);
+    for (;;) {
+        SIM_SINGLE(sim_take_query, a, sh);
+        if (sh->query >= a->nQuery)
+            break;
+        sim_query qy = a->aQuery[sh->query];
+        uint32_t q = qy.size;
+        for (uint32_t ci = 0; ci < qy.nClass; ci++) {
+            const sim_class *cl = &a->aClass[qy.first + ci];
+            int full = a->k && sh->nTop == a->k;
+            sim_frac kth = full ? sim_entry_frac(a->measure, q, sh->aTop[a->k - 1]) : cl->ub;
+            if (full && sim_frac_cmp(cl->ub, kth) < 0)
+                break;
+            uint32_t cmin = sim_min_count(a->measure, q, cl->lo, full ? &kth : 0, a->minValue);
+            if (cmin > cl->nList)
+                continue;
+            uint32_t nPrefix = cl->nList - cmin + 1;
+            SIM_PHASE(sim_count_prefix, a, sh, cl, nPrefix, aCount, aTouched);
+            uint32_t nTouched = sh->nTouched;
+            if (nPrefix < cl->nList && nTouched)
+                SIM_PHASE(sim_probe_suffix, a, sh, cl, nPrefix, nTouched, aCount, aTouched);
+            for (uint32_t base = 0; base < nTouched; base += SIM_BLOCK_CAND) {
+                uint32_t n = nTouched - base < SIM_BLOCK_CAND ? nTouched - base : SIM_BLOCK_CAND;
+                SIM_PHASE(sim_score_chunk, a, sh, q, cmin, base, n, aCount, aTouched);
+                if (a->k && sh->nCand)
+                    sim_merge_candidates(a, sh, q, nT);
+            }
+            SIM_SINGLE(sim_class_done, sh);
+        }
+        if (a->k)
+            SIM_PHASE(sim_write_hits, a, sh);
+        SIM_SINGLE(sim_query_done, a, sh);
+    }
+    SIM_SINGLE(sim_flush_work, a, sh);
+}
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * The answers of the block algorithm (sim_block.h) as sim_results: the k
+ * best of each query as the blocks wrote them, or the pool's answers
+ * grouped by query and sorted.  Compiled into the library (the host
+ * emulation of tests/test_sim.c) and into the CUDA module (cuda/sim_gpu.cu).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/sim_block.h"
+#include "util/error.h"
+
+typedef struct pool_order {
+    uint32_t measure;
+    const sim_query *aQuery;
+    const uint32_t *aSize;
+} pool_order;
+
+/* By query, then best first (the answer order of sim.h). */
+static int cmp_pooled(const void *pa, const void *pb, void *pCtx)
+{
+    const sim_pooled *a = pa, *b = pb;
+    const pool_order *o = pCtx;
+    if (a->query != b->query)
+        return a->query < b->query ? -1 : 1;
+    uint32_t q = o->aQuery[a->query].size;
+    sim_frac fa = sim_score(o->measure, a->count, q, o->aSize[a->object]);
+    sim_frac fb = sim_score(o->measure, b->count, q, o->aSize[b->object]);
+    return sim_before(fa, a->object, fb, b->object) ? -1 : sim_before(fb, b->object, fa, a->object);
+}
+
+genie_status sim_gather_results(const sim_request *req, const genie_hit *aHit, const uint32_t *aN,
+                                sim_pooled *aPool, uint64_t nPooled, sim_results *out, uint8_t *aUndone)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t nQ = req->nQuery;
+    uint64_t nHit = 0;
+    if (req->k) {
+        for (uint32_t i = 0; i < nQ; i++)
+            nHit += aN[i] == UINT32_MAX ? 0 : aN[i];
+    } else {
+        pool_order o = {req->measure, req->aQuery, req->pData->aSize};
+        qsort_r(aPool, (size_t)nPooled, sizeof *aPool, cmp_pooled, &o);
+        nHit = nPooled;
+    }
+    out->aEnd = malloc((nQ ? nQ : 1) * sizeof *out->aEnd);
+    out->aHit = malloc((size_t)(nHit ? nHit : 1) * sizeof *out->aHit);
+    if (!out->aEnd || !out->aHit) {
+        free(out->aEnd);
+        free(out->aHit);
+        memset(out, 0, sizeof *out);
+        return util_error(GENIE_ENOMEM, "out of memory for %llu answers", (unsigned long long)nHit);
+    }
+    uint64_t n = 0, p = 0;
+    for (uint32_t i = 0; i < nQ; i++) {
+        aUndone[i] = aN[i] == UINT32_MAX;
+        if (req->k) {
+            for (uint32_t j = 0; !aUndone[i] && j < aN[i]; j++)
+                out->aHit[n++] = aHit[(uint64_t)i * req->k + j];
+        } else {
+            for (; p < nPooled && aPool[p].query == i; p++)
+                if (!aUndone[i])
+                    out->aHit[n++] = (genie_hit){aPool[p].object, aPool[p].count};
+        }
+        out->aEnd[i] = n;
+    }
+    return GENIE_OK;
+}

@@ -1,0 +1,610 @@
+/*
+ * The exact search of a sets index through its element lists (sets.h,
+ * "Element lists"; the engine is engine/sim.h).
+ *
+ * State derived once per open index (a slot of its derived state,
+ * index/index.h): the size of every set, counted from its element keywords, and each view's
+ * first element list.  Counting them is also the check that makes the
+ * engine's arithmetic safe on any file: every element keyword names an
+ * element of the vocabulary, and every object in a list of size class b
+ * has its size in class b, so that it lies in at most one list per
+ * element (a file that says otherwise is refused as corrupt) and a count
+ * never exceeds the query's size nor the set's.
+ *
+ * A search parses each query as the index's sets are parsed, looks its
+ * elements up in the vocabulary (unknown ones still count in |Q|), plans
+ * it per view (a one-part index is its only view), runs the engine on the
+ * GPU when the backend has it (a query the GPU hands back runs on the CPU)
+ * or on the CPU threads, and merges the views' answers.  The GPU's copy of
+ * a view's element lists and sizes is a slot of that view's device 0 (as
+ * the backend's copy of its lists is): kept across searches when every
+ * view's lists fit the device together (the parts hooks' xFits, under
+ * --gpu-memory), else freed after each view's search, so that the views
+ * pass through the device one at a time.
+ */
+#include "transform/sets_exact.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/backend.h"
+#include "engine/filter.h"
+#include "index/index.h"
+#include "index/live.h"
+#include "util/clock.h"
+#include "util/error.h"
+#include "util/search.h"
+#include "util/threads.h"
+
+_Static_assert(SET_CLASSES <= SIM_MAX_CLASSES, "the engine plans at most SIM_MAX_CLASSES size classes");
+
+typedef struct exact_state {
+    uint32_t *aSize;      /* n_objects, global ids */
+    double meanSize;      /* of the sets, empty ones included */
+    uint64_t *aFirstList; /* per view: its first list at or above the element base */
+    uint32_t **aaElemList; /* per view: element e's lists (counted from aFirstList), n_words + 1 */
+    uint8_t **aaListClass; /* per view: the size class of each element list */
+    uint32_t nView;
+} exact_state;
+
+static void state_free(void *pState)
+{
+    exact_state *st = pState;
+    if (!st)
+        return;
+    for (uint32_t v = 0; v < st->nView; v++) {
+        if (st->aaElemList)
+            free(st->aaElemList[v]);
+        if (st->aaListClass)
+            free(st->aaListClass[v]);
+    }
+    free(st->aSize);
+    free(st->aFirstList);
+    free(st->aaElemList);
+    free(st->aaListClass);
+    free(st);
+}
+
+/*
+ * A view's element lists: where each element's begin, each one's class,
+ * and the sets' sizes counted from them (every keyword checked to name an
+ * element of the vocabulary).
+ */
+static genie_status derive_view(const genie_index *idx, const set_params *p, exact_state *st, uint32_t v)
+{
+    const genie_index *w = &idx->aPart[v];
+    size_t nKw = (size_t)w->info.n_keywords;
+    uint64_t nWord = idx->info.n_words;
+    size_t first = util_lower_bound_u32(w->aKeyword, 0, nKw, p->base);
+    st->aFirstList[v] = first;
+    st->aaElemList[v] = malloc((size_t)(nWord + 1) * sizeof **st->aaElemList);
+    st->aaListClass[v] = malloc(nKw - first + 1);
+    if (!st->aaElemList[v] || !st->aaListClass[v])
+        return util_error(GENIE_ENOMEM, "out of memory for the element lists of %llu elements",
+                          (unsigned long long)nWord);
+    uint32_t *aElemList = st->aaElemList[v];
+    uint64_t e = 0;
+    for (size_t l = first; l < nKw; l++) {
+        uint64_t el = (w->aKeyword[l] - p->base) / p->nClass;
+        if (el >= nWord)
+            return util_error(GENIE_ECORRUPT, "sets index: keyword %u names element %llu of %llu", w->aKeyword[l],
+                              (unsigned long long)el, (unsigned long long)nWord);
+        while (e <= el) /* keywords increase, so elements do */
+            aElemList[e++] = (uint32_t)(l - first);
+        st->aaListClass[v][l - first] = (uint8_t)((w->aKeyword[l] - p->base) % p->nClass);
+        for (uint64_t i = w->aListOffset[l]; i < w->aListOffset[l + 1]; i++)
+            st->aSize[w->firstObject + w->aPosting[i]]++;
+    }
+    while (e <= nWord)
+        aElemList[e++] = (uint32_t)(nKw - first);
+    return GENIE_OK;
+}
+
+/* Every posting's set has its size in the list's class (after every view's sizes are counted). */
+static genie_status check_classes(const genie_index *idx, const set_params *p, const exact_state *st, uint32_t v)
+{
+    const genie_index *w = &idx->aPart[v];
+    for (size_t l = (size_t)st->aFirstList[v]; l < w->info.n_keywords; l++) {
+        uint32_t cls = st->aaListClass[v][l - st->aFirstList[v]];
+        for (uint64_t i = w->aListOffset[l]; i < w->aListOffset[l + 1]; i++) {
+            uint64_t o = w->firstObject + w->aPosting[i];
+            uint32_t s = st->aSize[o];
+            if (s > SIM_MAX_SIZE || set_size_class(p, s) != cls)
+                return util_error(GENIE_ECORRUPT,
+                                  "sets index: set %llu has %u elements but lies in the list of size class %u of "
+                                  "element %u",
+                                  (unsigned long long)o, s, cls, (w->aKeyword[l] - p->base) / p->nClass);
+        }
+    }
+    return GENIE_OK;
+}
+
+static genie_status derive(const genie_index *idx, const set_params *p, exact_state *st)
+{
+    for (uint32_t v = 0; v < st->nView; v++)
+        GENIE_TRY(derive_view(idx, p, st, v));
+    for (uint32_t v = 0; v < st->nView; v++)
+        GENIE_TRY(check_classes(idx, p, st, v));
+    uint64_t sum = 0;
+    for (uint64_t o = 0; o < idx->info.n_objects; o++)
+        sum += st->aSize[o];
+    st->meanSize = idx->info.n_objects ? (double)sum / (double)idx->info.n_objects : 0;
+    return GENIE_OK;
+}
+
+/* The owner of the derived slot and of the views' device slots (index/index.h). */
+static const char stateOwner, residentOwner;
+
+/* The index's exact state, derived on first use (thread-safe). */
+static genie_status get_state(const genie_index *idx, const set_params *p, const exact_state **out)
+{
+    index_derived *d = idx->pDerived;
+    *out = NULL;
+    if (!d)
+        return util_error(GENIE_EINVAL, "the index was not opened from a file: no exact set search");
+    index_slot *s = index_slot_find(d->aSlot, &stateOwner); /* claimed before: found without the lock */
+    exact_state *st = s ? __atomic_load_n((exact_state **)&s->p, __ATOMIC_ACQUIRE) : NULL;
+    if (st) {
+        *out = st;
+        return GENIE_OK;
+    }
+    genie_status rc = GENIE_OK;
+    pthread_mutex_lock(&d->lock);
+    s = index_slot_claim(d->aSlot, &stateOwner);
+    st = s ? s->p : NULL;
+    if (!s) {
+        rc = util_error(GENIE_ENOMEM, "every one of the index's %d derived slots is taken", INDEX_SLOTS);
+    } else if (!st) {
+        uint64_t n = idx->info.n_objects;
+        st = calloc(1, sizeof *st);
+        if (st) {
+            st->nView = idx->nPart;
+            st->aSize = calloc((size_t)(n ? n : 1), sizeof *st->aSize);
+            st->aFirstList = calloc(st->nView, sizeof *st->aFirstList);
+            st->aaElemList = calloc(st->nView, sizeof *st->aaElemList);
+            st->aaListClass = calloc(st->nView, sizeof *st->aaListClass);
+        }
+        if (!st || !st->aSize || !st->aFirstList || !st->aaElemList || !st->aaListClass)
+            rc = util_error(GENIE_ENOMEM, "out of memory for the sizes of %llu sets", (unsigned long long)n);
+        else
+            rc = derive(idx, p, st);
+        if (rc == GENIE_OK) {
+            s->xFree = state_free;
+            __atomic_store_n((exact_state **)&s->p, st, __ATOMIC_RELEASE);
+        } else {
+            state_free(st);
+            st = NULL;
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+    *out = st;
+    return rc;
+}
+
+/*
+ * Preparing the queries, on the CPU threads: the selection is cut into
+ * chunks of consecutive queries; a thread parses a chunk, looks its
+ * elements up and plans it for every view; the chunks' plans are then
+ * joined in order.
+ */
+#define PREP_CHUNK 256u
+
+typedef struct prep_job {
+    const genie_index *idx;
+    const set_params *p;
+    const exact_state *st;
+    uint32_t firstPart, nParts; /* the views planned */
+    const char *const *azQuery;
+    const size_t *aLen;
+    const uint32_t *aSel;
+    size_t nSel;
+    uint32_t measure;
+    double minValue;
+    uint32_t *aQSize;   /* nSel: each query's size */
+    sim_plan *aPlan;    /* nChunk x nParts */
+    uint32_t nChunk;
+    uint32_t next;      /* the next chunk (atomic) */
+    genie_status rc;    /* the first failure (atomic) ... */
+    char zError[256];   /* ... and its message, set by the thread that failed */
+} prep_job;
+
+static genie_status prep_chunk(prep_job *job, uint32_t c, set_slice **paS, size_t *pnSCap, uint32_t **paElem,
+                               size_t *pnElemCap)
+{
+    const exact_state *st = job->st;
+    const set_params *p = job->p;
+    for (size_t j = (size_t)c * PREP_CHUNK; j < job->nSel && j < ((size_t)c + 1) * PREP_CHUNK; j++) {
+        size_t i = job->aSel ? job->aSel[j] : j, n;
+        GENIE_TRY(set_parse(job->azQuery[i], job->aLen[i], p->separator, paS, pnSCap, &n));
+        if (n > SIM_MAX_SIZE)
+            return util_error(GENIE_EINVAL, "query %zu has %zu distinct elements: the exact search takes at most %u",
+                              i + 1, n, SIM_MAX_SIZE);
+        if (n > *pnElemCap) {
+            uint32_t *a = realloc(*paElem, n * sizeof *a);
+            if (!a)
+                return util_error(GENIE_ENOMEM, "out of memory for a query of %zu elements", n);
+            *paElem = a;
+            *pnElemCap = n;
+        }
+        uint32_t nKnown = 0, id;
+        /* A live index's lookup reads its delta's vocabulary too: an element added since is none of the file's. */
+        for (size_t e = 0; e < n; e++)
+            if (index_word_find(job->idx, (*paS)[e].z, (*paS)[e].n, &id) && id < job->idx->info.n_words)
+                (*paElem)[nKnown++] = id;
+        job->aQSize[j] = (uint32_t)n;
+        for (uint32_t iv = 0; iv < job->nParts; iv++) {
+            uint32_t v = job->firstPart + iv;
+            const genie_index *w = &job->idx->aPart[v];
+            sim_layout lay = {p->nClass, p->aClassLo, st->aaElemList[v], st->aaListClass[v],
+                              w->aListOffset + st->aFirstList[v]};
+            /* An empty query (size 0) matches nothing: planned with no classes. */
+            GENIE_TRY(sim_plan_add(&job->aPlan[(size_t)c * job->nParts + iv], &lay, job->measure, job->minValue,
+                                   *paElem, nKnown, n ? (uint32_t)n : 1));
+        }
+    }
+    return GENIE_OK;
+}
+
+static void prep_worker(void *ctx, unsigned t)
+{
+    (void)t;
+    prep_job *job = ctx;
+    set_slice *aS = NULL;
+    uint32_t *aElem = NULL;
+    size_t nSCap = 0, nElemCap = 0;
+    for (;;) {
+        uint32_t c = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+        if (c >= job->nChunk || __atomic_load_n(&job->rc, __ATOMIC_RELAXED) != GENIE_OK)
+            break;
+        genie_status rc = prep_chunk(job, c, &aS, &nSCap, &aElem, &nElemCap);
+        genie_status ok = GENIE_OK;
+        if (rc != GENIE_OK && __atomic_compare_exchange_n(&job->rc, &ok, rc, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            snprintf(job->zError, sizeof job->zError, "%s", genie_last_error());
+    }
+    free(aS);
+    free(aElem);
+}
+
+/* Parse, look up and plan the selection: each query's size into aQSize, view firstPart + i's plan into aPlan[i]. */
+static genie_status prepare(prep_job *job, unsigned nThread, sim_plan *aPlan)
+{
+    uint32_t nView = job->nParts;
+    job->nChunk = (uint32_t)((job->nSel + PREP_CHUNK - 1) / PREP_CHUNK);
+    job->aPlan = calloc((size_t)job->nChunk * nView + 1, sizeof *job->aPlan);
+    if (!job->aPlan)
+        return util_error(GENIE_ENOMEM, "out of memory planning %zu queries", job->nSel);
+    util_parallel_run(nThread < job->nChunk ? nThread : (job->nChunk ? job->nChunk : 1), prep_worker, job);
+    genie_status rc = job->rc;
+    if (rc != GENIE_OK)
+        util_error(rc, "%s", job->zError);
+    for (uint32_t v = 0; v < nView; v++)
+        for (uint32_t c = 0; rc == GENIE_OK && c < job->nChunk; c++)
+            rc = sim_plan_append(&aPlan[v], &job->aPlan[(size_t)c * nView + v]);
+    for (size_t i = 0; i < (size_t)job->nChunk * nView; i++)
+        sim_plan_free(&job->aPlan[i]);
+    free(job->aPlan);
+    return rc;
+}
+
+/*
+ * A view's engine run: on the GPU through @p be (its pSim) when it can, in
+ * the slot of the view's device 0, freed after the run unless @p keep; the
+ * rest on the CPU.
+ */
+static genie_status run_view(const genie_index *view, const engine_backend *be, int keep, const sim_request *req,
+                             sim_results *res, int *pGpu)
+{
+    *pGpu = 0;
+    if (!be || req->k > be->pSim->nMaxK || req->nQuery == 0)
+        return sim_cpu_search(req, res);
+    uint8_t *aUndone = calloc(req->nQuery, 1);
+    if (!aUndone)
+        return util_error(GENIE_ENOMEM, "out of memory for %u queries", req->nQuery);
+    index_device *d = &view->aDev[0];
+    index_slot *s = index_device_slot(d, &residentOwner, be->pSim->xFree);
+    if (!s) {
+        free(aUndone);
+        return GENIE_ENOMEM;
+    }
+    genie_status rc = be->pSim->xSearch(&s->p, req, res, aUndone);
+    if (!keep && s->p) {
+        s->xFree(s->p);
+        s->p = NULL;
+    }
+    pthread_mutex_unlock(&d->lock);
+    *pGpu = rc == GENIE_OK;
+    uint32_t nUndone = 0;
+    for (uint32_t i = 0; rc == GENIE_OK && i < req->nQuery; i++)
+        nUndone += aUndone[i];
+    if (rc == GENIE_OK && nUndone) {
+        /* The undone queries on the CPU, their answers put in place. */
+        sim_query *aQ = malloc(nUndone * sizeof *aQ);
+        uint32_t *aAt = malloc(nUndone * sizeof *aAt);
+        sim_results cpu, merged;
+        memset(&cpu, 0, sizeof cpu);
+        memset(&merged, 0, sizeof merged);
+        if (!aQ || !aAt)
+            rc = util_error(GENIE_ENOMEM, "out of memory for %u queries", nUndone);
+        for (uint32_t i = 0, j = 0; rc == GENIE_OK && i < req->nQuery; i++)
+            if (aUndone[i]) {
+                aAt[j] = i;
+                aQ[j++] = req->aQuery[i];
+            }
+        sim_request sub = *req;
+        sub.aQuery = aQ;
+        sub.nQuery = nUndone;
+        if (rc == GENIE_OK)
+            rc = sim_cpu_search(&sub, &cpu);
+        if (rc == GENIE_OK) {
+            uint64_t nHit = res->aEnd[req->nQuery - 1] + cpu.aEnd[nUndone - 1];
+            merged.aEnd = malloc(req->nQuery * sizeof *merged.aEnd);
+            merged.aHit = malloc((size_t)(nHit ? nHit : 1) * sizeof *merged.aHit);
+            if (!merged.aEnd || !merged.aHit)
+                rc = util_error(GENIE_ENOMEM, "out of memory for %llu answers", (unsigned long long)nHit);
+        }
+        if (rc == GENIE_OK) {
+            uint64_t n = 0;
+            for (uint32_t i = 0, j = 0; i < req->nQuery; i++) {
+                const sim_results *src = aUndone[i] ? &cpu : res;
+                uint32_t at = aUndone[i] ? j++ : i;
+                uint64_t b = at ? src->aEnd[at - 1] : 0, e = src->aEnd[at];
+                memcpy(merged.aHit + n, src->aHit + b, (size_t)(e - b) * sizeof *merged.aHit);
+                n += e - b;
+                merged.aEnd[i] = n;
+            }
+            merged.work = res->work;
+            merged.work.counted += cpu.work.counted;
+            merged.work.probed += cpu.work.probed;
+            merged.work.scored += cpu.work.scored;
+            sim_results_free(res);
+            *res = merged;
+            memset(&merged, 0, sizeof merged);
+        }
+        sim_results_free(&cpu);
+        sim_results_free(&merged);
+        free(aQ);
+        free(aAt);
+    }
+    free(aUndone);
+    return rc;
+}
+
+/* One answer as the API gives it. */
+static genie_set_hit make_hit(uint32_t measure, uint32_t q, uint32_t s, uint64_t object, uint32_t c)
+{
+    return (genie_set_hit){(uint32_t)object, c, q + s - c, 0, sim_value(measure, sim_score(measure, c, q, s))};
+}
+
+typedef struct merge_ctx {
+    uint32_t measure, q;
+    const uint32_t *aSize;
+} merge_ctx;
+
+static int cmp_hit(const void *pa, const void *pb, void *pCtx)
+{
+    const genie_set_hit *a = pa, *b = pb;
+    const merge_ctx *m = pCtx;
+    sim_frac fa = sim_score(m->measure, a->shared, m->q, m->aSize[a->object]);
+    sim_frac fb = sim_score(m->measure, b->shared, m->q, m->aSize[b->object]);
+    return sim_before(fa, a->object, fb, b->object) ? -1 : sim_before(fb, b->object, fa, a->object);
+}
+
+/*
+ * The answers as the API gives them (global ids), the views merged: view
+ * firstPart + v's are aRes[v], each in order; several sorted together, cut
+ * to k.
+ */
+static genie_status gather(const genie_index *idx, const exact_state *st, const sim_results *aRes, uint32_t firstPart,
+                           uint32_t nView, const uint32_t *aQSize, size_t nSel, uint32_t measure, uint32_t k,
+                           set_exact_out *out)
+{
+    uint64_t nHit = 0;
+    for (uint32_t v = 0; v < nView; v++)
+        nHit += nSel ? aRes[v].aEnd[nSel - 1] : 0;
+    out->aEnd = malloc((nSel ? nSel : 1) * sizeof *out->aEnd);
+    out->aHit = malloc((size_t)(nHit ? nHit : 1) * sizeof *out->aHit);
+    if (!out->aEnd || !out->aHit)
+        return util_error(GENIE_ENOMEM, "out of memory for %llu answers", (unsigned long long)nHit);
+    nHit = 0;
+    for (size_t j = 0; j < nSel; j++) {
+        uint64_t first = nHit;
+        uint32_t q = aQSize[j];
+        for (uint32_t v = 0; v < nView && q; v++) {
+            const genie_index *w = &idx->aPart[firstPart + v];
+            for (uint64_t i = j ? aRes[v].aEnd[j - 1] : 0; i < aRes[v].aEnd[j]; i++) {
+                uint64_t o = w->firstObject + aRes[v].aHit[i].object;
+                out->aHit[nHit++] = make_hit(measure, q, st->aSize[o], o, aRes[v].aHit[i].count);
+            }
+        }
+        if (nView > 1 && nHit - first > 1) {
+            merge_ctx m = {measure, q, st->aSize};
+            qsort_r(out->aHit + first, (size_t)(nHit - first), sizeof *out->aHit, cmp_hit, &m);
+            if (k && nHit - first > k)
+                nHit = first + k;
+        }
+        out->aEnd[j] = nHit;
+    }
+    return GENIE_OK;
+}
+
+/*
+ * set_exact_search() on views [firstPart, firstPart + nParts) of @p idx's
+ * file alone, answering only the objects @p aAllow allows (@p idx's ids;
+ * NULL: all).
+ */
+static genie_status views_search(const genie_index *idx, const set_params *p, uint32_t firstPart, uint32_t nParts,
+                                 const uint64_t *aAllow, const char *const *azQuery, const size_t *aLen,
+                                 const uint32_t *aSel, size_t nSel, uint32_t measure, uint32_t k, double minValue,
+                                 const genie_search_options *opt, set_exact_out *out)
+{
+    memset(out, 0, sizeof *out);
+    out->backend = GENIE_BACKEND_CPU;
+    double t0 = util_now();
+    const exact_state *st;
+    GENIE_TRY(get_state(idx, p, &st));
+    const engine_backend *be = NULL;
+    GENIE_TRY(engine_backend_pick_cap(opt->backend, ENGINE_CAP(pSim), &be));
+    uint32_t nView = nParts;
+    /* Every view's copy stays on the device when their lists fit it together. */
+    int keep = idx->nPart == 1 ||
+               (be && be->pParts && be->pParts->xFits(idx, firstPart, firstPart + nParts, 0, opt->gpu_memory));
+    sim_results *aRes = calloc(nView, sizeof *aRes);
+    sim_plan *aPlan = calloc(nView, sizeof *aPlan);
+    prep_job job = {idx,  p,    st, firstPart, nParts,   azQuery, aLen, aSel, nSel, measure, minValue,
+                    NULL, NULL, 0,  0,         GENIE_OK, ""};
+    job.aQSize = malloc((nSel ? nSel : 1) * sizeof *job.aQSize);
+    genie_status rc = GENIE_OK;
+    if (!aRes || !aPlan || !job.aQSize) {
+        rc = util_error(GENIE_ENOMEM, "out of memory for %zu queries", nSel);
+        goto done;
+    }
+    GENIE_TRY_GOTO(rc, prepare(&job, opt->threads ? opt->threads : util_ncores(), aPlan), done);
+    out->prepareSeconds = util_now() - t0;
+    for (uint32_t i = 0; i < nView; i++) {
+        uint32_t v = firstPart + i;
+        const genie_index *w = &idx->aPart[v];
+        double t1 = util_now();
+        const uint64_t *aSlice;
+        uint64_t *aSliceOwned = NULL;
+        GENIE_TRY_GOTO(rc, filter_slice(aAllow, w->firstObject, w->info.n_objects, &aSlice, &aSliceOwned), done);
+        sim_data data = {w->info.n_objects, st->aSize + w->firstObject, w->info.n_keywords - st->aFirstList[v],
+                         w->aListOffset + st->aFirstList[v], w->aPosting, aSlice};
+        sim_request req = {&data, measure, k, minValue, aPlan[i].aQuery, aPlan[i].nQuery, aPlan[i].aClass,
+                           aPlan[i].aList, opt->threads};
+        int gpu;
+        rc = run_view(w, be, keep, &req, &aRes[i], &gpu);
+        free(aSliceOwned);
+        if (rc != GENIE_OK)
+            goto done;
+        if (gpu)
+            out->backend = be->id;
+        out->work.counted += aRes[i].work.counted;
+        out->work.probed += aRes[i].work.probed;
+        out->work.scored += aRes[i].work.scored;
+        out->matchSeconds += util_now() - t1;
+    }
+    GENIE_TRY_GOTO(rc, gather(idx, st, aRes, firstPart, nView, job.aQSize, nSel, measure, k, out), done);
+    out->aQSize = job.aQSize;
+    job.aQSize = NULL;
+done:
+    if (aRes)
+        for (uint32_t v = 0; v < nView; v++)
+            sim_results_free(&aRes[v]);
+    if (aPlan)
+        for (uint32_t v = 0; v < nView; v++)
+            sim_plan_free(&aPlan[v]);
+    free(aRes);
+    free(aPlan);
+    free(job.aQSize);
+    if (rc != GENIE_OK)
+        set_exact_out_free(out);
+    return rc;
+}
+
+/* a before b: the better fraction, ties by smaller id (query size @p q) */
+static int hit_before(uint32_t measure, uint32_t q, const genie_set_hit *a, const genie_set_hit *b)
+{
+    sim_frac fa = sim_score(measure, a->shared, q, a->union_size - q + a->shared);
+    sim_frac fb = sim_score(measure, b->shared, q, b->union_size - q + b->shared);
+    return sim_before(fa, a->object, fb, b->object);
+}
+
+/*
+ * The answers of a live index's delta @p d (ids from 0) merged into the
+ * file's @p out, each query's in order: the delta's ids follow the file's
+ * @p nBase, k (0: all) per query kept.
+ */
+static genie_status merge_delta(set_exact_out *out, const set_exact_out *d, size_t nSel, uint64_t nBase,
+                                uint32_t measure, uint32_t k)
+{
+    uint64_t nHit = (nSel ? out->aEnd[nSel - 1] + d->aEnd[nSel - 1] : 0);
+    uint64_t *aEnd = malloc((nSel ? nSel : 1) * sizeof *aEnd);
+    genie_set_hit *aHit = malloc((size_t)(nHit ? nHit : 1) * sizeof *aHit);
+    if (!aEnd || !aHit) {
+        free(aEnd);
+        free(aHit);
+        return util_error(GENIE_ENOMEM, "out of memory for %llu answers", (unsigned long long)nHit);
+    }
+    nHit = 0;
+    for (size_t j = 0; j < nSel; j++) {
+        uint64_t a = j ? out->aEnd[j - 1] : 0, aE = out->aEnd[j], b = j ? d->aEnd[j - 1] : 0, bE = d->aEnd[j];
+        uint64_t first = nHit;
+        uint32_t q = out->aQSize[j];
+        while ((a < aE || b < bE) && (!k || nHit - first < k)) {
+            genie_set_hit h = b < bE ? d->aHit[b] : (genie_set_hit){0, 0, 0, 0, 0};
+            h.object += (uint32_t)nBase;
+            if (b >= bE || (a < aE && hit_before(measure, q, &out->aHit[a], &h))) {
+                aHit[nHit++] = out->aHit[a++];
+            } else {
+                aHit[nHit++] = h;
+                b++;
+            }
+        }
+        aEnd[j] = nHit;
+    }
+    free(out->aEnd);
+    free(out->aHit);
+    out->aEnd = aEnd;
+    out->aHit = aHit;
+    return GENIE_OK;
+}
+
+genie_status set_exact_search(const genie_index *idx, const set_params *p, uint32_t firstPart, uint32_t nParts,
+                              const char *const *azQuery, const size_t *aLen, const uint32_t *aSel, size_t nSel,
+                              uint32_t measure, uint32_t k, double minValue, const genie_search_options *opt,
+                              set_exact_out *out)
+{
+    memset(out, 0, sizeof *out);
+    const uint64_t *aAllow, *aDeltaAllow;
+    uint64_t *aOwned = NULL, *aDeltaOwned = NULL;
+    GENIE_TRY(filter_effective(idx, opt->filter, &aAllow, &aOwned));
+    const index_live *l = idx->pLive;
+    int withDelta = l && l->nAdded && firstPart + nParts == idx->nPart; /* the delta follows the last part */
+    set_exact_out d;
+    memset(&d, 0, sizeof d);
+    set_params pd;
+    genie_status rc = views_search(idx, p, firstPart, nParts, aAllow, azQuery, aLen, aSel, nSel, measure, k, minValue,
+                                   opt, out);
+    if (rc == GENIE_OK && withDelta) {
+        rc = set_index_params(l->pDelta, &pd);
+        if (rc == GENIE_OK)
+            rc = filter_slice(aAllow, l->nBase, l->nAdded, &aDeltaAllow, &aDeltaOwned);
+        if (rc == GENIE_OK)
+            rc = views_search(l->pDelta, &pd, 0, l->pDelta->nPart, aDeltaAllow, azQuery, aLen, aSel, nSel, measure, k,
+                              minValue, opt, &d);
+        if (rc == GENIE_OK) {
+            rc = merge_delta(out, &d, nSel, l->nBase, measure, k);
+            out->work.counted += d.work.counted;
+            out->work.probed += d.work.probed;
+            out->work.scored += d.work.scored;
+            out->prepareSeconds += d.prepareSeconds;
+            out->matchSeconds += d.matchSeconds;
+        }
+    }
+    set_exact_out_free(&d);
+    free(aOwned);
+    free(aDeltaOwned);
+    if (rc != GENIE_OK)
+        set_exact_out_free(out);
+    return rc;
+}
+
+genie_status set_exact_mean_size(const genie_index *idx, const set_params *p, double *pMean)
+{
+    const exact_state *st;
+    GENIE_TRY(get_state(idx, p, &st));
+    *pMean = st->meanSize;
+    return GENIE_OK;
+}
+
+void set_exact_out_free(set_exact_out *o)
+{
+    free(o->aEnd);
+    free(o->aHit);
+    free(o->aQSize);
+    o->aEnd = NULL;
+    o->aHit = NULL;
+    o->aQSize = NULL;
+}

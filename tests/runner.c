@@ -256,6 +256,7 @@ char g_zTestDir[1024];
     X(live_keywords_equal_rebuilt_index, 120) \
     X(live_text_sets_sequences_table_equal_rebuilt_index, 120) \
     X(live_sets_exact_filtered_equal_rebuilt_index, 120) \
+    X(live_ivf_equals_compacted_index, 120) \
     X(live_vectors_equal_rebuilt_index, 120) \
     X(live_metric_vectors_equal_rebuilt_index, 120) \
     X(live_kill_writer_keeps_acknowledged_writes, 240) \

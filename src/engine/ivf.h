@@ -89,6 +89,9 @@ typedef struct engine_ivf_query {
      * not allowed is skipped before it is offered to any selection, so it takes no place among the k (or the R
      * re-ranked), and a query gets min(k, its allowed candidates) answers. */
     const uint64_t *aAllow;
+    /* IVF-PQ under l2 without a refinement: the estimates s themselves as distances, not sqrt(s) (the order is
+     * s's; two searches' answers are merged exactly by s, transform/vectors_ivf_live.c). */
+    int squared;
 } engine_ivf_query;
 
 /*

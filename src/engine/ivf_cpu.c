@@ -407,7 +407,7 @@ static void search_worker(void *pv, unsigned t)
         }
         search_pq(j, pq, aProbe, aWork, aWork + dim, aWork + 2 * (size_t)dim, &h);
         if (!q->nRefine) {
-            heap_out(&h, aHit, o, &j->aN[i], ix->metric == GENIE_METRIC_L2);
+            heap_out(&h, aHit, o, &j->aN[i], ix->metric == GENIE_METRIC_L2 && !q->squared);
             continue;
         }
         /* The refinement: the R candidates by their direct distances. */

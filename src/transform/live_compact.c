@@ -20,6 +20,7 @@
 #include "index/live.h"
 #include "transform/metric.h"
 #include "transform/vectors.h"
+#include "transform/vectors_ivf.h"
 #include "util/bitmap.h"
 #include "util/error.h"
 
@@ -146,6 +147,11 @@ genie_status live_compact_write(const genie_index *idx, const char *zOut)
 {
     if (idx->info.type == GENIE_TYPE_METRIC)
         return metric_compact(idx, zOut);
+    if (vivf_is_ivf(idx)) { /* the same quantizers, the kept lists and codes */
+        vivf *st;
+        GENIE_TRY(vivf_get(idx, &st));
+        return vivf_compact_write(idx, st, zOut);
+    }
     const index_live *l = idx->pLive;
     const genie_index *delta = l && l->nAdded ? l->pDelta : NULL;
     const uint64_t *aAlive = l ? l->aAlive : NULL;

@@ -18,7 +18,8 @@
  * vocabulary with the words the log added.  The sublist length is the
  * base's, and so is the size of its parts.  A metric index is clustered
  * again (a List of Clusters with the file's parameters) from the kept
- * objects.
+ * objects; an inverted-file vectors index keeps its quantizers
+ * (vivf_compact_write).
  * @return GENIE_OK, GENIE_EINVAL (every object of a vectors index
  *         deleted: it needs one), GENIE_EIO, GENIE_ENOMEM.
  */

@@ -16,6 +16,7 @@
 #include "transform/table.h"
 #include "transform/text.h"
 #include "transform/vectors.h"
+#include "transform/vectors_ivf.h"
 #include "util/error.h"
 #include "util/finite.h"
 #include "util/hash.h"
@@ -42,6 +43,7 @@ struct live_encoder {
     /* vectors */
     vlsh h;
     int haveLsh;
+    const vivf *pIvf; /* an inverted-file index: its quantizers (kept with the index) */
     /* metric: the dimension of vectors (0: strings or sets, stored as records) */
     uint32_t lcDim;
     int broken; /* a commit ran out of memory: the words' ids no longer follow the log's */
@@ -134,6 +136,12 @@ genie_status live_encoder_new(const genie_index *idx, live_encoder **out)
         e->haveSchema = 1;
         break;
     case GENIE_TYPE_VECTORS: {
+        if (vivf_is_ivf(idx)) {
+            vivf *st = NULL;
+            rc = vivf_get(idx, &st);
+            e->pIvf = st;
+            break;
+        }
         genie_vectors base;
         rc = vec_open(idx, &e->h, &base);
         e->haveLsh = rc == GENIE_OK;
@@ -329,6 +337,14 @@ genie_status live_encode_vector(live_encoder *e, const float *v, uint32_t dim, u
     }
     if (e->type != GENIE_TYPE_VECTORS)
         return util_error(GENIE_EINVAL, "a %s index does not take vectors", genie_index_type_name(e->type));
+    if (e->pIvf) { /* an inverted file: the vector in the list of its nearest centroid, the list its keyword */
+        if (dim != e->pIvf->info.dim)
+            return util_error(GENIE_EINVAL, "vectors of %u dimensions for an index of %u", dim, e->pIvf->info.dim);
+        GENIE_TRY(util_check_finite(v, 1, dim, 1, "added vector"));
+        GENIE_TRY(kw_room(e, 1));
+        GENIE_TRY(vivf_assign_list(e->pIvf, v, e->aKw));
+        return live_payload_object(p, label, e->aKw, 1, NULL, 0, v, dim * (uint32_t)sizeof(float));
+    }
     if (dim != e->h.dim)
         return util_error(GENIE_EINVAL, "vectors of %u dimensions for an index of %u", dim, e->h.dim);
     GENIE_TRY(util_check_finite(v, 1, dim, 1, "added vector"));

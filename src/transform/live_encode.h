@@ -22,7 +22,9 @@
  *              query's does) or its dictionary id (categorical: a value the
  *              table was built without is refused);
  *   vectors    the LSH keywords of the index's hash functions, the vector
- *              as the extra bytes;
+ *              as the extra bytes; an inverted-file index: one keyword,
+ *              the list of the nearest centroid (vivf_assign_list), the
+ *              vector as the extra bytes;
  *   metric     no keywords: the vector as the extra bytes, or the string
  *              or set as the record (the delta is compared with every
  *              query, metric_search.c; compaction builds a new List of

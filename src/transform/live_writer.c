@@ -36,7 +36,6 @@
 #include "index/wal.h"
 #include "transform/live_compact.h"
 #include "transform/live_encode.h"
-#include "transform/vectors_ivf.h"
 #include "util/bitmap.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -246,9 +245,7 @@ genie_status genie_writer_open(const char *path, genie_writer **out)
     if (rc == GENIE_OK && first->info.type == GENIE_TYPE_DOCS)
         rc = util_error(GENIE_ENOTSUP, "%s: a docs index takes no writes (its order is the build's): rebuild it",
                         path);
-    else if (rc == GENIE_OK && vivf_is_ivf(first))
-        rc = util_error(GENIE_ENOTSUP, "%s: an inverted-file (--ivf) vectors index takes no writes yet (its lists, "
-                        "codes and stored vectors are the build's): rebuild it, or search it with a filter", path);
+
     if (rc == GENIE_OK) {
         wal_base base = wal_base_of(first->map.p, first->map.n);
         rc = wal_writer_open(path, wr->zWal, &base, &wr->w);

@@ -481,7 +481,8 @@ static genie_status ivf_search_or_exact(const genie_index *idx, uint32_t firstPa
         rc = util_error(GENIE_EINVAL, "exact search takes no nprobe, candidates, radius or recall target");
     if (rc == GENIE_OK && opt->exact) {
         genie_vectors base = {st->ix.n, st->ix.dim, (float *)(uintptr_t)st->ix.aVec};
-        rc = exact_range(idx, &base, first, nObj, queries, st->ix.metric, opt->k, opt, out, aN, &stats.backend);
+        rc = exact_live(idx, &base, first, nObj, firstPart + nParts == idx->nPart, queries, st->ix.metric, opt->k, opt,
+                        out, aN, &stats.backend);
         stats.verified = queries->n * nObj;
         stats.rerank_seconds = util_now() - tStart;
     } else if (rc == GENIE_OK) {

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "genie/vectors.h"
 #include "serve.h"
 
 int serve_name_ok(const char *zName)
@@ -184,13 +183,10 @@ void serve_index_info_json(serve_index *p, json_buf *b)
         l->ix.pType->xInfoJson(&l->ix, b);
     genie_live_info li;
     genie_index_live_info(l->idx, &li);
-    genie_ivf_info ivf; /* an inverted-file vectors index takes no writes yet (docs/VECTORS.md) */
-    int writable = l->ix.pType->pWrites &&
-                   !(i->type == GENIE_TYPE_VECTORS && genie_vectors_index_ivf(l->idx, &ivf) == GENIE_OK);
     json_buf_printf(b,
                     ",\"writable\":%s,\"log\":{\"bytes\":%llu,\"objects_added\":%llu,\"objects_deleted\":%llu,"
                     "\"file_objects\":%llu}",
-                    writable ? "true" : "false", (unsigned long long)li.log_bytes,
+                    l->ix.pType->pWrites ? "true" : "false", (unsigned long long)li.log_bytes,
                     (unsigned long long)li.added, (unsigned long long)li.deleted, (unsigned long long)li.base_objects);
     uint32_t nParts = genie_index_parts(l->idx);
     json_buf_printf(b, ",\"parts\":[");

@@ -250,8 +250,8 @@ __global__ void __launch_bounds__(IVF_THREADS)
 ivf_pq_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, const uint32_t *aProbe,
               const float *aPdist, const uint32_t *aOff, uint32_t nprobe, const uint64_t *aStart, const uint32_t *aId,
               const float *aCentroid, const float *aCodebook, const uint8_t *aCode, uint32_t M, uint32_t bits,
-              const float *aVec, const float *aNorm, const uint32_t *aAllow, uint32_t k, uint32_t nRefine,
-              genie_neighbor *out, uint32_t *aN)
+              const float *aVec, const float *aNorm, const uint32_t *aAllow, int squared, uint32_t k,
+              uint32_t nRefine, genie_neighbor *out, uint32_t *aN)
 {
     extern __shared__ unsigned long long smem[];
     __shared__ select_block_shared sh;
@@ -315,7 +315,7 @@ ivf_pq_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, 
     uint32_t nCand = aAllow ? sAllowed : aOff[(uint64_t)qi * (nprobe + 1) + nprobe], nR = nCand < R ? nCand : R;
     uint32_t n = nCand < k ? nCand : k;
     if (!nRefine) {
-        write_answers(&s, n, l2, out + (uint64_t)qi * k);
+        write_answers(&s, n, l2 && !squared, out + (uint64_t)qi * k);
     } else {
         for (uint32_t j = threadIdx.x; j < nR; j += IVF_THREADS)
             sIds[j] = (uint32_t)s.a[j];
@@ -568,7 +568,7 @@ static genie_status search_batch(ivf_resident *r, const engine_ivf *ix, const en
         ivf_pq_search<<<nb, IVF_THREADS, smem, r->stream>>>(
             r->d_q, ix->dim, (int)ix->metric, r->d_order, r->d_probe, r->d_pdist, r->d_off, nprobe, r->d_start,
             r->d_id, r->d_centroid, r->d_codebook, r->d_code, ix->pqM, ix->pqBits, r->d_vec,
-            r->d_norm, allow, k, q->nRefine, r->d_out, r->d_n);
+            r->d_norm, allow, q->squared, k, q->nRefine, r->d_out, r->d_n);
         CUDA_CHECK_LAUNCH(rc, "ivf_pq_search", fail);
     }
     CUDA_TRY(cudaMemcpyAsync(r->h_out, r->d_out, (size_t)nb * k * sizeof(genie_neighbor), cudaMemcpyDeviceToHost,

@@ -60,6 +60,8 @@ const char *test_path(const char *name);
 genie_backend test_backend(void);
 /** Deterministic PRNG (xorshift64*). */
 uint64_t test_rand(uint64_t *state);
+/** @p n floats uniform in [-4, 4) from test_rand. */
+void test_uniform_floats(uint64_t *state, float *a, size_t n);
 
 /** An object set for building and for the naive oracle. */
 typedef struct test_objects {

@@ -15,12 +15,6 @@
 
 enum { N = 600, DIM = 16, NLIST = 16, NPROBE = 4, NQ = 24, K = 7, R = 20 };
 
-static void fill(uint64_t *s, float *a, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        a[i] = (float)((double)(test_rand(s) >> 11) / 9007199254740992.0 * 8 - 4);
-}
-
 static void ivf_search(const genie_index *idx, const genie_vectors *q, genie_backend be, uint32_t k, uint32_t refine,
                        const genie_filter *f, genie_neighbor *out, uint32_t *aN)
 {
@@ -93,8 +87,8 @@ TEST(filter_ivf_scans_equal_filtered_candidates)
 {
     uint64_t s = 29;
     float *aBase = malloc((size_t)N * DIM * sizeof *aBase), *aQ = malloc((size_t)NQ * DIM * sizeof *aQ);
-    fill(&s, aBase, (size_t)N * DIM);
-    fill(&s, aQ, (size_t)NQ * DIM);
+    test_uniform_floats(&s, aBase, (size_t)N * DIM);
+    test_uniform_floats(&s, aQ, (size_t)NQ * DIM);
     genie_vectors base = {N, DIM, aBase}, q = {NQ, DIM, aQ};
     genie_filter *f;
     CHECK_OK(genie_filter_new(&f, N));

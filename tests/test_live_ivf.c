@@ -18,12 +18,6 @@
 
 enum { BASE = 500, ADD = 120, DIM = 16, NLIST = 12, NQ = 20, K = 7, DEL = 15 };
 
-static void fill(uint64_t *s, float *a, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        a[i] = (float)((double)(test_rand(s) >> 11) / 9007199254740992.0 * 8 - 4);
-}
-
 typedef struct ivf_case {
     genie_metric metric;
     uint32_t M, refine, nprobe, partObjects;
@@ -72,8 +66,8 @@ static void one_case(const ivf_case *c, uint64_t seed)
 {
     uint64_t s = seed;
     float *aVec = malloc((size_t)(BASE + ADD) * DIM * sizeof *aVec), aQ[NQ * DIM];
-    fill(&s, aVec, (size_t)(BASE + ADD) * DIM);
-    fill(&s, aQ, NQ * DIM);
+    test_uniform_floats(&s, aVec, (size_t)(BASE + ADD) * DIM);
+    test_uniform_floats(&s, aQ, NQ * DIM);
     genie_vectors base = {BASE, DIM, aVec}, q = {NQ, DIM, aQ};
     char zIndex[1024];
     snprintf(zIndex, sizeof zIndex, "%s", test_path("live-ivf.genie"));

@@ -45,17 +45,8 @@
 #include "genie/text.h"
 
 #include "../tests/http_client.h"
+#include "bench_server.h"
 
-#define SYN_FUNCTIONS 32u
-#define SYN_BUCKETS 1024u
-#define SYN_CLUSTER 100u
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
@@ -69,35 +60,16 @@ static void die(const char *fmt, ...)
     exit(1);
 }
 
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 2685821657736338717ull;
-}
-
-/* A member of cluster @p c: per function, the cluster's bucket 70% of the time. */
-static void synthetic_member(uint64_t c, uint64_t *rng, uint32_t *aKw)
-{
-    for (uint32_t f = 0; f < SYN_FUNCTIONS; f++) {
-        uint64_t h = (c + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(f + 1) * 0xc2b2ae3d27d4eb4full;
-        h ^= h >> 29;
-        uint32_t b = rnd(rng) % 10 < 7 ? (uint32_t)(h % SYN_BUCKETS) : (uint32_t)(rnd(rng) % SYN_BUCKETS);
-        aKw[f] = f * SYN_BUCKETS + b;
-    }
-}
-
 static void build_synthetic(const char *zPath, uint64_t n)
 {
     genie_builder *b;
     if (genie_builder_new(&b, NULL) != GENIE_OK)
         die("builder: %s", genie_last_error());
     uint64_t rng = 42;
-    uint32_t aKw[SYN_FUNCTIONS];
+    uint32_t aKw[BENCH_FUNCTIONS];
     for (uint64_t i = 0; i < n; i++) {
-        synthetic_member(i / SYN_CLUSTER, &rng, aKw);
-        genie_object o = {aKw, SYN_FUNCTIONS, 0, 0, NULL, 0};
+        bench_lsh_member(i / BENCH_CLUSTER, &rng, aKw);
+        genie_object o = {aKw, BENCH_FUNCTIONS, 0, 0, NULL, 0};
         if (genie_builder_add(b, &o) != GENIE_OK)
             die("add: %s", genie_last_error());
     }
@@ -182,22 +154,22 @@ static void text_workload(workload *w, const genie_index *idx, const char *zFile
 static void synthetic_workload(workload *w, uint64_t nObjects, uint32_t k, size_t n)
 {
     uint64_t rng = 7;
-    uint32_t aKw[SYN_FUNCTIONS];
-    genie_item aItem[SYN_FUNCTIONS];
+    uint32_t aKw[BENCH_FUNCTIONS];
+    genie_item aItem[BENCH_FUNCTIONS];
     for (size_t i = 0; i < n; i++) {
-        synthetic_member(rnd(&rng) % ((nObjects + SYN_CLUSTER - 1) / SYN_CLUSTER), &rng, aKw);
+        bench_lsh_member(bench_rnd(&rng) % ((nObjects + BENCH_CLUSTER - 1) / BENCH_CLUSTER), &rng, aKw);
         char *zBody;
         size_t nBody;
         FILE *m = open_memstream(&zBody, &nBody);
         fputs("{\"queries\":[[", m);
-        for (uint32_t f = 0; f < SYN_FUNCTIONS; f++) {
+        for (uint32_t f = 0; f < BENCH_FUNCTIONS; f++) {
             fprintf(m, "%s%u", f ? "," : "", aKw[f]);
             aItem[f] = (genie_item){aKw[f], aKw[f], 1};
         }
         fprintf(m, "]],\"k\":%u}", k);
         fclose(m);
         add_body(w, zBody, nBody);
-        if (genie_queries_add(w->q, aItem, SYN_FUNCTIONS, 0) != GENIE_OK)
+        if (genie_queries_add(w->q, aItem, BENCH_FUNCTIONS, 0) != GENIE_OK)
             die("%s", genie_last_error());
     }
 }
@@ -235,72 +207,6 @@ static void cli_answers(workload *w, const char *zCmd)
     free(zLine);
     if (pclose(f) != 0 || i < w->n)
         die("%s: %zu answers for %zu queries", zCmd, i, w->n);
-}
-
-/* ------------------------------------------------------------- server */
-
-typedef struct server {
-    pid_t pid;
-    uint16_t port;
-} server;
-
-static void server_start(server *s, char **azArg)
-{
-    int aPipe[2];
-    if (pipe(aPipe) != 0)
-        die("pipe");
-    s->pid = fork();
-    if (s->pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* the server goes when the bench does */
-        dup2(aPipe[1], STDOUT_FILENO);
-        close(aPipe[0]);
-        close(aPipe[1]);
-        execv(azArg[0], azArg);
-        _exit(127);
-    }
-    close(aPipe[1]);
-    char zLine[256];
-    size_t n = 0;
-    while (n + 1 < sizeof zLine && read(aPipe[0], zLine + n, 1) == 1 && zLine[n] != '\n')
-        n++;
-    zLine[n] = '\0';
-    close(aPipe[0]);
-    const char *zColon = strrchr(zLine, ':');
-    if (!strstr(zLine, "listening on") || !zColon)
-        die("genie serve did not start: '%s'", zLine);
-    s->port = (uint16_t)atoi(zColon + 1);
-}
-
-static void server_stop(server *s)
-{
-    kill(s->pid, SIGTERM);
-    int st;
-    waitpid(s->pid, &st, 0);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        fprintf(stderr, "serve_bench: genie serve ended with status 0x%x\n", st);
-}
-
-static double metric(uint16_t port, const char *zName)
-{
-    http_client c;
-    http_client_init(&c, port);
-    http_answer a;
-    double v = 0;
-    if (http_request(&c, "GET", "/metrics", NULL, NULL, 0, &a) == 200) {
-        /* the sample's line, not the "# HELP" or "# TYPE" line that names it */
-        size_t n = strlen(zName);
-        const char *p = a.zBody;
-        while (p && strncmp(p, zName, n) != 0) {
-            p = strchr(p, '\n');
-            if (p)
-                p++;
-        }
-        if (p)
-            v = atof(p + n);
-    }
-    http_answer_free(&a);
-    http_client_close(&c);
-    return v;
 }
 
 /* --------------------------------------------------------------- load */
@@ -355,9 +261,9 @@ static void *client_main(void *arg)
         if (i >= L->total)
             break;
         size_t q = i % L->w->n;
-        double t0 = now();
+        double t0 = bench_now();
         int st = send_one(L, &c, q, &a);
-        L->aLatency[i] = now() - t0;
+        L->aLatency[i] = bench_now() - t0;
         tally(L, q, st, &a);
         http_answer_free(&a);
     }
@@ -392,19 +298,19 @@ static void run_clients(const workload *w, uint16_t port, const char *zPath, uns
     for (unsigned i = 0; i < nClient; i++)
         if (pthread_create(&aT[i], &attr, client_main, &L) != 0)
             die("cannot start client thread %u", i);
-    double batches0 = metric(port, "genie_batch_queries_count "), queries0 = metric(port, "genie_batch_queries_sum ");
-    double engine0 = metric(port, "genie_engine_seconds_total ");
-    double cpu0 = metric(port, "genie_engine_cpu_seconds_total ");
+    double batches0 = bench_metric(port, "genie_batch_queries_count "), queries0 = bench_metric(port, "genie_batch_queries_sum ");
+    double engine0 = bench_metric(port, "genie_engine_seconds_total ");
+    double cpu0 = bench_metric(port, "genie_engine_cpu_seconds_total ");
     /* the clock starts before the release: the clients may run first */
-    double t0 = now();
+    double t0 = bench_now();
     pthread_barrier_wait(&L.ready);
     for (unsigned i = 0; i < nClient; i++)
         pthread_join(aT[i], NULL);
-    double secs = now() - t0;
-    double batches = metric(port, "genie_batch_queries_count ") - batches0;
-    double queries = metric(port, "genie_batch_queries_sum ") - queries0;
-    double engine = metric(port, "genie_engine_seconds_total ") - engine0;
-    double cpu = metric(port, "genie_engine_cpu_seconds_total ") - cpu0;
+    double secs = bench_now() - t0;
+    double batches = bench_metric(port, "genie_batch_queries_count ") - batches0;
+    double queries = bench_metric(port, "genie_batch_queries_sum ") - queries0;
+    double engine = bench_metric(port, "genie_engine_seconds_total ") - engine0;
+    double cpu = bench_metric(port, "genie_engine_cpu_seconds_total ") - cpu0;
     qsort(L.aLatency, nRequest, sizeof *L.aLatency, compare_double);
     char zOnCpu[16], zWrong[32];
     snprintf(zOnCpu, sizeof zOnCpu, "%.0f%%", engine > 0 ? 100 * cpu / engine : 0);
@@ -446,14 +352,14 @@ static double inprocess_qps(const genie_index *idx, const workload *w, const gen
     }
     double best = 0;
     for (int rep = 0; rep < 3; rep++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (size_t c = 0; c < nChunk; c++) {
             genie_results *r;
             if (genie_search(idx, aQ[c], opt, &r) != GENIE_OK)
                 die("search: %s", genie_last_error());
             genie_results_free(r);
         }
-        double t = now() - t0;
+        double t = bench_now() - t0;
         if (rep == 0 || t < best)
             best = t;
     }
@@ -537,10 +443,10 @@ int main(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     if (nSynthetic) {
-        double t0 = now();
+        double t0 = bench_now();
         build_synthetic(zIndex, nSynthetic);
         fprintf(stderr, "serve_bench: %llu synthetic objects written to %s in %.1f s\n",
-                (unsigned long long)nSynthetic, zIndex, now() - t0);
+                (unsigned long long)nSynthetic, zIndex, bench_now() - t0);
     }
     genie_index *idx;
     if (genie_index_open(zIndex, &idx) != GENIE_OK)
@@ -645,8 +551,8 @@ int main(int argc, char **argv)
         azArg[n++] = (char *)zHttpThreads;
     }
     azArg[n] = NULL;
-    server s;
-    server_start(&s, azArg);
+    bench_server s;
+    bench_server_start(&s, azArg);
     const char *pReq = zRequests;
     size_t nRequest = 0;
     for (const char *p = zClients; *p;) {
@@ -666,7 +572,7 @@ int main(int argc, char **argv)
         else if (*p)
             die("--clients: bad list '%s'", zClients);
     }
-    server_stop(&s);
+    bench_server_stop(&s);
     for (size_t i = 0; i < w.n; i++) {
         free(w.azBody[i]);
         if (w.azWant)

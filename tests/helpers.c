@@ -46,6 +46,12 @@ uint64_t test_rand(uint64_t *s)
     return *s * 2685821657736338717ull;
 }
 
+void test_uniform_floats(uint64_t *state, float *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        a[i] = (float)((double)(test_rand(state) >> 11) / 9007199254740992.0 * 8 - 4);
+}
+
 genie_index *test_build(const test_objects *objs, uint32_t sublistLength, const char *path)
 {
     genie_build_options opt = {.sublist_length = sublistLength};

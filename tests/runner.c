@@ -249,7 +249,36 @@ char g_zTestDir[1024];
     X(docs_corrupt_sections_rejected, 60) \
     X(docs_cache_modes_equal_exhaustive, 240) \
     X(docs_gpu_host_side_equals_exhaustive, 120) \
-    X(docs_cache_plan_files_rejected, 30)
+    X(docs_cache_plan_files_rejected, 30) \
+    X(filter_keywords_equal_index_of_allowed, 120) \
+    X(filter_labels_and_bitmap_calls, 30) \
+    X(filter_text_equal_index_of_allowed, 60) \
+    X(filter_table_equal_filtered_full_ranking, 60) \
+    X(filter_docs_equal_filtered_full_ranking, 60) \
+    X(filter_sets_equal_index_of_allowed, 60) \
+    X(filter_sequences_equal_index_of_allowed, 60) \
+    X(filter_vectors_equal_index_of_allowed, 60) \
+    X(filter_exact_vectors_every_metric, 120) \
+    X(filter_metric_equal_index_of_allowed, 60) \
+    X(filter_ivf_scans_equal_filtered_candidates, 120) \
+    X(live_keywords_equal_rebuilt_index, 120) \
+    X(live_text_sets_sequences_table_equal_rebuilt_index, 120) \
+    X(live_sets_exact_filtered_equal_rebuilt_index, 120) \
+    X(live_ivf_equals_compacted_index, 120) \
+    X(live_vectors_equal_rebuilt_index, 120) \
+    X(live_metric_vectors_equal_rebuilt_index, 120) \
+    X(live_kill_writer_keeps_acknowledged_writes, 240) \
+    X(live_torn_last_record_dropped, 60) \
+    X(live_damaged_log_named_error, 120) \
+    X(live_kill_during_compaction_old_or_new, 60) \
+    X(live_full_disk_refuses_the_write, 60) \
+    X(live_writer_threads_add_at_once, 60) \
+    X(live_reader_process_sees_acknowledged_writes, 60) \
+    X(live_second_writer_process_refused, 60) \
+    X(live_refresh_snapshot_shares_the_file, 60) \
+    X(serve_live_writes_equal_cli, 120) \
+    X(serve_live_concurrent_writes_and_searches, 120) \
+    X(serve_live_lock_and_refusals, 60)
 
 #define DECLARE(name, secs) void test_##name(void);
 TESTS(DECLARE)

@@ -277,3 +277,41 @@ void check_not_built(void)
     free(z);
 }
 #endif
+
+char *cli_json_results(const char *zLines)
+{
+    strbuf b = {0};
+    sb_printf(&b, "{\"results\":[");
+    const char *p = zLines;
+    int first = 1;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        sb_printf(&b, "%s%.*s", first ? "" : ",", (int)n, p);
+        first = 0;
+        p += n + (e ? 1 : 0);
+    }
+    sb_printf(&b, "]}");
+    return b.z;
+}
+
+void served_check_cli(const served *s, const char *zName, const char *zCliArgs, const char *zBody)
+{
+    char zCmd[4096];
+    snprintf(zCmd, sizeof zCmd, "%s search -q --json %s %s", GENIE_BIN_PATH, backend_flag(), zCliArgs);
+    char *zLines = run_capture(zCmd);
+    char *zWant = cli_json_results(zLines);
+    char zPath[128];
+    snprintf(zPath, sizeof zPath, "/v1/indexes/%s/search", zName);
+    http_answer a;
+    int st = served_request(s, "POST", zPath, zBody, &a);
+    CHECK_STATUS(st, 200, &a);
+    if (strcmp(a.zBody, zWant) != 0)
+        test_fail_at(__FILE__, __LINE__,
+                     "%s: the server's answer differs from genie search --json %s:\n  got  %.800s\n  want %.800s", zName,
+                     zCliArgs, a.zBody, zWant);
+    CHECK(a.nBody > 20); /* a real answer, not an empty one both agree on */
+    http_answer_free(&a);
+    free(zWant);
+    free(zLines);
+}

@@ -37,6 +37,13 @@ void served_stop(served *s);
 int served_request(const served *s, const char *zMethod, const char *zPath, const char *zBody, http_answer *a);
 /** The standard output of the shell command @p zCmd (malloc'd); the command must exit 0. */
 char *run_capture(const char *zCmd);
+/** The body the server sends for the CLI's JSON lines @p zLines: {"results":[line,line,...]} (malloc'd). */
+char *cli_json_results(const char *zLines);
+/**
+ * Fail unless the server's answer to search body @p zBody on index
+ * @p zName is byte for byte `genie search -q --json BACKEND zCliArgs`'s.
+ */
+void served_check_cli(const served *s, const char *zName, const char *zCliArgs, const char *zBody);
 /** "-b NAME" for the test backend. */
 const char *backend_flag(void);
 

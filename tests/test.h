@@ -66,6 +66,8 @@ uint64_t test_rand(uint64_t *state);
  * searches are checked against); cosine is 1 for a zero vector.
  */
 double test_vector_distance(genie_metric metric, const float *a, const float *b, uint32_t dim);
+/** @p n floats uniform in [-4, 4) from test_rand. */
+void test_uniform_floats(uint64_t *state, float *a, size_t n);
 
 /** An object set for building and for the naive oracle. */
 typedef struct test_objects {

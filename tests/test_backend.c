@@ -298,11 +298,11 @@ TEST(backend_names_and_errors)
 
 static genie_status fake_exact(int device, void **ppResident, const float *base, uint64_t nBase,
                                const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric,
-                               genie_precision precision, uint32_t k, genie_neighbor *out,
+                               genie_precision precision, const uint64_t *aAllow, uint32_t k, genie_neighbor *out,
                                engine_exact_counts *pCounts)
 {
     (void)device, (void)ppResident, (void)base, (void)nBase, (void)queries, (void)dim, (void)metric;
-    (void)precision;
+    (void)precision, (void)aAllow;
     pCounts->distances += 2 * nQuery; /* what it claims, to be seen in the stats */
     pCounts->direct += nQuery;
     for (uint64_t i = 0; i < nQuery * k; i++)

@@ -246,7 +246,7 @@ static genie_lc_results *search_batched(const genie_index *idx, const corpus *c,
     r->anDist = calloc(c->nq, sizeof *r->anDist);
     uint32_t first = o->first_cluster, end = o->n_clusters ? first + o->n_clusters : L.info.n_clusters;
     pairs_ctx x = {&s, c};
-    CHECK_OK(lc_batch_search(&L, &s, o, first, end, c->nq, cpu_pairs, &x, r));
+    CHECK_OK(lc_batch_search(&L, &s, o, NULL, first, end, c->nq, cpu_pairs, &x, r));
     r->stats.backend = GENIE_BACKEND_CPU;
     for (size_t q = 0; q < c->nq; q++)
         r->stats.verified += r->anDist[q];

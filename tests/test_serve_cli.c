@@ -13,24 +13,6 @@
 #include "serve_harness.h"
 #include "test.h"
 
-/* The body the server must send for the CLI's JSON lines: {"results":[line,line,...]}. */
-static char *expected_from_cli(const char *zLines)
-{
-    strbuf b = {0};
-    sb_printf(&b, "{\"results\":[");
-    const char *p = zLines;
-    int first = 1;
-    while (*p) {
-        const char *e = strchr(p, '\n');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        sb_printf(&b, "%s%.*s", first ? "" : ",", (int)n, p);
-        first = 0;
-        p += n + (e ? 1 : 0);
-    }
-    sb_printf(&b, "]}");
-    return b.z;
-}
-
 typedef struct type_case {
     const char *zName;    /* index name */
     char *zCliArgs;       /* genie search options and the query file */
@@ -41,22 +23,7 @@ static void check_refused(const served *s, const char *zPath, const char *zBody,
 
 static void compare_with_cli(const served *s, const type_case *tc)
 {
-    char zCmd[4096];
-    snprintf(zCmd, sizeof zCmd, "%s search -q --json %s %s", GENIE_BIN_PATH, backend_flag(), tc->zCliArgs);
-    char *zLines = run_capture(zCmd);
-    char *zWant = expected_from_cli(zLines);
-    char zPath[128];
-    snprintf(zPath, sizeof zPath, "/v1/indexes/%s/search", tc->zName);
-    http_answer a;
-    int st = served_request(s, "POST", zPath, tc->zBody, &a);
-    CHECK_STATUS(st, 200, &a);
-    if (strcmp(a.zBody, zWant) != 0)
-        test_fail_at(__FILE__, __LINE__, "%s: the server's answer differs from genie search --json %s:\n  got  %.800s\n  want %.800s",
-                     tc->zName, tc->zCliArgs, a.zBody, zWant);
-    CHECK(a.nBody > 20); /* a real answer, not an empty one both agree on */
-    http_answer_free(&a);
-    free(zWant);
-    free(zLines);
+    served_check_cli(s, tc->zName, tc->zCliArgs, tc->zBody);
 }
 
 static const char *const azWord[] = {"apple", "bread", "cheese", "dough", "egg",   "flour", "grape", "honey",
@@ -606,7 +573,7 @@ TEST(serve_recall_requests_run_alone)
         snprintf(zCmd, sizeof zCmd, "%s search -q --json %s -k 2 --recall 0.9 %s %s", GENIE_BIN_PATH, backend_flag(),
                  test_path("rseq.genie"), azFile[i]);
         char *zLines = run_capture(zCmd);
-        char *zWant = expected_from_cli(zLines);
+        char *zWant = cli_json_results(zLines);
         if (strcmp(aC[i].a.zBody, zWant) != 0)
             test_fail_at(__FILE__, __LINE__, "request %d: the server's answer differs from genie search --recall:\n"
                          "  got  %.600s\n  want %.600s", i, aC[i].a.zBody, zWant);

@@ -239,6 +239,7 @@ static void emulate(const sim_request *req, uint32_t nT, uint64_t nPool, sim_res
     a.aListOffset = d->aListOffset;
     a.aPosting = d->aPosting;
     a.aSize = d->aSize;
+    a.aAllow = (const uint32_t *)d->aAllow;
     a.nObject = d->nObject;
     a.nQuery = req->nQuery;
     a.measure = req->measure;
@@ -288,7 +289,7 @@ static void check_same(const sim_results *x, const sim_results *y, const uint8_t
 
 static void run_cases(const coll *c, const qset *qs, int emulateToo)
 {
-    sim_data data = {c->nObject, c->aSize, c->nList, c->aListOffset, c->aPosting};
+    sim_data data = {c->nObject, c->aSize, c->nList, c->aListOffset, c->aPosting, NULL};
     sim_layout lay = {c->nClass, c->aClassLo, c->aElemList, c->aListClass, c->aListOffset};
     static const uint32_t aK[] = {1, 7, 100, 0, 0, 5, SIM_GPU_MAX_K};
     static const double aMin[] = {0, 0, 0, 0.3, 0.8, 0.25, 0};

@@ -23,6 +23,10 @@
 int cmd_build(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+/* The writes of a live index (tools/cmd_write.c). */
+int cmd_add(int argc, char **argv);
+int cmd_delete(int argc, char **argv);
+int cmd_compact(int argc, char **argv);
 /* genie eval: the entry of the index's type evaluates (tools/cmd_eval.c). */
 int cmd_eval(int argc, char **argv);
 /* genie knn-graph: the entry of the index's type writes its k-NN graph (tools/cmd_knn_graph.c). */
@@ -297,6 +301,52 @@ void cli_deprecated(const char *zWho, int c, const char *zLong);
  *         CLI_EXIT_USAGE with the message printed), 0 otherwise.
  */
 int cli_engine_option(const char *zCmd, int c, const char *zArg, genie_search_options *opt, int *pStatus);
+
+/*
+ * The filter options of every search (tools/cli_filter.c): each search
+ * command puts CLI_FILTER_LONG_OPTIONS in its getopt_long table and
+ * CLI_FILTER_HELP in its --help text; cli_search_option() collects them
+ * (cli_filter_option()), and genie search's loop makes the filter once the
+ * index is open (cli_filter_make()).
+ */
+#define CLI_OPT_FILTER_LABELS 0x150
+#define CLI_OPT_FILTER_IDS 0x151
+#define CLI_OPT_WHERE 0x152
+#define CLI_FILTER_LONG_OPTIONS                                         \
+    {"filter-labels", required_argument, 0, CLI_OPT_FILTER_LABELS},    \
+    {"filter-ids", required_argument, 0, CLI_OPT_FILTER_IDS},          \
+    {"where", required_argument, 0, CLI_OPT_WHERE}
+#define CLI_FILTER_HELP                                                              \
+    "      --filter-ids FILE   answer only with the objects whose ids (as\n"         \
+    "                          printed) FILE lists, white space between them\n"     \
+    "      --filter-labels FILE  answer only with the objects whose labels\n"      \
+    "                          FILE lists\n"                                        \
+    "      --where COND        tables: only rows with COLUMN=V1,V2,... (one of\n"   \
+    "                          the values) or, numeric columns, COLUMN=LO..HI\n"    \
+    "                          (either end may be left out); filter options\n"     \
+    "                          repeat and AND; the answers are exactly those of\n" \
+    "                          an index of the allowed objects alone\n"
+/**
+ * Collect a filter option of command @p zCmd.
+ * @return 1 when @p c is one (*pStatus: CLI_EXIT_OK, or CLI_EXIT_USAGE
+ *         with the message printed), 0 otherwise.
+ */
+int cli_filter_option(const char *zCmd, int c, const char *zArg, int *pStatus);
+struct itype_index;
+/**
+ * The filter of the collected options for the open index @p ix: *pOut is
+ * NULL when no filter option was given; free it with genie_filter_free().
+ * @return CLI_EXIT_OK, CLI_EXIT_FAIL (a file that cannot be read, an id
+ *         that is no object: printed), CLI_EXIT_USAGE (--where on a type
+ *         without columns).
+ */
+int cli_filter_make(const char *zCmd, const struct itype_index *ix, genie_filter **pOut);
+/**
+ * The unsigned 64-bit numbers of file @p zPath ("-": standard input), white
+ * space between them, into a new array *paOut (free it): object ids, labels.
+ * @return CLI_EXIT_OK, CLI_EXIT_FAIL (printed: the file, the line, the token).
+ */
+int cli_read_numbers(const char *zPath, uint64_t **paOut, size_t *pn);
 
 /*
  * The notice of a search with backend auto that found no usable GPU in a

@@ -34,6 +34,9 @@ int cli_search_option(cli_search *s, int c, const char *zArg, int *pStatus)
             return 0;
         s->o.exact = 1;
         return 1;
+    case CLI_OPT_FILTER_IDS:
+    case CLI_OPT_FILTER_LABELS:
+    case CLI_OPT_WHERE: return cli_filter_option("search", c, zArg, pStatus);
     case 'J': s->json = 1; return 1;
     case 's': s->o.show = 1; return 1;
     case 'v': s->verbose = 1; return 1;
@@ -105,7 +108,10 @@ int cli_search_main(cli_search *s, int argc, char **argv, const char *zIndex, co
     int st = cli_search_open(s, zIndex);
     if (st != CLI_EXIT_OK)
         return st;
-    if (s->xOpened)
+    genie_filter *filter = NULL;
+    st = cli_filter_make("search", &s->ix, &filter);
+    s->o.filter = filter;
+    if (st == CLI_EXIT_OK && s->xOpened)
         st = s->xOpened(s, zIndex, zQueries);
     if (st == CLI_EXIT_OK)
         st = cli_search_run(s, zQueries ? zQueries : "-");
@@ -114,6 +120,8 @@ int cli_search_main(cli_search *s, int argc, char **argv, const char *zIndex, co
     if (st == CLI_EXIT_OK && s->verbose)
         print_verbose(s);
     cli_search_close(s);
+    s->o.filter = NULL;
+    genie_filter_free(filter);
     return st;
 }
 

@@ -55,7 +55,9 @@ struct cli_search {
  * type's limit), 'J' (--json), 's' (--show), 'v' (-v), 'q' (-q) and, for
  * the types that take them (their option descriptors), CLI_OPT_MIN_COUNT
  * (--min-count; 'm', deprecated), 'K' (-K, --candidates), 'R' (--recall)
- * and 'E' (--exact), into s.  @return 1 when @p c is one of them
+ * and 'E' (--exact), into s; and the filter options
+ * (CLI_FILTER_LONG_OPTIONS, every type), made into s->o.filter once the
+ * index is open (cli_search_main).  @return 1 when @p c is one of them
  * (*pStatus: CLI_EXIT_OK, or CLI_EXIT_USAGE with the message printed), 0
  * otherwise.
  */
@@ -79,9 +81,10 @@ int cli_search_run(cli_search *s, const char *zQueries);
 /**
  * `genie search [options] INDEX [QUERIES]` once the options are parsed:
  * open @p zIndex (NULL: INDEX is argv[optind], which opening checks),
- * xOpened, answer QUERIES (cli_search_queries(), @p zDefault when none:
- * "-" is standard input, NULL leaves it to xOpened), xSummary, then with
- * -v what ran, close.  @return a CLI_EXIT_* code (failures printed).
+ * make the filter of the filter options, xOpened, answer QUERIES
+ * (cli_search_queries(), @p zDefault when none: "-" is standard input,
+ * NULL leaves it to xOpened), xSummary, then with -v what ran, close.
+ * @return a CLI_EXIT_* code (failures printed).
  */
 int cli_search_main(cli_search *s, int argc, char **argv, const char *zIndex, const char *zDefault);
 /** Close what cli_search_open() opened. */

@@ -75,6 +75,9 @@ void cli_print_usage(FILE *f)
             "  build    build an index of one of the types below from input files\n"
             "  search   answer queries against an index, as its type answers them\n"
             "  info     describe an index file\n"
+            "  add      add objects to an index (its write-ahead log, docs/LIVE.md)\n"
+            "  delete   delete objects of an index by label\n"
+            "  compact  write an index with its log's writes applied\n"
             "  serve    keep indexes open behind an HTTP/JSON API (docs/SERVER.md)\n"
             "  eval     recall@k and queries/s of an approximate search against\n"
             "           exact answers (%s)\n"
@@ -123,7 +126,9 @@ void cli_print_build_overview(void)
 /* Options every search takes, or that the overview describes as a group. */
 static int is_common_search_option(const char *zName)
 {
-    static const char *const az[] = {"k", "json", "show", "verbose", "quiet", "help", "backend", "threads"};
+    static const char *const az[] = {"k",       "json",    "show",       "verbose",       "quiet",
+                                     "help",    "backend", "threads",    "filter-labels", "filter-ids",
+                                     "where"};
     for (size_t i = 0; i < sizeof az / sizeof *az; i++)
         if (strcmp(az[i], zName) == 0)
             return 1;
@@ -183,6 +188,7 @@ void cli_print_search_overview(void)
           "      --show              print each answer's stored record (refused,\n"
           "                          naming why, when INDEX stores none)\n"
           CLI_VERBOSE_HELP
+          CLI_FILTER_HELP
           "  -q, --quiet             no summary, progress or notices on standard error\n"
           "  -h, --help              show this help (with INDEX or -t TYPE: that type's)\n"
           "The GPU options, of the types below that list them:\n"

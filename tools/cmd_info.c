@@ -24,7 +24,10 @@ static const char zHelp[] =
     "(genie build --recall; 0.9 by default); an inverted file (--ivf) gets\n"
     "'ivf' (its kind, metric, lists, product quantizer, training) and\n"
     "'default_nprobe' and 'default_refine', the build's choice for an\n"
-    "estimated recall@10 of default_recall.\n"
+    "estimated recall@10 of default_recall.  An index with a write-ahead\n"
+    "log (genie add, genie delete; docs/LIVE.md) gets 'log': its size and\n"
+    "the objects it added and deleted; 'objects' then counts the added ones\n"
+    "too, the parts are the file's.\n"
     "\n"
     "  -h, --help   show this help\n";
 
@@ -87,6 +90,12 @@ int cmd_info(int argc, char **argv)
     printf("vocabulary_words: %llu\n", (unsigned long long)i.n_words);
     printf("labels: %s\n", i.has_labels ? "yes" : "no");
     printf("records: %s\n", i.has_records ? "yes" : "no");
+    genie_live_info li;
+    genie_index_live_info(idx, &li);
+    if (li.live)
+        printf("log: %llu bytes: %llu objects added, %llu deleted (the file holds %llu)%s\n",
+               (unsigned long long)li.log_bytes, (unsigned long long)li.added, (unsigned long long)li.deleted,
+               (unsigned long long)li.base_objects, li.torn_bytes ? "; a torn last record dropped" : "");
     uint32_t nParts = genie_index_parts(idx);
     printf("parts: %u\n", nParts);
     for (uint32_t p = 0; p < nParts; p++) {

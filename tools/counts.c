@@ -9,7 +9,7 @@
 genie_status counts_search(const itype_index *ix, const itype_options *o, const genie_search_options *eng,
                            const itype_batch *q, itype_results *out)
 {
-    genie_search_options opt = *eng;
+    genie_search_options opt = itype_engine(o, eng);
     opt.k = o->k;
     genie_results *r = NULL;
     genie_status rc = genie_search_with_stats(ix->idx, q->q, &opt, &r, &out->st);
@@ -69,7 +69,7 @@ genie_status counts_search_parts(const itype_index *ix, uint32_t firstPart, uint
                                  const itype_options *o, const genie_search_options *eng, const itype_batch *q,
                                  itype_hits_fn xAdd, void *ctx)
 {
-    genie_search_options opt = *eng;
+    genie_search_options opt = itype_engine(o, eng);
     opt.k = o->k;
     genie_results *r = NULL;
     itype_hit *aOut = malloc((o->k ? o->k : 1) * sizeof *aOut); /* a query's hits: at most k */

@@ -29,8 +29,10 @@ static void on_sigbus(int sig)
 static const struct {
     const char *zName;
     int (*xCmd)(int argc, char **argv);
-} aCmd[] = {{"build", cmd_build}, {"search", cmd_search}, {"info", cmd_info}, {"serve", cmd_serve},
-            {"eval", cmd_eval},   {"knn-graph", cmd_knn_graph}, {"lsh-params", vec_cli_lsh_params},
+} aCmd[] = {{"build", cmd_build},   {"search", cmd_search},   {"info", cmd_info},
+            {"add", cmd_add},       {"delete", cmd_delete},   {"compact", cmd_compact},
+            {"serve", cmd_serve},   {"eval", cmd_eval},       {"knn-graph", cmd_knn_graph},
+            {"lsh-params", vec_cli_lsh_params},
             {"cache-plan", docs_cli_cache_plan}};
 
 static int find_command(const char *zName)

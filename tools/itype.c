@@ -91,6 +91,21 @@ void itype_options_key(const itype_options *o, json_buf *b)
         if (o->aSetting[i].zColumn)
             json_buf_string(b, o->aSetting[i].zColumn, strlen(o->aSetting[i].zColumn));
     }
+    if (o->filter) {
+        /* The filter's maker keys it; a filter without one shares a batch with nothing. */
+        json_buf_puts(b, " F:");
+        if (o->zFilter)
+            json_buf_string(b, o->zFilter, strlen(o->zFilter));
+        else
+            json_buf_printf(b, "%p", (const void *)o->filter);
+    }
+}
+
+genie_search_options itype_engine(const itype_options *o, const genie_search_options *eng)
+{
+    genie_search_options e = *eng;
+    e.filter = o->filter;
+    return e;
 }
 
 const itype_option *itype_option_find(const itype *t, const char *zName)

@@ -131,10 +131,19 @@ typedef struct itype_options {
     itype_setting *aSetting;     /* table: radius and weight settings, in order, after the defaults */
     size_t nSetting;
     int show;                    /* print each hit's stored record (not the search's concern) */
+    /* The objects the search may answer (itype_filter_*, made once the
+     * index is open), NULL: all; every entry's xSearch hands it to the
+     * library's options.  zFilter says what made it (genie serve: the
+     * request's "filter" as written), which keys batches: equal strings on
+     * one open index make equal filters. */
+    const genie_filter *filter;
+    const char *zFilter;
 } itype_options;
 
-/** The defaults of @p t's search: k = t->defaultK, no radius, fp32. */
+/** The defaults of @p t's search: k = t->defaultK, no radius, fp32, no filter. */
 void itype_options_init(itype_options *o, const itype *t);
+/** @p eng with @p o's filter: the engine options an entry's xSearch hands to genie_search and the like. */
+genie_search_options itype_engine(const itype_options *o, const genie_search_options *eng);
 /**
  * The options that change what a search computes (all but show), as a
  * string appended to @p b: two searches with equal keys may share one
@@ -292,6 +301,75 @@ uint32_t itype_float_key(float d);
 typedef genie_status (*itype_hits_fn)(void *ctx, size_t q, const itype_hit *aHit, size_t n, int certified,
                                       uint32_t usedK);
 
+/* ------------------------------------------------------------- filters */
+
+/*
+ * A search's filter (itype_options.filter) from allow-lists and
+ * conditions, for every interface (the CLI's --filter-ids,
+ * --filter-labels and --where, genie serve's "filter"; itype_filter.c):
+ * start from all of @p ix's objects (genie_index_get_info()'s n_objects:
+ * a live index's added objects too) and AND each list or condition in.
+ * Ids are those the type prints (docs: record numbers, mapped by the
+ * entry's xObjectsOfIds).  Each returns 0, or -1 with the reason in zErr
+ * (an id that is no object, a condition the type does not take, the
+ * library's message).
+ */
+int itype_filter_new(const itype_index *ix, genie_filter **pf, char *zErr, size_t nErr);
+int itype_filter_ids(const itype_index *ix, genie_filter *f, const uint64_t *aId, size_t n, char *zErr, size_t nErr);
+int itype_filter_labels(const itype_index *ix, genie_filter *f, const uint64_t *aLabel, size_t n, char *zErr,
+                        size_t nErr);
+int itype_filter_where(const itype_index *ix, genie_filter *f, const char *zCond, char *zErr, size_t nErr);
+
+/* -------------------------------------------------------------- writes */
+
+/*
+ * Objects to add to a live index (docs/LIVE.md), as genie serve parses
+ * them from JSON: in the form of the index's queries (ix->query), but for
+ * keywords, whose objects are lists of keyword numbers (no ranges, no
+ * weights).  n objects.
+ */
+typedef struct itype_objects {
+    size_t n;
+    const uint32_t *aKeyword;    /* ITEMS: object i's keywords aKeyword[aStart[i] .. aStart[i + 1]) */
+    const size_t *aStart;        /* ITEMS, ROW: n + 1 offsets */
+    const char *const *azText;   /* TEXT, LINE: object i; ROW: column names */
+    const size_t *anText;        /* their lengths */
+    const char *const *azValue;  /* ROW: the values of cells [aStart[i], aStart[i + 1]) (NULL: missing) */
+    const float *aVec;           /* VECTOR: n * dim */
+    uint32_t dim;
+} itype_objects;
+
+/* What `genie add` takes besides INDEX and INPUT, by type. */
+#define ITYPE_W_LABELS 0x1    /* --labels: the first number of an input line is the object's label */
+#define ITYPE_W_DELIMITER 0x2 /* --delimiter: records between lines equal to it */
+
+/*
+ * A type's writes.  `genie add` reads the input files of the type's build
+ * through genie_writer_add_file (the library reads every build format);
+ * genie delete and genie compact address objects by label and need
+ * nothing of the type.  xAdd adds objects parsed by genie serve, with
+ * their labels @p aIn (NULL: the next free ones), their labels into aOut;
+ * on failure the message is in zErr (an object the type refuses names its
+ * index in objects[], as the library's messages do).
+ * A type without an itype_writes (docs: its file is ordered by the
+ * build's global scores) takes no writes.
+ */
+typedef struct itype_writes {
+    unsigned flags; /* ITYPE_W_* */
+    genie_status (*xAdd)(genie_writer *w, const itype_index *ix, const itype_objects *p, const uint64_t *aIn,
+                         uint64_t *aOut, char *zErr, size_t nErr);
+} itype_writes;
+
+/* The xAdd of the types whose objects are keyword lists, strings (TEXT, LINE) and vectors (itype_write.c). */
+genie_status itype_add_keywords(genie_writer *w, const itype_index *ix, const itype_objects *p, const uint64_t *aIn,
+                                uint64_t *aOut, char *zErr, size_t nErr);
+genie_status itype_add_strings(genie_writer *w, const itype_index *ix, const itype_objects *p, const uint64_t *aIn,
+                               uint64_t *aOut, char *zErr, size_t nErr);
+genie_status itype_add_vectors(genie_writer *w, const itype_index *ix, const itype_objects *p, const uint64_t *aIn,
+                               uint64_t *aOut, char *zErr, size_t nErr);
+/** @p rc, with the library's message of a failure in zErr (an xAdd's last step). */
+genie_status itype_add_done(genie_status rc, char *zErr, size_t nErr);
+
 /* ------------------------------------------------------------ the entry */
 
 /* Entry flags. */
@@ -392,6 +470,17 @@ struct itype {
     void (*xFromHits)(const itype_hit *aHit, size_t n, const itype_options *o, uint32_t word, void *aOut);
     int (*xHitBefore)(const itype_hit *a, const itype_hit *b, const itype_options *o, uint32_t word);
     const char *zNoShardMap;    /* with xSearchParts: why its shards are parts of one file; NULL: shard maps too */
+
+    /* Filters (optional).  xObjectsOfIds: the objects of the n ids the
+     * type prints (docs: record numbers) into aObject; GENIE_EINVAL with
+     * *pBad the first id that names none (NULL: ids are object ids).
+     * xWhere: AND the objects meeting a condition on the index's columns
+     * into f (NULL: the type has no columns). */
+    genie_status (*xObjectsOfIds)(const itype_index *ix, const uint64_t *aId, size_t n, uint64_t *aObject,
+                                  size_t *pBad);
+    genie_status (*xWhere)(const itype_index *ix, const char *zCond, genie_filter *f);
+    /* Writes: NULL when the type takes none. */
+    const itype_writes *pWrites;
 };
 
 /* Every entry, by genie_index_type: itype_aAll[type], itype_nAll of them. */

@@ -224,6 +224,9 @@ static const char zSearchHelp[] =
     "                          0.5); the batches get the rest\n"
     "      --cache-plan FILE   cuda: what the cache admits (genie cache-plan);\n"
     "                          without: every list if all fit, else none\n"
+    CLI_FILTER_HELP
+    "                          (docs: ids are record numbers; scores keep the\n"
+    "                          whole collection's statistics)\n"
     "      --json              one JSON object per query instead of TSV,\n"
     "                          with the BM25 and PageRank parts\n"
     "      --show              print each hit's stored document\n"
@@ -242,7 +245,8 @@ typedef struct docs_cli {
 static const struct option aSearchOpt[] = {
     CLI_SEARCH_LONG_OPTIONS, {"or", no_argument, 0, 'O'}, {"exhaustive", no_argument, 0, 'E'},
     CLI_BACKEND_LONG_OPTIONS, {"gpu-memory", required_argument, 0, CLI_OPT_SEARCH_GPU_MEMORY},
-    {"cache-fraction", required_argument, 0, 'F'}, {"cache-plan", required_argument, 0, 'P'}, {0, 0, 0, 0}};
+    {"cache-fraction", required_argument, 0, 'F'}, {"cache-plan", required_argument, 0, 'P'},
+    CLI_FILTER_LONG_OPTIONS, {0, 0, 0, 0}};
 
 static int parse_docs_search(int argc, char **argv, cli_search *s, docs_cli *d)
 {
@@ -460,6 +464,7 @@ static genie_status docs_search(const itype_index *ix, const itype_options *o, c
     dopt.gpu_memory = eng->gpu_memory;
     dopt.cache_fraction = o->cacheFraction;
     dopt.plan = o->plan;
+    dopt.filter = o->filter;
     genie_docs_results *r = NULL;
     genie_status rc = genie_docs_search(ix->pState, q->azText, q->anText, q->nQuery, &dopt, &r);
     out->pNative = r;
@@ -499,6 +504,38 @@ static void docs_json(json_buf *b, const itype_printer *p, uint64_t queryNo, con
     json_out_docs_hits(b, p->src.idx, queryNo, a->aHit, a->n, p->show);
 }
 
+/*
+ * Filters name documents by the record numbers genie search prints; the
+ * library's filter is over docIDs (its object ids, in the index's global
+ * order): the table record -> docID, made for each filter.
+ */
+static genie_status docs_objects_of_ids(const itype_index *ix, const uint64_t *aId, size_t n, uint64_t *aObject,
+                                        size_t *pBad)
+{
+    genie_docs_info info;
+    genie_docs_get_info(ix->pState, &info);
+    uint32_t *aDoc = malloc((info.n_docs ? info.n_docs : 1) * sizeof *aDoc);
+    if (!aDoc)
+        return GENIE_ENOMEM;
+    for (uint64_t doc = 0; doc < info.n_docs; doc++) {
+        uint32_t rec = 0;
+        genie_docs_document(ix->pState, (uint32_t)doc, &rec, NULL, NULL, NULL);
+        if (rec < info.n_docs)
+            aDoc[rec] = (uint32_t)doc;
+    }
+    genie_status rc = GENIE_OK;
+    for (size_t i = 0; i < n && rc == GENIE_OK; i++) {
+        if (aId[i] >= info.n_docs) {
+            *pBad = i;
+            rc = GENIE_EINVAL;
+        } else {
+            aObject[i] = aDoc[aId[i]];
+        }
+    }
+    free(aDoc);
+    return rc;
+}
+
 static const itype_option aDocsOption[] = {
     ITYPE_OPTION("k", ITYPE_OPT_UINT, k, 1, GENIE_DOCS_MAX_K),
     ITYPE_OPTION("show", ITYPE_OPT_BOOL, show, 0, 1),
@@ -528,4 +565,5 @@ const itype itype_docs = {
     .xFree = docs_free,
     .xTsv = docs_tsv,
     .xJson = docs_json,
+    .xObjectsOfIds = docs_objects_of_ids,
 };

@@ -197,6 +197,7 @@ static const char zSearchHelp[] =
     "      --min-count N       leave out objects whose count is below N (-m,\n"
     "                          deprecated: -m is a build's hash functions)\n"
     CLI_ENGINE_HELP
+    CLI_FILTER_HELP
     "  -d, --delimiter LINE    text queries: records are blocks of lines\n"
     "                          between lines equal to LINE (e.g. '%')\n"
     "      --json              one JSON object per query instead of TSV\n"
@@ -223,7 +224,7 @@ static void end_progress(cli_search *s, const itype_results *r)
 #define SEARCH_SHORT CLI_SEARCH_SHORT_OPTIONS "m:d:" CLI_ENGINE_SHORT_OPTIONS
 static const struct option aSearchOpt[] = {
     CLI_SEARCH_LONG_OPTIONS, CLI_MIN_COUNT_LONG_OPTION, {"delimiter", required_argument, 0, 'd'},
-    CLI_ENGINE_LONG_OPTIONS, {0, 0, 0, 0}};
+    CLI_ENGINE_LONG_OPTIONS, CLI_FILTER_LONG_OPTIONS,  {0, 0, 0, 0}};
 
 static int parse_search_options(int argc, char **argv, cli_search *s)
 {
@@ -308,6 +309,10 @@ static const itype_option aCountsOption[] = {COUNTS_OPTIONS, {NULL, 0, 0, 0, 0, 
     .cliSearch = {SEARCH_SHORT, aSearchOpt, zSearchHelp}, .pReader = &kw_reader, COUNTS_MEMBERS,           \
     .xSearchParts = counts_search_parts, .xFromHits = counts_from_hits
 
+/* Writes: keyword lists (--labels: a label first on each input line); documents. */
+static const itype_writes kw_writes = {ITYPE_W_LABELS, itype_add_keywords};
+static const itype_writes text_writes = {ITYPE_W_DELIMITER, itype_add_strings};
+
 const itype itype_keywords = {
     .zName = "keywords",
     .zAbout = "sets of integer keywords, one object per line (the default type); top-k by match count",
@@ -317,6 +322,7 @@ const itype itype_keywords = {
     .zJsonQuery = "a list of items (keywords or [lo, hi, weight])",
     .xAddQuery = add_items,
     KW_MEMBERS,
+    .pWrites = &kw_writes,
 };
 
 const itype itype_text = {
@@ -330,4 +336,5 @@ const itype itype_text = {
     KW_MEMBERS,
     .zNoShardMap = "text shards of a shard map have vocabularies of their own, so one query's words would be "
                    "different keywords in each; cut one text index into parts instead (genie build --part-objects)",
+    .pWrites = &text_writes,
 };

@@ -252,6 +252,7 @@ static const char zSearchHelp[] =
     "                          run on a GPU with cuda, and with auto when one\n"
     "                          is usable; jaccard and --brute-force on the\n"
     "                          CPU; -j: the threads over queries)\n"
+    CLI_FILTER_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each answer's stored string or set\n"
     CLI_VERBOSE_HELP
@@ -287,7 +288,7 @@ enum { OPT_BRUTE = 0x300, OPT_CLUSTERS, OPT_RADIUS };
 static const struct option aSearchOpt[] = {
     CLI_SEARCH_LONG_OPTIONS, {"radius", required_argument, 0, OPT_RADIUS},
     {"brute-force", no_argument, 0, OPT_BRUTE}, {"clusters", required_argument, 0, OPT_CLUSTERS},
-    CLI_BACKEND_LONG_OPTIONS, {0, 0, 0, 0}};
+    CLI_BACKEND_LONG_OPTIONS, CLI_FILTER_LONG_OPTIONS, {0, 0, 0, 0}};
 
 static int parse_lc_search(int argc, char **argv, cli_search *s)
 {
@@ -425,6 +426,7 @@ static genie_status lc_search(const itype_index *ix, const itype_options *o, con
     lo.bounded = o->k && o->maxDistance >= 0;
     lo.backend = eng->backend;
     lo.threads = eng->threads;
+    lo.filter = o->filter;
     lo.brute_force = o->bruteForce;
     lo.first_cluster = o->firstCluster;
     lo.n_clusters = o->nClusters;
@@ -511,6 +513,16 @@ static const itype_option aLcOption[] = {
     ITYPE_OPTION("brute_force", ITYPE_OPT_BOOL, bruteForce, 0, 1),
     {NULL, 0, 0, 0, 0, 0, 0}};
 
+/* Writes: strings or sets (one a line), or vectors, by the index's metric (ix->query). */
+static genie_status lc_add(genie_writer *w, const itype_index *ix, const itype_objects *p, const uint64_t *aIn,
+                           uint64_t *aOut, char *zErr, size_t nErr)
+{
+    return ix->query == ITYPE_QUERY_VECTOR ? itype_add_vectors(w, ix, p, aIn, aOut, zErr, nErr)
+                                           : itype_add_strings(w, ix, p, aIn, aOut, zErr, nErr);
+}
+
+static const itype_writes lc_writes = {0, lc_add};
+
 const itype itype_metric = {
     .zName = "metric",
     .zAbout = "exact range and k-NN search under l2, l1, cosine, edit or jaccard (List of Clusters)",
@@ -537,4 +549,5 @@ const itype itype_metric = {
     .xTsv = lc_tsv,
     .xJson = lc_json,
     .xInfoJson = lc_info_json,
+    .pWrites = &lc_writes,
 };

@@ -133,6 +133,7 @@ static const char zSearchHelp[] =
     "                          (ground truth; every query certified)\n"
     CLI_RECALL_HELP
     CLI_ENGINE_HELP
+    CLI_FILTER_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's string\n"
     CLI_VERBOSE_HELP
@@ -169,7 +170,7 @@ static const itype_spelling *seq_spelling(const itype_options *o)
 static const struct option aSearchOpt[] = {
     CLI_SEARCH_LONG_OPTIONS, {"candidates", required_argument, 0, 'K'}, {"certify", optional_argument, 0, 'C'},
     {"exact", no_argument, 0, 'E'}, {"certify-only", optional_argument, 0, 'O'}, {"recall", required_argument, 0, 'R'},
-    CLI_ENGINE_LONG_OPTIONS, {0, 0, 0, 0}};
+    CLI_ENGINE_LONG_OPTIONS, CLI_FILTER_LONG_OPTIONS, {0, 0, 0, 0}};
 
 static int parse_seq_search(int argc, char **argv, cli_search *s)
 {
@@ -295,7 +296,8 @@ static genie_status seq_search(const itype_index *ix, const itype_options *o, co
 {
     genie_seq_options so = seq_options(o);
     genie_seq_results *r = NULL;
-    genie_status rc = genie_seq_search(ix->idx, q->azText, q->anText, q->nQuery, &so, eng, &r);
+    genie_search_options e = itype_engine(o, eng);
+    genie_status rc = genie_seq_search(ix->idx, q->azText, q->anText, q->nQuery, &so, &e, &r);
     out->pNative = r;
     if (r) {
         out->nQuery = genie_seq_results_queries(r);
@@ -366,9 +368,10 @@ static genie_status seq_search_parts(const itype_index *ix, uint32_t firstPart, 
 {
     genie_seq_options so = seq_options(o);
     genie_seq_results *r = NULL;
+    genie_search_options e = itype_engine(o, eng);
     itype_hit *aOut = malloc((o->k ? o->k : 1) * sizeof *aOut); /* a query's hits: at most k */
     genie_status rc = aOut ? genie_seq_search_parts(ix->idx, firstPart, nParts, q->azText, q->anText, q->nQuery,
-                                                    &so, eng, &r)
+                                                    &so, &e, &r)
                            : GENIE_ENOMEM;
     for (size_t i = 0; rc == GENIE_OK && i < q->nQuery; i++) {
         size_t n;
@@ -401,6 +404,9 @@ static const itype_option aSeqOption[] = {
     {"recall", ITYPE_OPT_REAL, offsetof(itype_options, recall), 0, 1, 1, 0},
     {NULL, 0, 0, 0, 0, 0, 0}};
 
+/* Writes: a string each, as genie build reads them. */
+static const itype_writes seq_writes = {0, itype_add_strings};
+
 const itype itype_sequences = {
     .zName = "sequences",
     .zAbout = "strings, one per line, under edit distance (n-grams, exact verification)",
@@ -432,4 +438,5 @@ const itype itype_sequences = {
     .xFromHits = seq_from_hits,
     .zNoShardMap = "sequences indexes are searched as parts of one file, not with a shard map "
                    "(genie build --type sequences --part-objects)",
+    .pWrites = &seq_writes,
 };

@@ -137,6 +137,7 @@ static const char zSearchHelp[] =
     CLI_RECALL_HELP
     "                          (or the exact search when it costs less)\n"
     CLI_ENGINE_HELP
+    CLI_FILTER_HELP
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              print each hit's stored line\n"
     CLI_VERBOSE_HELP
@@ -164,7 +165,7 @@ static const itype_spelling setSpelling = {.zK = "-k", .zCandidates = "-K", .zCe
 static const struct option aSearchOpt[] = {
     CLI_SEARCH_LONG_OPTIONS, {"candidates", required_argument, 0, 'K'}, {"exact", no_argument, 0, 'E'},
     {"min-similarity", required_argument, 0, OPT_MIN_SIMILARITY}, {"measure", required_argument, 0, OPT_MEASURE},
-    {"recall", required_argument, 0, 'R'}, CLI_ENGINE_LONG_OPTIONS, {0, 0, 0, 0}};
+    {"recall", required_argument, 0, 'R'}, CLI_ENGINE_LONG_OPTIONS, CLI_FILTER_LONG_OPTIONS, {0, 0, 0, 0}};
 
 static int parse_set_search(int argc, char **argv, cli_search *s)
 {
@@ -290,7 +291,8 @@ static genie_status sets_search(const itype_index *ix, const itype_options *o, c
 {
     genie_set_options so = set_options(o);
     genie_set_results *r = NULL;
-    genie_status rc = genie_set_search(ix->idx, q->azText, q->anText, q->nQuery, &so, eng, &r);
+    genie_search_options e = itype_engine(o, eng);
+    genie_status rc = genie_set_search(ix->idx, q->azText, q->anText, q->nQuery, &so, &e, &r);
     out->pNative = r;
     if (r) {
         out->nQuery = genie_set_results_queries(r);
@@ -370,8 +372,9 @@ static genie_status sets_search_parts(const itype_index *ix, uint32_t firstPart,
     so.exact = 1;
     so.candidates = 0;
     so.recall = 0;
+    genie_search_options e = itype_engine(o, eng);
     genie_set_results *r = NULL;
-    genie_status rc = genie_set_search_parts(ix->idx, firstPart, nParts, q->azText, q->anText, q->nQuery, &so, eng,
+    genie_status rc = genie_set_search_parts(ix->idx, firstPart, nParts, q->azText, q->anText, q->nQuery, &so, &e,
                                              &r);
     itype_hit *aOut = NULL;
     size_t nCap = 0;
@@ -434,6 +437,9 @@ static const itype_option aSetsOption[] = {
     {"min_similarity", ITYPE_OPT_REAL, offsetof(itype_options, minSimilarity), 0, 1, 1, 0},
     {NULL, 0, 0, 0, 0, 0, 0}};
 
+/* Writes: a set line each, as genie build reads them. */
+static const itype_writes sets_writes = {0, itype_add_strings};
+
 const itype itype_sets = {
     .zName = "sets",
     .zAbout = "sets of strings, one per line, under Jaccard and other set similarities (exact, or MinHash)",
@@ -459,6 +465,7 @@ const itype itype_sets = {
     .xTsv = sets_tsv,
     .xJson = sets_json,
     .xScore = sets_score,
+    .pWrites = &sets_writes,
     .xSearchParts = sets_search_parts,
     .xFromHits = sets_from_hits,
     .xHitBefore = sets_hit_before,

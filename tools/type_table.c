@@ -80,6 +80,7 @@ static const char zSearchHelp[] =
     "      --min-count N       leave out rows whose count is below N (-m,\n"
     "                          deprecated: -m is a build's hash functions)\n"
     CLI_ENGINE_HELP
+    CLI_FILTER_HELP
     "      --show              print each hit's row as a sixth column, with\n"
     "                          tab, newline and backslash written \\t \\n \\\\\n"
     "      --json              one JSON object per query instead of TSV\n"
@@ -166,7 +167,7 @@ typedef struct table_search_args {
 #define SEARCH_SHORT CLI_SEARCH_SHORT_OPTIONS "m:" CLI_ENGINE_SHORT_OPTIONS
 static const struct option aSearchOpt[] = {
     CLI_SEARCH_LONG_OPTIONS, CLI_MIN_COUNT_LONG_OPTION, {"radius", required_argument, 0, 'r'},
-    {"weight", required_argument, 0, 'w'}, CLI_ENGINE_LONG_OPTIONS, {0, 0, 0, 0}};
+    {"weight", required_argument, 0, 'w'}, CLI_ENGINE_LONG_OPTIONS, CLI_FILTER_LONG_OPTIONS, {0, 0, 0, 0}};
 
 static int parse_search(int argc, char **argv, cli_search *s, table_search_args *a)
 {
@@ -298,6 +299,87 @@ static void table_info_json(const itype_index *ix, json_buf *b)
     json_buf_puts(b, "]");
 }
 
+/* --where: the rows meeting a condition on their stored values. */
+static genie_status table_where(const itype_index *ix, const char *zCond, genie_filter *f)
+{
+    return genie_table_where(ix->pState, ix->idx, zCond, f);
+}
+
+/* Append @p z as a CSV field: quoted, quotes doubled, when it holds a comma, a quote or a line break. */
+static void put_csv_field(json_buf *b, const char *z)
+{
+    if (!strpbrk(z, ",\"\r\n")) {
+        json_buf_puts(b, z);
+        return;
+    }
+    json_buf_put(b, "\"", 1);
+    for (const char *p = z; *p; p++) {
+        if (*p == '"')
+            json_buf_put(b, "\"", 1);
+        json_buf_put(b, p, 1);
+    }
+    json_buf_put(b, "\"", 1);
+}
+
+/*
+ * genie serve's rows ({column: value} objects) as the CSV lines of the
+ * table's columns in their order that genie_writer_add_records takes: a
+ * column a row leaves out, or gives null, is missing (an empty field).
+ */
+static genie_status table_add(genie_writer *w, const itype_index *ix, const itype_objects *p, const uint64_t *aIn,
+                              uint64_t *aOut, char *zErr, size_t nErr)
+{
+    const genie_table *t = ix->pState;
+    size_t nCol = genie_table_columns(t);
+    genie_column_kind kind;
+    for (size_t i = 0; i < p->n; i++)
+        for (size_t j = p->aStart[i]; j < p->aStart[i + 1]; j++) {
+            size_t c = 0;
+            while (c < nCol && strcmp(p->azText[j], genie_table_column(t, c, &kind)) != 0)
+                c++;
+            if (c == nCol) {
+                snprintf(zErr, nErr, "objects[%zu]: the table has no column '%s'", i, p->azText[j]);
+                return GENIE_EINVAL;
+            }
+        }
+    json_buf b;
+    json_buf_init(&b);
+    size_t *aAt = calloc(p->n + 1, sizeof *aAt);
+    const char **azRow = malloc((p->n ? p->n : 1) * sizeof *azRow);
+    size_t *anRow = malloc((p->n ? p->n : 1) * sizeof *anRow);
+    genie_status rc = aAt && azRow && anRow ? GENIE_OK : GENIE_ENOMEM;
+    for (size_t i = 0; rc == GENIE_OK && i < p->n; i++) {
+        for (size_t c = 0; c < nCol; c++) {
+            const char *zCol = genie_table_column(t, c, &kind), *zValue = NULL;
+            for (size_t j = p->aStart[i]; j < p->aStart[i + 1]; j++)
+                if (strcmp(p->azText[j], zCol) == 0)
+                    zValue = p->azValue[j];
+            if (c)
+                json_buf_put(&b, ",", 1);
+            if (zValue)
+                put_csv_field(&b, zValue);
+        }
+        aAt[i + 1] = b.n;
+    }
+    if (rc == GENIE_OK && b.oom)
+        rc = GENIE_ENOMEM;
+    for (size_t i = 0; rc == GENIE_OK && i < p->n; i++) {
+        azRow[i] = b.z ? b.z + aAt[i] : "";
+        anRow[i] = aAt[i + 1] - aAt[i];
+    }
+    if (rc == GENIE_OK)
+        rc = itype_add_done(genie_writer_add_records(w, azRow, anRow, p->n, aIn, aOut), zErr, nErr);
+    else
+        snprintf(zErr, nErr, "out of memory for %zu rows", p->n);
+    json_buf_free(&b);
+    free(aAt);
+    free(azRow);
+    free(anRow);
+    return rc;
+}
+
+static const itype_writes table_writes = {0, table_add};
+
 static const itype_option aTableOption[] = {
     COUNTS_OPTIONS,
     {"radius", ITYPE_OPT_COLUMNS, 0, 0, 16777216, 0, 0},
@@ -325,4 +407,6 @@ const itype itype_table = {
     .xAddQuery = table_add_query,
     COUNTS_MEMBERS,
     .xInfoJson = table_info_json,
+    .xWhere = table_where,
+    .pWrites = &table_writes,
 };

@@ -63,6 +63,7 @@ static const char zSearchHelp[] =
     PRECISION_HELP
     CLI_RECALL_HELP
     CLI_ENGINE_HELP
+    CLI_FILTER_HELP
     "      --ivecs FILE        also write the neighbour ids as .ivecs\n"
     "      --json              one JSON object per query instead of TSV\n"
     "      --show              refused: a vectors index stores no records\n"
@@ -162,7 +163,7 @@ enum { OPT_EXACT = 1, OPT_IVECS, OPT_TRUTH, OPT_TRUTH_BACKEND, OPT_TRUTH_OUT, OP
 static const struct option aSearchOpt[] = {
     VEC_OPTIONS, {"ivecs", required_argument, 0, OPT_IVECS}, {"json", no_argument, 0, 'J'},
     {"show", no_argument, 0, 's'}, {"verbose", no_argument, 0, 'v'}, {"quiet", no_argument, 0, 'q'},
-    {0, 0, 0, 0}};
+    CLI_FILTER_LONG_OPTIONS, {0, 0, 0, 0}};
 #define EVAL_SHORT "k:K:r:h" CLI_ENGINE_SHORT_OPTIONS
 static const struct option aEvalOpt[] = {
     VEC_OPTIONS, {"truth", required_argument, 0, OPT_TRUTH}, {"truth-backend", required_argument, 0, OPT_TRUTH_BACKEND},
@@ -184,7 +185,8 @@ static int parse_vec_opts(const char *zCmd, const itype_cli *cli, int argc, char
     while ((c = getopt_long(argc, argv, cli->zShort, cli->aLong, NULL)) != -1) {
         int st;
         if (cli_engine_option(zCmd, c, optarg, &o->eng, &st) ||
-            cli_k_option(zCmd, &itype_vectors, c, optarg, &o->o.k, &st)) {
+            cli_k_option(zCmd, &itype_vectors, c, optarg, &o->o.k, &st) ||
+            cli_filter_option(zCmd, c, optarg, &st)) {
             if (st != CLI_EXIT_OK)
                 return st;
             continue;
@@ -632,7 +634,7 @@ static genie_vsearch_options vsearch_options(const itype_options *o, const genie
 {
     genie_vsearch_options vo;
     memset(&vo, 0, sizeof vo);
-    vo.search = *eng;
+    vo.search = itype_engine(o, eng);
     vo.search.k = o->k;
     vo.k = o->k;
     vo.candidates = o->candidates;
@@ -793,6 +795,9 @@ static const itype_option aVecOption[] = {
     ITYPE_OPTION("nprobe", ITYPE_OPT_UINT, nprobe, 1, 65536),
     {NULL, 0, 0, 0, 0, 0, 0}};
 
+/* Writes: vectors of the index's dimension. */
+static const itype_writes vec_writes = {0, itype_add_vectors};
+
 const itype itype_vectors = {
     .zName = "vectors",
     .zAbout = "dense vectors under l2, l1, cosine or ip: LSH candidates re-ranked, inverted files (IVF-Flat, "
@@ -823,4 +828,5 @@ const itype itype_vectors = {
     .xInfoJson = vec_info_json,
     .xSearchParts = vec_search_parts,
     .xFromHits = vec_from_hits,
+    .pWrites = &vec_writes,
 };

@@ -155,6 +155,12 @@ typedef struct genie_docs_options {
      * every list whole if the index fits S_c, else nothing cached (every
      * list travels with the batches that need it). */
     const genie_docs_plan *plan;
+    /* The documents that may be returned, by docID (the index's object
+     * ids; genie/genie.h's genie_filter), NULL = all.  Scores keep the
+     * whole collection's statistics (N, s_t, the average length): a
+     * filter chooses which documents are returned, not how they score;
+     * early termination stays exact (docs/DOCS.md). */
+    const genie_filter *filter;
 } genie_docs_options;
 
 /** Set @p opt to the defaults (every field 0, k = 10) and its size (genie.h, "Options"). */

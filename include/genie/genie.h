@@ -83,7 +83,8 @@ enum {
     GENIE_ENOTSUP = -30795,  /* feature not built in (e.g. CUDA) */
     GENIE_EGPU = -30794,     /* CUDA error or no usable GPU */
     GENIE_ERANGE = -30793,   /* value out of the supported range */
-    GENIE_ECANCELED = -30792 /* the caller cancelled the search (genie_search_options.cancel) */
+    GENIE_ECANCELED = -30792, /* the caller cancelled the search (genie_search_options.cancel) */
+    GENIE_EBUSY = -30791      /* another process writes this index (live indexes) */
 };
 
 /** @return a static, short description of @p status (never NULL). */
@@ -291,6 +292,21 @@ GENIE_API genie_status genie_index_open(const char *path, genie_index **out);
  */
 GENIE_API genie_status genie_index_open_copy(const char *path, genie_index **out);
 /**
+ * A new snapshot of the index @p idx opened from a file (genie_index_open
+ * or _copy, or an earlier snapshot), with its write-ahead log as it is now
+ * (docs/LIVE.md): the writes acknowledged before this call, where @p idx
+ * holds those acknowledged before it was opened.  The file is not read
+ * again: the snapshot shares @p idx's memory of it and its device copies
+ * (a GPU holding the file's lists keeps them), and replays the log alone.
+ * Either may be closed first; the file's memory goes with the last.
+ * @param[out] out  close with genie_index_close().
+ * @return GENIE_OK; GENIE_EFORMAT when the file was replaced since @p idx
+ *         was opened (a compaction, a rebuild: open it again); the log's
+ *         errors of genie_index_open(); GENIE_EINVAL (@p idx is not a
+ *         file's: a live index's delta), GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_index_refresh(const genie_index *idx, genie_index **out);
+/**
  * The type of the index in file @p path, read from its header after the
  * header is validated as genie_index_open() validates it (magic, version,
  * counts against the file size, checksum); the sections are not read, so
@@ -374,6 +390,202 @@ GENIE_API genie_status genie_query_reader_open(genie_query_reader **out, const c
 GENIE_API genie_status genie_query_reader_read(genie_query_reader *r, genie_queries *q, size_t max, uint32_t min_count,
                                      size_t *n_read);
 GENIE_API void genie_query_reader_close(genie_query_reader *r);
+
+/* ---------------------------------------------------------------- filters */
+
+/*
+ * An allow-list of objects for one search (genie_search_options.filter,
+ * and the filter fields of the front-ends' own options): a bitmap over
+ * object ids 0 .. n_objects-1 of one index (genie_index_get_info()'s
+ * n_objects, which on a live index counts the objects added since its
+ * file was written, docs/LIVE.md).  A filtered search returns exactly
+ * what the same search returns over an index of the allowed objects
+ * alone, with their ids: the bitmap is consulted inside the match-count
+ * kernels (CPU and GPU), the exact vector search, the re-ranks and the
+ * full scans, so a filtered-out object never takes a place in the top k
+ * (no post-filtering, k is not inflated).  Deleted objects of a live
+ * index are filtered out the same way.  Ranked documents (genie/docs.h)
+ * keep the collection's statistics: a filter chooses which documents are
+ * returned, not how they score.
+ *
+ * A filter is read-only during searches and may be shared by concurrent
+ * searches; changing it while a search reads it is the caller's race.
+ */
+typedef struct genie_filter genie_filter;
+
+/**
+ * A filter over @p n_objects objects that allows none of them.
+ * @param[out] out  free with genie_filter_free().
+ * @return GENIE_OK, GENIE_ERANGE (more than 2^32 objects), GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_filter_new(genie_filter **out, uint64_t n_objects);
+GENIE_API void genie_filter_free(genie_filter *f);
+/**
+ * Allow (@p allowed non-zero) or forbid object @p object.
+ * @return GENIE_OK, GENIE_EINVAL (no such object: the message names it).
+ */
+GENIE_API genie_status genie_filter_set(genie_filter *f, uint64_t object, int allowed);
+/** Allow (or forbid) every object. */
+GENIE_API void genie_filter_set_all(genie_filter *f, int allowed);
+/** @return non-zero when @p object is allowed (0 past the last object). */
+GENIE_API int genie_filter_get(const genie_filter *f, uint64_t object);
+/**
+ * Forbid in @p f every object that @p g forbids (f becomes f AND g).
+ * @return GENIE_OK, GENIE_EINVAL (the filters cover different objects).
+ */
+GENIE_API genie_status genie_filter_intersect(genie_filter *f, const genie_filter *g);
+/** @return the objects the filter covers (its n_objects). */
+GENIE_API uint64_t genie_filter_objects(const genie_filter *f);
+/** @return the objects it allows. */
+GENIE_API uint64_t genie_filter_count(const genie_filter *f);
+/**
+ * Allow every object of @p idx whose label is one of @p labels (an object
+ * label, genie_index_label(); labels that no object carries are skipped).
+ * @param[out] n_found  labels found (may be NULL).
+ * @return GENIE_OK, GENIE_EINVAL (the index has no labels, or the filter
+ *         another object count), GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_filter_allow_labels(genie_filter *f, const genie_index *idx, const uint64_t *labels,
+                                                 size_t n_labels, size_t *n_found);
+
+/* ----------------------------------------------------------- live indexes */
+
+/*
+ * An index file is immutable; writes go to its write-ahead log INDEX.wal
+ * (docs/LIVE.md, docs/FORMAT.md), and genie_index_open() replays the log
+ * into memory, so an opened index holds every write acknowledged before
+ * it was opened: the objects added get the ids after the file's objects,
+ * deleted objects are never answered (they keep their ids until a
+ * compaction writes a new file without them).  Objects are addressed by
+ * their 64-bit labels: a file built without labels has its ids as
+ * labels, and every added object has one, the caller's or the next free
+ * one (one more than the largest label ever used in the index).
+ *
+ * Durability: a write returns once its log record is on disk (fdatasync);
+ * a process killed at any moment loses at most the writes that had not
+ * returned.  One writer per index at a time across processes (a lock on
+ * INDEX.lock): a second genie_writer_open() fails with GENIE_EBUSY.
+ * Readers never block and need no lock.
+ */
+typedef struct genie_writer genie_writer;
+
+/**
+ * Start writing the index file @p path (its log is created when it has
+ * none).  The writer holds the index's lock until genie_writer_close().
+ * @return GENIE_OK, GENIE_EBUSY (another writer), the errors of
+ *         genie_index_open(), GENIE_ENOTSUP (a docs index: its file is
+ *         rebuilt, not written), GENIE_EIO, GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_writer_open(const char *path, genie_writer **out);
+/** Release the lock; NULL is a no-op. */
+GENIE_API void genie_writer_close(genie_writer *w);
+/**
+ * Add @p n keyword objects (a keywords index; see genie_builder_add()):
+ * an object with has_label keeps its label, which no object of the index
+ * may carry (delete it first); the others get the next free labels, in
+ * order.  Records must be given when the index stores them, and only then.
+ * All or nothing: one log record, durable on return.
+ * @param[out] labels  n labels, the objects' (may be NULL).
+ * @return GENIE_OK, GENIE_EINVAL (a label in use or given twice, a record
+ *         where none is stored or the reverse, another index type),
+ *         GENIE_ERANGE (no free label, more than 2^32 - 1 objects),
+ *         GENIE_EIO (the log could not be written: the message says why;
+ *         nothing was added), GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_writer_add(genie_writer *w, const genie_object *objects, size_t n, uint64_t *labels);
+/**
+ * Add @p n objects given as the text their type's build reads, one object
+ * each: a text index's documents, a sets index's lines, a sequences
+ * index's strings, a table's rows as CSV lines of its columns in their
+ * order, a metric index's strings or sets (edit, jaccard; its vectors go
+ * through genie_writer_add_vectors()).  They are turned into keywords with the index's own parameters
+ * (vocabulary, hash functions, n-gram length, bins and dictionaries: a
+ * table value outside a numeric column's range falls in its first or last
+ * bin, a categorical value the table never held is refused).  @p in_labels
+ * (may be NULL) their labels, as in genie_writer_add().
+ * @return as genie_writer_add(); GENIE_EINVAL also for an object the
+ *         type's build would refuse (the message names it).
+ */
+GENIE_API genie_status genie_writer_add_records(genie_writer *w, const char *const *records, const size_t *lengths,
+                                                size_t n, const uint64_t *in_labels, uint64_t *labels);
+/* Reading the objects to add from a file (genie_writer_add_file). */
+typedef struct genie_add_options {
+    uint32_t size;         /* sizeof, set by genie_add_options_init() (0: this header's size) */
+    const char *delimiter; /* text: documents are blocks of lines between lines equal to it; NULL: one a line */
+    int labels;            /* keywords: the first number of a line is the object's label */
+    /* Called after each batch is durable with its objects' labels, in order; may be NULL. */
+    void (*added)(void *ctx, const uint64_t *labels, size_t n);
+    void *added_ctx;
+} genie_add_options;
+
+/** Set @p opt to the defaults (every field 0) and its size (genie.h, "Options"). */
+GENIE_API void genie_add_options_init(genie_add_options *opt);
+
+/**
+ * Add the objects of file @p path ("-": standard input) in the input
+ * format of the index's type as genie build reads it: keywords, one object
+ * a line (white-space separated keywords; opt->labels: a label first);
+ * text, documents one a line (or between opt->delimiter lines); sets and
+ * sequences, one a line; a table, CSV or ARFF with a header naming every
+ * column of the table (any order); vectors, any vector file genie build
+ * reads (fvecs, bvecs, npy, ...); a metric index, its strings or sets one
+ * a line, or its vectors.  Objects are written in batches of at
+ * most 65,536 (each one log record, durable before the next is read), so
+ * a failure leaves the batches before it added: *n_added says how many
+ * objects were.  Errors name the file and the line.
+ * @return as genie_writer_add_records(); GENIE_EIO (cannot read the file).
+ */
+GENIE_API genie_status genie_writer_add_file(genie_writer *w, const char *path, const genie_add_options *opt,
+                                             uint64_t *n_added);
+
+/**
+ * Delete every object carrying one of the @p n labels.
+ * @param[out] n_deleted  objects deleted (labels no object carries are
+ *                        skipped; may be NULL).
+ * @return GENIE_OK, GENIE_EIO (nothing was deleted), GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_writer_delete(genie_writer *w, const uint64_t *labels, size_t n, size_t *n_deleted);
+/**
+ * Write the index with every write applied to a new file and rename it
+ * into place (readers that have it open keep searching the old one), then
+ * start an empty log.  Deleted objects are dropped and the others
+ * numbered from 0 in their order; the new file stores every object's
+ * label.  A crash leaves the old file and its log, or the new file: never
+ * a mix (docs/LIVE.md).
+ * @return GENIE_OK, GENIE_EIO, GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_writer_compact(genie_writer *w);
+
+/**
+ * The index as the writer opened it (after its last compaction): its
+ * type, parameters and genie_index_live_info(); not its own writes since.
+ * Valid until the next genie_writer_compact() or genie_writer_close().
+ */
+GENIE_API const genie_index *genie_writer_index(const genie_writer *w);
+
+/**
+ * Where the calling thread's last acknowledged write (add or delete, of
+ * any writer) ended in its index's log, in bytes: an index opened or
+ * refreshed after that write whose genie_live_info log_bytes - torn_bytes
+ * reach it holds the write (a server answers the write once its searches
+ * see it so; until a compaction starts a new log).  A thread's value, as
+ * genie_last_error() is.
+ */
+GENIE_API uint64_t genie_writer_last_end(void);
+
+/** What the log of an opened index held. */
+typedef struct genie_live_info {
+    int live;              /* the index has a log */
+    uint64_t base_objects; /* objects of the file */
+    uint64_t added;        /* objects the log added (ids base_objects ...) */
+    uint64_t deleted;      /* objects the log deleted */
+    uint64_t log_bytes;    /* the log's size */
+    uint64_t torn_bytes;   /* a torn last record dropped at open (a writer died while writing it); 0: none */
+} genie_live_info;
+
+GENIE_API void genie_index_live_info(const genie_index *idx, genie_live_info *out);
+/** @return non-zero when object @p object of @p idx was deleted by its log (0 past the last object). */
+GENIE_API int genie_index_is_deleted(const genie_index *idx, uint64_t object);
 
 /* ----------------------------------------------------------------- search */
 
@@ -519,6 +731,12 @@ typedef struct genie_search_options {
      * search reads it before it starts and, on the CPU, before each query.
      */
     const int *cancel;
+    /**
+     * The objects that may be returned (see genie_filter above); NULL =
+     * all.  Its n_objects must be the index's.  The front-ends' searches
+     * (sets, sequences, table, text, vectors) take it from here too.
+     */
+    const genie_filter *filter;
 } genie_search_options;
 
 /** Set @p opt to the defaults (every field 0, k = 10) and its size (genie.h, "Options"). */
@@ -780,7 +998,8 @@ GENIE_API genie_status genie_recall_predict(const genie_index *idx, uint32_t k, 
  * of disjoint ranges merged by count descending, then smaller object id,
  * keeping k, equal genie_search() over the union: what a process of a
  * distributed search (genie-mpi) does with its shard.  A one-part index
- * has the one range first_part = 0, n_parts = 1.
+ * has the one range first_part = 0, n_parts = 1.  On a live index the
+ * objects its log added belong to the range that ends with the last part.
  * @return as genie_search(); GENIE_EINVAL when n_parts is 0 or the range
  *         passes the last part.
  */

@@ -132,6 +132,13 @@ typedef struct genie_lc_options {
      */
     uint32_t first_cluster;
     uint32_t n_clusters;
+    /**
+     * The objects that may be returned (genie/genie.h's genie_filter over
+     * the index's object ids), NULL = all.  The others still serve as
+     * centers for pruning; they are never answered, so the answers are
+     * exactly those of the same search over the allowed objects alone.
+     */
+    const genie_filter *filter;
 } genie_lc_options;
 
 /** Set @p opt to the defaults (every field 0) and its size (genie.h, "Options"). */

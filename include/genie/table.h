@@ -101,6 +101,25 @@ GENIE_API genie_status genie_table_set_weight(genie_table *t, const char *column
 GENIE_API genie_status genie_table_add_query(genie_table *t, genie_queries *q, const char *const *columns,
                                    const char *const *values, size_t n, uint32_t min_count);
 
+/**
+ * Restrict the filter @p f of @p idx (a table index, @p t its parameters)
+ * to the rows that meet @p condition, read from their stored records:
+ *   "COLUMN=V1,V2,..."  the column's value is one of V1, V2, ... (compared
+ *                       as strings: categorical and stored columns);
+ *   "COLUMN=LO..HI"     a numeric column's value lies in [LO, HI]; either
+ *                       end may be left out ("LO..", "..HI"); "COLUMN=X"
+ *                       alone means X..X.
+ * A missing value meets no condition.  Rows that fail it are forbidden in
+ * @p f; the others keep their state, so several calls AND.
+ * @return GENIE_OK, GENIE_EINVAL (no '=', an unknown column, a bound that
+ *         is not a number, a filter of another size, rows stored without
+ *         records: the message names the condition), GENIE_ECORRUPT (a
+ *         stored row that is not a CSV row of the table's columns),
+ *         GENIE_ENOMEM.
+ */
+GENIE_API genie_status genie_table_where(const genie_table *t, const genie_index *idx, const char *condition,
+                                         genie_filter *f);
+
 /** Reads query rows from a CSV or ARFF file whose header names columns. */
 typedef struct genie_table_reader genie_table_reader;
 

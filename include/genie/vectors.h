@@ -344,6 +344,17 @@ GENIE_API genie_status genie_vectors_knn_graph_write(const genie_index *idx, con
                                                      const char *path, genie_search_stats *stats);
 
 /**
+ * Add @p v's vectors to a live vectors index (genie_writer_add_records()
+ * for vectors, genie.h): hashed by the index's functions, stored for
+ * re-ranking and exact search; @p in_labels (may be NULL) their labels.
+ * @param[out] labels  v->n labels (may be NULL).
+ * @return as genie_writer_add(); GENIE_EINVAL also for another dimension
+ *         or a value that is not finite.
+ */
+GENIE_API genie_status genie_writer_add_vectors(genie_writer *w, const genie_vectors *v, const uint64_t *in_labels,
+                                                uint64_t *labels);
+
+/**
  * The number of hash functions by Eqn. 9 (Zhou et al. (GENIE) IV-B1): the largest,
  * over similarities s in {0.01, ..., 0.99}, of the smallest m with
  * Pr[|c/m - s| <= epsilon] >= 1 - delta, c ~ Binomial(m, s).

@@ -77,6 +77,16 @@ class genie_part_info(Structure):
                 ("longest_list", c_uint64), ("offset", c_uint64), ("bytes", c_uint64)]
 
 
+class genie_object(Structure):
+    _fields_ = [("keywords", c_void_p), ("n_keywords", c_size_t), ("has_label", c_int), ("label", c_uint64),
+                ("record", c_void_p), ("record_len", c_size_t)]
+
+
+class genie_live_info(Structure):
+    _fields_ = [("live", c_int), ("base_objects", c_uint64), ("added", c_uint64), ("deleted", c_uint64),
+                ("log_bytes", c_uint64), ("torn_bytes", c_uint64)]
+
+
 class genie_item(Structure):
     _fields_ = [("lo", c_uint32), ("hi", c_uint32), ("weight", c_uint32)]
 
@@ -86,7 +96,7 @@ class genie_search_options(Structure):
                 ("load_balance", c_int), ("serial_upload", c_int), ("progress", SEARCH_PROGRESS),
                 ("progress_ctx", c_void_p), ("gpus", POINTER(c_int)), ("n_gpus", c_uint), ("gpu_mode", c_int),
                 ("time_phases", c_int),
-                ("cancel", c_void_p)]
+                ("cancel", c_void_p), ("filter", c_void_p)]
 
 
 class genie_gpu_phases(Structure):
@@ -183,7 +193,7 @@ class genie_docs_info(Structure):
 class genie_docs_options(Structure):
     _fields_ = [("size", c_uint32),
                 ("k", c_uint32), ("mode", c_int), ("exhaustive", c_int), ("threads", c_uint), ("backend", c_int),
-                ("gpu_memory", c_uint64), ("cache_fraction", c_double), ("plan", c_void_p)]
+                ("gpu_memory", c_uint64), ("cache_fraction", c_double), ("plan", c_void_p), ("filter", c_void_p)]
 
 
 class genie_docs_hit(Structure):
@@ -274,7 +284,28 @@ _PROTOTYPES = {
     "genie_index_record": (_STATUS, [_HANDLE, c_uint32, P(c_void_p), P(c_size_t)]),
     "genie_index_parts": (c_uint32, [_HANDLE]),
     "genie_index_part_info": (_STATUS, [_HANDLE, c_uint32, P(genie_part_info)]),
+    "genie_index_refresh": (_STATUS, [_HANDLE, _OUT_HANDLE]),
+    "genie_index_live_info": (None, [_HANDLE, P(genie_live_info)]),
+    "genie_index_is_deleted": (c_int, [_HANDLE, c_uint64]),
     "genie_recall_prepare": (_STATUS, [_HANDLE, c_uint]),
+    # filters
+    "genie_filter_new": (_STATUS, [_OUT_HANDLE, c_uint64]),
+    "genie_filter_free": (None, [_HANDLE]),
+    "genie_filter_set": (_STATUS, [_HANDLE, c_uint64, c_int]),
+    "genie_filter_set_all": (None, [_HANDLE, c_int]),
+    "genie_filter_intersect": (_STATUS, [_HANDLE, _HANDLE]),
+    "genie_filter_count": (c_uint64, [_HANDLE]),
+    "genie_filter_allow_labels": (_STATUS, [_HANDLE, _HANDLE, _array(np.uint64), c_size_t, P(c_size_t)]),
+    # writes (live indexes)
+    "genie_writer_open": (_STATUS, [c_char_p, _OUT_HANDLE]),
+    "genie_writer_close": (None, [_HANDLE]),
+    "genie_writer_add": (_STATUS, [_HANDLE, c_void_p, c_size_t, _array(np.uint64)]),
+    "genie_writer_add_records": (_STATUS, [_HANDLE, P(c_char_p), P(c_size_t), c_size_t, _array_or_null(np.uint64),
+                                           _array(np.uint64)]),
+    "genie_writer_add_vectors": (_STATUS, [_HANDLE, P(genie_vectors), _array_or_null(np.uint64),
+                                           _array(np.uint64)]),
+    "genie_writer_delete": (_STATUS, [_HANDLE, _array(np.uint64), c_size_t, P(c_size_t)]),
+    "genie_writer_compact": (_STATUS, [_HANDLE]),
     "genie_recall_predict": (_STATUS, [_HANDLE, c_uint32, c_uint32, c_uint32, P(c_double), P(c_uint32)]),
     # queries, search, results
     "genie_queries_new": (_STATUS, [_OUT_HANDLE]),
@@ -426,9 +457,10 @@ def backend_code(name):
     return _parse_name(lib.genie_backend_parse, name, "backend must be a name such as 'cpu' or 'cuda'")
 
 
-def search_options(k, backend="auto", threads=0, gpu_memory=0):
-    """genie_search_options for a search of k results per query."""
+def search_options(k, backend="auto", threads=0, gpu_memory=0, filter_handle=None):
+    """genie_search_options for a search of k results per query (filter_handle: a genie_filter, or None)."""
     o = genie_search_options()
+    o.filter = filter_handle
     o.backend = backend_code(backend)
     o.k = k
     o.threads = _u(threads, 32, "threads")

@@ -9,9 +9,9 @@ import os
 
 import numpy as np
 
-from . import _convert
+from . import _convert, _live
 from . import _lib as L
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, NotSupportedError
 from .index import Index, build_options
 
 lib = L.lib
@@ -59,6 +59,26 @@ class DocsIndex(Index):
             d = ctypes.c_void_p()
             lib.genie_docs_open(handle, ctypes.byref(d))
             self._d = d
+
+    def _add(self, w, h, objects, labels):
+        raise NotSupportedError(f"{self.path}: a docs index takes no writes (its file is ordered by the build's "
+                                "scores): rebuild it")
+
+    def _write(self, fn, reopen=False):
+        # Refused before a writer is opened (the library refuses a docs index's writer too).
+        return self._add(None, None, None, None)
+
+    def _records_to_docs(self, records):
+        """The docIDs of record numbers (a filter's ids, as searches print them); past the last: n_docs."""
+        info = L.genie_docs_info()
+        lib.genie_docs_get_info(self._d, ctypes.byref(info))
+        n = info.n_docs
+        doc_of = np.full(n + 1, n, np.uint64)
+        rec = ctypes.c_uint32()
+        for doc in range(n):
+            lib.genie_docs_document(self._d, doc, ctypes.byref(rec), None, None, None)
+            doc_of[rec.value] = doc
+        return doc_of[np.minimum(records, n)]
 
     def _release(self, h):
         d, self._d = getattr(self, "_d", None), None
@@ -148,7 +168,7 @@ class DocsIndex(Index):
     # -- search
 
     def _run(self, queries, k, mode, exhaustive, backend, threads, gpu_memory, cache_fraction, cache_plan, stats,
-             take):
+             take, filter=None):
         """Search, then take(results handle, n queries) while the results live."""
         if mode not in _MODES:
             raise InvalidArgumentError(f"mode must be 'and' or 'or', not {mode!r}")
@@ -166,7 +186,8 @@ class DocsIndex(Index):
         o.cache_fraction = float(cache_fraction)
         arr, lens = _convert.c_strings(qs)
         plan, r = ctypes.c_void_p(), ctypes.c_void_p()
-        with self._use():
+        with self._use() as h, _live.Filter(h, filter, self._info.n_objects, self._records_to_docs) as f:
+            o.filter = f.handle
             try:
                 if cache_plan is not None:
                     lib.genie_docs_plan_read(self._d, os.fsencode(cache_plan), ctypes.byref(plan))
@@ -194,7 +215,7 @@ class DocsIndex(Index):
         return np.frombuffer(bytes(buf), HIT_DTYPE)
 
     def search(self, queries, k=10, mode="and", exhaustive=False, backend="auto", threads=0, gpu_memory=0,
-               cache_fraction=0.0, cache_plan=None, stats=None):
+               cache_fraction=0.0, cache_plan=None, stats=None, filter=None):
         """The top-k documents of each query (a string of words): mode
         'and' (documents holding every word; a word no document holds gives
         no answer) or 'or' (any word).  Returns (scores float64, records
@@ -207,7 +228,9 @@ class DocsIndex(Index):
         the list cache and the batch buffer, and the cache plan file
         cache_plan (make_cache_plan); the answers are the same.  threads:
         CPU threads (0 = all cores).  stats: a dict to fill with the
-        postings read and the GPU's counts (genie_docs_stats)."""
+        postings read and the GPU's counts (genie_docs_stats).  filter: the
+        documents that may be answered, as Index.search takes it, ids being
+        record numbers; scores keep the whole collection's statistics."""
 
         kk = _convert.count(k, "k", 1, L.max_k(L.TYPE_DOCS))
 
@@ -221,14 +244,14 @@ class DocsIndex(Index):
             return scores, records
 
         return self._run(queries, k, mode, exhaustive, backend, threads, gpu_memory, cache_fraction, cache_plan,
-                         stats, take)
+                         stats, take, filter)
 
     def search_hits(self, queries, k=10, mode="and", exhaustive=False, backend="auto", threads=0, gpu_memory=0,
-                    cache_fraction=0.0, cache_plan=None, stats=None):
+                    cache_fraction=0.0, cache_plan=None, stats=None, filter=None):
         """As search(), but per query a structured array of its hits (best
         first), dtype genie.DocsIndex.HIT_DTYPE: doc (docID), record, score,
         bm25 and pagerank (both normalised), as `genie search --json` gives."""
         return self._run(queries, k, mode, exhaustive, backend, threads, gpu_memory, cache_fraction, cache_plan,
-                         stats, lambda r, nq: [self._hits(r, q) for q in range(nq)])
+                         stats, lambda r, nq: [self._hits(r, q) for q in range(nq)], filter)
 
     HIT_DTYPE = HIT_DTYPE

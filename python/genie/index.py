@@ -7,6 +7,14 @@ search it at once; the GIL is released for the length of each search
 searching one Index run in parallel.  close() waits for the searches that
 other threads are running on the index, then unmaps it; a search after
 close() raises InvalidArgumentError.
+
+Writes (docs/LIVE.md): add(), remove() and compact() go to the index's
+write-ahead log through a writer the Index opens at its first write and
+holds until close() (the index's lock: other processes' writers, `genie
+add` included, are refused meanwhile).  Each returns once the write is
+durable, and the Index then searches a snapshot holding it
+(genie_index_refresh: the file is not read again).  Writes of several
+threads of one Index take turns.
 """
 import ctypes
 import os
@@ -14,7 +22,7 @@ import threading
 
 import numpy as np
 
-from . import _convert, _items
+from . import _convert, _items, _live
 from . import _lib as L
 from .errors import InvalidArgumentError
 
@@ -34,6 +42,8 @@ class Index:
         self.path = path
         self._cond = threading.Condition()
         self._active = 0
+        self._w = None  # the writer, from the first write to close()
+        self._wlock = threading.Lock()
         info = L.genie_index_info()
         lib.genie_index_get_info(handle, ctypes.byref(info))
         self._info = info
@@ -53,7 +63,8 @@ class Index:
     # -- lifetime
 
     def close(self):
-        """Close the index, once the searches running on it have ended."""
+        """Close the index, once the searches running on it have ended (and
+        its writer, which releases the index's lock)."""
         with self._cond:
             if self._h is None:
                 return
@@ -61,6 +72,10 @@ class Index:
                 self._cond.wait()
             h, self._h = self._h, None
         self._release(h)
+        with self._wlock:
+            w, self._w = self._w, None
+        if w is not None:
+            lib.genie_writer_close(w)
 
     def _release(self, h):
         """Free what the index holds; no search can be using it any more."""
@@ -77,6 +92,9 @@ class Index:
         if getattr(self, "_h", None) is not None:
             h, self._h = self._h, None
             self._release(h)
+        if getattr(self, "_w", None) is not None:
+            w, self._w = self._w, None
+            lib.genie_writer_close(w)
 
     @property
     def closed(self):
@@ -182,9 +200,85 @@ class Index:
         """The record stored with an object, decoded as UTF-8 (bad bytes replaced)."""
         return self.record_bytes(object_id).decode("utf-8", "replace")
 
+    # -- writes (docs/LIVE.md)
+
+    def add(self, objects, labels=None):
+        """Add @objects to the index (durable on return; later searches of
+        this Index see them).  A keywords index takes what build_keywords()
+        takes: lists of keywords, a 2-D array, a CSR pair; the other types
+        their own (see their add()).  labels: None (the next free labels) or
+        one 64-bit label per object, none of them in use.  Returns the
+        objects' labels (uint64).  A docs index takes no writes
+        (NotSupportedError)."""
+        return self._write(lambda w, h: self._add(w, h, objects, labels))
+
+    def remove(self, labels):
+        """Delete every object carrying one of @labels (labels no object
+        carries are skipped); returns how many objects were deleted."""
+        a = _convert.uint_array(labels, "labels", dtype=np.uint64)
+        n = ctypes.c_size_t()
+        self._write(lambda w, h: lib.genie_writer_delete(w, a, len(a), ctypes.byref(n)))
+        return n.value
+
+    def compact(self):
+        """Write the index with its log applied to a new file renamed into
+        place, and start an empty log: deleted objects go, the others are
+        numbered from 0 in order, labels stay.  The Index then searches the
+        new file."""
+        self._write(lambda w, h: lib.genie_writer_compact(w), reopen=True)
+
+    @property
+    def live(self):
+        """What the index's log holds, as this Index reads it: a dict of
+        genie_live_info (live, base_objects, added, deleted, log_bytes, torn_bytes)."""
+        li = L.genie_live_info()
+        with self._use() as h:
+            lib.genie_index_live_info(h, ctypes.byref(li))
+        return L.struct_dict(li)
+
+    def _add(self, w, h, objects, labels):
+        keywords, offsets = _csr_objects(objects)
+        records = None
+        if self._info.has_records:  # the line a build would have stored
+            records = [" ".join(str(int(k)) for k in keywords[int(offsets[i]):int(offsets[i + 1])]).encode()
+                       for i in range(len(offsets) - 1)]
+        return _live.add_keywords(w, keywords, offsets, labels, records)
+
+    def _write(self, fn, reopen=False):
+        """Run fn(writer, handle) with the writer (opened at the first
+        write), then make this Index search a snapshot holding the write:
+        the log read again (or, @reopen, the new file after a compaction)."""
+        with self._wlock:
+            if self._w is None:
+                w = ctypes.c_void_p()
+                lib.genie_writer_open(os.fsencode(self.path), ctypes.byref(w))
+                self._w = w
+            with self._use() as h:
+                out = fn(self._w, h)
+                new = ctypes.c_void_p()
+                if reopen:
+                    lib.genie_index_open(os.fsencode(self.path), ctypes.byref(new))
+                else:
+                    lib.genie_index_refresh(h, ctypes.byref(new))
+            self._swap(new)
+        return out
+
+    def _swap(self, new):
+        """Search the snapshot @new from now on, once the searches running on the old one end."""
+        with self._cond:
+            while self._active:
+                self._cond.wait()
+            old, self._h = self._h, new
+            lib.genie_index_get_info(new, ctypes.byref(self._info))
+        self._release(old)
+
     # -- search
 
-    def search(self, queries, k=10, min_count=0, backend="auto", threads=0, gpu_memory=0, stats=None):
+    def _filter(self, h, spec):
+        """The search's filter (genie._live.Filter) of @spec for handle @h."""
+        return _live.Filter(h, spec, self._info.n_objects)
+
+    def search(self, queries, k=10, min_count=0, backend="auto", threads=0, gpu_memory=0, stats=None, filter=None):
         """The top-k objects of each query by match count.
 
         queries: see genie._items (lists of keywords or (lo, hi[, weight])
@@ -195,23 +289,25 @@ class Index:
         cuda when a GPU is usable, else cpu); threads: CPU threads (0 = all cores); gpu_memory: the
         GPU memory the search may use (bytes, 0 = most of the free).  stats:
         a dict to fill with where the time went and the backend that ran
-        (genie_search_stats)."""
+        (genie_search_stats).  filter: the objects that may be answered
+        (object ids, a boolean mask, or {"ids": [...], "labels": [...]};
+        genie._live), exactly as if the index held them alone."""
         items, offsets = _items.to_items(queries)
         mc = _convert.count(min_count, "min_count")
 
         def fill(q, h):
             lib.genie_queries_add_many(q, items, offsets, len(offsets) - 1, mc)
 
-        return self._search(fill, k, backend, threads, gpu_memory, stats)
+        return self._search(fill, k, backend, threads, gpu_memory, stats, filter)
 
-    def _search(self, fill, k, backend, threads, gpu_memory, stats=None):
+    def _search(self, fill, k, backend, threads, gpu_memory, stats=None, filter=None):
         """Run genie_search on the queries that @fill(q, handle) appends to
         the genie_queries q; returns (counts, ids) with one row per query."""
         k = _convert.count(k, "k", 1)
-        opt = L.search_options(k, backend, threads, gpu_memory)
         q, r = ctypes.c_void_p(), ctypes.c_void_p()
         st = L.genie_search_stats()
-        with self._use() as h:
+        with self._use() as h, self._filter(h, filter) as f:
+            opt = L.search_options(k, backend, threads, gpu_memory, f.handle)
             lib.genie_queries_new(ctypes.byref(q))
             try:
                 fill(q, h)

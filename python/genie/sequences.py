@@ -8,7 +8,7 @@ import ctypes
 import os
 from typing import List, NamedTuple
 
-from . import _convert
+from . import _convert, _live
 from . import _lib as L
 from .errors import InvalidArgumentError
 from .index import Index, build_options
@@ -58,8 +58,12 @@ class SequenceIndex(Index):
             lib.genie_seq_gram_length(h, ctypes.byref(g))
         return g.value
 
+    def _add(self, w, h, strings, labels):
+        """add(strings): one str or bytes each, as build() takes them."""
+        return _live.add_records(w, _convert.strings(strings, "strings"), labels)
+
     def search(self, strings, k=1, candidates=None, certify=True, exact=False, backend="auto", threads=0,
-               gpu_memory=0, stats=None, recall=None):
+               gpu_memory=0, stats=None, recall=None, filter=None):
         """The k strings nearest to each query string by edit distance.
 
         candidates: K, the candidates by match count (default 32, raised to
@@ -73,7 +77,7 @@ class SequenceIndex(Index):
         candidates.  recall: a target in (0, 1] for the search without
         certificates (certify=True is then ignored; a certify limit is an
         error): K becomes the smallest whose estimated recall@k (k <= 100)
-        reaches it (docs/SEQUENCES.md)."""
+        reaches it (docs/SEQUENCES.md).  filter: as Index.search."""
         k = _convert.count(k, "k", 1, L.max_k(L.TYPE_SEQUENCES))
         qs = _convert.strings(strings, "strings")
         so = L.genie_seq_options()
@@ -95,11 +99,11 @@ class SequenceIndex(Index):
             if certify is not True and certify != "only":
                 raise InvalidArgumentError(f"certify limit {certify} is below K = {kk}")
             so.max_candidates = kk
-        opt = L.search_options(k, backend, threads, gpu_memory)
         arr, lens = _convert.c_strings(qs)
         out = []
         r = ctypes.c_void_p()
-        with self._use() as h:
+        with self._use() as h, self._filter(h, filter) as f:
+            opt = L.search_options(k, backend, threads, gpu_memory, f.handle)
             try:
                 lib.genie_seq_search(h, arr, lens, len(qs), ctypes.byref(so), ctypes.byref(opt), ctypes.byref(r))
                 n, cert, used = ctypes.c_size_t(), ctypes.c_int(), ctypes.c_uint32()

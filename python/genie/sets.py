@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from . import _convert
+from . import _convert, _live
 from . import _lib as L
 from .errors import InvalidArgumentError
 from .index import Index, build_options
@@ -88,8 +88,13 @@ class SetIndex(Index):
             lib.genie_set_builder_free(b)
         return cls.open(path)
 
+    def _add(self, w, h, sets, labels, separator=None):
+        """add(sets): lines or collections of elements, as build() takes them (white space separates)."""
+        return _live.add_records(w, _lines(sets, "sets", separator), labels)
+
     def search(self, sets, k=10, candidates=None, exact=False, separator=None, backend="auto", threads=0,
-               gpu_memory=0, stats=None, recall=None, measure="jaccard", min_similarity=None):
+               gpu_memory=0, stats=None, recall=None, measure="jaccard", min_similarity=None,
+               filter=None):
         """The k sets most similar to each query set.  Query sets take the
         forms build() takes; a collection is joined with @separator, which
         must be the index's.  Returns (similarity float64, ids int64) of
@@ -110,7 +115,7 @@ class SetIndex(Index):
         k=None every one of them, returned as lists (one array per query)
         instead of arrays of shape (nq, k).  stats (a dict) gets the
         search's stats, its "method" ("minhash", "exact" or "scan") and
-        "reason" (docs/SETS.md)."""
+        "reason" (docs/SETS.md).  filter: as Index.search."""
         threshold = _convert.fraction(min_similarity, "min_similarity")
         every = k is None
         if every and not threshold:
@@ -124,7 +129,6 @@ class SetIndex(Index):
         so.recall = _convert.recall(recall)
         so.measure = L.set_measure_code(measure)
         so.min_similarity = threshold
-        opt = L.search_options(k or 1, backend, threads, gpu_memory)
         arr, lens = _convert.c_strings(lines)
         nq = len(lines)
         if every:
@@ -132,7 +136,8 @@ class SetIndex(Index):
         else:
             sim, ids = np.zeros((nq, k), np.float64), np.full((nq, k), -1, np.int64)
         r = ctypes.c_void_p()
-        with self._use() as h:
+        with self._use() as h, self._filter(h, filter) as f:
+            opt = L.search_options(k or 1, backend, threads, gpu_memory, f.handle)
             try:
                 lib.genie_set_search(h, arr, lens, nq, ctypes.byref(so), ctypes.byref(opt), ctypes.byref(r))
                 n = ctypes.c_size_t()

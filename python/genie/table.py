@@ -8,12 +8,13 @@ needed), which is written to a temporary CSV file for the library; a
 missing value (None, NaN, "" or "?") gives no keyword."""
 import ctypes
 import csv
+import io
 import math
 import os
 import tempfile
 import threading
 
-from . import _convert
+from . import _convert, _live
 from . import _lib as L
 from .errors import Error, InvalidArgumentError
 from .index import Index, build_options
@@ -113,12 +114,8 @@ class TableIndex(Index):
     @property
     def columns(self):
         """[(name, kind)] with kind 'stored', 'numeric' or 'categorical'."""
-        kinds = ("stored", "numeric", "categorical")
         with self._use() as h, self._table_lock:
-            t = self._table(h)
-            kind = ctypes.c_int()
-            return [(lib.genie_table_column(t, i, ctypes.byref(kind)).decode(), kinds[kind.value])
-                    for i in range(lib.genie_table_columns(t))]
+            return self._columns(h)
 
     def _table_for(self, h, radius, weight):
         """The table handle with @radius and @weight applied; the library's
@@ -137,15 +134,42 @@ class TableIndex(Index):
                 fn(t, None, _convert.count(setting, what, lo, hi))
         return t
 
+    def _add(self, w, h, rows, labels):
+        """add(rows): dicts of the table's columns (a column left out, or None, is missing); a category the
+        table was not built with is refused."""
+        rows = list(rows)
+        with self._table_lock:
+            cols = [name for name, _ in self._columns(h)]
+        known = set(cols)
+        lines = []
+        for i, r in enumerate(rows):
+            if not isinstance(r, dict):
+                raise InvalidArgumentError(f"rows[{i}] must be a dict of column: value, not {type(r).__name__}")
+            for c in r:
+                if c not in known:
+                    raise InvalidArgumentError(f"rows[{i}]: the table has no column {c!r}")
+            out = io.StringIO()
+            csv.writer(out, lineterminator="").writerow([_cell(r.get(c)) for c in cols])
+            lines.append(out.getvalue().encode())
+        return _live.add_records(w, lines, labels)
+
+    def _columns(self, h):
+        """[(name, kind)] of the open handle @h; holds _table_lock."""
+        kinds = ("stored", "numeric", "categorical")
+        t = self._table(h)
+        kind = ctypes.c_int()
+        return [(lib.genie_table_column(t, i, ctypes.byref(kind)).decode(), kinds[kind.value])
+                for i in range(lib.genie_table_columns(t))]
+
     def search(self, rows, k=10, radius=None, weight=None, min_count=0, backend="auto", threads=0, gpu_memory=0,
-               stats=None):
+               stats=None, filter=None):
         """The top-k rows for each query row by match count.
 
         rows: a list of dicts (any subset of the columns) or a CSV/ARFF file
         path whose header names columns.  radius: bins either side for
         numeric columns (default 50), an int for all or a dict per column;
         weight: 1..255, an int for all or a dict per column.  Returns
-        (counts, ids) as Index.search does."""
+        (counts, ids) as Index.search does (filter= too)."""
         mc = _convert.count(min_count, "min_count")
         from_file = isinstance(rows, (str, bytes, os.PathLike))
         if not from_file:
@@ -177,4 +201,4 @@ class TableIndex(Index):
                         lib.genie_table_add_query(t, q, (ctypes.c_char_p * max(n, 1))(*cols),
                                                   (ctypes.c_char_p * max(n, 1))(*vals), n, mc)
 
-        return self._search(fill, k, backend, threads, gpu_memory, stats)
+        return self._search(fill, k, backend, threads, gpu_memory, stats, filter)

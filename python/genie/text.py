@@ -5,7 +5,7 @@ A query document matches by the number of distinct words it shares."""
 import ctypes
 import os
 
-from . import _convert
+from . import _convert, _live
 from . import _lib as L
 from .errors import InvalidArgumentError
 from .index import Index, build_options
@@ -40,9 +40,13 @@ class TextIndex(Index):
             lib.genie_text_builder_free(b)
         return cls.open(path)
 
-    def search(self, texts, k=10, min_count=0, backend="auto", threads=0, gpu_memory=0, stats=None):
+    def _add(self, w, h, documents, labels):
+        """add(documents): one str or bytes each; their words join the vocabulary."""
+        return _live.add_records(w, _convert.strings(documents, "documents"), labels)
+
+    def search(self, texts, k=10, min_count=0, backend="auto", threads=0, gpu_memory=0, stats=None, filter=None):
         """The top-k documents for each text by words shared.  Returns
-        (counts, ids) as Index.search does; record(id) gives a document."""
+        (counts, ids) as Index.search does (filter= too); record(id) gives a document."""
         qs = _convert.strings(texts, "texts")
         mc = _convert.count(min_count, "min_count")
 
@@ -50,4 +54,4 @@ class TextIndex(Index):
             for t in qs:
                 lib.genie_queries_add_text(q, h, t, len(t), mc)
 
-        return self._search(fill, k, backend, threads, gpu_memory, stats)
+        return self._search(fill, k, backend, threads, gpu_memory, stats, filter)

@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from . import _convert
+from . import _convert, _live
 from . import _lib as L
 from .errors import InvalidArgumentError
 from .index import Index, build_options
@@ -183,8 +183,16 @@ class VectorIndex(Index):
         a.flags.writeable = False
         return a
 
+    def _add(self, w, h, xb, labels):
+        """add(xb): rows of the index's dimension (float32, as build() takes them)."""
+        xb = _convert.float_matrix(xb, "xb", dim=self.d)
+        v = _vectors(xb)
+        out = np.zeros(xb.shape[0], np.uint64)
+        lib.genie_writer_add_vectors(w, ctypes.byref(v), _live.labels_array(labels, xb.shape[0]), out)
+        return out
+
     def search(self, xq, k=10, exact=False, candidates=None, radius=0, backend="auto", threads=0, gpu_memory=0,
-               stats=None, recall=None, precision="fp32", nprobe=None):
+               stats=None, recall=None, precision="fp32", nprobe=None, filter=None):
         """The k nearest base vectors of each row of @xq.
 
         LSH (default): the query's buckets, the top `candidates` (K >= k;
@@ -210,7 +218,9 @@ class VectorIndex(Index):
         index has an estimate (prepare_recall(), or INDEX.recall).
         precision: with exact=True on a GPU, the GEMM that bounds the
         distances, "fp32", "tf32" or "fp16"; the answers are the same in
-        each (genie_precision; l1 takes "fp32" alone)."""
+        each (genie_precision; l1 takes "fp32" alone).  filter: as
+        Index.search (the exact search, the list scans and the re-rank see
+        no other vector)."""
         k = _convert.count(k, "k", 1, L.max_k(L.TYPE_VECTORS))
         xq = _convert.float_matrix(xq, "xq", dim=self.d)
         so = L.genie_vsearch_options()
@@ -229,7 +239,8 @@ class VectorIndex(Index):
         n_found = np.empty(nq, np.uint32)
         v = _vectors(xq)
         st = L.genie_search_stats()
-        with self._use() as h:
+        with self._use() as h, self._filter(h, filter) as f:
+            so.search.filter = f.handle
             lib.genie_vectors_search(h, ctypes.byref(v), ctypes.byref(so), out, n_found, ctypes.byref(st))
         if stats is not None:
             stats.update(L.stats_dict(st))

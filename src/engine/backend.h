@@ -92,13 +92,14 @@ typedef struct engine_exact_counts {
 /**
  * Exact k-NN of @p nQuery vectors in a base of @p nBase on device
  * @p device (see exact.h for the contract and the resident slot
- * @p ppResident, freed by engine_exact_ops.xFree); what it did is added to
- * @p pCounts.
+ * @p ppResident, freed by engine_exact_ops.xFree), among the base vectors
+ * that @p aAllow allows (engine/filter.h; NULL = all; k at most their
+ * number); what it did is added to @p pCounts.
  */
 typedef genie_status (*engine_exact_fn)(int device, void **ppResident, const float *base, uint64_t nBase,
                                         const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric,
-                                        genie_precision precision, uint32_t k, genie_neighbor *out,
-                                        engine_exact_counts *pCounts);
+                                        genie_precision precision, const uint64_t *aAllow, uint32_t k,
+                                        genie_neighbor *out, engine_exact_counts *pCounts);
 
 /*
  * An LSH batch for engine_lsh_ops.xKeywords: the functions of a vectors index (vlsh,

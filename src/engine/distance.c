@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "engine/filter.h"
 #include "engine/select.h"
 #include "util/error.h"
 #include "util/threads.h"
@@ -109,6 +110,7 @@ float genie_vector_distance(genie_metric metric, const float *a, const float *b,
 
 typedef struct exact_job {
     const genie_vectors *base, *q;
+    const uint64_t *aAllow; /* the base vectors that may be answered (engine/filter.h), or NULL */
     genie_metric metric;
     uint32_t k;
     genie_neighbor *out;
@@ -140,6 +142,8 @@ static void exact_worker(void *ctx, unsigned t)
             for (size_t j = 0; j < nq; j++) {
                 const float *pq = job->q->data + (q0 + j) * dim;
                 for (uint64_t b = b0; b < b1; b++) {
+                    if (!filter_allows(job->aAllow, b))
+                        continue;
                     float d = genie_vector_distance(job->metric, job->base->data + b * dim, pq, dim);
                     select_push(&aHeap[j], select_key(UINT32_MAX - exact_key(d), (uint32_t)b));
                 }
@@ -162,7 +166,13 @@ done:
 genie_status exact_cpu_direct(const genie_vectors *base, const genie_vectors *q, genie_metric metric, uint32_t k,
                               unsigned threads, genie_neighbor *out)
 {
-    exact_job job = {.base = base, .q = q, .metric = metric, .k = k, .out = out};
+    return exact_cpu_direct_allowed(base, NULL, q, metric, k, threads, out);
+}
+
+genie_status exact_cpu_direct_allowed(const genie_vectors *base, const uint64_t *aAllow, const genie_vectors *q,
+                                      genie_metric metric, uint32_t k, unsigned threads, genie_neighbor *out)
+{
+    exact_job job = {.base = base, .q = q, .aAllow = aAllow, .metric = metric, .k = k, .out = out};
     atomic_init(&job.next, 0);
     atomic_init(&job.failed, 0);
     unsigned nThread = threads ? threads : util_ncores();

@@ -108,6 +108,10 @@ typedef struct engine_docs_request {
     uint64_t bufferBytes; /* S_b: the most bytes a batch may move to the device */
     uint32_t k;           /* 1..ENGINE_DOCS_GPU_MAX_K */
     int exhaustive;
+    /* The documents (docIDs) that may be answered, the bitmap of
+     * engine/filter.h; NULL = all.  Uploaded once per call; the kernel
+     * scores no other document. */
+    const uint64_t *aAllow;
     const engine_docs_query *aQuery;
     uint32_t nQuery;
     const engine_docs_term *aTerm;

@@ -18,8 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/filter.h"
 #include "engine/parts.h"
 #include "index/index.h"
+#include "index/live.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/options.h"
@@ -54,9 +56,10 @@ static genie_status append_chunk(genie_results *r, const genie_hit *aHit, const 
 
 /* A one-part index: each chunk straight from the backend into the results. */
 static genie_status search_whole(const genie_index *idx, const genie_queries *q, const genie_search_options *opt,
-                                 const engine_backend *be, const engine_devices *devs, uint32_t k, size_t chunk,
-                                 genie_results *r, genie_search_stats *stats)
+                                 const uint64_t *aAllow, const engine_backend *be, const engine_devices *devs,
+                                 uint32_t k, size_t chunk, genie_results *r, genie_search_stats *stats)
 {
+    int none = filter_count_range(aAllow, 0, idx->info.n_objects) == 0;
     genie_status rc = GENIE_OK;
     size_t nChunkAlloc = chunk < q->nQuery ? chunk : (q->nQuery ? q->nQuery : 1);
     uint32_t *aBound = malloc((q->nQuery ? q->nQuery : 1) * sizeof *aBound);
@@ -77,9 +80,9 @@ static genie_status search_whole(const genie_index *idx, const genie_queries *q,
         engine_request req = {.idx = idx, .q = q, .first = first, .n = n, .k = k, .aCountBound = aBound + first,
                               .threads = opt->threads, .gpuMemory = opt->gpu_memory,
                               .loadBalance = opt->load_balance, .pPhases = opt->time_phases ? &stats->phases : NULL,
-                              .cancel = opt->cancel};
+                              .cancel = opt->cancel, .aAllow = aAllow};
         double t0 = util_now();
-        if (idx->info.n_objects == 0)
+        if (none)
             memset(aN, 0, n * sizeof *aN);
         else
             GENIE_TRY_GOTO(rc, engine_devices_search(be, devs, &req, aHit, aN), done);
@@ -108,16 +111,20 @@ void genie_search_options_init(genie_search_options *opt)
     opt->k = 10;
 }
 
-/* Parts [iFirst, iEnd) of @p idx (all of a one-part index), global object ids. */
-static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
-                                 const genie_search_options *opt, genie_results **out, genie_search_stats *pStats)
+/*
+ * Parts [iFirst, iEnd) of @p idx (all of a one-part index), global object
+ * ids, answering only the objects @p aAllow allows (engine/filter.h; NULL:
+ * all); a live index's delta is not read here.
+ */
+static genie_status search_plain(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
+                                 const genie_search_options *opt, const uint64_t *aAllow, genie_results **out,
+                                 genie_search_stats *pStats)
 {
     *out = NULL;
     genie_search_stats stats;
     memset(&stats, 0, sizeof stats);
     stats.n_parts = iEnd - iFirst;
     double t0 = util_now();
-    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_search_options, cancel));
     if (opt->k == 0)
         return util_error(GENIE_EINVAL, "k must be at least 1");
     const engine_backend *be = NULL;
@@ -148,9 +155,10 @@ static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32
         goto fail;
     }
     if (idx->nPart > 1)
-        GENIE_TRY_GOTO(rc, engine_search_parts(idx, iFirst, iEnd, q, opt, be, &devs, k, chunk, r, &stats), fail);
+        GENIE_TRY_GOTO(rc, engine_search_parts(idx, iFirst, iEnd, q, opt, aAllow, be, &devs, k, chunk, r, &stats),
+                       fail);
     else
-        GENIE_TRY_GOTO(rc, search_whole(idx, q, opt, be, &devs, k, chunk, r, &stats), fail);
+        GENIE_TRY_GOTO(rc, search_whole(idx, q, opt, aAllow, be, &devs, k, chunk, r, &stats), fail);
     stats.total_seconds = util_now() - t0;
     if (pStats)
         *pStats = stats;
@@ -158,6 +166,49 @@ static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32
     return GENIE_OK;
 fail:
     genie_results_free(r);
+    return rc;
+}
+
+/*
+ * Parts [iFirst, iEnd) of @p idx with its filter and, on a live index
+ * (index/live.h), its deleted objects masked; when the range ends with
+ * the last part, the delta too: searched on its own (its ids after the
+ * base's) and merged exactly (live_search.c).
+ */
+static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
+                                 const genie_search_options *opt, genie_results **out, genie_search_stats *pStats)
+{
+    *out = NULL;
+    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_search_options, filter));
+    double t0 = util_now();
+    const uint64_t *aAllow = NULL, *aDelta = NULL;
+    uint64_t *aOwned = NULL, *aDeltaOwned = NULL;
+    GENIE_TRY(filter_effective(idx, opt->filter, &aAllow, &aOwned));
+    const index_live *l = idx->pLive;
+    genie_results *rBase = NULL, *rDelta = NULL;
+    genie_search_stats sBase, sDelta;
+    genie_status rc = search_plain(idx, iFirst, iEnd, q, opt, aAllow, &rBase, &sBase);
+    if (rc == GENIE_OK && l && l->nAdded && iEnd == idx->nPart) {
+        rc = filter_slice(aAllow, l->nBase, l->nAdded, &aDelta, &aDeltaOwned);
+        if (rc == GENIE_OK)
+            rc = search_plain(l->pDelta, 0, l->pDelta->nPart, q, opt, aDelta, &rDelta, &sDelta);
+        if (rc == GENIE_OK)
+            rc = engine_results_merge(rBase, rDelta, (uint32_t)l->nBase, opt->k, out);
+        genie_results_free(rBase);
+        rBase = NULL;
+        engine_stats_sum(&sBase, &sDelta);
+    }
+    if (rc == GENIE_OK && rBase)
+        *out = rBase;
+    else
+        genie_results_free(rBase);
+    genie_results_free(rDelta);
+    free(aOwned);
+    free(aDeltaOwned);
+    if (rc == GENIE_OK && pStats) {
+        *pStats = sBase;
+        pStats->total_seconds = util_now() - t0;
+    }
     return rc;
 }
 

@@ -44,6 +44,12 @@ typedef struct engine_request {
     int device;                  /* the backend's device (GPU ordinal) to run on; 0 for the CPU */
     genie_gpu_phases *pPhases;   /* NULL, or where a GPU backend adds its phase times (this request's thread alone) */
     const int *cancel;           /* genie_search_options.cancel: polled between steps; NULL: never */
+    /*
+     * The objects of idx (a view's own ids) that may be answered, as the
+     * bitmap of engine/filter.h; NULL = all.  A backend never returns an
+     * object whose bit is clear and answers as if it were absent.
+     */
+    const uint64_t *aAllow;
 } engine_request;
 
 typedef genie_status (*engine_search_fn)(const engine_request *req, genie_hit *aHit, uint32_t *aN);
@@ -96,6 +102,17 @@ uint64_t engine_results_hits(const genie_results *r);
 void engine_stats_add(genie_search_stats *sum, const genie_search_stats *one);
 /** Add the phase times @p one to @p sum. */
 void engine_phases_add(genie_gpu_phases *sum, const genie_gpu_phases *one);
+
+/**
+ * The answers of a live index (index/live.h): @p a of its base and @p b of
+ * its delta, whose ids are @p idBase on, merged per query by count
+ * descending, then smaller id, keeping @p k (live_search.c).
+ * @return GENIE_OK, GENIE_ENOMEM.
+ */
+genie_status engine_results_merge(const genie_results *a, const genie_results *b, uint32_t idBase, uint32_t k,
+                                  genie_results **out);
+/** Add @p b's times and counts to @p a (a search over a base and its delta). */
+void engine_stats_sum(genie_search_stats *a, const genie_search_stats *b);
 
 /* The CPU backends (cpu/cpu_engine.c); the others are reached through backend.h. */
 genie_status engine_cpu_search(const engine_request *req, genie_hit *aHit, uint32_t *aN);

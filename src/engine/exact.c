@@ -12,6 +12,7 @@
 
 #include "engine/backend.h"
 #include "engine/exact_blas.h"
+#include "engine/filter.h"
 #include "index/index.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -22,31 +23,32 @@
 #define EXACT_MAX_K GENIE_VECTORS_MAX_K
 
 /* The CPU search: a GEMM for the metrics with a product form when OpenBLAS is built in. */
-static genie_status exact_cpu(const genie_vectors *base, const genie_vectors *q, genie_metric metric, uint32_t k,
-                              unsigned threads, genie_neighbor *out)
+static genie_status exact_cpu(const genie_vectors *base, const uint64_t *aAllow, const genie_vectors *q,
+                              genie_metric metric, uint32_t k, unsigned threads, genie_neighbor *out)
 {
 #ifdef GENIE_HAVE_BLAS
     if (metric != GENIE_METRIC_L1 && exact_blas_available())
-        return exact_blas_search(base, q, metric, k, threads, out);
+        return exact_blas_search(base, aAllow, q, metric, k, threads, out);
 #endif
-    return exact_cpu_direct(base, q, metric, k, threads, out);
+    return exact_cpu_direct_allowed(base, aAllow, q, metric, k, threads, out);
 }
 
 /* The backend's own exact search, through @p idx's resident base when there is an index. */
 static genie_status exact_backend(const engine_backend *be, int device, const genie_index *idx,
-                                  const genie_vectors *base, const genie_vectors *q, genie_metric metric,
-                                  genie_precision precision, uint32_t k, genie_neighbor *out, engine_exact_counts *pCounts)
+                                  const genie_vectors *base, const uint64_t *aAllow, const genie_vectors *q,
+                                  genie_metric metric, genie_precision precision, uint32_t k, genie_neighbor *out,
+                                  engine_exact_counts *pCounts)
 {
     if (!idx)
-        return be->pExact->xSearch(device, NULL, base->data, base->n, q->data, q->n, base->dim, metric, precision, k,
-                                   out, pCounts);
+        return be->pExact->xSearch(device, NULL, base->data, base->n, q->data, q->n, base->dim, metric, precision,
+                                   aAllow, k, out, pCounts);
     static const char owner; /* the slot of the resident base (index.h) */
     index_device *d = &idx->aDev[device];
     index_slot *s = index_device_slot(d, &owner, be->pExact->xFree);
     if (!s)
         return GENIE_ENOMEM;
     genie_status rc = be->pExact->xSearch(device, &s->p, base->data, base->n, q->data, q->n, base->dim, metric,
-                                          precision, k, out, pCounts);
+                                          precision, aAllow, k, out, pCounts);
     pthread_mutex_unlock(&d->lock);
     return rc;
 }
@@ -86,6 +88,15 @@ genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *
                                    int device, unsigned threads, genie_neighbor *out, genie_backend *used,
                                    engine_exact_counts *pCounts)
 {
+    return exact_search_allowed(idx, base, NULL, queries, metric, precision, k, backend, device, threads, out, used,
+                                pCounts);
+}
+
+genie_status exact_search_allowed(const genie_index *idx, const genie_vectors *base, const uint64_t *aAllow,
+                                  const genie_vectors *queries, genie_metric metric, genie_precision precision,
+                                  uint32_t k, genie_backend backend, int device, unsigned threads,
+                                  genie_neighbor *out, genie_backend *used, engine_exact_counts *pCounts)
+{
     engine_exact_counts ignored;
     if (!pCounts)
         pCounts = &ignored;
@@ -116,22 +127,25 @@ genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *
         return util_error(GENIE_EINVAL, "exact search: k = %u outside 1..%u (%s)", k, kMax, be ? be->zName : "cpu");
     if (used)
         *used = be ? be->id : GENIE_BACKEND_CPU;
-    if (queries->n == 0)
+    uint64_t nAllowed = filter_count_range(aAllow, 0, base->n);
+    if (queries->n == 0 || nAllowed == 0)
         return GENIE_OK;
-    uint32_t kEff = base->n < k ? (uint32_t)base->n : k;
+    if (nAllowed == base->n)
+        aAllow = NULL;
+    uint32_t kEff = nAllowed < k ? (uint32_t)nAllowed : k;
     if (be) {
         if (kEff == k)
-            return exact_backend(be, device, idx, base, queries, metric, precision, k, out, pCounts);
+            return exact_backend(be, device, idx, base, aAllow, queries, metric, precision, k, out, pCounts);
         /* Fewer vectors than k: search for all, then spread to stride k. */
         genie_neighbor *tmp = malloc(queries->n * kEff * sizeof *tmp);
         if (!tmp)
             return util_error(GENIE_ENOMEM, "out of memory in the exact search");
-        genie_status rc = exact_backend(be, device, idx, base, queries, metric, precision, kEff, tmp, pCounts);
+        genie_status rc = exact_backend(be, device, idx, base, aAllow, queries, metric, precision, kEff, tmp, pCounts);
         for (uint64_t i = 0; rc == GENIE_OK && i < queries->n; i++)
             memcpy(out + i * k, tmp + i * kEff, kEff * sizeof *tmp);
         free(tmp);
         return rc;
     }
-    pCounts->distances += queries->n * base->n;
-    return exact_cpu(base, queries, metric, k, threads, out);
+    pCounts->distances += queries->n * nAllowed;
+    return exact_cpu(base, aAllow, queries, metric, k, threads, out);
 }

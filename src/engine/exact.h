@@ -56,6 +56,17 @@ genie_status exact_search_in_index(const genie_index *idx, const genie_vectors *
                                    engine_exact_counts *pCounts);
 
 /**
+ * exact_search_in_index() among the base vectors that @p aAllow allows
+ * (engine/filter.h, bit i = base vector i; NULL = all): the answers of the
+ * same search over a base of the allowed vectors alone, with their ids,
+ * min(k, allowed) per query at out[i * k ...].  No vector allowed: none.
+ */
+genie_status exact_search_allowed(const genie_index *idx, const genie_vectors *base, const uint64_t *aAllow,
+                                  const genie_vectors *queries, genie_metric metric, genie_precision precision,
+                                  uint32_t k, genie_backend backend, int device, unsigned threads,
+                                  genie_neighbor *out, genie_backend *used, engine_exact_counts *pCounts);
+
+/**
  * genie_vector_distance's dot product (distance.c): the fp32 sum of
  * a[i] * b[i] over i in order, each operation rounded (no fused
  * multiply-add), the reference the GPU's dot_rn repeats.
@@ -72,6 +83,9 @@ float exact_dot(const float *a, const float *b, uint32_t dim);
  */
 genie_status exact_cpu_direct(const genie_vectors *base, const genie_vectors *q, genie_metric metric, uint32_t k,
                               unsigned threads, genie_neighbor *out);
+/** exact_cpu_direct() among the base vectors @p aAllow allows (NULL: all): min(k, allowed) per query. */
+genie_status exact_cpu_direct_allowed(const genie_vectors *base, const uint64_t *aAllow, const genie_vectors *q,
+                                      genie_metric metric, uint32_t k, unsigned threads, genie_neighbor *out);
 
 #ifdef __cplusplus
 }

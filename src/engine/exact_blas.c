@@ -24,6 +24,9 @@
  * (more than kRetain vectors within the bound, e.g. duplicates), or whose
  * squared norm is outside the bound's range (all queries when a base
  * vector's is), is answered by the direct distances to every base vector.
+ * A bitmap of allowed vectors (engine/filter.h) keeps the others out of
+ * the heaps and of the direct path, so the argument holds over the
+ * allowed vectors alone.
  *
  * OpenBLAS is opened with dlopen on the first call (GENIE_BLAS_SONAME), not
  * linked: loading it starts its thread pool, which a process that never
@@ -42,6 +45,7 @@
 
 #include "engine/exact.h"
 #include "engine/exact_bound.h"
+#include "engine/filter.h"
 #include "engine/select.h"
 #include "util/error.h"
 #include "util/threads.h"
@@ -58,6 +62,8 @@ typedef struct blas_vec {
 
 typedef struct blas_job {
     const genie_vectors *base, *q;
+    const uint64_t *aAllow; /* the base vectors that may be answered (engine/filter.h), or NULL */
+    uint64_t nAllowed;
     genie_metric metric;
     uint32_t k, kEff, kRetain; /* output stride; answers per query, min(k, base->n); heap size */
     exact_bound bound;
@@ -188,7 +194,7 @@ static void blas_select(void *ctx, unsigned t)
          * number (exact_key of +inf is 0xff800000) */
         uint32_t worst = h->n < h->k ? UINT32_MAX : UINT32_MAX - (uint32_t)(h->aKey[0] >> 32);
         for (uint64_t j = 0; j < job->nb; j++) {
-            if (aKey[j] >= worst)
+            if (aKey[j] >= worst || !filter_allows(job->aAllow, job->b0 + j))
                 continue;
             select_push(h, select_key(UINT32_MAX - aKey[j], (uint32_t)(job->b0 + j)));
             if (h->n == h->k)
@@ -229,19 +235,20 @@ static int finish_query(blas_job *job, size_t i, genie_hit *aHit, uint64_t *aKey
         qsort(aKey, n, sizeof *aKey, cmp_u64);
         float T = exact_bound_threshold(job->metric, exact_key_value((uint32_t)(aKey[job->kEff - 1] >> 32)));
         float lowerMax = exact_key_value(UINT32_MAX - aHit[n - 1].count);
-        if (isfinite(T) && (n == base->n || lowerMax > T)) {
+        if (isfinite(T) && (n == job->nAllowed || lowerMax > T)) {
             for (size_t r = 0; r < n; r++)
                 if (exact_key_value(UINT32_MAX - aHit[r].count) <= T)
                     aKey[nCand++] = direct_key(job, aHit[r].object, pq);
         }
     }
     if (nCand == 0) { /* the direct path */
-        uint64_t *aAll = malloc(base->n * sizeof *aAll);
+        uint64_t *aAll = malloc(job->nAllowed * sizeof *aAll), nAll = 0;
         if (!aAll)
             return 0;
         for (uint64_t id = 0; id < base->n; id++)
-            aAll[id] = direct_key(job, (uint32_t)id, pq);
-        qsort(aAll, base->n, sizeof *aAll, cmp_u64);
+            if (filter_allows(job->aAllow, id))
+                aAll[nAll++] = direct_key(job, (uint32_t)id, pq);
+        qsort(aAll, nAll, sizeof *aAll, cmp_u64);
         memcpy(aKey, aAll, job->kEff * sizeof *aKey);
         free(aAll);
         nCand = job->kEff;
@@ -273,13 +280,14 @@ static void blas_finish(void *ctx, unsigned t)
     free(aKey);
 }
 
-genie_status exact_blas_search(const genie_vectors *base, const genie_vectors *q, genie_metric metric, uint32_t k,
-                               unsigned threads, genie_neighbor *out)
+genie_status exact_blas_search(const genie_vectors *base, const uint64_t *aAllow, const genie_vectors *q,
+                               genie_metric metric, uint32_t k, unsigned threads, genie_neighbor *out)
 {
     uint32_t dim = base->dim;
-    uint32_t kEff = k < base->n ? k : (uint32_t)base->n;
+    uint64_t nAllowed = filter_count_range(aAllow, 0, base->n);
+    uint32_t kEff = k < nAllowed ? k : (uint32_t)nAllowed;
     uint64_t kRetain64 = 2 * (uint64_t)kEff + 32;
-    uint32_t kRetain = (uint32_t)(kRetain64 < base->n ? kRetain64 : base->n);
+    uint32_t kRetain = (uint32_t)(kRetain64 < nAllowed ? kRetain64 : nAllowed);
     size_t qBlock = BLAS_QBLOCK;
     while (qBlock > 8 && (uint64_t)qBlock * kRetain * sizeof(uint64_t) > BLAS_HEAP_BYTES)
         qBlock /= 2;
@@ -306,12 +314,13 @@ genie_status exact_blas_search(const genie_vectors *base, const genie_vectors *q
         baseInRange &= v.inRange;
     }
     if (!baseInRange) { /* the bound does not hold: the direct loop for every query */
-        rc = exact_cpu_direct(base, q, metric, k, threads, out);
+        rc = exact_cpu_direct_allowed(base, aAllow, q, metric, k, threads, out);
         goto done;
     }
-    blas_job job = {.base = base, .q = q, .metric = metric, .k = k, .kEff = kEff, .kRetain = kRetain,
-                    .bound = exact_bound_make(metric, GENIE_PRECISION_FP32, dim), .aBaseNorm = aBaseNorm,
-                    .aBaseW = aBaseW, .aQ = aQ, .aHeap = aHeap, .aLowerKey = aLowerKey, .out = out};
+    blas_job job = {.base = base, .q = q, .aAllow = aAllow, .nAllowed = nAllowed, .metric = metric, .k = k,
+                    .kEff = kEff, .kRetain = kRetain, .bound = exact_bound_make(metric, GENIE_PRECISION_FP32, dim),
+                    .aBaseNorm = aBaseNorm, .aBaseW = aBaseW, .aQ = aQ, .aHeap = aHeap, .aLowerKey = aLowerKey,
+                    .out = out};
     for (size_t q0 = 0; q0 < q->n; q0 += qBlock) {
         size_t nq = q->n - q0 < qBlock ? (size_t)(q->n - q0) : qBlock;
         const float *pq = q->data + q0 * dim;

@@ -17,7 +17,8 @@
  *   1. its probes: the nprobe nearest centroids by the exact search
  *      (engine/exact.h, metric of the index, ties to the smaller list
  *      number), whose answers are the direct loop's on every backend;
- *   2. its candidates: the objects of the probed lists;
+ *   2. its candidates: the objects of the probed lists that the query's
+ *      bitmap allows (engine_ivf_query.aAllow: deletes and filters);
  *   3. IVF-Flat: each candidate's distance genie_vector_distance(metric,
  *      x, q), the direct loop; the k smallest (distance, id);
  *      IVF-PQ: each candidate's ADC estimate (below); the R smallest
@@ -84,6 +85,13 @@ typedef struct engine_ivf_query {
     uint32_t nRefine;    /* IVF-PQ: 0, or k..IVF_MAX_REFINE candidates re-ranked; IVF-Flat: 0 */
     unsigned threads;    /* CPU threads; 0 = all cores */
     const int *cancel;   /* NULL, or genie_search_options.cancel: read before the search and (CPU) before each query */
+    /* The objects that may be answered (engine/filter.h's layout, ids of the engine_ivf; NULL: all): a candidate
+     * not allowed is skipped before it is offered to any selection, so it takes no place among the k (or the R
+     * re-ranked), and a query gets min(k, its allowed candidates) answers. */
+    const uint64_t *aAllow;
+    /* IVF-PQ under l2 without a refinement: the estimates s themselves as distances, not sqrt(s) (the order is
+     * s's; two searches' answers are merged exactly by s, transform/vectors_ivf_live.c). */
+    int squared;
 } engine_ivf_query;
 
 /*

@@ -33,6 +33,7 @@
 
 #include "engine/engine.h"
 #include "engine/exact.h"
+#include "engine/filter.h"
 #include "engine/select.h"
 #include "util/error.h"
 #include "util/threads.h"
@@ -330,7 +331,8 @@ static void search_flat(const search_job *j, const float *pq, float nq, const ge
         lane_sums(c->aBlock + b0 * ix->dim * IVF_LANES, c->aBlockStart[l + 1] - b0, pq, ix->dim,
                   ix->metric == GENIE_METRIC_L2, aSum);
         for (uint64_t i = 0; i < len; i++) {
-            /* live: the object bitmap (deletes, filters) is consulted here, before the offer. */
+            if (!filter_allows(j->q->aAllow, ix->aId[p0 + i])) /* deleted or filtered out: never a candidate */
+                continue;
             float nx = c->aNorm ? c->aNorm[b0 * IVF_LANES + i] : 0;
             offer(h, flat_distance(ix->metric, aSum[i], nx, nq), ix->aId[p0 + i]);
         }
@@ -351,7 +353,8 @@ static void search_pq(const search_job *j, const float *pq, const genie_neighbor
         pq_tables(ix, j->c, pq, qn, l, r, T);
         float base = ix->metric == GENIE_METRIC_L2 ? 0.0f : aProbe[p].distance;
         for (uint64_t pos = ix->aListStart[l]; pos < ix->aListStart[l + 1]; pos++) {
-            /* live: the object bitmap (deletes, filters) is consulted here, before the offer. */
+            if (!filter_allows(j->q->aAllow, ix->aId[pos])) /* deleted or filtered out: never a candidate */
+                continue;
             const uint8_t *code = ix->aCode + pos * M;
             float s = base;
             for (uint32_t m = 0; m < M; m++)
@@ -404,7 +407,7 @@ static void search_worker(void *pv, unsigned t)
         }
         search_pq(j, pq, aProbe, aWork, aWork + dim, aWork + 2 * (size_t)dim, &h);
         if (!q->nRefine) {
-            heap_out(&h, aHit, o, &j->aN[i], ix->metric == GENIE_METRIC_L2);
+            heap_out(&h, aHit, o, &j->aN[i], ix->metric == GENIE_METRIC_L2 && !q->squared);
             continue;
         }
         /* The refinement: the R candidates by their direct distances. */

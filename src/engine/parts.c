@@ -62,6 +62,7 @@
 #include <string.h>
 
 #include "engine/devices.h"
+#include "engine/filter.h"
 #include "engine/parts.h"
 #include "index/index.h"
 #include "util/clock.h"
@@ -75,6 +76,9 @@ typedef struct parts_run {
     genie_queries qPart; /* q with aMinCount = aMin */
     uint32_t *aMin;      /* per query: its minimum count raised by the best list */
     const genie_search_options *opt;
+    const uint64_t *aAllow;         /* the search's bitmap (global ids), or NULL */
+    const uint64_t *aViewAllow;     /* the current part's slice of it, or NULL */
+    uint64_t *aViewOwned;           /* that slice when it is a copy */
     uint64_t gpuMemory;             /* the batches' device budget: the caller's, less the streaming buffers */
     const engine_backend *be;
     const engine_parts_ops *pParts; /* be->pParts: the backend keeps parts in a memory of its own */
@@ -144,7 +148,8 @@ static genie_status run_chunk(parts_run *w, genie_index *view, size_t first, siz
     engine_request req = {.idx = view, .q = &w->qPart, .first = first, .n = n, .k = kp, .aCountBound = w->aBound,
                           .threads = w->opt->threads, .gpuMemory = w->gpuMemory,
                           .loadBalance = w->opt->load_balance,
-                          .pPhases = w->opt->time_phases ? &w->stats.phases : NULL, .cancel = w->opt->cancel};
+                          .pPhases = w->opt->time_phases ? &w->stats.phases : NULL, .cancel = w->opt->cancel,
+                          .aAllow = w->aViewAllow};
     double t0 = util_now();
     genie_status rc = engine_devices_search(w->be, &w->devs, &req, w->aHit, w->aN);
     if (rc == GENIE_EGPU && w->pParts && !w->pStream && !w->freeAfter) {
@@ -167,10 +172,12 @@ static genie_status run_chunk(parts_run *w, genie_index *view, size_t first, siz
     return GENIE_OK;
 }
 
-/* The first of the lane's parts from @p p on that holds objects (pEnd when none). */
+/* The first of the lane's parts from @p p on that holds objects the search may answer (pEnd when none). */
 static uint32_t next_part(const parts_run *w, uint32_t p)
 {
-    while (p < w->pEnd && w->idx->aPart[p].info.n_objects == 0)
+    while (p < w->pEnd && (w->idx->aPart[p].info.n_objects == 0 ||
+                           filter_count_range(w->aAllow, w->idx->aPart[p].firstObject,
+                                              w->idx->aPart[p].info.n_objects) == 0))
         p++;
     return p;
 }
@@ -217,6 +224,8 @@ static genie_status run_parts(parts_run *w)
             GENIE_TRY(ready_part(w, view, next));
         else
             index_part_load(view);
+        free(w->aViewOwned);
+        GENIE_TRY(filter_slice(w->aAllow, view->firstObject, view->info.n_objects, &w->aViewAllow, &w->aViewOwned));
         for (size_t first = 0; first < nQuery; first += w->chunk) {
             size_t n = nQuery - first < w->chunk ? nQuery - first : w->chunk;
             GENIE_TRY(run_chunk(w, view, first, n));
@@ -307,6 +316,7 @@ static void lane_free(parts_run *w)
     free(w->aBound);
     free(w->aTmp);
     free(w->aMin);
+    free(w->aViewOwned);
 }
 
 /* Move the best lists into the results, compactly. */
@@ -365,7 +375,7 @@ static void add_lane_stats(genie_search_stats *stats, const genie_search_stats *
 }
 
 genie_status engine_search_parts(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
-                                 const genie_search_options *opt, const engine_backend *be,
+                                 const genie_search_options *opt, const uint64_t *aAllow, const engine_backend *be,
                                  const engine_devices *devs, uint32_t k, size_t chunk, genie_results *r,
                                  genie_search_stats *stats)
 {
@@ -383,6 +393,7 @@ genie_status engine_search_parts(const genie_index *idx, uint32_t iFirst, uint32
         w->q = q;
         w->qPart = *q;
         w->opt = opt;
+        w->aAllow = aAllow;
         w->gpuMemory = opt->gpu_memory;
         w->be = be;
         w->pParts = be->pParts;

@@ -60,6 +60,9 @@ typedef struct sim_data {
     uint64_t nList;
     const uint64_t *aListOffset; /* nList + 1 */
     const uint32_t *aPosting;
+    /* The objects that may be answered (engine/filter.h's layout, view-relative; NULL: all): an object not
+     * allowed is counted but never scored, so it takes no answer's place nor raises the k-th fraction. */
+    const uint64_t *aAllow;
 } sim_data;
 
 /* One size class of one query: its lists in the class, shortest first. */

@@ -17,7 +17,8 @@
  *            search per object, or one pass over the list incrementing
  *            only objects already counted, whichever reads less;
  *   score    the touched objects in chunks of SIM_BLOCK_CAND: each clears
- *            its counter and, if it can still enter the answers, joins the
+ *            its counter and, if the call's bitmap allows it (aAllow) and
+ *            it can still enter the answers, joins the
  *            chunk's candidates (shared memory); the candidates are sorted
  *            (a bitonic network) and merged with the block's k best (a
  *            merge path: each entry's rank is its index plus the number of
@@ -102,6 +103,7 @@ typedef struct sim_block_args {
     const uint64_t *aListOffset; /* into aPosting */
     const uint32_t *aPosting;
     const uint32_t *aSize;
+    const uint32_t *aAllow;      /* the objects that may be answered (engine/filter.h, 32-bit words); NULL: all */
     uint64_t nObject;
     uint32_t nQuery, measure, k; /* k <= SIM_GPU_MAX_K; 0: the pool */
     double minValue;
@@ -244,7 +246,7 @@ SIM_FN void sim_score_chunk(const sim_block_args *a, sim_block_shared *sh, uint3
     for (uint32_t i = tid; i < n; i += nT) {
         uint32_t o = aTouched[base + i], c = aCount[o];
         aCount[o] = 0;
-        if (c < cmin)
+        if (c < cmin || (a->aAllow && !((a->aAllow[o >> 5] >> (o & 31u)) & 1u)))
             continue;
         sim_entry3 e = sim_entry_make(c, a->aSize[o], o);
         sim_frac f = sim_entry_frac(a->measure, q, e);

@@ -15,8 +15,8 @@
  *      class); probe the other c_min - 1 for the touched objects only: a
  *      binary search per object when that reads less than the list,
  *      else one pass over the list that skips untouched objects;
- *   4. score every touched object (its count is complete: it lies in no
- *      other class) and offer it to the k best (a heap whose top is the
+ *   4. score every touched object that the view's bitmap allows (its
+ *      count is complete: it lies in no other class) and offer it to the k best (a heap whose top is the
  *      k-th answer), or keep it when it reaches the threshold (k = 0);
  *      clear its counter.
  *
@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/filter.h"
 #include "engine/sim.h"
 #include "util/error.h"
 #include "util/search.h"
@@ -177,7 +178,7 @@ static uint32_t log2_ceil(uint64_t n)
         for (uint64_t t = 0; t < nTouched; t++) {                                                                    \
             uint32_t o = s->aTouched[t], c = aCount[o];                                                              \
             aCount[o] = 0;                                                                                           \
-            if (c >= cmin && ok)                                                                                     \
+            if (c >= cmin && ok && filter_allows(d->aAllow, o))                                                      \
                 ok = offer(req, s, (sim_entry){sim_score(req->measure, c, q, d->aSize[o]), o, c});                  \
         }                                                                                                            \
         return ok;                                                                                                   \

@@ -171,10 +171,19 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sort and de-duplicate @p n keywords into b->aScratch; returns the count. */
+/*
+ * Sort and de-duplicate @p n keywords into b->aScratch; returns the count.
+ * Keywords that come sorted and distinct (LSH keywords, function by
+ * function; a live index's log replayed) are copied without the sort.
+ */
 static size_t sorted_distinct(genie_builder *b, const uint32_t *aKw, size_t n)
 {
     memcpy(b->aScratch, aKw, n * sizeof *aKw);
+    size_t nSorted = 1;
+    while (nSorted < n && aKw[nSorted - 1] < aKw[nSorted])
+        nSorted++;
+    if (nSorted >= n)
+        return n;
     qsort(b->aScratch, n, sizeof *aKw, cmp_u32);
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
@@ -617,9 +626,9 @@ genie_status builder_part_ends(genie_builder *b, uint64_t **paEnd, uint32_t *pnP
     return GENIE_OK;
 }
 
-genie_status genie_builder_write(genie_builder *b, const char *path)
+/* Write @p b's index to @p path, or to memory (*pMem) when @p path is NULL. */
+static genie_status builder_emit(genie_builder *b, const char *path, util_mapping *pMem)
 {
-    util_error_clear();
     write_state w;
     memset(&w, 0, sizeof w);
     w.b = b;
@@ -628,11 +637,22 @@ genie_status genie_builder_write(genie_builder *b, const char *path)
     GENIE_TRY_GOTO(rc, plan_parts(&w), done);
     GENIE_TRY_GOTO(rc, make_extras(&w), done);
     fill_image(&w, &img);
-    rc = format_write(path, &img);
+    rc = path ? format_write(path, &img) : format_write_memory(&img, pMem);
 done:
     part_arrays_free(&w.part);
     free(w.aPartEnd);
     free(w.aRecordOffset);
     free(w.aWordOrder);
     return rc;
+}
+
+genie_status genie_builder_write(genie_builder *b, const char *path)
+{
+    util_error_clear();
+    return builder_emit(b, path, NULL);
+}
+
+genie_status builder_write_memory(genie_builder *b, util_mapping *pOut)
+{
+    return builder_emit(b, NULL, pOut);
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "genie/genie.h"
+#include "util/file.h"
 
 /**
  * Mark the index as made by the front-end of @p type and store @p n bytes
@@ -22,6 +23,13 @@
  * @return GENIE_OK, GENIE_ENOMEM.
  */
 genie_status builder_set_frontend(genie_builder *b, genie_index_type type, const void *params, size_t n);
+
+/**
+ * genie_builder_write() into memory: the file's bytes in an anonymous
+ * mapping (format_write_memory()), for index_from_mapping().
+ * @return GENIE_OK, GENIE_ENOMEM.
+ */
+genie_status builder_write_memory(genie_builder *b, util_mapping *pOut);
 
 /**
  * Store the vector index sections 14..16 (format.h; an inverted-file

@@ -22,6 +22,7 @@
 #include "index/postings_check.h"
 #include "util/crc32c.h"
 #include "util/error.h"
+#include "util/le.h"
 
 static const char *const azSectionName[FORMAT_N_SECTION_IDS] = {
     "KEYWORDS",       "LIST_OFFSETS", "POSTINGS",     "SUBLISTS",   "KEYWORD_SUBLISTS",
@@ -32,20 +33,6 @@ static const char *const azSectionName[FORMAT_N_SECTION_IDS] = {
 const char *format_section_name(uint32_t id)
 {
     return id >= 1 && id <= FORMAT_N_SECTION_IDS ? azSectionName[id - 1] : "?";
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
 }
 
 typedef struct section_span {
@@ -88,24 +75,24 @@ static genie_status read_header(const char *path, const util_mapping *m, header_
         return util_error(GENIE_EFORMAT, "%s: not a genie index (no GENIEIDX magic)", path);
     if (m->n < FORMAT_FIXED_HEADER)
         return corrupt(path, 0, "file is shorter than the header (truncated)");
-    h->version = get_u32(p + 8);
+    h->version = util_get_u32(p + 8);
     if (h->version != FORMAT_VERSION && h->version != FORMAT_VERSION_BASE)
         return util_error(GENIE_EFORMAT, "%s: index format version %u, this build reads versions %u and %u",
                           path, h->version, FORMAT_VERSION_BASE, FORMAT_VERSION);
-    h->nParts = get_u32(p + 88);
-    h->nHeader = get_u32(p + 12);
+    h->nParts = util_get_u32(p + 88);
+    h->nHeader = util_get_u32(p + 12);
     /* Version 4 is version 3 with the vector index sections, and only that. */
     h->vector = h->version == FORMAT_VERSION;
-    if (h->vector != ((get_u32(p + 76) & FORMAT_FLAG_VECTOR) != 0))
+    if (h->vector != ((util_get_u32(p + 76) & FORMAT_FLAG_VECTOR) != 0))
         return corrupt(path, 0, "flag bit 4 (vector index sections) and the format version disagree");
-    if (h->nParts == 0 || h->nParts > FORMAT_MAX_PARTS || get_u32(p + 92) != 0)
+    if (h->nParts == 0 || h->nParts > FORMAT_MAX_PARTS || util_get_u32(p + 92) != 0)
         return corrupt(path, 0, "part count is 0 or out of range");
     if (h->nHeader != format_header_size(h->nParts, h->vector) ||
-        get_u32(p + 80) != format_n_sections(h->nParts, h->vector))
+        util_get_u32(p + 80) != format_n_sections(h->nParts, h->vector))
         return corrupt(path, 0, "header size or section count does not match the part count");
     if (m->n < h->nHeader)
         return corrupt(path, 0, "file is shorter than the header (truncated)");
-    h->fileSize = get_u64(p + 16);
+    h->fileSize = util_get_u64(p + 16);
     if (h->fileSize != m->n) {
         return util_error(GENIE_ECORRUPT, "%s: header: file has %zu bytes but the header says %llu%s",
                           path, m->n, (unsigned long long)h->fileSize,
@@ -115,17 +102,17 @@ static genie_status read_header(const char *path, const util_mapping *m, header_
     uint32_t crc = util_crc32c(0, p, 84);
     crc = util_crc32c(crc, aZero, 4);
     crc = util_crc32c(crc, p + 88, h->nHeader - 88);
-    if (crc != get_u32(p + 84))
+    if (crc != util_get_u32(p + 84))
         return corrupt(path, 0, "checksum mismatch");
-    h->nObjects = get_u64(p + 24);
-    h->nPostings = get_u64(p + 32);
-    h->nKeywords = get_u64(p + 40);
-    h->nSublists = get_u64(p + 48);
-    h->nWords = get_u64(p + 56);
-    h->sublistLength = get_u32(p + 64);
-    h->maxObjectLength = get_u32(p + 68);
-    h->type = get_u32(p + 72);
-    h->flags = get_u32(p + 76);
+    h->nObjects = util_get_u64(p + 24);
+    h->nPostings = util_get_u64(p + 32);
+    h->nKeywords = util_get_u64(p + 40);
+    h->nSublists = util_get_u64(p + 48);
+    h->nWords = util_get_u64(p + 56);
+    h->sublistLength = util_get_u32(p + 64);
+    h->maxObjectLength = util_get_u32(p + 68);
+    h->type = util_get_u32(p + 72);
+    h->flags = util_get_u32(p + 76);
     if (h->nObjects > UINT32_MAX)
         return corrupt(path, 0, "more than 2^32-1 objects");
     if (h->sublistLength == 0)
@@ -202,13 +189,13 @@ static genie_status read_parts(const char *path, const util_mapping *m, const he
     uint32_t maxLen = 0;
     for (uint32_t i = 0; i < h->nParts; i++, p += FORMAT_PART_ENTRY) {
         part_fields *pf = &aPart[i];
-        pf->firstObject = get_u64(p);
-        pf->nObjects = get_u64(p + 8);
-        pf->nPostings = get_u64(p + 16);
-        pf->nKeywords = get_u64(p + 24);
-        pf->nSublists = get_u64(p + 32);
-        pf->maxObjectLength = get_u32(p + 40);
-        if (get_u32(p + 44) != 0 || pf->firstObject != nextObject)
+        pf->firstObject = util_get_u64(p);
+        pf->nObjects = util_get_u64(p + 8);
+        pf->nPostings = util_get_u64(p + 16);
+        pf->nKeywords = util_get_u64(p + 24);
+        pf->nSublists = util_get_u64(p + 32);
+        pf->maxObjectLength = util_get_u32(p + 40);
+        if (util_get_u32(p + 44) != 0 || pf->firstObject != nextObject)
             return corrupt_part(path, i, SEC_PARTS, "entry is malformed or its objects do not follow the previous part's");
         if ((pf->nObjects == 0 && h->nObjects != 0) || pf->nObjects > h->nObjects - nextObject)
             return corrupt_part(path, i, SEC_PARTS, "object count is 0 or runs past n_objects");
@@ -252,9 +239,9 @@ static genie_status read_sections(const char *path, const util_mapping *m, const
         uint32_t id = isPart ? SEC_KEYWORDS + (uint32_t)((s - FORMAT_N_GLOBAL) % FORMAT_N_PART_SECTIONS)
                       : s < FORMAT_N_GLOBAL ? SEC_LABELS + (uint32_t)s
                                             : SEC_IVF_CENTROIDS + (uint32_t)(s - firstVector);
-        uint64_t offset = get_u64(e + 8), size = get_u64(e + 16);
+        uint64_t offset = util_get_u64(e + 8), size = util_get_u64(e + 16);
 #define FAIL(what) return isPart ? corrupt_part(path, part, id, what) : corrupt(path, id, what)
-        if (get_u32(e) != id || get_u32(e + 4) != part || get_u32(e + 28) != 0)
+        if (util_get_u32(e) != id || util_get_u32(e + 4) != part || util_get_u32(e + 28) != 0)
             FAIL("section table entry is malformed");
         if (offset != format_align(end))
             FAIL("offset is not where the previous section ends");
@@ -268,9 +255,9 @@ static genie_status read_sections(const char *path, const util_mapping *m, const
                 FAIL("padding before the section is not zero");
         if (isPart) {
             aPart[part].aSpan[id - SEC_KEYWORDS] = (section_span){offset, size};
-            aPart[part].aCrc[id - SEC_KEYWORDS] = get_u32(e + 24);
+            aPart[part].aCrc[id - SEC_KEYWORDS] = util_get_u32(e + 24);
         } else {
-            if (util_crc32c_threads(0, p + offset, (size_t)size, 0) != get_u32(e + 24))
+            if (util_crc32c_threads(0, p + offset, (size_t)size, 0) != util_get_u32(e + 24))
                 FAIL("checksum mismatch");
             aSpan[id - SEC_LABELS] = (section_span){offset, size};
             if (id == SEC_PARTS)

@@ -12,6 +12,7 @@
 
 #include "genie/genie.h"
 #include "index/format.h"
+#include "util/file.h"
 
 typedef struct format_blob {
     const void *p;
@@ -47,5 +48,13 @@ typedef struct format_image {
  * header's n_postings, n_sublists and max_object_length are the parts'.
  */
 genie_status format_write(const char *path, const format_image *img);
+
+/**
+ * The same bytes into memory: *pOut, an anonymous mapping of exactly the
+ * file's size, which util_unmap_file() releases (index_from_mapping()
+ * adopts it as it adopts a file's).
+ * @return GENIE_OK, GENIE_ENOMEM.
+ */
+genie_status format_write_memory(const format_image *img, util_mapping *pOut);
 
 #endif

@@ -1,10 +1,12 @@
-/* Opening, closing and reading an index (the public genie_index_* calls). */
+/* An index file in memory (index_open_mapping, index_close_file) and reading it (the public genie_index_* calls). */
 #include "genie/text.h"
 #include "genie/docs.h"
 #include "genie/metric.h"
 #include "genie/sequences.h"
 #include "genie/sets.h"
 #include "index/index.h"
+#include "index/labels.h"
+#include "index/live.h"
 #include "index/vocab.h"
 
 #include <assert.h>
@@ -14,60 +16,35 @@
 #include "util/error.h"
 #include "util/search.h"
 
-/* Open @p path through @p xLoad (mapped, or copied into memory). */
-static genie_status index_open_with(const char *path, genie_status (*xLoad)(const char *, util_mapping *),
-                                    genie_index **out)
+genie_status index_open_mapping(const char *zName, const char *zPath, util_mapping *m, genie_index **out)
 {
-    util_error_clear();
     *out = NULL;
-    if (!path)
-        return util_error(GENIE_EINVAL, "no index path given");
     genie_index *idx = malloc(sizeof *idx);
     index_device *aDev = index_devices_new();
-    index_derived *pDerived = calloc(1, sizeof *pDerived);
-    char *zPath = strdup(path);
-    if (!idx || !aDev || !pDerived || !zPath) {
+    index_derived *pDerived = index_derived_new();
+    char *zCopy = zPath ? strdup(zPath) : NULL;
+    if (!idx || !aDev || !pDerived || (zPath && !zCopy)) {
         free(idx);
         free(pDerived);
-        free(zPath);
+        free(zCopy);
         index_devices_free(aDev);
-        return util_error(GENIE_ENOMEM, "out of memory opening %s", path);
+        return util_error(GENIE_ENOMEM, "out of memory opening %s", zName);
     }
-    util_mapping m;
-    genie_status rc = xLoad(path, &m);
-    if (rc == GENIE_OK) {
-        rc = index_from_mapping(path, &m, idx);
-        util_unmap_file(&m); /* no-op when adopted */
-    }
+    genie_status rc = index_from_mapping(zName, m, idx);
     if (rc != GENIE_OK) {
         free(idx);
         free(pDerived);
-        free(zPath);
+        free(zCopy);
         index_devices_free(aDev);
         return rc;
     }
     idx->aDev = aDev;
-    /* Recursive: what is derived under the lock may need more derived state (the recall estimate of a
-     * sets index runs exact searches, which build the vocabulary's table and the set sizes). */
-    pthread_mutexattr_t attr;
-    pthread_mutexattr_init(&attr);
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-    pthread_mutex_init(&pDerived->lock, &attr);
-    pthread_mutexattr_destroy(&attr);
     idx->pDerived = pDerived;
-    idx->zPath = zPath;
+    idx->zPath = zCopy;
+    idx->pOwner = NULL;
+    idx->nShare = 1;
     *out = idx;
     return GENIE_OK;
-}
-
-genie_status genie_index_open(const char *path, genie_index **out)
-{
-    return index_open_with(path, util_map_file, out);
-}
-
-genie_status genie_index_open_copy(const char *path, genie_index **out)
-{
-    return index_open_with(path, util_copy_file, out);
 }
 
 genie_status genie_index_file_type(const char *path, genie_index_type *type)
@@ -82,38 +59,74 @@ genie_status genie_index_file_type(const char *path, genie_index_type *type)
     return rc;
 }
 
-void genie_index_close(genie_index *idx)
+index_derived *index_derived_new(void)
+{
+    index_derived *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    /* Recursive: what is derived under the lock may need more derived state (the recall estimate of a
+     * sets index runs exact searches, which build the vocabulary's table and the set sizes). */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&d->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    return d;
+}
+
+void index_close_file(genie_index *idx)
 {
     if (!idx)
         return;
-    index_free_parts(idx);
-    index_devices_free(idx->aDev);
     if (idx->pDerived) {
         index_slots_release(idx->pDerived->aSlot);
         index_vocab_free(idx->pDerived->pVocab);
+        index_labels_free(idx->pDerived->pLabels);
         pthread_mutex_destroy(&idx->pDerived->lock);
         free(idx->pDerived);
+        idx->pDerived = NULL;
     }
     free(idx->zPath);
-    util_unmap_file(&idx->map);
-    free(idx);
+    idx->zPath = NULL;
+    genie_index *owner = idx->pOwner ? idx->pOwner : idx;
+    if (owner != idx)
+        free(idx); /* a snapshot: its own state is gone, the file is its owner's */
+    if (__atomic_sub_fetch(&owner->nShare, 1, __ATOMIC_ACQ_REL) != 0)
+        return; /* snapshots still read the file */
+    index_free_parts(owner);
+    index_devices_free(owner->aDev);
+    util_unmap_file(&owner->map);
+    free(owner);
 }
 
 void genie_index_get_info(const genie_index *idx, genie_index_info *out)
 {
     *out = idx->info;
+    const index_live *l = idx->pLive;
+    if (l && l->nAdded) {
+        /* A live index: one id space, the base's objects and the added ones (index/live.h). */
+        const genie_index_info *d = &l->pDelta->info;
+        out->n_objects += d->n_objects;
+        out->n_postings += d->n_postings;
+        out->n_sublists += d->n_sublists;
+        out->n_words = d->n_words > out->n_words ? d->n_words : out->n_words;
+        out->max_object_length =
+            d->max_object_length > out->max_object_length ? d->max_object_length : out->max_object_length;
+        out->longest_list = d->longest_list > out->longest_list ? d->longest_list : out->longest_list;
+        out->has_labels = 1;
+    }
 }
 
 genie_status genie_index_label(const genie_index *idx, uint32_t object, uint64_t *label)
 {
-    if (!idx->aLabel || object >= idx->info.n_objects)
-        return util_error(GENIE_EINVAL, "object %u has no label", object);
-    *label = idx->aLabel[object];
-    return GENIE_OK;
+    return index_object_label(idx, object, label);
 }
 
 genie_status genie_index_record(const genie_index *idx, uint32_t object, const char **text, size_t *len)
 {
+    const index_live *l = idx->pLive;
+    if (l && l->nAdded && object >= l->nBase)
+        return genie_index_record(l->pDelta, (uint32_t)(object - l->nBase), text, len);
     if (!idx->aRecordOffset || object >= idx->info.n_objects)
         return util_error(GENIE_EINVAL, "object %u has no stored record", object);
     *text = idx->aRecordBytes + idx->aRecordOffset[object];
@@ -152,6 +165,8 @@ static int word_find_sorted(const genie_index *idx, const char *word, size_t len
 
 int index_word_find(const genie_index *idx, const char *word, size_t len, uint32_t *pKeyword)
 {
+    if (idx->pLive && idx->pLive->pDelta && idx->pLive->pDelta->aWordOrder)
+        idx = idx->pLive->pDelta; /* a live text index: the base's words and the words added since */
     if (!idx->aWordOrder)
         return 0;
     int found = index_vocab_find(idx, word, len, pKeyword);

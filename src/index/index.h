@@ -70,6 +70,7 @@ typedef struct index_derived {
     pthread_mutex_t lock;
     index_slot aSlot[INDEX_SLOTS];
     void *pVocab;
+    void *pLabels; /* objects by label (index/labels.h) */
 } index_derived;
 
 /** The slot of @p owner among @p aSlot (INDEX_SLOTS of them), or NULL when it has none. */
@@ -161,6 +162,16 @@ struct genie_index {
      * the front-ends' derived state. */
     char *zPath;
     index_derived *pDerived;
+    /* A live index (index/live.h): the writes of its log, replayed; NULL without a log. */
+    struct index_live *pLive;
+    /* Snapshots (genie_index_refresh, open.c) share their file: a
+     * snapshot's pOwner is the index whose mapping, views and device slots
+     * it reads (NULL: its own), and the owner's nShare counts itself and
+     * its snapshots not yet closed (atomic); the last close frees the
+     * file.  Everything else (the derived state, the path, the log's
+     * replay) is each one's own. */
+    struct genie_index *pOwner;
+    unsigned nShare;
 };
 
 /**
@@ -183,6 +194,22 @@ void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_
  * locks initialised; index_free_parts() undoes that.
  */
 genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *idx);
+/**
+ * A new genie_index (device slots, derived state) adopting the mapping
+ * @p m (a file's, or an index written to memory): validated as
+ * index_from_mapping does, @p zName naming it in messages; @p zPath the
+ * file it came from (NULL for memory: no side files).  No log is read.
+ * @return as index_from_mapping(), GENIE_ENOMEM.
+ */
+genie_status index_open_mapping(const char *zName, const char *zPath, util_mapping *m, genie_index **out);
+/**
+ * Free what index_open_mapping() made (not a live index's log: its
+ * opener, open.c, frees that first); the file itself once no snapshot
+ * shares it.  NULL is a no-op.
+ */
+void index_close_file(genie_index *idx);
+/** New, empty derived state (its lock made); NULL when out of memory. */
+index_derived *index_derived_new(void);
 /** Validate the header of the mapping @p m of @p path (not the sections) and give its index type. */
 genie_status index_header_type(const char *path, const util_mapping *m, genie_index_type *type);
 

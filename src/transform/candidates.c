@@ -1,4 +1,5 @@
 /* Candidate verification helpers: see candidates.h. */
+#include "index/live.h"
 #include "transform/candidates.h"
 
 #include <assert.h>
@@ -8,6 +9,11 @@
 
 void cand_record(const genie_index *idx, uint32_t o, const char **pz, size_t *pn)
 {
+    const index_live *l = idx->pLive;
+    if (l && l->nAdded && o >= l->nBase) { /* an object a live index's log added */
+        idx = l->pDelta;
+        o -= (uint32_t)l->nBase;
+    }
     *pz = idx->aRecordBytes + idx->aRecordOffset[o];
     *pn = (size_t)(idx->aRecordOffset[o + 1] - idx->aRecordOffset[o]);
 }

@@ -14,7 +14,8 @@
 /**
  * The record stored with object @p o: its bytes in [*pz, *pz + *pn), not
  * NUL-terminated, valid while @p idx is open.  The index must hold
- * records (idx->aRecordOffset non-NULL) and @p o must be one of its objects.
+ * records (idx->aRecordOffset non-NULL) and @p o must be one of its
+ * objects (a live index's added ones too, index/live.h).
  */
 void cand_record(const genie_index *idx, uint32_t o, const char **pz, size_t *pn);
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/filter.h"
 #include "genie/docs.h"
 #include "genie/text.h"
 #include "index/index.h"
@@ -208,8 +209,8 @@ void docs_eval_and(const genie_docs *d, docs_worker *w, size_t u, int exhaustive
             if (done || aP[aPos[i]] != doc)
                 break;
         }
-        if (i < u)
-            continue;
+        if (i < u || !filter_allows(w->aAllow, doc))
+            continue; /* not in every list, or not allowed */
         double kd = docs_length_norm(d->k1, d->b, d->aLength[doc], d->avgLength);
         double bm = t[0].weight * docs_ir(d->aTf[j], kd);
         for (i = 1; i < u; i++)
@@ -254,6 +255,8 @@ void docs_eval_or(const genie_docs *d, docs_worker *w, size_t u, int exhaustive)
         for (size_t i = 0; i < u; i++)
             if (aPos[i] < t[i].end && aP[aPos[i]] == doc)
                 bm += t[i].weight * docs_ir(d->aTf[aPos[i]++], kd);
+        if (!filter_allows(w->aAllow, doc))
+            continue; /* the cursors have moved past it */
         genie_docs_hit h;
         docs_score_hit(d, doc, bm, &h);
         docs_topk_push(&w->heap, &h);

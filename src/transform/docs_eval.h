@@ -45,6 +45,7 @@ typedef struct docs_worker {
     uint64_t *aRead;  /* per term: its read prefix in the last evaluation */
     docs_topk heap;
     genie_docs_stats stats;
+    const uint64_t *aAllow; /* the documents the current query may answer (engine/filter.h), or NULL */
 } docs_worker;
 
 /*
@@ -106,11 +107,12 @@ uint64_t docs_plan_serial(const genie_docs_plan *p);
 /*
  * AND queries on backend @p ops (a GPU: the pDocs capability of
  * engine/backend.h) with CPU post-processing (docs_gpu_search.c),
- * k <= ops->nMaxK: query q's hits into aaHit[q] (malloc'ed, best first)
- * and anHit[q]; the GPU fields of @p st filled, and its counts.
+ * k <= ops->nMaxK, among the documents @p aAllow allows (engine/filter.h;
+ * NULL = all): query q's hits into aaHit[q] (malloc'ed, best first) and
+ * anHit[q]; the GPU fields of @p st filled, and its counts.
  */
 genie_status docs_search_gpu(const genie_docs *d, const engine_docs_ops *ops, const char *const *queries,
-                             const size_t *lengths, size_t n, const genie_docs_options *opt, uint32_t k,
-                             genie_docs_hit **aaHit, uint32_t *anHit, genie_docs_stats *st);
+                             const size_t *lengths, size_t n, const genie_docs_options *opt, const uint64_t *aAllow,
+                             uint32_t k, genie_docs_hit **aaHit, uint32_t *anHit, genie_docs_stats *st);
 
 #endif

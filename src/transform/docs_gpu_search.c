@@ -74,6 +74,7 @@ typedef struct gpu_call {
     const char *const *azQuery;
     const size_t *anQuery;
     const genie_docs_options *opt;
+    const uint64_t *aAllow; /* the documents that may be answered (engine/filter.h), or NULL */
     uint32_t k;
     engine_docs_query *aQuery;
     engine_docs_term *aTerm;
@@ -206,6 +207,7 @@ static int finish_one(void *ctx, docs_worker *w, size_t i)
         return 0;
     }
     w->heap.n = 0;
+    w->aAllow = c->aAllow;
     for (uint32_t j = 0; j < o->nHit; j++)
         docs_topk_push(&w->heap, &aGpu[j]);
     int missing;
@@ -237,8 +239,8 @@ static genie_status batch_done(void *ctx, const uint32_t *aIdx, const engine_doc
 }
 
 genie_status docs_search_gpu(const genie_docs *d, const engine_docs_ops *ops, const char *const *queries,
-                             const size_t *lengths, size_t n, const genie_docs_options *opt, uint32_t k,
-                             genie_docs_hit **aaHit, uint32_t *anHit, genie_docs_stats *st)
+                             const size_t *lengths, size_t n, const genie_docs_options *opt, const uint64_t *aAllow,
+                             uint32_t k, genie_docs_hit **aaHit, uint32_t *anHit, genie_docs_stats *st)
 {
     uint64_t mem = opt->gpu_memory ? opt->gpu_memory : DEFAULT_GPU_MEMORY;
     double frac = opt->cache_fraction > 0 ? opt->cache_fraction : 0.5;
@@ -250,7 +252,8 @@ genie_status docs_search_gpu(const genie_docs *d, const engine_docs_ops *ops, co
     engine_docs_data data = {d->nDocs,      d->nPostings,    d->nKeywords, d->aListOffset, d->aPosting,
                              d->aTf,        d->aRecord,      d->aLength,   d->aPagerank,   d->aGs,
                              d->alpha,      d->k1,           d->b,         d->maxPagerank, d->avgLength};
-    gpu_call c = {.d = d, .azQuery = queries, .anQuery = lengths, .opt = opt, .k = k, .aaHit = aaHit, .anHit = anHit};
+    gpu_call c = {.d = d, .azQuery = queries, .anQuery = lengths, .opt = opt, .aAllow = aAllow, .k = k,
+                  .aaHit = aaHit, .anHit = anHit};
     genie_status rc = GENIE_OK;
     double t0 = util_now();
     c.aQuery = malloc((n ? n : 1) * sizeof *c.aQuery);
@@ -277,6 +280,7 @@ genie_status docs_search_gpu(const genie_docs *d, const engine_docs_ops *ops, co
         req.bufferBytes = mem - cacheBytes;
         req.k = k;
         req.exhaustive = opt->exhaustive;
+        req.aAllow = aAllow;
         req.aQuery = c.aQuery;
         req.nQuery = (uint32_t)n;
         req.aTerm = c.aTerm;

@@ -30,6 +30,7 @@
 #include "transform/docs.h"
 #include "transform/docs_eval.h"
 #include "engine/docs_gpu.h"
+#include "engine/filter.h"
 #include "transform/text.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -47,6 +48,7 @@ struct genie_docs_results {
 
 typedef struct docs_job {
     const genie_docs *d;
+    const uint64_t *aAllow; /* the documents that may be answered (engine/filter.h), or NULL */
     const char *const *azQuery;
     const size_t *anQuery;
     const genie_docs_options *opt;
@@ -62,6 +64,7 @@ static int answer_one(void *ctx, docs_worker *w, size_t q)
     if (u < 0)
         return -1;
     w->heap.n = 0;
+    w->aAllow = j->aAllow;
     if (u > 0 && !(j->opt->mode == GENIE_DOCS_AND && missing)) {
         if (j->opt->mode == GENIE_DOCS_AND)
             docs_eval_and(j->d, w, (size_t)u, j->opt->exhaustive, 0);
@@ -88,7 +91,7 @@ genie_status genie_docs_search(const genie_docs *d, const char *const *queries, 
 {
     util_error_clear();
     *out = NULL;
-    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_docs_options, plan));
+    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_docs_options, filter));
     if (opt->k < 1 || opt->k > GENIE_DOCS_MAX_K)
         return util_error(GENIE_EINVAL, "docs: k %u is not in 1..%u", opt->k, GENIE_DOCS_MAX_K);
     if (opt->mode != GENIE_DOCS_AND && opt->mode != GENIE_DOCS_OR)
@@ -96,6 +99,8 @@ genie_status genie_docs_search(const genie_docs *d, const char *const *queries, 
     double t0 = util_now();
     uint32_t k = opt->k < d->nDocs ? opt->k : (uint32_t)d->nDocs;
     genie_status rc = GENIE_OK;
+    const uint64_t *aAllow = NULL;
+    uint64_t *aAllowOwned = NULL;
     genie_docs_results *r = calloc(1, sizeof *r);
     if (!r)
         goto oom;
@@ -105,26 +110,29 @@ genie_status genie_docs_search(const genie_docs *d, const char *const *queries, 
     if (!r->aaHit || !r->anHit)
         goto oom;
     r->stats.backend = GENIE_BACKEND_CPU;
+    GENIE_TRY_GOTO(rc, filter_effective(d->idx, opt->filter, &aAllow, &aAllowOwned), fail);
     const engine_backend *be = NULL; /* a backend with a docs search of its own (a GPU), for AND queries */
     if (opt->mode == GENIE_DOCS_AND)
         GENIE_TRY_GOTO(rc, engine_backend_pick_cap(opt->backend, ENGINE_CAP(pDocs), &be), fail);
     if (be && k <= be->pDocs->nMaxK) {
         r->stats.backend = be->id;
         GENIE_TRY_GOTO(rc,
-                       docs_search_gpu(d, be->pDocs, queries, lengths, n_queries, opt, k, r->aaHit, r->anHit,
+                       docs_search_gpu(d, be->pDocs, queries, lengths, n_queries, opt, aAllow, k, r->aaHit, r->anHit,
                                        &r->stats),
                        fail);
     } else {
-        docs_job j = {.d = d, .azQuery = queries, .anQuery = lengths, .opt = opt, .r = r};
+        docs_job j = {.d = d, .aAllow = aAllow, .azQuery = queries, .anQuery = lengths, .opt = opt, .r = r};
         if (docs_run_queries(opt->threads, n_queries, k, answer_one, &j, &r->stats) != 0)
             goto oom;
     }
     r->stats.seconds = util_now() - t0;
+    free(aAllowOwned);
     *out = r;
     return GENIE_OK;
 oom:
     rc = util_error(GENIE_ENOMEM, "out of memory searching %zu docs queries", n_queries);
 fail:
+    free(aAllowOwned);
     genie_docs_results_free(r);
     return rc;
 }

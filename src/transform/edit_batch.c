@@ -8,6 +8,7 @@
  * top-k of each query is then kept on the host threads by (distance, id),
  * in object order like the CPU scan, so the answers are the same.
  */
+#include "engine/filter.h"
 #include "transform/edit_batch.h"
 
 #include <stdatomic.h>
@@ -74,6 +75,7 @@ typedef struct scan_rank {
     const size_t *aWhich;   /* the slice's queries */
     const uint32_t *aBound;
     const uint32_t *aD;     /* slice query i, object first + o: aD[i * n + o] */
+    const uint64_t *aAllow; /* the objects that may be answered (engine/filter.h), or NULL */
     uint32_t k;
     genie_seq_hit *aHit;
     uint32_t *aN;
@@ -92,6 +94,8 @@ static void rank_worker(void *ctx, unsigned t)
         uint32_t nHit = 0;
         const uint32_t *aD = j->aD + i * nObj;
         for (uint64_t o = 0; o < nObj; o++) {
+            if (!filter_allows(j->aAllow, j->first + o))
+                continue;
             uint32_t max = nHit == j->k ? aHit[j->k - 1].distance : j->aBound[i], d = aD[o];
             if (d == ENGINE_EDIT_UNDONE) {
                 genie_status rc = cpu_distance(j->q, i, j->idx, (uint32_t)(j->first + o), max, &d);
@@ -130,9 +134,9 @@ static genie_status scan_runs(size_t nQuery, uint64_t first, uint64_t nObj, engi
 }
 
 genie_status seq_scan_gpu(const engine_backend *be, const genie_index *idx, uint64_t first, uint64_t n,
-                          const char *const *azQ, const size_t *anQ, const size_t *aWhich, size_t nQuery,
-                          const uint32_t *aBound, uint32_t k, genie_seq_hit *aHit, uint32_t *aN, unsigned nThread,
-                          uint64_t *pVerified)
+                          const uint64_t *aAllow, const char *const *azQ, const size_t *anQ, const size_t *aWhich,
+                          size_t nQuery, const uint32_t *aBound, uint32_t k, genie_seq_hit *aHit, uint32_t *aN,
+                          unsigned nThread, uint64_t *pVerified)
 {
     uint64_t nObj = n;
     size_t step = nObj ? (size_t)(EDIT_SCAN_PAIRS / nObj) : nQuery;
@@ -169,6 +173,7 @@ genie_status seq_scan_gpu(const engine_backend *be, const genie_index *idx, uint
         j.aWhich = aWhich + s;
         j.aBound = aMax;
         j.aD = aD;
+        j.aAllow = aAllow;
         j.k = k;
         j.aHit = aHit;
         j.aN = aN;

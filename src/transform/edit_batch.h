@@ -29,15 +29,17 @@ genie_status edit_strings_pack(const char *const *az, const size_t *an, const si
  * The full scan of the sequences front-end on @p be (which has xEdit): for
  * each query azQ[aWhich[i]], i < @p nQuery, the k best (distance, object
  * id) over the strings @p first .. first + n - 1 of @p idx (all of them,
- * or the range of genie_seq_search_parts) whose distance is at most aBound[i], into
+ * or the range of genie_seq_search_parts) that @p aAllow allows (engine/filter.h,
+ * the index's ids; NULL = all) whose distance is at most aBound[i], into
  * aHit + aWhich[i] * k and aN[aWhich[i]] (sorted, as the CPU scan gives).
  * Queries are ranked on @p nThread threads; *pVerified grows by the
  * distances computed.
  * @return GENIE_OK, the backend's errors, GENIE_ENOMEM.
  */
 genie_status seq_scan_gpu(const engine_backend *be, const genie_index *idx, uint64_t first, uint64_t n,
-                          const char *const *azQ, const size_t *anQ, const size_t *aWhich, size_t nQuery, const uint32_t *aBound, uint32_t k,
-                          genie_seq_hit *aHit, uint32_t *aN, unsigned nThread, uint64_t *pVerified);
+                          const uint64_t *aAllow, const char *const *azQ, const size_t *anQ, const size_t *aWhich,
+                          size_t nQuery, const uint32_t *aBound, uint32_t k, genie_seq_hit *aHit, uint32_t *aN,
+                          unsigned nThread, uint64_t *pVerified);
 
 /**
  * The exact edit distances of @p nPair pairs on @p be: aPair[2i] a string

@@ -143,6 +143,35 @@ genie_status lc_layout_encode(const lc_layout *L, unsigned char **paOut, size_t 
  */
 genie_status lc_layout_decode(const unsigned char *p, uint64_t nSection, uint64_t nObjects, lc_layout *L);
 
+/**
+ * Cluster the objects of @p s by @p p (checked by the caller) and write the
+ * index to @p path (records: the strings, if any), each object with label
+ * @p aLabel[i] (NULL: no labels) (metric_build.c; a live index's
+ * compaction too).
+ * @return GENIE_OK, GENIE_EIO, GENIE_ENOMEM.
+ */
+genie_status lc_build_write(const lc_space *s, const genie_lc_params *p, const uint64_t *aLabel,
+                            const genie_build_options *opt, const char *path);
+
+/**
+ * The objects a live metric index's log added (index/live.h), compared
+ * with each query (a scan: they are in no cluster) and merged into the
+ * answers @p res already holds from the clusters, as if they were the
+ * index's (ids after the file's; only those @p aAllow allows, the live id
+ * space's bitmap, NULL = all) (metric_live.c).
+ * @return GENIE_OK, GENIE_ENOMEM.
+ */
+genie_status lc_live_scan(const genie_index *idx, const lc_layout *L, const float *aQVec, const char *const *azQ,
+                          const size_t *anQ, size_t nQuery, const genie_lc_options *opt, const uint64_t *aAllow,
+                          genie_lc_results *res);
+/**
+ * The objects a live metric index holds now (not deleted, base first) as
+ * a space, and their labels, for its compaction (metric_live.c): *pnKept
+ * objects; free *paLabel, and the space with lc_space_free (the vectors
+ * it owns in *paVec, freed by the caller).
+ */
+genie_status lc_live_kept(const genie_index *idx, const lc_layout *L, lc_space *s, float **paVec, uint64_t **paLabel);
+
 /** The open index: layout plus objects.  lc_open_index validates both. */
 genie_status lc_open_index(const genie_index *idx, lc_layout *L, lc_space *s);
 
@@ -194,10 +223,12 @@ typedef genie_status (*lc_pairs_fn)(void *ctx, size_t q0, size_t nQuery, const u
  * strings under edit distance) over clusters [first, end): distances in
  * batches through @p xPairs (a GPU), pruning on the host; the answers of
  * metric_search.c's sequential search.  @p res has its arrays for nQuery
- * queries; fills hits and distance counts.
+ * queries; fills hits and distance counts.  Only objects that @p aAllow
+ * allows (engine/filter.h; NULL = all) are answered.
  */
-genie_status lc_batch_search(const lc_layout *L, const lc_space *s, const genie_lc_options *opt, uint32_t first,
-                             uint32_t end, size_t nQuery, lc_pairs_fn xPairs, void *ctx, genie_lc_results *res);
+genie_status lc_batch_search(const lc_layout *L, const lc_space *s, const genie_lc_options *opt,
+                             const uint64_t *aAllow, uint32_t first, uint32_t end, size_t nQuery, lc_pairs_fn xPairs,
+                             void *ctx, genie_lc_results *res);
 
 /** The center-to-center distance of clusters i != j (needs aCenterDist). */
 static inline double lc_center_dist(const lc_layout *L, uint32_t i, uint32_t j)

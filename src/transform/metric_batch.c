@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/filter.h"
 #include "transform/metric.h"
 #include "util/error.h"
 #include "util/grow.h"
@@ -50,6 +51,7 @@ typedef struct bq_block {
     const lc_layout *L;
     const lc_space *s;
     const genie_lc_options *opt;
+    const uint64_t *aAllow; /* the objects that may be answered (engine/filter.h), or NULL */
     uint32_t first, end;
     size_t q0;       /* the block's first query */
     size_t nQ;
@@ -74,6 +76,8 @@ static genie_status offer(bq_block *b, size_t q, uint32_t o, double D)
 {
     const genie_lc_options *opt = b->opt;
     bq_state *st = &b->aState[q];
+    if (!filter_allows(b->aAllow, o))
+        return GENIE_OK; /* a center not allowed still prunes; it is never answered */
     if (opt->k == 0)
         return D <= opt->radius ? add_hit(st, o, D) : GENIE_OK;
     if (!opt->bounded || D <= opt->radius) {
@@ -230,8 +234,9 @@ static genie_status run_block(bq_block *b)
     return flush(b);
 }
 
-genie_status lc_batch_search(const lc_layout *L, const lc_space *s, const genie_lc_options *opt, uint32_t first,
-                             uint32_t end, size_t nQuery, lc_pairs_fn xPairs, void *ctx, genie_lc_results *res)
+genie_status lc_batch_search(const lc_layout *L, const lc_space *s, const genie_lc_options *opt,
+                             const uint64_t *aAllow, uint32_t first, uint32_t end, size_t nQuery, lc_pairs_fn xPairs,
+                             void *ctx, genie_lc_results *res)
 {
     uint32_t M = end - first;
     uint64_t nIn = (uint64_t)M + L->aEnd[end - 1] - lc_cluster_begin(L, first);
@@ -244,6 +249,7 @@ genie_status lc_batch_search(const lc_layout *L, const lc_space *s, const genie_
     b.L = L;
     b.s = s;
     b.opt = opt;
+    b.aAllow = aAllow;
     b.first = first;
     b.end = end;
     b.xPairs = xPairs;

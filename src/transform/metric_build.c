@@ -265,9 +265,8 @@ static genie_status check_params(const genie_lc_params *p, int vectors)
     return GENIE_OK;
 }
 
-/* Cluster s's objects and write the index (records: the strings, if any). */
-static genie_status build_and_write(const lc_space *s, const genie_lc_params *p, const genie_build_options *opt,
-                                    const char *path)
+genie_status lc_build_write(const lc_space *s, const genie_lc_params *p, const uint64_t *aLabel,
+                            const genie_build_options *opt, const char *path)
 {
     uint32_t K = p->cluster_size ? p->cluster_size : LC_CLUSTER_SIZE_DEFAULT;
     unsigned nThread = p->threads ? p->threads : util_ncores();
@@ -295,7 +294,8 @@ static genie_status build_and_write(const lc_space *s, const genie_lc_params *p,
     GENIE_TRY_GOTO(rc, lc_layout_encode(&L, &aBlob, &nBlob), done);
     GENIE_TRY_GOTO(rc, genie_builder_new(&b, opt), done);
     for (uint64_t i = 0; i < s->n; i++) {
-        genie_object o = {NULL, 0, 0, 0, s->azStr ? s->azStr[i] : NULL, s->azStr ? s->anStr[i] : 0};
+        genie_object o = {NULL, 0, aLabel != NULL, aLabel ? aLabel[i] : 0, s->azStr ? s->azStr[i] : NULL,
+                          s->azStr ? s->anStr[i] : 0};
         GENIE_TRY_GOTO(rc, genie_builder_add(b, &o), done);
     }
     GENIE_TRY_GOTO(rc, builder_set_frontend(b, GENIE_TYPE_METRIC, aBlob, nBlob), done);
@@ -325,7 +325,7 @@ genie_status genie_lc_build_vectors(const genie_vectors *base, const genie_lc_pa
     s.dim = base->dim;
     s.aVec = base->data;
     lc_space_init_slack(&s);
-    return build_and_write(&s, p, opt, path);
+    return lc_build_write(&s, p, NULL, opt, path);
 }
 
 genie_status genie_lc_build_strings(const char *const *strings, const size_t *lengths, size_t n,
@@ -339,7 +339,7 @@ genie_status genie_lc_build_strings(const char *const *strings, const size_t *le
         return util_error(GENIE_ERANGE, "%zu strings; an index holds at most 2^32 - 1", n);
     lc_space s;
     GENIE_TRY(lc_space_from_strings(&s, p->metric, strings, lengths, n, p->separator));
-    genie_status rc = build_and_write(&s, p, opt, path);
+    genie_status rc = lc_build_write(&s, p, NULL, opt, path);
     lc_space_free(&s);
     return rc;
 }

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/filter.h"
 #include "engine/pairs.h"
 #include "index/index.h"
 #include "transform/edit_batch.h"
@@ -64,17 +65,22 @@ typedef struct lc_scratch {
     double aPivD[LC_PIVOTS];
     unsigned nPiv;
     uint64_t nDist;
+    const uint64_t *aAllow; /* the objects that may be answered (lc_query_ctx's) */
 } lc_scratch;
 
 typedef struct lc_query_ctx {
     const lc_layout *L;
     const lc_space *s;
     const genie_lc_options *opt;
+    const uint64_t *aAllow; /* the objects that may be answered (engine/filter.h), or NULL */
     uint32_t first, end; /* clusters [first, end) */
 } lc_query_ctx;
 
+/* A range answer; an object the filter does not allow (a center still prunes) is left out. */
 static genie_status add_hit(lc_scratch *w, uint32_t o, double d)
 {
+    if (!filter_allows(w->aAllow, o))
+        return GENIE_OK;
     GENIE_TRY(util_grow(&w->aHit, &w->nHitCap, w->nHit, sizeof *w->aHit, 64, "range answers"));
     w->aHit[w->nHit++] = (genie_lc_hit){o, d};
     return GENIE_OK;
@@ -162,7 +168,7 @@ static genie_status range_query(const lc_query_ctx *x, lc_scratch *w)
 
 static genie_status knn_offer(const lc_query_ctx *x, lc_heap *h, uint32_t o, double D)
 {
-    if (!x->opt->bounded || D <= x->opt->radius)
+    if ((!x->opt->bounded || D <= x->opt->radius) && filter_allows(x->aAllow, o))
         lc_heap_push(h, (genie_lc_hit){o, D});
     return GENIE_OK;
 }
@@ -395,6 +401,7 @@ static void search_worker(void *ctx, unsigned t)
     lc_job *job = ctx;
     lc_scratch w;
     memset(&w, 0, sizeof w);
+    w.aAllow = job->x.aAllow;
     uint32_t m = job->x.L->info.n_clusters;
     genie_status rc = GENIE_OK;
     w.aCand = malloc(m * sizeof *w.aCand);
@@ -455,7 +462,7 @@ static genie_status search(const genie_index *idx, int vectors, const genie_vect
 {
     double t0 = util_now();
     *out = NULL;
-    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_lc_options, n_clusters));
+    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_lc_options, filter));
     lc_layout L;
     lc_space s;
     GENIE_TRY(lc_open_index(idx, &L, &s));
@@ -463,6 +470,7 @@ static genie_status search(const genie_index *idx, int vectors, const genie_vect
     genie_lc_results *res = NULL;
     lc_job job;
     memset(&job, 0, sizeof job);
+    uint64_t *aAllowOwned = NULL;
     if (vectors != lc_metric_is_vector(L.info.metric)) {
         rc = util_error(GENIE_EINVAL, "a metric index of %s is searched with %s",
                         genie_lc_metric_name(L.info.metric), vectors ? "strings or sets" : "vectors");
@@ -473,6 +481,7 @@ static genie_status search(const genie_index *idx, int vectors, const genie_vect
         goto done;
     }
     GENIE_TRY_GOTO(rc, check_options(&L, opt, &job.x.first, &job.x.end), done);
+    GENIE_TRY_GOTO(rc, filter_effective(idx, opt->filter, &job.x.aAllow, &aAllowOwned), done);
     const engine_backend *be;
     GENIE_TRY_GOTO(rc, pick_backend(L.info.metric, opt, &be), done);
     if (!(res = calloc(1, sizeof *res)) || !(res->aaHit = calloc(nQuery + 1, sizeof *res->aaHit)) ||
@@ -503,7 +512,7 @@ static genie_status search(const genie_index *idx, int vectors, const genie_vect
         if (!vectors)
             rc = edit_strings_pack(azQ, anQ, NULL, nQuery, &d.q, &aQByte, &aQStart);
         if (rc == GENIE_OK)
-            rc = lc_batch_search(&L, &s, opt, job.x.first, job.x.end, nQuery, device_pairs, &d, res);
+            rc = lc_batch_search(&L, &s, opt, job.x.aAllow, job.x.first, job.x.end, nQuery, device_pairs, &d, res);
         free(aQByte);
         free(aQStart);
         free(d.aF);
@@ -523,6 +532,9 @@ static genie_status search(const genie_index *idx, int vectors, const genie_vect
     }
     res->stats.backend = GENIE_BACKEND_CPU;
 finish:
+    /* A live index's added objects (in no cluster): with the last cluster's range. */
+    if (job.x.end == L.info.n_clusters)
+        GENIE_TRY_GOTO(rc, lc_live_scan(idx, &L, job.aQVec, azQ, anQ, nQuery, opt, job.x.aAllow, res), done);
     res->stats.n_parts = 1;
     res->stats.rounds = 1;
     for (size_t q = 0; q < nQuery; q++)
@@ -531,6 +543,7 @@ finish:
     *out = res;
     res = NULL;
 done:
+    free(aAllowOwned);
     results_free(res);
     lc_space_free(&s);
     return rc;

@@ -32,6 +32,7 @@
  * would hold it are known to exist: a row's entries are checked against
  * the bytes left first.
  */
+#include "index/live.h"
 #include "transform/recall.h"
 
 #include <math.h>
@@ -455,6 +456,9 @@ genie_status recall_get(const genie_index *idx, unsigned threads, recall_sampler
                           genie_index_type_name(idx->info.type));
     if (!idx->pDerived)
         return util_error(GENIE_EINVAL, "the index was not opened from a file: no recall estimate");
+    if (live_active(idx))
+        return util_error(GENIE_EINVAL, "the recall estimate is of the index file, and its log has writes since: "
+                                        "compact the index (genie compact) first");
     index_derived *d = idx->pDerived;
     char *zPath = NULL;
     recall_estimate *e = NULL;

@@ -39,6 +39,7 @@
  * batched edit distances (edit_batch.c).  The edit distance itself is
  * seq_distance.c's.
  */
+#include "index/live.h"
 #include "genie/sequences.h"
 #include "transform/sequences.h"
 
@@ -48,6 +49,7 @@
 
 #include "engine/backend.h"
 #include "engine/engine.h"
+#include "engine/filter.h"
 #include "index/builder.h"
 #include "index/index.h"
 #include "transform/candidates.h"
@@ -218,6 +220,8 @@ typedef struct seq_job {
     const genie_index *idx;
     uint32_t firstPart, nParts;     /* the parts searched */
     uint64_t firstObject, nObjects; /* their strings */
+    const uint64_t *aAllow;         /* the strings that may be answered (engine/filter.h, the index's ids), or NULL */
+    uint64_t nAllowed;              /* how many of the range's strings it allows */
     const char *const *azQuery;
     const size_t *aLen;
     uint32_t gram;
@@ -257,7 +261,7 @@ static genie_status verify_one(seq_job *job, size_t i, seq_pattern *pat, uint64_
         if (d <= max)
             topk_insert(aHit, &nHit, k, (genie_seq_hit){aCand[j].object, d, aCand[j].count});
     }
-    uint64_t nObj = job->nObjects;
+    uint64_t nObj = job->nAllowed; /* the strings that can be answered */
     uint32_t want = nObj < k ? (uint32_t)nObj : k;
     int certified = 0;
     if (nCand == nObj) {
@@ -315,6 +319,8 @@ static void exact_worker(void *ctx, unsigned t)
         uint32_t nHit = 0;
         seq_pattern_init(pat, job->azQuery[q], job->aLen[q]);
         for (uint32_t o = oFirst; o < oEnd; o++) {
+            if (!filter_allows(job->aAllow, o))
+                continue;
             uint32_t max = nHit == r->k ? aHit[r->k - 1].distance : job->aBound[i];
             const char *z;
             size_t n;
@@ -438,10 +444,11 @@ static genie_status seq_full_scan(seq_job *job, const engine_backend *be, const 
     genie_seq_results *r = job->r;
     unsigned nThread = opt->threads ? opt->threads : util_ncores();
     double t0 = util_now();
-    if (be && be->pEdit) {
+    if (be && be->pEdit && live_objects(job->idx) == job->idx->info.n_objects) {
+        /* (A live index's added strings are not in the backend's string table: those scans run here.) */
         uint64_t verified = 0;
-        GENIE_TRY(seq_scan_gpu(be, job->idx, job->firstObject, job->nObjects, job->azQuery, job->aLen, job->aPending,
-                               job->nPending, job->aBound, r->k, r->aHit, r->aN, nThread, &verified));
+        GENIE_TRY(seq_scan_gpu(be, job->idx, job->firstObject, job->nObjects, job->aAllow, job->azQuery, job->aLen,
+                               job->aPending, job->nPending, job->aBound, r->k, r->aHit, r->aN, nThread, &verified));
         atomic_fetch_add(&job->verified, verified);
         r->stats.scan_backend = be->id;
     } else {
@@ -548,6 +555,7 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     genie_seq_results *r = calloc(1, sizeof *r);
     size_t *aPending = NULL;
     uint32_t *aBound = NULL;
+    uint64_t *aAllowOwned = NULL;
     genie_status rc = GENIE_OK;
     if (!r)
         return util_error(GENIE_ENOMEM, "out of memory");
@@ -572,6 +580,10 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     job.nParts = n_parts;
     job.firstObject = pFirst->firstObject;
     job.nObjects = pLast->firstObject + pLast->info.n_objects - job.firstObject;
+    if (first_part + n_parts == idx->nPart)
+        job.nObjects += live_objects(idx) - idx->info.n_objects; /* a live index's added strings */
+    GENIE_TRY_GOTO(rc, filter_effective(idx, opt->filter, &job.aAllow, &aAllowOwned), fail);
+    job.nAllowed = filter_count_range(job.aAllow, job.firstObject, job.nObjects);
     job.azQuery = queries;
     job.aLen = lengths;
     job.gram = gram;
@@ -584,7 +596,7 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
         aPending[i] = i;
     job.aPending = aPending;
     job.nPending = n_queries;
-    uint64_t nObj = job.nObjects; /* the range's strings */
+    uint64_t nObj = job.nAllowed; /* the range's strings that can be answered */
     int fallback = sopt->max_candidates && !sopt->certify_only;
     uint32_t limit = sopt->max_candidates ? sopt->max_candidates : K;
     for (job.K = K; !sopt->exact && job.nPending > 0;) {
@@ -625,11 +637,13 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     r->stats.recall_edit_rate = plan.perturb < 0 ? -1 : plan.perturb / 1000;
     free(aPending);
     free(aBound);
+    free(aAllowOwned);
     *out = r;
     return GENIE_OK;
 fail:
     free(aPending);
     free(aBound);
+    free(aAllowOwned);
     genie_seq_results_free(r);
     return rc;
 }

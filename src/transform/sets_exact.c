@@ -30,7 +30,9 @@
 #include <string.h>
 
 #include "engine/backend.h"
+#include "engine/filter.h"
 #include "index/index.h"
+#include "index/live.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/search.h"
@@ -227,8 +229,9 @@ static genie_status prep_chunk(prep_job *job, uint32_t c, set_slice **paS, size_
             *pnElemCap = n;
         }
         uint32_t nKnown = 0, id;
+        /* A live index's lookup reads its delta's vocabulary too: an element added since is none of the file's. */
         for (size_t e = 0; e < n; e++)
-            if (index_word_find(job->idx, (*paS)[e].z, (*paS)[e].n, &id))
+            if (index_word_find(job->idx, (*paS)[e].z, (*paS)[e].n, &id) && id < job->idx->info.n_words)
                 (*paElem)[nKnown++] = id;
         job->aQSize[j] = (uint32_t)n;
         for (uint32_t iv = 0; iv < job->nParts; iv++) {
@@ -426,10 +429,15 @@ static genie_status gather(const genie_index *idx, const exact_state *st, const 
     return GENIE_OK;
 }
 
-genie_status set_exact_search(const genie_index *idx, const set_params *p, uint32_t firstPart, uint32_t nParts,
-                              const char *const *azQuery, const size_t *aLen, const uint32_t *aSel, size_t nSel,
-                              uint32_t measure, uint32_t k, double minValue, const genie_search_options *opt,
-                              set_exact_out *out)
+/*
+ * set_exact_search() on views [firstPart, firstPart + nParts) of @p idx's
+ * file alone, answering only the objects @p aAllow allows (@p idx's ids;
+ * NULL: all).
+ */
+static genie_status views_search(const genie_index *idx, const set_params *p, uint32_t firstPart, uint32_t nParts,
+                                 const uint64_t *aAllow, const char *const *azQuery, const size_t *aLen,
+                                 const uint32_t *aSel, size_t nSel, uint32_t measure, uint32_t k, double minValue,
+                                 const genie_search_options *opt, set_exact_out *out)
 {
     memset(out, 0, sizeof *out);
     out->backend = GENIE_BACKEND_CPU;
@@ -458,12 +466,18 @@ genie_status set_exact_search(const genie_index *idx, const set_params *p, uint3
         uint32_t v = firstPart + i;
         const genie_index *w = &idx->aPart[v];
         double t1 = util_now();
+        const uint64_t *aSlice;
+        uint64_t *aSliceOwned = NULL;
+        GENIE_TRY_GOTO(rc, filter_slice(aAllow, w->firstObject, w->info.n_objects, &aSlice, &aSliceOwned), done);
         sim_data data = {w->info.n_objects, st->aSize + w->firstObject, w->info.n_keywords - st->aFirstList[v],
-                         w->aListOffset + st->aFirstList[v], w->aPosting};
+                         w->aListOffset + st->aFirstList[v], w->aPosting, aSlice};
         sim_request req = {&data, measure, k, minValue, aPlan[i].aQuery, aPlan[i].nQuery, aPlan[i].aClass,
                            aPlan[i].aList, opt->threads};
         int gpu;
-        GENIE_TRY_GOTO(rc, run_view(w, be, keep, &req, &aRes[i], &gpu), done);
+        rc = run_view(w, be, keep, &req, &aRes[i], &gpu);
+        free(aSliceOwned);
+        if (rc != GENIE_OK)
+            goto done;
         if (gpu)
             out->backend = be->id;
         out->work.counted += aRes[i].work.counted;
@@ -484,6 +498,94 @@ done:
     free(aRes);
     free(aPlan);
     free(job.aQSize);
+    if (rc != GENIE_OK)
+        set_exact_out_free(out);
+    return rc;
+}
+
+/* a before b: the better fraction, ties by smaller id (query size @p q) */
+static int hit_before(uint32_t measure, uint32_t q, const genie_set_hit *a, const genie_set_hit *b)
+{
+    sim_frac fa = sim_score(measure, a->shared, q, a->union_size - q + a->shared);
+    sim_frac fb = sim_score(measure, b->shared, q, b->union_size - q + b->shared);
+    return sim_before(fa, a->object, fb, b->object);
+}
+
+/*
+ * The answers of a live index's delta @p d (ids from 0) merged into the
+ * file's @p out, each query's in order: the delta's ids follow the file's
+ * @p nBase, k (0: all) per query kept.
+ */
+static genie_status merge_delta(set_exact_out *out, const set_exact_out *d, size_t nSel, uint64_t nBase,
+                                uint32_t measure, uint32_t k)
+{
+    uint64_t nHit = (nSel ? out->aEnd[nSel - 1] + d->aEnd[nSel - 1] : 0);
+    uint64_t *aEnd = malloc((nSel ? nSel : 1) * sizeof *aEnd);
+    genie_set_hit *aHit = malloc((size_t)(nHit ? nHit : 1) * sizeof *aHit);
+    if (!aEnd || !aHit) {
+        free(aEnd);
+        free(aHit);
+        return util_error(GENIE_ENOMEM, "out of memory for %llu answers", (unsigned long long)nHit);
+    }
+    nHit = 0;
+    for (size_t j = 0; j < nSel; j++) {
+        uint64_t a = j ? out->aEnd[j - 1] : 0, aE = out->aEnd[j], b = j ? d->aEnd[j - 1] : 0, bE = d->aEnd[j];
+        uint64_t first = nHit;
+        uint32_t q = out->aQSize[j];
+        while ((a < aE || b < bE) && (!k || nHit - first < k)) {
+            genie_set_hit h = b < bE ? d->aHit[b] : (genie_set_hit){0, 0, 0, 0, 0};
+            h.object += (uint32_t)nBase;
+            if (b >= bE || (a < aE && hit_before(measure, q, &out->aHit[a], &h))) {
+                aHit[nHit++] = out->aHit[a++];
+            } else {
+                aHit[nHit++] = h;
+                b++;
+            }
+        }
+        aEnd[j] = nHit;
+    }
+    free(out->aEnd);
+    free(out->aHit);
+    out->aEnd = aEnd;
+    out->aHit = aHit;
+    return GENIE_OK;
+}
+
+genie_status set_exact_search(const genie_index *idx, const set_params *p, uint32_t firstPart, uint32_t nParts,
+                              const char *const *azQuery, const size_t *aLen, const uint32_t *aSel, size_t nSel,
+                              uint32_t measure, uint32_t k, double minValue, const genie_search_options *opt,
+                              set_exact_out *out)
+{
+    memset(out, 0, sizeof *out);
+    const uint64_t *aAllow, *aDeltaAllow;
+    uint64_t *aOwned = NULL, *aDeltaOwned = NULL;
+    GENIE_TRY(filter_effective(idx, opt->filter, &aAllow, &aOwned));
+    const index_live *l = idx->pLive;
+    int withDelta = l && l->nAdded && firstPart + nParts == idx->nPart; /* the delta follows the last part */
+    set_exact_out d;
+    memset(&d, 0, sizeof d);
+    set_params pd;
+    genie_status rc = views_search(idx, p, firstPart, nParts, aAllow, azQuery, aLen, aSel, nSel, measure, k, minValue,
+                                   opt, out);
+    if (rc == GENIE_OK && withDelta) {
+        rc = set_index_params(l->pDelta, &pd);
+        if (rc == GENIE_OK)
+            rc = filter_slice(aAllow, l->nBase, l->nAdded, &aDeltaAllow, &aDeltaOwned);
+        if (rc == GENIE_OK)
+            rc = views_search(l->pDelta, &pd, 0, l->pDelta->nPart, aDeltaAllow, azQuery, aLen, aSel, nSel, measure, k,
+                              minValue, opt, &d);
+        if (rc == GENIE_OK) {
+            rc = merge_delta(out, &d, nSel, l->nBase, measure, k);
+            out->work.counted += d.work.counted;
+            out->work.probed += d.work.probed;
+            out->work.scored += d.work.scored;
+            out->prepareSeconds += d.prepareSeconds;
+            out->matchSeconds += d.matchSeconds;
+        }
+    }
+    set_exact_out_free(&d);
+    free(aOwned);
+    free(aDeltaOwned);
     if (rc != GENIE_OK)
         set_exact_out_free(out);
     return rc;

@@ -27,8 +27,10 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/filter.h"
 #include "engine/sim_score.h"
 #include "index/index.h"
+#include "index/live.h"
 #include "transform/candidates.h"
 #include "transform/recall_sample.h"
 #include "transform/sets_choice.h"
@@ -110,6 +112,7 @@ typedef struct set_job {
     const genie_results *cand; /* NULL: the scan */
     const set_slice *const *aaObj; /* the scan: parsed objects oFirst .. oEnd - 1, from aaObj[0] */
     const size_t *anObj;
+    const uint64_t *aAllow; /* the scan: the objects that may be answered (engine/filter.h), or NULL */
     uint64_t oFirst, oEnd;
     atomic_size_t next;
     atomic_int rc;
@@ -137,6 +140,8 @@ static genie_status rank_one(set_job *job, size_t q, set_slice **paQ, size_t *pn
         }
     } else {
         for (uint64_t o = job->oFirst; o < job->oEnd && nQ; o++) {
+            if (!filter_allows(job->aAllow, o))
+                continue;
             size_t shared = set_intersection(*paQ, nQ, job->aaObj[o - job->oFirst], job->anObj[o - job->oFirst]);
             if (shared)
                 topk_insert(aHit, &nHit, job->k, (uint32_t)o, shared, nQ, job->anObj[o - job->oFirst], 0);
@@ -161,9 +166,12 @@ static void rank_worker(void *ctx, unsigned t)
     free(aO);
 }
 
-/* The scan: the stored sets oFirst .. oEnd - 1 parsed once, slices into the mapping. */
+/*
+ * The scan: the stored sets oFirst .. oEnd - 1 that @p aAllow allows
+ * parsed once, slices into the mapping (or a live index's delta).
+ */
 static genie_status parse_all(const genie_index *idx, char separator, uint64_t oFirst, uint64_t oEnd,
-                              set_slice ***paa, size_t **pan)
+                              const uint64_t *aAllow, set_slice ***paa, size_t **pan)
 {
     size_t nObj = (size_t)(oEnd - oFirst);
     set_slice **aa = calloc(nObj ? nObj : 1, sizeof *aa);
@@ -175,6 +183,8 @@ static genie_status parse_all(const genie_index *idx, char separator, uint64_t o
     for (size_t i = 0; i < nObj; i++) {
         const char *z;
         size_t n, cap = 0;
+        if (!filter_allows(aAllow, oFirst + i))
+            continue;
         cand_record(idx, (uint32_t)(oFirst + i), &z, &n);
         GENIE_TRY(set_parse(z, n, separator, &aa[i], &cap, &an[i]));
     }
@@ -216,6 +226,7 @@ static genie_status minhash_or_scan(const genie_index *idx, const set_params *p,
     genie_results *cand = NULL;
     set_slice **aaObj = NULL;
     size_t *anObj = NULL;
+    uint64_t *aAllowOwned = NULL;
     genie_status rc = GENIE_OK;
     job.aRow = malloc(nq * k * sizeof *job.aRow);
     job.aN = calloc(nq, sizeof *job.aN);
@@ -233,11 +244,14 @@ static genie_status minhash_or_scan(const genie_index *idx, const set_params *p,
     const genie_index *pLast = &idx->aPart[firstPart + nParts - 1];
     job.oFirst = idx->aPart[firstPart].firstObject;
     job.oEnd = pLast->firstObject + pLast->info.n_objects;
+    if (firstPart + nParts == idx->nPart)
+        job.oEnd = live_objects(idx); /* a live index's added sets follow the last part */
     atomic_init(&job.next, 0);
     atomic_init(&job.rc, GENIE_OK);
     double t0 = util_now();
     if (scan) {
-        GENIE_TRY_GOTO(rc, parse_all(idx, p->separator, job.oFirst, job.oEnd, &aaObj, &anObj), done);
+        GENIE_TRY_GOTO(rc, filter_effective(idx, opt->filter, &job.aAllow, &aAllowOwned), done);
+        GENIE_TRY_GOTO(rc, parse_all(idx, p->separator, job.oFirst, job.oEnd, job.aAllow, &aaObj, &anObj), done);
         job.aaObj = (const set_slice *const *)aaObj;
         job.anObj = anObj;
         r->stats.backend = GENIE_BACKEND_CPU; /* the Jaccard scan alone, on the CPU */
@@ -265,6 +279,7 @@ done:
             free(aaObj[i]);
     free(aaObj);
     free(anObj);
+    free(aAllowOwned);
     free(job.aRow);
     free(job.aN);
     genie_results_free(cand);

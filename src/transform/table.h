@@ -41,6 +41,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "genie/genie.h"
 #include "genie/table.h"
@@ -81,5 +82,17 @@ genie_status table_schema_encode(const table_schema *s, unsigned char **paOut, s
  */
 genie_status table_schema_decode(const unsigned char *a, size_t n, table_schema *s);
 void table_schema_free(table_schema *s);
+
+/**
+ * Read the @p n > 0 bytes @p z as one CSV row of @p nCol fields into
+ * @p c, through the stream *pf; release both with table_parse_end()
+ * whatever the result (table_where.c).  (The empty row, one missing
+ * value of a one-column table, is the caller's case.)
+ * @return GENIE_OK; GENIE_EINVAL (malformed, another field count: the
+ *         message says which), GENIE_ENOMEM.
+ */
+struct io_csv;
+genie_status table_parse_row(const char *z, size_t n, size_t nCol, struct io_csv *c, FILE **pf);
+void table_parse_end(struct io_csv *c, FILE *f);
 
 #endif

@@ -33,9 +33,11 @@
 #include "engine/backend.h"
 #include "engine/engine.h"
 #include "engine/exact.h"
+#include "engine/filter.h"
 #include "engine/select.h"
 #include "index/builder.h"
 #include "index/index.h"
+#include "index/live.h"
 #include "transform/recall_sample.h"
 #include "transform/vectors.h"
 #include "transform/vectors_ivf.h"
@@ -96,11 +98,7 @@ done:
 
 /* ---------------------------------------------------------- the index */
 
-/*
- * The LSH functions and the base vectors of vectors index @p idx (the
- * base is a view into the mapping).  vlsh_free(@p h) releases the first.
- */
-static genie_status vec_open(const genie_index *idx, vlsh *h, genie_vectors *base)
+genie_status vec_open(const genie_index *idx, vlsh *h, genie_vectors *base)
 {
     if (idx->info.type != GENIE_TYPE_VECTORS)
         return util_error(GENIE_EINVAL, "not a vectors index (type %s)", genie_index_type_name(idx->info.type));
@@ -142,6 +140,7 @@ genie_status genie_vectors_index_base(const genie_index *idx, genie_vectors *out
 typedef struct rerank_job {
     const genie_results *res;
     const genie_vectors *base, *q;
+    const float *aAdded; /* a live index's added vectors, ids base->n ... (live_vectors); NULL when none */
     genie_metric metric;
     uint32_t k, K;
     genie_neighbor *out;
@@ -171,8 +170,9 @@ static void rerank_worker(void *ctx, unsigned t)
         const float *pq = job->q->data + i * job->q->dim;
         for (size_t c = 0; c < nCand; c++) {
             uint32_t id = aCand[c].object;
-            float d = genie_vector_distance(job->metric, job->base->data + (size_t)id * job->base->dim, pq,
-                                            job->base->dim);
+            const float *v = id < job->base->n ? job->base->data + (size_t)id * job->base->dim
+                                               : job->aAdded + (size_t)(id - job->base->n) * job->base->dim;
+            float d = genie_vector_distance(job->metric, v, pq, job->base->dim);
             select_push(&heap, select_key(UINT32_MAX - exact_key(d), id));
         }
         size_t n = select_finish(&heap, aHit);
@@ -337,6 +337,48 @@ static genie_status part_range(const genie_index *idx, uint32_t first, uint32_t 
 }
 
 /*
+ * The vectors a live index's log added (index/live.h): the tail of its
+ * delta's FRONTEND, @p dim floats each, ids idx->info.n_objects on; NULL
+ * when none.  (The delta's FRONTEND is the base's parameters followed by
+ * the added objects' vectors.)
+ */
+static const float *live_vectors(const genie_index *idx, uint32_t dim, uint64_t *pn)
+{
+    const index_live *l = idx->pLive;
+    *pn = l ? l->nAdded : 0;
+    if (!*pn)
+        return NULL;
+    const genie_index *d = l->pDelta;
+    return (const float *)(const void *)(d->aFrontend + d->nFrontend - *pn * dim * sizeof(float));
+}
+
+/* Merge the per-query answers @p b (ids + @p idBase, nB[i] each) into @p a (nA[i]), keeping k, by (distance, id). */
+static genie_status merge_neighbors(genie_neighbor *a, uint32_t *nA, const genie_neighbor *b, const uint32_t *nB,
+                                    uint64_t nQuery, uint32_t k, uint32_t idBase)
+{
+    genie_neighbor *t = malloc((size_t)k * sizeof *t);
+    if (!t)
+        return util_error(GENIE_ENOMEM, "out of memory merging neighbours");
+    for (uint64_t q = 0; q < nQuery; q++) {
+        const genie_neighbor *x = a + q * k, *y = b + q * k;
+        uint32_t i = 0, j = 0, n = 0;
+        while (n < k && (i < nA[q] || j < nB[q])) {
+            /* A tie goes to a's: its ids are all smaller. */
+            if (j >= nB[q] || (i < nA[q] && exact_key(x[i].distance) <= exact_key(y[j].distance))) {
+                t[n++] = x[i++];
+            } else {
+                t[n] = y[j++];
+                t[n++].id += idBase;
+            }
+        }
+        memcpy(a + q * k, t, n * sizeof *t);
+        nA[q] = n;
+    }
+    free(t);
+    return GENIE_OK;
+}
+
+/*
  * Exact search of the objects [first, first + n) alone: the base vectors
  * of that range (a view), ids shifted back to the index's.  The whole
  * index keeps its base resident on the GPU between searches (the index's
@@ -351,15 +393,71 @@ static genie_status exact_range(const genie_index *idx, const genie_vectors *bas
     genie_vectors range = {n, base->dim, base->data + (size_t)first * base->dim};
     /* Exact search runs on one GPU: the first of a list. */
     int device = opt->search.gpus && opt->search.n_gpus ? opt->search.gpus[0] : 0;
-    GENIE_TRY(exact_search_in_index(whole ? idx : NULL, &range, queries, metric, opt->precision, k,
-                                    opt->search.backend, device, opt->search.threads, out, pUsed, NULL));
-    uint32_t kEff = k < n ? k : (uint32_t)n;
+    const uint64_t *aAllow, *aRange;
+    uint64_t *aOwned, *aRangeOwned = NULL;
+    GENIE_TRY(filter_effective(idx, opt->search.filter, &aAllow, &aOwned));
+    genie_status rc = filter_slice(aAllow, first, n, &aRange, &aRangeOwned);
+    if (rc == GENIE_OK)
+        rc = exact_search_allowed(whole ? idx : NULL, &range, aRange, queries, metric, opt->precision, k,
+                                  opt->search.backend, device, opt->search.threads, out, pUsed, NULL);
+    uint64_t nAllowed = filter_count_range(aRange, 0, n);
+    free(aOwned);
+    free(aRangeOwned);
+    GENIE_TRY(rc);
+    uint32_t kEff = k < nAllowed ? k : (uint32_t)nAllowed;
     for (uint64_t i = 0; i < queries->n; i++) {
         aN[i] = kEff;
         for (uint32_t j = 0; j < kEff && !whole; j++)
             out[i * k + j].id += (uint32_t)first;
     }
     return GENIE_OK;
+}
+
+/*
+ * Exact search of objects [first, first + n) of @p idx's file, and of the
+ * vectors its log added when @p withAdded (merged: their ids follow the
+ * file's).  On a GPU the added vectors stay resident in the device slot
+ * of the delta (an index of its own, index/live.h), so a search uploads
+ * neither the file's vectors nor the delta's again.
+ */
+static genie_status exact_live(const genie_index *idx, const genie_vectors *base, uint64_t first, uint64_t n,
+                               int withAdded, const genie_vectors *queries, genie_metric metric, uint32_t k,
+                               const genie_vsearch_options *opt, genie_neighbor *out, uint32_t *aN,
+                               genie_backend *pUsed)
+{
+    uint64_t nAdded;
+    const float *aAdded = live_vectors(idx, base->dim, &nAdded);
+    if (n)
+        GENIE_TRY(exact_range(idx, base, first, n, queries, metric, k, opt, out, aN, pUsed));
+    else
+        memset(aN, 0, queries->n * sizeof *aN);
+    if (!withAdded || !nAdded)
+        return GENIE_OK;
+    genie_vectors added = {nAdded, base->dim, (float *)(uintptr_t)aAdded}; /* a view: read only */
+    genie_neighbor *aB = malloc((size_t)(queries->n ? queries->n : 1) * k * sizeof *aB);
+    uint32_t *nB = malloc((size_t)(queries->n ? queries->n : 1) * sizeof *nB);
+    const uint64_t *aAllow, *aSlice;
+    uint64_t *aOwned = NULL, *aSliceOwned = NULL;
+    genie_status rc = aB && nB ? GENIE_OK : util_error(GENIE_ENOMEM, "out of memory for %llu queries",
+                                                       (unsigned long long)queries->n);
+    if (rc == GENIE_OK)
+        rc = filter_effective(idx, opt->search.filter, &aAllow, &aOwned);
+    if (rc == GENIE_OK)
+        rc = filter_slice(aAllow, base->n, nAdded, &aSlice, &aSliceOwned);
+    int device = opt->search.gpus && opt->search.n_gpus ? opt->search.gpus[0] : 0;
+    if (rc == GENIE_OK)
+        rc = exact_search_allowed(idx->pLive->pDelta, &added, aSlice, queries, metric, opt->precision, k,
+                                  opt->search.backend, device, opt->search.threads, aB, pUsed, NULL);
+    uint64_t nAllowed = filter_count_range(aSlice, 0, nAdded);
+    for (uint64_t i = 0; rc == GENIE_OK && i < queries->n; i++)
+        nB[i] = k < nAllowed ? k : (uint32_t)nAllowed;
+    if (rc == GENIE_OK)
+        rc = merge_neighbors(out, aN, aB, nB, queries->n, k, (uint32_t)base->n);
+    free(aOwned);
+    free(aSliceOwned);
+    free(aB);
+    free(nB);
+    return rc;
 }
 
 /*
@@ -383,7 +481,8 @@ static genie_status ivf_search_or_exact(const genie_index *idx, uint32_t firstPa
         rc = util_error(GENIE_EINVAL, "exact search takes no nprobe, candidates, radius or recall target");
     if (rc == GENIE_OK && opt->exact) {
         genie_vectors base = {st->ix.n, st->ix.dim, (float *)(uintptr_t)st->ix.aVec};
-        rc = exact_range(idx, &base, first, nObj, queries, st->ix.metric, opt->k, opt, out, aN, &stats.backend);
+        rc = exact_live(idx, &base, first, nObj, firstPart + nParts == idx->nPart, queries, st->ix.metric, opt->k, opt,
+                        out, aN, &stats.backend);
         stats.verified = queries->n * nObj;
         stats.rerank_seconds = util_now() - tStart;
     } else if (rc == GENIE_OK) {
@@ -418,7 +517,7 @@ genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_p
 {
     util_error_clear();
     GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_vsearch_options, nprobe));
-    GENIE_TRY(UTIL_OPTIONS_CHECK(&opt->search, genie_search_options, cancel));
+    GENIE_TRY(UTIL_OPTIONS_CHECK(&opt->search, genie_search_options, filter));
     double tStart = util_now();
     genie_search_stats stats;
     memset(&stats, 0, sizeof stats);
@@ -474,10 +573,11 @@ genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_p
         stats.recall_estimate = plan.recall;
         stats.recall_target = target;
     }
+    int withAdded = first_part + n_parts == genie_index_parts(idx);
     if (exact) {
-        rc = exact_range(idx, &base, first, nObj, queries, h.p.metric, k, opt, out, aN, &stats.backend);
+        rc = exact_live(idx, &base, first, nObj, withAdded, queries, h.p.metric, k, opt, out, aN, &stats.backend);
         stats.rerank_seconds = util_now() - tStart;
-        stats.verified = queries->n * nObj;
+        stats.verified = queries->n * nObj; /* every distance, filtered out or not (the GEMM computes them all) */
         goto done;
     }
     stats.candidates = K;
@@ -491,8 +591,9 @@ genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_p
     engine_stats_add(&stats, &st);
     double t2 = util_now();
     {
-        rerank_job job = {.res = res, .base = &base, .q = queries, .metric = h.p.metric, .k = k, .K = K,
-                          .out = out, .aN = aN};
+        uint64_t nAdded;
+        rerank_job job = {.res = res, .base = &base, .aAdded = live_vectors(idx, base.dim, &nAdded), .q = queries,
+                          .metric = h.p.metric, .k = k, .K = K, .out = out, .aN = aN};
         atomic_init(&job.next, 0);
         atomic_init(&job.failed, 0);
         util_parallel_run(opt->search.threads ? opt->search.threads : util_ncores(), rerank_worker, &job);

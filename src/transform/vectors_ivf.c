@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/filter.h"
 #include "index/index.h"
+#include "index/live.h"
 #include "transform/recall.h"
 #include "util/codec.h"
 #include "util/error.h"
@@ -425,9 +427,22 @@ genie_status vivf_search(const genie_index *idx, vivf *st, uint32_t firstPart, u
     vivf_view *v;
     int owned;
     GENIE_TRY(vivf_view_get(idx, st, firstPart, nParts, &v, &owned));
-    genie_status rc =
-        engine_ivf_search(&v->ix, v->pSlots, &v->cache, &q, opt->search.backend, device, out, aN, &stats->backend);
-    for (uint64_t i = 0; rc == GENIE_OK && v->firstObject && i < queries->n; i++)
+    /* The filter's bitmap, the view's slice of it (its ids count from its first object). */
+    const uint64_t *aAllow;
+    uint64_t *aOwned = NULL, *aSliceOwned = NULL;
+    genie_status rc = filter_effective(idx, opt->search.filter, &aAllow, &aOwned);
+    if (rc == GENIE_OK)
+        rc = filter_slice(aAllow, v->firstObject, v->ix.n, &q.aAllow, &aSliceOwned);
+    /* A live index's added vectors follow the last part: searched with it and merged (vectors_ivf_live.c). */
+    int live = idx->pLive && idx->pLive->nAdded && firstPart + nParts == idx->nPart;
+    if (rc == GENIE_OK && live)
+        rc = vivf_live_search(idx, st, v, &q, aAllow, opt->search.backend, device, out, aN, &stats->backend);
+    else if (rc == GENIE_OK)
+        rc = engine_ivf_search(&v->ix, v->pSlots, &v->cache, &q, opt->search.backend, device, out, aN,
+                               &stats->backend);
+    free(aOwned);
+    free(aSliceOwned);
+    for (uint64_t i = 0; rc == GENIE_OK && !live && v->firstObject && i < queries->n; i++)
         for (uint32_t j = 0; j < aN[i]; j++)
             out[i * opt->k + j].id += (uint32_t)v->firstObject; /* the view's ids to the index's */
     stats->verified = queries->n * (uint64_t)(nRefine ? nRefine : 0);

@@ -135,6 +135,49 @@ genie_status vivf_search(const genie_index *idx, vivf *st, uint32_t firstPart, u
 uint32_t vivf_pseudo_queries(uint64_t n, uint32_t *aOut);
 #define VIVF_HOLD_OUT_MIN 1000u
 
+/** @p x (dim floats) divided by its norm (in double), into @p out: what cosine's quantizers see; 0 stays 0. */
+void vivf_normalise(const float *x, uint32_t dim, float *out);
+
+/* ------------------------------------------------------- live indexes (vectors_ivf_live.c) */
+
+/**
+ * The list of a vector added to the index of @p st, as the build assigns
+ * it with the trained centroids: the nearest (l2) or largest product (ip;
+ * cosine on the normalised vector), by the CPU's kmeans_assign.  (Its
+ * IVF-PQ code is derived when a snapshot reads the log, with the file's
+ * codebooks, as the build encodes.)
+ * @return GENIE_OK, GENIE_ENOMEM.
+ */
+genie_status vivf_assign_list(const vivf *st, const float *v, uint32_t *pList);
+
+/**
+ * engine_ivf_search of @p q on the view @p v (the last parts of a live
+ * index @p idx with added vectors) and on the added vectors, which lie in
+ * the lists of their centroids (the delta: its lists, vectors and codes,
+ * derived once per snapshot and kept with it, with its own device slot),
+ * merged exactly as the one index a compaction writes would answer at the
+ * same nprobe: IVF-Flat and IVF-PQ by (distance or estimate, id); with a
+ * refinement depth R, the R best estimates of both re-ranked by their
+ * direct distances.  @p aAllow: the search's bitmap over every id
+ * (filter_effective; NULL: all).  Ids are the index's.
+ * @return GENIE_OK, GENIE_EINVAL (k or R above IVF_MAX_K: compact first;
+ *         R below k),
+ *         GENIE_ECORRUPT (the delta's lists), the engine's errors.
+ */
+genie_status vivf_live_search(const genie_index *idx, vivf *st, vivf_view *v, const engine_ivf_query *q,
+                              const uint64_t *aAllow, genie_backend backend, int device, genie_neighbor *out,
+                              uint32_t *aN, genie_backend *pUsed);
+
+/**
+ * The compaction of a live inverted-file index @p idx whose open state
+ * is @p st (vivf_get; live_compact.c): the kept objects in order with their lists and codes, the trained centroids and
+ * codebooks kept (no retraining), the FRONTEND's n the kept count (and
+ * its train_size at most that), written to @p zOut.
+ * @return GENIE_OK, GENIE_EINVAL (fewer kept vectors than lists),
+ *         GENIE_EIO, GENIE_ENOMEM.
+ */
+genie_status vivf_compact_write(const genie_index *idx, const vivf *st, const char *zOut);
+
 /** genie_recall_prepare on an inverted-file index: its estimate made now and kept with it. */
 genie_status vivf_recall_prepare(const genie_index *idx, unsigned threads);
 

@@ -159,6 +159,15 @@ static genie_status training_sample(ivf_build *b)
 }
 
 /* Steps 1 and 2: the coarse quantizer and the lists. */
+void vivf_normalise(const float *x, uint32_t dim, float *out)
+{
+    double s = 0;
+    for (uint32_t d = 0; d < dim; d++)
+        s += (double)x[d] * x[d];
+    for (uint32_t d = 0; d < dim; d++)
+        out[d] = s > 0 ? (float)(x[d] / sqrt(s)) : 0.0f;
+}
+
 static genie_status train_coarse(const genie_vectors *base, ivf_build *b)
 {
     uint64_t n = b->n, T = b->p.train_size; /* training_sample may lower it */
@@ -167,14 +176,8 @@ static genie_status train_coarse(const genie_vectors *base, ivf_build *b)
     if (b->p.metric == GENIE_METRIC_COSINE) {
         if (!(b->aNorm = malloc((size_t)n * dim * sizeof *b->aNorm)))
             return oom("normalised vectors");
-        for (uint64_t i = 0; i < n; i++) {
-            const float *x = base->data + i * dim;
-            double s = 0;
-            for (uint32_t d = 0; d < dim; d++)
-                s += (double)x[d] * x[d];
-            for (uint32_t d = 0; d < dim; d++)
-                b->aNorm[i * dim + d] = s > 0 ? (float)(x[d] / sqrt(s)) : 0.0f;
-        }
+        for (uint64_t i = 0; i < n; i++)
+            vivf_normalise(base->data + i * dim, dim, b->aNorm + i * dim);
         b->aWork = b->aNorm;
     }
     float *aTrain = malloc((size_t)T * dim * sizeof *aTrain);

@@ -21,6 +21,7 @@ const char *genie_strerror(genie_status status)
     case GENIE_EGPU: return "GPU error";
     case GENIE_ERANGE: return "value out of range";
     case GENIE_ECANCELED: return "cancelled";
+    case GENIE_EBUSY: return "index busy: another writer holds it";
     default: return "unknown error";
     }
 }

@@ -204,18 +204,22 @@ genie_status util_atomic_commit(util_atomic_file *af)
         util_atomic_abort(af);
         return rc;
     }
-    /* Make the rename itself durable. */
-    char *zDir = strdup(af->zPath);
-    if (zDir) {
-        int dfd = open(dirname(zDir), O_RDONLY | O_DIRECTORY);
-        if (dfd >= 0) {
-            fsync(dfd);
-            close(dfd);
-        }
-        free(zDir);
-    }
+    util_sync_folder(af->zPath); /* the rename itself made durable */
     atomic_release(af);
     return GENIE_OK;
+}
+
+void util_sync_folder(const char *path)
+{
+    char *zDir = strdup(path);
+    if (!zDir)
+        return;
+    int dfd = open(dirname(zDir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    free(zDir);
 }
 
 void util_atomic_abort(util_atomic_file *af)

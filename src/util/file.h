@@ -56,6 +56,8 @@ genie_status util_atomic_write(util_atomic_file *af, const void *data, size_t n)
 genie_status util_atomic_pwrite(util_atomic_file *af, const void *data, size_t n, uint64_t offset);
 /** fsync, rename over the target, fsync the folder; frees @p af's memory. */
 genie_status util_atomic_commit(util_atomic_file *af);
+/** fsync the folder holding @p path: a file created or renamed there made durable. */
+void util_sync_folder(const char *path);
 /** Remove the temporary file and free @p af's memory. Safe after commit. */
 void util_atomic_abort(util_atomic_file *af);
 

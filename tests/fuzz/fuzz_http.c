@@ -5,8 +5,10 @@
  *
  * The first byte picks one of seven small indexes, one of every type the
  * server serves (keywords with labels and records, text, sets, sequences,
- * table, vectors, docs), built once per process; the rest is a search
- * body.  Each input goes through what the HTTP side does with a body:
+ * table, vectors, docs), built once per process (its value mod 64), and
+ * what the rest is (its value / 64): 0 a search body, 1 a write's objects
+ * (serve_objects_parse), 2 a delete's labels (serve_labels_parse); writes
+ * are parsed, not run (a log per input would be the disk's fuzzing).  Each input goes through what the HTTP side does with a body:
  * the checks of a request (Host, Origin, Content-Type and the Bearer
  * token, fed the input as header values; the NUL scan), the parse under
  * the memory budget, a real batcher thread's engine call, and the answer,
@@ -173,7 +175,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (size < 1)
         return 0;
-    serve_index *p = &gaIndex[data[0] % N_INDEX];
+    serve_index *p = &gaIndex[(data[0] % 64) % N_INDEX];
+    int mode = data[0] / 64;
     size_t n = size - 1;
     char *zBody = malloc(n + 1);
     if (!zBody)
@@ -193,12 +196,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     char *zError = NULL;
     serve_mem_parse_begin();
-    int st = serve_request_parse(r, zBody, n, &gCfg, &zError);
+    int st = mode == 1   ? serve_objects_parse(r, zBody, n, &gCfg, &zError)
+             : mode == 2 ? serve_labels_parse(r, zBody, n, &gCfg, &zError)
+                         : serve_request_parse(r, zBody, n, &gCfg, &zError);
     free(zBody);
     if (st != 0 && (!zError || !zError[0]))
         abort(); /* a refusal names the problem */
     free(zError);
-    if (st != 0 || r->nQuery == 0) {
+    if (st != 0 || r->nQuery == 0 || mode != 0) {
         serve_request_free(r);
     } else {
         size_t nQuery = r->nQuery;

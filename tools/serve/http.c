@@ -49,6 +49,9 @@
  *   GET  /v1/indexes/{name}         one index
  *   POST /v1/indexes/{name}/search  {"queries": [...], options}
  *   POST /v1/indexes/{name}/reload  reopen the file
+ *   POST /v1/indexes/{name}/objects {"objects": [...], "labels": [...]} (writes.c)
+ *   POST /v1/indexes/{name}/delete  {"labels": [...]}
+ *   POST /v1/indexes/{name}/compact
  * Every error is a JSON object {"error": "..."} with a 4xx or 5xx status.
  */
 #include <assert.h>
@@ -207,6 +210,12 @@ static int route_url(serve_server *s, const char *zUrl, route *r, char *zName, s
         r->ep = SERVE_EP_SEARCH, r->zMethod = "POST";
     else if (strcmp(zRest, "/reload") == 0)
         r->ep = SERVE_EP_RELOAD, r->zMethod = "POST";
+    else if (strcmp(zRest, "/objects") == 0)
+        r->ep = SERVE_EP_OBJECTS, r->zMethod = "POST";
+    else if (strcmp(zRest, "/delete") == 0)
+        r->ep = SERVE_EP_DELETE, r->zMethod = "POST";
+    else if (strcmp(zRest, "/compact") == 0)
+        r->ep = SERVE_EP_COMPACT, r->zMethod = "POST";
     else
         return 404;
     r->pIndex = find_index(s, zN, n);
@@ -262,10 +271,13 @@ static int body_put(http_conn *h, const char *z, size_t n)
 /* What a parsed request's arrays hold (its JSON tree is counted as it is made: membudget.c). */
 static size_t request_bytes(const serve_request *r)
 {
-    const void *ap[] = {r->aItem, r->aStart, r->azText, r->anText, r->azValue, r->aVec, r->opt.o.aSetting, r->opt.zKey};
+    const void *ap[] = {r->aItem,   r->aStart, r->azText,           r->anText,   r->azValue,
+                        r->aVec,    r->aLabel, r->opt.o.aSetting,  r->opt.zKey};
     size_t n = 0;
     for (size_t i = 0; i < sizeof ap / sizeof *ap; i++)
         n += serve_mem_block(ap[i]);
+    if (r->opt.pFilter) /* the filter's bitmap */
+        n += (size_t)(genie_filter_objects(r->opt.pFilter) / 8);
     return n;
 }
 
@@ -274,7 +286,9 @@ static size_t request_bytes(const serve_request *r)
  * parse bounded by --max-queue-bytes, the request's arrays counted in it.
  * @return 0, or an HTTP status with *pzError a malloc'd message.
  */
-static int parse_body(serve_server *s, http_conn *h, serve_request *r, char **pzError)
+typedef int (*parse_fn)(serve_request *r, const char *zBody, size_t nBody, const serve_config *cfg, char **pzError);
+
+static int parse_body_with(serve_server *s, http_conn *h, serve_request *r, parse_fn xParse, char **pzError)
 {
     const char *z = h->body.z ? h->body.z : "";
     size_t n = h->body.n, at;
@@ -286,7 +300,7 @@ static int parse_body(serve_server *s, http_conn *h, serve_request *r, char **pz
             *pzError = NULL;
     } else {
         serve_mem_parse_begin();
-        st = serve_request_parse(r, z, n, s->cfg, pzError);
+        st = xParse(r, z, n, s->cfg, pzError);
         int why = serve_mem_parse_failure();
         if (why) {
             free(*pzError);
@@ -318,6 +332,12 @@ static int parse_body(serve_server *s, http_conn *h, serve_request *r, char **pz
         *pzError = strdup(st == 503 ? "out of memory" : "bad request");
     body_free(h);
     return st;
+}
+
+/* A search's body (serve_request_parse). */
+static int parse_body(serve_server *s, http_conn *h, serve_request *r, char **pzError)
+{
+    return parse_body_with(s, h, r, serve_request_parse, pzError);
 }
 
 /* ----------------------------------------------------------- endpoints */
@@ -517,6 +537,44 @@ static enum MHD_Result do_reload(serve_server *s, struct MHD_Connection *c, http
     return respond_json(c, h, 200, &b);
 }
 
+/*
+ * A write (writes.c): objects added, labels deleted, a compaction.  It runs
+ * on the HTTP thread in both modes, as a reload does: a write waits for
+ * the log's fdatasync (shared with the writes beside it) and a snapshot;
+ * a compaction for the whole new file.
+ */
+static enum MHD_Result do_write(serve_server *s, struct MHD_Connection *c, http_conn *h)
+{
+    const serve_hooks *pHooks = s->cfg->pHooks;
+    if (pHooks && pHooks->zNoReload) {
+        body_free(h);
+        return respond_error(c, h, 409, "%s", pHooks->zNoReload);
+    }
+    serve_request *r = serve_request_new(h->pIndex);
+    if (!r) {
+        body_free(h);
+        return respond_error(c, h, 503, "out of memory for a request: retry later");
+    }
+    char *zError = NULL;
+    int st = 0;
+    if (h->ep == SERVE_EP_COMPACT)
+        body_free(h); /* it takes no body: whatever came is not read */
+    else
+        st = parse_body_with(s, h, r, h->ep == SERVE_EP_OBJECTS ? serve_objects_parse : serve_labels_parse, &zError);
+    json_buf b;
+    json_buf_init(&b);
+    if (st == 0)
+        st = serve_write_run(h->pIndex, h->ep, r, &b, &zError);
+    serve_request_free(r);
+    if (st != 200) {
+        json_buf_free(&b);
+        enum MHD_Result ok = respond_error(c, h, (unsigned)st, "%s", zError ? zError : "out of memory");
+        free(zError);
+        return ok;
+    }
+    return respond_json(c, h, 200, &b);
+}
+
 /* The first call of a request: its headers are in; check them before any body is read. */
 static enum MHD_Result on_first_call(serve_server *s, struct MHD_Connection *c, http_conn *h, const char *zUrl,
                                      const char *zMethod)
@@ -618,6 +676,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     switch (h->ep) {
     case SERVE_EP_SEARCH: return do_search(s, c, h);
     case SERVE_EP_RELOAD: return do_reload(s, c, h);
+    case SERVE_EP_OBJECTS:
+    case SERVE_EP_DELETE:
+    case SERVE_EP_COMPACT: return do_write(s, c, h);
     default: body_free(h); return do_get(s, c, h);
     }
 }

@@ -1,7 +1,8 @@
 /*
  * The named indexes of genie serve (serve.h).  A name points at the
  * serve_loaded that is current; a reload opens the file again and swaps
- * the pointer under the slot's mutex.  Requests take a reference when they
+ * the pointer under the slot's mutex; so does a write's refresh
+ * (writes.c), with a snapshot of the same file and its log.  Requests take a reference when they
  * arrive and batches keep it while they run, so a request in flight is
  * answered on the file it started with, and the old file is closed when
  * its last request is done.
@@ -37,15 +38,20 @@ int serve_name_ok(const char *zName)
     return 1;
 }
 
-/* Open @p zPath (read into memory of its own when @p copy) with what the index's type needs at query time
- * (its entry's xOpen). */
-static genie_status loaded_open(const char *zPath, int copy, serve_loaded **out)
+/*
+ * Open @p zPath (read into memory of its own when @p copy), or a snapshot
+ * of @p pFrom's file with its log as it is now (genie_index_refresh), with
+ * what the index's type needs at query time (its entry's xOpen).
+ */
+static genie_status loaded_open(const char *zPath, int copy, const serve_loaded *pFrom, serve_loaded **out)
 {
     *out = NULL;
     serve_loaded *l = calloc(1, sizeof *l);
     if (!l)
         return GENIE_ENOMEM;
-    genie_status rc = copy ? genie_index_open_copy(zPath, &l->idx) : genie_index_open(zPath, &l->idx);
+    genie_status rc = pFrom ? genie_index_refresh(pFrom->idx, &l->idx)
+                      : copy ? genie_index_open_copy(zPath, &l->idx)
+                             : genie_index_open(zPath, &l->idx);
     if (rc == GENIE_OK)
         rc = itype_attach(&l->ix, l->idx);
     if (rc != GENIE_OK) {
@@ -79,7 +85,7 @@ genie_status serve_index_open(serve_index *p, const char *zName, const char *zPa
         free(p->zPath);
         return GENIE_ENOMEM;
     }
-    genie_status rc = loaded_open(zPath, copy, &p->pCur);
+    genie_status rc = loaded_open(zPath, copy, NULL, &p->pCur);
     if (rc != GENIE_OK) {
         free(p->zName);
         free(p->zPath);
@@ -110,20 +116,45 @@ serve_loaded *serve_index_acquire(serve_index *p)
     return l;
 }
 
+/* Make @p pNew current (reloadMu held); @p newFile: it is another file's, the generation counts it. */
+static void swap_in(serve_index *p, serve_loaded *pNew, int newFile)
+{
+    pthread_mutex_lock(&p->mu);
+    serve_loaded *pOld = p->pCur;
+    pNew->generation = pOld->generation + (newFile ? 1 : 0);
+    p->pCur = pNew;
+    pthread_mutex_unlock(&p->mu);
+    serve_loaded_release(pOld);
+}
+
 genie_status serve_index_reload(serve_index *p)
 {
     /* Opening (reading and validating every checksum) happens outside the
      * slot's lock, so searches go on meanwhile; reloads take turns. */
     pthread_mutex_lock(&p->reloadMu);
     serve_loaded *pNew;
-    genie_status rc = loaded_open(p->zPath, p->copy, &pNew);
+    genie_status rc = loaded_open(p->zPath, p->copy, NULL, &pNew);
+    if (rc == GENIE_OK)
+        swap_in(p, pNew, 1);
+    pthread_mutex_unlock(&p->reloadMu);
+    return rc;
+}
+
+genie_status serve_index_refresh(serve_index *p, uint64_t *pLogBytes, int *pReopened)
+{
+    pthread_mutex_lock(&p->reloadMu);
+    serve_loaded *pCur = serve_index_acquire(p), *pNew;
+    genie_status rc = loaded_open(p->zPath, p->copy, pCur, &pNew);
+    serve_loaded_release(pCur);
+    int reopened = rc == GENIE_EFORMAT; /* the file was replaced (a compaction): read the new one */
+    if (reopened)
+        rc = loaded_open(p->zPath, p->copy, NULL, &pNew);
     if (rc == GENIE_OK) {
-        pthread_mutex_lock(&p->mu);
-        serve_loaded *pOld = p->pCur;
-        pNew->generation = pOld->generation + 1;
-        p->pCur = pNew;
-        pthread_mutex_unlock(&p->mu);
-        serve_loaded_release(pOld);
+        genie_live_info li;
+        genie_index_live_info(pNew->idx, &li);
+        *pLogBytes = li.log_bytes - li.torn_bytes;
+        *pReopened = reopened;
+        swap_in(p, pNew, reopened);
     }
     pthread_mutex_unlock(&p->reloadMu);
     return rc;
@@ -150,6 +181,13 @@ void serve_index_info_json(serve_index *p, json_buf *b)
                     i->has_labels ? "true" : "false", i->has_records ? "true" : "false");
     if (l->ix.pType->xInfoJson) /* the type's own: a dimension, columns */
         l->ix.pType->xInfoJson(&l->ix, b);
+    genie_live_info li;
+    genie_index_live_info(l->idx, &li);
+    json_buf_printf(b,
+                    ",\"writable\":%s,\"log\":{\"bytes\":%llu,\"objects_added\":%llu,\"objects_deleted\":%llu,"
+                    "\"file_objects\":%llu}",
+                    l->ix.pType->pWrites ? "true" : "false", (unsigned long long)li.log_bytes,
+                    (unsigned long long)li.added, (unsigned long long)li.deleted, (unsigned long long)li.base_objects);
     uint32_t nParts = genie_index_parts(l->idx);
     json_buf_printf(b, ",\"parts\":[");
     for (uint32_t k = 0; k < nParts; k++) {

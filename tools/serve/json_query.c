@@ -18,10 +18,16 @@
  * its kind into itype_options: k; min_count; show; candidates; exact;
  * certify (true, false or a limit); radius (table: a number or {column:
  * bins}; vectors: buckets; metric: a distance); weight; recall; precision;
- * or; exhaustive; brute_force.  Then the rules across options (the
- * common ones here, the type's in its xCheck).  Anything else is refused
- * by name, as are wrong types and values out of range: the request gets a
- * 400 and a message that says which field and why.
+ * or; exhaustive; brute_force; and, for every type, "filter" (ids or
+ * labels).  Then the rules across options (the common ones here, the
+ * type's in its xCheck).  Anything else is refused by name, as are wrong
+ * types and values out of range: the request gets a 400 and a message
+ * that says which field and why.
+ *
+ * A write's body (writes.c) is parsed here too, the objects by the same
+ * parsers as queries: {"objects": [...], "labels": [...]} to add (a
+ * keywords index's objects are lists of keyword numbers), {"labels":
+ * [...]} to delete.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -35,6 +41,7 @@
 
 typedef struct parse_ctx {
     char *zError;
+    const char *zList; /* "queries", or "objects" (a write's) */
 } parse_ctx;
 
 static int fail(parse_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -177,6 +184,89 @@ static int check_options(parse_ctx *c, const itype_index *ix, const itype_option
     return 0;
 }
 
+/* A string of decimal digits that is a 64-bit number. */
+static int parse_digits(const char *z, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!*z)
+        return 0;
+    for (; *z; z++) {
+        if (*z < '0' || *z > '9' || v > (UINT64_MAX - (uint64_t)(*z - '0')) / 10)
+            return 0;
+        v = 10 * v + (uint64_t)(*z - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+/*
+ * A list of unsigned 64-bit numbers (ids, labels) @p v, named @p zWhat in
+ * messages: JSON numbers are whole numbers up to 2^53 (a double holds no
+ * more exactly), larger labels are written as strings of digits.
+ */
+static int get_u64_list(parse_ctx *c, const cJSON *v, const char *zWhat, uint64_t **paOut, size_t *pn)
+{
+    if (!cJSON_IsArray(v))
+        return fail(c, "%s must be a list of whole numbers", zWhat);
+    size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
+    uint64_t *a = malloc((n ? n : 1) * sizeof *a);
+    if (!a)
+        return fail_oom(c);
+    for (const cJSON *e = v->child; e; e = e->next, i++) {
+        int ok = cJSON_IsString(e) ? parse_digits(e->valuestring, &a[i])
+                                   : cJSON_IsNumber(e) && e->valuedouble >= 0 &&
+                                         e->valuedouble <= 9007199254740992.0 &&
+                                         e->valuedouble == floor(e->valuedouble);
+        if (!ok) {
+            free(a);
+            return fail(c, "%s[%zu] must be a whole number 0..2^53, or a string of digits for a larger one", zWhat,
+                        i);
+        }
+        if (cJSON_IsNumber(e))
+            a[i] = (uint64_t)e->valuedouble;
+    }
+    *paOut = a;
+    *pn = n;
+    return 0;
+}
+
+/*
+ * "filter": {"ids": [...], "labels": [...]}, either or both (they AND): the
+ * objects the search may answer, made for the request's index
+ * (itype_filter.c; ids as the answers print them).  Its JSON text keys the
+ * batch, so requests with equal filters on one index share an engine call.
+ */
+static int parse_filter(parse_ctx *c, const cJSON *v, const itype_index *ix, serve_options *so)
+{
+    if (!cJSON_IsObject(v) || !v->child)
+        return fail(c, "\"filter\" must be an object {\"ids\": [...]} or {\"labels\": [...]} (or both)");
+    char zErr[512];
+    if (itype_filter_new(ix, &so->pFilter, zErr, sizeof zErr))
+        return fail_oom(c);
+    for (const cJSON *e = v->child; e; e = e->next) {
+        int isIds = strcmp(e->string, "ids") == 0;
+        if (!isIds && strcmp(e->string, "labels") != 0)
+            return fail(c, "\"filter\": unknown member \"%.100s\" (\"ids\", \"labels\")", e->string);
+        char zWhat[32];
+        snprintf(zWhat, sizeof zWhat, "\"filter\".%s", e->string);
+        uint64_t *a = NULL;
+        size_t n = 0;
+        int bad = get_u64_list(c, e, zWhat, &a, &n);
+        if (bad)
+            return bad;
+        bad = isIds ? itype_filter_ids(ix, so->pFilter, a, n, zErr, sizeof zErr)
+                    : itype_filter_labels(ix, so->pFilter, a, n, zErr, sizeof zErr);
+        free(a);
+        if (bad)
+            return fail(c, "%s: %s", zWhat, zErr);
+    }
+    if (!(so->zFilter = cJSON_PrintUnformatted(v)))
+        return fail_oom(c);
+    so->o.filter = so->pFilter;
+    so->o.zFilter = so->zFilter;
+    return 0;
+}
+
 static int parse_options(parse_ctx *c, const cJSON *pDoc, const itype_index *ix, const serve_config *cfg,
                          serve_options *so)
 {
@@ -186,6 +276,12 @@ static int parse_options(parse_ctx *c, const cJSON *pDoc, const itype_index *ix,
     for (const cJSON *e = pDoc->child; e; e = e->next) {
         if (strcmp(e->string, "queries") == 0)
             continue;
+        if (strcmp(e->string, "filter") == 0) {
+            int bad = parse_filter(c, e, ix, so);
+            if (bad)
+                return bad;
+            continue;
+        }
         const itype_option *d = itype_option_find(t, e->string);
         if (!d)
             return fail(c, "unknown option \"%.100s\" for a %s index", e->string, t->zName);
@@ -210,7 +306,7 @@ static int parse_options(parse_ctx *c, const cJSON *pDoc, const itype_index *ix,
 static int parse_item(parse_ctx *c, const cJSON *v, size_t q, size_t i, genie_item *out)
 {
     char zWhat[96];
-    snprintf(zWhat, sizeof zWhat, "queries[%zu][%zu]", q, i);
+    snprintf(zWhat, sizeof zWhat, "%s[%zu][%zu]", c->zList, q, i);
     out->weight = 1;
     if (cJSON_IsNumber(v)) {
         if (get_uint(c, v, zWhat, 0, UINT32_MAX, &out->lo))
@@ -236,7 +332,7 @@ static int parse_items(parse_ctx *c, const cJSON *aQ, serve_request *r)
     size_t nItem = 0, q = 0;
     for (const cJSON *e = aQ->child; e; e = e->next, q++) {
         if (!cJSON_IsArray(e))
-            return fail(c, "queries[%zu] must be %s", q, r->pLoaded->ix.pType->zJsonQuery);
+            return fail(c, "%s[%zu] must be %s", c->zList, q, r->pLoaded->ix.pType->zJsonQuery);
         nItem += (size_t)cJSON_GetArraySize(e);
     }
     r->aStart = malloc((r->nQuery + 1) * sizeof *r->aStart);
@@ -267,11 +363,11 @@ static int parse_strings(parse_ctx *c, const cJSON *aQ, serve_request *r)
     size_t q = 0;
     for (const cJSON *e = aQ->child; e; e = e->next, q++) {
         if (!cJSON_IsString(e))
-            return fail(c, "queries[%zu] must be %s", q, ix->pType->zJsonQuery);
+            return fail(c, "%s[%zu] must be %s", c->zList, q, ix->pType->zJsonQuery);
         r->azText[q] = e->valuestring;
         r->anText[q] = strlen(e->valuestring);
         if (memchr(e->valuestring, '\n', r->anText[q]) && ix->query == ITYPE_QUERY_LINE)
-            return fail(c, "queries[%zu] holds a newline: one line per query", q);
+            return fail(c, "%s[%zu] holds a newline: one line each", c->zList, q);
     }
     return 0;
 }
@@ -282,7 +378,7 @@ static int parse_rows(parse_ctx *c, const cJSON *aQ, serve_request *r)
     size_t nCell = 0, q = 0;
     for (const cJSON *e = aQ->child; e; e = e->next, q++) {
         if (!cJSON_IsObject(e))
-            return fail(c, "queries[%zu] must be %s", q, r->pLoaded->ix.pType->zJsonQuery);
+            return fail(c, "%s[%zu] must be %s", c->zList, q, r->pLoaded->ix.pType->zJsonQuery);
         nCell += (size_t)cJSON_GetArraySize(e);
     }
     r->aStart = malloc((r->nQuery + 1) * sizeof *r->aStart);
@@ -317,7 +413,7 @@ static int parse_rows(parse_ctx *c, const cJSON *aQ, serve_request *r)
                 r->azText[k] = v->string;
                 r->azValue[k] = v->valuestring;
             } else {
-                return fail(c, "queries[%zu].%.100s must be a string, a finite number or null", q, v->string);
+                return fail(c, "%s[%zu].%.100s must be a string, a finite number or null", c->zList, q, v->string);
             }
         }
     }
@@ -334,11 +430,11 @@ static int parse_vectors(parse_ctx *c, const cJSON *aQ, serve_request *r)
     size_t q = 0;
     for (const cJSON *e = aQ->child; e; e = e->next, q++) {
         if (!cJSON_IsArray(e) || (uint32_t)cJSON_GetArraySize(e) != dim)
-            return fail(c, "queries[%zu] must be an array of %u numbers (the index's dimension)", q, dim);
+            return fail(c, "%s[%zu] must be an array of %u numbers (the index's dimension)", c->zList, q, dim);
         size_t i = 0;
         for (const cJSON *v = e->child; v; v = v->next, i++) {
             if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || fabs(v->valuedouble) > 3.4e38)
-                return fail(c, "queries[%zu][%zu] must be a finite number within the float range", q, i);
+                return fail(c, "%s[%zu][%zu] must be a finite number within the float range", c->zList, q, i);
             r->aVec[q * dim + i] = (float)v->valuedouble;
         }
     }
@@ -347,7 +443,7 @@ static int parse_vectors(parse_ctx *c, const cJSON *aQ, serve_request *r)
 
 int serve_request_parse(serve_request *r, const char *zBody, size_t nBody, const serve_config *cfg, char **pzError)
 {
-    parse_ctx c = {NULL};
+    parse_ctx c = {NULL, "queries"};
     const itype_index *ix = &r->pLoaded->ix;
     int st = 0;
     const char *zEnd = NULL;
@@ -396,6 +492,125 @@ done:
     return st;
 }
 
+/* ------------------------------------------------------------- writes */
+
+/* keywords objects: lists of keyword numbers, into r->aItem (lo = hi, weight 1). */
+static int parse_keyword_lists(parse_ctx *c, const cJSON *aO, serve_request *r)
+{
+    size_t nKw = 0, q = 0;
+    for (const cJSON *e = aO->child; e; e = e->next, q++) {
+        if (!cJSON_IsArray(e))
+            return fail(c, "objects[%zu] must be a list of keywords (whole numbers 0..4294967295)", q);
+        nKw += (size_t)cJSON_GetArraySize(e);
+    }
+    r->aStart = malloc((r->nQuery + 1) * sizeof *r->aStart);
+    r->aItem = malloc((nKw ? nKw : 1) * sizeof *r->aItem);
+    if (!r->aStart || !r->aItem)
+        return fail_oom(c);
+    size_t k = 0;
+    q = 0;
+    for (const cJSON *e = aO->child; e; e = e->next, q++) {
+        r->aStart[q] = k;
+        size_t i = 0;
+        for (const cJSON *v = e->child; v; v = v->next, i++, k++) {
+            char zWhat[64];
+            snprintf(zWhat, sizeof zWhat, "objects[%zu][%zu]", q, i);
+            if (get_uint(c, v, zWhat, 0, UINT32_MAX, &r->aItem[k].lo))
+                return 400;
+            r->aItem[k].hi = r->aItem[k].lo;
+            r->aItem[k].weight = 1;
+        }
+    }
+    r->aStart[q] = k;
+    return 0;
+}
+
+/* Parse a write's body into a JSON object, refusing members other than @p azAllowed (NULL-ended). */
+static cJSON *parse_write_doc(parse_ctx *c, serve_request *r, const char *zBody, size_t nBody,
+                              const char *const *azAllowed, int *pSt)
+{
+    const char *zEnd = NULL;
+    cJSON *pDoc = cJSON_ParseWithLengthOpts(zBody, nBody + 1, &zEnd, 1);
+    r->pDoc = pDoc;
+    if (!pDoc) {
+        *pSt = fail(c, "malformed JSON near byte %zu of %zu", zEnd && zEnd >= zBody ? (size_t)(zEnd - zBody) : nBody,
+                    nBody);
+        return NULL;
+    }
+    if (!cJSON_IsObject(pDoc)) {
+        *pSt = fail(c, "the body must be a JSON object");
+        return NULL;
+    }
+    for (const cJSON *e = pDoc->child; e; e = e->next) {
+        size_t i = 0;
+        while (azAllowed[i] && strcmp(azAllowed[i], e->string) != 0)
+            i++;
+        if (!azAllowed[i]) {
+            *pSt = fail(c, "unknown member \"%.100s\"", e->string);
+            return NULL;
+        }
+    }
+    return pDoc;
+}
+
+int serve_objects_parse(serve_request *r, const char *zBody, size_t nBody, const serve_config *cfg, char **pzError)
+{
+    static const char *const azAllowed[] = {"objects", "labels", NULL};
+    parse_ctx c = {NULL, "objects"};
+    const itype_index *ix = &r->pLoaded->ix;
+    int st = 0;
+    cJSON *pDoc = parse_write_doc(&c, r, zBody, nBody, azAllowed, &st);
+    const cJSON *aO = pDoc ? cJSON_GetObjectItemCaseSensitive(pDoc, "objects") : NULL;
+    if (pDoc && !cJSON_IsArray(aO))
+        st = fail(&c, "\"objects\" must be %s", aO ? "a list" : "given (a list of objects)");
+    if (st)
+        goto done;
+    r->nQuery = (size_t)cJSON_GetArraySize(aO);
+    if (r->nQuery > cfg->maxQueries) {
+        st = fail(&c, "%zu objects in one request; the limit is %u (--max-queries)", r->nQuery, cfg->maxQueries);
+        goto done;
+    }
+    const cJSON *aL = cJSON_GetObjectItemCaseSensitive(pDoc, "labels");
+    if (aL && (st = get_u64_list(&c, aL, "\"labels\"", &r->aLabel, &r->nLabel)) != 0)
+        goto done;
+    if (aL && r->nLabel != r->nQuery) {
+        st = fail(&c, "\"labels\" holds %zu labels for %zu objects: one each, or none (the next free ones)",
+                  r->nLabel, r->nQuery);
+        goto done;
+    }
+    switch (ix->query) {
+    case ITYPE_QUERY_ITEMS: st = parse_keyword_lists(&c, aO, r); break;
+    case ITYPE_QUERY_TEXT:
+    case ITYPE_QUERY_LINE: st = parse_strings(&c, aO, r); break;
+    case ITYPE_QUERY_ROW: st = parse_rows(&c, aO, r); break;
+    case ITYPE_QUERY_VECTOR: st = parse_vectors(&c, aO, r); break;
+    }
+done:
+    *pzError = c.zError;
+    if (st && !c.zError)
+        *pzError = strdup("bad request");
+    return st;
+}
+
+int serve_labels_parse(serve_request *r, const char *zBody, size_t nBody, const serve_config *cfg, char **pzError)
+{
+    static const char *const azAllowed[] = {"labels", NULL};
+    parse_ctx c = {NULL, "labels"};
+    int st = 0;
+    cJSON *pDoc = parse_write_doc(&c, r, zBody, nBody, azAllowed, &st);
+    const cJSON *aL = pDoc ? cJSON_GetObjectItemCaseSensitive(pDoc, "labels") : NULL;
+    if (pDoc && !aL)
+        st = fail(&c, "\"labels\" must be given (the labels of the objects to delete)");
+    else if (pDoc)
+        st = get_u64_list(&c, aL, "\"labels\"", &r->aLabel, &r->nLabel);
+    if (st == 0 && r->nLabel > cfg->maxQueries)
+        st = fail(&c, "%zu labels in one request; the limit is %u (--max-queries)", r->nLabel, cfg->maxQueries);
+    *pzError = c.zError;
+    if (st && !c.zError)
+        *pzError = strdup("bad request");
+    return st;
+}
+
 void serve_request_free(serve_request *r)
 {
     if (!r)
@@ -404,6 +619,9 @@ void serve_request_free(serve_request *r)
     serve_loaded_release(r->pLoaded);
     serve_result_release(r->pResult);
     cJSON_Delete(r->pDoc);
+    genie_filter_free(r->opt.pFilter);
+    cJSON_free(r->opt.zFilter);
+    free(r->aLabel);
     free(r->opt.o.aSetting);
     free(r->opt.zKey);
     free(r->aItem);

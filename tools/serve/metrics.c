@@ -9,8 +9,9 @@
 
 #include "serve.h"
 
-static const char *const azEndpoint[SERVE_EP_COUNT] = {"indexes", "index", "search", "reload",
-                                                       "healthz", "readyz", "metrics", "other"};
+static const char *const azEndpoint[SERVE_EP_COUNT] = {"indexes", "index",   "search",  "reload",  "objects",
+                                                       "delete",  "compact", "healthz", "readyz", "metrics",
+                                                       "other"};
 
 /* The statuses genie serve answers with; anything else counts as the last. */
 static const unsigned aStatus[] = {200, 400, 401, 403, 404, 405, 409, 413, 415, 421, 422, 500, 503, 504, 0};
@@ -111,6 +112,38 @@ static void put_server(json_buf *b, serve_server *s)
                     (unsigned long long)(s->pWorkers ? serve_workers_busy(s->pWorkers) : 0));
 }
 
+/* Per index: its log as the current snapshot read it, and the writes through this server (writes.c). */
+static void put_writes(json_buf *b, serve_index *aIndex, size_t nIndex)
+{
+    static const struct {
+        const char *zName, *zType, *zHelp;
+    } aLive[] = {
+        {"genie_index_log_bytes", "gauge", "Bytes of the index's write-ahead log (INDEX.wal) the searches read."},
+        {"genie_index_delta_objects", "gauge", "Objects the log added since the file was written (the delta)."},
+        {"genie_index_deleted_objects", "gauge", "Objects the log deleted (masked until a compaction)."},
+        {"genie_writes_total", "counter", "Writes (adds, deletes) answered by this server."},
+        {"genie_objects_added_total", "counter", "Objects added through this server."},
+        {"genie_objects_deleted_total", "counter", "Objects deleted through this server."},
+        {"genie_index_refreshes_total", "counter",
+         "Snapshots read after writes (each holds every write durable when it began)."}};
+    for (size_t m = 0; m < sizeof aLive / sizeof *aLive; m++) {
+        json_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", aLive[m].zName, aLive[m].zHelp, aLive[m].zName,
+                        aLive[m].zType);
+        for (size_t i = 0; i < nIndex; i++) {
+            serve_loaded *l = serve_index_acquire(&aIndex[i]);
+            genie_live_info li;
+            genie_index_live_info(l->idx, &li);
+            serve_loaded_release(l);
+            serve_write_counts wc;
+            serve_writes_counts(aIndex[i].pWrites, &wc);
+            const uint64_t aV[] = {li.log_bytes, li.added, li.deleted, wc.nWrites, wc.nAdded, wc.nDeleted,
+                                   wc.nRefreshes};
+            json_buf_printf(b, "%s{index=\"%s\"} %llu\n", aLive[m].zName, aIndex[i].zName,
+                            (unsigned long long)aV[m]);
+        }
+    }
+}
+
 void serve_metrics_text(json_buf *b, serve_server *srv, uint64_t (*xDepth)(serve_batcher *))
 {
     serve_index *aIndex = srv->aIndex;
@@ -181,4 +214,5 @@ void serve_metrics_text(json_buf *b, serve_server *srv, uint64_t (*xDepth)(serve
             json_buf_printf(b, "%s{index=\"%s\"} %llu\n", aSize[m].zName, aIndex[i].zName, (unsigned long long)v);
         }
     }
+    put_writes(b, aIndex, nIndex);
 }

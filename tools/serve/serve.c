@@ -41,7 +41,10 @@ static const char zHelp[] =
     "finish the requests in flight and exit 0, within --timeout + 5 s (a second\n"
     "signal exits at once).  Concurrent requests for the\n"
     "same index with the same options are answered by one engine call\n"
-    "(dynamic batching).  The API is in docs/SERVER.md.\n"
+    "(dynamic batching).  Writes (POST /v1/indexes/NAME/objects, /delete,\n"
+    "/compact) are answered once durable and seen by later searches; from\n"
+    "its first write to an index the server is that index's one writer.\n"
+    "The API is in docs/SERVER.md.\n"
     "\n"
     "  -i, --index NAME=PATH    serve the index file PATH as NAME (repeatable);\n"
     "                           NAME: letters, digits, '_', '.', '-'\n"
@@ -603,8 +606,14 @@ int serve_main(int argc, char **argv, const serve_hooks *h)
         /* a search hook searches elsewhere (genie-mpi serve): the broker maps its file, the rest is the rankers' */
         genie_status rc = serve_index_open(&s.aIndex[nOpen], azPair[2 * nOpen], azPair[2 * nOpen + 1],
                                            !h || !h->xSearch);
-        if (rc == GENIE_OK && (rc = serve_batcher_start(&s.aIndex[nOpen], &a.cfg)) != GENIE_OK)
+        if (rc == GENIE_OK && !(s.aIndex[nOpen].pWrites = serve_writes_new())) {
             serve_index_close(&s.aIndex[nOpen]);
+            rc = GENIE_ENOMEM;
+        }
+        if (rc == GENIE_OK && (rc = serve_batcher_start(&s.aIndex[nOpen], &a.cfg)) != GENIE_OK) {
+            serve_writes_free(s.aIndex[nOpen].pWrites);
+            serve_index_close(&s.aIndex[nOpen]);
+        }
         if (rc != GENIE_OK) {
             const char *z = genie_last_error();
             fprintf(stderr, "genie serve: index %s (%s): %s\n", azPair[2 * nOpen], azPair[2 * nOpen + 1],
@@ -639,6 +648,7 @@ int serve_main(int argc, char **argv, const serve_hooks *h)
 done:
     for (size_t i = 0; i < nOpen; i++) {
         serve_batcher_stop(s.aIndex[i].pBatcher);
+        serve_writes_free(s.aIndex[i].pWrites); /* the index's lock goes with its writer */
         serve_index_close(&s.aIndex[i]);
     }
     free(s.aIndex);

@@ -28,6 +28,9 @@
  *   indexes.c     the named indexes: the open file behind a name, swapped
  *                 atomically on reload, reference-counted so that requests
  *                 in flight finish on the file they started with;
+ *   writes.c      objects added, deleted, the index compacted: the server
+ *                 as its indexes' writer, snapshots swapped in once a
+ *                 write is durable;
  *   metrics.c     counters and histograms in the Prometheus text format.
  * All of it stands on the public C API (genie/genie.h) and the type table
  * (tools/itype.h): what differs between index types is their entries'.
@@ -99,16 +102,18 @@ typedef struct serve_loaded {
 } serve_loaded;
 
 typedef struct serve_batcher serve_batcher;
+typedef struct serve_writes serve_writes;
 
 /* A name and the file behind it. */
 typedef struct serve_index {
     char *zName;
     char *zPath;
     pthread_mutex_t mu; /* guards pCur */
-    pthread_mutex_t reloadMu; /* one reload at a time: the later one opens the later file */
+    pthread_mutex_t reloadMu; /* one reload or refresh at a time: the later one opens the later file */
     int copy;           /* read the file into memory (genie_index_open_copy), else map it */
     serve_loaded *pCur;
     serve_batcher *pBatcher;
+    serve_writes *pWrites; /* its writes (writes.c) */
 } serve_index;
 
 /** Index names are plain names: 1..100 of [A-Za-z0-9_.-], not "." or "..". */
@@ -132,6 +137,15 @@ void serve_loaded_release(serve_loaded *l);
  * returned.
  */
 genie_status serve_index_reload(serve_index *p);
+/**
+ * Make current a snapshot of the index with its log as it is now
+ * (genie_index_refresh: the file's memory shared, the log replayed), in
+ * turn with reloads; when the file was replaced meanwhile (a compaction),
+ * a reload (*pReopened).  *pLogBytes: the log's valid bytes the snapshot
+ * read.  The generation counts files opened.  On failure the old one
+ * stays and the error is returned.
+ */
+genie_status serve_index_refresh(serve_index *p, uint64_t *pLogBytes, int *pReopened);
 /** What `genie info` says, as a JSON object, appended to @p b. */
 void serve_index_info_json(serve_index *p, json_buf *b);
 
@@ -141,6 +155,8 @@ void serve_index_info_json(serve_index *p, json_buf *b);
 typedef struct serve_options {
     itype_options o;
     char *zKey;              /* requests with equal keys share a batch; malloc'd */
+    genie_filter *pFilter;   /* "filter" (o.filter), or NULL */
+    char *zFilter;           /* its JSON text (o.zFilter; cJSON's allocation) */
 } serve_options;
 
 typedef enum serve_state {
@@ -191,6 +207,8 @@ typedef struct serve_request {
     const char **azText;   /* TEXT, LINE: query i; ROW: column names */
     size_t *anText;        /* their lengths */
     const char **azValue;  /* ROW: the values, NULL = missing */
+    uint64_t *aLabel;      /* a write's labels (of the objects to add, or to delete), nLabel of them */
+    size_t nLabel;
     float *aVec;           /* VECTOR: nQuery * dim */
     /* the batcher's side, under the batcher's mutex: */
     serve_state state;
@@ -225,6 +243,14 @@ void serve_request_free(serve_request *r);
  * when memory ran out) with *pzError a malloc'd message naming the problem.
  */
 int serve_request_parse(serve_request *r, const char *zBody, size_t nBody, const serve_config *cfg, char **pzError);
+/**
+ * Parse a write's body into @p r, as serve_request_parse() does a search's:
+ * {"objects": [...], "labels": [...]} (objects in the index's query form,
+ * keyword lists for keywords: nQuery objects, and nLabel labels or none),
+ * or {"labels": [...]} (serve_labels_parse: the labels to delete).
+ */
+int serve_objects_parse(serve_request *r, const char *zBody, size_t nBody, const serve_config *cfg, char **pzError);
+int serve_labels_parse(serve_request *r, const char *zBody, size_t nBody, const serve_config *cfg, char **pzError);
 /** Append the answer of a done request, {"results":[...]}, to @p b (answer.c). */
 void serve_request_answer(const serve_request *r, json_buf *b);
 /** Release a result reference; the last one frees it (answer.c). */
@@ -288,6 +314,29 @@ uint64_t serve_batcher_depth(serve_batcher *b);
  * every later one (their requests get 503).
  */
 void serve_batcher_cancel(serve_batcher *b);
+
+/* ---------------------------------------------------------------- writes */
+
+/** Per index: the writer (opened by the first write) and the snapshots' bookkeeping. NULL when out of memory. */
+serve_writes *serve_writes_new(void);
+/** Close the writer (the index's lock is released); NULL is a no-op. */
+void serve_writes_free(serve_writes *w);
+
+typedef struct serve_write_counts {
+    uint64_t nWrites, nAdded, nDeleted, nRefreshes;
+    int writer; /* the server holds the index's writer */
+} serve_write_counts;
+
+void serve_writes_counts(serve_writes *w, serve_write_counts *out);
+
+/*
+ * Run the write @p ep (SERVE_EP_OBJECTS, _DELETE, _COMPACT) of the parsed
+ * request @p r on @p p: the answer appended to @p b, answered once the
+ * write is durable and a snapshot holding it is current.
+ * @return 200, or an HTTP status (400, 409, 500, 503) with *pzError a
+ *         malloc'd message.
+ */
+int serve_write_run(serve_index *p, int ep, serve_request *r, json_buf *b, char **pzError);
 
 /* --------------------------------------------------------------- memory */
 
@@ -415,6 +464,9 @@ typedef enum serve_endpoint {
     SERVE_EP_INDEX,       /* GET /v1/indexes/{name} */
     SERVE_EP_SEARCH,      /* POST /v1/indexes/{name}/search */
     SERVE_EP_RELOAD,      /* POST /v1/indexes/{name}/reload */
+    SERVE_EP_OBJECTS,     /* POST /v1/indexes/{name}/objects */
+    SERVE_EP_DELETE,      /* POST /v1/indexes/{name}/delete */
+    SERVE_EP_COMPACT,     /* POST /v1/indexes/{name}/compact */
     SERVE_EP_HEALTHZ,
     SERVE_EP_READYZ,
     SERVE_EP_METRICS,

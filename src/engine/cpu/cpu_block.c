@@ -14,6 +14,7 @@
 #endif
 
 #include "engine/engine.h"
+#include "engine/filter.h"
 #include "index/index.h"
 #include "util/search.h"
 #include "util/threads.h"
@@ -74,7 +75,8 @@ static inline uint32_t cutoff(const select_heap *h, uint32_t threshold)
             c[*p] += w;                                                                                              \
         return p;                                                                                                    \
     }                                                                                                                \
-    static void scan_block_##W(T *aCount, uint32_t nScan, uint32_t base, uint32_t threshold, select_heap *h)        \
+    static void scan_block_##W(T *aCount, uint32_t nScan, uint32_t base, uint32_t threshold, const uint64_t *aAllow, \
+                               select_heap *h)                                                                       \
     {                                                                                                                \
         enum { CHUNK = 64 / sizeof(T) };                                                                             \
         uint32_t thr = cutoff(h, threshold);                                                                         \
@@ -82,7 +84,7 @@ static inline uint32_t cutoff(const select_heap *h, uint32_t threshold)
             T *c = aCount + i;                                                                                       \
             SIMD_SKIP(c, thr, SET1, SUBS)                                                                            \
             for (uint32_t j = 0; j < CHUNK; j++) {                                                                   \
-                if (c[j] > thr) {                                                                                    \
+                if (c[j] > thr && filter_allows(aAllow, base + i + j)) {                                             \
                     select_push(h, select_key(c[j], base + i + j));                                                  \
                     thr = cutoff(h, threshold);                                                                      \
                 }                                                                                                    \
@@ -95,8 +97,7 @@ static inline uint32_t cutoff(const select_heap *h, uint32_t threshold)
      * nBits cursors are bitmaps.                                                                                    \
      */                                                                                                              \
     static void count_range_##W(T *aCount, cpu_cursor *aCursor, size_t nBits, size_t nCursor, uint64_t lo,         \
-                                uint64_t hi,                                                                         \
-                                uint32_t threshold, select_heap *heap)                                               \
+                                uint64_t hi, uint32_t threshold, const uint64_t *aAllow, select_heap *heap)          \
     {                                                                                                                \
         const uint64_t nPer = CPU_BLOCK_BYTES / sizeof(T);                                                           \
         for (uint64_t base = lo; base < hi; base += nPer) {                                                          \
@@ -114,7 +115,7 @@ static inline uint32_t cutoff(const select_heap *h, uint32_t threshold)
             }                                                                                                        \
             if (nCounted) {                                                                                          \
                 scan_block_##W(aCount, (uint32_t)((nIn + nChunk - 1) / nChunk * nChunk), (uint32_t)base, threshold,  \
-                               heap);                                                                                \
+                               aAllow, heap);                                                                        \
             }                                                                                                        \
         }                                                                                                            \
     }
@@ -215,8 +216,8 @@ static const uint64_t *dense_bits(const cpu_dense *d, uint32_t l)
     return lo < d->nList && d->aList[lo] == l ? d->aBits + lo * d->nWord : NULL;
 }
 
-genie_status cpu_block_count(const genie_index *idx, const cpu_dense *d, cpu_block_query *aQ, size_t nQ,
-                             cpu_block_scratch *s)
+genie_status cpu_block_count(const genie_index *idx, const cpu_dense *d, const uint64_t *aAllow, cpu_block_query *aQ,
+                             size_t nQ, cpu_block_scratch *s)
 {
     if (!s->pCount) {
         /* 64-byte aligned for the SIMD scan; zero between queries. */
@@ -278,10 +279,10 @@ genie_status cpu_block_count(const genie_index *idx, const cpu_dense *d, cpu_blo
                 continue;
             if (q->bound <= UINT8_MAX)
                 count_range_8((uint8_t *)s->pCount, s->aCursor + q->iCursor, q->nBits, q->nCursor, lo, hi,
-                              q->threshold, q->heap);
+                              q->threshold, aAllow, q->heap);
             else
                 count_range_16((uint16_t *)s->pCount, s->aCursor + q->iCursor, q->nBits, q->nCursor, lo, hi,
-                               q->threshold, q->heap);
+                               q->threshold, aAllow, q->heap);
         }
     }
     return GENIE_OK;

@@ -101,15 +101,16 @@ typedef struct cpu_block_query {
  * at least a query's threshold to its heap (reset, capacity k).  A query's
  * bound (no object counts more) must be at most CPU_BLOCK_MAX_COUNT; it
  * picks 8-bit counters when it is at most 255.  Lists with a bitmap in
- * @p d (may be NULL) are counted from it.  Each query's heap ends as
- * if the query had been counted alone.  The scratch's cancel flag is
+ * @p d (may be NULL) are counted from it.  Only objects that @p aAllow
+ * allows (engine/filter.h; NULL = all) are offered.  Each query's heap
+ * ends as if the query had been counted alone.  The scratch's cancel flag is
  * polled once per super-block of every query's objects.
  * @return GENIE_OK, GENIE_ENOMEM (scratch could not grow) or GENIE_ECANCELED
  *         (the heaps are then incomplete); no message set: the caller
  *         reports it once.
  */
-genie_status cpu_block_count(const genie_index *idx, const cpu_dense *d, cpu_block_query *aQ, size_t nQ,
-                             cpu_block_scratch *s);
+genie_status cpu_block_count(const genie_index *idx, const cpu_dense *d, const uint64_t *aAllow, cpu_block_query *aQ,
+                             size_t nQ, cpu_block_scratch *s);
 
 /** Free the scratch's buffers. */
 void cpu_block_scratch_free(cpu_block_scratch *s);

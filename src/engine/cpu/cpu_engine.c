@@ -30,6 +30,7 @@
 
 #include "engine/cpu/cpu_block.h"
 #include "engine/engine.h"
+#include "engine/filter.h"
 #include "engine/select.h"
 #include "index/index.h"
 #include "util/error.h"
@@ -219,14 +220,14 @@ static int answer_full(cpu_job *job, cpu_scratch *s, size_t i, select_heap *heap
     if (job->fullScan) {
         count_query(idx, aItem, nItem, s, 0, req->cancel);
         for (uint32_t o = 0; o < n; o++)
-            if (s->aCount[o] >= threshold)
+            if (s->aCount[o] >= threshold && filter_allows(req->aAllow, o))
                 select_push(heap, select_key(s->aCount[o], o));
         memset(s->aCount, 0, n * sizeof *s->aCount);
     } else {
         size_t nTouched = count_query(idx, aItem, nItem, s, 1, req->cancel);
         for (size_t t = 0; t < nTouched; t++) {
             uint32_t o = s->aTouched[t];
-            if (s->aCount[o] >= threshold)
+            if (s->aCount[o] >= threshold && filter_allows(req->aAllow, o))
                 select_push(heap, select_key(s->aCount[o], o));
             s->aCount[o] = 0;
         }
@@ -257,7 +258,7 @@ static int answer_group(cpu_job *job, cpu_scratch *s, size_t i0, size_t i1)
         }
     }
     if (nBatch) {
-        genie_status rc = cpu_block_count(idx, job->dense, s->aBatch, nBatch, &s->block);
+        genie_status rc = cpu_block_count(idx, job->dense, req->aAllow, s->aBatch, nBatch, &s->block);
         if (rc != GENIE_OK)
             return rc == GENIE_ECANCELED ? CPU_FAILED_CANCELLED : CPU_FAILED_MEMORY;
     }

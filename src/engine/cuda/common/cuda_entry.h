@@ -48,7 +48,7 @@ void cuda_stream_end(engine_stream *s);
  */
 genie_status exact_cuda_search(int device, void **ppResident, const float *base, uint64_t nBase, const float *queries,
                                uint64_t nQuery, uint32_t dim, genie_metric metric, genie_precision precision,
-                               uint32_t k, genie_neighbor *out, engine_exact_counts *pCounts);
+                               const uint64_t *aAllow, uint32_t k, genie_neighbor *out, engine_exact_counts *pCounts);
 /** Free a slot's resident base and workspace; NULL is a no-op. */
 void exact_cuda_resident_free(void *pResident);
 

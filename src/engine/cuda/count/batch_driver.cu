@@ -47,6 +47,7 @@ typedef struct driver {
     cudaEvent_t aEv[5];   /* phase timing only */
     genie_gpu_phases *pT; /* the request's phase times (req->pPhases); NULL: not timed */
     plan_mode mode;
+    uint32_t *d_aAllow;   /* the request's bitmap on the device (cuda_batch.d_aAllow), or NULL */
 } driver;
 
 static double ms_between(cudaEvent_t a, cudaEvent_t b)
@@ -183,6 +184,7 @@ static genie_status run_batch(driver *d, const uint32_t *aQuery, size_t nQuery, 
     b.aShift = d->aShift;
     b.nQuery = (uint32_t)nQuery;
     b.d_aPosting = d->dev->d_aPosting;
+    b.d_aAllow = d->d_aAllow;
     b.d_aUnit = (const cuda_unit *)p;
     b.h_aUnit = d->h_aUnit;
     b.nUnit = (uint32_t)nUnit;
@@ -322,6 +324,30 @@ static void plan_worker(void *ctx, unsigned t)
 }
 
 /*
+ * Upload the request's bitmap of allowed objects, padded with zero words
+ * to whole tiles (the tile kernel reads a tile's bits whatever the view's
+ * object count): (nTile * TILE_OBJECTS) / 32 words at least.
+ */
+static genie_status upload_allow(driver *d)
+{
+    const engine_request *req = d->req;
+    uint64_t nWord = (req->idx->info.n_objects + 31) / 32, nPad = (uint64_t)d->dev->nTile * (TILE_OBJECTS / 32);
+    if (nPad < nWord)
+        nPad = nWord;
+    CUDA_TRY(cudaMalloc(&d->d_aAllow, nPad * sizeof(uint32_t)));
+    CUDA_TRY(cudaMemset(d->d_aAllow, 0, nPad * sizeof(uint32_t)));
+    CUDA_TRY(cudaMemcpy(d->d_aAllow, req->aAllow, nWord * sizeof(uint32_t), cudaMemcpyHostToDevice));
+    if (req->idx->info.n_objects % 32) {
+        /* A slice's bits past its last object may be set (engine/filter.h): clear them on the device too. */
+        uint32_t last;
+        memcpy(&last, (const uint32_t *)(const void *)req->aAllow + nWord - 1, sizeof last);
+        last &= (1u << (req->idx->info.n_objects % 32)) - 1u;
+        CUDA_TRY(cudaMemcpy(d->d_aAllow + nWord - 1, &last, sizeof last, cudaMemcpyHostToDevice));
+    }
+    return GENIE_OK;
+}
+
+/*
  * Plan every query of the request once: d->aUnitStart and d->h_aPlan;
  * queries that scan no posting are left out of aList (no hits, no GPU).
  * Two passes over the queries (count, then write), each on up to
@@ -402,6 +428,8 @@ genie_status cuda_run_batches(const engine_request *req, const cuda_method *meth
             req->pPhases->plan_ms += (util_now() - t0) * 1e3;
         if (d.dev->pfnReady && nList)
             GENIE_TRY_GOTO(rc, d.dev->pfnReady(d.dev->pReady), done);
+        if (req->aAllow && nList)
+            GENIE_TRY_GOTO(rc, upload_allow(&d), done);
         if (!d.stream)
             CUDA_TRY_GOTO(rc, cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking), done);
         if (req->pPhases)
@@ -433,6 +461,7 @@ done:
     for (int e = 0; e < 5; e++)
         if (d.aEv[e])
             cudaEventDestroy(d.aEv[e]);
+    cudaFree(d.d_aAllow);
     free(d.h_aPlan);
     free(d.aUnitStart);
     free(d.aShift);

@@ -67,6 +67,7 @@ typedef struct cpq_query {
 
 typedef struct cpq_args {
     const uint32_t *d_aPosting;
+    const uint32_t *d_aAllow; /* allowed objects (cuda_batch.d_aAllow), or NULL: others are not counted */
     const cuda_unit *d_aUnit;
     const cpq_query *d_aQuery;
     cuda_query_info *d_aInfo;
@@ -163,6 +164,8 @@ __global__ void __launch_bounds__(CUDA_BLOCK) cpq_count_kernel(cpq_args a)
     const uint32_t *post = a.d_aPosting + u.iBegin;
     for (uint32_t p = threadIdx.x; p < u.nPosting; p += CUDA_BLOCK) {
         uint32_t o = __ldg(post + p);
+        if (a.d_aAllow && !((__ldg(a.d_aAllow + (o >> 5)) >> (o & 31u)) & 1u))
+            continue; /* not allowed: never counted, so it never passes the Gate */
         uint32_t shift = (o & ((1u << perWordLog2) - 1u)) << q.log2Bits;
         uint32_t c0 = (atomicAdd(&bc[o >> perWordLog2], w << shift) >> shift) & mask;
         uint32_t c1 = c0 + w;
@@ -322,6 +325,7 @@ static genie_status cpq_run(const cuda_batch *b)
     char *p = (char *)b->d_scratch;
     cpq_args a;
     a.d_aPosting = b->d_aPosting;
+    a.d_aAllow = b->d_aAllow;
     a.d_aUnit = b->d_aUnit;
     a.d_aQuery = (const cpq_query *)p;
     p += cuda_align((uint64_t)b->nQuery * sizeof(cpq_query));

@@ -18,6 +18,9 @@
  *      the cached stream, one synchronisation per batch);
  *   4. queries whose info says "overflow" (the c-PQ hash table filled up)
  *      are run again, with a larger table (shift + 1), until none remains.
+ * A request with a bitmap of allowed objects (engine_request.aAllow) has
+ * it uploaded once, for all its batches (cuda_batch.d_aAllow); every
+ * method consults it in its counting kernel.
  * Methods write, per batch query, the hits best first except that the first
  * nAbove hits may be unsorted when nAbove > TOPK_SORT_MAX (the driver then
  * sorts them on the host; counts above the k-th count come first, ties at
@@ -42,6 +45,9 @@ typedef struct cuda_batch {
     const uint8_t *aShift;    /* per chunk query: hash-table growth steps */
     uint32_t nQuery;
     const uint32_t *d_aPosting; /* the 32-bit ids; NULL unless the method is wide or the index a streamed part */
+    /* The request's bitmap of allowed objects (engine/filter.h) read as 32-bit words: bit o % 32 of word
+     * o / 32, at least nTile * TILE_OBJECTS bits, zero past the view's objects; NULL = all allowed. */
+    const uint32_t *d_aAllow;
     const cuda_unit *d_aUnit; /* units of the batch, query tag = batch position */
     const cuda_unit *h_aUnit; /* their host copy, grouped by query in batch order */
     uint32_t nUnit;

@@ -23,6 +23,7 @@ typedef struct spq_query {
 
 typedef struct spq_args {
     const uint32_t *d_aPosting;
+    const uint32_t *d_aAllow; /* allowed objects (cuda_batch.d_aAllow), or NULL: others are not counted */
     const cuda_unit *d_aUnit;
     const spq_query *d_aQuery;
     cuda_query_info *d_aInfo;
@@ -38,8 +39,11 @@ __global__ void __launch_bounds__(CUDA_BLOCK) spq_count_kernel(spq_args a)
     uint32_t iQuery = u.uQueryWeight >> 8, w = u.uQueryWeight & 255u;
     uint32_t *row = a.d_table + a.d_aQuery[iQuery].iRow;
     const uint32_t *post = a.d_aPosting + u.iBegin;
-    for (uint32_t p = threadIdx.x; p < u.nPosting; p += CUDA_BLOCK)
-        atomicAdd(&row[__ldg(post + p)], w);
+    for (uint32_t p = threadIdx.x; p < u.nPosting; p += CUDA_BLOCK) {
+        uint32_t o = __ldg(post + p);
+        if (!a.d_aAllow || ((__ldg(a.d_aAllow + (o >> 5)) >> (o & 31u)) & 1u))
+            atomicAdd(&row[o], w);
+    }
 }
 
 /*
@@ -146,6 +150,7 @@ static genie_status spq_run(const cuda_batch *b)
     char *p = (char *)b->d_scratch;
     spq_args a;
     a.d_aPosting = b->d_aPosting;
+    a.d_aAllow = b->d_aAllow;
     a.d_aUnit = b->d_aUnit;
     a.d_aQuery = (const spq_query *)p;
     a.d_table = (uint32_t *)(p + cuda_align((uint64_t)b->nQuery * sizeof(spq_query)));

@@ -33,6 +33,9 @@
  *      add their increments first (__match_any_sync) and one of them
  *      does the atomic: fewer conflicting atomics where many postings of
  *      one warp step hit the same objects, more instructions everywhere.
+ *      With a bitmap of allowed objects (engine/filter.h), the counters
+ *      of the tile's objects it does not allow are then cleared
+ *      (tile_mask), so the steps below see the allowed objects alone.
  *   2. threshold.  kth = the largest v >= the query's min count with
  *      #{counters >= v} >= k, by bisection between the min count and the
  *      tile's largest count (each step one block-wide counting pass over
@@ -77,6 +80,7 @@ typedef struct tile_args {
     const cuda_unit *d_aUnit;
     const uint32_t *d_aQueryUnit; /* nQuery + 1: query q's units are [q], [q + 1]) */
     const uint32_t *d_aThreshold; /* nQuery: min count, >= 1 */
+    const uint32_t *d_aAllow;     /* allowed objects (cuda_batch.d_aAllow), or NULL */
     uint32_t *d_aNCand;           /* nQuery * nTile */
     genie_hit *d_aCand;           /* nQuery * nTile rows of nCandPerTile */
     genie_hit *d_aHit;
@@ -266,6 +270,26 @@ __device__ static void tile_count_chunk(const tile_args &a, uint32_t *s_cnt, con
     }
 }
 
+/*
+ * Clear the counters of the tile's objects that the bitmap does not allow,
+ * so that the selection below ranks the allowed ones alone.  Thread i owns
+ * words [32 i, 32 i + 32), as in tile_emit: their low fields are ids
+ * tileLo + 32 i + j, one 32-bit word of the bitmap, their high fields
+ * ids tileLo + 16384 + 32 i + j, another.  No barrier inside; the caller
+ * syncs before the counters are read by other threads.
+ */
+__device__ static void tile_mask(uint32_t *s_cnt, const uint32_t *d_aAllow, uint32_t tileLo)
+{
+    uint32_t w0 = threadIdx.x * TILE_WORDS_PER_THREAD;
+    uint32_t lo = __ldg(d_aAllow + ((tileLo + w0) >> 5)), hi = __ldg(d_aAllow + ((tileLo + 16384u + w0) >> 5));
+    if ((lo & hi) == 0xffffffffu)
+        return;
+    for (uint32_t j = 0; j < TILE_WORDS_PER_THREAD; j++) {
+        uint32_t keep = ((lo >> j) & 1u ? 0xffffu : 0u) | ((hi >> j) & 1u ? 0xffff0000u : 0u);
+        s_cnt[w0 + j] &= keep;
+    }
+}
+
 /* Counters of the tile >= v (1 <= v <= 65535); all threads, same result. */
 __device__ static uint32_t tile_count_ge(const uint32_t *s_cnt, uint32_t v)
 {
@@ -378,6 +402,10 @@ __global__ void __launch_bounds__(TILE_BLOCK, TILE_MIN_BLOCKS) tile_count_kernel
         s_w[threadIdx.x] = w;
         __syncthreads(); /* also orders the zeroing before the first increment */
         tile_count_chunk<P, AGGREGATE>(a, s_cnt, s_base, s_end, s_w, nChunk, (uint32_t)total);
+        __syncthreads();
+    }
+    if (a.d_aAllow) { /* uniform */
+        tile_mask(s_cnt, a.d_aAllow, t << TILE_LOG2);
         __syncthreads();
     }
     uint64_t iRow = (uint64_t)iQuery * a.nTile + t;
@@ -544,6 +572,7 @@ static genie_status tile_run(const cuda_batch *b)
     a.d_aUnit = b->d_aUnit;
     a.d_aQueryUnit = (const uint32_t *)p;
     a.d_aThreshold = (const uint32_t *)p + nQuery + 1;
+    a.d_aAllow = b->d_aAllow;
     p += cuda_align((2 * (uint64_t)nQuery + 1) * sizeof(uint32_t));
     a.nQuery = nQuery;
     a.nTile = dev->nTile;

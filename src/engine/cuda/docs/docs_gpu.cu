@@ -126,8 +126,8 @@ __device__ static uint64_t find(const uint32_t *a, uint64_t n, uint32_t doc)
 
 __global__ void docs_and_kernel(const dev_query *aQ, const dev_term *aT, const uint32_t *aRecord,
                                 const uint32_t *aLength, const double *aPr, const double *aGs, docs_params P,
-                                uint32_t k, int exhaustive, genie_docs_hit *aK, genie_docs_hit *aK2,
-                                genie_docs_hit *aOut, engine_docs_outcome *aOutcome)
+                                uint32_t k, int exhaustive, const uint32_t *aAllow, genie_docs_hit *aK,
+                                genie_docs_hit *aK2, genie_docs_hit *aOut, engine_docs_outcome *aOutcome)
 {
     __shared__ double sScore[DOCS_B], sBm[DOCS_B], sPr[DOCS_B];
     __shared__ uint32_t sRec[DOCS_B], sDoc[DOCS_B];
@@ -161,7 +161,7 @@ __global__ void docs_and_kernel(const dev_query *aQ, const dev_term *aT, const u
             if (Q.hasM && doc > Q.m) {
                 atomicMin(&sResume, (unsigned long long)pos);
                 past = true;
-            } else {
+            } else if (!aAllow || ((__ldg(aAllow + (doc >> 5)) >> (doc & 31u)) & 1u)) { /* else not allowed */
                 double kd = docs_length_norm(P.k1, P.b, aLength[doc], P.avgLength);
                 bm = T0.weight * docs_ir(T0.tf[pos], kd);
                 valid = true;
@@ -311,6 +311,7 @@ typedef struct docs_resident {
     int hasStream;
     cudaStream_t stream;
     char *d_buf; /* the batch buffer S_b */
+    uint32_t *d_allow; /* the call's bitmap of allowed documents (engine_docs_request.aAllow), or NULL */
     uint64_t bufCap;
     batch_set aSet[2];
 } docs_resident;
@@ -632,7 +633,7 @@ static genie_status batch_launch(engine_docs_request *req, const docs_resident *
     docs_params P = {D->alpha, D->k1, D->b, D->maxPagerank, D->avgLength};
     docs_and_kernel<<<(unsigned)S->n, DOCS_B, 0, st>>>(
         (const dev_query *)(B + L->offQuery), (const dev_term *)(B + L->offTerm), r->d_record, r->d_length,
-        r->d_pagerank, r->d_gs, P, req->k, req->exhaustive, (genie_docs_hit *)(B + L->offK),
+        r->d_pagerank, r->d_gs, P, req->k, req->exhaustive, r->d_allow, (genie_docs_hit *)(B + L->offK),
         (genie_docs_hit *)(B + L->offK2), dOut, dOutcome);
     CUDA_CHECK_LAUNCH(rc, "docs_and_kernel", done);
     CUDA_TRY(cudaEventRecord(S->ev[2], st));
@@ -695,6 +696,14 @@ extern "C" genie_status docs_cuda_search(void **ppResident, engine_docs_request 
     batch_layout L;
     layout_make(req, &L);
     genie_status rc = state_make(req, r, &L);
+    if (rc == GENIE_OK && req->aAllow) {
+        size_t nAllowBytes = (size_t)(req->pData->nDocs + 63) / 64 * 8;
+        cudaError_t err = cudaMalloc(&r->d_allow, nAllowBytes);
+        if (err == cudaSuccess)
+            err = cudaMemcpy(r->d_allow, req->aAllow, nAllowBytes, cudaMemcpyHostToDevice);
+        if (err != cudaSuccess)
+            rc = cuda_fail(err, "cudaMalloc/cudaMemcpy(docs filter)");
+    }
     uint32_t *aSkip = (uint32_t *)malloc(sizeof *aSkip * (req->nQuery ? req->nQuery : 1));
     if (rc == GENIE_OK && !aSkip)
         rc = util_error(GENIE_ENOMEM, "out of memory for the docs GPU batch");
@@ -739,6 +748,8 @@ extern "C" genie_status docs_cuda_search(void **ppResident, engine_docs_request 
         rc = skipped_done(req, aSkip, nSkip);
     else if (r->hasStream)
         cudaStreamSynchronize(r->stream); /* nothing of a failed call still running */
+    cudaFree(r->d_allow); /* every batch has finished */
+    r->d_allow = NULL;
     free(aSkip);
     return rc;
 }

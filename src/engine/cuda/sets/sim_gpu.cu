@@ -10,7 +10,8 @@
  * words); and a buffer grown to the largest call: the plan (queries,
  * classes, lists), the answers (k > 0: k hits per query; k = 0: a pool of
  * answers for every query), the query counter, the pool's fill and the
- * work counters.
+ * work counters, and the call's bitmap of allowed objects (filters and
+ * deletes, engine/filter.h: n_objects / 8 bytes uploaded per call).
  *
  * Launch.  Persistent blocks of SIM_GPU_THREADS threads, as many as are
  * resident at once (the occupancy API) and the memory budget holds slots
@@ -213,7 +214,8 @@ extern "C" genie_status sim_cuda_search(void **ppResident, const sim_request *re
         nOut = nPool * sizeof(sim_pooled);
     }
     uint64_t oN = oOut + align256(nOut), oCtl = oN + align256((uint64_t)nQ * sizeof(uint32_t));
-    GENIE_TRY(ensure_buffer(r, oCtl + 64));
+    uint64_t oAllow = oCtl + 256, nAllow = d->aAllow ? ((r->nObject + 63) / 64) * 8 : 0;
+    GENIE_TRY(ensure_buffer(r, oAllow + nAllow));
     char *b = (char *)r->d_buf;
     sim_block_args a;
     memset(&a, 0, sizeof a);
@@ -223,6 +225,7 @@ extern "C" genie_status sim_cuda_search(void **ppResident, const sim_request *re
     a.aListOffset = r->d_off;
     a.aPosting = r->d_post;
     a.aSize = r->d_size;
+    a.aAllow = nAllow ? (const uint32_t *)(b + oAllow) : NULL;
     a.nObject = r->nObject;
     a.nQuery = nQ;
     a.measure = req->measure;
@@ -246,6 +249,9 @@ extern "C" genie_status sim_cuda_search(void **ppResident, const sim_request *re
     if (nList)
         CUDA_TRY_GOTO(rc, cudaMemcpyAsync((void *)a.aList, req->aList, nList * sizeof(uint32_t),
                                           cudaMemcpyHostToDevice, s), done);
+    if (nAllow)
+        CUDA_TRY_GOTO(rc, cudaMemcpyAsync((void *)a.aAllow, d->aAllow, (size_t)nAllow, cudaMemcpyHostToDevice, s),
+                      done);
     CUDA_TRY_GOTO(rc, cudaMemsetAsync(b + oCtl, 0, 64, s), done);
     sim_kernel<<<(unsigned)nSlot, SIM_GPU_THREADS, 0, s>>>(a);
     CUDA_CHECK_LAUNCH(rc, "sim_kernel", done);

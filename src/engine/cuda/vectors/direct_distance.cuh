@@ -1,8 +1,10 @@
 /*
  * genie_vector_distance (engine/distance.c) on the device, bit for bit,
- * and the ordered keys of distances: what the exact search (exact_gpu.cu),
- * the inverted-file search (ivf_gpu.cu) and the metric type's pairs
- * (metric_gpu.cu) rank by, so that the GPU's answers are the CPU's.  Each function runs on one thread; any thread may call
+ * the ordered keys of distances, and the test of a search's object
+ * bitmap: what the exact search (exact_gpu.cu), the inverted-file search
+ * (ivf_gpu.cu) and the metric type's pairs (metric_gpu.cu) rank by, so
+ * that the GPU's answers are the CPU's.  Each function runs on one
+ * thread; any thread may call
  * it at any time.
  */
 #ifndef GENIE_ENGINE_CUDA_DIRECT_DISTANCE_CUH
@@ -23,6 +25,15 @@ __device__ __forceinline__ float d_key_value(uint32_t key)
 {
     uint32_t u = (key & 0x80000000u) ? (key & 0x7fffffffu) : ~key;
     return __uint_as_float(u);
+}
+
+/*
+ * Whether object @p i is allowed by a search's bitmap (engine/filter.h:
+ * bit i % 32 of 32-bit word i / 32; NULL allows all).
+ */
+__device__ __forceinline__ bool d_allowed(const uint32_t *allow, uint32_t i)
+{
+    return !allow || ((__ldg(allow + (i >> 5)) >> (i & 31u)) & 1u);
 }
 
 /* genie_vector_distance's dot loop: in order, every operation rounded to nearest. */

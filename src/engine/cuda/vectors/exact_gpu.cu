@@ -53,6 +53,12 @@
  * as the CPU does), selected with SELECT_FINAL; only fp32 is accepted
  * (exact.c refuses the others).
  *
+ * A bitmap of allowed base vectors (engine/filter.h), uploaded once per
+ * call, gives the vectors it does not allow the largest key in every
+ * selection (DENIED_KEY) and keeps them out of the candidates: with k at
+ * most the allowed count (the caller's), the answer is the direct loop's
+ * over the allowed vectors alone.
+ *
  * Thread contract of exact_select: blockDim.x == SELECT_THREADS; every
  * thread runs every loop and a block takes each branch as a whole (the
  * __syncthreads() are unconditional); k <= EXACT_CUDA_MAX_K, so the
@@ -111,6 +117,14 @@ extern "C" {
 
 enum { SELECT_BOUND = 0, SELECT_FINAL = 1 };
 #define FLAG_DIRECT 1u /* a query's flag (aFlag): answer it from its direct distances */
+
+/*
+ * A base vector that the bitmap does not allow (d_allowed) has the key
+ * DENIED_KEY, after every distance's (a distance's key is below it: it
+ * would be the NaN 0x7fffffff), so with k at most the allowed count the
+ * selections below never take one.
+ */
+#define DENIED_KEY 0xffffffffu
 
 template <typename T> __device__ __forceinline__ T warp_sum(T v)
 {
@@ -315,13 +329,13 @@ static __device__ uint32_t radix_kth32(uint32_t n, uint32_t k, KeyOf keyOf, uint
  * key (d_key) of the k-th smallest of them (radix_kth32).  Whole block.
  */
 static __device__ uint32_t kth_upper(float *row, uint32_t nBase, uint32_t k, int metric, const exact_bound *bound,
-                                     float c, const float4 *aInfo, float4 qInfo, uint32_t *hist, uint64_t *pPrefix,
-                                     uint32_t *pNeed)
+                                     float c, const float4 *aInfo, float4 qInfo, const uint32_t *allow, uint32_t *hist,
+                                     uint64_t *pPrefix, uint32_t *pNeed)
 {
     auto keyOf = [&](uint32_t i, int pass) {
         if (pass == 0)
             row[i] = upper_bound(metric, row[i], aInfo[i], qInfo, bound, c);
-        return d_key(row[i]);
+        return d_allowed(allow, i) ? d_key(row[i]) : DENIED_KEY;
     };
     return radix_kth32(nBase, k, keyOf, hist, pPrefix, pNeed);
 }
@@ -362,11 +376,13 @@ enum { SAMPLED_OK = 0, SAMPLED_DIRECT = 1, SAMPLED_FALLBACK = 2 };
  * not finite, or the check fails) leaves the row as it was, for
  * kth_upper; SAMPLED_DIRECT: a bound is NaN or T is not finite.  nSample
  * (block-uniform) is at most 2 cap (the sample's 32-bit keys share gKept).
- * Whole block.
+ * Vectors @p allow does not allow are sampled as DENIED_KEY (fewer than k
+ * allowed in the sample: u0 is not finite, SAMPLED_FALLBACK) and never
+ * kept.  Whole block.
  */
 static __device__ int candidates_sampled(const float *row, uint32_t nBase, uint32_t k, uint32_t nSample, int metric,
                                          const exact_bound *bound, float c, const float4 *aInfo, float4 qInfo,
-                                         uint64_t *gKept, uint32_t cap, uint64_t *aSel, uint32_t *pnSel,
+                                         const uint32_t *allow, uint64_t *gKept, uint32_t cap, uint64_t *aSel, uint32_t *pnSel,
                                          uint32_t *pnKept, int *pBad, uint32_t *hist, uint64_t *pPrefix,
                                          uint32_t *pNeed)
 {
@@ -376,7 +392,7 @@ static __device__ int candidates_sampled(const float *row, uint32_t nBase, uint3
         nSample = nBase;
     for (uint32_t j = tid; j < nSample; j += SELECT_THREADS) {
         uint32_t i = (uint32_t)((uint64_t)j * nBase / nSample);
-        gSample[j] = d_key(upper_bound(metric, row[i], aInfo[i], qInfo, bound, c));
+        gSample[j] = d_allowed(allow, i) ? d_key(upper_bound(metric, row[i], aInfo[i], qInfo, bound, c)) : DENIED_KEY;
     }
     if (tid == 0) {
         *pnKept = 0;
@@ -389,6 +405,8 @@ static __device__ int candidates_sampled(const float *row, uint32_t nBase, uint3
     if (!isfinite(T0))
         return SAMPLED_FALLBACK;
     for (uint32_t i = tid; i < nBase; i += SELECT_THREADS) {
+        if (!d_allowed(allow, i))
+            continue;
         float4 xi = aInfo[i];
         float e = exact_bound_pair(bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
         float upper = approx_distance(metric, row[i], xi, qInfo) + e;
@@ -438,8 +456,8 @@ static __device__ int candidates_sampled(const float *row, uint32_t nBase, uint3
  * *pPrefix, *pBits such that exactly k keys have (key >> (64 - bits)) <=
  * prefix.  Whole block; hist is shared scratch.
  */
-static __device__ void radix_kth(const float *row, uint32_t nBase, uint32_t k, uint32_t *hist, uint64_t *pPrefix,
-                                 int *pBits, uint32_t *pNeed, int *pDone)
+static __device__ void radix_kth(const float *row, uint32_t nBase, uint32_t k, const uint32_t *allow, uint32_t *hist,
+                                 uint64_t *pPrefix, int *pBits, uint32_t *pNeed, int *pDone)
 {
     uint32_t tid = threadIdx.x, lane = tid & 31;
     if (tid == 0) {
@@ -459,7 +477,7 @@ static __device__ void radix_kth(const float *row, uint32_t nBase, uint32_t k, u
             uint32_t i = i0 + tid;
             int bin = -1;
             if (i < nBase) {
-                uint64_t key = (uint64_t)d_key(row[i]) << 32 | i;
+                uint64_t key = (uint64_t)(d_allowed(allow, i) ? d_key(row[i]) : DENIED_KEY) << 32 | i;
                 if (bits == 0 || (key >> (64 - bits)) == pre)
                     bin = (int)((key >> shift) & 0xff);
             }
@@ -485,13 +503,13 @@ static __device__ void radix_kth(const float *row, uint32_t nBase, uint32_t k, u
  * @p nSample: SELECT_BOUND's sample for candidates_sampled (sample_size),
  * 0 for kth_upper; aKept + q keptCap: query q's keptCap survivors of
  * candidates_sampled (global scratch).  aCand[q]: candidates re-ranked (SELECT_BOUND; the
- * search's engine_exact_counts).
+ * search's engine_exact_counts).  @p allow: the base vectors allowed (NULL: all).
  */
 __global__ void __launch_bounds__(SELECT_THREADS)
 exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, exact_bound bound, const float4 *aInfo,
              const float4 *aQInfo, uint32_t k, uint32_t nSample, uint64_t *aKept, uint32_t keptCap, const float *x,
-             const float *q, uint32_t dim, const float *aXDot, const float *aQDot, unsigned *aFlag, uint32_t *aCand,
-             genie_neighbor *out)
+             const float *q, uint32_t dim, const float *aXDot, const float *aQDot, const uint32_t *allow, unsigned *aFlag,
+             uint32_t *aCand, genie_neighbor *out)
 {
     __shared__ uint32_t hist[256];
     __shared__ uint64_t aSel[EXACT_CUDA_MAX_K];
@@ -511,24 +529,24 @@ exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, ex
     }
     uint32_t nCand = k;
     if (mode == SELECT_FINAL) {
-        radix_kth(row, nBase, k, hist, &prefix, &prefixBits, &need, &done);
+        radix_kth(row, nBase, k, allow, hist, &prefix, &prefixBits, &need, &done);
         /* Exactly k keys have their top prefixBits bits <= prefix. */
         int bits = prefixBits;
         uint64_t pre = prefix;
         for (uint32_t i = tid; i < nBase; i += SELECT_THREADS) {
-            uint64_t key = (uint64_t)d_key(row[i]) << 32 | i;
+            uint64_t key = (uint64_t)(d_allowed(allow, i) ? d_key(row[i]) : DENIED_KEY) << 32 | i;
             if ((key >> (64 - bits)) <= pre)
                 aSel[atomicAdd(&nSel, 1u)] = key;
         }
         __syncthreads();
     } else {
-        int how = nSample ? candidates_sampled(row, nBase, k, nSample, metric, &bound, c, aInfo, qInfo,
+        int how = nSample ? candidates_sampled(row, nBase, k, nSample, metric, &bound, c, aInfo, qInfo, allow,
                                                aKept + (uint64_t)qi * keptCap, keptCap, aSel, &nSel, &nKept, &bad,
                                                hist, &prefix, &need)
                           : SAMPLED_FALLBACK;
         if (how == SAMPLED_FALLBACK) {
             __syncthreads(); /* every thread has read the last selection's prefix */
-            uint32_t kthKey = kth_upper(row, nBase, k, metric, &bound, c, aInfo, qInfo, hist, &prefix, &need);
+            uint32_t kthKey = kth_upper(row, nBase, k, metric, &bound, c, aInfo, qInfo, allow, hist, &prefix, &need);
             if (tid == 0) {
                 nSel = 0;
                 bad = 0;
@@ -537,6 +555,8 @@ exact_select(float *S, uint32_t nBase, int mode, int onlyFlagged, int metric, ex
             float T = exact_bound_threshold((genie_metric)metric, d_key_value(kthKey));
             int finite = isfinite(T);
             for (uint32_t i = tid; i < nBase && finite; i += SELECT_THREADS) {
+                if (!d_allowed(allow, i))
+                    continue;
                 float4 xi = aInfo[i];
                 float e = exact_bound_pair(&bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
                 float lower = row[i] - 2.0f * e; /* the row holds the upper bounds now */
@@ -881,7 +901,7 @@ static genie_status gemm(exact_resident *r, const float *d_q, uint32_t nb)
  * caller has collected the slot's previous batch (batch_collect), so its
  * staging, device queries and results are free.
  */
-static genie_status batch_enqueue(exact_resident *r, int slot, uint32_t nb, uint32_t k)
+static genie_status batch_enqueue(exact_resident *r, int slot, uint32_t nb, uint32_t k, const uint32_t *d_allow)
 {
     genie_status rc = GENIE_OK;
     uint64_t nBase = r->nBase;
@@ -903,7 +923,7 @@ static genie_status batch_enqueue(exact_resident *r, int slot, uint32_t nb, uint
         CUDA_CHECK_LAUNCH(rc, "exact_l1", fail);
         exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 0, metric, bound,
                                                            NULL, NULL, k, 0, NULL, 0, r->d_x, d_q, dim, NULL, NULL,
-                                                           r->d_flag, NULL, r->d_out);
+                                                           d_allow, r->d_flag, NULL, r->d_out);
         CUDA_CHECK_LAUNCH(rc, "exact_select", fail);
     } else {
         GENIE_TRY_GOTO(rc,
@@ -915,8 +935,8 @@ static genie_status batch_enqueue(exact_resident *r, int slot, uint32_t nb, uint
             exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_BOUND, 0, metric,
                                                                bound, r->d_info, r->d_qinfo, k,
                                                                sample_size(nBase, k), r->d_kept, kept_cap(nBase),
-                                                               r->d_x, d_q, dim, r->d_dot, d_qdot, r->d_flag,
-                                                               r->d_cand, r->d_out);
+                                                               r->d_x, d_q, dim, r->d_dot, d_qdot, d_allow,
+                                                               r->d_flag, r->d_cand, r->d_out);
             CUDA_CHECK_LAUNCH(rc, "exact_select", fail);
         }
         exact_direct_rows<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_x, nBase, d_q, dim, metric, r->d_dot, d_qdot,
@@ -924,7 +944,7 @@ static genie_status batch_enqueue(exact_resident *r, int slot, uint32_t nb, uint
         CUDA_CHECK_LAUNCH(rc, "exact_direct_rows", fail);
         exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 1, metric, bound,
                                                            NULL, NULL, k, 0, NULL, 0, r->d_x, d_q, dim, NULL, NULL,
-                                                           r->d_flag, NULL, r->d_out);
+                                                           d_allow, r->d_flag, NULL, r->d_out);
         CUDA_CHECK_LAUNCH(rc, "exact_select", fail);
     }
     CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->h_out[slot], r->d_out, (size_t)nb * k * sizeof(genie_neighbor),
@@ -992,12 +1012,13 @@ static void stage_queries(float *dst, const float *src, uint64_t nBytes)
 
 extern "C" genie_status exact_cuda_search(int device, void **ppResident, const float *base, uint64_t nBase,
                                           const float *queries, uint64_t nQuery, uint32_t dim, genie_metric metric,
-                                          genie_precision precision, uint32_t k, genie_neighbor *out,
-                                          engine_exact_counts *pCounts)
+                                          genie_precision precision, const uint64_t *aAllow, uint32_t k,
+                                          genie_neighbor *out, engine_exact_counts *pCounts)
 {
     genie_status rc = GENIE_OK;
     exact_resident *r = ppResident ? (exact_resident *)*ppResident : NULL;
     uint64_t nBatch = 0;
+    uint32_t *d_allow = NULL; /* the call's bitmap of allowed base vectors (engine/filter.h), one upload */
     CUDA_TRY_GOTO(rc, cudaSetDevice(device), fail);
     if (r && !(r->device == device && r->hBase == base && r->nBase == nBase && r->dim == dim && r->metric == metric &&
                r->precision == precision)) {
@@ -1011,6 +1032,11 @@ extern "C" genie_status exact_cuda_search(int device, void **ppResident, const f
             *ppResident = r;
     }
     GENIE_TRY_GOTO(rc, workspace_reserve(r, nQuery, k, &nBatch), fail);
+    if (aAllow) {
+        size_t nAllowBytes = (size_t)(nBase + 63) / 64 * 8;
+        CUDA_TRY_GOTO(rc, cudaMalloc(&d_allow, nAllowBytes), fail);
+        CUDA_TRY_GOTO(rc, cudaMemcpy(d_allow, aAllow, nAllowBytes, cudaMemcpyHostToDevice), fail);
+    }
     /*
      * Two slots in turn: batch b is staged on the host and queued while
      * batch b - 1 computes, then batch b - 1 is collected.  Batch b's slot
@@ -1023,7 +1049,7 @@ extern "C" genie_status exact_cuda_search(int device, void **ppResident, const f
         for (uint64_t q0 = 0; q0 < nQuery; q0 += nBatch, b++) {
             uint32_t nb = (uint32_t)(nQuery - q0 < nBatch ? nQuery - q0 : nBatch);
             stage_queries(r->h_q[b & 1], queries + q0 * dim, (uint64_t)nb * dim * sizeof(float));
-            GENIE_TRY_GOTO(rc, batch_enqueue(r, b & 1, nb, k), fail);
+            GENIE_TRY_GOTO(rc, batch_enqueue(r, b & 1, nb, k, d_allow), fail);
             if (b > 0)
                 GENIE_TRY_GOTO(rc, batch_collect(r, (b - 1) & 1, nbPrev, k, out + q0Prev * k, pCounts), fail);
             q0Prev = q0;
@@ -1033,6 +1059,7 @@ extern "C" genie_status exact_cuda_search(int device, void **ppResident, const f
             GENIE_TRY_GOTO(rc, batch_collect(r, (b - 1) & 1, nbPrev, k, out + q0Prev * k, pCounts), fail);
     }
 fail:
+    cudaFree(d_allow); /* waits for the device: no kernel of the call still reads it */
     if (rc != GENIE_OK && ppResident && *ppResident) {
         /* A failed call leaves no half-usable state behind. */
         exact_cuda_resident_free(*ppResident);

@@ -30,6 +30,11 @@
  *        selected; with a refinement, their direct distances and the k
  *        best of those, in the same block.
  *
+ * A candidate that the call's bitmap does not allow (deletes, filters:
+ * engine_ivf_query.aAllow, uploaded once per call) is dropped before its
+ * distance or estimate: never offered to a selection, and not counted in
+ * the query's candidates (a shared counter of the allowed ones).
+ *
  * Why the answers are the CPU's: the probes are; every distance or
  * estimate is computed with the CPU's operations in the CPU's order
  * (round-to-nearest intrinsics, which the compiler may not contract into
@@ -81,6 +86,8 @@ typedef struct ivf_resident {
     float *d_centroid, *d_vec, *d_norm, *d_codebook;
     uint8_t *d_code;
     void *pCoarse; /* the exact search's resident of the centroids */
+    uint32_t *d_allow; /* the call's bitmap of allowed objects (engine_ivf_query.aAllow), nAllowCap words */
+    uint64_t nAllowCap;
     /* The batch workspace, for nCap queries of nprobeCap probes and k <= kCap. */
     uint32_t nCap, nprobeCap, kCap;
     float *d_q, *d_pdist;
@@ -183,11 +190,12 @@ __device__ static float staged_distance(int metric, const float *aVec, const flo
 __global__ void __launch_bounds__(IVF_THREADS)
 ivf_flat_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, const uint32_t *aProbe,
                 const uint32_t *aOff, uint32_t nprobe, const uint64_t *aStart, const uint32_t *aId, const float *aVec,
-                const float *aNorm, uint32_t k, genie_neighbor *out, uint32_t *aN)
+                const float *aNorm, const uint32_t *aAllow, uint32_t k, genie_neighbor *out, uint32_t *aN)
 {
     extern __shared__ unsigned long long smem[];
     __shared__ select_block_shared sh;
     __shared__ float sNq;
+    __shared__ uint32_t sAllowed;
     uint32_t qi = aOrder[blockIdx.x];
     select_block s;
     float *sX = (float *)(smem + select_block_keys(k, IVF_THREADS));
@@ -200,8 +208,10 @@ ivf_flat_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder
         sOff[p] = off[p];
     for (uint32_t t = threadIdx.x; t < dim; t += IVF_THREADS)
         sQ[t] = pq[t];
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
         sNq = metric == GENIE_METRIC_COSINE ? dot_rn(pq, pq, dim) : 0.0f;
+        sAllowed = 0;
+    }
     select_block_init<IVF_THREADS>(&s, smem, &sh, k); /* begins and ends with a barrier */
     uint32_t nCand = sOff[nprobe];
     float *sWarpX = sX + (threadIdx.x / 32) * 32 * (IVF_CHUNK + 1);
@@ -211,13 +221,18 @@ ivf_flat_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder
         if (valid) {
             uint32_t p = probe_of(sOff, nprobe, c);
             id = aId[aStart[probe[p]] + (c - sOff[p])];
+            valid = d_allowed(aAllow, id); /* deleted or filtered out: never a candidate */
+            if (valid && aAllow)
+                atomicAdd(&sAllowed, 1u);
         }
-        /* live: the object bitmap (deletes, filters) is consulted here, before the distance. */
         float d = staged_distance(metric, aVec, aNorm, dim, sQ, sNq, id, valid, sWarpX);
         unsigned long long key = (unsigned long long)d_key(d) << 32 | id;
         select_block_offer<IVF_THREADS>(&s, key, valid);
     }
     select_block_finish<IVF_THREADS>(&s);
+    __syncthreads(); /* every thread's count of allowed candidates in */
+    if (aAllow)
+        nCand = sAllowed;
     uint32_t n = nCand < k ? nCand : k;
     write_answers(&s, n, 0, out + (uint64_t)qi * k);
     if (threadIdx.x == 0)
@@ -235,11 +250,13 @@ __global__ void __launch_bounds__(IVF_THREADS)
 ivf_pq_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, const uint32_t *aProbe,
               const float *aPdist, const uint32_t *aOff, uint32_t nprobe, const uint64_t *aStart, const uint32_t *aId,
               const float *aCentroid, const float *aCodebook, const uint8_t *aCode, uint32_t M, uint32_t bits,
-              const float *aVec, const float *aNorm, uint32_t k, uint32_t nRefine, genie_neighbor *out, uint32_t *aN)
+              const float *aVec, const float *aNorm, const uint32_t *aAllow, int squared, uint32_t k,
+              uint32_t nRefine, genie_neighbor *out, uint32_t *aN)
 {
     extern __shared__ unsigned long long smem[];
     __shared__ select_block_shared sh;
     __shared__ float sNq;
+    __shared__ uint32_t sAllowed;
     uint32_t qi = aOrder[blockIdx.x], ksub = 1u << bits, ds = dim / M, R = nRefine ? nRefine : k;
     uint32_t nKeys = select_block_keys(R, IVF_THREADS);
     float *sT = (float *)(smem + nKeys), *sR = sT + (size_t)M * ksub;
@@ -247,8 +264,10 @@ ivf_pq_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, 
     const float *pq = q + (uint64_t)qi * dim;
     const uint32_t *probe = aProbe + (uint64_t)qi * nprobe;
     int l2 = metric == GENIE_METRIC_L2;
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
         sNq = metric == GENIE_METRIC_COSINE ? dot_rn(pq, pq, dim) : 1.0f;
+        sAllowed = 0;
+    }
     select_block s;
     select_block_init<IVF_THREADS>(&s, smem, &sh, R);
     for (uint32_t p = 0; p < nprobe; p++) {
@@ -278,22 +297,25 @@ ivf_pq_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, 
         for (uint64_t c0 = 0; c0 < len; c0 += IVF_THREADS) {
             uint64_t c = c0 + threadIdx.x;
             unsigned long long key = SELECT_BLOCK_EMPTY;
-            if (c < len) {
-                /* live: the object bitmap (deletes, filters) is consulted here, before the offer. */
+            bool valid = c < len && d_allowed(aAllow, aId[p0 + c]); /* deleted or filtered out: never a candidate */
+            if (valid) {
+                if (aAllow)
+                    atomicAdd(&sAllowed, 1u);
                 const uint8_t *code = aCode + (p0 + c) * M;
                 float est = base;
                 for (uint32_t m = 0; m < M; m++)
                     est = __fadd_rn(est, sT[m * ksub + code[m]]);
                 key = (unsigned long long)d_key(est) << 32 | aId[p0 + c];
             }
-            select_block_offer<IVF_THREADS>(&s, key, c < len);
+            select_block_offer<IVF_THREADS>(&s, key, valid);
         }
     }
     select_block_finish<IVF_THREADS>(&s);
-    uint32_t nCand = aOff[(uint64_t)qi * (nprobe + 1) + nprobe], nR = nCand < R ? nCand : R;
+    __syncthreads(); /* every thread's count of allowed candidates in */
+    uint32_t nCand = aAllow ? sAllowed : aOff[(uint64_t)qi * (nprobe + 1) + nprobe], nR = nCand < R ? nCand : R;
     uint32_t n = nCand < k ? nCand : k;
     if (!nRefine) {
-        write_answers(&s, n, l2, out + (uint64_t)qi * k);
+        write_answers(&s, n, l2 && !squared, out + (uint64_t)qi * k);
     } else {
         for (uint32_t j = threadIdx.x; j < nR; j += IVF_THREADS)
             sIds[j] = (uint32_t)s.a[j];
@@ -350,6 +372,7 @@ extern "C" void ivf_cuda_free(void *p)
     workspace_free(r);
     exact_cuda_resident_free(r->pCoarse);
     cudaFree(r->d_id);
+    cudaFree(r->d_allow);
     cudaFree(r->d_start);
     cudaFree(r->d_centroid);
     cudaFree(r->d_vec);
@@ -503,6 +526,21 @@ static size_t smem_bytes(const ivf_resident *r, uint32_t k, uint32_t nprobe, uin
            (size_t)R * 4;
 }
 
+/* The call's bitmap (ix->n bits, 64-bit words) into d_allow, read by the kernels as 32-bit words (little-endian). */
+static genie_status upload_allow(ivf_resident *r, const engine_ivf *ix, const uint64_t *aAllow)
+{
+    uint64_t nWords = (ix->n + 63) / 64;
+    if (nWords > r->nAllowCap) {
+        cudaFree(r->d_allow);
+        r->d_allow = NULL;
+        r->nAllowCap = 0;
+        CUDA_TRY(cudaMalloc(&r->d_allow, (size_t)(nWords ? nWords : 1) * 8));
+        r->nAllowCap = nWords;
+    }
+    CUDA_TRY(cudaMemcpyAsync(r->d_allow, aAllow, (size_t)nWords * 8, cudaMemcpyHostToDevice, r->stream));
+    return GENIE_OK;
+}
+
 /* One batch of nb queries (already in h_q) into out and aN. */
 static genie_status search_batch(ivf_resident *r, const engine_ivf *ix, const engine_ivf_query *q, uint32_t nb,
                                  size_t smem, genie_neighbor *out, uint32_t *aN)
@@ -510,8 +548,9 @@ static genie_status search_batch(ivf_resident *r, const engine_ivf *ix, const en
     genie_status rc = GENIE_OK;
     uint32_t nprobe = q->nprobe, k = q->k;
     engine_exact_counts coarse = {0, 0}; /* the probes' search: not what the caller counts */
+    const uint32_t *allow = q->aAllow ? r->d_allow : NULL;
     GENIE_TRY(exact_cuda_search(r->device, &r->pCoarse, ix->aCentroid, ix->nlist, r->h_q, nb, ix->dim, ix->metric,
-                                GENIE_PRECISION_FP32, nprobe, r->h_coarse, &coarse));
+                                GENIE_PRECISION_FP32, NULL, nprobe, r->h_coarse, &coarse));
     GENIE_TRY(plan_batch(r, ix, nb, nprobe));
     size_t nP = (size_t)nb * nprobe;
     CUDA_TRY(cudaMemcpyAsync(r->d_q, r->h_q, (size_t)nb * ix->dim * sizeof(float), cudaMemcpyHostToDevice, r->stream));
@@ -523,13 +562,13 @@ static genie_status search_batch(ivf_resident *r, const engine_ivf *ix, const en
     if (!ix->pqM) {
         ivf_flat_search<<<nb, IVF_THREADS, smem, r->stream>>>(r->d_q, ix->dim, (int)ix->metric, r->d_order,
                                                               r->d_probe, r->d_off, nprobe, r->d_start, r->d_id,
-                                                              r->d_vec, r->d_norm, k, r->d_out, r->d_n);
+                                                              r->d_vec, r->d_norm, allow, k, r->d_out, r->d_n);
         CUDA_CHECK_LAUNCH(rc, "ivf_flat_search", fail);
     } else {
         ivf_pq_search<<<nb, IVF_THREADS, smem, r->stream>>>(
             r->d_q, ix->dim, (int)ix->metric, r->d_order, r->d_probe, r->d_pdist, r->d_off, nprobe, r->d_start,
             r->d_id, r->d_centroid, r->d_codebook, r->d_code, ix->pqM, ix->pqBits, r->d_vec,
-            r->d_norm, k, q->nRefine, r->d_out, r->d_n);
+            r->d_norm, allow, q->squared, k, q->nRefine, r->d_out, r->d_n);
         CUDA_CHECK_LAUNCH(rc, "ivf_pq_search", fail);
     }
     CUDA_TRY(cudaMemcpyAsync(r->h_out, r->d_out, (size_t)nb * k * sizeof(genie_neighbor), cudaMemcpyDeviceToHost,
@@ -577,6 +616,8 @@ extern "C" genie_status ivf_cuda_search(int device, void **ppResident, const eng
                           fail);
         uint32_t nBatch = q->n < IVF_BATCH ? (uint32_t)q->n : IVF_BATCH;
         GENIE_TRY_GOTO(rc, workspace_reserve(r, nBatch, q->nprobe, q->k), fail);
+        if (q->aAllow)
+            GENIE_TRY_GOTO(rc, upload_allow(r, ix, q->aAllow), fail);
         for (uint64_t q0 = 0; q0 < q->n; q0 += nBatch) {
             uint32_t nb = (uint32_t)(q->n - q0 < nBatch ? q->n - q0 : nBatch);
             memcpy(r->h_q, q->aQuery + q0 * ix->dim, (size_t)nb * ix->dim * sizeof(float));

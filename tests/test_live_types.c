@@ -124,7 +124,14 @@ static void sets_compare(const genie_index *got, const genie_index *want, const 
             const genie_set_hit *x = genie_set_results_get(a, q, &nA), *y = genie_set_results_get(b, q, &nB);
             CHECK_EQ(nA, nB);
             for (size_t i = 0; i < nA; i++) {
-                CHECK_EQ(x[i].object, aMap ? aMap[y[i].object] : y[i].object);
+                if (x[i].object != (aMap ? aMap[y[i].object] : y[i].object))
+                    test_fail_at(__FILE__, __LINE__,
+                                 "sets, %s, query %zu '%s', rank %zu: object %u (shared %u, union %u, count %u) where "
+                                 "the rebuilt index has %u (mapped %llu; shared %u, union %u, count %u)",
+                                 exact ? "exact" : "MinHash", q, azQ[q], i, x[i].object, x[i].shared,
+                                 x[i].union_size, x[i].count, y[i].object,
+                                 (unsigned long long)(aMap ? aMap[y[i].object] : y[i].object), y[i].shared,
+                                 y[i].union_size, y[i].count);
                 CHECK_EQ(x[i].shared, y[i].shared);
                 CHECK_EQ(x[i].union_size, y[i].union_size);
                 CHECK_EQ(x[i].count, y[i].count);

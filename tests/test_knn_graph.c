@@ -414,6 +414,18 @@ TEST(knn_graph_bad_input)
     CHECK_OK(genie_index_open(test_path("v.genie"), &idx));
     CHECK_OK(genie_vectors_knn_graph(idx, &o, 0, 50, out, aN, NULL));
     genie_index_close(idx);
+    /* an index with writes in its log: the graph would miss them */
+    {
+        genie_writer *w;
+        CHECK_OK(genie_writer_open(test_path("v.genie"), &w));
+        genie_vectors one = {1, v.dim, v.data};
+        CHECK_OK(genie_writer_add_vectors(w, &one, NULL, NULL));
+        genie_writer_close(w);
+        genie_index *live;
+        CHECK_OK(genie_index_open(test_path("v.genie"), &live));
+        graph_refused(live, &o, 51, "writes in its log (1 added, 0 deleted objects)");
+        genie_index_close(live);
+    }
     /* an index of one object has no graph; an index of another type is refused */
     genie_vectors one = {1, 4, v.data};
     genie_lsh_params p = {.metric = GENIE_METRIC_L2, .m = 4, .seed = 1};

@@ -322,7 +322,8 @@ GENIE_API genie_status genie_vectors_index_ivf(const genie_index *idx, genie_ivf
  *                 the estimate for them (recall_estimate, else -1).
  * @return GENIE_OK; GENIE_EINVAL (not a vectors index, an index of one
  *         object, k out of range, first + n past the objects, an option
- *         the graph does not take); GENIE_ECANCELED; the search's errors
+ *         the graph does not take, a live index with writes in its log:
+ *         genie_writer_compact() it first); GENIE_ECANCELED; the search's errors
  *         (GENIE_ENOTSUP, GENIE_EGPU, GENIE_ENOMEM).
  */
 GENIE_API genie_status genie_vectors_knn_graph(const genie_index *idx, const genie_vsearch_options *opt,

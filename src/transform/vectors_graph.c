@@ -41,6 +41,7 @@
 #include "engine/backend.h"
 #include "engine/ivf.h"
 #include "index/index.h"
+#include "index/live.h"
 #include "transform/recall.h"
 #include "transform/vectors_ivf.h"
 #include "util/clock.h"
@@ -143,6 +144,10 @@ static genie_status graph_open(graph_run *g, const genie_index *idx, const genie
         return util_error(GENIE_EINVAL, "k-NN graph: NULL index or options");
     GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_vsearch_options, nprobe));
     GENIE_TRY(UTIL_OPTIONS_CHECK(&opt->search, genie_search_options, cancel));
+    if (live_active(idx))
+        return util_error(GENIE_EINVAL, "k-NN graph: the index has writes in its log (%llu added, %llu deleted "
+                                        "objects) that the graph would not see: compact it first (genie compact)",
+                          (unsigned long long)idx->pLive->nAdded, (unsigned long long)idx->pLive->nDeleted);
     GENIE_TRY(genie_vectors_index_base(idx, &g->base));
     if (g->base.n < 2)
         return util_error(GENIE_EINVAL, "k-NN graph: the index holds %llu object; a graph needs at least 2",

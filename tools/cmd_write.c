@@ -157,8 +157,8 @@ int cmd_add(int argc, char **argv)
         return st;
     }
     if (!quiet)
-        fprintf(stderr, "genie: added %llu objects to %s in %.3f s\n", (unsigned long long)n, argv[optind],
-                util_now() - t0);
+        fprintf(stderr, "genie: added %llu object%s to %s in %.3f s\n", (unsigned long long)n, n == 1 ? "" : "s",
+                argv[optind], util_now() - t0);
     return CLI_EXIT_OK;
 }
 
@@ -197,7 +197,8 @@ int cmd_delete(int argc, char **argv)
         if (rc != GENIE_OK)
             st = cli_fail(rc);
         else if (!quiet)
-            fprintf(stderr, "genie: deleted %zu objects of %s (%zu labels given)\n", nDeleted, argv[optind], nLabel);
+            fprintf(stderr, "genie: deleted %zu object%s of %s (%zu label%s given)\n", nDeleted, nDeleted == 1 ? "" : "s",
+                    argv[optind], nLabel, nLabel == 1 ? "" : "s");
     }
     free(aLabel);
     return st;

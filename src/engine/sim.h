@@ -25,7 +25,9 @@
  *     the query.  Those are counted; the c_min - 1 longest are only probed
  *     for the objects already counted (a binary search per object, or one
  *     pass that skips objects with no count, whichever reads less), so a
- *     long list, once the top-k is full, is not read through.
+ *     long list, once the top-k is full, is not read through; an object
+ *     that can no longer reach c_min with the lists left is not probed
+ *     further (on the CPU).
  *
  * The plan (sim_plan.c, host) resolves each query's elements to lists and
  * orders classes and lists; the CPU (sim_cpu.c) and the GPU
@@ -95,7 +97,7 @@ typedef struct sim_request {
 /* Work done, summed over the queries. */
 typedef struct sim_work {
     uint64_t counted; /* postings counted (the classes' shortest lists) */
-    uint64_t probed;  /* binary searches and postings passed over in the longest lists */
+    uint64_t probed;  /* binary searches and postings passed over in the longest lists, counters read to drop sets */
     uint64_t scored;  /* objects whose similarity was computed */
 } sim_work;
 

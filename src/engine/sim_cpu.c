@@ -14,7 +14,12 @@
  *   3. count the m - c_min + 1 shortest lists (m: the query's lists in the
  *      class); probe the other c_min - 1 for the touched objects only: a
  *      binary search per object when that reads less than the list,
- *      else one pass over the list that skips untouched objects;
+ *      else one pass over the list that skips untouched objects.  With r
+ *      of these lists left, an object needs c_min - r shared elements so
+ *      far to still reach c_min (the count alone bounds what the rest
+ *      can add): the probes skip the others, and when the
+ *      touched list is shorter than the next list, those are dropped from
+ *      it first (which may leave few enough for binary searches);
  *   4. score every touched object that the view's bitmap allows (its
  *      count is complete: it lies in no other class) and offer it to the k best (a heap whose top is the
  *      k-th answer), or keep it when it reaches the threshold (k = 0);
@@ -144,7 +149,7 @@ static uint32_t log2_ceil(uint64_t n)
  * where 32-bit counters would not.  Returns 0 when out of memory.
  */
 #define SIM_CLASS_WIDTH(T, W)                                                                                        \
-    static int count_class_##W(const sim_request *req, sim_scratch *s, const sim_class *cl, uint32_t q,             \
+    static int count_class_##W(const sim_request *req, sim_scratch *s, const sim_class *cl, uint32_t q,              \
                                uint32_t cmin)                                                                        \
     {                                                                                                                \
         const sim_data *d = req->pData;                                                                              \
@@ -156,21 +161,45 @@ static uint32_t log2_ceil(uint64_t n)
             const uint32_t *p = d->aPosting + d->aListOffset[aList[j]];                                              \
             const uint32_t *pEnd = d->aPosting + d->aListOffset[aList[j] + 1];                                       \
             s->work.counted += (uint64_t)(pEnd - p);                                                                 \
-            for (; p < pEnd; p++)                                                                                    \
-                if (aCount[*p]++ == 0)                                                                               \
-                    s->aTouched[nTouched++] = *p;                                                                    \
+            /* No branch on "first time": it goes either way about as often (aTouched has a spare slot). */          \
+            for (; p < pEnd; p++) {                                                                                  \
+                uint32_t o = *p;                                                                                     \
+                T c = aCount[o];                                                                                     \
+                aCount[o] = (T)(c + 1);                                                                              \
+                s->aTouched[nTouched] = o;                                                                           \
+                nTouched += c == 0;                                                                                  \
+            }                                                                                                        \
         }                                                                                                            \
         for (uint32_t j = nPrefix; j < cl->nList && nTouched; j++) {                                                 \
             const uint32_t *p = d->aPosting + d->aListOffset[aList[j]];                                              \
             uint64_t len = d->aListOffset[aList[j] + 1] - d->aListOffset[aList[j]];                                  \
-            if (nTouched * (log2_ceil(len) + 1) * SIM_PROBE_RATIO < len) {                                           \
+            uint64_t cost = (log2_ceil(len) + 1) * SIM_PROBE_RATIO;                                                  \
+            /* With r = nList - j lists left, this one included, a set can still reach cmin if it has */             \
+            /* need = cmin - r shared elements so far (1 at the first of these lists, then one more per list). */    \
+            T need = (T)(cmin - (cl->nList - j));                                                                    \
+            if (need > 1 && nTouched * cost >= len && nTouched <= len) {                                             \
+                /* Drop the touched sets that can no longer qualify, counters cleared, when that reads less */       \
+                /* than the pass below: it may leave few enough for binary searches, and fewer to score. */          \
+                s->work.probed += nTouched;                                                                          \
+                uint64_t nAlive = 0;                                                                                 \
+                for (uint64_t t = 0; t < nTouched; t++) {                                                            \
+                    uint32_t o = s->aTouched[t];                                                                     \
+                    s->aTouched[nAlive] = o;                                                                         \
+                    nAlive += aCount[o] >= need;                                                                     \
+                    aCount[o] = aCount[o] >= need ? aCount[o] : 0;                                                   \
+                }                                                                                                    \
+                nTouched = nAlive;                                                                                   \
+            }                                                                                                        \
+            if (nTouched * cost < len) {                                                                             \
                 s->work.probed += nTouched;                                                                          \
                 for (uint64_t t = 0; t < nTouched; t++)                                                              \
-                    aCount[s->aTouched[t]] += (T)contains(p, len, s->aTouched[t]);                                   \
+                    if (aCount[s->aTouched[t]] >= need)                                                              \
+                        aCount[s->aTouched[t]] += (T)contains(p, len, s->aTouched[t]);                               \
             } else {                                                                                                 \
+                /* Sets below need stay there: neither untouched (0) nor dropped sets are counted. */                \
                 s->work.probed += len;                                                                               \
                 for (uint64_t i = 0; i < len; i++)                                                                   \
-                    aCount[p[i]] += aCount[p[i]] != 0;                                                               \
+                    aCount[p[i]] += aCount[p[i]] >= need;                                                            \
             }                                                                                                        \
         }                                                                                                            \
         s->work.scored += nTouched;                                                                                  \
@@ -179,7 +208,7 @@ static uint32_t log2_ceil(uint64_t n)
             uint32_t o = s->aTouched[t], c = aCount[o];                                                              \
             aCount[o] = 0;                                                                                           \
             if (c >= cmin && ok && filter_allows(d->aAllow, o))                                                      \
-                ok = offer(req, s, (sim_entry){sim_score(req->measure, c, q, d->aSize[o]), o, c});                  \
+                ok = offer(req, s, (sim_entry){sim_score(req->measure, c, q, d->aSize[o]), o, c});                   \
         }                                                                                                            \
         return ok;                                                                                                   \
     }
@@ -244,7 +273,7 @@ static void sim_worker(void *ctx, unsigned t)
     uint64_t n = req->pData->nObject ? req->pData->nObject : 1;
     sim_scratch s;
     memset(&s, 0, sizeof s);
-    s.aTouched = malloc((size_t)n * sizeof *s.aTouched);
+    s.aTouched = malloc((size_t)(n + 1) * sizeof *s.aTouched);
     int ok = s.aTouched != NULL;
     while (ok && !__atomic_load_n(&job->failed, __ATOMIC_RELAXED)) {
         uint32_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);

@@ -11,10 +11,10 @@
 #include "engine/sim.h"
 #include "util/error.h"
 
-/* A list of the query: its class, and length << 32 | list number (the order within a class). */
+/* A list of the query: its class, number and length. */
 typedef struct plan_entry {
-    uint32_t cls;
-    uint64_t key;
+    uint32_t cls, list;
+    uint64_t len;
 } plan_entry;
 
 typedef struct plan_class {
@@ -69,6 +69,26 @@ static void sort_keys(uint64_t *a, uint64_t n)
     }
 }
 
+/*
+ * Ascending u64 keys that come nearly sorted: insertion sort while it moves
+ * few keys (linear on sorted input), sort_keys when it moves many.
+ */
+static void sort_nearly(uint64_t *a, uint64_t n)
+{
+    uint64_t moved = 0, budget = 4 * n + 32;
+    for (uint64_t i = 1; i < n; i++) {
+        uint64_t x = a[i], j = i;
+        for (; j > 0 && a[j - 1] > x; j--)
+            a[j] = a[j - 1];
+        a[j] = x;
+        moved += i - j;
+        if (moved > budget) {
+            sort_keys(a, n);
+            return;
+        }
+    }
+}
+
 static int grow(void **pp, uint64_t *pCap, uint64_t need, size_t size)
 {
     if (need <= *pCap)
@@ -91,29 +111,47 @@ genie_status sim_plan_add(sim_plan *plan, const sim_layout *lay, uint32_t measur
     memset(aPer, 0, sizeof aPer);
     if (!grow((void **)&plan->aQuery, &plan->nQueryCap, (uint64_t)plan->nQuery + 1, sizeof *plan->aQuery))
         goto oom;
-    /* The query's lists, and how many fall in each class. */
+    /*
+     * The query's elements, fewest postings first (ties in query order): an
+     * element's lists are long in every class where it is frequent, so each
+     * class's lists then come nearly shortest first, and its sort below
+     * moves few.
+     */
+    if (!grow(&plan->pKey, &plan->nKeyCap, nElem, sizeof(uint64_t)))
+        goto oom;
+    uint64_t *aKey = plan->pKey;
     for (uint32_t i = 0; i < nElem; i++) {
-        uint32_t first = lay->aElemList[aElem[i]], end = lay->aElemList[aElem[i] + 1];
+        uint64_t n = lay->aListOffset[lay->aElemList[aElem[i] + 1]] - lay->aListOffset[lay->aElemList[aElem[i]]];
+        aKey[i] = (n < UINT32_MAX ? n : UINT32_MAX) << 32 | i;
+    }
+    sort_keys(aKey, nElem);
+    /* The query's lists in that order, and how many fall in each class. */
+    for (uint32_t i = 0; i < nElem; i++) {
+        uint32_t e = aElem[(uint32_t)aKey[i]];
+        uint32_t first = lay->aElemList[e], end = lay->aElemList[e + 1];
         if (!grow(&plan->pEntry, &plan->nEntryCap, nE + (end - first), sizeof(plan_entry)))
             goto oom;
         plan_entry *aE = plan->pEntry;
         for (uint32_t l = first; l < end; l++) {
-            uint64_t len = lay->aListOffset[l + 1] - lay->aListOffset[l];
             uint32_t cls = lay->aListClass[l];
-            aE[nE++] = (plan_entry){cls, len << 32 | l};
+            aE[nE++] = (plan_entry){cls, l, lay->aListOffset[l + 1] - lay->aListOffset[l]};
             aPer[cls + 1]++;
         }
     }
-    /* By class (a counting sort), then by length within each class. */
+    /*
+     * By class (a counting sort, stable), then by length within each class,
+     * ties in the order above: the keys are length << 32 | entry number.
+     */
     for (uint32_t c = 0; c < lay->nClass; c++)
         aPer[c + 1] += aPer[c];
     if (!grow(&plan->pKey, &plan->nKeyCap, nE, sizeof(uint64_t)))
         goto oom;
-    uint64_t *aKey = plan->pKey, aAt[SIM_MAX_CLASSES];
+    aKey = plan->pKey;
+    uint64_t aAt[SIM_MAX_CLASSES];
     memcpy(aAt, aPer, lay->nClass * sizeof *aAt);
     const plan_entry *aE = plan->pEntry;
     for (uint64_t i = 0; i < nE; i++)
-        aKey[aAt[aE[i].cls]++] = aE[i].key;
+        aKey[aAt[aE[i].cls]++] = aE[i].len << 32 | i;
     plan_class aC[SIM_MAX_CLASSES];
     uint32_t nC = 0;
     uint64_t nList = 0;
@@ -126,7 +164,7 @@ genie_status sim_plan_add(sim_plan *plan, const sim_layout *lay, uint32_t measur
         sim_frac ub = sim_upper(measure, size, lo, hi < SIM_MAX_SIZE ? hi : SIM_MAX_SIZE);
         if (minValue > 0 && sim_value(measure, ub) < minValue)
             continue;
-        sort_keys(aKey + b, m);
+        sort_nearly(aKey + b, m);
         /* Insert in plan order. */
         plan_class x = {{ub, lo, (uint32_t)m, b}, cls};
         uint32_t j = nC++;
@@ -142,7 +180,7 @@ genie_status sim_plan_add(sim_plan *plan, const sim_layout *lay, uint32_t measur
     for (uint32_t c = 0; c < nC; c++) {
         sim_class k = aC[c].c;
         for (uint32_t j = 0; j < k.nList; j++)
-            plan->aList[plan->nList + j] = (uint32_t)aKey[k.first + j];
+            plan->aList[plan->nList + j] = aE[(uint32_t)aKey[k.first + j]].list;
         k.first = plan->nList;
         plan->nList += k.nList;
         plan->aClass[plan->nClass++] = k;

@@ -524,6 +524,20 @@ TEST(recall_vectors_build_target)
     CHECK_EQ(st.candidates, stRef.candidates);
     CHECK(memcmp(aOut, aRef, NQ * 10 * sizeof *aOut) == 0);
     genie_index_close(idx);
+    /* A write in the log: the file's estimate no longer describes what a search reads, so K = 10 k (no error). */
+    genie_writer *w;
+    CHECK_OK(genie_writer_open(zPath, &w));
+    genie_vectors one = {1, DIM, base.data};
+    CHECK_OK(genie_writer_add_vectors(w, &one, NULL, NULL));
+    genie_writer_close(w);
+    CHECK_OK(genie_index_open(zPath, &idx));
+    CHECK_OK(genie_vectors_search(idx, &qv, &so, aOut, aN, &st));
+    CHECK(st.recall_target == 0);
+    CHECK_EQ(st.candidates, 100);
+    genie_index_close(idx);
+    char zWal[4096];
+    snprintf(zWal, sizeof zWal, "%s.wal", zPath);
+    CHECK(remove(zWal) == 0); /* the builds below replace the file: its log would name the old one */
 
     /* An inverted file: the default nprobe chosen for the build's target, which the index keeps. */
     genie_ivf_params ip = {.metric = GENIE_METRIC_L2, .nlist = 30, .seed = 2, .backend = GENIE_BACKEND_CPU,

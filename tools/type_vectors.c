@@ -300,7 +300,8 @@ static genie_status vec_chunk_done(cli_search *s, const itype_results *r)
     if (s->verbose && !(r->st.recall_target > 0) && !r->st.nprobe && !s->o.exact && !s->o.candidates &&
         !s->o.radius)
         fprintf(stderr, "genie search: K = %u (10 k), recall not estimated: the index has no recall estimate at hand "
-                        "(INDEX.recall, which genie build writes unless --no-recall-estimate)%s\n",
+                        "(INDEX.recall, which genie build writes unless --no-recall-estimate; none while its log "
+                        "holds writes, nor another index's)%s\n",
                 r->st.candidates, s->o.k > 100 ? " or k > 100" : "");
     if (!o->zIvecs)
         return GENIE_OK;

@@ -133,7 +133,8 @@ GENIE_API genie_status genie_vectors_index_base(const genie_index *idx, genie_ve
  * count, radius, nprobe, recall target or exact mode: an LSH index's K
  * and radius come from its recall estimate (when the estimate is at hand:
  * its side file INDEX.recall, which genie build writes, or one this
- * process computed), an inverted file's nprobe and depth from the choice
+ * process computed; none while a live index's log holds writes), an
+ * inverted file's nprobe and depth from the choice
  * its build made for k = 10 (genie_ivf_info.default_nprobe).  The
  * search's stats say which target, if any, the choice was made for.
  */

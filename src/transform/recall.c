@@ -446,6 +446,20 @@ static genie_status write_side_file(const recall_estimate *e, const char *zPath)
     return rc;
 }
 
+genie_status recall_at_hand(const genie_index *idx, unsigned threads, const recall_estimate **out)
+{
+    *out = NULL;
+    if (!idx->pDerived || live_active(idx))
+        return GENIE_OK;
+    genie_status rc = recall_get(idx, threads, NULL, 0, out);
+    if (rc == GENIE_EFORMAT || rc == GENIE_ECORRUPT) { /* another index's, or damaged: not this one's estimate */
+        *out = NULL;
+        util_error_clear();
+        return GENIE_OK;
+    }
+    return rc;
+}
+
 genie_status recall_get(const genie_index *idx, unsigned threads, recall_sampler_fn *xSample, int mustWrite,
                         const recall_estimate **out)
 {

@@ -201,6 +201,16 @@ genie_status recall_plan_sequences(const genie_index *idx, const char *const *qu
 genie_status recall_get(const genie_index *idx, unsigned threads, recall_sampler_fn *xSample, int mustWrite,
                         const recall_estimate **out);
 
+/**
+ * recall_get() without computing: the estimate of @p idx when one is at
+ * hand (kept with the open index, or a valid side file) and it describes
+ * what a search of @p idx reads; *out = NULL, GENIE_OK otherwise (an index
+ * not opened from a file, a live index whose log holds writes, no side
+ * file, or one that is damaged or another index's: a cache a plain search
+ * does without; a search with a recall target reports it).
+ */
+genie_status recall_at_hand(const genie_index *idx, unsigned threads, const recall_estimate **out);
+
 /** Serialise @p e (the side file's bytes, checksum included); malloc'ed. */
 genie_status recall_encode(const recall_estimate *e, unsigned char **paOut, size_t *pnOut);
 /**

@@ -560,7 +560,7 @@ genie_status genie_vectors_search_parts(const genie_index *idx, uint32_t first_p
         /* The index's default target, when its estimate is at hand (never computed here: a plain search
          * must not take the estimate's seconds); else K = 10 k, with no target (docs/VECTORS.md). */
         const recall_estimate *e;
-        GENIE_TRY_GOTO(rc, recall_get(idx, opt->search.threads, NULL, 0, &e), done);
+        GENIE_TRY_GOTO(rc, recall_at_hand(idx, opt->search.threads, &e), done);
         if (e)
             target = h.p.recall;
     }

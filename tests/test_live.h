@@ -25,6 +25,14 @@ size_t live_model_delete(live_model *m, uint64_t label);
 uint64_t *live_model_kept(const live_model *m, size_t *pn);
 void live_model_free(live_model *m);
 
+/**
+ * Replace *@p pIdx with its refresh (genie_index_refresh), closing the
+ * old one; the refresh must read on from where *pIdx was (a refresh that
+ * read the log whole would hide a fault of the incremental one): the
+ * test checks that the delta it made has parts and counts of its own.
+ */
+void test_live_refresh(genie_index **pIdx);
+
 /** Fail unless @p got's hits are @p want's with ids mapped through @p aMap (NULL: the same ids). */
 void live_same_results(const genie_results *got, const genie_results *want, const uint64_t *aMap, const char *zWhat);
 

@@ -84,12 +84,15 @@ static void one_case(const ivf_case *c, uint64_t seed)
         live_model_add(&m, i);
     genie_writer *w;
     CHECK_OK(genie_writer_open(zIndex, &w));
+    genie_index *snap; /* refreshed after every write: it reads on from where it was */
+    CHECK_OK(genie_index_open(zIndex, &snap));
     for (int half = 0; half < 2; half++) {
         genie_vectors add = {ADD / 2, DIM, aVec + (size_t)(BASE + half * (ADD / 2)) * DIM};
         uint64_t aLabel[ADD / 2];
         CHECK_OK(genie_writer_add_vectors(w, &add, NULL, aLabel));
         for (int i = 0; i < ADD / 2; i++)
             live_model_add(&m, aLabel[i]);
+        test_live_refresh(&snap);
     }
     uint64_t aDel[DEL];
     for (int i = 0; i < DEL; i++) {
@@ -97,6 +100,7 @@ static void one_case(const ivf_case *c, uint64_t seed)
         live_model_delete(&m, aDel[i]);
     }
     CHECK_OK(genie_writer_delete(w, aDel, DEL, NULL));
+    test_live_refresh(&snap);
     size_t nKept;
     uint64_t *aKept = live_model_kept(&m, &nKept);
     /* A filter over the live ids, and the same objects' filter over the compacted ids. */
@@ -115,6 +119,12 @@ static void one_case(const ivf_case *c, uint64_t seed)
         run(live, &q, t & 1 ? test_backend() : GENIE_BACKEND_CPU, c, c->nprobe, t & 2 ? fLive : NULL, &aGot[t]);
     same(&aGot[1], &aGot[0], NULL); /* the backend's answers are the CPU's */
     same(&aGot[3], &aGot[2], NULL);
+    for (int t = 0; t < 4; t++) { /* and the refreshed snapshot's are the index's opened afresh */
+        answers a;
+        run(snap, &q, t & 1 ? test_backend() : GENIE_BACKEND_CPU, c, c->nprobe, t & 2 ? fLive : NULL, &a);
+        same(&a, &aGot[t], NULL);
+    }
+    genie_index_close(snap);
     if (!c->M) { /* IVF-Flat, every list probed: the brute force over the kept (and allowed) vectors */
         for (int t = 0; t < 2; t++) {
             answers all;

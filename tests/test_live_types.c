@@ -349,6 +349,8 @@ static void live_type_run(const live_type *t, char *(*xRandom)(uint64_t *, int))
         live_model_add(&m, i); /* a base without labels: its ids */
     genie_writer *w;
     CHECK_OK(genie_writer_open(zIndex, &w));
+    genie_index *snap; /* refreshed after every write: it reads on from where it was (index/live.h) */
+    CHECK_OK(genie_index_open(zIndex, &snap));
     for (int round = 0; round < 3; round++) {
         size_t nAdd = 40 + test_rand(&s) % 60;
         size_t an[100];
@@ -360,12 +362,14 @@ static void live_type_run(const live_type *t, char *(*xRandom)(uint64_t *, int))
         CHECK_OK(genie_writer_add_records(w, (const char *const *)az + m.n, an, nAdd, NULL, aLabel));
         for (size_t i = 0; i < nAdd; i++)
             live_model_add(&m, aLabel[i]);
+        test_live_refresh(&snap);
         uint64_t aDel[8];
         for (int i = 0; i < 8; i++) {
             aDel[i] = m.aLabel[2 + test_rand(&s) % (m.n - 2)];
             live_model_delete(&m, aDel[i]);
         }
         CHECK_OK(genie_writer_delete(w, aDel, 8, NULL));
+        test_live_refresh(&snap);
         size_t nKept;
         uint64_t *aMap = live_model_kept(&m, &nKept);
         t->xBuild(az, aMap, nKept, zOracle);
@@ -373,10 +377,12 @@ static void live_type_run(const live_type *t, char *(*xRandom)(uint64_t *, int))
         CHECK_OK(genie_index_open(zIndex, &got));
         CHECK_OK(genie_index_open(zOracle, &want));
         t->xCompare(got, want, aMap, azQ, QUERIES);
+        t->xCompare(snap, want, aMap, azQ, QUERIES);
         genie_index_close(got);
         genie_index_close(want);
         free(aMap);
     }
+    genie_index_close(snap);
     CHECK_OK(genie_writer_compact(w));
     genie_writer_close(w);
     size_t nKept;
@@ -479,6 +485,8 @@ static void vec_rounds_run(const vec_rounds *vr, uint64_t seed, const char *zNam
         live_model_add(&m, i);
     genie_writer *w;
     CHECK_OK(genie_writer_open(zIndex, &w));
+    genie_index *snap; /* refreshed after every write (index/live.h) */
+    CHECK_OK(genie_index_open(zIndex, &snap));
     for (int round = 0; round < vr->nRound; round++) {
         uint64_t nAdd = vr->addMin + test_rand(&s) % vr->addSpan;
         vec_fill(&s, aAll + m.n * dim, (size_t)nAdd * dim);
@@ -487,12 +495,14 @@ static void vec_rounds_run(const vec_rounds *vr, uint64_t seed, const char *zNam
         CHECK_OK(genie_writer_add_vectors(w, &add, NULL, aLabel));
         for (uint64_t i = 0; i < nAdd; i++)
             live_model_add(&m, aLabel[i]);
+        test_live_refresh(&snap);
         uint64_t aDel[8];
         for (int i = 0; i < vr->nDelete; i++) {
             aDel[i] = m.aLabel[test_rand(&s) % m.n];
             live_model_delete(&m, aDel[i]);
         }
         CHECK_OK(genie_writer_delete(w, aDel, (size_t)vr->nDelete, NULL));
+        test_live_refresh(&snap);
         for (int compacted = 0; compacted < (round == vr->nRound - 1 ? 2 : 1); compacted++) {
             if (compacted)
                 CHECK_OK(genie_writer_compact(w));
@@ -506,6 +516,8 @@ static void vec_rounds_run(const vec_rounds *vr, uint64_t seed, const char *zNam
             CHECK_OK(genie_index_open(zIndex, &got));
             CHECK_OK(genie_index_open(zOracle, &want));
             vr->xCompare(got, want, compacted ? NULL : aMap, &q);
+            if (!compacted)
+                vr->xCompare(snap, want, aMap, &q);
             genie_index_close(got);
             genie_index_close(want);
             free(kept.data);
@@ -515,6 +527,7 @@ static void vec_rounds_run(const vec_rounds *vr, uint64_t seed, const char *zNam
     /* Another dimension is refused. */
     genie_vectors bad = {1, dim - 1, aAll};
     CHECK_RC(genie_writer_add_vectors(w, &bad, NULL, NULL), GENIE_EINVAL);
+    genie_index_close(snap);
     genie_writer_close(w);
     live_model_free(&m);
     free(aAll);

@@ -297,8 +297,11 @@ GENIE_API genie_status genie_index_open_copy(const char *path, genie_index **out
  * (docs/LIVE.md): the writes acknowledged before this call, where @p idx
  * holds those acknowledged before it was opened.  The file is not read
  * again: the snapshot shares @p idx's memory of it and its device copies
- * (a GPU holding the file's lists keeps them), and replays the log alone.
- * Either may be closed first; the file's memory goes with the last.
+ * (a GPU holding the file's lists keeps them), and reads the log on from
+ * where @p idx's replay stopped (the whole log when it cannot: another log
+ * since a compaction, a log cut back), joining the objects added since to
+ * @p idx's delta.  Either may be closed first; the file's memory goes
+ * with the last.
  * @param[out] out  close with genie_index_close().
  * @return GENIE_OK; GENIE_EFORMAT when the file was replaced since @p idx
  *         was opened (a compaction, a rebuild: open it again); the log's

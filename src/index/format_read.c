@@ -227,7 +227,7 @@ static genie_status read_parts(const char *path, const util_mapping *m, const he
  * (check_part).  aSpan gets the whole-index sections 6..13, then 14..16.
  */
 static genie_status read_sections(const char *path, const util_mapping *m, const header_fields *h,
-                                  section_span *aSpan, part_fields *aPart)
+                                  section_span *aSpan, part_fields *aPart, int own)
 {
     const unsigned char *p = m->p;
     uint64_t end = h->nHeader, nSections = format_n_sections(h->nParts, h->vector);
@@ -257,7 +257,7 @@ static genie_status read_sections(const char *path, const util_mapping *m, const
             aPart[part].aSpan[id - SEC_KEYWORDS] = (section_span){offset, size};
             aPart[part].aCrc[id - SEC_KEYWORDS] = util_get_u32(e + 24);
         } else {
-            if (util_crc32c_threads(0, p + offset, (size_t)size, 0) != util_get_u32(e + 24))
+            if (!own && util_crc32c_threads(0, p + offset, (size_t)size, 0) != util_get_u32(e + 24))
                 FAIL("checksum mismatch");
             aSpan[id - SEC_LABELS] = (section_span){offset, size};
             if (id == SEC_PARTS)
@@ -324,9 +324,9 @@ static genie_status check_sublists(const char *path, uint32_t part, const genie_
  * info, span).  An index of several parts drops the part's pages after.
  */
 static genie_status check_part(const char *path, const util_mapping *m, const header_fields *h, uint32_t part,
-                               const part_fields *pf, genie_index *v)
+                               const part_fields *pf, genie_index *v, int own)
 {
-    for (uint32_t j = 0; j < FORMAT_N_PART_SECTIONS; j++)
+    for (uint32_t j = 0; j < FORMAT_N_PART_SECTIONS && !own; j++)
         if (util_crc32c_threads(0, m->p + pf->aSpan[j].offset, (size_t)pf->aSpan[j].size, 0) != pf->aCrc[j])
             return corrupt_part(path, part, SEC_KEYWORDS + j, "checksum mismatch");
 #define PART_PTR(type, id) ((const type *)(const void *)(m->p + pf->aSpan[(id) - SEC_KEYWORDS].offset))
@@ -336,8 +336,15 @@ static genie_status check_part(const char *path, const util_mapping *m, const he
     v->aSublistStart = PART_PTR(uint64_t, SEC_SUBLISTS);
     v->aKeywordSublist = PART_PTR(uint64_t, SEC_KEYWORD_SUBLISTS);
 #undef PART_PTR
-    GENIE_TRY(check_lists(path, part, v, pf));
-    GENIE_TRY(check_sublists(path, part, v, pf, h->sublistLength));
+    if (own) {
+        v->info.longest_list = 0;
+        for (uint64_t j = 0; j < pf->nKeywords; j++)
+            if (v->aListOffset[j + 1] - v->aListOffset[j] > v->info.longest_list)
+                v->info.longest_list = v->aListOffset[j + 1] - v->aListOffset[j];
+    } else {
+        GENIE_TRY(check_lists(path, part, v, pf));
+        GENIE_TRY(check_sublists(path, part, v, pf, h->sublistLength));
+    }
     /* Word i is keyword i, except in a sets index (its elements; the front-end checks those keywords). */
     if ((h->flags & FORMAT_FLAG_VOCABULARY) && h->type != GENIE_TYPE_SETS && pf->nKeywords &&
         v->aKeyword[pf->nKeywords - 1] >= h->nWords)
@@ -393,16 +400,16 @@ static genie_status check_extras(const char *path, genie_index *idx, const heade
 
 /* The views of every part: the index itself when it has one part. */
 static genie_status check_parts(const char *path, const util_mapping *m, const header_fields *h,
-                                const part_fields *aPart, genie_index *idx)
+                                const part_fields *aPart, genie_index *idx, int own)
 {
     if (h->nParts == 1)
-        return check_part(path, m, h, 0, &aPart[0], idx);
+        return check_part(path, m, h, 0, &aPart[0], idx, own);
     genie_index *aView = calloc(h->nParts, sizeof *aView);
     if (!aView)
         return util_error(GENIE_ENOMEM, "%s: out of memory for %u index parts", path, h->nParts);
     uint64_t longest = 0;
     for (uint32_t i = 0; i < h->nParts; i++) {
-        genie_status rc = check_part(path, m, h, i, &aPart[i], &aView[i]);
+        genie_status rc = check_part(path, m, h, i, &aPart[i], &aView[i], own);
         if (rc != GENIE_OK) {
             free(aView);
             return rc;
@@ -425,7 +432,7 @@ static genie_status check_parts(const char *path, const util_mapping *m, const h
     return GENIE_OK;
 }
 
-genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *idx)
+genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *idx, int own)
 {
     header_fields h;
     memset(&h, 0, sizeof h);
@@ -437,7 +444,7 @@ genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *
     if (!aPart)
         return util_error(GENIE_ENOMEM, "%s: out of memory for %u index parts", path, h.nParts);
     genie_status rc;
-    GENIE_TRY_GOTO(rc, read_sections(path, m, &h, aSpan, aPart), fail);
+    GENIE_TRY_GOTO(rc, read_sections(path, m, &h, aSpan, aPart, own), fail);
     /* Section offsets are 64-byte aligned and the mapping is page aligned. */
 #define SEC_PTR(type, id) ((const type *)(const void *)(m->p + aSpan[(id) - SEC_LABELS].offset))
     if (h.flags & FORMAT_FLAG_LABELS)
@@ -460,8 +467,9 @@ genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *
         idx->nVector[j] = aSpan[SEC_IVF_CENTROIDS + j - SEC_LABELS].size;
     }
 #undef SEC_PTR
-    GENIE_TRY_GOTO(rc, check_extras(path, idx, &h, aSpan), fail);
-    GENIE_TRY_GOTO(rc, check_parts(path, m, &h, aPart, idx), fail);
+    if (!own)
+        GENIE_TRY_GOTO(rc, check_extras(path, idx, &h, aSpan), fail);
+    GENIE_TRY_GOTO(rc, check_parts(path, m, &h, aPart, idx, own), fail);
     free(aPart);
     idx->info.type = (genie_index_type)h.type;
     idx->info.format_version = h.version;

@@ -16,7 +16,7 @@
 #include "util/error.h"
 #include "util/search.h"
 
-genie_status index_open_mapping(const char *zName, const char *zPath, util_mapping *m, genie_index **out)
+genie_status index_open_mapping(const char *zName, const char *zPath, util_mapping *m, int own, genie_index **out)
 {
     *out = NULL;
     genie_index *idx = malloc(sizeof *idx);
@@ -30,7 +30,7 @@ genie_status index_open_mapping(const char *zName, const char *zPath, util_mappi
         index_devices_free(aDev);
         return util_error(GENIE_ENOMEM, "out of memory opening %s", zName);
     }
-    genie_status rc = index_from_mapping(zName, m, idx);
+    genie_status rc = index_from_mapping(zName, m, idx, own);
     if (rc != GENIE_OK) {
         free(idx);
         free(pDerived);
@@ -72,6 +72,33 @@ index_derived *index_derived_new(void)
     pthread_mutex_init(&d->lock, &attr);
     pthread_mutexattr_destroy(&attr);
     return d;
+}
+
+genie_status index_share(const genie_index *idx, genie_index **out)
+{
+    *out = NULL;
+    genie_index *owner = idx->pOwner ? idx->pOwner : (genie_index *)idx;
+    genie_index *s = malloc(sizeof *s);
+    index_derived *d = index_derived_new();
+    char *zPath = idx->zPath ? strdup(idx->zPath) : NULL;
+    if (!s || !d || (idx->zPath && !zPath)) {
+        free(s);
+        if (d)
+            pthread_mutex_destroy(&d->lock);
+        free(d);
+        free(zPath);
+        return util_error(GENIE_ENOMEM, "out of memory sharing an open index");
+    }
+    *s = *owner; /* the file's arrays, views and device slots */
+    s->pOwner = owner;
+    s->pDerived = d;
+    s->zPath = zPath;
+    s->pLive = NULL;
+    if (owner->aPart == owner)
+        s->aPart = s; /* a one-part index is its own view */
+    __atomic_add_fetch(&owner->nShare, 1, __ATOMIC_ACQ_REL);
+    *out = s;
+    return GENIE_OK;
 }
 
 void index_close_file(genie_index *idx)

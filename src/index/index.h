@@ -191,23 +191,38 @@ void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_
 /**
  * Validate and adopt the mapping @p m of file @p path (takes ownership).
  * On success the views of a multi-part index are allocated and their
- * locks initialised; index_free_parts() undoes that.
+ * locks initialised; index_free_parts() undoes that.  @p own: an image
+ * this process wrote into memory (format_write_memory) from data it had
+ * validated, right by construction: its header, section table and
+ * counts are read as a file's, its checksums and the checks that walk
+ * every posting, sublist and word are not (they cost a refresh of a live
+ * index more than the rest of it).  Never for bytes that came from a file.
  */
-genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *idx);
+genie_status index_from_mapping(const char *path, util_mapping *m, genie_index *idx, int own);
 /**
  * A new genie_index (device slots, derived state) adopting the mapping
  * @p m (a file's, or an index written to memory): validated as
- * index_from_mapping does, @p zName naming it in messages; @p zPath the
- * file it came from (NULL for memory: no side files).  No log is read.
+ * index_from_mapping does (@p own as there), @p zName naming it in
+ * messages; @p zPath the file it came from (NULL for memory: no side
+ * files).  No log is read.
  * @return as index_from_mapping(), GENIE_ENOMEM.
  */
-genie_status index_open_mapping(const char *zName, const char *zPath, util_mapping *m, genie_index **out);
+genie_status index_open_mapping(const char *zName, const char *zPath, util_mapping *m, int own, genie_index **out);
 /**
  * Free what index_open_mapping() made (not a live index's log: its
  * opener, open.c, frees that first); the file itself once no snapshot
  * shares it.  NULL is a no-op.
  */
 void index_close_file(genie_index *idx);
+/**
+ * A new genie_index that reads @p idx's file (its mapping, views and
+ * device slots, the owner's nShare counting it) with derived state and a
+ * path of its own and no log: a snapshot (genie_index_refresh), or a live
+ * index's delta that a refresh keeps (live.c).  index_close_file() closes
+ * it; the file goes with the last one.
+ * @return GENIE_OK, GENIE_ENOMEM.
+ */
+genie_status index_share(const genie_index *idx, genie_index **out);
 /** New, empty derived state (its lock made); NULL when out of memory. */
 index_derived *index_derived_new(void);
 /** Validate the header of the mapping @p m of @p path (not the sections) and give its index type. */

@@ -13,12 +13,15 @@
 #include "index/live.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "genie/text.h"
+#include "index/append.h"
 #include "index/builder.h"
 #include "index/index.h"
 #include "index/labels.h"
@@ -91,9 +94,10 @@ typedef struct replay {
     index_live *l;
     const wal_record *aRec;
     size_t nRec;
-    uint64_t nExtraBytes; /* of all added objects */
+    uint64_t nExtraBytes; /* of the objects these records add */
     int haveExtra;
     uint64_t nWordBytes;
+    const index_live *prev; /* a refresh: the replay these records extend (else NULL) */
 } replay;
 
 static genie_status bad_record(const replay *r, const wal_record *w, const char *zWhat)
@@ -162,10 +166,10 @@ static genie_status replay_check(replay *r)
     return GENIE_OK;
 }
 
-/* The delta's vocabulary: the base's words, then the log's. */
+/* The delta's vocabulary: the base's words, then the log's (a refresh: the previous delta's, then the new records'). */
 static genie_status delta_words(const replay *r, genie_builder *b)
 {
-    const genie_index *idx = r->idx;
+    const genie_index *idx = r->prev && r->prev->pDelta ? r->prev->pDelta : r->idx;
     uint64_t nWords = r->l->nWords, nBaseWords = idx->info.n_words;
     const char **az = malloc((nWords ? nWords : 1) * sizeof *az);
     size_t *an = malloc((nWords ? nWords : 1) * sizeof *an);
@@ -199,7 +203,35 @@ done:
     return rc;
 }
 
-/* Pass 2: the delta index, built in memory. */
+/*
+ * A refresh's delta: the previous delta joined with @p pNew, the objects
+ * the new records add (index/append.h); their FRONTEND is the previous
+ * one (the parameters and its objects' extras) followed by the new
+ * objects' extras.
+ */
+static genie_status delta_join(const replay *r, genie_index *pNew, uint64_t nParams)
+{
+    const genie_index *old = r->prev->pDelta;
+    uint64_t nNewExtra = pNew->nFrontend - nParams;
+    unsigned char *aFrontend = NULL;
+    if (old->aFrontend) {
+        if (!(aFrontend = malloc((size_t)(old->nFrontend + nNewExtra) + 1)))
+            return util_error(GENIE_ENOMEM, "out of memory for the added objects' %llu bytes",
+                              (unsigned long long)(old->nFrontend + nNewExtra));
+        memcpy(aFrontend, old->aFrontend, (size_t)old->nFrontend);
+        memcpy(aFrontend + old->nFrontend, pNew->aFrontend + nParams, (size_t)nNewExtra);
+    }
+    util_mapping m;
+    genie_status rc = index_append(old, pNew, aFrontend, old->nFrontend + nNewExtra, &m);
+    free(aFrontend);
+    if (rc == GENIE_OK) {
+        rc = index_open_mapping("the objects added to the index", NULL, &m, 1, &r->l->pDelta);
+        util_unmap_file(&m); /* no-op when adopted */
+    }
+    return rc;
+}
+
+/* Pass 2: the delta index (a refresh: of the objects its records add, then joined to the previous delta). */
 static genie_status replay_build(replay *r)
 {
     const genie_index *idx = r->idx;
@@ -256,8 +288,15 @@ static genie_status replay_build(replay *r)
         GENIE_TRY_GOTO(rc, builder_set_frontend(b, idx->info.type, aFrontend, (size_t)at), done);
     util_mapping m;
     GENIE_TRY_GOTO(rc, builder_write_memory(b, &m), done);
-    rc = index_open_mapping("the objects added to the index", NULL, &m, &l->pDelta);
+    genie_index *pNew = NULL;
+    rc = index_open_mapping("the objects added to the index", NULL, &m, 1, &pNew);
     util_unmap_file(&m); /* no-op when adopted */
+    if (rc == GENIE_OK && r->prev && r->prev->pDelta) {
+        rc = delta_join(r, pNew, nParams);
+        index_close_file(pNew);
+    } else if (rc == GENIE_OK) {
+        l->pDelta = pNew;
+    }
 done:
     genie_builder_free(b);
     free(aFrontend);
@@ -265,21 +304,37 @@ done:
     return rc;
 }
 
-/* The DELETE records, each on the objects added before it. */
+/* The deleted objects of a refresh's previous replay (prev->nBase + prev->nAdded of them) into @p a, the rest alive. */
+static void deletes_carry(const index_live *prev, uint64_t *a)
+{
+    uint64_t nPrev = prev->nBase + prev->nAdded, nw = nPrev / 64;
+    memcpy(a, prev->aAlive, (size_t)nw * sizeof *a);
+    if (nPrev & 63) {
+        uint64_t low = (1ull << (nPrev & 63)) - 1;
+        a[nw] = (prev->aAlive[nw] & low) | (a[nw] & ~low);
+    }
+}
+
+/* The DELETE records, each on the objects added before it (a refresh: after the previous replay's). */
 static genie_status replay_deletes(replay *r)
 {
     index_live *l = r->l;
+    const index_live *prev = r->prev && r->prev->aAlive ? r->prev : NULL;
     uint64_t n = l->nBase + l->nAdded, nDelete = 0;
     for (size_t i = 0; i < r->nRec; i++)
         nDelete += r->aRec[i].type == WAL_DELETE;
-    if (nDelete) {
+    if (nDelete || prev) {
         const index_labels *t = NULL;
-        GENIE_TRY(index_labels_get(r->idx, &t)); /* every object's: idx->pLive is l by now */
+        if (nDelete)
+            GENIE_TRY(index_labels_get(r->idx, &t)); /* every object's: idx->pLive is l by now */
         l->aAlive = malloc((size_t)(util_bitmap_words(n) ? util_bitmap_words(n) : 1) * sizeof *l->aAlive);
         if (!l->aAlive)
             return util_error(GENIE_ENOMEM, "out of memory for the deleted objects");
         util_bitmap_fill(l->aAlive, n);
-        uint64_t nBefore = l->nBase; /* objects that exist at this point of the log */
+        if (prev)
+            deletes_carry(prev, l->aAlive);
+        /* objects that exist at this point of the log */
+        uint64_t nBefore = r->prev ? r->prev->nBase + r->prev->nAdded : l->nBase;
         for (size_t i = 0; i < r->nRec; i++) {
             const wal_record *w = &r->aRec[i];
             if (w->type == WAL_ADD)
@@ -341,6 +396,23 @@ static genie_status pick_records(const char *zWal, const wal_log *log, const gen
                       (unsigned long long)base->fileSize, base->headerCrc);
 }
 
+/* Note where the replay of @p l ended: its log file and its last record (@p pRec: its header's bytes, or NULL). */
+static void note_end(index_live *l, const struct stat *st, const wal_log *log, const unsigned char *pRec)
+{
+    l->walDev = (uint64_t)st->st_dev;
+    l->walIno = (uint64_t)st->st_ino;
+    if (pRec) {
+        l->lastRecord = log->aRec[log->nRec - 1].offset;
+        memcpy(l->aLastRecord, pRec, WAL_RECORD_HEADER);
+    }
+}
+
+/* The last record of @p log, whose payload lies in memory, as its header's bytes; NULL when it has none. */
+static const unsigned char *last_record(const wal_log *log)
+{
+    return log->nRec ? log->aRec[log->nRec - 1].p - WAL_RECORD_HEADER : NULL;
+}
+
 genie_status live_open(genie_index *idx, int *pStale)
 {
     *pStale = 0;
@@ -349,7 +421,7 @@ genie_status live_open(genie_index *idx, int *pStale)
     char *zWal = live_wal_path(idx->zPath);
     if (!zWal)
         return util_error(GENIE_ENOMEM, "out of memory opening %s", idx->zPath);
-    struct stat st;
+    struct stat st; /* before reading it: a log replaced meanwhile is another inode, which a refresh reads whole */
     if (stat(zWal, &st) != 0 && errno == ENOENT) {
         free(zWal);
         return GENIE_OK; /* no log: a plain index */
@@ -374,7 +446,8 @@ genie_status live_open(genie_index *idx, int *pStale)
     l->walBytes = m.n;
     l->nGood = log.nGood;
     l->tornBytes = log.nTorn;
-    replay r = {zWal, idx, l, log.aRec, nRec, 0, 0, 0};
+    note_end(l, &st, &log, last_record(&log));
+    replay r = {zWal, idx, l, log.aRec, nRec, 0, 0, 0, NULL};
     GENIE_TRY_GOTO(rc, replay_check(&r), done);
     if (l->nAdded)
         GENIE_TRY_GOTO(rc, replay_build(&r), done);
@@ -391,6 +464,125 @@ done:
     util_unmap_file(&m);
     free(zWal);
     return rc;
+}
+
+/* Read @p n bytes at @p off of @p fd whole; 0 when it could not (an error, the file shorter). */
+static int read_at(int fd, void *p, size_t n, uint64_t off)
+{
+    for (size_t got = 0; got < n;) {
+        ssize_t k = pread(fd, (char *)p + got, n - got, (off_t)(off + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return 0;
+        got += (size_t)k;
+    }
+    return 1;
+}
+
+/* What live_refresh reads when it can go on from @p prev: the log's bytes after prev->nGood. */
+typedef struct log_tail {
+    struct stat st;
+    unsigned char *p;
+    size_t n;
+} log_tail;
+
+/* The log's bytes after @p prev's, when the log is the file @p prev read and holds its last record where it was. */
+static int tail_read(const char *zWal, const index_live *prev, log_tail *t)
+{
+    int fd = open(zWal, O_RDONLY | O_CLOEXEC), ok = 0;
+    if (fd < 0)
+        return 0;
+    unsigned char aRec[WAL_RECORD_HEADER];
+    if (fstat(fd, &t->st) == 0 && (uint64_t)t->st.st_dev == prev->walDev && (uint64_t)t->st.st_ino == prev->walIno &&
+        (uint64_t)t->st.st_size >= prev->nGood && t->st.st_size - prev->nGood < SIZE_MAX &&
+        (!prev->lastRecord || (read_at(fd, aRec, sizeof aRec, prev->lastRecord) &&
+                               memcmp(aRec, prev->aLastRecord, sizeof aRec) == 0))) {
+        t->n = (size_t)((uint64_t)t->st.st_size - prev->nGood);
+        t->p = malloc(t->n + 1);
+        ok = t->p && read_at(fd, t->p, t->n, prev->nGood);
+    }
+    close(fd);
+    return ok;
+}
+
+/* A new replay for @p idx that goes on from @p prev (its counts, words and extras so far). */
+static index_live *live_from(const index_live *prev)
+{
+    index_live *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    *l = *prev;
+    l->pDelta = NULL;
+    l->aAlive = NULL;
+    l->nDeleted = prev->aAlive ? prev->nDeleted : 0;
+    return l;
+}
+
+/*
+ * live_refresh's way on from @p prev: 0 in *pGoOn when it cannot (the log
+ * replaced or cut back, a compaction's record, words without a delta to
+ * read them from), which the caller then reads whole.
+ */
+static genie_status refresh_from(genie_index *idx, const index_live *prev, const char *zWal, int *pGoOn)
+{
+    *pGoOn = 0;
+    log_tail t = {.p = NULL};
+    wal_log log;
+    memset(&log, 0, sizeof log);
+    index_live *l = NULL;
+    genie_status rc = GENIE_OK;
+    if (prev->compacted || (!prev->pDelta && prev->nWords != idx->info.n_words) || !tail_read(zWal, prev, &t) ||
+        wal_parse_records(zWal, t.p, t.n, prev->nGood, &log) != GENIE_OK)
+        goto done;
+    for (size_t i = 0; i < log.nRec; i++)
+        if (log.aRec[i].type == WAL_COMPACT)
+            goto done;
+    *pGoOn = 1;
+    if (!(l = live_from(prev))) {
+        rc = util_error(GENIE_ENOMEM, "out of memory refreshing %s", zWal);
+        goto done;
+    }
+    l->walBytes = (uint64_t)t.st.st_size;
+    l->readFrom = prev->nGood;
+    l->nGood = log.nGood;
+    l->tornBytes = log.nTorn;
+    note_end(l, &t.st, &log, last_record(&log));
+    replay r = {zWal, idx, l, log.aRec, log.nRec, 0, prev->nAdded > 0, 0, prev};
+    GENIE_TRY_GOTO(rc, replay_check(&r), done);
+    if (l->nAdded > prev->nAdded)
+        GENIE_TRY_GOTO(rc, replay_build(&r), done);
+    else if (prev->pDelta)
+        GENIE_TRY_GOTO(rc, index_share(prev->pDelta, &l->pDelta), done); /* its device copies with it */
+    idx->pLive = l;
+    rc = replay_deletes(&r);
+    if (rc != GENIE_OK) {
+        idx->pLive = NULL;
+        goto done;
+    }
+    l = NULL;
+done:
+    live_free(l);
+    wal_log_free(&log);
+    free(t.p);
+    return rc;
+}
+
+genie_status live_refresh(genie_index *idx, const index_live *prev, int *pStale)
+{
+    *pStale = 0;
+    if (!prev || !idx->zPath)
+        return live_open(idx, pStale);
+    char *zWal = live_wal_path(idx->zPath);
+    if (!zWal)
+        return util_error(GENIE_ENOMEM, "out of memory refreshing %s", idx->zPath);
+    int goOn = 0;
+    genie_status rc = refresh_from(idx, prev, zWal, &goOn);
+    free(zWal);
+    if (goOn)
+        return rc;
+    util_error_clear();
+    return live_open(idx, pStale);
 }
 
 uint64_t live_next_label(const genie_index *idx)

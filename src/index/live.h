@@ -31,7 +31,11 @@
  *
  * An opened index is a snapshot: what the log held when it was opened.
  * Writers (transform/live_writer.c) append to the log; readers see their writes
- * when they open the index again.
+ * when they open the index again, or refresh it (genie_index_refresh:
+ * live_refresh reads only the records appended since, builds their
+ * objects into an index of their own and joins it to the delta,
+ * index/append.h, so a refresh costs what the new objects cost plus a
+ * copy of the delta's arrays, not a build of every object the log holds).
  */
 #ifndef GENIE_INDEX_LIVE_H
 #define GENIE_INDEX_LIVE_H
@@ -57,6 +61,13 @@ typedef struct index_live {
     uint64_t tornBytes;    /* a torn last record dropped at open (0: none) */
     int compacted;         /* the log is the one a compaction wrote the file from: replaced by the next writer */
     wal_base base;         /* the base's identity */
+    /* Where a refresh goes on reading (live_refresh): the log file read
+     * (a compaction replaces it: another inode) and the header of its last
+     * record read, found again before reading what follows it. */
+    uint64_t walDev, walIno;
+    uint64_t lastRecord; /* its offset; 0: none */
+    unsigned char aLastRecord[WAL_RECORD_HEADER];
+    uint64_t readFrom;   /* where this replay began reading: 0 (the whole log), or where the one it went on from ended */
 } index_live;
 
 /**
@@ -69,6 +80,17 @@ typedef struct index_live {
  *         GENIE_ENOMEM.
  */
 genie_status live_open(struct genie_index *idx, int *pStale);
+/**
+ * The log of @p idx (a new snapshot of the file @p prev's index reads,
+ * without a log yet: index_share) as it is now, into idx->pLive: @p prev's
+ * replay extended by the records appended since, when the log is the
+ * file @p prev read and still holds @p prev's last record where it read
+ * it; else (another log since a compaction, a log cut back, no @p prev)
+ * read whole as live_open() does.  The answers are those of the index
+ * opened afresh.
+ * @return as live_open().
+ */
+genie_status live_refresh(struct genie_index *idx, const index_live *prev, int *pStale);
 void live_free(index_live *l);
 
 /** Objects of @p idx's id space: the base's and the added ones. */

@@ -30,7 +30,7 @@ static genie_status index_open_with(const char *path, genie_status (*xLoad)(cons
         util_mapping m;
         GENIE_TRY(xLoad(path, &m));
         genie_index *idx;
-        rc = index_open_mapping(path, path, &m, &idx);
+        rc = index_open_mapping(path, path, &m, 0, &idx);
         util_unmap_file(&m); /* no-op when adopted */
         if (rc != GENIE_OK)
             return rc;
@@ -72,28 +72,10 @@ genie_status genie_index_refresh(const genie_index *idx, genie_index **out)
     *out = NULL;
     if (!idx->zPath)
         return util_error(GENIE_EINVAL, "the index was not opened from a file: nothing to refresh");
-    genie_index *owner = idx->pOwner ? idx->pOwner : (genie_index *)idx;
-    genie_index *s = malloc(sizeof *s);
-    index_derived *d = index_derived_new();
-    char *zPath = strdup(idx->zPath);
-    if (!s || !d || !zPath) {
-        free(s);
-        if (d)
-            pthread_mutex_destroy(&d->lock);
-        free(d);
-        free(zPath);
-        return util_error(GENIE_ENOMEM, "out of memory refreshing %s", idx->zPath);
-    }
-    *s = *owner; /* the file's arrays, views and device slots */
-    s->pOwner = owner;
-    s->pDerived = d;
-    s->zPath = zPath;
-    s->pLive = NULL;
-    if (owner->aPart == owner)
-        s->aPart = s; /* a one-part index is its own view */
-    __atomic_add_fetch(&owner->nShare, 1, __ATOMIC_ACQ_REL);
+    genie_index *s;
+    GENIE_TRY(index_share(idx, &s));
     int stale = 0;
-    genie_status rc = live_open(s, &stale);
+    genie_status rc = live_refresh(s, idx->pLive, &stale);
     if (rc != GENIE_OK) {
         genie_index_close(s); /* zPath with it */
         if (stale)

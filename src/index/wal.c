@@ -63,21 +63,13 @@ static int count_fits(uint32_t type, uint32_t count, uint32_t n)
     return 0;
 }
 
-genie_status wal_parse(const char *zPath, const unsigned char *p, size_t n, wal_log *out)
+genie_status wal_parse_records(const char *zPath, const unsigned char *p, size_t n, uint64_t at, wal_log *out)
 {
-    memset(out, 0, sizeof *out);
-    if (n < WAL_HEADER_SIZE || memcmp(p, WAL_MAGIC, 8) != 0)
-        return util_error(GENIE_EFORMAT, "%s is not a genie write-ahead log (%s)", zPath,
-                          n < WAL_HEADER_SIZE ? "shorter than its header" : "no GENIEWAL magic");
-    if (util_get_u32(p + 8) != WAL_VERSION)
-        return util_error(GENIE_EFORMAT, "%s: log version %u; this library reads %u", zPath, util_get_u32(p + 8),
-                          WAL_VERSION);
-    if (util_get_u32(p + 12) != WAL_HEADER_SIZE || util_get_u32(p + 60) != util_crc32c(0, p, 60) ||
-        !zero_from(p, 40, 60))
-        return util_error(GENIE_ECORRUPT, "%s: the log's header is damaged (checksum)", zPath);
-    out->base = (wal_base){util_get_u64(p + 16), util_get_u32(p + 24), util_get_u32(p + 28), util_get_u64(p + 32)};
+    out->aRec = NULL;
+    out->nRec = 0;
+    out->nTorn = 0;
     size_t cap = 0;
-    uint64_t off = WAL_HEADER_SIZE;
+    uint64_t off = 0;
     while (off < n) {
         uint64_t left = n - off;
         const char *zBad = NULL;
@@ -106,23 +98,39 @@ genie_status wal_parse(const char *zPath, const unsigned char *p, size_t n, wal_
                                                                                       : off + WAL_RECORD_HEADER + len;
             /* A torn last record: it reaches the end of the file, or only zeros follow it. */
             if (torn && (end >= n || zero_from(p, (size_t)end, n))) {
-                out->nGood = off;
+                out->nGood = at + off;
                 out->nTorn = n - off;
                 return GENIE_OK;
             }
             wal_log_free(out);
             return util_error(GENIE_ECORRUPT, "%s: %s at offset %llu, with %llu bytes after it", zPath, zBad,
-                              (unsigned long long)off, (unsigned long long)(n - end));
+                              (unsigned long long)(at + off), (unsigned long long)(n - end));
         }
         if (util_grow(&out->aRec, &cap, out->nRec, sizeof *out->aRec, 64, "log records") != GENIE_OK) {
             wal_log_free(out);
             return GENIE_ENOMEM;
         }
-        out->aRec[out->nRec++] = (wal_record){type, count, len, p + off + WAL_RECORD_HEADER, off};
+        out->aRec[out->nRec++] = (wal_record){type, count, len, p + off + WAL_RECORD_HEADER, at + off};
         off += WAL_RECORD_HEADER + len;
     }
-    out->nGood = n;
+    out->nGood = at + n;
     return GENIE_OK;
+}
+
+genie_status wal_parse(const char *zPath, const unsigned char *p, size_t n, wal_log *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n < WAL_HEADER_SIZE || memcmp(p, WAL_MAGIC, 8) != 0)
+        return util_error(GENIE_EFORMAT, "%s is not a genie write-ahead log (%s)", zPath,
+                          n < WAL_HEADER_SIZE ? "shorter than its header" : "no GENIEWAL magic");
+    if (util_get_u32(p + 8) != WAL_VERSION)
+        return util_error(GENIE_EFORMAT, "%s: log version %u; this library reads %u", zPath, util_get_u32(p + 8),
+                          WAL_VERSION);
+    if (util_get_u32(p + 12) != WAL_HEADER_SIZE || util_get_u32(p + 60) != util_crc32c(0, p, 60) ||
+        !zero_from(p, 40, 60))
+        return util_error(GENIE_ECORRUPT, "%s: the log's header is damaged (checksum)", zPath);
+    out->base = (wal_base){util_get_u64(p + 16), util_get_u32(p + 24), util_get_u32(p + 28), util_get_u64(p + 32)};
+    return wal_parse_records(zPath, p + WAL_HEADER_SIZE, n - WAL_HEADER_SIZE, WAL_HEADER_SIZE, out);
 }
 
 void wal_log_free(wal_log *l)

@@ -105,6 +105,16 @@ int wal_base_same(const wal_base *a, const wal_base *b);
  *         the file, the offset and what is wrong), GENIE_ENOMEM.
  */
 genie_status wal_parse(const char *zPath, const unsigned char *p, size_t n, wal_log *out);
+/**
+ * The records of bytes @p p[0 .. n) of log @p zPath, which start at its
+ * offset @p at (a record's start: the end of the records read before),
+ * as wal_parse() reads them after the header: into out's aRec, nRec,
+ * nGood (the valid part's end, from the log's start) and nTorn; out->base
+ * is left alone.  How a refresh reads only what was appended since
+ * (index/live.c).
+ * @return as wal_parse().
+ */
+genie_status wal_parse_records(const char *zPath, const unsigned char *p, size_t n, uint64_t at, wal_log *out);
 void wal_log_free(wal_log *l);
 
 /** The 64 header bytes of a log of @p base. */

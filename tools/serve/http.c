@@ -72,6 +72,15 @@
 /* Bodies up to this size are parsed on the HTTP thread (a millisecond or so); larger ones by the workers. */
 #define SERVE_INLINE_PARSE (64u << 10)
 
+/*
+ * The pool mode's threads for writes: a write waits (for the fdatasync its
+ * record shares, then for a snapshot that holds it), so it waits on a
+ * thread of these, not on one of the few HTTP threads, which go on
+ * answering searches; as many writes as there are threads wait at once,
+ * and their records share one flush and one refresh (writes.c).
+ */
+#define SERVE_WRITE_THREADS 32u
+
 /* The pool mode's search request, seen from its connection. */
 enum {
     WAIT_NONE = 0, /* not handed on */
@@ -100,7 +109,8 @@ typedef struct http_conn {
     char *zParseError;     /* a worker's parse failure, or NULL */
     int emptyAnswer;       /* a worker found no queries: {"results":[]} */
     serve_request *pReq;   /* the request while it is the connection's */
-    serve_job job;         /* the parse, on a worker */
+    serve_job job;         /* the parse, on a worker; a write, on a write thread */
+    json_buf answer;       /* a write's answer, made on its write thread */
 } http_conn;
 
 static enum MHD_Result respond(struct MHD_Connection *c, http_conn *h, unsigned status, json_buf *b,
@@ -537,42 +547,78 @@ static enum MHD_Result do_reload(serve_server *s, struct MHD_Connection *c, http
     return respond_json(c, h, 200, &b);
 }
 
+/* Parse and run the write of @p h: its answer into @p b, or a status other than 200 and *pzError. */
+static int write_run(serve_server *s, http_conn *h, json_buf *b, char **pzError)
+{
+    serve_request *r = serve_request_new(h->pIndex);
+    if (!r) {
+        body_free(h);
+        *pzError = strdup("out of memory for a request: retry later");
+        return 503;
+    }
+    int st = 0;
+    if (h->ep == SERVE_EP_COMPACT)
+        body_free(h); /* it takes no body: whatever came is not read */
+    else
+        st = parse_body_with(s, h, r, h->ep == SERVE_EP_OBJECTS ? serve_objects_parse : serve_labels_parse, pzError);
+    if (st == 0)
+        st = serve_write_run(h->pIndex, h->ep, r, b, pzError);
+    serve_request_free(r);
+    return st;
+}
+
+/* A write thread's job (the pool mode): the write, then the connection resumed to answer it. */
+static void write_job(void *ctx)
+{
+    http_conn *h = ctx;
+    char *zError = NULL;
+    int st = write_run(h->s, h, &h->answer, &zError);
+    h->zParseError = zError; /* NULL: answered, or out of memory (respond_write says so) */
+    conn_done(h, st);
+}
+
+/* The write's answer: @p st 200 and @p b, or the error @p zError (NULL: out of memory), which it frees. */
+static enum MHD_Result respond_write(struct MHD_Connection *c, http_conn *h, int st, json_buf *b, char *zError)
+{
+    if (st != 200) {
+        json_buf_free(b);
+        enum MHD_Result ok = respond_error(c, h, (unsigned)st, "%s", zError ? zError : "out of memory");
+        free(zError);
+        return ok;
+    }
+    free(zError);
+    return respond_json(c, h, 200, b);
+}
+
 /*
- * A write (writes.c): objects added, labels deleted, a compaction.  It runs
- * on the HTTP thread in both modes, as a reload does: a write waits for
- * the log's fdatasync (shared with the writes beside it) and a snapshot;
- * a compaction for the whole new file.
+ * A write (writes.c): objects added, labels deleted, a compaction.  A
+ * write waits for the log's fdatasync (shared with the writes beside it)
+ * and a snapshot, a compaction for the whole new file: in the pool mode
+ * on a write thread (the connection suspended meanwhile), else on the
+ * connection's own thread.
  */
 static enum MHD_Result do_write(serve_server *s, struct MHD_Connection *c, http_conn *h)
 {
+    if (atomic_load(&h->wait) == WAIT_DONE) { /* the pool mode's second call */
+        char *zError = h->zParseError;
+        h->zParseError = NULL;
+        return respond_write(c, h, h->waitStatus, &h->answer, zError);
+    }
     const serve_hooks *pHooks = s->cfg->pHooks;
     if (pHooks && pHooks->zNoReload) {
         body_free(h);
         return respond_error(c, h, 409, "%s", pHooks->zNoReload);
     }
-    serve_request *r = serve_request_new(h->pIndex);
-    if (!r) {
-        body_free(h);
-        return respond_error(c, h, 503, "out of memory for a request: retry later");
+    json_buf_init(&h->answer);
+    if (s->cfg->httpThreads && s->pWriters) {
+        suspend(s, c, h);
+        h->job = (serve_job){NULL, write_job, h};
+        serve_workers_submit(s->pWriters, &h->job);
+        return MHD_YES;
     }
     char *zError = NULL;
-    int st = 0;
-    if (h->ep == SERVE_EP_COMPACT)
-        body_free(h); /* it takes no body: whatever came is not read */
-    else
-        st = parse_body_with(s, h, r, h->ep == SERVE_EP_OBJECTS ? serve_objects_parse : serve_labels_parse, &zError);
-    json_buf b;
-    json_buf_init(&b);
-    if (st == 0)
-        st = serve_write_run(h->pIndex, h->ep, r, &b, &zError);
-    serve_request_free(r);
-    if (st != 200) {
-        json_buf_free(&b);
-        enum MHD_Result ok = respond_error(c, h, (unsigned)st, "%s", zError ? zError : "out of memory");
-        free(zError);
-        return ok;
-    }
-    return respond_json(c, h, 200, &b);
+    int st = write_run(s, h, &h->answer, &zError);
+    return respond_write(c, h, st, &h->answer, zError);
 }
 
 /* The first call of a request: its headers are in; check them before any body is read. */
@@ -697,6 +743,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ppConn, enu
     /* a request given back by the batcher whose answer was not written (shutdown) */
     serve_request_free(h->pReq);
     free(h->zParseError);
+    json_buf_free(&h->answer);
     body_free(h);
     free(h);
     *ppConn = NULL;
@@ -731,6 +778,17 @@ static void on_log(void *cls, const char *fmt, va_list ap)
     vfprintf(stderr, fmt, ap);
 }
 
+/* Stop the threads beside libmicrohttpd's: the workers, the write threads, the connections' registry. */
+static void http_threads_stop(serve_server *s)
+{
+    serve_workers_stop(s->pWorkers);
+    serve_workers_stop(s->pWriters);
+    serve_conns_stop(s->pConns);
+    s->pWorkers = NULL;
+    s->pWriters = NULL;
+    s->pConns = NULL;
+}
+
 int serve_http_start(serve_server *s, const char *zAddr, const char *zPort)
 {
     const serve_config *cfg = s->cfg;
@@ -746,15 +804,14 @@ int serve_http_start(serve_server *s, const char *zAddr, const char *zPort)
     }
     s->pConns = serve_conns_start(cfg, &s->draining);
     unsigned nPool = cfg->httpThreads;
-    if (s->pConns && nPool)
+    if (s->pConns && nPool) {
         s->pWorkers = serve_workers_start(nPool);
-    if (!s->pConns || (nPool && !s->pWorkers)) {
+        s->pWriters = serve_workers_start(SERVE_WRITE_THREADS);
+    }
+    if (!s->pConns || (nPool && (!s->pWorkers || !s->pWriters))) {
         fprintf(stderr, "genie serve: cannot start its threads\n");
         freeaddrinfo(pAi);
-        serve_workers_stop(s->pWorkers);
-        serve_conns_stop(s->pConns);
-        s->pWorkers = NULL;
-        s->pConns = NULL;
+        http_threads_stop(s);
         return -1;
     }
     /* poll() or epoll, not select(): select() cannot watch descriptors past FD_SETSIZE (1024) */
@@ -779,10 +836,7 @@ int serve_http_start(serve_server *s, const char *zAddr, const char *zPort)
     if (!d) {
         fprintf(stderr, "genie serve: cannot listen on %s:%s (in use, or not an address of this machine?)\n",
                 zAddr, zPort);
-        serve_workers_stop(s->pWorkers);
-        serve_conns_stop(s->pConns);
-        s->pWorkers = NULL;
-        s->pConns = NULL;
+        http_threads_stop(s);
         return -1;
     }
     const union MHD_DaemonInfo *pInfo = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
@@ -800,8 +854,5 @@ void serve_http_stop(serve_server *s)
         nanosleep(&ts, NULL);
     MHD_stop_daemon(s->pDaemon);
     s->pDaemon = NULL;
-    serve_workers_stop(s->pWorkers);
-    serve_conns_stop(s->pConns);
-    s->pWorkers = NULL;
-    s->pConns = NULL;
+    http_threads_stop(s);
 }

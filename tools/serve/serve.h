@@ -373,6 +373,7 @@ typedef struct serve_server {
     void *pDaemon;         /* struct MHD_Daemon * */
     serve_conns *pConns;   /* every connection (conns.c) */
     serve_workers *pWorkers; /* pool mode: the parsers of big bodies (workers.c) */
+    serve_workers *pWriters; /* pool mode: the writes, each waiting for its log record and snapshot (workers.c) */
     uint16_t port;         /* the port bound (the one asked, or the kernel's pick for 0) */
 } serve_server;
 

@@ -19,12 +19,15 @@
  * (genie_writer_last_end) and makes sure a snapshot that read at least that
  * much of the log is current before it answers: the first thread to get
  * there refreshes the index (genie_index_refresh: the same file in memory,
- * the log replayed again, so every write durable by then) and swaps it in
+ * the log read on, so every write durable by then) and swaps it in
  * as a reload does; the threads whose records that refresh read answer
  * with it, the others wait for the next one (group refresh, as group
- * commit).  A refresh replays the whole log: its cost grows with the
- * delta until a compaction (docs/BENCHMARKS.md, "Live indexes").  A compaction starts a new log: the writes before it are in
- * the new file, which the epoch counts.  So a search that
+ * commit).  A refresh reads the log on from where the current snapshot
+ * stopped and joins the new objects to its delta: its cost is the new
+ * objects' build plus a copy of the delta, which grows until a
+ * compaction (docs/BENCHMARKS.md, "Live indexes").  A compaction starts a
+ * new log: the writes before it are in the new file, which the epoch
+ * counts.  So a search that
  * starts after a write was answered sees it, searches in flight finish on
  * the snapshot they started with, and a burst of writes costs a few
  * refreshes, not one each.  A compaction rewrites the file and the server

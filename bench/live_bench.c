@@ -12,11 +12,12 @@
  *     then opens the index in this process and checks that it holds every
  *     acknowledged object.
  *
- *   live_bench delta --dir D --type keywords|vectors [--base N] [--delta F]
+ *   live_bench delta --dir D --type keywords|vectors [--base N] [--delta F] [--backend cpu|cuda]
  *                    [--queries Q] [--repeat R]
  *     A search of the index file plus a log adding F N objects (and
  *     deleting none) against the same objects compacted into one file, on
- *     the CPU backend (queries/s, best of R; the answers compared).
+ *     the backend given (default cpu; queries/s, best of R, the first run
+ *     of each on a GPU included among them; the answers compared).
  *
  *   live_bench compact --genie build/genie --dir D [--base N] [--delta F]
  *                      [--searchers S] [--seconds T]
@@ -76,6 +77,7 @@ typedef struct opts {
     double delta;
     unsigned writers, batch, searchers, queries, repeat;
     double seconds;
+    genie_backend backend; /* delta: the searches' */
 } opts;
 
 static char *path_in(const opts *o, const char *zName)
@@ -427,12 +429,13 @@ static void bench_adds(const opts *o)
 /* ------------------------------------------------------------- delta */
 
 /* Queries/s of @p nQ queries (best of @p repeat), and the answers into *ppR (the last run's). */
-static double time_keywords(const genie_index *idx, const genie_queries *q, unsigned repeat, genie_results **ppR)
+static double time_keywords(const genie_index *idx, const genie_queries *q, genie_backend be, unsigned repeat,
+                            genie_results **ppR)
 {
     genie_search_options so;
     genie_search_options_init(&so);
     so.k = 10;
-    so.backend = GENIE_BACKEND_CPU;
+    so.backend = be;
     double best = 1e30;
     for (unsigned i = 0; i < repeat; i++) {
         genie_results_free(*ppR);
@@ -446,13 +449,13 @@ static double time_keywords(const genie_index *idx, const genie_queries *q, unsi
     return (double)genie_queries_count(q) / best;
 }
 
-static double time_vectors(const genie_index *idx, const genie_vectors *q, unsigned repeat, genie_neighbor *out,
-                           uint32_t *aN)
+static double time_vectors(const genie_index *idx, const genie_vectors *q, genie_backend be, unsigned repeat,
+                           genie_neighbor *out, uint32_t *aN)
 {
     genie_vsearch_options vo;
     genie_vsearch_options_init(&vo);
     vo.k = 10;
-    vo.search.backend = GENIE_BACKEND_CPU;
+    vo.search.backend = be;
     double best = 1e30;
     for (unsigned i = 0; i < repeat; i++) {
         double t0 = bench_now();
@@ -482,7 +485,7 @@ static void bench_delta(const opts *o)
             vector_object(bench_rnd(&rng) % nCluster, &rng, q.data + (size_t)i * DIM);
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qLive = time_vectors(idx, &q, o->repeat, a, na);
+        qLive = time_vectors(idx, &q, o->backend, o->repeat, a, na);
         genie_index_close(idx);
         genie_writer *w;
         if (genie_writer_open(zIndex, &w) != GENIE_OK || genie_writer_compact(w) != GENIE_OK)
@@ -490,7 +493,7 @@ static void bench_delta(const opts *o)
         genie_writer_close(w);
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qFile = time_vectors(idx, &q, o->repeat, b, nb);
+        qFile = time_vectors(idx, &q, o->backend, o->repeat, b, nb);
         genie_index_close(idx);
         for (unsigned i = 0; i < o->queries && same; i++)
             same = na[i] == nb[i] && memcmp(a + i * 10, b + i * 10, na[i] * sizeof *a) == 0;
@@ -513,7 +516,7 @@ static void bench_delta(const opts *o)
         genie_results *ra = NULL, *rb = NULL;
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qLive = time_keywords(idx, q, o->repeat, &ra);
+        qLive = time_keywords(idx, q, o->backend, o->repeat, &ra);
         genie_index_close(idx);
         genie_writer *w;
         if (genie_writer_open(zIndex, &w) != GENIE_OK || genie_writer_compact(w) != GENIE_OK)
@@ -521,7 +524,7 @@ static void bench_delta(const opts *o)
         genie_writer_close(w);
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qFile = time_keywords(idx, q, o->repeat, &rb);
+        qFile = time_keywords(idx, q, o->backend, o->repeat, &rb);
         genie_index_close(idx);
         for (size_t i = 0; i < o->queries && same; i++) {
             size_t na, nb;
@@ -532,7 +535,8 @@ static void bench_delta(const opts *o)
         genie_results_free(rb);
         genie_queries_free(q);
     }
-    printf("| %s | %llu | %llu (%.0f%%) | %u | %.0f | %.0f | %.2f | %s |\n", o->vectors ? "vectors 128-d (LSH)" : "keywords 32",
+    printf("| %s | %s | %llu | %llu (%.0f%%) | %u | %.0f | %.0f | %.2f | %s |\n", genie_backend_name(o->backend),
+           o->vectors ? "vectors 128-d (LSH)" : "keywords 32",
            (unsigned long long)o->nBase, (unsigned long long)nDelta, 100 * o->delta, o->queries, qLive, qFile,
            qLive / qFile, same ? "same" : "DIFFER");
     free(zIndex);
@@ -592,8 +596,9 @@ int main(int argc, char **argv)
         {"delta", required_argument, 0, 'D'},   {"writers", required_argument, 0, 'w'},
         {"batch", required_argument, 0, 'b'},   {"searchers", required_argument, 0, 's'},
         {"seconds", required_argument, 0, 'T'}, {"queries", required_argument, 0, 'q'},
-        {"repeat", required_argument, 0, 'r'},  {0, 0, 0, 0}};
-    opts o = {"build/genie", NULL, 0, 100000, 0.1, 8, 100, 16, 1000, 3, 10};
+        {"repeat", required_argument, 0, 'r'},  {"backend", required_argument, 0, 'B'},
+        {0, 0, 0, 0}};
+    opts o = {"build/genie", NULL, 0, 100000, 0.1, 8, 100, 16, 1000, 3, 10, GENIE_BACKEND_CPU};
     if (argc < 2)
         die("usage: live_bench adds|delta|compact [options] (see bench/live_bench.c)");
     const char *zMode = argv[1];
@@ -616,6 +621,10 @@ int main(int argc, char **argv)
         case 'T': o.seconds = atof(optarg); break;
         case 'q': o.queries = (unsigned)atoi(optarg); break;
         case 'r': o.repeat = (unsigned)atoi(optarg); break;
+        case 'B':
+            if (genie_backend_parse(optarg, &o.backend) != GENIE_OK)
+                die("--backend cpu or cuda, not '%s'", optarg);
+            break;
         default: die("bad option");
         }
     }

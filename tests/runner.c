@@ -164,6 +164,7 @@ char g_zTestDir[1024];
     X(layout_include_graph, 30)                  \
     X(layout_comment_refs, 30)                    \
     X(format_index_file_type, 30) \
+    X(format_keyword_range_dense_and_sparse, 30) \
     X(malicious_fields_every_type, 600) \
     X(malicious_sets_element_lists, 30) \
     X(hardening_vectors_width_zero, 30) \

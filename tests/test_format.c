@@ -226,3 +226,47 @@ TEST(format_index_file_type)
     CHECK_RC(genie_index_file_type(NULL, &t), GENIE_EINVAL);
     CHECK_RC(genie_index_file_type(zKw, NULL), GENIE_EINVAL);
 }
+
+/*
+ * index_keyword_range against a count by hand, with the rank table (dense
+ * keywords) and without it (keywords spread over 2^32): both give every
+ * range's lists, ranges past either end included.
+ */
+TEST(format_keyword_range_dense_and_sparse)
+{
+    static const uint32_t aUniverse[] = {3000, 0};
+    for (int t = 0; t < 2; t++) {
+        test_objects o = make_objects(11 + (uint64_t)t, 400, aUniverse[t] ? aUniverse[t] : UINT32_MAX);
+        genie_index *idx = test_build(&o, 4, test_path("range.genie"));
+        CHECK((idx->aKeywordRank != NULL) == (t == 0));
+        uint64_t s = 5, nk = idx->info.n_keywords;
+        for (int i = 0; i < 2000; i++) {
+            uint32_t lo, hi;
+            if (i % 3 == 0) { /* a keyword the index holds, alone */
+                lo = hi = idx->aKeyword[test_rand(&s) % nk];
+            } else {
+                lo = (uint32_t)test_rand(&s);
+                hi = (uint32_t)test_rand(&s);
+                if (t == 0) {
+                    lo %= 3100;
+                    hi = i % 7 == 0 ? UINT32_MAX : hi % 3100;
+                }
+                if (lo > hi) {
+                    uint32_t x = lo;
+                    lo = hi;
+                    hi = x;
+                }
+            }
+            size_t first, end, wantFirst = 0, wantEnd = 0;
+            for (uint64_t j = 0; j < nk; j++) {
+                wantFirst += idx->aKeyword[j] < lo;
+                wantEnd += idx->aKeyword[j] <= hi;
+            }
+            index_keyword_range(idx, lo, hi, &first, &end);
+            CHECK_EQ(first, wantFirst);
+            CHECK_EQ(end, wantEnd);
+        }
+        genie_index_close(idx);
+        test_objects_free(&o);
+    }
+}

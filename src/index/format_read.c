@@ -320,6 +320,34 @@ static genie_status check_sublists(const char *path, uint32_t part, const genie_
 }
 
 /*
+ * Give view @p v (its keywords validated) the rank table of its keywords
+ * when they are dense enough that it costs at most 32 bytes a keyword
+ * (LSH buckets, word ids): index_keyword_range() then looks a range up in
+ * one step instead of two binary searches, a large share of a short
+ * query's time.  Out of memory: no table, the binary search stays.
+ */
+static void rank_keywords(genie_index *v)
+{
+    uint64_t n = v->info.n_keywords;
+    if (n == 0 || n > UINT32_MAX)
+        return;
+    uint64_t nRank = (uint64_t)v->aKeyword[n - 1] + 1;
+    if (nRank + 1 > 8 * n + 1024)
+        return; /* sparse: hashes over 2^32, say */
+    uint32_t *a = malloc((size_t)(nRank + 1) * sizeof *a);
+    if (!a)
+        return;
+    uint32_t j = 0;
+    for (uint64_t k = 0; k <= nRank; k++) {
+        while (j < n && v->aKeyword[j] < k)
+            j++;
+        a[k] = j;
+    }
+    v->aKeywordRank = a;
+    v->nKeywordRank = nRank;
+}
+
+/*
  * Part @p part: checksums, then structure; fills the view @p v (arrays,
  * info, span).  An index of several parts drops the part's pages after.
  */
@@ -365,6 +393,7 @@ static genie_status check_part(const char *path, const util_mapping *m, const he
     v->map.copied = m->copied; /* the process's own memory: no residency advice, which would zero it (parts.c) */
     v->nPart = 1;
     v->aPart = v;
+    rank_keywords(v);
     if (h->nParts > 1)
         index_part_release(v);
     return GENIE_OK;
@@ -398,6 +427,14 @@ static genie_status check_extras(const char *path, genie_index *idx, const heade
     return GENIE_OK;
 }
 
+/* Free @p aView, whose first @p n views were made (their rank tables). */
+static void views_free(genie_index *aView, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        free(aView[i].aKeywordRank);
+    free(aView);
+}
+
 /* The views of every part: the index itself when it has one part. */
 static genie_status check_parts(const char *path, const util_mapping *m, const header_fields *h,
                                 const part_fields *aPart, genie_index *idx, int own)
@@ -411,7 +448,7 @@ static genie_status check_parts(const char *path, const util_mapping *m, const h
     for (uint32_t i = 0; i < h->nParts; i++) {
         genie_status rc = check_part(path, m, h, i, &aPart[i], &aView[i], own);
         if (rc != GENIE_OK) {
-            free(aView);
+            views_free(aView, i);
             return rc;
         }
         if (aView[i].info.longest_list > longest)
@@ -422,7 +459,7 @@ static genie_status check_parts(const char *path, const util_mapping *m, const h
         if (!aView[i].aDev) {
             for (uint32_t j = 0; j < i; j++)
                 index_devices_free(aView[j].aDev);
-            free(aView);
+            views_free(aView, h->nParts);
             return util_error(GENIE_ENOMEM, "%s: out of memory for %u index parts", path, h->nParts);
         }
     }

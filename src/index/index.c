@@ -120,6 +120,8 @@ void index_close_file(genie_index *idx)
         free(idx); /* a snapshot: its own state is gone, the file is its owner's */
     if (__atomic_sub_fetch(&owner->nShare, 1, __ATOMIC_ACQ_REL) != 0)
         return; /* snapshots still read the file */
+    if (owner->aPart == owner)
+        free(owner->aKeywordRank); /* a one-part index is its view (a multi-part one's go with its views) */
     index_free_parts(owner);
     index_devices_free(owner->aDev);
     util_unmap_file(&owner->map);
@@ -211,6 +213,12 @@ genie_status genie_index_word(const genie_index *idx, const char *word, size_t l
 void index_keyword_range(const genie_index *idx, uint32_t lo, uint32_t hi, size_t *pFirst, size_t *pEnd)
 {
     assert(idx->aPart == idx); /* a one-part index or a part's view */
+    if (idx->aKeywordRank) {
+        uint64_t nr = idx->nKeywordRank, end = (uint64_t)hi + 1;
+        *pFirst = idx->aKeywordRank[lo < nr ? lo : nr];
+        *pEnd = idx->aKeywordRank[end < nr ? end : nr];
+        return;
+    }
     size_t n = (size_t)idx->info.n_keywords;
     *pFirst = util_lower_bound_u32(idx->aKeyword, 0, n, lo);
     *pEnd = util_lower_bound_u32(idx->aKeyword, 0, n, (uint64_t)hi + 1);

@@ -156,6 +156,12 @@ struct genie_index {
     uint32_t nPart;
     struct genie_index *aPart;
     uint64_t firstObject;          /* global id of this view's object 0 */
+    /* Keyword -> list in one step when the view's keywords are dense
+     * (format_read.c, rank_keywords): aKeywordRank[k], k <= nKeywordRank, counts
+     * the keywords below k, nKeywordRank being the last keyword + 1; NULL
+     * (binary search) otherwise.  The view's own, freed with it. */
+    uint32_t *aKeywordRank;
+    uint64_t nKeywordRank;
     const unsigned char *pSpan;    /* this view's list sections in the mapping */
     uint64_t nSpan;                /* bytes from pSpan */
     /* The whole index only (views: NULL): the path it was opened from and
@@ -235,6 +241,7 @@ void index_devices_free(index_device *aDev);
 
 /** Release the views of a multi-part index (device copies included). */
 void index_free_parts(genie_index *idx);
+
 
 /**
  * Residency of one view of a multi-part index in host memory: ask the

@@ -47,8 +47,10 @@ void index_free_parts(genie_index *idx)
 {
     if (!idx->aPart || idx->aPart == idx)
         return;
-    for (uint32_t i = 0; i < idx->nPart; i++)
+    for (uint32_t i = 0; i < idx->nPart; i++) {
         index_devices_free(idx->aPart[i].aDev);
+        free(idx->aPart[i].aKeywordRank);
+    }
     free(idx->aPart);
     idx->aPart = NULL;
     idx->nPart = 0;

@@ -3,10 +3,10 @@
  * search and GENIE-LSH on one data set, in one process (docs/BENCHMARKS.md, "Inverted files").
  *
  *   ivf_bench [--base F --queries F | --n N --dim D --centres C --nq Q --seed S]
- *             [--metric l2|ip|cosine] [--k K] [--nlist L] [--pq M[,M...]]
+ *             [--metric l2|ip|cosine] [--k K] [--nlist L] [--pq M[,M...]|none]
  *             [--nprobe P,P...] [--depth R,R...] [--check Q] [--lsh K,K...]
  *             [--kmeans C] [--kmeans-only] [--backend B] [--threads T] [--dir DIR]
- *             [--no-flat] [--direct-truth]
+ *             [--no-flat] [--direct-truth] [--precision fp32|tf32]
  *
  * Data: the files (any format genie_vectors_read reads), or generated:
  * N vectors around C centres (centre ~ N(0, 3^2 I), vector = centre +
@@ -47,7 +47,8 @@
  * squared distance to the centroid before the update) and whether the
  * second run gave the same centroids, bit for bit (exit status 1 if not).
  * --kmeans-only: that alone, no index.  The build's own trainings are
- * timed in the build.  Each build line gives its seconds, the file's size and the
+ * timed in the build; --precision runs their GEMM in fp32 (default) or
+ * TF32 (genie_ivf_params.precision).  --pq none: no IVF-PQ index.  Each build line gives its seconds, the file's size and the
  * process's peak resident memory so far.
  */
 #include <math.h>
@@ -69,6 +70,7 @@ typedef struct bench {
     genie_metric metric;
     uint32_t k, nlist, nCheck, threads;
     genie_backend backend;
+    genie_precision buildPrecision;
     uint32_t aPq[MAX_LIST], nPq, aProbe[MAX_LIST], nProbe, aDepth[MAX_LIST], nDepth, aLsh[MAX_LIST], nLsh;
     uint32_t kmeansK;
     int noFlat, directTruth, kmeansOnly;
@@ -262,7 +264,7 @@ static void run_exact_direct(bench *b)
 static void build_ivf(bench *b, uint32_t M, int refine, const char *path)
 {
     genie_ivf_params p = {.metric = b->metric, .nlist = b->nlist, .pq_m = M, .refine = refine, .seed = 1,
-                          .backend = b->backend, .threads = b->threads};
+                          .backend = b->backend, .threads = b->threads, .precision = b->buildPrecision};
     genie_build_options opt;
     genie_build_options_init(&opt);
     double t0 = util_now();
@@ -274,7 +276,8 @@ static void build_ivf(bench *b, uint32_t M, int refine, const char *path)
     struct stat sb;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("build     %-30s %.2f s, file %.1f MB, peak resident %.1f MB\n", path, secs,
+    printf("build     %-30s %.2f s (k-means %s), file %.1f MB, peak resident %.1f MB\n", path, secs,
+           genie_precision_name(b->buildPrecision),
            stat(path, &sb) == 0 ? (double)sb.st_size / 1e6 : -1.0, (double)ru.ru_maxrss / 1e3);
 }
 
@@ -455,7 +458,8 @@ int main(int argc, char **argv)
         else if (!strcmp(z, "--seed")) seed = strtoull(v, NULL, 10), i++;
         else if (!strcmp(z, "--k")) b.k = (uint32_t)atoi(v), i++;
         else if (!strcmp(z, "--nlist")) b.nlist = (uint32_t)atoi(v), i++;
-        else if (!strcmp(z, "--pq")) ok = parse_list(v, b.aPq, &b.nPq), i++;
+        else if (!strcmp(z, "--pq")) ok = !strcmp(v, "none") ? (b.nPq = 0, 1) : parse_list(v, b.aPq, &b.nPq), i++;
+        else if (!strcmp(z, "--precision")) ok = genie_precision_parse(v, &b.buildPrecision) == GENIE_OK, i++;
         else if (!strcmp(z, "--nprobe")) ok = parse_list(v, b.aProbe, &b.nProbe), i++;
         else if (!strcmp(z, "--depth")) ok = parse_list(v, b.aDepth, &b.nDepth), i++;
         else if (!strcmp(z, "--check")) b.nCheck = (uint32_t)atoi(v), i++;

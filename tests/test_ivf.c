@@ -217,6 +217,38 @@ static void check_against_oracle(const genie_index *idx, const genie_vectors *q,
     free(nWant);
 }
 
+/* Files @p zA and @p zB (test paths) hold the same bytes. */
+static void check_same_file(const char *zA, const char *zB)
+{
+    size_t na, nb;
+    unsigned char *a = test_read_file(test_path(zA), &na), *b = test_read_file(test_path(zB), &nb);
+    if (!(na == nb && memcmp(a, b, na) == 0))
+        test_fail_at(__FILE__, __LINE__, "%s and %s differ", zA, zB);
+    free(a);
+    free(b);
+}
+
+/*
+ * @p p built twice on the chosen backend (a GPU's k-means): the same file,
+ * whose answers to the first @p nq base vectors (k 10, nprobe 1 and
+ * @p nprobe2, depth 0 and 3 k) on that backend equal the CPU's and the oracle's.
+ */
+static void check_gpu_build(const genie_vectors *base, genie_ivf_params p, uint32_t nq, uint32_t nprobe2)
+{
+    genie_build_options opt;
+    genie_build_options_init(&opt);
+    p.backend = test_backend();
+    CHECK_OK(genie_vectors_build_ivf(base, &p, &opt, test_path("g1.genie")));
+    CHECK_OK(genie_vectors_build_ivf(base, &p, &opt, test_path("g2.genie")));
+    check_same_file("g1.genie", "g2.genie");
+    genie_index *gi;
+    CHECK_OK(genie_index_open(test_path("g1.genie"), &gi));
+    const uint32_t aK[1] = {10}, aP[2] = {1, nprobe2}, aR[2] = {0, 3};
+    genie_vectors q = {nq, base->dim, base->data};
+    check_against_oracle(gi, &q, aK, 1, aP, 2, aR, 2);
+    genie_index_close(gi);
+}
+
 static const genie_metric aMetric[3] = {GENIE_METRIC_L2, GENIE_METRIC_IP, GENIE_METRIC_COSINE};
 
 TEST(ivf_flat_equals_oracle)
@@ -299,20 +331,7 @@ TEST(ivf_build_deterministic_and_versioned)
     if (test_backend() != GENIE_BACKEND_CPU) { /* the GPU's k-means: deterministic too (its own centroids) */
         p.seed = 3;
         p.refine = 0; /* depth 0 below: the codes alone */
-        p.backend = test_backend();
-        CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("g1.genie")));
-        CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("g2.genie")));
-        size_t n1, n2;
-        unsigned char *g1 = test_read_file(test_path("g1.genie"), &n1), *g2 = test_read_file(test_path("g2.genie"), &n2);
-        CHECK(n1 == n2 && memcmp(g1, g2, n1) == 0);
-        free(g1);
-        free(g2);
-        genie_index *gi;
-        CHECK_OK(genie_index_open(test_path("g1.genie"), &gi));
-        const uint32_t aK[1] = {10}, aP[2] = {1, 4}, aR[2] = {0, 3};
-        genie_vectors q = {40, 8, aBase};
-        check_against_oracle(gi, &q, aK, 1, aP, 2, aR, 2);
-        genie_index_close(gi);
+        check_gpu_build(&base, p, 40, 4);
     }
     genie_index *idx;
     CHECK_OK(genie_index_open(test_path("a.genie"), &idx));
@@ -716,11 +735,7 @@ TEST(kmeans_precision_tf32)
     CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("f32.genie")));
     p.precision = GENIE_PRECISION_TF32;
     CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("t32.genie")));
-    size_t na, nb;
-    unsigned char *a = test_read_file(test_path("f32.genie"), &na), *b = test_read_file(test_path("t32.genie"), &nb);
-    CHECK(na == nb && memcmp(a, b, na) == 0);
-    free(a);
-    free(b);
+    check_same_file("f32.genie", "t32.genie");
     expect_build_error(&base, (genie_ivf_params){.metric = GENIE_METRIC_L2, .nlist = 8,
                                                  .precision = GENIE_PRECISION_FP16}, &opt, "fp16; fp32 or tf32");
     expect_build_error(&base, (genie_ivf_params){.metric = GENIE_METRIC_L2, .nlist = 8, .precision = 9}, &opt,
@@ -773,20 +788,7 @@ TEST(kmeans_precision_tf32)
         CHECK(used != GENIE_BACKEND_CPU);
         CHECK_OK(kmeans_train(x, n, dim, &kp, c2, NULL));
         CHECK(memcmp(c1, c2, (size_t)k * dim * sizeof *c1) == 0);
-        p.backend = test_backend();
-        CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("g1.genie")));
-        CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("g2.genie")));
-        a = test_read_file(test_path("g1.genie"), &na);
-        b = test_read_file(test_path("g2.genie"), &nb);
-        CHECK(na == nb && memcmp(a, b, na) == 0);
-        free(a);
-        free(b);
-        genie_index *gi;
-        CHECK_OK(genie_index_open(test_path("g1.genie"), &gi));
-        const uint32_t aK[1] = {10}, aP[2] = {1, 3}, aR[2] = {0, 3};
-        genie_vectors q = {50, dim, x + 17 * dim};
-        check_against_oracle(gi, &q, aK, 1, aP, 2, aR, 2);
-        genie_index_close(gi);
+        check_gpu_build(&base, p, 50, 3);
         free(c);
         free(c1);
         free(c2);

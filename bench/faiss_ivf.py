@@ -13,9 +13,12 @@ ids are written with --truth-out).  Faiss: IndexIVFFlat(IndexFlatL2, NLIST)
 trained on the same number of vectors genie trains on (64 NLIST, from the
 base), all vectors added, search of all queries at each nprobe, the last
 of three runs as for genie, omp_set_num_threads(T); recall@10 against the
-same truth.
+same truth.  BACKEND (default cpu) runs genie's build (its k-means) and
+the truth; the timed searches are on the CPU with T threads whatever it
+is (on the GPU machine: cuda, to save the minutes the 16 cores would
+take, without OpenBLAS there, to train and to compute the truth).
 
-  bench/faiss_ivf.py GENIE N D C Q NLIST T NPROBE[,NPROBE...] DIR
+  bench/faiss_ivf.py GENIE N D C Q NLIST T NPROBE[,NPROBE...] DIR [BACKEND]
 """
 import os
 import subprocess
@@ -28,6 +31,7 @@ import numpy as np
 genie, n, d, c, nq, nlist, threads = sys.argv[1], *map(int, sys.argv[2:8])
 probes = [int(p) for p in sys.argv[8].split(",")]
 work = sys.argv[9]
+backend = sys.argv[10] if len(sys.argv) > 10 else "cpu"
 rng = np.random.default_rng(28)
 centres = (3 * rng.standard_normal((c, d))).astype(np.float32)
 x = (centres[rng.integers(0, c, n + nq)] + rng.standard_normal((n + nq, d))).astype(np.float32)
@@ -35,13 +39,13 @@ xb, xq = x[:n], x[n:]
 np.save(f"{work}/base.npy", xb)
 np.save(f"{work}/query.npy", xq)
 print(f"data: {n} x {d} around {c} centres, {nq} queries; nlist {nlist}; {threads} threads; "
-      f"faiss {faiss.__version__}", flush=True)
+      f"faiss {faiss.__version__}; genie build and truth on {backend}", flush=True)
 
 t = time.perf_counter()
-subprocess.run([genie, "build", "-q", "-t", "vectors", "--ivf", str(nlist), "--backend", "cpu", "-o", f"{work}/ivf.genie",
+subprocess.run([genie, "build", "-q", "-t", "vectors", "--ivf", str(nlist), "--backend", backend, "-o", f"{work}/ivf.genie",
                 f"{work}/base.npy"], check=True)
 print(f"genie build: {time.perf_counter() - t:.1f} s", flush=True)
-out = subprocess.run([genie, "eval", "-b", "cpu", "--threads", str(threads), "--repeat", "3", "--truth-backend", "cpu",
+out = subprocess.run([genie, "eval", "-b", "cpu", "--threads", str(threads), "--repeat", "3", "--truth-backend", backend,
                       "--truth-out", f"{work}/gt.ivecs", "--nprobe", ",".join(map(str, probes)),
                       f"{work}/ivf.genie", f"{work}/query.npy"], check=True, capture_output=True, text=True).stdout
 rows = {int(r.split()[0]): r.split() for r in out.splitlines() if r and r[0].isdigit()}

@@ -3,10 +3,10 @@
  * search and GENIE-LSH on one data set, in one process (docs/BENCHMARKS.md, "Inverted files").
  *
  *   ivf_bench [--base F --queries F | --n N --dim D --centres C --nq Q --seed S]
- *             [--metric l2|ip|cosine] [--k K] [--nlist L] [--pq M[,M...]]
+ *             [--metric l2|ip|cosine] [--k K] [--nlist L] [--pq M[,M...]|none]
  *             [--nprobe P,P...] [--depth R,R...] [--check Q] [--lsh K,K...]
- *             [--kmeans C] [--backend B] [--threads T] [--dir DIR] [--no-flat]
- *             [--direct-truth]
+ *             [--kmeans C] [--kmeans-only] [--backend B] [--threads T] [--dir DIR]
+ *             [--no-flat] [--direct-truth] [--precision fp32|tf32]
  *
  * Data: the files (any format genie_vectors_read reads), or generated:
  * N vectors around C centres (centre ~ N(0, 3^2 I), vector = centre +
@@ -40,10 +40,15 @@
  * include them) and, for every IVF row, whether the backend's answers for
  * the first --check queries equal the CPU's, byte for byte (exit status 1
  * if not).  --kmeans C: 20 k-means iterations of the base to C centroids
- * on the backend: the total (upload, cuBLAS handle, initial centroids
- * included) and the mean of iterations 2..20 (the steady state, timed
- * between the progress calls).  The build's own trainings are timed in
- * the build.  Each build line gives its seconds, the file's size and the
+ * on the backend, the GEMM in fp32 and (on a GPU) in TF32, each twice:
+ * the total of the first (upload, cuBLAS handle, initial centroids
+ * included), the mean of its iterations 2..20 (the steady state, timed
+ * between the progress calls), the last iteration's mean objective (the
+ * squared distance to the centroid before the update) and whether the
+ * second run gave the same centroids, bit for bit (exit status 1 if not).
+ * --kmeans-only: that alone, no index.  The build's own trainings are
+ * timed in the build; --precision runs their GEMM in fp32 (default) or
+ * TF32 (genie_ivf_params.precision).  --pq none: no IVF-PQ index.  Each build line gives its seconds, the file's size and the
  * process's peak resident memory so far.
  */
 #include <math.h>
@@ -65,9 +70,10 @@ typedef struct bench {
     genie_metric metric;
     uint32_t k, nlist, nCheck, threads;
     genie_backend backend;
+    genie_precision buildPrecision;
     uint32_t aPq[MAX_LIST], nPq, aProbe[MAX_LIST], nProbe, aDepth[MAX_LIST], nDepth, aLsh[MAX_LIST], nLsh;
     uint32_t kmeansK;
-    int noFlat, directTruth;
+    int noFlat, directTruth, kmeansOnly;
     const char *zDir;
     uint32_t *aTruth; /* q.n x k */
     double exactQps;
@@ -258,7 +264,7 @@ static void run_exact_direct(bench *b)
 static void build_ivf(bench *b, uint32_t M, int refine, const char *path)
 {
     genie_ivf_params p = {.metric = b->metric, .nlist = b->nlist, .pq_m = M, .refine = refine, .seed = 1,
-                          .backend = b->backend, .threads = b->threads};
+                          .backend = b->backend, .threads = b->threads, .precision = b->buildPrecision};
     genie_build_options opt;
     genie_build_options_init(&opt);
     double t0 = util_now();
@@ -270,7 +276,8 @@ static void build_ivf(bench *b, uint32_t M, int refine, const char *path)
     struct stat sb;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("build     %-30s %.2f s, file %.1f MB, peak resident %.1f MB\n", path, secs,
+    printf("build     %-30s %.2f s (k-means %s), file %.1f MB, peak resident %.1f MB\n", path, secs,
+           genie_precision_name(b->buildPrecision),
            stat(path, &sb) == 0 ? (double)sb.st_size / 1e6 : -1.0, (double)ru.ru_maxrss / 1e3);
 }
 
@@ -372,33 +379,61 @@ static void run_lsh(bench *b, const char *path)
     genie_index_close(idx);
 }
 
-/* The time of each k-means iteration's end. */
+/* The time of each k-means iteration's end, and the last objective. */
+typedef struct kmeans_clock {
+    double aT[21], objective;
+} kmeans_clock;
+
 static void kmeans_tick(void *ctx, const char *zStage, uint32_t it, uint32_t nIt, double objective)
 {
     (void)zStage;
     (void)nIt;
-    (void)objective;
-    ((double *)ctx)[it] = util_now();
+    kmeans_clock *c = ctx;
+    c->aT[it] = util_now();
+    c->objective = objective;
+}
+
+/* 20 iterations in @p precision, twice: the first timed, the second for its bytes. */
+static void run_kmeans_at(bench *b, genie_precision precision, float *aC, float *aC2)
+{
+    kmeans_clock clk = {{0}, 0};
+    kmeans_params p = {.k = b->kmeansK, .iterations = 20, .seed = 1, .mode = KMEANS_L2, .backend = b->backend,
+                       .threads = b->threads, .precision = precision, .progress = kmeans_tick, .progressCtx = &clk};
+    genie_backend used;
+    double t0 = util_now();
+    genie_status rc = kmeans_train(b->base.data, b->base.n, b->base.dim, &p, aC, &used);
+    double secs = util_now() - t0;
+    if (rc == GENIE_OK) {
+        p.progress = NULL;
+        rc = kmeans_train(b->base.data, b->base.n, b->base.dim, &p, aC2, NULL);
+    }
+    if (rc != GENIE_OK) {
+        fprintf(stderr, "ivf_bench: k-means: %s\n", genie_last_error());
+        b->failed = 1;
+        return;
+    }
+    int same = memcmp(aC, aC2, (size_t)b->kmeansK * b->base.dim * sizeof *aC) == 0;
+    b->failed |= !same;
+    printf("kmeans    n=%llu dim=%u k=%u iterations=20 on %s, %s: %.3f s in all (upload, handle and initial "
+           "centroids included); iterations 2..20: %.1f ms each; objective %.6g; again: %s\n",
+           (unsigned long long)b->base.n, b->base.dim, b->kmeansK, genie_backend_name(used),
+           genie_precision_name(precision), secs, 1000 * (clk.aT[20] - clk.aT[1]) / 19, clk.objective,
+           same ? "the same centroids" : "OTHER CENTROIDS");
 }
 
 static void run_kmeans(bench *b)
 {
     float *aC = malloc((size_t)b->kmeansK * b->base.dim * sizeof *aC);
-    double aT[21] = {0};
-    kmeans_params p = {.k = b->kmeansK, .iterations = 20, .seed = 1, .mode = KMEANS_L2, .backend = b->backend,
-                       .threads = b->threads, .progress = kmeans_tick, .progressCtx = aT};
-    genie_backend used;
-    double t0 = util_now();
-    genie_status rc = kmeans_train(b->base.data, b->base.n, b->base.dim, &p, aC, &used);
-    double secs = util_now() - t0;
-    if (rc != GENIE_OK)
-        fprintf(stderr, "ivf_bench: k-means: %s\n", genie_last_error());
-    else
-        printf("kmeans    n=%llu dim=%u k=%u iterations=20 on %s: %.3f s in all (upload, handle and initial "
-               "centroids included); iterations 2..20: %.1f ms each\n",
-               (unsigned long long)b->base.n, b->base.dim, b->kmeansK, genie_backend_name(used), secs,
-               1000 * (aT[20] - aT[1]) / 19);
+    float *aC2 = malloc((size_t)b->kmeansK * b->base.dim * sizeof *aC2);
+    if (!aC || !aC2) {
+        fprintf(stderr, "ivf_bench: out of memory\n");
+        exit(1);
+    }
+    run_kmeans_at(b, GENIE_PRECISION_FP32, aC, aC2);
+    if (b->backend != GENIE_BACKEND_CPU)
+        run_kmeans_at(b, GENIE_PRECISION_TF32, aC, aC2);
     free(aC);
+    free(aC2);
 }
 
 int main(int argc, char **argv)
@@ -423,7 +458,8 @@ int main(int argc, char **argv)
         else if (!strcmp(z, "--seed")) seed = strtoull(v, NULL, 10), i++;
         else if (!strcmp(z, "--k")) b.k = (uint32_t)atoi(v), i++;
         else if (!strcmp(z, "--nlist")) b.nlist = (uint32_t)atoi(v), i++;
-        else if (!strcmp(z, "--pq")) ok = parse_list(v, b.aPq, &b.nPq), i++;
+        else if (!strcmp(z, "--pq")) ok = !strcmp(v, "none") ? (b.nPq = 0, 1) : parse_list(v, b.aPq, &b.nPq), i++;
+        else if (!strcmp(z, "--precision")) ok = genie_precision_parse(v, &b.buildPrecision) == GENIE_OK, i++;
         else if (!strcmp(z, "--nprobe")) ok = parse_list(v, b.aProbe, &b.nProbe), i++;
         else if (!strcmp(z, "--depth")) ok = parse_list(v, b.aDepth, &b.nDepth), i++;
         else if (!strcmp(z, "--check")) b.nCheck = (uint32_t)atoi(v), i++;
@@ -433,6 +469,7 @@ int main(int argc, char **argv)
         else if (!strcmp(z, "--threads")) b.threads = (uint32_t)atoi(v), i++;
         else if (!strcmp(z, "--dir")) b.zDir = v, i++;
         else if (!strcmp(z, "--no-flat")) b.noFlat = 1;
+        else if (!strcmp(z, "--kmeans-only")) b.kmeansOnly = 1;
         else if (!strcmp(z, "--direct-truth")) b.directTruth = b.noFlat = 1;
         else ok = 0;
         if (!ok) {
@@ -453,6 +490,13 @@ int main(int argc, char **argv)
            genie_backend_name(b.backend));
     char zPath[4096];
     snprintf(zPath, sizeof zPath, "%s/ivf-flat.genie", b.zDir);
+    if (b.kmeansOnly) {
+        run_kmeans(&b);
+        printf("result    %s\n", b.failed ? "FAILED (see above)" : "ok");
+        genie_vectors_free(&b.base);
+        genie_vectors_free(&b.q);
+        return b.failed;
+    }
     if (b.directTruth) {
         run_exact_direct(&b);
     } else {

@@ -217,6 +217,38 @@ static void check_against_oracle(const genie_index *idx, const genie_vectors *q,
     free(nWant);
 }
 
+/* Files @p zA and @p zB (test paths) hold the same bytes. */
+static void check_same_file(const char *zA, const char *zB)
+{
+    size_t na, nb;
+    unsigned char *a = test_read_file(test_path(zA), &na), *b = test_read_file(test_path(zB), &nb);
+    if (!(na == nb && memcmp(a, b, na) == 0))
+        test_fail_at(__FILE__, __LINE__, "%s and %s differ", zA, zB);
+    free(a);
+    free(b);
+}
+
+/*
+ * @p p built twice on the chosen backend (a GPU's k-means): the same file,
+ * whose answers to the first @p nq base vectors (k 10, nprobe 1 and
+ * @p nprobe2, depth 0 and 3 k) on that backend equal the CPU's and the oracle's.
+ */
+static void check_gpu_build(const genie_vectors *base, genie_ivf_params p, uint32_t nq, uint32_t nprobe2)
+{
+    genie_build_options opt;
+    genie_build_options_init(&opt);
+    p.backend = test_backend();
+    CHECK_OK(genie_vectors_build_ivf(base, &p, &opt, test_path("g1.genie")));
+    CHECK_OK(genie_vectors_build_ivf(base, &p, &opt, test_path("g2.genie")));
+    check_same_file("g1.genie", "g2.genie");
+    genie_index *gi;
+    CHECK_OK(genie_index_open(test_path("g1.genie"), &gi));
+    const uint32_t aK[1] = {10}, aP[2] = {1, nprobe2}, aR[2] = {0, 3};
+    genie_vectors q = {nq, base->dim, base->data};
+    check_against_oracle(gi, &q, aK, 1, aP, 2, aR, 2);
+    genie_index_close(gi);
+}
+
 static const genie_metric aMetric[3] = {GENIE_METRIC_L2, GENIE_METRIC_IP, GENIE_METRIC_COSINE};
 
 TEST(ivf_flat_equals_oracle)
@@ -299,20 +331,7 @@ TEST(ivf_build_deterministic_and_versioned)
     if (test_backend() != GENIE_BACKEND_CPU) { /* the GPU's k-means: deterministic too (its own centroids) */
         p.seed = 3;
         p.refine = 0; /* depth 0 below: the codes alone */
-        p.backend = test_backend();
-        CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("g1.genie")));
-        CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("g2.genie")));
-        size_t n1, n2;
-        unsigned char *g1 = test_read_file(test_path("g1.genie"), &n1), *g2 = test_read_file(test_path("g2.genie"), &n2);
-        CHECK(n1 == n2 && memcmp(g1, g2, n1) == 0);
-        free(g1);
-        free(g2);
-        genie_index *gi;
-        CHECK_OK(genie_index_open(test_path("g1.genie"), &gi));
-        const uint32_t aK[1] = {10}, aP[2] = {1, 4}, aR[2] = {0, 3};
-        genie_vectors q = {40, 8, aBase};
-        check_against_oracle(gi, &q, aK, 1, aP, 2, aR, 2);
-        genie_index_close(gi);
+        check_gpu_build(&base, p, 40, 4);
     }
     genie_index *idx;
     CHECK_OK(genie_index_open(test_path("a.genie"), &idx));
@@ -695,4 +714,85 @@ TEST(kmeans_sample_and_fixed_point)
     CHECK_RC(kmeans_train(x, n, dim, &kp, c1, NULL), GENIE_EINVAL);
     free(x);
     free(c);
+}
+
+/*
+ * k-means' GEMM in TF32 (genie_ivf_params.precision): the CPU ignores it
+ * (the same file as fp32's); on a GPU ($GENIE_TEST_BACKEND) it assigns
+ * every point whose margin between its two nearest centroids exceeds
+ * TF32's error to the centroid fp32 arithmetic in double picks, trains and
+ * builds the same bytes twice, and the index's GPU answers equal the CPU's.
+ */
+TEST(kmeans_precision_tf32)
+{
+    uint32_t n = 4000, dim = 16, k = 12;
+    float *x = clustered(21, k, n, dim, 40);
+    genie_vectors base = {n, dim, x};
+    genie_build_options opt;
+    genie_build_options_init(&opt);
+    genie_ivf_params p = {.metric = GENIE_METRIC_L2, .nlist = k, .pq_m = 4, .iterations = 6, .seed = 5,
+                          .backend = GENIE_BACKEND_CPU, .threads = 2};
+    CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("f32.genie")));
+    p.precision = GENIE_PRECISION_TF32;
+    CHECK_OK(genie_vectors_build_ivf(&base, &p, &opt, test_path("t32.genie")));
+    check_same_file("f32.genie", "t32.genie");
+    expect_build_error(&base, (genie_ivf_params){.metric = GENIE_METRIC_L2, .nlist = 8,
+                                                 .precision = GENIE_PRECISION_FP16}, &opt, "fp16; fp32 or tf32");
+    expect_build_error(&base, (genie_ivf_params){.metric = GENIE_METRIC_L2, .nlist = 8, .precision = 9}, &opt,
+                       "precision unknown");
+    if (test_backend() != GENIE_BACKEND_CPU) {
+        /* Centroids: the CPU's k-means; the GPU's TF32 assignment against double arithmetic. */
+        float *c = malloc((size_t)k * dim * sizeof *c);
+        uint32_t *aGpu = malloc(n * sizeof *aGpu);
+        CHECK(c && aGpu);
+        kmeans_params cp = {.k = k, .iterations = 6, .seed = 4, .mode = KMEANS_L2, .backend = GENIE_BACKEND_CPU,
+                            .threads = 2};
+        CHECK_OK(kmeans_train(x, n, dim, &cp, c, NULL));
+        CHECK_OK(kmeans_assign(x, n, dim, c, k, KMEANS_L2, test_backend(), 0, 0, GENIE_PRECISION_TF32, aGpu));
+        uint32_t nClear = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            double best = INFINITY, second = INFINITY, xx = 0, cMax = 0;
+            uint32_t bestI = 0;
+            for (uint32_t t = 0; t < k; t++) {
+                double s = 0, cc = 0;
+                for (uint32_t d = 0; d < dim; d++) {
+                    s += (double)c[t * dim + d] * x[(size_t)i * dim + d];
+                    cc += (double)c[t * dim + d] * c[t * dim + d];
+                }
+                s = cc - 2 * s; /* the kernel's score, |c|^2 - 2 <x, c> */
+                cMax = fmax(cMax, cc);
+                if (s < best) {
+                    second = best;
+                    best = s;
+                    bestI = t;
+                } else if (s < second) {
+                    second = s;
+                }
+            }
+            for (uint32_t d = 0; d < dim; d++)
+                xx += (double)x[(size_t)i * dim + d] * x[(size_t)i * dim + d];
+            /* TF32 rounds both operands by 2^-11: <x, c> is off by at most about 2^-9 |x| |c|. */
+            if (second - best > 0x1p-6 * (sqrt(xx * cMax) + cMax)) {
+                nClear++;
+                CHECK_EQ(aGpu[i], bestI);
+            }
+        }
+        CHECK(nClear > n * 3 / 4); /* separated clusters: most points are clear */
+        /* Deterministic: the same centroids twice, and the same index file. */
+        float *c1 = malloc((size_t)k * dim * sizeof *c1), *c2 = malloc((size_t)k * dim * sizeof *c2);
+        CHECK(c1 && c2);
+        kmeans_params kp = {.k = k, .iterations = 6, .seed = 3, .mode = KMEANS_L2, .backend = test_backend(),
+                            .precision = GENIE_PRECISION_TF32};
+        genie_backend used;
+        CHECK_OK(kmeans_train(x, n, dim, &kp, c1, &used));
+        CHECK(used != GENIE_BACKEND_CPU);
+        CHECK_OK(kmeans_train(x, n, dim, &kp, c2, NULL));
+        CHECK(memcmp(c1, c2, (size_t)k * dim * sizeof *c1) == 0);
+        check_gpu_build(&base, p, 50, 3);
+        free(c);
+        free(c1);
+        free(c2);
+        free(aGpu);
+    }
+    free(x);
 }

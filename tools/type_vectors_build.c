@@ -62,6 +62,12 @@ const char vec_zBuildHelp[] =
     "      --iterations N       k-means iterations (default 20)\n"
     "      --backend B          --ivf: where the k-means run: auto (a GPU when\n"
     "                           usable), cpu, cuda\n"
+    "      --precision P        --ivf: the k-means' GEMM on a GPU: fp32\n"
+    "                           (default) or tf32 (tensor cores, faster; a\n"
+    "                           vector nearly equidistant from two centroids\n"
+    "                           may be assigned to the other one, so the index\n"
+    "                           may differ from fp32's; the same seed gives the\n"
+    "                           same index either way; the CPU's GEMM is fp32)\n"
     "  -L, --sublist-length N   longest posting (sub)list (default 4096)\n"
     CLI_PART_HELP
     "                           (an IVF index: each part holds the lists of its\n"
@@ -104,7 +110,7 @@ typedef struct vec_build_args {
 } vec_build_args;
 
 /* The long options of the inverted file's build (their getopt values). */
-enum { OPT_IVF = 0x200, OPT_PQ, OPT_REFINE, OPT_TRAIN_SIZE, OPT_ITERATIONS, OPT_BUILD_BACKEND };
+enum { OPT_IVF = 0x200, OPT_PQ, OPT_REFINE, OPT_TRAIN_SIZE, OPT_ITERATIONS, OPT_BUILD_BACKEND, OPT_BUILD_PRECISION };
 
 /* --pq M[xBITS] */
 static int parse_pq(const char *z, genie_ivf_params *p)
@@ -127,7 +133,7 @@ static int parse_pq(const char *z, genie_ivf_params *p)
 static int ivf_build_option(vec_build_args *a, int c, const char *zArg)
 {
     uint64_t v;
-    a->ivfOption |= c != OPT_IVF && c >= OPT_IVF && c <= OPT_BUILD_BACKEND;
+    a->ivfOption |= c != OPT_IVF && c >= OPT_IVF && c <= OPT_BUILD_PRECISION;
     switch (c) {
     case OPT_IVF:
         a->isIvf = 1;
@@ -154,6 +160,11 @@ static int ivf_build_option(vec_build_args *a, int c, const char *zArg)
     case OPT_BUILD_BACKEND:
         if (genie_backend_parse(zArg, &a->ivf.backend) != GENIE_OK)
             return cli_usage_error("build", "--backend: %s", genie_last_error());
+        return CLI_EXIT_OK;
+    case OPT_BUILD_PRECISION:
+        if (strcmp(zArg, "fp32") != 0 && strcmp(zArg, "tf32") != 0)
+            return cli_usage_error("build", "--precision '%s': fp32 or tf32 (the k-means' GEMM on a GPU)", zArg);
+        a->ivf.precision = strcmp(zArg, "tf32") == 0 ? GENIE_PRECISION_TF32 : GENIE_PRECISION_FP32;
         return CLI_EXIT_OK;
     default:
         return CLI_OPTION_UNKNOWN;
@@ -249,7 +260,8 @@ const struct option vec_aBuildOption[] = {
     {"seed", required_argument, 0, 6},   {"recall", required_argument, 0, 7}, {"ivf", required_argument, 0, OPT_IVF},
     {"pq", required_argument, 0, OPT_PQ}, {"refine", no_argument, 0, OPT_REFINE},
     {"train-size", required_argument, 0, OPT_TRAIN_SIZE}, {"iterations", required_argument, 0, OPT_ITERATIONS},
-    {"backend", required_argument, 0, OPT_BUILD_BACKEND}, CLI_RECALL_BUILD_OPTION, {0, 0, 0, 0}};
+    {"backend", required_argument, 0, OPT_BUILD_BACKEND}, {"precision", required_argument, 0, OPT_BUILD_PRECISION},
+    CLI_RECALL_BUILD_OPTION, {0, 0, 0, 0}};
 
 int vec_cli_build(int argc, char **argv)
 {
@@ -263,7 +275,8 @@ int vec_cli_build(int argc, char **argv)
     if (b.isIvf)
         return vec_cli_build_ivf(&b, &a, argv[optind]);
     if (b.ivfOption)
-        return cli_usage_error("build", "--pq, --refine, --train-size, --iterations and --backend go with --ivf");
+        return cli_usage_error("build",
+                               "--pq, --refine, --train-size, --iterations, --backend and --precision go with --ivf");
     if (b.lsh.metric == GENIE_METRIC_IP)
         return cli_usage_error("build", "--metric ip: no LSH family for the inner product (use --ivf)");
     genie_lsh_params p = b.lsh;

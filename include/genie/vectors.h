@@ -243,6 +243,16 @@ typedef struct genie_ivf_params {
     /** The recall@10 the default nprobe (and depth) are chosen for, in (0, 1], stored in the
      * index in millionths; 0 = GENIE_VECTORS_DEFAULT_RECALL. */
     double recall;
+    /**
+     * The k-means' GEMM on a GPU (training, and the assignment of every
+     * vector to its list and IVF-PQ codeword): GENIE_PRECISION_FP32
+     * (default) or GENIE_PRECISION_TF32 (tensor cores, 10-bit mantissas:
+     * faster; a point nearly equidistant from two centroids may go to the
+     * other one, so the index may differ from fp32's; deterministic for a
+     * seed either way).  The CPU ignores it (its GEMM is fp32); fp16 is
+     * refused.  Not stored in the index: its centroids are.
+     */
+    genie_precision precision;
 } genie_ivf_params;
 
 /**

@@ -163,7 +163,7 @@ class genie_ivf_params(Structure):
     _fields_ = [("metric", c_int), ("nlist", c_uint32), ("pq_m", c_uint32), ("pq_bits", c_uint32), ("refine", c_int),
                 ("train_size", c_uint64), ("iterations", c_uint32), ("seed", c_uint64), ("backend", c_int),
                 ("threads", c_uint), ("progress", KMEANS_PROGRESS), ("progress_ctx", c_void_p),
-                ("recall", c_double)]
+                ("recall", c_double), ("precision", c_int)]
 
 
 class genie_ivf_info(Structure):

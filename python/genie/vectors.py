@@ -46,7 +46,8 @@ class VectorIndex(Index):
 
     @classmethod
     def build(cls, xb, path, metric="l2", m=0, buckets=0, bits=0, width=0.0, sigma=0.0, seed=1, ivf=None, pq=None,
-              refine=False, train_size=0, iterations=0, backend="auto", threads=0, recall=None, **opts):
+              refine=False, train_size=0, iterations=0, backend="auto", threads=0, recall=None, precision="fp32",
+              **opts):
         """Hash the rows of @xb (n, d) into an LSH index at @path and open it;
         or, with ivf, build an inverted file (genie build --ivf).
 
@@ -63,7 +64,10 @@ class VectorIndex(Index):
         default; train_size: the vectors k-means trains on (0 = min(n,
         max(64 nlist, 256 x 2^BITS))); iterations: k-means iterations (0 =
         20); backend: where the k-means run ("auto": a GPU when usable);
-        threads: CPU threads (0 = all cores).
+        threads: CPU threads (0 = all cores); precision: the k-means' GEMM
+        on a GPU, "fp32" or "tf32" (faster; near-ties may be assigned
+        otherwise than in fp32, so the index may differ; deterministic for a
+        seed either way; the CPU's GEMM is fp32).
         seed: of the random draws (the same seed and backend, the same file).
         recall: the recall@k in (0, 1] that searches given no candidates,
         radius, nprobe or recall meet, kept in the index (None: 0.9; an
@@ -80,9 +84,9 @@ class VectorIndex(Index):
             if m or buckets or bits or width or sigma:
                 raise InvalidArgumentError("m, buckets, bits, width and sigma are LSH's, not an inverted file's")
             return cls._build_ivf(xb, path, metric, ivf, pq, refine, train_size, iterations, backend, threads, seed,
-                                  recall, opts)
-        if pq is not None or refine or train_size or iterations or backend != "auto" or threads:
-            raise InvalidArgumentError("pq, refine, train_size, iterations, backend and threads go with ivf")
+                                  recall, precision, opts)
+        if pq is not None or refine or train_size or iterations or backend != "auto" or threads or precision != "fp32":
+            raise InvalidArgumentError("pq, refine, train_size, iterations, backend, threads and precision go with ivf")
         p = L.genie_lsh_params()
         p.metric = L.metric_code(metric)
         p.m = _convert.count(m, "m", 0, 65536)
@@ -101,7 +105,7 @@ class VectorIndex(Index):
 
     @classmethod
     def _build_ivf(cls, xb, path, metric, ivf, pq, refine, train_size, iterations, backend, threads, seed, recall,
-                   opts):
+                   precision, opts):
         p = L.genie_ivf_params()
         p.metric = L.metric_code(metric)
         p.nlist = 0 if isinstance(ivf, str) and ivf == "auto" else _convert.count(ivf, "ivf (nlist)", 0, 65536)
@@ -124,6 +128,7 @@ class VectorIndex(Index):
         p.backend = L.backend_code(backend)
         p.threads = _convert.count(threads, "threads")
         p.recall = _default_recall(recall)
+        p.precision = L.precision_code(precision)
         bo = build_options(opts)
         v = _vectors(xb)
         lib.genie_vectors_build_ivf(ctypes.byref(v), ctypes.byref(p), ctypes.byref(bo), os.fsencode(path))

@@ -107,6 +107,7 @@ def test_recall_target_and_refusals(clustered, tmp_path):
             lsh.search(xq, 10, nprobe=2)
     for bad, msg in ((dict(pq=4), "go with ivf"), (dict(ivf=8, m=16), "LSH's"), (dict(ivf=8, pq="4y2"), "pq must be"),
                      (dict(ivf=8, pq=5), "divide"), (dict(ivf=8, metric="l1"), "l2, ip or cosine"),
-                     (dict(ivf=3000), "nlist")):
+                     (dict(ivf=3000), "nlist"), (dict(precision="tf32"), "go with ivf"),
+                     (dict(ivf=8, precision="fp16"), "fp32 or tf32"), (dict(ivf=8, precision="tf33"), "precision")):
         with pytest.raises(genie.InvalidArgumentError, match=msg):
             genie.VectorIndex.build(xb, tmp_path / "bad.genie", **bad)

@@ -335,7 +335,7 @@ genie_status kmeans_train(const float *aX, uint64_t n, uint32_t dim, const kmean
     uint64_t rng = p->seed ^ 0x73706c6974ull; /* "split" */
     for (uint32_t it = 0; it < p->iterations; it++) {
         kmeans_step_job j = {.aX = aX, .n = n, .dim = dim, .aC = aC, .k = p->k, .mode = p->mode, .scale = scale,
-                             .threads = p->threads, .aSum = aSum, .aCount = aCount};
+                             .threads = p->threads, .precision = p->precision, .aSum = aSum, .aCount = aCount};
         GENIE_TRY_GOTO(rc, run_step(&r, &j), done);
         update_centroids(p, dim, aSum, aCount, n, scale, &rng, aC);
         if (p->progress)
@@ -350,12 +350,13 @@ done:
 }
 
 genie_status kmeans_assign(const float *aX, uint64_t n, uint32_t dim, const float *aC, uint32_t k, int mode,
-                           genie_backend backend, int device, unsigned threads, uint32_t *aAssign)
+                           genie_backend backend, int device, unsigned threads, genie_precision precision,
+                           uint32_t *aAssign)
 {
     km_runner r;
     GENIE_TRY(runner_open(&r, backend, device, NULL));
     kmeans_step_job j = {.aX = aX, .n = n, .dim = dim, .aC = aC, .k = k, .mode = mode, .threads = threads,
-                         .aAssign = aAssign};
+                         .precision = precision, .aAssign = aAssign};
     genie_status rc = run_step(&r, &j);
     runner_close(&r);
     return rc;

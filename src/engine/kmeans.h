@@ -26,7 +26,11 @@
  * one machine gives the same products for the same operands, and the
  * rest is integer arithmetic or done on the host in a fixed order.  The
  * CPU's and the GPU's GEMMs round differently, so their centroids may
- * differ: an index records the centroids it was trained with.
+ * differ: an index records the centroids it was trained with.  On the
+ * GPU the GEMM may run in TF32 (precision): its products carry about
+ * 2^-11 relative error, so a point nearly equidistant from two centroids
+ * may be assigned to the other one than fp32 would pick; it is as
+ * deterministic (one cuBLAS algorithm per shape on one machine).
  */
 #ifndef GENIE_ENGINE_KMEANS_H
 #define GENIE_ENGINE_KMEANS_H
@@ -57,6 +61,7 @@ typedef struct kmeans_step_job {
     int mode;          /* KMEANS_L2 or KMEANS_IP */
     int scale;         /* fixed point: a component x adds llrint(x * 2^scale) */
     unsigned threads;  /* CPU threads; 0 = all cores */
+    genie_precision precision; /* the GPU's GEMM: fp32 or tf32 (the CPU's is fp32) */
     int64_t *aSum;     /* out, k x dim, or NULL */
     uint32_t *aCount;  /* out, k, or NULL */
     uint32_t *aAssign; /* out, n, or NULL */
@@ -79,6 +84,7 @@ typedef struct kmeans_params {
     genie_backend backend; /* the GPU when the backend has one (cuda*), else the CPU */
     int device;
     unsigned threads;
+    genie_precision precision; /* the GPU's GEMM: GENIE_PRECISION_FP32 or _TF32 */
     kmeans_progress_fn progress; /* may be NULL */
     void *progressCtx;
     const char *zStage;   /* names the training in progress calls */
@@ -97,11 +103,12 @@ genie_status kmeans_train(const float *aX, uint64_t n, uint32_t dim, const kmean
 
 /**
  * The centroid of each of @p n points (the assignment of one step) on
- * @p backend: aAssign[i] in 0..k-1.
+ * @p backend, the GPU's GEMM in @p precision: aAssign[i] in 0..k-1.
  * @return GENIE_OK, GENIE_ENOMEM, GENIE_EGPU.
  */
 genie_status kmeans_assign(const float *aX, uint64_t n, uint32_t dim, const float *aC, uint32_t k, int mode,
-                           genie_backend backend, int device, unsigned threads, uint32_t *aAssign);
+                           genie_backend backend, int device, unsigned threads, genie_precision precision,
+                           uint32_t *aAssign);
 
 /**
  * @p m distinct numbers of 0..n-1 drawn by @p seed (a partial

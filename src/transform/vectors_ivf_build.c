@@ -118,6 +118,9 @@ static genie_status check_params(const genie_vectors *base, const genie_ivf_para
                           p.train_size < p.nlist ? p.nlist : ksub);
     if (p.iterations == 0)
         p.iterations = VIVF_DEFAULT_ITERATIONS;
+    if (p.precision != GENIE_PRECISION_FP32 && p.precision != GENIE_PRECISION_TF32)
+        return util_error(GENIE_EINVAL, "IVF: k-means precision %s; fp32 or tf32",
+                          genie_precision_name(p.precision) ? genie_precision_name(p.precision) : "unknown");
     GENIE_TRY(recall_default_target(&p.recall, GENIE_VECTORS_DEFAULT_RECALL));
     b->p = p;
     b->n = n;
@@ -195,13 +198,14 @@ static genie_status train_coarse(const genie_vectors *base, ivf_build *b)
     int mode = b->p.metric == GENIE_METRIC_L2 ? KMEANS_L2 : KMEANS_IP;
     kmeans_params kp = {.k = nlist, .iterations = b->p.iterations, .seed = b->p.seed, .mode = mode,
                         .spherical = b->p.metric == GENIE_METRIC_COSINE, .backend = b->p.backend,
-                        .threads = b->p.threads, .progress = b->p.progress, .progressCtx = b->p.progress_ctx,
-                        .zStage = "coarse"};
+                        .threads = b->p.threads, .precision = b->p.precision, .progress = b->p.progress,
+                        .progressCtx = b->p.progress_ctx, .zStage = "coarse"};
     if (rc == GENIE_OK)
         rc = kmeans_train(aTrain, T, dim, &kp, b->aCentroid, NULL);
     free(aTrain);
     GENIE_TRY(rc);
-    GENIE_TRY(kmeans_assign(b->aWork, n, dim, b->aCentroid, nlist, mode, b->p.backend, 0, b->p.threads, b->aList));
+    GENIE_TRY(kmeans_assign(b->aWork, n, dim, b->aCentroid, nlist, mode, b->p.backend, 0, b->p.threads,
+                            b->p.precision, b->aList));
     /* The positions: lists in order, ids ascending in each (a counting sort). */
     b->aListStart = calloc((size_t)nlist + 1, sizeof *b->aListStart);
     b->aId = malloc((size_t)n * sizeof *b->aId);
@@ -255,13 +259,13 @@ static genie_status train_pq(ivf_build *b)
     for (uint32_t m = 0; m < M; m++) {
         snprintf(zStage, sizeof zStage, "pq %u/%u", m + 1, M);
         kmeans_params kp = {.k = ksub, .iterations = b->p.iterations, .seed = b->p.seed + 1 + m, .mode = KMEANS_L2,
-                            .backend = b->p.backend, .threads = b->p.threads, .progress = b->p.progress,
-                            .progressCtx = b->p.progress_ctx, .zStage = zStage};
+                            .backend = b->p.backend, .threads = b->p.threads, .precision = b->p.precision,
+                            .progress = b->p.progress, .progressCtx = b->p.progress_ctx, .zStage = zStage};
         residual_slice(b, b->aSample, T, m, aSlice);
         GENIE_TRY_GOTO(rc, kmeans_train(aSlice, T, ds, &kp, b->aCodebook + (size_t)m * ksub * ds, NULL), done);
         residual_slice(b, NULL, n, m, aSlice);
         GENIE_TRY_GOTO(rc, kmeans_assign(aSlice, n, ds, b->aCodebook + (size_t)m * ksub * ds, ksub, KMEANS_L2,
-                                         b->p.backend, 0, b->p.threads, aAssign),
+                                         b->p.backend, 0, b->p.threads, b->p.precision, aAssign),
                        done);
         for (uint64_t i = 0; i < n; i++)
             b->aCode[b->aPos[i] * M + m] = (uint8_t)aAssign[i];

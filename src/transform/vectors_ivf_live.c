@@ -57,7 +57,8 @@ genie_status vivf_assign_list(const vivf *st, const float *v, uint32_t *pList)
         return util_error(GENIE_ENOMEM, "out of memory for a vector of %u dimensions", dim);
     work_vector(st, v, w);
     int mode = st->info.metric == GENIE_METRIC_L2 ? KMEANS_L2 : KMEANS_IP;
-    genie_status rc = kmeans_assign(w, 1, dim, st->ix.aCentroid, st->info.nlist, mode, GENIE_BACKEND_CPU, 0, 1, pList);
+    genie_status rc = kmeans_assign(w, 1, dim, st->ix.aCentroid, st->info.nlist, mode, GENIE_BACKEND_CPU, 0, 1,
+                                     GENIE_PRECISION_FP32, pList);
     free(w);
     return rc;
 }
@@ -110,7 +111,7 @@ static genie_status delta_codes(const vivf *st, ivf_delta *d)
                 aSlice[pos * ds + t] = x[t] - c[t];
         }
         rc = kmeans_assign(aSlice, n, ds, st->ix.aCodebook + (size_t)m * ksub * ds, ksub, KMEANS_L2,
-                           GENIE_BACKEND_CPU, 0, 0, aAssign);
+                           GENIE_BACKEND_CPU, 0, 0, GENIE_PRECISION_FP32, aAssign);
         for (uint64_t pos = 0; rc == GENIE_OK && pos < n; pos++)
             d->aCode[pos * M + m] = (uint8_t)aAssign[pos];
     }

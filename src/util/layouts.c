@@ -202,6 +202,7 @@ static const genie_field_layout aLayout[] = {
     F(genie_ivf_params, progress)
     F(genie_ivf_params, progress_ctx)
     F(genie_ivf_params, recall)
+    F(genie_ivf_params, precision)
     S(genie_ivf_info)
     F(genie_ivf_info, metric)
     F(genie_ivf_info, dim)

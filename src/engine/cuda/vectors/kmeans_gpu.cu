@@ -2,7 +2,9 @@
  * k-means' assignment step on the GPU (the xKmeansStep of engine/ivf.h's
  * capability; the rule is engine/kmeans.h's), after Johnson, Douze and
  * Jegou, "Billion-scale similarity search with GPUs", section 6.2: a
- * cuBLAS SGEMM of the centroids by a tile of points, then one warp per
+ * cuBLAS GEMM of the centroids by a tile of points (SGEMM, or with
+ * precision TF32 cublasGemmEx on the tensor cores: the products then
+ * carry TF32's rounding, kmeans.h), then one warp per
  * point for its argmin (k = 1 needs a reduction, not a selection), then
  * the fixed-point sums by 64-bit integer atomics, which are exact and
  * associative: the sums do not depend on the order the atomics land in,
@@ -219,9 +221,16 @@ extern "C" genie_status kmeans_cuda_step(int device, void **ppState, kmeans_step
         uint64_t nr = j->n - r0 < nRow ? j->n - r0 : nRow;
         const float one = 1.0f, zero = 0.0f;
         /* tile (column-major k x nr) = C (k x dim) . X_tile^T: row r of the tile is point r0 + r's products. */
-        if (s->blas->sgemm(s->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, (int)k, (int)nr, (int)dim, &one, s->d_c, (int)dim,
-                           s->d_x + r0 * dim, (int)dim, &zero, s->d_tile, (int)k) != CUBLAS_STATUS_SUCCESS) {
-            rc = util_error(GENIE_EGPU, "k-means on the GPU: the SGEMM failed");
+        cublasStatus_t st =
+            j->precision == GENIE_PRECISION_TF32
+                ? s->blas->gemmEx(s->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, (int)k, (int)nr, (int)dim, &one, s->d_c,
+                                  CUDA_R_32F, (int)dim, s->d_x + r0 * dim, CUDA_R_32F, (int)dim, &zero, s->d_tile,
+                                  CUDA_R_32F, (int)k, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT)
+                : s->blas->sgemm(s->hBlas, CUBLAS_OP_T, CUBLAS_OP_N, (int)k, (int)nr, (int)dim, &one, s->d_c,
+                                 (int)dim, s->d_x + r0 * dim, (int)dim, &zero, s->d_tile, (int)k);
+        if (st != CUBLAS_STATUS_SUCCESS) {
+            rc = util_error(GENIE_EGPU, "k-means on the GPU: the %s GEMM failed (cuBLAS status %d)",
+                            j->precision == GENIE_PRECISION_TF32 ? "TF32" : "fp32", (int)st);
             goto fail;
         }
         uint64_t nThread = nr * 32;

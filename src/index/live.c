@@ -396,6 +396,28 @@ static genie_status pick_records(const char *zWal, const wal_log *log, const gen
                       (unsigned long long)base->fileSize, base->headerCrc);
 }
 
+/*
+ * The three passes of @p r for @p idx, whose pLive r's replay becomes on
+ * success (the caller's to free otherwise): the delta built, or a
+ * refresh's previous delta kept when no object was added since (shared,
+ * its device copies with it).
+ */
+static genie_status replay_run(replay *r, genie_index *idx)
+{
+    index_live *l = r->l;
+    uint64_t nBefore = r->prev ? r->prev->nAdded : 0;
+    GENIE_TRY(replay_check(r));
+    if (l->nAdded > nBefore)
+        GENIE_TRY(replay_build(r));
+    else if (r->prev && r->prev->pDelta)
+        GENIE_TRY(index_share(r->prev->pDelta, &l->pDelta));
+    idx->pLive = l; /* the labels of replay_deletes are the live index's */
+    genie_status rc = replay_deletes(r);
+    if (rc != GENIE_OK)
+        idx->pLive = NULL;
+    return rc;
+}
+
 /* Note where the replay of @p l ended: its log file and its last record (@p pRec: its header's bytes, or NULL). */
 static void note_end(index_live *l, const struct stat *st, const wal_log *log, const unsigned char *pRec)
 {
@@ -448,15 +470,7 @@ genie_status live_open(genie_index *idx, int *pStale)
     l->tornBytes = log.nTorn;
     note_end(l, &st, &log, last_record(&log));
     replay r = {zWal, idx, l, log.aRec, nRec, 0, 0, 0, NULL};
-    GENIE_TRY_GOTO(rc, replay_check(&r), done);
-    if (l->nAdded)
-        GENIE_TRY_GOTO(rc, replay_build(&r), done);
-    idx->pLive = l; /* the labels of replay_deletes are the live index's */
-    rc = replay_deletes(&r);
-    if (rc != GENIE_OK) {
-        idx->pLive = NULL;
-        goto done;
-    }
+    GENIE_TRY_GOTO(rc, replay_run(&r, idx), done);
     l = NULL;
 done:
     live_free(l);
@@ -549,17 +563,7 @@ static genie_status refresh_from(genie_index *idx, const index_live *prev, const
     l->tornBytes = log.nTorn;
     note_end(l, &t.st, &log, last_record(&log));
     replay r = {zWal, idx, l, log.aRec, log.nRec, 0, prev->nAdded > 0, 0, prev};
-    GENIE_TRY_GOTO(rc, replay_check(&r), done);
-    if (l->nAdded > prev->nAdded)
-        GENIE_TRY_GOTO(rc, replay_build(&r), done);
-    else if (prev->pDelta)
-        GENIE_TRY_GOTO(rc, index_share(prev->pDelta, &l->pDelta), done); /* its device copies with it */
-    idx->pLive = l;
-    rc = replay_deletes(&r);
-    if (rc != GENIE_OK) {
-        idx->pLive = NULL;
-        goto done;
-    }
+    GENIE_TRY_GOTO(rc, replay_run(&r, idx), done);
     l = NULL;
 done:
     live_free(l);

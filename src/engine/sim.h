@@ -21,22 +21,25 @@
  *     fast and the search stops at the first class below it;
  *   - prefix filter: within a class, an object must share at least
  *     c_min = sim_min_count(t, q, lo_b) elements with the query, so it
- *     lies in at least one of the class's m - c_min + 1 shortest lists of
- *     the query.  Those are counted; the c_min - 1 longest are only probed
- *     for the objects already counted (a binary search per object, or one
- *     pass that skips objects with no count, whichever reads less), so a
- *     long list, once the top-k is full, is not read through; an object
- *     that can no longer reach c_min with the lists left is not probed
- *     further (on the CPU).
+ *     lies in at least one of any m - c_min + 1 of the class's m lists of
+ *     the query.  The first m - c_min + 1 in the plan's order (the
+ *     shortest, or nearly) are counted; the other c_min - 1 are only
+ *     probed for the objects already counted (a binary search per object,
+ *     or one pass that skips objects with no count, whichever reads less),
+ *     so a long list, once the top-k is full, is not read through; an
+ *     object that can no longer reach c_min with the lists left is not
+ *     probed further, and is dropped when that pays.
  *
  * The plan (sim_plan.c) is made where the search runs, per query as it
- * goes: the caller hands each query's elements (fewest postings first);
- * the engine orders the query's size classes by bound from the elements'
- * class masks, and gathers and sorts a class's lists only when the search
- * reaches it.  The CPU (sim_cpu.c) and the GPU (cuda/sets/sim_gpu.cu, the
- * block algorithm of sim_block.h) plan alike and return the same answers:
- * objects by fraction descending, ties by smaller id, every object with a
- * count of at least one that qualifies.
+ * goes: the caller hands each query's elements (fewest postings first,
+ * sim_plan_elements); the engine orders the query's size classes by bound
+ * from the elements' class masks, and gathers a class's lists only when
+ * the search reaches it.  The CPU (sim_cpu.c) and the GPU
+ * (cuda/sets/sim_gpu.cu, the block algorithm of sim_block.h) read the same
+ * classes in the same order (the GPU sorts each class's lists exactly, the
+ * CPU takes them nearly sorted) and return the same answers: objects by
+ * fraction descending, ties by smaller id, every object with a count of at
+ * least one that qualifies.
  */
 #ifndef GENIE_ENGINE_SIM_H
 #define GENIE_ENGINE_SIM_H

@@ -18,8 +18,12 @@
  * bound:
  *
  *   lists    the query's lists in the class gathered (keys length << 32 |
- *            list) and ranked by key: the class's lists shortest first, as
- *            sim_plan_lists orders them;
+ *            list) and ranked by key, shortest first (one phase: each
+ *            key's rank is the number of keys below it).  The CPU takes a
+ *            class's lists in the elements' order (sim_plan_lists), which
+ *            sorting would cost it more than it spares; here the sort is a
+ *            phase, and fewer postings counted and objects touched are
+ *            worth it;
  *   count    the m - c_min + 1 shortest lists as one range of postings
  *            (each thread takes every nT-th posting of their concatenation
  *            and finds its list by a binary search over the lists' starts),
@@ -29,28 +33,31 @@
  *            memory, one array of n_objects per resident block, zero
  *            between classes); the first increment of an object appends
  *            it to the slot's touched list;
- *   probe    the other c_min - 1 lists for the touched objects, all of
- *            them at once, the same way: a list is probed by a binary
+ *   probe    the other c_min - 1 lists for the touched objects, in groups
+ *            taken at once the same way: a list is probed by a binary
  *            search per touched object or by one pass over it incrementing
  *            only objects already counted, whichever reads less (each
- *            search or posting one item of the range).  The CPU takes
- *            these lists one after another and drops the objects that can
- *            no longer reach c_min between them; here that would put a
- *            synchronisation and a pass over the touched objects between
- *            lists, where the whole probe is one phase;
+ *            search or posting one item of the group's range).  Between
+ *            groups the objects that can no longer reach c_min are dropped
+ *            (counters cleared, the touched list compacted), as the CPU
+ *            drops them between lists, but only before a list long enough
+ *            to repay the drop's phases (sim_drop_pays); within a group an
+ *            object that could not reach c_min at its start is not counted;
  *   score    the touched objects in chunks of SIM_BLOCK_CAND: each clears
  *            its counter and, if the call's bitmap allows it (aAllow) and
  *            it can still enter the answers, joins the
- *            chunk's candidates (shared memory); the candidates are sorted
- *            (a bitonic network) and merged with the block's k best (a
- *            merge path: each entry's rank is its index plus the number of
- *            the other list's entries before it); with k = 0 (every answer
- *            reaching the threshold) each is appended to the call's pool
- *            in device memory instead.
+ *            chunk's candidates (shared memory); up to SIM_RANK_MERGE
+ *            candidates are merged with the block's k best by rank (each
+ *            entry's rank counted among both, one phase), more are sorted
+ *            (a bitonic network) and merged (a merge path: each entry's
+ *            rank is its index plus the number of the other list's entries
+ *            before it); with k = 0 (every answer reaching the threshold)
+ *            each is appended to the call's pool in device memory instead.
  *
  * A query of more than nElemMax (<= SIM_BLOCK_ELEMS) known elements, whose
  * lists in a class might not fit shared memory, comes back undone (for the
- * CPU), as one whose threshold answers outgrow the pool.
+ * CPU), as one whose threshold answers outgrow the pool.  A block has at
+ * most SIM_BLOCK_THREADS threads.
  *
  * Synchronisation contract.  The control flow (loops over queries,
  * classes, chunks, network stages) is uniform: every thread of the block
@@ -73,6 +80,10 @@
 #define SIM_BLOCK_CAND 1024u
 /* The most known elements of a query the block answers (so a class's lists fit its shared memory). */
 #define SIM_BLOCK_ELEMS 512u
+/* The most threads a block has (the drop's staging, one word a thread). */
+#define SIM_BLOCK_THREADS 256u
+/* Candidates merged by rank (one phase) rather than sorted by the bitonic network first. */
+#define SIM_RANK_MERGE 128u
 
 #ifdef __CUDA_ARCH__
 #define SIM_ADD32(p, v) atomicAdd((p), (uint32_t)(v))
@@ -158,10 +169,10 @@ typedef struct sim_block_shared {
     sim_entry3 aCand[SIM_BLOCK_CAND];
     union {
         sim_entry3 aOut[SIM_GPU_MAX_K]; /* merging (scoring a class) */
-        struct {                        /* the class's lists (counting and probing it) */
-            uint64_t aA[SIM_BLOCK_ELEMS]; /* gathered keys, then each list's first posting */
-            uint64_t aB[SIM_BLOCK_ELEMS]; /* the keys ranked, then each list's end */
-            uint64_t aCum[SIM_BLOCK_ELEMS + 1]; /* items of the phase's range before each of its lists */
+        struct {                        /* the class's lists (counting and probing it), shortest first */
+            uint64_t aA[SIM_BLOCK_ELEMS]; /* each list's first posting */
+            uint64_t aB[SIM_BLOCK_ELEMS]; /* each list's end */
+            uint64_t aCum[SIM_BLOCK_ELEMS + 1]; /* the gathered keys; then items of a phase's range before each list */
         } l;
     } u;
     uint64_t aMask[SIM_BLOCK_ELEMS];    /* the query's elements: their classes */
@@ -169,7 +180,8 @@ typedef struct sim_block_shared {
     sim_frac aUb[SIM_MAX_CLASSES];      /* per class: its bound */
     uint32_t aPer[SIM_MAX_CLASSES];     /* the query's lists in it; 0: not read */
     uint32_t aOrder[SIM_MAX_CLASSES];   /* the classes read, in plan order */
-    uint32_t query, nElem, nOrder, nTop, nCand, nTouched, nL, overflow;
+    uint32_t aDrop[SIM_BLOCK_THREADS];  /* a drop's round: each thread's touched object kept, or UINT32_MAX */
+    uint32_t query, nElem, nOrder, nTop, nCand, nTouched, nL, nAlive, overflow;
     uint64_t work[3];
 } sim_block_shared;
 
@@ -270,7 +282,7 @@ SIM_FN void sim_order_classes(const sim_block_args *a, sim_block_shared *sh, uin
     }
 }
 
-/* The query's lists in class @p cls, keys length << 32 | list (sim_plan_lists), in any order. */
+/* The query's lists in class @p cls, keys length << 32 | list, into aCum in any order. */
 SIM_FN void sim_gather_lists(const sim_block_args *a, sim_block_shared *sh, uint32_t cls, uint32_t tid, uint32_t nT)
 {
     for (uint32_t i = tid; i < sh->nElem; i += nT) {
@@ -279,29 +291,23 @@ SIM_FN void sim_gather_lists(const sim_block_args *a, sim_block_shared *sh, uint
             continue;
         uint32_t l = sim_elem_list(sh->aFirst[i], mask, cls);
         uint64_t len = a->aListOffset[l + 1] - a->aListOffset[l];
-        sh->u.l.aA[SIM_ADD32(&sh->nL, 1)] = (len < UINT32_MAX ? len : UINT32_MAX) << 32 | l;
+        sh->u.l.aCum[SIM_ADD32(&sh->nL, 1)] = (len < UINT32_MAX ? len : UINT32_MAX) << 32 | l;
     }
 }
 
-/* The @p m keys ranked (they are distinct: one list each), ascending into aB. */
-SIM_FN void sim_rank_lists(sim_block_shared *sh, uint32_t m, uint32_t tid, uint32_t nT)
+/*
+ * The @p m lists in the order of their keys (distinct: one list each),
+ * shortest first: each list's postings [aA[r], aB[r]) at its key's rank r.
+ */
+SIM_FN void sim_rank_lists(const sim_block_args *a, sim_block_shared *sh, uint32_t m, uint32_t tid, uint32_t nT)
 {
     for (uint32_t j = tid; j < m; j += nT) {
-        uint64_t key = sh->u.l.aA[j];
-        uint32_t r = 0;
+        uint64_t key = sh->u.l.aCum[j];
+        uint32_t r = 0, l = (uint32_t)key;
         for (uint32_t i = 0; i < m; i++)
-            r += sh->u.l.aA[i] < key;
-        sh->u.l.aB[r] = key;
-    }
-}
-
-/* The ranked lists' postings: [aA[j], aB[j]). */
-SIM_FN void sim_resolve_lists(const sim_block_args *a, sim_block_shared *sh, uint32_t m, uint32_t tid, uint32_t nT)
-{
-    for (uint32_t j = tid; j < m; j += nT) {
-        uint32_t l = (uint32_t)sh->u.l.aB[j];
-        sh->u.l.aA[j] = a->aListOffset[l];
-        sh->u.l.aB[j] = a->aListOffset[l + 1];
+            r += sh->u.l.aCum[i] < key;
+        sh->u.l.aA[r] = a->aListOffset[l];
+        sh->u.l.aB[r] = a->aListOffset[l + 1];
     }
 }
 
@@ -360,18 +366,27 @@ SIM_FN void sim_count_prefix(const sim_block_args *a, sim_block_shared *sh, uint
     }
 }
 
-/* Probe the suffix, lists [nPrefix, m), for the @p nTouched touched objects: every item of the range. */
-SIM_FN void sim_probe_suffix(const sim_block_args *a, sim_block_shared *sh, uint32_t nPrefix, uint32_t m,
-                             uint32_t nTouched, uint32_t *aCount, const uint32_t *aTouched, uint32_t tid, uint32_t nT)
+/*
+ * Probe lists [from, to) of the suffix for the @p nTouched touched objects,
+ * every item of the range at once, counting only objects with at least
+ * @p need shared elements when the range begins (the others can no longer
+ * reach c_min: a count read later, raised by a list of the range, only
+ * lets more through).
+ */
+SIM_FN void sim_probe_suffix(const sim_block_args *a, sim_block_shared *sh, uint32_t from, uint32_t to,
+                             uint32_t nTouched, uint32_t need, uint32_t *aCount, const uint32_t *aTouched,
+                             uint32_t tid, uint32_t nT)
 {
-    uint32_t nS = m - nPrefix, jj = 0;
+    uint32_t nS = to - from, jj = 0;
     uint64_t n = sh->u.l.aCum[nS];
     for (uint64_t p = tid; p < n; p += nT) {
         jj = sim_find_list(sh, nS, jj, p);
-        uint64_t b = sh->u.l.aA[nPrefix + jj], len = sh->u.l.aB[nPrefix + jj] - b, r = p - sh->u.l.aCum[jj];
+        uint64_t b = sh->u.l.aA[from + jj], len = sh->u.l.aB[from + jj] - b, r = p - sh->u.l.aCum[jj];
         const uint32_t *list = a->aPosting + b;
         if (sim_probe_by_search(nTouched, len)) {
             uint32_t o = aTouched[r];
+            if (aCount[o] < need)
+                continue;
             uint64_t lo = 0, hi = len;
             while (lo < hi) {
                 uint64_t mid = lo + (hi - lo) / 2;
@@ -382,10 +397,57 @@ SIM_FN void sim_probe_suffix(const sim_block_args *a, sim_block_shared *sh, uint
             }
             if (lo < len && list[lo] == o)
                 SIM_ADD32(&aCount[o], 1);
-        } else if (aCount[list[r]] != 0) { /* touched: counters never fall to zero before scoring */
+        } else if (aCount[list[r]] >= need) { /* need >= 1: untouched objects (0) are not counted */
             SIM_ADD32(&aCount[list[r]], 1);
         }
     }
+}
+
+/*
+ * Whether to drop the touched objects that can no longer qualify before
+ * suffix list @p j past the first (where an object needs more than one
+ * shared element so far): when the CPU would (sim_cpu.c: the list is to be
+ * read whole, and the touched list is no longer than it) and the list
+ * takes the block's @p nT threads two rounds or more, so that the drop's
+ * phases buy a long read (fewer drops measured best on FOLDOC's short
+ * lists with the block emulated, and kept most of WordNet's savings).
+ */
+SIM_FN int sim_drop_pays(const sim_block_shared *sh, uint32_t j, uint32_t nTouched, uint32_t nT)
+{
+    uint64_t len = sh->u.l.aB[j] - sh->u.l.aA[j];
+    return !sim_probe_by_search(nTouched, len) && nTouched <= len && len >= 2 * (uint64_t)nT;
+}
+
+SIM_FN void sim_drop_begin(sim_block_shared *sh)
+{
+    sh->nAlive = 0;
+}
+
+/* A drop's round, touched objects [base, base + nT): each one's verdict staged, a dropped one's counter cleared. */
+SIM_FN void sim_drop_mark(sim_block_shared *sh, uint32_t base, uint32_t nTouched, uint32_t need, uint32_t *aCount,
+                          const uint32_t *aTouched, uint32_t tid, uint32_t nT)
+{
+    (void)nT;
+    uint32_t o = base + tid < nTouched ? aTouched[base + tid] : UINT32_MAX;
+    if (o != UINT32_MAX && aCount[o] < need) {
+        aCount[o] = 0;
+        o = UINT32_MAX;
+    }
+    sh->aDrop[tid] = o;
+}
+
+/* The round's kept objects appended to the front of the touched list (never past what the rounds have read). */
+SIM_FN void sim_drop_keep(sim_block_shared *sh, uint32_t *aTouched, uint32_t tid, uint32_t nT)
+{
+    (void)nT;
+    if (sh->aDrop[tid] != UINT32_MAX)
+        aTouched[SIM_ADD32(&sh->nAlive, 1)] = sh->aDrop[tid];
+}
+
+SIM_FN void sim_drop_end(sim_block_shared *sh, uint32_t nTouched)
+{
+    sh->work[1] += nTouched;
+    sh->nTouched = sh->nAlive;
 }
 
 /*
@@ -461,6 +523,34 @@ SIM_FN uint32_t sim_rank_in(uint32_t measure, uint32_t q, const sim_entry3 *a, u
     return lo;
 }
 
+/* How many of the candidates come before e (they are not sorted). */
+SIM_FN uint32_t sim_count_before(uint32_t measure, uint32_t q, const sim_entry3 *a, uint32_t n, sim_entry3 e)
+{
+    uint32_t r = 0;
+    for (uint32_t i = 0; i < n; i++)
+        r += sim_entry_before(measure, q, a[i], e);
+    return r;
+}
+
+/*
+ * The first k of aTop and the unsorted candidates into aOut, each entry
+ * at its rank among both (entries are distinct objects: ranks are too).
+ */
+SIM_FN void sim_merge_rank(sim_block_shared *sh, uint32_t measure, uint32_t q, uint32_t k, uint32_t tid, uint32_t nT)
+{
+    for (uint32_t i = tid; i < sh->nTop; i += nT) {
+        uint32_t r = i + sim_count_before(measure, q, sh->aCand, sh->nCand, sh->aTop[i]);
+        if (r < k)
+            sh->u.aOut[r] = sh->aTop[i];
+    }
+    for (uint32_t j = tid; j < sh->nCand; j += nT) {
+        uint32_t r = sim_rank_in(measure, q, sh->aTop, sh->nTop, sh->aCand[j]) +
+                     sim_count_before(measure, q, sh->aCand, sh->nCand, sh->aCand[j]);
+        if (r < k)
+            sh->u.aOut[r] = sh->aCand[j];
+    }
+}
+
 /* Merge path: the first k of aTop and the sorted candidates into aOut. */
 SIM_FN void sim_merge(sim_block_shared *sh, uint32_t measure, uint32_t q, uint32_t k, uint32_t tid, uint32_t nT)
 {
@@ -524,16 +614,53 @@ SIM_FN void sim_zero_work(sim_block_shared *sh)
 SIM_FN void sim_merge_candidates(const sim_block_args *a, sim_block_shared *sh, uint32_t q, uint32_t nT)
 {
     uint32_t n = sh->nCand, w = 1;
+    uint32_t nNew = sh->nTop + n < a->k ? sh->nTop + n : a->k;
+    if (n <= SIM_RANK_MERGE) { /* few: one phase of ranks instead of the network's */
+        SIM_PHASE(sim_merge_rank, sh, a->measure, q, a->k);
+        SIM_PHASE(sim_copy_out, sh, nNew);
+        SIM_SINGLE(sim_merged, sh, nNew);
+        return;
+    }
     while (w < n)
         w *= 2;
     SIM_PHASE(sim_pad, sh, w);
     for (uint32_t size = 2; size <= w; size *= 2)
         for (uint32_t stride = size / 2; stride > 0; stride /= 2)
             SIM_PHASE(sim_bitonic, sh, a->measure, q, w, size, stride);
-    uint32_t nNew = sh->nTop + n < a->k ? sh->nTop + n : a->k;
     SIM_PHASE(sim_merge, sh, a->measure, q, a->k);
     SIM_PHASE(sim_copy_out, sh, nNew);
     SIM_SINGLE(sim_merged, sh, nNew);
+}
+
+/*
+ * Probe the suffix, lists [nPrefix, m), in groups: a group runs up to the
+ * next list before which the CPU would drop the touched objects that can no
+ * longer qualify (sim_drop_pays), and is probed at once; those objects are
+ * then dropped (their counters cleared, the touched list compacted in
+ * place), which may leave few enough for binary searches, and fewer to
+ * score.
+ */
+SIM_FN void sim_probe_groups(const sim_block_args *a, sim_block_shared *sh, uint32_t cmin, uint32_t m, uint32_t nPrefix,
+                             uint32_t *aCount, uint32_t *aTouched, uint32_t nT)
+{
+    uint32_t j0 = nPrefix;
+    while (j0 < m && sh->nTouched) {
+        uint32_t nTouched = sh->nTouched, j1 = j0 + 1;
+        while (j1 < m && !sim_drop_pays(sh, j1, nTouched, nT))
+            j1++;
+        SIM_SINGLE(sim_scan_lists, sh, j0, j1, nTouched, 1);
+        SIM_PHASE(sim_probe_suffix, a, sh, j0, j1, nTouched, cmin - (m - j0), aCount, aTouched);
+        if (j1 < m) {
+            uint32_t need = cmin - (m - j1);
+            SIM_SINGLE(sim_drop_begin, sh);
+            for (uint32_t base = 0; base < nTouched; base += nT) {
+                SIM_PHASE(sim_drop_mark, sh, base, nTouched, need, aCount, aTouched);
+                SIM_PHASE(sim_drop_keep, sh, aTouched);
+            }
+            SIM_SINGLE(sim_drop_end, sh, nTouched);
+        }
+        j0 = j1;
+    }
 }
 
 /* The query's classes in plan order into aOrder[0 .. nOrder) (nothing for a query it leaves undone). */
@@ -576,15 +703,11 @@ SIM_FN void sim_block_run(const sim_block_args *a, sim_block_shared *sh, uint32_
                 continue;
             uint32_t nPrefix = m - cmin + 1;
             SIM_PHASE(sim_gather_lists, a, sh, cls);
-            SIM_PHASE(sim_rank_lists, sh, m);
-            SIM_PHASE(sim_resolve_lists, a, sh, m);
+            SIM_PHASE(sim_rank_lists, a, sh, m);
             SIM_SINGLE(sim_scan_lists, sh, 0, nPrefix, 0, 0);
             SIM_PHASE(sim_count_prefix, a, sh, nPrefix, aCount, aTouched);
+            sim_probe_groups(a, sh, cmin, m, nPrefix, aCount, aTouched, nT);
             uint32_t nTouched = sh->nTouched;
-            if (nPrefix < m && nTouched) {
-                SIM_SINGLE(sim_scan_lists, sh, nPrefix, m, nTouched, 1);
-                SIM_PHASE(sim_probe_suffix, a, sh, nPrefix, m, nTouched, aCount, aTouched);
-            }
             for (uint32_t base = 0; base < nTouched; base += SIM_BLOCK_CAND) {
                 uint32_t n = nTouched - base < SIM_BLOCK_CAND ? nTouched - base : SIM_BLOCK_CAND;
                 SIM_PHASE(sim_score_chunk, a, sh, q, cmin, base, n, aCount, aTouched);

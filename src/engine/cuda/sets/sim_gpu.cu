@@ -15,9 +15,10 @@
  * deletes, engine/filter.h: n_objects / 8 bytes uploaded per call).
  *
  * Launch.  Persistent blocks of SIM_GPU_THREADS threads, as many as are
- * resident at once (the occupancy API) and the memory budget holds slots
- * for (8 bytes per set each), at most one per query; each takes queries
- * from the counter until none is left.  The host then turns the blocks'
+ * resident at once (the occupancy API: five a multiprocessor, their
+ * registers capped to that and the shared state sized for it) and the
+ * memory budget holds slots for (8 bytes per set each), at most one per
+ * query; each takes queries from the counter until none is left.  The host then turns the blocks'
  * answers into sim_results (engine/sim_gather.c); a query whose threshold
  * answers did not fit the pool, or with more than SIM_BLOCK_ELEMS known
  * elements, comes back undone, for the CPU.
@@ -30,10 +31,11 @@
 #include "engine/sim_block.h"
 
 #define SIM_GPU_THREADS 256u
+static_assert(SIM_GPU_THREADS <= SIM_BLOCK_THREADS, "a drop's round stages one word a thread");
 /* The most answers the pool holds (12 bytes each), whatever the budget leaves. */
 #define SIM_GPU_POOL_MAX (1ull << 27)
 
-__global__ void __launch_bounds__(SIM_GPU_THREADS) sim_kernel(sim_block_args a)
+__global__ void __launch_bounds__(SIM_GPU_THREADS, 5) sim_kernel(sim_block_args a)
 {
     __shared__ sim_block_shared sh;
     sim_block_run(&a, &sh, blockIdx.x, blockDim.x);

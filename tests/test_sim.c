@@ -230,7 +230,7 @@ static void check_brute(const coll *c, const qset *qs, uint32_t measure, uint32_
     free(a);
 }
 
-/* The block algorithm on the host: @p nT threads a block, the pool @p nPool answers, queries of @p nElemMax elements. */
+/* The block algorithm on the host: @p nT threads a block, a pool of @p nPool answers, @p nElemMax elements a query. */
 static void emulate(const sim_request *req, uint32_t nT, uint64_t nPool, uint32_t nElemMax, sim_results *out,
                     uint8_t *aUndone)
 {

@@ -532,35 +532,30 @@ SIM_FN uint32_t sim_count_before(uint32_t measure, uint32_t q, const sim_entry3 
     return r;
 }
 
+/* How many of the candidates come before e: a binary search when they are @p sorted, else counted. */
+SIM_FN uint32_t sim_cand_before(const sim_block_shared *sh, uint32_t measure, uint32_t q, int sorted, sim_entry3 e)
+{
+    return sorted ? sim_rank_in(measure, q, sh->aCand, sh->nCand, e)
+                  : sim_count_before(measure, q, sh->aCand, sh->nCand, e);
+}
+
 /*
- * The first k of aTop and the unsorted candidates into aOut, each entry
- * at its rank among both (entries are distinct objects: ranks are too).
+ * The first k of aTop and the candidates into aOut, each entry at its rank
+ * among both (entries are distinct objects: ranks are too): with @p sorted
+ * candidates a merge path (an entry's rank in its own list is its index),
+ * else each candidate's rank among the candidates counted.
  */
-SIM_FN void sim_merge_rank(sim_block_shared *sh, uint32_t measure, uint32_t q, uint32_t k, uint32_t tid, uint32_t nT)
+SIM_FN void sim_merge(sim_block_shared *sh, uint32_t measure, uint32_t q, uint32_t k, int sorted, uint32_t tid,
+                      uint32_t nT)
 {
     for (uint32_t i = tid; i < sh->nTop; i += nT) {
-        uint32_t r = i + sim_count_before(measure, q, sh->aCand, sh->nCand, sh->aTop[i]);
+        uint32_t r = i + sim_cand_before(sh, measure, q, sorted, sh->aTop[i]);
         if (r < k)
             sh->u.aOut[r] = sh->aTop[i];
     }
     for (uint32_t j = tid; j < sh->nCand; j += nT) {
         uint32_t r = sim_rank_in(measure, q, sh->aTop, sh->nTop, sh->aCand[j]) +
-                     sim_count_before(measure, q, sh->aCand, sh->nCand, sh->aCand[j]);
-        if (r < k)
-            sh->u.aOut[r] = sh->aCand[j];
-    }
-}
-
-/* Merge path: the first k of aTop and the sorted candidates into aOut. */
-SIM_FN void sim_merge(sim_block_shared *sh, uint32_t measure, uint32_t q, uint32_t k, uint32_t tid, uint32_t nT)
-{
-    for (uint32_t i = tid; i < sh->nTop; i += nT) {
-        uint32_t r = i + sim_rank_in(measure, q, sh->aCand, sh->nCand, sh->aTop[i]);
-        if (r < k)
-            sh->u.aOut[r] = sh->aTop[i];
-    }
-    for (uint32_t j = tid; j < sh->nCand; j += nT) {
-        uint32_t r = j + sim_rank_in(measure, q, sh->aTop, sh->nTop, sh->aCand[j]);
+                     (sorted ? j : sim_cand_before(sh, measure, q, 0, sh->aCand[j]));
         if (r < k)
             sh->u.aOut[r] = sh->aCand[j];
     }
@@ -616,7 +611,7 @@ SIM_FN void sim_merge_candidates(const sim_block_args *a, sim_block_shared *sh, 
     uint32_t n = sh->nCand, w = 1;
     uint32_t nNew = sh->nTop + n < a->k ? sh->nTop + n : a->k;
     if (n <= SIM_RANK_MERGE) { /* few: one phase of ranks instead of the network's */
-        SIM_PHASE(sim_merge_rank, sh, a->measure, q, a->k);
+        SIM_PHASE(sim_merge, sh, a->measure, q, a->k, 0);
         SIM_PHASE(sim_copy_out, sh, nNew);
         SIM_SINGLE(sim_merged, sh, nNew);
         return;
@@ -627,7 +622,7 @@ SIM_FN void sim_merge_candidates(const sim_block_args *a, sim_block_shared *sh, 
     for (uint32_t size = 2; size <= w; size *= 2)
         for (uint32_t stride = size / 2; stride > 0; stride /= 2)
             SIM_PHASE(sim_bitonic, sh, a->measure, q, w, size, stride);
-    SIM_PHASE(sim_merge, sh, a->measure, q, a->k);
+    SIM_PHASE(sim_merge, sh, a->measure, q, a->k, 1);
     SIM_PHASE(sim_copy_out, sh, nNew);
     SIM_SINGLE(sim_merged, sh, nNew);
 }

@@ -390,3 +390,16 @@ TEST(sim_block_long_lists)
     queries_free(&qs);
     coll_free(&c);
 }
+
+/* A query's elements for sim_query: repeats dropped, fewest postings first, ties by smaller id. */
+TEST(sim_plan_elements_orders_and_drops_repeats)
+{
+    static const uint32_t aPostings[] = {5, 1, 3, 1, 7};
+    uint32_t aElem[] = {0, 3, 1, 0, 2, 1, 3, 3};
+    uint64_t aKey[8];
+    CHECK_EQ(sim_plan_elements(aElem, 8, aPostings, aKey), 4);
+    static const uint32_t aWant[] = {1, 3, 2, 0};
+    for (uint32_t i = 0; i < 4; i++)
+        CHECK_EQ(aElem[i], aWant[i]);
+    CHECK_EQ(sim_plan_elements(aElem, 0, aPostings, aKey), 0);
+}

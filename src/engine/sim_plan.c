@@ -17,9 +17,9 @@
 #include "engine/sim.h"
 
 /*
- * Ascending u64 keys (length << 32 | list): insertion sort for the few lists
- * a query usually has in a class, quicksort (median of three) above; no
- * comparison callback, this runs for every class of every query.
+ * Ascending u64 keys (postings << 32 | element): insertion sort for the few
+ * elements a query usually has, quicksort (median of three) above; no
+ * comparison callback, this runs for every query.
  */
 static void sort_keys(uint64_t *a, uint64_t n)
 {

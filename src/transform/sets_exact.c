@@ -3,8 +3,10 @@
  * "Element lists"; the engine is engine/sim.h).
  *
  * State derived once per open index (a slot of its derived state,
- * index/index.h): the size of every set, counted from its element keywords, and each view's
- * first element list.  Counting them is also the check that makes the
+ * index/index.h): the size of every set, counted from its element
+ * keywords, each element's postings (the order of a query's elements),
+ * and per view its first element list and each element's first list and
+ * classes (one bit each: the engine's plan, engine/sim.h).  Counting them is also the check that makes the
  * engine's arithmetic safe on any file: every element keyword names an
  * element of the vocabulary, and every object in a list of size class b
  * has its size in class b, so that it lies in at most one list per
@@ -14,8 +16,8 @@
  * A search parses each query as the index's sets are parsed, looks its
  * elements up in the vocabulary (unknown ones still count in |Q|) and
  * orders them fewest postings first (the engine plans the rest where it
- * runs), then per view (a one-part index is its only view) runs the engine on the
- * GPU when the backend has it (a query the GPU hands back runs on the CPU)
+ * runs), then per view (a one-part index is its only view) runs the
+ * engine on the GPU when the backend has it (a query the GPU hands back runs on the CPU)
  * or on the CPU threads, and merges the views' answers.  The GPU's copy of
  * a view's element lists and sizes is a slot of that view's device 0 (as
  * the backend's copy of its lists is): kept across searches when every

@@ -143,6 +143,7 @@ char g_zTestDir[1024];
     X(sets_exact_version1_and_bad_options, 30) \
     X(sim_cpu_and_block_against_brute_force, 120) \
     X(sim_block_long_lists, 120) \
+    X(sim_plan_elements_orders_and_drops_repeats, 10) \
     X(recall_sets_meets_target, 240) \
     X(recall_sequences_meets_target, 240) \
     X(recall_vectors_meets_target, 240) \

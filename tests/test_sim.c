@@ -4,9 +4,10 @@
  * a brute force over the objects' element sets, and the GPU's block
  * algorithm (engine/sim_block.h), run on the host one thread after
  * another, against the CPU: every query, every measure, top-k and
- * thresholds, several block widths, candidate chunks past one merge, and a
- * pool too small for the threshold answers (those queries must come back
- * undone, the others complete).
+ * thresholds, several block widths, candidate chunks past one merge, a
+ * pool too small for the threshold answers and a limit on a query's
+ * elements below some queries' (those queries must come back undone, the
+ * others complete).
  */
 #include <math.h>
 
@@ -20,7 +21,8 @@ typedef struct coll {
     uint32_t **aaElem; /* each object's distinct elements, ascending */
     /* the element lists, element-major then class */
     uint32_t *aElemList; /* nElem + 1 */
-    uint8_t *aListClass;
+    uint64_t *aElemMask;
+    uint32_t *aElemPostings;
     uint64_t *aListOffset;
     uint32_t *aPosting;
     uint64_t nList;
@@ -80,7 +82,8 @@ static void coll_make(coll *c, uint32_t nObject, uint32_t nElem, uint32_t maxSiz
         for (uint32_t i = 0; i < c->aSize[o]; i++, nPost++)
             aCount[(size_t)c->aaElem[o][i] * c->nClass + class_of(c, c->aSize[o])]++;
     c->aElemList = malloc((nElem + 1) * sizeof *c->aElemList);
-    c->aListClass = malloc((size_t)nElem * c->nClass);
+    c->aElemMask = calloc(nElem, sizeof *c->aElemMask);
+    c->aElemPostings = calloc(nElem, sizeof *c->aElemPostings);
     c->aListOffset = malloc(((size_t)nElem * c->nClass + 1) * sizeof *c->aListOffset);
     c->aPosting = malloc((nPost ? nPost : 1) * sizeof *c->aPosting);
     uint64_t *aAt = calloc((size_t)nElem * c->nClass, sizeof *aAt), nList = 0, off = 0;
@@ -90,7 +93,8 @@ static void coll_make(coll *c, uint32_t nObject, uint32_t nElem, uint32_t maxSiz
             size_t kw = (size_t)e * c->nClass + b;
             if (!aCount[kw])
                 continue;
-            c->aListClass[nList] = (uint8_t)b;
+            c->aElemMask[e] |= (uint64_t)1 << b;
+            c->aElemPostings[e] += (uint32_t)aCount[kw];
             c->aListOffset[nList++] = off;
             aAt[kw] = off;
             off += aCount[kw];
@@ -113,7 +117,8 @@ static void coll_free(coll *c)
     free(c->aaElem);
     free(c->aSize);
     free(c->aElemList);
-    free(c->aListClass);
+    free(c->aElemMask);
+    free(c->aElemPostings);
     free(c->aListOffset);
     free(c->aPosting);
 }
@@ -225,8 +230,9 @@ static void check_brute(const coll *c, const qset *qs, uint32_t measure, uint32_
     free(a);
 }
 
-/* The block algorithm on the host: @p nT threads a block, the pool @p nPool answers. */
-static void emulate(const sim_request *req, uint32_t nT, uint64_t nPool, sim_results *out, uint8_t *aUndone)
+/* The block algorithm on the host: @p nT threads a block, a pool of @p nPool answers, @p nElemMax elements a query. */
+static void emulate(const sim_request *req, uint32_t nT, uint64_t nPool, uint32_t nElemMax, sim_results *out,
+                    uint8_t *aUndone)
 {
     const sim_data *d = req->pData;
     sim_block_args a;
@@ -234,8 +240,9 @@ static void emulate(const sim_request *req, uint32_t nT, uint64_t nPool, sim_res
     uint32_t next = 0;
     uint64_t used = 0, work[3] = {0, 0, 0};
     a.aQuery = req->aQuery;
-    a.aClass = req->aClass;
-    a.aList = req->aList;
+    a.aElem = req->aElem;
+    a.aElemList = d->aElemList;
+    a.aElemMask = d->aElemMask;
     a.aListOffset = d->aListOffset;
     a.aPosting = d->aPosting;
     a.aSize = d->aSize;
@@ -244,6 +251,9 @@ static void emulate(const sim_request *req, uint32_t nT, uint64_t nPool, sim_res
     a.nQuery = req->nQuery;
     a.measure = req->measure;
     a.k = req->k;
+    a.nElemMax = nElemMax;
+    a.nClass = d->nClass;
+    memcpy(a.aClassLo, d->aClassLo, d->nClass * sizeof *a.aClassLo);
     a.minValue = req->minValue;
     a.aCount = calloc(2 * d->nObject, sizeof *a.aCount);
     a.aTouched = malloc(2 * d->nObject * sizeof *a.aTouched);
@@ -289,17 +299,32 @@ static void check_same(const sim_results *x, const sim_results *y, const uint8_t
 
 static void run_cases(const coll *c, const qset *qs, int emulateToo)
 {
-    sim_data data = {c->nObject, c->aSize, c->nList, c->aListOffset, c->aPosting, NULL};
-    sim_layout lay = {c->nClass, c->aClassLo, c->aElemList, c->aListClass, c->aListOffset};
+    sim_data data = {c->nObject, c->aSize, c->nList, c->aListOffset, c->aPosting, NULL,
+                     c->nClass, c->aClassLo, c->nElem, c->aElemList, c->aElemMask};
+    /* The queries: each one's elements fewest postings first, as the front-end hands them. */
+    sim_query *aQuery = malloc(qs->n * sizeof *aQuery);
+    uint64_t nElem = 0;
+    for (uint32_t i = 0; i < qs->n; i++)
+        nElem += qs->anElem[i];
+    uint32_t *aElem = malloc((nElem + 1) * sizeof *aElem);
+    uint64_t *aKey = malloc((c->nElem + 1) * sizeof *aKey);
+    uint32_t nLargest = 0;
+    nElem = 0;
+    for (uint32_t i = 0; i < qs->n; i++) {
+        memcpy(aElem + nElem, qs->aaElem[i], qs->anElem[i] * sizeof *aElem);
+        CHECK_EQ(sim_plan_elements(aElem + nElem, qs->anElem[i], c->aElemPostings, aKey), qs->anElem[i]);
+        for (uint32_t j = 1; j < qs->anElem[i]; j++)
+            CHECK(c->aElemPostings[aElem[nElem + j - 1]] <= c->aElemPostings[aElem[nElem + j]]);
+        aQuery[i] = (sim_query){qs->aSize[i], qs->anElem[i], nElem};
+        nElem += qs->anElem[i];
+        if (qs->anElem[i] > nLargest)
+            nLargest = qs->anElem[i];
+    }
     static const uint32_t aK[] = {1, 7, 100, 0, 0, 5, SIM_GPU_MAX_K};
     static const double aMin[] = {0, 0, 0, 0.3, 0.8, 0.25, 0};
     for (uint32_t m = 0; m < SIM_N_MEASURES; m++) {
         for (size_t t = 0; t < sizeof aK / sizeof *aK; t++) {
-            sim_plan plan;
-            memset(&plan, 0, sizeof plan);
-            for (uint32_t i = 0; i < qs->n; i++)
-                CHECK_OK(sim_plan_add(&plan, &lay, m, aMin[t], qs->aaElem[i], qs->anElem[i], qs->aSize[i]));
-            sim_request req = {&data, m, aK[t], aMin[t], plan.aQuery, plan.nQuery, plan.aClass, plan.aList, 2};
+            sim_request req = {&data, m, aK[t], aMin[t], aQuery, qs->n, aElem, 2};
             sim_results cpu;
             CHECK_OK(sim_cpu_search(&req, &cpu));
             check_brute(c, qs, m, aK[t], aMin[t], &cpu);
@@ -308,15 +333,15 @@ static void run_cases(const coll *c, const qset *qs, int emulateToo)
                 static const uint32_t aWidth[] = {1, 37, 64, 128};
                 for (size_t w = 0; w < sizeof aWidth / sizeof *aWidth; w++) {
                     sim_results gpu;
-                    emulate(&req, aWidth[w], 1u << 22, &gpu, aUndone);
+                    emulate(&req, aWidth[w], 1u << 22, SIM_BLOCK_ELEMS, &gpu, aUndone);
                     for (uint32_t i = 0; i < qs->n; i++)
-                        CHECK_EQ(aUndone[i], 0);
-                    check_same(&cpu, &gpu, NULL, qs->n, "block");
+                        CHECK_EQ(aUndone[i], qs->anElem[i] > SIM_BLOCK_ELEMS);
+                    check_same(&cpu, &gpu, aUndone, qs->n, "block");
                     sim_results_free(&gpu);
                 }
                 if (aK[t] == 0) { /* a pool of 200 answers: those that did not fit come back undone */
                     sim_results gpu;
-                    emulate(&req, 32, 200, &gpu, aUndone);
+                    emulate(&req, 32, 200, SIM_BLOCK_ELEMS, &gpu, aUndone);
                     uint32_t nUndone = 0;
                     for (uint32_t i = 0; i < qs->n; i++)
                         nUndone += aUndone[i];
@@ -324,12 +349,23 @@ static void run_cases(const coll *c, const qset *qs, int emulateToo)
                     check_same(&cpu, &gpu, aUndone, qs->n, "small pool");
                     sim_results_free(&gpu);
                 }
+                { /* queries of more elements than the block takes come back undone, the others answered */
+                    sim_results gpu;
+                    uint32_t nMax = nLargest / 2;
+                    emulate(&req, 64, 1u << 22, nMax, &gpu, aUndone);
+                    for (uint32_t i = 0; i < qs->n; i++)
+                        CHECK_EQ(aUndone[i], qs->anElem[i] > nMax);
+                    check_same(&cpu, &gpu, aUndone, qs->n, "element limit");
+                    sim_results_free(&gpu);
+                }
                 free(aUndone);
             }
             sim_results_free(&cpu);
-            sim_plan_free(&plan);
         }
     }
+    free(aQuery);
+    free(aElem);
+    free(aKey);
 }
 
 TEST(sim_cpu_and_block_against_brute_force)
@@ -353,4 +389,17 @@ TEST(sim_block_long_lists)
     run_cases(&c, &qs, 1);
     queries_free(&qs);
     coll_free(&c);
+}
+
+/* A query's elements for sim_query: repeats dropped, fewest postings first, ties by smaller id. */
+TEST(sim_plan_elements_orders_and_drops_repeats)
+{
+    static const uint32_t aPostings[] = {5, 1, 3, 1, 7};
+    uint32_t aElem[] = {0, 3, 1, 0, 2, 1, 3, 3};
+    uint64_t aKey[8];
+    CHECK_EQ(sim_plan_elements(aElem, 8, aPostings, aKey), 4);
+    static const uint32_t aWant[] = {1, 3, 2, 0};
+    for (uint32_t i = 0; i < 4; i++)
+        CHECK_EQ(aElem[i], aWant[i]);
+    CHECK_EQ(sim_plan_elements(aElem, 0, aPostings, aKey), 0);
 }

@@ -21,19 +21,25 @@
  *     fast and the search stops at the first class below it;
  *   - prefix filter: within a class, an object must share at least
  *     c_min = sim_min_count(t, q, lo_b) elements with the query, so it
- *     lies in at least one of the class's m - c_min + 1 shortest lists of
- *     the query.  Those are counted; the c_min - 1 longest are only probed
- *     for the objects already counted (a binary search per object, or one
- *     pass that skips objects with no count, whichever reads less), so a
- *     long list, once the top-k is full, is not read through; an object
- *     that can no longer reach c_min with the lists left is not probed
- *     further (on the CPU).
+ *     lies in at least one of any m - c_min + 1 of the class's m lists of
+ *     the query.  The first m - c_min + 1 in the plan's order (the
+ *     shortest, or nearly) are counted; the other c_min - 1 are only
+ *     probed for the objects already counted (a binary search per object,
+ *     or one pass that skips objects with no count, whichever reads less),
+ *     so a long list, once the top-k is full, is not read through; an
+ *     object that can no longer reach c_min with the lists left is not
+ *     probed further, and is dropped when that pays.
  *
- * The plan (sim_plan.c, host) resolves each query's elements to lists and
- * orders classes and lists; the CPU (sim_cpu.c) and the GPU
- * (cuda/sets/sim_gpu.cu) execute the same plan and return the same answers:
- * objects by fraction descending, ties by smaller id, every object with a
- * count of at least one that qualifies.
+ * The plan (sim_plan.c) is made where the search runs, per query as it
+ * goes: the caller hands each query's elements (fewest postings first,
+ * sim_plan_elements); the engine orders the query's size classes by bound
+ * from the elements' class masks, and gathers a class's lists only when
+ * the search reaches it.  The CPU (sim_cpu.c) and the GPU
+ * (cuda/sets/sim_gpu.cu, the block algorithm of sim_block.h) read the same
+ * classes in the same order (the GPU sorts each class's lists exactly, the
+ * CPU takes them nearly sorted) and return the same answers: objects by
+ * fraction descending, ties by smaller id, every object with a count of at
+ * least one that qualifies.
  */
 #ifndef GENIE_ENGINE_SIM_H
 #define GENIE_ENGINE_SIM_H
@@ -48,13 +54,19 @@
 extern "C" {
 #endif
 
+/* The most size classes a layout has. */
+#define SIM_MAX_CLASSES 64u
+
 /*
  * The element lists of one index view (a one-part index or one part),
  * with part-relative object ids.  List j is aPosting[aListOffset[j],
  * aListOffset[j + 1]) (absolute offsets into aPosting), object ids
  * strictly increasing; every object in a list of class b has its size in
  * class b, so it lies in at most one list per element (the caller has
- * validated this: sets_exact.c).
+ * validated this: sets_exact.c).  Element e's lists are aElemList[e],
+ * aElemList[e] + 1, ..., one per bit of aElemMask[e] (bit b: a list in
+ * class b), classes ascending: its list in class b is aElemList[e] plus
+ * the number of its classes below b (sim_elem_list).
  */
 typedef struct sim_data {
     uint64_t nObject;
@@ -65,20 +77,54 @@ typedef struct sim_data {
     /* The objects that may be answered (engine/filter.h's layout, view-relative; NULL: all): an object not
      * allowed is counted but never scored, so it takes no answer's place nor raises the k-th fraction. */
     const uint64_t *aAllow;
+    uint32_t nClass;             /* 1 .. SIM_MAX_CLASSES */
+    const uint32_t *aClassLo;    /* nClass: smallest size of each class, aClassLo[0] = 1, increasing */
+    uint64_t nElem;              /* elements (the index's vocabulary) */
+    const uint32_t *aElemList;   /* nElem + 1 */
+    const uint64_t *aElemMask;   /* nElem */
 } sim_data;
 
-/* One size class of one query: its lists in the class, shortest first. */
-typedef struct sim_class {
-    sim_frac ub;     /* the best fraction an object of the class can reach */
-    uint32_t lo;     /* the class's smallest set size */
-    uint32_t nList;  /* lists aList[first .. first + nList) */
-    uint64_t first;
-} sim_class;
+/* Element @p e's list in class @p cls, given that its mask has bit cls (the list numbering of sim_data). */
+SIM_FN uint32_t sim_elem_list(uint32_t first, uint64_t mask, uint32_t cls)
+{
+    uint64_t below = mask & (((uint64_t)1 << cls) - 1);
+#ifdef __CUDA_ARCH__
+    return first + (uint32_t)__popcll(below);
+#else
+    /* Bit counting by halves (a build for any x86-64 has no popcnt instruction, and libgcc's is a call). */
+    below -= (below >> 1) & 0x5555555555555555ull;
+    below = (below & 0x3333333333333333ull) + ((below >> 2) & 0x3333333333333333ull);
+    below = (below + (below >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return first + (uint32_t)((below * 0x0101010101010101ull) >> 56);
+#endif
+}
 
-/* One query: its size and its classes, best bound first. */
+/* The largest size of class @p cls (the last class is open up to SIM_MAX_SIZE). */
+SIM_FN uint32_t sim_class_hi(const uint32_t *aClassLo, uint32_t nClass, uint32_t cls)
+{
+    uint32_t hi = cls + 1 < nClass ? aClassLo[cls + 1] - 1 : SIM_MAX_SIZE;
+    return hi < SIM_MAX_SIZE ? hi : SIM_MAX_SIZE;
+}
+
+/*
+ * Whether class (@p ua, @p ca) comes before (@p ub, @p cb) in a query's
+ * plan: the better bound, then the smaller class (a fixed order: the CPU
+ * and the GPU read classes alike).
+ */
+SIM_FN int sim_class_before(sim_frac ua, uint32_t ca, sim_frac ub, uint32_t cb)
+{
+    int c = sim_frac_cmp(ua, ub);
+    return c > 0 || (c == 0 && ca < cb);
+}
+
+/*
+ * One query: its size q and the elements the index knows,
+ * aElem[first .. first + nElem) of the request, distinct, fewest postings
+ * first (sim_plan_elements: a near order of every class's lists).
+ */
 typedef struct sim_query {
     uint32_t size;   /* q = |Q|, elements unknown to the index included; >= 1 */
-    uint32_t nClass; /* classes aClass[first .. first + nClass) */
+    uint32_t nElem;
     uint64_t first;
 } sim_query;
 
@@ -89,8 +135,7 @@ typedef struct sim_request {
     double minValue;    /* 0: none; else only answers whose value (sim_value) is >= it */
     const sim_query *aQuery;
     uint32_t nQuery;
-    const sim_class *aClass;
-    const uint32_t *aList;
+    const uint32_t *aElem; /* element ids < pData->nElem */
     unsigned threads;   /* CPU threads; 0 = all cores */
 } sim_request;
 
@@ -112,51 +157,35 @@ void sim_results_free(sim_results *r);
 
 /* ------------------------------------------------------------ plan */
 
-/* The most size classes a layout has. */
-#define SIM_MAX_CLASSES 64u
-
-/*
- * The classes and lists of a view for the plan (sim_plan.c), in the
- * numbering of sim_data's lists: element e's lists are aElemList[e] ..
- * aElemList[e + 1] - 1, one per size class it occurs in, aListClass[l]
- * the class of list l.
+/**
+ * The distinct elements of the @p n in @p aElem (repeats allowed), in the
+ * order of sim_query: fewest postings first (@p aPostings, per element of
+ * the index), ties by smaller id.  @p aKey: n scratch words.
+ * @return how many, the first of aElem.
  */
-typedef struct sim_layout {
-    uint32_t nClass;           /* 1 .. SIM_MAX_CLASSES */
-    const uint32_t *aClassLo;  /* nClass: smallest size of each class, aClassLo[0] = 1, increasing */
-    const uint32_t *aElemList; /* elements + 1 */
-    const uint8_t *aListClass;
-    const uint64_t *aListOffset; /* sim_data's */
-} sim_layout;
+uint32_t sim_plan_elements(uint32_t *aElem, uint32_t n, const uint32_t *aPostings, uint64_t *aKey);
 
-/* Queries, classes and lists of a request; zero it before the first sim_plan_add. */
-typedef struct sim_plan {
-    sim_query *aQuery;
-    uint32_t nQuery;
-    sim_class *aClass;
-    uint64_t nClass;
-    uint32_t *aList;
-    uint64_t nList;
-    uint64_t nQueryCap, nClassCap, nListCap;
-    void *pEntry, *pKey; /* sim_plan_add's scratch */
-    uint64_t nEntryCap, nKeyCap;
-} sim_plan;
+/* One size class of a query (sim_plan_classes). */
+typedef struct sim_class {
+    sim_frac ub;     /* the best fraction an object of the class can reach */
+    uint32_t lo;     /* the class's smallest set size */
+    uint32_t cls;    /* its number */
+    uint32_t nList;  /* the query's lists in it */
+} sim_class;
 
 /**
- * Append one query to @p plan: element ids aElem[0 .. nElem) (distinct,
- * those the index knows), @p size its size q (1 .. SIM_MAX_SIZE, unknown
- * elements included), its classes ordered by bound (best first, then by
- * class), classes whose bound's value is below @p minValue left out.
- * @return GENIE_OK, GENIE_ENOMEM.
+ * The classes of query @p qy of @p req in plan order (sim_class_before),
+ * those holding none of its lists and, with a threshold, those whose
+ * bound's value is below it left out; into @p aOut (SIM_MAX_CLASSES).
+ * @return how many.
  */
-genie_status sim_plan_add(sim_plan *plan, const sim_layout *lay, uint32_t measure, double minValue,
-                          const uint32_t *aElem, uint32_t nElem, uint32_t size);
-void sim_plan_free(sim_plan *plan);
+uint32_t sim_plan_classes(const sim_request *req, const sim_query *qy, sim_class *aOut);
+
 /**
- * Append the queries of @p src to @p dst (plans made in parallel, joined
- * in order).  @return GENIE_OK, GENIE_ENOMEM.
+ * The query's @p cl.nList lists in class @p cl, in the order of its
+ * elements (nearly shortest first), into @p aList.
  */
-genie_status sim_plan_append(sim_plan *dst, const sim_plan *src);
+void sim_plan_lists(const sim_request *req, const sim_query *qy, const sim_class *cl, uint32_t *aList);
 
 /* ------------------------------------------------------------ execution */
 

@@ -6,25 +6,58 @@
  * synchronisations, against the CPU reference (sim_cpu.c).
  *
  * A block answers one query at a time (persistent blocks take queries from
- * a shared counter) with the algorithm of sim_cpu.c, class by class:
+ * a shared counter) with the algorithm of sim_cpu.c, planning as it goes
+ * (sim_plan.c's order, made by the block's threads):
  *
- *   count    the class's m - c_min + 1 shortest lists: every posting an
- *            atomic increment of the slot's counter of its object (the
- *            slot's counters live in device memory, one array of n_objects
- *            per resident block, zero between classes); the first
- *            increment of an object appends it to the slot's touched list;
- *   probe    the other c_min - 1 lists for the touched objects: a binary
- *            search per object, or one pass over the list incrementing
- *            only objects already counted, whichever reads less;
+ *   classes  the query's elements' class masks and first lists into shared
+ *            memory; per class, how many of its lists it holds (shared
+ *            atomics) and its bound; the classes ranked by plan order
+ *            (sim_class_before), those below a threshold left out;
+ *
+ * then per class, until the k-th answer's fraction is above the class's
+ * bound:
+ *
+ *   lists    the query's lists in the class gathered (keys length << 32 |
+ *            list) and ranked by key, shortest first (one phase: each
+ *            key's rank is the number of keys below it).  The CPU takes a
+ *            class's lists in the elements' order (sim_plan_lists), which
+ *            sorting would cost it more than it spares; here the sort is a
+ *            phase, and fewer postings counted and objects touched are
+ *            worth it;
+ *   count    the m - c_min + 1 shortest lists as one range of postings
+ *            (each thread takes every nT-th posting of their concatenation
+ *            and finds its list by a binary search over the lists' starts),
+ *            so that short lists do not leave the block idle one after
+ *            another: every posting an atomic increment of the slot's
+ *            counter of its object (the slot's counters live in device
+ *            memory, one array of n_objects per resident block, zero
+ *            between classes); the first increment of an object appends
+ *            it to the slot's touched list;
+ *   probe    the other c_min - 1 lists for the touched objects, in groups
+ *            taken at once the same way: a list is probed by a binary
+ *            search per touched object or by one pass over it incrementing
+ *            only objects already counted, whichever reads less (each
+ *            search or posting one item of the group's range).  Between
+ *            groups the objects that can no longer reach c_min are dropped
+ *            (counters cleared, the touched list compacted), as the CPU
+ *            drops them between lists, but only before a list long enough
+ *            to repay the drop's phases (sim_drop_pays); within a group an
+ *            object that could not reach c_min at its start is not counted;
  *   score    the touched objects in chunks of SIM_BLOCK_CAND: each clears
  *            its counter and, if the call's bitmap allows it (aAllow) and
  *            it can still enter the answers, joins the
- *            chunk's candidates (shared memory); the candidates are sorted
- *            (a bitonic network) and merged with the block's k best (a
- *            merge path: each entry's rank is its index plus the number of
- *            the other list's entries before it); with k = 0 (every answer
- *            reaching the threshold) each is appended to the call's pool
- *            in device memory instead.
+ *            chunk's candidates (shared memory); up to SIM_RANK_MERGE
+ *            candidates are merged with the block's k best by rank (each
+ *            entry's rank counted among both, one phase), more are sorted
+ *            (a bitonic network) and merged (a merge path: each entry's
+ *            rank is its index plus the number of the other list's entries
+ *            before it); with k = 0 (every answer reaching the threshold)
+ *            each is appended to the call's pool in device memory instead.
+ *
+ * A query of more than nElemMax (<= SIM_BLOCK_ELEMS) known elements, whose
+ * lists in a class might not fit shared memory, comes back undone (for the
+ * CPU), as one whose threshold answers outgrow the pool.  A block has at
+ * most SIM_BLOCK_THREADS threads.
  *
  * Synchronisation contract.  The control flow (loops over queries,
  * classes, chunks, network stages) is uniform: every thread of the block
@@ -45,10 +78,17 @@
 
 /* Candidates a block sorts and merges at once: the touched objects are scored in chunks of this many. */
 #define SIM_BLOCK_CAND 1024u
+/* The most known elements of a query the block answers (so a class's lists fit its shared memory). */
+#define SIM_BLOCK_ELEMS 512u
+/* The most threads a block has (the drop's staging, one word a thread). */
+#define SIM_BLOCK_THREADS 256u
+/* Candidates merged by rank (one phase) rather than sorted by the bitonic network first. */
+#define SIM_RANK_MERGE 128u
 
 #ifdef __CUDA_ARCH__
 #define SIM_ADD32(p, v) atomicAdd((p), (uint32_t)(v))
 #define SIM_ADD64(p, v) atomicAdd((unsigned long long *)(p), (unsigned long long)(v))
+#define SIM_CTZ64(m) ((uint32_t)__ffsll((long long)(m)) - 1u)
 #define SIM_PHASE(fn, ...)                                 \
     do {                                                   \
         fn(__VA_ARGS__, threadIdx.x, blockDim.x);          \
@@ -77,6 +117,7 @@ SIM_FN uint64_t sim_host_add64(uint64_t *p, uint64_t v)
 }
 #define SIM_ADD32(p, v) sim_host_add32((p), (uint32_t)(v))
 #define SIM_ADD64(p, v) sim_host_add64((p), (uint64_t)(v))
+#define SIM_CTZ64(m) ((uint32_t)__builtin_ctzll(m))
 #define SIM_PHASE(fn, ...)                                 \
     do {                                                   \
         for (uint32_t t_ = 0; t_ < nT; t_++)               \
@@ -98,14 +139,18 @@ typedef struct sim_pooled {
 /* The kernel's arguments: device pointers (host pointers in the emulation). */
 typedef struct sim_block_args {
     const sim_query *aQuery;
-    const sim_class *aClass;
-    const uint32_t *aList;
+    const uint32_t *aElem;       /* the queries' elements (sim_request) */
+    const uint32_t *aElemList;   /* sim_data's */
+    const uint64_t *aElemMask;
     const uint64_t *aListOffset; /* into aPosting */
     const uint32_t *aPosting;
     const uint32_t *aSize;
     const uint32_t *aAllow;      /* the objects that may be answered (engine/filter.h, 32-bit words); NULL: all */
     uint64_t nObject;
     uint32_t nQuery, measure, k; /* k <= SIM_GPU_MAX_K; 0: the pool */
+    uint32_t nElemMax;           /* <= SIM_BLOCK_ELEMS: a query with more known elements comes back undone */
+    uint32_t nClass;
+    uint32_t aClassLo[SIM_MAX_CLASSES];
     double minValue;
     uint32_t *aCount;            /* nSlot x nObject, zero */
     uint32_t *aTouched;          /* nSlot x nObject */
@@ -122,8 +167,21 @@ typedef struct sim_block_args {
 typedef struct sim_block_shared {
     sim_entry3 aTop[SIM_GPU_MAX_K]; /* the k best so far, best first */
     sim_entry3 aCand[SIM_BLOCK_CAND];
-    sim_entry3 aOut[SIM_GPU_MAX_K];
-    uint32_t query, nTop, nCand, nTouched, overflow;
+    union {
+        sim_entry3 aOut[SIM_GPU_MAX_K]; /* merging (scoring a class) */
+        struct {                        /* the class's lists (counting and probing it), shortest first */
+            uint64_t aA[SIM_BLOCK_ELEMS]; /* each list's first posting */
+            uint64_t aB[SIM_BLOCK_ELEMS]; /* each list's end */
+            uint64_t aCum[SIM_BLOCK_ELEMS + 1]; /* the gathered keys; then items of a phase's range before each list */
+        } l;
+    } u;
+    uint64_t aMask[SIM_BLOCK_ELEMS];    /* the query's elements: their classes */
+    uint32_t aFirst[SIM_BLOCK_ELEMS];   /* and their first lists */
+    sim_frac aUb[SIM_MAX_CLASSES];      /* per class: its bound */
+    uint32_t aPer[SIM_MAX_CLASSES];     /* the query's lists in it; 0: not read */
+    uint32_t aOrder[SIM_MAX_CLASSES];   /* the classes read, in plan order */
+    uint32_t aDrop[SIM_BLOCK_THREADS];  /* a drop's round: each thread's touched object kept, or UINT32_MAX */
+    uint32_t query, nElem, nOrder, nTop, nCand, nTouched, nL, nAlive, overflow;
     uint64_t work[3];
 } sim_block_shared;
 
@@ -168,25 +226,88 @@ genie_status sim_gather_results(const sim_request *req, const genie_hit *aHit, c
 SIM_FN void sim_take_query(const sim_block_args *a, sim_block_shared *sh)
 {
     sh->query = SIM_ADD32(a->pNext, 1);
+    sh->nElem = sh->query < a->nQuery ? a->aQuery[sh->query].nElem : 0;
+    sh->nOrder = 0;
     sh->nTop = 0;
     sh->nCand = 0;
     sh->nTouched = 0;
-    sh->overflow = 0;
+    sh->nL = 0;
+    sh->overflow = sh->nElem > a->nElemMax;
 }
 
-SIM_FN void sim_count_prefix(const sim_block_args *a, sim_block_shared *sh, const sim_class *cl, uint32_t nPrefix,
-                             uint32_t *aCount, uint32_t *aTouched, uint32_t tid, uint32_t nT)
+/* The query's elements' masks and first lists; no class counted yet. */
+SIM_FN void sim_load_elements(const sim_block_args *a, sim_block_shared *sh, uint64_t first, uint32_t tid, uint32_t nT)
 {
-    for (uint32_t j = 0; j < nPrefix; j++) {
-        uint32_t l = a->aList[cl->first + j];
-        uint64_t b = a->aListOffset[l], e = a->aListOffset[l + 1];
-        if (tid == 0)
-            SIM_ADD64(&sh->work[0], e - b);
-        for (uint64_t i = b + tid; i < e; i += nT) {
-            uint32_t o = a->aPosting[i];
-            if (SIM_ADD32(&aCount[o], 1) == 0)
-                aTouched[SIM_ADD32(&sh->nTouched, 1)] = o;
-        }
+    for (uint32_t i = tid; i < sh->nElem; i += nT) {
+        uint32_t e = a->aElem[first + i];
+        sh->aMask[i] = a->aElemMask[e];
+        sh->aFirst[i] = a->aElemList[e];
+    }
+    for (uint32_t c = tid; c < SIM_MAX_CLASSES; c += nT)
+        sh->aPer[c] = 0;
+}
+
+SIM_FN void sim_count_classes(sim_block_shared *sh, uint32_t tid, uint32_t nT)
+{
+    for (uint32_t i = tid; i < sh->nElem; i += nT)
+        for (uint64_t m = sh->aMask[i]; m; m &= m - 1)
+            SIM_ADD32(&sh->aPer[SIM_CTZ64(m)], 1);
+}
+
+/* Each class's bound; a class below the threshold is not read (sim_plan_classes). */
+SIM_FN void sim_bound_classes(const sim_block_args *a, sim_block_shared *sh, uint32_t q, uint32_t tid, uint32_t nT)
+{
+    for (uint32_t c = tid; c < a->nClass; c += nT) {
+        if (!sh->aPer[c])
+            continue;
+        sim_frac ub = sim_upper(a->measure, q, a->aClassLo[c], sim_class_hi(a->aClassLo, a->nClass, c));
+        sh->aUb[c] = ub;
+        if (a->minValue > 0 && sim_value(a->measure, ub) < a->minValue)
+            sh->aPer[c] = 0;
+        else
+            SIM_ADD32(&sh->nOrder, 1);
+    }
+}
+
+/* The classes read in plan order: each one's rank is the number of classes before it. */
+SIM_FN void sim_order_classes(const sim_block_args *a, sim_block_shared *sh, uint32_t tid, uint32_t nT)
+{
+    for (uint32_t c = tid; c < a->nClass; c += nT) {
+        if (!sh->aPer[c])
+            continue;
+        uint32_t r = 0;
+        for (uint32_t d = 0; d < a->nClass; d++)
+            r += sh->aPer[d] && sim_class_before(sh->aUb[d], d, sh->aUb[c], c);
+        sh->aOrder[r] = c;
+    }
+}
+
+/* The query's lists in class @p cls, keys length << 32 | list, into aCum in any order. */
+SIM_FN void sim_gather_lists(const sim_block_args *a, sim_block_shared *sh, uint32_t cls, uint32_t tid, uint32_t nT)
+{
+    for (uint32_t i = tid; i < sh->nElem; i += nT) {
+        uint64_t mask = sh->aMask[i];
+        if (!((mask >> cls) & 1))
+            continue;
+        uint32_t l = sim_elem_list(sh->aFirst[i], mask, cls);
+        uint64_t len = a->aListOffset[l + 1] - a->aListOffset[l];
+        sh->u.l.aCum[SIM_ADD32(&sh->nL, 1)] = (len < UINT32_MAX ? len : UINT32_MAX) << 32 | l;
+    }
+}
+
+/*
+ * The @p m lists in the order of their keys (distinct: one list each),
+ * shortest first: each list's postings [aA[r], aB[r]) at its key's rank r.
+ */
+SIM_FN void sim_rank_lists(const sim_block_args *a, sim_block_shared *sh, uint32_t m, uint32_t tid, uint32_t nT)
+{
+    for (uint32_t j = tid; j < m; j += nT) {
+        uint64_t key = sh->u.l.aCum[j];
+        uint32_t r = 0, l = (uint32_t)key;
+        for (uint32_t i = 0; i < m; i++)
+            r += sh->u.l.aCum[i] < key;
+        sh->u.l.aA[r] = a->aListOffset[l];
+        sh->u.l.aB[r] = a->aListOffset[l + 1];
     }
 }
 
@@ -198,38 +319,135 @@ SIM_FN int sim_probe_by_search(uint64_t nTouched, uint64_t len)
     return nTouched * (lg + 1) * 4 < len; /* sim_cpu.c's SIM_PROBE_RATIO */
 }
 
-SIM_FN void sim_probe_suffix(const sim_block_args *a, sim_block_shared *sh, const sim_class *cl, uint32_t nPrefix,
-                             uint32_t nTouched, uint32_t *aCount, const uint32_t *aTouched, uint32_t tid,
-                             uint32_t nT)
+/*
+ * The range of a phase over lists [from, to): aCum[j - from] items before
+ * list j, a list's items its postings (@p nTouched 0: counting) or, when
+ * it is probed by search, the touched objects.
+ */
+SIM_FN void sim_scan_lists(sim_block_shared *sh, uint32_t from, uint32_t to, uint32_t nTouched, int iWork)
 {
-    for (uint32_t j = nPrefix; j < cl->nList; j++) {
-        uint32_t l = a->aList[cl->first + j];
-        uint64_t b = a->aListOffset[l], len = a->aListOffset[l + 1] - b;
-        const uint32_t *p = a->aPosting + b;
+    uint64_t n = 0;
+    for (uint32_t j = from; j < to; j++) {
+        sh->u.l.aCum[j - from] = n;
+        uint64_t len = sh->u.l.aB[j] - sh->u.l.aA[j];
+        n += nTouched && sim_probe_by_search(nTouched, len) ? nTouched : len;
+    }
+    sh->u.l.aCum[to - from] = n;
+    sh->work[iWork] += n;
+}
+
+/* The list of item @p p of a range of @p n lists (aCum[n] > p), at or after list @p j (whose start is <= p). */
+SIM_FN uint32_t sim_find_list(const sim_block_shared *sh, uint32_t n, uint32_t j, uint64_t p)
+{
+    if (sh->u.l.aCum[j + 1] > p) /* still in list j: the usual case on long lists */
+        return j;
+    uint32_t lo = j + 2, hi = n; /* the first list starting after p is in [lo, n] */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (sh->u.l.aCum[mid] > p)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo - 1;
+}
+
+/* Count the prefix, lists [0, @p nPrefix): every posting of the range, the block's threads taking every nT-th. */
+SIM_FN void sim_count_prefix(const sim_block_args *a, sim_block_shared *sh, uint32_t nPrefix, uint32_t *aCount,
+                             uint32_t *aTouched, uint32_t tid, uint32_t nT)
+{
+    uint64_t n = sh->u.l.aCum[nPrefix];
+    uint32_t j = 0;
+    for (uint64_t p = tid; p < n; p += nT) {
+        j = sim_find_list(sh, nPrefix, j, p);
+        uint32_t o = a->aPosting[sh->u.l.aA[j] + (p - sh->u.l.aCum[j])];
+        if (SIM_ADD32(&aCount[o], 1) == 0)
+            aTouched[SIM_ADD32(&sh->nTouched, 1)] = o;
+    }
+}
+
+/*
+ * Probe lists [from, to) of the suffix for the @p nTouched touched objects,
+ * every item of the range at once, counting only objects with at least
+ * @p need shared elements when the range begins (the others can no longer
+ * reach c_min: a count read later, raised by a list of the range, only
+ * lets more through).
+ */
+SIM_FN void sim_probe_suffix(const sim_block_args *a, sim_block_shared *sh, uint32_t from, uint32_t to,
+                             uint32_t nTouched, uint32_t need, uint32_t *aCount, const uint32_t *aTouched,
+                             uint32_t tid, uint32_t nT)
+{
+    uint32_t nS = to - from, jj = 0;
+    uint64_t n = sh->u.l.aCum[nS];
+    for (uint64_t p = tid; p < n; p += nT) {
+        jj = sim_find_list(sh, nS, jj, p);
+        uint64_t b = sh->u.l.aA[from + jj], len = sh->u.l.aB[from + jj] - b, r = p - sh->u.l.aCum[jj];
+        const uint32_t *list = a->aPosting + b;
         if (sim_probe_by_search(nTouched, len)) {
-            if (tid == 0)
-                SIM_ADD64(&sh->work[1], nTouched);
-            for (uint32_t t = tid; t < nTouched; t += nT) {
-                uint32_t o = aTouched[t];
-                uint64_t lo = 0, hi = len;
-                while (lo < hi) {
-                    uint64_t mid = lo + (hi - lo) / 2;
-                    if (p[mid] < o)
-                        lo = mid + 1;
-                    else
-                        hi = mid;
-                }
-                if (lo < len && p[lo] == o)
-                    SIM_ADD32(&aCount[o], 1);
+            uint32_t o = aTouched[r];
+            if (aCount[o] < need)
+                continue;
+            uint64_t lo = 0, hi = len;
+            while (lo < hi) {
+                uint64_t mid = lo + (hi - lo) / 2;
+                if (list[mid] < o)
+                    lo = mid + 1;
+                else
+                    hi = mid;
             }
-        } else {
-            if (tid == 0)
-                SIM_ADD64(&sh->work[1], len);
-            for (uint64_t i = tid; i < len; i += nT)
-                if (aCount[p[i]] != 0) /* touched: counters never fall to zero before scoring */
-                    SIM_ADD32(&aCount[p[i]], 1);
+            if (lo < len && list[lo] == o)
+                SIM_ADD32(&aCount[o], 1);
+        } else if (aCount[list[r]] >= need) { /* need >= 1: untouched objects (0) are not counted */
+            SIM_ADD32(&aCount[list[r]], 1);
         }
     }
+}
+
+/*
+ * Whether to drop the touched objects that can no longer qualify before
+ * suffix list @p j past the first (where an object needs more than one
+ * shared element so far): when the CPU would (sim_cpu.c: the list is to be
+ * read whole, and the touched list is no longer than it) and the list
+ * takes the block's @p nT threads two rounds or more, so that the drop's
+ * phases buy a long read (fewer drops measured best on FOLDOC's short
+ * lists with the block emulated, and kept most of WordNet's savings).
+ */
+SIM_FN int sim_drop_pays(const sim_block_shared *sh, uint32_t j, uint32_t nTouched, uint32_t nT)
+{
+    uint64_t len = sh->u.l.aB[j] - sh->u.l.aA[j];
+    return !sim_probe_by_search(nTouched, len) && nTouched <= len && len >= 2 * (uint64_t)nT;
+}
+
+SIM_FN void sim_drop_begin(sim_block_shared *sh)
+{
+    sh->nAlive = 0;
+}
+
+/* A drop's round, touched objects [base, base + nT): each one's verdict staged, a dropped one's counter cleared. */
+SIM_FN void sim_drop_mark(sim_block_shared *sh, uint32_t base, uint32_t nTouched, uint32_t need, uint32_t *aCount,
+                          const uint32_t *aTouched, uint32_t tid, uint32_t nT)
+{
+    (void)nT;
+    uint32_t o = base + tid < nTouched ? aTouched[base + tid] : UINT32_MAX;
+    if (o != UINT32_MAX && aCount[o] < need) {
+        aCount[o] = 0;
+        o = UINT32_MAX;
+    }
+    sh->aDrop[tid] = o;
+}
+
+/* The round's kept objects appended to the front of the touched list (never past what the rounds have read). */
+SIM_FN void sim_drop_keep(sim_block_shared *sh, uint32_t *aTouched, uint32_t tid, uint32_t nT)
+{
+    (void)nT;
+    if (sh->aDrop[tid] != UINT32_MAX)
+        aTouched[SIM_ADD32(&sh->nAlive, 1)] = sh->aDrop[tid];
+}
+
+SIM_FN void sim_drop_end(sim_block_shared *sh, uint32_t nTouched)
+{
+    sh->work[1] += nTouched;
+    sh->nTouched = sh->nAlive;
 }
 
 /*
@@ -305,25 +523,48 @@ SIM_FN uint32_t sim_rank_in(uint32_t measure, uint32_t q, const sim_entry3 *a, u
     return lo;
 }
 
-/* Merge path: the first k of aTop and the sorted candidates into aOut. */
-SIM_FN void sim_merge(sim_block_shared *sh, uint32_t measure, uint32_t q, uint32_t k, uint32_t tid, uint32_t nT)
+/* How many of the candidates come before e (they are not sorted). */
+SIM_FN uint32_t sim_count_before(uint32_t measure, uint32_t q, const sim_entry3 *a, uint32_t n, sim_entry3 e)
+{
+    uint32_t r = 0;
+    for (uint32_t i = 0; i < n; i++)
+        r += sim_entry_before(measure, q, a[i], e);
+    return r;
+}
+
+/* How many of the candidates come before e: a binary search when they are @p sorted, else counted. */
+SIM_FN uint32_t sim_cand_before(const sim_block_shared *sh, uint32_t measure, uint32_t q, int sorted, sim_entry3 e)
+{
+    return sorted ? sim_rank_in(measure, q, sh->aCand, sh->nCand, e)
+                  : sim_count_before(measure, q, sh->aCand, sh->nCand, e);
+}
+
+/*
+ * The first k of aTop and the candidates into aOut, each entry at its rank
+ * among both (entries are distinct objects: ranks are too): with @p sorted
+ * candidates a merge path (an entry's rank in its own list is its index),
+ * else each candidate's rank among the candidates counted.
+ */
+SIM_FN void sim_merge(sim_block_shared *sh, uint32_t measure, uint32_t q, uint32_t k, int sorted, uint32_t tid,
+                      uint32_t nT)
 {
     for (uint32_t i = tid; i < sh->nTop; i += nT) {
-        uint32_t r = i + sim_rank_in(measure, q, sh->aCand, sh->nCand, sh->aTop[i]);
+        uint32_t r = i + sim_cand_before(sh, measure, q, sorted, sh->aTop[i]);
         if (r < k)
-            sh->aOut[r] = sh->aTop[i];
+            sh->u.aOut[r] = sh->aTop[i];
     }
     for (uint32_t j = tid; j < sh->nCand; j += nT) {
-        uint32_t r = j + sim_rank_in(measure, q, sh->aTop, sh->nTop, sh->aCand[j]);
+        uint32_t r = sim_rank_in(measure, q, sh->aTop, sh->nTop, sh->aCand[j]) +
+                     (sorted ? j : sim_cand_before(sh, measure, q, 0, sh->aCand[j]));
         if (r < k)
-            sh->aOut[r] = sh->aCand[j];
+            sh->u.aOut[r] = sh->aCand[j];
     }
 }
 
 SIM_FN void sim_copy_out(sim_block_shared *sh, uint32_t n, uint32_t tid, uint32_t nT)
 {
     for (uint32_t i = tid; i < n; i += nT)
-        sh->aTop[i] = sh->aOut[i];
+        sh->aTop[i] = sh->u.aOut[i];
 }
 
 SIM_FN void sim_merged(sim_block_shared *sh, uint32_t n)
@@ -335,6 +576,7 @@ SIM_FN void sim_merged(sim_block_shared *sh, uint32_t n)
 SIM_FN void sim_class_done(sim_block_shared *sh)
 {
     sh->nTouched = 0;
+    sh->nL = 0;
 }
 
 SIM_FN void sim_write_hits(const sim_block_args *a, sim_block_shared *sh, uint32_t tid, uint32_t nT)
@@ -367,16 +609,64 @@ SIM_FN void sim_zero_work(sim_block_shared *sh)
 SIM_FN void sim_merge_candidates(const sim_block_args *a, sim_block_shared *sh, uint32_t q, uint32_t nT)
 {
     uint32_t n = sh->nCand, w = 1;
+    uint32_t nNew = sh->nTop + n < a->k ? sh->nTop + n : a->k;
+    if (n <= SIM_RANK_MERGE) { /* few: one phase of ranks instead of the network's */
+        SIM_PHASE(sim_merge, sh, a->measure, q, a->k, 0);
+        SIM_PHASE(sim_copy_out, sh, nNew);
+        SIM_SINGLE(sim_merged, sh, nNew);
+        return;
+    }
     while (w < n)
         w *= 2;
     SIM_PHASE(sim_pad, sh, w);
     for (uint32_t size = 2; size <= w; size *= 2)
         for (uint32_t stride = size / 2; stride > 0; stride /= 2)
             SIM_PHASE(sim_bitonic, sh, a->measure, q, w, size, stride);
-    uint32_t nNew = sh->nTop + n < a->k ? sh->nTop + n : a->k;
-    SIM_PHASE(sim_merge, sh, a->measure, q, a->k);
+    SIM_PHASE(sim_merge, sh, a->measure, q, a->k, 1);
     SIM_PHASE(sim_copy_out, sh, nNew);
     SIM_SINGLE(sim_merged, sh, nNew);
+}
+
+/*
+ * Probe the suffix, lists [nPrefix, m), in groups: a group runs up to the
+ * next list before which the CPU would drop the touched objects that can no
+ * longer qualify (sim_drop_pays), and is probed at once; those objects are
+ * then dropped (their counters cleared, the touched list compacted in
+ * place), which may leave few enough for binary searches, and fewer to
+ * score.
+ */
+SIM_FN void sim_probe_groups(const sim_block_args *a, sim_block_shared *sh, uint32_t cmin, uint32_t m, uint32_t nPrefix,
+                             uint32_t *aCount, uint32_t *aTouched, uint32_t nT)
+{
+    uint32_t j0 = nPrefix;
+    while (j0 < m && sh->nTouched) {
+        uint32_t nTouched = sh->nTouched, j1 = j0 + 1;
+        while (j1 < m && !sim_drop_pays(sh, j1, nTouched, nT))
+            j1++;
+        SIM_SINGLE(sim_scan_lists, sh, j0, j1, nTouched, 1);
+        SIM_PHASE(sim_probe_suffix, a, sh, j0, j1, nTouched, cmin - (m - j0), aCount, aTouched);
+        if (j1 < m) {
+            uint32_t need = cmin - (m - j1);
+            SIM_SINGLE(sim_drop_begin, sh);
+            for (uint32_t base = 0; base < nTouched; base += nT) {
+                SIM_PHASE(sim_drop_mark, sh, base, nTouched, need, aCount, aTouched);
+                SIM_PHASE(sim_drop_keep, sh, aTouched);
+            }
+            SIM_SINGLE(sim_drop_end, sh, nTouched);
+        }
+        j0 = j1;
+    }
+}
+
+/* The query's classes in plan order into aOrder[0 .. nOrder) (nothing for a query it leaves undone). */
+SIM_FN void sim_plan_query(const sim_block_args *a, sim_block_shared *sh, const sim_query *qy, uint32_t nT)
+{
+    if (sh->overflow)
+        return;
+    SIM_PHASE(sim_load_elements, a, sh, qy->first);
+    SIM_PHASE(sim_count_classes, sh);
+    SIM_PHASE(sim_bound_classes, a, sh, qy->size);
+    SIM_PHASE(sim_order_classes, a, sh);
 }
 
 /*
@@ -395,20 +685,24 @@ SIM_FN void sim_block_run(const sim_block_args *a, sim_block_shared *sh, uint32_
             break;
         sim_query qy = a->aQuery[sh->query];
         uint32_t q = qy.size;
-        for (uint32_t ci = 0; ci < qy.nClass; ci++) {
-            const sim_class *cl = &a->aClass[qy.first + ci];
+        sim_plan_query(a, sh, &qy, nT);
+        for (uint32_t ci = 0; ci < sh->nOrder; ci++) {
+            uint32_t cls = sh->aOrder[ci], m = sh->aPer[cls], lo = a->aClassLo[cls];
+            sim_frac ub = sh->aUb[cls];
             int full = a->k && sh->nTop == a->k;
-            sim_frac kth = full ? sim_entry_frac(a->measure, q, sh->aTop[a->k - 1]) : cl->ub;
-            if (full && sim_frac_cmp(cl->ub, kth) < 0)
+            sim_frac kth = full ? sim_entry_frac(a->measure, q, sh->aTop[a->k - 1]) : ub;
+            if (full && sim_frac_cmp(ub, kth) < 0)
                 break;
-            uint32_t cmin = sim_min_count(a->measure, q, cl->lo, full ? &kth : 0, a->minValue);
-            if (cmin > cl->nList)
+            uint32_t cmin = sim_min_count(a->measure, q, lo, full ? &kth : 0, a->minValue);
+            if (cmin > m)
                 continue;
-            uint32_t nPrefix = cl->nList - cmin + 1;
-            SIM_PHASE(sim_count_prefix, a, sh, cl, nPrefix, aCount, aTouched);
+            uint32_t nPrefix = m - cmin + 1;
+            SIM_PHASE(sim_gather_lists, a, sh, cls);
+            SIM_PHASE(sim_rank_lists, a, sh, m);
+            SIM_SINGLE(sim_scan_lists, sh, 0, nPrefix, 0, 0);
+            SIM_PHASE(sim_count_prefix, a, sh, nPrefix, aCount, aTouched);
+            sim_probe_groups(a, sh, cmin, m, nPrefix, aCount, aTouched, nT);
             uint32_t nTouched = sh->nTouched;
-            if (nPrefix < cl->nList && nTouched)
-                SIM_PHASE(sim_probe_suffix, a, sh, cl, nPrefix, nTouched, aCount, aTouched);
             for (uint32_t base = 0; base < nTouched; base += SIM_BLOCK_CAND) {
                 uint32_t n = nTouched - base < SIM_BLOCK_CAND ? nTouched - base : SIM_BLOCK_CAND;
                 SIM_PHASE(sim_score_chunk, a, sh, q, cmin, base, n, aCount, aTouched);

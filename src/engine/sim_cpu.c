@@ -5,13 +5,15 @@
  * in cost by orders of magnitude).  A thread keeps a counter per object
  * (8 bits for a class of at most 255 lists, else 32), zero between
  * classes, and the list of objects whose counter it raised from zero
- * (touched); per query, for each class of its plan:
+ * (touched); per query, its classes in plan order (sim_plan_classes), and
+ * for each:
  *
  *   1. stop when k answers are kept and the class's bound is below the
  *      k-th (no later class can do better: they come best bound first);
  *   2. c_min, the fewest shared elements an object of the class needs to
- *      reach the k-th answer (once there are k) and the threshold;
- *   3. count the m - c_min + 1 shortest lists (m: the query's lists in the
+ *      reach the k-th answer (once there are k) and the threshold; the
+ *      class's lists, nearly shortest first (sim_plan_lists);
+ *   3. count the first m - c_min + 1 lists (m: the query's lists in the
  *      class); probe the other c_min - 1 for the touched objects only: a
  *      binary search per object when that reads less than the list,
  *      else one pass over the list that skips untouched objects.  With r
@@ -26,7 +28,8 @@
  *      clear its counter.
  *
  * Memory per thread: n_objects * 5 bytes (and 4 more once a class has
- * more than 255 lists), plus the kept answers.
+ * more than 255 lists), plus the kept answers and 4 bytes per element of
+ * the largest query.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +63,8 @@ typedef struct sim_scratch {
     uint32_t *aTouched;
     sim_entry *aKeep; /* the heap (k > 0) or the answers that reach the threshold (k = 0) */
     uint64_t nKeep, nKeepCap;
+    uint32_t *aList;  /* a class's lists (sim_plan_lists) */
+    uint32_t nListCap;
     sim_work work;
 } sim_scratch;
 
@@ -154,7 +159,7 @@ static uint32_t log2_ceil(uint64_t n)
     {                                                                                                                \
         const sim_data *d = req->pData;                                                                              \
         T *aCount = s->aCount##W;                                                                                    \
-        const uint32_t *aList = req->aList + cl->first;                                                              \
+        const uint32_t *aList = s->aList;                                                                            \
         uint32_t nPrefix = cl->nList - cmin + 1;                                                                     \
         uint64_t nTouched = 0;                                                                                       \
         for (uint32_t j = 0; j < nPrefix; j++) {                                                                     \
@@ -216,13 +221,15 @@ static uint32_t log2_ceil(uint64_t n)
 SIM_CLASS_WIDTH(uint8_t, 8)
 SIM_CLASS_WIDTH(uint32_t, 32)
 
-/* Steps 2-4 of the top of the file for class @p cl of a query of size @p q; 0 when out of memory. */
-static int run_class(const sim_request *req, sim_scratch *s, const sim_class *cl, uint32_t q)
+/* Steps 2-4 of the top of the file for class @p cl of query @p qy; 0 when out of memory. */
+static int run_class(const sim_request *req, sim_scratch *s, const sim_query *qy, const sim_class *cl)
 {
     int full = req->k && s->nKeep == req->k;
+    uint32_t q = qy->size;
     uint32_t cmin = sim_min_count(req->measure, q, cl->lo, full ? &s->aKeep[0].f : NULL, req->minValue);
     if (cmin > cl->nList) /* an object lies in at most one of the query's lists per element */
         return 1;
+    sim_plan_lists(req, qy, cl, s->aList);
     size_t n = (size_t)(req->pData->nObject ? req->pData->nObject : 1);
     if (cl->nList <= UINT8_MAX) {
         if (!s->aCount8 && !(s->aCount8 = calloc(n, sizeof *s->aCount8)))
@@ -246,11 +253,20 @@ static int run_query(sim_job *job, sim_scratch *s, uint32_t i)
     const sim_request *req = job->req;
     const sim_query *qy = &req->aQuery[i];
     s->nKeep = 0;
-    for (uint32_t c = 0; c < qy->nClass; c++) {
-        const sim_class *cl = &req->aClass[qy->first + c];
+    if (qy->nElem > s->nListCap) {
+        free(s->aList);
+        s->aList = malloc(qy->nElem * sizeof *s->aList);
+        s->nListCap = s->aList ? qy->nElem : 0;
+        if (!s->aList)
+            return 0;
+    }
+    sim_class aClass[SIM_MAX_CLASSES];
+    uint32_t nClass = sim_plan_classes(req, qy, aClass);
+    for (uint32_t c = 0; c < nClass; c++) {
+        const sim_class *cl = &aClass[c];
         if (req->k && s->nKeep == req->k && sim_frac_cmp(cl->ub, s->aKeep[0].f) < 0)
             break;
-        if (!run_class(req, s, cl, qy->size))
+        if (!run_class(req, s, qy, cl))
             return 0;
     }
     if (s->nKeep > 1)
@@ -290,6 +306,7 @@ static void sim_worker(void *ctx, unsigned t)
     free(s.aCount32);
     free(s.aTouched);
     free(s.aKeep);
+    free(s.aList);
 }
 
 genie_status sim_cpu_search(const sim_request *req, sim_results *out)

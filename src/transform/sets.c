@@ -46,7 +46,7 @@ static int cmp_slice_void(const void *a, const void *b)
     return cmp_slice(a, b);
 }
 
-genie_status set_parse(const char *z, size_t n, char separator, set_slice **paS, size_t *pnCap, size_t *pnS)
+genie_status set_split(const char *z, size_t n, char separator, set_slice **paS, size_t *pnCap, size_t *pnS)
 {
     size_t m = 0;
     for (size_t i = 0; i < n;) {
@@ -68,14 +68,25 @@ genie_status set_parse(const char *z, size_t n, char separator, set_slice **paS,
         }
         (*paS)[m++] = (set_slice){z + start, i - start};
     }
-    set_slice *a = *paS;
-    if (m > 1)
-        qsort(a, m, sizeof *a, cmp_slice_void);
+    *pnS = m;
+    return GENIE_OK;
+}
+
+size_t set_distinct(set_slice *a, size_t n)
+{
+    if (n > 1)
+        qsort(a, n, sizeof *a, cmp_slice_void);
     size_t d = 0;
-    for (size_t i = 0; i < m; i++)
+    for (size_t i = 0; i < n; i++)
         if (d == 0 || cmp_slice(&a[d - 1], &a[i]) != 0)
             a[d++] = a[i];
-    *pnS = d;
+    return d;
+}
+
+genie_status set_parse(const char *z, size_t n, char separator, set_slice **paS, size_t *pnCap, size_t *pnS)
+{
+    GENIE_TRY(set_split(z, n, separator, paS, pnCap, pnS));
+    *pnS = set_distinct(*paS, *pnS);
     return GENIE_OK;
 }
 

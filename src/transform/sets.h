@@ -66,6 +66,10 @@ typedef struct set_slice {
  * realloc.
  */
 genie_status set_parse(const char *z, size_t n, char separator, set_slice **paS, size_t *pnCap, size_t *pnS);
+/** The elements of line @p z in line order, repeats included (set_parse before sorting). */
+genie_status set_split(const char *z, size_t n, char separator, set_slice **paS, size_t *pnCap, size_t *pnS);
+/** Sort @p a[0 .. n) as set_parse does and keep each element once; @return how many are kept. */
+size_t set_distinct(set_slice *a, size_t n);
 /** |A n B| of two sorted distinct element lists. */
 size_t set_intersection(const set_slice *a, size_t na, const set_slice *b, size_t nb);
 /**

@@ -3,8 +3,10 @@
  * "Element lists"; the engine is engine/sim.h).
  *
  * State derived once per open index (a slot of its derived state,
- * index/index.h): the size of every set, counted from its element keywords, and each view's
- * first element list.  Counting them is also the check that makes the
+ * index/index.h): the size of every set, counted from its element
+ * keywords, each element's postings (the order of a query's elements),
+ * and per view its first element list and each element's first list and
+ * classes (one bit each: the engine's plan, engine/sim.h).  Counting them is also the check that makes the
  * engine's arithmetic safe on any file: every element keyword names an
  * element of the vocabulary, and every object in a list of size class b
  * has its size in class b, so that it lies in at most one list per
@@ -12,9 +14,10 @@
  * never exceeds the query's size nor the set's.
  *
  * A search parses each query as the index's sets are parsed, looks its
- * elements up in the vocabulary (unknown ones still count in |Q|), plans
- * it per view (a one-part index is its only view), runs the engine on the
- * GPU when the backend has it (a query the GPU hands back runs on the CPU)
+ * elements up in the vocabulary (unknown ones still count in |Q|) and
+ * orders them fewest postings first (the engine plans the rest where it
+ * runs), then per view (a one-part index is its only view) runs the
+ * engine on the GPU when the backend has it (a query the GPU hands back runs on the CPU)
  * or on the CPU threads, and merges the views' answers.  The GPU's copy of
  * a view's element lists and sizes is a slot of that view's device 0 (as
  * the backend's copy of its lists is): kept across searches when every
@@ -43,9 +46,10 @@ _Static_assert(SET_CLASSES <= SIM_MAX_CLASSES, "the engine plans at most SIM_MAX
 typedef struct exact_state {
     uint32_t *aSize;      /* n_objects, global ids */
     double meanSize;      /* of the sets, empty ones included */
+    uint32_t *aElemPostings; /* n_words: each element's postings in every view (at most UINT32_MAX) */
     uint64_t *aFirstList; /* per view: its first list at or above the element base */
     uint32_t **aaElemList; /* per view: element e's lists (counted from aFirstList), n_words + 1 */
-    uint8_t **aaListClass; /* per view: the size class of each element list */
+    uint64_t **aaElemMask; /* per view: element e's size classes, a bit each (sim_data) */
     uint32_t nView;
 } exact_state;
 
@@ -57,20 +61,21 @@ static void state_free(void *pState)
     for (uint32_t v = 0; v < st->nView; v++) {
         if (st->aaElemList)
             free(st->aaElemList[v]);
-        if (st->aaListClass)
-            free(st->aaListClass[v]);
+        if (st->aaElemMask)
+            free(st->aaElemMask[v]);
     }
     free(st->aSize);
+    free(st->aElemPostings);
     free(st->aFirstList);
     free(st->aaElemList);
-    free(st->aaListClass);
+    free(st->aaElemMask);
     free(st);
 }
 
 /*
- * A view's element lists: where each element's begin, each one's class,
- * and the sets' sizes counted from them (every keyword checked to name an
- * element of the vocabulary).
+ * A view's element lists: where each element's begin, its classes, its
+ * postings, and the sets' sizes counted from them (every keyword checked
+ * to name an element of the vocabulary).
  */
 static genie_status derive_view(const genie_index *idx, const set_params *p, exact_state *st, uint32_t v)
 {
@@ -80,8 +85,8 @@ static genie_status derive_view(const genie_index *idx, const set_params *p, exa
     size_t first = util_lower_bound_u32(w->aKeyword, 0, nKw, p->base);
     st->aFirstList[v] = first;
     st->aaElemList[v] = malloc((size_t)(nWord + 1) * sizeof **st->aaElemList);
-    st->aaListClass[v] = malloc(nKw - first + 1);
-    if (!st->aaElemList[v] || !st->aaListClass[v])
+    st->aaElemMask[v] = calloc((size_t)(nWord ? nWord : 1), sizeof **st->aaElemMask);
+    if (!st->aaElemList[v] || !st->aaElemMask[v])
         return util_error(GENIE_ENOMEM, "out of memory for the element lists of %llu elements",
                           (unsigned long long)nWord);
     uint32_t *aElemList = st->aaElemList[v];
@@ -93,7 +98,10 @@ static genie_status derive_view(const genie_index *idx, const set_params *p, exa
                               (unsigned long long)el, (unsigned long long)nWord);
         while (e <= el) /* keywords increase, so elements do */
             aElemList[e++] = (uint32_t)(l - first);
-        st->aaListClass[v][l - first] = (uint8_t)((w->aKeyword[l] - p->base) % p->nClass);
+        /* Keywords are distinct, so an element's classes are too, ascending: one bit each. */
+        st->aaElemMask[v][el] |= (uint64_t)1 << ((w->aKeyword[l] - p->base) % p->nClass);
+        uint64_t len = w->aListOffset[l + 1] - w->aListOffset[l], sum = st->aElemPostings[el] + len;
+        st->aElemPostings[el] = sum < UINT32_MAX ? (uint32_t)sum : UINT32_MAX;
         for (uint64_t i = w->aListOffset[l]; i < w->aListOffset[l + 1]; i++)
             st->aSize[w->firstObject + w->aPosting[i]]++;
     }
@@ -107,7 +115,7 @@ static genie_status check_classes(const genie_index *idx, const set_params *p, c
 {
     const genie_index *w = &idx->aPart[v];
     for (size_t l = (size_t)st->aFirstList[v]; l < w->info.n_keywords; l++) {
-        uint32_t cls = st->aaListClass[v][l - st->aFirstList[v]];
+        uint32_t cls = (w->aKeyword[l] - p->base) % p->nClass;
         for (uint64_t i = w->aListOffset[l]; i < w->aListOffset[l + 1]; i++) {
             uint64_t o = w->firstObject + w->aPosting[i];
             uint32_t s = st->aSize[o];
@@ -162,11 +170,12 @@ static genie_status get_state(const genie_index *idx, const set_params *p, const
         if (st) {
             st->nView = idx->nPart;
             st->aSize = calloc((size_t)(n ? n : 1), sizeof *st->aSize);
+            st->aElemPostings = calloc((size_t)(idx->info.n_words ? idx->info.n_words : 1), sizeof *st->aElemPostings);
             st->aFirstList = calloc(st->nView, sizeof *st->aFirstList);
             st->aaElemList = calloc(st->nView, sizeof *st->aaElemList);
-            st->aaListClass = calloc(st->nView, sizeof *st->aaListClass);
+            st->aaElemMask = calloc(st->nView, sizeof *st->aaElemMask);
         }
-        if (!st || !st->aSize || !st->aFirstList || !st->aaElemList || !st->aaListClass)
+        if (!st || !st->aSize || !st->aElemPostings || !st->aFirstList || !st->aaElemList || !st->aaElemMask)
             rc = util_error(GENIE_ENOMEM, "out of memory for the sizes of %llu sets", (unsigned long long)n);
         else
             rc = derive(idx, p, st);
@@ -186,63 +195,84 @@ static genie_status get_state(const genie_index *idx, const set_params *p, const
 /*
  * Preparing the queries, on the CPU threads: the selection is cut into
  * chunks of consecutive queries; a thread parses a chunk, looks its
- * elements up and plans it for every view; the chunks' plans are then
- * joined in order.
+ * elements up and orders each query's (sim_plan_elements); the chunks'
+ * elements are then joined in order.  The same queries serve every view:
+ * element ids are the index's.
  */
 #define PREP_CHUNK 256u
+
+typedef struct prep_chunk_out {
+    uint32_t *aElem;
+    uint64_t nElem, nCap;
+} prep_chunk_out;
 
 typedef struct prep_job {
     const genie_index *idx;
     const set_params *p;
     const exact_state *st;
-    uint32_t firstPart, nParts; /* the views planned */
     const char *const *azQuery;
     const size_t *aLen;
     const uint32_t *aSel;
     size_t nSel;
-    uint32_t measure;
-    double minValue;
-    uint32_t *aQSize;   /* nSel: each query's size */
-    sim_plan *aPlan;    /* nChunk x nParts */
+    uint32_t *aQSize;      /* nSel: each query's size */
+    sim_query *aQuery;     /* nSel; first counted within its chunk until joined */
+    prep_chunk_out *aOut;  /* nChunk */
     uint32_t nChunk;
     uint32_t next;      /* the next chunk (atomic) */
     genie_status rc;    /* the first failure (atomic) ... */
     char zError[256];   /* ... and its message, set by the thread that failed */
 } prep_job;
 
-static genie_status prep_chunk(prep_job *job, uint32_t c, set_slice **paS, size_t *pnSCap, uint32_t **paElem,
-                               size_t *pnElemCap)
+/*
+ * A query's elements: each looked up as it comes (repeats too), the known
+ * ones' ids kept once (sim_plan_elements), the unknown ones counted once
+ * by their bytes, so the size is that of set_parse without sorting every
+ * element as bytes.
+ */
+static genie_status prep_chunk(prep_job *job, uint32_t c, set_slice **paS, size_t *pnSCap, uint64_t **paKey,
+                               size_t *pnKeyCap)
 {
-    const exact_state *st = job->st;
     const set_params *p = job->p;
+    prep_chunk_out *o = &job->aOut[c];
     for (size_t j = (size_t)c * PREP_CHUNK; j < job->nSel && j < ((size_t)c + 1) * PREP_CHUNK; j++) {
         size_t i = job->aSel ? job->aSel[j] : j, n;
-        GENIE_TRY(set_parse(job->azQuery[i], job->aLen[i], p->separator, paS, pnSCap, &n));
+        GENIE_TRY(set_split(job->azQuery[i], job->aLen[i], p->separator, paS, pnSCap, &n));
+        if (o->nElem + n > o->nCap || n > *pnKeyCap) {
+            uint64_t cap = o->nCap ? o->nCap : 1024;
+            while (cap < o->nElem + n)
+                cap *= 2;
+            uint32_t *a = realloc(o->aElem, (size_t)cap * sizeof *a);
+            uint64_t *aKey = n > *pnKeyCap ? realloc(*paKey, n * sizeof *aKey) : *paKey;
+            if (a) {
+                o->aElem = a;
+                o->nCap = cap;
+            }
+            if (aKey && n > *pnKeyCap) {
+                *paKey = aKey;
+                *pnKeyCap = n;
+            }
+            if (!a || !aKey)
+                return util_error(GENIE_ENOMEM, "out of memory for a query of %zu elements", n);
+        }
+        uint32_t nKnown = 0, id, *aElem = o->aElem + o->nElem;
+        size_t nUnknown = 0;
+        /* A live index's lookup reads its delta's vocabulary too: an element added since is none of the file's. */
+        for (size_t e = 0; e < n; e++) {
+            const set_slice *x = &(*paS)[e];
+            if (index_word_find(job->idx, x->z, x->n, &id) && id < job->idx->info.n_words)
+                aElem[nKnown++] = id;
+            else
+                (*paS)[nUnknown++] = *x;
+        }
+        nKnown = sim_plan_elements(aElem, nKnown, job->st->aElemPostings, *paKey);
+        n = nKnown + set_distinct(*paS, nUnknown);
         if (n > SIM_MAX_SIZE)
             return util_error(GENIE_EINVAL, "query %zu has %zu distinct elements: the exact search takes at most %u",
                               i + 1, n, SIM_MAX_SIZE);
-        if (n > *pnElemCap) {
-            uint32_t *a = realloc(*paElem, n * sizeof *a);
-            if (!a)
-                return util_error(GENIE_ENOMEM, "out of memory for a query of %zu elements", n);
-            *paElem = a;
-            *pnElemCap = n;
-        }
-        uint32_t nKnown = 0, id;
-        /* A live index's lookup reads its delta's vocabulary too: an element added since is none of the file's. */
-        for (size_t e = 0; e < n; e++)
-            if (index_word_find(job->idx, (*paS)[e].z, (*paS)[e].n, &id) && id < job->idx->info.n_words)
-                (*paElem)[nKnown++] = id;
+        /* An empty query (size 0) matches nothing: it has no elements. */
         job->aQSize[j] = (uint32_t)n;
-        for (uint32_t iv = 0; iv < job->nParts; iv++) {
-            uint32_t v = job->firstPart + iv;
-            const genie_index *w = &job->idx->aPart[v];
-            sim_layout lay = {p->nClass, p->aClassLo, st->aaElemList[v], st->aaListClass[v],
-                              w->aListOffset + st->aFirstList[v]};
-            /* An empty query (size 0) matches nothing: planned with no classes. */
-            GENIE_TRY(sim_plan_add(&job->aPlan[(size_t)c * job->nParts + iv], &lay, job->measure, job->minValue,
-                                   *paElem, nKnown, n ? (uint32_t)n : 1));
-        }
+        job->aQuery[j] = (sim_query){n ? (uint32_t)n : 1, nKnown, o->nElem};
+        o->nElem += nKnown;
     }
     return GENIE_OK;
 }
@@ -252,39 +282,54 @@ static void prep_worker(void *ctx, unsigned t)
     (void)t;
     prep_job *job = ctx;
     set_slice *aS = NULL;
-    uint32_t *aElem = NULL;
-    size_t nSCap = 0, nElemCap = 0;
+    uint64_t *aKey = NULL;
+    size_t nSCap = 0, nKeyCap = 0;
     for (;;) {
         uint32_t c = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
         if (c >= job->nChunk || __atomic_load_n(&job->rc, __ATOMIC_RELAXED) != GENIE_OK)
             break;
-        genie_status rc = prep_chunk(job, c, &aS, &nSCap, &aElem, &nElemCap);
+        genie_status rc = prep_chunk(job, c, &aS, &nSCap, &aKey, &nKeyCap);
         genie_status ok = GENIE_OK;
         if (rc != GENIE_OK && __atomic_compare_exchange_n(&job->rc, &ok, rc, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             snprintf(job->zError, sizeof job->zError, "%s", genie_last_error());
     }
     free(aS);
-    free(aElem);
+    free(aKey);
 }
 
-/* Parse, look up and plan the selection: each query's size into aQSize, view firstPart + i's plan into aPlan[i]. */
-static genie_status prepare(prep_job *job, unsigned nThread, sim_plan *aPlan)
+/*
+ * Parse, look up and order the selection: its queries into job->aQuery
+ * (nSel, allocated by the caller), their elements into *paElem.
+ */
+static genie_status prepare(prep_job *job, unsigned nThread, uint32_t **paElem)
 {
-    uint32_t nView = job->nParts;
+    *paElem = NULL;
     job->nChunk = (uint32_t)((job->nSel + PREP_CHUNK - 1) / PREP_CHUNK);
-    job->aPlan = calloc((size_t)job->nChunk * nView + 1, sizeof *job->aPlan);
-    if (!job->aPlan)
+    job->aOut = calloc((size_t)job->nChunk + 1, sizeof *job->aOut);
+    if (!job->aOut)
         return util_error(GENIE_ENOMEM, "out of memory planning %zu queries", job->nSel);
     util_parallel_run(nThread < job->nChunk ? nThread : (job->nChunk ? job->nChunk : 1), prep_worker, job);
     genie_status rc = job->rc;
     if (rc != GENIE_OK)
         util_error(rc, "%s", job->zError);
-    for (uint32_t v = 0; v < nView; v++)
-        for (uint32_t c = 0; rc == GENIE_OK && c < job->nChunk; c++)
-            rc = sim_plan_append(&aPlan[v], &job->aPlan[(size_t)c * nView + v]);
-    for (size_t i = 0; i < (size_t)job->nChunk * nView; i++)
-        sim_plan_free(&job->aPlan[i]);
-    free(job->aPlan);
+    uint64_t nElem = 0;
+    for (uint32_t c = 0; c < job->nChunk; c++)
+        nElem += job->aOut[c].nElem;
+    if (rc == GENIE_OK && !(*paElem = malloc((size_t)(nElem ? nElem : 1) * sizeof **paElem)))
+        rc = util_error(GENIE_ENOMEM, "out of memory for the elements of %zu queries", job->nSel);
+    nElem = 0;
+    for (uint32_t c = 0; c < job->nChunk; c++) {
+        if (rc == GENIE_OK) {
+            for (size_t j = (size_t)c * PREP_CHUNK; j < job->nSel && j < ((size_t)c + 1) * PREP_CHUNK; j++)
+                job->aQuery[j].first += nElem;
+            if (job->aOut[c].nElem)
+                memcpy(*paElem + nElem, job->aOut[c].aElem, (size_t)job->aOut[c].nElem * sizeof **paElem);
+            nElem += job->aOut[c].nElem;
+        }
+        free(job->aOut[c].aElem);
+    }
+    free(job->aOut);
+    job->aOut = NULL;
     return rc;
 }
 
@@ -451,16 +496,16 @@ static genie_status views_search(const genie_index *idx, const set_params *p, ui
     int keep = idx->nPart == 1 ||
                (be && be->pParts && be->pParts->xFits(idx, firstPart, firstPart + nParts, 0, opt->gpu_memory));
     sim_results *aRes = calloc(nView, sizeof *aRes);
-    sim_plan *aPlan = calloc(nView, sizeof *aPlan);
-    prep_job job = {idx,  p,    st, firstPart, nParts,   azQuery, aLen, aSel, nSel, measure, minValue,
-                    NULL, NULL, 0,  0,         GENIE_OK, ""};
+    uint32_t *aElem = NULL;
+    prep_job job = {idx, p, st, azQuery, aLen, aSel, nSel, NULL, NULL, NULL, 0, 0, GENIE_OK, ""};
     job.aQSize = malloc((nSel ? nSel : 1) * sizeof *job.aQSize);
+    job.aQuery = malloc((nSel ? nSel : 1) * sizeof *job.aQuery);
     genie_status rc = GENIE_OK;
-    if (!aRes || !aPlan || !job.aQSize) {
+    if (!aRes || !job.aQSize || !job.aQuery) {
         rc = util_error(GENIE_ENOMEM, "out of memory for %zu queries", nSel);
         goto done;
     }
-    GENIE_TRY_GOTO(rc, prepare(&job, opt->threads ? opt->threads : util_ncores(), aPlan), done);
+    GENIE_TRY_GOTO(rc, prepare(&job, opt->threads ? opt->threads : util_ncores(), &aElem), done);
     out->prepareSeconds = util_now() - t0;
     for (uint32_t i = 0; i < nView; i++) {
         uint32_t v = firstPart + i;
@@ -470,9 +515,9 @@ static genie_status views_search(const genie_index *idx, const set_params *p, ui
         uint64_t *aSliceOwned = NULL;
         GENIE_TRY_GOTO(rc, filter_slice(aAllow, w->firstObject, w->info.n_objects, &aSlice, &aSliceOwned), done);
         sim_data data = {w->info.n_objects, st->aSize + w->firstObject, w->info.n_keywords - st->aFirstList[v],
-                         w->aListOffset + st->aFirstList[v], w->aPosting, aSlice};
-        sim_request req = {&data, measure, k, minValue, aPlan[i].aQuery, aPlan[i].nQuery, aPlan[i].aClass,
-                           aPlan[i].aList, opt->threads};
+                         w->aListOffset + st->aFirstList[v], w->aPosting, aSlice, p->nClass, p->aClassLo,
+                         idx->info.n_words, st->aaElemList[v], st->aaElemMask[v]};
+        sim_request req = {&data, measure, k, minValue, job.aQuery, (uint32_t)nSel, aElem, opt->threads};
         int gpu;
         rc = run_view(w, be, keep, &req, &aRes[i], &gpu);
         free(aSliceOwned);
@@ -492,11 +537,9 @@ done:
     if (aRes)
         for (uint32_t v = 0; v < nView; v++)
             sim_results_free(&aRes[v]);
-    if (aPlan)
-        for (uint32_t v = 0; v < nView; v++)
-            sim_plan_free(&aPlan[v]);
     free(aRes);
-    free(aPlan);
+    free(aElem);
+    free(job.aQuery);
     free(job.aQSize);
     if (rc != GENIE_OK)
         set_exact_out_free(out);

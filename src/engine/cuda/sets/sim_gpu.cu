@@ -4,21 +4,24 @@
  *
  * Device memory.  Resident in the slot (kept across calls, replaced when
  * the view's arrays change): the view's element lists (the postings from
- * the first element list on, offsets rebased to them) and the set sizes;
+ * the first element list on, offsets rebased to them), each element's
+ * first list and class mask, and the set sizes;
  * each resident block's counters (n_objects 32-bit words, zero between
  * queries: the blocks clear what they raise) and touched list (as many
- * words); and a buffer grown to the largest call: the plan (queries,
- * classes, lists), the answers (k > 0: k hits per query; k = 0: a pool of
+ * words); and a buffer grown to the largest call: the queries and their
+ * elements (the blocks plan the rest), the answers (k > 0: k hits per query; k = 0: a pool of
  * answers for every query), the query counter, the pool's fill and the
  * work counters, and the call's bitmap of allowed objects (filters and
  * deletes, engine/filter.h: n_objects / 8 bytes uploaded per call).
  *
  * Launch.  Persistent blocks of SIM_GPU_THREADS threads, as many as are
- * resident at once (the occupancy API) and the memory budget holds slots
- * for (8 bytes per set each), at most one per query; each takes queries
- * from the counter until none is left.  The host then turns the blocks'
+ * resident at once (the occupancy API: five a multiprocessor, their
+ * registers capped to that and the shared state sized for it) and the
+ * memory budget holds slots for (8 bytes per set each), at most one per
+ * query; each takes queries from the counter until none is left.  The host then turns the blocks'
  * answers into sim_results (engine/sim_gather.c); a query whose threshold
- * answers did not fit the pool comes back undone, for the CPU.
+ * answers did not fit the pool, or with more than SIM_BLOCK_ELEMS known
+ * elements, comes back undone, for the CPU.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +31,11 @@
 #include "engine/sim_block.h"
 
 #define SIM_GPU_THREADS 256u
+static_assert(SIM_GPU_THREADS <= SIM_BLOCK_THREADS, "a drop's round stages one word a thread");
 /* The most answers the pool holds (12 bytes each), whatever the budget leaves. */
 #define SIM_GPU_POOL_MAX (1ull << 27)
 
-__global__ void __launch_bounds__(SIM_GPU_THREADS) sim_kernel(sim_block_args a)
+__global__ void __launch_bounds__(SIM_GPU_THREADS, 5) sim_kernel(sim_block_args a)
 {
     __shared__ sim_block_shared sh;
     sim_block_run(&a, &sh, blockIdx.x, blockDim.x);
@@ -42,10 +46,14 @@ struct sim_resident {
     const uint32_t *hPosting;
     const uint64_t *hListOffset;
     const uint32_t *hSize;
-    uint64_t nObject, nList;
+    const uint32_t *hElemList;
+    const uint64_t *hElemMask;
+    uint64_t nObject, nList, nElem;
     uint32_t *d_post;
     uint64_t *d_off;
     uint32_t *d_size;
+    uint32_t *d_elemList;
+    uint64_t *d_elemMask;
     uint32_t nSlot;     /* counters and touched lists held */
     uint32_t *d_count;  /* nSlot x nObject, zero */
     uint32_t *d_touched;
@@ -61,6 +69,8 @@ static void resident_free(sim_resident *r)
     cudaFree(r->d_post);
     cudaFree(r->d_off);
     cudaFree(r->d_size);
+    cudaFree(r->d_elemList);
+    cudaFree(r->d_elemMask);
     cudaFree(r->d_count);
     cudaFree(r->d_touched);
     cudaFree(r->d_buf);
@@ -74,12 +84,13 @@ extern "C" void sim_cuda_free(void *pResident)
     resident_free((sim_resident *)pResident);
 }
 
-/* The view's lists and sizes on the device: kept when the slot holds them, else uploaded. */
+/* The view's lists, elements and sizes on the device: kept when the slot holds them, else uploaded. */
 static genie_status resident_get(void **ppResident, const sim_data *d, sim_resident **out)
 {
     sim_resident *r = (sim_resident *)*ppResident;
     if (r && r->hPosting == d->aPosting && r->hListOffset == d->aListOffset && r->hSize == d->aSize &&
-        r->nObject == d->nObject && r->nList == d->nList) {
+        r->hElemList == d->aElemList && r->hElemMask == d->aElemMask && r->nObject == d->nObject &&
+        r->nList == d->nList && r->nElem == d->nElem) {
         *out = r;
         return GENIE_OK;
     }
@@ -101,18 +112,27 @@ static genie_status resident_get(void **ppResident, const sim_data *d, sim_resid
     CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_post, (size_t)(nPost ? nPost : 1) * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_off, (size_t)(d->nList + 1) * sizeof(uint64_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_size, (size_t)(d->nObject ? d->nObject : 1) * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_elemList, (size_t)(d->nElem + 1) * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_elemMask, (size_t)(d->nElem ? d->nElem : 1) * sizeof(uint64_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMemcpy(r->d_post, d->aPosting + first, (size_t)nPost * sizeof(uint32_t),
                                  cudaMemcpyHostToDevice), fail);
     CUDA_TRY_GOTO(rc, cudaMemcpy(r->d_off, h_off, (size_t)(d->nList + 1) * sizeof(uint64_t), cudaMemcpyHostToDevice),
                   fail);
     CUDA_TRY_GOTO(rc, cudaMemcpy(r->d_size, d->aSize, (size_t)d->nObject * sizeof(uint32_t), cudaMemcpyHostToDevice),
                   fail);
+    CUDA_TRY_GOTO(rc, cudaMemcpy(r->d_elemList, d->aElemList, (size_t)(d->nElem + 1) * sizeof(uint32_t),
+                                 cudaMemcpyHostToDevice), fail);
+    CUDA_TRY_GOTO(rc, cudaMemcpy(r->d_elemMask, d->aElemMask, (size_t)d->nElem * sizeof(uint64_t),
+                                 cudaMemcpyHostToDevice), fail);
     free(h_off);
     r->hPosting = d->aPosting;
     r->hListOffset = d->aListOffset;
     r->hSize = d->aSize;
+    r->hElemList = d->aElemList;
+    r->hElemMask = d->aElemMask;
     r->nObject = d->nObject;
     r->nList = d->nList;
+    r->nElem = d->nElem;
     *ppResident = r;
     *out = r;
     return GENIE_OK;
@@ -189,19 +209,13 @@ extern "C" genie_status sim_cuda_search(void **ppResident, const sim_request *re
                           "than half the free memory", (unsigned long long)r->nObject,
                           (unsigned long long)perSlot);
     GENIE_TRY(ensure_slots(r, (uint32_t)nSlot));
-    /* The call's buffer: [queries | classes | lists | hits or pool | counts | next, pool fill, work]. */
-    uint64_t nClass = 0, nList = 0; /* the plan's classes and lists the queries use: their ends */
-    for (uint32_t i = 0; i < nQ; i++) {
-        if (req->aQuery[i].first + req->aQuery[i].nClass > nClass)
-            nClass = req->aQuery[i].first + req->aQuery[i].nClass;
-        for (uint32_t c = 0; c < req->aQuery[i].nClass; c++) {
-            const sim_class *cl = &req->aClass[req->aQuery[i].first + c];
-            if (cl->first + cl->nList > nList)
-                nList = cl->first + cl->nList;
-        }
-    }
-    uint64_t oQuery = 0, oClass = oQuery + align256((uint64_t)nQ * sizeof(sim_query));
-    uint64_t oList = oClass + align256(nClass * sizeof(sim_class)), oOut = oList + align256(nList * sizeof(uint32_t));
+    /* The call's buffer: [queries | elements | hits or pool | counts | next, pool fill, work | bitmap]. */
+    uint64_t nElem = 0; /* the elements the queries use: their end */
+    for (uint32_t i = 0; i < nQ; i++)
+        if (req->aQuery[i].first + req->aQuery[i].nElem > nElem)
+            nElem = req->aQuery[i].first + req->aQuery[i].nElem;
+    uint64_t oQuery = 0, oElem = oQuery + align256((uint64_t)nQ * sizeof(sim_query));
+    uint64_t oOut = oElem + align256(nElem * sizeof(uint32_t));
     uint64_t left = budget / 2 > oOut ? budget / 2 - oOut : 0, nPool = 0, nOut;
     if (req->k) {
         nOut = (uint64_t)nQ * req->k * sizeof(genie_hit);
@@ -220,8 +234,9 @@ extern "C" genie_status sim_cuda_search(void **ppResident, const sim_request *re
     sim_block_args a;
     memset(&a, 0, sizeof a);
     a.aQuery = (const sim_query *)(b + oQuery);
-    a.aClass = (const sim_class *)(b + oClass);
-    a.aList = (const uint32_t *)(b + oList);
+    a.aElem = (const uint32_t *)(b + oElem);
+    a.aElemList = r->d_elemList;
+    a.aElemMask = r->d_elemMask;
     a.aListOffset = r->d_off;
     a.aPosting = r->d_post;
     a.aSize = r->d_size;
@@ -230,6 +245,9 @@ extern "C" genie_status sim_cuda_search(void **ppResident, const sim_request *re
     a.nQuery = nQ;
     a.measure = req->measure;
     a.k = req->k;
+    a.nElemMax = SIM_BLOCK_ELEMS;
+    a.nClass = d->nClass;
+    memcpy(a.aClassLo, d->aClassLo, d->nClass * sizeof *a.aClassLo);
     a.minValue = req->minValue;
     a.aCount = r->d_count;
     a.aTouched = r->d_touched;
@@ -243,11 +261,8 @@ extern "C" genie_status sim_cuda_search(void **ppResident, const sim_request *re
     cudaStream_t s = r->stream;
     CUDA_TRY_GOTO(rc, cudaMemcpyAsync((void *)a.aQuery, req->aQuery, nQ * sizeof(sim_query), cudaMemcpyHostToDevice, s),
                   done);
-    if (nClass)
-        CUDA_TRY_GOTO(rc, cudaMemcpyAsync((void *)a.aClass, req->aClass, nClass * sizeof(sim_class),
-                                          cudaMemcpyHostToDevice, s), done);
-    if (nList)
-        CUDA_TRY_GOTO(rc, cudaMemcpyAsync((void *)a.aList, req->aList, nList * sizeof(uint32_t),
+    if (nElem)
+        CUDA_TRY_GOTO(rc, cudaMemcpyAsync((void *)a.aElem, req->aElem, nElem * sizeof(uint32_t),
                                           cudaMemcpyHostToDevice, s), done);
     if (nAllow)
         CUDA_TRY_GOTO(rc, cudaMemcpyAsync((void *)a.aAllow, d->aAllow, (size_t)nAllow, cudaMemcpyHostToDevice, s),

@@ -462,7 +462,7 @@ static genie_status fake_sim(void **ppResident, const sim_request *req, sim_resu
     uint64_t n = 0;
     for (uint32_t i = 0; i < req->nQuery; i++) {
         uint64_t b = i ? all.aEnd[i - 1] : 0;
-        aUndone[i] = i % 3 == 1;
+        aUndone[i] = i % 3 == 1 || req->aQuery[i].nElem > SIM_GPU_MAX_ELEMS; /* as the GPU's engine does */
         for (uint64_t j = b; j < all.aEnd[i] && !aUndone[i]; j++)
             out->aHit[n++] = all.aHit[j];
         out->aEnd[i] = n;
@@ -543,6 +543,46 @@ static genie_backend search_through(const genie_index *idx, const ocase *c, geni
  * else (here: no parts hooks) each frees its copy after its search, so
  * that one at a time is held.
  */
+/*
+ * Queries of more known elements than the GPU's engine takes
+ * (SIM_GPU_MAX_ELEMS), which it hands back: the front-end answers them on
+ * the CPU beside the backend's run (a thread), the others the backend
+ * hands back after it; every answer in its query's place.
+ */
+TEST(sets_exact_big_queries_beside_the_backend)
+{
+    genie_backend id;
+    CHECK_OK(engine_backend_register(&fakeSim, &id));
+    enum { NOBJ = 500, NQ = 12 };
+    uint64_t rng = 41;
+    char **azObj = malloc(NOBJ * sizeof *azObj), **azQ = malloc(NQ * sizeof *azQ);
+    for (uint32_t o = 0; o < NOBJ; o++) /* the first 100 sets hold elements 0 .. 1999 between them */
+        azObj[o] = o < 100 ? malloc(8 * 20 + 1) : random_line(&rng, (uint32_t)(1 + test_rand(&rng) % 60), 2000);
+    for (uint32_t o = 0; o < 100; o++) {
+        size_t len = 0;
+        for (uint32_t e = 0; e < 20; e++)
+            len += (size_t)sprintf(azObj[o] + len, "%se%u", e ? " " : "", o * 20 + e);
+    }
+    for (uint32_t q = 0; q < NQ; q++) /* every fourth query of 600 distinct known elements and more */
+        azQ[q] = q % 4 == 2 ? malloc(12 * 700 + 1) : random_line(&rng, (uint32_t)(1 + test_rand(&rng) % 50), 2000);
+    for (uint32_t q = 2; q < NQ; q += 4) {
+        size_t len = 0;
+        for (uint32_t e = 0; e < 600 + 30 * q; e++)
+            len += (size_t)sprintf(azQ[q] + len, "%se%u", e ? " " : "", (e * 7 + q) % 2000);
+    }
+    ocase c;
+    ocase_init(&c, azObj, NOBJ, azQ, NQ);
+    genie_index *idx = build(azObj, NOBJ, 0, "big.genie");
+    nSimCall = 0;
+    CHECK_EQ(search_through(idx, &c, id, 10), id);
+    CHECK_EQ(search_through(idx, &c, id, 1), id);
+    CHECK_EQ(nSimCall, 2);
+    genie_index_close(idx);
+    ocase_free(&c);
+    free_lines(azObj, NOBJ);
+    free_lines(azQ, NQ);
+}
+
 TEST(sets_exact_through_a_backend_capability)
 {
     genie_backend id;

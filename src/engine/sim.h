@@ -201,6 +201,9 @@ genie_status sim_cpu_search(const sim_request *req, sim_results *out);
  * request with a larger k runs on the CPU.
  */
 #define SIM_GPU_MAX_K 1024u
+/* The most known elements of a query the GPU's engine answers (so a class's
+ * lists fit a block's shared memory, sim_block.h); it hands larger ones back. */
+#define SIM_GPU_MAX_ELEMS 512u
 
 /*
  * A backend's exact similarity search (engine_sim_ops.xSearch, backend.h; the

@@ -78,8 +78,8 @@
 
 /* Candidates a block sorts and merges at once: the touched objects are scored in chunks of this many. */
 #define SIM_BLOCK_CAND 1024u
-/* The most known elements of a query the block answers (so a class's lists fit its shared memory). */
-#define SIM_BLOCK_ELEMS 512u
+/* The most known elements of a query the block answers: SIM_GPU_MAX_ELEMS (sim.h). */
+#define SIM_BLOCK_ELEMS SIM_GPU_MAX_ELEMS
 /* The most threads a block has (the drop's staging, one word a thread). */
 #define SIM_BLOCK_THREADS 256u
 /* Candidates merged by rank (one phase) rather than sorted by the bitonic network first. */

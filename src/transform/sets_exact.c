@@ -333,10 +333,78 @@ static genie_status prepare(prep_job *job, unsigned nThread, uint32_t **paElem)
     return rc;
 }
 
+/* A CPU search of the queries of @p req that aPick marks (nPick of them), on a thread of its own or not. */
+typedef struct cpu_share {
+    const sim_request *req;
+    const uint8_t *aPick;
+    uint32_t nPick;
+    sim_results res;
+    genie_status rc;
+} cpu_share;
+
+static void *cpu_share_run(void *p)
+{
+    cpu_share *c = p;
+    sim_query *aQ = malloc((c->nPick ? c->nPick : 1) * sizeof *aQ);
+    if (!aQ) {
+        c->rc = util_error(GENIE_ENOMEM, "out of memory for %u queries", c->nPick);
+        return NULL;
+    }
+    for (uint32_t i = 0, j = 0; i < c->req->nQuery; i++)
+        if (c->aPick[i])
+            aQ[j++] = c->req->aQuery[i];
+    sim_request sub = *c->req;
+    sub.aQuery = aQ;
+    sub.nQuery = c->nPick;
+    c->rc = sim_cpu_search(&sub, &c->res);
+    free(aQ);
+    return NULL;
+}
+
+/* Replace @p res (the GPU's) by every query's answers: aBig's from @p big, aRest's from @p rest, the others res's. */
+static genie_status answers_join(const sim_request *req, sim_results *res, const cpu_share *big, const cpu_share *rest)
+{
+    uint64_t nHit = res->aEnd[req->nQuery - 1];
+    if (big->nPick)
+        nHit += big->res.aEnd[big->nPick - 1];
+    if (rest->nPick)
+        nHit += rest->res.aEnd[rest->nPick - 1];
+    sim_results merged;
+    memset(&merged, 0, sizeof merged);
+    merged.aEnd = malloc(req->nQuery * sizeof *merged.aEnd);
+    merged.aHit = malloc((size_t)(nHit ? nHit : 1) * sizeof *merged.aHit);
+    if (!merged.aEnd || !merged.aHit) {
+        sim_results_free(&merged);
+        return util_error(GENIE_ENOMEM, "out of memory for %llu answers", (unsigned long long)nHit);
+    }
+    uint64_t n = 0;
+    for (uint32_t i = 0, jBig = 0, jRest = 0; i < req->nQuery; i++) {
+        const sim_results *src = big->aPick[i] ? &big->res : rest->aPick[i] ? &rest->res : res;
+        uint32_t at = big->aPick[i] ? jBig++ : rest->aPick[i] ? jRest++ : i;
+        uint64_t b = at ? src->aEnd[at - 1] : 0, e = src->aEnd[at];
+        memcpy(merged.aHit + n, src->aHit + b, (size_t)(e - b) * sizeof *merged.aHit);
+        n += e - b;
+        merged.aEnd[i] = n;
+    }
+    merged.work = res->work;
+    for (int t = 0; t < 2; t++) {
+        const sim_work *w = t ? &rest->res.work : &big->res.work;
+        merged.work.counted += w->counted;
+        merged.work.probed += w->probed;
+        merged.work.scored += w->scored;
+    }
+    sim_results_free(res);
+    *res = merged;
+    return GENIE_OK;
+}
+
 /*
  * A view's engine run: on the GPU through @p be (its pSim) when it can, in
  * the slot of the view's device 0, freed after the run unless @p keep; the
- * rest on the CPU.
+ * rest on the CPU.  The queries of more known elements than the GPU's
+ * engine takes (SIM_GPU_MAX_ELEMS), which it hands back, start
+ * on the CPU at once, on a thread beside the GPU's run; the others it
+ * hands back (their answers did not fit its pool) run on the CPU after it.
  */
 static genie_status run_view(const genie_index *view, const engine_backend *be, int keep, const sim_request *req,
                              sim_results *res, int *pGpu)
@@ -344,75 +412,47 @@ static genie_status run_view(const genie_index *view, const engine_backend *be, 
     *pGpu = 0;
     if (!be || req->k > be->pSim->nMaxK || req->nQuery == 0)
         return sim_cpu_search(req, res);
-    uint8_t *aUndone = calloc(req->nQuery, 1);
-    if (!aUndone)
+    uint8_t *aUndone = calloc(req->nQuery, 1), *aBig = calloc(req->nQuery, 1), *aRest = calloc(req->nQuery, 1);
+    cpu_share big = {req, aBig, 0, {0}, GENIE_OK}, rest = {req, aRest, 0, {0}, GENIE_OK};
+    if (!aUndone || !aBig || !aRest) {
+        free(aUndone);
+        free(aBig);
+        free(aRest);
         return util_error(GENIE_ENOMEM, "out of memory for %u queries", req->nQuery);
+    }
+    for (uint32_t i = 0; i < req->nQuery; i++)
+        big.nPick += aBig[i] = req->aQuery[i].nElem > SIM_GPU_MAX_ELEMS;
+    pthread_t th;
+    int threaded = big.nPick && pthread_create(&th, NULL, cpu_share_run, &big) == 0;
+    genie_status rc = GENIE_ENOMEM;
     index_device *d = &view->aDev[0];
     index_slot *s = index_device_slot(d, &residentOwner, be->pSim->xFree);
-    if (!s) {
-        free(aUndone);
-        return GENIE_ENOMEM;
+    if (s) {
+        rc = be->pSim->xSearch(&s->p, req, res, aUndone);
+        if (!keep && s->p) {
+            s->xFree(s->p);
+            s->p = NULL;
+        }
+        pthread_mutex_unlock(&d->lock);
     }
-    genie_status rc = be->pSim->xSearch(&s->p, req, res, aUndone);
-    if (!keep && s->p) {
-        s->xFree(s->p);
-        s->p = NULL;
-    }
-    pthread_mutex_unlock(&d->lock);
+    if (threaded)
+        pthread_join(th, NULL);
+    else if (big.nPick && rc == GENIE_OK)
+        cpu_share_run(&big);
     *pGpu = rc == GENIE_OK;
-    uint32_t nUndone = 0;
     for (uint32_t i = 0; rc == GENIE_OK && i < req->nQuery; i++)
-        nUndone += aUndone[i];
-    if (rc == GENIE_OK && nUndone) {
-        /* The undone queries on the CPU, their answers put in place. */
-        sim_query *aQ = malloc(nUndone * sizeof *aQ);
-        uint32_t *aAt = malloc(nUndone * sizeof *aAt);
-        sim_results cpu, merged;
-        memset(&cpu, 0, sizeof cpu);
-        memset(&merged, 0, sizeof merged);
-        if (!aQ || !aAt)
-            rc = util_error(GENIE_ENOMEM, "out of memory for %u queries", nUndone);
-        for (uint32_t i = 0, j = 0; rc == GENIE_OK && i < req->nQuery; i++)
-            if (aUndone[i]) {
-                aAt[j] = i;
-                aQ[j++] = req->aQuery[i];
-            }
-        sim_request sub = *req;
-        sub.aQuery = aQ;
-        sub.nQuery = nUndone;
-        if (rc == GENIE_OK)
-            rc = sim_cpu_search(&sub, &cpu);
-        if (rc == GENIE_OK) {
-            uint64_t nHit = res->aEnd[req->nQuery - 1] + cpu.aEnd[nUndone - 1];
-            merged.aEnd = malloc(req->nQuery * sizeof *merged.aEnd);
-            merged.aHit = malloc((size_t)(nHit ? nHit : 1) * sizeof *merged.aHit);
-            if (!merged.aEnd || !merged.aHit)
-                rc = util_error(GENIE_ENOMEM, "out of memory for %llu answers", (unsigned long long)nHit);
-        }
-        if (rc == GENIE_OK) {
-            uint64_t n = 0;
-            for (uint32_t i = 0, j = 0; i < req->nQuery; i++) {
-                const sim_results *src = aUndone[i] ? &cpu : res;
-                uint32_t at = aUndone[i] ? j++ : i;
-                uint64_t b = at ? src->aEnd[at - 1] : 0, e = src->aEnd[at];
-                memcpy(merged.aHit + n, src->aHit + b, (size_t)(e - b) * sizeof *merged.aHit);
-                n += e - b;
-                merged.aEnd[i] = n;
-            }
-            merged.work = res->work;
-            merged.work.counted += cpu.work.counted;
-            merged.work.probed += cpu.work.probed;
-            merged.work.scored += cpu.work.scored;
-            sim_results_free(res);
-            *res = merged;
-            memset(&merged, 0, sizeof merged);
-        }
-        sim_results_free(&cpu);
-        sim_results_free(&merged);
-        free(aQ);
-        free(aAt);
-    }
+        rest.nPick += aRest[i] = aUndone[i] && !aBig[i];
+    if (rc == GENIE_OK && rest.nPick)
+        cpu_share_run(&rest);
+    if (rc == GENIE_OK)
+        rc = big.rc != GENIE_OK ? big.rc : rest.rc;
+    if (rc == GENIE_OK && (big.nPick || rest.nPick))
+        rc = answers_join(req, res, &big, &rest);
+    sim_results_free(&big.res);
+    sim_results_free(&rest.res);
     free(aUndone);
+    free(aBig);
+    free(aRest);
     return rc;
 }
 

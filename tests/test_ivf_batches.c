@@ -20,33 +20,6 @@
 
 enum { N = 2000, DIM = 12, NLIST = 80, NQ = 4200, K = 10 };
 
-typedef struct cand {
-    uint32_t id;
-    float d;
-} cand;
-
-static int by_cand(const void *pa, const void *pb)
-{
-    const cand *a = pa, *b = pb;
-    if (a->d != b->d)
-        return a->d < b->d ? -1 : 1;
-    return (a->id > b->id) - (a->id < b->id);
-}
-
-static void ivf_search(const genie_index *idx, const genie_vectors *q, genie_backend be, uint32_t nprobe,
-                       uint32_t refine, const genie_filter *f, genie_neighbor *out, uint32_t *aN)
-{
-    genie_vsearch_options o;
-    genie_vsearch_options_init(&o);
-    o.search.backend = be;
-    o.search.threads = 2;
-    o.search.filter = f;
-    o.k = K;
-    o.nprobe = nprobe;
-    o.candidates = refine;
-    CHECK_OK(genie_vectors_search(idx, q, &o, out, aN, NULL));
-}
-
 static void check_same(const genie_neighbor *a, const uint32_t *aN, const genie_neighbor *b, const uint32_t *bN,
                        const char *zWhat)
 {
@@ -66,18 +39,17 @@ static void check_same(const genie_neighbor *a, const uint32_t *aN, const genie_
 static void brute_force(const genie_vectors *base, const genie_vectors *q, genie_metric metric, const genie_filter *f,
                         genie_neighbor *out, uint32_t *aN)
 {
-    cand *a = malloc(N * sizeof *a);
+    genie_neighbor *a = malloc(N * sizeof *a);
     CHECK(a);
     for (uint32_t i = 0; i < NQ; i++) {
         uint32_t n = 0;
         for (uint32_t o = 0; o < N; o++)
             if (!f || genie_filter_get(f, o))
-                a[n++] = (cand){o, genie_vector_distance(metric, base->data + (size_t)o * DIM,
-                                                         q->data + (size_t)i * DIM, DIM)};
-        qsort(a, n, sizeof *a, by_cand);
+                a[n++] = (genie_neighbor){o, genie_vector_distance(metric, base->data + (size_t)o * DIM,
+                                                                   q->data + (size_t)i * DIM, DIM)};
+        qsort(a, n, sizeof *a, test_neighbor_cmp);
         aN[i] = n < K ? n : K;
-        for (uint32_t j = 0; j < aN[i]; j++)
-            out[(size_t)i * K + j] = (genie_neighbor){a[j].id, a[j].d};
+        memcpy(out + (size_t)i * K, a, aN[i] * sizeof *a);
     }
     free(a);
 }
@@ -103,8 +75,8 @@ static void check_index(const genie_vectors *base, const genie_vectors *q, genie
                 const genie_filter *g = filtered ? f : NULL;
                 snprintf(zWhat, sizeof zWhat, "%s M %u nprobe %u refine %d%s", genie_metric_name(metric), M,
                          aProbe[pi], refine ? 30 : 0, filtered ? ", filtered" : "");
-                ivf_search(idx, q, GENIE_BACKEND_CPU, aProbe[pi], refine ? 30 : 0, g, aCpu, nCpu);
-                ivf_search(idx, q, test_backend(), aProbe[pi], refine ? 30 : 0, g, aGot, nGot);
+                test_ivf_search(idx, q, GENIE_BACKEND_CPU, K, aProbe[pi], refine ? 30 : 0, g, aCpu, nCpu);
+                test_ivf_search(idx, q, test_backend(), K, aProbe[pi], refine ? 30 : 0, g, aGot, nGot);
                 check_same(aGot, nGot, aCpu, nCpu, zWhat);
                 if (!M && aProbe[pi] == NLIST) { /* every list probed: the brute force's answers */
                     brute_force(base, q, metric, g, aGot, nGot);

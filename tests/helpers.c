@@ -52,6 +52,28 @@ void test_uniform_floats(uint64_t *state, float *a, size_t n)
         a[i] = (float)((double)(test_rand(state) >> 11) / 9007199254740992.0 * 8 - 4);
 }
 
+int test_neighbor_cmp(const void *pa, const void *pb)
+{
+    const genie_neighbor *a = pa, *b = pb;
+    if (a->distance != b->distance)
+        return a->distance < b->distance ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+void test_ivf_search(const genie_index *idx, const genie_vectors *q, genie_backend be, uint32_t k, uint32_t nprobe,
+                     uint32_t refine, const genie_filter *f, genie_neighbor *out, uint32_t *aN)
+{
+    genie_vsearch_options o;
+    genie_vsearch_options_init(&o);
+    o.search.backend = be;
+    o.search.threads = 2;
+    o.search.filter = f;
+    o.k = k;
+    o.nprobe = nprobe;
+    o.candidates = refine;
+    CHECK_OK(genie_vectors_search(idx, q, &o, out, aN, NULL));
+}
+
 genie_index *test_build(const test_objects *objs, uint32_t sublistLength, const char *path)
 {
     genie_build_options opt = {.sublist_length = sublistLength};

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "genie/genie.h"
+#include "genie/vectors.h"
 
 #define TEST(name)              \
     void test_##name(void); \
@@ -68,6 +69,14 @@ uint64_t test_rand(uint64_t *state);
 double test_vector_distance(genie_metric metric, const float *a, const float *b, uint32_t dim);
 /** @p n floats uniform in [-4, 4) from test_rand. */
 void test_uniform_floats(uint64_t *state, float *a, size_t n);
+/** qsort's comparison of genie_neighbor: (distance, id) ascending, the engine's order (no NaN). */
+int test_neighbor_cmp(const void *a, const void *b);
+/**
+ * An IVF search of @p q: k, nprobe, refinement depth (0: none) and filter
+ * (NULL: none) on backend @p be, 2 threads; aborts the test on failure.
+ */
+void test_ivf_search(const genie_index *idx, const genie_vectors *q, genie_backend be, uint32_t k, uint32_t nprobe,
+                     uint32_t refine, const genie_filter *f, genie_neighbor *out, uint32_t *aN);
 
 /** An object set for building and for the naive oracle. */
 typedef struct test_objects {

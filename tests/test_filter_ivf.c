@@ -15,28 +15,6 @@
 
 enum { N = 600, DIM = 16, NLIST = 16, NPROBE = 4, NQ = 24, K = 7, R = 20 };
 
-static void ivf_search(const genie_index *idx, const genie_vectors *q, genie_backend be, uint32_t k, uint32_t refine,
-                       const genie_filter *f, genie_neighbor *out, uint32_t *aN)
-{
-    genie_vsearch_options o;
-    genie_vsearch_options_init(&o);
-    o.search.backend = be;
-    o.search.threads = 2;
-    o.search.filter = f;
-    o.k = k;
-    o.nprobe = NPROBE;
-    o.candidates = refine;
-    CHECK_OK(genie_vectors_search(idx, q, &o, out, aN, NULL));
-}
-
-static int by_distance(const void *pa, const void *pb)
-{
-    const genie_neighbor *a = pa, *b = pb;
-    if (a->distance != b->distance)
-        return a->distance < b->distance ? -1 : 1;
-    return (a->id > b->id) - (a->id < b->id);
-}
-
 /* One index (M = 0: IVF-Flat) against the hand-filtered candidate order, refine 0 or R (IVF-PQ). */
 static void check_index(const genie_vectors *base, const genie_vectors *q, genie_metric metric, uint32_t M,
                         const genie_filter *f)
@@ -51,10 +29,10 @@ static void check_index(const genie_vectors *base, const genie_vectors *q, genie
     uint32_t kAll = 1024; /* IVF_MAX_K: more than the candidates of 4 lists of about 37 */
     genie_neighbor *aAll = malloc((size_t)NQ * kAll * sizeof *aAll), *aGot = malloc((size_t)NQ * R * sizeof *aGot);
     uint32_t anAll[NQ], anGot[NQ];
-    ivf_search(idx, q, GENIE_BACKEND_CPU, kAll, 0, NULL, aAll, anAll);
+    test_ivf_search(idx, q, GENIE_BACKEND_CPU, kAll, NPROBE, 0, NULL, aAll, anAll);
     for (int refine = 0; refine <= (M ? 1 : 0); refine++) {
         for (int b = 0; b < 2; b++) {
-            ivf_search(idx, q, b ? test_backend() : GENIE_BACKEND_CPU, K, refine ? R : 0, f, aGot, anGot);
+            test_ivf_search(idx, q, b ? test_backend() : GENIE_BACKEND_CPU, K, NPROBE, refine ? R : 0, f, aGot, anGot);
             for (uint32_t i = 0; i < NQ; i++) {
                 CHECK(anAll[i] < kAll);
                 genie_neighbor want[1024];
@@ -67,7 +45,7 @@ static void check_index(const genie_vectors *base, const genie_vectors *q, genie
                     for (uint32_t j = 0; j < n; j++)
                         want[j].distance = genie_vector_distance(metric, base->data + (size_t)want[j].id * DIM,
                                                                  q->data + (size_t)i * DIM, DIM);
-                    qsort(want, n, sizeof *want, by_distance);
+                    qsort(want, n, sizeof *want, test_neighbor_cmp);
                 }
                 n = n < K ? n : K;
                 CHECK_EQ(anGot[i], n);

@@ -32,15 +32,7 @@ typedef struct answers {
 static void run(const genie_index *idx, const genie_vectors *q, genie_backend be, const ivf_case *c, uint32_t nprobe,
                 const genie_filter *f, answers *out)
 {
-    genie_vsearch_options o;
-    genie_vsearch_options_init(&o);
-    o.search.backend = be;
-    o.search.threads = 2;
-    o.search.filter = f;
-    o.k = K;
-    o.nprobe = nprobe;
-    o.candidates = c->refine;
-    CHECK_OK(genie_vectors_search(idx, q, &o, out->a, out->n, NULL));
+    test_ivf_search(idx, q, be, K, nprobe, c->refine, f, out->a, out->n);
 }
 
 static void same(const answers *got, const answers *want, const uint64_t *aMap)
@@ -52,14 +44,6 @@ static void same(const answers *got, const answers *want, const uint64_t *aMap)
             CHECK(got->a[i * K + j].distance == want->a[i * K + j].distance);
         }
     }
-}
-
-static int by_distance(const void *pa, const void *pb)
-{
-    const genie_neighbor *a = pa, *b = pb;
-    if (a->distance != b->distance)
-        return a->distance < b->distance ? -1 : 1;
-    return (a->id > b->id) - (a->id < b->id);
 }
 
 static void one_case(const ivf_case *c, uint64_t seed)
@@ -137,7 +121,7 @@ static void one_case(const ivf_case *c, uint64_t seed)
                         aBf[n++] = (genie_neighbor){(uint32_t)aKept[j],
                                                     genie_vector_distance(c->metric, aVec + aKept[j] * DIM,
                                                                           aQ + i * DIM, DIM)};
-                qsort(aBf, n, sizeof *aBf, by_distance);
+                qsort(aBf, n, sizeof *aBf, test_neighbor_cmp);
                 CHECK_EQ(all.n[i], n < K ? n : K);
                 for (uint32_t j = 0; j < all.n[i]; j++) {
                     CHECK_EQ(all.a[i * K + j].id, aBf[j].id);

@@ -61,6 +61,12 @@ genie_status cuda_fail(cudaError_t err, const char *zCall);
  */
 genie_status cuda_memory_budget(uint64_t gpuMemory, uint64_t nHeld, uint64_t *pBytes);
 
+/**
+ * Copy @p nBytes from @p src to @p dst (pinned staging for an upload) on
+ * up to 8 host threads, a megabyte per grab (common/stage.cu).
+ */
+void cuda_stage_copy(void *dst, const void *src, uint64_t nBytes);
+
 /** Non-zero when a device is usable (probed once per process). */
 int cuda_usable(void);
 /** Usable devices, numbered 0 .. n-1 (probed once per process). */

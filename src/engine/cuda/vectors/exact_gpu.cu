@@ -36,7 +36,12 @@
  *      nearest intrinsics in the CPU's order, which the compiler may not
  *      contract: direct_distance), sorts (distance, id) with the module's
  *      block sort (common/block_sort.cuh) and keeps
- *      k.  exact_bound.h proves the exact top k is among the candidates;
+ *      k.  exact_bound.h proves the exact top k is among the candidates.
+ *      A search queued inside another pipeline (exact_cuda_enqueue,
+ *      exact_device.h: the inverted file's probes) with k <= 64 over at
+ *      most 65,536 base vectors selects with a warp per query instead
+ *      (exact_warp.cu: a threshold from each lane's two smallest upper
+ *      bounds, no radix passes), by the same rule, to the same answers;
  *   4. a query the bound cannot serve is answered directly: its row is
  *      replaced by the direct distances of every base vector
  *      (exact_direct_rows) and selected exactly (SELECT_FINAL: radix
@@ -73,7 +78,7 @@
  * data, flags, candidates_sampled's survivors) and its distance tile; the
  * batch is sized so the tile takes at most a quarter of free memory (and
  * at most 2 GiB), and so a call has a few batches: batch b + 1 is staged
- * on the host (on up to STAGE_MAX_THREADS threads) and uploaded on a copy
+ * on the host (on several threads, cuda_stage_copy) and uploaded on a copy
  * stream while batch b computes, and batch b's answers are read back
  * while b + 1 computes.  All of it lives in an exact_resident with the
  * cuBLAS handle, the streams and two slots of pinned host staging.  With
@@ -96,6 +101,8 @@
 #include "engine/cuda/common/block_sort.cuh"
 #include "engine/cuda/common/cuda_common.h"
 #include "engine/cuda/vectors/direct_distance.cuh"
+#include "engine/cuda/vectors/exact_bound_gpu.cuh"
+#include "engine/cuda/vectors/exact_device.h"
 
 extern "C" {
 #include "genie/genie.h"
@@ -103,7 +110,6 @@ extern "C" {
 #include "engine/exact_bound.h"
 #include "engine/cuda/common/cuda_entry.h"
 #include "util/error.h"
-#include "util/threads.h"
 }
 
 #define SELECT_THREADS 512
@@ -112,11 +118,8 @@ extern "C" {
 #define PIPE_MIN 1024u    /* ... of at least this many queries */
 #define PREP_THREADS 256
 #define L1_TILE 16
-#define STAGE_CHUNK (1u << 20)  /* bytes of queries one staging task copies */
-#define STAGE_MAX_THREADS 8u
 
 enum { SELECT_BOUND = 0, SELECT_FINAL = 1 };
-#define FLAG_DIRECT 1u /* a query's flag (aFlag): answer it from its direct distances */
 
 /*
  * A base vector that the bitmap does not allow (d_allowed) has the key
@@ -242,17 +245,6 @@ __global__ void exact_direct_rows(const float *x, uint64_t nBase, const float *q
         row[i] = direct_distance(metric, x + i * dim, pq, dim, aXDot ? aXDot[i] : 0.0f, nq);
 }
 
-/* a(x, q) of exact_bound.h from the GEMM's @p s. */
-__device__ __forceinline__ float approx_distance(int metric, float s, float4 xi, float4 qi)
-{
-    s = s * xi.w * qi.w; /* fp16's scales: powers of two */
-    if (metric == GENIE_METRIC_L2)
-        return fmaxf(xi.x + qi.x - 2.0f * s, 0.0f);
-    if (metric == GENIE_METRIC_IP)
-        return -s;
-    return 1.0f - s;
-}
-
 /* Add @p bin (-1: none) to the shared histogram, one atomic per distinct bin of the warp; every lane calls it. */
 static __device__ __forceinline__ void hist_add(uint32_t *hist, int bin, unsigned lane)
 {
@@ -271,13 +263,6 @@ static __device__ uint32_t pick_bucket(const uint32_t *hist, uint64_t *pPrefix, 
     *pNeed -= cum;
     *pPrefix = (*pPrefix << 8) | b;
     return b;
-}
-
-/* The upper bound a + e of exact_bound.h for base vector @p xi, from the GEMM's @p s. */
-__device__ __forceinline__ float upper_bound(int metric, float s, float4 xi, float4 qInfo, const exact_bound *bound,
-                                             float c)
-{
-    return approx_distance(metric, s, xi, qInfo) + exact_bound_pair(bound, c, xi.y, xi.z, qInfo.y, qInfo.z);
 }
 
 /*
@@ -616,7 +601,7 @@ struct exact_resident {
     unsigned *d_baseFlag;
     unsigned baseFlag;  /* FLAG_DIRECT: a base vector is outside the bound's range */
     const gpu_blas *blas; /* cuBLAS, opened by the first resident */
-    cublasHandle_t hBlas;
+    cublasHandle_t hBlas;    /* bound to the stream of each GEMM (gemm) */
     cudaStream_t stream;     /* the batches' kernels and result copies, in order */
     cudaStream_t copyStream; /* the queries' uploads, ahead of the kernels (exact_cuda_search) */
     cudaEvent_t aUploaded[2], aDone[2]; /* per slot: its queries on the device; its results on the host */
@@ -720,14 +705,14 @@ extern "C" void exact_cuda_resident_free(void *p)
     free(r);
 }
 
-/* exact_prepare over @p n vectors at @p d_v into @p op / info / dot / flags. */
-static genie_status prepare(exact_resident *r, const float *d_v, uint64_t n, void *d_opOut, float4 *d_infoOut,
-                            float *d_dotOut, unsigned *d_flagOut, int perVector, unsigned preset)
+/* exact_prepare over @p n vectors at @p d_v into @p op / info / dot / flags, queued on @p stream. */
+static genie_status prepare(exact_resident *r, cudaStream_t stream, const float *d_v, uint64_t n, void *d_opOut,
+                            float4 *d_infoOut, float *d_dotOut, unsigned *d_flagOut, int perVector, unsigned preset)
 {
     genie_status rc = GENIE_OK;
     int fp16 = r->precision == GENIE_PRECISION_FP16;
     uint64_t nBlock = (n * 32 + PREP_THREADS - 1) / PREP_THREADS;
-    exact_prepare<<<(unsigned)nBlock, PREP_THREADS, 0, r->stream>>>(
+    exact_prepare<<<(unsigned)nBlock, PREP_THREADS, 0, stream>>>(
         d_v, n, r->dim, (int)r->metric, (int)r->precision, d_opOut && !fp16 ? (float *)d_opOut : NULL,
         d_opOut && fp16 ? (__half *)d_opOut : NULL, d_infoOut, d_dotOut, d_flagOut, perVector, preset);
     CUDA_CHECK_LAUNCH(rc, "exact_prepare", fail);
@@ -767,7 +752,8 @@ static genie_status resident_create(int device, const float *base, uint64_t nBas
             CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_dot, nBase * sizeof(float)), fail);
         CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_baseFlag, sizeof(unsigned)), fail);
         CUDA_TRY_GOTO(rc, cudaMemsetAsync(r->d_baseFlag, 0, sizeof(unsigned), r->stream), fail);
-        GENIE_TRY_GOTO(rc, prepare(r, r->d_x, nBase, r->d_op, r->d_info, r->d_dot, r->d_baseFlag, 0, 0), fail);
+        GENIE_TRY_GOTO(rc, prepare(r, r->stream, r->d_x, nBase, r->d_op, r->d_info, r->d_dot, r->d_baseFlag, 0, 0),
+                       fail);
         CUDA_TRY_GOTO(rc,
                       cudaMemcpyAsync(&r->baseFlag, r->d_baseFlag, sizeof(unsigned), cudaMemcpyDeviceToHost, r->stream),
                       fail);
@@ -777,7 +763,6 @@ static genie_status resident_create(int device, const float *base, uint64_t nBas
             rc = util_error(GENIE_EGPU, "exact GPU search: cublasCreate failed");
             goto fail;
         }
-        r->blas->setStream(r->hBlas, r->stream);
     }
     *out = r;
     return GENIE_OK;
@@ -787,12 +772,12 @@ fail:
 }
 
 /*
- * Make the workspace hold a batch of min(nQuery, what a quarter of free
- * memory allows, max(PIPE_MIN, nQuery / PIPE_BATCHES)) queries; keeps a
- * workspace that already does.  Sets
- * *pBatch to the batch size to use.
+ * Make the workspace hold a batch of min(nQuery, nMax, what a quarter of
+ * free memory allows, max(PIPE_MIN, nQuery / PIPE_BATCHES)) queries; keeps
+ * a workspace that already does.  Sets *pBatch to the batch size to use.
  */
-static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32_t k, uint64_t *pBatch)
+static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint64_t nMax, uint32_t k,
+                                      uint64_t *pBatch)
 {
     genie_status rc = GENIE_OK;
     size_t freeMem = 0, totalMem = 0;
@@ -805,8 +790,8 @@ static genie_status workspace_reserve(exact_resident *r, uint64_t nQuery, uint32
         uint64_t avail = freeMem + r->nCap * rowBytes;
         uint64_t tileBudget = avail / 4 < (2ull << 30) ? avail / 4 : (2ull << 30);
         uint64_t nBatch = tileBudget / rowBytes;
-        if (nBatch > 65535)
-            nBatch = 65535; /* gridDim.y of the l1 kernel, and plenty */
+        if (nBatch > nMax)
+            nBatch = nMax;
         /* A few batches at least, so that uploads and read-backs overlap the kernels (exact_cuda_search). */
         uint64_t nPipe = (nQuery + PIPE_BATCHES - 1) / PIPE_BATCHES;
         nPipe = nPipe < PIPE_MIN ? PIPE_MIN : nPipe;
@@ -868,10 +853,14 @@ static uint32_t sample_size(uint64_t nBase, uint32_t k)
     return m > nBase / 2 || m > 2 * cap ? 0 : (uint32_t)m;
 }
 
-/* S^T (nBase x nb, column-major) = X~ (the base operand) . Q~^T in the resident's precision; @p d_q the raw queries. */
-static genie_status gemm(exact_resident *r, const float *d_q, uint32_t nb)
+/*
+ * S^T (nBase x nb, column-major) = X~ (the base operand) . Q~^T in the
+ * resident's precision, queued on @p stream; @p d_q the raw queries.
+ */
+static genie_status gemm(exact_resident *r, cudaStream_t stream, const float *d_q, uint32_t nb)
 {
     const float one = 1.0f, zero = 0.0f;
+    r->blas->setStream(r->hBlas, stream);
     int n = (int)r->nBase, d = (int)r->dim;
     const void *A = operand_is_raw(r) ? (const void *)r->d_x : r->d_op;
     const void *B = operand_is_raw(r) ? (const void *)d_q : r->d_qop;
@@ -895,6 +884,65 @@ static genie_status gemm(exact_resident *r, const float *d_q, uint32_t nb)
 }
 
 /*
+ * Queue on @p stream the kernels of one batch of @p nb queries at @p d_q
+ * (on the device), their answers to @p d_out, their re-ranked candidates
+ * to @p d_cand (NULL: not counted).  @p warp: exact_warp_select instead
+ * of exact_select's bounded selection (its limits checked by the caller;
+ * no bitmap).
+ */
+static genie_status enqueue_kernels(exact_resident *r, cudaStream_t stream, const float *d_q, uint32_t nb, uint32_t k,
+                                    const uint32_t *d_allow, genie_neighbor *d_out, uint32_t *d_cand, int warp)
+{
+    genie_status rc = GENIE_OK;
+    uint64_t nBase = r->nBase;
+    uint32_t dim = r->dim;
+    int metric = (int)r->metric;
+    exact_bound bound = exact_bound_make(r->metric, r->precision, dim);
+    float *d_qdot = r->metric == GENIE_METRIC_COSINE ? r->d_qdot : NULL;
+    if (d_cand)
+        CUDA_TRY_GOTO(rc, cudaMemsetAsync(d_cand, 0, nb * sizeof(uint32_t), stream), fail);
+    if (r->metric == GENIE_METRIC_L1) {
+        CUDA_TRY_GOTO(rc, cudaMemsetAsync(r->d_flag, 0, nb * sizeof(unsigned), stream), fail);
+        dim3 grid((unsigned)((nBase + L1_TILE - 1) / L1_TILE), (nb + L1_TILE - 1) / L1_TILE);
+        exact_l1<<<grid, dim3(L1_TILE, L1_TILE), 0, stream>>>(r->d_x, nBase, d_q, nb, dim, r->d_S);
+        CUDA_CHECK_LAUNCH(rc, "exact_l1", fail);
+        exact_select<<<nb, SELECT_THREADS, 0, stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 0, metric, bound, NULL,
+                                                        NULL, k, 0, NULL, 0, r->d_x, d_q, dim, NULL, NULL, d_allow,
+                                                        r->d_flag, NULL, d_out);
+        CUDA_CHECK_LAUNCH(rc, "exact_select", fail);
+        return GENIE_OK;
+    }
+    GENIE_TRY_GOTO(rc,
+                   prepare(r, stream, d_q, nb, operand_is_raw(r) ? NULL : r->d_qop, r->d_qinfo, d_qdot, r->d_flag, 1,
+                           r->baseFlag),
+                   fail);
+    if (!r->baseFlag) {
+        GENIE_TRY_GOTO(rc, gemm(r, stream, d_q, nb), fail);
+        if (warp) {
+            GENIE_TRY_GOTO(rc,
+                           exact_warp_select(stream, r->d_S, (uint32_t)nBase, nb, metric, bound, r->d_info,
+                                             r->d_qinfo, k, r->d_x, d_q, dim, r->d_dot, d_qdot, r->d_flag, d_out),
+                           fail);
+        } else {
+            exact_select<<<nb, SELECT_THREADS, 0, stream>>>(r->d_S, (uint32_t)nBase, SELECT_BOUND, 0, metric, bound,
+                                                            r->d_info, r->d_qinfo, k, sample_size(nBase, k),
+                                                            r->d_kept, kept_cap(nBase), r->d_x, d_q, dim, r->d_dot,
+                                                            d_qdot, d_allow, r->d_flag, d_cand, d_out);
+            CUDA_CHECK_LAUNCH(rc, "exact_select", fail);
+        }
+    }
+    exact_direct_rows<<<nb, SELECT_THREADS, 0, stream>>>(r->d_x, nBase, d_q, dim, metric, r->d_dot, d_qdot, r->d_flag,
+                                                         r->d_S);
+    CUDA_CHECK_LAUNCH(rc, "exact_direct_rows", fail);
+    exact_select<<<nb, SELECT_THREADS, 0, stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 1, metric, bound, NULL,
+                                                    NULL, k, 0, NULL, 0, r->d_x, d_q, dim, NULL, NULL, d_allow,
+                                                    r->d_flag, NULL, d_out);
+    CUDA_CHECK_LAUNCH(rc, "exact_select", fail);
+fail:
+    return rc;
+}
+
+/*
  * Queue one batch of @p nb queries, staged in r->h_q[slot]: the upload on
  * the copy stream, then on the stream (after the upload) the kernels and
  * the read-back into the slot's pinned results, and aDone[slot].  The
@@ -904,49 +952,13 @@ static genie_status gemm(exact_resident *r, const float *d_q, uint32_t nb)
 static genie_status batch_enqueue(exact_resident *r, int slot, uint32_t nb, uint32_t k, const uint32_t *d_allow)
 {
     genie_status rc = GENIE_OK;
-    uint64_t nBase = r->nBase;
-    uint32_t dim = r->dim;
-    int metric = (int)r->metric;
-    exact_bound bound = exact_bound_make(r->metric, r->precision, dim);
-    float *d_qdot = r->metric == GENIE_METRIC_COSINE ? r->d_qdot : NULL;
     float *d_q = r->d_q[slot];
-    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(d_q, r->h_q[slot], (size_t)nb * dim * sizeof(float), cudaMemcpyHostToDevice,
+    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(d_q, r->h_q[slot], (size_t)nb * r->dim * sizeof(float), cudaMemcpyHostToDevice,
                                       r->copyStream),
                   fail);
     CUDA_TRY_GOTO(rc, cudaEventRecord(r->aUploaded[slot], r->copyStream), fail);
     CUDA_TRY_GOTO(rc, cudaStreamWaitEvent(r->stream, r->aUploaded[slot], 0), fail);
-    CUDA_TRY_GOTO(rc, cudaMemsetAsync(r->d_cand, 0, nb * sizeof(uint32_t), r->stream), fail);
-    if (r->metric == GENIE_METRIC_L1) {
-        CUDA_TRY_GOTO(rc, cudaMemsetAsync(r->d_flag, 0, nb * sizeof(unsigned), r->stream), fail);
-        dim3 grid((unsigned)((nBase + L1_TILE - 1) / L1_TILE), (nb + L1_TILE - 1) / L1_TILE);
-        exact_l1<<<grid, dim3(L1_TILE, L1_TILE), 0, r->stream>>>(r->d_x, nBase, d_q, nb, dim, r->d_S);
-        CUDA_CHECK_LAUNCH(rc, "exact_l1", fail);
-        exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 0, metric, bound,
-                                                           NULL, NULL, k, 0, NULL, 0, r->d_x, d_q, dim, NULL, NULL,
-                                                           d_allow, r->d_flag, NULL, r->d_out);
-        CUDA_CHECK_LAUNCH(rc, "exact_select", fail);
-    } else {
-        GENIE_TRY_GOTO(rc,
-                       prepare(r, d_q, nb, operand_is_raw(r) ? NULL : r->d_qop, r->d_qinfo, d_qdot, r->d_flag, 1,
-                               r->baseFlag),
-                       fail);
-        if (!r->baseFlag) {
-            GENIE_TRY_GOTO(rc, gemm(r, d_q, nb), fail);
-            exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_BOUND, 0, metric,
-                                                               bound, r->d_info, r->d_qinfo, k,
-                                                               sample_size(nBase, k), r->d_kept, kept_cap(nBase),
-                                                               r->d_x, d_q, dim, r->d_dot, d_qdot, d_allow,
-                                                               r->d_flag, r->d_cand, r->d_out);
-            CUDA_CHECK_LAUNCH(rc, "exact_select", fail);
-        }
-        exact_direct_rows<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_x, nBase, d_q, dim, metric, r->d_dot, d_qdot,
-                                                                r->d_flag, r->d_S);
-        CUDA_CHECK_LAUNCH(rc, "exact_direct_rows", fail);
-        exact_select<<<nb, SELECT_THREADS, 0, r->stream>>>(r->d_S, (uint32_t)nBase, SELECT_FINAL, 1, metric, bound,
-                                                           NULL, NULL, k, 0, NULL, 0, r->d_x, d_q, dim, NULL, NULL,
-                                                           d_allow, r->d_flag, NULL, r->d_out);
-        CUDA_CHECK_LAUNCH(rc, "exact_select", fail);
-    }
+    GENIE_TRY_GOTO(rc, enqueue_kernels(r, r->stream, d_q, nb, k, d_allow, r->d_out, r->d_cand, 0), fail);
     CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->h_out[slot], r->d_out, (size_t)nb * k * sizeof(genie_neighbor),
                                       cudaMemcpyDeviceToHost, r->stream),
                   fail);
@@ -977,37 +989,28 @@ fail:
     return rc;
 }
 
-typedef struct stage_job {
-    char *dst;
-    const char *src;
-    uint64_t n, next; /* bytes; the next chunk's offset (atomic) */
-} stage_job;
-
-static void stage_worker(void *ctx, unsigned t)
+/*
+ * The slot's resident when it holds this base (device, host address,
+ * count, dimension, metric, precision), else a new one (stored in the slot
+ * when there is one); an old one is freed.
+ */
+static genie_status resident_get(int device, void **ppResident, const float *base, uint64_t nBase, uint32_t dim,
+                                 genie_metric metric, genie_precision precision, exact_resident **pOut)
 {
-    (void)t;
-    stage_job *j = (stage_job *)ctx;
-    for (;;) {
-        uint64_t b = __atomic_fetch_add(&j->next, STAGE_CHUNK, __ATOMIC_RELAXED);
-        if (b >= j->n)
-            return;
-        uint64_t e = j->n - b < STAGE_CHUNK ? j->n : b + STAGE_CHUNK;
-        memcpy(j->dst + b, j->src + b, e - b);
+    exact_resident *r = ppResident ? (exact_resident *)*ppResident : NULL;
+    if (r && !(r->device == device && r->hBase == base && r->nBase == nBase && r->dim == dim && r->metric == metric &&
+               r->precision == precision)) {
+        exact_cuda_resident_free(r);
+        r = NULL;
+        *ppResident = NULL;
     }
-}
-
-/* A batch of queries into pinned staging, on several threads (one copies a few GB/s: milliseconds here). */
-static void stage_queries(float *dst, const float *src, uint64_t nBytes)
-{
-    stage_job j = {(char *)dst, (const char *)src, nBytes, 0};
-    uint64_t nChunk = (nBytes + STAGE_CHUNK - 1) / STAGE_CHUNK;
-    unsigned n = util_ncores();
-    n = n < STAGE_MAX_THREADS ? n : STAGE_MAX_THREADS;
-    n = nChunk < n ? (unsigned)nChunk : n;
-    if (n <= 1)
-        memcpy(dst, src, nBytes);
-    else
-        util_parallel_run(n, stage_worker, &j);
+    if (!r) {
+        GENIE_TRY(resident_create(device, base, nBase, dim, metric, precision, &r));
+        if (ppResident)
+            *ppResident = r;
+    }
+    *pOut = r;
+    return GENIE_OK;
 }
 
 extern "C" genie_status exact_cuda_search(int device, void **ppResident, const float *base, uint64_t nBase,
@@ -1016,22 +1019,12 @@ extern "C" genie_status exact_cuda_search(int device, void **ppResident, const f
                                           genie_neighbor *out, engine_exact_counts *pCounts)
 {
     genie_status rc = GENIE_OK;
-    exact_resident *r = ppResident ? (exact_resident *)*ppResident : NULL;
+    exact_resident *r = NULL;
     uint64_t nBatch = 0;
     uint32_t *d_allow = NULL; /* the call's bitmap of allowed base vectors (engine/filter.h), one upload */
     CUDA_TRY_GOTO(rc, cudaSetDevice(device), fail);
-    if (r && !(r->device == device && r->hBase == base && r->nBase == nBase && r->dim == dim && r->metric == metric &&
-               r->precision == precision)) {
-        exact_cuda_resident_free(r);
-        r = NULL;
-        *ppResident = NULL;
-    }
-    if (!r) {
-        GENIE_TRY_GOTO(rc, resident_create(device, base, nBase, dim, metric, precision, &r), fail);
-        if (ppResident)
-            *ppResident = r;
-    }
-    GENIE_TRY_GOTO(rc, workspace_reserve(r, nQuery, k, &nBatch), fail);
+    GENIE_TRY_GOTO(rc, resident_get(device, ppResident, base, nBase, dim, metric, precision, &r), fail);
+    GENIE_TRY_GOTO(rc, workspace_reserve(r, nQuery, 65535, k, &nBatch), fail); /* gridDim.y of exact_l1 */
     if (aAllow) {
         size_t nAllowBytes = (size_t)(nBase + 63) / 64 * 8;
         CUDA_TRY_GOTO(rc, cudaMalloc(&d_allow, nAllowBytes), fail);
@@ -1048,7 +1041,7 @@ extern "C" genie_status exact_cuda_search(int device, void **ppResident, const f
         int b = 0;
         for (uint64_t q0 = 0; q0 < nQuery; q0 += nBatch, b++) {
             uint32_t nb = (uint32_t)(nQuery - q0 < nBatch ? nQuery - q0 : nBatch);
-            stage_queries(r->h_q[b & 1], queries + q0 * dim, (uint64_t)nb * dim * sizeof(float));
+            cuda_stage_copy(r->h_q[b & 1], queries + q0 * dim, (uint64_t)nb * dim * sizeof(float));
             GENIE_TRY_GOTO(rc, batch_enqueue(r, b & 1, nb, k, d_allow), fail);
             if (b > 0)
                 GENIE_TRY_GOTO(rc, batch_collect(r, (b - 1) & 1, nbPrev, k, out + q0Prev * k, pCounts), fail);
@@ -1069,4 +1062,31 @@ fail:
     if (!ppResident)
         exact_cuda_resident_free(r);
     return rc;
+}
+
+genie_status exact_cuda_reserve(int device, void **ppResident, const float *base, uint64_t nBase, uint32_t dim,
+                                genie_metric metric, genie_precision precision, uint64_t nQuery, uint32_t nMax,
+                                uint32_t k, uint32_t *pBatch)
+{
+    genie_status rc = GENIE_OK;
+    exact_resident *r = NULL;
+    uint64_t nBatch = 0;
+    CUDA_TRY_GOTO(rc, cudaSetDevice(device), fail);
+    GENIE_TRY_GOTO(rc, resident_get(device, ppResident, base, nBase, dim, metric, precision, &r), fail);
+    GENIE_TRY_GOTO(rc, workspace_reserve(r, nQuery, nMax, k, &nBatch), fail);
+    *pBatch = (uint32_t)nBatch;
+fail:
+    if (rc != GENIE_OK && *ppResident) {
+        exact_cuda_resident_free(*ppResident);
+        *ppResident = NULL;
+    }
+    return rc;
+}
+
+genie_status exact_cuda_enqueue(void *pResident, const float *d_q, uint32_t nb, uint32_t k, cudaStream_t stream,
+                                genie_neighbor *d_out)
+{
+    exact_resident *r = (exact_resident *)pResident;
+    int warp = k <= EXACT_WARP_MAX_K && r->nBase <= EXACT_WARP_MAX_BASE && r->metric != GENIE_METRIC_L1;
+    return enqueue_kernels(r, stream, d_q, nb, k, NULL, d_out, NULL, warp);
 }

@@ -4,15 +4,20 @@
  * search with GPUs", sections 5.2-5.3, returning the CPU's answers
  * (ivf_cpu.c) bit for bit.
  *
- * Per batch of queries:
- *   1. the probes: the exact GPU search (exact_gpu.cu) of the queries
- *      among the centroids with k = nprobe, whose answers are the CPU's
- *      exact search's, bit for bit;
- *   2. on the host, per query, where each probed list's candidates start
- *      in the query's sequence of candidates (a prefix sum of the lists'
- *      lengths), and an order of the queries by their nearest list, so
- *      that blocks running at the same time scan the same lists (they
- *      meet in the L2 cache);
+ * A call's queries go in batches through one stream, every step on the
+ * device, the host waiting only for a batch's answers:
+ *   0. the batch is staged into pinned memory on several threads
+ *      (cuda_stage_copy) and uploaded on a copy stream, while the batch
+ *      before it computes;
+ *   1. the probes: the exact GPU search (exact_device.h,
+ *      exact_cuda_enqueue) of the queries among the centroids with k =
+ *      nprobe, whose answers are the CPU's exact search's, bit for bit,
+ *      left on the device (list, coarse distance);
+ *   2. the plan (ivf_plan, ivf_order): per query, where each probed
+ *      list's candidates start in the query's sequence of candidates (a
+ *      prefix sum of the lists' lengths), and an order of the queries by
+ *      their nearest list (a counting sort), so that blocks running at the
+ *      same time scan the same lists (they meet in the L2 cache);
  *   3. one block per query scans all its candidates and selects its k
  *      nearest as they come (select_block.cuh: the scan and the selection
  *      fused, the "fused kernel" of section 5.3, no distances written to
@@ -22,13 +27,16 @@
  *        the prefix sums, and computes its distance with
  *        genie_vector_distance's operations in its order, the vectors by
  *        id staged through shared memory a warp at a time so that rows
- *        are read coalesced (staged_distance);
+ *        are read coalesced, each warp's 32 row loads in flight at once
+ *        (staged_distance);
  *        IVF-PQ (ivf_pq_search): per probed list, the lookup tables of
  *        engine/ivf.h in shared memory (each entry one thread's sum over
  *        the slice in order, rounded operations), then each thread one
  *        vector: M look-ups and additions in order; the R best estimates
  *        selected; with a refinement, their direct distances and the k
- *        best of those, in the same block.
+ *        best of those, in the same block;
+ *   4. the answers are read back into the batch's pinned slot, copied
+ *      out while the next batch computes.
  *
  * A candidate that the call's bitmap does not allow (deletes, filters:
  * engine_ivf_query.aAllow, uploaded once per call) is dropped before its
@@ -40,18 +48,21 @@
  * (round-to-nearest intrinsics, which the compiler may not contract into
  * fused multiply-adds); keys are (ordered float << 32 | id), a total
  * order, so any exact selection returns the same keys in the same order.
+ * The order of the queries (step 2) decides only when each is scanned.
  *
  * Memory kept on the device (ivf_resident, in the index's device slot):
  * the ids by position, the list starts, the centroids (inside the exact
  * search's resident; IVF-PQ a copy of its own for the residuals),
  * IVF-Flat the vectors by id (cosine: and their squared norms), IVF-PQ
  * the codes by position and the codebooks, and the vectors only once a
- * search refines.  Per batch: the queries, their
- * probes and prefix sums, the answers; pinned staging for them.
+ * search refines.  Per batch: the queries (two slots), their probes,
+ * prefix sums and order, the answers; pinned staging for the queries and
+ * the answers (two slots each).
  *
- * Thread contract of both kernels: blockDim.x == IVF_THREADS; every
+ * Thread contract of both scan kernels: blockDim.x == IVF_THREADS; every
  * thread runs every round (the selection's contract); dynamic shared
- * memory as ivf_smem_bytes says.
+ * memory as smem_bytes says.  ivf_plan: a warp per query; ivf_order: one
+ * block of ORDER_THREADS.
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -62,6 +73,7 @@
 #include "engine/cuda/common/cuda_common.h"
 #include "engine/cuda/common/cuda_entry.h"
 #include "engine/cuda/vectors/direct_distance.cuh"
+#include "engine/cuda/vectors/exact_device.h"
 #include "engine/cuda/common/select_block.cuh"
 
 extern "C" {
@@ -70,10 +82,15 @@ extern "C" {
 
 #define IVF_THREADS 256u
 #define IVF_BATCH 16384u /* queries per batch, at most */
+#define PLAN_THREADS 256u
+#define ORDER_THREADS 1024u
+#define FULL 0xffffffffu
 
 typedef struct ivf_resident {
     int device;
-    cudaStream_t stream;
+    cudaStream_t stream;     /* every batch's kernels and read-backs, in order */
+    cudaStream_t copyStream; /* the queries' uploads, ahead of the kernels */
+    cudaEvent_t aUploaded[2], aDone[2]; /* per slot: its queries on the device; its answers on the host */
     /* What it holds: the host arrays it was made from. */
     const float *hCentroid, *hVec, *hCodebook;
     const uint32_t *hId;
@@ -85,17 +102,19 @@ typedef struct ivf_resident {
     uint64_t *d_start;
     float *d_centroid, *d_vec, *d_norm, *d_codebook;
     uint8_t *d_code;
+    uint32_t *d_count; /* nlist: the order's counting sort */
     void *pCoarse; /* the exact search's resident of the centroids */
     uint32_t *d_allow; /* the call's bitmap of allowed objects (engine_ivf_query.aAllow), nAllowCap words */
     uint64_t nAllowCap;
     /* The batch workspace, for nCap queries of nprobeCap probes and k <= kCap. */
     uint32_t nCap, nprobeCap, kCap;
-    float *d_q, *d_pdist;
-    uint32_t *d_probe, *d_off, *d_order, *d_n;
+    float *d_q[2];
+    genie_neighbor *d_probe; /* per query its nprobe probes: (list, coarse distance), nearest first */
+    uint32_t *d_off, *d_order, *d_n;
     genie_neighbor *d_out;
-    float *h_q, *h_pdist;
-    uint32_t *h_probe, *h_off, *h_order, *h_n;
-    genie_neighbor *h_coarse, *h_out;
+    float *h_q[2];
+    genie_neighbor *h_out[2];
+    uint32_t *h_n[2];
 } ivf_resident;
 
 /* ------------------------------------------------------------ kernels */
@@ -106,6 +125,86 @@ __global__ void ivf_norms(const float *x, uint64_t n, uint32_t dim, float *aNorm
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
         aNorm[i] = dot_rn(x + i * dim, x + i * dim, dim);
+}
+
+/*
+ * Step 2a, a warp per query: off[0 .. nprobe] the prefix sums of its
+ * probed lists' lengths (aOff, nprobe + 1 per query), and its nearest
+ * list counted in aCount.
+ */
+__global__ void __launch_bounds__(PLAN_THREADS)
+ivf_plan(const genie_neighbor *aProbe, uint32_t nb, uint32_t nprobe, const uint64_t *aStart, uint32_t *aOff,
+         uint32_t *aCount)
+{
+    uint32_t qi = (blockIdx.x * PLAN_THREADS + threadIdx.x) / 32, lane = threadIdx.x & 31u;
+    if (qi >= nb)
+        return; /* the whole warp */
+    const genie_neighbor *probe = aProbe + (uint64_t)qi * nprobe;
+    uint32_t *off = aOff + (uint64_t)qi * (nprobe + 1), carry = 0;
+    if (lane == 0) {
+        off[0] = 0;
+        atomicAdd(&aCount[probe[0].id], 1u);
+    }
+    for (uint32_t p0 = 0; p0 < nprobe; p0 += 32) {
+        uint32_t p = p0 + lane, len = 0;
+        if (p < nprobe) {
+            uint32_t l = probe[p].id;
+            len = (uint32_t)(aStart[l + 1] - aStart[l]); /* a query's candidates are fewer than 2^32: ids are u32 */
+        }
+        for (uint32_t o = 1; o < 32; o <<= 1) {
+            uint32_t t = __shfl_up_sync(FULL, len, o);
+            if (lane >= o)
+                len += t;
+        }
+        if (p < nprobe)
+            off[p + 1] = carry + len;
+        carry += __shfl_sync(FULL, len, 31);
+    }
+}
+
+/*
+ * Step 2b, one block: aCount (per list, its queries' count) becomes each
+ * list's first place, then every query takes the next place of its
+ * nearest list in aOrder (within a list in any order: only the scan's
+ * timing depends on it).
+ */
+__global__ void __launch_bounds__(ORDER_THREADS)
+ivf_order(const genie_neighbor *aProbe, uint32_t nb, uint32_t nprobe, uint32_t *aCount, uint32_t nlist,
+          uint32_t *aOrder)
+{
+    __shared__ uint32_t sWarp[ORDER_THREADS / 32];
+    uint32_t tid = threadIdx.x, lane = tid & 31u, per = (nlist + ORDER_THREADS - 1) / ORDER_THREADS;
+    uint32_t lo = tid * per < nlist ? tid * per : nlist, hi = lo + per < nlist ? lo + per : nlist, sum = 0;
+    for (uint32_t l = lo; l < hi; l++)
+        sum += aCount[l];
+    uint32_t incl = sum; /* the block's inclusive scan of the threads' sums */
+    for (uint32_t o = 1; o < 32; o <<= 1) {
+        uint32_t t = __shfl_up_sync(FULL, incl, o);
+        if (lane >= o)
+            incl += t;
+    }
+    if (lane == 31)
+        sWarp[tid / 32] = incl;
+    __syncthreads();
+    if (tid < 32) {
+        uint32_t w = sWarp[tid], wIncl = w;
+        for (uint32_t o = 1; o < 32; o <<= 1) {
+            uint32_t t = __shfl_up_sync(FULL, wIncl, o);
+            if (lane >= o)
+                wIncl += t;
+        }
+        sWarp[tid] = wIncl - w; /* the warps' exclusive prefix */
+    }
+    __syncthreads();
+    uint32_t run = sWarp[tid / 32] + incl - sum;
+    for (uint32_t l = lo; l < hi; l++) {
+        uint32_t c = aCount[l];
+        aCount[l] = run;
+        run += c;
+    }
+    __syncthreads(); /* the places, in global memory, visible to the block */
+    for (uint32_t i = tid; i < nb; i += ORDER_THREADS)
+        aOrder[atomicAdd(&aCount[aProbe[(uint64_t)i * nprobe].id], 1u)] = i;
 }
 
 /* The probe of candidate @p c: the last p with off[p] <= c (off ascending, off[0] = 0). */
@@ -135,13 +234,17 @@ __device__ static void write_answers(const select_block *s, uint32_t n, int sqrt
 
 /*
  * The direct distance (genie_vector_distance) of each thread's candidate
- * @p id (@p valid) to the query @p sQ (shared), every sum over the
+ * @p id (@p valid; an invalid one's id still names a row of @p aVec, 0
+ * when there is none, and its result is garbage) to the query @p sQ
+ * (shared), every sum over the
  * dimensions in order, the rows read coalesced: the warp stages its 32
  * candidates' rows IVF_CHUNK dimensions at a time in @p sX (its own
  * 32 x (IVF_CHUNK + 1) floats: the padding puts the lanes' rows in
- * different banks), one row per step, a lane per dimension; then each
- * lane adds its row's dimensions in order.  Warp-synchronous: every lane
- * of the warp calls it.
+ * different banks), a lane per dimension, the 32 rows' loads issued
+ * before any is stored (registers v: 32 loads in flight per warp instead
+ * of one, which made the scan wait on memory latency); then each lane
+ * adds its row's dimensions in order.  Warp-synchronous: every lane of
+ * the warp calls it.
  */
 #define IVF_CHUNK 32u
 __device__ static float staged_distance(int metric, const float *aVec, const float *aNorm, uint32_t dim,
@@ -150,13 +253,14 @@ __device__ static float staged_distance(int metric, const float *aVec, const flo
     unsigned lane = threadIdx.x & 31u;
     float acc = 0;
     for (uint32_t d0 = 0; d0 < dim; d0 += IVF_CHUNK) {
-        uint32_t len = dim - d0 < IVF_CHUNK ? dim - d0 : IVF_CHUNK;
-        for (uint32_t r = 0; r < 32; r++) {
-            uint32_t rowId = __shfl_sync(0xffffffffu, id, r);
-            bool rowValid = __shfl_sync(0xffffffffu, valid, r);
-            if (rowValid && lane < len)
-                sX[r * (IVF_CHUNK + 1) + lane] = aVec[(uint64_t)rowId * dim + d0 + lane];
-        }
+        uint32_t len = dim - d0 < IVF_CHUNK ? dim - d0 : IVF_CHUNK, col = d0 + (lane < len ? lane : 0);
+        float v[32];
+#pragma unroll
+        for (uint32_t r = 0; r < 32; r++) /* unconditional: every id names a row, every col is in it */
+            v[r] = __ldg(aVec + (uint64_t)__shfl_sync(FULL, id, r) * dim + col);
+#pragma unroll
+        for (uint32_t r = 0; r < 32; r++)
+            sX[r * (IVF_CHUNK + 1) + lane] = v[r];
         __syncwarp();
         const float *x = sX + lane * (IVF_CHUNK + 1);
         for (uint32_t t = 0; t < len; t++) {
@@ -181,14 +285,15 @@ __device__ static float staged_distance(int metric, const float *aVec, const flo
 
 /*
  * IVF-Flat, one block per query (in the order aOrder): its candidates, the
- * lists of probes aProbe with prefix sums aOff (nprobe + 1 per query), by
- * their direct distances (staged_distance); the k nearest to out, their
- * number to aN.  Dynamic shared memory: select_block_keys(k) keys, then
- * IVF_THREADS x (IVF_CHUNK + 1) floats (the warps' rows), dim floats (the
- * query), nprobe + 1 u32 (the prefix sums).
+ * lists of its probes aProbe with prefix sums aOff (nprobe + 1 per query),
+ * by their direct distances (staged_distance); the k nearest to out, their
+ * number to aN.  Dynamic shared memory: select_block_keys(k) keys, nprobe
+ * u64 (the probed lists' first positions), IVF_THREADS x (IVF_CHUNK + 1)
+ * floats (the warps' rows), dim floats (the query), nprobe + 1 u32 (the
+ * prefix sums).
  */
 __global__ void __launch_bounds__(IVF_THREADS)
-ivf_flat_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, const uint32_t *aProbe,
+ivf_flat_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, const genie_neighbor *aProbe,
                 const uint32_t *aOff, uint32_t nprobe, const uint64_t *aStart, const uint32_t *aId, const float *aVec,
                 const float *aNorm, const uint32_t *aAllow, uint32_t k, genie_neighbor *out, uint32_t *aN)
 {
@@ -198,14 +303,18 @@ ivf_flat_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder
     __shared__ uint32_t sAllowed;
     uint32_t qi = aOrder[blockIdx.x];
     select_block s;
-    float *sX = (float *)(smem + select_block_keys(k, IVF_THREADS));
+    uint64_t *sBase = (uint64_t *)(smem + select_block_keys(k, IVF_THREADS));
+    float *sX = (float *)(sBase + nprobe);
     float *sQ = sX + IVF_THREADS * (IVF_CHUNK + 1);
     uint32_t *sOff = (uint32_t *)(sQ + dim);
     const uint32_t *off = aOff + (uint64_t)qi * (nprobe + 1);
-    const uint32_t *probe = aProbe + (uint64_t)qi * nprobe;
+    const genie_neighbor *probe = aProbe + (uint64_t)qi * nprobe;
     const float *pq = q + (uint64_t)qi * dim;
-    for (uint32_t p = threadIdx.x; p <= nprobe; p += IVF_THREADS)
+    for (uint32_t p = threadIdx.x; p <= nprobe; p += IVF_THREADS) {
         sOff[p] = off[p];
+        if (p < nprobe)
+            sBase[p] = aStart[probe[p].id];
+    }
     for (uint32_t t = threadIdx.x; t < dim; t += IVF_THREADS)
         sQ[t] = pq[t];
     if (threadIdx.x == 0) {
@@ -216,11 +325,11 @@ ivf_flat_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder
     uint32_t nCand = sOff[nprobe];
     float *sWarpX = sX + (threadIdx.x / 32) * 32 * (IVF_CHUNK + 1);
     for (uint32_t c0 = 0; c0 < nCand; c0 += IVF_THREADS) {
-        uint32_t c = c0 + threadIdx.x, id = 0;
+        uint32_t c = c0 + threadIdx.x, id = 0; /* row 0 exists: nCand > 0 */
         bool valid = c < nCand;
         if (valid) {
             uint32_t p = probe_of(sOff, nprobe, c);
-            id = aId[aStart[probe[p]] + (c - sOff[p])];
+            id = aId[sBase[p] + (c - sOff[p])];
             valid = d_allowed(aAllow, id); /* deleted or filtered out: never a candidate */
             if (valid && aAllow)
                 atomicAdd(&sAllowed, 1u);
@@ -241,14 +350,15 @@ ivf_flat_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder
 
 /*
  * IVF-PQ, one block per query (in the order aOrder): the R = nRefine or k
- * best estimates (engine/ivf.h), then with nRefine their direct distances
- * and the k best; to out and aN.  Dynamic shared memory:
- * select_block_keys(max(R, k)) keys, M x 2^bits table floats, dim floats
- * (the query's residual or the query), R u32 (the refinement's ids).
+ * best estimates (engine/ivf.h; a probe's coarse distance is the base of
+ * ip and cosine), then with nRefine their direct distances and the k
+ * best; to out and aN.  Dynamic shared memory: select_block_keys(max(R,
+ * k)) keys, M x 2^bits table floats, dim floats (the query's residual or
+ * the query), R u32 (the refinement's ids).
  */
 __global__ void __launch_bounds__(IVF_THREADS)
-ivf_pq_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, const uint32_t *aProbe,
-              const float *aPdist, const uint32_t *aOff, uint32_t nprobe, const uint64_t *aStart, const uint32_t *aId,
+ivf_pq_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, const genie_neighbor *aProbe,
+              const uint32_t *aOff, uint32_t nprobe, const uint64_t *aStart, const uint32_t *aId,
               const float *aCentroid, const float *aCodebook, const uint8_t *aCode, uint32_t M, uint32_t bits,
               const float *aVec, const float *aNorm, const uint32_t *aAllow, int squared, uint32_t k,
               uint32_t nRefine, genie_neighbor *out, uint32_t *aN)
@@ -262,7 +372,7 @@ ivf_pq_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, 
     float *sT = (float *)(smem + nKeys), *sR = sT + (size_t)M * ksub;
     uint32_t *sIds = (uint32_t *)(sR + dim);
     const float *pq = q + (uint64_t)qi * dim;
-    const uint32_t *probe = aProbe + (uint64_t)qi * nprobe;
+    const genie_neighbor *probe = aProbe + (uint64_t)qi * nprobe;
     int l2 = metric == GENIE_METRIC_L2;
     if (threadIdx.x == 0) {
         sNq = metric == GENIE_METRIC_COSINE ? dot_rn(pq, pq, dim) : 1.0f;
@@ -271,7 +381,7 @@ ivf_pq_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, 
     select_block s;
     select_block_init<IVF_THREADS>(&s, smem, &sh, R);
     for (uint32_t p = 0; p < nprobe; p++) {
-        uint32_t l = probe[p];
+        uint32_t l = probe[p].id;
         const float *cen = aCentroid + (uint64_t)l * dim;
         for (uint32_t t = threadIdx.x; t < dim; t += IVF_THREADS)
             sR[t] = l2 ? __fsub_rn(pq[t], cen[t])
@@ -292,7 +402,7 @@ ivf_pq_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, 
             sT[e] = l2 ? acc : -acc;
         }
         __syncthreads();
-        float base = l2 ? 0.0f : aPdist[(uint64_t)qi * nprobe + p];
+        float base = l2 ? 0.0f : probe[p].distance;
         uint64_t p0 = aStart[l], len = aStart[l + 1] - p0;
         for (uint64_t c0 = 0; c0 < len; c0 += IVF_THREADS) {
             uint64_t c = c0 + threadIdx.x;
@@ -342,24 +452,22 @@ ivf_pq_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, 
 
 static void workspace_free(ivf_resident *r)
 {
-    cudaFree(r->d_q);
-    cudaFree(r->d_pdist);
+    for (int t = 0; t < 2; t++) {
+        cudaFree(r->d_q[t]);
+        cudaFreeHost(r->h_q[t]);
+        cudaFreeHost(r->h_out[t]);
+        cudaFreeHost(r->h_n[t]);
+        r->d_q[t] = r->h_q[t] = NULL;
+        r->h_out[t] = NULL;
+        r->h_n[t] = NULL;
+    }
     cudaFree(r->d_probe);
     cudaFree(r->d_off);
     cudaFree(r->d_order);
     cudaFree(r->d_n);
     cudaFree(r->d_out);
-    cudaFreeHost(r->h_q);
-    cudaFreeHost(r->h_pdist);
-    cudaFreeHost(r->h_probe);
-    cudaFreeHost(r->h_off);
-    cudaFreeHost(r->h_order);
-    cudaFreeHost(r->h_n);
-    cudaFreeHost(r->h_coarse);
-    cudaFreeHost(r->h_out);
-    r->d_q = r->d_pdist = r->h_q = r->h_pdist = NULL;
-    r->d_probe = r->d_off = r->d_order = r->d_n = r->h_probe = r->h_off = r->h_order = r->h_n = NULL;
-    r->d_out = r->h_coarse = r->h_out = NULL;
+    r->d_probe = r->d_out = NULL;
+    r->d_off = r->d_order = r->d_n = NULL;
     r->nCap = r->nprobeCap = r->kCap = 0;
 }
 
@@ -369,18 +477,31 @@ extern "C" void ivf_cuda_free(void *p)
     if (!r)
         return;
     cudaSetDevice(r->device);
+    if (r->stream)
+        cudaStreamSynchronize(r->stream); /* a failed call may leave a batch in flight */
+    if (r->copyStream)
+        cudaStreamSynchronize(r->copyStream);
     workspace_free(r);
     exact_cuda_resident_free(r->pCoarse);
     cudaFree(r->d_id);
     cudaFree(r->d_allow);
     cudaFree(r->d_start);
+    cudaFree(r->d_count);
     cudaFree(r->d_centroid);
     cudaFree(r->d_vec);
     cudaFree(r->d_norm);
     cudaFree(r->d_codebook);
     cudaFree(r->d_code);
+    for (int t = 0; t < 2; t++) {
+        if (r->aUploaded[t])
+            cudaEventDestroy(r->aUploaded[t]);
+        if (r->aDone[t])
+            cudaEventDestroy(r->aDone[t]);
+    }
     if (r->stream)
         cudaStreamDestroy(r->stream);
+    if (r->copyStream)
+        cudaStreamDestroy(r->copyStream);
     free(r);
 }
 
@@ -431,8 +552,14 @@ static genie_status resident_create(int device, const engine_ivf *ix, ivf_reside
     r->pqBits = ix->pqBits;
     r->metric = ix->metric;
     CUDA_TRY_GOTO(rc, cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking), fail);
+    CUDA_TRY_GOTO(rc, cudaStreamCreateWithFlags(&r->copyStream, cudaStreamNonBlocking), fail);
+    for (int t = 0; t < 2; t++) {
+        CUDA_TRY_GOTO(rc, cudaEventCreateWithFlags(&r->aUploaded[t], cudaEventDisableTiming), fail);
+        CUDA_TRY_GOTO(rc, cudaEventCreateWithFlags(&r->aDone[t], cudaEventDisableTiming), fail);
+    }
     CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_id, (ix->n ? ix->n : 1) * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_start, ((size_t)ix->nlist + 1) * sizeof(uint64_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_count, (size_t)ix->nlist * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->d_id, ix->aId, ix->n * sizeof(uint32_t), cudaMemcpyHostToDevice, r->stream),
                   fail);
     CUDA_TRY_GOTO(rc, cudaMemcpyAsync(r->d_start, ix->aListStart, ((size_t)ix->nlist + 1) * sizeof(uint64_t),
@@ -467,21 +594,17 @@ static genie_status workspace_reserve(ivf_resident *r, uint32_t nb, uint32_t npr
     workspace_free(r);
     genie_status rc = GENIE_OK;
     size_t nP = (size_t)nb * nprobe, nO = (size_t)nb * (nprobe + 1), nK = (size_t)nb * k, dim = r->dim;
-    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_q, (size_t)nb * dim * sizeof(float)), fail);
-    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_pdist, nP * sizeof(float)), fail);
-    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_probe, nP * sizeof(uint32_t)), fail);
+    for (int t = 0; t < 2; t++) {
+        CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_q[t], (size_t)nb * dim * sizeof(float)), fail);
+        CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_q[t], (size_t)nb * dim * sizeof(float)), fail);
+        CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_out[t], nK * sizeof(genie_neighbor)), fail);
+        CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_n[t], nb * sizeof(uint32_t)), fail);
+    }
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_probe, nP * sizeof(genie_neighbor)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_off, nO * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_order, nb * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_n, nb * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_out, nK * sizeof(genie_neighbor)), fail);
-    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_q, (size_t)nb * dim * sizeof(float)), fail);
-    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_pdist, nP * sizeof(float)), fail);
-    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_probe, nP * sizeof(uint32_t)), fail);
-    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_off, nO * sizeof(uint32_t)), fail);
-    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_order, nb * sizeof(uint32_t)), fail);
-    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_n, nb * sizeof(uint32_t)), fail);
-    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_coarse, nP * sizeof(genie_neighbor)), fail);
-    CUDA_TRY_GOTO(rc, cudaMallocHost(&r->h_out, nK * sizeof(genie_neighbor)), fail);
     r->nCap = nb;
     r->nprobeCap = nprobe;
     r->kCap = k;
@@ -491,36 +614,11 @@ fail:
     return rc;
 }
 
-/* Step 2 on the host: the probes, their prefix sums, the order of the queries by their nearest list. */
-static genie_status plan_batch(ivf_resident *r, const engine_ivf *ix, uint32_t nb, uint32_t nprobe)
-{
-    uint32_t *aCount = (uint32_t *)calloc((size_t)ix->nlist + 1, sizeof *aCount);
-    if (!aCount)
-        return util_error(GENIE_ENOMEM, "IVF GPU search: out of memory");
-    for (uint32_t i = 0; i < nb; i++) {
-        uint32_t *off = r->h_off + (size_t)i * (nprobe + 1);
-        off[0] = 0;
-        for (uint32_t p = 0; p < nprobe; p++) {
-            const genie_neighbor *g = &r->h_coarse[(size_t)i * nprobe + p];
-            r->h_probe[(size_t)i * nprobe + p] = g->id;
-            r->h_pdist[(size_t)i * nprobe + p] = g->distance;
-            off[p + 1] = off[p] + (uint32_t)(ix->aListStart[g->id + 1] - ix->aListStart[g->id]);
-        }
-        aCount[r->h_probe[(size_t)i * nprobe] + 1]++;
-    }
-    for (uint32_t l = 0; l < ix->nlist; l++)
-        aCount[l + 1] += aCount[l];
-    for (uint32_t i = 0; i < nb; i++)
-        r->h_order[aCount[r->h_probe[(size_t)i * nprobe]]++] = i;
-    free(aCount);
-    return GENIE_OK;
-}
-
 static size_t smem_bytes(const ivf_resident *r, uint32_t k, uint32_t nprobe, uint32_t nRefine)
 {
     if (!r->pqM)
-        return (size_t)select_block_keys(k, IVF_THREADS) * 8 + (size_t)IVF_THREADS * (IVF_CHUNK + 1) * 4 +
-               (size_t)r->dim * 4 + ((size_t)nprobe + 1) * 4;
+        return (size_t)select_block_keys(k, IVF_THREADS) * 8 + (size_t)nprobe * 8 +
+               (size_t)IVF_THREADS * (IVF_CHUNK + 1) * 4 + (size_t)r->dim * 4 + ((size_t)nprobe + 1) * 4;
     uint32_t R = nRefine ? nRefine : k;
     return (size_t)select_block_keys(R, IVF_THREADS) * 8 + ((size_t)r->pqM << r->pqBits) * 4 + (size_t)r->dim * 4 +
            (size_t)R * 4;
@@ -541,44 +639,60 @@ static genie_status upload_allow(ivf_resident *r, const engine_ivf *ix, const ui
     return GENIE_OK;
 }
 
-/* One batch of nb queries (already in h_q) into out and aN. */
-static genie_status search_batch(ivf_resident *r, const engine_ivf *ix, const engine_ivf_query *q, uint32_t nb,
-                                 size_t smem, genie_neighbor *out, uint32_t *aN)
+/*
+ * Queue one batch of @p nb queries, staged in r->h_q[slot]: the upload on
+ * the copy stream, then on the stream (after the upload) the probes, the
+ * plan, the scan and the read-back of the answers into the slot's pinned
+ * memory, and aDone[slot].  The caller has collected the slot's previous
+ * batch (batch_collect), so its staging, device queries and answers are
+ * free; the workspace between is the stream's, used in its order.
+ */
+static genie_status batch_enqueue(ivf_resident *r, const engine_ivf *ix, const engine_ivf_query *q, int slot,
+                                  uint32_t nb, size_t smem)
 {
     genie_status rc = GENIE_OK;
     uint32_t nprobe = q->nprobe, k = q->k;
-    engine_exact_counts coarse = {0, 0}; /* the probes' search: not what the caller counts */
     const uint32_t *allow = q->aAllow ? r->d_allow : NULL;
-    GENIE_TRY(exact_cuda_search(r->device, &r->pCoarse, ix->aCentroid, ix->nlist, r->h_q, nb, ix->dim, ix->metric,
-                                GENIE_PRECISION_FP32, NULL, nprobe, r->h_coarse, &coarse));
-    GENIE_TRY(plan_batch(r, ix, nb, nprobe));
-    size_t nP = (size_t)nb * nprobe;
-    CUDA_TRY(cudaMemcpyAsync(r->d_q, r->h_q, (size_t)nb * ix->dim * sizeof(float), cudaMemcpyHostToDevice, r->stream));
-    CUDA_TRY(cudaMemcpyAsync(r->d_probe, r->h_probe, nP * sizeof(uint32_t), cudaMemcpyHostToDevice, r->stream));
-    CUDA_TRY(cudaMemcpyAsync(r->d_pdist, r->h_pdist, nP * sizeof(float), cudaMemcpyHostToDevice, r->stream));
-    CUDA_TRY(cudaMemcpyAsync(r->d_off, r->h_off, (size_t)nb * (nprobe + 1) * sizeof(uint32_t), cudaMemcpyHostToDevice,
-                             r->stream));
-    CUDA_TRY(cudaMemcpyAsync(r->d_order, r->h_order, nb * sizeof(uint32_t), cudaMemcpyHostToDevice, r->stream));
+    const float *d_q = r->d_q[slot];
+    CUDA_TRY(cudaMemcpyAsync(r->d_q[slot], r->h_q[slot], (size_t)nb * ix->dim * sizeof(float), cudaMemcpyHostToDevice,
+                             r->copyStream));
+    CUDA_TRY(cudaEventRecord(r->aUploaded[slot], r->copyStream));
+    CUDA_TRY(cudaStreamWaitEvent(r->stream, r->aUploaded[slot], 0));
+    GENIE_TRY(exact_cuda_enqueue(r->pCoarse, d_q, nb, nprobe, r->stream, r->d_probe));
+    CUDA_TRY(cudaMemsetAsync(r->d_count, 0, (size_t)ix->nlist * sizeof(uint32_t), r->stream));
+    ivf_plan<<<(nb + PLAN_THREADS / 32 - 1) / (PLAN_THREADS / 32), PLAN_THREADS, 0, r->stream>>>(
+        r->d_probe, nb, nprobe, r->d_start, r->d_off, r->d_count);
+    CUDA_CHECK_LAUNCH(rc, "ivf_plan", fail);
+    ivf_order<<<1, ORDER_THREADS, 0, r->stream>>>(r->d_probe, nb, nprobe, r->d_count, ix->nlist, r->d_order);
+    CUDA_CHECK_LAUNCH(rc, "ivf_order", fail);
     if (!ix->pqM) {
-        ivf_flat_search<<<nb, IVF_THREADS, smem, r->stream>>>(r->d_q, ix->dim, (int)ix->metric, r->d_order,
-                                                              r->d_probe, r->d_off, nprobe, r->d_start, r->d_id,
-                                                              r->d_vec, r->d_norm, allow, k, r->d_out, r->d_n);
+        ivf_flat_search<<<nb, IVF_THREADS, smem, r->stream>>>(d_q, ix->dim, (int)ix->metric, r->d_order, r->d_probe,
+                                                              r->d_off, nprobe, r->d_start, r->d_id, r->d_vec,
+                                                              r->d_norm, allow, k, r->d_out, r->d_n);
         CUDA_CHECK_LAUNCH(rc, "ivf_flat_search", fail);
     } else {
         ivf_pq_search<<<nb, IVF_THREADS, smem, r->stream>>>(
-            r->d_q, ix->dim, (int)ix->metric, r->d_order, r->d_probe, r->d_pdist, r->d_off, nprobe, r->d_start,
-            r->d_id, r->d_centroid, r->d_codebook, r->d_code, ix->pqM, ix->pqBits, r->d_vec,
-            r->d_norm, allow, q->squared, k, q->nRefine, r->d_out, r->d_n);
+            d_q, ix->dim, (int)ix->metric, r->d_order, r->d_probe, r->d_off, nprobe, r->d_start, r->d_id,
+            r->d_centroid, r->d_codebook, r->d_code, ix->pqM, ix->pqBits, r->d_vec, r->d_norm, allow, q->squared, k,
+            q->nRefine, r->d_out, r->d_n);
         CUDA_CHECK_LAUNCH(rc, "ivf_pq_search", fail);
     }
-    CUDA_TRY(cudaMemcpyAsync(r->h_out, r->d_out, (size_t)nb * k * sizeof(genie_neighbor), cudaMemcpyDeviceToHost,
+    CUDA_TRY(cudaMemcpyAsync(r->h_out[slot], r->d_out, (size_t)nb * k * sizeof(genie_neighbor), cudaMemcpyDeviceToHost,
                              r->stream));
-    CUDA_TRY(cudaMemcpyAsync(r->h_n, r->d_n, nb * sizeof(uint32_t), cudaMemcpyDeviceToHost, r->stream));
-    CUDA_TRY(cudaStreamSynchronize(r->stream));
-    memcpy(out, r->h_out, (size_t)nb * k * sizeof(genie_neighbor));
-    memcpy(aN, r->h_n, nb * sizeof(uint32_t));
+    CUDA_TRY(cudaMemcpyAsync(r->h_n[slot], r->d_n, nb * sizeof(uint32_t), cudaMemcpyDeviceToHost, r->stream));
+    CUDA_TRY(cudaEventRecord(r->aDone[slot], r->stream));
 fail:
     return rc;
+}
+
+/* Wait for the batch of @p nb queries queued in @p slot; its answers to @p out and @p aN. */
+static genie_status batch_collect(ivf_resident *r, int slot, uint32_t nb, uint32_t k, genie_neighbor *out,
+                                  uint32_t *aN)
+{
+    CUDA_TRY(cudaEventSynchronize(r->aDone[slot]));
+    memcpy(out, r->h_out[slot], (size_t)nb * k * sizeof(genie_neighbor));
+    memcpy(aN, r->h_n[slot], nb * sizeof(uint32_t));
+    return GENIE_OK;
 }
 
 extern "C" genie_status ivf_cuda_search(int device, void **ppResident, const engine_ivf *ix,
@@ -614,15 +728,35 @@ extern "C" genie_status ivf_cuda_search(int device, void **ppResident, const eng
             CUDA_TRY_GOTO(rc,
                           cudaFuncSetAttribute(ivf_flat_search, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
                           fail);
-        uint32_t nBatch = q->n < IVF_BATCH ? (uint32_t)q->n : IVF_BATCH;
+        /* The probes' workspace sizes the batches (a few per call, as the exact search's). */
+        uint32_t nBatch = 0;
+        GENIE_TRY_GOTO(rc,
+                       exact_cuda_reserve(device, &r->pCoarse, ix->aCentroid, ix->nlist, ix->dim, ix->metric,
+                                          GENIE_PRECISION_FP32, q->n, IVF_BATCH, q->nprobe, &nBatch),
+                       fail);
         GENIE_TRY_GOTO(rc, workspace_reserve(r, nBatch, q->nprobe, q->k), fail);
         if (q->aAllow)
             GENIE_TRY_GOTO(rc, upload_allow(r, ix, q->aAllow), fail);
-        for (uint64_t q0 = 0; q0 < q->n; q0 += nBatch) {
+        /*
+         * Two slots in turn: batch b is staged and queued while batch b - 1
+         * computes, then batch b - 1 is collected.  Batch b's slot was batch
+         * b - 2's, collected the round before.
+         */
+        uint64_t q0Prev = 0;
+        uint32_t nbPrev = 0;
+        int b = 0;
+        for (uint64_t q0 = 0; q0 < q->n; q0 += nBatch, b++) {
             uint32_t nb = (uint32_t)(q->n - q0 < nBatch ? q->n - q0 : nBatch);
-            memcpy(r->h_q, q->aQuery + q0 * ix->dim, (size_t)nb * ix->dim * sizeof(float));
-            GENIE_TRY_GOTO(rc, search_batch(r, ix, q, nb, smem, out + q0 * q->k, aN + q0), fail);
+            cuda_stage_copy(r->h_q[b & 1], q->aQuery + q0 * ix->dim, (uint64_t)nb * ix->dim * sizeof(float));
+            GENIE_TRY_GOTO(rc, batch_enqueue(r, ix, q, b & 1, nb, smem), fail);
+            if (b > 0)
+                GENIE_TRY_GOTO(rc, batch_collect(r, (b - 1) & 1, nbPrev, q->k, out + q0Prev * q->k, aN + q0Prev),
+                               fail);
+            q0Prev = q0;
+            nbPrev = nb;
         }
+        if (b > 0)
+            GENIE_TRY_GOTO(rc, batch_collect(r, (b - 1) & 1, nbPrev, q->k, out + q0Prev * q->k, aN + q0Prev), fail);
     }
 fail:
     if (rc != GENIE_OK) {

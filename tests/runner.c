@@ -281,6 +281,7 @@ char g_zTestDir[1024];
     X(live_reader_process_sees_acknowledged_writes, 60) \
     X(live_second_writer_process_refused, 60) \
     X(live_refresh_snapshot_shares_the_file, 60) \
+    X(live_refresh_words_without_objects, 30) \
     /* ~100 CLI searches: on cuda each makes a CUDA context (21 s alone on an H200, past 120 s beside 7 runners) */ \
     X(serve_live_writes_equal_cli, 360) \
     X(serve_live_concurrent_writes_and_searches, 120) \

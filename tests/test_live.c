@@ -80,6 +80,14 @@ void test_live_refresh(genie_index **pIdx)
     *pIdx = fresh;
 }
 
+void test_live_refresh_any(genie_index **pIdx)
+{
+    genie_index *fresh;
+    CHECK_OK(genie_index_refresh(*pIdx, &fresh));
+    genie_index_close(*pIdx);
+    *pIdx = fresh;
+}
+
 void live_same_results(const genie_results *got, const genie_results *want, const uint64_t *aMap, const char *zWhat)
 {
     CHECK_EQ(genie_results_queries(got), genie_results_queries(want));

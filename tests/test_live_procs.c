@@ -12,7 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "genie/text.h"
+#include "index/index.h"
+#include "index/live.h"
+#include "index/wal.h"
 #include "test.h"
+#include "test_live.h"
 
 /* A keywords index of @p n objects (labels = ids), object i holding keywords i % 7 and 100 + i % 3. */
 static void build_keywords(const char *zPath, size_t n)
@@ -316,4 +321,52 @@ TEST(live_refresh_snapshot_shares_the_file)
     CHECK_OK(genie_index_open(zIndex, &d));
     CHECK_EQ(hits_of_keyword(d, 3), 15);
     genie_index_close(d);
+}
+
+/*
+ * A refresh after a log that gained words and no objects (a text add that
+ * failed after its WORDS record): the words are in the index opened
+ * afresh, so the refresh reads the log whole rather than keep the delta
+ * whose vocabulary lacks them.
+ */
+TEST(live_refresh_words_without_objects)
+{
+    char zIndex[1024];
+    snprintf(zIndex, sizeof zIndex, "%s", test_path("words.genie"));
+    unlink(test_path("words.genie.wal"));
+    genie_text_builder *tb;
+    CHECK_OK(genie_text_builder_new(&tb, NULL, NULL, 0, 1));
+    CHECK_OK(genie_text_builder_add(tb, "a cat", 5));
+    CHECK_OK(genie_text_builder_write(tb, zIndex));
+    genie_text_builder_free(tb);
+    genie_writer *w;
+    CHECK_OK(genie_writer_open(zIndex, &w));
+    const char *azDoc[] = {"a zebra"};
+    size_t anDoc[] = {7};
+    CHECK_OK(genie_writer_add_records(w, azDoc, anDoc, 1, NULL, NULL));
+    genie_writer_close(w);
+    genie_index *snap;
+    CHECK_OK(genie_index_open(zIndex, &snap)); /* a delta with "zebra" */
+    /* A WORDS record alone, appended as the writer appends it. */
+    genie_index *base;
+    CHECK_OK(genie_index_open(zIndex, &base));
+    wal_base wb = wal_base_of(base->map.p, base->map.n);
+    genie_index_close(base);
+    char *zWal = live_wal_path(zIndex);
+    wal_writer *ww;
+    CHECK_OK(wal_writer_open(zIndex, zWal, &wb, &ww));
+    unsigned char aWord[4 + 6] = {6, 0, 0, 0, 'o', 'k', 'a', 'p', 'i', 's'};
+    CHECK_OK(wal_append(ww, WAL_WORDS, 1, aWord, sizeof aWord));
+    wal_writer_close(ww);
+    free(zWal);
+    test_live_refresh_any(&snap);
+    genie_index *fresh;
+    CHECK_OK(genie_index_open(zIndex, &fresh));
+    uint32_t kwSnap, kwFresh;
+    CHECK_OK(genie_index_word(fresh, "okapis", 6, &kwFresh));
+    CHECK_OK(genie_index_word(snap, "okapis", 6, &kwSnap));
+    CHECK_EQ(kwSnap, kwFresh);
+    CHECK_OK(genie_index_word(snap, "zebra", 5, &kwSnap));
+    genie_index_close(fresh);
+    genie_index_close(snap);
 }

@@ -536,7 +536,8 @@ static index_live *live_from(const index_live *prev)
 /*
  * live_refresh's way on from @p prev: 0 in *pGoOn when it cannot (the log
  * replaced or cut back, a compaction's record, words without a delta to
- * read them from), which the caller then reads whole.
+ * read them from or without objects to build a delta with them), which
+ * the caller then reads whole.
  */
 static genie_status refresh_from(genie_index *idx, const index_live *prev, const char *zWal, int *pGoOn)
 {
@@ -549,9 +550,15 @@ static genie_status refresh_from(genie_index *idx, const index_live *prev, const
     if (prev->compacted || (!prev->pDelta && prev->nWords != idx->info.n_words) || !tail_read(zWal, prev, &t) ||
         wal_parse_records(zWal, t.p, t.n, prev->nGood, &log) != GENIE_OK)
         goto done;
-    for (size_t i = 0; i < log.nRec; i++)
+    int words = 0, adds = 0;
+    for (size_t i = 0; i < log.nRec; i++) {
         if (log.aRec[i].type == WAL_COMPACT)
             goto done;
+        words |= log.aRec[i].type == WAL_WORDS;
+        adds |= log.aRec[i].type == WAL_ADD;
+    }
+    if (words && !adds && prev->pDelta)
+        goto done; /* words the kept delta's vocabulary lacks (an add that failed after them): read it whole */
     *pGoOn = 1;
     if (!(l = live_from(prev))) {
         rc = util_error(GENIE_ENOMEM, "out of memory refreshing %s", zWal);

@@ -140,6 +140,7 @@ char g_zTestDir[1024];
     X(sets_exact_ties_by_smaller_id, 30) \
     X(sets_exact_through_a_backend_capability, 60) \
     X(sets_exact_big_queries_beside_the_backend, 60) \
+    X(sets_exact_empty_query_first, 30) \
     X(sets_exact_parts_merge_to_the_whole, 120) \
     X(sets_exact_choice_and_plan, 60) \
     X(sets_exact_version1_and_bad_options, 30) \

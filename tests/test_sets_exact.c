@@ -803,3 +803,25 @@ TEST(sets_exact_version1_and_bad_options)
     free_lines(azObj, NOBJ);
     free_lines(azQ, NQ);
 }
+
+/* An empty query first in its chunk (no elements, no buffer yet): no answers, and the next query's are right. */
+TEST(sets_exact_empty_query_first)
+{
+    char *azObj[] = {"e1 e2", "e2 e3", "e1"};
+    genie_index *idx = build(azObj, 3, 0, "empty-first.genie");
+    const char *azQ[] = {"", "e1 e2"};
+    size_t anQ[] = {0, 5};
+    genie_search_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = test_backend();
+    genie_set_options so = {.k = 3, .exact = 1};
+    genie_set_results *r;
+    CHECK_OK(genie_set_search(idx, azQ, anQ, 2, &so, &opt, &r));
+    size_t n;
+    genie_set_results_get(r, 0, &n);
+    CHECK_EQ(n, 0);
+    const genie_set_hit *h = genie_set_results_get(r, 1, &n);
+    CHECK(n == 3 && h[0].object == 0 && h[0].shared == 2 && h[1].shared == 1);
+    genie_set_results_free(r);
+    genie_index_close(idx);
+}

@@ -237,21 +237,22 @@ static genie_status prep_chunk(prep_job *job, uint32_t c, set_slice **paS, size_
     for (size_t j = (size_t)c * PREP_CHUNK; j < job->nSel && j < ((size_t)c + 1) * PREP_CHUNK; j++) {
         size_t i = job->aSel ? job->aSel[j] : j, n;
         GENIE_TRY(set_split(job->azQuery[i], job->aLen[i], p->separator, paS, pnSCap, &n));
-        if (o->nElem + n > o->nCap || n > *pnKeyCap) {
+        if (!o->aElem || o->nElem + n > o->nCap || n > *pnKeyCap) { /* a buffer even for empty queries */
             uint64_t cap = o->nCap ? o->nCap : 1024;
             while (cap < o->nElem + n)
                 cap *= 2;
             uint32_t *a = realloc(o->aElem, (size_t)cap * sizeof *a);
-            uint64_t *aKey = n > *pnKeyCap ? realloc(*paKey, n * sizeof *aKey) : *paKey;
+            int keyShort = n > *pnKeyCap;
+            uint64_t *aKey = keyShort ? realloc(*paKey, n * sizeof *aKey) : *paKey;
             if (a) {
                 o->aElem = a;
                 o->nCap = cap;
             }
-            if (aKey && n > *pnKeyCap) {
+            if (aKey && keyShort) {
                 *paKey = aKey;
                 *pnKeyCap = n;
             }
-            if (!a || !aKey)
+            if (!a || (keyShort && !aKey))
                 return util_error(GENIE_ENOMEM, "out of memory for a query of %zu elements", n);
         }
         uint32_t nKnown = 0, id, *aElem = o->aElem + o->nElem;

@@ -19,6 +19,13 @@
  *     the backend given (default cpu; queries/s, best of R, the first run
  *     of each on a GPU included among them; the answers compared).
  *
+ *   live_bench filter --dir D --type keywords|vectors [--base N] [--backend cpu|cuda]
+ *                     [--queries Q] [--repeat R]
+ *     A search of the index unfiltered, then allowed 50% and 1% of its
+ *     objects (genie_filter, random): queries/s (best of R), the filtered
+ *     search's time over the unfiltered one's, the answers' count a query
+ *     and a check that each is allowed.
+ *
  *   live_bench compact --genie build/genie --dir D [--base N] [--delta F]
  *                      [--searchers S] [--seconds T]
  *     Search latency through genie serve during a compaction
@@ -429,13 +436,14 @@ static void bench_adds(const opts *o)
 /* ------------------------------------------------------------- delta */
 
 /* Queries/s of @p nQ queries (best of @p repeat), and the answers into *ppR (the last run's). */
-static double time_keywords(const genie_index *idx, const genie_queries *q, genie_backend be, unsigned repeat,
-                            genie_results **ppR)
+static double time_keywords(const genie_index *idx, const genie_queries *q, genie_backend be,
+                            const genie_filter *f, unsigned repeat, genie_results **ppR)
 {
     genie_search_options so;
     genie_search_options_init(&so);
     so.k = 10;
     so.backend = be;
+    so.filter = f;
     double best = 1e30;
     for (unsigned i = 0; i < repeat; i++) {
         genie_results_free(*ppR);
@@ -449,13 +457,14 @@ static double time_keywords(const genie_index *idx, const genie_queries *q, geni
     return (double)genie_queries_count(q) / best;
 }
 
-static double time_vectors(const genie_index *idx, const genie_vectors *q, genie_backend be, unsigned repeat,
-                           genie_neighbor *out, uint32_t *aN)
+static double time_vectors(const genie_index *idx, const genie_vectors *q, genie_backend be, const genie_filter *f,
+                           unsigned repeat, genie_neighbor *out, uint32_t *aN)
 {
     genie_vsearch_options vo;
     genie_vsearch_options_init(&vo);
     vo.k = 10;
     vo.search.backend = be;
+    vo.search.filter = f;
     double best = 1e30;
     for (unsigned i = 0; i < repeat; i++) {
         double t0 = bench_now();
@@ -485,7 +494,7 @@ static void bench_delta(const opts *o)
             vector_object(bench_rnd(&rng) % nCluster, &rng, q.data + (size_t)i * DIM);
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qLive = time_vectors(idx, &q, o->backend, o->repeat, a, na);
+        qLive = time_vectors(idx, &q, o->backend, NULL, o->repeat, a, na);
         genie_index_close(idx);
         genie_writer *w;
         if (genie_writer_open(zIndex, &w) != GENIE_OK || genie_writer_compact(w) != GENIE_OK)
@@ -493,7 +502,7 @@ static void bench_delta(const opts *o)
         genie_writer_close(w);
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qFile = time_vectors(idx, &q, o->backend, o->repeat, b, nb);
+        qFile = time_vectors(idx, &q, o->backend, NULL, o->repeat, b, nb);
         genie_index_close(idx);
         for (unsigned i = 0; i < o->queries && same; i++)
             same = na[i] == nb[i] && memcmp(a + i * 10, b + i * 10, na[i] * sizeof *a) == 0;
@@ -516,7 +525,7 @@ static void bench_delta(const opts *o)
         genie_results *ra = NULL, *rb = NULL;
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qLive = time_keywords(idx, q, o->backend, o->repeat, &ra);
+        qLive = time_keywords(idx, q, o->backend, NULL, o->repeat, &ra);
         genie_index_close(idx);
         genie_writer *w;
         if (genie_writer_open(zIndex, &w) != GENIE_OK || genie_writer_compact(w) != GENIE_OK)
@@ -524,7 +533,7 @@ static void bench_delta(const opts *o)
         genie_writer_close(w);
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qFile = time_keywords(idx, q, o->backend, o->repeat, &rb);
+        qFile = time_keywords(idx, q, o->backend, NULL, o->repeat, &rb);
         genie_index_close(idx);
         for (size_t i = 0; i < o->queries && same; i++) {
             size_t na, nb;
@@ -539,6 +548,90 @@ static void bench_delta(const opts *o)
            o->vectors ? "vectors 128-d (LSH)" : "keywords 32",
            (unsigned long long)o->nBase, (unsigned long long)nDelta, 100 * o->delta, o->queries, qLive, qFile,
            qLive / qFile, same ? "same" : "DIFFER");
+    free(zIndex);
+}
+
+/* ------------------------------------------------------------ filter */
+
+/*
+ * Searches of the base alone, unfiltered and allowed 50% and 1% of its
+ * objects (a random allow-list, the same seed each run): queries/s, the
+ * time against the unfiltered search's, and a check that every answer is
+ * an allowed object and that the filtered searches keep answering k
+ * where that many objects are allowed.
+ */
+static void bench_filter(const opts *o)
+{
+    char *zIndex = path_in(o, o->vectors ? "filter_v.genie" : "filter_k.genie");
+    build_base(o, zIndex, o->nBase);
+    genie_index *idx;
+    if (genie_index_open(zIndex, &idx) != GENIE_OK)
+        die("open: %s", genie_last_error());
+    uint64_t rng = 7, nCluster = (o->nBase + BENCH_CLUSTER - 1) / BENCH_CLUSTER;
+    genie_vectors qv = {o->queries, DIM, NULL};
+    genie_queries *qk = NULL;
+    if (o->vectors) {
+        if (!(qv.data = malloc((size_t)o->queries * DIM * sizeof(float))))
+            die("out of memory");
+        for (unsigned i = 0; i < o->queries; i++)
+            vector_object(bench_rnd(&rng) % nCluster, &rng, qv.data + (size_t)i * DIM);
+    } else {
+        genie_queries_new(&qk);
+        for (unsigned i = 0; i < o->queries; i++) {
+            uint32_t aKw[BENCH_FUNCTIONS];
+            genie_item aItem[BENCH_FUNCTIONS];
+            bench_lsh_member(bench_rnd(&rng) % nCluster, &rng, aKw);
+            for (uint32_t f = 0; f < BENCH_FUNCTIONS; f++)
+                aItem[f] = (genie_item){aKw[f], aKw[f], 1};
+            genie_queries_add(qk, aItem, BENCH_FUNCTIONS, 0);
+        }
+    }
+    genie_neighbor *aNb = malloc((size_t)o->queries * 10 * sizeof *aNb);
+    uint32_t *aN = malloc(o->queries * sizeof *aN);
+    static const double aShare[] = {1.0, 0.5, 0.01};
+    double qAll = 0;
+    for (int t = 0; t < 3; t++) {
+        genie_filter *f = NULL;
+        uint64_t frng = 99;
+        if (aShare[t] < 1) {
+            if (genie_filter_new(&f, o->nBase) != GENIE_OK)
+                die("filter: %s", genie_last_error());
+            for (uint64_t i = 0; i < o->nBase; i++)
+                if ((double)(bench_rnd(&frng) % 1000000) < aShare[t] * 1e6)
+                    genie_filter_set(f, i, 1);
+        }
+        double qps;
+        int ok = 1;
+        uint64_t nHit = 0;
+        if (o->vectors) {
+            qps = time_vectors(idx, &qv, o->backend, f, o->repeat, aNb, aN);
+            for (unsigned i = 0; i < o->queries; i++)
+                for (uint32_t j = 0; j < aN[i]; j++, nHit++)
+                    ok &= !f || genie_filter_get(f, aNb[(size_t)i * 10 + j].id);
+        } else {
+            genie_results *r = NULL;
+            qps = time_keywords(idx, qk, o->backend, f, o->repeat, &r);
+            for (unsigned i = 0; i < o->queries; i++) {
+                size_t n;
+                const genie_hit *h = genie_results_get(r, i, &n);
+                for (size_t j = 0; j < n; j++, nHit++)
+                    ok &= !f || genie_filter_get(f, h[j].object);
+            }
+            genie_results_free(r);
+        }
+        if (t == 0)
+            qAll = qps;
+        printf("| %s | %s | %llu | %.0f%% | %llu | %u | %.0f | %.2f | %.1f | %s |\n", genie_backend_name(o->backend),
+               o->vectors ? "vectors 128-d (LSH)" : "keywords 32", (unsigned long long)o->nBase, 100 * aShare[t],
+               (unsigned long long)(f ? genie_filter_count(f) : o->nBase), o->queries, qps, qAll / qps,
+               (double)nHit / o->queries, ok ? "allowed only" : "NOT ALLOWED");
+        genie_filter_free(f);
+    }
+    genie_queries_free(qk);
+    free(qv.data);
+    free(aNb);
+    free(aN);
+    genie_index_close(idx);
     free(zIndex);
 }
 
@@ -600,7 +693,7 @@ int main(int argc, char **argv)
         {0, 0, 0, 0}};
     opts o = {"build/genie", NULL, 0, 100000, 0.1, 8, 100, 16, 1000, 3, 10, GENIE_BACKEND_CPU};
     if (argc < 2)
-        die("usage: live_bench adds|delta|compact [options] (see bench/live_bench.c)");
+        die("usage: live_bench adds|delta|compact|filter [options] (see bench/live_bench.c)");
     const char *zMode = argv[1];
     int c;
     optind = 2;
@@ -639,7 +732,9 @@ int main(int argc, char **argv)
         bench_delta(&o);
     else if (strcmp(zMode, "compact") == 0)
         bench_compact(&o);
+    else if (strcmp(zMode, "filter") == 0)
+        bench_filter(&o);
     else
-        die("unknown mode '%s' (adds, delta, compact)", zMode);
+        die("unknown mode '%s' (adds, delta, compact, filter)", zMode);
     return 0;
 }

@@ -476,6 +476,23 @@ static double time_vectors(const genie_index *idx, const genie_vectors *q, genie
     return (double)q->n / best;
 }
 
+/* @p n keyword queries, each a member of a random one of @p nCluster clusters (the objects' shape). */
+static genie_queries *keyword_queries(unsigned n, uint64_t nCluster, uint64_t *rng)
+{
+    genie_queries *q;
+    if (genie_queries_new(&q) != GENIE_OK)
+        die("out of memory");
+    for (unsigned i = 0; i < n; i++) {
+        uint32_t aKw[BENCH_FUNCTIONS];
+        genie_item aItem[BENCH_FUNCTIONS];
+        bench_lsh_member(bench_rnd(rng) % nCluster, rng, aKw);
+        for (uint32_t f = 0; f < BENCH_FUNCTIONS; f++)
+            aItem[f] = (genie_item){aKw[f], aKw[f], 1};
+        genie_queries_add(q, aItem, BENCH_FUNCTIONS, 0);
+    }
+    return q;
+}
+
 static void bench_delta(const opts *o)
 {
     char *zIndex = path_in(o, o->vectors ? "delta_v.genie" : "delta_k.genie");
@@ -512,16 +529,7 @@ static void bench_delta(const opts *o)
         free(na);
         free(nb);
     } else {
-        genie_queries *q;
-        genie_queries_new(&q);
-        for (unsigned i = 0; i < o->queries; i++) {
-            uint32_t aKw[BENCH_FUNCTIONS];
-            genie_item aItem[BENCH_FUNCTIONS];
-            bench_lsh_member(bench_rnd(&rng) % nCluster, &rng, aKw);
-            for (uint32_t f = 0; f < BENCH_FUNCTIONS; f++)
-                aItem[f] = (genie_item){aKw[f], aKw[f], 1};
-            genie_queries_add(q, aItem, BENCH_FUNCTIONS, 0);
-        }
+        genie_queries *q = keyword_queries(o->queries, nCluster, &rng);
         genie_results *ra = NULL, *rb = NULL;
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
@@ -576,15 +584,7 @@ static void bench_filter(const opts *o)
         for (unsigned i = 0; i < o->queries; i++)
             vector_object(bench_rnd(&rng) % nCluster, &rng, qv.data + (size_t)i * DIM);
     } else {
-        genie_queries_new(&qk);
-        for (unsigned i = 0; i < o->queries; i++) {
-            uint32_t aKw[BENCH_FUNCTIONS];
-            genie_item aItem[BENCH_FUNCTIONS];
-            bench_lsh_member(bench_rnd(&rng) % nCluster, &rng, aKw);
-            for (uint32_t f = 0; f < BENCH_FUNCTIONS; f++)
-                aItem[f] = (genie_item){aKw[f], aKw[f], 1};
-            genie_queries_add(qk, aItem, BENCH_FUNCTIONS, 0);
-        }
+        qk = keyword_queries(o->queries, nCluster, &rng);
     }
     genie_neighbor *aNb = malloc((size_t)o->queries * 10 * sizeof *aNb);
     uint32_t *aN = malloc(o->queries * sizeof *aN);

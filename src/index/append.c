@@ -89,28 +89,6 @@ static genie_status merge_lists(join_src *aSrc, uint32_t nSrc, join_lists *out)
     return GENIE_OK;
 }
 
-/* Every list cut into sublists of at most @p L postings, as the builder cuts them. */
-static genie_status split_sublists(join_lists *j, uint64_t L)
-{
-    uint64_t ns = 0;
-    for (uint64_t k = 0; k < j->nKeywords; k++)
-        ns += (j->aListOffset[k + 1] - j->aListOffset[k] + L - 1) / L;
-    j->nSublists = ns;
-    j->aSublistStart = malloc((ns + 1) * sizeof *j->aSublistStart);
-    j->aKeywordSublist = malloc((j->nKeywords + 1) * sizeof *j->aKeywordSublist);
-    if (!j->aSublistStart || !j->aKeywordSublist)
-        return util_error(GENIE_ENOMEM, "out of memory for the sublist map");
-    uint64_t s = 0;
-    for (uint64_t k = 0; k < j->nKeywords; k++) {
-        j->aKeywordSublist[k] = s;
-        for (uint64_t p = j->aListOffset[k]; p < j->aListOffset[k + 1]; p += L)
-            j->aSublistStart[s++] = p;
-    }
-    j->aKeywordSublist[j->nKeywords] = s;
-    j->aSublistStart[s] = j->nPostings;
-    return GENIE_OK;
-}
-
 /* format_part_fn: the one joined part. */
 static genie_status joined_part(void *pCtx, uint32_t iPart, format_part *pPart)
 {
@@ -173,7 +151,8 @@ genie_status index_append(const genie_index *a, const genie_index *b, const void
     for (uint32_t p = 0; p < b->nPart; p++)
         aSrc[a->nPart + p] = (join_src){&b->aPart[p], na + b->aPart[p].firstObject, 0};
     GENIE_TRY_GOTO(rc, merge_lists(aSrc, nSrc, &j), done);
-    GENIE_TRY_GOTO(rc, split_sublists(&j, a->info.sublist_length), done);
+    GENIE_TRY_GOTO(rc, format_split_sublists(j.aListOffset, j.nKeywords, a->info.sublist_length, &j.aSublistStart,
+                                             &j.aKeywordSublist, &j.nSublists), done);
     j.nObjects = na + nb;
     j.maxObjectLength = a->info.max_object_length > b->info.max_object_length ? a->info.max_object_length
                                                                               : b->info.max_object_length;

@@ -468,27 +468,6 @@ static genie_status make_lists(const genie_builder *b, uint64_t o0, uint64_t o1,
     return GENIE_OK;
 }
 
-static genie_status make_sublists(const genie_builder *b, part_arrays *a)
-{
-    uint64_t L = b->opt.sublist_length, nk = a->nKeywords, ns = 0;
-    for (uint64_t j = 0; j < nk; j++)
-        ns += (a->aListOffset[j + 1] - a->aListOffset[j] + L - 1) / L;
-    a->nSublists = ns;
-    a->aSublistStart = malloc((ns + 1) * sizeof *a->aSublistStart);
-    a->aKeywordSublist = malloc((nk + 1) * sizeof *a->aKeywordSublist);
-    if (!a->aSublistStart || !a->aKeywordSublist)
-        return util_error(GENIE_ENOMEM, "out of memory for the sublist map");
-    uint64_t s = 0;
-    for (uint64_t j = 0; j < nk; j++) {
-        a->aKeywordSublist[j] = s;
-        for (uint64_t p = a->aListOffset[j]; p < a->aListOffset[j + 1]; p += L)
-            a->aSublistStart[s++] = p;
-    }
-    a->aKeywordSublist[nk] = s;
-    a->aSublistStart[s] = a->nPostings;
-    return GENIE_OK;
-}
-
 /* format_part_fn: build part @p iPart's lists, dropping the previous part's. */
 static genie_status next_part(void *pCtx, uint32_t iPart, format_part *pPart)
 {
@@ -509,7 +488,8 @@ static genie_status next_part(void *pCtx, uint32_t iPart, format_part *pPart)
         util_u32map_free(&m);
     }
     GENIE_TRY(rc);
-    GENIE_TRY(make_sublists(b, a));
+    GENIE_TRY(format_split_sublists(a->aListOffset, a->nKeywords, b->opt.sublist_length, &a->aSublistStart,
+                                    &a->aKeywordSublist, &a->nSublists));
     uint32_t maxLen = 0;
     for (uint64_t o = o0; o < o1; o++)
         if (b->aObjectEnd[o] - store_begin(b, o) > maxLen)

@@ -18,6 +18,32 @@
 #include "util/le.h"
 #include "util/file.h"
 
+genie_status format_split_sublists(const uint64_t *aListOffset, uint64_t nKeywords, uint64_t L, uint64_t **paStart,
+                                   uint64_t **paKeyword, uint64_t *pnSublists)
+{
+    uint64_t ns = 0;
+    for (uint64_t k = 0; k < nKeywords; k++)
+        ns += (aListOffset[k + 1] - aListOffset[k] + L - 1) / L;
+    uint64_t *aStart = malloc((ns + 1) * sizeof *aStart), *aKeyword = malloc((nKeywords + 1) * sizeof *aKeyword);
+    if (!aStart || !aKeyword) {
+        free(aStart);
+        free(aKeyword);
+        return util_error(GENIE_ENOMEM, "out of memory for the sublist map");
+    }
+    uint64_t s = 0;
+    for (uint64_t k = 0; k < nKeywords; k++) {
+        aKeyword[k] = s;
+        for (uint64_t p = aListOffset[k]; p < aListOffset[k + 1]; p += L)
+            aStart[s++] = p;
+    }
+    aKeyword[nKeywords] = s;
+    aStart[s] = aListOffset[nKeywords];
+    *paStart = aStart;
+    *paKeyword = aKeyword;
+    *pnSublists = ns;
+    return GENIE_OK;
+}
+
 /* Where the bytes go: a temporary file (af), or memory (pMem, nCap bytes mapped). */
 typedef struct fw_out {
     util_atomic_file *af;

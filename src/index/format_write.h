@@ -44,6 +44,16 @@ typedef struct format_image {
 } format_image;
 
 /**
+ * The sublist split of one part's lists (format.h, sections 4 and 5; Zhou
+ * et al. (GENIE) III-B1): each of the @p nKeywords lists whose offsets are
+ * @p aListOffset cut into pieces of at most @p L postings.  *paStart gets
+ * the n_sublists + 1 starts, *paKeyword each list's first sublist (and the
+ * count after the last), both malloc'd; *pnSublists the count.
+ * @return GENIE_OK, GENIE_ENOMEM (nothing allocated).
+ */
+genie_status format_split_sublists(const uint64_t *aListOffset, uint64_t nKeywords, uint64_t L, uint64_t **paStart,
+                                   uint64_t **paKeyword, uint64_t *pnSublists);
+/**
  * Write @p img to @p path crash-safely (see util_atomic_open()).  The
  * header's n_postings, n_sublists and max_object_length are the parts'.
  */

@@ -139,6 +139,7 @@ char g_zTestDir[1024];
     X(sets_exact_fortunes_against_oracle, 120) \
     X(sets_exact_ties_by_smaller_id, 30) \
     X(sets_exact_through_a_backend_capability, 60) \
+    X(sets_exact_sliced_batch_through_a_backend, 60) \
     X(sets_exact_big_queries_beside_the_backend, 60) \
     X(sets_exact_empty_query_first, 30) \
     X(sets_exact_parts_merge_to_the_whole, 120) \

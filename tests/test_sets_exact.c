@@ -535,15 +535,6 @@ static genie_backend search_through(const genie_index *idx, const ocase *c, geni
 }
 
 /*
- * The capability's contract as the front-end keeps it: a query handed back
- * undone is answered on the CPU in its place; a k past the backend's
- * largest runs on the CPU; a one-part index keeps its copy in its device
- * slot across searches (freed at close); the views of a multi-part index
- * keep theirs too when the backend's parts hooks say they fit together,
- * else (here: no parts hooks) each frees its copy after its search, so
- * that one at a time is held.
- */
-/*
  * Queries of more known elements than the GPU's engine takes
  * (SIM_GPU_MAX_ELEMS), which it hands back: the front-end answers them on
  * the CPU beside the backend's run (a thread), the others the backend
@@ -583,6 +574,15 @@ TEST(sets_exact_big_queries_beside_the_backend)
     free_lines(azQ, NQ);
 }
 
+/*
+ * The capability's contract as the front-end keeps it: a query handed back
+ * undone is answered on the CPU in its place; a k past the backend's
+ * largest runs on the CPU; a one-part index keeps its copy in its device
+ * slot across searches (freed at close); the views of a multi-part index
+ * keep theirs too when the backend's parts hooks say they fit together,
+ * else (here: no parts hooks) each frees its copy after its search, so
+ * that one at a time is held.
+ */
 TEST(sets_exact_through_a_backend_capability)
 {
     genie_backend id;
@@ -627,6 +627,42 @@ TEST(sets_exact_through_a_backend_capability)
     CHECK_EQ(nResidentFree, 0);
     genie_index_close(many);
     CHECK_EQ(nResidentFree, 3);
+    ocase_free(&c);
+    free_lines(azObj, NOBJ);
+    free_lines(azQ, NQ);
+}
+
+/*
+ * A batch of 2,048 queries or more for a backend is prepared in two slices
+ * (the second while the backend answers the first): one call per view and
+ * slice, every answer in its query's place, on one part and on three.
+ */
+TEST(sets_exact_sliced_batch_through_a_backend)
+{
+    genie_backend id, idFits;
+    CHECK_OK(engine_backend_register(&fakeSim, &id));
+    CHECK_OK(engine_backend_register(&fakeSimFits, &idFits));
+    enum { NOBJ = 300, NQ = 2600 };
+    uint64_t rng = 77;
+    char **azObj = malloc(NOBJ * sizeof *azObj), **azQ = malloc(NQ * sizeof *azQ);
+    for (uint32_t o = 0; o < NOBJ; o++)
+        azObj[o] = random_line(&rng, (uint32_t)(1 + test_rand(&rng) % 30), 400);
+    for (uint32_t q = 0; q < NQ; q++)
+        azQ[q] = random_line(&rng, (uint32_t)(test_rand(&rng) % 20), 400);
+    ocase c;
+    ocase_init(&c, azObj, NOBJ, azQ, NQ);
+    genie_index *one = build(azObj, NOBJ, 0, "slice1.genie"), *many = build(azObj, NOBJ, 100, "slice3.genie");
+    nSimCall = 0;
+    CHECK_EQ(search_through(one, &c, id, 10), id);
+    CHECK_EQ(nSimCall, 2);
+    nSimCall = 0;
+    CHECK_EQ(search_through(many, &c, idFits, 7), idFits);
+    CHECK_EQ(nSimCall, 6);
+    nSimCall = 0;
+    CHECK_EQ(search_through(one, &c, id, 11), GENIE_BACKEND_CPU); /* k past nMaxK: one slice, on the CPU */
+    CHECK_EQ(nSimCall, 0);
+    genie_index_close(one);
+    genie_index_close(many);
     ocase_free(&c);
     free_lines(azObj, NOBJ);
     free_lines(azQ, NQ);

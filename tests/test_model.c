@@ -203,8 +203,8 @@ TEST(model_backends_agree_on_empty_index)
 /*
  * Options grow at their end (genie.h, "Options"): each _init() sets the
  * size and the defaults; a zeroed struct (size 0) and an initialised one
- * give the same answer, a size below the first version's is refused with
- * a message that names the struct.
+ * give the same answer, a size below the first version's, or none (NULL),
+ * is refused with a message that names the struct.
  */
 TEST(model_options_sizes)
 {
@@ -262,6 +262,8 @@ TEST(model_options_sizes)
     so.size = 8; /* a struct older than its first version: never made by any header */
     CHECK_RC(genie_search(idx, q, &so, &a), GENIE_EINVAL);
     CHECK(strstr(genie_last_error(), "genie_search_options of 8 bytes") != NULL);
+    CHECK_RC(genie_search(idx, q, NULL, &a), GENIE_EINVAL); /* options are required: a clear error, not a crash */
+    CHECK(strstr(genie_last_error(), "no genie_search_options given") != NULL);
     genie_queries_free(q);
     genie_index_close(idx);
 }

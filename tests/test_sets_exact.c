@@ -811,6 +811,10 @@ TEST(sets_exact_version1_and_bad_options)
     so = (genie_set_options){.k = 0, .min_similarity = 0.5};
     CHECK_RC(genie_set_search(v1, c.azQ, c.anQ, NQ, &so, &opt, &r), GENIE_EINVAL);
     CHECK(strstr(genie_last_error(), "element lists") != NULL);
+    CHECK_RC(genie_set_search(v2, c.azQ, c.anQ, NQ, &so, NULL, &r), GENIE_EINVAL); /* no search options */
+    CHECK(strstr(genie_last_error(), "no genie_search_options given") != NULL);
+    CHECK_RC(genie_set_search(v2, c.azQ, c.anQ, NQ, NULL, &opt, &r), GENIE_EINVAL);
+    CHECK(strstr(genie_last_error(), "no genie_set_options given") != NULL);
     so = (genie_set_options){.k = 3, .measure = GENIE_SET_DICE};
     CHECK_RC(genie_set_search(v1, c.azQ, c.anQ, NQ, &so, &opt, &r), GENIE_EINVAL);
     /* Bad options, on the index with lists. */

@@ -29,7 +29,9 @@
  * this header declares it), then set what differs.  The library reads the
  * fields that size covers and takes the defaults for later ones; a zeroed
  * struct (size 0) stands for this header's size, and a size smaller than
- * the first version's is refused (GENIE_EINVAL).
+ * the first version's is refused (GENIE_EINVAL).  Search options are
+ * required: a NULL one is refused (GENIE_EINVAL) unless the function says
+ * "or NULL for the defaults".
  *
  * Results.  A search of a whole batch answers in a handle with one
  * accessor family per type: genie_<type>_results_queries(), _get() (the hits of

@@ -523,6 +523,7 @@ genie_status genie_seq_search_parts(const genie_index *idx, uint32_t first_part,
     double tStart = util_now();
     *out = NULL;
     GENIE_TRY(UTIL_OPTIONS_CHECK(sopt, genie_seq_options, recall));
+    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_search_options, filter));
     uint32_t gram = 0;
     GENIE_TRY(seq_index_gram(idx, &gram));
     if (n_parts == 0 || first_part >= idx->nPart || n_parts > idx->nPart - first_part)

@@ -345,6 +345,7 @@ genie_status genie_set_search_parts(const genie_index *idx, uint32_t first_part,
     util_error_clear();
     *out = NULL;
     GENIE_TRY(UTIL_OPTIONS_CHECK(sopt, genie_set_options, min_similarity));
+    GENIE_TRY(UTIL_OPTIONS_CHECK(opt, genie_search_options, filter));
     set_params p;
     GENIE_TRY(set_index_params(idx, &p));
     GENIE_TRY(check_options(sopt, &p));

@@ -9,17 +9,22 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/error.h"
 
 /**
- * Check a caller's options of @p size bytes (0: this build's) against
- * @p first, the size of the struct's first version, for messages named
- * @p zType.
+ * Check a caller's options at @p opt (NULL: none given), whose size field
+ * lies at @p sizeAt (0 in it: this build's size), against @p first, the
+ * size of the struct's first version, for messages named @p zType.
  * @return GENIE_OK, or GENIE_EINVAL with the message set.
  */
-static inline genie_status util_options_check(uint32_t size, size_t first, const char *zType)
+static inline genie_status util_options_check(const void *opt, size_t sizeAt, size_t first, const char *zType)
 {
+    if (!opt)
+        return util_error(GENIE_EINVAL, "no %s given (NULL): initialise one with %s_init()", zType, zType);
+    uint32_t size;
+    memcpy(&size, (const char *)opt + sizeAt, sizeof size);
     if (size != 0 && size < first)
         return util_error(GENIE_EINVAL, "%s of %u bytes: its first version has %zu; initialise it with %s_init()",
                           zType, size, first, zType);
@@ -38,6 +43,7 @@ static inline int util_options_has(uint32_t size, size_t offset, size_t fieldSiz
  * struct grows: callers built against the first header remain valid).
  */
 #define UTIL_OPTIONS_CHECK(opt, type, last) \
-    util_options_check((opt)->size, offsetof(type, last) + sizeof(((type *)0)->last), #type)
+    util_options_check((const type *)(opt), offsetof(type, size), offsetof(type, last) + sizeof(((type *)0)->last), \
+                       #type)
 
 #endif

@@ -660,7 +660,7 @@ static void search_threads(const genie_index *idx, const ocase *c, genie_backend
  * (the second while the backend answers the first): one call per view and
  * slice, every answer in its query's place, on one part and on three.
  * Queries of ~150 elements prepared on one thread take milliseconds a
- * slice on any machine; a batch whose rest would take under a millisecond
+ * slice on any machine; a batch whose rest would take under 2 ms
  * is joined into one call (here: queries of at most 2 elements, which may
  * still come in two calls on a slow or loaded machine; the answers are
  * checked either way).

@@ -382,11 +382,12 @@ static genie_status gather(const genie_index *idx, const exact_state *st, const 
  * elements: 7% slower in two slices), so a batch of fewer than SLICE_MIN
  * queries, or one for the CPU (whose engine takes every core), is one, and
  * so is a batch whose rest the first slice's time says takes less than
- * SLICE_WORTH seconds to prepare: the rest is then prepared at once and
- * joined to it.
+ * SLICE_WORTH seconds to prepare (about what one more call's tail costs:
+ * a FOLDOC query keeps its block about a millisecond): the rest is then
+ * prepared at once and joined to it.
  */
 #define SLICE_MIN 2048u
-#define SLICE_WORTH 0.001
+#define SLICE_WORTH 0.002
 
 typedef struct slice {
     sets_prep job;

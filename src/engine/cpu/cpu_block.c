@@ -27,6 +27,16 @@ static inline uint32_t cutoff(const select_heap *h, uint32_t threshold)
     return least > threshold - 1 ? least : threshold - 1;
 }
 
+/* Offer counter @p c of object @p id to @p h if it beats the cutoff @p thr; the cutoff after. */
+static inline uint32_t offer(select_heap *h, uint32_t thr, uint32_t threshold, uint32_t c, uint32_t id)
+{
+    if (c > thr) {
+        select_push(h, select_key(c, id));
+        thr = cutoff(h, threshold);
+    }
+    return thr;
+}
+
 #if defined(__SSE2__)
 /* Non-zero when no counter of the 64 bytes at @p v exceeds @p t (saturating subtract, SSE2). */
 #define CHUNK_QUIET(v, t, SUBS)                                                                                      \
@@ -80,33 +90,34 @@ static inline uint32_t cutoff(const select_heap *h, uint32_t threshold)
                                select_heap *h)                                                                       \
     {                                                                                                                \
         enum { CHUNK = 64 / sizeof(T) };                                                                             \
-        const uint64_t all = CHUNK == 64 ? ~0ull : (1ull << (CHUNK & 63)) - 1;                                      \
+        const uint64_t all = CHUNK == 64 ? ~0ull : (1ull << (CHUNK & 63)) - 1;                                       \
         uint32_t thr = cutoff(h, threshold);                                                                         \
         for (uint32_t i = 0; i < nScan; i += CHUNK) {                                                                \
             T *c = aCount + i;                                                                                       \
-            /* The chunk's allowed objects: CHUNK bits of one bitmap word (base + i is a multiple of CHUNK). */   \
-            uint64_t m = aAllow ? aAllow[(base + i) >> 6] >> ((base + i) & 63) & all : all;                         \
+            /* The chunk's allowed objects: CHUNK bits of one bitmap word (base + i is a multiple of CHUNK). */      \
+            uint64_t m = aAllow ? aAllow[(base + i) >> 6] >> ((base + i) & 63) & all : all;                          \
             if (m == 0) {                                                                                            \
                 memset(c, 0, 64);                                                                                    \
                 continue;                                                                                            \
             }                                                                                                        \
             SIMD_SKIP(c, thr, SET1, SUBS)                                                                            \
-            /* The allowed counters alone, by their bits: no branch on a (random) bitmap bit to mispredict. */     \
-            for (; m; m &= m - 1) {                                                                                  \
-                uint32_t j = (uint32_t)__builtin_ctzll(m);                                                           \
-                if (c[j] > thr) {                                                                                    \
-                    select_push(h, select_key(c[j], base + i + j));                                                  \
-                    thr = cutoff(h, threshold);                                                                      \
+            /* All allowed: each counter in turn; else the allowed ones by their bits (no branch on a random bit) */ \
+            if (m == all)                                                                                            \
+                for (uint32_t j = 0; j < CHUNK; j++)                                                                 \
+                    thr = offer(h, thr, threshold, c[j], base + i + j);                                              \
+            else                                                                                                     \
+                for (; m; m &= m - 1) {                                                                              \
+                    uint32_t j = (uint32_t)__builtin_ctzll(m);                                                       \
+                    thr = offer(h, thr, threshold, c[j], base + i + j);                                              \
                 }                                                                                                    \
-            }                                                                                                        \
             memset(c, 0, 64);                                                                                        \
         }                                                                                                            \
     }                                                                                                                \
     /*                                                                                                               \
-     * Count and scan the blocks of [lo, hi) (lo a multiple of the block's objects) for one query whose first       \
+     * Count and scan the blocks of [lo, hi) (lo a multiple of the block's objects) for one query whose first        \
      * nBits cursors are bitmaps.                                                                                    \
      */                                                                                                              \
-    static void count_range_##W(T *aCount, cpu_cursor *aCursor, size_t nBits, size_t nCursor, uint64_t lo,         \
+    static void count_range_##W(T *aCount, cpu_cursor *aCursor, size_t nBits, size_t nCursor, uint64_t lo,           \
                                 uint64_t hi, uint32_t threshold, const uint64_t *aAllow, select_heap *heap)          \
     {                                                                                                                \
         const uint64_t nPer = CPU_BLOCK_BYTES / sizeof(T);                                                           \

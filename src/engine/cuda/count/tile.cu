@@ -300,7 +300,7 @@ __device__ static void tile_mask(uint32_t *s_cnt, const uint32_t *d_aAllow, uint
             continue;
         }
         uint4 x = *p;
-        /* Field e's keep mask: 0xffff where its low (high) object is allowed. */
+        /* Word e's keep mask: its low (high) 16 bits where its low (high) object is allowed. */
         x.x &= ((0u - (l & 1u)) & 0xffffu) | ((0u - (h & 1u)) & 0xffff0000u);
         x.y &= ((0u - (l >> 1 & 1u)) & 0xffffu) | ((0u - (h >> 1 & 1u)) & 0xffff0000u);
         x.z &= ((0u - (l >> 2 & 1u)) & 0xffffu) | ((0u - (h >> 2 & 1u)) & 0xffff0000u);

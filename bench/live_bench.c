@@ -24,7 +24,11 @@
  *     A search of the index unfiltered, then allowed 50% and 1% of its
  *     objects (genie_filter, random): queries/s (best of R), the filtered
  *     search's time over the unfiltered one's, the answers' count a query
- *     and a check that each is allowed.
+ *     and a check that each is allowed.  On a GPU backend, then one more
+ *     search of each with genie_search_options.time_phases: its phases in
+ *     milliseconds (the counting kernel, the selection, the host's
+ *     planning, "other": the backend's time outside them, the bitmap's
+ *     upload included).
  *
  *   live_bench compact --genie build/genie --dir D [--base N] [--delta F]
  *                      [--searchers S] [--seconds T]
@@ -435,9 +439,13 @@ static void bench_adds(const opts *o)
 
 /* ------------------------------------------------------------- delta */
 
-/* Queries/s of @p nQ queries (best of @p repeat), and the answers into *ppR (the last run's). */
+/*
+ * Queries/s of @p nQ queries (best of @p repeat), and the answers into *ppR
+ * (the last run's).  With @p pPh, one more search (not timed above) with
+ * genie_search_options.time_phases: its GPU phases into *pPh.
+ */
 static double time_keywords(const genie_index *idx, const genie_queries *q, genie_backend be,
-                            const genie_filter *f, unsigned repeat, genie_results **ppR)
+                            const genie_filter *f, unsigned repeat, genie_results **ppR, genie_gpu_phases *pPh)
 {
     genie_search_options so;
     genie_search_options_init(&so);
@@ -454,11 +462,21 @@ static double time_keywords(const genie_index *idx, const genie_queries *q, geni
         double t = bench_now() - t0;
         best = t < best ? t : best;
     }
+    if (pPh) {
+        genie_results *r = NULL;
+        genie_search_stats st;
+        so.time_phases = 1;
+        if (genie_search_with_stats(idx, q, &so, &r, &st) != GENIE_OK)
+            die("search: %s", genie_last_error());
+        genie_results_free(r);
+        *pPh = st.phases;
+    }
     return (double)genie_queries_count(q) / best;
 }
 
+/* time_keywords() for vectors, the answers into out / aN. */
 static double time_vectors(const genie_index *idx, const genie_vectors *q, genie_backend be, const genie_filter *f,
-                           unsigned repeat, genie_neighbor *out, uint32_t *aN)
+                           unsigned repeat, genie_neighbor *out, uint32_t *aN, genie_gpu_phases *pPh)
 {
     genie_vsearch_options vo;
     genie_vsearch_options_init(&vo);
@@ -472,6 +490,13 @@ static double time_vectors(const genie_index *idx, const genie_vectors *q, genie
             die("search: %s", genie_last_error());
         double t = bench_now() - t0;
         best = t < best ? t : best;
+    }
+    if (pPh) {
+        genie_search_stats st;
+        vo.search.time_phases = 1;
+        if (genie_vectors_search(idx, q, &vo, out, aN, &st) != GENIE_OK)
+            die("search: %s", genie_last_error());
+        *pPh = st.phases;
     }
     return (double)q->n / best;
 }
@@ -511,7 +536,7 @@ static void bench_delta(const opts *o)
             vector_object(bench_rnd(&rng) % nCluster, &rng, q.data + (size_t)i * DIM);
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qLive = time_vectors(idx, &q, o->backend, NULL, o->repeat, a, na);
+        qLive = time_vectors(idx, &q, o->backend, NULL, o->repeat, a, na, NULL);
         genie_index_close(idx);
         genie_writer *w;
         if (genie_writer_open(zIndex, &w) != GENIE_OK || genie_writer_compact(w) != GENIE_OK)
@@ -519,7 +544,7 @@ static void bench_delta(const opts *o)
         genie_writer_close(w);
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qFile = time_vectors(idx, &q, o->backend, NULL, o->repeat, b, nb);
+        qFile = time_vectors(idx, &q, o->backend, NULL, o->repeat, b, nb, NULL);
         genie_index_close(idx);
         for (unsigned i = 0; i < o->queries && same; i++)
             same = na[i] == nb[i] && memcmp(a + i * 10, b + i * 10, na[i] * sizeof *a) == 0;
@@ -533,7 +558,7 @@ static void bench_delta(const opts *o)
         genie_results *ra = NULL, *rb = NULL;
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qLive = time_keywords(idx, q, o->backend, NULL, o->repeat, &ra);
+        qLive = time_keywords(idx, q, o->backend, NULL, o->repeat, &ra, NULL);
         genie_index_close(idx);
         genie_writer *w;
         if (genie_writer_open(zIndex, &w) != GENIE_OK || genie_writer_compact(w) != GENIE_OK)
@@ -541,7 +566,7 @@ static void bench_delta(const opts *o)
         genie_writer_close(w);
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qFile = time_keywords(idx, q, o->backend, NULL, o->repeat, &rb);
+        qFile = time_keywords(idx, q, o->backend, NULL, o->repeat, &rb, NULL);
         genie_index_close(idx);
         for (size_t i = 0; i < o->queries && same; i++) {
             size_t na, nb;
@@ -590,6 +615,10 @@ static void bench_filter(const opts *o)
     uint32_t *aN = malloc(o->queries * sizeof *aN);
     static const double aShare[] = {1.0, 0.5, 0.01};
     double qAll = 0;
+    /* On a GPU, where each search's time goes (one more search of each, timed by phases). */
+    int gpu = o->backend != GENIE_BACKEND_CPU && o->backend != GENIE_BACKEND_CPU_IDX;
+    genie_gpu_phases aPh[3];
+    memset(aPh, 0, sizeof aPh);
     for (int t = 0; t < 3; t++) {
         genie_filter *f = NULL;
         uint64_t frng = 99;
@@ -604,13 +633,13 @@ static void bench_filter(const opts *o)
         int ok = 1;
         uint64_t nHit = 0;
         if (o->vectors) {
-            qps = time_vectors(idx, &qv, o->backend, f, o->repeat, aNb, aN);
+            qps = time_vectors(idx, &qv, o->backend, f, o->repeat, aNb, aN, gpu ? &aPh[t] : NULL);
             for (unsigned i = 0; i < o->queries; i++)
                 for (uint32_t j = 0; j < aN[i]; j++, nHit++)
                     ok &= !f || genie_filter_get(f, aNb[(size_t)i * 10 + j].id);
         } else {
             genie_results *r = NULL;
-            qps = time_keywords(idx, qk, o->backend, f, o->repeat, &r);
+            qps = time_keywords(idx, qk, o->backend, f, o->repeat, &r, gpu ? &aPh[t] : NULL);
             for (unsigned i = 0; i < o->queries; i++) {
                 size_t n;
                 const genie_hit *h = genie_results_get(r, i, &n);
@@ -626,6 +655,16 @@ static void bench_filter(const opts *o)
                (unsigned long long)(f ? genie_filter_count(f) : o->nBase), o->queries, qps, qAll / qps,
                (double)nHit / o->queries, ok ? "allowed only" : "NOT ALLOWED");
         genie_filter_free(f);
+    }
+    for (int t = 0; gpu && t < 3; t++) {
+        const genie_gpu_phases *p = &aPh[t];
+        /* other: the backend's wall time outside the phases (the bitmap's upload, allocations, waits) */
+        double other = p->total_ms - p->plan_ms - p->stage_ms - p->upload_ms - p->count_ms - p->select_ms -
+                       p->download_ms - p->collect_ms;
+        printf("| phases ms | %.0f%% | plan %.2f | stage %.2f | upload %.2f | count %.2f | select %.2f | "
+               "download %.2f | collect %.2f | other %.2f | total %.2f | batches %llu |\n",
+               100 * aShare[t], p->plan_ms, p->stage_ms, p->upload_ms, p->count_ms, p->select_ms, p->download_ms,
+               p->collect_ms, other, p->total_ms, (unsigned long long)p->batches);
     }
     genie_queries_free(qk);
     free(qv.data);

@@ -258,6 +258,7 @@ char g_zTestDir[1024];
     X(docs_gpu_host_side_equals_exhaustive, 120) \
     X(docs_cache_plan_files_rejected, 30) \
     X(filter_keywords_equal_index_of_allowed, 120) \
+    X(filter_keywords_blocks_and_tiles, 60) \
     X(filter_labels_and_bitmap_calls, 30) \
     X(filter_text_equal_index_of_allowed, 60) \
     X(filter_table_equal_filtered_full_ranking, 60) \

@@ -7,7 +7,9 @@
  *
  * This file: the match-count engine (keywords over one part and several
  * parts whose boundaries fall inside 64-bit words of the bitmap, on
- * $GENIE_TEST_BACKEND and cpu-idx), text, tables and ranked documents.
+ * $GENIE_TEST_BACKEND and cpu-idx; and over 40,000 objects, the CPU's
+ * blocked path with both counter widths, two GPU tiles), text, tables and
+ * ranked documents.
  * Tables and documents compare with the full index's complete ranking
  * filtered by hand: a table's bins and a collection's statistics come
  * from all of its rows, so an index of the allowed rows alone would rank
@@ -168,6 +170,72 @@ TEST(filter_keywords_equal_index_of_allowed)
     genie_queries_free(q);
     genie_index_close(one);
     genie_index_close(several);
+    test_objects_free(&all);
+}
+
+/*
+ * The counting paths a filter reads, over more objects: the CPU's blocked
+ * path with 8-bit and with 16-bit counters (a count bound over 255) over
+ * several blocks, whose chunks at 1% allowed mostly hold no allowed
+ * object, its touched path (one-keyword queries) and cpu-idx's full scan;
+ * on a GPU, two tiles, the second part-filled (the tile kernel's mask).
+ */
+#define KW_BIG_OBJECTS 40000
+#define KW_BIG_QUERIES 24
+
+TEST(filter_keywords_blocks_and_tiles)
+{
+    uint64_t s = 31;
+    test_objects all = {calloc(KW_BIG_OBJECTS, sizeof(uint32_t *)), calloc(KW_BIG_OBJECTS, sizeof(size_t)),
+                        KW_BIG_OBJECTS};
+    for (size_t i = 0; i < KW_BIG_OBJECTS; i++) {
+        all.aN[i] = 8;
+        all.aKw[i] = malloc(8 * sizeof(uint32_t));
+        for (size_t j = 0; j < 8; j++)
+            all.aKw[i][j] = (uint32_t)(test_rand(&s) % 200);
+    }
+    genie_queries *q;
+    CHECK_OK(genie_queries_new(&q));
+    for (size_t i = 0; i < KW_BIG_QUERIES; i++) {
+        genie_item a[8];
+        size_t n = i % 3 == 0 ? 1 : i % 3 == 1 ? 6 : 8;
+        for (size_t j = 0; j < n; j++) {
+            uint32_t kw = (uint32_t)(test_rand(&s) % 200);
+            a[j] = (genie_item){kw, kw, i % 3 == 2 ? 200 : 1 + (uint32_t)(test_rand(&s) % 3)};
+        }
+        CHECK_OK(genie_queries_add(q, a, n, 0));
+    }
+    genie_index *idx = test_build(&all, 0, test_path("big.genie"));
+    genie_filter *f;
+    CHECK_OK(genie_filter_new(&f, KW_BIG_OBJECTS));
+    static const unsigned aPercent[] = {1, 50, 97};
+    for (size_t t = 0; t < sizeof aPercent / sizeof aPercent[0]; t++) {
+        uint64_t nAllowed;
+        uint64_t *aMap = filter_test_random(f, KW_BIG_OBJECTS, aPercent[t], &s, &nAllowed);
+        test_objects sub = kw_subset(&all, aMap, nAllowed);
+        genie_index *small = test_build(&sub, 0, test_path("big_small.genie"));
+        static const uint32_t aK[] = {10, 100};
+        for (size_t ik = 0; ik < 2; ik++) {
+            genie_results *want = test_search(small, q, GENIE_BACKEND_CPU, aK[ik]);
+            genie_backend aB[] = {test_backend(), GENIE_BACKEND_CPU, GENIE_BACKEND_CPU_IDX};
+            for (int b = 0; b < 3; b++) {
+                genie_results *got = filtered(idx, q, aB[b], aK[ik], f);
+                char zWhat[96];
+                snprintf(zWhat, sizeof zWhat, "%u%% allowed, k %u, %s", aPercent[t], aK[ik],
+                         genie_backend_name(aB[b]));
+                for (size_t qi = 0; qi < KW_BIG_QUERIES; qi++)
+                    same_hits(got, want, aMap, qi, zWhat);
+                genie_results_free(got);
+            }
+            genie_results_free(want);
+        }
+        genie_index_close(small);
+        test_objects_free(&sub);
+        free(aMap);
+    }
+    genie_filter_free(f);
+    genie_queries_free(q);
+    genie_index_close(idx);
     test_objects_free(&all);
 }
 

@@ -14,7 +14,6 @@
 #endif
 
 #include "engine/engine.h"
-#include "engine/filter.h"
 #include "index/index.h"
 #include "util/search.h"
 #include "util/threads.h"
@@ -26,6 +25,16 @@ static inline uint32_t cutoff(const select_heap *h, uint32_t threshold)
         return threshold - 1;
     uint32_t least = (uint32_t)(h->aKey[0] >> 32);
     return least > threshold - 1 ? least : threshold - 1;
+}
+
+/* Offer counter @p c of object @p id to @p h if it beats the cutoff @p thr; the cutoff after. */
+static inline uint32_t offer(select_heap *h, uint32_t thr, uint32_t threshold, uint32_t c, uint32_t id)
+{
+    if (c > thr) {
+        select_push(h, select_key(c, id));
+        thr = cutoff(h, threshold);
+    }
+    return thr;
 }
 
 #if defined(__SSE2__)
@@ -51,7 +60,9 @@ static inline uint32_t cutoff(const select_heap *h, uint32_t threshold)
  *                 multiple of one 64-byte chunk, from id @p base) that beat
  *                 the cutoff to the heap and clears them all.  The SIMD test
  *                 skips a chunk when none beats it, which is nearly always
- *                 once the heap is full.
+ *                 once the heap is full; a filter's bitmap skips a chunk
+ *                 with no allowed object before it, and the counters of the
+ *                 others are visited by their set bits.
  */
 #define CPU_BLOCK_WIDTH(T, W, SET1, SUBS)                                                                            \
     static const uint32_t *count_block_##W(T *aCount, const uint32_t *p, const uint32_t *pEnd, uint64_t lim,       \
@@ -79,24 +90,34 @@ static inline uint32_t cutoff(const select_heap *h, uint32_t threshold)
                                select_heap *h)                                                                       \
     {                                                                                                                \
         enum { CHUNK = 64 / sizeof(T) };                                                                             \
+        const uint64_t all = CHUNK == 64 ? ~0ull : (1ull << (CHUNK & 63)) - 1;                                       \
         uint32_t thr = cutoff(h, threshold);                                                                         \
         for (uint32_t i = 0; i < nScan; i += CHUNK) {                                                                \
             T *c = aCount + i;                                                                                       \
-            SIMD_SKIP(c, thr, SET1, SUBS)                                                                            \
-            for (uint32_t j = 0; j < CHUNK; j++) {                                                                   \
-                if (c[j] > thr && filter_allows(aAllow, base + i + j)) {                                             \
-                    select_push(h, select_key(c[j], base + i + j));                                                  \
-                    thr = cutoff(h, threshold);                                                                      \
-                }                                                                                                    \
-                c[j] = 0;                                                                                            \
+            /* The chunk's allowed objects: CHUNK bits of one bitmap word (base + i is a multiple of CHUNK). */      \
+            uint64_t m = aAllow ? aAllow[(base + i) >> 6] >> ((base + i) & 63) & all : all;                          \
+            if (m == 0) {                                                                                            \
+                memset(c, 0, 64);                                                                                    \
+                continue;                                                                                            \
             }                                                                                                        \
+            SIMD_SKIP(c, thr, SET1, SUBS)                                                                            \
+            /* All allowed: each counter in turn; else the allowed ones by their bits (no branch on a random bit) */ \
+            if (m == all)                                                                                            \
+                for (uint32_t j = 0; j < CHUNK; j++)                                                                 \
+                    thr = offer(h, thr, threshold, c[j], base + i + j);                                              \
+            else                                                                                                     \
+                for (; m; m &= m - 1) {                                                                              \
+                    uint32_t j = (uint32_t)__builtin_ctzll(m);                                                       \
+                    thr = offer(h, thr, threshold, c[j], base + i + j);                                              \
+                }                                                                                                    \
+            memset(c, 0, 64);                                                                                        \
         }                                                                                                            \
     }                                                                                                                \
     /*                                                                                                               \
-     * Count and scan the blocks of [lo, hi) (lo a multiple of the block's objects) for one query whose first       \
+     * Count and scan the blocks of [lo, hi) (lo a multiple of the block's objects) for one query whose first        \
      * nBits cursors are bitmaps.                                                                                    \
      */                                                                                                              \
-    static void count_range_##W(T *aCount, cpu_cursor *aCursor, size_t nBits, size_t nCursor, uint64_t lo,         \
+    static void count_range_##W(T *aCount, cpu_cursor *aCursor, size_t nBits, size_t nCursor, uint64_t lo,           \
                                 uint64_t hi, uint32_t threshold, const uint64_t *aAllow, select_heap *heap)          \
     {                                                                                                                \
         const uint64_t nPer = CPU_BLOCK_BYTES / sizeof(T);                                                           \

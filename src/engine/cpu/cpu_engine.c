@@ -30,9 +30,9 @@
 
 #include "engine/cpu/cpu_block.h"
 #include "engine/engine.h"
-#include "engine/filter.h"
 #include "engine/select.h"
 #include "index/index.h"
+#include "util/bitmap.h"
 #include "util/error.h"
 #include "util/threads.h"
 
@@ -206,6 +206,31 @@ static genie_status make_dense(const engine_request *req, unsigned nThread, cpu_
     return rc;
 }
 
+/* What an object's key must exceed to enter @p h: the least key when full, else that of a count threshold - 1. */
+static inline uint64_t entry_floor(const select_heap *h, uint32_t threshold)
+{
+    uint64_t f = select_key(threshold - 1, 0);
+    return h->n == h->k && h->aKey[0] > f ? h->aKey[0] : f;
+}
+
+/*
+ * Offer object @p o's count @p c to @p h (its count zero when @p aAllow does
+ * not allow it), *pFloor its entry_floor(): one well-predicted compare per
+ * object, where a branch on a random bitmap's bit would mispredict half the
+ * time.  select_push takes exactly the keys above the floor.
+ */
+static inline void offer(select_heap *h, uint32_t threshold, uint64_t *pFloor, const uint64_t *aAllow, uint32_t c,
+                         uint32_t o)
+{
+    if (aAllow)
+        c &= 0u - (uint32_t)util_bitmap_get(aAllow, o);
+    uint64_t key = select_key(c, o);
+    if (key > *pFloor) {
+        select_push(h, key);
+        *pFloor = entry_floor(h, threshold);
+    }
+}
+
 /* Answer query i of the chunk with the 32-bit counters into @p heap; 0 when out of memory. */
 static int answer_full(cpu_job *job, cpu_scratch *s, size_t i, select_heap *heap)
 {
@@ -217,18 +242,17 @@ static int answer_full(cpu_job *job, cpu_scratch *s, size_t i, select_heap *heap
     uint32_t n = (uint32_t)idx->info.n_objects;
     if (!have_full_arrays(s, n, job->fullScan))
         return 0;
+    uint64_t floor = entry_floor(heap, threshold);
     if (job->fullScan) {
         count_query(idx, aItem, nItem, s, 0, req->cancel);
         for (uint32_t o = 0; o < n; o++)
-            if (s->aCount[o] >= threshold && filter_allows(req->aAllow, o))
-                select_push(heap, select_key(s->aCount[o], o));
+            offer(heap, threshold, &floor, req->aAllow, s->aCount[o], o);
         memset(s->aCount, 0, n * sizeof *s->aCount);
     } else {
         size_t nTouched = count_query(idx, aItem, nItem, s, 1, req->cancel);
         for (size_t t = 0; t < nTouched; t++) {
             uint32_t o = s->aTouched[t];
-            if (s->aCount[o] >= threshold && filter_allows(req->aAllow, o))
-                select_push(heap, select_key(s->aCount[o], o));
+            offer(heap, threshold, &floor, req->aAllow, s->aCount[o], o);
             s->aCount[o] = 0;
         }
     }

@@ -275,8 +275,13 @@ __device__ static void tile_count_chunk(const tile_args &a, uint32_t *s_cnt, con
  * so that the selection below ranks the allowed ones alone.  Thread i owns
  * words [32 i, 32 i + 32), as in tile_emit: their low fields are ids
  * tileLo + 32 i + j, one 32-bit word of the bitmap, their high fields
- * ids tileLo + 16384 + 32 i + j, another.  No barrier inside; the caller
- * syncs before the counters are read by other threads.
+ * ids tileLo + 16384 + 32 i + j, another.  It walks them 16 bytes at a
+ * time from a rotated start, as tile_emit does: in order, the 8 threads of
+ * a 16-byte access phase would hit the same banks, an 8-way conflict on
+ * every load and store of the pass.  Four words whose 8 counters are all
+ * allowed are left alone, four with none allowed are zeroed unread.  No
+ * barrier inside; the caller syncs before the counters are read by other
+ * threads.
  */
 __device__ static void tile_mask(uint32_t *s_cnt, const uint32_t *d_aAllow, uint32_t tileLo)
 {
@@ -284,9 +289,23 @@ __device__ static void tile_mask(uint32_t *s_cnt, const uint32_t *d_aAllow, uint
     uint32_t lo = __ldg(d_aAllow + ((tileLo + w0) >> 5)), hi = __ldg(d_aAllow + ((tileLo + 16384u + w0) >> 5));
     if ((lo & hi) == 0xffffffffu)
         return;
-    for (uint32_t j = 0; j < TILE_WORDS_PER_THREAD; j++) {
-        uint32_t keep = ((lo >> j) & 1u ? 0xffffu : 0u) | ((hi >> j) & 1u ? 0xffff0000u : 0u);
-        s_cnt[w0 + j] &= keep;
+    for (uint32_t i = 0; i < TILE_WORDS_PER_THREAD / 4u; i++) {
+        uint32_t j = (i + threadIdx.x) & (TILE_WORDS_PER_THREAD / 4u - 1u);
+        uint32_t l = lo >> (4u * j) & 15u, h = hi >> (4u * j) & 15u;
+        uint4 *p = (uint4 *)(s_cnt + w0 + 4u * j);
+        if ((l & h) == 15u)
+            continue;
+        if ((l | h) == 0) {
+            *p = make_uint4(0, 0, 0, 0);
+            continue;
+        }
+        uint4 x = *p;
+        /* Word e's keep mask: its low (high) 16 bits where its low (high) object is allowed. */
+        x.x &= ((0u - (l & 1u)) & 0xffffu) | ((0u - (h & 1u)) & 0xffff0000u);
+        x.y &= ((0u - (l >> 1 & 1u)) & 0xffffu) | ((0u - (h >> 1 & 1u)) & 0xffff0000u);
+        x.z &= ((0u - (l >> 2 & 1u)) & 0xffffu) | ((0u - (h >> 2 & 1u)) & 0xffff0000u);
+        x.w &= ((0u - (l >> 3)) & 0xffffu) | ((0u - (h >> 3)) & 0xffff0000u);
+        *p = x;
     }
 }
 

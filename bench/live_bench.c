@@ -13,11 +13,15 @@
  *     acknowledged object.
  *
  *   live_bench delta --dir D --type keywords|vectors [--base N] [--delta F] [--backend cpu|cuda]
- *                    [--queries Q] [--repeat R]
+ *                    [--queries Q] [--repeat R] [--phases]
  *     A search of the index file plus a log adding F N objects (and
  *     deleting none) against the same objects compacted into one file, on
  *     the backend given (default cpu; queries/s, best of R, the first run
- *     of each on a GPU included among them; the answers compared).
+ *     of each on a GPU included among them; the answers compared).  With
+ *     --phases (keywords), one more search of each after the timed ones
+ *     prints its wall time and the GPU backend's phase times, summed over
+ *     the passes (the live index's base and delta run at the same time),
+ *     to stderr.
  *
  *   live_bench filter --dir D --type keywords|vectors [--base N] [--backend cpu|cuda]
  *                     [--queries Q] [--repeat R]
@@ -85,6 +89,7 @@ typedef struct opts {
     unsigned writers, batch, searchers, queries, repeat;
     double seconds;
     genie_backend backend; /* delta: the searches' */
+    int phases;            /* delta, keywords: print where one more search's time goes (stderr) */
 } opts;
 
 static char *path_in(const opts *o, const char *zName)
@@ -457,6 +462,28 @@ static double time_keywords(const genie_index *idx, const genie_queries *q, geni
     return (double)genie_queries_count(q) / best;
 }
 
+/* --phases: one more search of @p idx, its wall time and phase times to stderr. */
+static void print_phases(const char *zWhat, const genie_index *idx, const genie_queries *q, genie_backend be)
+{
+    genie_search_options so;
+    genie_search_options_init(&so);
+    so.k = 10;
+    so.backend = be;
+    so.time_phases = 1;
+    genie_results *r = NULL;
+    genie_search_stats st;
+    if (genie_search_with_stats(idx, q, &so, &r, &st) != GENIE_OK)
+        die("search: %s", genie_last_error());
+    genie_results_free(r);
+    const genie_gpu_phases *p = &st.phases;
+    fprintf(stderr,
+            "phases %s: wall %.2f ms, passes' part %.2f ms; GPU plan %.2f stage %.2f upload %.2f count %.2f "
+            "select %.2f download %.2f collect %.2f backend total %.2f ms (%llu calls, %llu batches)\n",
+            zWhat, st.total_seconds * 1e3, st.part_seconds * 1e3, p->plan_ms, p->stage_ms, p->upload_ms, p->count_ms,
+            p->select_ms, p->download_ms, p->collect_ms, p->total_ms, (unsigned long long)p->calls,
+            (unsigned long long)p->batches);
+}
+
 static double time_vectors(const genie_index *idx, const genie_vectors *q, genie_backend be, const genie_filter *f,
                            unsigned repeat, genie_neighbor *out, uint32_t *aN)
 {
@@ -534,6 +561,8 @@ static void bench_delta(const opts *o)
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
         qLive = time_keywords(idx, q, o->backend, NULL, o->repeat, &ra);
+        if (o->phases)
+            print_phases("live", idx, q, o->backend);
         genie_index_close(idx);
         genie_writer *w;
         if (genie_writer_open(zIndex, &w) != GENIE_OK || genie_writer_compact(w) != GENIE_OK)
@@ -542,6 +571,8 @@ static void bench_delta(const opts *o)
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
         qFile = time_keywords(idx, q, o->backend, NULL, o->repeat, &rb);
+        if (o->phases)
+            print_phases("compacted", idx, q, o->backend);
         genie_index_close(idx);
         for (size_t i = 0; i < o->queries && same; i++) {
             size_t na, nb;
@@ -690,8 +721,8 @@ int main(int argc, char **argv)
         {"batch", required_argument, 0, 'b'},   {"searchers", required_argument, 0, 's'},
         {"seconds", required_argument, 0, 'T'}, {"queries", required_argument, 0, 'q'},
         {"repeat", required_argument, 0, 'r'},  {"backend", required_argument, 0, 'B'},
-        {0, 0, 0, 0}};
-    opts o = {"build/genie", NULL, 0, 100000, 0.1, 8, 100, 16, 1000, 3, 10, GENIE_BACKEND_CPU};
+        {"phases", no_argument, 0, 'P'},        {0, 0, 0, 0}};
+    opts o = {"build/genie", NULL, 0, 100000, 0.1, 8, 100, 16, 1000, 3, 10, GENIE_BACKEND_CPU, 0};
     if (argc < 2)
         die("usage: live_bench adds|delta|compact|filter [options] (see bench/live_bench.c)");
     const char *zMode = argv[1];
@@ -714,6 +745,7 @@ int main(int argc, char **argv)
         case 'T': o.seconds = atof(optarg); break;
         case 'q': o.queries = (unsigned)atoi(optarg); break;
         case 'r': o.repeat = (unsigned)atoi(optarg); break;
+        case 'P': o.phases = 1; break;
         case 'B':
             if (genie_backend_parse(optarg, &o.backend) != GENIE_OK)
                 die("--backend cpu or cuda, not '%s'", optarg);

@@ -15,6 +15,8 @@
  * genie_search_parts() is the same search over a range of the parts, as a
  * process of a distributed search does on its shard (tools/mpi).
  */
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +27,7 @@
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/options.h"
+#include "util/threads.h"
 
 #define CHUNK_OUTPUT_BYTES (256u << 20)
 #define CHUNK_MAX_QUERIES 16384u
@@ -170,10 +173,55 @@ fail:
 }
 
 /*
+ * A live index's two passes (index/live.h): the base's parts and the
+ * delta, searched at the same time, the base on the calling thread (it
+ * reports progress) and the delta on a thread of its own.  The delta's
+ * pass costs about what the base's does per query (keyword lookups, work
+ * units, a GPU's uploads, launches and waits), whatever its size, so run
+ * one after the other they cost nearly twice the compacted index's
+ * search; at the same time one's host work overlaps the other's device
+ * work.  They share nothing but the queries: each index has its own
+ * device copy, workspace and stream.  A thread that cannot be started
+ * leaves both passes to the calling thread, one after the other.
+ */
+typedef struct live_pass {
+    const genie_index *idx;
+    uint32_t iFirst, iEnd;
+    const uint64_t *aAllow;
+    genie_search_options opt;
+    genie_results *r;
+    genie_search_stats stats;
+    genie_status rc;
+    char zError[512]; /* its failure's message (errors are per thread) */
+} live_pass;
+
+typedef struct live_passes {
+    const genie_queries *q;
+    live_pass aPass[2]; /* the base's, the delta's */
+    atomic_int deltaTaken;
+} live_passes;
+
+static void live_pass_run(live_passes *p, live_pass *s)
+{
+    s->rc = search_plain(s->idx, s->iFirst, s->iEnd, p->q, &s->opt, s->aAllow, &s->r, &s->stats);
+    if (s->rc != GENIE_OK)
+        snprintf(s->zError, sizeof s->zError, "%s", genie_last_error());
+}
+
+static void live_pass_worker(void *ctx, unsigned t)
+{
+    live_passes *p = ctx;
+    if (t == 0)
+        live_pass_run(p, &p->aPass[0]);
+    if (!atomic_exchange(&p->deltaTaken, 1))
+        live_pass_run(p, &p->aPass[1]);
+}
+
+/*
  * Parts [iFirst, iEnd) of @p idx with its filter and, on a live index
  * (index/live.h), its deleted objects masked; when the range ends with
- * the last part, the delta too: searched on its own (its ids after the
- * base's) and merged exactly (live_search.c).
+ * the last part, the delta too: searched alongside (live_pass_worker,
+ * its ids after the base's) and merged exactly (live_search.c).
  */
 static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
                                  const genie_search_options *opt, genie_results **out, genie_search_stats *pStats)
@@ -185,28 +233,33 @@ static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32
     uint64_t *aOwned = NULL, *aDeltaOwned = NULL;
     GENIE_TRY(filter_effective(idx, opt->filter, &aAllow, &aOwned));
     const index_live *l = idx->pLive;
-    genie_results *rBase = NULL, *rDelta = NULL;
-    genie_search_stats sBase, sDelta;
-    genie_status rc = search_plain(idx, iFirst, iEnd, q, opt, aAllow, &rBase, &sBase);
-    if (rc == GENIE_OK && l && l->nAdded && iEnd == idx->nPart) {
+    genie_search_stats stats;
+    genie_status rc;
+    if (l && l->nAdded && iEnd == idx->nPart) {
         rc = filter_slice(aAllow, l->nBase, l->nAdded, &aDelta, &aDeltaOwned);
-        if (rc == GENIE_OK)
-            rc = search_plain(l->pDelta, 0, l->pDelta->nPart, q, opt, aDelta, &rDelta, &sDelta);
-        if (rc == GENIE_OK)
-            rc = engine_results_merge(rBase, rDelta, (uint32_t)l->nBase, opt->k, out);
-        genie_results_free(rBase);
-        rBase = NULL;
-        engine_stats_sum(&sBase, &sDelta);
+        if (rc == GENIE_OK) {
+            live_passes p = {.q = q,
+                             .aPass = {{.idx = idx, .iFirst = iFirst, .iEnd = iEnd, .aAllow = aAllow, .opt = *opt},
+                                       {.idx = l->pDelta, .iFirst = 0, .iEnd = l->pDelta->nPart, .aAllow = aDelta,
+                                        .opt = *opt}}};
+            p.aPass[1].opt.progress = NULL; /* the base's pass reports, from the calling thread */
+            atomic_init(&p.deltaTaken, 0);
+            util_parallel_run(2, live_pass_worker, &p);
+            live_pass *pFail = p.aPass[0].rc != GENIE_OK ? &p.aPass[0] : &p.aPass[1];
+            rc = pFail->rc == GENIE_OK ? engine_results_merge(p.aPass[0].r, p.aPass[1].r, (uint32_t)l->nBase, opt->k, out)
+                                       : util_error(pFail->rc, "%s", pFail->zError);
+            stats = p.aPass[0].stats;
+            engine_stats_sum(&stats, &p.aPass[1].stats);
+            genie_results_free(p.aPass[0].r);
+            genie_results_free(p.aPass[1].r);
+        }
+    } else {
+        rc = search_plain(idx, iFirst, iEnd, q, opt, aAllow, out, &stats);
     }
-    if (rc == GENIE_OK && rBase)
-        *out = rBase;
-    else
-        genie_results_free(rBase);
-    genie_results_free(rDelta);
     free(aOwned);
     free(aDeltaOwned);
     if (rc == GENIE_OK && pStats) {
-        *pStats = sBase;
+        *pStats = stats;
         pStats->total_seconds = util_now() - t0;
     }
     return rc;

@@ -111,7 +111,7 @@ void engine_phases_add(genie_gpu_phases *sum, const genie_gpu_phases *one);
  */
 genie_status engine_results_merge(const genie_results *a, const genie_results *b, uint32_t idBase, uint32_t k,
                                   genie_results **out);
-/** Add @p b's times and counts to @p a (a search over a base and its delta). */
+/** Add @p b's times, counts and phase times to @p a (a search over a base and its delta). */
 void engine_stats_sum(genie_search_stats *a, const genie_search_stats *b);
 
 /* The CPU backends (cpu/cpu_engine.c); the others are reached through backend.h. */

@@ -13,11 +13,15 @@
  *     acknowledged object.
  *
  *   live_bench delta --dir D --type keywords|vectors [--base N] [--delta F] [--backend cpu|cuda]
- *                    [--queries Q] [--repeat R]
+ *                    [--queries Q] [--repeat R] [--phases]
  *     A search of the index file plus a log adding F N objects (and
  *     deleting none) against the same objects compacted into one file, on
  *     the backend given (default cpu; queries/s, best of R, the first run
- *     of each on a GPU included among them; the answers compared).
+ *     of each on a GPU included among them; the answers compared).  With
+ *     --phases (keywords), one more search of each after the timed ones
+ *     prints its wall time and the GPU backend's phase times, summed over
+ *     the passes (the live index's base and delta run at the same time),
+ *     to stderr.
  *
  *   live_bench filter --dir D --type keywords|vectors [--base N] [--backend cpu|cuda]
  *                     [--queries Q] [--repeat R]
@@ -89,6 +93,7 @@ typedef struct opts {
     unsigned writers, batch, searchers, queries, repeat;
     double seconds;
     genie_backend backend; /* delta: the searches' */
+    int phases;            /* delta, keywords: print where one more search's time goes (stderr) */
 } opts;
 
 static char *path_in(const opts *o, const char *zName)
@@ -474,6 +479,16 @@ static double time_keywords(const genie_index *idx, const genie_queries *q, geni
     return (double)genie_queries_count(q) / best;
 }
 
+/* --phases: the GPU phases of one more search (time_keywords' pPh) to stderr. */
+static void print_phases(const char *zWhat, const genie_gpu_phases *p)
+{
+    fprintf(stderr,
+            "phases %s: GPU plan %.2f stage %.2f upload %.2f count %.2f select %.2f download %.2f collect %.2f "
+            "backend total %.2f ms (%llu calls, %llu batches)\n",
+            zWhat, p->plan_ms, p->stage_ms, p->upload_ms, p->count_ms, p->select_ms, p->download_ms, p->collect_ms,
+            p->total_ms, (unsigned long long)p->calls, (unsigned long long)p->batches);
+}
+
 /* time_keywords() for vectors, the answers into out / aN. */
 static double time_vectors(const genie_index *idx, const genie_vectors *q, genie_backend be, const genie_filter *f,
                            unsigned repeat, genie_neighbor *out, uint32_t *aN, genie_gpu_phases *pPh)
@@ -556,9 +571,12 @@ static void bench_delta(const opts *o)
     } else {
         genie_queries *q = keyword_queries(o->queries, nCluster, &rng);
         genie_results *ra = NULL, *rb = NULL;
+        genie_gpu_phases ph;
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qLive = time_keywords(idx, q, o->backend, NULL, o->repeat, &ra, NULL);
+        qLive = time_keywords(idx, q, o->backend, NULL, o->repeat, &ra, o->phases ? &ph : NULL);
+        if (o->phases)
+            print_phases("live", &ph);
         genie_index_close(idx);
         genie_writer *w;
         if (genie_writer_open(zIndex, &w) != GENIE_OK || genie_writer_compact(w) != GENIE_OK)
@@ -566,7 +584,9 @@ static void bench_delta(const opts *o)
         genie_writer_close(w);
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qFile = time_keywords(idx, q, o->backend, NULL, o->repeat, &rb, NULL);
+        qFile = time_keywords(idx, q, o->backend, NULL, o->repeat, &rb, o->phases ? &ph : NULL);
+        if (o->phases)
+            print_phases("compacted", &ph);
         genie_index_close(idx);
         for (size_t i = 0; i < o->queries && same; i++) {
             size_t na, nb;
@@ -729,8 +749,8 @@ int main(int argc, char **argv)
         {"batch", required_argument, 0, 'b'},   {"searchers", required_argument, 0, 's'},
         {"seconds", required_argument, 0, 'T'}, {"queries", required_argument, 0, 'q'},
         {"repeat", required_argument, 0, 'r'},  {"backend", required_argument, 0, 'B'},
-        {0, 0, 0, 0}};
-    opts o = {"build/genie", NULL, 0, 100000, 0.1, 8, 100, 16, 1000, 3, 10, GENIE_BACKEND_CPU};
+        {"phases", no_argument, 0, 'P'},        {0, 0, 0, 0}};
+    opts o = {"build/genie", NULL, 0, 100000, 0.1, 8, 100, 16, 1000, 3, 10, GENIE_BACKEND_CPU, 0};
     if (argc < 2)
         die("usage: live_bench adds|delta|compact|filter [options] (see bench/live_bench.c)");
     const char *zMode = argv[1];
@@ -753,6 +773,7 @@ int main(int argc, char **argv)
         case 'T': o.seconds = atof(optarg); break;
         case 'q': o.queries = (unsigned)atoi(optarg); break;
         case 'r': o.repeat = (unsigned)atoi(optarg); break;
+        case 'P': o.phases = 1; break;
         case 'B':
             if (genie_backend_parse(optarg, &o.backend) != GENIE_OK)
                 die("--backend cpu or cuda, not '%s'", optarg);

@@ -270,6 +270,7 @@ char g_zTestDir[1024];
     X(filter_metric_equal_index_of_allowed, 60) \
     X(filter_ivf_scans_equal_filtered_candidates, 120) \
     X(live_keywords_equal_rebuilt_index, 120) \
+    X(live_search_passes_report_and_fail_on_the_caller, 30) \
     X(live_text_sets_sequences_table_equal_rebuilt_index, 120) \
     X(live_sets_exact_filtered_equal_rebuilt_index, 120) \
     X(live_ivf_equals_compacted_index, 120) \

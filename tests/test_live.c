@@ -8,6 +8,7 @@
  * filter on top), text (the vocabulary grows), sets, sequences, table and
  * vectors (LSH and exact).
  */
+#include <pthread.h>
 #include <unistd.h>
 
 #include "genie/sequences.h"
@@ -322,4 +323,92 @@ TEST(live_keywords_equal_rebuilt_index)
     kw_live_round(1, NULL);
     genie_build_options parts = {.part_objects = 100};
     kw_live_round(1, &parts);
+}
+
+/* ------------------------------------------- the passes of a live search */
+
+typedef struct pass_progress {
+    pthread_t caller;
+    int offThread; /* a call came from another thread */
+    uint64_t calls, lastDone, lastTotal;
+} pass_progress;
+
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    pass_progress *p = ctx;
+    p->offThread |= !pthread_equal(pthread_self(), p->caller);
+    p->calls++;
+    p->lastDone = done;
+    p->lastTotal = total;
+}
+
+/*
+ * A live search runs the delta's pass on a thread of its own (engine.c):
+ * the progress comes from the calling thread alone, the failure of either
+ * pass comes back with its message, and the stats count both passes'
+ * parts.  On $GENIE_TEST_BACKEND, the base of several parts and of one.
+ */
+TEST(live_search_passes_report_and_fail_on_the_caller)
+{
+    uint64_t s = 11;
+    static uint32_t aaKw[KW_BASE + 50][12];
+    static size_t anKw[KW_BASE + 50];
+    char zIndex[1024];
+    snprintf(zIndex, sizeof zIndex, "%s", test_path("passes.genie"));
+    for (int parts = 0; parts < 2; parts++) {
+        unlink(test_path("passes.genie.wal"));
+        genie_build_options bo = {.part_objects = parts ? 200 : 0};
+        genie_builder *b;
+        CHECK_OK(genie_builder_new(&b, &bo));
+        for (size_t i = 0; i < KW_BASE; i++) {
+            random_object(&s, aaKw[i], &anKw[i]);
+            genie_object o = {aaKw[i], anKw[i], 0, 0, NULL, 0};
+            CHECK_OK(genie_builder_add(b, &o));
+        }
+        CHECK_OK(genie_builder_write(b, zIndex));
+        genie_builder_free(b);
+        genie_writer *w;
+        CHECK_OK(genie_writer_open(zIndex, &w));
+        genie_object ao[50];
+        for (size_t i = 0; i < 50; i++) {
+            random_object(&s, aaKw[KW_BASE + i], &anKw[KW_BASE + i]);
+            ao[i] = (genie_object){aaKw[KW_BASE + i], anKw[KW_BASE + i], 0, 0, NULL, 0};
+        }
+        CHECK_OK(genie_writer_add(w, ao, 50, NULL));
+        genie_writer_close(w);
+        genie_index *idx;
+        CHECK_OK(genie_index_open(zIndex, &idx));
+        uint32_t nBasePart = genie_index_parts(idx);
+        CHECK_EQ(nBasePart, parts ? 4u : 1u);
+        genie_queries *q = random_queries(&s);
+
+        genie_search_options o;
+        genie_search_options_init(&o);
+        o.backend = test_backend();
+        pass_progress pp = {.caller = pthread_self()};
+        o.progress = on_progress;
+        o.progress_ctx = &pp;
+        genie_results *r;
+        genie_search_stats st;
+        CHECK_OK(genie_search_with_stats(idx, q, &o, &r, &st));
+        CHECK_EQ(genie_results_queries(r), (size_t)KW_QUERIES);
+        CHECK(!pp.offThread && pp.calls > 0);
+        CHECK_EQ(pp.lastDone, (uint64_t)KW_QUERIES);
+        CHECK_EQ(pp.lastTotal, (uint64_t)KW_QUERIES);
+        CHECK_EQ(st.n_parts, nBasePart + 1); /* the delta is one part */
+        genie_results_free(r);
+
+        int cancel = 1; /* both passes stop; the caller gets the failure and its message */
+        o.progress = NULL;
+        o.cancel = &cancel;
+        CHECK_RC(genie_search(idx, q, &o, &r), GENIE_ECANCELED);
+        CHECK(r == NULL);
+        CHECK(strstr(genie_last_error(), "cancelled") != NULL);
+        o.cancel = NULL;
+        o.k = 0;
+        CHECK_RC(genie_search(idx, q, &o, &r), GENIE_EINVAL);
+        CHECK(strstr(genie_last_error(), "k must be at least 1") != NULL);
+        genie_queries_free(q);
+        genie_index_close(idx);
+    }
 }

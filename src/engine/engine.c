@@ -15,6 +15,8 @@
  * genie_search_parts() is the same search over a range of the parts, as a
  * process of a distributed search does on its shard (tools/mpi).
  */
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +27,7 @@
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/options.h"
+#include "util/threads.h"
 
 #define CHUNK_OUTPUT_BYTES (256u << 20)
 #define CHUNK_MAX_QUERIES 16384u
@@ -56,8 +59,9 @@ static genie_status append_chunk(genie_results *r, const genie_hit *aHit, const 
 
 /* A one-part index: each chunk straight from the backend into the results. */
 static genie_status search_whole(const genie_index *idx, const genie_queries *q, const genie_search_options *opt,
-                                 const uint64_t *aAllow, const engine_backend *be, const engine_devices *devs,
-                                 uint32_t k, size_t chunk, genie_results *r, genie_search_stats *stats)
+                                 const uint64_t *aAllow, engine_signal *pPlanned, const engine_backend *be,
+                                 const engine_devices *devs, uint32_t k, size_t chunk, genie_results *r,
+                                 genie_search_stats *stats)
 {
     int none = filter_count_range(aAllow, 0, idx->info.n_objects) == 0;
     genie_status rc = GENIE_OK;
@@ -80,7 +84,7 @@ static genie_status search_whole(const genie_index *idx, const genie_queries *q,
         engine_request req = {.idx = idx, .q = q, .first = first, .n = n, .k = k, .aCountBound = aBound + first,
                               .threads = opt->threads, .gpuMemory = opt->gpu_memory,
                               .loadBalance = opt->load_balance, .pPhases = opt->time_phases ? &stats->phases : NULL,
-                              .cancel = opt->cancel, .aAllow = aAllow};
+                              .cancel = opt->cancel, .aAllow = aAllow, .pPlanned = pPlanned};
         double t0 = util_now();
         if (none)
             memset(aN, 0, n * sizeof *aN);
@@ -114,11 +118,12 @@ void genie_search_options_init(genie_search_options *opt)
 /*
  * Parts [iFirst, iEnd) of @p idx (all of a one-part index), global object
  * ids, answering only the objects @p aAllow allows (engine/filter.h; NULL:
- * all); a live index's delta is not read here.
+ * all); a live index's delta is not read here.  @p pPlanned: NULL, or
+ * every request's (engine_request.pPlanned).
  */
 static genie_status search_plain(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
-                                 const genie_search_options *opt, const uint64_t *aAllow, genie_results **out,
-                                 genie_search_stats *pStats)
+                                 const genie_search_options *opt, const uint64_t *aAllow, engine_signal *pPlanned,
+                                 genie_results **out, genie_search_stats *pStats)
 {
     *out = NULL;
     genie_search_stats stats;
@@ -155,10 +160,11 @@ static genie_status search_plain(const genie_index *idx, uint32_t iFirst, uint32
         goto fail;
     }
     if (idx->nPart > 1)
-        GENIE_TRY_GOTO(rc, engine_search_parts(idx, iFirst, iEnd, q, opt, aAllow, be, &devs, k, chunk, r, &stats),
+        GENIE_TRY_GOTO(rc, engine_search_parts(idx, iFirst, iEnd, q, opt, aAllow, pPlanned, be, &devs, k, chunk, r,
+                                                           &stats),
                        fail);
     else
-        GENIE_TRY_GOTO(rc, search_whole(idx, q, opt, aAllow, be, &devs, k, chunk, r, &stats), fail);
+        GENIE_TRY_GOTO(rc, search_whole(idx, q, opt, aAllow, pPlanned, be, &devs, k, chunk, r, &stats), fail);
     stats.total_seconds = util_now() - t0;
     if (pStats)
         *pStats = stats;
@@ -170,10 +176,65 @@ fail:
 }
 
 /*
+ * A live index's two passes (index/live.h): the base's parts and the
+ * delta.  On the host each costs about as much as the other per query
+ * (a keyword lookup per item in each index, the GPU's work units: 10,000
+ * keyword queries of a 110,000-object index plan in about 1.2 ms on 16
+ * cores, docs/BENCHMARKS.md), while the delta's device work is the
+ * smaller.  So the delta's pass waits for the base's requests to be
+ * planned (engine_request.pPlanned), then runs on a thread of its own:
+ * its host work overlaps the base's device work (rather than the two
+ * plannings fighting for the cores), and its kernels run beside the
+ * base's.  A backend without a device never sets pPlanned: the delta
+ * then runs after the base, one pass after the other.  The base runs on
+ * the calling thread (it reports progress).  The passes share nothing but
+ * the queries: each index has its own device copy, workspace and stream.
+ * A thread that cannot be started leaves both passes to the calling
+ * thread, one after the other.
+ */
+typedef struct live_pass {
+    const genie_index *idx;
+    uint32_t iFirst, iEnd;
+    const uint64_t *aAllow;
+    genie_search_options opt;
+    genie_results *r;
+    genie_search_stats stats;
+    genie_status rc;
+    char zError[512]; /* its failure's message (errors are per thread) */
+} live_pass;
+
+typedef struct live_passes {
+    const genie_queries *q;
+    live_pass aPass[2];  /* the base's, the delta's */
+    engine_signal planned; /* the base's requests are planned, or the base's pass is over */
+    atomic_int deltaTaken;
+} live_passes;
+
+static void live_pass_run(live_passes *p, live_pass *s, engine_signal *pPlanned)
+{
+    s->rc = search_plain(s->idx, s->iFirst, s->iEnd, p->q, &s->opt, s->aAllow, pPlanned, &s->r, &s->stats);
+    if (s->rc != GENIE_OK)
+        snprintf(s->zError, sizeof s->zError, "%s", genie_last_error());
+}
+
+static void live_pass_worker(void *ctx, unsigned t)
+{
+    live_passes *p = ctx;
+    if (t == 0) {
+        live_pass_run(p, &p->aPass[0], &p->planned);
+        engine_signal_set(&p->planned);
+    }
+    if (!atomic_exchange(&p->deltaTaken, 1)) {
+        engine_signal_wait(&p->planned);
+        live_pass_run(p, &p->aPass[1], NULL);
+    }
+}
+
+/*
  * Parts [iFirst, iEnd) of @p idx with its filter and, on a live index
  * (index/live.h), its deleted objects masked; when the range ends with
- * the last part, the delta too: searched on its own (its ids after the
- * base's) and merged exactly (live_search.c).
+ * the last part, the delta too: searched alongside (live_pass_worker,
+ * its ids after the base's) and merged exactly (live_search.c).
  */
 static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
                                  const genie_search_options *opt, genie_results **out, genie_search_stats *pStats)
@@ -185,28 +246,37 @@ static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32
     uint64_t *aOwned = NULL, *aDeltaOwned = NULL;
     GENIE_TRY(filter_effective(idx, opt->filter, &aAllow, &aOwned));
     const index_live *l = idx->pLive;
-    genie_results *rBase = NULL, *rDelta = NULL;
-    genie_search_stats sBase, sDelta;
-    genie_status rc = search_plain(idx, iFirst, iEnd, q, opt, aAllow, &rBase, &sBase);
-    if (rc == GENIE_OK && l && l->nAdded && iEnd == idx->nPart) {
+    genie_search_stats stats;
+    genie_status rc;
+    if (l && l->nAdded && iEnd == idx->nPart) {
         rc = filter_slice(aAllow, l->nBase, l->nAdded, &aDelta, &aDeltaOwned);
-        if (rc == GENIE_OK)
-            rc = search_plain(l->pDelta, 0, l->pDelta->nPart, q, opt, aDelta, &rDelta, &sDelta);
-        if (rc == GENIE_OK)
-            rc = engine_results_merge(rBase, rDelta, (uint32_t)l->nBase, opt->k, out);
-        genie_results_free(rBase);
-        rBase = NULL;
-        engine_stats_sum(&sBase, &sDelta);
+        if (rc == GENIE_OK) {
+            live_passes p = {.q = q,
+                             .aPass = {{.idx = idx, .iFirst = iFirst, .iEnd = iEnd, .aAllow = aAllow, .opt = *opt},
+                                       {.idx = l->pDelta, .iFirst = 0, .iEnd = l->pDelta->nPart, .aAllow = aDelta,
+                                        .opt = *opt}}};
+            p.aPass[1].opt.progress = NULL; /* the base's pass reports, from the calling thread */
+            pthread_mutex_init(&p.planned.lock, NULL);
+            pthread_cond_init(&p.planned.cond, NULL);
+            atomic_init(&p.deltaTaken, 0);
+            util_parallel_run(2, live_pass_worker, &p);
+            pthread_cond_destroy(&p.planned.cond);
+            pthread_mutex_destroy(&p.planned.lock);
+            live_pass *pFail = p.aPass[0].rc != GENIE_OK ? &p.aPass[0] : &p.aPass[1];
+            rc = pFail->rc == GENIE_OK ? engine_results_merge(p.aPass[0].r, p.aPass[1].r, (uint32_t)l->nBase, opt->k, out)
+                                       : util_error(pFail->rc, "%s", pFail->zError);
+            stats = p.aPass[0].stats;
+            engine_stats_sum(&stats, &p.aPass[1].stats);
+            genie_results_free(p.aPass[0].r);
+            genie_results_free(p.aPass[1].r);
+        }
+    } else {
+        rc = search_plain(idx, iFirst, iEnd, q, opt, aAllow, NULL, out, &stats);
     }
-    if (rc == GENIE_OK && rBase)
-        *out = rBase;
-    else
-        genie_results_free(rBase);
-    genie_results_free(rDelta);
     free(aOwned);
     free(aDeltaOwned);
     if (rc == GENIE_OK && pStats) {
-        *pStats = sBase;
+        *pStats = stats;
         pStats->total_seconds = util_now() - t0;
     }
     return rc;

@@ -13,6 +13,7 @@
 #ifndef GENIE_ENGINE_ENGINE_H
 #define GENIE_ENGINE_ENGINE_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,33 @@ struct genie_results {
     genie_hit *aHit;
 };
 
+/*
+ * A one-shot signal from one host thread to another: set once (setting it
+ * again does nothing), waited for by any number.  A live search's delta
+ * waits on one for its base's queries to be planned (engine.c).
+ */
+typedef struct engine_signal {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int set;
+} engine_signal;
+
+static inline void engine_signal_set(engine_signal *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->set = 1;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static inline void engine_signal_wait(engine_signal *s)
+{
+    pthread_mutex_lock(&s->lock);
+    while (!s->set)
+        pthread_cond_wait(&s->cond, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+}
+
 typedef struct engine_request {
     const genie_index *idx;
     const genie_queries *q;
@@ -50,6 +78,14 @@ typedef struct engine_request {
      * object whose bit is clear and answers as if it were absent.
      */
     const uint64_t *aAllow;
+    /*
+     * NULL, or set (engine_signal_set) by a backend with a device of its
+     * own once it has planned the request's queries on the host, before
+     * its device work: a live search then starts its delta's pass, whose
+     * host work overlaps this one's device work (engine.c).  A backend
+     * that never sets it only delays that pass to this one's end.
+     */
+    engine_signal *pPlanned;
 } engine_request;
 
 typedef genie_status (*engine_search_fn)(const engine_request *req, genie_hit *aHit, uint32_t *aN);
@@ -111,7 +147,7 @@ void engine_phases_add(genie_gpu_phases *sum, const genie_gpu_phases *one);
  */
 genie_status engine_results_merge(const genie_results *a, const genie_results *b, uint32_t idBase, uint32_t k,
                                   genie_results **out);
-/** Add @p b's times and counts to @p a (a search over a base and its delta). */
+/** Add @p b's times, counts and phase times to @p a (a search over a base and its delta). */
 void engine_stats_sum(genie_search_stats *a, const genie_search_stats *b);
 
 /* The CPU backends (cpu/cpu_engine.c); the others are reached through backend.h. */

@@ -1,6 +1,6 @@
 /*
  * A search of a live index (index/live.h) reads its base and its delta
- * one after the other (engine.c) and merges their answers here.  The
+ * at the same time (engine.c) and merges their answers here.  The
  * merge is exact for the same reason the parts' merge is (parts.c): an
  * object's count comes from the one index that holds it, every id of the
  * base is smaller than every id of the delta, so the best k of the union
@@ -59,4 +59,5 @@ void engine_stats_sum(genie_search_stats *a, const genie_search_stats *b)
     a->wait_seconds += b->wait_seconds;
     a->streamed |= b->streamed;
     a->overlapped |= b->overlapped;
+    engine_phases_add(&a->phases, &b->phases);
 }

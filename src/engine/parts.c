@@ -78,6 +78,7 @@ typedef struct parts_run {
     const genie_search_options *opt;
     const uint64_t *aAllow;         /* the search's bitmap (global ids), or NULL */
     const uint64_t *aViewAllow;     /* the current part's slice of it, or NULL */
+    engine_signal *pPlanned;        /* engine_request.pPlanned of every request, or NULL */
     uint64_t *aViewOwned;           /* that slice when it is a copy */
     uint64_t gpuMemory;             /* the batches' device budget: the caller's, less the streaming buffers */
     const engine_backend *be;
@@ -149,7 +150,7 @@ static genie_status run_chunk(parts_run *w, genie_index *view, size_t first, siz
                           .threads = w->opt->threads, .gpuMemory = w->gpuMemory,
                           .loadBalance = w->opt->load_balance,
                           .pPhases = w->opt->time_phases ? &w->stats.phases : NULL, .cancel = w->opt->cancel,
-                          .aAllow = w->aViewAllow};
+                          .aAllow = w->aViewAllow, .pPlanned = w->pPlanned};
     double t0 = util_now();
     genie_status rc = engine_devices_search(w->be, &w->devs, &req, w->aHit, w->aN);
     if (rc == GENIE_EGPU && w->pParts && !w->pStream && !w->freeAfter) {
@@ -375,9 +376,9 @@ static void add_lane_stats(genie_search_stats *stats, const genie_search_stats *
 }
 
 genie_status engine_search_parts(const genie_index *idx, uint32_t iFirst, uint32_t iEnd, const genie_queries *q,
-                                 const genie_search_options *opt, const uint64_t *aAllow, const engine_backend *be,
-                                 const engine_devices *devs, uint32_t k, size_t chunk, genie_results *r,
-                                 genie_search_stats *stats)
+                                 const genie_search_options *opt, const uint64_t *aAllow, engine_signal *pPlanned,
+                                 const engine_backend *be, const engine_devices *devs, uint32_t k, size_t chunk,
+                                 genie_results *r, genie_search_stats *stats)
 {
     size_t nQuery = q->nQuery ? q->nQuery : 1, nChunk = chunk < nQuery ? chunk : nQuery;
     if ((uint64_t)nQuery * k > SIZE_MAX / sizeof(genie_hit))
@@ -394,6 +395,7 @@ genie_status engine_search_parts(const genie_index *idx, uint32_t iFirst, uint32
         w->qPart = *q;
         w->opt = opt;
         w->aAllow = aAllow;
+        w->pPlanned = pPlanned;
         w->gpuMemory = opt->gpu_memory;
         w->be = be;
         w->pParts = be->pParts;

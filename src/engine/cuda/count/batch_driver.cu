@@ -426,6 +426,8 @@ genie_status cuda_run_batches(const engine_request *req, const cuda_method *meth
         GENIE_TRY_GOTO(rc, plan_request(&d, aList, &nList, aN), done);
         if (req->pPhases)
             req->pPhases->plan_ms += (util_now() - t0) * 1e3;
+        if (req->pPlanned) /* the host's share of this request is mostly done (engine_request.pPlanned) */
+            engine_signal_set(req->pPlanned);
         if (d.dev->pfnReady && nList)
             GENIE_TRY_GOTO(rc, d.dev->pfnReady(d.dev->pReady), done);
         if (req->aAllow && nList)

@@ -10,8 +10,8 @@
  *      calls (cuda_index.pWs: kept until the index is closed);
  *   3. plans every query's work units once per request, on several
  *      threads (keyword lookups through the index's bucket table,
- *      work_plan.h), then waits for a
- *      streamed part's upload (cuda_index.pfnReady); per batch: copies
+ *      work_plan.h), sets the request's pPlanned signal (engine.h),
+ *      then waits for a streamed part's upload (cuda_index.pfnReady); per batch: copies
  *      the batch's units into pinned staging, uploads them, zeroes the
  *      infos (and the method scratch when the method asks), calls
  *      method->run(), copies hits and infos back (pinned, asynchronous on

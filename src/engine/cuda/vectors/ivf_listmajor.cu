@@ -1,0 +1,598 @@
+/*
+ * The list-major IVF-Flat scan (ivf_listmajor.h), after Johnson, Douze
+ * and Jegou, "Billion-scale similarity search with GPUs", section 5.3.
+ *
+ * Why: the query-major scan (ivf_gpu.cu, ivf_flat_search) reads each
+ * candidate's vector once per query that probes its list.  When a batch
+ * has many queries per list (GloVe at recall 0.95: about 200 of a batch's
+ * 2,500 queries per list) that is the whole cost, bound by bytes; reading
+ * each list once per batch and multiplying it by all its queries makes it
+ * a GEMM.  The steps, queued on the batch's stream after ivf_gpu.cu's
+ * probes and plan:
+ *
+ *   1. the queries' TF32 operands and bound data (exact_gpu.cu's
+ *      exact_prepare: for cosine the normalised vectors; a query outside
+ *      the bound's range is flagged); the base's were made once, by
+ *      position (ivf_lm_create), so that a list is one contiguous matrix,
+ *      with per list the largest w and rho of its vectors;
+ *   2. the probes grouped by list (a counting sort of the (query, probe)
+ *      pairs: ivf_lm_count, ivf_lm_lists, ivf_lm_scatter), every list cut into tiles
+ *      of LM_TILE queries x LM_TILE vectors, and each query's products
+ *      given a place: its candidates in its probes' order (the plan's
+ *      prefix sums) after the batch's queries before it;
+ *   3. ivf_lm_gemm: every tile's products on the tensor cores (WMMA, TF32
+ *      operands, fp32 accumulation), written as the approximate distances
+ *      a(x, q) of engine/exact_bound.h;
+ *   4. ivf_lm_select, one block per query: exact_bound.h's candidates and
+ *      their direct distances.  The bound of a (query, list) pair is
+ *      e = exact_bound_pair with the list's largest w and rho, at least
+ *      every vector's own e (e grows with both), so a - e/2 <= d <= a + e/2
+ *      holds for each.  Each thread keeps the two smallest upper bounds
+ *      a + e of its candidates; the 2 LM_THREADS kept belong to distinct
+ *      vectors, so their k-th smallest u0 (k <= 2 LM_THREADS) is at least
+ *      U, the k-th smallest upper bound of all, and T0 =
+ *      exact_bound_threshold(u0) >= T (as exact_warp.cu's lanes do).
+ *      Every candidate whose lower bound a - e is at most T0 is gathered
+ *      (a superset of exact_bound.h's, so it holds the exact k nearest,
+ *      ties on the k-th distance included), its direct distance computed
+ *      with the CPU's operations (direct_distance), and the (distance,
+ *      id) keys sorted: the first k are ivf_cpu.c's answers.
+ *
+ * A query flagged in step 1, with a bound that is not a number, or with
+ * more than LM_CAND gathered candidates is left to the query-major scan
+ * (d_rest): slower, the same answers.  A candidate the call's bitmap does
+ * not allow is skipped in both passes and not counted, as the query-major
+ * scan does.
+ *
+ * Memory on the device: the base's operands by position (n x dim floats)
+ * and bound data (n float4), per list two floats; per batch the queries'
+ * operands and bound data, the grouping (nlist + 1 words three times, nb
+ * x nprobe pairs) and the products, nb x the most candidates a query of
+ * the batch can have (the nprobe longest lists).
+ *
+ * Thread contracts: ivf_lm_gemm blockDim.x == LM_GEMM_THREADS (4 warps, each
+ * a 32 x 32 quarter of the tile), any grid (it strides over the tiles);
+ * ivf_lm_select blockDim.x == LM_THREADS, one block per query, dynamic
+ * shared memory lm_select_smem(nprobe); ivf_lm_lists one block of
+ * LM_SCAN_THREADS.
+ */
+#include <cuda_runtime.h>
+#include <mma.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "engine/cuda/common/block_sort.cuh"
+#include "engine/cuda/common/cuda_common.h"
+#include "engine/cuda/vectors/direct_distance.cuh"
+#include "engine/cuda/vectors/exact_bound_gpu.cuh"
+#include "engine/cuda/vectors/exact_device.h"
+#include "engine/cuda/vectors/ivf_listmajor.h"
+
+extern "C" {
+#include "engine/exact_bound.h"
+#include "util/error.h"
+}
+
+#define LM_TILE 64u         /* queries and vectors of a tile */
+#define LM_KC 32u           /* dimensions staged at a time */
+#define LM_LDK (LM_KC + 4u) /* staged rows' stride (floats; WMMA wants a multiple of 4) */
+#define LM_LDC (LM_TILE + 4u)
+#define LM_GEMM_THREADS 128u
+#define LM_THREADS 256u
+#define LM_CAND 2048u /* gathered candidates a query, at most */
+#define LM_SCAN_THREADS 1024u
+#define LM_MIN_QPL 16u /* queries per list, on average, from which a batch goes list-major */
+#define LM_PREP_THREADS 256u
+#define LM_BATCH_BYTES ((size_t)1 << 30) /* the products of a batch, at most */
+
+struct ivf_lm {
+    int device;
+    uint64_t n;
+    uint32_t dim, nlist;
+    genie_metric metric;
+    exact_bound bound;
+    const uint32_t *d_id;    /* the resident's */
+    const uint64_t *d_start; /* the resident's */
+    float *d_op;             /* n x dim: the operands by position */
+    float4 *d_info;          /* n: exact_prepare's bound data by position */
+    float2 *d_listWR;        /* nlist: the list's largest w and rho */
+    unsigned *d_flag;
+    /* The batch workspace: nbCap queries of nprobeCap probes, sCap products. */
+    uint32_t nbCap, nprobeCap;
+    uint64_t sCap;
+    float *d_qop, *d_S;
+    float4 *d_qinfo;
+    unsigned *d_qflag;
+    uint32_t *d_qBase, *d_count, *d_pairStart, *d_cursor, *d_tileStart, *d_pair;
+    int nGemmBlocks;
+};
+
+/* ------------------------------------------------------------ kernels */
+
+/* Row p of @p out = the vector of the object at position p (aId). */
+__global__ void ivf_lm_gather(const float *vec, const uint32_t *aId, uint64_t n, uint32_t dim, float *out)
+{
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n * dim) {
+        uint64_t p = i / dim;
+        out[i] = vec[(uint64_t)aId[p] * dim + (i - p * dim)];
+    }
+}
+
+/* Per list, a warp each: the largest w and rho (info .y, .z) of its vectors; 0 for an empty list. */
+__global__ void ivf_lm_list_bounds(const float4 *aInfo, const uint64_t *aStart, uint32_t nlist, float2 *aWR)
+{
+    uint32_t l = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x & 31u;
+    if (l >= nlist)
+        return;
+    float w = 0, r = 0;
+    for (uint64_t p = aStart[l] + lane; p < aStart[l + 1]; p += 32) {
+        w = fmaxf(w, aInfo[p].y);
+        r = fmaxf(r, aInfo[p].z);
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        w = fmaxf(w, __shfl_xor_sync(0xffffffffu, w, o));
+        r = fmaxf(r, __shfl_xor_sync(0xffffffffu, r, o));
+    }
+    if (lane == 0)
+        aWR[l] = make_float2(w, r);
+}
+
+/*
+ * The exclusive prefix sums of get(0 .. n) by one block of LM_SCAN_THREADS
+ * (each thread a contiguous range), put(i, sum before i) for each i and
+ * put(n, total); get is called twice per element.
+ */
+template <typename Get, typename Put> __device__ static void block_scan(uint32_t n, Get get, Put put)
+{
+    __shared__ uint32_t sWarp[LM_SCAN_THREADS / 32];
+    uint32_t tid = threadIdx.x, lane = tid & 31u, per = (n + LM_SCAN_THREADS - 1) / LM_SCAN_THREADS;
+    uint32_t lo = tid * per < n ? tid * per : n, hi = lo + per < n ? lo + per : n, sum = 0;
+    for (uint32_t i = lo; i < hi; i++)
+        sum += get(i);
+    uint32_t incl = sum;
+    for (uint32_t o = 1; o < 32; o <<= 1) {
+        uint32_t t = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o)
+            incl += t;
+    }
+    __syncthreads(); /* sWarp may still be read by an earlier scan */
+    if (lane == 31)
+        sWarp[tid / 32] = incl;
+    __syncthreads();
+    if (tid < 32) {
+        uint32_t w = sWarp[tid], wIncl = w;
+        for (uint32_t o = 1; o < 32; o <<= 1) {
+            uint32_t t = __shfl_up_sync(0xffffffffu, wIncl, o);
+            if (lane >= o)
+                wIncl += t;
+        }
+        sWarp[tid] = wIncl - w;
+    }
+    __syncthreads();
+    uint32_t run = sWarp[tid / 32] + incl - sum;
+    for (uint32_t i = lo; i < hi; i++) {
+        uint32_t v = get(i);
+        put(i, run);
+        run += v;
+    }
+    if (tid == LM_SCAN_THREADS - 1)
+        put(n, run);
+    __syncthreads();
+}
+
+/* A thread per (query, probe) pair: its list's pairs counted. */
+__global__ void ivf_lm_count(const genie_neighbor *aProbe, uint32_t nPair, uint32_t *aCount)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < nPair)
+        atomicAdd(&aCount[aProbe[i].id], 1u);
+}
+
+/*
+ * One block: the lists' first pairs (aPairStart, nlist + 1; aCursor a
+ * copy), their first tiles (aTileStart, nlist + 1: ceil(len / LM_TILE)
+ * x ceil(pairs / LM_TILE) each), and each query's first product (aQBase,
+ * nb + 1: the candidates of the queries before it, aOff's last sums).
+ */
+__global__ void __launch_bounds__(LM_SCAN_THREADS)
+ivf_lm_lists(const uint32_t *aCount, const uint64_t *aStart, uint32_t nlist, const uint32_t *aOff, uint32_t nb,
+         uint32_t nprobe, uint32_t *aPairStart, uint32_t *aCursor, uint32_t *aTileStart, uint32_t *aQBase)
+{
+    block_scan(nlist, [&](uint32_t l) { return aCount[l]; },
+               [&](uint32_t l, uint32_t v) {
+                   aPairStart[l] = v;
+                   if (l < nlist)
+                       aCursor[l] = v;
+               });
+    block_scan(nlist,
+               [&](uint32_t l) {
+                   uint32_t len = (uint32_t)(aStart[l + 1] - aStart[l]);
+                   return ((len + LM_TILE - 1) / LM_TILE) * ((aCount[l] + LM_TILE - 1) / LM_TILE);
+               },
+               [&](uint32_t l, uint32_t v) { aTileStart[l] = v; });
+    block_scan(nb, [&](uint32_t i) { return aOff[(uint64_t)i * (nprobe + 1) + nprobe]; },
+               [&](uint32_t i, uint32_t v) { aQBase[i] = v; });
+}
+
+/* A thread per pair: its index (query nprobe + probe) at the next place of its list. */
+__global__ void ivf_lm_scatter(const genie_neighbor *aProbe, uint32_t nPair, uint32_t *aCursor, uint32_t *aPair)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < nPair)
+        aPair[atomicAdd(&aCursor[aProbe[i].id], 1u)] = i;
+}
+
+/*
+ * Step 3: tile t of the batch (over the lists in order, within a list the
+ * vector tiles of a query tile together): the products of its queries'
+ * and vectors' operands, as approximate distances at S[the pair's place +
+ * the vector's place in its list].
+ */
+__global__ void __launch_bounds__(LM_GEMM_THREADS)
+ivf_lm_gemm(const float *qop, const float4 *aQInfo, const float *xop, const float4 *aXInfo, uint32_t dim, int metric,
+        const uint64_t *aStart, uint32_t nlist, const uint32_t *aPairStart, const uint32_t *aTileStart,
+        const uint32_t *aPair, uint32_t nprobe, const uint32_t *aOff, const uint32_t *aQBase, float *S)
+{
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    using namespace nvcuda;
+    __shared__ __align__(32) float sBuf[2 * LM_TILE * LM_LDK]; /* sA, sB; then sC (LM_TILE x LM_LDC) */
+    __shared__ uint32_t sQRow[LM_TILE], sDst[LM_TILE];
+    __shared__ float4 sQInfo[LM_TILE], sXInfo[LM_TILE];
+    float *sA = sBuf, *sB = sBuf + LM_TILE * LM_LDK, *sC = sBuf;
+    uint32_t tid = threadIdx.x, warp = tid / 32, lane = tid & 31u, wm = warp / 2, wn = warp % 2;
+    uint32_t nTile = aTileStart[nlist];
+    for (uint32_t t = blockIdx.x; t < nTile; t += gridDim.x) {
+        uint32_t lo = 0, hi = nlist - 1; /* the list: the last l with aTileStart[l] <= t */
+        while (lo < hi) {
+            uint32_t mid = (lo + hi + 1) / 2;
+            if (aTileStart[mid] <= t)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        uint32_t l = lo, len = (uint32_t)(aStart[l + 1] - aStart[l]), vT = (len + LM_TILE - 1) / LM_TILE;
+        uint32_t local = t - aTileStart[l], qt = local / vT, vt = local % vT;
+        uint32_t nPairL = aPairStart[l + 1] - aPairStart[l];
+        uint32_t nq = nPairL - qt * LM_TILE < LM_TILE ? nPairL - qt * LM_TILE : LM_TILE;
+        uint32_t nv = len - vt * LM_TILE < LM_TILE ? len - vt * LM_TILE : LM_TILE;
+        uint64_t p0 = aStart[l] + (uint64_t)vt * LM_TILE;
+        __syncthreads(); /* the last tile's sC and row data are read */
+        if (tid < LM_TILE) {
+            if (tid < nq) {
+                uint32_t pr = aPair[aPairStart[l] + qt * LM_TILE + tid], qi = pr / nprobe, p = pr - qi * nprobe;
+                sQRow[tid] = qi;
+                sDst[tid] = aQBase[qi] + aOff[(uint64_t)qi * (nprobe + 1) + p] + vt * LM_TILE;
+                sQInfo[tid] = aQInfo[qi];
+            }
+            if (tid < nv)
+                sXInfo[tid] = aXInfo[p0 + tid];
+        }
+        __syncthreads();
+        wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2][2];
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++)
+                wmma::fill_fragment(acc[i][j], 0.0f);
+        for (uint32_t k0 = 0; k0 < dim; k0 += LM_KC) {
+            uint32_t col = k0 + lane;
+            for (uint32_t r = warp; r < LM_TILE; r += LM_GEMM_THREADS / 32) {
+                sA[r * LM_LDK + lane] = r < nq && col < dim ? qop[(uint64_t)sQRow[r] * dim + col] : 0.0f;
+                sB[r * LM_LDK + lane] = r < nv && col < dim ? xop[(p0 + r) * dim + col] : 0.0f;
+            }
+            __syncthreads();
+            uint32_t kEnd = (dim - k0 + 7) / 8 * 8; /* the chunk's dimensions, to the MMA's step: no zero steps */
+            for (uint32_t kk = 0; kk < LM_KC && kk < kEnd; kk += 8) {
+                wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a[2];
+                wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> b[2];
+                for (int i = 0; i < 2; i++) {
+                    wmma::load_matrix_sync(a[i], sA + (wm * 32 + i * 16) * LM_LDK + kk, LM_LDK);
+                    wmma::load_matrix_sync(b[i], sB + (wn * 32 + i * 16) * LM_LDK + kk, LM_LDK);
+                    /* The operands are TF32 values already (exact_round_operand): the conversion keeps them. */
+                    for (int e = 0; e < a[i].num_elements; e++)
+                        a[i].x[e] = wmma::__float_to_tf32(a[i].x[e]);
+                    for (int e = 0; e < b[i].num_elements; e++)
+                        b[i].x[e] = wmma::__float_to_tf32(b[i].x[e]);
+                }
+                for (int i = 0; i < 2; i++)
+                    for (int j = 0; j < 2; j++)
+                        wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
+            }
+            __syncthreads(); /* the next chunk (or sC) overwrites sA and sB */
+        }
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++)
+                wmma::store_matrix_sync(sC + (wm * 32 + i * 16) * LM_LDC + wn * 32 + j * 16, acc[i][j], LM_LDC,
+                                        wmma::mem_row_major);
+        __syncthreads();
+        for (uint32_t r = warp; r < nq; r += LM_GEMM_THREADS / 32) {
+            float *dst = S + sDst[r];
+            float4 qi = sQInfo[r];
+            for (uint32_t c = lane; c < nv; c += 32)
+                dst[c] = approx_distance(metric, sC[r * LM_LDC + c], sXInfo[c], qi);
+        }
+    }
+#endif
+}
+
+/* Dynamic shared memory of ivf_lm_select: gathered keys, then per probe its first position, bound, prefix sum. */
+static size_t lm_select_smem(uint32_t nprobe)
+{
+    return (size_t)LM_CAND * 8 + (size_t)nprobe * 8 + (size_t)nprobe * 4 + ((size_t)nprobe + 1) * 4;
+}
+
+/* Advance @p p (a probe of candidate c - LM_THREADS or before) to the probe of candidate @p c. */
+__device__ __forceinline__ uint32_t probe_at(const uint32_t *sOff, uint32_t p, uint32_t c)
+{
+    while (sOff[p + 1] <= c)
+        p++;
+    return p;
+}
+
+/* Step 4, one block per query (above): its answers to out and aN, or its index to aRest. */
+__global__ void __launch_bounds__(LM_THREADS)
+ivf_lm_select(const float *S, const uint32_t *aQBase, const float *q, uint32_t dim, int metric, exact_bound bound,
+          const float4 *aQInfo, const unsigned *aQFlag, const genie_neighbor *aProbe, const uint32_t *aOff,
+          uint32_t nprobe, const uint64_t *aStart, const float2 *aListWR, const uint32_t *aId, const float *aVec,
+          const float *aNorm, const uint32_t *aAllow, uint32_t k, genie_neighbor *out, uint32_t *aN, uint32_t *aRest,
+          uint32_t *pNRest)
+{
+    extern __shared__ unsigned long long smem[];
+    __shared__ float sNq;
+    __shared__ uint32_t sCount, sAllowed;
+    __shared__ int sBad;
+    unsigned long long *sCand = smem;
+    uint64_t *sBase = (uint64_t *)(smem + LM_CAND);
+    float *sE = (float *)(sBase + nprobe);
+    uint32_t *sOff = (uint32_t *)(sE + nprobe);
+    uint32_t qi = blockIdx.x, tid = threadIdx.x;
+    if (aQFlag[qi] & FLAG_DIRECT) { /* outside the bound's range */
+        if (tid == 0)
+            aRest[atomicAdd(pNRest, 1u)] = qi;
+        return;
+    }
+    const float *row = S + aQBase[qi], *pq = q + (uint64_t)qi * dim;
+    const uint32_t *off = aOff + (uint64_t)qi * (nprobe + 1);
+    const genie_neighbor *probe = aProbe + (uint64_t)qi * nprobe;
+    float4 qInfo = aQInfo[qi];
+    float c = exact_bound_query_c(&bound, qInfo.y);
+    for (uint32_t p = tid; p <= nprobe; p += LM_THREADS) {
+        sOff[p] = off[p];
+        if (p < nprobe) {
+            uint32_t l = probe[p].id;
+            float2 wr = aListWR[l];
+            sBase[p] = aStart[l];
+            sE[p] = exact_bound_pair(&bound, c, wr.x, wr.y, qInfo.y, qInfo.z);
+        }
+    }
+    if (tid == 0) {
+        sNq = metric == GENIE_METRIC_COSINE ? dot_rn(pq, pq, dim) : 0.0f;
+        sCount = sAllowed = 0;
+        sBad = 0;
+    }
+    __syncthreads();
+    uint32_t nCand = sOff[nprobe], p = 0, nAllowed = 0;
+    /* Pass 1: each thread's two smallest upper bounds (a NaN is never kept: pass 2 finds it). */
+    float m0 = INFINITY, m1 = INFINITY;
+    for (uint32_t cc = tid; cc < nCand; cc += LM_THREADS) {
+        p = probe_at(sOff, p, cc);
+        if (aAllow && !d_allowed(aAllow, aId[sBase[p] + (cc - sOff[p])]))
+            continue;
+        nAllowed++;
+        float u = row[cc] + sE[p];
+        if (u < m1) {
+            m1 = u < m0 ? m0 : u;
+            m0 = u < m0 ? u : m0;
+        }
+    }
+    /* Their k-th smallest, by a sort of the 2 LM_THREADS (key, place) in the gathering array (free until pass 2). */
+    sCand[tid] = (unsigned long long)d_key(m0) << 32 | tid;
+    sCand[LM_THREADS + tid] = (unsigned long long)d_key(m1) << 32 | (LM_THREADS + tid);
+    if (aAllow)
+        atomicAdd(&sAllowed, nAllowed);
+    __syncthreads();
+    block_sort_keys<LM_THREADS>(sCand, 2 * LM_THREADS);
+    float T0 = exact_bound_threshold((genie_metric)metric, d_key_value((uint32_t)(sCand[k - 1] >> 32)));
+    __syncthreads(); /* every thread has read sCand[k - 1] before pass 2 gathers into it */
+    if (!aAllow)
+        nAllowed = nCand;
+    else
+        nAllowed = sAllowed;
+    /* Pass 2: every candidate whose lower bound is at most T0. */
+    p = 0;
+    for (uint32_t cc = tid; cc < nCand; cc += LM_THREADS) {
+        p = probe_at(sOff, p, cc);
+        const uint32_t *pId = aId + sBase[p] + (cc - sOff[p]);
+        if (aAllow && !d_allowed(aAllow, *pId))
+            continue;
+        float e = sE[p], upper = row[cc] + e, lower = upper - 2.0f * e;
+        if (lower <= T0) {
+            uint32_t at = atomicAdd(&sCount, 1u);
+            if (at < LM_CAND)
+                sCand[at] = *pId;
+        } else if (!(lower > T0)) {
+            sBad = 1; /* NaN */
+        }
+    }
+    __syncthreads();
+    uint32_t nC = sCount, n = nAllowed < k ? nAllowed : k;
+    if (sBad || nC > LM_CAND || nC < n) { /* nC >= n always, by the bound: a guard, never a wrong answer */
+        if (tid == 0)
+            aRest[atomicAdd(pNRest, 1u)] = qi;
+        return;
+    }
+    for (uint32_t t = tid; t < nC; t += LM_THREADS) {
+        uint32_t id = (uint32_t)sCand[t];
+        float d = direct_distance(metric, aVec + (uint64_t)id * dim, pq, dim, aNorm ? aNorm[id] : 0.0f, sNq);
+        sCand[t] = (unsigned long long)d_key(d) << 32 | id;
+    }
+    uint32_t nPad = 1;
+    while (nPad < nC)
+        nPad <<= 1;
+    for (uint32_t t = nC + tid; t < nPad; t += LM_THREADS)
+        sCand[t] = ~0ull;
+    __syncthreads();
+    block_sort_keys<LM_THREADS>(sCand, nPad);
+    for (uint32_t t = tid; t < n; t += LM_THREADS) {
+        unsigned long long key = sCand[t];
+        out[(uint64_t)qi * k + t].id = (uint32_t)key;
+        out[(uint64_t)qi * k + t].distance = d_key_value((uint32_t)(key >> 32));
+    }
+    if (tid == 0)
+        aN[qi] = n;
+}
+
+/* ------------------------------------------------------------ the host */
+
+static void lm_workspace_free(ivf_lm *lm)
+{
+    cudaFree(lm->d_qop);
+    cudaFree(lm->d_S);
+    cudaFree(lm->d_qinfo);
+    cudaFree(lm->d_qflag);
+    cudaFree(lm->d_qBase);
+    cudaFree(lm->d_count);
+    cudaFree(lm->d_pairStart);
+    cudaFree(lm->d_cursor);
+    cudaFree(lm->d_tileStart);
+    cudaFree(lm->d_pair);
+    lm->d_qop = lm->d_S = NULL;
+    lm->d_qinfo = NULL;
+    lm->d_qflag = NULL;
+    lm->d_qBase = lm->d_count = lm->d_pairStart = lm->d_cursor = lm->d_tileStart = lm->d_pair = NULL;
+    lm->nbCap = lm->nprobeCap = 0;
+    lm->sCap = 0;
+}
+
+void ivf_lm_free(ivf_lm *lm)
+{
+    if (!lm)
+        return;
+    lm_workspace_free(lm);
+    cudaFree(lm->d_op);
+    cudaFree(lm->d_info);
+    cudaFree(lm->d_listWR);
+    cudaFree(lm->d_flag);
+    free(lm);
+}
+
+int ivf_lm_worth(uint32_t nb, uint32_t nprobe, uint32_t nlist, uint32_t k)
+{
+    return k <= IVF_LM_MAX_K && (uint64_t)nb * nprobe >= (uint64_t)LM_MIN_QPL * nlist;
+}
+
+genie_status ivf_lm_create(int device, const float *d_vec, const uint32_t *d_id, const uint64_t *d_start, uint64_t n,
+                           uint32_t dim, uint32_t nlist, genie_metric metric, cudaStream_t stream, ivf_lm **pOut)
+{
+    *pOut = NULL;
+    int major = 0, nSm = 0;
+    CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    CUDA_TRY(cudaDeviceGetAttribute(&nSm, cudaDevAttrMultiProcessorCount, device));
+    if (major < 8 || n == 0)
+        return GENIE_OK;
+    ivf_lm *lm = (ivf_lm *)calloc(1, sizeof *lm);
+    if (!lm)
+        return util_error(GENIE_ENOMEM, "IVF GPU search: out of memory");
+    genie_status rc = GENIE_OK;
+    unsigned flag = 0;
+    lm->device = device;
+    lm->n = n;
+    lm->dim = dim;
+    lm->nlist = nlist;
+    lm->metric = metric;
+    lm->bound = exact_bound_make(metric, GENIE_PRECISION_TF32, dim);
+    lm->d_id = d_id;
+    lm->d_start = d_start;
+    lm->nGemmBlocks = nSm * 8;
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_op, (size_t)n * dim * sizeof(float)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_info, (size_t)n * sizeof(float4)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_listWR, (size_t)nlist * sizeof(float2)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_flag, sizeof(unsigned)), fail);
+    CUDA_TRY_GOTO(rc, cudaMemsetAsync(lm->d_flag, 0, sizeof(unsigned), stream), fail);
+    ivf_lm_gather<<<(unsigned)((n * dim + 255) / 256), 256, 0, stream>>>(d_vec, d_id, n, dim, lm->d_op);
+    CUDA_CHECK_LAUNCH(rc, "ivf_lm_gather", fail);
+    /* In place: each lane reads its elements of a vector before it writes their operands (no aDot asked). */
+    exact_prepare<<<(unsigned)((n * 32 + LM_PREP_THREADS - 1) / LM_PREP_THREADS), LM_PREP_THREADS, 0, stream>>>(
+        lm->d_op, n, dim, (int)metric, (int)GENIE_PRECISION_TF32, lm->d_op, NULL, lm->d_info, NULL, lm->d_flag, 0, 0);
+    CUDA_CHECK_LAUNCH(rc, "exact_prepare", fail);
+    ivf_lm_list_bounds<<<(nlist * 32 + 255) / 256, 256, 0, stream>>>(lm->d_info, d_start, nlist, lm->d_listWR);
+    CUDA_CHECK_LAUNCH(rc, "ivf_lm_list_bounds", fail);
+    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(&flag, lm->d_flag, sizeof flag, cudaMemcpyDeviceToHost, stream), fail);
+    CUDA_TRY_GOTO(rc, cudaStreamSynchronize(stream), fail);
+    if (flag & FLAG_DIRECT) /* a base vector outside the bound's range: the query-major scan only */
+        goto fail;
+    *pOut = lm;
+    return GENIE_OK;
+fail:
+    ivf_lm_free(lm);
+    return rc;
+}
+
+genie_status ivf_lm_reserve(ivf_lm *lm, uint32_t nb, uint32_t nprobe, uint64_t maxCand)
+{
+    uint64_t need = (uint64_t)nb * maxCand;
+    if (lm->nbCap >= nb && lm->nprobeCap >= nprobe && lm->sCap >= need)
+        return GENIE_OK;
+    lm_workspace_free(lm);
+    genie_status rc = GENIE_OK;
+    size_t nPair = (size_t)nb * nprobe;
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_qop, (size_t)nb * lm->dim * sizeof(float)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_S, (size_t)(need ? need : 1) * sizeof(float)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_qinfo, (size_t)nb * sizeof(float4)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_qflag, (size_t)nb * sizeof(unsigned)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_qBase, ((size_t)nb + 1) * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_count, (size_t)lm->nlist * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_pairStart, ((size_t)lm->nlist + 1) * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_cursor, (size_t)lm->nlist * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_tileStart, ((size_t)lm->nlist + 1) * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_pair, nPair * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaFuncSetAttribute(ivf_lm_select, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           (int)lm_select_smem(nprobe)),
+                  fail);
+    lm->nbCap = nb;
+    lm->nprobeCap = nprobe;
+    lm->sCap = need;
+    return GENIE_OK;
+fail:
+    lm_workspace_free(lm);
+    return rc;
+}
+
+uint32_t ivf_lm_batch_cap(uint64_t maxCand)
+{
+    uint64_t nb = LM_BATCH_BYTES / sizeof(float) / (maxCand ? maxCand : 1);
+    return nb > UINT32_MAX ? UINT32_MAX : (uint32_t)nb;
+}
+
+genie_status ivf_lm_enqueue(ivf_lm *lm, cudaStream_t stream, const float *d_q, uint32_t nb,
+                            const genie_neighbor *d_probe, const uint32_t *d_off, uint32_t nprobe, const float *d_vec,
+                            const float *d_norm, const uint32_t *d_allow, uint32_t k, genie_neighbor *d_out,
+                            uint32_t *d_n, uint32_t *d_rest, uint32_t *d_nRest)
+{
+    genie_status rc = GENIE_OK;
+    uint32_t nPair = nb * nprobe, dim = lm->dim;
+    CUDA_TRY(cudaMemsetAsync(lm->d_count, 0, (size_t)lm->nlist * sizeof(uint32_t), stream));
+    CUDA_TRY(cudaMemsetAsync(d_nRest, 0, sizeof(uint32_t), stream));
+    exact_prepare<<<(nb * 32 + LM_PREP_THREADS - 1) / LM_PREP_THREADS, LM_PREP_THREADS, 0, stream>>>(
+        d_q, nb, dim, (int)lm->metric, (int)GENIE_PRECISION_TF32, lm->d_qop, NULL, lm->d_qinfo, NULL, lm->d_qflag, 1,
+        0);
+    CUDA_CHECK_LAUNCH(rc, "exact_prepare", fail);
+    ivf_lm_count<<<(nPair + 255) / 256, 256, 0, stream>>>(d_probe, nPair, lm->d_count);
+    CUDA_CHECK_LAUNCH(rc, "ivf_lm_count", fail);
+    ivf_lm_lists<<<1, LM_SCAN_THREADS, 0, stream>>>(lm->d_count, lm->d_start, lm->nlist, d_off, nb, nprobe,
+                                                lm->d_pairStart, lm->d_cursor, lm->d_tileStart, lm->d_qBase);
+    CUDA_CHECK_LAUNCH(rc, "ivf_lm_lists", fail);
+    ivf_lm_scatter<<<(nPair + 255) / 256, 256, 0, stream>>>(d_probe, nPair, lm->d_cursor, lm->d_pair);
+    CUDA_CHECK_LAUNCH(rc, "ivf_lm_scatter", fail);
+    ivf_lm_gemm<<<lm->nGemmBlocks, LM_GEMM_THREADS, 0, stream>>>(lm->d_qop, lm->d_qinfo, lm->d_op, lm->d_info, dim,
+                                                             (int)lm->metric, lm->d_start, lm->nlist, lm->d_pairStart,
+                                                             lm->d_tileStart, lm->d_pair, nprobe, d_off, lm->d_qBase,
+                                                             lm->d_S);
+    CUDA_CHECK_LAUNCH(rc, "ivf_lm_gemm", fail);
+    ivf_lm_select<<<nb, LM_THREADS, lm_select_smem(nprobe), stream>>>(
+        lm->d_S, lm->d_qBase, d_q, dim, (int)lm->metric, lm->bound, lm->d_qinfo, lm->d_qflag, d_probe, d_off, nprobe,
+        lm->d_start, lm->d_listWR, lm->d_id, d_vec, d_norm, d_allow, k, d_out, d_n, d_rest, d_nRest);
+    CUDA_CHECK_LAUNCH(rc, "ivf_lm_select", fail);
+fail:
+    return rc;
+}

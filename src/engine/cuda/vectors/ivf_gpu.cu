@@ -741,8 +741,8 @@ static genie_status choose_list_major(ivf_resident *r, const engine_ivf *ix, con
         return GENIE_OK;
     if (!r->lmTried) {
         r->lmTried = 1;
-        GENIE_TRY(ivf_lm_create(r->device, r->d_vec, r->d_id, r->d_start, ix->n, ix->dim, ix->nlist, ix->metric,
-                                r->stream, &r->pLm));
+        GENIE_TRY(ivf_lm_create(r->device, r->d_vec, r->d_id, r->d_start, ix->aListStart, ix->n, ix->dim, ix->nlist,
+                                ix->metric, r->stream, &r->pLm));
     }
     if (!r->pLm)
         return GENIE_OK;

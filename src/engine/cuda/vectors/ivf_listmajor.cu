@@ -74,13 +74,15 @@ extern "C" {
 #include "util/error.h"
 }
 
-#define LM_TILE 64u         /* queries and vectors of a tile */
-#define LM_KC 32u           /* dimensions staged at a time */
-#define LM_LDK (LM_KC + 4u) /* staged rows' stride (floats; WMMA wants a multiple of 4) */
+#define LM_TILE 64u             /* queries and vectors of a tile */
+#define LM_KMAX 128u            /* dimensions staged at a time */
+#define LM_LDK (LM_KMAX + 4u)   /* staged rows' stride (floats; WMMA wants a multiple of 4) */
+#define LM_GEMM_SMEM (2u * LM_TILE * LM_LDK * 4u)
 #define LM_LDC (LM_TILE + 4u)
 #define LM_GEMM_THREADS 128u
 #define LM_THREADS 256u
 #define LM_CAND 2048u /* gathered candidates a query, at most */
+#define LM_UNROLL 8u   /* products a thread of ivf_lm_select loads at once */
 #define LM_SCAN_THREADS 1024u
 #define LM_MIN_QPL 16u /* queries per list, on average, from which a batch goes list-major */
 #define LM_PREP_THREADS 256u
@@ -104,8 +106,9 @@ struct ivf_lm {
     float *d_qop, *d_S;
     float4 *d_qinfo;
     unsigned *d_qflag;
-    uint32_t *d_qBase, *d_count, *d_pairStart, *d_cursor, *d_tileStart, *d_pair;
-    int nGemmBlocks;
+    uint32_t *d_qBase, *d_count, *d_pairStart, *d_cursor, *d_pair;
+    uint2 *d_item;  /* nItem: every (list, vector tile) of the index, the GEMM's blocks */
+    uint32_t nItem;
 };
 
 /* ------------------------------------------------------------ kernels */
@@ -192,13 +195,12 @@ __global__ void ivf_lm_count(const genie_neighbor *aProbe, uint32_t nPair, uint3
 
 /*
  * One block: the lists' first pairs (aPairStart, nlist + 1; aCursor a
- * copy), their first tiles (aTileStart, nlist + 1: ceil(len / LM_TILE)
- * x ceil(pairs / LM_TILE) each), and each query's first product (aQBase,
- * nb + 1: the candidates of the queries before it, aOff's last sums).
+ * copy) and each query's first product (aQBase, nb + 1: the candidates
+ * of the queries before it, aOff's last sums).
  */
 __global__ void __launch_bounds__(LM_SCAN_THREADS)
-ivf_lm_lists(const uint32_t *aCount, const uint64_t *aStart, uint32_t nlist, const uint32_t *aOff, uint32_t nb,
-         uint32_t nprobe, uint32_t *aPairStart, uint32_t *aCursor, uint32_t *aTileStart, uint32_t *aQBase)
+ivf_lm_lists(const uint32_t *aCount, uint32_t nlist, const uint32_t *aOff, uint32_t nb,
+         uint32_t nprobe, uint32_t *aPairStart, uint32_t *aCursor, uint32_t *aQBase)
 {
     block_scan(nlist, [&](uint32_t l) { return aCount[l]; },
                [&](uint32_t l, uint32_t v) {
@@ -206,12 +208,6 @@ ivf_lm_lists(const uint32_t *aCount, const uint64_t *aStart, uint32_t nlist, con
                    if (l < nlist)
                        aCursor[l] = v;
                });
-    block_scan(nlist,
-               [&](uint32_t l) {
-                   uint32_t len = (uint32_t)(aStart[l + 1] - aStart[l]);
-                   return ((len + LM_TILE - 1) / LM_TILE) * ((aCount[l] + LM_TILE - 1) / LM_TILE);
-               },
-               [&](uint32_t l, uint32_t v) { aTileStart[l] = v; });
     block_scan(nb, [&](uint32_t i) { return aOff[(uint64_t)i * (nprobe + 1) + nprobe]; },
                [&](uint32_t i, uint32_t v) { aQBase[i] = v; });
 }
@@ -225,64 +221,96 @@ __global__ void ivf_lm_scatter(const genie_neighbor *aProbe, uint32_t nPair, uin
 }
 
 /*
- * Step 3: tile t of the batch (over the lists in order, within a list the
- * vector tiles of a query tile together): the products of its queries'
- * and vectors' operands, as approximate distances at S[the pair's place +
- * the vector's place in its list].
+ * Stage rows into shared memory for the MMA: warp-wide, rows warp,
+ * warp + 4, ... of LM_TILE, each lane 4 consecutive dimensions of
+ * [0, kPad) (kPad <= LM_KMAX, a multiple of 8); src(r) the row's first
+ * dimension of the chunk (NULL: a row of zeros), kLen <= kPad of them
+ * real, the rest 0.  Every load is issued before any store, so a warp has
+ * all its rows in flight at once.  @p vec4: float4 loads (rows 16-byte
+ * aligned, the dimension a multiple of 4).
+ */
+template <typename Src>
+__device__ __forceinline__ void stage_rows(float *dst, Src src, uint32_t kLen, uint32_t kPad, bool vec4)
+{
+    uint32_t warp = threadIdx.x / 32, c = (threadIdx.x & 31u) * 4;
+    float4 v[LM_TILE / (LM_GEMM_THREADS / 32)];
+#pragma unroll
+    for (uint32_t i = 0; i < LM_TILE / (LM_GEMM_THREADS / 32); i++) {
+        const float *row = src(warp + i * (LM_GEMM_THREADS / 32));
+        v[i] = make_float4(0, 0, 0, 0);
+        if (row && c < kPad) {
+            if (vec4 && c + 4 <= kLen) {
+                v[i] = __ldg((const float4 *)(row + c));
+            } else {
+                v[i].x = c < kLen ? __ldg(row + c) : 0.0f;
+                v[i].y = c + 1 < kLen ? __ldg(row + c + 1) : 0.0f;
+                v[i].z = c + 2 < kLen ? __ldg(row + c + 2) : 0.0f;
+                v[i].w = c + 3 < kLen ? __ldg(row + c + 3) : 0.0f;
+            }
+        }
+    }
+#pragma unroll
+    for (uint32_t i = 0; i < LM_TILE / (LM_GEMM_THREADS / 32); i++)
+        if (c < kPad)
+            *(float4 *)(dst + (warp + i * (LM_GEMM_THREADS / 32)) * LM_LDK + c) = v[i];
+}
+
+/*
+ * Step 3, a block per (list, vector tile) of the index (aItem): for each
+ * tile of LM_TILE of the batch's pairs that probe the list, the products
+ * of their queries' operands and the tile's vectors', written as
+ * approximate distances at S[the pair's place + the vector's place in
+ * its list].  The dimensions go LM_KMAX at a time; when one chunk holds
+ * them all, the vectors are staged once and kept for every query tile.
+ * Dynamic shared memory: LM_GEMM_SMEM (sA, sB; the products sC over sA).
  */
 __global__ void __launch_bounds__(LM_GEMM_THREADS)
 ivf_lm_gemm(const float *qop, const float4 *aQInfo, const float *xop, const float4 *aXInfo, uint32_t dim, int metric,
-        const uint64_t *aStart, uint32_t nlist, const uint32_t *aPairStart, const uint32_t *aTileStart,
-        const uint32_t *aPair, uint32_t nprobe, const uint32_t *aOff, const uint32_t *aQBase, float *S)
+            const uint64_t *aStart, const uint2 *aItem, const uint32_t *aPairStart, const uint32_t *aPair,
+            uint32_t nprobe, const uint32_t *aOff, const uint32_t *aQBase, float *S)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     using namespace nvcuda;
-    __shared__ __align__(32) float sBuf[2 * LM_TILE * LM_LDK]; /* sA, sB; then sC (LM_TILE x LM_LDC) */
+    extern __shared__ __align__(128) float sBuf[];
     __shared__ uint32_t sQRow[LM_TILE], sDst[LM_TILE];
     __shared__ float4 sQInfo[LM_TILE], sXInfo[LM_TILE];
     float *sA = sBuf, *sB = sBuf + LM_TILE * LM_LDK, *sC = sBuf;
     uint32_t tid = threadIdx.x, warp = tid / 32, lane = tid & 31u, wm = warp / 2, wn = warp % 2;
-    uint32_t nTile = aTileStart[nlist];
-    for (uint32_t t = blockIdx.x; t < nTile; t += gridDim.x) {
-        uint32_t lo = 0, hi = nlist - 1; /* the list: the last l with aTileStart[l] <= t */
-        while (lo < hi) {
-            uint32_t mid = (lo + hi + 1) / 2;
-            if (aTileStart[mid] <= t)
-                lo = mid;
-            else
-                hi = mid - 1;
-        }
-        uint32_t l = lo, len = (uint32_t)(aStart[l + 1] - aStart[l]), vT = (len + LM_TILE - 1) / LM_TILE;
-        uint32_t local = t - aTileStart[l], qt = local / vT, vt = local % vT;
-        uint32_t nPairL = aPairStart[l + 1] - aPairStart[l];
-        uint32_t nq = nPairL - qt * LM_TILE < LM_TILE ? nPairL - qt * LM_TILE : LM_TILE;
-        uint32_t nv = len - vt * LM_TILE < LM_TILE ? len - vt * LM_TILE : LM_TILE;
-        uint64_t p0 = aStart[l] + (uint64_t)vt * LM_TILE;
-        __syncthreads(); /* the last tile's sC and row data are read */
-        if (tid < LM_TILE) {
-            if (tid < nq) {
-                uint32_t pr = aPair[aPairStart[l] + qt * LM_TILE + tid], qi = pr / nprobe, p = pr - qi * nprobe;
-                sQRow[tid] = qi;
-                sDst[tid] = aQBase[qi] + aOff[(uint64_t)qi * (nprobe + 1) + p] + vt * LM_TILE;
-                sQInfo[tid] = aQInfo[qi];
-            }
-            if (tid < nv)
-                sXInfo[tid] = aXInfo[p0 + tid];
+    uint2 item = aItem[blockIdx.x];
+    uint32_t l = item.x, vt = item.y, pair0 = aPairStart[l], nPairL = aPairStart[l + 1] - pair0;
+    if (nPairL == 0)
+        return; /* the whole block: no query of the batch probes this list */
+    uint32_t len = (uint32_t)(aStart[l + 1] - aStart[l]);
+    uint32_t nv = len - vt * LM_TILE < LM_TILE ? len - vt * LM_TILE : LM_TILE;
+    uint64_t p0 = aStart[l] + (uint64_t)vt * LM_TILE;
+    uint32_t nChunk = (dim + LM_KMAX - 1) / LM_KMAX;
+    bool vec4 = (dim & 3u) == 0;
+    if (tid < nv)
+        sXInfo[tid] = aXInfo[p0 + tid];
+    for (uint32_t q0 = 0; q0 < nPairL; q0 += LM_TILE) {
+        uint32_t nq = nPairL - q0 < LM_TILE ? nPairL - q0 : LM_TILE;
+        __syncthreads(); /* the last query tile's sC and row data are read */
+        if (tid < nq) {
+            uint32_t pr = aPair[pair0 + q0 + tid], qi = pr / nprobe, p = pr - qi * nprobe;
+            sQRow[tid] = qi;
+            sDst[tid] = aQBase[qi] + aOff[(uint64_t)qi * (nprobe + 1) + p] + vt * LM_TILE;
+            sQInfo[tid] = aQInfo[qi];
         }
         __syncthreads();
         wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2][2];
         for (int i = 0; i < 2; i++)
             for (int j = 0; j < 2; j++)
                 wmma::fill_fragment(acc[i][j], 0.0f);
-        for (uint32_t k0 = 0; k0 < dim; k0 += LM_KC) {
-            uint32_t col = k0 + lane;
-            for (uint32_t r = warp; r < LM_TILE; r += LM_GEMM_THREADS / 32) {
-                sA[r * LM_LDK + lane] = r < nq && col < dim ? qop[(uint64_t)sQRow[r] * dim + col] : 0.0f;
-                sB[r * LM_LDK + lane] = r < nv && col < dim ? xop[(p0 + r) * dim + col] : 0.0f;
-            }
+        for (uint32_t ch = 0; ch < nChunk; ch++) {
+            uint32_t k0 = ch * LM_KMAX, kLen = dim - k0 < LM_KMAX ? dim - k0 : LM_KMAX, kPad = (kLen + 7) / 8 * 8;
+            if (nChunk > 1 || q0 == 0)
+                stage_rows(sB, [&](uint32_t r) { return r < nv ? xop + (p0 + r) * dim + k0 : (const float *)NULL; },
+                           kLen, kPad, vec4);
+            stage_rows(sA,
+                       [&](uint32_t r) { return r < nq ? qop + (uint64_t)sQRow[r] * dim + k0 : (const float *)NULL; },
+                       kLen, kPad, vec4);
             __syncthreads();
-            uint32_t kEnd = (dim - k0 + 7) / 8 * 8; /* the chunk's dimensions, to the MMA's step: no zero steps */
-            for (uint32_t kk = 0; kk < LM_KC && kk < kEnd; kk += 8) {
+            for (uint32_t kk = 0; kk < kPad; kk += 8) {
                 wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a[2];
                 wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> b[2];
                 for (int i = 0; i < 2; i++) {
@@ -298,7 +326,7 @@ ivf_lm_gemm(const float *qop, const float4 *aQInfo, const float *xop, const floa
                     for (int j = 0; j < 2; j++)
                         wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
             }
-            __syncthreads(); /* the next chunk (or sC) overwrites sA and sB */
+            __syncthreads(); /* the next chunk (or sC) overwrites sA */
         }
         for (int i = 0; i < 2; i++)
             for (int j = 0; j < 2; j++)
@@ -372,17 +400,31 @@ ivf_lm_select(const float *S, const uint32_t *aQBase, const float *q, uint32_t d
     }
     __syncthreads();
     uint32_t nCand = sOff[nprobe], p = 0, nAllowed = 0;
-    /* Pass 1: each thread's two smallest upper bounds (a NaN is never kept: pass 2 finds it). */
+    /*
+     * Pass 1: each thread's two smallest upper bounds (a NaN is never kept:
+     * pass 2 finds it).  Both passes load LM_UNROLL products before using
+     * any, so that a thread waits on memory once per LM_UNROLL.
+     */
     float m0 = INFINITY, m1 = INFINITY;
-    for (uint32_t cc = tid; cc < nCand; cc += LM_THREADS) {
-        p = probe_at(sOff, p, cc);
-        if (aAllow && !d_allowed(aAllow, aId[sBase[p] + (cc - sOff[p])]))
-            continue;
-        nAllowed++;
-        float u = row[cc] + sE[p];
-        if (u < m1) {
-            m1 = u < m0 ? m0 : u;
-            m0 = u < m0 ? u : m0;
+    for (uint32_t c0 = tid; c0 < nCand; c0 += LM_UNROLL * LM_THREADS) {
+        float v[LM_UNROLL];
+#pragma unroll
+        for (uint32_t j = 0; j < LM_UNROLL; j++)
+            v[j] = c0 + j * LM_THREADS < nCand ? row[c0 + j * LM_THREADS] : 0.0f;
+#pragma unroll
+        for (uint32_t j = 0; j < LM_UNROLL; j++) {
+            uint32_t cc = c0 + j * LM_THREADS;
+            if (cc >= nCand)
+                break;
+            p = probe_at(sOff, p, cc);
+            if (aAllow && !d_allowed(aAllow, aId[sBase[p] + (cc - sOff[p])]))
+                continue;
+            nAllowed++;
+            float u = v[j] + sE[p];
+            if (u < m1) {
+                m1 = u < m0 ? m0 : u;
+                m0 = u < m0 ? u : m0;
+            }
         }
     }
     /* Their k-th smallest, by a sort of the 2 LM_THREADS (key, place) in the gathering array (free until pass 2). */
@@ -400,18 +442,28 @@ ivf_lm_select(const float *S, const uint32_t *aQBase, const float *q, uint32_t d
         nAllowed = sAllowed;
     /* Pass 2: every candidate whose lower bound is at most T0. */
     p = 0;
-    for (uint32_t cc = tid; cc < nCand; cc += LM_THREADS) {
-        p = probe_at(sOff, p, cc);
-        const uint32_t *pId = aId + sBase[p] + (cc - sOff[p]);
-        if (aAllow && !d_allowed(aAllow, *pId))
-            continue;
-        float e = sE[p], upper = row[cc] + e, lower = upper - 2.0f * e;
-        if (lower <= T0) {
-            uint32_t at = atomicAdd(&sCount, 1u);
-            if (at < LM_CAND)
-                sCand[at] = *pId;
-        } else if (!(lower > T0)) {
-            sBad = 1; /* NaN */
+    for (uint32_t c0 = tid; c0 < nCand; c0 += LM_UNROLL * LM_THREADS) {
+        float v[LM_UNROLL];
+#pragma unroll
+        for (uint32_t j = 0; j < LM_UNROLL; j++)
+            v[j] = c0 + j * LM_THREADS < nCand ? row[c0 + j * LM_THREADS] : 0.0f;
+#pragma unroll
+        for (uint32_t j = 0; j < LM_UNROLL; j++) {
+            uint32_t cc = c0 + j * LM_THREADS;
+            if (cc >= nCand)
+                break;
+            p = probe_at(sOff, p, cc);
+            const uint32_t *pId = aId + sBase[p] + (cc - sOff[p]);
+            if (aAllow && !d_allowed(aAllow, *pId))
+                continue;
+            float e = sE[p], upper = v[j] + e, lower = upper - 2.0f * e;
+            if (lower <= T0) {
+                uint32_t at = atomicAdd(&sCount, 1u);
+                if (at < LM_CAND)
+                    sCand[at] = *pId;
+            } else if (!(lower > T0)) {
+                sBad = 1; /* NaN */
+            }
         }
     }
     __syncthreads();
@@ -454,12 +506,11 @@ static void lm_workspace_free(ivf_lm *lm)
     cudaFree(lm->d_count);
     cudaFree(lm->d_pairStart);
     cudaFree(lm->d_cursor);
-    cudaFree(lm->d_tileStart);
     cudaFree(lm->d_pair);
     lm->d_qop = lm->d_S = NULL;
     lm->d_qinfo = NULL;
     lm->d_qflag = NULL;
-    lm->d_qBase = lm->d_count = lm->d_pairStart = lm->d_cursor = lm->d_tileStart = lm->d_pair = NULL;
+    lm->d_qBase = lm->d_count = lm->d_pairStart = lm->d_cursor = lm->d_pair = NULL;
     lm->nbCap = lm->nprobeCap = 0;
     lm->sCap = 0;
 }
@@ -473,6 +524,7 @@ void ivf_lm_free(ivf_lm *lm)
     cudaFree(lm->d_info);
     cudaFree(lm->d_listWR);
     cudaFree(lm->d_flag);
+    cudaFree(lm->d_item);
     free(lm);
 }
 
@@ -481,13 +533,13 @@ int ivf_lm_worth(uint32_t nb, uint32_t nprobe, uint32_t nlist, uint32_t k)
     return k <= IVF_LM_MAX_K && (uint64_t)nb * nprobe >= (uint64_t)LM_MIN_QPL * nlist;
 }
 
-genie_status ivf_lm_create(int device, const float *d_vec, const uint32_t *d_id, const uint64_t *d_start, uint64_t n,
-                           uint32_t dim, uint32_t nlist, genie_metric metric, cudaStream_t stream, ivf_lm **pOut)
+genie_status ivf_lm_create(int device, const float *d_vec, const uint32_t *d_id, const uint64_t *d_start,
+                           const uint64_t *aStart, uint64_t n, uint32_t dim, uint32_t nlist, genie_metric metric,
+                           cudaStream_t stream, ivf_lm **pOut)
 {
     *pOut = NULL;
-    int major = 0, nSm = 0;
+    int major = 0;
     CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    CUDA_TRY(cudaDeviceGetAttribute(&nSm, cudaDevAttrMultiProcessorCount, device));
     if (major < 8 || n == 0)
         return GENIE_OK;
     ivf_lm *lm = (ivf_lm *)calloc(1, sizeof *lm);
@@ -495,6 +547,7 @@ genie_status ivf_lm_create(int device, const float *d_vec, const uint32_t *d_id,
         return util_error(GENIE_ENOMEM, "IVF GPU search: out of memory");
     genie_status rc = GENIE_OK;
     unsigned flag = 0;
+    uint2 *aItem = NULL;
     lm->device = device;
     lm->n = n;
     lm->dim = dim;
@@ -503,7 +556,21 @@ genie_status ivf_lm_create(int device, const float *d_vec, const uint32_t *d_id,
     lm->bound = exact_bound_make(metric, GENIE_PRECISION_TF32, dim);
     lm->d_id = d_id;
     lm->d_start = d_start;
-    lm->nGemmBlocks = nSm * 8;
+    for (uint32_t l = 0; l < nlist; l++)
+        lm->nItem += (uint32_t)((aStart[l + 1] - aStart[l] + LM_TILE - 1) / LM_TILE);
+    aItem = (uint2 *)malloc((lm->nItem ? lm->nItem : 1) * sizeof *aItem);
+    if (!aItem) {
+        rc = util_error(GENIE_ENOMEM, "IVF GPU search: out of memory");
+        goto fail;
+    }
+    for (uint32_t l = 0, i = 0; l < nlist; l++)
+        for (uint64_t t = 0; t * LM_TILE < aStart[l + 1] - aStart[l]; t++)
+            aItem[i++] = make_uint2(l, (uint32_t)t);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_item, (lm->nItem ? lm->nItem : 1) * sizeof(uint2)), fail);
+    CUDA_TRY_GOTO(rc, cudaMemcpyAsync(lm->d_item, aItem, lm->nItem * sizeof(uint2), cudaMemcpyHostToDevice, stream),
+                  fail);
+    CUDA_TRY_GOTO(rc, cudaFuncSetAttribute(ivf_lm_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)LM_GEMM_SMEM),
+                  fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_op, (size_t)n * dim * sizeof(float)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_info, (size_t)n * sizeof(float4)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_listWR, (size_t)nlist * sizeof(float2)), fail);
@@ -521,9 +588,11 @@ genie_status ivf_lm_create(int device, const float *d_vec, const uint32_t *d_id,
     CUDA_TRY_GOTO(rc, cudaStreamSynchronize(stream), fail);
     if (flag & FLAG_DIRECT) /* a base vector outside the bound's range: the query-major scan only */
         goto fail;
+    free(aItem);
     *pOut = lm;
     return GENIE_OK;
 fail:
+    free(aItem); /* pageable: a queued copy from it has been staged already */
     ivf_lm_free(lm);
     return rc;
 }
@@ -544,7 +613,6 @@ genie_status ivf_lm_reserve(ivf_lm *lm, uint32_t nb, uint32_t nprobe, uint64_t m
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_count, (size_t)lm->nlist * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_pairStart, ((size_t)lm->nlist + 1) * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_cursor, (size_t)lm->nlist * sizeof(uint32_t)), fail);
-    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_tileStart, ((size_t)lm->nlist + 1) * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_pair, nPair * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaFuncSetAttribute(ivf_lm_select, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            (int)lm_select_smem(nprobe)),
@@ -579,16 +647,17 @@ genie_status ivf_lm_enqueue(ivf_lm *lm, cudaStream_t stream, const float *d_q, u
     CUDA_CHECK_LAUNCH(rc, "exact_prepare", fail);
     ivf_lm_count<<<(nPair + 255) / 256, 256, 0, stream>>>(d_probe, nPair, lm->d_count);
     CUDA_CHECK_LAUNCH(rc, "ivf_lm_count", fail);
-    ivf_lm_lists<<<1, LM_SCAN_THREADS, 0, stream>>>(lm->d_count, lm->d_start, lm->nlist, d_off, nb, nprobe,
-                                                lm->d_pairStart, lm->d_cursor, lm->d_tileStart, lm->d_qBase);
+    ivf_lm_lists<<<1, LM_SCAN_THREADS, 0, stream>>>(lm->d_count, lm->nlist, d_off, nb, nprobe, lm->d_pairStart,
+                                                    lm->d_cursor, lm->d_qBase);
     CUDA_CHECK_LAUNCH(rc, "ivf_lm_lists", fail);
     ivf_lm_scatter<<<(nPair + 255) / 256, 256, 0, stream>>>(d_probe, nPair, lm->d_cursor, lm->d_pair);
     CUDA_CHECK_LAUNCH(rc, "ivf_lm_scatter", fail);
-    ivf_lm_gemm<<<lm->nGemmBlocks, LM_GEMM_THREADS, 0, stream>>>(lm->d_qop, lm->d_qinfo, lm->d_op, lm->d_info, dim,
-                                                             (int)lm->metric, lm->d_start, lm->nlist, lm->d_pairStart,
-                                                             lm->d_tileStart, lm->d_pair, nprobe, d_off, lm->d_qBase,
-                                                             lm->d_S);
-    CUDA_CHECK_LAUNCH(rc, "ivf_lm_gemm", fail);
+    if (lm->nItem) {
+        ivf_lm_gemm<<<lm->nItem, LM_GEMM_THREADS, LM_GEMM_SMEM, stream>>>(
+            lm->d_qop, lm->d_qinfo, lm->d_op, lm->d_info, dim, (int)lm->metric, lm->d_start, lm->d_item,
+            lm->d_pairStart, lm->d_pair, nprobe, d_off, lm->d_qBase, lm->d_S);
+        CUDA_CHECK_LAUNCH(rc, "ivf_lm_gemm", fail);
+    }
     ivf_lm_select<<<nb, LM_THREADS, lm_select_smem(nprobe), stream>>>(
         lm->d_S, lm->d_qBase, d_q, dim, (int)lm->metric, lm->bound, lm->d_qinfo, lm->d_qflag, d_probe, d_off, nprobe,
         lm->d_start, lm->d_listWR, lm->d_id, d_vec, d_norm, d_allow, k, d_out, d_n, d_rest, d_nRest);

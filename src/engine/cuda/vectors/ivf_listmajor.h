@@ -27,14 +27,16 @@ typedef struct ivf_lm ivf_lm;
  * The list-major state of an IVF-Flat index on the device: its vectors'
  * TF32 operands by position and their bound data.  @p d_vec the vectors
  * by id, @p d_id the ids by position, @p d_start the nlist + 1 list
- * starts, all on the device; queued on @p stream and waited for.
+ * starts, all on the device, and @p aStart the same starts on the host;
+ * queued on @p stream and waited for.
  * *pOut = NULL (and GENIE_OK) when the index cannot take this path (a
  * base vector outside the bound's range, exact_bound.h, or a GPU before
  * compute capability 8.0).
  * @return GENIE_OK, GENIE_ENOMEM, GENIE_EGPU.
  */
-genie_status ivf_lm_create(int device, const float *d_vec, const uint32_t *d_id, const uint64_t *d_start, uint64_t n,
-                           uint32_t dim, uint32_t nlist, genie_metric metric, cudaStream_t stream, ivf_lm **pOut);
+genie_status ivf_lm_create(int device, const float *d_vec, const uint32_t *d_id, const uint64_t *d_start,
+                           const uint64_t *aStart, uint64_t n, uint32_t dim, uint32_t nlist, genie_metric metric,
+                           cudaStream_t stream, ivf_lm **pOut);
 
 void ivf_lm_free(ivf_lm *lm);
 

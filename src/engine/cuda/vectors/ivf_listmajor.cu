@@ -349,12 +349,31 @@ static size_t lm_select_smem(uint32_t nprobe)
     return (size_t)LM_CAND * 8 + (size_t)nprobe * 8 + (size_t)nprobe * 4 + ((size_t)nprobe + 1) * 4;
 }
 
-/* Advance @p p (a probe of candidate c - LM_THREADS or before) to the probe of candidate @p c. */
-__device__ __forceinline__ uint32_t probe_at(const uint32_t *sOff, uint32_t p, uint32_t c)
+/*
+ * f(c, p, row[c]) for the thread's candidates c = threadIdx.x,
+ * + LM_THREADS, ... < nCand in order, p the probe of c (sOff: the
+ * probes' prefix sums).  LM_UNROLL products are loaded before any is
+ * used, so that a thread waits on memory once per LM_UNROLL.
+ */
+template <typename F>
+__device__ __forceinline__ void scan_row(const float *row, uint32_t nCand, const uint32_t *sOff, F f)
 {
-    while (sOff[p + 1] <= c)
-        p++;
-    return p;
+    uint32_t p = 0;
+    for (uint32_t c0 = threadIdx.x; c0 < nCand; c0 += LM_UNROLL * LM_THREADS) {
+        float v[LM_UNROLL];
+#pragma unroll
+        for (uint32_t j = 0; j < LM_UNROLL; j++)
+            v[j] = c0 + j * LM_THREADS < nCand ? row[c0 + j * LM_THREADS] : 0.0f;
+#pragma unroll
+        for (uint32_t j = 0; j < LM_UNROLL; j++) {
+            uint32_t c = c0 + j * LM_THREADS;
+            if (c >= nCand)
+                break;
+            while (sOff[p + 1] <= c) /* c only grows: p moves forward */
+                p++;
+            f(c, p, v[j]);
+        }
+    }
 }
 
 /* Step 4, one block per query (above): its answers to out and aN, or its index to aRest. */
@@ -399,34 +418,19 @@ ivf_lm_select(const float *S, const uint32_t *aQBase, const float *q, uint32_t d
         sBad = 0;
     }
     __syncthreads();
-    uint32_t nCand = sOff[nprobe], p = 0, nAllowed = 0;
-    /*
-     * Pass 1: each thread's two smallest upper bounds (a NaN is never kept:
-     * pass 2 finds it).  Both passes load LM_UNROLL products before using
-     * any, so that a thread waits on memory once per LM_UNROLL.
-     */
+    uint32_t nCand = sOff[nprobe], nAllowed = 0;
+    /* Pass 1: each thread's two smallest upper bounds (a NaN is never kept: pass 2 finds it). */
     float m0 = INFINITY, m1 = INFINITY;
-    for (uint32_t c0 = tid; c0 < nCand; c0 += LM_UNROLL * LM_THREADS) {
-        float v[LM_UNROLL];
-#pragma unroll
-        for (uint32_t j = 0; j < LM_UNROLL; j++)
-            v[j] = c0 + j * LM_THREADS < nCand ? row[c0 + j * LM_THREADS] : 0.0f;
-#pragma unroll
-        for (uint32_t j = 0; j < LM_UNROLL; j++) {
-            uint32_t cc = c0 + j * LM_THREADS;
-            if (cc >= nCand)
-                break;
-            p = probe_at(sOff, p, cc);
-            if (aAllow && !d_allowed(aAllow, aId[sBase[p] + (cc - sOff[p])]))
-                continue;
-            nAllowed++;
-            float u = v[j] + sE[p];
-            if (u < m1) {
-                m1 = u < m0 ? m0 : u;
-                m0 = u < m0 ? u : m0;
-            }
+    scan_row(row, nCand, sOff, [&](uint32_t cc, uint32_t p, float a) {
+        if (aAllow && !d_allowed(aAllow, aId[sBase[p] + (cc - sOff[p])]))
+            return;
+        nAllowed++;
+        float u = a + sE[p];
+        if (u < m1) {
+            m1 = u < m0 ? m0 : u;
+            m0 = u < m0 ? u : m0;
         }
-    }
+    });
     /* Their k-th smallest, by a sort of the 2 LM_THREADS (key, place) in the gathering array (free until pass 2). */
     sCand[tid] = (unsigned long long)d_key(m0) << 32 | tid;
     sCand[LM_THREADS + tid] = (unsigned long long)d_key(m1) << 32 | (LM_THREADS + tid);
@@ -441,31 +445,19 @@ ivf_lm_select(const float *S, const uint32_t *aQBase, const float *q, uint32_t d
     else
         nAllowed = sAllowed;
     /* Pass 2: every candidate whose lower bound is at most T0. */
-    p = 0;
-    for (uint32_t c0 = tid; c0 < nCand; c0 += LM_UNROLL * LM_THREADS) {
-        float v[LM_UNROLL];
-#pragma unroll
-        for (uint32_t j = 0; j < LM_UNROLL; j++)
-            v[j] = c0 + j * LM_THREADS < nCand ? row[c0 + j * LM_THREADS] : 0.0f;
-#pragma unroll
-        for (uint32_t j = 0; j < LM_UNROLL; j++) {
-            uint32_t cc = c0 + j * LM_THREADS;
-            if (cc >= nCand)
-                break;
-            p = probe_at(sOff, p, cc);
-            const uint32_t *pId = aId + sBase[p] + (cc - sOff[p]);
-            if (aAllow && !d_allowed(aAllow, *pId))
-                continue;
-            float e = sE[p], upper = v[j] + e, lower = upper - 2.0f * e;
-            if (lower <= T0) {
-                uint32_t at = atomicAdd(&sCount, 1u);
-                if (at < LM_CAND)
-                    sCand[at] = *pId;
-            } else if (!(lower > T0)) {
-                sBad = 1; /* NaN */
-            }
+    scan_row(row, nCand, sOff, [&](uint32_t cc, uint32_t p, float a) {
+        const uint32_t *pId = aId + sBase[p] + (cc - sOff[p]);
+        if (aAllow && !d_allowed(aAllow, *pId))
+            return;
+        float e = sE[p], upper = a + e, lower = upper - 2.0f * e;
+        if (lower <= T0) {
+            uint32_t at = atomicAdd(&sCount, 1u);
+            if (at < LM_CAND)
+                sCand[at] = *pId;
+        } else if (!(lower > T0)) {
+            sBad = 1; /* NaN */
         }
-    }
+    });
     __syncthreads();
     uint32_t nC = sCount, n = nAllowed < k ? nAllowed : k;
     if (sBad || nC > LM_CAND || nC < n) { /* nC >= n always, by the bound: a guard, never a wrong answer */

@@ -50,10 +50,11 @@
  * x nprobe pairs) and the products, nb x the most candidates a query of
  * the batch can have (the nprobe longest lists).
  *
- * Thread contracts: ivf_lm_gemm blockDim.x == LM_GEMM_THREADS (4 warps, each
- * a 32 x 32 quarter of the tile), any grid (it strides over the tiles);
- * ivf_lm_select blockDim.x == LM_THREADS, one block per query, dynamic
- * shared memory lm_select_smem(nprobe); ivf_lm_lists one block of
+ * Thread contracts: ivf_lm_gemm blockDim.x == LM_GEMM_THREADS (8 warps, each
+ * a 32 x 16 eighth of the tile), a block per (list, vector tile) item,
+ * dynamic shared memory LM_GEMM_SMEM; ivf_lm_select blockDim.x ==
+ * LM_THREADS, one block per query, dynamic shared memory
+ * lm_select_smem(nprobe, dim); ivf_lm_lists one block of
  * LM_SCAN_THREADS.
  */
 #include <cuda_runtime.h>
@@ -79,7 +80,7 @@ extern "C" {
 #define LM_LDK (LM_KMAX + 4u)   /* staged rows' stride (floats; WMMA wants a multiple of 4) */
 #define LM_GEMM_SMEM (2u * LM_TILE * LM_LDK * 4u)
 #define LM_LDC (LM_TILE + 4u)
-#define LM_GEMM_THREADS 128u
+#define LM_GEMM_THREADS 256u /* 8 warps: 2 x 4 of 32 queries x 16 vectors */
 #define LM_THREADS 256u
 #define LM_CAND 2048u /* gathered candidates a query, at most */
 #define LM_UNROLL 8u   /* products a thread of ivf_lm_select loads at once */
@@ -103,7 +104,7 @@ struct ivf_lm {
     /* The batch workspace: nbCap queries of nprobeCap probes, sCap products. */
     uint32_t nbCap, nprobeCap;
     uint64_t sCap;
-    float *d_qop, *d_S;
+    float *d_qop, *d_S, *d_qdot;
     float4 *d_qinfo;
     unsigned *d_qflag;
     uint32_t *d_qBase, *d_count, *d_pairStart, *d_cursor, *d_pair;
@@ -222,7 +223,7 @@ __global__ void ivf_lm_scatter(const genie_neighbor *aProbe, uint32_t nPair, uin
 
 /*
  * Stage rows into shared memory for the MMA: warp-wide, rows warp,
- * warp + 4, ... of LM_TILE, each lane 4 consecutive dimensions of
+ * warp + 8, ... of LM_TILE, each lane 4 consecutive dimensions of
  * [0, kPad) (kPad <= LM_KMAX, a multiple of 8); src(r) the row's first
  * dimension of the chunk (NULL: a row of zeros), kLen <= kPad of them
  * real, the rest 0.  Every load is issued before any store, so a warp has
@@ -275,7 +276,7 @@ ivf_lm_gemm(const float *qop, const float4 *aQInfo, const float *xop, const floa
     __shared__ uint32_t sQRow[LM_TILE], sDst[LM_TILE];
     __shared__ float4 sQInfo[LM_TILE], sXInfo[LM_TILE];
     float *sA = sBuf, *sB = sBuf + LM_TILE * LM_LDK, *sC = sBuf;
-    uint32_t tid = threadIdx.x, warp = tid / 32, lane = tid & 31u, wm = warp / 2, wn = warp % 2;
+    uint32_t tid = threadIdx.x, warp = tid / 32, lane = tid & 31u, wm = warp / 4, wn = warp % 4;
     uint2 item = aItem[blockIdx.x];
     uint32_t l = item.x, vt = item.y, pair0 = aPairStart[l], nPairL = aPairStart[l + 1] - pair0;
     if (nPairL == 0)
@@ -297,10 +298,9 @@ ivf_lm_gemm(const float *qop, const float4 *aQInfo, const float *xop, const floa
             sQInfo[tid] = aQInfo[qi];
         }
         __syncthreads();
-        wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2][2];
+        wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2];
         for (int i = 0; i < 2; i++)
-            for (int j = 0; j < 2; j++)
-                wmma::fill_fragment(acc[i][j], 0.0f);
+            wmma::fill_fragment(acc[i], 0.0f);
         for (uint32_t ch = 0; ch < nChunk; ch++) {
             uint32_t k0 = ch * LM_KMAX, kLen = dim - k0 < LM_KMAX ? dim - k0 : LM_KMAX, kPad = (kLen + 7) / 8 * 8;
             if (nChunk > 1 || q0 == 0)
@@ -312,26 +312,22 @@ ivf_lm_gemm(const float *qop, const float4 *aQInfo, const float *xop, const floa
             __syncthreads();
             for (uint32_t kk = 0; kk < kPad; kk += 8) {
                 wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a[2];
-                wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> b[2];
+                wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> b;
+                /* The operands are TF32 values already (exact_round_operand): the conversions keep them. */
+                wmma::load_matrix_sync(b, sB + wn * 16 * LM_LDK + kk, LM_LDK);
+                for (int e = 0; e < b.num_elements; e++)
+                    b.x[e] = wmma::__float_to_tf32(b.x[e]);
                 for (int i = 0; i < 2; i++) {
                     wmma::load_matrix_sync(a[i], sA + (wm * 32 + i * 16) * LM_LDK + kk, LM_LDK);
-                    wmma::load_matrix_sync(b[i], sB + (wn * 32 + i * 16) * LM_LDK + kk, LM_LDK);
-                    /* The operands are TF32 values already (exact_round_operand): the conversion keeps them. */
                     for (int e = 0; e < a[i].num_elements; e++)
                         a[i].x[e] = wmma::__float_to_tf32(a[i].x[e]);
-                    for (int e = 0; e < b[i].num_elements; e++)
-                        b[i].x[e] = wmma::__float_to_tf32(b[i].x[e]);
+                    wmma::mma_sync(acc[i], a[i], b, acc[i]);
                 }
-                for (int i = 0; i < 2; i++)
-                    for (int j = 0; j < 2; j++)
-                        wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
             }
             __syncthreads(); /* the next chunk (or sC) overwrites sA */
         }
         for (int i = 0; i < 2; i++)
-            for (int j = 0; j < 2; j++)
-                wmma::store_matrix_sync(sC + (wm * 32 + i * 16) * LM_LDC + wn * 32 + j * 16, acc[i][j], LM_LDC,
-                                        wmma::mem_row_major);
+            wmma::store_matrix_sync(sC + (wm * 32 + i * 16) * LM_LDC + wn * 16, acc[i], LM_LDC, wmma::mem_row_major);
         __syncthreads();
         for (uint32_t r = warp; r < nq; r += LM_GEMM_THREADS / 32) {
             float *dst = S + sDst[r];
@@ -343,10 +339,15 @@ ivf_lm_gemm(const float *qop, const float4 *aQInfo, const float *xop, const floa
 #endif
 }
 
-/* Dynamic shared memory of ivf_lm_select: gathered keys, then per probe its first position, bound, prefix sum. */
-static size_t lm_select_smem(uint32_t nprobe)
+/*
+ * Dynamic shared memory of ivf_lm_select: gathered keys; per probe its
+ * first position, bound and prefix sum; the query and a row per warp
+ * (dim floats each, from a multiple of 16 bytes).
+ */
+static size_t lm_select_smem(uint32_t nprobe, uint32_t dim)
 {
-    return (size_t)LM_CAND * 8 + (size_t)nprobe * 8 + (size_t)nprobe * 4 + ((size_t)nprobe + 1) * 4;
+    size_t head = (size_t)LM_CAND * 8 + (size_t)nprobe * 8 + (size_t)nprobe * 4 + ((size_t)nprobe + 1) * 4;
+    return (head + 15) / 16 * 16 + 16 + (1 + LM_THREADS / 32) * (size_t)dim * 4; /* 16: the rounding up */
 }
 
 /*
@@ -381,17 +382,17 @@ __global__ void __launch_bounds__(LM_THREADS)
 ivf_lm_select(const float *S, const uint32_t *aQBase, const float *q, uint32_t dim, int metric, exact_bound bound,
           const float4 *aQInfo, const unsigned *aQFlag, const genie_neighbor *aProbe, const uint32_t *aOff,
           uint32_t nprobe, const uint64_t *aStart, const float2 *aListWR, const uint32_t *aId, const float *aVec,
-          const float *aNorm, const uint32_t *aAllow, uint32_t k, genie_neighbor *out, uint32_t *aN, uint32_t *aRest,
-          uint32_t *pNRest)
+          const float *aNorm, const float *aQDot, const uint32_t *aAllow, uint32_t k, genie_neighbor *out, uint32_t *aN,
+          uint32_t *aRest, uint32_t *pNRest)
 {
     extern __shared__ unsigned long long smem[];
-    __shared__ float sNq;
     __shared__ uint32_t sCount, sAllowed;
     __shared__ int sBad;
     unsigned long long *sCand = smem;
     uint64_t *sBase = (uint64_t *)(smem + LM_CAND);
     float *sE = (float *)(sBase + nprobe);
     uint32_t *sOff = (uint32_t *)(sE + nprobe);
+    float *sQ = (float *)((uintptr_t)(sOff + nprobe + 1 + 3) & ~(uintptr_t)15), *sRow = sQ + dim;
     uint32_t qi = blockIdx.x, tid = threadIdx.x;
     if (aQFlag[qi] & FLAG_DIRECT) { /* outside the bound's range */
         if (tid == 0)
@@ -412,8 +413,9 @@ ivf_lm_select(const float *S, const uint32_t *aQBase, const float *q, uint32_t d
             sE[p] = exact_bound_pair(&bound, c, wr.x, wr.y, qInfo.y, qInfo.z);
         }
     }
+    for (uint32_t t = tid; t < dim; t += LM_THREADS)
+        sQ[t] = pq[t];
     if (tid == 0) {
-        sNq = metric == GENIE_METRIC_COSINE ? dot_rn(pq, pq, dim) : 0.0f;
         sCount = sAllowed = 0;
         sBad = 0;
     }
@@ -465,10 +467,25 @@ ivf_lm_select(const float *S, const uint32_t *aQBase, const float *q, uint32_t d
             aRest[atomicAdd(pNRest, 1u)] = qi;
         return;
     }
-    for (uint32_t t = tid; t < nC; t += LM_THREADS) {
+    /*
+     * Their direct distances, a warp per candidate: the row staged in the
+     * warp's shared row by all lanes at once, then lane 0 runs the CPU's
+     * loop over it (direct_distance; cosine's query norm is exact_prepare's
+     * aDot, dot_rn as the CPU's).
+     */
+    uint32_t warp = tid / 32, lane = tid & 31u;
+    float *sX = sRow + warp * dim, nq = aQDot ? aQDot[qi] : 0.0f;
+    for (uint32_t t = warp; t < nC; t += LM_THREADS / 32) {
         uint32_t id = (uint32_t)sCand[t];
-        float d = direct_distance(metric, aVec + (uint64_t)id * dim, pq, dim, aNorm ? aNorm[id] : 0.0f, sNq);
-        sCand[t] = (unsigned long long)d_key(d) << 32 | id;
+        const float *x = aVec + (uint64_t)id * dim;
+        for (uint32_t j = lane; j < dim; j += 32)
+            sX[j] = x[j];
+        __syncwarp();
+        if (lane == 0) {
+            float d = direct_distance(metric, sX, sQ, dim, aNorm ? aNorm[id] : 0.0f, nq);
+            sCand[t] = (unsigned long long)d_key(d) << 32 | id;
+        }
+        __syncwarp(); /* the next candidate overwrites sX */
     }
     uint32_t nPad = 1;
     while (nPad < nC)
@@ -492,6 +509,7 @@ static void lm_workspace_free(ivf_lm *lm)
 {
     cudaFree(lm->d_qop);
     cudaFree(lm->d_S);
+    cudaFree(lm->d_qdot);
     cudaFree(lm->d_qinfo);
     cudaFree(lm->d_qflag);
     cudaFree(lm->d_qBase);
@@ -499,7 +517,7 @@ static void lm_workspace_free(ivf_lm *lm)
     cudaFree(lm->d_pairStart);
     cudaFree(lm->d_cursor);
     cudaFree(lm->d_pair);
-    lm->d_qop = lm->d_S = NULL;
+    lm->d_qop = lm->d_S = lm->d_qdot = NULL;
     lm->d_qinfo = NULL;
     lm->d_qflag = NULL;
     lm->d_qBase = lm->d_count = lm->d_pairStart = lm->d_cursor = lm->d_pair = NULL;
@@ -600,6 +618,7 @@ genie_status ivf_lm_reserve(ivf_lm *lm, uint32_t nb, uint32_t nprobe, uint64_t m
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_qop, (size_t)nb * lm->dim * sizeof(float)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_S, (size_t)(need ? need : 1) * sizeof(float)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_qinfo, (size_t)nb * sizeof(float4)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_qdot, (size_t)nb * sizeof(float)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_qflag, (size_t)nb * sizeof(unsigned)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_qBase, ((size_t)nb + 1) * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_count, (size_t)lm->nlist * sizeof(uint32_t)), fail);
@@ -607,7 +626,7 @@ genie_status ivf_lm_reserve(ivf_lm *lm, uint32_t nb, uint32_t nprobe, uint64_t m
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_cursor, (size_t)lm->nlist * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_pair, nPair * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaFuncSetAttribute(ivf_lm_select, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           (int)lm_select_smem(nprobe)),
+                                           (int)lm_select_smem(nprobe, lm->dim)),
                   fail);
     lm->nbCap = nb;
     lm->nprobeCap = nprobe;
@@ -631,10 +650,11 @@ genie_status ivf_lm_enqueue(ivf_lm *lm, cudaStream_t stream, const float *d_q, u
 {
     genie_status rc = GENIE_OK;
     uint32_t nPair = nb * nprobe, dim = lm->dim;
+    float *qdot = lm->metric == GENIE_METRIC_COSINE ? lm->d_qdot : NULL; /* cosine's CPU |q|^2 */
     CUDA_TRY(cudaMemsetAsync(lm->d_count, 0, (size_t)lm->nlist * sizeof(uint32_t), stream));
     CUDA_TRY(cudaMemsetAsync(d_nRest, 0, sizeof(uint32_t), stream));
     exact_prepare<<<(nb * 32 + LM_PREP_THREADS - 1) / LM_PREP_THREADS, LM_PREP_THREADS, 0, stream>>>(
-        d_q, nb, dim, (int)lm->metric, (int)GENIE_PRECISION_TF32, lm->d_qop, NULL, lm->d_qinfo, NULL, lm->d_qflag, 1,
+        d_q, nb, dim, (int)lm->metric, (int)GENIE_PRECISION_TF32, lm->d_qop, NULL, lm->d_qinfo, qdot, lm->d_qflag, 1,
         0);
     CUDA_CHECK_LAUNCH(rc, "exact_prepare", fail);
     ivf_lm_count<<<(nPair + 255) / 256, 256, 0, stream>>>(d_probe, nPair, lm->d_count);
@@ -650,9 +670,9 @@ genie_status ivf_lm_enqueue(ivf_lm *lm, cudaStream_t stream, const float *d_q, u
             lm->d_pairStart, lm->d_pair, nprobe, d_off, lm->d_qBase, lm->d_S);
         CUDA_CHECK_LAUNCH(rc, "ivf_lm_gemm", fail);
     }
-    ivf_lm_select<<<nb, LM_THREADS, lm_select_smem(nprobe), stream>>>(
+    ivf_lm_select<<<nb, LM_THREADS, lm_select_smem(nprobe, dim), stream>>>(
         lm->d_S, lm->d_qBase, d_q, dim, (int)lm->metric, lm->bound, lm->d_qinfo, lm->d_qflag, d_probe, d_off, nprobe,
-        lm->d_start, lm->d_listWR, lm->d_id, d_vec, d_norm, d_allow, k, d_out, d_n, d_rest, d_nRest);
+        lm->d_start, lm->d_listWR, lm->d_id, d_vec, d_norm, qdot, d_allow, k, d_out, d_n, d_rest, d_nRest);
     CUDA_CHECK_LAUNCH(rc, "ivf_lm_select", fail);
 fail:
     return rc;

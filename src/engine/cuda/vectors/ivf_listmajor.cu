@@ -16,13 +16,15 @@
  *      position (ivf_lm_create), so that a list is one contiguous matrix,
  *      with per list the largest w and rho of its vectors;
  *   2. the probes grouped by list (a counting sort of the (query, probe)
- *      pairs: ivf_lm_count, ivf_lm_lists, ivf_lm_scatter), every list cut into tiles
- *      of LM_TILE queries x LM_TILE vectors, and each query's products
- *      given a place: its candidates in its probes' order (the plan's
- *      prefix sums) after the batch's queries before it;
- *   3. ivf_lm_gemm: every tile's products on the tensor cores (WMMA, TF32
- *      operands, fp32 accumulation), written as the approximate distances
- *      a(x, q) of engine/exact_bound.h;
+ *      pairs: ivf_lm_count, ivf_lm_lists, ivf_lm_scatter), and each
+ *      query's products given a place: its candidates in its probes'
+ *      order (the plan's prefix sums) after the batch's queries before it;
+ *   3. ivf_lm_gemm, a block per LM_TILE vectors of a list (the index's
+ *      (list, vector tile) items, made once): the tile's operands staged
+ *      once, then for every LM_TILE of the pairs probing the list their
+ *      queries' operands, the products on the tensor cores (WMMA, TF32
+ *      operands, fp32 accumulation), written as the approximate
+ *      distances a(x, q) of engine/exact_bound.h;
  *   4. ivf_lm_select, one block per query: exact_bound.h's candidates and
  *      their direct distances.  The bound of a (query, list) pair is
  *      e = exact_bound_pair with the list's largest w and rho, at least
@@ -45,10 +47,11 @@
  * scan does.
  *
  * Memory on the device: the base's operands by position (n x dim floats)
- * and bound data (n float4), per list two floats; per batch the queries'
- * operands and bound data, the grouping (nlist + 1 words three times, nb
- * x nprobe pairs) and the products, nb x the most candidates a query of
- * the batch can have (the nprobe longest lists).
+ * and bound data (n float4), per list two floats, the (list, vector
+ * tile) items; per batch the queries' operands, bound data and cosine
+ * norms, the grouping (nlist + 1 words three times, nb x nprobe pairs)
+ * and the products, nb x the most candidates a query of the batch can
+ * have (the nprobe longest lists), at most LM_BATCH_BYTES.
  *
  * Thread contracts: ivf_lm_gemm blockDim.x == LM_GEMM_THREADS (8 warps, each
  * a 32 x 16 eighth of the tile), a block per (list, vector tile) item,

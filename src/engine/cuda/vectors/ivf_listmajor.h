@@ -42,9 +42,11 @@ void ivf_lm_free(ivf_lm *lm);
 
 /**
  * Whether a batch of @p nb queries of @p nprobe probes over @p nlist lists
- * and k = @p k is worth the list-major scan: at least IVF_LM_MIN_QPL
- * queries per list on average (below that the query-major scan reads
- * little twice and the tiles would be mostly empty) and k at most
+ * and k = @p k is worth the list-major scan: at least 16 queries per
+ * list on average, batch x nprobe / nlist (below that the query-major
+ * scan reads each list only a few times and the tiles would be mostly
+ * empty; GloVe-150k and the clustered million in docs/BENCHMARKS.md
+ * suggest the crossover is lower, unmeasured), and k at most
  * IVF_LM_MAX_K.
  */
 int ivf_lm_worth(uint32_t nb, uint32_t nprobe, uint32_t nlist, uint32_t k);

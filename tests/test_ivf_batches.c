@@ -12,6 +12,15 @@
  * search's error bound (components of 1e15, and of 1e-17 whose squared
  * norm is below cosine's 2^-100), so their probes come from the direct
  * distances of every centroid, and one query is 0.
+ *
+ * On the GPU the batches of about 1,050 queries take the query-major scan
+ * at nprobe 1 (13 queries a list on average) and the list-major scan
+ * (engine/cuda/vectors/ivf_listmajor.cu: TF32 tiles, then the candidates
+ * of engine/exact_bound.h re-ranked by their direct distances) at nprobe
+ * 7, 70 and 80 for IVF-Flat (16 queries a list or more, ivf_lm_worth),
+ * the outside queries there left to the query-major scan.  Base vectors
+ * 100 .. 139 are copies of vector 99 and query 4 is it too: 41 ties at
+ * the smallest distance, which both scans must break by the smaller id.
  */
 #include <stdlib.h>
 
@@ -102,6 +111,9 @@ TEST(ivf_batches_equal_cpu_and_brute_force)
         aQ[DIM + d] = 1e15f;            /* query 1: |q|^2 above 2^100 */
         aQ[2 * DIM + d] = 1e-17f;       /* query 2: |q|^2 below 2^-100 (cosine's range) */
         aQ[3 * DIM + d] = aBase[5 * DIM + d]; /* query 3: base vector 5 */
+        for (uint32_t o = 100; o < 140; o++)
+            aBase[o * DIM + d] = aBase[99 * DIM + d]; /* 41 equal vectors */
+        aQ[4 * DIM + d] = aBase[99 * DIM + d];        /* query 4: their ties */
     }
     genie_vectors base = {N, DIM, aBase}, q = {NQ, DIM, aQ};
     genie_filter *f;

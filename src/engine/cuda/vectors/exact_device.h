@@ -9,6 +9,7 @@
 #ifndef GENIE_ENGINE_CUDA_VECTORS_EXACT_DEVICE_H
 #define GENIE_ENGINE_CUDA_VECTORS_EXACT_DEVICE_H
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -44,6 +45,23 @@ genie_status exact_cuda_reserve(int device, void **ppResident, const float *base
  */
 genie_status exact_cuda_enqueue(void *pResident, const float *d_q, uint32_t nb, uint32_t k, cudaStream_t stream,
                                 genie_neighbor *d_out);
+
+/*
+ * exact_gpu.cu's preparation of vectors for its GEMM, one warp per vector
+ * (blockDim.x a multiple of 32, at most 256): the operand of @p precision
+ * (fp32 and TF32 to @p opF; for cosine of the normalised vector), the
+ * bound data aInfo[i] = (fp32 |x|^2, w, rho, inverse scale) of
+ * exact_bound.h, cosine's CPU squared norm to @p aDot (may be NULL), and
+ * the bound's range check: with @p perVector, aFlag[i] = FLAG_DIRECT when
+ * outside, else @p preset; otherwise aFlag[0] |= FLAG_DIRECT when any is
+ * outside.  Each lane reads its elements of a vector before it writes
+ * their operands, so @p opF may be @p x when @p aDot is NULL.  The
+ * inverted file's list-major scan (ivf_listmajor.cu) prepares its base
+ * and queries with it.
+ */
+__global__ void exact_prepare(const float *x, uint64_t n, uint32_t dim, int metric, int precision, float *opF,
+                              __half *opH, float4 *aInfo, float *aDot, unsigned *aFlag, int perVector,
+                              unsigned preset);
 
 /* exact_warp_select's limits: k, the base vectors, a query's candidates. */
 #define EXACT_WARP_MAX_K 64u

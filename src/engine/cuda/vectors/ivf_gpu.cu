@@ -35,6 +35,15 @@
  *        vector: M look-ups and additions in order; the R best estimates
  *        selected; with a refinement, their direct distances and the k
  *        best of those, in the same block;
+ *      IVF-Flat with many queries per list (ivf_lm_worth: 16 or more on
+ *      average, k <= 256; the choice made per call from its batch size,
+ *      nprobe and nlist, choose_list_major) takes the list-major scan
+ *      instead (ivf_listmajor.cu: the probes grouped by list, each list
+ *      multiplied by all its queries in TF32 tiles, then per query the
+ *      candidates of engine/exact_bound.h re-ranked by their direct
+ *      distances), which reads each probed list once per batch where
+ *      this scan reads it once per query; the few queries it cannot serve
+ *      go through this scan after it (ivf_flat_search over its leftovers);
  *   4. the answers are read back into the batch's pinned slot, copied
  *      out while the next batch computes.
  *
@@ -55,7 +64,8 @@
  * search's resident; IVF-PQ a copy of its own for the residuals),
  * IVF-Flat the vectors by id (cosine: and their squared norms), IVF-PQ
  * the codes by position and the codebooks, and the vectors only once a
- * search refines.  Per batch: the queries (two slots), their probes,
+ * search refines; IVF-Flat's list-major scan, once a call takes it, its
+ * operands and bound data (ivf_listmajor.cu).  Per batch: the queries (two slots), their probes,
  * prefix sums and order, the answers; pinned staging for the queries and
  * the answers (two slots each).
  *
@@ -74,6 +84,7 @@
 #include "engine/cuda/common/cuda_entry.h"
 #include "engine/cuda/vectors/direct_distance.cuh"
 #include "engine/cuda/vectors/exact_device.h"
+#include "engine/cuda/vectors/ivf_listmajor.h"
 #include "engine/cuda/common/select_block.cuh"
 
 extern "C" {
@@ -104,6 +115,9 @@ typedef struct ivf_resident {
     uint8_t *d_code;
     uint32_t *d_count; /* nlist: the order's counting sort */
     void *pCoarse; /* the exact search's resident of the centroids */
+    ivf_lm *pLm;   /* IVF-Flat's list-major scan (ivf_listmajor.h), made by the first batch that takes it */
+    int lmTried;   /* pLm was asked for (NULL then: the index cannot take that path) */
+    uint64_t *aLongest; /* nlist + 1: aLongest[j] the sum of the j longest lists' lengths (host) */
     uint32_t *d_allow; /* the call's bitmap of allowed objects (engine_ivf_query.aAllow), nAllowCap words */
     uint64_t nAllowCap;
     /* The batch workspace, for nCap queries of nprobeCap probes and k <= kCap. */
@@ -111,6 +125,7 @@ typedef struct ivf_resident {
     float *d_q[2];
     genie_neighbor *d_probe; /* per query its nprobe probes: (list, coarse distance), nearest first */
     uint32_t *d_off, *d_order, *d_n;
+    uint32_t *d_rest, *d_nRest; /* the queries the list-major scan leaves to the query-major one, and their count */
     genie_neighbor *d_out;
     float *h_q[2];
     genie_neighbor *h_out[2];
@@ -284,7 +299,8 @@ __device__ static float staged_distance(int metric, const float *aVec, const flo
 }
 
 /*
- * IVF-Flat, one block per query (in the order aOrder): its candidates, the
+ * IVF-Flat, one block per query (in the order aOrder; with @p pNOrder, the
+ * *pNOrder first blocks only, the list-major scan's leftovers): its candidates, the
  * lists of its probes aProbe with prefix sums aOff (nprobe + 1 per query),
  * by their direct distances (staged_distance); the k nearest to out, their
  * number to aN.  Dynamic shared memory: select_block_keys(k) keys, nprobe
@@ -293,14 +309,17 @@ __device__ static float staged_distance(int metric, const float *aVec, const flo
  * prefix sums).
  */
 __global__ void __launch_bounds__(IVF_THREADS)
-ivf_flat_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, const genie_neighbor *aProbe,
-                const uint32_t *aOff, uint32_t nprobe, const uint64_t *aStart, const uint32_t *aId, const float *aVec,
-                const float *aNorm, const uint32_t *aAllow, uint32_t k, genie_neighbor *out, uint32_t *aN)
+ivf_flat_search(const float *q, uint32_t dim, int metric, const uint32_t *aOrder, const uint32_t *pNOrder,
+                const genie_neighbor *aProbe, const uint32_t *aOff, uint32_t nprobe, const uint64_t *aStart,
+                const uint32_t *aId, const float *aVec, const float *aNorm, const uint32_t *aAllow, uint32_t k,
+                genie_neighbor *out, uint32_t *aN)
 {
     extern __shared__ unsigned long long smem[];
     __shared__ select_block_shared sh;
     __shared__ float sNq;
     __shared__ uint32_t sAllowed;
+    if (pNOrder && blockIdx.x >= *pNOrder)
+        return; /* the whole block: aOrder holds fewer queries than the grid */
     uint32_t qi = aOrder[blockIdx.x];
     select_block s;
     uint64_t *sBase = (uint64_t *)(smem + select_block_keys(k, IVF_THREADS));
@@ -465,9 +484,11 @@ static void workspace_free(ivf_resident *r)
     cudaFree(r->d_off);
     cudaFree(r->d_order);
     cudaFree(r->d_n);
+    cudaFree(r->d_rest);
+    cudaFree(r->d_nRest);
     cudaFree(r->d_out);
     r->d_probe = r->d_out = NULL;
-    r->d_off = r->d_order = r->d_n = NULL;
+    r->d_off = r->d_order = r->d_n = r->d_rest = r->d_nRest = NULL;
     r->nCap = r->nprobeCap = r->kCap = 0;
 }
 
@@ -483,6 +504,8 @@ extern "C" void ivf_cuda_free(void *p)
         cudaStreamSynchronize(r->copyStream);
     workspace_free(r);
     exact_cuda_resident_free(r->pCoarse);
+    ivf_lm_free(r->pLm);
+    free(r->aLongest);
     cudaFree(r->d_id);
     cudaFree(r->d_allow);
     cudaFree(r->d_start);
@@ -604,6 +627,8 @@ static genie_status workspace_reserve(ivf_resident *r, uint32_t nb, uint32_t npr
     CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_off, nO * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_order, nb * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_n, nb * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_rest, nb * sizeof(uint32_t)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_nRest, sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&r->d_out, nK * sizeof(genie_neighbor)), fail);
     r->nCap = nb;
     r->nprobeCap = nprobe;
@@ -648,7 +673,7 @@ static genie_status upload_allow(ivf_resident *r, const engine_ivf *ix, const ui
  * free; the workspace between is the stream's, used in its order.
  */
 static genie_status batch_enqueue(ivf_resident *r, const engine_ivf *ix, const engine_ivf_query *q, int slot,
-                                  uint32_t nb, size_t smem)
+                                  uint32_t nb, size_t smem, int listMajor)
 {
     genie_status rc = GENIE_OK;
     uint32_t nprobe = q->nprobe, k = q->k;
@@ -663,14 +688,24 @@ static genie_status batch_enqueue(ivf_resident *r, const engine_ivf *ix, const e
     ivf_plan<<<(nb + PLAN_THREADS / 32 - 1) / (PLAN_THREADS / 32), PLAN_THREADS, 0, r->stream>>>(
         r->d_probe, nb, nprobe, r->d_start, r->d_off, r->d_count);
     CUDA_CHECK_LAUNCH(rc, "ivf_plan", fail);
-    ivf_order<<<1, ORDER_THREADS, 0, r->stream>>>(r->d_probe, nb, nprobe, r->d_count, ix->nlist, r->d_order);
-    CUDA_CHECK_LAUNCH(rc, "ivf_order", fail);
-    if (!ix->pqM) {
-        ivf_flat_search<<<nb, IVF_THREADS, smem, r->stream>>>(d_q, ix->dim, (int)ix->metric, r->d_order, r->d_probe,
-                                                              r->d_off, nprobe, r->d_start, r->d_id, r->d_vec,
-                                                              r->d_norm, allow, k, r->d_out, r->d_n);
+    if (listMajor) {
+        /* The list-major scan, then the query-major one of the queries it leaves (usually none: empty blocks). */
+        GENIE_TRY(ivf_lm_enqueue(r->pLm, r->stream, d_q, nb, r->d_probe, r->d_off, nprobe, r->d_vec, r->d_norm, allow,
+                                 k, r->d_out, r->d_n, r->d_rest, r->d_nRest));
+        ivf_flat_search<<<nb, IVF_THREADS, smem, r->stream>>>(d_q, ix->dim, (int)ix->metric, r->d_rest, r->d_nRest,
+                                                              r->d_probe, r->d_off, nprobe, r->d_start, r->d_id,
+                                                              r->d_vec, r->d_norm, allow, k, r->d_out, r->d_n);
+        CUDA_CHECK_LAUNCH(rc, "ivf_flat_search", fail);
+    } else if (!ix->pqM) {
+        ivf_order<<<1, ORDER_THREADS, 0, r->stream>>>(r->d_probe, nb, nprobe, r->d_count, ix->nlist, r->d_order);
+        CUDA_CHECK_LAUNCH(rc, "ivf_order", fail);
+        ivf_flat_search<<<nb, IVF_THREADS, smem, r->stream>>>(d_q, ix->dim, (int)ix->metric, r->d_order, NULL,
+                                                              r->d_probe, r->d_off, nprobe, r->d_start, r->d_id,
+                                                              r->d_vec, r->d_norm, allow, k, r->d_out, r->d_n);
         CUDA_CHECK_LAUNCH(rc, "ivf_flat_search", fail);
     } else {
+        ivf_order<<<1, ORDER_THREADS, 0, r->stream>>>(r->d_probe, nb, nprobe, r->d_count, ix->nlist, r->d_order);
+        CUDA_CHECK_LAUNCH(rc, "ivf_order", fail);
         ivf_pq_search<<<nb, IVF_THREADS, smem, r->stream>>>(
             d_q, ix->dim, (int)ix->metric, r->d_order, r->d_probe, r->d_off, nprobe, r->d_start, r->d_id,
             r->d_centroid, r->d_codebook, r->d_code, ix->pqM, ix->pqBits, r->d_vec, r->d_norm, allow, q->squared, k,
@@ -683,6 +718,58 @@ static genie_status batch_enqueue(ivf_resident *r, const engine_ivf *ix, const e
     CUDA_TRY(cudaEventRecord(r->aDone[slot], r->stream));
 fail:
     return rc;
+}
+
+/* Descending, for qsort. */
+static int cmp_desc_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x < y) - (x > y);
+}
+
+/*
+ * IVF-Flat: whether this call's batches of *pBatch queries take the
+ * list-major scan (ivf_lm_worth: enough queries per list), made ready if
+ * so; its products may shrink the batch (ivf_lm_batch_cap), and the
+ * choice is made again for the smaller batch.
+ */
+static genie_status choose_list_major(ivf_resident *r, const engine_ivf *ix, const engine_ivf_query *q,
+                                      uint32_t *pBatch, int *pListMajor)
+{
+    *pListMajor = 0;
+    if (!ivf_lm_worth(*pBatch, q->nprobe, ix->nlist, q->k))
+        return GENIE_OK;
+    if (!r->lmTried) {
+        r->lmTried = 1;
+        GENIE_TRY(ivf_lm_create(r->device, r->d_vec, r->d_id, r->d_start, ix->aListStart, ix->n, ix->dim, ix->nlist,
+                                ix->metric, r->stream, &r->pLm));
+    }
+    if (!r->pLm)
+        return GENIE_OK;
+    if (!r->aLongest) {
+        r->aLongest = (uint64_t *)malloc(((size_t)ix->nlist + 1) * sizeof(uint64_t));
+        if (!r->aLongest)
+            return util_error(GENIE_ENOMEM, "IVF GPU search: out of memory");
+        for (uint32_t l = 0; l < ix->nlist; l++)
+            r->aLongest[l + 1] = ix->aListStart[l + 1] - ix->aListStart[l];
+        qsort(r->aLongest + 1, ix->nlist, sizeof(uint64_t), cmp_desc_u64);
+        r->aLongest[0] = 0;
+        for (uint32_t l = 0; l < ix->nlist; l++)
+            r->aLongest[l + 1] += r->aLongest[l];
+    }
+    uint64_t maxCand = r->aLongest[q->nprobe];
+    uint32_t cap = ivf_lm_batch_cap(maxCand);
+    if (cap == 0)
+        return GENIE_OK;
+    if (*pBatch > cap) {
+        GENIE_TRY(exact_cuda_reserve(r->device, &r->pCoarse, ix->aCentroid, ix->nlist, ix->dim, ix->metric,
+                                     GENIE_PRECISION_FP32, q->n, cap, q->nprobe, pBatch));
+        if (!ivf_lm_worth(*pBatch, q->nprobe, ix->nlist, q->k))
+            return GENIE_OK;
+    }
+    GENIE_TRY(ivf_lm_reserve(r->pLm, *pBatch, q->nprobe, maxCand));
+    *pListMajor = 1;
+    return GENIE_OK;
 }
 
 /* Wait for the batch of @p nb queries queued in @p slot; its answers to @p out and @p aN. */
@@ -734,6 +821,9 @@ extern "C" genie_status ivf_cuda_search(int device, void **ppResident, const eng
                        exact_cuda_reserve(device, &r->pCoarse, ix->aCentroid, ix->nlist, ix->dim, ix->metric,
                                           GENIE_PRECISION_FP32, q->n, IVF_BATCH, q->nprobe, &nBatch),
                        fail);
+        int listMajor = 0;
+        if (!ix->pqM)
+            GENIE_TRY_GOTO(rc, choose_list_major(r, ix, q, &nBatch, &listMajor), fail);
         GENIE_TRY_GOTO(rc, workspace_reserve(r, nBatch, q->nprobe, q->k), fail);
         if (q->aAllow)
             GENIE_TRY_GOTO(rc, upload_allow(r, ix, q->aAllow), fail);
@@ -748,7 +838,7 @@ extern "C" genie_status ivf_cuda_search(int device, void **ppResident, const eng
         for (uint64_t q0 = 0; q0 < q->n; q0 += nBatch, b++) {
             uint32_t nb = (uint32_t)(q->n - q0 < nBatch ? q->n - q0 : nBatch);
             cuda_stage_copy(r->h_q[b & 1], q->aQuery + q0 * ix->dim, (uint64_t)nb * ix->dim * sizeof(float));
-            GENIE_TRY_GOTO(rc, batch_enqueue(r, ix, q, b & 1, nb, smem), fail);
+            GENIE_TRY_GOTO(rc, batch_enqueue(r, ix, q, b & 1, nb, smem, listMajor), fail);
             if (b > 0)
                 GENIE_TRY_GOTO(rc, batch_collect(r, (b - 1) & 1, nbPrev, q->k, out + q0Prev * q->k, aN + q0Prev),
                                fail);

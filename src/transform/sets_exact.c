@@ -376,18 +376,18 @@ static genie_status gather(const genie_index *idx, const exact_state *st, const 
 /*
  * A batch for the GPU is prepared in two slices, its first quarter and the
  * rest: the CPU threads prepare the rest while the GPU answers the first
- * (FOLDOC's 10,000 queries on an H100: 4.2 ms to prepare, 19.7 ms in the
- * engine; docs/BENCHMARKS.md).  Each slice costs the engine one more
- * launch and its last queries' tail (Debian's 10,000 queries of 7
- * elements: 7% slower in two slices), so a batch of fewer than SLICE_MIN
- * queries, or one for the CPU (whose engine takes every core), is one, and
- * so is a batch whose rest the first slice's time says takes less than
- * SLICE_WORTH seconds to prepare (about what one more call's tail costs:
- * a FOLDOC query keeps its block about a millisecond): the rest is then
- * prepared at once and joined to it.
+ * (FOLDOC's 10,000 queries of 46 elements on an H100: 4 ms to prepare,
+ * 19 ms in the engine; docs/BENCHMARKS.md).  Each slice costs the engine
+ * one more launch and its last queries' tail, which small queries do not
+ * repay (Debian's 10,000 queries of 7 elements, 1 ms to prepare: 7%
+ * slower in two slices).  Preparing costs per element, so the first
+ * slice's mean size decides: under SLICE_MEAN_SIZE elements a query, the
+ * rest is prepared at once and joined to it.  A batch of fewer than
+ * SLICE_MIN queries, or one for the CPU (whose engine takes every core),
+ * is one slice.
  */
 #define SLICE_MIN 2048u
-#define SLICE_WORTH 0.002
+#define SLICE_MEAN_SIZE 24u
 
 typedef struct slice {
     sets_prep job;
@@ -500,9 +500,11 @@ static genie_status views_search(const genie_index *idx, const set_params *p, ui
                                     aBegin[c + 1] - b, aQSize + b, aQuery + b};
         aSlice[c].nThread = opt->threads ? opt->threads : util_ncores();
     }
-    double tPrep = util_now();
     GENIE_TRY_GOTO(rc, sets_prep_run(&aSlice[0].job, aSlice[0].nThread, &aSlice[0].aElem), done);
-    if (nSlice == 2 && (util_now() - tPrep) * (double)(nSel - aBegin[1]) / (double)aBegin[1] < SLICE_WORTH) {
+    uint64_t nSize = 0;
+    for (size_t j = 0; j < aBegin[1] && nSlice == 2; j++)
+        nSize += aQSize[j];
+    if (nSlice == 2 && nSize < (uint64_t)SLICE_MEAN_SIZE * aBegin[1]) {
         GENIE_TRY_GOTO(rc, slices_join(aSlice, aQuery, aBegin[1]), done);
         aBegin[1] = nSel;
         nSlice = 1;

@@ -509,12 +509,16 @@ static const engine_backend fakeSimFits = {
     .xSearch = engine_cpu_search, .pParts = &fitsAlways, .pSim = &fakeSimOps,
 };
 
-/* One exact search through backend @p id: its answers equal the oracle's; where it ran. */
-static genie_backend search_through(const genie_index *idx, const ocase *c, genie_backend id, uint32_t k)
+/*
+ * One exact search through backend @p id on @p threads CPU threads (0: all): its answers equal the oracle's;
+ * where it ran.
+ */
+static genie_backend search_with(const genie_index *idx, const ocase *c, genie_backend id, uint32_t k, unsigned threads)
 {
     genie_search_options opt;
     memset(&opt, 0, sizeof opt);
     opt.backend = id;
+    opt.threads = threads;
     genie_set_options so = {.k = k, .exact = 1};
     genie_set_results *r;
     CHECK_OK(genie_set_search(idx, c->azQ, c->anQ, c->nQ, &so, &opt, &r));
@@ -532,6 +536,11 @@ static genie_backend search_through(const genie_index *idx, const ocase *c, geni
     genie_set_results_stats(r, &st);
     genie_set_results_free(r);
     return st.backend;
+}
+
+static genie_backend search_through(const genie_index *idx, const ocase *c, genie_backend id, uint32_t k)
+{
+    return search_with(idx, c, id, k, 0);
 }
 
 /*
@@ -632,29 +641,6 @@ TEST(sets_exact_through_a_backend_capability)
     free_lines(azQ, NQ);
 }
 
-/* An exact search through backend @p id with @p threads CPU threads: nSimCall counts its engine calls. */
-static void search_threads(const genie_index *idx, const ocase *c, genie_backend id, unsigned threads)
-{
-    genie_search_options opt;
-    genie_search_options_init(&opt);
-    opt.backend = id;
-    opt.threads = threads;
-    genie_set_options so = {.k = 10, .exact = 1};
-    genie_set_results *r;
-    CHECK_OK(genie_set_search(idx, c->azQ, c->anQ, c->nQ, &so, &opt, &r));
-    oans *aWant = malloc(c->nObj * sizeof *aWant);
-    for (uint32_t q = 0; q < c->nQ; q++) {
-        size_t n;
-        const genie_set_hit *h = genie_set_results_get(r, q, &n);
-        uint32_t nWant = oracle(c, q, GENIE_SET_JACCARD, 10, 0, aWant);
-        CHECK_EQ(n, nWant);
-        for (uint32_t i = 0; i < nWant; i++)
-            CHECK(h[i].object == aWant[i].object && h[i].shared == aWant[i].shared);
-    }
-    free(aWant);
-    genie_set_results_free(r);
-}
-
 /*
  * A batch of 2,048 queries or more for a backend is prepared in two slices
  * (the second while the backend answers the first): one call per view and
@@ -681,13 +667,13 @@ TEST(sets_exact_sliced_batch_through_a_backend)
     ocase_init(&cs, azObj, NOBJ, azSmall, NQ);
     genie_index *one = build(azObj, NOBJ, 0, "slice1.genie"), *many = build(azObj, NOBJ, 100, "slice3.genie");
     nSimCall = 0;
-    search_threads(one, &c, id, 1);
+    CHECK_EQ(search_with(one, &c, id, 10, 1), id);
     CHECK_EQ(nSimCall, 2);
     nSimCall = 0;
-    search_threads(many, &c, idFits, 1);
+    CHECK_EQ(search_with(many, &c, idFits, 10, 1), idFits);
     CHECK_EQ(nSimCall, 6);
     nSimCall = 0;
-    search_threads(one, &cs, id, 0);
+    CHECK_EQ(search_with(one, &cs, id, 10, 0), id);
     CHECK_EQ(nSimCall, 1);
     nSimCall = 0;
     CHECK_EQ(search_through(one, &c, id, 11), GENIE_BACKEND_CPU); /* k past nMaxK: on the CPU */

@@ -522,8 +522,8 @@ static genie_status views_search(const genie_index *idx, const set_params *p, ui
             const genie_index *w = &idx->aPart[v];
             double t1 = util_now();
             const uint64_t *aViewAllow;
-            uint64_t *aSliceOwned = NULL;
-            GENIE_TRY_GOTO(rc, filter_slice(aAllow, w->firstObject, w->info.n_objects, &aViewAllow, &aSliceOwned), done);
+            uint64_t *aViewOwned = NULL;
+            GENIE_TRY_GOTO(rc, filter_slice(aAllow, w->firstObject, w->info.n_objects, &aViewAllow, &aViewOwned), done);
             sim_data data = {w->info.n_objects, st->aSize + w->firstObject, w->info.n_keywords - st->aFirstList[v],
                              w->aListOffset + st->aFirstList[v], w->aPosting, aViewAllow, p->nClass, p->aClassLo,
                              idx->info.n_words, st->aaElemList[v], st->aaElemMask[v]};
@@ -531,7 +531,7 @@ static genie_status views_search(const genie_index *idx, const set_params *p, ui
             sim_results res;
             int gpu;
             rc = run_view(w, be, keep, &req, &res, &gpu);
-            free(aSliceOwned);
+            free(aViewOwned);
             if (rc == GENIE_OK)
                 rc = results_append(&aRes[i], b, &res, n);
             if (rc != GENIE_OK)

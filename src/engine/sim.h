@@ -99,6 +99,18 @@ SIM_FN uint32_t sim_elem_list(uint32_t first, uint64_t mask, uint32_t cls)
 #endif
 }
 
+/* The smallest b with 2^b >= @p n (0 for n <= 1): a binary search's steps over n postings. */
+SIM_FN uint32_t sim_log2_ceil(uint64_t n)
+{
+    if (n <= 1)
+        return 0;
+#ifdef __CUDA_ARCH__
+    return 64u - (uint32_t)__clzll((long long)(n - 1));
+#else
+    return 64u - (uint32_t)__builtin_clzll(n - 1);
+#endif
+}
+
 /* The largest size of class @p cls (the last class is open up to SIM_MAX_SIZE). */
 SIM_FN uint32_t sim_class_hi(const uint32_t *aClassLo, uint32_t nClass, uint32_t cls)
 {

@@ -311,12 +311,10 @@ SIM_FN void sim_rank_lists(const sim_block_args *a, sim_block_shared *sh, uint32
     }
 }
 
+/* Whether a list of @p len postings is probed by a binary search per touched object (asked per posting: no loop). */
 SIM_FN int sim_probe_by_search(uint64_t nTouched, uint64_t len)
 {
-    uint32_t lg = 0;
-    while (lg < 64 && ((uint64_t)1 << lg) < len)
-        lg++;
-    return nTouched * (lg + 1) * 4 < len; /* sim_cpu.c's SIM_PROBE_RATIO */
+    return nTouched * (sim_log2_ceil(len) + 1) * 4 < len; /* sim_cpu.c's SIM_PROBE_RATIO */
 }
 
 /*
@@ -408,14 +406,17 @@ SIM_FN void sim_probe_suffix(const sim_block_args *a, sim_block_shared *sh, uint
  * suffix list @p j past the first (where an object needs more than one
  * shared element so far): when the CPU would (sim_cpu.c: the list is to be
  * read whole, and the touched list is no longer than it) and the list
- * takes the block's @p nT threads two rounds or more, so that the drop's
- * phases buy a long read (fewer drops measured best on FOLDOC's short
- * lists with the block emulated, and kept most of WordNet's savings).
+ * holds a quarter of the block's @p nT threads' worth of postings or more.
+ * The emulation, counting phases, had chosen lists of two rounds (512
+ * postings); on an H200 (docs/BENCHMARKS.md, "Drops before shorter
+ * lists"), dropping before lists of 64 or more answered FOLDOC 22-37%
+ * faster (fewer probes: 232 million against 340 for 10,000 queries),
+ * Debian's and WordNet's times within their noise.
  */
 SIM_FN int sim_drop_pays(const sim_block_shared *sh, uint32_t j, uint32_t nTouched, uint32_t nT)
 {
     uint64_t len = sh->u.l.aB[j] - sh->u.l.aA[j];
-    return !sim_probe_by_search(nTouched, len) && nTouched <= len && len >= 2 * (uint64_t)nT;
+    return !sim_probe_by_search(nTouched, len) && nTouched <= len && 4 * len >= nT;
 }
 
 SIM_FN void sim_drop_begin(sim_block_shared *sh)

@@ -138,14 +138,6 @@ static int contains(const uint32_t *a, uint64_t n, uint32_t o)
     return i < n && a[i] == o;
 }
 
-static uint32_t log2_ceil(uint64_t n)
-{
-    uint32_t b = 0;
-    while (b < 64 && ((uint64_t)1 << b) < n)
-        b++;
-    return b;
-}
-
 /*
  * Steps 3-4 of the top of the file for one class, with counters of type T
  * (W: its width): the count of an object in a class never exceeds the
@@ -178,7 +170,7 @@ static uint32_t log2_ceil(uint64_t n)
         for (uint32_t j = nPrefix; j < cl->nList && nTouched; j++) {                                                 \
             const uint32_t *p = d->aPosting + d->aListOffset[aList[j]];                                              \
             uint64_t len = d->aListOffset[aList[j] + 1] - d->aListOffset[aList[j]];                                  \
-            uint64_t cost = (log2_ceil(len) + 1) * SIM_PROBE_RATIO;                                                  \
+            uint64_t cost = (sim_log2_ceil(len) + 1) * SIM_PROBE_RATIO;                                                  \
             /* With r = nList - j lists left, this one included, a set can still reach cmin if it has */             \
             /* need = cmin - r shared elements so far (1 at the first of these lists, then one more per list). */    \
             T need = (T)(cmin - (cl->nList - j));                                                                    \

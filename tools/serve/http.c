@@ -1,8 +1,8 @@
 /*
- * The HTTP side of genie serve, on libmicrohttpd: its threads, routing,
- * the checks of a request, its body, and the answers.  The HTTP threads
- * queue searches with the index's batcher; they never call the engine
- * (serve.h).  Two ways to wait for the answer (--http-threads):
+ * The HTTP side of genie serve, on libmicrohttpd: its threads, the checks
+ * of a request, its body, and the answers (its path: route.c).  The HTTP
+ * threads queue searches with the index's batcher; they never call the
+ * engine (serve.h).  Two ways to wait for the answer (--http-threads):
  *
  *   0   one thread per connection (keep-alive connections stay with their
  *       thread): the thread parses the body and waits in
@@ -175,67 +175,6 @@ static enum MHD_Result respond_error_hdr(struct MHD_Connection *c, http_conn *h,
 }
 
 #define respond_error(c, h, status, ...) respond_error_hdr(c, h, status, NULL, NULL, __VA_ARGS__)
-
-/* ------------------------------------------------------------- routing */
-
-typedef struct route {
-    serve_endpoint ep;
-    const char *zMethod; /* the one method it takes */
-    serve_index *pIndex;
-    const char *zMissing; /* an index name that is not served */
-} route;
-
-static serve_index *find_index(serve_server *s, const char *zName, size_t n)
-{
-    for (size_t i = 0; i < s->nIndex; i++)
-        if (strlen(s->aIndex[i].zName) == n && memcmp(s->aIndex[i].zName, zName, n) == 0)
-            return &s->aIndex[i];
-    return NULL;
-}
-
-/* @return 0, or 404 when the path names nothing we serve. */
-static int route_url(serve_server *s, const char *zUrl, route *r, char *zName, size_t nName)
-{
-    memset(r, 0, sizeof *r);
-    r->ep = SERVE_EP_OTHER;
-    static const struct {
-        const char *zPath;
-        serve_endpoint ep;
-    } aFixed[] = {{"/healthz", SERVE_EP_HEALTHZ}, {"/readyz", SERVE_EP_READYZ}, {"/metrics", SERVE_EP_METRICS},
-                  {"/v1/indexes", SERVE_EP_INDEXES}, {"/v1/indexes/", SERVE_EP_INDEXES}};
-    for (size_t i = 0; i < sizeof aFixed / sizeof *aFixed; i++)
-        if (strcmp(zUrl, aFixed[i].zPath) == 0) {
-            r->ep = aFixed[i].ep;
-            r->zMethod = "GET";
-            return 0;
-        }
-    if (strncmp(zUrl, "/v1/indexes/", 12) != 0)
-        return 404;
-    const char *zN = zUrl + 12, *zSlash = strchr(zN, '/');
-    size_t n = zSlash ? (size_t)(zSlash - zN) : strlen(zN);
-    const char *zRest = zSlash ? zSlash : "";
-    if (strcmp(zRest, "") == 0)
-        r->ep = SERVE_EP_INDEX, r->zMethod = "GET";
-    else if (strcmp(zRest, "/search") == 0)
-        r->ep = SERVE_EP_SEARCH, r->zMethod = "POST";
-    else if (strcmp(zRest, "/reload") == 0)
-        r->ep = SERVE_EP_RELOAD, r->zMethod = "POST";
-    else if (strcmp(zRest, "/objects") == 0)
-        r->ep = SERVE_EP_OBJECTS, r->zMethod = "POST";
-    else if (strcmp(zRest, "/delete") == 0)
-        r->ep = SERVE_EP_DELETE, r->zMethod = "POST";
-    else if (strcmp(zRest, "/compact") == 0)
-        r->ep = SERVE_EP_COMPACT, r->zMethod = "POST";
-    else
-        return 404;
-    r->pIndex = find_index(s, zN, n);
-    if (!r->pIndex) {
-        snprintf(zName, nName, "%.*s", (int)(n < 200 ? n : 200), zN);
-        r->zMissing = zName;
-        return 404;
-    }
-    return 0;
-}
 
 /* The framing headers of a request: how many Content-Length, whether Transfer-Encoding. */
 typedef struct framing {
@@ -631,9 +570,9 @@ static enum MHD_Result on_first_call(serve_server *s, struct MHD_Connection *c, 
     if (serve_conn_refused(h->pConn))
         return MHD_NO; /* its 503 is sent: close it */
     serve_conn_phase(h->pConn, SERVE_CONN_BODY);
-    route r;
+    serve_route r;
     char zName[256];
-    int st = route_url(s, zUrl, &r, zName, sizeof zName);
+    int st = serve_route_url(s, zUrl, &r, zName, sizeof zName);
     h->ep = r.ep;
     h->pIndex = r.pIndex;
     framing f = {0, 0};

@@ -488,4 +488,22 @@ void serve_metrics_cancelled(void);
  */
 void serve_metrics_text(json_buf *b, serve_server *s, uint64_t (*xDepth)(serve_batcher *));
 
+/* -------------------------------------------------------------- routes */
+
+/* Where a request's path leads (route.c). */
+typedef struct serve_route {
+    serve_endpoint ep;
+    const char *zMethod;  /* the one method it takes */
+    serve_index *pIndex;  /* the index it names, or NULL */
+    const char *zMissing; /* an index name that is not served (in the caller's buffer) */
+} serve_route;
+
+/**
+ * The route of @p zUrl (docs/SERVER.md's endpoints; ep SERVE_EP_OTHER when
+ * none); an index name that is not served is copied, cut to 200 bytes,
+ * into @p zName (@p nName bytes) and pointed to by zMissing.
+ * @return 0, or 404 when the path names nothing served.
+ */
+int serve_route_url(serve_server *s, const char *zUrl, serve_route *r, char *zName, size_t nName);
+
 #endif

@@ -86,6 +86,20 @@ typedef struct engine_request {
      * that never sets it only delays that pass to this one's end.
      */
     engine_signal *pPlanned;
+    /*
+     * NULL, or a live index's delta (index/live.h, a one-part index) that
+     * the cpu backend (engine_cpu_search, no other) counts in the same pass
+     * as idx: its object o is answered as idDelta + o (idDelta is idx's
+     * object count, so every such id is larger than idx's), when
+     * aDeltaAllow (NULL = all) allows o; aDeltaBound is the queries'
+     * count bounds in the delta (n, as aCountBound's in idx).  The hits
+     * are then the top k of the two indexes together, k clamped to their
+     * objects together.
+     */
+    const genie_index *pDelta;
+    const uint64_t *aDeltaAllow;
+    const uint32_t *aDeltaBound;
+    uint32_t idDelta;
 } engine_request;
 
 typedef genie_status (*engine_search_fn)(const engine_request *req, genie_hit *aHit, uint32_t *aN);

@@ -306,10 +306,12 @@ static genie_status search_range(const genie_index *idx, uint32_t iFirst, uint32
             pthread_cond_destroy(&p.planned.cond);
             pthread_mutex_destroy(&p.planned.lock);
             live_pass *pFail = p.aPass[0].rc != GENIE_OK ? &p.aPass[0] : &p.aPass[1];
+            double tMerge = util_now();
             rc = pFail->rc == GENIE_OK ? engine_results_merge(p.aPass[0].r, p.aPass[1].r, (uint32_t)l->nBase, opt->k, out)
                                        : util_error(pFail->rc, "%s", pFail->zError);
             stats = p.aPass[0].stats;
             engine_stats_sum(&stats, &p.aPass[1].stats);
+            stats.merge_seconds += util_now() - tMerge;
             genie_results_free(p.aPass[0].r);
             genie_results_free(p.aPass[1].r);
         }

@@ -495,7 +495,8 @@ static void print_phases(const char *zWhat, const genie_search_stats *st)
             "hash %.2f rerank %.2f ms\n",
             zWhat, st->total_seconds * 1e3, p->plan_ms, p->stage_ms, p->upload_ms, p->count_ms, p->select_ms,
             p->download_ms, p->collect_ms, p->total_ms, (unsigned long long)p->calls, (unsigned long long)p->batches,
-            st->part_seconds * 1e3, st->match_seconds * 1e3, st->merge_seconds * 1e3, st->prepare_seconds * 1e3, st->rerank_seconds * 1e3);
+            st->part_seconds * 1e3, st->match_seconds * 1e3, st->merge_seconds * 1e3, st->prepare_seconds * 1e3,
+            st->rerank_seconds * 1e3);
 }
 
 /* time_keywords() for vectors, the answers into out / aN. */

@@ -132,7 +132,8 @@ static genie_status search_whole(const genie_index *idx, const genie_queries *q,
         rc = util_error(GENIE_ENOMEM, "out of memory for %zu queries with k = %u", q->nQuery, k);
         goto done;
     }
-    GENIE_TRY_GOTO(rc, count_bounds(idx, pDelta ? pDelta->idx : NULL, q, opt->threads, aBound, aBound + nBound), done);
+    GENIE_TRY_GOTO(rc, count_bounds(idx, pDelta ? pDelta->idx : NULL, q, opt->threads, aBound, aBound + nBound),
+                   done);
     uint64_t cap = 1;
     for (size_t first = 0; first < q->nQuery; first += chunk) {
         size_t n = q->nQuery - first < chunk ? q->nQuery - first : chunk;

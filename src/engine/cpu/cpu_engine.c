@@ -27,12 +27,12 @@
  *
  * A live index's delta (engine_request.pDelta, cpu only) is counted in the
  * same pass: each query's lists in the delta after its lists in the base,
- * on the touched path with counters of the delta's size, offered to the
- * same heap as the base's objects under ids idDelta on.  Those ids are
- * larger than every id of the base, so offering them after the base's
- * blocks keeps the blocked path's pruning exact, and the heap ends with
- * the top k of the two indexes together: the merged answer, with no
- * second round of threads, heaps or selections.
+ * on the path the delta's size picks for it (its own counters, bitmaps and
+ * count bounds), offered to the same heap as the base's objects under ids
+ * idDelta on.  Those ids are larger than every id of the base, so offering
+ * them after the base's blocks keeps the blocked path's pruning exact, and
+ * the heap ends with the top k of the two indexes together: the merged
+ * answer, with no second round of threads, no second selection, no merge.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -67,15 +67,15 @@ typedef struct cpu_job {
 enum { CPU_FAILED_MEMORY = 1, CPU_FAILED_CANCELLED = 2 };
 
 typedef struct cpu_scratch {
-    uint64_t *aDeltaHeap;    /* nGroup * k keys: the delta's heaps of its blocked queries (answer_delta) */
-    select_heap *aDeltaSel;
-    uint32_t *aDeltaQuery;   /* their queries' places in the group */
     uint32_t *aCount;   /* n_objects, all zero between queries; allocated on first need */
     uint32_t *aTouched; /* objects with a non-zero count (cpu only) */
     uint32_t *aDeltaCount, *aDeltaTouched; /* the same for the request's delta (engine_request.pDelta) */
     uint64_t *aHeap;    /* nGroup * k keys */
     select_heap *aSel;  /* nGroup heaps */
     cpu_block_query *aBatch; /* nGroup: the group's queries on the blocked path */
+    uint64_t *aDeltaHeap;    /* nGroup * k keys: the delta's own heaps of its blocked queries (answer_group_delta) */
+    select_heap *aDeltaSel;
+    uint32_t *aDeltaQuery;   /* their queries' places in the group */
     cpu_block_scratch block;
 } cpu_scratch;
 

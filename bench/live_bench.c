@@ -18,10 +18,11 @@
  *     deleting none) against the same objects compacted into one file, on
  *     the backend given (default cpu; queries/s, best of R, the first run
  *     of each on a GPU included among them; the answers compared).  With
- *     --phases (keywords), one more search of each after the timed ones
- *     prints its wall time and the GPU backend's phase times, summed over
- *     the passes (the live index's base and delta run at the same time),
- *     to stderr.
+ *     --phases, one more search of each after the timed ones prints its
+ *     wall time, the GPU backend's phase times, summed over the passes
+ *     (the live index's base and delta may run at the same time), the
+ *     count search's time, the live merge's, and for vectors the hashing
+ *     and the re-ranking, to stderr.
  *
  *   live_bench filter --dir D --type keywords|vectors [--base N] [--backend cpu|cuda]
  *                     [--queries Q] [--repeat R]
@@ -93,7 +94,7 @@ typedef struct opts {
     unsigned writers, batch, searchers, queries, repeat;
     double seconds;
     genie_backend backend; /* delta: the searches' */
-    int phases;            /* delta, keywords: print where one more search's time goes (stderr) */
+    int phases;            /* delta: print where one more search's time goes (stderr) */
 } opts;
 
 static char *path_in(const opts *o, const char *zName)
@@ -447,10 +448,10 @@ static void bench_adds(const opts *o)
 /*
  * Queries/s of @p nQ queries (best of @p repeat), and the answers into *ppR
  * (the last run's).  With @p pPh, one more search (not timed above) with
- * genie_search_options.time_phases: its GPU phases into *pPh.
+ * genie_search_options.time_phases: its stats (GPU phases included) into *pPh.
  */
 static double time_keywords(const genie_index *idx, const genie_queries *q, genie_backend be,
-                            const genie_filter *f, unsigned repeat, genie_results **ppR, genie_gpu_phases *pPh)
+                            const genie_filter *f, unsigned repeat, genie_results **ppR, genie_search_stats *pPh)
 {
     genie_search_options so;
     genie_search_options_init(&so);
@@ -474,24 +475,33 @@ static double time_keywords(const genie_index *idx, const genie_queries *q, geni
         if (genie_search_with_stats(idx, q, &so, &r, &st) != GENIE_OK)
             die("search: %s", genie_last_error());
         genie_results_free(r);
-        *pPh = st.phases;
+        *pPh = st;
     }
     return (double)genie_queries_count(q) / best;
 }
 
-/* --phases: the GPU phases of one more search (time_keywords' pPh) to stderr. */
-static void print_phases(const char *zWhat, const genie_gpu_phases *p)
+/*
+ * --phases: one more search's times (time_keywords' pPh) to stderr: its
+ * wall time, the GPU backend's phases, and the search's own stats (the
+ * backend calls', summed over passes; for vectors the count search's,
+ * the hashing's and the re-ranking's; the live merge's).
+ */
+static void print_phases(const char *zWhat, const genie_search_stats *st)
 {
+    const genie_gpu_phases *p = &st->phases;
     fprintf(stderr,
-            "phases %s: GPU plan %.2f stage %.2f upload %.2f count %.2f select %.2f download %.2f collect %.2f "
-            "backend total %.2f ms (%llu calls, %llu batches)\n",
-            zWhat, p->plan_ms, p->stage_ms, p->upload_ms, p->count_ms, p->select_ms, p->download_ms, p->collect_ms,
-            p->total_ms, (unsigned long long)p->calls, (unsigned long long)p->batches);
+            "phases %s: wall %.2f ms; GPU plan %.2f stage %.2f upload %.2f count %.2f select %.2f download %.2f "
+            "collect %.2f backend total %.2f ms (%llu calls, %llu batches); backend calls %.2f match %.2f merge %.2f "
+            "hash %.2f rerank %.2f ms\n",
+            zWhat, st->total_seconds * 1e3, p->plan_ms, p->stage_ms, p->upload_ms, p->count_ms, p->select_ms,
+            p->download_ms, p->collect_ms, p->total_ms, (unsigned long long)p->calls, (unsigned long long)p->batches,
+            st->part_seconds * 1e3, st->match_seconds * 1e3, st->merge_seconds * 1e3, st->prepare_seconds * 1e3,
+            st->rerank_seconds * 1e3);
 }
 
 /* time_keywords() for vectors, the answers into out / aN. */
 static double time_vectors(const genie_index *idx, const genie_vectors *q, genie_backend be, const genie_filter *f,
-                           unsigned repeat, genie_neighbor *out, uint32_t *aN, genie_gpu_phases *pPh)
+                           unsigned repeat, genie_neighbor *out, uint32_t *aN, genie_search_stats *pPh)
 {
     genie_vsearch_options vo;
     genie_vsearch_options_init(&vo);
@@ -511,7 +521,7 @@ static double time_vectors(const genie_index *idx, const genie_vectors *q, genie
         vo.search.time_phases = 1;
         if (genie_vectors_search(idx, q, &vo, out, aN, &st) != GENIE_OK)
             die("search: %s", genie_last_error());
-        *pPh = st.phases;
+        *pPh = st;
     }
     return (double)q->n / best;
 }
@@ -551,7 +561,10 @@ static void bench_delta(const opts *o)
             vector_object(bench_rnd(&rng) % nCluster, &rng, q.data + (size_t)i * DIM);
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qLive = time_vectors(idx, &q, o->backend, NULL, o->repeat, a, na, NULL);
+        genie_search_stats ph;
+        qLive = time_vectors(idx, &q, o->backend, NULL, o->repeat, a, na, o->phases ? &ph : NULL);
+        if (o->phases)
+            print_phases("live", &ph);
         genie_index_close(idx);
         genie_writer *w;
         if (genie_writer_open(zIndex, &w) != GENIE_OK || genie_writer_compact(w) != GENIE_OK)
@@ -559,7 +572,9 @@ static void bench_delta(const opts *o)
         genie_writer_close(w);
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
-        qFile = time_vectors(idx, &q, o->backend, NULL, o->repeat, b, nb, NULL);
+        qFile = time_vectors(idx, &q, o->backend, NULL, o->repeat, b, nb, o->phases ? &ph : NULL);
+        if (o->phases)
+            print_phases("compacted", &ph);
         genie_index_close(idx);
         for (unsigned i = 0; i < o->queries && same; i++)
             same = na[i] == nb[i] && memcmp(a + i * 10, b + i * 10, na[i] * sizeof *a) == 0;
@@ -571,7 +586,7 @@ static void bench_delta(const opts *o)
     } else {
         genie_queries *q = keyword_queries(o->queries, nCluster, &rng);
         genie_results *ra = NULL, *rb = NULL;
-        genie_gpu_phases ph;
+        genie_search_stats ph;
         if (genie_index_open(zIndex, &idx) != GENIE_OK)
             die("open: %s", genie_last_error());
         qLive = time_keywords(idx, q, o->backend, NULL, o->repeat, &ra, o->phases ? &ph : NULL);
@@ -637,7 +652,7 @@ static void bench_filter(const opts *o)
     double qAll = 0;
     /* On a GPU, where each search's time goes (one more search of each, timed by phases). */
     int gpu = o->backend != GENIE_BACKEND_CPU && o->backend != GENIE_BACKEND_CPU_IDX;
-    genie_gpu_phases aPh[3];
+    genie_search_stats aPh[3];
     memset(aPh, 0, sizeof aPh);
     for (int t = 0; t < 3; t++) {
         genie_filter *f = NULL;
@@ -677,7 +692,7 @@ static void bench_filter(const opts *o)
         genie_filter_free(f);
     }
     for (int t = 0; gpu && t < 3; t++) {
-        const genie_gpu_phases *p = &aPh[t];
+        const genie_gpu_phases *p = &aPh[t].phases;
         /* other: the backend's wall time outside the phases (the bitmap's upload, allocations, waits) */
         double other = p->total_ms - p->plan_ms - p->stage_ms - p->upload_ms - p->count_ms - p->select_ms -
                        p->download_ms - p->collect_ms;

@@ -80,12 +80,28 @@ typedef struct engine_request {
     const uint64_t *aAllow;
     /*
      * NULL, or set (engine_signal_set) by a backend with a device of its
-     * own once it has planned the request's queries on the host, before
-     * its device work: a live search then starts its delta's pass, whose
-     * host work overlaps this one's device work (engine.c).  A backend
-     * that never sets it only delays that pass to this one's end.
+     * own once its host work leaves the cores to another pass: once it has
+     * planned the request's queries, before its device work, or before it
+     * plans them when that takes at most half the threads it may use.  A
+     * live search then starts its delta's pass, whose host work overlaps
+     * this one's device work or runs beside its planning (engine.c).  A
+     * backend that never sets it only delays that pass to this one's end.
      */
     engine_signal *pPlanned;
+    /*
+     * NULL, or a live index's delta (index/live.h, a one-part index) that
+     * the cpu backend (engine_cpu_search, no other) counts in the same pass
+     * as idx: its object o is answered as idDelta + o (idDelta is idx's
+     * object count, so every such id is larger than idx's), when
+     * aDeltaAllow (NULL = all) allows o; aDeltaBound is the queries'
+     * count bounds in the delta (n, as aCountBound's in idx).  The hits
+     * are then the top k of the two indexes together, k clamped to their
+     * objects together.
+     */
+    const genie_index *pDelta;
+    const uint64_t *aDeltaAllow;
+    const uint32_t *aDeltaBound;
+    uint32_t idDelta;
 } engine_request;
 
 typedef genie_status (*engine_search_fn)(const engine_request *req, genie_hit *aHit, uint32_t *aN);
@@ -142,11 +158,12 @@ void engine_phases_add(genie_gpu_phases *sum, const genie_gpu_phases *one);
 /**
  * The answers of a live index (index/live.h): @p a of its base and @p b of
  * its delta, whose ids are @p idBase on, merged per query by count
- * descending, then smaller id, keeping @p k (live_search.c).
+ * descending, then smaller id, keeping @p k, on up to @p threads threads
+ * (0 = all cores; live_search.c).
  * @return GENIE_OK, GENIE_ENOMEM.
  */
 genie_status engine_results_merge(const genie_results *a, const genie_results *b, uint32_t idBase, uint32_t k,
-                                  genie_results **out);
+                                  unsigned threads, genie_results **out);
 /** Add @p b's times, counts and phase times to @p a (a search over a base and its delta). */
 void engine_stats_sum(genie_search_stats *a, const genie_search_stats *b);
 

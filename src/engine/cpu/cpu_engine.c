@@ -24,6 +24,15 @@
  * once a query takes the touched path (cpu-idx: n_objects * 4); never a
  * count table per query.  The bitmaps take at most three quarters of the
  * bytes of the postings of the lists they stand for.
+ *
+ * A live index's delta (engine_request.pDelta, cpu only) is counted in the
+ * same pass: each query's lists in the delta after its lists in the base,
+ * on the path the delta's size picks for it (its own counters, bitmaps and
+ * count bounds), offered to the same heap as the base's objects under ids
+ * idDelta on.  Those ids are larger than every id of the base, so offering
+ * them after the base's blocks keeps the blocked path's pruning exact, and
+ * the heap ends with the top k of the two indexes together: the merged
+ * answer, with no second round of threads, no second selection, no merge.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +59,7 @@ typedef struct cpu_job {
     size_t nGroup;     /* queries a thread takes at most at once (the blocked path's batch) */
     unsigned nThread;
     const cpu_dense *dense; /* bitmaps of the long lists the request's queries share */
+    const cpu_dense *denseDelta; /* the same in the request's delta (engine_request.pDelta) */
     size_t next;       /* shared: first query of the next group, atomically taken */
     int failed;        /* shared: CPU_FAILED_* once a thread stops early */
 } cpu_job;
@@ -59,9 +69,13 @@ enum { CPU_FAILED_MEMORY = 1, CPU_FAILED_CANCELLED = 2 };
 typedef struct cpu_scratch {
     uint32_t *aCount;   /* n_objects, all zero between queries; allocated on first need */
     uint32_t *aTouched; /* objects with a non-zero count (cpu only) */
+    uint32_t *aDeltaCount, *aDeltaTouched; /* the same for the request's delta (engine_request.pDelta) */
     uint64_t *aHeap;    /* nGroup * k keys */
     select_heap *aSel;  /* nGroup heaps */
     cpu_block_query *aBatch; /* nGroup: the group's queries on the blocked path */
+    uint64_t *aDeltaHeap;    /* nGroup * k keys: the delta's own heaps of its blocked queries (answer_group_delta) */
+    select_heap *aDeltaSel;
+    uint32_t *aDeltaQuery;   /* their queries' places in the group */
     cpu_block_scratch block;
 } cpu_scratch;
 
@@ -70,8 +84,8 @@ typedef struct cpu_scratch {
  * cancelled request stops between items (its counters are still cleared
  * by the caller, its answer is dropped).
  */
-static size_t count_query(const genie_index *idx, const genie_item *aItem, size_t nItem, cpu_scratch *s,
-                          int trackTouched, const int *cancel)
+static size_t count_query(const genie_index *idx, const genie_item *aItem, size_t nItem, uint32_t *aCount,
+                          uint32_t *aTouched, const int *cancel)
 {
     size_t nTouched = 0;
     for (size_t j = 0; j < nItem && !engine_cancelled(cancel); j++) {
@@ -80,15 +94,15 @@ static size_t count_query(const genie_index *idx, const genie_item *aItem, size_
         const uint32_t *p = idx->aPosting + idx->aListOffset[first];
         const uint32_t *pEnd = idx->aPosting + idx->aListOffset[end];
         uint32_t w = aItem[j].weight;
-        if (trackTouched) {
+        if (aTouched) {
             for (; p < pEnd; p++) {
-                if (s->aCount[*p] == 0)
-                    s->aTouched[nTouched++] = *p;
-                s->aCount[*p] += w;
+                if (aCount[*p] == 0)
+                    aTouched[nTouched++] = *p;
+                aCount[*p] += w;
             }
         } else {
             for (; p < pEnd; p++)
-                s->aCount[*p] += w;
+                aCount[*p] += w;
         }
     }
     return nTouched;
@@ -125,14 +139,19 @@ static int have_full_arrays(cpu_scratch *s, size_t nObj, int fullScan)
  * CPU_BLOCK_MAX_CURSORS: wide ranges given many times over (a count bound
  * kept small by short objects) would otherwise take gigabytes of cursors.
  */
-static int blocked(const engine_request *req, size_t i)
+static int blocked_in(const genie_index *idx, const engine_request *req, const uint32_t *aBound, size_t i)
 {
     size_t nItem;
     const genie_item *aItem = engine_query_items(req->q, req->first + i, &nItem);
-    if (req->aCountBound[i] > CPU_BLOCK_MAX_COUNT)
+    if (aBound[i] > CPU_BLOCK_MAX_COUNT)
         return 0;
-    uint64_t nLists, nPostings = query_postings(req->idx, aItem, nItem, &nLists);
-    return nLists <= CPU_BLOCK_MAX_CURSORS && nPostings * CPU_DENSE_RATIO >= req->idx->info.n_objects;
+    uint64_t nLists, nPostings = query_postings(idx, aItem, nItem, &nLists);
+    return nLists <= CPU_BLOCK_MAX_CURSORS && nPostings * CPU_DENSE_RATIO >= idx->info.n_objects;
+}
+
+static int blocked(const engine_request *req, size_t i)
+{
+    return blocked_in(req->idx, req, req->aCountBound, i);
 }
 
 typedef struct dense_count {
@@ -244,12 +263,12 @@ static int answer_full(cpu_job *job, cpu_scratch *s, size_t i, select_heap *heap
         return 0;
     uint64_t floor = entry_floor(heap, threshold);
     if (job->fullScan) {
-        count_query(idx, aItem, nItem, s, 0, req->cancel);
+        count_query(idx, aItem, nItem, s->aCount, NULL, req->cancel);
         for (uint32_t o = 0; o < n; o++)
             offer(heap, threshold, &floor, req->aAllow, s->aCount[o], o);
         memset(s->aCount, 0, n * sizeof *s->aCount);
     } else {
-        size_t nTouched = count_query(idx, aItem, nItem, s, 1, req->cancel);
+        size_t nTouched = count_query(idx, aItem, nItem, s->aCount, s->aTouched, req->cancel);
         for (size_t t = 0; t < nTouched; t++) {
             uint32_t o = s->aTouched[t];
             offer(heap, threshold, &floor, req->aAllow, s->aCount[o], o);
@@ -257,6 +276,75 @@ static int answer_full(cpu_job *job, cpu_scratch *s, size_t i, select_heap *heap
         }
     }
     return 1;
+}
+
+/*
+ * Offer query i's objects of the request's delta to @p heap, which holds
+ * its base's: the touched path over the delta's counters; 0 when out of
+ * memory.
+ */
+static int answer_delta(cpu_job *job, cpu_scratch *s, size_t i, select_heap *heap)
+{
+    const engine_request *req = job->req;
+    size_t nItem, nObj = (size_t)req->pDelta->info.n_objects;
+    const genie_item *aItem = engine_query_items(req->q, req->first + i, &nItem);
+    uint32_t threshold = engine_query_threshold(req->q, req->first + i);
+    if (!s->aDeltaCount)
+        s->aDeltaCount = calloc(nObj ? nObj : 1, sizeof *s->aDeltaCount);
+    if (!s->aDeltaTouched)
+        s->aDeltaTouched = malloc((nObj ? nObj : 1) * sizeof *s->aDeltaTouched);
+    if (!s->aDeltaCount || !s->aDeltaTouched)
+        return 0;
+    uint64_t floor = entry_floor(heap, threshold);
+    size_t nTouched = count_query(req->pDelta, aItem, nItem, s->aDeltaCount, s->aDeltaTouched, req->cancel);
+    for (size_t t = 0; t < nTouched; t++) {
+        uint32_t o = s->aDeltaTouched[t];
+        uint32_t c = s->aDeltaCount[o];
+        if (req->aDeltaAllow) /* its bits are the delta's own ids' (offer's would be the base's) */
+            c &= 0u - (uint32_t)util_bitmap_get(req->aDeltaAllow, o);
+        offer(heap, threshold, &floor, NULL, c, req->idDelta + o);
+        s->aDeltaCount[o] = 0;
+    }
+    return 1;
+}
+
+/*
+ * The delta's share of queries i0 .. i1-1 (engine_request.pDelta), after
+ * their base's: each query on the path the delta's own size picks for it.
+ * The touched path offers straight to the query's heap; the blocked path
+ * (whose pruning needs a heap of its own ids alone) fills a heap of its
+ * own, whose keys then move to the query's under ids idDelta on.  0, or
+ * CPU_FAILED_*.
+ */
+static int answer_group_delta(cpu_job *job, cpu_scratch *s, size_t i0, size_t i1)
+{
+    const engine_request *req = job->req;
+    size_t nBatch = 0;
+    for (size_t i = i0; i < i1; i++) {
+        if (blocked_in(req->pDelta, req, req->aDeltaBound, i)) {
+            select_heap *heap = &s->aDeltaSel[nBatch];
+            select_reset(heap, s->aDeltaHeap + nBatch * (size_t)req->k, req->k);
+            size_t nItem;
+            const genie_item *aItem = engine_query_items(req->q, req->first + i, &nItem);
+            s->aBatch[nBatch++] = (cpu_block_query){aItem, nItem, engine_query_threshold(req->q, req->first + i),
+                                                    req->aDeltaBound[i], heap, 0, 0, 0};
+            s->aDeltaQuery[nBatch - 1] = (uint32_t)(i - i0);
+        } else if (!answer_delta(job, s, i, &s->aSel[i - i0])) {
+            return CPU_FAILED_MEMORY;
+        }
+    }
+    if (!nBatch)
+        return 0;
+    genie_status rc = cpu_block_count(req->pDelta, job->denseDelta, req->aDeltaAllow, s->aBatch, nBatch, &s->block);
+    if (rc != GENIE_OK)
+        return rc == GENIE_ECANCELED ? CPU_FAILED_CANCELLED : CPU_FAILED_MEMORY;
+    for (size_t b = 0; b < nBatch; b++) {
+        const select_heap *h = &s->aDeltaSel[b];
+        select_heap *to = &s->aSel[s->aDeltaQuery[b]];
+        for (size_t j = 0; j < h->n; j++) /* select_key(c, o) - idDelta = select_key(c, idDelta + o) */
+            select_push(to, h->aKey[j] - req->idDelta);
+    }
+    return 0;
 }
 
 /*
@@ -285,6 +373,11 @@ static int answer_group(cpu_job *job, cpu_scratch *s, size_t i0, size_t i1)
         genie_status rc = cpu_block_count(idx, job->dense, req->aAllow, s->aBatch, nBatch, &s->block);
         if (rc != GENIE_OK)
             return rc == GENIE_ECANCELED ? CPU_FAILED_CANCELLED : CPU_FAILED_MEMORY;
+    }
+    if (req->pDelta) { /* after the base's blocks: the delta's ids are the larger */
+        int failed = answer_group_delta(job, s, i0, i1);
+        if (failed)
+            return failed;
     }
     if (engine_cancelled(req->cancel))
         return CPU_FAILED_CANCELLED;
@@ -330,7 +423,13 @@ static void cpu_worker(void *ctx, unsigned t)
     s.aSel = malloc(job->nGroup * sizeof *s.aSel);
     s.aBatch = malloc(job->nGroup * sizeof *s.aBatch);
     s.block.cancel = job->req->cancel;
-    if (!s.aHeap || !s.aSel || !s.aBatch) {
+    if (job->req->pDelta) {
+        s.aDeltaHeap = malloc(job->nGroup * job->req->k * sizeof *s.aDeltaHeap);
+        s.aDeltaSel = malloc(job->nGroup * sizeof *s.aDeltaSel);
+        s.aDeltaQuery = malloc(job->nGroup * sizeof *s.aDeltaQuery);
+    }
+    if (!s.aHeap || !s.aSel || !s.aBatch ||
+        (job->req->pDelta && (!s.aDeltaHeap || !s.aDeltaSel || !s.aDeltaQuery))) {
         __atomic_store_n(&job->failed, CPU_FAILED_MEMORY, __ATOMIC_RELAXED);
     } else {
         for (;;) {
@@ -346,6 +445,11 @@ static void cpu_worker(void *ctx, unsigned t)
     }
     free(s.aCount);
     free(s.aTouched);
+    free(s.aDeltaCount);
+    free(s.aDeltaTouched);
+    free(s.aDeltaHeap);
+    free(s.aDeltaSel);
+    free(s.aDeltaQuery);
     free(s.aHeap);
     free(s.aSel);
     free(s.aBatch);
@@ -369,14 +473,23 @@ static genie_status cpu_run(const engine_request *req, genie_hit *aHit, uint32_t
         nGroup = CPU_GROUP_HEAP_KEYS / req->k;
     if (nGroup < 1)
         nGroup = 1;
-    cpu_dense dense;
+    cpu_dense dense, denseDelta;
     memset(&dense, 0, sizeof dense);
-    if (!fullScan && make_dense(req, nThreads, &dense) != GENIE_OK)
+    memset(&denseDelta, 0, sizeof denseDelta);
+    engine_request dreq = *req; /* the delta's queries as a request of their own, for its bitmaps */
+    dreq.idx = req->pDelta;
+    dreq.aCountBound = req->aDeltaBound;
+    dreq.pDelta = NULL;
+    if (!fullScan && (make_dense(req, nThreads, &dense) != GENIE_OK ||
+                      (req->pDelta && make_dense(&dreq, nThreads, &denseDelta) != GENIE_OK))) {
+        cpu_dense_free(&dense);
         return util_error(GENIE_ENOMEM, "out of memory for the bitmaps of long lists (%llu objects)",
                           (unsigned long long)req->idx->info.n_objects);
-    cpu_job job = {req, aHit, aN, fullScan, nGroup, nThreads, &dense, 0, 0};
+    }
+    cpu_job job = {req, aHit, aN, fullScan, nGroup, nThreads, &dense, &denseDelta, 0, 0};
     util_parallel_run(nThreads, cpu_worker, &job);
     cpu_dense_free(&dense);
+    cpu_dense_free(&denseDelta);
     if (job.failed == CPU_FAILED_CANCELLED || (job.failed && engine_cancelled(req->cancel)))
         return engine_cancelled_error();
     if (job.failed)

@@ -352,7 +352,8 @@ static genie_status upload_allow(driver *d)
  * queries that scan no posting are left out of aList (no hits, no GPU).
  * Two passes over the queries (count, then write), each on up to
  * req->threads threads (all cores when 0) as the items call for, with a
- * prefix sum between.
+ * prefix sum between.  Sets req->pPlanned first when the planning takes
+ * at most half of those threads.
  */
 static genie_status plan_request(driver *d, uint32_t *aList, size_t *pnList, uint32_t *aN)
 {
@@ -363,8 +364,13 @@ static genie_status plan_request(driver *d, uint32_t *aList, size_t *pnList, uin
     size_t nWant = 1 + nItem / PLAN_ITEMS_PER_THREAD, nGrab = (req->n + PLAN_GRAB - 1) / PLAN_GRAB;
     if (nWant > nGrab)
         nWant = nGrab ? nGrab : 1;
+    unsigned nCore = nThread;
     if (nThread > nWant)
         nThread = (unsigned)nWant;
+    /* Planning on at most half the threads leaves the rest to another pass's planning: it may start now
+     * (engine_request.pPlanned). */
+    if (req->pPlanned && 2 * nThread <= nCore)
+        engine_signal_set(req->pPlanned);
     plan_job j = {d, 0, 0};
     util_parallel_run(nThread, plan_worker, &j);
     uint64_t nUnit = 0;

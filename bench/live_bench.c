@@ -20,7 +20,7 @@
  *     open at once (the live index opened before the compaction) and
  *     searched in turn, so that neither meets the process's or the GPU's
  *     first minutes alone: one untimed round, then R rounds; queries/s,
- *     best of R each.  With
+ *     best of R each and their ratio, then the medians and theirs.  With
  *     --phases, one more search of each after the timed ones prints its
  *     wall time, the GPU backend's phase times, summed over the passes
  *     (the live index's base and delta may run at the same time), the
@@ -546,6 +546,13 @@ static genie_queries *keyword_queries(unsigned n, uint64_t nCluster, uint64_t *r
     return q;
 }
 
+/* The median of @p a[0 .. n) (sorted here; n >= 1): the mean of the two middle ones when n is even. */
+static double median(double *a, unsigned n)
+{
+    qsort(a, n, sizeof *a, cmp_double);
+    return n % 2 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2;
+}
+
 static void bench_delta(const opts *o)
 {
     char *zIndex = path_in(o, o->vectors ? "delta_v.genie" : "delta_k.genie");
@@ -564,7 +571,7 @@ static void bench_delta(const opts *o)
         die("open: %s", genie_last_error());
     static const char *azSide[2] = {"live", "compacted"};
     uint64_t rng = 7, nCluster = (o->nBase + BENCH_CLUSTER - 1) / BENCH_CLUSTER;
-    double aQps[2] = {0, 0};
+    double *aaQps[2] = {malloc(o->repeat * sizeof(double)), malloc(o->repeat * sizeof(double))};
     int same = 1;
     genie_search_stats ph;
     if (o->vectors) {
@@ -580,7 +587,8 @@ static void bench_delta(const opts *o)
         for (unsigned r = 0; r <= o->repeat; r++) /* round 0 warms both up, untimed */
             for (int s = 0; s < 2; s++) {
                 double qps = time_vectors(aIdx[s], &q, o->backend, NULL, 1, aa[s], an[s], NULL);
-                aQps[s] = r && qps > aQps[s] ? qps : aQps[s];
+                if (r)
+                    aaQps[s][r - 1] = qps;
             }
         for (int s = 0; o->phases && s < 2; s++) {
             time_vectors(aIdx[s], &q, o->backend, NULL, 1, aa[s], an[s], &ph);
@@ -599,7 +607,8 @@ static void bench_delta(const opts *o)
         for (unsigned r = 0; r <= o->repeat; r++)
             for (int s = 0; s < 2; s++) {
                 double qps = time_keywords(aIdx[s], q, o->backend, NULL, 1, &ar[s], NULL);
-                aQps[s] = r && qps > aQps[s] ? qps : aQps[s];
+                if (r)
+                    aaQps[s][r - 1] = qps;
             }
         for (int s = 0; o->phases && s < 2; s++) {
             time_keywords(aIdx[s], q, o->backend, NULL, 1, &ar[s], &ph);
@@ -616,11 +625,14 @@ static void bench_delta(const opts *o)
     }
     genie_index_close(aIdx[0]);
     genie_index_close(aIdx[1]);
-    double qLive = aQps[0], qFile = aQps[1];
-    printf("| %s | %s | %llu | %llu (%.0f%%) | %u | %.0f | %.0f | %.2f | %s |\n", genie_backend_name(o->backend),
-           o->vectors ? "vectors 128-d (LSH)" : "keywords 32",
+    double mLive = median(aaQps[0], o->repeat), mFile = median(aaQps[1], o->repeat); /* sorts: best last */
+    double qLive = aaQps[0][o->repeat - 1], qFile = aaQps[1][o->repeat - 1];
+    printf("| %s | %s | %llu | %llu (%.0f%%) | %u | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %s |\n",
+           genie_backend_name(o->backend), o->vectors ? "vectors 128-d (LSH)" : "keywords 32",
            (unsigned long long)o->nBase, (unsigned long long)nDelta, 100 * o->delta, o->queries, qLive, qFile,
-           qLive / qFile, same ? "same" : "DIFFER");
+           qLive / qFile, mLive, mFile, mLive / mFile, same ? "same" : "DIFFER");
+    free(aaQps[0]);
+    free(aaQps[1]);
     free(zIndex);
 }
 

@@ -123,13 +123,13 @@ static uint64_t query_postings(const genie_index *idx, const genie_item *aItem, 
 }
 
 /* The n_objects-sized arrays, on first need; 0 when out of memory. */
-static int have_full_arrays(cpu_scratch *s, size_t nObj, int fullScan)
+static int have_arrays(uint32_t **paCount, uint32_t **paTouched, size_t nObj, int fullScan)
 {
-    if (!s->aCount)
-        s->aCount = calloc(nObj ? nObj : 1, sizeof *s->aCount);
-    if (!fullScan && !s->aTouched)
-        s->aTouched = malloc((nObj ? nObj : 1) * sizeof *s->aTouched);
-    return s->aCount && (fullScan || s->aTouched);
+    if (!*paCount)
+        *paCount = calloc(nObj ? nObj : 1, sizeof **paCount);
+    if (!fullScan && !*paTouched)
+        *paTouched = malloc((nObj ? nObj : 1) * sizeof **paTouched);
+    return *paCount && (fullScan || *paTouched);
 }
 
 /*
@@ -233,20 +233,38 @@ static inline uint64_t entry_floor(const select_heap *h, uint32_t threshold)
 }
 
 /*
- * Offer object @p o's count @p c to @p h (its count zero when @p aAllow does
- * not allow it), *pFloor its entry_floor(): one well-predicted compare per
- * object, where a branch on a random bitmap's bit would mispredict half the
- * time.  select_push takes exactly the keys above the floor.
+ * Offer object @p o's count @p c to @p h under id @p idBase + o (its count
+ * zero when @p aAllow, by o, does not allow it), *pFloor its entry_floor():
+ * one well-predicted compare per object, where a branch on a random
+ * bitmap's bit would mispredict half the time.  select_push takes exactly
+ * the keys above the floor.
  */
 static inline void offer(select_heap *h, uint32_t threshold, uint64_t *pFloor, const uint64_t *aAllow, uint32_t c,
-                         uint32_t o)
+                         uint32_t o, uint32_t idBase)
 {
     if (aAllow)
         c &= 0u - (uint32_t)util_bitmap_get(aAllow, o);
-    uint64_t key = select_key(c, o);
+    uint64_t key = select_key(c, idBase + o);
     if (key > *pFloor) {
         select_push(h, key);
         *pFloor = entry_floor(h, threshold);
+    }
+}
+
+/*
+ * The touched path: count the query's lists of @p idx, offer every object
+ * counted (offer(), by @p aAllow and @p idBase), clear its counter.
+ */
+static void offer_touched(const genie_index *idx, const genie_item *aItem, size_t nItem, uint32_t *aCount,
+                          uint32_t *aTouched, const uint64_t *aAllow, uint32_t idBase, select_heap *heap,
+                          uint32_t threshold, const int *cancel)
+{
+    uint64_t floor = entry_floor(heap, threshold);
+    size_t nTouched = count_query(idx, aItem, nItem, aCount, aTouched, cancel);
+    for (size_t t = 0; t < nTouched; t++) {
+        uint32_t o = aTouched[t];
+        offer(heap, threshold, &floor, aAllow, aCount[o], o, idBase);
+        aCount[o] = 0;
     }
 }
 
@@ -259,21 +277,16 @@ static int answer_full(cpu_job *job, cpu_scratch *s, size_t i, select_heap *heap
     const genie_item *aItem = engine_query_items(req->q, req->first + i, &nItem);
     uint32_t threshold = engine_query_threshold(req->q, req->first + i);
     uint32_t n = (uint32_t)idx->info.n_objects;
-    if (!have_full_arrays(s, n, job->fullScan))
+    if (!have_arrays(&s->aCount, &s->aTouched, n, job->fullScan))
         return 0;
-    uint64_t floor = entry_floor(heap, threshold);
     if (job->fullScan) {
+        uint64_t floor = entry_floor(heap, threshold);
         count_query(idx, aItem, nItem, s->aCount, NULL, req->cancel);
         for (uint32_t o = 0; o < n; o++)
-            offer(heap, threshold, &floor, req->aAllow, s->aCount[o], o);
+            offer(heap, threshold, &floor, req->aAllow, s->aCount[o], o, 0);
         memset(s->aCount, 0, n * sizeof *s->aCount);
     } else {
-        size_t nTouched = count_query(idx, aItem, nItem, s->aCount, s->aTouched, req->cancel);
-        for (size_t t = 0; t < nTouched; t++) {
-            uint32_t o = s->aTouched[t];
-            offer(heap, threshold, &floor, req->aAllow, s->aCount[o], o);
-            s->aCount[o] = 0;
-        }
+        offer_touched(idx, aItem, nItem, s->aCount, s->aTouched, req->aAllow, 0, heap, threshold, req->cancel);
     }
     return 1;
 }
@@ -288,23 +301,10 @@ static int answer_delta(cpu_job *job, cpu_scratch *s, size_t i, select_heap *hea
     const engine_request *req = job->req;
     size_t nItem, nObj = (size_t)req->pDelta->info.n_objects;
     const genie_item *aItem = engine_query_items(req->q, req->first + i, &nItem);
-    uint32_t threshold = engine_query_threshold(req->q, req->first + i);
-    if (!s->aDeltaCount)
-        s->aDeltaCount = calloc(nObj ? nObj : 1, sizeof *s->aDeltaCount);
-    if (!s->aDeltaTouched)
-        s->aDeltaTouched = malloc((nObj ? nObj : 1) * sizeof *s->aDeltaTouched);
-    if (!s->aDeltaCount || !s->aDeltaTouched)
+    if (!have_arrays(&s->aDeltaCount, &s->aDeltaTouched, nObj, 0))
         return 0;
-    uint64_t floor = entry_floor(heap, threshold);
-    size_t nTouched = count_query(req->pDelta, aItem, nItem, s->aDeltaCount, s->aDeltaTouched, req->cancel);
-    for (size_t t = 0; t < nTouched; t++) {
-        uint32_t o = s->aDeltaTouched[t];
-        uint32_t c = s->aDeltaCount[o];
-        if (req->aDeltaAllow) /* its bits are the delta's own ids' (offer's would be the base's) */
-            c &= 0u - (uint32_t)util_bitmap_get(req->aDeltaAllow, o);
-        offer(heap, threshold, &floor, NULL, c, req->idDelta + o);
-        s->aDeltaCount[o] = 0;
-    }
+    offer_touched(req->pDelta, aItem, nItem, s->aDeltaCount, s->aDeltaTouched, req->aDeltaAllow, req->idDelta, heap,
+                  engine_query_threshold(req->q, req->first + i), req->cancel);
     return 1;
 }
 

@@ -4,7 +4,8 @@
  * least 1,024, each staged, probed, planned and scanned on the device
  * while the next is uploaded): on $GENIE_TEST_BACKEND it answers as the
  * CPU does, byte for byte, at nprobe 1 and 7 (the probes' warp selection,
- * exact_warp.cu) and 70 and all 80 lists (the block selection), with and
+ * exact_warp.cu, each lane keeping its 2 smallest bounds), 70 (4), 140
+ * (8), and 260 and all 300 lists (the block selection), with and
  * without a filter, IVF-Flat and IVF-PQ with and without refinement, l2,
  * ip and cosine; and the CPU's IVF-Flat with every list probed answers as
  * a brute force written here (genie_vector_distance of every allowed
@@ -14,10 +15,10 @@
  * distances of every centroid, and one query is 0.
  *
  * On the GPU the batches of about 1,050 queries take the query-major scan
- * at nprobe 1 (13 queries a list on average) and the list-major scan
+ * at nprobe 1 (4 queries a list on average) and the list-major scan
  * (engine/cuda/vectors/ivf_listmajor.cu: TF32 tiles, then the candidates
  * of engine/exact_bound.h re-ranked by their direct distances) at nprobe
- * 7, 70 and 80 for IVF-Flat (16 queries a list or more, ivf_lm_worth),
+ * 7 and up for IVF-Flat (16 queries a list or more, ivf_lm_worth),
  * the outside queries there left to the query-major scan.  Base vectors
  * 100 .. 139 are copies of vector 99 and query 4 is it too: 41 ties at
  * the smallest distance, which both scans must break by the smaller id.
@@ -27,7 +28,7 @@
 #include "genie/vectors.h"
 #include "test.h"
 
-enum { N = 2000, DIM = 12, NLIST = 80, NQ = 4200, K = 10 };
+enum { N = 2000, DIM = 12, NLIST = 300, NQ = 4200, K = 10 };
 
 static void check_same(const genie_neighbor *a, const uint32_t *aN, const genie_neighbor *b, const uint32_t *bN,
                        const char *zWhat)
@@ -76,10 +77,10 @@ static void check_index(const genie_vectors *base, const genie_vectors *q, genie
     genie_neighbor *aCpu = malloc((size_t)NQ * K * sizeof *aCpu), *aGot = malloc((size_t)NQ * K * sizeof *aGot);
     uint32_t *nCpu = malloc(NQ * sizeof *nCpu), *nGot = malloc(NQ * sizeof *nGot);
     CHECK(aCpu && aGot && nCpu && nGot);
-    const uint32_t aProbe[4] = {1, 7, 70, NLIST};
+    const uint32_t aProbe[6] = {1, 7, 70, 140, 260, NLIST};
     char zWhat[96];
     for (int filtered = 0; filtered < 2; filtered++)
-        for (int pi = 0; pi < 4; pi++)
+        for (int pi = 0; pi < 6; pi++)
             for (int refine = 0; refine <= (M ? 1 : 0); refine++) {
                 const genie_filter *g = filtered ? f : NULL;
                 snprintf(zWhat, sizeof zWhat, "%s M %u nprobe %u refine %d%s", genie_metric_name(metric), M,

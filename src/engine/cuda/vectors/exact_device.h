@@ -63,10 +63,9 @@ __global__ void exact_prepare(const float *x, uint64_t n, uint32_t dim, int metr
                               __half *opH, float4 *aInfo, float *aDot, unsigned *aFlag, int perVector,
                               unsigned preset);
 
-/* exact_warp_select's limits: k, the base vectors, a query's candidates. */
-#define EXACT_WARP_MAX_K 64u
+/* exact_warp_select's limits: k and the base vectors. */
+#define EXACT_WARP_MAX_K 256u
 #define EXACT_WARP_MAX_BASE 65536u
-#define EXACT_WARP_CAND 512u
 
 /**
  * exact_gpu.cu's bounded selection (SELECT_BOUND) for k <=

@@ -38,9 +38,9 @@
  *      block sort (common/block_sort.cuh) and keeps
  *      k.  exact_bound.h proves the exact top k is among the candidates.
  *      A search queued inside another pipeline (exact_cuda_enqueue,
- *      exact_device.h: the inverted file's probes) with k <= 64 over at
+ *      exact_device.h: the inverted file's probes) with k <= 256 over at
  *      most 65,536 base vectors selects with a warp per query instead
- *      (exact_warp.cu: a threshold from each lane's two smallest upper
+ *      (exact_warp.cu: a threshold from each lane's few smallest upper
  *      bounds, no radix passes), by the same rule, to the same answers;
  *   4. a query the bound cannot serve is answered directly: its row is
  *      replaced by the direct distances of every base vector

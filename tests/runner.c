@@ -97,6 +97,7 @@ char g_zTestDir[1024];
     X(ivf_parts_hold_their_lists, 120)        \
     X(ivf_recall_targets_met, 300)            \
     X(ivf_batches_equal_cpu_and_brute_force, 120) \
+    X(ivf_batches_wide_unaligned_rows, 60) \
     X(kmeans_sample_and_fixed_point, 60)      \
     X(kmeans_precision_tf32, 60)              \
     X(io_records_and_parsing, 30)                 \

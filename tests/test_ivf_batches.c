@@ -16,7 +16,7 @@
  *
  * On the GPU the batches of about 1,050 queries take the query-major scan
  * at nprobe 1 (4 queries a list on average) and the list-major scan
- * (engine/cuda/vectors/ivf_listmajor.cu: TF32 tiles, then the candidates
+ * (engine/cuda/vectors/ivf_listmajor.cu: fp16 tiles, then the candidates
  * of engine/exact_bound.h re-ranked by their direct distances) at nprobe
  * 7 and up for IVF-Flat (16 queries a list or more, ivf_lm_worth),
  * the outside queries there left to the query-major scan.  Base vectors
@@ -30,10 +30,10 @@
 
 enum { N = 2000, DIM = 12, NLIST = 300, NQ = 4200, K = 10 };
 
-static void check_same(const genie_neighbor *a, const uint32_t *aN, const genie_neighbor *b, const uint32_t *bN,
-                       const char *zWhat)
+static void check_same_n(const genie_neighbor *a, const uint32_t *aN, const genie_neighbor *b, const uint32_t *bN,
+                         uint32_t nq, const char *zWhat)
 {
-    for (uint32_t i = 0; i < NQ; i++) {
+    for (uint32_t i = 0; i < nq; i++) {
         if (aN[i] != bN[i])
             test_fail_at(__FILE__, __LINE__, "%s: query %u: %u answers, expected %u", zWhat, i, aN[i], bN[i]);
         for (uint32_t j = 0; j < aN[i]; j++) {
@@ -43,6 +43,12 @@ static void check_same(const genie_neighbor *a, const uint32_t *aN, const genie_
                              x->id, (double)x->distance, y->id, (double)y->distance);
         }
     }
+}
+
+static void check_same(const genie_neighbor *a, const uint32_t *aN, const genie_neighbor *b, const uint32_t *bN,
+                       const char *zWhat)
+{
+    check_same_n(a, aN, b, bN, NQ, zWhat);
 }
 
 /* The k nearest allowed base vectors of every query by genie_vector_distance, ties by smaller id. */
@@ -129,4 +135,49 @@ TEST(ivf_batches_equal_cpu_and_brute_force)
     genie_filter_free(f);
     free(aBase);
     free(aQ);
+}
+
+/*
+ * The list-major scan's other staging paths: 150 dimensions (two chunks
+ * of the GEMM's, the second of 22) whose rows are not 8-byte aligned, so
+ * every operand is staged value by value; 2,100 queries at nprobe 7 of 40
+ * lists (about 180 a list) and all 40, l2 and cosine, byte for byte the
+ * CPU's.
+ */
+TEST(ivf_batches_wide_unaligned_rows)
+{
+    enum { WN = 600, WDIM = 150, WLIST = 40, WQ = 2100 };
+    uint64_t s = 43;
+    float *aBase = malloc((size_t)WN * WDIM * sizeof *aBase), *aQ = malloc((size_t)WQ * WDIM * sizeof *aQ);
+    genie_neighbor *aCpu = malloc((size_t)WQ * K * sizeof *aCpu), *aGot = malloc((size_t)WQ * K * sizeof *aGot);
+    uint32_t *nCpu = malloc(WQ * sizeof *nCpu), *nGot = malloc(WQ * sizeof *nGot);
+    CHECK(aBase && aQ && aCpu && aGot && nCpu && nGot);
+    test_uniform_floats(&s, aBase, (size_t)WN * WDIM);
+    test_uniform_floats(&s, aQ, (size_t)WQ * WDIM);
+    genie_vectors base = {WN, WDIM, aBase}, q = {WQ, WDIM, aQ};
+    const genie_metric aMetric[2] = {GENIE_METRIC_L2, GENIE_METRIC_COSINE};
+    const uint32_t aProbe[2] = {7, WLIST};
+    char zWhat[96];
+    for (int m = 0; m < 2; m++) {
+        genie_ivf_params p = {.metric = aMetric[m], .nlist = WLIST, .iterations = 5, .seed = 5,
+                              .backend = GENIE_BACKEND_CPU, .threads = 2};
+        genie_build_options bo;
+        genie_build_options_init(&bo);
+        CHECK_OK(genie_vectors_build_ivf(&base, &p, &bo, test_path("wide.genie")));
+        genie_index *idx;
+        CHECK_OK(genie_index_open(test_path("wide.genie"), &idx));
+        for (int pi = 0; pi < 2; pi++) {
+            snprintf(zWhat, sizeof zWhat, "%s dim %u nprobe %u", genie_metric_name(aMetric[m]), WDIM, aProbe[pi]);
+            test_ivf_search(idx, &q, GENIE_BACKEND_CPU, K, aProbe[pi], 0, NULL, aCpu, nCpu);
+            test_ivf_search(idx, &q, test_backend(), K, aProbe[pi], 0, NULL, aGot, nGot);
+            check_same_n(aGot, nGot, aCpu, nCpu, WQ, zWhat);
+        }
+        genie_index_close(idx);
+    }
+    free(aBase);
+    free(aQ);
+    free(aCpu);
+    free(aGot);
+    free(nCpu);
+    free(nGot);
 }

@@ -10,11 +10,16 @@
  * a GEMM.  The steps, queued on the batch's stream after ivf_gpu.cu's
  * probes and plan:
  *
- *   1. the queries' TF32 operands and bound data (exact_gpu.cu's
- *      exact_prepare: for cosine the normalised vectors; a query outside
- *      the bound's range is flagged); the base's were made once, by
- *      position (ivf_lm_create), so that a list is one contiguous matrix,
- *      with per list the largest w and rho of its vectors;
+ *   1. the queries' fp16 operands and bound data (exact_gpu.cu's
+ *      exact_prepare: for cosine the normalised vectors, each vector
+ *      scaled by a power of two so its largest value is below 2^15, the
+ *      rounding and the flush of what falls below fp16's normal range
+ *      counted in its rho; a query outside the bound's range is flagged);
+ *      the base's were made once, by position (ivf_lm_create), so that a
+ *      list is one contiguous matrix, with per list the largest w and rho
+ *      of its vectors.  fp16 rather than TF32: the same 11 significant
+ *      bits and the same bound (engine/exact_bound.h), half the bytes
+ *      staged and kept, and the dimensions twice as far per MMA step;
  *   2. the probes grouped by list (a counting sort of the (query, probe)
  *      pairs: ivf_lm_count, ivf_lm_lists, ivf_lm_scatter), and each
  *      query's products given a place: its candidates in its probes'
@@ -22,9 +27,9 @@
  *   3. ivf_lm_gemm, a block per LM_TILE vectors of a list (the index's
  *      (list, vector tile) items, made once): the tile's operands staged
  *      once, then for every LM_TILE of the pairs probing the list their
- *      queries' operands, the products on the tensor cores (WMMA, TF32
- *      operands, fp32 accumulation), written as the approximate
- *      distances a(x, q) of engine/exact_bound.h;
+ *      queries' operands, the products on the tensor cores (WMMA, fp16
+ *      operands, fp32 accumulation), unscaled and written as the
+ *      approximate distances a(x, q) of engine/exact_bound.h;
  *   4. ivf_lm_select, one block per query: exact_bound.h's candidates and
  *      their direct distances.  The bound of a (query, list) pair is
  *      e = exact_bound_pair with the list's largest w and rho, at least
@@ -46,8 +51,8 @@
  * not allow is skipped in both passes and not counted, as the query-major
  * scan does.
  *
- * Memory on the device: the base's operands by position (n x dim floats)
- * and bound data (n float4), per list two floats, the (list, vector
+ * Memory on the device: the base's operands by position (n x dim fp16
+ * values) and bound data (n float4), per list two floats, the (list, vector
  * tile) items; per batch the queries' operands, bound data and cosine
  * norms, the grouping (nlist + 1 words three times, nb x nprobe pairs)
  * and the products, nb x the most candidates a query of the batch can
@@ -60,6 +65,7 @@
  * lm_select_smem(nprobe, dim); ivf_lm_lists one block of
  * LM_SCAN_THREADS.
  */
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <mma.h>
 #include <math.h>
@@ -80,9 +86,9 @@ extern "C" {
 
 #define LM_TILE 64u             /* queries and vectors of a tile */
 #define LM_KMAX 128u            /* dimensions staged at a time */
-#define LM_LDK (LM_KMAX + 4u)   /* staged rows' stride (floats; WMMA wants a multiple of 4) */
-#define LM_GEMM_SMEM (2u * LM_TILE * LM_LDK * 4u)
-#define LM_LDC (LM_TILE + 4u)
+#define LM_LDK (LM_KMAX + 8u)   /* staged rows' stride (halves; WMMA wants a multiple of 8) */
+#define LM_GEMM_SMEM (2u * LM_TILE * LM_LDK * 2u)
+#define LM_LDC (LM_TILE + 4u)   /* the products' stride (floats), over the staged queries */
 #define LM_GEMM_THREADS 256u /* 8 warps: 2 x 4 of 32 queries x 16 vectors */
 #define LM_THREADS 256u
 #define LM_CAND 2048u /* gathered candidates a query, at most */
@@ -100,14 +106,15 @@ struct ivf_lm {
     exact_bound bound;
     const uint32_t *d_id;    /* the resident's */
     const uint64_t *d_start; /* the resident's */
-    float *d_op;             /* n x dim: the operands by position */
+    __half *d_op;            /* n x dim: the operands by position */
     float4 *d_info;          /* n: exact_prepare's bound data by position */
     float2 *d_listWR;        /* nlist: the list's largest w and rho */
     unsigned *d_flag;
     /* The batch workspace: nbCap queries of nprobeCap probes, sCap products. */
     uint32_t nbCap, nprobeCap;
     uint64_t sCap;
-    float *d_qop, *d_S, *d_qdot;
+    __half *d_qop;
+    float *d_S, *d_qdot;
     float4 *d_qinfo;
     unsigned *d_qflag;
     uint32_t *d_qBase, *d_count, *d_pairStart, *d_cursor, *d_pair;
@@ -117,13 +124,16 @@ struct ivf_lm {
 
 /* ------------------------------------------------------------ kernels */
 
-/* Row p of @p out = the vector of the object at position p (aId). */
-__global__ void ivf_lm_gather(const float *vec, const uint32_t *aId, uint64_t n, uint32_t dim, float *out)
+/* Row p of @p out = the operand of the object at position p (aId), and its bound data. */
+__global__ void ivf_lm_gather(const __half *op, const float4 *info, const uint32_t *aId, uint64_t n, uint32_t dim,
+                              __half *out, float4 *outInfo)
 {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n * dim) {
-        uint64_t p = i / dim;
-        out[i] = vec[(uint64_t)aId[p] * dim + (i - p * dim)];
+        uint64_t p = i / dim, j = i - p * dim;
+        out[i] = op[(uint64_t)aId[p] * dim + j];
+        if (j == 0)
+            outInfo[p] = info[aId[p]];
     }
 }
 
@@ -227,36 +237,36 @@ __global__ void ivf_lm_scatter(const genie_neighbor *aProbe, uint32_t nPair, uin
 /*
  * Stage rows into shared memory for the MMA: warp-wide, rows warp,
  * warp + 8, ... of LM_TILE, each lane 4 consecutive dimensions of
- * [0, kPad) (kPad <= LM_KMAX, a multiple of 8); src(r) the row's first
+ * [0, kPad) (kPad <= LM_KMAX, a multiple of 16); src(r) the row's first
  * dimension of the chunk (NULL: a row of zeros), kLen <= kPad of them
  * real, the rest 0.  Every load is issued before any store, so a warp has
- * all its rows in flight at once.  @p vec4: float4 loads (rows 16-byte
- * aligned, the dimension a multiple of 4).
+ * all its rows in flight at once.  @p vec4: 8-byte loads of 4 values
+ * (rows 8-byte aligned: the dimension a multiple of 4).
  */
 template <typename Src>
-__device__ __forceinline__ void stage_rows(float *dst, Src src, uint32_t kLen, uint32_t kPad, bool vec4)
+__device__ __forceinline__ void stage_rows(__half *dst, Src src, uint32_t kLen, uint32_t kPad, bool vec4)
 {
     uint32_t warp = threadIdx.x / 32, c = (threadIdx.x & 31u) * 4;
-    float4 v[LM_TILE / (LM_GEMM_THREADS / 32)];
+    uint2 v[LM_TILE / (LM_GEMM_THREADS / 32)];
 #pragma unroll
     for (uint32_t i = 0; i < LM_TILE / (LM_GEMM_THREADS / 32); i++) {
-        const float *row = src(warp + i * (LM_GEMM_THREADS / 32));
-        v[i] = make_float4(0, 0, 0, 0);
+        const __half *row = src(warp + i * (LM_GEMM_THREADS / 32));
+        v[i] = make_uint2(0, 0);
         if (row && c < kPad) {
             if (vec4 && c + 4 <= kLen) {
-                v[i] = __ldg((const float4 *)(row + c));
+                v[i] = __ldg((const uint2 *)(row + c));
             } else {
-                v[i].x = c < kLen ? __ldg(row + c) : 0.0f;
-                v[i].y = c + 1 < kLen ? __ldg(row + c + 1) : 0.0f;
-                v[i].z = c + 2 < kLen ? __ldg(row + c + 2) : 0.0f;
-                v[i].w = c + 3 < kLen ? __ldg(row + c + 3) : 0.0f;
+                uint32_t h[4];
+                for (uint32_t t = 0; t < 4; t++)
+                    h[t] = c + t < kLen ? __half_as_ushort(row[c + t]) : 0u;
+                v[i] = make_uint2(h[0] | h[1] << 16, h[2] | h[3] << 16);
             }
         }
     }
 #pragma unroll
     for (uint32_t i = 0; i < LM_TILE / (LM_GEMM_THREADS / 32); i++)
         if (c < kPad)
-            *(float4 *)(dst + (warp + i * (LM_GEMM_THREADS / 32)) * LM_LDK + c) = v[i];
+            *(uint2 *)(dst + (warp + i * (LM_GEMM_THREADS / 32)) * LM_LDK + c) = v[i];
 }
 
 /*
@@ -269,16 +279,17 @@ __device__ __forceinline__ void stage_rows(float *dst, Src src, uint32_t kLen, u
  * Dynamic shared memory: LM_GEMM_SMEM (sA, sB; the products sC over sA).
  */
 __global__ void __launch_bounds__(LM_GEMM_THREADS)
-ivf_lm_gemm(const float *qop, const float4 *aQInfo, const float *xop, const float4 *aXInfo, uint32_t dim, int metric,
+ivf_lm_gemm(const __half *qop, const float4 *aQInfo, const __half *xop, const float4 *aXInfo, uint32_t dim, int metric,
             const uint64_t *aStart, const uint2 *aItem, const uint32_t *aPairStart, const uint32_t *aPair,
             uint32_t nprobe, const uint32_t *aOff, const uint32_t *aQBase, float *S)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     using namespace nvcuda;
-    extern __shared__ __align__(128) float sBuf[];
+    extern __shared__ __align__(128) __half sBuf[];
     __shared__ uint32_t sQRow[LM_TILE], sDst[LM_TILE];
     __shared__ float4 sQInfo[LM_TILE], sXInfo[LM_TILE];
-    float *sA = sBuf, *sB = sBuf + LM_TILE * LM_LDK, *sC = sBuf;
+    __half *sA = sBuf, *sB = sBuf + LM_TILE * LM_LDK;
+    float *sC = (float *)sBuf; /* LM_TILE x LM_LDC floats: the bytes of sA */
     uint32_t tid = threadIdx.x, warp = tid / 32, lane = tid & 31u, wm = warp / 4, wn = warp % 4;
     uint2 item = aItem[blockIdx.x];
     uint32_t l = item.x, vt = item.y, pair0 = aPairStart[l], nPairL = aPairStart[l + 1] - pair0;
@@ -301,29 +312,24 @@ ivf_lm_gemm(const float *qop, const float4 *aQInfo, const float *xop, const floa
             sQInfo[tid] = aQInfo[qi];
         }
         __syncthreads();
-        wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2];
+        wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2];
         for (int i = 0; i < 2; i++)
             wmma::fill_fragment(acc[i], 0.0f);
         for (uint32_t ch = 0; ch < nChunk; ch++) {
-            uint32_t k0 = ch * LM_KMAX, kLen = dim - k0 < LM_KMAX ? dim - k0 : LM_KMAX, kPad = (kLen + 7) / 8 * 8;
+            uint32_t k0 = ch * LM_KMAX, kLen = dim - k0 < LM_KMAX ? dim - k0 : LM_KMAX, kPad = (kLen + 15) / 16 * 16;
             if (nChunk > 1 || q0 == 0)
-                stage_rows(sB, [&](uint32_t r) { return r < nv ? xop + (p0 + r) * dim + k0 : (const float *)NULL; },
+                stage_rows(sB, [&](uint32_t r) { return r < nv ? xop + (p0 + r) * dim + k0 : (const __half *)NULL; },
                            kLen, kPad, vec4);
             stage_rows(sA,
-                       [&](uint32_t r) { return r < nq ? qop + (uint64_t)sQRow[r] * dim + k0 : (const float *)NULL; },
+                       [&](uint32_t r) { return r < nq ? qop + (uint64_t)sQRow[r] * dim + k0 : (const __half *)NULL; },
                        kLen, kPad, vec4);
             __syncthreads();
-            for (uint32_t kk = 0; kk < kPad; kk += 8) {
-                wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a[2];
-                wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> b;
-                /* The operands are TF32 values already (exact_round_operand): the conversions keep them. */
+            for (uint32_t kk = 0; kk < kPad; kk += 16) {
+                wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a[2];
+                wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> b;
                 wmma::load_matrix_sync(b, sB + wn * 16 * LM_LDK + kk, LM_LDK);
-                for (int e = 0; e < b.num_elements; e++)
-                    b.x[e] = wmma::__float_to_tf32(b.x[e]);
                 for (int i = 0; i < 2; i++) {
                     wmma::load_matrix_sync(a[i], sA + (wm * 32 + i * 16) * LM_LDK + kk, LM_LDK);
-                    for (int e = 0; e < a[i].num_elements; e++)
-                        a[i].x[e] = wmma::__float_to_tf32(a[i].x[e]);
                     wmma::mma_sync(acc[i], a[i], b, acc[i]);
                 }
             }
@@ -520,7 +526,8 @@ static void lm_workspace_free(ivf_lm *lm)
     cudaFree(lm->d_pairStart);
     cudaFree(lm->d_cursor);
     cudaFree(lm->d_pair);
-    lm->d_qop = lm->d_S = lm->d_qdot = NULL;
+    lm->d_qop = NULL;
+    lm->d_S = lm->d_qdot = NULL;
     lm->d_qinfo = NULL;
     lm->d_qflag = NULL;
     lm->d_qBase = lm->d_count = lm->d_pairStart = lm->d_cursor = lm->d_pair = NULL;
@@ -561,12 +568,14 @@ genie_status ivf_lm_create(int device, const float *d_vec, const uint32_t *d_id,
     genie_status rc = GENIE_OK;
     unsigned flag = 0;
     uint2 *aItem = NULL;
+    __half *d_opById = NULL;   /* the operands and bound data by id, before they are put by position */
+    float4 *d_infoById = NULL;
     lm->device = device;
     lm->n = n;
     lm->dim = dim;
     lm->nlist = nlist;
     lm->metric = metric;
-    lm->bound = exact_bound_make(metric, GENIE_PRECISION_TF32, dim);
+    lm->bound = exact_bound_make(metric, GENIE_PRECISION_FP16, dim);
     lm->d_id = d_id;
     lm->d_start = d_start;
     for (uint32_t l = 0; l < nlist; l++)
@@ -584,17 +593,19 @@ genie_status ivf_lm_create(int device, const float *d_vec, const uint32_t *d_id,
                   fail);
     CUDA_TRY_GOTO(rc, cudaFuncSetAttribute(ivf_lm_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)LM_GEMM_SMEM),
                   fail);
-    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_op, (size_t)n * dim * sizeof(float)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_op, (size_t)n * dim * sizeof(__half)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_info, (size_t)n * sizeof(float4)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&d_opById, (size_t)n * dim * sizeof(__half)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&d_infoById, (size_t)n * sizeof(float4)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_listWR, (size_t)nlist * sizeof(float2)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_flag, sizeof(unsigned)), fail);
     CUDA_TRY_GOTO(rc, cudaMemsetAsync(lm->d_flag, 0, sizeof(unsigned), stream), fail);
-    ivf_lm_gather<<<(unsigned)((n * dim + 255) / 256), 256, 0, stream>>>(d_vec, d_id, n, dim, lm->d_op);
-    CUDA_CHECK_LAUNCH(rc, "ivf_lm_gather", fail);
-    /* In place: each lane reads its elements of a vector before it writes their operands (no aDot asked). */
     exact_prepare<<<(unsigned)((n * 32 + LM_PREP_THREADS - 1) / LM_PREP_THREADS), LM_PREP_THREADS, 0, stream>>>(
-        lm->d_op, n, dim, (int)metric, (int)GENIE_PRECISION_TF32, lm->d_op, NULL, lm->d_info, NULL, lm->d_flag, 0, 0);
+        d_vec, n, dim, (int)metric, (int)GENIE_PRECISION_FP16, NULL, d_opById, d_infoById, NULL, lm->d_flag, 0, 0);
     CUDA_CHECK_LAUNCH(rc, "exact_prepare", fail);
+    ivf_lm_gather<<<(unsigned)((n * dim + 255) / 256), 256, 0, stream>>>(d_opById, d_infoById, d_id, n, dim,
+                                                                         lm->d_op, lm->d_info);
+    CUDA_CHECK_LAUNCH(rc, "ivf_lm_gather", fail);
     ivf_lm_list_bounds<<<(nlist * 32 + 255) / 256, 256, 0, stream>>>(lm->d_info, d_start, nlist, lm->d_listWR);
     CUDA_CHECK_LAUNCH(rc, "ivf_lm_list_bounds", fail);
     CUDA_TRY_GOTO(rc, cudaMemcpyAsync(&flag, lm->d_flag, sizeof flag, cudaMemcpyDeviceToHost, stream), fail);
@@ -602,10 +613,15 @@ genie_status ivf_lm_create(int device, const float *d_vec, const uint32_t *d_id,
     if (flag & FLAG_DIRECT) /* a base vector outside the bound's range: the query-major scan only */
         goto fail;
     free(aItem);
+    cudaFree(d_opById);
+    cudaFree(d_infoById);
     *pOut = lm;
     return GENIE_OK;
 fail:
     free(aItem); /* pageable: a queued copy from it has been staged already */
+    cudaStreamSynchronize(stream); /* the queued kernels may still read the arrays by id */
+    cudaFree(d_opById);
+    cudaFree(d_infoById);
     ivf_lm_free(lm);
     return rc;
 }
@@ -618,7 +634,7 @@ genie_status ivf_lm_reserve(ivf_lm *lm, uint32_t nb, uint32_t nprobe, uint64_t m
     lm_workspace_free(lm);
     genie_status rc = GENIE_OK;
     size_t nPair = (size_t)nb * nprobe;
-    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_qop, (size_t)nb * lm->dim * sizeof(float)), fail);
+    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_qop, (size_t)nb * lm->dim * sizeof(__half)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_S, (size_t)(need ? need : 1) * sizeof(float)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_qinfo, (size_t)nb * sizeof(float4)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_qdot, (size_t)nb * sizeof(float)), fail);
@@ -657,7 +673,7 @@ genie_status ivf_lm_enqueue(ivf_lm *lm, cudaStream_t stream, const float *d_q, u
     CUDA_TRY(cudaMemsetAsync(lm->d_count, 0, (size_t)lm->nlist * sizeof(uint32_t), stream));
     CUDA_TRY(cudaMemsetAsync(d_nRest, 0, sizeof(uint32_t), stream));
     exact_prepare<<<(nb * 32 + LM_PREP_THREADS - 1) / LM_PREP_THREADS, LM_PREP_THREADS, 0, stream>>>(
-        d_q, nb, dim, (int)lm->metric, (int)GENIE_PRECISION_TF32, lm->d_qop, NULL, lm->d_qinfo, qdot, lm->d_qflag, 1,
+        d_q, nb, dim, (int)lm->metric, (int)GENIE_PRECISION_FP16, NULL, lm->d_qop, lm->d_qinfo, qdot, lm->d_qflag, 1,
         0);
     CUDA_CHECK_LAUNCH(rc, "exact_prepare", fail);
     ivf_lm_count<<<(nPair + 255) / 256, 256, 0, stream>>>(d_probe, nPair, lm->d_count);

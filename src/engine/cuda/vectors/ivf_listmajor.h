@@ -3,7 +3,7 @@
  * module; ivf_listmajor.cu says how), after Johnson, Douze and Jegou,
  * "Billion-scale similarity search with GPUs", section 5.3: the batch's
  * (query, list) probes grouped by list, each list's vectors multiplied by
- * all the queries that probe it in TF32 tiles on the tensor cores, and
+ * all the queries that probe it in fp16 tiles on the tensor cores, and
  * each query's candidates re-ranked by engine/exact_bound.h's rule, so
  * that the answers are ivf_cpu.c's, bit for bit.  ivf_gpu.cu chooses it
  * per batch (ivf_lm_worth) and runs it in place of its query-major scan.
@@ -25,7 +25,7 @@ typedef struct ivf_lm ivf_lm;
 
 /**
  * The list-major state of an IVF-Flat index on the device: its vectors'
- * TF32 operands by position and their bound data.  @p d_vec the vectors
+ * fp16 operands by position and their bound data.  @p d_vec the vectors
  * by id, @p d_id the ids by position, @p d_start the nlist + 1 list
  * starts, all on the device, and @p aStart the same starts on the host;
  * queued on @p stream and waited for.

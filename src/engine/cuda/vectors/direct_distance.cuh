@@ -45,63 +45,42 @@ __device__ static float dot_rn(const float *a, const float *b, uint32_t dim)
     return s;
 }
 
-/* One term of genie_vector_distance's sum, added to @p s in its rounding. */
-__device__ __forceinline__ float direct_term(int metric, float s, float a, float b)
-{
-    if (metric == GENIE_METRIC_L2) {
-        float d = __fsub_rn(a, b);
-        return __fadd_rn(s, __fmul_rn(d, d));
-    }
-    if (metric == GENIE_METRIC_L1)
-        return __fadd_rn(s, fabsf(__fsub_rn(a, b)));
-    return __fadd_rn(s, __fmul_rn(a, b));
-}
-
-#define DIRECT_AHEAD 8u /* loads issued before their terms are added: one wait per DIRECT_AHEAD */
-
 /*
  * genie_vector_distance(metric, x, q, dim) bit for bit: the same
  * operations in the same order (float4 loads when rows are 16-byte
- * aligned, and DIRECT_AHEAD of them issued before any is used, change the
- * loads, not the order).  @p nx, @p nq: for cosine the CPU's squared
- * norms dot(x, x), dot(q, q), computed once per vector.
+ * aligned change the loads, not the order).  @p nx, @p nq: for cosine the
+ * CPU's squared norms dot(x, x), dot(q, q), computed once per vector.
  */
 __device__ static float direct_distance(int metric, const float *x, const float *q, uint32_t dim, float nx, float nq)
 {
     float s = 0;
     if ((dim & 3) == 0) {
         const float4 *x4 = (const float4 *)x, *q4 = (const float4 *)q;
-        uint32_t n4 = dim / 4;
-        for (uint32_t j0 = 0; j0 < n4; j0 += DIRECT_AHEAD) {
-            float4 a[DIRECT_AHEAD], b[DIRECT_AHEAD];
+        for (uint32_t j = 0; j < dim / 4; j++) {
+            float4 a = x4[j], b = q4[j];
+            float av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};
 #pragma unroll
-            for (uint32_t t = 0; t < DIRECT_AHEAD; t++)
-                if (j0 + t < n4) {
-                    a[t] = x4[j0 + t];
-                    b[t] = q4[j0 + t];
+            for (int t = 0; t < 4; t++) {
+                if (metric == GENIE_METRIC_L2) {
+                    float d = __fsub_rn(av[t], bv[t]);
+                    s = __fadd_rn(s, __fmul_rn(d, d));
+                } else if (metric == GENIE_METRIC_L1) {
+                    s = __fadd_rn(s, fabsf(__fsub_rn(av[t], bv[t])));
+                } else {
+                    s = __fadd_rn(s, __fmul_rn(av[t], bv[t]));
                 }
-#pragma unroll
-            for (uint32_t t = 0; t < DIRECT_AHEAD; t++)
-                if (j0 + t < n4) {
-                    s = direct_term(metric, s, a[t].x, b[t].x);
-                    s = direct_term(metric, s, a[t].y, b[t].y);
-                    s = direct_term(metric, s, a[t].z, b[t].z);
-                    s = direct_term(metric, s, a[t].w, b[t].w);
-                }
+            }
         }
     } else {
-        for (uint32_t j0 = 0; j0 < dim; j0 += DIRECT_AHEAD) {
-            float a[DIRECT_AHEAD], b[DIRECT_AHEAD];
-#pragma unroll
-            for (uint32_t t = 0; t < DIRECT_AHEAD; t++)
-                if (j0 + t < dim) {
-                    a[t] = x[j0 + t];
-                    b[t] = q[j0 + t];
-                }
-#pragma unroll
-            for (uint32_t t = 0; t < DIRECT_AHEAD; t++)
-                if (j0 + t < dim)
-                    s = direct_term(metric, s, a[t], b[t]);
+        for (uint32_t j = 0; j < dim; j++) {
+            if (metric == GENIE_METRIC_L2) {
+                float d = __fsub_rn(x[j], q[j]);
+                s = __fadd_rn(s, __fmul_rn(d, d));
+            } else if (metric == GENIE_METRIC_L1) {
+                s = __fadd_rn(s, fabsf(__fsub_rn(x[j], q[j])));
+            } else {
+                s = __fadd_rn(s, __fmul_rn(x[j], q[j]));
+            }
         }
     }
     if (metric == GENIE_METRIC_L2)

@@ -5,8 +5,8 @@
  * order, truncated adds for the tensor-core precisions), whose answers must
  * equal the direct loop's (exact_cpu_direct) bit for bit on data made of
  * ties, near-ties, duplicates and mixed scales.  The same header's
- * functions run in exact_gpu.cu; tests/gpu/gpu_exact.c checks the GPU
- * itself.  Also the precision option's names and refusals.
+ * functions run in exact_gpu.cu and exact_select.cu; tests/gpu/gpu_exact.c
+ * checks the GPU itself.  Also the precision option's names and refusals.
  */
 #include <math.h>
 
@@ -127,7 +127,7 @@ typedef struct emu_stats {
 } emu_stats;
 
 /*
- * The candidate step of exact_gpu.cu for every query, emulated: upper and
+ * The candidate step of exact_select.cu for every query, emulated: upper and
  * lower bounds, U the k-th upper, the candidates re-ranked by the direct
  * distance, or the direct path past EMU_MAX_CAND candidates.
  */

@@ -1,8 +1,8 @@
 /*
  * The error bound behind the exact search's candidate step (private to
- * the engine; used by exact_gpu.cu on the device, by exact_blas.c (the
- * CPU's OpenBLAS path, fp32) and by the tests on the host, so all evaluate
- * the same arithmetic).
+ * the engine; used by exact_gpu.cu and exact_select.cu on the device, by
+ * exact_blas.c (the CPU's OpenBLAS path, fp32) and by the tests on the
+ * host, so all evaluate the same arithmetic).
  *
  * The exact answer of a query is defined by the direct distance d(x, q)
  * of genie_vector_distance (distance.c: one fp32 loop over the dimensions,

@@ -19,7 +19,7 @@
  * a top-k heap (cpu/cpu_engine.c, cpu/cpu_block.c); the CUDA backends'
  * counting kernels (tile.cu masks a tile's counters before its
  * selection; cpq.cu and spq.cu count allowed objects only); the exact
- * vector search (exact.c, exact_blas.c, cuda/vectors/exact_gpu.cu); the
+ * vector search (exact.c, exact_blas.c, cuda/vectors/exact_select.cu); the
  * front-ends' own full scans (sets and sequences exact modes, the
  * sequences fallback, docs, metric).  Candidate searches (LSH, MinHash,
  * n-grams) get their candidates from genie_search, which applies it.

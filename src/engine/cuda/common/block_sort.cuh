@@ -5,7 +5,7 @@
  * with GPUs", section 4, use).  It sorts the block k-selection's kept keys
  * with its queue (select_block.cuh), the match-count hits above the k-th
  * count (count/topk_device.cuh), a docs round's candidates
- * (docs/docs_gpu.cu) and the exact vector search's (vectors/exact_gpu.cu).
+ * (docs/docs_gpu.cu) and the exact vector search's (vectors/exact_select.cu).
  *
  * The network over n elements, n a power of two: for each size 2, 4, ...,
  * n and each stride size / 2, ..., 1, every pair (i, i ^ stride) with

@@ -1,7 +1,7 @@
 /*
  * Block-wide k-selection of the smallest 64-bit keys, in one pass over
  * keys offered by the block's threads, for k up to SELECT_BLOCK_MAX_K:
- * the selection of the IVF kernels (ivf_gpu.cu), fused with their scans,
+ * the selection of the IVF kernels (ivf_scan.cu), fused with their scans,
  * and a primitive for any kernel that produces candidates one per thread
  * per round.
  *

@@ -1,8 +1,9 @@
 /*
  * genie_vector_distance (engine/distance.c) on the device, bit for bit,
  * the ordered keys of distances, and the test of a search's object
- * bitmap: what the exact search (exact_gpu.cu), the inverted-file search
- * (ivf_gpu.cu) and the metric type's pairs (metric_gpu.cu) rank by, so
+ * bitmap: what the exact search (exact_gpu.cu, exact_select.cu), the
+ * inverted-file search (ivf_scan.cu) and the metric type's pairs
+ * (metric_gpu.cu) rank by, so
  * that the GPU's answers are the CPU's.  Each function runs on one
  * thread; any thread may call
  * it at any time.

@@ -1,6 +1,6 @@
 /*
  * The device side of engine/exact_bound.h that the exact search's
- * selections share (exact_gpu.cu's exact_select, exact_warp.cu's
+ * selections share (exact_select.cu's exact_select, exact_warp.cu's
  * exact_warp_select): the approximate distance a(x, q) from a GEMM
  * product, its upper bound a + e, and the flag of a query that its bounds
  * cannot serve.  Each function runs on one thread; any thread may call it.

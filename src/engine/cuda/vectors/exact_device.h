@@ -68,7 +68,7 @@ __global__ void exact_prepare(const float *x, uint64_t n, uint32_t dim, int metr
 #define EXACT_WARP_MAX_BASE 65536u
 
 /**
- * exact_gpu.cu's bounded selection (SELECT_BOUND) for k <=
+ * exact_select.cu's bounded selection (SELECT_BOUND) for k <=
  * EXACT_WARP_MAX_K over nBase <= EXACT_WARP_MAX_BASE base vectors and no
  * bitmap, one warp per query (exact_warp.cu says how), queued on
  * @p stream: the same answers to @p out (nq x k), and the same flag

@@ -2,7 +2,7 @@
  * The list-major IVF-Flat scan (ivf_listmajor.h), after Johnson, Douze
  * and Jegou, "Billion-scale similarity search with GPUs", section 5.3.
  *
- * Why: the query-major scan (ivf_gpu.cu, ivf_flat_search) reads each
+ * Why: the query-major scan (ivf_scan.cu, ivf_flat_search) reads each
  * candidate's vector once per query that probes its list.  When a batch
  * has many queries per list (GloVe at recall 0.95: about 200 of a batch's
  * 2,500 queries per list) that is the whole cost, bound by bytes; reading

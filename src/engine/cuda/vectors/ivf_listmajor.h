@@ -69,7 +69,7 @@ genie_status ivf_lm_reserve(ivf_lm *lm, uint32_t nb, uint32_t nprobe, uint64_t m
 /**
  * Queue on @p stream the list-major scan of @p nb queries at @p d_q with
  * their probes @p d_probe (nb x nprobe) and prefix sums @p d_off (nb x
- * (nprobe + 1), ivf_gpu.cu's plan): the k nearest of each to d_out
+ * (nprobe + 1), ivf_scan.cu's ivf_plan): the k nearest of each to d_out
  * (nb x k) and their number to d_n, as ivf_flat_search writes them;
  * except for the queries it leaves to the query-major scan, whose indices
  * go to d_rest and their count to *d_nRest (a query outside the bound's

@@ -34,12 +34,10 @@
  *      their direct distances.  The bound of a (query, list) pair is
  *      e = exact_bound_pair with the list's largest w and rho, at least
  *      every vector's own e (e grows with both), so a - e/2 <= d <= a + e/2
- *      holds for each.  Each thread takes some of the query's probes and
- *      keeps the two smallest upper bounds a + e among the GEMM's minima
- *      of their (pair, tile) slots (step 3: two allowed vectors' a per
- *      slot, so no pass over the products); the 2 LM_THREADS kept belong
- *      to distinct vectors, so their k-th smallest u0 (k <= 2 LM_THREADS)
- *      is at least U, the k-th smallest upper bound of all, and T0 =
+ *      holds for each.  Each thread keeps the two smallest upper bounds
+ *      a + e of its candidates; the 2 LM_THREADS kept belong to distinct
+ *      vectors, so their k-th smallest u0 (k <= 2 LM_THREADS) is at least
+ *      U, the k-th smallest upper bound of all, and T0 =
  *      exact_bound_threshold(u0) >= T (as exact_warp.cu's lanes do).
  *      Every candidate whose lower bound a - e is at most T0 is gathered
  *      (a superset of exact_bound.h's, so it holds the exact k nearest,
@@ -50,17 +48,15 @@
  * A query flagged in step 1, with a bound that is not a number, or with
  * more than LM_CAND gathered candidates is left to the query-major scan
  * (d_rest): slower, the same answers.  A candidate the call's bitmap does
- * not allow is left out of the minima, skipped by the gathering pass and
- * not counted, as the query-major scan does.
+ * not allow is skipped in both passes and not counted, as the query-major
+ * scan does.
  *
  * Memory on the device: the base's operands by position (n x dim fp16
  * values) and bound data (n float4), per list two floats, the (list, vector
  * tile) items; per batch the queries' operands, bound data and cosine
- * norms, the grouping (nlist + 1 words four times, nb x nprobe pairs and
- * their places), the products, nb x the most candidates a query of the
- * batch can have (the nprobe longest lists), at most LM_BATCH_BYTES, and
- * the GEMM's minima, two floats per (pair, vector tile), at most nb x
- * (that / LM_TILE + nprobe).
+ * norms, the grouping (nlist + 1 words three times, nb x nprobe pairs)
+ * and the products, nb x the most candidates a query of the batch can
+ * have (the nprobe longest lists), at most LM_BATCH_BYTES.
  *
  * Thread contracts: ivf_lm_gemm blockDim.x == LM_GEMM_THREADS (8 warps, each
  * a 32 x 16 eighth of the tile), a block per (list, vector tile) item,
@@ -94,7 +90,6 @@ extern "C" {
 #define LM_GEMM_SMEM (2u * LM_TILE * LM_LDK * 2u)
 #define LM_LDC (LM_TILE + 4u)   /* the products' stride (floats), over the staged queries */
 #define LM_GEMM_THREADS 256u /* 8 warps: 2 x 4 of 32 queries x 16 vectors */
-#define LM_GEMM_BLOCKS 4     /* blocks of ivf_lm_gemm a multiprocessor holds at least (64 registers a thread) */
 #define LM_THREADS 256u
 #define LM_CAND 2048u /* gathered candidates a query, at most */
 #define LM_UNROLL 8u   /* products a thread of ivf_lm_select loads at once */
@@ -117,13 +112,12 @@ struct ivf_lm {
     unsigned *d_flag;
     /* The batch workspace: nbCap queries of nprobeCap probes, sCap products. */
     uint32_t nbCap, nprobeCap;
-    uint64_t sCap, minCap;
+    uint64_t sCap;
     __half *d_qop;
     float *d_S, *d_qdot;
     float4 *d_qinfo;
     unsigned *d_qflag;
-    uint32_t *d_qBase, *d_count, *d_pairStart, *d_cursor, *d_pair, *d_pos, *d_tileStart;
-    float2 *d_min; /* the GEMM's two smallest per (pair, vector tile) slot */
+    uint32_t *d_qBase, *d_count, *d_pairStart, *d_cursor, *d_pair;
     uint2 *d_item;  /* nItem: every (list, vector tile) of the index, the GEMM's blocks */
     uint32_t nItem;
 };
@@ -213,22 +207,14 @@ __global__ void ivf_lm_count(const genie_neighbor *aProbe, uint32_t nPair, uint3
         atomicAdd(&aCount[aProbe[i].id], 1u);
 }
 
-/* The vector tiles of list @p l (aStart: the lists' starts). */
-__device__ __forceinline__ uint32_t list_tiles(const uint64_t *aStart, uint32_t l)
-{
-    return (uint32_t)((aStart[l + 1] - aStart[l] + LM_TILE - 1) / LM_TILE);
-}
-
 /*
  * One block: the lists' first pairs (aPairStart, nlist + 1; aCursor a
- * copy), their first (pair, vector tile) slots of the GEMM's minima
- * (aTileStart: the list's pairs times its tiles, summed over the lists
- * before it), and each query's first product (aQBase, nb + 1: the
- * candidates of the queries before it, aOff's last sums).
+ * copy) and each query's first product (aQBase, nb + 1: the candidates
+ * of the queries before it, aOff's last sums).
  */
 __global__ void __launch_bounds__(LM_SCAN_THREADS)
-ivf_lm_lists(const uint32_t *aCount, const uint64_t *aStart, uint32_t nlist, const uint32_t *aOff, uint32_t nb,
-         uint32_t nprobe, uint32_t *aPairStart, uint32_t *aCursor, uint32_t *aTileStart, uint32_t *aQBase)
+ivf_lm_lists(const uint32_t *aCount, uint32_t nlist, const uint32_t *aOff, uint32_t nb,
+         uint32_t nprobe, uint32_t *aPairStart, uint32_t *aCursor, uint32_t *aQBase)
 {
     block_scan(nlist, [&](uint32_t l) { return aCount[l]; },
                [&](uint32_t l, uint32_t v) {
@@ -236,31 +222,16 @@ ivf_lm_lists(const uint32_t *aCount, const uint64_t *aStart, uint32_t nlist, con
                    if (l < nlist)
                        aCursor[l] = v;
                });
-    block_scan(nlist, [&](uint32_t l) { return aCount[l] * list_tiles(aStart, l); },
-               [&](uint32_t l, uint32_t v) { aTileStart[l] = v; });
     block_scan(nb, [&](uint32_t i) { return aOff[(uint64_t)i * (nprobe + 1) + nprobe]; },
                [&](uint32_t i, uint32_t v) { aQBase[i] = v; });
 }
 
-/*
- * A thread per pair: its index (query nprobe + probe) at the next place
- * of its list, and that place at aPos[index].
- */
-__global__ void ivf_lm_scatter(const genie_neighbor *aProbe, uint32_t nPair, uint32_t *aCursor, uint32_t *aPair,
-                               uint32_t *aPos)
+/* A thread per pair: its index (query nprobe + probe) at the next place of its list. */
+__global__ void ivf_lm_scatter(const genie_neighbor *aProbe, uint32_t nPair, uint32_t *aCursor, uint32_t *aPair)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < nPair) {
-        uint32_t j = atomicAdd(&aCursor[aProbe[i].id], 1u);
-        aPair[j] = i;
-        aPos[i] = j;
-    }
-}
-
-/* The two smallest of (a0, a1) and (b0, b1), each ascending; fminf drops a NaN. */
-__device__ __forceinline__ float2 min2_merge(float2 a, float2 b)
-{
-    return make_float2(fminf(a.x, b.x), fminf(fmaxf(a.x, b.x), fminf(a.y, b.y)));
+    if (i < nPair)
+        aPair[atomicAdd(&aCursor[aProbe[i].id], 1u)] = i;
 }
 
 /*
@@ -303,26 +274,20 @@ __device__ __forceinline__ void stage_rows(__half *dst, Src src, uint32_t kLen, 
  * tile of LM_TILE of the batch's pairs that probe the list, the products
  * of their queries' operands and the tile's vectors', written as
  * approximate distances at S[the pair's place + the vector's place in
- * its list], and per pair the two smallest of them among the vectors
- * @p aAllow allows (NULL: all) at aMin[its (pair, tile) slot]: the list's
- * first slot aTileStart[l], then its pairs in their sorted order, each
- * with one slot per vector tile.  The dimensions go LM_KMAX at a time;
- * when one chunk holds them all, the vectors are staged once and kept for
- * every query tile.  Dynamic shared memory: LM_GEMM_SMEM (sA, sB; the
- * products sC over sA).
+ * its list].  The dimensions go LM_KMAX at a time; when one chunk holds
+ * them all, the vectors are staged once and kept for every query tile.
+ * Dynamic shared memory: LM_GEMM_SMEM (sA, sB; the products sC over sA).
  */
-__global__ void __launch_bounds__(LM_GEMM_THREADS, LM_GEMM_BLOCKS)
+__global__ void __launch_bounds__(LM_GEMM_THREADS)
 ivf_lm_gemm(const __half *qop, const float4 *aQInfo, const __half *xop, const float4 *aXInfo, uint32_t dim, int metric,
             const uint64_t *aStart, const uint2 *aItem, const uint32_t *aPairStart, const uint32_t *aPair,
-            uint32_t nprobe, const uint32_t *aOff, const uint32_t *aQBase, const uint32_t *aId,
-            const uint32_t *aAllow, const uint32_t *aTileStart, float *S, float2 *aMin)
+            uint32_t nprobe, const uint32_t *aOff, const uint32_t *aQBase, float *S)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     using namespace nvcuda;
     extern __shared__ __align__(128) __half sBuf[];
     __shared__ uint32_t sQRow[LM_TILE], sDst[LM_TILE];
     __shared__ float4 sQInfo[LM_TILE], sXInfo[LM_TILE];
-    __shared__ bool sXAllowed[LM_TILE];
     __half *sA = sBuf, *sB = sBuf + LM_TILE * LM_LDK;
     float *sC = (float *)sBuf; /* LM_TILE x LM_LDC floats: the bytes of sA */
     uint32_t tid = threadIdx.x, warp = tid / 32, lane = tid & 31u, wm = warp / 4, wn = warp % 4;
@@ -335,11 +300,8 @@ ivf_lm_gemm(const __half *qop, const float4 *aQInfo, const __half *xop, const fl
     uint64_t p0 = aStart[l] + (uint64_t)vt * LM_TILE;
     uint32_t nChunk = (dim + LM_KMAX - 1) / LM_KMAX;
     bool vec4 = (dim & 3u) == 0;
-    uint32_t tiles = (len + LM_TILE - 1) / LM_TILE, slot0 = aTileStart[l] + vt;
-    if (tid < nv) {
+    if (tid < nv)
         sXInfo[tid] = aXInfo[p0 + tid];
-        sXAllowed[tid] = d_allowed(aAllow, aId[p0 + tid]);
-    }
     for (uint32_t q0 = 0; q0 < nPairL; q0 += LM_TILE) {
         uint32_t nq = nPairL - q0 < LM_TILE ? nPairL - q0 : LM_TILE;
         __syncthreads(); /* the last query tile's sC and row data are read */
@@ -376,21 +338,11 @@ ivf_lm_gemm(const __half *qop, const float4 *aQInfo, const __half *xop, const fl
         for (int i = 0; i < 2; i++)
             wmma::store_matrix_sync(sC + (wm * 32 + i * 16) * LM_LDC + wn * 16, acc[i], LM_LDC, wmma::mem_row_major);
         __syncthreads();
-        /* A warp per pair: its products, and the two smallest of the allowed ones (NaN never kept). */
         for (uint32_t r = warp; r < nq; r += LM_GEMM_THREADS / 32) {
             float *dst = S + sDst[r];
             float4 qi = sQInfo[r];
-            float2 m = make_float2(INFINITY, INFINITY);
-            for (uint32_t c = lane; c < nv; c += 32) {
-                float a = approx_distance(metric, sC[r * LM_LDC + c], sXInfo[c], qi);
-                dst[c] = a;
-                if (sXAllowed[c] && a < m.y)
-                    m = a < m.x ? make_float2(a, m.x) : make_float2(m.x, a);
-            }
-            for (int o = 16; o > 0; o >>= 1)
-                m = min2_merge(m, make_float2(__shfl_xor_sync(0xffffffffu, m.x, o), __shfl_xor_sync(0xffffffffu, m.y, o)));
-            if (lane == 0)
-                aMin[slot0 + (q0 + r) * tiles] = m;
+            for (uint32_t c = lane; c < nv; c += 32)
+                dst[c] = approx_distance(metric, sC[r * LM_LDC + c], sXInfo[c], qi);
         }
     }
 #endif
@@ -438,10 +390,9 @@ __device__ __forceinline__ void scan_row(const float *row, uint32_t nCand, const
 __global__ void __launch_bounds__(LM_THREADS)
 ivf_lm_select(const float *S, const uint32_t *aQBase, const float *q, uint32_t dim, int metric, exact_bound bound,
           const float4 *aQInfo, const unsigned *aQFlag, const genie_neighbor *aProbe, const uint32_t *aOff,
-          uint32_t nprobe, const uint64_t *aStart, const float2 *aListWR, const uint32_t *aPos,
-          const uint32_t *aPairStart, const uint32_t *aTileStart, const float2 *aMin, const uint32_t *aId,
-          const float *aVec, const float *aNorm, const float *aQDot, const uint32_t *aAllow, uint32_t k,
-          genie_neighbor *out, uint32_t *aN, uint32_t *aRest, uint32_t *pNRest)
+          uint32_t nprobe, const uint64_t *aStart, const float2 *aListWR, const uint32_t *aId, const float *aVec,
+          const float *aNorm, const float *aQDot, const uint32_t *aAllow, uint32_t k, genie_neighbor *out, uint32_t *aN,
+          uint32_t *aRest, uint32_t *pNRest)
 {
     extern __shared__ unsigned long long smem[];
     __shared__ uint32_t sCount, sAllowed;
@@ -462,26 +413,13 @@ ivf_lm_select(const float *S, const uint32_t *aQBase, const float *q, uint32_t d
     const genie_neighbor *probe = aProbe + (uint64_t)qi * nprobe;
     float4 qInfo = aQInfo[qi];
     float c = exact_bound_query_c(&bound, qInfo.y);
-    /* Pass 1: each thread's two smallest upper bounds among its probes' minima (a NaN is never kept). */
-    float m0 = INFINITY, m1 = INFINITY;
     for (uint32_t p = tid; p <= nprobe; p += LM_THREADS) {
         sOff[p] = off[p];
         if (p < nprobe) {
-            uint32_t l = probe[p].id, tiles = list_tiles(aStart, l);
+            uint32_t l = probe[p].id;
             float2 wr = aListWR[l];
-            float e = exact_bound_pair(&bound, c, wr.x, wr.y, qInfo.y, qInfo.z);
             sBase[p] = aStart[l];
-            sE[p] = e;
-            const float2 *pMin = aMin + aTileStart[l] + (aPos[(uint64_t)qi * nprobe + p] - aPairStart[l]) * tiles;
-            for (uint32_t t = 0; t < tiles; t++) {
-                float2 mm = pMin[t];
-                float u[2] = {mm.x + e, mm.y + e};
-                for (int h = 0; h < 2; h++)
-                    if (u[h] < m1) {
-                        m1 = u[h] < m0 ? m0 : u[h];
-                        m0 = u[h] < m0 ? u[h] : m0;
-                    }
-            }
+            sE[p] = exact_bound_pair(&bound, c, wr.x, wr.y, qInfo.y, qInfo.z);
         }
     }
     for (uint32_t t = tid; t < dim; t += LM_THREADS)
@@ -492,19 +430,36 @@ ivf_lm_select(const float *S, const uint32_t *aQBase, const float *q, uint32_t d
     }
     __syncthreads();
     uint32_t nCand = sOff[nprobe], nAllowed = 0;
+    /* Pass 1: each thread's two smallest upper bounds (a NaN is never kept: pass 2 finds it). */
+    float m0 = INFINITY, m1 = INFINITY;
+    scan_row(row, nCand, sOff, [&](uint32_t cc, uint32_t p, float a) {
+        if (aAllow && !d_allowed(aAllow, aId[sBase[p] + (cc - sOff[p])]))
+            return;
+        nAllowed++;
+        float u = a + sE[p];
+        if (u < m1) {
+            m1 = u < m0 ? m0 : u;
+            m0 = u < m0 ? u : m0;
+        }
+    });
     /* Their k-th smallest, by a sort of the 2 LM_THREADS (key, place) in the gathering array (free until pass 2). */
     sCand[tid] = (unsigned long long)d_key(m0) << 32 | tid;
     sCand[LM_THREADS + tid] = (unsigned long long)d_key(m1) << 32 | (LM_THREADS + tid);
+    if (aAllow)
+        atomicAdd(&sAllowed, nAllowed);
     __syncthreads();
     block_sort_keys<LM_THREADS>(sCand, 2 * LM_THREADS);
     float T0 = exact_bound_threshold((genie_metric)metric, d_key_value((uint32_t)(sCand[k - 1] >> 32)));
     __syncthreads(); /* every thread has read sCand[k - 1] before pass 2 gathers into it */
-    /* Pass 2: every candidate whose lower bound is at most T0; the allowed ones counted. */
+    if (!aAllow)
+        nAllowed = nCand;
+    else
+        nAllowed = sAllowed;
+    /* Pass 2: every candidate whose lower bound is at most T0. */
     scan_row(row, nCand, sOff, [&](uint32_t cc, uint32_t p, float a) {
         const uint32_t *pId = aId + sBase[p] + (cc - sOff[p]);
         if (aAllow && !d_allowed(aAllow, *pId))
             return;
-        nAllowed++;
         float e = sE[p], upper = a + e, lower = upper - 2.0f * e;
         if (lower <= T0) {
             uint32_t at = atomicAdd(&sCount, 1u);
@@ -514,10 +469,7 @@ ivf_lm_select(const float *S, const uint32_t *aQBase, const float *q, uint32_t d
             sBad = 1; /* NaN */
         }
     });
-    if (aAllow)
-        atomicAdd(&sAllowed, nAllowed);
     __syncthreads();
-    nAllowed = aAllow ? sAllowed : nCand;
     uint32_t nC = sCount, n = nAllowed < k ? nAllowed : k;
     if (sBad || nC > LM_CAND || nC < n) { /* nC >= n always, by the bound: a guard, never a wrong answer */
         if (tid == 0)
@@ -574,17 +526,13 @@ static void lm_workspace_free(ivf_lm *lm)
     cudaFree(lm->d_pairStart);
     cudaFree(lm->d_cursor);
     cudaFree(lm->d_pair);
-    cudaFree(lm->d_pos);
-    cudaFree(lm->d_tileStart);
-    cudaFree(lm->d_min);
-    lm->d_min = NULL;
     lm->d_qop = NULL;
     lm->d_S = lm->d_qdot = NULL;
     lm->d_qinfo = NULL;
     lm->d_qflag = NULL;
-    lm->d_qBase = lm->d_count = lm->d_pairStart = lm->d_cursor = lm->d_pair = lm->d_pos = lm->d_tileStart = NULL;
+    lm->d_qBase = lm->d_count = lm->d_pairStart = lm->d_cursor = lm->d_pair = NULL;
     lm->nbCap = lm->nprobeCap = 0;
-    lm->sCap = lm->minCap = 0;
+    lm->sCap = 0;
 }
 
 void ivf_lm_free(ivf_lm *lm)
@@ -645,9 +593,6 @@ genie_status ivf_lm_create(int device, const float *d_vec, const uint32_t *d_id,
                   fail);
     CUDA_TRY_GOTO(rc, cudaFuncSetAttribute(ivf_lm_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)LM_GEMM_SMEM),
                   fail);
-    CUDA_TRY_GOTO(rc, cudaFuncSetAttribute(ivf_lm_gemm, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                           (int)cudaSharedmemCarveoutMaxShared),
-                  fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_op, (size_t)n * dim * sizeof(__half)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_info, (size_t)n * sizeof(float4)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&d_opById, (size_t)n * dim * sizeof(__half)), fail);
@@ -683,9 +628,8 @@ fail:
 
 genie_status ivf_lm_reserve(ivf_lm *lm, uint32_t nb, uint32_t nprobe, uint64_t maxCand)
 {
-    /* A query's (pair, tile) slots: its probed lists' tiles, at most maxCand / LM_TILE + nprobe. */
-    uint64_t need = (uint64_t)nb * maxCand, minNeed = (uint64_t)nb * (maxCand / LM_TILE + nprobe);
-    if (lm->nbCap >= nb && lm->nprobeCap >= nprobe && lm->sCap >= need && lm->minCap >= minNeed)
+    uint64_t need = (uint64_t)nb * maxCand;
+    if (lm->nbCap >= nb && lm->nprobeCap >= nprobe && lm->sCap >= need)
         return GENIE_OK;
     lm_workspace_free(lm);
     genie_status rc = GENIE_OK;
@@ -700,16 +644,12 @@ genie_status ivf_lm_reserve(ivf_lm *lm, uint32_t nb, uint32_t nprobe, uint64_t m
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_pairStart, ((size_t)lm->nlist + 1) * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_cursor, (size_t)lm->nlist * sizeof(uint32_t)), fail);
     CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_pair, nPair * sizeof(uint32_t)), fail);
-    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_pos, nPair * sizeof(uint32_t)), fail);
-    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_tileStart, ((size_t)lm->nlist + 1) * sizeof(uint32_t)), fail);
-    CUDA_TRY_GOTO(rc, cudaMalloc(&lm->d_min, (size_t)minNeed * sizeof(float2)), fail);
     CUDA_TRY_GOTO(rc, cudaFuncSetAttribute(ivf_lm_select, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            (int)lm_select_smem(nprobe, lm->dim)),
                   fail);
     lm->nbCap = nb;
     lm->nprobeCap = nprobe;
     lm->sCap = need;
-    lm->minCap = minNeed;
     return GENIE_OK;
 fail:
     lm_workspace_free(lm);
@@ -738,22 +678,20 @@ genie_status ivf_lm_enqueue(ivf_lm *lm, cudaStream_t stream, const float *d_q, u
     CUDA_CHECK_LAUNCH(rc, "exact_prepare", fail);
     ivf_lm_count<<<(nPair + 255) / 256, 256, 0, stream>>>(d_probe, nPair, lm->d_count);
     CUDA_CHECK_LAUNCH(rc, "ivf_lm_count", fail);
-    ivf_lm_lists<<<1, LM_SCAN_THREADS, 0, stream>>>(lm->d_count, lm->d_start, lm->nlist, d_off, nb, nprobe,
-                                                    lm->d_pairStart, lm->d_cursor, lm->d_tileStart, lm->d_qBase);
+    ivf_lm_lists<<<1, LM_SCAN_THREADS, 0, stream>>>(lm->d_count, lm->nlist, d_off, nb, nprobe, lm->d_pairStart,
+                                                    lm->d_cursor, lm->d_qBase);
     CUDA_CHECK_LAUNCH(rc, "ivf_lm_lists", fail);
-    ivf_lm_scatter<<<(nPair + 255) / 256, 256, 0, stream>>>(d_probe, nPair, lm->d_cursor, lm->d_pair, lm->d_pos);
+    ivf_lm_scatter<<<(nPair + 255) / 256, 256, 0, stream>>>(d_probe, nPair, lm->d_cursor, lm->d_pair);
     CUDA_CHECK_LAUNCH(rc, "ivf_lm_scatter", fail);
     if (lm->nItem) {
         ivf_lm_gemm<<<lm->nItem, LM_GEMM_THREADS, LM_GEMM_SMEM, stream>>>(
             lm->d_qop, lm->d_qinfo, lm->d_op, lm->d_info, dim, (int)lm->metric, lm->d_start, lm->d_item,
-            lm->d_pairStart, lm->d_pair, nprobe, d_off, lm->d_qBase, lm->d_id, d_allow, lm->d_tileStart, lm->d_S,
-            lm->d_min);
+            lm->d_pairStart, lm->d_pair, nprobe, d_off, lm->d_qBase, lm->d_S);
         CUDA_CHECK_LAUNCH(rc, "ivf_lm_gemm", fail);
     }
     ivf_lm_select<<<nb, LM_THREADS, lm_select_smem(nprobe, dim), stream>>>(
         lm->d_S, lm->d_qBase, d_q, dim, (int)lm->metric, lm->bound, lm->d_qinfo, lm->d_qflag, d_probe, d_off, nprobe,
-        lm->d_start, lm->d_listWR, lm->d_pos, lm->d_pairStart, lm->d_tileStart, lm->d_min, lm->d_id, d_vec, d_norm,
-        qdot, d_allow, k, d_out, d_n, d_rest, d_nRest);
+        lm->d_start, lm->d_listWR, lm->d_id, d_vec, d_norm, qdot, d_allow, k, d_out, d_n, d_rest, d_nRest);
     CUDA_CHECK_LAUNCH(rc, "ivf_lm_select", fail);
 fail:
     return rc;

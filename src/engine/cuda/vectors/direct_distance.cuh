@@ -46,32 +46,6 @@ __device__ static float dot_rn(const float *a, const float *b, uint32_t dim)
     return s;
 }
 
-/* One term of genie_vector_distance's sum (x[j], q[j]) = (@p a, @p b), added to @p s in its rounding. */
-__device__ __forceinline__ float direct_term(int metric, float s, float a, float b)
-{
-    if (metric == GENIE_METRIC_L2) {
-        float d = __fsub_rn(a, b);
-        return __fadd_rn(s, __fmul_rn(d, d));
-    }
-    if (metric == GENIE_METRIC_L1)
-        return __fadd_rn(s, fabsf(__fsub_rn(a, b)));
-    return __fadd_rn(s, __fmul_rn(a, b));
-}
-
-/* genie_vector_distance from its sum @p s; @p nx, @p nq: for cosine the CPU's squared norms. */
-__device__ __forceinline__ float direct_finish(int metric, float s, float nx, float nq)
-{
-    if (metric == GENIE_METRIC_L2)
-        return __fsqrt_rn(s);
-    if (metric == GENIE_METRIC_L1)
-        return s;
-    if (metric == GENIE_METRIC_IP)
-        return -s;
-    if (nx == 0 || nq == 0)
-        return 1.0f;
-    return __fsub_rn(1.0f, __fdiv_rn(s, __fmul_rn(__fsqrt_rn(nx), __fsqrt_rn(nq))));
-}
-
 /*
  * genie_vector_distance(metric, x, q, dim) bit for bit: the same
  * operations in the same order (float4 loads when rows are 16-byte
@@ -85,16 +59,40 @@ __device__ static float direct_distance(int metric, const float *x, const float 
         const float4 *x4 = (const float4 *)x, *q4 = (const float4 *)q;
         for (uint32_t j = 0; j < dim / 4; j++) {
             float4 a = x4[j], b = q4[j];
-            s = direct_term(metric, s, a.x, b.x);
-            s = direct_term(metric, s, a.y, b.y);
-            s = direct_term(metric, s, a.z, b.z);
-            s = direct_term(metric, s, a.w, b.w);
+            float av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+            for (int t = 0; t < 4; t++) {
+                if (metric == GENIE_METRIC_L2) {
+                    float d = __fsub_rn(av[t], bv[t]);
+                    s = __fadd_rn(s, __fmul_rn(d, d));
+                } else if (metric == GENIE_METRIC_L1) {
+                    s = __fadd_rn(s, fabsf(__fsub_rn(av[t], bv[t])));
+                } else {
+                    s = __fadd_rn(s, __fmul_rn(av[t], bv[t]));
+                }
+            }
         }
     } else {
-        for (uint32_t j = 0; j < dim; j++)
-            s = direct_term(metric, s, x[j], q[j]);
+        for (uint32_t j = 0; j < dim; j++) {
+            if (metric == GENIE_METRIC_L2) {
+                float d = __fsub_rn(x[j], q[j]);
+                s = __fadd_rn(s, __fmul_rn(d, d));
+            } else if (metric == GENIE_METRIC_L1) {
+                s = __fadd_rn(s, fabsf(__fsub_rn(x[j], q[j])));
+            } else {
+                s = __fadd_rn(s, __fmul_rn(x[j], q[j]));
+            }
+        }
     }
-    return direct_finish(metric, s, nx, nq);
+    if (metric == GENIE_METRIC_L2)
+        return __fsqrt_rn(s);
+    if (metric == GENIE_METRIC_L1)
+        return s;
+    if (metric == GENIE_METRIC_IP)
+        return -s;
+    if (nx == 0 || nq == 0)
+        return 1.0f;
+    return __fsub_rn(1.0f, __fdiv_rn(s, __fmul_rn(__fsqrt_rn(nx), __fsqrt_rn(nq))));
 }
 
 #endif

@@ -26,13 +26,10 @@
  *      candidates {lower <= T}, so it holds the exact top k, ties on the
  *      k-th distance included (every evaluation of a bound is a valid
  *      bound, exact_bound.h, so computing them again here is safe);
- *   3. the candidates' direct distances, a lane per candidate, each the
- *      CPU's operations in its order (direct_distance.cuh's direct_term)
- *      over its row, which the warp stages in shared memory a piece at a
- *      time so that the loads of 32 rows are in flight together rather
- *      than one row's values one after another; their (distance, id) keys
- *      sorted by the warp (the bitonic network of common/block_sort.cuh,
- *      with warp barriers), the k first written.
+ *   3. the candidates' direct distances (direct_distance, the CPU's
+ *      operations), their (distance, id) keys sorted by the warp (the
+ *      bitonic network of common/block_sort.cuh, with warp barriers), the
+ *      k first written.
  *
  * A query whose bounds are not finite (a NaN, T0 infinite), whose
  * candidates exceed the warp's room (warp_cand: 512, 1,024 for KEEP 8),
@@ -56,7 +53,6 @@
 
 #define WARP_QUERIES 4u /* warps (queries) per block */
 #define WARP_AHEAD 4u   /* a lane's products loaded before any is used: one wait per WARP_AHEAD */
-#define WARP_DIMS 16u   /* the dimensions of the candidates' rows staged at a time (2 rows a warp-wide load) */
 #define FULL 0xffffffffu
 
 /* Ascending sort of the warp's keys a[0 .. n), n a power of two (block_sort_network's pairs, warp barriers). */
@@ -108,7 +104,6 @@ exact_warp_kernel(const float *S, uint32_t nBase, uint32_t nq, int metric, exact
     constexpr uint32_t CAND = warp_cand<KEEP>();
     static_assert(CAND >= 32u * KEEP, "the kept bounds are sorted in the candidates' room");
     __shared__ unsigned long long sCand[WARP_QUERIES][CAND];
-    __shared__ float sRows[WARP_QUERIES][32][WARP_DIMS + 1]; /* step 3's rows, a piece at a time */
     unsigned warp = threadIdx.x / 32, lane = threadIdx.x & 31u;
     uint32_t qi = blockIdx.x * WARP_QUERIES + warp;
     if (qi >= nq)
@@ -184,39 +179,13 @@ exact_warp_kernel(const float *S, uint32_t nBase, uint32_t nq, int metric, exact
         return;
     }
     __syncwarp();
-    /*
-     * 3. Their direct distances, a lane per candidate, 32 at a time: the
-     * warp stages the 32 rows WARP_DIMS dimensions at a time (each lane
-     * loads one dimension of 16 rows, every load in flight at once), and
-     * each lane adds its row's terms in the CPU's order (direct_term), the
-     * query's values passed from the lanes that hold them.  Then the
-     * (distance, id) keys sorted; the k first.
-     */
+    /* 3. Their direct distances, sorted by (distance, id); the k first. */
     const float *pq = q + (uint64_t)qi * dim;
     float nqDot = aQDot ? aQDot[qi] : 0.0f;
-    float(*sR)[WARP_DIMS + 1] = sRows[warp];
-    uint32_t dd = lane % WARP_DIMS, half = lane / WARP_DIMS;
-    for (uint32_t t0 = 0; t0 < nC; t0 += 32) {
-        uint32_t t = t0 + lane, id = t < nC ? (uint32_t)sC[t] : 0u;
-        float s = 0;
-        for (uint32_t d0 = 0; d0 < dim; d0 += WARP_DIMS) {
-            uint32_t nd = dim - d0 < WARP_DIMS ? dim - d0 : WARP_DIMS;
-            float qv = dd < nd ? pq[d0 + dd] : 0.0f, v[32 / 2];
-#pragma unroll
-            for (uint32_t i = 0; i < 32 / 2; i++) {
-                uint32_t r = 2 * i + half, idr = __shfl_sync(FULL, id, r);
-                v[i] = t0 + r < nC && dd < nd ? __ldg(x + (uint64_t)idr * dim + d0 + dd) : 0.0f;
-            }
-#pragma unroll
-            for (uint32_t i = 0; i < 32 / 2; i++)
-                sR[2 * i + half][dd] = v[i];
-            __syncwarp();
-            for (uint32_t j = 0; j < nd; j++)
-                s = direct_term(metric, s, sR[lane][j], __shfl_sync(FULL, qv, j));
-            __syncwarp(); /* the next piece overwrites sR */
-        }
-        if (t < nC)
-            sC[t] = (unsigned long long)d_key(direct_finish(metric, s, aXDot ? aXDot[id] : 0.0f, nqDot)) << 32 | id;
+    for (uint32_t t = lane; t < nC; t += 32) {
+        uint32_t id = (uint32_t)sC[t];
+        float d = direct_distance(metric, x + (uint64_t)id * dim, pq, dim, aXDot ? aXDot[id] : 0.0f, nqDot);
+        sC[t] = (unsigned long long)d_key(d) << 32 | id;
     }
     uint32_t nPad = 1;
     while (nPad < nC)

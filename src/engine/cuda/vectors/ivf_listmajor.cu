@@ -72,6 +72,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "engine/cuda/common/block_scan.cuh"
 #include "engine/cuda/common/block_sort.cuh"
 #include "engine/cuda/common/cuda_common.h"
 #include "engine/cuda/vectors/direct_distance.cuh"
@@ -156,49 +157,6 @@ __global__ void ivf_lm_list_bounds(const float4 *aInfo, const uint64_t *aStart, 
         aWR[l] = make_float2(w, r);
 }
 
-/*
- * The exclusive prefix sums of get(0 .. n) by one block of LM_SCAN_THREADS
- * (each thread a contiguous range), put(i, sum before i) for each i and
- * put(n, total); get is called twice per element.
- */
-template <typename Get, typename Put> __device__ static void block_scan(uint32_t n, Get get, Put put)
-{
-    __shared__ uint32_t sWarp[LM_SCAN_THREADS / 32];
-    uint32_t tid = threadIdx.x, lane = tid & 31u, per = (n + LM_SCAN_THREADS - 1) / LM_SCAN_THREADS;
-    uint32_t lo = tid * per < n ? tid * per : n, hi = lo + per < n ? lo + per : n, sum = 0;
-    for (uint32_t i = lo; i < hi; i++)
-        sum += get(i);
-    uint32_t incl = sum;
-    for (uint32_t o = 1; o < 32; o <<= 1) {
-        uint32_t t = __shfl_up_sync(0xffffffffu, incl, o);
-        if (lane >= o)
-            incl += t;
-    }
-    __syncthreads(); /* sWarp may still be read by an earlier scan */
-    if (lane == 31)
-        sWarp[tid / 32] = incl;
-    __syncthreads();
-    if (tid < 32) {
-        uint32_t w = sWarp[tid], wIncl = w;
-        for (uint32_t o = 1; o < 32; o <<= 1) {
-            uint32_t t = __shfl_up_sync(0xffffffffu, wIncl, o);
-            if (lane >= o)
-                wIncl += t;
-        }
-        sWarp[tid] = wIncl - w;
-    }
-    __syncthreads();
-    uint32_t run = sWarp[tid / 32] + incl - sum;
-    for (uint32_t i = lo; i < hi; i++) {
-        uint32_t v = get(i);
-        put(i, run);
-        run += v;
-    }
-    if (tid == LM_SCAN_THREADS - 1)
-        put(n, run);
-    __syncthreads();
-}
-
 /* A thread per (query, probe) pair: its list's pairs counted. */
 __global__ void ivf_lm_count(const genie_neighbor *aProbe, uint32_t nPair, uint32_t *aCount)
 {
@@ -216,13 +174,13 @@ __global__ void __launch_bounds__(LM_SCAN_THREADS)
 ivf_lm_lists(const uint32_t *aCount, uint32_t nlist, const uint32_t *aOff, uint32_t nb,
          uint32_t nprobe, uint32_t *aPairStart, uint32_t *aCursor, uint32_t *aQBase)
 {
-    block_scan(nlist, [&](uint32_t l) { return aCount[l]; },
+    block_scan<LM_SCAN_THREADS>(nlist, [&](uint32_t l) { return aCount[l]; },
                [&](uint32_t l, uint32_t v) {
                    aPairStart[l] = v;
                    if (l < nlist)
                        aCursor[l] = v;
                });
-    block_scan(nb, [&](uint32_t i) { return aOff[(uint64_t)i * (nprobe + 1) + nprobe]; },
+    block_scan<LM_SCAN_THREADS>(nb, [&](uint32_t i) { return aOff[(uint64_t)i * (nprobe + 1) + nprobe]; },
                [&](uint32_t i, uint32_t v) { aQBase[i] = v; });
 }
 

@@ -48,6 +48,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "engine/cuda/common/block_scan.cuh"
 #include "engine/cuda/vectors/direct_distance.cuh"
 #include "engine/cuda/vectors/ivf_scan.h"
 #include "engine/cuda/common/select_block.cuh"
@@ -111,38 +112,13 @@ __global__ void __launch_bounds__(ORDER_THREADS)
 ivf_order(const genie_neighbor *aProbe, uint32_t nb, uint32_t nprobe, uint32_t *aCount, uint32_t nlist,
           uint32_t *aOrder)
 {
-    __shared__ uint32_t sWarp[ORDER_THREADS / 32];
-    uint32_t tid = threadIdx.x, lane = tid & 31u, per = (nlist + ORDER_THREADS - 1) / ORDER_THREADS;
-    uint32_t lo = tid * per < nlist ? tid * per : nlist, hi = lo + per < nlist ? lo + per : nlist, sum = 0;
-    for (uint32_t l = lo; l < hi; l++)
-        sum += aCount[l];
-    uint32_t incl = sum; /* the block's inclusive scan of the threads' sums */
-    for (uint32_t o = 1; o < 32; o <<= 1) {
-        uint32_t t = __shfl_up_sync(FULL, incl, o);
-        if (lane >= o)
-            incl += t;
-    }
-    if (lane == 31)
-        sWarp[tid / 32] = incl;
-    __syncthreads();
-    if (tid < 32) {
-        uint32_t w = sWarp[tid], wIncl = w;
-        for (uint32_t o = 1; o < 32; o <<= 1) {
-            uint32_t t = __shfl_up_sync(FULL, wIncl, o);
-            if (lane >= o)
-                wIncl += t;
-        }
-        sWarp[tid] = wIncl - w; /* the warps' exclusive prefix */
-    }
-    __syncthreads();
-    uint32_t run = sWarp[tid / 32] + incl - sum;
-    for (uint32_t l = lo; l < hi; l++) {
-        uint32_t c = aCount[l];
-        aCount[l] = run;
-        run += c;
-    }
-    __syncthreads(); /* the places, in global memory, visible to the block */
-    for (uint32_t i = tid; i < nb; i += ORDER_THREADS)
+    block_scan<ORDER_THREADS>(nlist, [&](uint32_t l) { return aCount[l]; },
+                              [&](uint32_t l, uint32_t v) {
+                                  if (l < nlist)
+                                      aCount[l] = v;
+                              });
+    /* block_scan ends with a barrier: the places, in global memory, are visible to the block */
+    for (uint32_t i = threadIdx.x; i < nb; i += ORDER_THREADS)
         aOrder[atomicAdd(&aCount[aProbe[(uint64_t)i * nprobe].id], 1u)] = i;
 }
 

@@ -1,7 +1,7 @@
 /*
  * `genie eval`: the recall of an approximate search measured on the
  * user's own queries.  The entry of the index's type evaluates (its
- * xCliEval): vectors indexes in tools/type_vectors.c; the types whose
+ * xCliEval): vectors indexes in tools/type_vectors_eval.c; the types whose
  * queries are lines and whose entries score their hits (sets, sequences)
  * here, in cli_eval_lines(): the queries (one per line) are searched
  * exactly (the type's exact mode, the ground truth) and as asked (-K,

@@ -3,11 +3,11 @@
  * each query's k nearest neighbours by LSH + re-rank, from the lists of the
  * nprobe nearest centroids, or exact, the queries read through
  * genie_vectors_read() (fvecs, bvecs, ivecs, npy, IDX, GloVe JSON, any of
- * them gzip'd); and parse_vec_opts(), which parses the options of search
- * and of eval (type_vectors_cli.h).  The entry's other commands live apart:
- * its build and genie lsh-params in type_vectors_build.c, genie eval
- * (recall@k, the approximation ratio) in type_vectors_eval.c, genie
- * knn-graph in type_vectors_graph.c.
+ * them gzip'd).  The entry's other commands and parts live apart: the
+ * options search and eval share in type_vectors_cli.c, the build and
+ * genie lsh-params in type_vectors_build.c, genie eval (recall@k, the
+ * approximation ratio) in type_vectors_eval.c, genie knn-graph in
+ * type_vectors_graph.c.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -20,6 +20,8 @@
 #include "json_out.h"
 #include "type_vectors_cli.h"
 #include "type_vectors_graph.h"
+
+extern const itype itype_vectors;
 
 static const char zSearchHelp[] =
     "Usage: genie search [options] INDEX QUERIES   (INDEX of type vectors)\n"
@@ -62,142 +64,6 @@ static const char zSearchHelp[] =
     "  -q, --quiet             no timing line on standard error\n"
     "  -h, --help              show this help\n";
 
-/* --nprobe P[,P...]: one value for search, up to 32 for eval. */
-static int parse_nprobe(const char *zCmd, const char *z, int many, vec_cli_opts *o)
-{
-    o->nNprobe = 0;
-    while (*z) {
-        char *e;
-        unsigned long v = strtoul(z, &e, 10);
-        if (e == z || v == 0 || v > 65536 || (*e && *e != ',') || o->nNprobe == (many ? 32u : 1u))
-            return cli_usage_error(zCmd, "--nprobe: %s 1..65536%s", many ? "up to 32 numbers" : "a number",
-                                   many ? ", separated by commas" : "");
-        o->aNprobe[o->nNprobe++] = (uint32_t)v;
-        z = *e ? e + 1 : e;
-    }
-    if (o->nNprobe == 0)
-        return cli_usage_error(zCmd, "--nprobe: a number 1..65536");
-    o->o.nprobe = o->aNprobe[0];
-    return CLI_EXIT_OK;
-}
-
-#define SEARCH_SHORT "k:K:r:vqh" CLI_ENGINE_SHORT_OPTIONS
-static const struct option aSearchOpt[] = {
-    VEC_OPTIONS, {"ivecs", required_argument, 0, OPT_IVECS}, {"json", no_argument, 0, 'J'},
-    {"show", no_argument, 0, 's'}, {"verbose", no_argument, 0, 'v'}, {"quiet", no_argument, 0, 'q'},
-    CLI_FILTER_LONG_OPTIONS, {0, 0, 0, 0}};
-
-/* Parse search/eval options; returns -1 to go on, else an exit code. */
-int parse_vec_opts(const char *zCmd, const itype_cli *cli, int argc, char **argv, vec_cli_opts *o)
-{
-    static const itype_spelling spell = {.zK = "-k", .zCandidates = "-K", .zCertify = "--certify",
-                                         .zRadius = "-r", .zNprobe = "--nprobe"};
-    memset(o, 0, sizeof *o);
-    itype_options_init(&o->o, &itype_vectors);
-    o->repeat = 1;
-    int isEval = strcmp(zCmd, "eval") == 0, c;
-    uint64_t v;
-    genie_precision precision;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, cli->zShort, cli->aLong, NULL)) != -1) {
-        int st;
-        if (cli_engine_option(zCmd, c, optarg, &o->eng, &st) ||
-            cli_k_option(zCmd, &itype_vectors, c, optarg, &o->o.k, &st) ||
-            cli_filter_option(zCmd, c, optarg, &st)) {
-            if (st != CLI_EXIT_OK)
-                return st;
-            continue;
-        }
-        switch (c) {
-        case 'K':
-            if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
-                return cli_usage_error(zCmd, "-K '%s': a positive number", optarg);
-            o->o.candidates = (uint32_t)v;
-            break;
-        case 'r':
-            if (!cli_parse_u64(optarg, 0, UINT32_MAX, &v))
-                return cli_usage_error(zCmd, "-r '%s': a whole number", optarg);
-            o->o.radius = (uint32_t)v;
-            break;
-        case OPT_EXACT:
-            o->o.exact = 1;
-            break;
-        case OPT_IVECS:
-            o->zIvecs = optarg;
-            break;
-        case OPT_TRUTH:
-            o->zTruth = optarg;
-            break;
-        case OPT_TRUTH_BACKEND:
-            if (genie_backend_parse(optarg, &o->truthBackend) != GENIE_OK)
-                return cli_usage_error(zCmd, "--truth-backend: %s", genie_last_error());
-            break;
-        case OPT_TRUTH_OUT:
-            o->zTruthOut = optarg;
-            break;
-        case OPT_LIMIT:
-            if (!cli_parse_u64(optarg, 1, UINT64_MAX, &o->limit))
-                return cli_usage_error(zCmd, "--limit '%s': a positive number", optarg);
-            break;
-        case OPT_CSV:
-            o->csv = 1;
-            break;
-        case OPT_REPEAT:
-            if (!cli_parse_u64(optarg, 1, 1000, &v))
-                return cli_usage_error(zCmd, "--repeat '%s': 1..1000", optarg);
-            o->repeat = (uint32_t)v;
-            break;
-        case 'J':
-            o->json = 1;
-            break;
-        case 's':
-            o->show = 1;
-            break;
-        case OPT_RECALL:
-            if ((st = cli_parse_recall(zCmd, optarg, &o->o.recall)) != CLI_EXIT_OK)
-                return st;
-            break;
-        case OPT_PRECISION:
-            if (genie_precision_parse(optarg, &precision) != GENIE_OK)
-                return cli_usage_error(zCmd, "--precision '%s': fp32, tf32 or fp16", optarg);
-            o->o.precision = (int)precision;
-            break;
-        case OPT_NPROBE:
-            if ((st = parse_nprobe(zCmd, optarg, isEval, o)) != CLI_EXIT_OK)
-                return st;
-            break;
-        case 'v':
-            o->verbose = 1;
-            break;
-        case 'q':
-            o->quiet = 1;
-            break;
-        case 'h':
-            cli_help(cli->zHelp);
-            return CLI_EXIT_OK;
-        default:
-            return cli_usage_error(zCmd, "bad option");
-        }
-    }
-    char zErr[128];
-    if (itype_vectors.xCheck(NULL, &o->o, &spell, zErr, sizeof zErr))
-        return cli_usage_error(zCmd, "%s", zErr);
-    if (o->o.precision != GENIE_PRECISION_FP32 && !o->o.exact)
-        return cli_usage_error(zCmd, "--precision applies to --exact alone");
-    if (o->o.recall && o->o.radius)
-        return cli_usage_error(zCmd, "--recall chooses the radius itself: give --recall or -r, not both");
-    int stRecall = cli_check_recall(zCmd, o->o.recall, o->o.k, o->o.exact, o->o.candidates != 0);
-    if (stRecall != CLI_EXIT_OK)
-        return stRecall;
-    if (optind + 2 != argc)
-        return cli_usage_error(zCmd, "INDEX and QUERIES expected");
-    if (o->zIvecs && cli_check_output(o->zIvecs, argc, argv) != CLI_EXIT_OK)
-        return CLI_EXIT_FAIL;
-    if (o->zTruthOut && cli_check_output(o->zTruthOut, argc, argv) != CLI_EXIT_OK)
-        return CLI_EXIT_FAIL;
-    return -1;
-}
-
 /* After the search (one chunk: the whole file): -v's recall choice, --ivecs. */
 static genie_status vec_chunk_done(cli_search *s, const itype_results *r)
 {
@@ -239,6 +105,12 @@ static void vec_summary(cli_search *s)
             lowP ? genie_precision_name((genie_precision)o->o.precision) : "", lowP ? ", " : "",
             genie_backend_name(o->st.backend));
 }
+
+#define SEARCH_SHORT "k:K:r:vqh" CLI_ENGINE_SHORT_OPTIONS
+static const struct option aSearchOpt[] = {
+    VEC_OPTIONS, {"ivecs", required_argument, 0, OPT_IVECS}, {"json", no_argument, 0, 'J'},
+    {"show", no_argument, 0, 's'}, {"verbose", no_argument, 0, 'v'}, {"quiet", no_argument, 0, 'q'},
+    CLI_FILTER_LONG_OPTIONS, {0, 0, 0, 0}};
 
 static const itype_cli vec_search_cli = {SEARCH_SHORT, aSearchOpt, zSearchHelp};
 

@@ -1,7 +1,7 @@
 /*
  * What genie search and genie eval of a vectors index share: their
  * options (vec_cli_opts), the common part of their getopt tables
- * (VEC_OPTIONS) and help, and parse_vec_opts() (tools/type_vectors.c),
+ * (VEC_OPTIONS) and help, and parse_vec_opts() (tools/type_vectors_cli.c),
  * which parses either command's; and what the vectors entry
  * (tools/type_vectors.c) takes of genie eval (tools/type_vectors_eval.c):
  * its xCliEval and, for its cliEval, VEC_EVAL_CLI (as cli.h's
@@ -11,9 +11,7 @@
 #define GENIE_TOOLS_TYPE_VECTORS_CLI_H
 
 #include "cli.h"
-
-/* The vectors entry (type_vectors.c), through which eval opens, searches and frees. */
-extern const itype itype_vectors;
+#include "itype.h"
 
 #define VEC_PRECISION_HELP                                                                 \
     "      --precision P       with --exact on a GPU: fp32 (default), tf32 or fp16,\n"        \

@@ -7,7 +7,7 @@
  * Search on the GPU"), with the search's time; of an IVF index without
  * one nprobe, a table over nprobe.  Queries are read through
  * genie_vectors_read() (fvecs, bvecs, ivecs, npy, IDX, GloVe JSON, any of
- * them gzip'd); the options are parsed by type_vectors.c's
+ * them gzip'd); the options are parsed by type_vectors_cli.c's
  * parse_vec_opts(), shared with genie search.
  */
 #include <getopt.h>
@@ -20,6 +20,12 @@
 #include "cli.h"
 #include "cli_search.h"
 #include "type_vectors_cli.h"
+
+/* The vectors entry, through the type table: type_vectors.c refers to this file (vec_cli_eval), not back. */
+static const itype *vec_type(void)
+{
+    return itype_by_type(GENIE_TYPE_VECTORS);
+}
 
 const char vec_zEvalHelp[] =
     "Usage: genie eval [options] INDEX QUERIES\n"
@@ -81,7 +87,7 @@ static genie_status run_search(const itype_index *ix, const itype_options *o, co
 {
     itype_batch b = {q->n, NULL, NULL, NULL, q->data, q->dim};
     memset(r, 0, sizeof *r);
-    return itype_vectors.xSearch(ix, o, eng, &b, r);
+    return vec_type()->xSearch(ix, o, eng, &b, r);
 }
 
 /* The ground truth: ids, k per query, from --truth or an exact search. */
@@ -106,7 +112,7 @@ static genie_status load_truth(const vec_cli_opts *o, const itype_index *ix, con
         return GENIE_OK;
     }
     itype_options so;
-    itype_options_init(&so, &itype_vectors);
+    itype_options_init(&so, vec_type());
     so.k = k;
     so.exact = 1;
     genie_search_options eng;
@@ -123,7 +129,7 @@ static genie_status load_truth(const vec_cli_opts *o, const itype_index *ix, con
         aTruth[i] = aOut[i].id;
     if (rc == GENIE_OK && o->zTruthOut)
         rc = genie_vectors_write_ivecs(aTruth, q->n, k, o->zTruthOut);
-    itype_results_free(&itype_vectors, &r);
+    itype_results_free(vec_type(), &r);
     if (rc != GENIE_OK) {
         free(aTruth);
         return rc;
@@ -215,7 +221,7 @@ static genie_status eval_run(const itype_index *ix, const vec_cli_opts *o, const
     double *aSecs = calloc(o->repeat, sizeof *aSecs);
     genie_status rc = aSt && aSecs ? GENIE_OK : GENIE_ENOMEM;
     for (uint32_t i = 0; rc == GENIE_OK && i < o->repeat; i++) {
-        itype_results_free(&itype_vectors, run);
+        itype_results_free(vec_type(), run);
         rc = run_search(ix, so, &o->eng, q, run);
         aSt[i] = run->st;
         aSecs[i] = run->st.total_seconds;
@@ -259,7 +265,7 @@ static genie_status eval_sweep(const itype_index *ix, const vec_cli_opts *o, con
                    st.total_seconds > 0 ? (double)q->n / st.total_seconds : 0.0, st.total_seconds,
                    genie_backend_name(st.backend));
     }
-    itype_results_free(&itype_vectors, &run);
+    itype_results_free(vec_type(), &run);
     return rc;
 }
 
@@ -305,7 +311,7 @@ int vec_cli_eval(int argc, char **argv, const char *zIndex)
     if (ex >= 0)
         return ex;
     cli_search cs;
-    cli_search_init(&cs, &itype_vectors);
+    cli_search_init(&cs, vec_type());
     genie_vectors q, base;
     if ((ex = open_inputs(&cs, argv[optind], argv[optind + 1], o.limit, &q)) != CLI_EXIT_OK)
         return ex;
@@ -330,7 +336,7 @@ int vec_cli_eval(int argc, char **argv, const char *zIndex)
         rc = eval_sweep(ix, &o, &q, &base, iv, aTruth);
     else if (rc == GENIE_OK && (rc = eval_run(ix, &o, &o.o, &q, &base, metric, aTruth, &run, &st, &sc)) == GENIE_OK)
         eval_print(&o, &q, metric, p.m, iv, &st, &sc);
-    itype_results_free(&itype_vectors, &run);
+    itype_results_free(vec_type(), &run);
     free(aTruth);
     genie_vectors_free(&q);
     cli_search_close(&cs);

@@ -5,7 +5,7 @@
  * while the next is uploaded): on $GENIE_TEST_BACKEND it answers as the
  * CPU does, byte for byte, at nprobe 1 and 7 (the probes' warp selection,
  * exact_warp.cu, each lane keeping its 2 smallest bounds), 70 (4), 140
- * (8), and 260 and all 300 lists (the block selection), with and
+ * (8; IVF-Flat alone), and all 300 lists (the block selection), with and
  * without a filter, IVF-Flat and IVF-PQ with and without refinement, l2,
  * ip and cosine; and the CPU's IVF-Flat with every list probed answers as
  * a brute force written here (genie_vector_distance of every allowed
@@ -14,12 +14,13 @@
  * norm is below cosine's 2^-100), so their probes come from the direct
  * distances of every centroid, and one query is 0.
  *
- * On the GPU the batches of about 1,050 queries take the query-major scan
- * at nprobe 1 (4 queries a list on average) and the list-major scan
- * (engine/cuda/vectors/ivf_listmajor.cu: fp16 tiles, then the candidates
- * of engine/exact_bound.h re-ranked by their direct distances) at nprobe
- * 7 and up for IVF-Flat (16 queries a list or more, ivf_lm_worth),
- * the outside queries there left to the query-major scan.  Base vectors
+ * On the GPU the 2,200 queries go in batches of 1,024, 1,024 and 152.
+ * They take the query-major scan at nprobe 1 (3 queries a list on
+ * average) and the list-major scan (engine/cuda/vectors/ivf_listmajor.cu:
+ * fp16 tiles, then the candidates of engine/exact_bound.h re-ranked by
+ * their direct distances) from nprobe 7 on for IVF-Flat (16 queries a
+ * list or more, ivf_lm_worth; the last batch at nprobe 7 stays
+ * query-major), the outside queries there left to the query-major scan.  Base vectors
  * 100 .. 139 are copies of vector 99 and query 4 is it too: 41 ties at
  * the smallest distance, which both scans must break by the smaller id.
  */
@@ -28,7 +29,7 @@
 #include "genie/vectors.h"
 #include "test.h"
 
-enum { N = 2000, DIM = 12, NLIST = 300, NQ = 4200, K = 10 };
+enum { N = 1200, DIM = 12, NLIST = 300, NQ = 2200, K = 10 };
 
 static void check_same_n(const genie_neighbor *a, const uint32_t *aN, const genie_neighbor *b, const uint32_t *bN,
                          uint32_t nq, const char *zWhat)
@@ -83,11 +84,13 @@ static void check_index(const genie_vectors *base, const genie_vectors *q, genie
     genie_neighbor *aCpu = malloc((size_t)NQ * K * sizeof *aCpu), *aGot = malloc((size_t)NQ * K * sizeof *aGot);
     uint32_t *nCpu = malloc(NQ * sizeof *nCpu), *nGot = malloc(NQ * sizeof *nGot);
     CHECK(aCpu && aGot && nCpu && nGot);
-    const uint32_t aProbe[6] = {1, 7, 70, 140, 260, NLIST};
+    const uint32_t aProbe[5] = {1, 7, 70, 140, NLIST};
     char zWhat[96];
     for (int filtered = 0; filtered < 2; filtered++)
-        for (int pi = 0; pi < 6; pi++)
+        for (int pi = 0; pi < 5; pi++)
             for (int refine = 0; refine <= (M ? 1 : 0); refine++) {
+                if (M && aProbe[pi] == 140)
+                    continue; /* the warp's widest selection on IVF-Flat alone: the suite's time */
                 const genie_filter *g = filtered ? f : NULL;
                 snprintf(zWhat, sizeof zWhat, "%s M %u nprobe %u refine %d%s", genie_metric_name(metric), M,
                          aProbe[pi], refine ? 30 : 0, filtered ? ", filtered" : "");
